@@ -159,8 +159,15 @@ class _Reader:
             raise self.err(line, "t_ms", f"{t} is negative (times count from the request)")
         return float(t)
 
-    def typed(self, obj: dict[str, Any], key: str, types: tuple[type, ...], line: int,
-              what: str, optional: bool = False) -> Any:
+    def typed(
+        self,
+        obj: dict[str, Any],
+        key: str,
+        types: tuple[type, ...],
+        line: int,
+        what: str,
+        optional: bool = False,
+    ) -> Any:
         if key not in obj:
             if optional:
                 return None
@@ -176,10 +183,16 @@ class _Reader:
 
     def header(self, obj: dict[str, Any], line: int) -> Header:
         if obj.get("type") != "header":
-            raise self.err(line, "type", f"the first line must be the header, got type {obj.get('type')!r}")
+            raise self.err(
+                line, "type", f"the first line must be the header, got type {obj.get('type')!r}"
+            )
+        if "format" not in obj:
+            raise self.err(line, "format", f"missing (expected {FORMAT!r})")
         fmt = obj.get("format")
         if fmt != FORMAT:
-            raise self.err(line, "format", f"unknown format version {fmt!r} (this uxlab reads {FORMAT!r})")
+            raise self.err(
+                line, "format", f"unknown format version {fmt!r} (this uxlab reads {FORMAT!r})"
+            )
         rid = self.typed(obj, "id", (str,), line, "a string id")
         if not rid:
             raise self.err(line, "id", "must not be empty")
@@ -193,7 +206,9 @@ class _Reader:
         if text_source is None:
             text_source = "recorded"
         if text_source not in TEXT_SOURCES:
-            raise self.err(line, "text_source", f"{text_source!r} is not one of {', '.join(TEXT_SOURCES)}")
+            raise self.err(
+                line, "text_source", f"{text_source!r} is not one of {', '.join(TEXT_SOURCES)}"
+            )
         retime = self.typed(obj, "retime", (dict,), line, "null or an object", optional=True)
         extra = {k: v for k, v in obj.items() if k not in _HEADER_KEYS}
         return Header(
@@ -215,8 +230,9 @@ class _Reader:
             channel = obj.get("channel", "content")
             if channel not in CHANNELS:
                 raise self.err(line, "channel", f"{channel!r} is not one of {', '.join(CHANNELS)}")
-            n_tokens = self.typed(obj, "n_tokens", (int,), line, "null or a whole number",
-                                  optional=True)
+            n_tokens = self.typed(
+                obj, "n_tokens", (int,), line, "null or a whole number", optional=True
+            )
             if n_tokens is not None and n_tokens < 0:
                 raise self.err(line, "n_tokens", f"{n_tokens} is negative")
             extra = {k: v for k, v in obj.items() if k not in _CHUNK_KEYS}
@@ -241,7 +257,17 @@ class _Reader:
         raise self.err(line, "type", f"unknown event type {kind!r} (chunk, meta, error, end)")
 
 
-def parse_replay(text: str, path: str | Path = "<string>", allow_truncated: bool = False) -> Recording:
+class _NonStandardNumber(ValueError):
+    """NaN / Infinity in a line: Python's json accepts them, JSON (and our writer) does not."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise _NonStandardNumber(name)
+
+
+def parse_replay(
+    text: str, path: str | Path = "<string>", allow_truncated: bool = False
+) -> Recording:
     """Parse the text of a replay file; raise ReplayFormatError naming line and field."""
     reader = _Reader(path)
     header: Header | None = None
@@ -249,16 +275,24 @@ def parse_replay(text: str, path: str | Path = "<string>", allow_truncated: bool
     end: End | None = None
     last_t = -math.inf
     last_line = 0
-    for lineno, raw in enumerate(text.splitlines(), start=1):
+    # Split on "\n" only: str.splitlines() also breaks at U+2028, U+0085 and other characters
+    # that JSON writes unescaped inside strings (ensure_ascii=False), which would cut a line.
+    for lineno, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
         last_line = lineno
         try:
-            obj = json.loads(raw)
+            obj = json.loads(raw, parse_constant=_reject_constant)
         except json.JSONDecodeError as exc:
             raise reader.err(lineno, None, f"not JSON ({exc.msg} at column {exc.colno})") from None
+        except _NonStandardNumber as exc:
+            raise reader.err(
+                lineno, None, f"not JSON ({exc.args[0]} is not a JSON number; use null)"
+            ) from None
         if not isinstance(obj, dict):
-            raise reader.err(lineno, None, f"each line must be a JSON object, got {type(obj).__name__}")
+            raise reader.err(
+                lineno, None, f"each line must be a JSON object, got {type(obj).__name__}"
+            )
         if header is None:
             header = reader.header(obj, lineno)
             continue
@@ -268,7 +302,11 @@ def parse_replay(text: str, path: str | Path = "<string>", allow_truncated: bool
         t = ev.t_ms
         if t is not None:
             if t < last_t:
-                raise reader.err(lineno, "t_ms", f"{t} is earlier than the previous event ({last_t}); times never decrease")
+                raise reader.err(
+                    lineno,
+                    "t_ms",
+                    f"{t} is earlier than the previous event ({last_t}); times never decrease",
+                )
             last_t = t
         if isinstance(ev, End):
             end = ev
@@ -278,8 +316,11 @@ def parse_replay(text: str, path: str | Path = "<string>", allow_truncated: bool
         raise ReplayFormatError(path, 1, None, "missing header (the file is empty)")
     if end is None and not allow_truncated:
         raise ReplayFormatError(
-            path, last_line + 1, "end",
-            "missing end event; the stream is truncated (load with allow_truncated=True / --truncated to accept it)",
+            path,
+            last_line + 1,
+            "end",
+            "missing end event; the stream is truncated "
+            "(load with allow_truncated=True / --truncated to accept it)",
         )
     return Recording(header=header, events=events, end=end)
 
