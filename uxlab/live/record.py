@@ -1,0 +1,348 @@
+"""The recorder: one streaming request, every SSE event stamped at byte arrival.
+
+Time base: `t0` is the moment the request body finished sending (httpx trace event
+`http11.send_request_body.complete`), `http.headers_ms` the moment the response headers
+arrived, and each event's `t_ms` the arrival of the bytes that complete it, all on
+`time.perf_counter_ns()` and taken before any JSON parsing. The raw events with their times
+are kept (`RecordResult.capture`) and written as a `.sse` sidecar next to the replay file.
+
+Failures are recorded, not raised: an HTTP error status, a connect or read timeout, a
+mid-stream `error` event, a cut connection or a stream without its terminator each give a
+Recording with an `error` event and a one-line `message` for the user. The API key is
+never stored: it is scrubbed from every text that came back from the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+from uxlab.live.clients import API_NAMES, Prompt, build_request, request_record
+from uxlab.live.mapping import MAPPERS
+from uxlab.live.wire_events import SSEFramer, WireEvent, dumps_capture
+from uxlab.streams.recording import End, ErrorEvent, Header, Recording
+from uxlab.streams.replay_file import safe_filename, write_replay
+
+RETRY_STATUSES = (429, 500, 502, 503, 504, 529)
+_ERROR_BODY_BYTES = 64_000
+
+
+@dataclass
+class RecordOptions:
+    """How to record: retries for 429/5xx (honouring retry-after) and timeouts in seconds."""
+
+    retries: int = 0
+    max_retry_wait_s: float = 60.0
+    connect_timeout_s: float = 10.0
+    read_timeout_s: float = 60.0
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RecordResult:
+    """A recorded stream, its raw capture, and what went wrong (None when nothing did)."""
+
+    recording: Recording
+    capture: list[WireEvent]
+    status: int | None
+    attempts: int
+    message: str | None = None
+    malformed_events: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.message is None
+
+
+class _Scrubber:
+    """Removes the API key from any text that came back (servers echo keys in 401s)."""
+
+    def __init__(self, key: str | None):
+        self.key = key
+
+    def __call__(self, text: str) -> str:
+        if self.key and len(self.key) >= 4:
+            return text.replace(self.key, "[redacted]")
+        return text
+
+
+def _vendor(api: str, url: str) -> str:
+    host = urlsplit(url).hostname or ""
+    known = {
+        "api.openai.com": "openai",
+        "api.anthropic.com": "anthropic",
+        "generativelanguage.googleapis.com": "google",
+    }
+    if host in known:
+        return known[host]
+    return {"anthropic": "anthropic-compatible", "gemini": "gemini-compatible"}.get(
+        api, "openai-compatible"
+    )
+
+
+def _origin(url: str) -> str:
+    """The URL without query or credentials (a key in `?key=` is never stored)."""
+    parts = urlsplit(url)
+    netloc = parts.hostname or ""
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def retry_after_s(headers: httpx.Headers) -> float | None:
+    """Seconds to wait from `retry-after-ms` or `retry-after` (seconds or an HTTP date)."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def _error_message(body_text: str) -> tuple[str, Any]:
+    try:
+        body: Any = json.loads(body_text)
+    except json.JSONDecodeError:
+        return body_text.strip()[:300], body_text[:2000]
+    err = body.get("error") if isinstance(body, dict) else None
+    if isinstance(err, dict):
+        return str(err.get("message") or err.get("type") or err)[:300], body
+    if isinstance(err, str):
+        return err[:300], body
+    return json.dumps(body)[:300], body
+
+
+async def record_stream(
+    client: httpx.AsyncClient,
+    api: str,
+    base_url: str,
+    model: str,
+    prompt: Prompt,
+    key: str | None,
+    rid: str,
+    options: RecordOptions | None = None,
+) -> RecordResult:
+    """Send one streaming request and record it (retrying 429/5xx when asked)."""
+    options = options or RecordOptions()
+    attempts = 0
+    retried: list[int] = []
+    while True:
+        attempts += 1
+        result = await _record_once(client, api, base_url, model, prompt, key, rid, options)
+        status = result.status
+        if status in RETRY_STATUSES and attempts <= options.retries:
+            wait_s = result.recording.errors[0].error.get("retry_after_s")
+            if wait_s is None:
+                wait_s = min(2.0 ** (attempts - 1), options.max_retry_wait_s)
+            retried.append(status)
+            await asyncio.sleep(min(wait_s, options.max_retry_wait_s))
+            continue
+        http = result.recording.header.extra.setdefault("http", {})
+        http["attempts"] = attempts
+        if retried:
+            http["retried_statuses"] = retried
+        result.attempts = attempts
+        return result
+
+
+async def _record_once(
+    client: httpx.AsyncClient,
+    api: str,
+    base_url: str,
+    model: str,
+    prompt: Prompt,
+    key: str | None,
+    rid: str,
+    options: RecordOptions,
+) -> RecordResult:
+    scrub = _Scrubber(key)
+    built = build_request(api, base_url, model, prompt, key, options.params)
+    header = Header(
+        id=rid,
+        source={
+            "kind": "live",
+            "api": API_NAMES[api],
+            "vendor": _vendor(api, built.url),
+            "model": model,
+            "origin": _origin(built.url),
+        },
+        request=request_record(api, model, prompt, built.body),
+        clock={"t0": "request_sent", "unit": "ms", "source": "perf_counter"},
+        extra={
+            "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "http": {"status": None, "headers_ms": None},
+        },
+    )
+    stamps: dict[str, int] = {}
+
+    async def trace(event_name: str, info: dict[str, Any]) -> None:
+        if event_name.endswith(("send_request_body.complete", "receive_response_headers.complete")):
+            stamps[event_name.split(".", 1)[1]] = time.perf_counter_ns()
+
+    def ms_since_t0(ns: int) -> float:
+        return max(0.0, (ns - t0_ns()) / 1e6)
+
+    def t0_ns() -> int:
+        return stamps.get("send_request_body.complete", before_send_ns)
+
+    timeout = httpx.Timeout(options.read_timeout_s, connect=options.connect_timeout_s)
+    request = client.build_request(
+        "POST",
+        built.url,
+        headers=built.headers,
+        json=built.body,
+        timeout=timeout,
+        extensions={"trace": trace},
+    )
+    capture: list[WireEvent] = []
+    before_send_ns = time.perf_counter_ns()
+    try:
+        response = await client.send(request, stream=True)
+    except httpx.TimeoutException as exc:
+        return _failed(
+            header,
+            "connect_timeout",
+            f"no connection within {options.connect_timeout_s:g} s ({type(exc).__name__})",
+            scrub,
+        )
+    except httpx.TransportError as exc:
+        return _failed(header, "connect_error", f"{type(exc).__name__}: {exc}", scrub)
+    http = header.extra["http"]
+    http["status"] = response.status_code
+    headers_ns = stamps.get("receive_response_headers.complete", time.perf_counter_ns())
+    http["headers_ms"] = round(ms_since_t0(headers_ns), 3)
+    try:
+        if response.status_code >= 400:
+            return await _http_error(header, response, ms_since_t0, scrub)
+        framer = SSEFramer()
+        problem: tuple[str, str] | None = None
+        try:
+            async for piece in response.aiter_raw():
+                t_ms = ms_since_t0(time.perf_counter_ns())
+                for ev in framer.feed(piece, t_ms):
+                    ev.raw, ev.data = scrub(ev.raw), scrub(ev.data)
+                    capture.append(ev)
+        except httpx.ReadTimeout:
+            problem = ("read_timeout", f"no bytes for {options.read_timeout_s:g} s mid-stream")
+        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            problem = (
+                "connection_closed",
+                f"the connection was cut mid-stream ({type(exc).__name__}: {exc})",
+            )
+        end_t_ms = ms_since_t0(time.perf_counter_ns())
+        for ev in framer.close(end_t_ms):
+            ev.raw, ev.data = scrub(ev.raw), scrub(ev.data)
+            capture.append(ev)
+    finally:
+        await response.aclose()
+    recording, malformed = MAPPERS[api](capture, header)
+    message = None
+    if problem is not None:
+        kind, text = problem
+        last_t = max([end_t_ms] + [e.t_ms for e in recording.events if e.t_ms is not None])
+        if recording.end is None:
+            recording.events.append(
+                ErrorEvent(t_ms=last_t, error={"type": kind, "message": scrub(text)})
+            )
+            message = f"{kind}: {scrub(text)}"
+    elif recording.end is None:
+        recording.events.append(
+            ErrorEvent(
+                t_ms=end_t_ms,
+                error={"type": "truncated", "message": "the stream ended without its terminator"},
+            )
+        )
+        message = "truncated: the stream ended without its terminator"
+    if recording.end is not None and recording.end.finish_reason == "error" and message is None:
+        err = recording.errors[-1].error if recording.errors else {}
+        message = (
+            f"mid-stream error after HTTP {response.status_code}: "
+            + scrub(str(err.get("type") or "") + " " + str(err.get("message") or "")).strip()
+        )
+    if malformed and message is None:
+        message = f"{malformed} malformed event(s) kept as meta events"
+    return RecordResult(recording, capture, response.status_code, 1, message, malformed)
+
+
+async def _http_error(
+    header: Header, response: httpx.Response, ms_since_t0: Any, scrub: _Scrubber
+) -> RecordResult:
+    body = b""
+    try:
+        async for piece in response.aiter_raw():
+            body += piece
+            if len(body) > _ERROR_BODY_BYTES:
+                break
+    except httpx.HTTPError:
+        pass
+    t_ms = ms_since_t0(time.perf_counter_ns())
+    text = scrub(body.decode("utf-8", errors="replace"))
+    message, parsed = _error_message(text)
+    error: dict[str, Any] = {
+        "type": "http_error",
+        "status": response.status_code,
+        "message": message,
+        "body": parsed,
+    }
+    wait_s = retry_after_s(response.headers)
+    if wait_s is not None:
+        error["retry_after_s"] = wait_s
+    rec = Recording(
+        header=header,
+        events=[ErrorEvent(t_ms=t_ms, error=error)],
+        end=End(t_ms=t_ms, finish_reason="error"),
+    )
+    return RecordResult(rec, [], response.status_code, 1, f"HTTP {response.status_code}: {message}")
+
+
+def _failed(header: Header, kind: str, text: str, scrub: _Scrubber) -> RecordResult:
+    text = scrub(text)
+    rec = Recording(
+        header=header,
+        events=[ErrorEvent(t_ms=0.0, error={"type": kind, "message": text})],
+        end=End(t_ms=0.0, finish_reason="error"),
+    )
+    return RecordResult(rec, [], None, 1, f"{kind}: {text}")
+
+
+def unique_id(outdir: Path, rid: str) -> str:
+    """`rid`, or `rid-2`, `rid-3`... so an earlier recording in `outdir` is never overwritten."""
+    base = safe_filename(rid)
+    candidate, n = base, 1
+    while (outdir / f"{candidate}.jsonl").exists() or (outdir / f"{candidate}.sse").exists():
+        n += 1
+        candidate = f"{base}-{n}"
+    return candidate
+
+
+def save_result(result: RecordResult, outdir: str | Path) -> Path:
+    """Write `<id>.jsonl` and, when events arrived, the `<id>.sse` capture sidecar."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    rec = result.recording
+    if result.capture:
+        sidecar = outdir / f"{safe_filename(rec.id)}.sse"
+        rec.header.extra["capture"] = sidecar.name
+        sidecar.write_text(dumps_capture(result.capture), encoding="utf-8")
+    return write_replay(rec, outdir / f"{safe_filename(rec.id)}.jsonl")
