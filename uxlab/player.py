@@ -1,0 +1,300 @@
+"""Drift-free playback of a schedule to a sink, with a log of what was shown when.
+
+A `Player` walks a schedule (any `Recording` with chunk times) and hands each chunk to a
+`Sink` at its absolute deadline ``t0 + chunk.t_ms`` on one monotonic clock; a late wake-up
+delays that chunk only, never the ones after it. `cancel()` is abandonment: playback stops
+at once and the log says when. For every chunk the log keeps the scheduled time, the time
+it was handed to the sink and, when the sink can tell (the terminal view's paint probe),
+when the frame holding it was queued and when its bytes were flushed to the terminal.
+
+No Textual here: the terminal view, the SSE server and the headless test sink are sinks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import statistics
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from uxlab.clock import Clock, MonotonicClock, VirtualClock
+from uxlab.errors import UxlabError
+from uxlab.streams.recording import Chunk, End, ErrorEvent, Meta, Recording
+
+__all__ = [
+    "ChunkTiming",
+    "HeadlessSink",
+    "MonotonicClock",
+    "PaintReporter",
+    "PlaybackError",
+    "PlaybackLog",
+    "Player",
+    "Sink",
+    "VirtualClock",
+]
+
+
+class PlaybackError(UxlabError):
+    """A schedule that cannot be played (e.g. chunks without times)."""
+
+
+@runtime_checkable
+class Sink(Protocol):
+    """Where chunks go: a terminal view, an SSE response, a test recorder."""
+
+    def apply(self, index: int, chunk: Chunk) -> None:
+        """Show one chunk now (O(1); must not block)."""
+        ...
+
+    def finish(self, end: End | None, error: ErrorEvent | None) -> None:
+        """The stream ended normally (`end`) or with an error event (`error`)."""
+        ...
+
+    def cancel(self) -> None:
+        """The participant abandoned the stream: stop showing more."""
+        ...
+
+
+@runtime_checkable
+class PaintReporter(Protocol):
+    """A sink that can tell when applied chunks reached the screen (optional)."""
+
+    def paint_times_ms(self) -> dict[int, tuple[float | None, float | None]]:
+        """Chunk index -> (frame queued, bytes flushed), absolute ms on the player's clock."""
+        ...
+
+    async def wait_painted(self, index: int, timeout_ms: float) -> bool:
+        """Wait until chunk `index` (and all before it) has been painted; False on timeout."""
+        ...
+
+
+@dataclass
+class ChunkTiming:
+    """When one chunk was due and when it was handed out and shown (ms from t0)."""
+
+    index: int
+    scheduled_ms: float
+    handed_ms: float
+    queued_ms: float | None = None
+    """The frame that holds the chunk was composed and queued for output."""
+    flushed_ms: float | None = None
+    """That frame's bytes were flushed to the terminal (None where no terminal exists)."""
+    channel: str = "content"
+    n_chars: int = 0
+
+    @property
+    def shown_ms(self) -> float:
+        """Best available 'on screen' time: flushed, else queued, else handed."""
+        if self.flushed_ms is not None:
+            return self.flushed_ms
+        if self.queued_ms is not None:
+            return self.queued_ms
+        return self.handed_ms
+
+
+@dataclass
+class PlaybackLog:
+    """Everything the player saw while playing one schedule; times are ms from t0."""
+
+    schedule_id: str
+    t0_ms: float
+    """The send instant, absolute on `clock`."""
+    clock: str
+    records: list[ChunkTiming] = field(default_factory=list)
+    cancelled_at_ms: float | None = None
+    finished_ms: float | None = None
+    error_at_ms: float | None = None
+    error: dict[str, Any] | None = None
+    scheduled_end_ms: float | None = None
+
+    @property
+    def completed(self) -> bool:
+        return self.finished_ms is not None
+
+    def _visible(self) -> list[ChunkTiming]:
+        return [r for r in self.records if r.n_chars > 0 and r.channel != "tool"]
+
+    def measured_ttft_ms(self) -> float | None:
+        """When the first non-empty content or reasoning chunk was shown (None if none)."""
+        visible = self._visible()
+        return visible[0].shown_ms if visible else None
+
+    def measured_itl_ms(self) -> float | None:
+        """Median gap between successive shown content chunks (None with < 2 chunks)."""
+        gaps_ms = self.shown_gaps_ms()
+        return statistics.median(gaps_ms) if gaps_ms else None
+
+    def shown_gaps_ms(self) -> list[float]:
+        """Gaps between the shown times of successive non-empty content chunks."""
+        shown = [r.shown_ms for r in self.records if r.n_chars > 0 and r.channel == "content"]
+        return [b - a for a, b in itertools.pairwise(shown)]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable form (records as a list of plain dicts)."""
+        return asdict(self)
+
+
+class HeadlessSink:
+    """A sink that only remembers what it was given (tests, benchmarks, simulation)."""
+
+    def __init__(self, clock: Clock | None = None) -> None:
+        self.clock = clock
+        self.applied: list[tuple[int, Chunk]] = []
+        self.applied_at_ms: list[float] = []
+        self.end: End | None = None
+        self.error: ErrorEvent | None = None
+        self.finished = False
+        self.cancelled = False
+
+    def apply(self, index: int, chunk: Chunk) -> None:
+        self.applied.append((index, chunk))
+        if self.clock is not None:
+            self.applied_at_ms.append(self.clock.now_ms())
+
+    def finish(self, end: End | None, error: ErrorEvent | None) -> None:
+        self.finished = True
+        self.end = end
+        self.error = error
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    @property
+    def text(self) -> str:
+        """The content-channel text shown so far."""
+        return "".join(c.text for _, c in self.applied if c.channel == "content")
+
+
+class Player:
+    """Plays one schedule to one sink; see the module docstring.
+
+    `paint_timeout_ms` bounds how long `play()` waits, after the last chunk, for a
+    paint-reporting sink to report when that chunk reached the screen.
+    """
+
+    def __init__(
+        self,
+        schedule: Recording,
+        sink: Sink,
+        clock: Clock | None = None,
+        paint_timeout_ms: float = 500.0,
+    ) -> None:
+        untimed = [i for i, c in enumerate(schedule.chunks) if c.t_ms is None]
+        if untimed:
+            raise PlaybackError(
+                f"recording {schedule.id!r}: chunk {untimed[0]} has no t_ms "
+                f"({len(untimed)} untimed chunks); shape it with a profile first "
+                "(e.g. `uxlab replay FILE --itl 30`)"
+            )
+        self.schedule = schedule
+        self.sink = sink
+        self.clock: Clock = clock if clock is not None else MonotonicClock()
+        self.paint_timeout_ms = paint_timeout_ms
+        self.log: PlaybackLog | None = None
+        self._task: asyncio.Task[Any] | None = None
+        self._sleeping = False
+        self._woken_by_cancel = False
+        self._cancelled = False
+        self._done = False
+
+    @property
+    def playing(self) -> bool:
+        return self.log is not None and not self._done and not self._cancelled
+
+    def cancel(self) -> None:
+        """Abandon the stream now: the sink is told at once and nothing more is handed."""
+        if self._cancelled or self._done or self.log is None:
+            return
+        self._cancelled = True
+        self.log.cancelled_at_ms = self.clock.now_ms() - self.log.t0_ms
+        self.sink.cancel()
+        task = self._task
+        if task is not None and self._sleeping and task is not asyncio.current_task():
+            self._woken_by_cancel = True
+            task.cancel()
+
+    async def _wait_until(self, deadline_ms: float) -> None:
+        self._sleeping = True
+        try:
+            await self.clock.sleep_until(deadline_ms)
+        except asyncio.CancelledError:
+            if not self._woken_by_cancel:
+                raise
+            self._woken_by_cancel = False
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+        finally:
+            self._sleeping = False
+
+    async def play(self, t0_ms: float | None = None) -> PlaybackLog:
+        """Play the whole schedule (or until `cancel()`); returns the log.
+
+        `t0_ms` is the send instant on this player's clock (default: now); every chunk is
+        due at ``t0_ms + chunk.t_ms``.
+        """
+        if self.log is not None:
+            raise PlaybackError(f"recording {self.schedule.id!r}: a Player plays only once")
+        clock = self.clock
+        t0 = clock.now_ms() if t0_ms is None else float(t0_ms)
+        end = self.schedule.end
+        log = PlaybackLog(
+            schedule_id=self.schedule.id,
+            t0_ms=t0,
+            clock=type(clock).__name__,
+            scheduled_end_ms=end.t_ms if end is not None else None,
+        )
+        self.log = log
+        self._task = asyncio.current_task()
+        sink = self.sink
+        index = 0
+        try:
+            for event in self.schedule.events:
+                if self._cancelled:
+                    break
+                if isinstance(event, Meta) or event.t_ms is None:
+                    continue
+                await self._wait_until(t0 + event.t_ms)
+                if self._cancelled:
+                    break
+                if isinstance(event, ErrorEvent):
+                    log.error_at_ms = clock.now_ms() - t0
+                    log.error = dict(event.error)
+                    self._done = True
+                    sink.finish(None, event)
+                    break
+                log.records.append(
+                    ChunkTiming(
+                        index=index,
+                        scheduled_ms=event.t_ms,
+                        handed_ms=clock.now_ms() - t0,
+                        channel=event.channel,
+                        n_chars=len(event.text),
+                    )
+                )
+                sink.apply(index, event)
+                index += 1
+            else:
+                if end is not None and end.t_ms is not None and not self._cancelled:
+                    await self._wait_until(t0 + end.t_ms)
+                if not self._cancelled:
+                    self._done = True
+                    log.finished_ms = clock.now_ms() - t0
+                    sink.finish(end, None)
+        finally:
+            self._task = None
+            self._done = True
+        await self._collect_paint_times(log)
+        return log
+
+    async def _collect_paint_times(self, log: PlaybackLog) -> None:
+        sink = self.sink
+        if not log.records or not isinstance(sink, PaintReporter):
+            return
+        await sink.wait_painted(log.records[-1].index, self.paint_timeout_ms)
+        times = sink.paint_times_ms()
+        for rec in log.records:
+            queued, flushed = times.get(rec.index, (None, None))
+            rec.queued_ms = None if queued is None else queued - log.t0_ms
+            rec.flushed_ms = None if flushed is None else flushed - log.t0_ms
