@@ -1,0 +1,139 @@
+"""Exclusions: which trials and participants leave the analysis, and why, with counts.
+
+Rules are configurable (`ExclusionRules`); every rule that removes something adds one line to
+the log (`ExclusionResult.log`: level, who, reason, n_trials), so the report can list every
+exclusion with its reason. Order: pilot and simulated sessions, practice trials, trials that
+never ran cleanly (`error`, `interrupted`), then participants below the attention-check
+accuracy bar or the completion bar, then attention-check trials themselves (they are not
+stimuli).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+LOG_COLUMNS = ["level", "who", "reason", "n_trials"]
+
+
+@dataclass(frozen=True)
+class ExclusionRules:
+    """What to exclude. Fractions are in [0, 1]."""
+
+    drop_practice: bool = True
+    drop_pilot: bool = True
+    drop_simulated: bool = False
+    drop_outcomes: tuple[str, ...] = ("error", "interrupted")
+    min_attention_accuracy: float = 0.75  # participants below this share of passed checks leave
+    min_completion: float = 0.5  # participants with fewer analysable main trials than this leave
+    drop_attention_trials: bool = True
+
+
+@dataclass
+class ExclusionResult:
+    """The kept trials and the log of every exclusion."""
+
+    kept: pd.DataFrame
+    log: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=LOG_COLUMNS))
+    n_trials_in: int = 0
+    n_participants_in: int = 0
+
+    @property
+    def excluded_participants(self) -> list[str]:
+        return self.log.loc[self.log["level"] == "participant", "who"].tolist()
+
+
+def apply_exclusions(trials: pd.DataFrame, rules: ExclusionRules | None = None) -> ExclusionResult:
+    """Apply `rules` to a validated trial table; return the kept trials and the exclusion log."""
+    rules = rules or ExclusionRules()
+    rows: list[dict] = []
+    df = trials
+    n_in, p_in = len(df), df["participant"].nunique()
+
+    def drop(mask: pd.Series, reason: str) -> None:
+        nonlocal df
+        n = int(mask.sum())
+        if n:
+            rows.append({"level": "trial", "who": "all", "reason": reason, "n_trials": n})
+            df = df.loc[~mask]
+
+    for flag, wanted in (("pilot", rules.drop_pilot), ("simulated", rules.drop_simulated)):
+        if wanted and flag in df.columns:
+            drop(df[flag] == 1, f"{flag} session")
+    if rules.drop_practice and "practice" in df.columns:
+        drop(df["practice"] == 1, "practice trial")
+    if "outcome" in df.columns:
+        for outcome in rules.drop_outcomes:
+            drop(df["outcome"] == outcome, f"outcome {outcome}")
+
+    if "attention_check" in df.columns and "attention_ok" in df.columns:
+        checks = df[df["attention_check"] == 1]
+        accuracy = checks.groupby("participant")["attention_ok"].mean()
+        for pid, acc in accuracy.items():
+            if acc < rules.min_attention_accuracy:
+                n_checks = int((checks["participant"] == pid).sum())
+                reason = (
+                    f"attention checks {acc:.0%} passed of {n_checks} "
+                    f"(bar {rules.min_attention_accuracy:.0%})"
+                )
+                _drop_participant(rows, df, pid, reason)
+                df = df[df["participant"] != pid]
+
+    main = df
+    if "attention_check" in df.columns:
+        main = df[df["attention_check"] != 1]
+    if "session_id" in trials.columns and "trial_index" in trials.columns:
+        planned = _planned_main_trials(trials)
+        done = main.groupby("participant").size()
+        for pid, n_done in done.items():
+            n_planned = planned.get(pid, n_done)
+            share = n_done / n_planned if n_planned else 1.0
+            if share < rules.min_completion:
+                reason = (
+                    f"completed {n_done} of {n_planned} main trials "
+                    f"(bar {rules.min_completion:.0%})"
+                )
+                _drop_participant(rows, df, pid, reason)
+                df = df[df["participant"] != pid]
+
+    if rules.drop_attention_trials and "attention_check" in df.columns:
+        drop(df["attention_check"] == 1, "attention-check trial (not a stimulus)")
+
+    log = pd.DataFrame(rows, columns=LOG_COLUMNS)
+    return ExclusionResult(kept=df.copy(), log=log, n_trials_in=n_in, n_participants_in=p_in)
+
+
+def _drop_participant(rows: list[dict], df: pd.DataFrame, pid: str, reason: str) -> None:
+    n = int((df["participant"] == pid).sum())
+    rows.append({"level": "participant", "who": str(pid), "reason": reason, "n_trials": n})
+
+
+def _planned_main_trials(trials: pd.DataFrame) -> dict[str, int]:
+    """Main (non-practice, non-check) trials each participant was planned to see.
+
+    The table holds only trials that started, so the planned count is the most any participant
+    of the study started: a participant who stopped early shows as incomplete.
+    """
+    main = trials
+    for flag in ("practice", "attention_check"):
+        if flag in main.columns:
+            main = main[main[flag] != 1]
+    per_participant = main.groupby("participant").size()
+    most = int(per_participant.max()) if len(per_participant) else 0
+    return {str(p): most for p in per_participant.index}
+
+
+def cell_counts(trials: pd.DataFrame, factors: list[str]) -> pd.DataFrame:
+    """Trials, participants and outcome counts per design cell (one row per factor combination)."""
+    if not factors:
+        factors = ["condition_id"] if "condition_id" in trials.columns else []
+    if not factors:
+        return pd.DataFrame({"n_trials": [len(trials)]})
+    grouped = trials.groupby(factors, dropna=False)
+    out = grouped.size().rename("n_trials").to_frame()
+    out["n_participants"] = grouped["participant"].nunique()
+    if "outcome" in trials.columns:
+        outcomes = trials.groupby([*factors, "outcome"], dropna=False).size().unstack(fill_value=0)
+        out = out.join(outcomes).fillna(0)
+    return out.reset_index()

@@ -1,0 +1,351 @@
+"""Loading and validating the trial table (README contract 2): a CSV, an export folder, SQLite.
+
+`analysis` never imports `uxlab`: it reads the exported shape only, so a CSV from another lab
+works as well as a uxlab export. An export folder holds `trials.csv` and optionally
+`sessions.csv`, `events.csv` and `study.json` (factors and questions with their scales).
+A SQLite file is read with plain SQL when it holds a table named `trials` with the exported
+columns (the `uxlab report` command exports a uxlab study database to a folder first).
+
+Every problem raises `TrialTableError` naming the file, the row (1-based data row, the header
+is line 1 of a CSV, so row r is line r + 1) and the column, and saying what would be right.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+# Columns the analysis needs in every table; the rest of contract 2 is used when present.
+REQUIRED_COLUMNS = ("participant",)
+# Contract-2 columns that are not factors or questions.
+CONTRACT_COLUMNS = (
+    "study_id",
+    "study_sha256",
+    "session_id",
+    "participant",
+    "trial_index",
+    "block",
+    "practice",
+    "condition_id",
+    "replay_id",
+    "seed",
+    "outcome",
+    "t_abandon_ms",
+    "shown_first_ms",
+    "shown_last_ms",
+    "scheduled_end_ms",
+    "attention_check",
+    "attention_ok",
+    "pilot",
+    "simulated",
+)
+OUTCOMES = ("completed", "abandoned", "timed_out", "error", "interrupted")
+FLAG_COLUMNS = ("practice", "attention_check", "attention_ok", "pilot", "simulated")
+TIME_COLUMNS = ("t_abandon_ms", "shown_first_ms", "shown_last_ms", "scheduled_end_ms")
+_YES = {"1", "1.0", "yes", "y", "true", "t"}
+_NO = {"0", "0.0", "no", "n", "false", "f"}
+
+
+class TrialTableError(ValueError):
+    """A trial table that cannot be analysed: file, row, column, and what would be right."""
+
+    def __init__(self, path: Path | str, row: int | None, column: str | None, message: str):
+        self.path, self.row, self.column = Path(path), row, column
+        where = str(path)
+        if row is not None:
+            where += f" row {row}"
+        if column is not None:
+            where += f" column {column!r}"
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass
+class Question:
+    """One question of the study: `q_<id>` holds the answer."""
+
+    id: str
+    type: str  # likert | yesno | choice | slider | text
+    scale_size: int | None = None
+    labels: list[str] = field(default_factory=list)
+    acceptable_at: int | None = None  # likert: ratings >= this count as acceptable
+    yes_means: str | None = None  # yesno: what "yes" (1) means, e.g. "acceptable" or "too slow"
+
+    @property
+    def column(self) -> str:
+        return f"q_{self.id}"
+
+
+@dataclass
+class TrialTable:
+    """A validated trial table with what is known about the study and where it came from."""
+
+    trials: pd.DataFrame
+    source: Path
+    source_sha256: str
+    study: dict[str, Any] = field(default_factory=dict)
+    sessions: pd.DataFrame | None = None
+    factors: list[str] = field(default_factory=list)
+    questions: dict[str, Question] = field(default_factory=dict)
+
+    def question_for(self, column: str) -> Question | None:
+        """The question whose answers are in `column` (`q_<id>`), if the study says."""
+        for q in self.questions.values():
+            if q.column == column:
+                return q
+        return None
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes (of `trials.csv` for a folder)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def load_trial_table(path: str | Path) -> TrialTable:
+    """Load a trial table from a CSV, an export folder, or a SQLite file with a `trials` table."""
+    path = Path(path)
+    if not path.exists():
+        raise TrialTableError(path, None, None, "no such file or folder")
+    study: dict[str, Any] = {}
+    sessions = None
+    if path.is_dir():
+        csv_path = path / "trials.csv"
+        if not csv_path.exists():
+            raise TrialTableError(
+                path, None, None, "folder has no trials.csv (expected a `uxlab export` folder)"
+            )
+        trials = _read_csv(csv_path)
+        study_path = path / "study.json"
+        if study_path.exists():
+            study = _read_study_json(study_path)
+        if (path / "sessions.csv").exists():
+            sessions = pd.read_csv(path / "sessions.csv")
+        data_path = csv_path
+    elif _is_sqlite(path):
+        trials = read_sqlite_trials(path)
+        data_path = path
+    else:
+        trials = _read_csv(path)
+        data_path = path
+        sidecar = path.with_name("study.json")
+        if sidecar.exists():
+            study = _read_study_json(sidecar)
+    trials = validate_trials(trials, data_path)
+    factors = _factor_names(trials, study)
+    questions = _questions(study)
+    return TrialTable(
+        trials=trials,
+        source=data_path,
+        source_sha256=file_sha256(data_path),
+        study=study,
+        sessions=sessions,
+        factors=factors,
+        questions=questions,
+    )
+
+
+def read_sqlite_trials(path: Path, table: str = "trials") -> pd.DataFrame:
+    """Read the exported-shape trial table from a SQLite file with plain SQL."""
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
+            names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+            if table not in names:
+                raise TrialTableError(
+                    path, None, None, f"SQLite file has no {table!r} table (tables: {names})"
+                )
+            frame = pd.read_sql_query(f'SELECT * FROM "{table}"', con)
+    except sqlite3.DatabaseError as exc:
+        raise TrialTableError(path, None, None, f"cannot read as SQLite: {exc}") from exc
+    if "participant" not in frame.columns:
+        raise TrialTableError(
+            path,
+            None,
+            "participant",
+            f"the {table!r} table is not in the exported trial-table shape; "
+            "export it with `uxlab export DB` or pass the DB to `uxlab report`",
+        )
+    return frame
+
+
+def _is_sqlite(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(16) == b"SQLite format 3\x00"
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    try:
+        frame = pd.read_csv(path, low_memory=False)
+    except pd.errors.EmptyDataError as exc:
+        raise TrialTableError(path, None, None, "empty file (expected a CSV header)") from exc
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise TrialTableError(path, None, None, f"not a readable CSV: {exc}") from exc
+    return frame
+
+
+def _read_study_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise TrialTableError(path, exc.lineno, None, f"not valid JSON: {exc.msg}") from exc
+    if not isinstance(data, dict):
+        raise TrialTableError(path, None, None, "expected a JSON object with the study")
+    return data
+
+
+def _row_of(frame: pd.DataFrame, mask: np.ndarray) -> int:
+    """1-based data row of the first True in `mask`."""
+    return int(np.flatnonzero(mask)[0]) + 1
+
+
+def validate_trials(trials: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """Check and normalise the columns the analysis uses; return a cleaned copy."""
+    trials = trials.copy()
+    for col in REQUIRED_COLUMNS:
+        if col not in trials.columns:
+            raise TrialTableError(
+                path, None, col, f"missing column (columns present: {', '.join(trials.columns)})"
+            )
+    if trials.empty:
+        raise TrialTableError(path, None, None, "the table has no trial rows")
+    missing_pid = trials["participant"].isna().to_numpy()
+    if missing_pid.any():
+        row = _row_of(trials, missing_pid)
+        raise TrialTableError(path, row, "participant", "empty participant id")
+    trials["participant"] = trials["participant"].astype(str)
+    if "outcome" in trials.columns:
+        outcome = trials["outcome"].astype(str).str.strip().str.lower()
+        bad = ~outcome.isin(OUTCOMES).to_numpy()
+        if bad.any():
+            r = _row_of(trials, bad)
+            raise TrialTableError(
+                path,
+                r,
+                "outcome",
+                f"{trials['outcome'].iloc[r - 1]!r} is not one of {', '.join(OUTCOMES)}",
+            )
+        trials["outcome"] = outcome
+    for col in FLAG_COLUMNS:
+        if col in trials.columns:
+            trials[col] = _flag_column(trials[col], path, col)
+    for col in TIME_COLUMNS:
+        if col in trials.columns:
+            trials[col] = _number_column(trials[col], path, col)
+            negative = (trials[col] < 0).to_numpy()
+            if negative.any():
+                r = _row_of(trials, negative)
+                raise TrialTableError(
+                    path, r, col, f"{trials[col].iloc[r - 1]} is negative (times are ms from send)"
+                )
+    if "outcome" in trials.columns and "t_abandon_ms" in trials.columns:
+        no_time = ((trials["outcome"] == "abandoned") & trials["t_abandon_ms"].isna()).to_numpy()
+        if no_time.any():
+            raise TrialTableError(
+                path,
+                _row_of(trials, no_time),
+                "t_abandon_ms",
+                "empty on an abandoned trial (the time the participant gave up is needed)",
+            )
+    return trials
+
+
+def _flag_column(values: pd.Series, path: Path, col: str) -> pd.Series:
+    """0/1 (or yes/no, true/false) with empties kept as NaN."""
+    text = values.astype(str).str.strip().str.lower()
+    empty = values.isna() | text.isin({"", "nan", "none"})
+    yes, no = text.isin(_YES), text.isin(_NO)
+    bad = ~(empty | yes | no)
+    if bad.any():
+        r = _row_of(values.to_frame(), bad.to_numpy())
+        raise TrialTableError(path, r, col, f"{values.iloc[r - 1]!r} is not 0/1")
+    return pd.Series(np.where(yes, 1.0, np.where(no, 0.0, np.nan)), index=values.index)
+
+
+def _number_column(values: pd.Series, path: Path, col: str) -> pd.Series:
+    numbers = pd.to_numeric(values, errors="coerce")
+    bad = (numbers.isna() & values.notna() & (values.astype(str).str.strip() != "")).to_numpy()
+    if bad.any():
+        r = _row_of(values.to_frame(), bad)
+        raise TrialTableError(path, r, col, f"{values.iloc[r - 1]!r} is not a number of ms")
+    return numbers.astype(float)
+
+
+def binary_column(trials: pd.DataFrame, column: str, path: Path) -> pd.Series:
+    """A yes/no answer column as 1.0/0.0 (NaN where unanswered); errors name the bad row."""
+    if column not in trials.columns:
+        raise TrialTableError(
+            path, None, column, f"no such column (question columns: {question_columns(trials)})"
+        )
+    return _flag_column(trials[column], path, column)
+
+
+def numeric_column(trials: pd.DataFrame, column: str, path: Path) -> pd.Series:
+    """A numeric column (a factor level or a rating), NaN where empty; errors name the bad row."""
+    if column not in trials.columns:
+        raise TrialTableError(
+            path, None, column, f"no such column (columns present: {', '.join(trials.columns)})"
+        )
+    values = trials[column]
+    numbers = pd.to_numeric(values, errors="coerce")
+    bad = (numbers.isna() & values.notna() & (values.astype(str).str.strip() != "")).to_numpy()
+    if bad.any():
+        r = _row_of(trials, bad)
+        raise TrialTableError(path, r, column, f"{values.iloc[r - 1]!r} is not a number")
+    return numbers.astype(float)
+
+
+def question_columns(trials: pd.DataFrame) -> list[str]:
+    """Every `q_<id>` column."""
+    return [c for c in trials.columns if str(c).startswith("q_")]
+
+
+def _factor_names(trials: pd.DataFrame, study: dict[str, Any]) -> list[str]:
+    declared = study.get("factors")
+    if isinstance(declared, dict):
+        names = list(declared)
+    elif isinstance(declared, list):
+        names = [f["name"] if isinstance(f, dict) else str(f) for f in declared]
+    else:
+        names = [
+            c
+            for c in trials.columns
+            if c not in CONTRACT_COLUMNS
+            and not str(c).startswith(("q_", "rt_"))
+            and pd.api.types.is_numeric_dtype(trials[c])
+        ]
+    return [n for n in names if n in trials.columns]
+
+
+def _questions(study: dict[str, Any]) -> dict[str, Question]:
+    raw = study.get("questions") or []
+    if isinstance(raw, dict):
+        raw = [dict(v, id=k) if isinstance(v, dict) else {"id": k} for k, v in raw.items()]
+    out: dict[str, Question] = {}
+    for item in raw:
+        if not isinstance(item, dict) or "id" not in item:
+            continue
+        qid = str(item["id"])
+        size = item.get("scale_size", item.get("scale", item.get("points")))
+        labels = item.get("labels") or []
+        acceptable = item.get("acceptable_at", item.get("acceptable"))
+        yes_means = item.get("yes_means", item.get("means"))
+        if yes_means is None and isinstance(acceptable, str):
+            yes_means = "acceptable" if acceptable.lower() in _YES else None
+        out[qid] = Question(
+            id=qid,
+            type=str(item.get("type", "")),
+            scale_size=int(size) if isinstance(size, int | float) else None,
+            labels=[str(x) for x in labels] if isinstance(labels, list) else [],
+            acceptable_at=int(acceptable) if isinstance(acceptable, int | float) else None,
+            yes_means=str(yes_means) if yes_means is not None else None,
+        )
+    return out
