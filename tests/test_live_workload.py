@@ -1,0 +1,87 @@
+"""Prompts files, the SSE framer and the capture format (no network)."""
+
+from __future__ import annotations
+
+import pytest
+
+from uxlab.live.wire_events import SSEFramer, dumps_capture, loads_capture
+from uxlab.live.workload import ModelStats, PromptsFileError, load_prompts, summary_table
+
+
+def test_prompts_file_accepts_prompt_and_messages(tmp_path):
+    f = tmp_path / "p.jsonl"
+    f.write_text(
+        '{"prompt": "a", "system": "be brief"}\n\n# comment\n'
+        '{"messages": [{"role": "user", "content": "b"}], "params": {"top_p": 1}}\n'
+    )
+    a, b = load_prompts(f)
+    assert a.messages == [{"role": "user", "content": "a"}] and a.system == "be brief"
+    assert b.params == {"top_p": 1} and b.where.endswith("p.jsonl:4")
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("{bad", r"p.jsonl:2: not JSON"),
+        ('{"text": "x"}', r'p.jsonl:2: needs a "prompt"'),
+        ('{"messages": [{"content": "x"}]}', r"p.jsonl:2: messages\[0\]: expected an object"),
+        ('{"prompt": ""}', r"p.jsonl:2: prompt: expected a non-empty string"),
+        ("[1]", r"p.jsonl:2: expected a JSON object"),
+    ],
+)
+def test_prompts_file_errors_name_the_line_and_key(tmp_path, line, expected):
+    f = tmp_path / "p.jsonl"
+    f.write_text('{"prompt": "ok"}\n' + line + "\n")
+    with pytest.raises(PromptsFileError, match=expected):
+        load_prompts(f)
+
+
+def test_framer_splits_across_pieces_crlf_comments_and_multiline_data():
+    framer = SSEFramer()
+    stream = (
+        b': keep-alive\r\n\r\nevent: message_start\r\ndata: {"a":\r\ndata: 1}\r\n\r\n'
+        b"data: [DONE]\n\n"
+    )
+    events = []
+    for i in range(0, len(stream), 3):
+        events += framer.feed(stream[i : i + 3], float(i))
+    assert events[0].is_comment_only
+    assert (events[1].event, events[1].data) == ("message_start", '{"a":\n1}')
+    assert events[2].data == "[DONE]"
+    # Each event is stamped when its last byte arrived, not when its first did.
+    assert events[1].t_ms == float(3 * ((stream.index(b"1}\r\n\r\n") + 5) // 3))
+    assert framer.pending_bytes == 0 and framer.close(99.0) == []
+
+
+def test_framer_close_returns_an_unterminated_last_event():
+    framer = SSEFramer()
+    assert framer.feed(b"data: x", 1.0) == []
+    (ev,) = framer.close(2.0)
+    assert (ev.data, ev.t_ms) == ("x", 2.0)
+
+
+def test_capture_round_trip_keeps_times_names_and_data():
+    framer = SSEFramer()
+    events = framer.feed(b"event: ping\ndata: {}\n\n", 1.5) + framer.feed(b"data: a\n\n", 2.25)
+    text = dumps_capture(events)
+    assert text.startswith(": t_ms=1.500\nevent: ping\n")
+    back = loads_capture(text)
+    assert [(e.t_ms, e.event, e.data) for e in back] == [(1.5, "ping", "{}"), (2.25, None, "a")]
+
+
+def test_summary_table_lists_percentiles_per_model():
+    s = ModelStats("m", streams=2, errors=1, ttfts_ms=[100.0, 200.0], gaps_ms=[10.0] * 5)
+    table = summary_table({"m": s, "n": ModelStats("n")})
+    lines = table.splitlines()
+    assert lines[0].split() == [
+        "model",
+        "streams",
+        "errors",
+        "ttft_p50",
+        "ttft_p90",
+        "ttft_p99",
+        "itl_p50",
+        "itl_p99",
+    ]
+    assert lines[1].split() == ["m", "2", "1", "150.0", "190.0", "199.0", "10.0", "10.0"]
+    assert lines[2].split()[3:] == ["-"] * 5

@@ -1,0 +1,250 @@
+"""Workload mode: a prompts file, repeats, concurrency and a request rate, with a summary.
+
+`load_prompts` reads a JSONL prompts file (one `{"prompt": "..."}` or `{"messages": [...]}`
+per line, optional `"system"` and `"params"`). `run_workload` records every
+(model, prompt, repeat) once, at most `concurrency` at a time and at most `rate_per_s`
+request starts per second, writes one replay file (plus `.sse` capture) per response,
+shows progress on a text stream and returns per-model timing statistics.
+
+Metric definitions: TTFT is the `t_ms` of the first non-empty content or reasoning chunk
+(a role-only prelude does not count); ITL is every gap between consecutive non-empty chunks
+after the first, pooled over the streams of a model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+import httpx
+import numpy as np
+
+from uxlab.errors import UxlabError
+from uxlab.live.clients import Prompt
+from uxlab.live.record import RecordOptions, RecordResult, record_stream, save_result, unique_id
+from uxlab.streams.recording import Recording
+
+
+class PromptsFileError(UxlabError):
+    """A bad line in a prompts file (names file, line and key)."""
+
+
+def load_prompts(path: str | Path) -> list[Prompt]:
+    """Read a JSONL prompts file; raise PromptsFileError naming the file, line and key."""
+    path = Path(path)
+    prompts: list[Prompt] = []
+    for lineno, raw in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
+        if not raw.strip() or raw.lstrip().startswith("#"):
+            continue
+        where = f"{path}:{lineno}"
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise PromptsFileError(
+                f"{where}: not JSON ({exc.msg} at column {exc.colno}); "
+                'expected {"prompt": "..."} or {"messages": [...]}'
+            ) from None
+        if not isinstance(obj, dict):
+            raise PromptsFileError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+        prompts.append(_prompt(obj, where))
+    if not prompts:
+        raise PromptsFileError(f"{path}: no prompts (one JSON object per line)")
+    return prompts
+
+
+def _prompt(obj: dict[str, Any], where: str) -> Prompt:
+    if "prompt" in obj:
+        if not isinstance(obj["prompt"], str) or not obj["prompt"]:
+            raise PromptsFileError(f"{where}: prompt: expected a non-empty string")
+        messages = [{"role": "user", "content": obj["prompt"]}]
+    elif "messages" in obj:
+        messages = obj["messages"]
+        if not isinstance(messages, list) or not messages:
+            raise PromptsFileError(
+                f'{where}: messages: expected a non-empty list of {{"role": ..., "content": ...}}'
+            )
+        for i, m in enumerate(messages):
+            if not isinstance(m, dict) or "role" not in m or "content" not in m:
+                raise PromptsFileError(
+                    f"{where}: messages[{i}]: expected an object with "
+                    f"'role' and 'content', got {m!r}"
+                )
+    else:
+        raise PromptsFileError(
+            f'{where}: needs a "prompt" (string) or "messages" (list) key; '
+            f"found {', '.join(sorted(obj)) or 'nothing'}"
+        )
+    system = obj.get("system")
+    if system is not None and not isinstance(system, str):
+        raise PromptsFileError(f"{where}: system: expected a string")
+    params = obj.get("params") or {}
+    if not isinstance(params, dict):
+        raise PromptsFileError(f"{where}: params: expected an object")
+    return Prompt(messages=messages, system=system, where=where, params=params)
+
+
+def ttft_ms(rec: Recording) -> float | None:
+    """Time of the first non-empty content or reasoning chunk (None if there is none)."""
+    for c in rec.chunks:
+        if c.text and c.channel in ("content", "reasoning") and c.t_ms is not None:
+            return c.t_ms
+    return None
+
+
+def itl_gaps_ms(rec: Recording) -> list[float]:
+    """Gaps between consecutive non-empty chunks (any channel), in ms."""
+    times = [c.t_ms for c in rec.chunks if c.text and c.t_ms is not None]
+    return [b - a for a, b in itertools.pairwise(times)]
+
+
+@dataclass
+class ModelStats:
+    """What one model's streams measured."""
+
+    model: str
+    streams: int = 0
+    errors: int = 0
+    ttfts_ms: list[float] = field(default_factory=list)
+    gaps_ms: list[float] = field(default_factory=list)
+
+    def add(self, result: RecordResult) -> None:
+        self.streams += 1
+        if not result.ok:
+            self.errors += 1
+        t = ttft_ms(result.recording)
+        if t is not None:
+            self.ttfts_ms.append(t)
+        self.gaps_ms.extend(itl_gaps_ms(result.recording))
+
+
+@dataclass
+class WorkloadResult:
+    """Everything a workload run produced."""
+
+    stats: dict[str, ModelStats]
+    paths: list[Path]
+    messages: list[str]
+
+    @property
+    def errors(self) -> int:
+        return sum(s.errors for s in self.stats.values())
+
+
+def _pct(values: list[float], q: float) -> str:
+    return f"{np.percentile(values, q):.1f}" if values else "-"
+
+
+def summary_table(stats: dict[str, ModelStats]) -> str:
+    """The summary: TTFT p50/p90/p99 and ITL p50/p99 (ms) per model, with error counts."""
+    head = ("model", "streams", "errors", "ttft_p50", "ttft_p90", "ttft_p99", "itl_p50", "itl_p99")
+    rows = [head]
+    for s in stats.values():
+        rows.append(
+            (
+                s.model,
+                str(s.streams),
+                str(s.errors),
+                _pct(s.ttfts_ms, 50),
+                _pct(s.ttfts_ms, 90),
+                _pct(s.ttfts_ms, 99),
+                _pct(s.gaps_ms, 50),
+                _pct(s.gaps_ms, 99),
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    lines = [
+        "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        )
+        for r in rows
+    ]
+    return "\n".join(lines) + "\n(times in ms; TTFT = first non-empty content/reasoning chunk)"
+
+
+class Progress:
+    """A one-line progress bar on a text stream (stderr)."""
+
+    def __init__(self, total: int, out: TextIO, width: int = 30):
+        self.total, self.out, self.width = total, out, width
+        self.done = self.failed = 0
+
+    def step(self, ok: bool) -> None:
+        self.done += 1
+        self.failed += 0 if ok else 1
+        filled = self.width * self.done // max(self.total, 1)
+        bar = "#" * filled + "." * (self.width - filled)
+        self.out.write(f"\r[{bar}] {self.done}/{self.total} recorded, {self.failed} with errors")
+        if self.done == self.total:
+            self.out.write("\n")
+        self.out.flush()
+
+    def note(self, text: str) -> None:
+        self.out.write("\r" + " " * (self.width + 40) + "\r" + text + "\n")
+        self.out.flush()
+
+
+async def run_workload(
+    api: str,
+    base_url: str,
+    models: list[str],
+    prompts: list[Prompt],
+    outdir: str | Path,
+    key: str | None,
+    repeats: int = 1,
+    concurrency: int = 1,
+    rate_per_s: float | None = None,
+    options: RecordOptions | None = None,
+    progress_out: TextIO | None = None,
+    run_stamp: str | None = None,
+) -> WorkloadResult:
+    """Record every (model, prompt, repeat); write one replay per response."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    stamp = run_stamp or datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    jobs = [(m, i, p, r) for m in models for i, p in enumerate(prompts) for r in range(repeats)]
+    stats = {m: ModelStats(m) for m in models}
+    paths: list[Path] = []
+    messages: list[str] = []
+    progress = Progress(len(jobs), progress_out or sys.stderr)
+    sem = asyncio.Semaphore(max(1, concurrency))
+    taken: set[str] = set()
+
+    async def one(client: httpx.AsyncClient, model: str, i: int, prompt: Prompt, r: int) -> None:
+        try:
+            base = f"{model}-{stamp}-p{i:03d}-r{r:02d}"
+            rid = unique_id(outdir, base)
+            while rid in taken:
+                rid = unique_id(outdir, rid + "-x")
+            taken.add(rid)
+            result = await record_stream(client, api, base_url, model, prompt, key, rid, options)
+            paths.append(save_result(result, outdir))
+            stats[model].add(result)
+            if not result.ok:
+                text = f"{rid} ({prompt.where}): {result.message}"
+                messages.append(text)
+                progress.note(f"warning: {text}")
+            progress.step(result.ok)
+        finally:
+            sem.release()
+
+    limits = httpx.Limits(max_connections=max(1, concurrency) + 1)
+    async with httpx.AsyncClient(limits=limits) as client:
+        tasks = []
+        start = time.perf_counter()
+        for k, (model, i, prompt, r) in enumerate(jobs):
+            if rate_per_s:
+                delay_s = start + k / rate_per_s - time.perf_counter()
+                if delay_s > 0:
+                    await asyncio.sleep(delay_s)
+            await sem.acquire()
+            tasks.append(asyncio.create_task(one(client, model, i, prompt, r)))
+        await asyncio.gather(*tasks)
+    return WorkloadResult(stats=stats, paths=sorted(paths), messages=messages)
