@@ -1,0 +1,766 @@
+"""The typed study model and its TOML loader: everything needed to rerun a study.
+
+A study file is TOML with these sections (see `studies/quickstart.toml` for a commented
+example): `[study]` (id, title, version, seed), `[texts]` (consent, instructions, debrief),
+`[stimuli]` (corpus, assignment, prompt, kind), `[profile]` (the base shaping profile),
+`[factors]` (each factor a list of levels, or a table with `levels` and `between`),
+`[design]`, `[counterbalance]`, `[[questions]]`, `[abandon]` and `[attention]`.
+
+Validation happens here, at the edge, so the rest of uxlab can trust a `Study`. Every error
+is a `StudyError` naming the file, the key path and the problem, e.g.
+`studies/x.toml: [factors].ttft_ms[2]: -5 is negative`; unknown keys get a did-you-mean;
+references are checked (the corpus exists and loads, factor names are real profile
+parameters, the base profile and every factor level make a valid profile).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import itertools
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from uxlab.errors import UxlabError
+from uxlab.streams.corpus import Corpus, load_corpus
+from uxlab.study._profile_compat import FACTOR_NAMES, Profile, ProfileError
+
+ORDERS = ("random", "fixed", "latin-square", "blocked")
+ASSIGNMENTS = ("cycle", "random", "by_condition")
+TRIAL_KINDS = ("single",)  # "chain" (agent chains) arrives with a later issue
+QUESTION_TYPES = ("likert", "yesno", "choice", "slider", "text")
+QUESTION_WHEN = ("trial", "end")
+YES_MEANS = ("acceptable", "too_slow")
+PROCEDURES = ("fixed",)  # "quest" and "staircase" (adaptive) arrive with a later issue
+# Factors whose levels must be whole numbers.
+INTEGER_FACTORS = ("chunk_tokens", "error_at_token")
+# Seconds a participant needs to answer one question of each type (for duration estimates).
+ANSWER_S = {"likert": 4.0, "yesno": 2.5, "choice": 4.0, "slider": 5.0, "text": 20.0}
+_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+class StudyError(UxlabError, ValueError):
+    """A study file that is not valid: names the file, the key path and the problem."""
+
+    def __init__(self, path: str | Path, key: str | None, problem: str):
+        self.path = str(path)
+        self.key = key
+        self.problem = problem
+        super().__init__(f"{self.path}: {key}: {problem}" if key else f"{self.path}: {problem}")
+
+
+# --- the model ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Factor:
+    """A profile parameter varied by the study, with its levels in the file's order."""
+
+    name: str
+    levels: tuple[float, ...]
+    between: bool = False
+    """True: each participant sees one level (a group allocated by the store)."""
+    procedure: str = "fixed"
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One design cell: a level of every within-participant factor."""
+
+    id: str
+    levels: dict[str, float]
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question asked after each trial (`when="trial"`) or once at the end."""
+
+    id: str
+    type: str
+    text: str
+    when: str = "trial"
+    scale: int | None = None
+    labels: tuple[str, ...] = ()
+    acceptable_at: int | None = None
+    """likert: the lowest point that counts as acceptable (for the analysis)."""
+    yes_means: str | None = None
+    """yesno: what a "yes" says, `acceptable` or `too_slow` (the direction of the curve)."""
+    options: tuple[str, ...] = ()
+    min: float | None = None
+    max: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"id": self.id, "type": self.type, "text": self.text}
+        d["when"] = self.when
+        if self.type == "likert":
+            d.update(scale=self.scale, labels=list(self.labels), acceptable_at=self.acceptable_at)
+        elif self.type == "yesno":
+            d["yes_means"] = self.yes_means
+        elif self.type == "choice":
+            d["options"] = list(self.options)
+        elif self.type == "slider":
+            d.update(min=self.min, max=self.max, labels=list(self.labels))
+        return d
+
+
+@dataclass(frozen=True)
+class Design:
+    repeats: int = 1
+    """How often each condition appears in each block."""
+    blocks: int = 1
+    order: str = "random"
+    blocked_by: str | None = None
+    max_run: int | None = None
+    """The longest run of identical conditions allowed (random and blocked orders)."""
+    practice: int = 0
+    break_every: int | None = None
+    """A break screen after every N main trials (None: no breaks)."""
+
+
+@dataclass(frozen=True)
+class Counterbalance:
+    group_cap: int | None = None
+    """The most participants per between-group (completed plus live sessions)."""
+    stale_after_min: float = 120.0
+    """A live session not seen for this long gives its group slot back."""
+
+
+@dataclass(frozen=True)
+class Abandon:
+    key: str = "escape"
+    timeout_s: float | None = None
+    ask_questions: bool = False
+    """Whether the per-trial questions follow an abandoned trial."""
+
+
+@dataclass(frozen=True)
+class Attention:
+    every: int
+    """One known-answer trial after every N main trials (never first in a block)."""
+    text: str
+    """The response streamed on an attention-check trial: it tells the participant the answer."""
+    question: str
+    answer: str
+    levels: dict[str, float] | None = None
+    """The factor levels of the check's stream (default: the middle condition)."""
+
+
+@dataclass
+class Study:
+    """A validated study file."""
+
+    path: Path
+    text: str
+    sha256: str
+    id: str
+    title: str
+    version: str
+    seed: int
+    texts: dict[str, str]
+    corpus_path: Path
+    assignment: str
+    prompt: str | None
+    kind: str
+    profile: Profile
+    factors: list[Factor]
+    design: Design
+    counterbalance: Counterbalance
+    questions: list[Question]
+    abandon: Abandon
+    attention: Attention | None
+    corpus: Corpus = field(repr=False)
+
+    @property
+    def within_factors(self) -> list[Factor]:
+        return [f for f in self.factors if not f.between]
+
+    @property
+    def between_factors(self) -> list[Factor]:
+        return [f for f in self.factors if f.between]
+
+    @property
+    def conditions(self) -> list[Condition]:
+        """Every cell of the within-participant factors, first factor varying slowest."""
+        return make_conditions(self.within_factors)
+
+    @property
+    def groups(self) -> list[Condition]:
+        """Between-participant groups (cells of the between factors); [] if none."""
+        return make_conditions(self.between_factors) if self.between_factors else []
+
+    @property
+    def trial_questions(self) -> list[Question]:
+        return [q for q in self.questions if q.when == "trial"]
+
+    @property
+    def end_questions(self) -> list[Question]:
+        return [q for q in self.questions if q.when == "end"]
+
+    @property
+    def replay_ids(self) -> list[str]:
+        """The corpus' recording ids, sorted (the order assignment uses)."""
+        return sorted(r.id for r in self.corpus.recordings)
+
+    def question(self, qid: str) -> Question:
+        for q in self.questions:
+            if q.id == qid:
+                return q
+        raise KeyError(qid)
+
+    def profile_for(self, levels: dict[str, float]) -> Profile:
+        """The base profile with a condition's factor levels applied."""
+        return self.profile.with_factors(dict(levels)) if levels else self.profile
+
+    def prompt_for(self, replay_id: str) -> str:
+        """The prompt shown for a recording: the study's override, else the recording's."""
+        if self.prompt is not None:
+            return self.prompt
+        return recording_prompt(self.corpus.by_id(replay_id).header.request)
+
+
+def _fmt_level(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def condition_id(levels: dict[str, float]) -> str:
+    """`ttft_ms=800`, or `ttft_ms=800&itl_ms=30` for several factors."""
+    return "&".join(f"{k}={_fmt_level(v)}" for k, v in levels.items()) or "base"
+
+
+def make_conditions(factors: list[Factor]) -> list[Condition]:
+    if not factors:
+        return [Condition("base", {})]
+    out = []
+    for combo in itertools.product(*(f.levels for f in factors)):
+        levels = {f.name: v for f, v in zip(factors, combo, strict=True)}
+        out.append(Condition(condition_id(levels), levels))
+    return out
+
+
+def recording_prompt(request: dict[str, Any]) -> str:
+    """The last user message of a request (`messages`, OpenAI or Anthropic style)."""
+    messages = request.get("messages") or []
+    for msg in reversed(messages):
+        if isinstance(msg, dict) and msg.get("role", "user") == "user":
+            content = msg.get("content", "")
+            if isinstance(content, list):  # content blocks
+                return "".join(b.get("text", "") for b in content if isinstance(b, dict)).strip()
+            return str(content).strip()
+    return str(request.get("prompt", "")).strip()
+
+
+# --- loading ------------------------------------------------------------------------------
+
+_SECTIONS = {
+    "study": ("id", "title", "version", "seed"),
+    "texts": ("consent", "instructions", "debrief"),
+    "stimuli": ("corpus", "files", "assignment", "prompt", "kind"),
+    "profile": None,  # checked by Profile.from_table
+    "factors": None,  # any profile parameter
+    "design": ("repeats", "blocks", "order", "blocked_by", "max_run", "practice", "break_every"),
+    "counterbalance": ("group_cap", "stale_after_min"),
+    "questions": None,
+    "abandon": ("key", "timeout_s", "ask_questions"),
+    "attention": ("every", "text", "question", "answer", "levels"),
+}
+_FACTOR_KEYS = ("levels", "between", "procedure")
+_QUESTION_KEYS = (
+    "id",
+    "type",
+    "text",
+    "when",
+    "scale",
+    "labels",
+    "acceptable_at",
+    "yes_means",
+    "options",
+    "min",
+    "max",
+)
+
+
+def _did_you_mean(word: str, choices: list[str] | tuple[str, ...], fmt: str = "{}") -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    if close:
+        return f"; did you mean {fmt.format(close[0])}?"
+    return "; expected one of: " + ", ".join(fmt.format(c) for c in choices)
+
+
+class _Loader:
+    """Reads one study table, raising StudyError at the first problem."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def err(self, key: str | None, problem: str) -> StudyError:
+        return StudyError(self.path, key, problem)
+
+    def table(self, doc: dict[str, Any], name: str, required: bool = True) -> dict[str, Any]:
+        if name not in doc:
+            if required:
+                raise self.err(f"[{name}]", "missing section")
+            return {}
+        value = doc[name]
+        if not isinstance(value, dict):
+            raise self.err(f"[{name}]", f"must be a table, not {_type_name(value)}")
+        return value
+
+    def unknown(self, table: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
+        for key in table:
+            if key not in allowed:
+                raise self.err(f"{where}.{key}", "unknown key" + _did_you_mean(key, allowed))
+
+    def get(
+        self,
+        table: dict,
+        key: str,
+        where: str,
+        types: tuple[type, ...],
+        default: Any = ...,
+        what: str | None = None,
+    ) -> Any:
+        if key not in table:
+            if default is ...:
+                raise self.err(f"{where}.{key}", "missing (required)")
+            return default
+        value = table[key]
+        ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
+        if not ok:
+            want = what or " or ".join(_TYPE_WORDS.get(t, t.__name__) for t in types)
+            raise self.err(f"{where}.{key}", f"{value!r} is not {want}")
+        return value
+
+    def text(self, table: dict, key: str, where: str, default: Any = ...) -> Any:
+        value = self.get(table, key, where, (str,), default, "a string")
+        if isinstance(value, str) and not value.strip():
+            raise self.err(f"{where}.{key}", "is empty")
+        return value
+
+    def positive_int(
+        self, table: dict, key: str, where: str, default: Any = ..., minimum: int = 1
+    ) -> Any:
+        value = self.get(table, key, where, (int,), default, "a whole number")
+        if isinstance(value, int) and value < minimum:
+            raise self.err(f"{where}.{key}", f"{value} must be at least {minimum}")
+        return value
+
+    def number(self, table: dict, key: str, where: str, default: Any = ...) -> Any:
+        value = self.get(table, key, where, (int, float), default, "a number")
+        if isinstance(value, (int, float)) and not math.isfinite(value):
+            raise self.err(f"{where}.{key}", f"{value} is not a finite number")
+        return value
+
+    def choice(
+        self, table: dict, key: str, where: str, choices: tuple[str, ...], default: Any = ...
+    ) -> Any:
+        value = self.get(table, key, where, (str,), default, "a string")
+        if value is not None and value not in choices:
+            raise self.err(
+                f"{where}.{key}",
+                f"{value!r} is not allowed" + _did_you_mean(value, choices, '"{}"'),
+            )
+        return value
+
+    # --- sections -------------------------------------------------------------------------
+
+    def load(self, text: str) -> Study:
+        try:
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise self.err(None, f"not valid TOML: {exc}") from None
+        for key in doc:
+            if key not in _SECTIONS:
+                raise self.err(
+                    f"[{key}]", "unknown section" + _did_you_mean(key, tuple(_SECTIONS), "[{}]")
+                )
+
+        st = self.table(doc, "study")
+        self.unknown(st, _SECTIONS["study"], "[study]")
+        sid = self.text(st, "id", "[study]")
+        if not _ID_RE.match(sid):
+            raise self.err("[study].id", f"{sid!r} may hold only letters, digits, '-', '_', '.'")
+        title = self.text(st, "title", "[study]")
+        version = st.get("version", "1")
+        if not isinstance(version, (str, int)) or isinstance(version, bool):
+            raise self.err("[study].version", f"{version!r} is not a string")
+        seed = self.get(st, "seed", "[study]", (int,), what="a whole number")
+        if seed < 0:
+            raise self.err("[study].seed", f"{seed} is negative")
+
+        tx = self.table(doc, "texts")
+        self.unknown(tx, _SECTIONS["texts"], "[texts]")
+        texts = {
+            "consent": self.text(tx, "consent", "[texts]"),
+            "instructions": self.text(tx, "instructions", "[texts]"),
+        }
+        if "debrief" in tx:
+            texts["debrief"] = self.text(tx, "debrief", "[texts]")
+
+        corpus_path, corpus, assignment, prompt, kind = self.stimuli(doc)
+        profile = self.profile(doc)
+        factors = self.factors(doc, profile)
+        design = self.design(doc, factors)
+        counter = self.counterbalance(doc)
+        questions = self.questions(doc)
+        abandon = self.abandon(doc)
+        attention = self.attention(doc, questions, factors, profile)
+        return Study(
+            path=self.path,
+            text=text,
+            sha256=hashlib.sha256(text.encode()).hexdigest(),
+            id=sid,
+            title=title,
+            version=str(version),
+            seed=seed,
+            texts=texts,
+            corpus_path=corpus_path,
+            assignment=assignment,
+            prompt=prompt,
+            kind=kind,
+            profile=profile,
+            factors=factors,
+            design=design,
+            counterbalance=counter,
+            questions=questions,
+            abandon=abandon,
+            attention=attention,
+            corpus=corpus,
+        )
+
+    def stimuli(self, doc: dict) -> tuple[Path, Corpus, str, str | None, str]:
+        s = self.table(doc, "stimuli")
+        self.unknown(s, _SECTIONS["stimuli"], "[stimuli]")
+        if "corpus" not in s:
+            raise self.err(
+                "[stimuli].corpus",
+                "missing (required): a replay folder or file, relative to the study file",
+            )
+        rel = self.text(s, "corpus", "[stimuli]")
+        corpus_path = (self.path.parent / rel).resolve()
+        if not corpus_path.exists():
+            raise self.err("[stimuli].corpus", f"{rel!r} does not exist (looked for {corpus_path})")
+        try:
+            corpus = load_corpus(corpus_path)
+        except UxlabError as exc:
+            raise self.err("[stimuli].corpus", f"does not load: {exc}") from None
+        if corpus.errors:
+            raise self.err(
+                "[stimuli].corpus",
+                f"{len(corpus.errors)} replay file(s) do not load; first: {corpus.errors[0]}",
+            )
+        if "files" in s:
+            files = self.get(s, "files", "[stimuli]", (list,), what="a list of file names")
+            keep = []
+            for i, name in enumerate(files):
+                if not isinstance(name, str):
+                    raise self.err(f"[stimuli].files[{i}]", f"{name!r} is not a file name")
+                target = (corpus_path / name).resolve()
+                if target not in corpus.paths:
+                    raise self.err(
+                        f"[stimuli].files[{i}]", f"{name!r} is not a replay file in {rel!r}"
+                    )
+                keep.append(corpus.paths.index(target))
+            corpus = Corpus(
+                corpus.root, [corpus.recordings[k] for k in keep], [corpus.paths[k] for k in keep]
+            )
+        if not corpus.recordings:
+            raise self.err("[stimuli].corpus", f"{rel!r} holds no replay files (*.jsonl)")
+        ids = [r.id for r in corpus.recordings]
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        if dup:
+            raise self.err("[stimuli].corpus", f"recording id {dup[0]!r} appears twice")
+        assignment = self.choice(s, "assignment", "[stimuli]", ASSIGNMENTS, "cycle")
+        prompt = self.text(s, "prompt", "[stimuli]", None)
+        kind = self.choice(s, "kind", "[stimuli]", TRIAL_KINDS, "single")
+        return corpus_path, corpus, assignment, prompt, kind
+
+    def profile(self, doc: dict) -> Profile:
+        table = self.table(doc, "profile", required=False)
+        try:
+            return Profile.from_table(table, where=f"{self.path} [profile]")
+        except ProfileError as exc:
+            raise StudyError(self.path, None, _strip_path(str(exc), self.path)) from None
+
+    def factors(self, doc: dict, profile: Profile) -> list[Factor]:
+        table = self.table(doc, "factors")
+        if not table:
+            raise self.err("[factors]", "needs at least one factor, e.g. ttft_ms = [200, 800]")
+        out = []
+        for name, value in table.items():
+            if name not in FACTOR_NAMES:
+                raise self.err(
+                    f"[factors].{name}",
+                    "not a profile parameter" + _did_you_mean(name, tuple(FACTOR_NAMES)),
+                )
+            where = f"[factors].{name}"
+            between, procedure = False, "fixed"
+            if isinstance(value, dict):
+                where = f"[factors.{name}]"
+                self.unknown(value, _FACTOR_KEYS, where)
+                between = self.get(value, "between", where, (bool,), False, "true or false")
+                procedure = self.choice(value, "procedure", where, PROCEDURES, "fixed")
+                value = self.get(value, "levels", where, (list,), what="a list of levels")
+                where = f"{where}.levels"
+            elif not isinstance(value, list):
+                raise self.err(where, f"{value!r} is not a list of levels (or a table)")
+            if not value:
+                raise self.err(where, "has no levels")
+            levels = []
+            for i, x in enumerate(value):
+                key = f"{where}[{i}]"
+                if isinstance(x, bool) or not isinstance(x, (int, float)):
+                    raise self.err(key, f"{x!r} is not a number")
+                if not math.isfinite(x):
+                    raise self.err(key, f"{x} is not a finite number")
+                if x < 0 and name != "rho":
+                    raise self.err(key, f"{x} is negative")
+                if name in INTEGER_FACTORS and not float(x).is_integer():
+                    raise self.err(key, f"{x} is not a whole number")
+                if x in levels:
+                    raise self.err(key, f"{x} repeats level {levels.index(x)}")
+                try:
+                    profile.with_factors({name: x})
+                except ProfileError as exc:
+                    raise self.err(key, f"{x} is not a valid level: {exc}") from None
+                levels.append(x)
+            out.append(Factor(name, tuple(levels), between, procedure))
+        if all(f.between for f in out):
+            raise self.err(
+                "[factors]",
+                "every factor is between-participant; at least one must vary within a participant",
+            )
+        return out
+
+    def design(self, doc: dict, factors: list[Factor]) -> Design:
+        d = self.table(doc, "design", required=False)
+        self.unknown(d, _SECTIONS["design"], "[design]")
+        order = self.choice(d, "order", "[design]", ORDERS, "random")
+        blocked_by = self.get(d, "blocked_by", "[design]", (str,), None, "a factor name")
+        within = [f.name for f in factors if not f.between]
+        if order == "blocked":
+            if blocked_by is None:
+                raise self.err(
+                    "[design].blocked_by", 'missing: order = "blocked" needs the factor to block by'
+                )
+            if blocked_by not in within:
+                raise self.err(
+                    "[design].blocked_by",
+                    f"{blocked_by!r} is not a within "
+                    "factor of this study" + _did_you_mean(blocked_by, within),
+                )
+        elif blocked_by is not None:
+            raise self.err(
+                "[design].blocked_by", f'only used with order = "blocked", not {order!r}'
+            )
+        max_run = self.positive_int(d, "max_run", "[design]", None)
+        n_cond = len(make_conditions([f for f in factors if not f.between]))
+        repeats = self.positive_int(d, "repeats", "[design]", 1)
+        if max_run is not None and n_cond == 1:
+            raise self.err("[design].max_run", "cannot hold with a single condition")
+        return Design(
+            repeats=repeats,
+            blocks=self.positive_int(d, "blocks", "[design]", 1),
+            order=order,
+            blocked_by=blocked_by,
+            max_run=max_run,
+            practice=self.positive_int(d, "practice", "[design]", 0, minimum=0),
+            break_every=self.positive_int(d, "break_every", "[design]", None),
+        )
+
+    def counterbalance(self, doc: dict) -> Counterbalance:
+        c = self.table(doc, "counterbalance", required=False)
+        self.unknown(c, _SECTIONS["counterbalance"], "[counterbalance]")
+        stale = self.number(c, "stale_after_min", "[counterbalance]", 120.0)
+        if stale <= 0:
+            raise self.err("[counterbalance].stale_after_min", f"{stale} must be positive")
+        return Counterbalance(
+            group_cap=self.positive_int(c, "group_cap", "[counterbalance]", None),
+            stale_after_min=float(stale),
+        )
+
+    def questions(self, doc: dict) -> list[Question]:
+        qs = doc.get("questions", [])
+        if not isinstance(qs, list) or not all(isinstance(q, dict) for q in qs):
+            raise self.err("[[questions]]", "must be an array of tables ([[questions]])")
+        out: list[Question] = []
+        for i, q in enumerate(qs):
+            where = f"[[questions]][{i}]"
+            self.unknown(q, _QUESTION_KEYS, where)
+            qid = self.text(q, "id", where)
+            if not re.match(r"^[a-z][a-z0-9_]*$", qid):
+                raise self.err(
+                    f"{where}.id",
+                    f"{qid!r} must be lower-case letters, digits "
+                    "and '_', starting with a letter (it becomes column q_<id>)",
+                )
+            if any(o.id == qid for o in out):
+                raise self.err(f"{where}.id", f"{qid!r} is used by another question")
+            qtype = self.choice(q, "type", where, QUESTION_TYPES)
+            kw: dict[str, Any] = {
+                "id": qid,
+                "type": qtype,
+                "text": self.text(q, "text", where),
+                "when": self.choice(q, "when", where, QUESTION_WHEN, "trial"),
+            }
+            allowed = {
+                "likert": ("scale", "labels", "acceptable_at"),
+                "yesno": ("yes_means",),
+                "choice": ("options",),
+                "slider": ("min", "max", "labels"),
+                "text": (),
+            }[qtype]
+            for key in ("scale", "labels", "acceptable_at", "yes_means", "options", "min", "max"):
+                if key in q and key not in allowed:
+                    raise self.err(f"{where}.{key}", f"not used by a {qtype} question")
+            if qtype == "likert":
+                scale = self.positive_int(q, "scale", where, minimum=2)
+                if scale > 11:
+                    raise self.err(f"{where}.scale", f"{scale} points is too many (2 to 11)")
+                kw["scale"] = scale
+                kw["labels"] = self.labels(q, where, 2)
+                acc = self.positive_int(q, "acceptable_at", where, None)
+                if acc is not None and acc > scale:
+                    raise self.err(
+                        f"{where}.acceptable_at", f"{acc} is outside the scale 1..{scale}"
+                    )
+                kw["acceptable_at"] = acc
+            elif qtype == "yesno":
+                kw["yes_means"] = self.choice(q, "yes_means", where, YES_MEANS, "acceptable")
+            elif qtype == "choice":
+                opts = self.get(q, "options", where, (list,), what="a list of options")
+                if len(opts) < 2 or not all(isinstance(o, str) and o for o in opts):
+                    raise self.err(f"{where}.options", "needs at least two non-empty strings")
+                kw["options"] = tuple(opts)
+            elif qtype == "slider":
+                lo = self.number(q, "min", where, 0)
+                hi = self.number(q, "max", where, 100)
+                if hi <= lo:
+                    raise self.err(f"{where}.max", f"{hi} must be above min ({lo})")
+                kw.update(min=float(lo), max=float(hi), labels=self.labels(q, where, 2))
+            out.append(Question(**kw))
+        return out
+
+    def labels(self, q: dict, where: str, n: int) -> tuple[str, ...]:
+        labels = self.get(q, "labels", where, (list,), [], "a list of strings")
+        if labels and (len(labels) != n or not all(isinstance(x, str) for x in labels)):
+            raise self.err(
+                f"{where}.labels", f"needs {n} strings (the two end labels), got {labels!r}"
+            )
+        return tuple(labels)
+
+    def abandon(self, doc: dict) -> Abandon:
+        a = self.table(doc, "abandon", required=False)
+        self.unknown(a, _SECTIONS["abandon"], "[abandon]")
+        timeout = self.number(a, "timeout_s", "[abandon]", None)
+        if timeout is not None and timeout <= 0:
+            raise self.err("[abandon].timeout_s", f"{timeout} must be positive (or leave it out)")
+        return Abandon(
+            key=self.text(a, "key", "[abandon]", "escape"),
+            timeout_s=None if timeout is None else float(timeout),
+            ask_questions=self.get(
+                a, "ask_questions", "[abandon]", (bool,), False, "true or false"
+            ),
+        )
+
+    def attention(
+        self, doc: dict, questions: list[Question], factors: list[Factor], profile: Profile
+    ) -> Attention | None:
+        a = self.table(doc, "attention", required=False)
+        if not a:
+            return None
+        self.unknown(a, _SECTIONS["attention"], "[attention]")
+        every = self.positive_int(a, "every", "[attention]", minimum=2)
+        text = self.text(a, "text", "[attention]")
+        trial_qs = [q for q in questions if q.when == "trial"]
+        qid = self.text(a, "question", "[attention]")
+        q = next((x for x in trial_qs if x.id == qid), None)
+        if q is None:
+            raise self.err(
+                "[attention].question",
+                f"{qid!r} is not a per-trial question"
+                + _did_you_mean(qid, [x.id for x in trial_qs]),
+            )
+        if q.type == "text":
+            raise self.err(
+                "[attention].question",
+                f"{qid!r} is a free-text question; a "
+                "known answer needs likert, yesno, choice or slider",
+            )
+        answer = a.get("answer")
+        if isinstance(answer, bool) or not isinstance(answer, (str, int, float)):
+            raise self.err("[attention].answer", f"{answer!r} is not a valid answer")
+        answer = str(answer)
+        valid = _valid_answers(q)
+        if valid is not None and answer not in valid:
+            raise self.err(
+                "[attention].answer",
+                f"{answer!r} is not an answer to {qid!r}; expected one of: {', '.join(valid)}",
+            )
+        levels = None
+        if "levels" in a:
+            lv = self.get(a, "levels", "[attention]", (dict,), what="a table of factor levels")
+            names = [f.name for f in factors if not f.between]
+            for k, v in lv.items():
+                if k not in names:
+                    raise self.err(
+                        f"[attention].levels.{k}",
+                        "not a within factor of this study" + _did_you_mean(k, names),
+                    )
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+                    raise self.err(f"[attention].levels.{k}", f"{v!r} is not a valid level")
+            try:
+                profile.with_factors(dict(lv))
+            except ProfileError as exc:
+                raise self.err("[attention].levels", str(exc)) from None
+            levels = dict(lv)
+        return Attention(every=every, text=text, question=qid, answer=answer, levels=levels)
+
+
+def _valid_answers(q: Question) -> list[str] | None:
+    if q.type == "yesno":
+        return ["yes", "no"]
+    if q.type == "likert":
+        return [str(i) for i in range(1, (q.scale or 0) + 1)]
+    if q.type == "choice":
+        return list(q.options)
+    return None
+
+
+def _strip_path(message: str, path: Path) -> str:
+    prefix = f"{path} "
+    return message[len(prefix) :] if message.startswith(prefix) else message
+
+
+_TYPE_WORDS = {
+    str: "a string",
+    int: "a whole number",
+    float: "a number",
+    bool: "true or false",
+    list: "a list",
+    dict: "a table",
+}
+
+
+def _type_name(value: Any) -> str:
+    return _TYPE_WORDS.get(type(value), type(value).__name__)
+
+
+def load_study(path: str | Path) -> Study:
+    """Read and validate a study file; raises StudyError naming the file, key path and problem."""
+    path = Path(path)
+    if not path.is_file():
+        raise StudyError(path, None, "no such study file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise StudyError(path, None, f"not UTF-8 ({exc.reason})") from None
+    return _Loader(path).load(text)
+
+
+def parse_study(text: str, path: str | Path) -> Study:
+    """Validate study text as if it were the file at `path` (the corpus is relative to it)."""
+    return _Loader(Path(path)).load(text)
