@@ -1,0 +1,103 @@
+"""`uxlab import`: turn a vendor capture or a benchmark export into replay files."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+FORMATS = ("openai-sse", "anthropic-sse", "genai-perf", "aiperf", "vllm-bench", "llmperf")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "import",
+        help="import captures or benchmark exports as replay files",
+        description="Import a foreign recording as replay files (one per stream) into OUTDIR. "
+        "Timing-only sources (aiperf profile_export.jsonl, vllm-bench, llmperf) get a text "
+        "laid over their chunks: --text FILE, or the bundled neutral text.",
+    )
+    p.add_argument(
+        "--from",
+        dest="fmt",
+        required=True,
+        choices=FORMATS,
+        metavar="FORMAT",
+        help=f"source format: {', '.join(FORMATS)}",
+    )
+    p.add_argument(
+        "src",
+        type=Path,
+        metavar="SRC",
+        help="the source file (or, for *-sse, a folder of capture files)",
+    )
+    p.add_argument(
+        "-o",
+        "--out",
+        type=Path,
+        required=True,
+        metavar="OUTDIR",
+        help="folder to write the replay files into (created if missing)",
+    )
+    p.add_argument(
+        "--text",
+        type=Path,
+        metavar="FILE",
+        help="UTF-8 text to lay over timing-only sources (default: bundled neutral text)",
+    )
+    p.add_argument("--limit", type=int, metavar="N", help="write at most N streams")
+    p.add_argument(
+        "--select",
+        metavar="I,J,...",
+        help="only these request indices (the numbers in source.origin)",
+    )
+    p.set_defaults(func=run)
+
+
+def _parse_select(value: str | None) -> list[int] | None:
+    from uxlab.cli import CliError
+
+    if value is None:
+        return None
+    try:
+        return [int(part) for part in value.split(",") if part.strip()]
+    except ValueError:
+        raise CliError(f"--select: expected comma-separated whole numbers, got {value!r}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from uxlab.cli import CliError
+    from uxlab.streams.importers import ImportOptions, import_source
+    from uxlab.streams.replay_file import write_replay
+
+    if args.limit is not None and args.limit < 1:
+        raise CliError(f"--limit: expected a positive number, got {args.limit}")
+    text = None
+    if args.text is not None:
+        try:
+            text = args.text.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise CliError(f"--text {args.text}: not UTF-8 ({exc.reason})") from None
+        if not text.strip():
+            raise CliError(f"--text {args.text}: the file is empty")
+    options = ImportOptions(
+        text=text,
+        text_name=args.text.name if args.text is not None else None,
+        limit=args.limit,
+        select=_parse_select(args.select),
+    )
+    if not args.src.exists():
+        raise FileNotFoundError(f"{args.src}: no such file or folder")
+    result = import_source(args.fmt, args.src, options)
+    args.out.mkdir(parents=True, exist_ok=True)
+    for rec in result.recordings:
+        write_replay(rec, args.out)
+    for warning in result.warnings:
+        print(f"warning: {warning}")
+    summary = f"imported {len(result.recordings)} stream(s) from {args.src.name} into {args.out}"
+    if result.skipped:
+        reasons = "; ".join(f"{n} {reason}" for reason, n in result.skipped_by_reason().items())
+        summary += f"; skipped {len(result.skipped)}: {reasons}"
+    else:
+        summary += "; skipped 0"
+    print(summary)
+    return 0 if result.recordings or not result.skipped else 1

@@ -1,0 +1,67 @@
+"""Importers: one small module per foreign format, each `(path, ImportOptions) -> ImportResult`.
+
+`IMPORTERS` maps the `--from` name of `uxlab import` to its function. The per-vendor event
+mappings are public for the live recorder:
+`openai_chat_events_to_recording(events, header)` and
+`anthropic_events_to_recording(events, header)`, where `events` is a list of
+`(t_ms | None, event name | None, data text)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from uxlab.streams.importers.aiperf import import_aiperf
+from uxlab.streams.importers.anthropic_sse import (
+    anthropic_events_to_recording,
+    import_anthropic_sse,
+)
+from uxlab.streams.importers.base import (
+    ImportFormatError,
+    ImportOptions,
+    ImportResult,
+    Skipped,
+    StreamEventError,
+)
+from uxlab.streams.importers.genai_perf import import_genai_perf
+from uxlab.streams.importers.llmperf import import_llmperf
+from uxlab.streams.importers.openai_sse import (
+    import_openai_sse,
+    openai_chat_events_to_recording,
+)
+from uxlab.streams.importers.vllm_bench import import_vllm_bench
+
+Importer = Callable[[Path, ImportOptions], ImportResult]
+
+IMPORTERS: dict[str, Importer] = {
+    "openai-sse": import_openai_sse,
+    "anthropic-sse": import_anthropic_sse,
+    "genai-perf": import_genai_perf,
+    "aiperf": import_aiperf,
+    "vllm-bench": import_vllm_bench,
+    "llmperf": import_llmperf,
+}
+
+
+def import_source(fmt: str, path: str | Path, options: ImportOptions | None = None) -> ImportResult:
+    """Run the importer named `fmt` on `path`."""
+    if fmt not in IMPORTERS:
+        raise ImportFormatError(
+            path, None, "--from", f"unknown format {fmt!r} (one of {', '.join(IMPORTERS)})"
+        )
+    return IMPORTERS[fmt](Path(path), options or ImportOptions())
+
+
+__all__ = [
+    "IMPORTERS",
+    "ImportFormatError",
+    "ImportOptions",
+    "ImportResult",
+    "Importer",
+    "Skipped",
+    "StreamEventError",
+    "anthropic_events_to_recording",
+    "import_source",
+    "openai_chat_events_to_recording",
+]

@@ -1,0 +1,270 @@
+"""AIPerf exports -> Recordings: `profile_export.jsonl` (timing only) and the raw export.
+
+`profile_export.jsonl`, one record per request (`MetricRecordInfo` in ai-dynamo/aiperf)::
+
+    {"metadata": {"x_request_id": ..., "timestamp_ns": ..., ...},
+     "metrics": {"ttft": {"value": 1680.5, "unit": "ms"},
+                 "inter_chunk_latency": {"value": [134.4, ...], "unit": "ms"},
+                 "request_latency": {...}, "output_sequence_length": {...},
+                 "reasoning_token_count": {...}, ...},
+     "error": null | {"code": 499, "type": "RequestCancellationError", "message": ...}}
+
+The first chunk arrives at `ttft`, each next one `inter_chunk_latency[i]` later (exactly);
+the end is at `request_latency`. Records with an `error` (cancelled: code 499) are skipped
+and reported. The records carry no text, so a text is laid over the chunks
+(`text_source: "split"`). When `reasoning_token_count` is given, the first chunks (as many
+as reasoning tokens, scaled when chunks != tokens) go on channel `reasoning`, the rest on
+`content`, each channel's run laid from the start of the text. `n_tokens` is 1 when the
+chunk count equals `output_sequence_length`, else null.
+
+`profile_export_raw.jsonl` (`RawRecordInfo`, with `--export-level raw`)::
+
+    {"metadata": {...}, "start_perf_ns": ..., "payload": {request}, "status": 200,
+     "responses": [{"perf_ns": ..., "text": "data: {...}\\n\\n"}
+                   | {"perf_ns": ..., "packets": [{"name": "data", "value": "{...}"}]}],
+     "error": null | {...}}
+
+is lossless: arrival `perf_ns - start_perf_ns`, text mapped as OpenAI Chat SSE. Both kinds
+are told apart per record (`responses` vs `metrics`). The model name is read from a
+`profile_export_aiperf.json` next to the file when there is one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from uxlab.streams.importers.base import (
+    ImportFormatError,
+    ImportOptions,
+    ImportResult,
+    Skipped,
+    StreamEventError,
+    chunks_from_gaps,
+    import_header,
+    iter_jsonl,
+    limit_reached,
+    number_list,
+    origin_of,
+    read_json,
+    require,
+    wanted,
+)
+from uxlab.streams.importers.openai_sse import TimedEvent, openai_chat_events_to_recording
+from uxlab.streams.recording import End, Recording
+from uxlab.streams.replay_file import safe_filename
+from uxlab.streams.split_text import lay_text, neutral_text
+from uxlab.streams.sse import parse_sse
+
+_TO_MS = {"ms": 1.0, "ns": 1e-6, "us": 1e-3, "s": 1000.0, "sec": 1000.0}
+
+
+def import_aiperf(path: Path, options: ImportOptions) -> ImportResult:
+    """Import an AIPerf `profile_export.jsonl` or `profile_export_raw.jsonl`."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    model = _model_from_summary(path.parent / "profile_export_aiperf.json")
+    text = options.text if options.text is not None else neutral_text()
+    result = ImportResult()
+    for index, (lineno, obj) in enumerate(iter_jsonl(path)):
+        if not wanted(index, options):
+            continue
+        if limit_reached(options, len(result.recordings)):
+            break
+        origin = origin_of(path, record=index)
+        error = obj.get("error")
+        if error:
+            result.skipped.append(Skipped(origin, _error_reason(error)))
+            continue
+        where = str(lineno)
+        rid = f"{safe_filename(path.stem)}-r{index:03d}"
+        if "responses" in obj:
+            rec = _raw_record(path, where, obj, rid, origin, model)
+        elif "metrics" in obj:
+            rec = _metric_record(path, where, obj, rid, origin, model, text, options)
+        else:
+            raise ImportFormatError(
+                path,
+                where,
+                "metrics",
+                "missing (expected an AIPerf record with `metrics`, or a raw record with "
+                "`responses`)",
+            )
+        if isinstance(rec, str):
+            result.skipped.append(Skipped(origin, rec))
+            continue
+        result.recordings.append(rec)
+    return result
+
+
+def _error_reason(error: Any) -> str:
+    if not isinstance(error, dict):
+        return f"error: {error}"
+    code = error.get("code")
+    etype = error.get("type") or "error"
+    label = "cancelled" if code == 499 else "failed"
+    return f"{label} ({etype}, code {code})"
+
+
+def _model_from_summary(summary: Path) -> str | None:
+    if not summary.is_file():
+        return None
+    try:
+        doc = read_json(summary)
+        names = doc["input_config"]["endpoint"]["model_names"]
+        return str(names[0]) if names else None
+    except (ImportFormatError, KeyError, IndexError, TypeError):
+        return None
+
+
+def _metric(
+    metrics: dict[str, Any], key: str, path: Path, where: str, required: bool = True
+) -> Any:
+    """A metric's value converted to ms when it has a time unit (None when absent)."""
+    if key not in metrics:
+        if required:
+            raise ImportFormatError(path, where, f"metrics.{key}", "missing")
+        return None
+    m = metrics[key]
+    if not isinstance(m, dict) or "value" not in m:
+        raise ImportFormatError(path, where, f"metrics.{key}", 'expected {"value", "unit"}')
+    value, unit = m["value"], m.get("unit")
+    scale = _TO_MS.get(unit or "")
+    if scale is None:
+        return value
+    if isinstance(value, list):
+        return [v * scale for v in number_list(value, f"metrics.{key}.value", path, where)]
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise ImportFormatError(
+            path, where, f"metrics.{key}.value", f"expected a non-negative number, got {value!r}"
+        )
+    return value * scale
+
+
+def _metric_record(
+    path: Path,
+    where: str,
+    obj: dict[str, Any],
+    rid: str,
+    origin: str,
+    model: str | None,
+    text: str,
+    options: ImportOptions,
+) -> Recording | str:
+    metrics = require(obj, "metrics", (dict,), "an object of metrics", path, where)
+    ttft_ms = _metric(metrics, "ttft", path, where)
+    gaps_ms = _metric(metrics, "inter_chunk_latency", path, where, required=False) or []
+    n_chunks = len(gaps_ms) + 1
+    osl = _count(metrics, "output_sequence_length")
+    n_reasoning_tokens = _count(metrics, "reasoning_token_count") or 0
+    tokens_are_chunks = osl == n_chunks
+    if n_reasoning_tokens and osl:
+        n_reasoning = min(n_chunks, round(n_reasoning_tokens * n_chunks / osl))
+    else:
+        n_reasoning = 0
+    channels = ["reasoning"] * n_reasoning + ["content"] * (n_chunks - n_reasoning)
+    texts = lay_text(text, n_reasoning) + lay_text(text, n_chunks - n_reasoning)
+    chunks = chunks_from_gaps(
+        ttft_ms, gaps_ms, texts, channels, n_tokens=1 if tokens_are_chunks else None
+    )
+    end_ms = _metric(metrics, "request_latency", path, where, required=False)
+    last_ms = chunks[-1].t_ms or 0.0
+    end_ms = last_ms if end_ms is None else max(float(end_ms), last_ms)
+    usage = {
+        k: _count(metrics, k)
+        for k in (
+            "input_sequence_length",
+            "output_sequence_length",
+            "output_token_count",
+            "reasoning_token_count",
+        )
+    }
+    meta = obj.get("metadata") or {}
+    header = import_header(
+        rid,
+        importer="aiperf",
+        origin=origin,
+        api="openai.chat",
+        model=model,
+        text_source="split",
+        timing="recorded",
+        request_id=meta.get("x_request_id"),
+        channels="inferred from reasoning_token_count" if n_reasoning else None,
+        text=options.text_name or "uxlab neutral text",
+    )
+    return Recording(
+        header=header,
+        events=list(chunks),
+        end=End(
+            t_ms=end_ms,
+            finish_reason=None,
+            usage={k: v for k, v in usage.items() if v is not None} or None,
+        ),
+    )
+
+
+def _count(metrics: dict[str, Any], key: str) -> int | None:
+    m = metrics.get(key)
+    if isinstance(m, dict) and isinstance(m.get("value"), int | float):
+        return int(m["value"])
+    return None
+
+
+def _raw_record(
+    path: Path, where: str, obj: dict[str, Any], rid: str, origin: str, model: str | None
+) -> Recording | str:
+    start_ns = require(obj, "start_perf_ns", (int, float), "a perf_counter time in ns", path, where)
+    responses = require(obj, "responses", (list,), "a list of responses", path, where)
+    if not responses:
+        return "no responses"
+    events: list[TimedEvent] = []
+    for k, resp in enumerate(responses):
+        if not isinstance(resp, dict):
+            raise ImportFormatError(path, where, f"responses[{k}]", "expected an object")
+        perf_ns = require(
+            resp, "perf_ns", (int, float), "a time in ns", path, where, prefix=f"responses[{k}]."
+        )
+        t_ms = (perf_ns - start_ns) / 1e6
+        if t_ms < 0:
+            raise ImportFormatError(
+                path, where, f"responses[{k}].perf_ns", "earlier than start_perf_ns"
+            )
+        if "packets" in resp:
+            packets = resp["packets"] or []
+            name = next((p.get("value") for p in packets if p.get("name") == "event"), None)
+            data = "\n".join(p.get("value") or "" for p in packets if p.get("name") == "data")
+            if data or name:
+                events.append((t_ms, name, data))
+        elif "text" in resp:
+            raw = resp["text"]
+            if not isinstance(raw, str):
+                raise ImportFormatError(path, where, f"responses[{k}].text", "expected a string")
+            parsed = parse_sse(raw) if raw.lstrip().startswith(("data:", "event:", ":")) else []
+            if parsed:
+                events.extend((t_ms, ev.event, ev.data) for ev in parsed)
+            elif raw.strip():
+                events.append((t_ms, None, raw))
+        else:
+            raise ImportFormatError(
+                path, where, f"responses[{k}]", "expected `text` or `packets` next to `perf_ns`"
+            )
+    payload = obj.get("payload") if isinstance(obj.get("payload"), dict) else {}
+    meta = obj.get("metadata") or {}
+    header = import_header(
+        rid,
+        importer="aiperf-raw",
+        origin=origin,
+        api="openai.chat",
+        model=payload.get("model") or model,
+        request=payload,
+        timing="recorded",
+        request_id=meta.get("x_request_id"),
+        http_status=obj.get("status"),
+    )
+    try:
+        return openai_chat_events_to_recording(events, header)
+    except StreamEventError as exc:
+        raise ImportFormatError(
+            path, f"{where} (response {exc.index})", exc.field, exc.problem
+        ) from None

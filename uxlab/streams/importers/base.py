@@ -1,0 +1,215 @@
+"""What every importer shares: its result type, its error type, and small helpers.
+
+An importer is a function `(path, options) -> ImportResult`. It turns one foreign file (or
+a folder of captures) into Recordings whose `source.origin` points back at the file and
+the request inside it, and reports every request it skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from uxlab.errors import UxlabError
+from uxlab.streams.recording import Chunk, Header
+
+
+class ImportFormatError(UxlabError, ValueError):
+    """A source file that does not follow its documented format; says where and what."""
+
+    def __init__(self, path: str | Path, where: str | None, field: str | None, problem: str):
+        self.path = str(path)
+        self.where = where
+        self.field = field
+        self.problem = problem
+        loc = self.path if where is None else f"{self.path}:{where}"
+        what = f"{field}: {problem}" if field else problem
+        super().__init__(f"{loc}: {what}")
+
+
+class StreamEventError(UxlabError, ValueError):
+    """An event of a stream that cannot be mapped; `index` is its position in the list."""
+
+    def __init__(self, index: int, field: str | None, problem: str):
+        self.index = index
+        self.field = field
+        self.problem = problem
+        what = f"{field}: {problem}" if field else problem
+        super().__init__(f"event {index}: {what}")
+
+
+@dataclass
+class ImportOptions:
+    """Choices the user makes on import."""
+
+    text: str | None = None
+    """Text to lay over timing-only sources (None: the bundled neutral text)."""
+    text_name: str | None = None
+    """Where `text` came from (a file name), recorded in the header."""
+    limit: int | None = None
+    """Stop after this many recordings."""
+    select: Sequence[int] | None = None
+    """Only these request indices (as counted in `source.origin`)."""
+
+
+@dataclass
+class Skipped:
+    """A request in the source that was not imported, and why."""
+
+    origin: str
+    reason: str
+
+
+@dataclass
+class ImportResult:
+    """The recordings an importer produced, what it skipped, and any warnings."""
+
+    recordings: list[Any] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def skipped_by_reason(self) -> dict[str, int]:
+        """Skip counts per reason, most frequent first."""
+        counts: dict[str, int] = {}
+        for s in self.skipped:
+            counts[s.reason] = counts.get(s.reason, 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def wanted(index: int, options: ImportOptions) -> bool:
+    """Whether request `index` should be imported under `--select` (limit is separate)."""
+    return options.select is None or index in options.select
+
+
+def limit_reached(options: ImportOptions, n_done: int) -> bool:
+    return options.limit is not None and n_done >= options.limit
+
+
+def origin_of(path: Path, **where: Any) -> str:
+    """`name#key=value&...`: the source file's name and the request's place in it."""
+    keys = "&".join(f"{k}={v}" for k, v in where.items())
+    return f"{path.name}#{keys}" if keys else path.name
+
+
+def import_header(
+    rid: str,
+    *,
+    importer: str,
+    origin: str,
+    api: str | None = None,
+    vendor: str | None = None,
+    model: str | None = None,
+    request: dict[str, Any] | None = None,
+    text_source: str = "recorded",
+    **source_extra: Any,
+) -> Header:
+    """A header for an imported recording (`source.kind` = import)."""
+    source: dict[str, Any] = {
+        "kind": "import",
+        "api": api,
+        "vendor": vendor,
+        "model": model,
+        "importer": importer,
+        "origin": origin,
+    }
+    source.update({k: v for k, v in source_extra.items() if v is not None})
+    return Header(id=rid, source=source, request=request or {}, text_source=text_source)
+
+
+def read_json(path: Path) -> Any:
+    """A whole JSON file, with errors naming the file, line and column."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ImportFormatError(path, None, None, f"not UTF-8 ({exc.reason})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ImportFormatError(
+            path, f"{exc.lineno}", None, f"not JSON ({exc.msg} at column {exc.colno})"
+        ) from None
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """`(line number, object)` for each non-blank line of a JSON Lines file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ImportFormatError(path, None, None, f"not UTF-8 ({exc.reason})") from None
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ImportFormatError(
+                path, f"{lineno}", None, f"not JSON ({exc.msg} at column {exc.colno})"
+            ) from None
+        if not isinstance(obj, dict):
+            raise ImportFormatError(
+                path,
+                f"{lineno}",
+                None,
+                f"each line must be a JSON object, got {type(obj).__name__}",
+            )
+        yield lineno, obj
+
+
+def require(
+    obj: dict[str, Any],
+    key: str,
+    types: tuple[type, ...],
+    what: str,
+    path: Path,
+    where: str,
+    prefix: str = "",
+) -> Any:
+    """`obj[key]`, checked to be one of `types`, else an ImportFormatError naming the key."""
+    name = f"{prefix}{key}"
+    if not isinstance(obj, dict) or key not in obj:
+        raise ImportFormatError(path, where, name, f"missing (expected {what})")
+    value = obj[key]
+    if isinstance(value, bool) and bool not in types:
+        raise ImportFormatError(path, where, name, f"expected {what}, got {value!r}")
+    if not isinstance(value, types):
+        raise ImportFormatError(
+            path, where, name, f"expected {what}, got {type(value).__name__} {value!r:.60}"
+        )
+    return value
+
+
+def number_list(value: Any, name: str, path: Path, where: str) -> list[float]:
+    """A list of finite non-negative numbers, else an error naming the bad element."""
+    if not isinstance(value, list):
+        raise ImportFormatError(path, where, name, f"expected a list of numbers, got {value!r:.60}")
+    out: list[float] = []
+    for i, v in enumerate(value):
+        if isinstance(v, bool) or not isinstance(v, int | float) or v != v or v < 0:
+            raise ImportFormatError(
+                path, where, f"{name}[{i}]", f"expected a non-negative number, got {v!r}"
+            )
+        out.append(float(v))
+    return out
+
+
+def chunks_from_gaps(
+    ttft_ms: float,
+    gaps_ms: Sequence[float],
+    texts: Sequence[str],
+    channels: Sequence[str] | None = None,
+    n_tokens: int | None = None,
+) -> list[Chunk]:
+    """Chunks at `ttft_ms`, then one per gap (cumulative), carrying `texts` in order."""
+    if len(texts) != len(gaps_ms) + 1:
+        raise ValueError(f"{len(texts)} texts for {len(gaps_ms) + 1} chunks")
+    chunks: list[Chunk] = []
+    t_ms = float(ttft_ms)
+    for i, text in enumerate(texts):
+        if i > 0:
+            t_ms += float(gaps_ms[i - 1])
+        channel = channels[i] if channels is not None else "content"
+        chunks.append(Chunk(t_ms=t_ms, text=text, channel=channel, n_tokens=n_tokens))
+    return chunks

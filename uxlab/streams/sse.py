@@ -1,0 +1,178 @@
+"""Server-sent events (SSE) framing, and the timed SSE capture format.
+
+`SseParser` splits a text or byte stream into events the way the WHATWG event-stream
+rules do: `field: value` lines, one optional space after the colon, several `data:` lines
+joined with a newline, `:` comment lines, LF / CRLF / CR line ends (even when a CRLF is cut
+between two network reads), a leading byte order mark, and a blank line that ends an event.
+It is incremental (`feed` as bytes arrive, `close` at the end), so the live recorder and the
+importers share it.
+
+Timed capture (`*.sse`): a plain SSE body where each event is preceded by a comment line
+giving its arrival time in milliseconds from the moment the request was sent::
+
+    : t_ms=412.700
+    data: {"id":"chatcmpl-1","choices":[{"index":0,"delta":{"content":"Hi"}}]}
+
+The file stays valid SSE (any SSE reader skips comments), it is readable and diffable, and a
+recorder can append to it one event at a time (`format_capture_event`). A body without any
+`t_ms=` comment is a plain capture: its events get `t_ms=None` (text without timing).
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass, field
+
+CAPTURE_TIME_KEY = "t_ms="
+_TIME_COMMENT = re.compile(r"^\s*t_ms=([-+0-9.eE]+|null)\s*$")
+
+
+@dataclass
+class SseEvent:
+    """One dispatched SSE event: name (None when unnamed), data, and where it started."""
+
+    event: str | None
+    data: str
+    id: str | None = None
+    retry_ms: int | None = None
+    comments: list[str] = field(default_factory=list)
+    line: int = 0
+    """1-based line number of the event's first line (for error messages)."""
+
+    @property
+    def t_ms(self) -> float | None:
+        """The arrival time from a `: t_ms=...` comment of a timed capture, else None."""
+        for comment in self.comments:
+            m = _TIME_COMMENT.match(comment)
+            if m and m.group(1) != "null":
+                return float(m.group(1))
+        return None
+
+
+class SseParser:
+    """Incremental SSE parser: `feed()` text or bytes, get the events completed so far."""
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="strict")
+        self._buffer = ""
+        self._line_no = 0
+        self._started = False
+        self._pending_cr = False
+        self._reset_event()
+
+    def _reset_event(self) -> None:
+        self._event: str | None = None
+        self._data: list[str] = []
+        self._id: str | None = None
+        self._retry: int | None = None
+        self._comments: list[str] = []
+        self._first_line = 0
+
+    def feed(self, chunk: str | bytes) -> list[SseEvent]:
+        """Add the next piece of the stream; return the events it completed."""
+        text = self._decoder.decode(chunk) if isinstance(chunk, bytes) else chunk
+        if not self._started and text:
+            self._started = True
+            text = text.removeprefix("\ufeff")
+        if self._pending_cr:
+            self._pending_cr = False
+            text = text.removeprefix("\n")  # the LF of a CRLF cut between two reads
+        self._buffer += text
+        return self._drain(final=False)
+
+    def close(self) -> list[SseEvent]:
+        """End of stream: dispatch an event left without its closing blank line."""
+        tail = self._decoder.decode(b"", final=True)
+        self._buffer += tail
+        events = self._drain(final=True)
+        if self._buffer:
+            events.extend(self._line(self._buffer))
+            self._buffer = ""
+        events.extend(self._dispatch())
+        return events
+
+    def _drain(self, final: bool) -> list[SseEvent]:
+        events: list[SseEvent] = []
+        buf = self._buffer
+        start = 0
+        while True:
+            i_lf = buf.find("\n", start)
+            i_cr = buf.find("\r", start)
+            if i_lf < 0 and i_cr < 0:
+                break
+            if i_cr >= 0 and (i_lf < 0 or i_cr < i_lf):
+                end, nxt = i_cr, i_cr + 1
+                if nxt < len(buf):
+                    if buf[nxt] == "\n":
+                        nxt += 1
+                elif not final:
+                    self._pending_cr = True
+            else:
+                end, nxt = i_lf, i_lf + 1
+            events.extend(self._line(buf[start:end]))
+            start = nxt
+        self._buffer = buf[start:]
+        return events
+
+    def _line(self, line: str) -> list[SseEvent]:
+        self._line_no += 1
+        if line == "":
+            return self._dispatch()
+        if not self._first_line:
+            self._first_line = self._line_no
+        if line.startswith(":"):
+            self._comments.append(line[1:].removeprefix(" "))
+            return []
+        name, sep, value = line.partition(":")
+        if sep:
+            value = value.removeprefix(" ")
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        elif name == "id":
+            if "\0" not in value:
+                self._id = value
+        elif name == "retry" and value.isdigit():
+            self._retry = int(value)
+        # Unknown field names are ignored, as the SSE rules say.
+        return []
+
+    def _dispatch(self) -> list[SseEvent]:
+        if not self._data and self._event is None:
+            # A block of comments only: its comments carry over to the next event,
+            # so a time comment written as its own block still times that event.
+            return []
+        ev = SseEvent(
+            event=self._event,
+            data="\n".join(self._data),
+            id=self._id,
+            retry_ms=self._retry,
+            comments=self._comments,
+            line=self._first_line,
+        )
+        self._reset_event()
+        return [ev]
+
+
+def parse_sse(text: str | bytes) -> list[SseEvent]:
+    """All events of a complete SSE body (a string or bytes)."""
+    parser = SseParser()
+    events = parser.feed(text)
+    events.extend(parser.close())
+    return events
+
+
+def capture_events(text: str | bytes) -> list[tuple[float | None, str | None, str]]:
+    """A timed capture as `(t_ms, event name, data)` tuples (t_ms None when untimed)."""
+    return [(ev.t_ms, ev.event, ev.data) for ev in parse_sse(text)]
+
+
+def format_capture_event(t_ms: float | None, data: str, event: str | None = None) -> str:
+    """One event of a timed capture: the `: t_ms=` comment, `event:`, `data:` lines, blank."""
+    lines = [f": {CAPTURE_TIME_KEY}{'null' if t_ms is None else f'{t_ms:.3f}'}"]
+    if event is not None:
+        lines.append(f"event: {event}")
+    lines.extend(f"data: {part}" for part in data.split("\n"))
+    return "\n".join(lines) + "\n\n"
