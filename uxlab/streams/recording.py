@@ -118,9 +118,7 @@ class Recording:
 
     def chunk_times_ms(self) -> np.ndarray:
         """Arrival times of all chunks as a float array (NaN where unknown)."""
-        return np.array(
-            [np.nan if c.t_ms is None else c.t_ms for c in self.chunks], dtype=float
-        )
+        return np.array([np.nan if c.t_ms is None else c.t_ms for c in self.chunks], dtype=float)
 
     def has_timing(self) -> bool:
         """False for text-only recordings (times unknown)."""

@@ -1,0 +1,200 @@
+"""`uxlab inspect PATH [--json] [--truncated]`: timing metrics of replay files.
+
+For a file or a folder (searched recursively for `*.jsonl`): a compact table, one row per
+recording, then a pooled summary and a legend naming each definition; with `--json`, one JSON
+object per recording per line (all times in ms; the definitions are those of
+`uxlab.streams.metrics`). Bad files are listed on stderr while the good ones are inspected,
+and the exit status is then 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+LEGEND = (
+    "Times in ms from the request. TTFT: first non-empty content/reasoning chunk (a role "
+    "prelude does not count). ITL: gaps between consecutive content/reasoning chunks "
+    "(p50, p99; TTFT is not a gap). stalls: such gaps over 250 ms / over 1000 ms. "
+    "e2e: the end event. finish: the finish reason, or !type of a mid-stream error."
+)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "inspect",
+        help="timing metrics (TTFT, ITL, stalls, e2e) of replay files or folders",
+        description="Show timing metrics of replay files: a table with a pooled summary, "
+        "or one JSON object per recording with --json.",
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="a replay file or a folder")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object per recording per line (keys: id, n_chunks, n_tokens, ttft_ms, "
+        "ttft_first_event_ms, e2e_ms, itl_ms{mean,p50,p90,p99,max,cv,lag1}, tpot_ms, "
+        "stalls{over_250,over_1000,longest_ms}, chars_per_s, finish_reason, error, ...)",
+    )
+    parser.add_argument(
+        "--truncated",
+        action="store_true",
+        help="accept files without an end event (truncated streams)",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from uxlab.streams.corpus import load_corpus
+    from uxlab.streams.metrics import StreamArrays, describe_many, nest, summarize
+
+    recordings = []
+    paths: list[Path] = []
+    errors = []
+    for path in args.paths:
+        corpus = load_corpus(path, allow_truncated=args.truncated)
+        recordings.extend(corpus.recordings)
+        paths.extend(corpus.paths)
+        errors.extend(corpus.errors)
+    if errors:
+        print(f"uxlab inspect: {len(errors)} bad replay file(s):", file=sys.stderr)
+        for err in errors:
+            print(f"  {err}", file=sys.stderr)
+    if not recordings:
+        if not errors:
+            where = ", ".join(args.paths)
+            print(f"uxlab inspect: no replay files (*.jsonl) in {where}", file=sys.stderr)
+        return 1
+
+    arrays = StreamArrays.from_recordings(recordings)
+    table = describe_many(arrays)
+    out = sys.stdout
+    if args.json:
+        for path, row in zip(paths, table.to_dict("records"), strict=True):
+            record = nest(row, ndigits=3)
+            record["path"] = str(path)
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    else:
+        width = shutil.get_terminal_size((80, 24)).columns
+        write_table(table.to_dict("records"), summarize(arrays), out, width)
+    return 1 if errors else 0
+
+
+# --- the table --------------------------------------------------------------------------
+
+# (header, width) of the columns after the id; the id column takes the rest of the line.
+_COLUMNS: tuple[tuple[str, int], ...] = (
+    ("chunks", 6),
+    ("TTFT", 6),
+    ("ITL p50", 7),
+    ("ITL p99", 7),
+    ("stalls", 6),
+    ("e2e", 7),
+    ("finish", 11),
+)
+_MIN_ID = 12
+
+
+def _ms(value: Any, decimals: int = 0) -> str:
+    """A time in ms for the table: '-' when unknown, 1 decimal below 100 when asked."""
+    if value is None or value != value:  # None or NaN
+        return "-"
+    if decimals and abs(value) < 100:
+        return f"{value:.{decimals}f}"
+    return f"{value:,.0f}"
+
+
+def _fit(text: str, width: int) -> str:
+    """Cut `text` to `width` characters with an ellipsis in the middle (ids keep both ends)."""
+    if len(text) <= width:
+        return text
+    if width < 5:
+        return text[:width]
+    head = (width - 1) // 2
+    tail = width - 1 - head
+    return text[:head] + "…" + text[len(text) - tail :]
+
+
+def _finish(row: dict[str, Any]) -> str:
+    if row["error"]:
+        return "!" + row["error"].removesuffix("_error")
+    if row["truncated"]:
+        return "(truncated)"
+    return row["finish_reason"] or "-"
+
+
+def _stalls(row: dict[str, Any]) -> str:
+    over_250, over_1000 = row["stalls_over_250"], row["stalls_over_1000"]
+    if over_250 != over_250:  # NaN: no timing
+        return "-"
+    return f"{int(over_250)}/{int(over_1000)}"
+
+
+def _wrap(text: str, width: int, indent: str = "") -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width=width, initial_indent=indent, subsequent_indent=indent)
+
+
+def write_table(
+    rows: Sequence[dict[str, Any]], summary: dict[str, Any], out: TextIO, width: int = 80
+) -> None:
+    """Write the per-recording table, the pooled summary and the legend, fitted to `width`."""
+    width = max(width, 60)
+    fixed = sum(w + 1 for _, w in _COLUMNS)
+    longest = max([len(str(r["id"])) for r in rows] + [2])
+    id_width = max(_MIN_ID, min(longest, width - fixed))
+    head = "id".ljust(id_width) + "".join(" " + h.rjust(w) for h, w in _COLUMNS[:-1])
+    head += " " + _COLUMNS[-1][0].ljust(_COLUMNS[-1][1])
+    out.write(head.rstrip() + "\n")
+    for row in rows:
+        cells = (
+            str(int(row["n_chunks"])),
+            _ms(row["ttft_ms"]),
+            _ms(row["itl_p50_ms"], 1),
+            _ms(row["itl_p99_ms"], 1),
+            _stalls(row),
+            _ms(row["e2e_ms"]),
+        )
+        line = _fit(str(row["id"]), id_width).ljust(id_width)
+        line += "".join(" " + c.rjust(w) for c, (_, w) in zip(cells, _COLUMNS, strict=False))
+        line += " " + _finish(row)
+        out.write(line.rstrip() + "\n")
+    out.write("\n")
+    for line in summary_lines(summary, width):
+        out.write(line + "\n")
+    out.write("\n")
+    for line in _wrap(LEGEND, width):
+        out.write(line + "\n")
+
+
+def summary_lines(summary: dict[str, Any], width: int = 80) -> list[str]:
+    """The pooled summary as short lines (ITL and stalls pool every gap of every recording)."""
+    n = summary["n_recordings"]
+    itl, ttft, e2e, stalls = (summary[k] for k in ("itl_ms", "ttft_ms", "e2e_ms", "stalls"))
+    lines = _wrap(
+        f"Pooled over {n} recording{'s' if n != 1 else ''} (ITL and stalls pool all "
+        f"{summary['n_gaps']:,} gaps; TTFT and e2e are spread across recordings):",
+        width,
+    )
+    lines.append(
+        f"  TTFT  p50 {_ms(ttft['p50'])}  p90 {_ms(ttft['p90'])}  max {_ms(ttft['max'])} ms"
+    )
+    lines.append(
+        f"  ITL   p50 {_ms(itl['p50'], 1)}  p90 {_ms(itl['p90'], 1)}  "
+        f"p99 {_ms(itl['p99'], 1)}  max {_ms(itl['max'], 1)} ms"
+    )
+    lines.append(f"  e2e   p50 {_ms(e2e['p50'])}  p90 {_ms(e2e['p90'])}  max {_ms(e2e['max'])} ms")
+    lines.append(
+        f"  stalls  {stalls['over_250']} over 250 ms in {stalls['recordings_with_stall']} "
+        f"recording(s), {stalls['over_1000']} over 1000 ms; longest {_ms(stalls['longest_ms'])} ms"
+    )
+    lines.append(
+        f"  mid-stream errors {summary['errors']}  truncated {summary['truncated']}  "
+        f"without timing {summary['without_timing']}"
+    )
+    return lines
