@@ -1,0 +1,301 @@
+"""Export a study database to the trial table (README contract 2) and its companions.
+
+`export_db(db, out_dir, fmt="csv")` writes, into `out_dir`:
+
+- `trials.csv`   one row per trial begun, tidy (no JSON in cells): the contract's columns in
+                 order, one column per factor and one `q_<id>`/`rt_<id>_ms` pair per
+                 per-trial question. yes/no answers are 1 (yes) / 0 (no); a trial still in
+                 flight (its process died and it was never resumed) is exported as
+                 `interrupted`.
+- `events.csv`   `session_id, trial_index, t_ms, kind, data` (data: the event's other fields
+                 as compact JSON), in stored order.
+- `sessions.csv` one row per session: state, pilot/simulated flags, resumed count, trial
+                 counts, end-of-study answers (`q_<id>`) and the environment flattened into
+                 `env_<key>` columns.
+- `study.json`   the study's factors, conditions, questions (type, scale, labels,
+                 `acceptable_at`, `yes_means`), design and base profile, and every study
+                 version found.
+
+With `fmt="parquet"` the three tables are written as `.parquet` (needs pyarrow). The export
+reads one consistent snapshot through a read-only connection; the only write it makes is
+one `export` entry in the audit log (with the SHA-256 of every file written), so it can be
+rerun at any time, also while a study is running.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from uxlab.store.schema import StoreError
+
+BASE_COLUMNS = [
+    "study_id",
+    "study_sha256",
+    "session_id",
+    "participant",
+    "trial_index",
+    "block",
+    "practice",
+    "condition_id",
+]
+AFTER_FACTOR_COLUMNS = [
+    "replay_id",
+    "seed",
+    "outcome",
+    "t_abandon_ms",
+    "shown_first_ms",
+    "shown_last_ms",
+    "scheduled_end_ms",
+]
+TAIL_COLUMNS = ["attention_check", "attention_ok", "pilot", "simulated"]
+EVENT_COLUMNS = ["session_id", "trial_index", "t_ms", "kind", "data"]
+SESSION_COLUMNS = [
+    "session_id",
+    "participant",
+    "participant_number",
+    "group_id",
+    "study_id",
+    "study_sha256",
+    "seed",
+    "state",
+    "pilot",
+    "simulated",
+    "resumed_count",
+    "created_at",
+    "updated_at",
+    "n_trials_planned",
+    "n_trials_done",
+]
+
+
+def open_read_only(db: str | Path) -> sqlite3.Connection:
+    """A read-only connection (`mode=ro`): an export cannot change the data."""
+    db = Path(db)
+    if not db.is_file():
+        raise StoreError(f"{db}: no such database")
+    conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    try:
+        conn.execute("SELECT COUNT(*) FROM sessions").fetchone()
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise StoreError(f"{db}: not a uxlab study database ({exc})") from None
+    return conn
+
+
+def read_tables(db: str | Path) -> dict[str, Any]:
+    """The export's content from one snapshot: rows of each table and the study summary."""
+    conn = open_read_only(db)
+    try:
+        conn.execute("BEGIN")  # one read snapshot for every query below
+        studies = conn.execute(
+            "SELECT sha256, study_id, version, summary FROM studies ORDER BY registered_at, rowid"
+        ).fetchall()
+        if not studies:
+            raise StoreError(f"{db}: no study registered yet (nothing to export)")
+        summaries = {sha: json.loads(s) for sha, _, _, s in studies}
+        latest = summaries[studies[-1][0]]
+        factors = _union([f["name"] for s in summaries.values() for f in s["factors"]])
+        trial_qs = _union(
+            [q["id"] for s in summaries.values() for q in s["questions"] if q["when"] == "trial"]
+        )
+        end_qs = _union(
+            [q["id"] for s in summaries.values() for q in s["questions"] if q["when"] == "end"]
+        )
+        qtypes = {q["id"]: q["type"] for s in summaries.values() for q in s["questions"]}
+
+        answers: dict[tuple[str, int], dict[str, tuple[str | None, float | None]]] = {}
+        for sid, idx, qid, value, rt in conn.execute(
+            "SELECT session_id, trial_index, question_id, value, rt_ms FROM responses"
+        ):
+            answers.setdefault((sid, idx), {})[qid] = (value, rt)
+
+        trial_columns = (
+            BASE_COLUMNS
+            + factors
+            + AFTER_FACTOR_COLUMNS
+            + [c for q in trial_qs for c in (f"q_{q}", f"rt_{q}_ms")]
+            + TAIL_COLUMNS
+        )
+        trial_rows = []
+        for r in conn.execute(
+            """
+            SELECT st.study_id, s.study_sha256, t.session_id, s.participant, t.trial_index,
+                   t.block, t.practice, t.condition_id, t.levels, t.replay_id, t.seed,
+                   t.outcome, t.t_abandon_ms, t.shown_first_ms, t.shown_last_ms,
+                   t.scheduled_end_ms, t.attention, t.attention_ok, s.pilot, s.simulated
+            FROM trials t JOIN sessions s ON s.session_id = t.session_id
+                 JOIN studies st ON st.sha256 = s.study_sha256
+            ORDER BY s.created_at, s.session_id, t.trial_index
+            """
+        ):
+            levels = json.loads(r[8])
+            row: dict[str, Any] = dict(zip(BASE_COLUMNS, r[:8], strict=True))
+            row.update({f: levels.get(f) for f in factors})
+            outcome = "interrupted" if r[11] == "running" else r[11]
+            row.update(
+                dict(zip(AFTER_FACTOR_COLUMNS, (r[9], r[10], outcome, *r[12:16]), strict=True))
+            )
+            given = answers.get((r[2], r[4]), {})
+            for q in trial_qs:
+                value, rt = given.get(q, (None, None))
+                row[f"q_{q}"] = _export_value(qtypes[q], value)
+                row[f"rt_{q}_ms"] = rt
+            row["attention_check"] = r[16]
+            row["attention_ok"] = r[17] if r[16] else None
+            row["pilot"], row["simulated"] = r[18], r[19]
+            trial_rows.append(row)
+
+        event_rows = [
+            dict(zip(EVENT_COLUMNS, r, strict=True))
+            for r in conn.execute(
+                "SELECT e.session_id, e.trial_index, e.t_ms, e.kind, e.data FROM events e "
+                "JOIN sessions s ON s.session_id = e.session_id "
+                "ORDER BY s.created_at, e.session_id, e.trial_index, e.seq"
+            )
+        ]
+
+        session_rows = []
+        env_keys: list[str] = []
+        for r in conn.execute(
+            """
+            SELECT s.session_id, s.participant, p.number, s.group_id, st.study_id,
+                   s.study_sha256, s.seed, s.state, s.pilot, s.simulated, s.resumed_count,
+                   s.created_at, s.updated_at, s.plan, s.environment,
+                   (SELECT COUNT(*) FROM trials t WHERE t.session_id = s.session_id)
+            FROM sessions s JOIN participants p ON p.participant = s.participant
+                 JOIN studies st ON st.sha256 = s.study_sha256
+            ORDER BY s.created_at, s.session_id
+            """
+        ):
+            row = dict(zip(SESSION_COLUMNS[:13], r[:13], strict=True))
+            row["n_trials_planned"] = len(json.loads(r[13]))
+            row["n_trials_done"] = r[15]
+            given = answers.get((r[0], -1), {})
+            for q in end_qs:
+                value, rt = given.get(q, (None, None))
+                row[f"q_{q}"] = _export_value(qtypes[q], value)
+                row[f"rt_{q}_ms"] = rt
+            env = _flatten(json.loads(r[14]), "env")
+            env_keys = _union(env_keys + list(env))
+            row.update(env)
+            session_rows.append(row)
+        session_columns = (
+            SESSION_COLUMNS + [c for q in end_qs for c in (f"q_{q}", f"rt_{q}_ms")] + env_keys
+        )
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+    study_json = dict(latest)
+    study_json["versions"] = [
+        {"sha256": sha, "study_id": sid, "version": v} for sha, sid, v, _ in studies
+    ]
+    study_json["encoding"] = {
+        "yesno": "1 = yes, 0 = no",
+        "likert": "1..scale",
+        "outcome": ["completed", "abandoned", "timed_out", "error", "interrupted"],
+    }
+    return {
+        "trials": (trial_columns, trial_rows),
+        "events": (EVENT_COLUMNS, event_rows),
+        "sessions": (session_columns, session_rows),
+        "study": study_json,
+    }
+
+
+def export_db(db: str | Path, out_dir: str | Path, fmt: str = "csv") -> dict[str, Path]:
+    """Write trials, events, sessions and study.json to `out_dir`; returns the paths."""
+    if fmt not in ("csv", "parquet"):
+        raise StoreError(f"format {fmt!r}: use csv or parquet")
+    content = read_tables(db)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+    for name in ("trials", "events", "sessions"):
+        columns, rows = content[name]
+        path = out / f"{name}.{fmt}"
+        (_write_csv if fmt == "csv" else _write_parquet)(path, columns, rows)
+        written[name] = path
+    study_path = out / "study.json"
+    _atomic_write(study_path, json.dumps(content["study"], indent=2, ensure_ascii=False) + "\n")
+    written["study"] = study_path
+    digests = {name: hashlib.sha256(p.read_bytes()).hexdigest() for name, p in written.items()}
+    counts = {name: len(content[name][1]) for name in ("trials", "events", "sessions")}
+    _record_export(db, digests, counts)
+    return written
+
+
+def _record_export(db: str | Path, digests: dict[str, str], counts: dict[str, int]) -> None:
+    from uxlab.store.store import Store, sha256_json
+
+    try:
+        store = Store.open(db)
+    except (sqlite3.OperationalError, StoreError):
+        return  # a read-only copy: nothing to append to
+    try:
+        store.record_export(sha256_json(digests), {"files": digests, "rows": counts})
+    except sqlite3.OperationalError:
+        pass
+    finally:
+        store.close()
+
+
+def _union(names: list[str]) -> list[str]:
+    return list(dict.fromkeys(names))
+
+
+def _flatten(d: dict[str, Any], prefix: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in d.items():
+        name = f"{prefix}_{key}"
+        if isinstance(value, dict):
+            out.update(_flatten(value, name))
+        elif isinstance(value, (list, tuple)):
+            out[name] = " ".join(str(v) for v in value)
+        else:
+            out[name] = value
+    return out
+
+
+def _export_value(qtype: str, value: str | None) -> Any:
+    if value is None:
+        return None
+    if qtype == "yesno":
+        return 1 if value == "yes" else 0
+    if qtype == "likert":
+        return int(value)
+    if qtype == "slider":
+        return float(value)
+    return value
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def _write_csv(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with tmp.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    tmp.replace(path)
+
+
+def _write_parquet(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> None:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise StoreError("--format parquet needs pyarrow: uv sync --extra parquet") from None
+    table = pa.table({c: [row.get(c) for row in rows] for c in columns})
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    pq.write_table(table, tmp)
+    tmp.replace(path)

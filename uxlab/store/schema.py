@@ -1,0 +1,176 @@
+"""The store's SQLite schema, its version, and the migrations from the first release on.
+
+The version is kept in `PRAGMA user_version`; `MIGRATIONS[k]` takes a database from
+version k to k + 1 and runs in the same transaction that sets the new version, so a failed
+upgrade leaves the file as it was. A database made by a newer uxlab is refused, never
+"downgraded". Each applied step is also written to `schema_migrations` with its time.
+
+Tables:
+  studies       every study file used: id, version, SHA-256 and full text
+  participants  pseudonymous ids, their sequential number (Latin-square row) and group
+  sessions      one run of a participant through a study: state machine, environment,
+                the planned trial list (JSON), pilot/simulated flags, resume count
+  trials        planned condition and seed, outcome, timings, attention result
+  responses     one row per question answered (trial_index -1: end-of-study questions)
+  events        every emitted chunk and key press of a trial
+  counters      persistent counters: participant numbers, between-group allocation
+  refusals      a count of declined consents (no ids)
+  audit         append-only log: create, run, resume, finish, export, delete, refuse, ...
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from uxlab.errors import UxlabError
+
+_V1 = """
+CREATE TABLE studies (
+    sha256        TEXT PRIMARY KEY,
+    study_id      TEXT NOT NULL,
+    version       TEXT NOT NULL,
+    title         TEXT NOT NULL,
+    seed          INTEGER NOT NULL,
+    path          TEXT NOT NULL,
+    text          TEXT NOT NULL,
+    summary       TEXT NOT NULL,          -- JSON: factors, questions, design (study.json)
+    registered_at TEXT NOT NULL
+);
+CREATE TABLE participants (
+    participant   TEXT PRIMARY KEY,
+    number        INTEGER NOT NULL UNIQUE,
+    group_id      TEXT,
+    created_at    TEXT NOT NULL,
+    created_s     REAL NOT NULL           -- wall-clock seconds, for stale-slot detection
+);
+CREATE TABLE sessions (
+    session_id    TEXT PRIMARY KEY,
+    participant   TEXT NOT NULL REFERENCES participants(participant) ON DELETE CASCADE,
+    study_sha256  TEXT NOT NULL REFERENCES studies(sha256),
+    seed          INTEGER NOT NULL,
+    state         TEXT NOT NULL CHECK (state IN
+                  ('created','consented','running','completed','withdrawn','interrupted')),
+    pilot         INTEGER NOT NULL DEFAULT 0,
+    simulated     INTEGER NOT NULL DEFAULT 0,
+    environment   TEXT NOT NULL,          -- JSON
+    plan          TEXT NOT NULL,          -- JSON list of planned trials
+    plan_sha256   TEXT NOT NULL,
+    group_id      TEXT,
+    resumed_count INTEGER NOT NULL DEFAULT 0,
+    created_at    TEXT NOT NULL,
+    updated_at    TEXT NOT NULL,
+    last_seen_s   REAL NOT NULL           -- wall-clock seconds, for stale-slot detection
+);
+CREATE INDEX sessions_participant ON sessions(participant);
+CREATE TABLE trials (
+    session_id    TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
+    trial_index   INTEGER NOT NULL,
+    block         INTEGER NOT NULL,
+    practice      INTEGER NOT NULL,
+    kind          TEXT NOT NULL,
+    condition_id  TEXT NOT NULL,
+    levels        TEXT NOT NULL,          -- JSON {factor: level}
+    replay_id     TEXT,
+    seed          INTEGER NOT NULL,
+    attention     INTEGER NOT NULL,
+    outcome       TEXT NOT NULL CHECK (outcome IN
+                  ('running','completed','abandoned','timed_out','error','interrupted')),
+    attention_ok  INTEGER,
+    t_abandon_ms  REAL,
+    shown_first_ms REAL,
+    shown_last_ms REAL,
+    scheduled_end_ms REAL,
+    timings       TEXT,                   -- JSON: any further timings the runner gave
+    started_at    TEXT NOT NULL,
+    committed_at  TEXT,
+    PRIMARY KEY (session_id, trial_index)
+);
+CREATE TABLE responses (
+    session_id    TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
+    trial_index   INTEGER NOT NULL,
+    question_id   TEXT NOT NULL,
+    value         TEXT,
+    rt_ms         REAL,
+    PRIMARY KEY (session_id, trial_index, question_id)
+);
+CREATE TABLE events (
+    session_id    TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
+    trial_index   INTEGER NOT NULL,
+    seq           INTEGER NOT NULL,
+    t_ms          REAL,
+    kind          TEXT NOT NULL,
+    data          TEXT NOT NULL,          -- JSON
+    PRIMARY KEY (session_id, trial_index, seq)
+);
+CREATE TABLE counters (
+    name          TEXT PRIMARY KEY,       -- 'participant_number', 'group:<study id>'
+    n             INTEGER NOT NULL
+);
+CREATE TABLE refusals (
+    study_sha256  TEXT NOT NULL,
+    at            TEXT NOT NULL
+);
+CREATE TABLE audit (
+    seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+    at            TEXT NOT NULL,
+    action        TEXT NOT NULL,
+    subject       TEXT,                   -- a session id, a study hash; NULL after a deletion
+    sha256        TEXT NOT NULL,          -- SHA-256 of what the action stored
+    detail        TEXT NOT NULL,          -- JSON without participant content
+    chain         TEXT NOT NULL           -- SHA-256 of the previous chain value and this row
+);
+CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+BEGIN SELECT RAISE(ABORT, 'the audit table is append-only'); END;
+CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+BEGIN SELECT RAISE(ABORT, 'the audit table is append-only'); END;
+"""
+
+# MIGRATIONS[k] upgrades version k to k + 1. Version 0 is an empty file.
+MIGRATIONS: list[str] = [_V1]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class StoreError(UxlabError):
+    """A store that cannot be used as asked (newer schema, bad id, wrong state, ...)."""
+
+
+def migrate(conn: sqlite3.Connection, path: str, now_iso: str) -> int:
+    """Bring the database to SCHEMA_VERSION; returns the version it was at."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        (version,) = conn.execute("PRAGMA user_version").fetchone()
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{path}: schema version {version} was written by a newer uxlab (this one "
+                f"knows up to {SCHEMA_VERSION}); upgrade uxlab to open it"
+            )
+        if version == SCHEMA_VERSION:
+            conn.execute("COMMIT")
+            return version
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+            "applied_at TEXT NOT NULL)"
+        )
+        for k in range(version, SCHEMA_VERSION):
+            for statement in _statements(MIGRATIONS[k]):
+                conn.execute(statement)
+            conn.execute("INSERT INTO schema_migrations VALUES (?, ?)", (k + 1, now_iso))
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+        return version
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _statements(script: str) -> list[str]:
+    """Split a DDL script into statements (triggers hold `;` inside BEGIN ... END)."""
+    out, buf = [], ""
+    for line in script.strip().splitlines():
+        buf += line + "\n"
+        if sqlite3.complete_statement(buf):
+            out.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        out.append(buf.strip())
+    return out

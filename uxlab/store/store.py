@@ -1,0 +1,835 @@
+"""The study store: one SQLite file per study, written so that no committed answer is lost.
+
+The runner and the simulator call, in this order::
+
+    store = Store.open("results/ttft-threshold.sqlite")     # WAL, synchronous=FULL
+    group = store.allocate_group(study, participant)         # None unless between factors
+    session = store.start_or_resume_session(study, participant, seed=None,
+                                            environment=env, pilot=False, simulated=False)
+    store.set_state(session, "consented")
+    store.set_state(session, "running")
+    for trial in session.trials[session.next_index:]:
+        store.begin_trial(session, trial.index)              # committed: the trial is in flight
+        ...play it, ask the questions...
+        store.commit_trial(session, trial.index, outcome="completed",
+                           timings={"shown_first_ms": ..., "shown_last_ms": ...,
+                                    "scheduled_end_ms": ..., "t_abandon_ms": None},
+                           responses={"acceptable": ("yes", 1840.0)},
+                           events=[{"t_ms": 412.7, "kind": "chunk", "scheduled_ms": ...}])
+    store.commit_end_responses(session, {"comments": ("fine", 5300.0)})
+    store.set_state(session, "completed")
+
+Guarantees:
+- Every write is one short `BEGIN IMMEDIATE` transaction; `commit_trial` writes the trial's
+  outcome, responses and events together, so a killed process loses at most the trial in
+  flight. On resume that trial is stored as `interrupted` and the session continues with the
+  next one of the same (stored) trial list; `sessions.resumed_count` says it was resumed.
+- `withdraw(participant)` deletes every row of the participant and leaves an audit entry with
+  counts and the SHA-256 of what was deleted, but no content.
+- The `audit` table is append-only (triggers refuse UPDATE and DELETE) and hash-chained: each
+  row's `chain` is the SHA-256 of the previous chain value and the row (`verify_audit`).
+- Participant ids are pseudonymous: use `new_participant_id()` (e.g. `P-7K3QX`) or your own
+  code, never a name. Ids with spaces are refused.
+
+One `Store` per process (or thread); several processes may write one file at once (WAL and a
+busy timeout serialise their short transactions). Wall-clock times come from `clock`
+(injectable for tests), used only for timestamps and stale-slot detection.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import secrets
+import sqlite3
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from uxlab.store.schema import StoreError, migrate
+from uxlab.study.design import Trial, design_trials
+from uxlab.study.spec import Condition, Question, Study
+
+OUTCOMES = ("completed", "abandoned", "timed_out", "error")
+LIVE_STATES = ("created", "consented", "running")
+TRANSITIONS: dict[str, tuple[str, ...]] = {
+    "created": ("consented", "interrupted", "withdrawn"),
+    "consented": ("running", "interrupted", "withdrawn"),
+    "running": ("completed", "interrupted", "withdrawn"),
+    "interrupted": ("consented", "running", "withdrawn"),
+    "completed": ("withdrawn",),
+}
+TIMING_COLUMNS = ("t_abandon_ms", "shown_first_ms", "shown_last_ms", "scheduled_end_ms")
+END_INDEX = -1  # trial_index of end-of-study responses
+_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
+_ID_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # no 0/O, 1/I/L
+
+
+def new_participant_id() -> str:
+    """A random pseudonymous id like `P-7K3QX` (from `secrets`; 31^5 = 28 million ids)."""
+    return "P-" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(5))
+
+
+def check_participant_id(participant: str) -> str:
+    """Refuse ids that cannot be pseudonymous codes (spaces, empty, too long)."""
+    if not isinstance(participant, str) or not _ID_RE.match(participant):
+        raise StoreError(
+            f"participant id {participant!r}: use a pseudonymous code of letters, digits, "
+            "'-', '_', '.' or ':' without spaces (e.g. P-7K3QX), never a name"
+        )
+    return participant
+
+
+def default_db_path(study: Study, root: str | Path = "results") -> Path:
+    """`results/<study id>.sqlite`: one database per study (results/ is git-ignored)."""
+    return Path(root) / f"{study.id}.sqlite"
+
+
+def sha256_json(obj: Any) -> str:
+    """SHA-256 of the canonical JSON of `obj` (sorted keys, no spaces)."""
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def study_summary(study: Study) -> dict[str, Any]:
+    """What an analysis needs to know about a study (stored, and exported as study.json)."""
+    d = study.design
+    return {
+        "study": {
+            "id": study.id,
+            "title": study.title,
+            "version": study.version,
+            "seed": study.seed,
+            "sha256": study.sha256,
+        },
+        "factors": [
+            {"name": f.name, "levels": list(f.levels), "between": f.between} for f in study.factors
+        ],
+        "conditions": [{"condition_id": c.id, "levels": c.levels} for c in study.conditions],
+        "questions": [q.to_dict() for q in study.questions],
+        "design": {
+            "order": d.order,
+            "blocked_by": d.blocked_by,
+            "repeats": d.repeats,
+            "blocks": d.blocks,
+            "max_run": d.max_run,
+            "practice": d.practice,
+            "break_every": d.break_every,
+        },
+        "abandon": {
+            "key": study.abandon.key,
+            "timeout_s": study.abandon.timeout_s,
+            "ask_questions": study.abandon.ask_questions,
+        },
+        "attention": None
+        if study.attention is None
+        else {
+            "every": study.attention.every,
+            "question": study.attention.question,
+            "answer": study.attention.answer,
+        },
+        "profile": study.profile.to_table(),
+    }
+
+
+@dataclass
+class Session:
+    """A participant's run through a study, as the runner sees it."""
+
+    id: str
+    participant: str
+    participant_number: int
+    study: Study = field(repr=False)
+    seed: int
+    trials: list[Trial] = field(repr=False)
+    next_index: int
+    """The first trial not yet begun (the runner continues here)."""
+    state: str
+    resumed: bool = False
+    resumed_count: int = 0
+    interrupted: list[int] = field(default_factory=list)
+    """Trials found in flight when this session was resumed (now stored as `interrupted`)."""
+    group: str | None = None
+    pilot: bool = False
+    simulated: bool = False
+
+
+class Store:
+    """A study database. Open with `Store.open(path)`; see the module docstring for the flow."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path, clock: Callable[[], float]):
+        self.conn = conn
+        self.path = path
+        self.clock = clock
+
+    # --- opening ----------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str | Path, clock: Callable[[], float] = time.time) -> Store:
+        """Open or create the database at `path` and bring its schema up to date."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite3.connect(path, isolation_level=None, timeout=30.0)
+            conn.execute("PRAGMA busy_timeout = 30000")
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{path}: not a uxlab study database ({exc})") from None
+        if mode.lower() != "wal":
+            raise StoreError(f"{path}: could not switch to WAL mode (got {mode})")
+        conn.execute("PRAGMA synchronous = FULL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        store = cls(conn, path, clock)
+        migrate(conn, str(path), store._now_iso())
+        return store
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- helpers ----------------------------------------------------------------------------
+
+    def _now_iso(self) -> str:
+        return datetime.fromtimestamp(self.clock(), UTC).isoformat(timespec="milliseconds")
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One short write transaction, taken with BEGIN IMMEDIATE (no lock upgrades)."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def _audit(self, action: str, subject: str | None, sha256: str, detail: dict) -> None:
+        at = self._now_iso()
+        detail_json = json.dumps(detail, sort_keys=True, separators=(",", ":"))
+        row = self.conn.execute("SELECT chain FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
+        chain = _chain(row[0] if row else "", at, action, subject, sha256, detail_json)
+        self.conn.execute(
+            "INSERT INTO audit (at, action, subject, sha256, detail, chain) VALUES (?,?,?,?,?,?)",
+            (at, action, subject, sha256, detail_json, chain),
+        )
+
+    def _counter(self, name: str) -> int:
+        """Increment and return a persistent counter (inside a write transaction)."""
+        self.conn.execute(
+            "INSERT INTO counters (name, n) VALUES (?, 1) "
+            "ON CONFLICT(name) DO UPDATE SET n = n + 1",
+            (name,),
+        )
+        return self.conn.execute("SELECT n FROM counters WHERE name = ?", (name,)).fetchone()[0]
+
+    def _ensure_participant(self, participant: str) -> int:
+        row = self.conn.execute(
+            "SELECT number FROM participants WHERE participant = ?", (participant,)
+        ).fetchone()
+        if row:
+            return row[0]
+        number = self._counter("participant_number")
+        self.conn.execute(
+            "INSERT INTO participants (participant, number, created_at, created_s) "
+            "VALUES (?,?,?,?)",
+            (participant, number, self._now_iso(), self.clock()),
+        )
+        return number
+
+    # --- studies ----------------------------------------------------------------------------
+
+    def register_study(self, study: Study) -> str:
+        """Store the study file (full text and SHA-256) once; returns the SHA-256."""
+        with self._write():
+            self._register(study)
+        return study.sha256
+
+    def _register(self, study: Study) -> None:
+        exists = self.conn.execute(
+            "SELECT 1 FROM studies WHERE sha256 = ?", (study.sha256,)
+        ).fetchone()
+        if exists:
+            return
+        summary = study_summary(study)
+        self.conn.execute(
+            "INSERT INTO studies VALUES (?,?,?,?,?,?,?,?,?)",
+            (
+                study.sha256,
+                study.id,
+                study.version,
+                study.title,
+                study.seed,
+                study.path.name,
+                study.text,
+                json.dumps(summary, sort_keys=True),
+                self._now_iso(),
+            ),
+        )
+        self._audit("register", study.sha256, study.sha256, {"study_id": study.id})
+
+    # --- groups -----------------------------------------------------------------------------
+
+    def allocate_group(self, study: Study, participant: str) -> Condition | None:
+        """The participant's between-participant group, allocated once from a counter.
+
+        A group counts its completed sessions plus live ones seen within the study's
+        `stale_after_min` (and just-allocated participants without a session yet); stale,
+        interrupted and withdrawn participants give their slot back. The emptiest group below
+        `group_cap` wins, ties broken by a persistent round-robin counter. Raises StoreError
+        when every group is full.
+        """
+        groups = study.groups
+        if not groups:
+            return None
+        check_participant_id(participant)
+        with self._write():
+            self._register(study)
+            self._ensure_participant(participant)
+            (current,) = self.conn.execute(
+                "SELECT group_id FROM participants WHERE participant = ?", (participant,)
+            ).fetchone()
+            if current is not None:
+                return next(g for g in groups if g.id == current)
+            counts = self.group_counts(study)
+            cap = study.counterbalance.group_cap
+            open_groups = [g for g in groups if cap is None or counts[g.id] < cap]
+            if not open_groups:
+                raise StoreError(
+                    f"{self.path}: every group of study {study.id!r} is full "
+                    f"({cap} per group: {counts}); raise [counterbalance].group_cap"
+                )
+            turn = self._counter(f"group:{study.id}")
+            fewest = min(counts[g.id] for g in open_groups)
+            ring = groups[turn % len(groups) :] + groups[: turn % len(groups)]
+            chosen = next(g for g in ring if g in open_groups and counts[g.id] == fewest)
+            self.conn.execute(
+                "UPDATE participants SET group_id = ? WHERE participant = ?",
+                (chosen.id, participant),
+            )
+            self._audit(
+                "allocate", None, sha256_json(chosen.id), {"group": chosen.id, "counts": counts}
+            )
+            return chosen
+
+    def group_counts(self, study: Study) -> dict[str, int]:
+        """How many slots each group holds now (completed + live + freshly allocated)."""
+        stale_s = self.clock() - study.counterbalance.stale_after_min * 60.0
+        counts = {g.id: 0 for g in study.groups}
+        rows = self.conn.execute(
+            """
+            SELECT p.group_id,
+                   SUM(s.state = 'completed') AS done,
+                   SUM(s.state IN ('created','consented','running') AND s.last_seen_s >= ?)
+                     AS live,
+                   COUNT(s.session_id) AS n_sessions,
+                   p.created_s
+            FROM participants p
+            LEFT JOIN sessions s ON s.participant = p.participant
+                 AND s.study_sha256 IN (SELECT sha256 FROM studies WHERE study_id = ?)
+            WHERE p.group_id IS NOT NULL
+            GROUP BY p.participant
+            """,
+            (stale_s, study.id),
+        ).fetchall()
+        for group_id, done, live, n_sessions, created_s in rows:
+            holds = (done or 0) > 0 or (live or 0) > 0 or (n_sessions == 0 and created_s >= stale_s)
+            if holds and group_id in counts:
+                counts[group_id] += 1
+        return counts
+
+    # --- sessions ---------------------------------------------------------------------------
+
+    def start_or_resume_session(
+        self,
+        study: Study,
+        participant: str,
+        seed: int | None = None,
+        environment: dict[str, Any] | None = None,
+        pilot: bool = False,
+        simulated: bool = False,
+    ) -> Session:
+        """Start the participant's session, or resume their unfinished one.
+
+        A new session gets the trial list from `design_trials` (stored with it). Resuming
+        marks any trial in flight `interrupted`, keeps the stored trial list, counts the
+        resume, and returns `next_index` after the last trial begun. A participant who
+        completed the study is refused (StoreError), as is resuming with a changed study file.
+        """
+        check_participant_id(participant)
+        environment = dict(environment or {})
+        seed = study.seed if seed is None else int(seed)
+        now_s, now = self.clock(), self._now_iso()
+        with self._write():
+            self._register(study)
+            number = self._ensure_participant(participant)
+            row = self.conn.execute(
+                """
+                SELECT s.session_id, s.state, s.study_sha256, s.plan, s.seed, s.resumed_count,
+                       s.group_id, s.pilot, s.simulated
+                FROM sessions s JOIN studies st ON st.sha256 = s.study_sha256
+                WHERE s.participant = ? AND st.study_id = ?
+                ORDER BY s.created_at DESC, s.rowid DESC LIMIT 1
+                """,
+                (participant, study.id),
+            ).fetchone()
+            if row and row[1] == "completed":
+                raise StoreError(
+                    f"{self.path}: participant {participant} already completed study "
+                    f"{study.id!r} (session {row[0]}); use a new participant id"
+                )
+            if row:
+                return self._resume(study, participant, number, row, now, now_s)
+            (group_id,) = self.conn.execute(
+                "SELECT group_id FROM participants WHERE participant = ?", (participant,)
+            ).fetchone()
+            group = None
+            if study.groups:
+                if group_id is None:
+                    raise StoreError(
+                        f"study {study.id!r} has between-participant factors: call "
+                        "allocate_group(study, participant) before starting the session"
+                    )
+                group = next(g for g in study.groups if g.id == group_id)
+            trials = design_trials(study, participant, number, seed, group)
+            plan = [t.to_dict() for t in trials]
+            plan_sha = sha256_json(plan)
+            session_id = "S-" + uuid.uuid4().hex[:12]
+            self.conn.execute(
+                "INSERT INTO sessions (session_id, participant, study_sha256, seed, state, pilot,"
+                " simulated, environment, plan, plan_sha256, group_id, resumed_count, created_at,"
+                " updated_at, last_seen_s) VALUES (?,?,?,?,?,?,?,?,?,?,?,0,?,?,?)",
+                (
+                    session_id,
+                    participant,
+                    study.sha256,
+                    seed,
+                    "created",
+                    int(pilot),
+                    int(simulated),
+                    json.dumps(environment, sort_keys=True),
+                    json.dumps(plan),
+                    plan_sha,
+                    group_id,
+                    now,
+                    now,
+                    now_s,
+                ),
+            )
+            self._audit(
+                "create",
+                session_id,
+                plan_sha,
+                {"study_sha256": study.sha256, "seed": seed, "n_trials": len(trials)},
+            )
+        return Session(
+            id=session_id,
+            participant=participant,
+            participant_number=number,
+            study=study,
+            seed=seed,
+            trials=trials,
+            next_index=0,
+            state="created",
+            group=group_id,
+            pilot=pilot,
+            simulated=simulated,
+        )
+
+    def _resume(
+        self, study: Study, participant: str, number: int, row: tuple, now: str, now_s: float
+    ) -> Session:
+        session_id, state, sha, plan_json, seed, resumed_count, group_id, pilot, simulated = row
+        if sha != study.sha256:
+            raise StoreError(
+                f"{self.path}: session {session_id} ran study file {sha[:12]}…, but this file is "
+                f"{study.sha256[:12]}…; resume with the original file (the database holds its "
+                "text) or use a new participant id"
+            )
+        in_flight = [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT trial_index FROM trials WHERE session_id = ? AND outcome = 'running' "
+                "ORDER BY trial_index",
+                (session_id,),
+            )
+        ]
+        self.conn.execute(
+            "UPDATE trials SET outcome = 'interrupted', committed_at = ? "
+            "WHERE session_id = ? AND outcome = 'running'",
+            (now, session_id),
+        )
+        (last,) = self.conn.execute(
+            "SELECT MAX(trial_index) FROM trials WHERE session_id = ? AND trial_index >= 0",
+            (session_id,),
+        ).fetchone()
+        resumed_count += 1
+        self.conn.execute(
+            "UPDATE sessions SET state = 'interrupted', resumed_count = ?, updated_at = ?, "
+            "last_seen_s = ? WHERE session_id = ?",
+            (resumed_count, now, now_s, session_id),
+        )
+        next_index = 0 if last is None else last + 1
+        self._audit(
+            "resume",
+            session_id,
+            sha256_json(in_flight),
+            {"interrupted": in_flight, "next_index": next_index, "previous_state": state},
+        )
+        trials = [Trial.from_dict(d) for d in json.loads(plan_json)]
+        return Session(
+            id=session_id,
+            participant=participant,
+            participant_number=number,
+            study=study,
+            seed=seed,
+            trials=trials,
+            next_index=next_index,
+            state="interrupted",
+            resumed=True,
+            resumed_count=resumed_count,
+            interrupted=in_flight,
+            group=group_id,
+            pilot=bool(pilot),
+            simulated=bool(simulated),
+        )
+
+    def set_state(self, session: Session, state: str) -> None:
+        """Move the session along `created → consented → running → completed`.
+
+        `interrupted` is set by a resume; `withdrawn` deletes the participant's data
+        (see `withdraw`).
+        """
+        allowed = TRANSITIONS.get(session.state, ())
+        if state not in allowed:
+            raise StoreError(
+                f"session {session.id}: cannot go from {session.state!r} to {state!r} "
+                f"(allowed: {', '.join(allowed) or 'nothing'})"
+            )
+        if state == "withdrawn":
+            self.withdraw(session.participant)
+            session.state = state
+            return
+        with self._write():
+            self.conn.execute(
+                "UPDATE sessions SET state = ?, updated_at = ?, last_seen_s = ? "
+                "WHERE session_id = ?",
+                (state, self._now_iso(), self.clock(), session.id),
+            )
+            if state in ("running", "completed"):
+                digest = self._session_digest(session.id)
+                self._audit(
+                    "run" if state == "running" else "finish",
+                    session.id,
+                    digest,
+                    {"resumed_count": session.resumed_count},
+                )
+        session.state = state
+
+    def touch(self, session: Session) -> None:
+        """A heartbeat: the session is alive (keeps its group slot from going stale)."""
+        with self._write():
+            self.conn.execute(
+                "UPDATE sessions SET last_seen_s = ? WHERE session_id = ?",
+                (self.clock(), session.id),
+            )
+
+    # --- trials -----------------------------------------------------------------------------
+
+    def begin_trial(self, session: Session, trial_index: int, planned: Trial | None = None) -> None:
+        """Record the trial as in flight (committed), before its stream starts."""
+        if trial_index != session.next_index:
+            raise StoreError(
+                f"session {session.id}: trial {trial_index} begun out of order "
+                f"(the next trial is {session.next_index})"
+            )
+        if not 0 <= trial_index < len(session.trials):
+            raise StoreError(f"session {session.id}: no trial {trial_index} in the trial list")
+        t = planned or session.trials[trial_index]
+        now = self._now_iso()
+        with self._write():
+            self.conn.execute(
+                "INSERT INTO trials (session_id, trial_index, block, practice, kind, "
+                "condition_id, levels, replay_id, seed, attention, outcome, started_at) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?, 'running', ?)",
+                (
+                    session.id,
+                    trial_index,
+                    t.block,
+                    int(t.practice),
+                    t.kind,
+                    t.condition_id,
+                    json.dumps(t.levels, sort_keys=True),
+                    t.replay_id,
+                    t.seed,
+                    int(t.attention is not None),
+                    now,
+                ),
+            )
+            self.conn.execute(
+                "UPDATE sessions SET updated_at = ?, last_seen_s = ? WHERE session_id = ?",
+                (now, self.clock(), session.id),
+            )
+        session.next_index = trial_index + 1
+
+    def commit_trial(
+        self,
+        session: Session,
+        trial_index: int,
+        outcome: str,
+        timings: dict[str, float | None] | None = None,
+        responses: dict[str, Any] | None = None,
+        events: list[dict[str, Any]] | None = None,
+    ) -> str:
+        """Store a trial's outcome, timings, responses and events in ONE transaction.
+
+        `responses` maps question id to `(value, rt_ms)` or `{"value": ..., "rt_ms": ...}`;
+        `events` are dicts with `kind` and `t_ms` (the rest is kept as data). Returns the
+        SHA-256 of what was stored (also written to the audit log).
+        """
+        if outcome not in OUTCOMES:
+            raise StoreError(f"trial {trial_index}: outcome {outcome!r} is not one of {OUTCOMES}")
+        timings = dict(timings or {})
+        for key, value in timings.items():
+            if value is not None and not isinstance(value, (int, float)):
+                raise StoreError(f"trial {trial_index}: timing {key}={value!r} is not a number")
+        if outcome == "abandoned" and timings.get("t_abandon_ms") is None:
+            raise StoreError(f"trial {trial_index}: an abandoned trial needs t_abandon_ms")
+        trial = session.trials[trial_index]
+        answers = _normalise_responses(
+            session.study.trial_questions, responses or {}, f"trial {trial_index}"
+        )
+        attention_ok = None
+        if trial.attention is not None and trial.attention.question in answers:
+            given = answers[trial.attention.question][0]
+            attention_ok = int(
+                _matches(
+                    session.study.question(trial.attention.question), given, trial.attention.answer
+                )
+            )
+        events = list(events or [])
+        event_rows = []
+        for seq, ev in enumerate(events):
+            ev = dict(ev)
+            kind = ev.pop("kind", None)
+            if not isinstance(kind, str):
+                raise StoreError(f"trial {trial_index}: event {seq} has no 'kind'")
+            t_ms = ev.pop("t_ms", None)
+            data = json.dumps(ev, sort_keys=True, separators=(",", ":"))
+            event_rows.append((session.id, trial_index, seq, t_ms, kind, data))
+        extra = {k: v for k, v in timings.items() if k not in TIMING_COLUMNS}
+        payload = {
+            "session_id": session.id,
+            "trial_index": trial_index,
+            "outcome": outcome,
+            "timings": timings,
+            "responses": answers,
+            "events": event_rows,
+        }
+        digest = sha256_json(payload)
+        now = self._now_iso()
+        with self._write():
+            cur = self.conn.execute(
+                "UPDATE trials SET outcome = ?, attention_ok = ?, t_abandon_ms = ?, "
+                "shown_first_ms = ?, shown_last_ms = ?, scheduled_end_ms = ?, timings = ?, "
+                "committed_at = ? WHERE session_id = ? AND trial_index = ? "
+                "AND outcome = 'running'",
+                (
+                    outcome,
+                    attention_ok,
+                    *(timings.get(k) for k in TIMING_COLUMNS),
+                    json.dumps(extra, sort_keys=True) if extra else None,
+                    now,
+                    session.id,
+                    trial_index,
+                ),
+            )
+            if cur.rowcount != 1:
+                raise StoreError(
+                    f"session {session.id}: trial {trial_index} is not in flight (call "
+                    "begin_trial first; a trial is committed once)"
+                )
+            self.conn.executemany(
+                "INSERT INTO responses VALUES (?,?,?,?,?)",
+                [(session.id, trial_index, q, v, rt) for q, (v, rt) in answers.items()],
+            )
+            self.conn.executemany("INSERT INTO events VALUES (?,?,?,?,?,?)", event_rows)
+            self.conn.execute(
+                "UPDATE sessions SET updated_at = ?, last_seen_s = ? WHERE session_id = ?",
+                (now, self.clock(), session.id),
+            )
+            self._audit("trial", session.id, digest, {"trial_index": trial_index})
+        return digest
+
+    def commit_end_responses(self, session: Session, responses: dict[str, Any]) -> None:
+        """Store the answers to the end-of-study questions (one transaction)."""
+        answers = _normalise_responses(session.study.end_questions, responses, "end questions")
+        with self._write():
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?)",
+                [(session.id, END_INDEX, q, v, rt) for q, (v, rt) in answers.items()],
+            )
+            self._audit("answers", session.id, sha256_json(answers), {"n": len(answers)})
+
+    # --- consent, withdrawal ----------------------------------------------------------------
+
+    def record_refusal(self, session: Session) -> None:
+        """The participant declined consent: keep only a count, delete the session."""
+        if session.state not in ("created", "interrupted"):
+            raise StoreError(f"session {session.id}: consent was already given")
+        with self._write():
+            self.conn.execute(
+                "INSERT INTO refusals VALUES (?, ?)", (session.study.sha256, self._now_iso())
+            )
+            self._delete_participant(session.participant, "refuse")
+        session.state = "withdrawn"
+
+    def withdraw(self, participant: str) -> dict[str, int]:
+        """Delete everything stored about a participant; the audit keeps counts, not content."""
+        with self._write():
+            counts = self._delete_participant(participant, "delete")
+        return counts
+
+    def _delete_participant(self, participant: str, action: str) -> dict[str, int]:
+        sessions = [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT session_id FROM sessions WHERE participant = ? ORDER BY session_id",
+                (participant,),
+            )
+        ]
+        dump: dict[str, Any] = {"participant": participant, "sessions": []}
+        counts = {"sessions": len(sessions), "trials": 0, "responses": 0, "events": 0}
+        for sid in sessions:
+            part = {"session_id": sid}
+            for table in ("trials", "responses", "events"):
+                rows = self.conn.execute(
+                    f"SELECT * FROM {table} WHERE session_id = ? ORDER BY 2, 3", (sid,)
+                ).fetchall()
+                counts[table] += len(rows)
+                part[table] = rows
+            dump["sessions"].append(part)
+        self.conn.execute("DELETE FROM sessions WHERE participant = ?", (participant,))
+        self.conn.execute("DELETE FROM participants WHERE participant = ?", (participant,))
+        self._audit(action, None, sha256_json(dump), counts)
+        return counts
+
+    # --- reading ----------------------------------------------------------------------------
+
+    def audit_entries(self) -> list[dict[str, Any]]:
+        cur = self.conn.execute(
+            "SELECT seq, at, action, subject, sha256, detail, chain FROM audit ORDER BY seq"
+        )
+        cols = [c[0] for c in cur.description]
+        return [dict(zip(cols, r, strict=True)) for r in cur]
+
+    def verify_audit(self) -> bool:
+        """True when every audit row's chain value matches the rows before it."""
+        prev = ""
+        for e in self.audit_entries():
+            chain = _chain(prev, e["at"], e["action"], e["subject"], e["sha256"], e["detail"])
+            if chain != e["chain"]:
+                return False
+            prev = chain
+        return True
+
+    def record_export(self, digest: str, detail: dict[str, Any]) -> None:
+        """Append an `export` entry to the audit log (the only write an export makes)."""
+        with self._write():
+            self._audit("export", None, digest, detail)
+
+    def _session_digest(self, session_id: str) -> str:
+        rows = self.conn.execute(
+            "SELECT trial_index, outcome, t_abandon_ms, shown_first_ms, shown_last_ms, "
+            "scheduled_end_ms FROM trials WHERE session_id = ? ORDER BY trial_index",
+            (session_id,),
+        ).fetchall()
+        answers = self.conn.execute(
+            "SELECT trial_index, question_id, value, rt_ms FROM responses WHERE session_id = ? "
+            "ORDER BY 1, 2",
+            (session_id,),
+        ).fetchall()
+        return sha256_json({"trials": rows, "responses": answers})
+
+
+def _chain(prev: str, at: str, action: str, subject: str | None, sha: str, detail: str) -> str:
+    text = "\x1f".join((prev, at, action, subject or "", sha, detail))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _normalise_responses(
+    questions: list[Question], responses: dict[str, Any], where: str
+) -> dict[str, tuple[str | None, float | None]]:
+    """Check answers against their questions; returns {id: (value as text, rt_ms)}."""
+    by_id = {q.id: q for q in questions}
+    out: dict[str, tuple[str | None, float | None]] = {}
+    for qid, answer in responses.items():
+        if qid not in by_id:
+            raise StoreError(
+                f"{where}: {qid!r} is not one of the questions asked here "
+                f"({', '.join(by_id) or 'none'})"
+            )
+        if isinstance(answer, dict):
+            value, rt_ms = answer.get("value"), answer.get("rt_ms")
+        elif isinstance(answer, (tuple, list)) and len(answer) == 2:
+            value, rt_ms = answer
+        else:
+            value, rt_ms = answer, None
+        if rt_ms is not None and not isinstance(rt_ms, (int, float)):
+            raise StoreError(f"{where}: {qid} response time {rt_ms!r} is not a number")
+        out[qid] = (_check_value(by_id[qid], value, where), rt_ms)
+    return out
+
+
+def _check_value(q: Question, value: Any, where: str) -> str | None:
+    if value is None:
+        return None
+    bad = StoreError(f"{where}: {q.id} ({q.type}) cannot take {value!r}")
+    if q.type == "yesno":
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        if str(value).lower() in ("yes", "no"):
+            return str(value).lower()
+        raise bad
+    if q.type == "likert":
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise bad
+        try:
+            n = int(value)
+        except ValueError:
+            raise bad from None
+        if not 1 <= n <= (q.scale or 0):
+            raise bad
+        return str(n)
+    if q.type == "choice":
+        if value not in q.options:
+            raise bad
+        return str(value)
+    if q.type == "slider":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise bad
+        if not (q.min or 0.0) <= value <= (q.max or 0.0):
+            raise bad
+        return repr(float(value))
+    return str(value)
+
+
+def _matches(q: Question, given: str | None, answer: str) -> bool:
+    if given is None:
+        return False
+    if q.type == "slider":
+        span = (q.max or 0.0) - (q.min or 0.0)
+        return abs(float(given) - float(answer)) <= 0.05 * span
+    if q.type == "likert":
+        return int(given) == int(answer)
+    return given == answer
