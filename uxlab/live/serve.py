@@ -1,0 +1,349 @@
+"""`uxlab serve`: an OpenAI- and Anthropic-compatible HTTP server that plays a corpus.
+
+Routes: `GET /v1/models`, `POST /v1/chat/completions` (streaming and not) and
+`POST /v1/messages` (streaming and not). Each request gets one recording of the corpus,
+shaped with the server's profile and a per-request seed, and played by the player into an
+`SSESink`, so a chat UI sees exactly the shaped schedule.
+
+Which recording: the one whose recorded prompt (last user message) equals the request's,
+else the corpus in order, cycling (`request_index % len(corpus)`). Which seed:
+`seed + request_index`, where `request_index` counts requests from 0 since start (every
+POST to either endpoint). Time zero of a schedule is the moment the request body was read;
+the response headers go out at the schedule's `headers_ms` (profile `--headers-ms`, else as
+recorded, else at once). Non-streaming requests are answered at the schedule's end time
+with the whole message; a schedule that ends in an error answers with an HTTP error then.
+
+Response headers `x-uxlab-request-index`, `x-uxlab-replay-id` and `x-uxlab-seed` say what
+was served; the app keeps the last schedules it served (`app.state.served`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import itertools
+import json
+import time
+import uuid
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from uxlab.errors import UxlabError
+from uxlab.live.sse_sink import SSESink
+from uxlab.live.wire_formats import (
+    anthropic_stop_reason,
+    openai_finish_reason,
+    token_counts,
+    tool_calls_by_chunk,
+)
+from uxlab.player import Player
+from uxlab.streams.recording import Recording
+
+SERVED_KEPT = 1000
+
+
+class ServeError(UxlabError):
+    """A corpus or profile the server cannot play."""
+
+
+@dataclass
+class Served:
+    """One answered request: its index, the seed, the wire and the schedule played."""
+
+    request_index: int
+    seed: int
+    wire: str
+    schedule: Recording
+    t0_ms: float
+
+
+@dataclass
+class ServeConfig:
+    """What the server plays and how: recordings, a shaping function, seed and token."""
+
+    recordings: list[Recording]
+    shape: Callable[[Recording, int], Recording]
+    """(recording, seed) -> schedule; e.g. `lambda r, s: shape(r, profile, seed=s)`."""
+    seed: int = 0
+    token: str | None = None
+    clock: Any = None
+    served: deque[Served] = field(default_factory=lambda: deque(maxlen=SERVED_KEPT))
+
+
+def _now_ms() -> float:
+    return time.perf_counter_ns() / 1e6
+
+
+def recorded_prompt(rec: Recording) -> str | None:
+    """The last user message a recording was made with (None when unknown)."""
+    req = rec.header.request or {}
+    if isinstance(req.get("prompt"), str):
+        return req["prompt"]
+    return last_user_text(req.get("messages") or [])
+
+
+def last_user_text(messages: list[Any]) -> str | None:
+    """The text of the last user message (string content or text parts joined)."""
+    for m in reversed(messages):
+        if not isinstance(m, dict) or m.get("role") != "user":
+            continue
+        content = m.get("content")
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):
+            return "".join(
+                p.get("text", "")
+                for p in content
+                if isinstance(p, dict) and p.get("type") in ("text", None)
+            )
+    return None
+
+
+class _Error(Exception):
+    def __init__(self, status: int, kind: str, message: str):
+        self.status, self.kind, self.message = status, kind, message
+
+
+def _error_response(wire: str, status: int, kind: str, message: str) -> JSONResponse:
+    if wire == "anthropic":
+        body = {"type": "error", "error": {"type": kind, "message": message}}
+    else:
+        body = {"error": {"message": message, "type": kind, "param": None, "code": None}}
+    return JSONResponse(body, status_code=status)
+
+
+def build_app(config: ServeConfig) -> Starlette:
+    """The ASGI app serving `config.recordings` on their shaped schedules."""
+    if not config.recordings:
+        raise ServeError("the corpus holds no playable recordings")
+    counter = itertools.count()
+    by_prompt: dict[str, Recording] = {}
+    for rec in config.recordings:
+        prompt = recorded_prompt(rec)
+        if prompt is not None:
+            by_prompt.setdefault(prompt, rec)
+    models = sorted(
+        {
+            str(r.header.source.get("model"))
+            for r in config.recordings
+            if r.header.source.get("model")
+        }
+        | {"uxlab"}
+    )
+    clock_now = config.clock.now_ms if config.clock is not None else _now_ms
+
+    def authorised(request: Request) -> bool:
+        if config.token is None:
+            return True
+        given = request.headers.get("authorization", "")
+        given = given[7:] if given.lower().startswith("bearer ") else ""
+        given = given or request.headers.get("x-api-key", "")
+        return hmac.compare_digest(given.encode(), config.token.encode())
+
+    async def models_route(request: Request) -> Response:
+        if not authorised(request):
+            return _error_response("openai", 401, "invalid_api_key", "missing or wrong token")
+        data = [{"id": m, "object": "model", "created": 0, "owned_by": "uxlab"} for m in models]
+        return JSONResponse({"object": "list", "data": data})
+
+    async def chat_route(request: Request) -> Response:
+        return await answer(request, "openai")
+
+    async def messages_route(request: Request) -> Response:
+        return await answer(request, "anthropic")
+
+    async def answer(request: Request, wire: str) -> Response:
+        try:
+            if not authorised(request):
+                kind = "authentication_error" if wire == "anthropic" else "invalid_api_key"
+                raise _Error(401, kind, "missing or wrong bearer token (uxlab serve --token)")
+            try:
+                body = await request.json()
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                raise _Error(400, "invalid_request_error", "the body is not JSON") from None
+            if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+                raise _Error(
+                    400, "invalid_request_error", "messages: expected a list of {role, content}"
+                )
+        except _Error as exc:
+            return _error_response(wire, exc.status, exc.kind, exc.message)
+        t0_ms = clock_now()
+        request_index = next(counter)
+        prompt = last_user_text(body["messages"])
+        source = by_prompt.get(prompt) if prompt is not None else None
+        if source is None:
+            source = config.recordings[request_index % len(config.recordings)]
+        seed = config.seed + request_index
+        schedule = config.shape(source, seed)
+        config.served.append(Served(request_index, seed, wire, schedule, t0_ms))
+        model = str(body.get("model") or source.header.source.get("model") or "uxlab")
+        headers = {
+            "x-uxlab-request-index": str(request_index),
+            "x-uxlab-replay-id": source.id,
+            "x-uxlab-seed": str(seed),
+        }
+        prompt_tokens = max(1, len((prompt or "").split()))
+        headers_ms = _headers_ms(schedule)
+        player_clock = config.clock
+        if body.get("stream"):
+            await _sleep_until(player_clock, t0_ms + headers_ms)
+            sink = SSESink(
+                wire,
+                schedule,
+                model,
+                response_id=("chatcmpl-" if wire == "openai" else "msg_") + uuid.uuid4().hex[:24],
+                created_s=int(time.time()),
+                include_usage=bool((body.get("stream_options") or {}).get("include_usage")),
+                prompt_tokens=prompt_tokens,
+            )
+            return StreamingResponse(
+                _stream(schedule, sink, t0_ms, player_clock),
+                media_type="text/event-stream",
+                headers={**headers, "cache-control": "no-cache", "x-accel-buffering": "no"},
+            )
+        end_ms = schedule.end.t_ms if schedule.end is not None else None
+        errors = schedule.errors
+        if errors:
+            err = errors[0]
+            await _sleep_until(player_clock, t0_ms + (err.t_ms or 0.0))
+            kind = str(err.error.get("type") or "api_error")
+            status = 529 if kind == "overloaded_error" else 500
+            return _error_response(
+                wire, status, kind, str(err.error.get("message") or "injected error")
+            )
+        await _sleep_until(player_clock, t0_ms + (end_ms or 0.0))
+        make = _openai_message if wire == "openai" else _anthropic_message
+        return JSONResponse(make(schedule, model, prompt_tokens), headers=headers)
+
+    app = Starlette(
+        routes=[
+            Route("/v1/models", models_route, methods=["GET"]),
+            Route("/v1/chat/completions", chat_route, methods=["POST"]),
+            Route("/v1/messages", messages_route, methods=["POST"]),
+        ]
+    )
+    app.state.served = config.served
+    return app
+
+
+def _headers_ms(schedule: Recording) -> float:
+    """When the response headers go out: the schedule's `http.headers_ms`, capped at TTFT."""
+    http = schedule.header.extra.get("http") or {}
+    retime_profile = (schedule.header.retime or {}).get("profile") or {}
+    value = retime_profile.get("headers_ms", http.get("headers_ms"))
+    if not isinstance(value, int | float) or value < 0:
+        return 0.0
+    first = next((e.t_ms for e in schedule.events if e.t_ms is not None), None)
+    return float(min(value, first)) if first is not None else float(value)
+
+
+async def _sleep_until(clock: Any, t_ms: float) -> None:
+    if clock is not None:
+        await clock.sleep_until(t_ms)
+        return
+    delay_s = (t_ms - _now_ms()) / 1000
+    if delay_s > 0:
+        await asyncio.sleep(delay_s)
+
+
+async def _stream(
+    schedule: Recording, sink: SSESink, t0_ms: float, clock: Any
+) -> AsyncIterator[bytes]:
+    yield sink.prelude()
+    player = Player(schedule, sink, clock=clock) if clock is not None else Player(schedule, sink)
+    task = asyncio.create_task(player.play(t0_ms=t0_ms))
+    try:
+        while True:
+            piece = await sink.queue.get()
+            if piece is None:
+                break
+            yield piece
+        await task
+    finally:
+        if not task.done():
+            player.cancel()
+            task.cancel()
+
+
+def _text(schedule: Recording, channel: str) -> str:
+    return "".join(c.text for c in schedule.chunks if c.channel == channel)
+
+
+def _tool_calls(schedule: Recording) -> list[dict[str, Any]]:
+    tools = tool_calls_by_chunk(schedule)
+    calls: dict[int, dict[str, Any]] = {}
+    for i, chunk in enumerate(schedule.chunks):
+        if i in tools:
+            t = tools[i]
+            call = calls.setdefault(t["index"], {"id": t["id"], "name": t["name"], "args": ""})
+            call["args"] += chunk.text
+    return list(calls.values())
+
+
+def _openai_message(schedule: Recording, model: str, prompt_tokens: int) -> dict[str, Any]:
+    inp, out = token_counts(schedule, prompt_tokens)
+    calls = _tool_calls(schedule)
+    message: dict[str, Any] = {"role": "assistant", "content": _text(schedule, "content")}
+    reasoning = _text(schedule, "reasoning")
+    if reasoning:
+        message["reasoning_content"] = reasoning
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": c["id"],
+                "type": "function",
+                "function": {"name": c["name"], "arguments": c["args"]},
+            }
+            for c in calls
+        ]
+    return {
+        "id": "chatcmpl-" + uuid.uuid4().hex[:24],
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "system_fingerprint": "uxlab",
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": openai_finish_reason(schedule.end, bool(calls)),
+            }
+        ],
+        "usage": {"prompt_tokens": inp, "completion_tokens": out, "total_tokens": inp + out},
+    }
+
+
+def _anthropic_message(schedule: Recording, model: str, prompt_tokens: int) -> dict[str, Any]:
+    inp, out = token_counts(schedule, prompt_tokens)
+    blocks: list[dict[str, Any]] = []
+    reasoning = _text(schedule, "reasoning")
+    if reasoning:
+        blocks.append({"type": "thinking", "thinking": reasoning, "signature": ""})
+    text = _text(schedule, "content")
+    if text or not blocks:
+        blocks.append({"type": "text", "text": text})
+    calls = _tool_calls(schedule)
+    for c in calls:
+        try:
+            args = json.loads(c["args"]) if c["args"] else {}
+        except json.JSONDecodeError:
+            args = {"_raw": c["args"]}
+        blocks.append({"type": "tool_use", "id": c["id"], "name": c["name"], "input": args})
+    return {
+        "id": "msg_" + uuid.uuid4().hex[:24],
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": blocks,
+        "stop_reason": anthropic_stop_reason(schedule.end, bool(calls)),
+        "stop_sequence": None,
+        "usage": {"input_tokens": inp, "output_tokens": out},
+    }

@@ -1,0 +1,229 @@
+"""A player sink that writes a schedule as vendor SSE: OpenAI Chat chunks or Anthropic events.
+
+The player calls `apply` at each chunk's deadline; the sink formats the chunk at once and
+puts the bytes on a queue that the HTTP response drains, so every chunk leaves as its own
+HTTP chunk the moment it is due. `prelude()` is what is sent with the response headers
+(OpenAI: the role-only chunk; Anthropic: `message_start` and a `ping`).
+
+OpenAI: content deltas, reasoning as `reasoning_content`, tool calls as `tool_calls` deltas
+(id, type and name on the first fragment), a finish chunk, the `include_usage` chunk when
+asked, then `data: [DONE]`; an error event becomes `data: {"error": {...}}` and the stream
+stops. Anthropic: `content_block_start/delta/stop` for text, thinking and tool_use
+(`input_json_delta`), `message_delta` with usage, `message_stop`; an error event becomes
+`event: error` (e.g. `overloaded_error`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from uxlab.live.wire_formats import (
+    anthropic_stop_reason,
+    openai_finish_reason,
+    token_counts,
+    tool_calls_by_chunk,
+)
+from uxlab.streams.recording import Chunk, End, ErrorEvent, Recording
+
+WIRES = ("openai", "anthropic")
+
+
+def sse_bytes(data: Any, event: str | None = None) -> bytes:
+    """One SSE event (`event:` line when named, one `data:` line, blank line)."""
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {text}\n\n".encode()
+
+
+class SSESink:
+    """Formats what the player hands over and queues it for the HTTP response.
+
+    `queue` yields bytes, then None when the stream is over (finished, failed or cancelled).
+    """
+
+    def __init__(
+        self,
+        wire: str,
+        schedule: Recording,
+        model: str,
+        response_id: str,
+        created_s: int,
+        include_usage: bool = False,
+        prompt_tokens: int = 0,
+    ):
+        if wire not in WIRES:
+            raise ValueError(f"wire must be one of {WIRES}, got {wire!r}")
+        self.wire = wire
+        self.model = model
+        self.response_id = response_id
+        self.created_s = created_s
+        self.include_usage = include_usage
+        self.schedule = schedule
+        self.tools = tool_calls_by_chunk(schedule)
+        self.input_tokens, self.output_tokens = token_counts(schedule, prompt_tokens)
+        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.closed = False
+        self._block: tuple[str, int] | None = None  # Anthropic: (kind, tool index) now open
+        self._block_index = -1
+
+    # -- Sink protocol -------------------------------------------------------------------
+    def apply(self, index: int, chunk: Chunk) -> None:
+        if self.closed:
+            return
+        out = (self._openai_chunk if self.wire == "openai" else self._anthropic_chunk)(index, chunk)
+        if out:
+            self.queue.put_nowait(out)
+
+    def finish(self, end: End | None, error: ErrorEvent | None) -> None:
+        if self.closed:
+            return
+        if error is not None:
+            self.queue.put_nowait(self._error(error))
+        elif self.wire == "openai":
+            self.queue.put_nowait(self._openai_finish(end))
+        else:
+            self.queue.put_nowait(self._anthropic_finish(end))
+        self._close()
+
+    def cancel(self) -> None:
+        self._close()
+
+    def _close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.queue.put_nowait(None)
+
+    # -- OpenAI Chat Completions ---------------------------------------------------------
+    def _openai(
+        self,
+        delta: dict[str, Any] | None,
+        finish: str | None = None,
+        usage: dict[str, Any] | None = None,
+    ) -> bytes:
+        obj: dict[str, Any] = {
+            "id": self.response_id,
+            "object": "chat.completion.chunk",
+            "created": self.created_s,
+            "model": self.model,
+            "system_fingerprint": "uxlab",
+            "choices": []
+            if delta is None
+            else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        }
+        if self.include_usage:
+            obj["usage"] = usage
+        return sse_bytes(obj)
+
+    def prelude(self) -> bytes:
+        """Bytes to send with the response headers."""
+        if self.wire == "openai":
+            return self._openai({"role": "assistant", "content": ""})
+        message = {
+            "id": self.response_id,
+            "type": "message",
+            "role": "assistant",
+            "content": [],
+            "model": self.model,
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": self.input_tokens, "output_tokens": 1},
+        }
+        return sse_bytes(
+            {"type": "message_start", "message": message}, "message_start"
+        ) + sse_bytes({"type": "ping"}, "ping")
+
+    def _openai_chunk(self, index: int, chunk: Chunk) -> bytes:
+        if chunk.channel == "reasoning":
+            return self._openai({"reasoning_content": chunk.text})
+        if chunk.channel == "tool":
+            tool = self.tools[index]
+            call: dict[str, Any] = {"index": tool["index"]}
+            if tool["first"]:
+                call.update(
+                    id=tool["id"],
+                    type="function",
+                    function={"name": tool["name"], "arguments": chunk.text},
+                )
+            else:
+                call["function"] = {"arguments": chunk.text}
+            return self._openai({"tool_calls": [call]})
+        return self._openai({"content": chunk.text})
+
+    def _openai_finish(self, end: End | None) -> bytes:
+        out = self._openai({}, openai_finish_reason(end, bool(self.tools)))
+        if self.include_usage:
+            out += self._openai(
+                None,
+                usage={
+                    "prompt_tokens": self.input_tokens,
+                    "completion_tokens": self.output_tokens,
+                    "total_tokens": self.input_tokens + self.output_tokens,
+                },
+            )
+        return out + b"data: [DONE]\n\n"
+
+    # -- Anthropic Messages --------------------------------------------------------------
+    def _anthropic_chunk(self, index: int, chunk: Chunk) -> bytes:
+        kind = {"content": "text", "reasoning": "thinking", "tool": "tool_use"}[chunk.channel]
+        tool = self.tools.get(index)
+        key = (kind, tool["index"] if tool else 0)
+        out = b""
+        if self._block != key:
+            out += self._stop_block()
+            self._block_index += 1
+            self._block = key
+            block: dict[str, Any] = {"type": kind}
+            if kind == "text":
+                block["text"] = ""
+            elif kind == "thinking":
+                block.update(thinking="", signature="")
+            else:
+                block.update(id=tool["id"], name=tool["name"], input={})
+            out += sse_bytes(
+                {"type": "content_block_start", "index": self._block_index, "content_block": block},
+                "content_block_start",
+            )
+        delta = {
+            "text": {"type": "text_delta", "text": chunk.text},
+            "thinking": {"type": "thinking_delta", "thinking": chunk.text},
+            "tool_use": {"type": "input_json_delta", "partial_json": chunk.text},
+        }[kind]
+        return out + sse_bytes(
+            {"type": "content_block_delta", "index": self._block_index, "delta": delta},
+            "content_block_delta",
+        )
+
+    def _stop_block(self) -> bytes:
+        if self._block is None:
+            return b""
+        self._block = None
+        return sse_bytes(
+            {"type": "content_block_stop", "index": self._block_index}, "content_block_stop"
+        )
+
+    def _anthropic_finish(self, end: End | None) -> bytes:
+        delta = {
+            "type": "message_delta",
+            "delta": {
+                "stop_reason": anthropic_stop_reason(end, bool(self.tools)),
+                "stop_sequence": None,
+            },
+            "usage": {"output_tokens": self.output_tokens},
+        }
+        return (
+            self._stop_block()
+            + sse_bytes(delta, "message_delta")
+            + sse_bytes({"type": "message_stop"}, "message_stop")
+        )
+
+    # -- errors --------------------------------------------------------------------------
+    def _error(self, error: ErrorEvent) -> bytes:
+        err = {
+            "type": str(error.error.get("type") or "api_error"),
+            "message": str(error.error.get("message") or "injected error"),
+        }
+        if self.wire == "openai":
+            return sse_bytes({"error": {**err, "code": None, "param": None}})
+        return self._stop_block() + sse_bytes({"type": "error", "error": err}, "error")

@@ -1,0 +1,107 @@
+"""Vendor wire vocabulary shared by the SSE sink and the non-streaming answers.
+
+Maps a recording's finish reason and usage (whatever API it was recorded from) to the
+OpenAI Chat or Anthropic Messages names, and finds each tool call's id and name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from uxlab.streams.recording import Chunk, End, Meta, Recording
+
+_TO_OPENAI = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "tool_use": "tool_calls",
+    "STOP": "stop",
+    "MAX_TOKENS": "length",
+    "completed": "stop",
+    "max_output_tokens": "length",
+}
+_TO_ANTHROPIC = {
+    "stop": "end_turn",
+    "length": "max_tokens",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "STOP": "end_turn",
+    "MAX_TOKENS": "max_tokens",
+    "completed": "end_turn",
+    "max_output_tokens": "max_tokens",
+}
+_OPENAI_REASONS = ("stop", "length", "tool_calls", "content_filter", "function_call")
+_ANTHROPIC_REASONS = (
+    "end_turn",
+    "max_tokens",
+    "stop_sequence",
+    "tool_use",
+    "pause_turn",
+    "refusal",
+)
+
+
+def openai_finish_reason(end: End | None, has_tools: bool) -> str:
+    reason = end.finish_reason if end is not None else None
+    if reason in _OPENAI_REASONS:
+        return reason
+    if reason in _TO_OPENAI:
+        return _TO_OPENAI[reason]
+    return "tool_calls" if has_tools else "stop"
+
+
+def anthropic_stop_reason(end: End | None, has_tools: bool) -> str:
+    reason = end.finish_reason if end is not None else None
+    if reason in _ANTHROPIC_REASONS:
+        return reason
+    if reason in _TO_ANTHROPIC:
+        return _TO_ANTHROPIC[reason]
+    return "tool_use" if has_tools else "end_turn"
+
+
+def token_counts(schedule: Recording, prompt_tokens_guess: int) -> tuple[int, int]:
+    """(input, output) tokens: from the recording's usage when known, else counted."""
+    usage: dict[str, Any] = (schedule.end.usage if schedule.end is not None else None) or {}
+    inp = usage.get("prompt_tokens") or usage.get("input_tokens") or usage.get("promptTokenCount")
+    out = (
+        usage.get("completion_tokens")
+        or usage.get("output_tokens")
+        or usage.get("candidatesTokenCount")
+    )
+    if out is None:
+        out = sum(c.n_tokens if c.n_tokens is not None else 1 for c in schedule.chunks)
+    return int(inp if inp is not None else prompt_tokens_guess), int(out)
+
+
+def tool_calls_by_chunk(schedule: Recording) -> dict[int, dict[str, Any]]:
+    """Chunk index -> {"index", "id", "name", "first"} for every tool-channel chunk.
+
+    Tool ids and names come from the chunk's `tool_call`/`tool_index` extras or from a
+    preceding `tool_use`/`tool_call` meta event; missing ones are made up (`call_<n>`).
+    """
+    out: dict[int, dict[str, Any]] = {}
+    seen: dict[int, dict[str, Any]] = {}
+    pending: dict[str, Any] = {}
+    index = 0
+    for ev in schedule.events:
+        if isinstance(ev, Meta):
+            if ev.data.get("kind") in ("tool_use", "tool_call"):
+                pending = {k: ev.data.get(k) for k in ("id", "name") if ev.data.get(k)}
+            continue
+        if not isinstance(ev, Chunk):
+            continue
+        if ev.channel == "tool":
+            info = dict(ev.extra.get("tool_call") or {})
+            tool_index = info.get("index", ev.extra.get("tool_index"))
+            if tool_index is None:
+                tool_index = max(seen) if seen and not pending else len(seen)
+            first = tool_index not in seen
+            if first:
+                seen[tool_index] = {
+                    "id": info.get("id") or pending.get("id") or f"call_{tool_index}",
+                    "name": info.get("name") or pending.get("name") or "tool",
+                }
+                pending = {}
+            out[index] = {"index": tool_index, "first": first, **seen[tool_index]}
+        index += 1
+    return out
