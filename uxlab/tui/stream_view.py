@@ -1,0 +1,488 @@
+"""The chat message view: one prompt and one streamed answer, one chunk per update, O(1).
+
+`StreamView` is a Line-API widget. Finished screen lines are cached `Strip`s that are never
+touched again while the stream runs; an `append` re-wraps only the last, unfinished line
+(its cost depends on the chunk and the width, not on how long the answer already is). The
+scroll stays anchored to the bottom unless the reader scrolls up. The lifecycle is explicit:
+
+    start(prompt)  ->  append(text, channel)*  ->  finish(end, error) | cancel()
+
+`start` shows a waiting indicator ("● ● ●") until the first chunk. Reasoning is shown as a
+dimmed, collapsed "Thinking…" line and tool calls as a collapsed block; `t` expands both.
+After `finish`, the answer is rendered once as Markdown (code blocks, lists, emphasis),
+after the frame holding the last chunk has been painted, keeping the bottom anchored.
+
+The view is also a player `Sink` (`apply`, `finish`, `cancel`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from rich.cells import cell_len, get_character_cell_size
+from rich.markdown import Markdown
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from uxlab.streams.recording import Chunk, End, ErrorEvent
+
+StreamState = Literal["idle", "waiting", "streaming", "finished", "cancelled", "error"]
+
+WAITING_FRAMES = ("●  ○  ○", "○  ●  ○", "○  ○  ●")
+_CONTROL = {ord(c): None for c in map(chr, range(32)) if c not in "\n\t"}
+
+
+def wrap_overflow(tail: str, width: int) -> tuple[list[str], str]:
+    """Split finished lines off `tail` until what is left fits in `width` cells.
+
+    Greedy word wrap: break at the last space that fits, else hard-break a long word.
+    Returns (finished lines, the unfinished rest). Cost is O(len(tail)).
+    """
+    width = max(1, width)
+    done: list[str] = []
+    while cell_len(tail) > width:
+        cells = 0
+        cut = 0
+        for ch in tail:
+            size = get_character_cell_size(ch)
+            if cells + size > width:
+                break
+            cells += size
+            cut += 1
+        if tail[cut] == " ":
+            line, tail = tail[:cut], tail[cut + 1 :]
+        else:
+            space = tail.rfind(" ", 0, cut)
+            if space > 0:
+                line, tail = tail[:space], tail[space + 1 :]
+            else:
+                cut = max(cut, 1)
+                line, tail = tail[:cut], tail[cut:]
+        done.append(line.rstrip(" "))
+    return done, tail
+
+
+@dataclass
+class _Block:
+    """One run of same-channel output (or the prompt, or a status line)."""
+
+    kind: str  # prompt | content | reasoning | tool | error | status
+    parts: list[str] = field(default_factory=list)
+    closed: bool = False
+
+    @property
+    def text(self) -> str:
+        if len(self.parts) > 1:
+            self.parts[:] = ["".join(self.parts)]
+        return self.parts[0] if self.parts else ""
+
+
+@dataclass
+class ViewStats:
+    """Work done by the last `append` (for the O(1) test) and in total."""
+
+    appends: int = 0
+    rebuilds: int = 0
+    last_wrapped_chars: int = 0
+    """Characters re-wrapped by the last append (the unfinished line plus the new text)."""
+    last_lines_built: int = 0
+    """Strips built by the last append (finished lines plus the new last line)."""
+
+
+class StreamView(ScrollView, can_focus=True):
+    """One chat exchange: the prompt, then the streamed answer (see module docstring)."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "stream-view--prompt",
+        "stream-view--reasoning",
+        "stream-view--tool",
+        "stream-view--waiting",
+        "stream-view--error",
+        "stream-view--status",
+    }
+
+    DEFAULT_CSS = """
+    StreamView {
+        background: $surface;
+        color: $foreground;
+        overflow-x: hidden;
+        overflow-y: auto;
+        scrollbar-gutter: stable;
+        scrollbar-size-vertical: 1;
+    }
+    StreamView > .stream-view--prompt { color: $accent; text-style: bold; }
+    StreamView > .stream-view--reasoning { color: $text-muted; text-style: italic; }
+    StreamView > .stream-view--tool { color: $text-muted; }
+    StreamView > .stream-view--waiting { color: $accent; }
+    StreamView > .stream-view--error { color: $error; text-style: bold; }
+    StreamView > .stream-view--status { color: $text-muted; }
+    """
+
+    BINDINGS: ClassVar[list[Binding]] = [
+        Binding("t", "toggle_details", "Thinking/tools", show=False),
+    ]
+
+    def __init__(
+        self,
+        *,
+        markdown_on_finish: bool = True,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.markdown_on_finish = markdown_on_finish
+        self.expanded = False
+        """Whether reasoning and tool blocks are shown in full."""
+        self.state: StreamState = "idle"
+        self.stats = ViewStats()
+        self._blocks: list[_Block] = []
+        self._lines: list[Strip] = []
+        """Finished screen lines: never changed by `append`."""
+        self._live: list[Strip] = []
+        """The lines that may still change: the unfinished last line or a status line."""
+        self._tail = ""
+        self._tail_style: Style | None = None
+        self._open_start = 0
+        self._width = 0
+        self._markdown = False
+        self._follow = True
+        self._waiting_frame = 0
+        self._waiting_timer: Any = None
+        self._uxlab_style_cache: dict[str, Style] = {}
+
+    # -- public lifecycle ----------------------------------------------------------------
+    def start(self, prompt: str | None = None, waiting: bool = True) -> None:
+        """Clear the view and show `prompt`; with `waiting`, show "● ● ●" until text comes."""
+        self._stop_waiting()
+        self._blocks = []
+        self._markdown = False
+        self._follow = True
+        self.state = "idle"
+        if prompt:
+            self._blocks.append(_Block("prompt", [prompt], closed=True))
+        self._rebuild()
+        if waiting:
+            self.state = "waiting"
+            self._waiting_frame = 0
+            self._live = [self._waiting_strip()]
+            self._waiting_timer = self.set_interval(0.25, self._tick_waiting)
+            self._after_change(len(self._lines))
+
+    def append(self, text: str, channel: str = "content") -> None:
+        """Show one more piece of output now; only the last line is re-wrapped."""
+        stats = self.stats
+        stats.appends += 1
+        stats.last_wrapped_chars = 0
+        stats.last_lines_built = 0
+        if self.state in ("finished", "cancelled", "error"):
+            return
+        first_changed = len(self._lines)
+        if self.state == "waiting":
+            self._stop_waiting()
+            self._live = []
+        self.state = "streaming"
+        text = text.translate(_CONTROL).replace("\t", "    ")
+        kind = channel if channel in ("content", "reasoning", "tool") else "content"
+        block = prev = self._blocks[-1] if self._blocks else None
+        if block is None or block.closed or block.kind != kind:
+            if block is not None and not block.closed:
+                self._close_block(block)
+            block = _Block(kind)
+            self._blocks.append(block)
+            self._open_block(block, prev)
+        block.parts.append(text)
+        self._feed(block, text)
+        self._after_change(first_changed)
+
+    def finish(self, end: End | None = None, error: ErrorEvent | None = None) -> None:
+        """The stream is over: close it, show an error if there was one, then Markdown."""
+        if self.state in ("finished", "cancelled", "error"):
+            return
+        self._stop_waiting()
+        first_changed = len(self._lines)
+        self._close_open_block()
+        if error is not None:
+            block = _Block("error", [_error_message(error.error)], closed=True)
+            self._blocks.append(block)
+            self._render_closed(block, None)
+            self.state = "error"
+        else:
+            self.state = "finished"
+        self._after_change(first_changed)
+        if self.markdown_on_finish and any(b.kind == "content" for b in self._blocks):
+            # After the frame with the last chunk is painted, so its timing is untouched.
+            self.call_after_refresh(self._swap_to_markdown)
+
+    def cancel(self) -> None:
+        """The reader stopped the stream: keep what was shown and say it was stopped."""
+        if self.state in ("finished", "cancelled", "error", "idle"):
+            return
+        self._stop_waiting()
+        first_changed = len(self._lines)
+        self._close_open_block()
+        block = _Block("status", ["■ Stopped"], closed=True)
+        self._blocks.append(block)
+        self._render_closed(block, None)
+        self.state = "cancelled"
+        self._after_change(first_changed)
+
+    # -- Sink protocol (uxlab.player) ----------------------------------------------------
+    def apply(self, index: int, chunk: Chunk) -> None:
+        """Player sink: show chunk `index` now."""
+        self.append(chunk.text, chunk.channel)
+
+    # -- reading back --------------------------------------------------------------------
+    @property
+    def line_count(self) -> int:
+        return len(self._lines) + len(self._live)
+
+    @property
+    def finished_lines(self) -> tuple[Strip, ...]:
+        """The cached finished lines (identity is stable while streaming)."""
+        return tuple(self._lines)
+
+    def lines_text(self) -> list[str]:
+        """Plain text of every line, finished and live (for tests and debugging)."""
+        return [strip.text.rstrip() for strip in (*self._lines, *self._live)]
+
+    def answer_text(self) -> str:
+        """All content text received so far."""
+        return "".join(b.text for b in self._blocks if b.kind == "content")
+
+    @property
+    def following(self) -> bool:
+        """True while the view stays scrolled to the newest line."""
+        return self._follow
+
+    def action_toggle_details(self) -> None:
+        """Expand or collapse reasoning and tool blocks."""
+        self.expanded = not self.expanded
+        self._rebuild()
+
+    # -- Textual hooks -------------------------------------------------------------------
+    def on_resize(self) -> None:
+        if self._wrap_width() != self._width:
+            self._rebuild()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._uxlab_style_cache.clear()
+        if self.is_mounted and self._blocks:
+            self._rebuild()
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self._follow = new_value >= self.max_scroll_y
+
+    def render_line(self, y: int) -> Strip:
+        index = y + self.scroll_offset.y
+        width = self.scrollable_content_region.width or self.size.width
+        base = self.rich_style
+        n_done = len(self._lines)
+        if index < n_done:
+            strip = self._lines[index]
+        elif index - n_done < len(self._live):
+            strip = self._live[index - n_done]
+        else:
+            return Strip.blank(width, base)
+        return strip.crop_extend(0, width, None).apply_style(base)
+
+    # -- internals -----------------------------------------------------------------------
+    def _wrap_width(self) -> int:
+        return max(1, self.scrollable_content_region.width or self.size.width or 80)
+
+    def _style(self, kind: str) -> Style:
+        style = self._uxlab_style_cache.get(kind)
+        if style is None:
+            if self.is_mounted:
+                style = self.get_component_rich_style(f"stream-view--{kind}", partial=True)
+            else:
+                style = Style()
+            self._uxlab_style_cache[kind] = style
+        return style
+
+    def _strip(self, text: str, style: Style | None = None) -> Strip:
+        self.stats.last_lines_built += 1
+        return Strip([Segment(text, style)], cell_len(text))
+
+    def _open_block(self, block: _Block, prev: _Block | None) -> None:
+        if prev is not None and prev.kind != "prompt":
+            self._lines.append(self._strip(""))
+        self._open_start = len(self._lines)
+        if block.kind == "content":
+            self._tail, self._tail_style = "", None
+            self._live = [self._strip("")]
+        elif self.expanded:
+            header = _details_header(block, open_=True)
+            self._lines.append(self._strip(header, self._style(block.kind)))
+            self._tail, self._tail_style = "", self._style(block.kind)
+            self._live = [self._strip("", self._tail_style)]
+        else:
+            self._live = [self._strip(_details_header(block, open_=False), self._style(block.kind))]
+
+    def _feed(self, block: _Block, text: str) -> None:
+        """Add `text` to the open block's lines: O(len(text) + width)."""
+        if block.kind != "content" and not self.expanded:
+            return  # collapsed: its one summary line does not change until it closes
+        style = self._tail_style
+        pieces = text.split("\n")
+        for n, piece in enumerate(pieces):
+            if n > 0:
+                self._lines.append(self._strip(self._tail, style))
+                self._tail = ""
+            tail = self._tail + piece
+            self.stats.last_wrapped_chars += len(tail)
+            done, self._tail = wrap_overflow(tail, self._width)
+            self._lines.extend(self._strip(line, style) for line in done)
+        self._live = [self._strip(self._tail, style)]
+
+    def _close_block(self, block: _Block) -> None:
+        block.closed = True
+        if block.kind == "content" or self.expanded:
+            if self._tail:
+                self._lines.append(self._strip(self._tail, self._tail_style))
+            if block.kind == "tool" and self.expanded:
+                # Once, when it closes: the raw JSON becomes indented JSON.
+                style = self._style("tool")
+                del self._lines[self._open_start + 1 :]
+                for line in _pretty_json(block.text).split("\n"):
+                    self._lines.append(self._strip(line[: self._width], style))
+        else:
+            header = _details_header(block, open_=False)
+            self._lines.append(self._strip(header, self._style(block.kind)))
+        self._tail, self._tail_style, self._live = "", None, []
+
+    def _close_open_block(self) -> None:
+        if self._blocks and not self._blocks[-1].closed:
+            self._close_block(self._blocks[-1])
+        self._live = []
+
+    def _render_closed(self, block: _Block, prev: _Block | None) -> None:
+        """Render a whole closed block into finished lines (rebuilds and status lines)."""
+        if block.kind == "prompt":
+            style = self._style("prompt")
+            done, tail = wrap_overflow("You: " + block.text.strip(), self._width)
+            self._lines.extend(self._strip(line, style) for line in [*done, tail])
+            self._lines.append(self._strip(""))
+        elif block.kind in ("error", "status"):
+            if self._lines and self._lines[-1].cell_length:
+                self._lines.append(self._strip(""))
+            done, tail = wrap_overflow(block.text, self._width)
+            style = self._style(block.kind)
+            self._lines.extend(self._strip(line, style) for line in [*done, tail])
+        elif block.kind == "content" and self._markdown:
+            if prev is not None and prev.kind != "prompt":
+                self._lines.append(self._strip(""))
+            self._lines.extend(self._markdown_strips(block.text))
+        else:
+            self._open_block(block, prev)
+            self._feed(block, block.text)
+            self._close_block(block)
+
+    def _markdown_strips(self, text: str) -> list[Strip]:
+        console = self.app.console
+        options = console.options.update(width=self._width, height=None, highlight=False)
+        rendered = console.render_lines(
+            Markdown(text, code_theme="ansi_dark", inline_code_theme="ansi_dark"),
+            options,
+            pad=False,
+        )
+        strips = [Strip(line) for line in rendered]
+        while strips and not strips[-1].text.strip():
+            strips.pop()
+        return strips
+
+    def _rebuild(self) -> None:
+        """Re-render every block at the current width (resize, expand, Markdown): O(n)."""
+        self.stats.rebuilds += 1
+        self._width = self._wrap_width()
+        self._lines, self._live, self._tail = [], [], ""
+        prev = None
+        for block in self._blocks:
+            if block.closed:
+                self._render_closed(block, prev)
+            else:
+                self._open_block(block, prev)
+                self._feed(block, block.text)
+            prev = block
+        if self.state == "waiting":
+            self._live = [self._waiting_strip()]
+        self._after_change(0)
+
+    def _swap_to_markdown(self) -> None:
+        if self.state in ("finished", "error") and not self._markdown:
+            self._markdown = True
+            self._rebuild()
+
+    def _after_change(self, first_changed: int) -> None:
+        """Resize the virtual canvas, keep the bottom anchored, repaint changed lines."""
+        total = self.line_count
+        if self.virtual_size.height != total or self.virtual_size.width != self._width:
+            self.virtual_size = Size(self._width, total)
+        max_y = self.max_scroll_y
+        if (self._follow and max_y > self.scroll_y) or self.scroll_y > max_y:
+            self.scroll_to(y=max_y, animate=False, force=True, immediate=True)
+            self._follow = self._follow or self.scroll_y >= max_y
+        count = max(1, total - first_changed)
+        self.refresh_lines(first_changed, count)
+
+    # -- waiting indicator ---------------------------------------------------------------
+    def _waiting_strip(self) -> Strip:
+        return self._strip(WAITING_FRAMES[self._waiting_frame % 3], self._style("waiting"))
+
+    def _tick_waiting(self) -> None:
+        if self.state != "waiting":
+            return
+        self._waiting_frame += 1
+        self._live = [self._waiting_strip()]
+        self.refresh_lines(len(self._lines), 1)
+
+    def _stop_waiting(self) -> None:
+        if self._waiting_timer is not None:
+            self._waiting_timer.stop()
+            self._waiting_timer = None
+
+
+def _details_header(block: _Block, open_: bool) -> str:
+    arrow, verb = ("▾", "collapse") if open_ else ("▸", "expand")
+    if block.kind == "reasoning":
+        if not block.closed:
+            return f"{arrow} Thinking…"
+        return f"{arrow} Thought ({len(block.text.split())} words) · t to {verb}"
+    name = _tool_name(block.text) if block.closed else None
+    label = f"Tool call: {name}" if name else "Tool call"
+    if not block.closed:
+        return f"{arrow} {label}…"
+    return f"{arrow} {label} ({len(block.text)} chars) · t to {verb}"
+
+
+def _tool_name(text: str) -> str | None:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(data, dict):
+        name = data.get("name") or (data.get("function") or {}).get("name")
+        return str(name) if name else None
+    return None
+
+
+def _pretty_json(text: str) -> str:
+    try:
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    except ValueError:
+        return text
+
+
+def _error_message(error: dict[str, Any]) -> str:
+    inner = error.get("error") if isinstance(error.get("error"), dict) else error
+    kind = inner.get("type") or inner.get("code") or "error"
+    message = inner.get("message")
+    return f"⚠ The response failed: {kind}" + (f" ({message})" if message else "")
