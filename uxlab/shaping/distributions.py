@@ -127,7 +127,8 @@ class Dist:
             if p.default is not REQUIRED and value == p.default:
                 continue
             text = value if isinstance(value, str) else fmt_ms(value)
-            parts.append(text if p.name == "source" else f"{p.name}={text}")
+            positional = p.name == "source" or len(KINDS[self.kind]) == 1
+            parts.append(text if positional else f"{p.name}={text}")
         return f"{self.kind}:{','.join(parts)}"
 
     # -- sampling (parametric kinds) ---------------------------------------------------------

@@ -226,8 +226,7 @@ def shape(recording: Recording, profile: Profile, seed: int = 0) -> Recording:
     extra_ms[1:] += poisson_ms
     times_ms = first_ms + extra_ms[0] + np.concatenate([[0.0], np.cumsum(gaps_ms + extra_ms[1:])])
 
-    src_chunks = chunks
-    last_src_t = src_chunks[-1].t_ms
+    last_src_t = chunks[-1].t_ms
     end = recording.end
     tail_ms = 0.0
     if end is not None and end.t_ms is not None and last_src_t is not None:
@@ -235,12 +234,18 @@ def shape(recording: Recording, profile: Profile, seed: int = 0) -> Recording:
 
     # Error injection: keep the units whose tokens all come before token N.
     kept = n
-    error_t_ms = None
     if profile.error_at is not None:
         kept = int(np.searchsorted(np.cumsum(units.tokens), profile.error_at.token, side="right"))
-        error_t_ms = float(times_ms[kept]) if kept < n else float(times_ms[-1] + tail_ms)
 
-    events = _assemble(recording, profile, units, times_ms, kept, first_ms, rng(_CHUNK))
+    others = _others_by_position(recording)
+    breaks_after = {p - 1 for p in others if p > 0}
+    bounds = _group_bounds(units, kept, profile, breaks_after, rng(_CHUNK))
+    if bounds:
+        # An event arrives with its last token; shift so the first event comes at the TTFT.
+        times_ms = times_ms - (times_ms[bounds[0][1] - 1] - times_ms[0])
+    # An injected error comes when the next token would have, or where the end would be.
+    error_t_ms = float(times_ms[kept]) if kept < n else float(times_ms[-1] + tail_ms)
+    events = _assemble(recording, units, times_ms, kept, first_ms, bounds, others)
     if profile.error_at is not None:
         err = profile.error_at
         events.append(ErrorEvent(t_ms=error_t_ms, error={"type": err.type, "message": err.message}))
@@ -293,17 +298,8 @@ def _group_bounds(
     return bounds
 
 
-def _assemble(
-    recording: Recording,
-    profile: Profile,
-    units: Units,
-    times_ms: np.ndarray,
-    kept: int,
-    first_ms: float,
-    rng: np.random.Generator,
-) -> list[Event]:
-    """Output events: grouped chunks with meta/error events in their recorded positions."""
-    # Non-chunk events, keyed by how many source chunks precede them.
+def _others_by_position(recording: Recording) -> dict[int, list[Event]]:
+    """Meta and error events, keyed by how many source chunks precede them."""
     others: dict[int, list[Event]] = {}
     seen = 0
     for e in recording.events:
@@ -311,7 +307,19 @@ def _assemble(
             seen += 1
         else:
             others.setdefault(seen, []).append(e)
-    breaks_after = {p - 1 for p in others if p > 0}
+    return others
+
+
+def _assemble(
+    recording: Recording,
+    units: Units,
+    times_ms: np.ndarray,
+    kept: int,
+    first_ms: float,
+    bounds: list[tuple[int, int]],
+    others: dict[int, list[Event]],
+) -> list[Event]:
+    """Output events: grouped chunks with meta/error events in their recorded positions."""
     src_chunks = recording.chunks
     # Source chunks whose units were all kept (metas after them survive an injected error).
     complete = len(src_chunks) if kept == len(units) else int(units.source[kept])
@@ -322,10 +330,16 @@ def _assemble(
     whole = units.whole.tolist()
     times = times_ms.tolist()
     out: list[Event] = []
+    # Events before the first chunk (role prelude, tool-call start) keep their place in
+    # the wait: their recorded time is scaled by new TTFT / recorded TTFT.
+    recorded_first = units.recorded_ms[0]
     for e in others.get(0, []):
-        t = e.t_ms
-        out.append(_moved(e, first_ms if t is None else min(t, first_ms)))
-    for start, stop in _group_bounds(units, kept, profile, breaks_after, rng):
+        if e.t_ms is None or not np.isfinite(recorded_first) or recorded_first <= 0:
+            t = first_ms
+        else:
+            t = min(e.t_ms * first_ms / recorded_first, first_ms)
+        out.append(_moved(e, t))
+    for start, stop in bounds:
         t_ms = times[stop - 1]
         if stop - start == 1 and whole[start]:
             c = src_chunks[source[start]]
