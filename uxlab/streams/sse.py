@@ -38,7 +38,7 @@ class SseEvent:
     retry_ms: int | None = None
     comments: list[str] = field(default_factory=list)
     line: int = 0
-    """1-based line number of the event's first line (for error messages)."""
+    """1-based line of the event's first line, leading comments included (for errors)."""
 
     @property
     def t_ms(self) -> float | None:
