@@ -48,12 +48,14 @@ def test_import_with_own_text_and_select(tmp_path, capsys):
             str(text),
             "--select",
             "43,99",
+            "--prefix",
+            "gpt-oss",
         ]
     )
     assert code == 0
     corpus = load_corpus(out)
-    assert sorted(r.id for r in corpus.recordings) == ["profile_export-r043", "profile_export-r099"]
-    rec = corpus.by_id("profile_export-r043")
+    assert sorted(r.id for r in corpus.recordings) == ["gpt-oss-r043", "gpt-oss-r099"]
+    rec = corpus.by_id("gpt-oss-r043")
     assert rec.text.startswith("Once upon a time")
     assert rec.header.source["text"] == "story.md"
     assert "skipped 0" in capsys.readouterr().out

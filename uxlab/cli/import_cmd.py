@@ -50,6 +50,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="I,J,...",
         help="only these request indices (the numbers in source.origin)",
     )
+    p.add_argument(
+        "--prefix",
+        metavar="NAME",
+        help="start of each recording id and file name (default: the source file's name)",
+    )
     p.set_defaults(func=run)
 
 
@@ -84,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
         text_name=args.text.name if args.text is not None else None,
         limit=args.limit,
         select=_parse_select(args.select),
+        id_prefix=args.prefix,
     )
     if not args.src.exists():
         raise FileNotFoundError(f"{args.src}: no such file or folder")

@@ -41,6 +41,7 @@ from uxlab.streams.importers.base import (
     Skipped,
     StreamEventError,
     chunks_from_gaps,
+    id_base,
     import_header,
     iter_jsonl,
     limit_reached,
@@ -52,7 +53,6 @@ from uxlab.streams.importers.base import (
 )
 from uxlab.streams.importers.openai_sse import TimedEvent, openai_chat_events_to_recording
 from uxlab.streams.recording import End, Recording
-from uxlab.streams.replay_file import safe_filename
 from uxlab.streams.split_text import lay_text, neutral_text
 from uxlab.streams.sse import parse_sse
 
@@ -78,7 +78,7 @@ def import_aiperf(path: Path, options: ImportOptions) -> ImportResult:
             result.skipped.append(Skipped(origin, _error_reason(error)))
             continue
         where = str(lineno)
-        rid = f"{safe_filename(path.stem)}-r{index:03d}"
+        rid = f"{id_base(path, options)}-r{index:03d}"
         if "responses" in obj:
             rec = _raw_record(path, where, obj, rid, origin, model)
         elif "metrics" in obj:

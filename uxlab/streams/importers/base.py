@@ -15,6 +15,7 @@ from typing import Any
 
 from uxlab.errors import UxlabError
 from uxlab.streams.recording import Chunk, Header
+from uxlab.streams.replay_file import safe_filename
 
 
 class ImportFormatError(UxlabError, ValueError):
@@ -53,6 +54,8 @@ class ImportOptions:
     """Stop after this many recordings."""
     select: Sequence[int] | None = None
     """Only these request indices (as counted in `source.origin`)."""
+    id_prefix: str | None = None
+    """Start of each recording id (default: the source file's stem)."""
 
 
 @dataclass
@@ -86,6 +89,11 @@ def wanted(index: int, options: ImportOptions) -> bool:
 
 def limit_reached(options: ImportOptions, n_done: int) -> bool:
     return options.limit is not None and n_done >= options.limit
+
+
+def id_base(path: Path, options: ImportOptions) -> str:
+    """The first part of the ids of recordings from `path`: the prefix, or the file stem."""
+    return safe_filename(options.id_prefix or path.stem)
 
 
 def origin_of(path: Path, **where: Any) -> str:

@@ -29,6 +29,7 @@ from uxlab.streams.importers.base import (
     ImportResult,
     Skipped,
     StreamEventError,
+    id_base,
     import_header,
     limit_reached,
     origin_of,
@@ -60,7 +61,7 @@ def import_genai_perf(path: Path, options: ImportOptions) -> ImportResult:
                 continue
             if limit_reached(options, len(result.recordings)):
                 return result
-            rec = _request(path, req, e, r, endpoint, doc)
+            rec = _request(path, req, e, r, endpoint, doc, options)
             if isinstance(rec, str):
                 result.skipped.append(Skipped(origin_of(path, experiment=e, request=r), rec))
                 continue
@@ -71,7 +72,13 @@ def import_genai_perf(path: Path, options: ImportOptions) -> ImportResult:
 
 
 def _request(
-    path: Path, req: Any, e: int, r: int, endpoint: str, doc: dict[str, Any]
+    path: Path,
+    req: Any,
+    e: int,
+    r: int,
+    endpoint: str,
+    doc: dict[str, Any],
+    options: ImportOptions,
 ) -> Recording | str:
     """One request as a Recording, or the reason it is skipped."""
     where = f"experiments[{e}].requests[{r}]"
@@ -99,7 +106,7 @@ def _request(
             request = {"payload": payload}
     origin = origin_of(path, experiment=e, request=r)
     header = import_header(
-        f"{path.stem}-e{e}-r{r:04d}",
+        f"{id_base(path, options)}-e{e}-r{r:04d}",
         importer="genai-perf",
         origin=origin,
         api="openai.chat" if "chat" in endpoint else (doc.get("service_kind") or None),

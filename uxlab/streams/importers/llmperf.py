@@ -25,6 +25,7 @@ from uxlab.streams.importers.base import (
     ImportResult,
     Skipped,
     chunks_from_gaps,
+    id_base,
     import_header,
     limit_reached,
     origin_of,
@@ -33,7 +34,6 @@ from uxlab.streams.importers.base import (
     wanted,
 )
 from uxlab.streams.recording import End, Recording
-from uxlab.streams.replay_file import safe_filename
 from uxlab.streams.split_text import lay_text, neutral_text
 
 
@@ -91,7 +91,7 @@ def import_llmperf(path: Path, options: ImportOptions) -> ImportResult:
         if n_tokens > 1:
             chunks[-1].t_ms = e2e_s * 1000.0  # exact, not a sum of rounded gaps
         header = import_header(
-            f"{safe_filename(path.stem)}-r{i:04d}",
+            f"{id_base(path, options)}-r{i:04d}",
             importer="llmperf",
             origin=origin,
             api="openai.chat",

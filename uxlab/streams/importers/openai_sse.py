@@ -186,6 +186,11 @@ def _capture_files(path: Path) -> list[Path]:
     return [path]
 
 
+def _capture_id(file: Path, options: ImportOptions) -> str:
+    stem = safe_filename(file.stem)
+    return f"{safe_filename(options.id_prefix)}-{stem}" if options.id_prefix else stem
+
+
 def read_capture(path: Path) -> tuple[list[TimedEvent], list[int]]:
     """The events of one capture file as (t_ms, name, data), and each event's line number."""
     try:
@@ -237,7 +242,7 @@ def import_capture_files(
             continue
         timed = events[0][0] is not None
         header = import_header(
-            f"{safe_filename(file.stem)}",
+            _capture_id(file, options),
             importer=importer,
             origin=origin,
             api=api,

@@ -24,6 +24,7 @@ from uxlab.streams.importers.base import (
     ImportResult,
     Skipped,
     chunks_from_gaps,
+    id_base,
     import_header,
     limit_reached,
     number_list,
@@ -33,7 +34,6 @@ from uxlab.streams.importers.base import (
     wanted,
 )
 from uxlab.streams.recording import End, Recording
-from uxlab.streams.replay_file import safe_filename
 from uxlab.streams.split_text import TextTooShortError, lay_text, neutral_text, split_text
 
 
@@ -79,7 +79,7 @@ def import_vllm_bench(path: Path, options: ImportOptions) -> ImportResult:
         )
         start_s = start_times[i] if i < len(start_times) else None
         header = import_header(
-            f"{safe_filename(path.stem)}-r{i:04d}",
+            f"{id_base(path, options)}-r{i:04d}",
             importer="vllm-bench",
             origin=origin,
             api=_api(doc),
