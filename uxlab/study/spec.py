@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from uxlab.errors import UxlabError
+from uxlab.shaping import FACTOR_NAMES, Profile, ProfileError
 from uxlab.streams.corpus import Corpus, load_corpus
-from uxlab.study._profile_compat import FACTOR_NAMES, Profile, ProfileError
 
 ORDERS = ("random", "fixed", "latin-square", "blocked")
 ASSIGNMENTS = ("cycle", "random", "by_condition")
@@ -283,11 +283,13 @@ _QUESTION_KEYS = (
 )
 
 
-def _did_you_mean(word: str, choices: list[str] | tuple[str, ...], fmt: str = "{}") -> str:
+def _did_you_mean(word: str, choices: list[str] | tuple[str, ...], fmt: str = "{!r}") -> str:
+    """` (did you mean 'x'?)` or ` (one of 'a', 'b')`, as the shaping errors say it."""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    close = close or [c for c in choices if word and c.startswith(word)][:1]
     if close:
-        return f"; did you mean {fmt.format(close[0])}?"
-    return "; expected one of: " + ", ".join(fmt.format(c) for c in choices)
+        return f" (did you mean {fmt.format(close[0])}?)"
+    return " (one of " + ", ".join(fmt.format(c) for c in choices) + ")"
 
 
 class _Loader:
@@ -361,7 +363,7 @@ class _Loader:
         if value is not None and value not in choices:
             raise self.err(
                 f"{where}.{key}",
-                f"{value!r} is not allowed" + _did_you_mean(value, choices, '"{}"'),
+                f"{value!r} is not allowed" + _did_you_mean(value, choices),
             )
         return value
 
@@ -481,7 +483,9 @@ class _Loader:
     def profile(self, doc: dict) -> Profile:
         table = self.table(doc, "profile", required=False)
         try:
-            return Profile.from_table(table, where=f"{self.path} [profile]")
+            return Profile.from_table(
+                table, where=f"{self.path} [profile]", base_dir=self.path.parent
+            )
         except ProfileError as exc:
             raise StudyError(self.path, None, _strip_path(str(exc), self.path)) from None
 
@@ -525,7 +529,7 @@ class _Loader:
                 try:
                     profile.with_factors({name: x})
                 except ProfileError as exc:
-                    raise self.err(key, f"{x} is not a valid level: {exc}") from None
+                    raise self.err(key, f"{x} is not a valid level: {exc.problem}") from None
                 levels.append(x)
             out.append(Factor(name, tuple(levels), between, procedure))
         if all(f.between for f in out):
@@ -713,9 +717,9 @@ class _Loader:
                 if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
                     raise self.err(f"[attention].levels.{k}", f"{v!r} is not a valid level")
             try:
-                profile.with_factors(dict(lv))
+                profile.with_factors(dict(lv), where="[attention].levels")
             except ProfileError as exc:
-                raise self.err("[attention].levels", str(exc)) from None
+                raise StudyError(self.path, None, str(exc)) from None
             levels = dict(lv)
         return Attention(every=every, text=text, question=qid, answer=answer, levels=levels)
 
