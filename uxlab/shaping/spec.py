@@ -39,6 +39,7 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """` (did you mean 'x'?)` or ` (one of a, b, c)` for an unknown name."""
     choices = list(choices)
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    close = close or [c for c in choices if word and (c.startswith(word) or word.startswith(c))]
     if close:
         return f" (did you mean {close[0]!r}?)"
     return f" (one of {', '.join(choices)})"
