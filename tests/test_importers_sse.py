@@ -64,3 +64,23 @@ def test_capture_round_trip_and_untimed_events():
     assert text.startswith(": t_ms=412.700\ndata: ")
     assert capture_events(text) == [(412.7, None, '{"x": 1}'), (430.0, "delta", "line1\nline2")]
     assert capture_events("data: a\n\n") == [(None, None, "a")]
+
+
+def test_recorder_sidecar_with_keepalive_imports_with_its_own_times(tmp_path):
+    """The live recorder's `.sse` sidecar is this capture format; keep-alives do not shift times."""
+    from uxlab.live.wire_events import WireEvent, dumps_capture
+    from uxlab.streams.importers import import_source
+
+    role = '{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}'
+    hello = '{"choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":"stop"}]}'
+    wire = [
+        WireEvent(t_ms=100.0, event=None, data=role, raw=f"data: {role}"),
+        WireEvent(t_ms=150.0, event=None, data="", raw=": keep-alive"),
+        WireEvent(t_ms=300.5, event=None, data=hello, raw=f"data: {hello}"),
+        WireEvent(t_ms=301.0, event=None, data="[DONE]", raw="data: [DONE]"),
+    ]
+    path = tmp_path / "rec-1.sse"
+    path.write_text(dumps_capture(wire), encoding="utf-8")
+    (rec,) = import_source("openai-sse", path).recordings
+    assert rec.chunks[0].t_ms == 300.5 and rec.text == "Hello"
+    assert rec.end.t_ms == 301.0

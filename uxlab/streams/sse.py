@@ -42,8 +42,12 @@ class SseEvent:
 
     @property
     def t_ms(self) -> float | None:
-        """The arrival time from a `: t_ms=...` comment of a timed capture, else None."""
-        for comment in self.comments:
+        """The arrival time from the last `: t_ms=...` comment before the event, else None.
+
+        The last one counts: a keep-alive block written with its own time carries its
+        comments over to the next event, whose own time comment comes after it.
+        """
+        for comment in reversed(self.comments):
             m = _TIME_COMMENT.match(comment)
             if m and m.group(1) != "null":
                 return float(m.group(1))
