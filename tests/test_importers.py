@@ -359,3 +359,17 @@ def test_chunk_extras_do_not_break_the_replay_reader():
     rec = _by_id(import_source("openai-sse", DATA / "openai-sse"))["tool_call"]
     again = _round_trip(rec)
     assert isinstance(again.chunks[0], Chunk) and again.chunks[0].extra == {"tool_index": 0}
+
+
+def test_vllm_bench_text_shorter_than_chunks_falls_back_with_warning(tmp_path):
+    (src,) = (DATA / "vllm-bench").glob("*.json")
+    doc = json.loads(src.read_text())
+    doc["generated_texts"][0] = "Hi."  # 3 characters for 8 chunks
+    p = tmp_path / "short.json"
+    p.write_text(json.dumps(doc))
+    result = import_source("vllm-bench", p)
+    assert result.recordings[0].text.startswith("## How a lighthouse")
+    assert result.recordings[0].header.source["text"] == "uxlab neutral text"
+    assert result.warnings == [
+        "request 0: generated text shorter than its 8 chunks; laid the neutral text over it instead"
+    ]

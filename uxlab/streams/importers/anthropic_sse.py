@@ -61,7 +61,6 @@ def anthropic_events_to_recording(events: list[TimedEvent], header: Header) -> R
     end_t: float | None = None
     last_t: float | None = None
     ended = False
-    block_types: dict[int, str] = {}
     for i, (t_ms, name, data) in enumerate(events):
         last_t = t_ms if t_ms is not None else last_t
         obj = _obj(i, data)
@@ -86,7 +85,6 @@ def anthropic_events_to_recording(events: list[TimedEvent], header: Header) -> R
             index = obj.get("index", 0)
             block = obj.get("content_block") or {}
             btype = block.get("type", "text")
-            block_types[index] = btype
             if btype in ("tool_use", "server_tool_use"):
                 meta = {
                     "kind": "tool_call",

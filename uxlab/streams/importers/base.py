@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from uxlab.errors import UxlabError
-from uxlab.streams.recording import Chunk, Header
+from uxlab.streams.recording import Chunk, Header, Recording
 from uxlab.streams.replay_file import safe_filename
 
 
@@ -70,7 +70,7 @@ class Skipped:
 class ImportResult:
     """The recordings an importer produced, what it skipped, and any warnings."""
 
-    recordings: list[Any] = field(default_factory=list)
+    recordings: list[Recording] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 

@@ -73,6 +73,11 @@ def import_vllm_bench(path: Path, options: ImportOptions) -> ImportResult:
         n_chunks = len(gaps_ms) + 1
         generated = texts[i] if isinstance(texts, list) and i < len(texts) else None
         pieces, text_name = _texts(generated, n_chunks, fallback, options)
+        if options.text is None and generated and text_name != "generated_texts":
+            result.warnings.append(
+                f"request {i}: generated text shorter than its {n_chunks} chunks; "
+                "laid the neutral text over it instead"
+            )
         out_len = output_lens[i] if i < len(output_lens) else None
         chunks = chunks_from_gaps(
             ttft_s * 1000.0, gaps_ms, pieces, n_tokens=1 if out_len == n_chunks else None
