@@ -1,8 +1,13 @@
 """The recorder: one streaming request, every SSE event stamped at byte arrival.
 
-Time base: `t0` is the moment the request body finished sending (httpx trace event
-`http11.send_request_body.complete`), `http.headers_ms` the moment the response headers
-arrived, and each event's `t_ms` the arrival of the bytes that complete it, all on
+Time base: `t0` is the moment the request body was handed to the kernel. It comes from
+httpx's trace extension: for a body up to 64 KiB (every chat request in practice) the body
+goes out in one non-blocking socket write that starts right after the trace event
+`http11.send_request_body.started`, so that event is the send instant; the `...complete`
+event comes only after the event loop has turned again, which on a busy machine can be
+milliseconds later (a server would see the request *before* the client's t0). Bigger
+bodies use `...complete`. `http.headers_ms` is the moment the response headers arrived,
+and each event's `t_ms` the arrival of the bytes that complete it, all on
 `time.perf_counter_ns()` and taken before any JSON parsing. The raw events with their times
 are kept (`RecordResult.capture`) and written as a `.sse` sidecar next to the replay file.
 
@@ -34,6 +39,13 @@ from uxlab.streams.replay_file import safe_filename, write_replay
 
 RETRY_STATUSES = (429, 500, 502, 503, 504, 529)
 _ERROR_BODY_BYTES = 64_000
+SMALL_BODY_BYTES = 64 * 1024
+"""Bodies up to this size go to the kernel in one non-blocking write (see the module doc)."""
+_STAMPED_TRACE_EVENTS = (
+    "send_request_body.started",
+    "send_request_body.complete",
+    "receive_response_headers.complete",
+)
 
 
 @dataclass
@@ -197,14 +209,14 @@ async def _record_once(
     stamps: dict[str, int] = {}
 
     async def trace(event_name: str, info: dict[str, Any]) -> None:
-        if event_name.endswith(("send_request_body.complete", "receive_response_headers.complete")):
+        if event_name.endswith(_STAMPED_TRACE_EVENTS):
             stamps[event_name.split(".", 1)[1]] = time.perf_counter_ns()
 
     def ms_since_t0(ns: int) -> float:
         return max(0.0, (ns - t0_ns()) / 1e6)
 
     def t0_ns() -> int:
-        return stamps.get("send_request_body.complete", before_send_ns)
+        return stamps.get(t0_event, stamps.get("send_request_body.complete", before_send_ns))
 
     timeout = httpx.Timeout(options.read_timeout_s, connect=options.connect_timeout_s)
     request = client.build_request(
@@ -214,6 +226,12 @@ async def _record_once(
         json=built.body,
         timeout=timeout,
         extensions={"trace": trace},
+    )
+    body_bytes = int(request.headers.get("content-length", "0") or 0)
+    t0_event = (
+        "send_request_body.started"
+        if body_bytes <= SMALL_BODY_BYTES
+        else "send_request_body.complete"
     )
     capture: list[WireEvent] = []
     before_send_ns = time.perf_counter_ns()
