@@ -220,3 +220,12 @@ async def test_monotonic_clock_never_wakes_early():
         assert clock.now_ms() >= deadline
     with pytest.raises(ValueError):
         MonotonicClock(spin_ms=-1)
+
+
+async def test_cancel_before_play_calls_the_play_off_without_touching_the_sink():
+    sink = HeadlessSink()
+    player = Player(make_schedule([10.0, 20.0]), sink, VirtualClock())
+    player.cancel()
+    log = await player.play()
+    assert log.records == [] and log.cancelled_at_ms == 0.0 and log.finished_ms is None
+    assert not sink.cancelled and not sink.finished and sink.applied == []

@@ -203,10 +203,16 @@ class Player:
         return self.log is not None and not self._done and not self._cancelled
 
     def cancel(self) -> None:
-        """Abandon the stream now: the sink is told at once and nothing more is handed."""
-        if self._cancelled or self._done or self.log is None:
+        """Abandon the stream now: the sink is told at once and nothing more is handed.
+
+        Before `play()` has started, the play is called off: it returns at once with an
+        empty log (cancelled at 0 ms) and never touches the sink.
+        """
+        if self._cancelled or self._done:
             return
         self._cancelled = True
+        if self.log is None:
+            return
         self.log.cancelled_at_ms = self.clock.now_ms() - self.log.t0_ms
         self.sink.cancel()
         task = self._task
@@ -246,6 +252,10 @@ class Player:
             scheduled_end_ms=end.t_ms if end is not None else None,
         )
         self.log = log
+        if self._cancelled:  # called off before it started
+            log.cancelled_at_ms = 0.0
+            self._done = True
+            return log
         self._task = asyncio.current_task()
         sink = self.sink
         index = 0
