@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
     else:
         width = shutil.get_terminal_size((80, 24)).columns
-        write_table(table.to_dict("records"), summarize(arrays), out, width)
+        write_table(table.to_dict("records"), summarize(arrays, table), out, width)
     return 1 if errors else 0
 
 

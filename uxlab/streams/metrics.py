@@ -228,9 +228,13 @@ def grouped_percentiles(
 
     Returns an array of shape (len(qs), n_groups) (NaN for empty groups) and the group sizes.
     """
-    order = np.lexsort((values, groups))
-    sorted_values = values[order]
     sizes = np.bincount(groups, minlength=n_groups)
+    # Sort within groups with one argsort: offset each group past the previous one's values
+    # (values >= 0 here; an offset key sorts ~5x faster than np.lexsort). Only the order
+    # comes from the key: the values read back are the exact originals.
+    span = float(values.max() - min(values.min(), 0.0)) + 1.0 if len(values) else 1.0
+    order = np.argsort(values + groups * span, kind="quicksort")
+    sorted_values = values[order]
     group_starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     out = np.full((len(qs), n_groups), np.nan)
     has = sizes > 0
@@ -416,17 +420,25 @@ def describe(rec: Recording) -> dict[str, Any]:
     return nest(row)
 
 
-def summarize(recs: Sequence[Recording] | StreamArrays) -> dict[str, Any]:
-    """A pooled summary over many recordings.
+def summarize(
+    recs: Sequence[Recording] | StreamArrays, table: pd.DataFrame | None = None
+) -> dict[str, Any]:
+    """A pooled summary over many recordings (pass `table` if `describe_many` already ran).
 
     ITL and stall figures pool the gaps of all recordings (every gap weighs the same, so long
     recordings weigh more); TTFT and e2e figures are percentiles across recordings.
     """
     a = _as_arrays(recs)
-    df = describe_many(a)
+    df = describe_many(a) if table is None else table
     gaps_ms, _ = a.gaps()
+    gap_pct: dict[float, float] = {}
+    if len(gaps_ms):  # one pass for the four pooled percentiles of millions of gaps
+        qs = (50, 90, 99, 100)
+        gap_pct = {q: float(v) for q, v in zip(qs, np.percentile(gaps_ms, qs), strict=True)}
 
     def pct(values: np.ndarray, q: float) -> float | None:
+        if values is gaps_ms:
+            return gap_pct.get(q)
         values = values[~np.isnan(values)]
         return float(np.percentile(values, q)) if len(values) else None
 

@@ -35,9 +35,15 @@ from typing import Any
 
 import numpy as np
 
+from uxlab.errors import UxlabError
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Header, Meta, Recording
 
 GENERATOR = "uxlab.streams.synthetic/1"
+
+
+class SyntheticSpecError(UxlabError, ValueError):
+    """A generator argument that cannot make a stream (says which and what would be right)."""
+
 
 _PIECE = re.compile(r" ?\w+| ?[^\w\s]{1,3}|\n|[^\S\n]+")
 _LONG_PIECE = 8  # longer pieces are cut into 4-character parts (about 4 characters a token)
@@ -74,6 +80,18 @@ class GapModel:
     sigma: float = 0.35
     burst_prob: float = 0.05
     hiccup_prob: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not self.median_ms > 0:
+            raise SyntheticSpecError(f"GapModel.median_ms must be positive, got {self.median_ms}")
+        if not self.sigma >= 0:
+            raise SyntheticSpecError(f"GapModel.sigma must not be negative, got {self.sigma}")
+        probs = (self.burst_prob, self.hiccup_prob)
+        if not all(0 <= p <= 1 for p in probs) or sum(probs) > 1:
+            raise SyntheticSpecError(
+                f"GapModel.burst_prob={self.burst_prob} and hiccup_prob={self.hiccup_prob} "
+                "must be probabilities in [0, 1] with a sum of at most 1"
+            )
 
     def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """`n` gaps in ms (never negative)."""
@@ -182,18 +200,21 @@ def synthesize(
     `tokens_per_chunk` groups that many pieces into one chunk (provider coalescing).
     """
     if ttft_ms < 0:
-        raise ValueError(f"ttft_ms must not be negative, got {ttft_ms}")
+        raise SyntheticSpecError(f"ttft_ms must not be negative, got {ttft_ms}")
     if tokens_per_chunk < 1:
-        raise ValueError(f"tokens_per_chunk must be at least 1, got {tokens_per_chunk}")
+        raise SyntheticSpecError(f"tokens_per_chunk must be at least 1, got {tokens_per_chunk}")
     if prelude_ms is not None and not 0 <= prelude_ms <= ttft_ms:
-        raise ValueError(f"prelude_ms must lie in [0, ttft_ms], got {prelude_ms}")
+        raise SyntheticSpecError(f"prelude_ms must lie in [0, ttft_ms], got {prelude_ms}")
     gaps = _gap_model(itl)
     rng = np.random.default_rng(seed)
     answer = tokenize(text)
     stalls = _as_list(stall_at)
-    for at in [*stalls, *([error_at] if error_at is not None else [])]:
-        if not 0 <= at < max(len(answer), 1):
-            raise ValueError(f"token index {at} is outside the answer's {len(answer)} tokens")
+    for name, at in [("stall_at", a) for a in stalls] + [("error_at", error_at)]:
+        if at is not None and not 0 <= at < max(len(answer), 1):
+            raise SyntheticSpecError(
+                f"{name}={at} is outside the answer's {len(answer)} tokens "
+                f"(use 0..{max(len(answer) - 1, 0)}; tokens are pieces of tokenize(text))"
+            )
 
     line = _Timeline(rng, tokens_per_chunk)
     if prelude_ms is not None:
