@@ -76,16 +76,12 @@ async def test_each_api_records_text_usage_and_times(vendor, api, tmp_path):
 async def test_openai_role_prelude_reasoning_and_tool_calls(vendor):
     rec = (await record(vendor, "openai", "tools")).recording
     assert rec.events[0].data == {"kind": "role", "role": "assistant"}
-    assert [c.channel for c in rec.chunks] == [
-        "reasoning",
-        "content",
-        "content",
-        "content",
-        "tool",
-        "tool",
-    ]
+    channels = [c.channel for c in rec.chunks]
+    assert channels == ["reasoning", "content", "content", "content", "tool"]
     tools = [c for c in rec.chunks if c.channel == "tool"]
-    assert tools[0].extra["tool_call"] == {"index": 0, "id": "call_1", "name": "f"}
+    (start,) = [e for e in rec.events if getattr(e, "data", {}).get("kind") == "tool_call"]
+    assert start.data == {"kind": "tool_call", "index": 0, "id": "call_1", "name": "f"}
+    assert tools[0].extra == {"tool_index": 0}
     assert "".join(c.text for c in tools) == '{"a": 1}'
     assert rec.end.finish_reason == "tool_calls" and rec.end.usage["total_tokens"] == 8
 

@@ -28,7 +28,7 @@ def weather() -> Recording:
             Chunk(10, "Let me think.", "reasoning"),
             Chunk(20, "Checking", "content"),
             Chunk(30, " now.", "content"),
-            Meta(35, {"kind": "tool_use", "id": "toolu_1", "name": "get_weather"}),
+            Meta(35, {"kind": "tool_call", "index": 0, "id": "toolu_1", "name": "get_weather"}),
             Chunk(40, '{"city": ', "tool"),
             Chunk(50, '"Paris"}', "tool"),
         ],

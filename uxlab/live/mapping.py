@@ -1,7 +1,9 @@
 """Turn a live capture (SSE events with arrival times) into a Recording, per API.
 
-Conventions shared with the importers: a role-only prelude becomes a `meta` event (never an
-empty chunk); reasoning goes to channel `reasoning`, tool-call arguments to channel `tool`;
+Conventions shared with the importers (`uxlab.streams.importers`): a role-only prelude
+becomes a `meta {"kind": "role"}` event (never an empty chunk); reasoning goes to channel
+`reasoning`; a tool call's start (id, name) is a `meta {"kind": "tool_call", "index"}` and
+its argument pieces are `tool` chunks with `tool_index`;
 usage and finish reason go to `end`; a mid-stream error becomes an `error` event followed by
 an `end` with `finish_reason: "error"`. A stream that stops without its terminator (no
 `[DONE]`, no `message_stop`, no `response.completed`, no finish reason) has no `end`: it is
@@ -32,9 +34,16 @@ class _Builder:
     malformed: int = 0
     last_t_ms: float = 0.0
 
+    n_tools: int = 0
+
     def chunk(self, t_ms: float, text: str, channel: str = "content", **extra: Any) -> None:
-        if text or extra:
+        if text:
             self.events.append(Chunk(t_ms=t_ms, text=text, channel=channel, extra=extra))
+
+    def tool_call(self, t_ms: float, index: int, call_id: str | None, name: str | None) -> None:
+        """A tool call starts; its argument pieces follow as `tool` chunks."""
+        self.n_tools += 1
+        self.meta(t_ms, kind="tool_call", index=index, id=call_id, name=name)
 
     def meta(self, t_ms: float, **data: Any) -> None:
         self.events.append(Meta(t_ms=t_ms, data=data))
@@ -98,12 +107,10 @@ def openai_chat(events: list[WireEvent], header: Header) -> tuple[Recording, int
             b.chunk(ev.t_ms, content, "content")
             for call in delta.get("tool_calls") or []:
                 fn = call.get("function") or {}
-                tool = {"index": call.get("index", 0)}
-                if call.get("id"):
-                    tool["id"] = call["id"]
-                if fn.get("name"):
-                    tool["name"] = fn["name"]
-                b.chunk(ev.t_ms, fn.get("arguments") or "", "tool", tool_call=tool)
+                index = call.get("index", 0)
+                if call.get("id") or fn.get("name"):
+                    b.tool_call(ev.t_ms, index, call.get("id"), fn.get("name"))
+                b.chunk(ev.t_ms, fn.get("arguments") or "", "tool", tool_index=index)
             if choice.get("finish_reason"):
                 b.finish_reason = choice["finish_reason"]
                 saw_finish = True
@@ -127,17 +134,12 @@ def anthropic_messages(events: list[WireEvent], header: Header) -> tuple[Recordi
         if kind == "message_start":
             msg = obj.get("message") or {}
             usage.update(msg.get("usage") or {})
-            b.meta(ev.t_ms, kind="message_start", role=msg.get("role", "assistant"))
+            role = msg.get("role", "assistant")
+            b.meta(ev.t_ms, kind="role", role=role, message_id=msg.get("id"))
         elif kind == "content_block_start":
             block = obj.get("content_block") or {}
-            if block.get("type") == "tool_use":
-                b.meta(
-                    ev.t_ms,
-                    kind="tool_use",
-                    index=obj.get("index"),
-                    id=block.get("id"),
-                    name=block.get("name"),
-                )
+            if block.get("type") in ("tool_use", "server_tool_use"):
+                b.tool_call(ev.t_ms, obj.get("index", 0), block.get("id"), block.get("name"))
         elif kind == "content_block_delta":
             delta = obj.get("delta") or {}
             dtype = delta.get("type")
@@ -150,7 +152,7 @@ def anthropic_messages(events: list[WireEvent], header: Header) -> tuple[Recordi
                     ev.t_ms,
                     delta.get("partial_json", ""),
                     "tool",
-                    tool_call={"index": obj.get("index", 0)},
+                    tool_index=obj.get("index", 0),
                 )
         elif kind == "ping":
             b.meta(ev.t_ms, kind="ping")
@@ -187,13 +189,13 @@ def openai_responses(events: list[WireEvent], header: Header) -> tuple[Recording
             b.chunk(ev.t_ms, obj.get("delta", ""), "content")
         elif kind in ("response.reasoning_text.delta", "response.reasoning_summary_text.delta"):
             b.chunk(ev.t_ms, obj.get("delta", ""), "reasoning")
+        elif kind == "response.output_item.added":
+            item = obj.get("item") or {}
+            if item.get("type") == "function_call":
+                call_id = item.get("call_id") or item.get("id")
+                b.tool_call(ev.t_ms, obj.get("output_index", 0), call_id, item.get("name"))
         elif kind == "response.function_call_arguments.delta":
-            b.chunk(
-                ev.t_ms,
-                obj.get("delta", ""),
-                "tool",
-                tool_call={"index": obj.get("output_index", 0), "id": obj.get("item_id")},
-            )
+            b.chunk(ev.t_ms, obj.get("delta", ""), "tool", tool_index=obj.get("output_index", 0))
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             resp = obj.get("response") or {}
             b.usage = resp.get("usage")
@@ -230,12 +232,10 @@ def gemini_sse(events: list[WireEvent], header: Header) -> tuple[Recording, int]
             for part in (cand.get("content") or {}).get("parts") or []:
                 if "functionCall" in part:
                     call = part["functionCall"]
-                    b.chunk(
-                        ev.t_ms,
-                        json.dumps(call.get("args", {})),
-                        "tool",
-                        tool_call={"index": 0, "name": call.get("name")},
-                    )
+                    index = b.n_tools
+                    b.tool_call(ev.t_ms, index, call.get("id"), call.get("name"))
+                    args = json.dumps(call.get("args", {}))
+                    b.chunk(ev.t_ms, args, "tool", tool_index=index)
                 elif part.get("thought"):
                     b.chunk(ev.t_ms, part.get("text", ""), "reasoning")
                 else:

@@ -76,32 +76,32 @@ def token_counts(schedule: Recording, prompt_tokens_guess: int) -> tuple[int, in
 def tool_calls_by_chunk(schedule: Recording) -> dict[int, dict[str, Any]]:
     """Chunk index -> {"index", "id", "name", "first"} for every tool-channel chunk.
 
-    Tool ids and names come from the chunk's `tool_call`/`tool_index` extras or from a
-    preceding `tool_use`/`tool_call` meta event; missing ones are made up (`call_<n>`).
+    A tool call's id and name come from the `meta {"kind": "tool_call", "index", "id",
+    "name"}` event before its argument chunks (`tool` chunks with `tool_index`); missing
+    ones are made up (`call_<index>`, `tool`).
     """
     out: dict[int, dict[str, Any]] = {}
-    seen: dict[int, dict[str, Any]] = {}
-    pending: dict[str, Any] = {}
+    announced: dict[int, dict[str, Any]] = {}
+    started: set[int] = set()
+    last_index = 0
     index = 0
     for ev in schedule.events:
         if isinstance(ev, Meta):
-            if ev.data.get("kind") in ("tool_use", "tool_call"):
-                pending = {k: ev.data.get(k) for k in ("id", "name") if ev.data.get(k)}
+            if ev.data.get("kind") in ("tool_call", "tool_use"):
+                last_index = ev.data.get("index", len(announced))
+                announced[last_index] = {"id": ev.data.get("id"), "name": ev.data.get("name")}
             continue
         if not isinstance(ev, Chunk):
             continue
         if ev.channel == "tool":
-            info = dict(ev.extra.get("tool_call") or {})
-            tool_index = info.get("index", ev.extra.get("tool_index"))
-            if tool_index is None:
-                tool_index = max(seen) if seen and not pending else len(seen)
-            first = tool_index not in seen
-            if first:
-                seen[tool_index] = {
-                    "id": info.get("id") or pending.get("id") or f"call_{tool_index}",
-                    "name": info.get("name") or pending.get("name") or "tool",
-                }
-                pending = {}
-            out[index] = {"index": tool_index, "first": first, **seen[tool_index]}
+            tool_index = ev.extra.get("tool_index", last_index)
+            info = announced.get(tool_index, {})
+            out[index] = {
+                "index": tool_index,
+                "first": tool_index not in started,
+                "id": info.get("id") or f"call_{tool_index}",
+                "name": info.get("name") or "tool",
+            }
+            started.add(tool_index)
         index += 1
     return out
