@@ -260,6 +260,10 @@ def shape(recording: Recording, profile: Profile, seed: int = 0) -> Recording:
         )
     else:
         new_end = None
+    # Round like the replay writer (1 µs), so a schedule in memory equals its file.
+    for e in [*events, *([new_end] if new_end is not None else [])]:
+        if e.t_ms is not None:
+            e.t_ms = round(float(e.t_ms), 3)
     header = _schedule_header(recording.header, profile, seed, first_ms)
     return Recording(header=header, events=events, end=new_end)
 
