@@ -265,3 +265,16 @@ def test_cli_needs_a_key_for_the_vendor_endpoint(capsys, monkeypatch, tmp_path):
         ["record", "--api", "anthropic", "--model", "m", "--prompt", "x", "-o", str(tmp_path)]
     )
     assert code == 2 and "ANTHROPIC_API_KEY" in capsys.readouterr().err
+
+
+async def test_sidecar_reimports_with_uxlab_import(vendor, tmp_path, capsys):
+    result = await record(vendor, "openai", "tools")
+    path = save_result(result, tmp_path / "live")
+    sidecar = path.with_suffix(".sse")
+    assert main(["import", "--from", "openai-sse", str(sidecar), "-o", str(tmp_path / "imp")]) == 0
+    (imported_path,) = (tmp_path / "imp").glob("*.jsonl")
+    imported, live = read_replay(imported_path), read_replay(path)
+    assert [(c.t_ms, c.channel, c.text) for c in imported.chunks] == [
+        (c.t_ms, c.channel, c.text) for c in live.chunks
+    ]
+    assert imported.end.usage == live.end.usage
