@@ -1,0 +1,110 @@
+"""`uxlab shape` run as a user would: files and folders in, schedules and a summary out."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from uxlab.cli import main
+from uxlab.shaping import Profile, derive_seed, shape
+from uxlab.streams import Chunk, End, Header, Recording, dumps_recording, read_replay, write_replay
+
+
+def recording(rid: str, n: int = 30) -> Recording:
+    chunks = [Chunk(t_ms=300.0 + 20 * i, text=f" w{i}", n_tokens=1) for i in range(n)]
+    return Recording(Header(id=rid), chunks, End(t_ms=300.0 + 20 * n, finish_reason="stop"))
+
+
+def test_shape_one_file(tmp_path, capsys) -> None:
+    src = write_replay(recording("one"), tmp_path / "one.jsonl")
+    out = tmp_path / "out.jsonl"
+    argv = ["shape", str(src), "-o", str(out), "--ttft", "800", "--itl",
+            "lognormal:median=30,sigma=0.5", "--seed", "7"]  # fmt: skip
+    assert main(argv) == 0
+    schedule = read_replay(out)
+    profile = Profile.from_table({"ttft": 800, "itl": "lognormal:median=30,sigma=0.5"})
+    # A single file is shaped with --seed itself.
+    assert out.read_text(encoding="utf-8") == dumps_recording(
+        shape(read_replay(src), profile, seed=7)
+    )
+    assert schedule.header.retime["seed"] == 7
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "profile: ttft=constant:800 itl=lognormal:median=30,sigma=0.5"
+    assert "TTFT 800.0 ms (asked 800.0), ITL p50" in lines[-1]
+    assert "(asked 30.0)" in lines[-1] and "30 chunks" in lines[-1]
+    # The same command again writes the same bytes.
+    before = out.read_bytes()
+    assert main(argv) == 0
+    assert out.read_bytes() == before
+
+
+def test_shape_a_folder_derives_a_seed_per_recording(tmp_path, capsys) -> None:
+    corpus = tmp_path / "corpus"
+    for rid in ("a", "b", "c"):
+        write_replay(recording(rid), corpus / "sub" / f"{rid}.jsonl")
+    out = tmp_path / "shaped"
+    assert main(["shape", str(corpus), "-o", str(out), "--itl", "gamma:mean=30,cv=1",
+                 "--seed", "3"]) == 0  # fmt: skip
+    written = sorted((out / "sub").glob("*.jsonl"))
+    assert len(written) == 3
+    for path in written:
+        schedule = read_replay(path)
+        source_id = schedule.header.retime["from"]
+        assert schedule.header.retime["seed"] == derive_seed(3, source_id)
+        assert path.name == schedule.id.replace("~", "_") + ".jsonl"
+    printed = capsys.readouterr().out
+    assert printed.count("(seed ") == 3
+    # Removing a file leaves the others' schedules unchanged.
+    (corpus / "sub" / "a.jsonl").unlink()
+    again = tmp_path / "again"
+    assert main(["shape", str(corpus), "-o", str(again), "--itl", "gamma:mean=30,cv=1",
+                 "--seed", "3"]) == 0  # fmt: skip
+    for path in sorted((again / "sub").glob("*.jsonl")):
+        assert path.read_bytes() == (out / "sub" / path.name).read_bytes()
+
+
+def test_profile_errors_exit_2_naming_the_option(tmp_path, capsys) -> None:
+    src = write_replay(recording("one"), tmp_path / "one.jsonl")
+    code = main(["shape", str(src), "-o", str(tmp_path / "o.jsonl"), "--itl", "lognorm:30"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.strip() == (
+        "uxlab shape: --itl: unknown distribution 'lognorm' (did you mean 'lognormal'?)"
+    )
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_bad_files_are_reported_and_the_rest_still_shaped(tmp_path, capsys) -> None:
+    corpus = tmp_path / "corpus"
+    write_replay(recording("good"), corpus / "good.jsonl")
+    (corpus / "bad.jsonl").write_text('{"type": "header"}\n', encoding="utf-8")
+    code = main(["shape", str(corpus), "-o", str(tmp_path / "out"), "--ttft", "500"])
+    assert code == 1
+    out = capsys.readouterr().out
+    assert "bad.jsonl:1: format" in out and "1 file(s) skipped" in out
+    assert len(list((tmp_path / "out").glob("*.jsonl"))) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["missing.jsonl", "-o", "x.jsonl"], "missing.jsonl: no such file or folder"),
+        (["in.jsonl", "-o", "in.jsonl"], "would overwrite the input"),
+        (["in.jsonl", "-o", "x.jsonl", "--seed", "-1"], "--seed: -1 is negative"),
+    ],
+)
+def test_usage_errors(tmp_path, monkeypatch, capsys, args, message) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_replay(recording("in"), tmp_path / "in.jsonl")
+    assert main(["shape", *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_schedule_header_holds_the_profile_and_no_local_paths(tmp_path) -> None:
+    src = write_replay(recording("one"), tmp_path / "one.jsonl")
+    out = tmp_path / "o.jsonl"
+    assert main(["shape", str(src), "-o", str(out), "--chunk", "3"]) == 0
+    header = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
+    assert str(tmp_path) not in json.dumps(header)
+    assert header["retime"]["profile"]["chunk"] == 3
