@@ -185,6 +185,7 @@ class Store:
             raise StoreError(f"{path}: could not switch to WAL mode (got {mode})")
         conn.execute("PRAGMA synchronous = FULL")
         conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA secure_delete = ON")  # a withdrawal leaves no readable remains
         store = cls(conn, path, clock)
         migrate(conn, str(path), store._now_iso())
         return store

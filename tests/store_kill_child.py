@@ -1,0 +1,83 @@
+"""A small study-runner stand-in for the store's crash tests (run as a subprocess).
+
+    python tests/store_kill_child.py DB STUDY PARTICIPANT [MAX_TRIALS]
+    python tests/store_kill_child.py --fork DB STUDY PARTICIPANT
+
+Starts or resumes the participant's session and commits trials in a loop, printing
+`RESUMED <interrupted indexes> <next index>`, then `BEGIN i` once trial i is in flight and
+`COMMIT i` once it is committed, flushing each line, so the parent can kill it at known points.
+
+With `--fork` the process imports uxlab once, then for every `RUN` line on stdin forks a
+fresh worker process that prints `PID <pid>` and runs the loop above; when the worker ends
+(or is killed) it prints `EXIT <status>`. The test kills the worker with SIGKILL: a real,
+separate process, without paying Python's start-up for each of many kills.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from uxlab.store import Store
+from uxlab.study import load_study
+
+
+def run(db: str, study_path: str, participant: str, max_trials: int = 10**9) -> int:
+    study = load_study(study_path)
+    store = Store.open(db)
+    session = store.start_or_resume_session(study, participant, environment={"term": "test"})
+    interrupted = ",".join(map(str, session.interrupted)) or "-"
+    print(f"RESUMED {interrupted} {session.next_index}", flush=True)
+    if session.state == "created":
+        store.set_state(session, "consented")
+    store.set_state(session, "running")
+    for trial in session.trials[session.next_index :][:max_trials]:
+        store.begin_trial(session, trial.index)
+        print(f"BEGIN {trial.index}", flush=True)
+        events = [
+            {"kind": "chunk", "t_ms": 300.0 + 20.0 * k, "scheduled_ms": 300.0 + 20.0 * k}
+            for k in range(40)
+        ]
+        store.commit_trial(
+            session,
+            trial.index,
+            "completed",
+            {"shown_first_ms": 301.0, "shown_last_ms": 1080.0, "scheduled_end_ms": 1080.0},
+            {"acceptable": ("yes", 900.0 + trial.index)},
+            events,
+        )
+        print(f"COMMIT {trial.index}", flush=True)
+    if session.next_index >= len(session.trials):
+        store.set_state(session, "completed")
+        print("DONE", flush=True)
+    store.close()
+    return 0
+
+
+def fork_server(db: str, study_path: str, participant: str) -> int:
+    for line in sys.stdin:
+        if line.strip() != "RUN":
+            break
+        pid = os.fork()
+        if pid == 0:  # the worker: opens its own connection after the fork
+            print(f"PID {os.getpid()}", flush=True)
+            try:
+                code = run(db, study_path, participant)
+            finally:
+                sys.stdout.flush()
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        print(f"EXIT {status}", flush=True)
+    return 0
+
+
+def main() -> int:
+    if sys.argv[1] == "--fork":
+        return fork_server(*sys.argv[2:5])
+    db, study_path, participant = sys.argv[1:4]
+    max_trials = int(sys.argv[4]) if len(sys.argv) > 4 else 10**9
+    return run(db, study_path, participant, max_trials)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

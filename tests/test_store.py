@@ -1,0 +1,256 @@
+"""The store's API: sessions, resume, one-transaction commits, withdrawal, groups, audit."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from uxlab.store import SCHEMA_VERSION, Store, StoreError, new_participant_id
+from uxlab.study import load_study, parse_study
+
+BAD = Path(__file__).parent / "data" / "bad_studies"
+GOOD = BAD / "good.toml"
+
+
+class FakeClock:
+    """Wall-clock seconds that only move when told to."""
+
+    def __init__(self, t: float = 1_800_000_000.0):
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+@pytest.fixture
+def study():
+    return load_study(GOOD)
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store.open(tmp_path / "results" / "good.sqlite", clock=FakeClock())
+    yield s
+    s.close()
+
+
+def run_trial(store, session, index, outcome="completed", answer="yes", events=2):
+    store.begin_trial(session, index)
+    return store.commit_trial(
+        session,
+        index,
+        outcome,
+        {
+            "shown_first_ms": 410.0,
+            "shown_last_ms": 2300.0,
+            "scheduled_end_ms": 2290.0,
+            "t_abandon_ms": 900.0 if outcome == "abandoned" else None,
+            "frames": 31,
+        },
+        {"acceptable": (answer, 1500.0), "speed": {"value": 3, "rt_ms": 800.0}},
+        [{"kind": "chunk", "t_ms": 400.0 + k, "scheduled_ms": 399.0 + k} for k in range(events)],
+    )
+
+
+def test_opens_in_wal_with_full_sync_and_current_schema(store):
+    assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert store.conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    store.close()
+    again = Store.open(store.path)  # reopening an up-to-date file changes nothing
+    assert again.conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == 1
+    again.close()
+
+
+def test_a_newer_schema_or_a_foreign_file_is_refused(tmp_path):
+    newer = tmp_path / "newer.sqlite"
+    conn = sqlite3.connect(newer)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    with pytest.raises(StoreError, match="written by a newer uxlab"):
+        Store.open(newer)
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"this is not a database at all" * 100)
+    with pytest.raises(StoreError, match="not a uxlab study database"):
+        Store.open(junk)
+
+
+def test_full_session_flow(store, study):
+    session = store.start_or_resume_session(
+        study, "P-7K3QX", environment={"term": "xterm-256color"}, simulated=True
+    )
+    assert session.state == "created" and session.next_index == 0 and not session.resumed
+    assert session.participant_number == 1
+    store.set_state(session, "consented")
+    store.set_state(session, "running")
+    for t in session.trials:
+        run_trial(store, session, t.index, answer="no" if t.attention else "yes")
+    store.commit_end_responses(session, {"comments": ("all fine", 4200.0)})
+    store.set_state(session, "completed")
+    rows = store.conn.execute(
+        "SELECT outcome, attention, attention_ok FROM trials ORDER BY trial_index"
+    ).fetchall()
+    assert len(rows) == len(session.trials)
+    assert {r[0] for r in rows} == {"completed"}
+    assert {r[2] for r in rows if r[1]} == {1}
+    assert [e["action"] for e in store.audit_entries()][:4] == [
+        "register", "create", "run", "trial",
+    ]  # fmt: skip
+    assert store.audit_entries()[-1]["action"] == "finish"
+    with pytest.raises(StoreError, match="already completed"):
+        store.start_or_resume_session(study, "P-7K3QX")
+
+
+def test_resume_marks_the_trial_in_flight_and_continues_after_it(tmp_path, study):
+    db = tmp_path / "r.sqlite"
+    with Store.open(db) as store:
+        session = store.start_or_resume_session(study, "P-RESUME")
+        store.set_state(session, "consented")
+        store.set_state(session, "running")
+        for i in range(3):
+            run_trial(store, session, i)
+        store.begin_trial(session, 3)  # the process "dies" here
+        planned = session.trials
+    with Store.open(db) as store:
+        again = store.start_or_resume_session(study, "P-RESUME", seed=999)  # seed is ignored
+        assert again.resumed and again.resumed_count == 1
+        assert again.interrupted == [3] and again.next_index == 4
+        assert again.trials == planned  # the stored list, not a new one
+        assert again.state == "interrupted"
+        store.set_state(again, "running")
+        run_trial(store, again, 4)
+        outcomes = dict(store.conn.execute("SELECT trial_index, outcome FROM trials"))
+        assert outcomes == {0: "completed", 1: "completed", 2: "completed", 3: "interrupted",
+                            4: "completed"}  # fmt: skip
+        (count,) = store.conn.execute("SELECT resumed_count FROM sessions").fetchone()
+        assert count == 1
+
+
+def test_resume_with_a_changed_study_file_is_refused(tmp_path, study):
+    db = tmp_path / "c.sqlite"
+    with Store.open(db) as store:
+        store.start_or_resume_session(study, "P-CHANGE")
+        changed = parse_study(study.text.replace("seed = 11", "seed = 12"), GOOD)
+        with pytest.raises(StoreError, match="resume with the original file"):
+            store.start_or_resume_session(changed, "P-CHANGE")
+
+
+def test_commit_is_one_transaction(store, study):
+    session = store.start_or_resume_session(study, "P-ATOMIC")
+    store.set_state(session, "consented")
+    store.set_state(session, "running")
+    store.begin_trial(session, 0)
+    with pytest.raises(StoreError, match="event 1 has no 'kind'"):
+        store.commit_trial(
+            session, 0, "completed", {}, {"acceptable": ("yes", 1.0)},
+            [{"kind": "chunk", "t_ms": 1.0}, {"t_ms": 2.0}],
+        )  # fmt: skip
+    with pytest.raises(StoreError, match="not one of the questions"):
+        store.commit_trial(session, 0, "completed", {}, {"comments": ("x", 1.0)}, [])
+    with pytest.raises(StoreError, match=r"speed \(likert\) cannot take 9"):
+        store.commit_trial(session, 0, "completed", {}, {"speed": (9, 1.0)}, [])
+    assert store.conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 0
+    assert store.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 0
+    assert store.conn.execute("SELECT outcome FROM trials").fetchone()[0] == "running"
+    store.commit_trial(session, 0, "abandoned", {"t_abandon_ms": 700.0}, {}, [])
+    with pytest.raises(StoreError, match="not in flight"):
+        store.commit_trial(session, 0, "completed", {}, {}, [])
+    with pytest.raises(StoreError, match="needs t_abandon_ms"):
+        store.begin_trial(session, 1)
+        store.commit_trial(session, 1, "abandoned", {}, {}, [])
+    with pytest.raises(StoreError, match="out of order"):
+        store.begin_trial(session, 5)
+
+
+def test_state_machine_refuses_skipping(store, study):
+    session = store.start_or_resume_session(study, "P-STATE")
+    with pytest.raises(StoreError, match="cannot go from 'created' to 'running'"):
+        store.set_state(session, "running")
+
+
+def test_participant_ids_are_pseudonymous_codes(store, study):
+    pid = new_participant_id()
+    assert pid.startswith("P-") and len(pid) == 7 and " " not in pid
+    for bad in ("Jane Doe", "", "x" * 80, "a/b"):
+        with pytest.raises(StoreError, match="never a name"):
+            store.start_or_resume_session(study, bad)
+
+
+def test_withdrawal_deletes_everything_and_audits_without_content(tmp_path, study):
+    db = tmp_path / "w.sqlite"
+    with Store.open(db) as store:
+        keep = store.start_or_resume_session(study, "P-KEEPME")
+        gone = store.start_or_resume_session(study, "P-WITHDRAWN")
+        for s in (keep, gone):
+            store.set_state(s, "consented")
+            store.set_state(s, "running")
+            run_trial(store, s, 0, events=20)
+        store.set_state(gone, "withdrawn")
+        entry = store.audit_entries()[-1]
+        assert entry["action"] == "delete" and entry["subject"] is None
+        assert "P-WITHDRAWN" not in str(store.audit_entries())
+        assert '"events":20' in entry["detail"] and '"trials":1' in entry["detail"]
+        left = {"participants": 1, "sessions": 1, "trials": 1, "responses": 2, "events": 20}
+        for table, n in left.items():  # only P-KEEPME's rows remain
+            assert store.conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == n
+        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        assert store.verify_audit()
+    raw = db.read_bytes() + (db.with_name(db.name + "-wal").read_bytes()
+                             if db.with_name(db.name + "-wal").exists() else b"")  # fmt: skip
+    assert b"P-WITHDRAWN" not in raw and b"P-KEEPME" in raw
+
+
+def test_audit_is_append_only(store, study):
+    store.start_or_resume_session(study, "P-AUDIT")
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        store.conn.execute("UPDATE audit SET action = 'x'")
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        store.conn.execute("DELETE FROM audit")
+    assert store.verify_audit()
+
+
+def test_refusal_keeps_only_a_count(store, study):
+    session = store.start_or_resume_session(study, "P-NO")
+    store.record_refusal(session)
+    assert store.conn.execute("SELECT COUNT(*) FROM refusals").fetchone()[0] == 1
+    assert store.conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 0
+    assert store.audit_entries()[-1]["action"] == "refuse"
+
+
+GROUPS = """
+[factors.jitter]
+levels = [0.2, 0.8]
+between = true
+
+[counterbalance]
+group_cap = 2
+stale_after_min = 30
+"""
+
+
+def test_groups_fill_evenly_up_to_the_cap_and_stale_slots_return(tmp_path):
+    text = GOOD.read_text().replace("[design]", GROUPS + "\n[design]")
+    text = text.replace("[profile]\n", '[profile]\nitl = "lognormal:median=30,sigma=0.5"\n')
+    study = parse_study(text, GOOD)
+    clock = FakeClock()
+    with Store.open(tmp_path / "g.sqlite", clock=clock) as store:
+        got = {}
+        for p in ("P-G1", "P-G2", "P-G3", "P-G4"):
+            got[p] = store.allocate_group(study, p).id
+            session = store.start_or_resume_session(study, p)
+            assert all(t.levels["jitter"] == float(got[p].split("=")[1]) for t in session.trials)
+        assert sorted(got.values()) == ["jitter=0.2", "jitter=0.2", "jitter=0.8", "jitter=0.8"]
+        assert store.allocate_group(study, "P-G1").id == got["P-G1"]  # allocated once
+        with pytest.raises(StoreError, match="every group of study 'good' is full"):
+            store.allocate_group(study, "P-G5")
+        # P-G1 completes (keeps its slot); the others go quiet for longer than 30 minutes
+        s1 = store.start_or_resume_session(study, "P-G1")
+        store.set_state(s1, "running")
+        store.set_state(s1, "completed")
+        clock.t += 31 * 60
+        assert store.group_counts(study)[got["P-G1"]] == 1
+        assert store.allocate_group(study, "P-G5").id in ("jitter=0.2", "jitter=0.8")
+        with pytest.raises(StoreError, match="call allocate_group"):
+            store.start_or_resume_session(study, "P-NOGROUP")
