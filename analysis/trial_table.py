@@ -46,6 +46,8 @@ CONTRACT_COLUMNS = (
     "pilot",
     "simulated",
 )
+# Identifiers stay text (a hash of zeros or an id like 007 must not become a number).
+ID_COLUMNS = ("study_id", "study_sha256", "session_id", "participant", "condition_id", "replay_id")
 OUTCOMES = ("completed", "abandoned", "timed_out", "error", "interrupted")
 FLAG_COLUMNS = ("practice", "attention_check", "attention_ok", "pilot", "simulated")
 TIME_COLUMNS = ("t_abandon_ms", "shown_first_ms", "shown_last_ms", "scheduled_end_ms")
@@ -184,7 +186,7 @@ def _is_sqlite(path: Path) -> bool:
 
 def _read_csv(path: Path) -> pd.DataFrame:
     try:
-        frame = pd.read_csv(path, low_memory=False)
+        frame = pd.read_csv(path, low_memory=False, dtype=dict.fromkeys(ID_COLUMNS, str))
     except pd.errors.EmptyDataError as exc:
         raise TrialTableError(path, None, None, "empty file (expected a CSV header)") from exc
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:

@@ -1,0 +1,492 @@
+"""Running every analysis of the threshold report on one trial table: `analyse(table, options)`.
+
+The result (`ReportData`) holds the fitted objects and tidy tables; `render` turns it into
+`report.html`, `report.md` + PNGs and `thresholds.csv`. Column choices: the stimulus (the
+latency factor), the binary judgement and the rating come from the options, else from
+`study.json`, else from the table's columns (see `choose_columns`).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysis.exclusions import ExclusionResult, ExclusionRules, apply_exclusions, cell_counts
+from analysis.ratings import (
+    OrdinalLatencyFitter,
+    acceptable_binary,
+    rating_summary,
+    scale_midpoint,
+)
+from analysis.survival import (
+    AbandonmentAFTFitter,
+    condition_label,
+    kaplan_meier,
+    km_table,
+    survival_data,
+)
+from analysis.trial_table import (
+    TrialTable,
+    TrialTableError,
+    binary_column,
+    numeric_column,
+    question_columns,
+)
+
+THRESHOLD_COLUMNS = [
+    "measure",
+    "stimulus",
+    "group",
+    "level",
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "n_trials",
+    "condition",
+]
+ABANDON_SHARES = (0.1, 0.5)
+
+
+@dataclass
+class ReportOptions:
+    """What to analyse and how."""
+
+    stimulus: str | None = None
+    judgement: str | None = None
+    rating: str | None = None
+    acceptable_at: float | None = None
+    n_boot: int = 1000
+    seed: int = 0
+    rules: ExclusionRules = field(default_factory=ExclusionRules)
+    per_participant: bool = True
+    progress: bool = False
+    score_corpus: Path | None = None
+    title: str | None = None
+
+
+@dataclass
+class PsychometricPart:
+    """Binary-judgement thresholds: pooled, per participant, per level of the other factors."""
+
+    column: str
+    yes_means: str
+    pooled: Any  # PsychometricFitter
+    population: pd.DataFrame  # level, estimate, ci_low, ci_high (participants resampled)
+    per_participant: dict[str, Any] = field(default_factory=dict)
+    per_condition: dict[str, Any] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class SurvivalPart:
+    """Abandonment: KM per condition, AFT model, times by which 10%/50% gave up."""
+
+    sdata: pd.DataFrame
+    km: dict[str, Any]
+    km_table: pd.DataFrame
+    aft: AbandonmentAFTFitter | None
+    aft_error: str | None
+    times: pd.DataFrame  # condition, share, estimate, ci_low, ci_high, n_trials, extrapolated
+
+
+@dataclass
+class RatingPart:
+    """Ratings: MOS table, ordinal model and the acceptable-rating threshold."""
+
+    column: str
+    scale_size: int
+    acceptable_at: float
+    acceptable_source: str
+    table: pd.DataFrame
+    ordinal: OrdinalLatencyFitter | None
+    ordinal_error: str | None
+    acceptability: Any | None  # PsychometricFitter
+    population: pd.DataFrame | None
+
+
+@dataclass
+class ReportData:
+    """Everything the report shows."""
+
+    table: TrialTable
+    options: ReportOptions
+    exclusions: ExclusionResult
+    kept: pd.DataFrame
+    stimulus: str
+    factors: list[str]
+    cells: pd.DataFrame
+    study_info: dict[str, str]
+    psychometric: PsychometricPart | None = None
+    survival: SurvivalPart | None = None
+    ratings: RatingPart | None = None
+    references: pd.DataFrame | None = None
+    thresholds: pd.DataFrame | None = None
+    score: pd.DataFrame | None = None
+    score_errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _log(options: ReportOptions, message: str) -> None:
+    if options.progress:
+        print(message, file=sys.stderr, flush=True)
+
+
+def choose_columns(table: TrialTable, options: ReportOptions) -> tuple[str, str | None, str | None]:
+    """(stimulus, judgement or None, rating or None) from options, study.json, or the data."""
+    trials, path = table.trials, table.source
+    stimulus = options.stimulus
+    if stimulus is None:
+        candidates = [f for f in table.factors if trials[f].nunique() >= 3]
+        preferred = [f for f in candidates if f == "ttft_ms"] + [
+            f for f in candidates if f.endswith("_ms")
+        ]
+        stimulus = (preferred or candidates or [None])[0]
+        if stimulus is None:
+            raise TrialTableError(
+                path, None, None, "no latency factor with 3 or more levels; name it with --stimulus"
+            )
+    levels = numeric_column(trials, stimulus, path)
+    nonpositive = (levels <= 0).to_numpy()
+    if nonpositive.any():
+        row = int(np.flatnonzero(nonpositive)[0]) + 1
+        raise TrialTableError(path, row, stimulus, "latency levels must be positive ms")
+    questions = table.questions
+    judgement = options.judgement
+    if judgement is None:
+        yesno = [q.column for q in questions.values() if q.type == "yesno"]
+        judgement = next((c for c in yesno if c in trials.columns), None)
+    if judgement is None and not questions:
+        for col in question_columns(trials):
+            values = set(trials[col].dropna().astype(str).str.lower())
+            if values and values <= {"0", "1", "0.0", "1.0", "yes", "no", "true", "false"}:
+                judgement = col
+                break
+    rating = options.rating
+    if rating is None:
+        likert = [q.column for q in questions.values() if q.type == "likert"]
+        rating = next((c for c in likert if c in trials.columns), None)
+    if rating is None and not questions:
+        for col in question_columns(trials):
+            values = pd.to_numeric(trials[col], errors="coerce").dropna()
+            if col != judgement and 3 <= values.nunique() <= 11 and (values % 1 == 0).all():
+                rating = col
+                break
+    return stimulus, judgement, rating
+
+
+def analyse(table: TrialTable, options: ReportOptions | None = None) -> ReportData:
+    """Run exclusions, psychometric fits, survival, ratings, references and scoring."""
+    options = options or ReportOptions()
+    stimulus, judgement, rating = choose_columns(table, options)
+    factors = [f for f in table.factors if f != stimulus]
+    factors = [stimulus, *[f for f in factors if table.trials[f].nunique() > 1]]
+    excl = apply_exclusions(table.trials, options.rules)
+    kept = excl.kept
+    if kept.empty:
+        raise TrialTableError(table.source, None, None, "every trial was excluded")
+    data = ReportData(
+        table=table,
+        options=options,
+        exclusions=excl,
+        kept=kept,
+        stimulus=stimulus,
+        factors=factors,
+        cells=cell_counts(kept, factors),
+        study_info=study_info(table, options),
+    )
+    if judgement is not None:
+        _log(options, f"psychometric fits on {judgement} vs {stimulus}")
+        data.psychometric = _psychometric(data, judgement)
+    else:
+        data.notes.append("No binary judgement column: no psychometric thresholds.")
+    if {"outcome", "t_abandon_ms"} <= set(kept.columns):
+        _log(options, "abandonment survival models")
+        data.survival = _survival(data)
+    else:
+        data.notes.append("No outcome / t_abandon_ms columns: no abandonment analysis.")
+    if rating is not None:
+        _log(options, f"ratings on {rating}")
+        data.ratings = _ratings(data, rating)
+    data.references = reference_comparison(data)
+    data.thresholds = thresholds_table(data)
+    if options.score_corpus is not None:
+        _log(options, f"scoring {options.score_corpus}")
+        _score(data)
+    return data
+
+
+def study_info(table: TrialTable, options: ReportOptions) -> dict[str, str]:
+    """Study id, hashes, seed, dates and software versions, as display strings."""
+    from importlib import metadata
+
+    trials, study = table.trials, table.study
+    info: dict[str, str] = {}
+    ids = sorted(trials["study_id"].dropna().astype(str).unique()) if "study_id" in trials else []
+    info["study"] = ", ".join(ids) or str(study.get("id", "not in the data"))
+    if study.get("title"):
+        info["title"] = str(study["title"])
+    if "study_sha256" in trials:
+        hashes = sorted(trials["study_sha256"].dropna().astype(str).unique())
+        info["study file SHA-256"] = ", ".join(hashes) or "not in the data"
+    info["data file"] = table.source.name
+    info["data file SHA-256"] = table.source_sha256
+    info["study seed"] = str(study.get("seed", "not in the data"))
+    info["analysis seed / bootstrap"] = f"{options.seed} / B = {options.n_boot}"
+    info["dates"] = _dates(table.sessions)
+    versions = []
+    for pkg in ("uxlab", "numpy", "scipy", "pandas", "statsmodels", "lifelines", "matplotlib"):
+        try:
+            versions.append(f"{pkg} {metadata.version(pkg)}")
+        except metadata.PackageNotFoundError:
+            continue
+    py = sys.version_info
+    info["software"] = f"Python {py.major}.{py.minor}.{py.micro}; " + ", ".join(versions)
+    return info
+
+
+def _dates(sessions: pd.DataFrame | None) -> str:
+    if sessions is None:
+        return "not in the data"
+    stamps = []
+    for col in sessions.columns:
+        if any(k in col for k in ("started", "finished", "created", "ended", "_at")):
+            stamps.append(pd.to_datetime(sessions[col], errors="coerce", utc=True))
+    if not stamps:
+        return "not in the data"
+    values = pd.concat(stamps).dropna()
+    if values.empty:
+        return "not in the data"
+    return f"{values.min():%Y-%m-%d %H:%M} to {values.max():%Y-%m-%d %H:%M} UTC"
+
+
+def _other_factor_levels(data: ReportData) -> list[tuple[str, float]]:
+    """(factor, level) pairs for the non-stimulus factors with 2-6 levels."""
+    out = []
+    for f in data.factors[1:]:
+        levels = np.sort(data.kept[f].dropna().unique())
+        if 2 <= len(levels) <= 6:
+            out.extend((f, float(v)) for v in levels)
+    return out
+
+
+def _psychometric(data: ReportData, column: str) -> PsychometricPart:
+    from analysis.psychometric import PsychometricFitter, population_threshold
+
+    opts, kept, stim = data.options, data.kept, data.stimulus
+    df = kept.assign(_y=binary_column(kept, column, data.table.source)).dropna(subset=["_y"])
+    df = df.assign(_x=df[stim].astype(float))
+    q = data.table.question_for(column)
+    yes_means = (q.yes_means if q and q.yes_means else None) or _yes_label(column)
+    pooled = PsychometricFitter().fit_trials(
+        df["_x"].to_numpy(), df["_y"].to_numpy(), n_boot=opts.n_boot, seed=opts.seed
+    )
+    n_people = df["participant"].nunique()
+    if n_people >= 2:
+        population = population_threshold(df, "_x", "_y", "participant", opts.n_boot, opts.seed)
+    else:
+        population = pooled.thresholds_.copy()
+    part = PsychometricPart(column, yes_means, pooled, population)
+    for factor, level in _other_factor_levels(data):
+        sub = df[df[factor] == level]
+        label = condition_label({factor: level})
+        try:
+            part.per_condition[label] = PsychometricFitter().fit_trials(
+                sub["_x"].to_numpy(), sub["_y"].to_numpy(), n_boot=opts.n_boot, seed=opts.seed
+            )
+        except ValueError as exc:
+            part.failed[label] = str(exc)
+    if opts.per_participant:
+        keys = sorted(df["participant"].unique())
+        seeds = np.random.SeedSequence(opts.seed).spawn(len(keys))
+        for i, pid in enumerate(keys):
+            sub = df[df["participant"] == pid]
+            if sub["_x"].nunique() < 3:
+                part.failed[pid] = "fewer than 3 stimulus levels"
+                continue
+            try:
+                part.per_participant[pid] = PsychometricFitter().fit_trials(
+                    sub["_x"].to_numpy(),
+                    sub["_y"].to_numpy(),
+                    n_boot=opts.n_boot,
+                    seed=int(seeds[i].generate_state(1)[0]),
+                )
+            except ValueError as exc:
+                part.failed[pid] = str(exc)
+            if opts.progress:
+                print(f"\r  participant fits {i + 1}/{len(keys)}", end="", file=sys.stderr)
+        if opts.progress and keys:
+            print(file=sys.stderr)
+    return part
+
+
+def _yes_label(column: str) -> str:
+    name = column.removeprefix("q_").replace("_", " ")
+    return f'"{name}"'
+
+
+def _survival(data: ReportData) -> SurvivalPart:
+    sdata = survival_data(data.kept, data.factors)
+    km_by = data.factors if len(data.factors) <= 2 else data.factors[:1]
+    km = kaplan_meier(sdata, km_by)
+    aft, error = None, None
+    try:
+        aft = AbandonmentAFTFitter().fit(sdata, data.factors)
+    except (ValueError, np.linalg.LinAlgError) as exc:
+        error = str(exc)
+    rows = []
+    if aft is not None:
+        for key, part in sdata.groupby(data.factors):
+            key = key if isinstance(key, tuple) else (key,)
+            levels = dict(zip(data.factors, key, strict=True))
+            for share in ABANDON_SHARES:
+                est, lo, hi = aft.time_to_share(levels, share)
+                rows.append(
+                    {
+                        "condition": condition_label(levels),
+                        **levels,
+                        "share": share,
+                        "estimate": est,
+                        "ci_low": lo,
+                        "ci_high": hi,
+                        "n_trials": len(part),
+                        "extrapolated": est > part["duration_ms"].max(),
+                    }
+                )
+    return SurvivalPart(sdata, km, km_table(km, ABANDON_SHARES), aft, error, pd.DataFrame(rows))
+
+
+def _ratings(data: ReportData, column: str) -> RatingPart:
+    from analysis.psychometric import PsychometricFitter, population_threshold
+
+    opts, kept, stim = data.options, data.kept, data.stimulus
+    values = numeric_column(kept, column, data.table.source)
+    df = kept.assign(**{column: values}).dropna(subset=[column])
+    q = data.table.question_for(column)
+    scale = (q.scale_size if q else None) or int(values.max())
+    if opts.acceptable_at is not None:
+        acceptable, source = opts.acceptable_at, "--acceptable-at"
+    elif q is not None and q.acceptable_at is not None:
+        acceptable, source = float(q.acceptable_at), "study.json"
+    else:
+        acceptable, source = float(math.ceil(scale_midpoint(scale))), "scale midpoint (default)"
+    by = data.factors if len(data.factors) <= 2 else data.factors[:1]
+    table = rating_summary(df, column, by, scale)
+    ordinal, error = None, None
+    try:
+        ordinal = OrdinalLatencyFitter().fit(df, column, stim)
+    except (ValueError, np.linalg.LinAlgError) as exc:
+        error = str(exc)
+    binary = df.assign(_x=df[stim].astype(float), _y=acceptable_binary(df[column], acceptable))
+    acceptability = population = None
+    if 0 < binary["_y"].mean() < 1 and binary["_x"].nunique() >= 3:
+        acceptability = PsychometricFitter().fit_trials(
+            binary["_x"].to_numpy(), binary["_y"].to_numpy(), n_boot=opts.n_boot, seed=opts.seed
+        )
+        if binary["participant"].nunique() >= 2:
+            population = population_threshold(
+                binary, "_x", "_y", "participant", opts.n_boot, opts.seed
+            )
+    return RatingPart(
+        column, scale, acceptable, source, table, ordinal, error, acceptability, population
+    )
+
+
+def reference_comparison(data: ReportData) -> pd.DataFrame | None:
+    """The published figures next to the measured threshold each should be compared with."""
+    try:
+        from analysis.reference import compare_report, load_reference_figures
+    except ImportError:
+        data.notes.append("Reference figures are not available in this installation.")
+        return None
+    measured = measured_estimates(data)
+    return compare_report(load_reference_figures(), measured)
+
+
+def measured_estimates(data: ReportData) -> dict[str, tuple[float, float, float]]:
+    """Named estimates (ms) with 95% CI that reference figures map to."""
+    out: dict[str, tuple[float, float, float]] = {}
+    stim = data.stimulus
+    if data.psychometric is not None:
+        pop = data.psychometric.population.set_index("level")
+        if 0.5 in pop.index:
+            row = pop.loc[0.5]
+            out[f"psychometric:{stim}:0.5"] = (row.estimate, row.ci_low, row.ci_high)
+    if data.ratings is not None and data.ratings.population is not None:
+        row = data.ratings.population.set_index("level").loc[0.5]
+        out[f"rating:{stim}:0.5"] = (row.estimate, row.ci_low, row.ci_high)
+    if data.survival is not None and not data.survival.times.empty:
+        times = data.survival.times
+        for share in ABANDON_SHARES:
+            sub = times[times["share"] == share]
+            fastest = sub.sort_values(stim).iloc[0]
+            out[f"abandonment:{share:g}"] = (fastest.estimate, fastest.ci_low, fastest.ci_high)
+    return out
+
+
+def thresholds_table(data: ReportData) -> pd.DataFrame:
+    """thresholds.csv: one row per estimate (see README, section report)."""
+    rows: list[dict] = []
+    stim = data.stimulus
+
+    def add(measure, group, table, condition="", n_trials=None):
+        for r in table.itertuples():
+            rows.append(
+                {
+                    "measure": measure,
+                    "stimulus": stim,
+                    "group": group,
+                    "level": r.level,
+                    "estimate": r.estimate,
+                    "ci_low": r.ci_low,
+                    "ci_high": r.ci_high,
+                    "n_trials": int(n_trials if n_trials is not None else r.n_trials),
+                    "condition": condition,
+                }
+            )
+
+    if data.psychometric is not None:
+        p = data.psychometric
+        add("psychometric", "pooled", p.population, "all")
+        for label, fitter in p.per_condition.items():
+            add("psychometric", "pooled", fitter.thresholds_, label)
+        for pid, fitter in p.per_participant.items():
+            add("psychometric", pid, fitter.thresholds_, "all")
+    if data.survival is not None and not data.survival.times.empty:
+        t = data.survival.times.rename(columns={"share": "level"})
+        for r in t.itertuples():
+            add("abandonment", "pooled", pd.DataFrame([r._asdict()]), r.condition, r.n_trials)
+    if data.ratings is not None and data.ratings.population is not None:
+        add("rating", "pooled", data.ratings.population, "all")
+    return pd.DataFrame(rows, columns=THRESHOLD_COLUMNS)
+
+
+def _score(data: ReportData) -> None:
+    from analysis.score import ScoreError, read_corpus_timings, score_corpus
+
+    try:
+        timings, errors = read_corpus_timings(data.options.score_corpus)
+    except ScoreError as exc:
+        data.notes.append(f"Scoring skipped: {exc}")
+        return
+    draws = None
+    if data.psychometric is not None:
+        draws = data.psychometric.pooled.threshold_samples_(0.5)
+        draws = draws[np.isfinite(draws)]
+    aft = data.survival.aft if data.survival is not None else None
+    fixed = {f: float(data.kept[f].min()) for f in data.factors}
+    data.score = score_corpus(
+        timings,
+        data.stimulus,
+        threshold_draws_ms=draws if draws is not None and draws.size else None,
+        aft=aft,
+        fixed_levels=fixed,
+        n_draws=max(200, min(data.options.n_boot, 2000)),
+        seed=data.options.seed,
+    )
+    data.score_errors = errors

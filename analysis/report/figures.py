@@ -1,0 +1,276 @@
+"""The report's figures, drawn with matplotlib (Agg) and returned as PNG bytes.
+
+Every axis names its quantity and unit; latency axes are logarithmic because waiting-time
+judgements are roughly logarithmic (Weber-Fechner).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+
+import numpy as np
+import pandas as pd
+
+DPI = 110
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"font.size": 9, "axes.titlesize": 10, "figure.dpi": DPI})
+    return plt
+
+
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight")
+    _plt().close(fig)
+    return buf.getvalue()
+
+
+def _ms_axis(ax, label: str, axis: str = "x") -> None:
+    """A log axis in ms with plain labels at 1-2-5 steps and no minor labels."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
+    target.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    target.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    target.set_minor_formatter(NullFormatter())
+    (ax.set_xlabel if axis == "x" else ax.set_ylabel)(label)
+
+
+def psychometric_pooled(part, stimulus: str) -> bytes:
+    """Pooled data with binomial CIs, fitted curve and 50% threshold with CI; per condition too."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    part.pooled.plot(ax=ax, label="all trials (95% CI)")
+    for label, fitter in part.per_condition.items():
+        grid = np.geomspace(fitter.x_ms_[0], fitter.x_ms_[-1], 200)
+        ax.plot(grid, fitter.predict(grid), lw=1, ls="--", label=f"fit, {label}")
+    _ms_axis(ax, f"{stimulus} (ms, log scale)")
+    ax.set_ylabel(f"P(yes to {part.yes_means})")
+    ax.set_title(f"Pooled psychometric function: {part.column} against {stimulus}")
+    ax.legend(fontsize=7.5, loc="best")
+    ax.grid(alpha=0.3, which="both")
+    return _png(fig)
+
+
+def psychometric_grid(fits: dict, stimulus: str, max_panels: int = 36) -> bytes:
+    """Small multiples: one panel per participant with data, fit and 50% threshold CI."""
+    plt = _plt()
+    keys = list(fits)[:max_panels]
+    cols = min(6, len(keys))
+    rows = math.ceil(len(keys) / cols)
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(2.0 * cols, 1.75 * rows + 0.4), sharex=True, sharey=True
+    )
+    axes = np.atleast_1d(axes).ravel()
+    for ax, key in zip(axes, keys, strict=False):
+        f = fits[key]
+        p = f.n_yes_ / f.n_total_
+        ax.plot(f.x_ms_, p, "o", ms=3, color="tab:blue")
+        grid = np.geomspace(f.x_ms_[0], f.x_ms_[-1], 100)
+        ax.plot(grid, f.predict(grid), color="tab:blue", lw=1)
+        t = f.threshold_(0.5)
+        lo, hi = f.threshold_ci_(0.5)
+        y = float(f.predict([t])[0])
+        ax.errorbar(
+            [t],
+            [y],
+            xerr=[[max(t - lo, 0)], [max(hi - t, 0)]],
+            fmt="s",
+            ms=3,
+            color="black",
+            capsize=2,
+            lw=1,
+        )
+        ax.set_title(f"{key}: {t:.0f} ms", fontsize=8)
+        _ms_axis(ax, "")
+        ax.set_ylim(-0.05, 1.05)
+        ax.tick_params(labelsize=7)
+        ax.tick_params(axis="x", labelrotation=45)
+    for ax in axes[len(keys) :]:
+        ax.set_visible(False)
+    fig.supxlabel(f"{stimulus} (ms, log scale)", fontsize=9)
+    fig.supylabel("P(yes)", fontsize=9)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def threshold_distribution(part, stimulus: str) -> bytes:
+    """Per-participant 50% thresholds with CIs, sorted, and the pooled estimate with its CI."""
+    plt = _plt()
+    rows = []
+    for key, f in part.per_participant.items():
+        lo, hi = f.threshold_ci_(0.5)
+        rows.append((key, f.threshold_(0.5), lo, hi))
+    rows.sort(key=lambda r: r[1])
+    height = min(0.16 * len(rows) + 1.2, 12)
+    fig, ax = plt.subplots(figsize=(7, height))
+    y = np.arange(len(rows))
+    est = np.array([r[1] for r in rows])
+    lo = np.array([r[2] for r in rows])
+    hi = np.array([r[3] for r in rows])
+    ax.errorbar(
+        est,
+        y,
+        xerr=[np.clip(est - lo, 0, None), np.clip(hi - est, 0, None)],
+        fmt="o",
+        ms=3,
+        lw=0.8,
+        color="tab:blue",
+        label="participant (95% CI)",
+    )
+    pop = part.population.set_index("level").loc[0.5]
+    ax.axvspan(
+        pop.ci_low,
+        pop.ci_high,
+        color="tab:orange",
+        alpha=0.25,
+        label=f"pooled {pop.estimate:.0f} ms [{pop.ci_low:.0f}, {pop.ci_high:.0f}]",
+    )
+    ax.axvline(pop.estimate, color="tab:orange")
+    if len(rows) <= 40:
+        ax.set_yticks(y, [r[0] for r in rows], fontsize=7)
+    else:
+        ax.set_yticks([])
+        ax.set_ylabel(f"{len(rows)} participants, sorted")
+    _ms_axis(ax, f"50% threshold on {stimulus} (ms, log scale)")
+    ax.legend(fontsize=8, loc="lower right")
+    ax.grid(alpha=0.3, axis="x", which="both")
+    ax.set_title("Thresholds per participant")
+    return _png(fig)
+
+
+def kaplan_meier_curves(survival, stimulus: str) -> bytes:
+    """Share still waiting against time since send, with 95% bands: one panel per level of
+    the second factor (if any), one curve per level of the stimulus."""
+    plt = _plt()
+    panels: dict[str, list[tuple[str, object]]] = {}
+    for label, kmf in survival.km.items():
+        parts = label.split(", ")
+        stim_part = next((p for p in parts if p.startswith(f"{stimulus}=")), label)
+        rest = ", ".join(p for p in parts if p != stim_part) or "all trials"
+        panels.setdefault(rest, []).append((stim_part, kmf))
+    n_panels = len(panels)
+    fig, axes = plt.subplots(
+        1, n_panels, figsize=(min(5.2 * n_panels, 11), 4.0), sharey=True, squeeze=False
+    )
+    cmap = plt.get_cmap("viridis")
+    for ax, (title, curves) in zip(axes[0], panels.items(), strict=True):
+        for i, (label, kmf) in enumerate(curves):
+            color = cmap(i / max(len(curves) - 1, 1))
+            sf = kmf.survival_function_
+            ci = kmf.confidence_interval_survival_function_
+            t_s = sf.index.to_numpy() / 1000
+            ax.step(t_s, sf.iloc[:, 0], where="post", color=color, lw=1.4, label=label)
+            ax.fill_between(t_s, ci.iloc[:, 0], ci.iloc[:, 1], step="post", color=color, alpha=0.12)
+        ax.set_xlabel("time since send (s)")
+        ax.set_ylim(0, 1.02)
+        ax.set_xlim(left=0)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="lower left")
+        ax.set_title(title if n_panels > 1 else "Kaplan-Meier, 95% pointwise bands")
+    axes[0][0].set_ylabel("share of trials still waiting")
+    if n_panels > 1:
+        fig.suptitle("Kaplan-Meier, 95% pointwise bands", fontsize=10)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def ratings_plot(part, stimulus: str) -> bytes:
+    """MOS with CI against the latency (per level of a second factor) and the ordinal fit."""
+    plt = _plt()
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 3.9), gridspec_kw={"width_ratios": [3, 2]})
+    table = part.table
+    others = [c for c in table.columns if c not in _RATING_STATS and c != stimulus]
+    groups = table.groupby(others) if others else [((), table)]
+    for key, sub in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        label = ", ".join(f"{k}={v:g}" for k, v in zip(others, key, strict=True)) or "MOS"
+        sub = sub.sort_values(stimulus)
+        ax.errorbar(
+            sub[stimulus],
+            sub["mos"],
+            yerr=[sub["mos"] - sub["ci_low"], sub["ci_high"] - sub["mos"]],
+            fmt="o-",
+            capsize=3,
+            ms=4,
+            label=label,
+        )
+    if part.ordinal is not None:
+        x = np.geomspace(table[stimulus].min(), table[stimulus].max(), 200)
+        ax.plot(
+            x,
+            part.ordinal.predict_proba(x) @ part.ordinal.levels_,
+            color="black",
+            lw=1,
+            ls="--",
+            label="ordinal model (expected rating)",
+        )
+    ax.axhline(part.acceptable_at, color="grey", lw=0.8, ls=":")
+    ax.set_ylim(0.9, part.scale_size + 0.1)
+    _ms_axis(ax, f"{stimulus} (ms, log scale)")
+    ax.set_ylabel(f"{part.column} (1-{part.scale_size}), mean with 95% CI")
+    ax.legend(fontsize=7.5)
+    ax.grid(alpha=0.3, which="both")
+    ax.set_title("Mean opinion score")
+    pooled = table.groupby(stimulus)[["pct_gob", "pct_pow", "n"]].apply(
+        lambda g: pd.Series(
+            {
+                "gob": np.average(g["pct_gob"], weights=g["n"]),
+                "pow": np.average(g["pct_pow"], weights=g["n"]),
+            }
+        )
+    )
+    pos = np.arange(len(pooled))
+    ax2.bar(pos - 0.2, pooled["gob"], width=0.4, color="tab:green", label="% good or better")
+    ax2.bar(pos + 0.2, pooled["pow"], width=0.4, color="tab:red", label="% poor or worse")
+    ax2.set_xticks(pos, [f"{v:g}" for v in pooled.index], fontsize=8)
+    ax2.set_xlabel(f"{stimulus} (ms)")
+    ax2.set_ylabel("% of ratings")
+    ax2.set_ylim(0, 100)
+    ax2.legend(fontsize=7.5)
+    ax2.set_title("%GoB and %PoW")
+    fig.tight_layout()
+    return _png(fig)
+
+
+_RATING_STATS = {"n", "n_participants", "mos", "ci_low", "ci_high", "sos", "pct_gob", "pct_pow"}
+
+
+def reference_forest(refs: pd.DataFrame) -> bytes | None:
+    """Each reference figure (point or range) against our estimate [CI] on a log-ms axis."""
+    if refs is None or refs.empty or "estimate" not in refs:
+        return None
+    sub = refs.dropna(subset=["estimate"])
+    if sub.empty:
+        return None
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 0.42 * len(sub) + 1.2))
+    y = np.arange(len(sub))[::-1]
+    for yi, r in zip(y, sub.itertuples(), strict=True):
+        ax.plot([r.ci_low, r.ci_high], [yi, yi], color="tab:blue", lw=3, alpha=0.5)
+        ax.plot(r.estimate, yi, "o", color="tab:blue", ms=5)
+        lo, hi = r.figure_low_ms, r.figure_high_ms
+        if lo == hi:
+            ax.plot(lo, yi, "D", color="tab:red", ms=6)
+        else:
+            ax.plot([lo, hi], [yi, yi], color="tab:red", lw=6, alpha=0.6)
+    ax.set_yticks(y, [_short(r) for r in sub["label"]], fontsize=7.5)
+    _ms_axis(ax, "ms (log scale)")
+    ax.plot([], [], "o-", color="tab:blue", label="our estimate [95% CI]")
+    ax.plot([], [], "D", color="tab:red", label="published figure")
+    ax.legend(fontsize=7.5, loc="lower right")
+    ax.grid(alpha=0.3, axis="x", which="both")
+    ax.set_title("Published figures against our measured thresholds")
+    return _png(fig)
+
+
+def _short(text: str, width: int = 48) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"

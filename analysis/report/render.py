@@ -1,0 +1,472 @@
+"""Writing the report: one list of blocks rendered twice, to `report.html` and `report.md`.
+
+`report.html` is self-contained (figures as base64 PNGs, inline CSS with print rules), so it
+reads offline and prints well; `report.md` refers to the same figures saved as PNG files
+beside it; `thresholds.csv` holds one row per estimate.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis.report import figures
+from analysis.report.summary import plain_summary
+
+
+@dataclass
+class Heading:
+    text: str
+    level: int = 2
+
+
+@dataclass
+class Para:
+    text: str
+    kind: str = "p"  # p | note
+
+
+@dataclass
+class Bullets:
+    items: list[str]
+
+
+@dataclass
+class Table:
+    frame: pd.DataFrame
+    caption: str = ""
+
+
+@dataclass
+class Figure:
+    name: str
+    png: bytes
+    caption: str
+
+
+def _num(v) -> str:
+    if isinstance(v, bool | np.bool_):
+        return "yes" if v else "no"
+    if isinstance(v, int | np.integer):
+        return str(v)
+    if isinstance(v, float | np.floating):
+        if not np.isfinite(v):
+            return "–" if np.isnan(v) else "not reached"
+        if abs(v) >= 100:
+            return f"{v:,.0f}"
+        return f"{v:.3g}" if abs(v) < 1 else f"{v:.2f}"
+    return "" if v is None else str(v)
+
+
+def _fmt_frame(frame: pd.DataFrame) -> list[list[str]]:
+    return [[_num(v) for v in row] for row in frame.itertuples(index=False)]
+
+
+def build_blocks(data) -> list:
+    """The report's content, in order."""
+    blocks: list = []
+    stim = data.stimulus
+    blocks.append(Heading("Summary"))
+    blocks.append(Bullets(plain_summary(data)))
+    for note in data.notes:
+        blocks.append(Para(note, "note"))
+
+    blocks.append(Heading("The study"))
+    info = pd.DataFrame(list(data.study_info.items()), columns=["", "value"])
+    blocks.append(Table(info))
+
+    blocks.append(Heading("Sample and exclusions"))
+    ex = data.exclusions
+    blocks.append(
+        Para(
+            f"{ex.n_participants_in} participants and {ex.n_trials_in} trials in the data; "
+            f"{data.kept['participant'].nunique()} participants and {len(data.kept)} trials "
+            "analysed. Rules: " + _rules_text(data.options.rules) + "."
+        )
+    )
+    if not ex.log.empty:
+        blocks.append(Table(ex.log, "Every exclusion with its reason"))
+    blocks.append(Table(data.cells, "Analysed trials per design cell"))
+
+    p = data.psychometric
+    if p is not None:
+        blocks.append(Heading(f"Psychometric thresholds: {p.column} against {stim}"))
+        blocks.append(
+            Para(
+                "Model: ψ(x) = γ + (1−γ−λ)·F(ln x; m, w), F logistic, guess γ and lapse λ "
+                "free in [0, 0.1], fitted by maximum likelihood; for a falling curve the "
+                "threshold is still where F crosses the level. Pooled intervals resample "
+                f"participants (B = {data.options.n_boot}); the parametric-bootstrap interval "
+                "of the pooled fit, which treats trials as independent, is shown beside it."
+            )
+        )
+        pooled = p.pooled.thresholds_.set_index("level")
+        pop = p.population.set_index("level")
+        rows = []
+        for level in pop.index:
+            rows.append(
+                {
+                    "level of F": level,
+                    f"{stim} (ms)": pop.loc[level, "estimate"],
+                    "95% CI, participants resampled": _range(pop.loc[level]),
+                    "95% CI, parametric bootstrap": _range(pooled.loc[level]),
+                }
+            )
+        blocks.append(Table(pd.DataFrame(rows), "Pooled thresholds"))
+        params = p.pooled.params_
+        blocks.append(
+            Para(
+                f"Direction: {p.pooled.direction_}; guess {params['guess']:.3f}, lapse "
+                f"{params['lapse']:.3f}; deviance {p.pooled.deviance_:.1f} (bootstrap p = "
+                f"{p.pooled.deviance_p_:.2f}; a small p means the curve does not fit the "
+                "pooled data, e.g. because participants differ)."
+            )
+        )
+        blocks.append(
+            Figure(
+                "psychometric_pooled",
+                figures.psychometric_pooled(p, stim),
+                "Pooled proportion of yes per level with 95% Clopper-Pearson intervals, the "
+                "fitted curve and the 50% threshold with its parametric-bootstrap CI.",
+            )
+        )
+        if p.per_condition:
+            rows = [
+                {
+                    "condition": label,
+                    f"50% threshold {stim} (ms)": f.threshold_(0.5),
+                    "95% CI": _range_pair(f.threshold_ci_(0.5)),
+                    "trials": int(f.n_total_.sum()),
+                }
+                for label, f in p.per_condition.items()
+            ]
+            blocks.append(Table(pd.DataFrame(rows), "Thresholds per level of the other factors"))
+        if p.per_participant:
+            blocks.append(
+                Figure(
+                    "thresholds_per_participant",
+                    figures.threshold_distribution(p, stim),
+                    "50% threshold per participant with its 95% CI; band: pooled estimate "
+                    "with the CI from resampling participants.",
+                )
+            )
+            shown = min(len(p.per_participant), 36)
+            blocks.append(
+                Figure(
+                    "psychometric_participants",
+                    figures.psychometric_grid(p.per_participant, stim),
+                    f"Fits per participant (first {shown} of {len(p.per_participant)}): data, "
+                    "curve and 50% threshold with CI. All are in thresholds.csv.",
+                )
+            )
+        if p.failed:
+            failed = pd.DataFrame(list(p.failed.items()), columns=["group", "not fitted because"])
+            blocks.append(Table(failed, "Fits that could not be made"))
+
+    blocks.append(Heading("Published figures"))
+    refs = data.references
+    if refs is not None and not refs.empty:
+        blocks.append(
+            Para(
+                "Each figure is set beside the measured threshold it should be compared with: "
+                "'inside' means the figure lies within our 95% CI, 'below' / 'above' that it "
+                "lies below / above the whole interval. Figures without a perception study "
+                "behind them are marked."
+            )
+        )
+        show = refs[[c for c in REF_COLUMNS if c in refs.columns]]
+        blocks.append(Table(show.rename(columns=REF_COLUMNS), "Reference comparison"))
+        forest = figures.reference_forest(refs)
+        if forest is not None:
+            blocks.append(
+                Figure(
+                    "reference_comparison",
+                    forest,
+                    "Published figures (red) and our estimates with 95% CI (blue).",
+                )
+            )
+    else:
+        blocks.append(Para("No reference figures could be compared.", "note"))
+
+    s = data.survival
+    if s is not None:
+        blocks.append(Heading("Abandonment"))
+        n_ev = int(s.sdata["event"].sum())
+        blocks.append(
+            Para(
+                f"{len(s.sdata)} trials, {n_ev} abandoned. The clock starts at the send; a "
+                "trial not abandoned is censored at its scheduled end (scheduled_end_ms)."
+            )
+        )
+        blocks.append(
+            Figure(
+                "kaplan_meier",
+                figures.kaplan_meier_curves(s, stim),
+                "Kaplan-Meier estimate of the share of trials still waiting.",
+            )
+        )
+        km = s.km_table
+        km_show = pd.DataFrame(
+            {"condition": km["condition"], "trials": km["n_trials"], "abandoned": km["n_abandoned"]}
+        )
+        for q in (10, 50):
+            km_show[f"{q}% gave up by (ms) [95% CI]"] = [
+                _est_ci(e, lo, hi)
+                for e, lo, hi in zip(km[f"t{q}_ms"], km[f"t{q}_low"], km[f"t{q}_high"], strict=True)
+            ]
+        blocks.append(
+            Table(
+                km_show,
+                "Kaplan-Meier: time since send by which 10% / 50% had "
+                "given up ('not reached': fewer gave up while waiting)",
+            )
+        )
+        if s.aft is not None:
+            aic = s.aft.aic_.copy()
+            blocks.append(Table(aic, f"AFT family by AIC: {s.aft.family_} kept"))
+            tr = s.aft.time_ratios_.copy()
+            blocks.append(
+                Table(
+                    tr, "Time ratios (participant-clustered 95% CI): > 1 means people wait longer"
+                )
+            )
+            rows = []
+            for label, sub in s.times.groupby("condition", sort=False):
+                row = {"condition": label}
+                for r in sub.itertuples():
+                    mark = " *" if r.extrapolated else ""
+                    row[f"{r.share:.0%} gave up by (ms) [95% CI]"] = (
+                        _est_ci(r.estimate, r.ci_low, r.ci_high) + mark
+                    )
+                rows.append(row)
+            blocks.append(
+                Table(
+                    pd.DataFrame(rows),
+                    f"AFT ({s.aft.family_}): time since send "
+                    "by which 10% / 50% have given up; * beyond the longest wait "
+                    "observed in that condition (extrapolated)",
+                )
+            )
+        elif s.aft_error:
+            blocks.append(Para(f"No AFT model: {s.aft_error}.", "note"))
+
+    r = data.ratings
+    if r is not None:
+        blocks.append(Heading(f"Ratings: {r.column}"))
+        blocks.append(
+            Para(
+                f"Scale 1-{r.scale_size}; 'acceptable' means {r.acceptable_at:g} or better "
+                f"({r.acceptable_source}). %GoB / %PoW: ratings above / below the scale "
+                "midpoint. MOS intervals are t-intervals over ratings."
+            )
+        )
+        blocks.append(Table(r.table, "MOS, SOS, %GoB and %PoW per condition"))
+        blocks.append(
+            Figure(
+                "ratings",
+                figures.ratings_plot(r, stim),
+                "Mean rating with 95% CI per level and the ordinal model's "
+                "expected rating (left); shares of good and poor ratings (right).",
+            )
+        )
+        if r.ordinal is not None:
+            o = r.ordinal
+            blocks.append(
+                Para(
+                    f"Proportional-odds model on log2 {stim}: {o.slope_:+.3f} log-odds of a "
+                    f"better rating per doubling (95% CI {o.slope_ci_[0]:+.3f} to "
+                    f"{o.slope_ci_[1]:+.3f}, clustered by {o.n_clusters_} participants); "
+                    f"P(rating ≥ {r.acceptable_at:g}) = 0.5 at "
+                    f"{o.latency_at_half(r.acceptable_at):,.0f} ms under this model."
+                )
+            )
+        if r.population is not None:
+            blocks.append(
+                Table(
+                    r.population.rename(columns={"estimate": f"{stim} (ms)"}),
+                    f"Latency where a rating ≥ {r.acceptable_at:g} becomes less "
+                    "likely than not (psychometric engine, participants resampled)",
+                )
+            )
+
+    if data.score is not None:
+        blocks.append(Heading("Scored recordings"))
+        blocks.append(
+            Para(
+                "Per source: the share of streams whose measured value lies past the pooled "
+                "50% threshold and the predicted share abandoned before the stream ends, with "
+                "95% intervals from the bootstrap and the AFT parameter uncertainty."
+            )
+        )
+        blocks.append(Table(data.score, "Scored corpus"))
+        if data.score_errors:
+            blocks.append(Bullets([f"skipped: {e}" for e in data.score_errors[:20]]))
+    return blocks
+
+
+REF_COLUMNS = {
+    "label": "figure",
+    "figure": "value",
+    "compared_with": "compared with",
+    "our_estimate": "our estimate [95% CI]",
+    "verdict": "figure lies",
+    "evidence": "evidence",
+    "citation": "source",
+}
+
+
+def _rules_text(rules) -> str:
+    parts = []
+    if rules.drop_practice:
+        parts.append("practice trials out")
+    if rules.drop_pilot:
+        parts.append("pilot sessions out")
+    if rules.drop_simulated:
+        parts.append("simulated sessions out")
+    parts.append(f"outcomes {', '.join(rules.drop_outcomes)} out")
+    parts.append(f"attention checks ≥ {rules.min_attention_accuracy:.0%} passed")
+    parts.append(f"completion ≥ {rules.min_completion:.0%}")
+    return "; ".join(parts)
+
+
+def _range(row) -> str:
+    return f"{row['ci_low']:,.0f} to {row['ci_high']:,.0f}"
+
+
+def _est_ci(est: float, low: float, high: float) -> str:
+    def f(v: float) -> str:
+        return f"{v:,.0f}" if np.isfinite(v) else "not reached"
+
+    return f"{f(est)} [{f(low)}, {f(high)}]"
+
+
+def _range_pair(pair) -> str:
+    return f"{pair[0]:,.0f} to {pair[1]:,.0f}"
+
+
+CSS = """
+body{font-family:-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;max-width:60rem;
+margin:2rem auto;padding:0 1rem;color:#1a1a1a;line-height:1.45}
+h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.25rem;margin-top:2rem;
+border-bottom:1px solid #ccc;padding-bottom:.2rem}
+table{border-collapse:collapse;margin:.5rem 0 1rem;font-size:.85rem;max-width:100%}
+th,td{border:1px solid #d0d0d0;padding:.2rem .45rem;text-align:left;vertical-align:top}
+td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f3f3f3}
+caption{caption-side:top;text-align:left;font-weight:600;padding:.2rem 0}
+figure{margin:1rem 0}figure img{max-width:100%;height:auto}
+figcaption{font-size:.85rem;color:#444}.note{color:#8a4b00}
+.summary li{margin:.25rem 0}.scroll{overflow-x:auto}
+@media print{body{max-width:none;margin:0;font-size:10pt}h2{break-after:avoid}
+figure,table{break-inside:avoid}.scroll{overflow:visible}a{color:inherit}}
+"""
+
+
+def render_html(blocks: list, title: str) -> str:
+    """One self-contained HTML page."""
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{html.escape(title)}</h1>",
+    ]
+    first_bullets = True
+    for b in blocks:
+        if isinstance(b, Heading):
+            out.append(f"<h{b.level}>{html.escape(b.text)}</h{b.level}>")
+        elif isinstance(b, Para):
+            cls = ' class="note"' if b.kind == "note" else ""
+            out.append(f"<p{cls}>{html.escape(b.text)}</p>")
+        elif isinstance(b, Bullets):
+            cls = ' class="summary"' if first_bullets else ""
+            first_bullets = False
+            items = "".join(f"<li>{html.escape(i)}</li>" for i in b.items)
+            out.append(f"<ul{cls}>{items}</ul>")
+        elif isinstance(b, Table):
+            out.append(_html_table(b))
+        elif isinstance(b, Figure):
+            data = base64.b64encode(b.png).decode("ascii")
+            out.append(
+                f'<figure><img alt="{html.escape(b.caption)}" '
+                f'src="data:image/png;base64,{data}"><figcaption>{html.escape(b.caption)}'
+                "</figcaption></figure>"
+            )
+    out.append("</body></html>")
+    return "\n".join(out)
+
+
+def _html_table(t: Table) -> str:
+    frame = t.frame
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    numeric = [pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns]
+    body = []
+    for row in _fmt_frame(frame):
+        cells = "".join(
+            f'<td class="n">{html.escape(v)}</td>' if isnum else f"<td>{html.escape(v)}</td>"
+            for v, isnum in zip(row, numeric, strict=True)
+        )
+        body.append(f"<tr>{cells}</tr>")
+    cap = f"<caption>{html.escape(t.caption)}</caption>" if t.caption else ""
+    return (
+        f'<div class="scroll"><table>{cap}<thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+def render_markdown(blocks: list, title: str, figure_dir: str = "figures") -> str:
+    """Markdown with figures referenced as `figures/<name>.png`."""
+    out = [f"# {title}", ""]
+    for b in blocks:
+        if isinstance(b, Heading):
+            out += ["#" * b.level + " " + b.text, ""]
+        elif isinstance(b, Para):
+            out += [f"> {b.text}" if b.kind == "note" else b.text, ""]
+        elif isinstance(b, Bullets):
+            out += [f"- {i}" for i in b.items] + [""]
+        elif isinstance(b, Table):
+            if b.caption:
+                out += [f"**{b.caption}**", ""]
+            cols = [str(c) or " " for c in b.frame.columns]
+            out.append("| " + " | ".join(_md_cell(c) for c in cols) + " |")
+            out.append("|" + "|".join("---" for _ in cols) + "|")
+            for row in _fmt_frame(b.frame):
+                out.append("| " + " | ".join(_md_cell(v) for v in row) + " |")
+            out.append("")
+        elif isinstance(b, Figure):
+            out += [f"![{b.caption}]({figure_dir}/{b.name}.png)", "", f"*{b.caption}*", ""]
+    return "\n".join(out)
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def write_report(data, out_dir: str | Path) -> dict[str, Path]:
+    """Write report.html, report.md (+ figures/*.png) and thresholds.csv into `out_dir`."""
+    out_dir = Path(out_dir)
+    fig_dir = out_dir / "figures"
+    fig_dir.mkdir(parents=True, exist_ok=True)
+    study = data.study_info.get("study", "study")
+    title = data.options.title or f"Impatience thresholds: {study}"
+    blocks = build_blocks(data)
+    for b in blocks:
+        if isinstance(b, Figure):
+            (fig_dir / f"{b.name}.png").write_bytes(b.png)
+    paths = {
+        "html": out_dir / "report.html",
+        "markdown": out_dir / "report.md",
+        "thresholds": out_dir / "thresholds.csv",
+        "figures": fig_dir,
+    }
+    paths["html"].write_text(render_html(blocks, title), encoding="utf-8")
+    paths["markdown"].write_text(render_markdown(blocks, title), encoding="utf-8")
+    data.thresholds.to_csv(paths["thresholds"], index=False, float_format="%.6g")
+    if data.score is not None:
+        paths["score"] = out_dir / "score.csv"
+        data.score.to_csv(paths["score"], index=False, float_format="%.6g")
+    return paths

@@ -1,0 +1,185 @@
+"""`uxlab report DATA [-o DIR]`: the threshold report from a study database or a trial-table CSV.
+
+DATA is a uxlab study database (SQLite; exported here to the trial table first, read-only
+apart from what the exporter records), an export folder, or a trial-table CSV from any lab.
+Writes `report.html`, `report.md` + `figures/*.png` and `thresholds.csv` into DIR.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from uxlab.errors import UxlabError
+
+
+class ReportError(UxlabError):
+    """Bad input to `uxlab report` (the message names file, row and column)."""
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "report",
+        help="fit impatience thresholds and write the threshold report",
+        description="Fit psychometric thresholds, abandonment survival models and rating "
+        "models to a study's trials, compare them with the published figures, and write "
+        "report.html, report.md (+ figures/) and thresholds.csv.",
+    )
+    p.add_argument("data", type=Path, help="study database, export folder, or trial-table CSV")
+    p.add_argument(
+        "-o", "--out", type=Path, default=None, help="output folder (default: report/ beside DATA)"
+    )
+    p.add_argument(
+        "--stimulus",
+        metavar="COLUMN",
+        help="the latency factor (default: ttft_ms or the first factor in ms with 3+ levels)",
+    )
+    p.add_argument(
+        "--judgement",
+        metavar="COLUMN",
+        help="binary question, 1 = yes (default: the study's yes/no question)",
+    )
+    p.add_argument(
+        "--rating", metavar="COLUMN", help="rating question (default: the study's likert question)"
+    )
+    p.add_argument(
+        "--acceptable-at",
+        type=float,
+        metavar="N",
+        help="ratings >= N count as acceptable (default: from study.json, else the scale midpoint)",
+    )
+    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap samples (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of every bootstrap (default 0)")
+    p.add_argument(
+        "--score",
+        metavar="CORPUS",
+        type=Path,
+        help="score a folder of recordings with the fitted models",
+    )
+    p.add_argument("--keep-practice", action="store_true", help="analyse practice trials too")
+    p.add_argument("--keep-pilot", action="store_true", help="analyse pilot sessions too")
+    p.add_argument("--drop-simulated", action="store_true", help="leave simulated sessions out")
+    p.add_argument(
+        "--min-attention",
+        type=float,
+        default=0.75,
+        metavar="SHARE",
+        help="exclude participants passing fewer attention checks (default 0.75)",
+    )
+    p.add_argument(
+        "--min-completion",
+        type=float,
+        default=0.5,
+        metavar="SHARE",
+        help="exclude participants completing fewer main trials (default 0.5)",
+    )
+    p.add_argument(
+        "--no-participant-fits", action="store_true", help="skip per-participant psychometric fits"
+    )
+    p.add_argument("--title", help="report title")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    p.set_defaults(func=run)
+
+
+def _is_sqlite(path: Path) -> bool:
+    if not path.is_file():
+        return False
+    with open(path, "rb") as fh:
+        return fh.read(16) == b"SQLite format 3\x00"
+
+
+def _load(path: Path):
+    """The trial table; a uxlab database goes through the store's exporter first."""
+    from analysis.trial_table import file_sha256, load_trial_table
+
+    if not path.exists():
+        raise ReportError(f"{path}: no such file or folder")
+    if _is_sqlite(path) and not _has_trials_table(path):
+        from uxlab.store.export import export_db
+
+        with tempfile.TemporaryDirectory(prefix="uxlab-report-") as tmp:
+            export_db(path, tmp)
+            table = load_trial_table(tmp)
+        table.source, table.source_sha256 = path, file_sha256(path)
+        return table
+    return load_trial_table(path)
+
+
+def _has_trials_table(path: Path) -> bool:
+    """True for a SQLite file holding the exported trial table (not a uxlab study database)."""
+    import sqlite3
+
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
+        cols = [r[1] for r in con.execute("PRAGMA table_info(trials)")]
+    return "participant" in cols and "outcome" in cols and "levels" not in cols
+
+
+def run(args: argparse.Namespace) -> int:
+    from analysis.exclusions import ExclusionRules
+    from analysis.report import ReportOptions, analyse, write_report
+    from analysis.score import ScoreError
+    from analysis.trial_table import TrialTableError
+
+    for name in ("min_attention", "min_completion"):
+        if not 0 <= getattr(args, name) <= 1:
+            raise ReportError(f"--{name.replace('_', '-')}: expected a share in [0, 1]")
+    if args.n_boot < 0:
+        raise ReportError("--n-boot: expected 0 or more")
+    out = args.out or (args.data.parent / "report")
+    rules = ExclusionRules(
+        drop_practice=not args.keep_practice,
+        drop_pilot=not args.keep_pilot,
+        drop_simulated=args.drop_simulated,
+        min_attention_accuracy=args.min_attention,
+        min_completion=args.min_completion,
+    )
+    options = ReportOptions(
+        stimulus=args.stimulus,
+        judgement=args.judgement,
+        rating=args.rating,
+        acceptable_at=args.acceptable_at,
+        n_boot=args.n_boot,
+        seed=args.seed,
+        rules=rules,
+        per_participant=not args.no_participant_fits,
+        progress=not args.quiet,
+        score_corpus=args.score,
+        title=args.title,
+    )
+    try:
+        table = _load(args.data)
+        data = analyse(table, options)
+        paths = write_report(data, out)
+    except (TrialTableError, ScoreError) as exc:
+        raise ReportError(str(exc)) from exc
+    t = data.thresholds
+    print(
+        f"{len(data.kept)} trials from {data.kept['participant'].nunique()} participants; "
+        f"stimulus {data.stimulus}"
+    )
+    for measure in ("psychometric", "rating"):
+        row = t[
+            (t.measure == measure)
+            & (t.group == "pooled")
+            & (t.condition == "all")
+            & (t.level == 0.5)
+        ]
+        if len(row):
+            r = row.iloc[0]
+            print(
+                f"  {measure:<13} 50% threshold {r.estimate:8.0f} ms  "
+                f"[{r.ci_low:.0f}, {r.ci_high:.0f}]"
+            )
+    if data.survival is not None and data.survival.aft is not None:
+        for r in data.survival.aft.time_ratios_.itertuples():
+            print(
+                f"  abandonment   time ratio {r.per} of {r.factor}: {r.time_ratio:.2f} "
+                f"[{r.ci_low:.2f}, {r.ci_high:.2f}]"
+            )
+    for key in ("html", "markdown", "thresholds", "score"):
+        if key in paths:
+            print(f"wrote {paths[key]}")
+    sys.stdout.flush()
+    return 0
