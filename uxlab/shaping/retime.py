@@ -73,6 +73,16 @@ class Units:
 
 def build_units(chunks: list[Chunk], rechunk: bool) -> Units:
     """Units of the recording's chunks; split into token-like pieces when `rechunk`."""
+    if not rechunk:
+        return Units(
+            texts=[c.text for c in chunks],
+            channels=[c.channel for c in chunks],
+            tokens=np.array([1 if c.n_tokens is None else c.n_tokens for c in chunks], np.int64),
+            counted=np.array([c.n_tokens is not None for c in chunks], dtype=bool),
+            recorded_ms=np.array([np.nan if c.t_ms is None else c.t_ms for c in chunks], float),
+            source=np.arange(len(chunks), dtype=np.int64),
+            whole=np.ones(len(chunks), dtype=bool),
+        )
     texts: list[str] = []
     channels: list[str] = []
     tokens: list[int] = []
@@ -82,7 +92,7 @@ def build_units(chunks: list[Chunk], rechunk: bool) -> Units:
     piece_index: list[int] = []
     piece_count: list[int] = []
     for i, c in enumerate(chunks):
-        keep = not rechunk or bool(c.extra)
+        keep = bool(c.extra)
         pieces = [c.text] if keep else split_pieces(c.text, c.n_tokens)
         m = len(pieces)
         if m == 1:
@@ -244,7 +254,7 @@ def shape(recording: Recording, profile: Profile, seed: int = 0) -> Recording:
         # An event arrives with its last token; shift so the first event comes at the TTFT.
         times_ms = times_ms - (times_ms[bounds[0][1] - 1] - times_ms[0])
     # An injected error comes when the next token would have, or where the end would be.
-    error_t_ms = float(times_ms[kept]) if kept < n else float(times_ms[-1] + tail_ms)
+    error_t_ms = round(float(times_ms[kept] if kept < n else times_ms[-1] + tail_ms), 3)
     events = _assemble(recording, units, times_ms, kept, first_ms, bounds, others)
     if profile.error_at is not None:
         err = profile.error_at
@@ -253,17 +263,13 @@ def shape(recording: Recording, profile: Profile, seed: int = 0) -> Recording:
     elif end is not None:
         last_ms = float(times_ms[-1])
         new_end = End(
-            t_ms=last_ms + tail_ms,
+            t_ms=round(last_ms + tail_ms, 3),
             finish_reason=end.finish_reason,
             usage=copy.deepcopy(end.usage),
             extra=copy.deepcopy(end.extra),
         )
     else:
         new_end = None
-    # Round like the replay writer (1 µs), so a schedule in memory equals its file.
-    for e in [*events, *([new_end] if new_end is not None else [])]:
-        if e.t_ms is not None:
-            e.t_ms = round(float(e.t_ms), 3)
     header = _schedule_header(recording.header, profile, seed, first_ms)
     return Recording(header=header, events=events, end=new_end)
 
@@ -332,7 +338,9 @@ def _assemble(
     tokens = units.tokens.tolist()
     counted_list = units.counted.tolist()
     whole = units.whole.tolist()
-    times = times_ms.tolist()
+    # Rounded like the replay writer (1 µs), so a schedule in memory equals its file.
+    times = np.round(times_ms, 3).tolist()
+    n_units = len(units)
     out: list[Event] = []
     # Events before the first chunk (role prelude, tool-call start) keep their place in
     # the wait: their recorded time is scaled by new TTFT / recorded TTFT.
@@ -342,7 +350,7 @@ def _assemble(
             t = first_ms
         else:
             t = min(e.t_ms * first_ms / recorded_first, first_ms)
-        out.append(_moved(e, t))
+        out.append(_moved(e, round(t, 3)))
     for start, stop in bounds:
         t_ms = times[stop - 1]
         if stop - start == 1 and whole[start]:
@@ -353,7 +361,7 @@ def _assemble(
                     text=c.text,
                     channel=c.channel,
                     n_tokens=c.n_tokens,
-                    extra=copy.deepcopy(c.extra),
+                    extra=copy.deepcopy(c.extra) if c.extra else {},
                 )
             )
         else:
@@ -367,7 +375,7 @@ def _assemble(
                 )
             )
         last_src = source[stop - 1]
-        chunk_done = stop == len(units) or source[stop] != last_src
+        chunk_done = stop == n_units or source[stop] != last_src
         if chunk_done and last_src + 1 <= complete:
             out.extend(_moved(e, t_ms) for e in others.get(last_src + 1, []))
     return out
