@@ -207,14 +207,20 @@ def read_tables(db: str | Path) -> dict[str, Any]:
     }
 
 
-def export_db(db: str | Path, out_dir: str | Path, fmt: str = "csv") -> dict[str, Path]:
+class Exported(dict[str, Path]):
+    """The files written (`trials`, `events`, `sessions`, `study` -> path), and `rows`."""
+
+    rows: dict[str, int]
+
+
+def export_db(db: str | Path, out_dir: str | Path, fmt: str = "csv") -> Exported:
     """Write trials, events, sessions and study.json to `out_dir`; returns the paths."""
     if fmt not in ("csv", "parquet"):
         raise StoreError(f"format {fmt!r}: use csv or parquet")
     content = read_tables(db)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    written: dict[str, Path] = {}
+    written = Exported()
     for name in ("trials", "events", "sessions"):
         columns, rows = content[name]
         path = out / f"{name}.{fmt}"
@@ -226,6 +232,7 @@ def export_db(db: str | Path, out_dir: str | Path, fmt: str = "csv") -> dict[str
     digests = {name: hashlib.sha256(p.read_bytes()).hexdigest() for name, p in written.items()}
     counts = {name: len(content[name][1]) for name in ("trials", "events", "sessions")}
     _record_export(db, digests, counts)
+    written.rows = counts
     return written
 
 

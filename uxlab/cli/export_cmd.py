@@ -1,0 +1,42 @@
+"""`uxlab export DB [-o DIR] [--format csv|parquet]`: the trial table and its companions."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "export",
+        help="write trials, events, sessions and study.json from a study database",
+        description="Export a study database to trials.csv (one row per trial, one column "
+        "per factor and per question), events.csv, sessions.csv and study.json. Rerunnable; "
+        "the data are read through a read-only connection and only an audit entry is added.",
+    )
+    parser.add_argument("db", metavar="DB", help="the study database (results/<study>.sqlite)")
+    parser.add_argument(
+        "-o", "--out", metavar="DIR", help="output folder (default: DB's name + '-export')"
+    )
+    parser.add_argument(
+        "--format",
+        choices=("csv", "parquet"),
+        default="csv",
+        help="table format (parquet needs pyarrow); default csv",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from uxlab.store.export import export_db
+
+    db = Path(args.db)
+    out = Path(args.out) if args.out else db.with_name(db.stem + "-export")
+    written = export_db(db, out, args.format)
+    rows = written.rows
+    print(
+        f"{db}: {rows['sessions']} session(s), {rows['trials']} trial(s), {rows['events']} event(s)"
+    )
+    for name, path in written.items():
+        print(f"  wrote {path}" + (f"  ({rows[name]} rows)" if name in rows else ""))
+    return 0
