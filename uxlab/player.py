@@ -234,11 +234,20 @@ class Player:
         finally:
             self._sleeping = False
 
-    async def play(self, t0_ms: float | None = None) -> PlaybackLog:
+    async def _stop_at(self, deadline_ms: float) -> None:
+        """Wait for the stop instant and call the play off there (unless already over)."""
+        await self._wait_until(deadline_ms)
+        self.cancel()
+
+    async def play(
+        self, t0_ms: float | None = None, stop_at_ms: float | None = None
+    ) -> PlaybackLog:
         """Play the whole schedule (or until `cancel()`); returns the log.
 
         `t0_ms` is the send instant on this player's clock (default: now); every chunk is
-        due at ``t0_ms + chunk.t_ms``.
+        due at ``t0_ms + chunk.t_ms``. `stop_at_ms` (ms from t0) cancels the play at that
+        instant if it is still running (a trial timeout, a simulated give-up): on the same
+        clock and without a second task, so it also holds on a `VirtualClock`.
         """
         if self.log is not None:
             raise PlaybackError(f"recording {self.schedule.id!r}: a Player plays only once")
@@ -265,6 +274,9 @@ class Player:
                     break
                 if isinstance(event, Meta) or event.t_ms is None:
                     continue
+                if stop_at_ms is not None and event.t_ms > stop_at_ms:
+                    await self._stop_at(t0 + stop_at_ms)
+                    break
                 await self._wait_until(t0 + event.t_ms)
                 if self._cancelled:
                     break
@@ -287,7 +299,10 @@ class Player:
                 index += 1
             else:
                 if end is not None and end.t_ms is not None and not self._cancelled:
-                    await self._wait_until(t0 + end.t_ms)
+                    if stop_at_ms is not None and end.t_ms > stop_at_ms:
+                        await self._stop_at(t0 + stop_at_ms)
+                    else:
+                        await self._wait_until(t0 + end.t_ms)
                 if not self._cancelled:
                     self._done = True
                     log.finished_ms = clock.now_ms() - t0

@@ -1,0 +1,344 @@
+"""The participant-flow controller (`uxlab.session`) on a VirtualClock, with no UI.
+
+`tiny_study(tmp_path)` is also used by the app, snapshot and tmux tests: a short copy of the
+quickstart study's shape (practice, a break, an attention check, every question kind) with
+short TTFT/ITL so the stimuli stream in milliseconds.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from uxlab.clock import VirtualClock
+from uxlab.player import HeadlessSink
+from uxlab.session import StudySession, attention_recording, shortest_gap_ms
+from uxlab.store import Store, StoreError
+from uxlab.study import load_study
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = REPO / "replays" / "chat"
+
+TINY_STUDY = """
+[study]
+id = "tiny"
+title = "Tiny test study"
+version = "1"
+seed = 7
+
+[texts]
+consent = "You agree to take part. Your answers are stored under a pseudonymous id."
+instructions = "Press **Enter** to send the prompt, watch the answer, then answer the questions."
+debrief = "Thank you: this study varied how long the answer took to start."
+
+[stimuli]
+corpus = "{corpus}"
+files = ["chat-one-liner.jsonl", "chat-clarifying.jsonl", "chat-fast-small-model.jsonl"]
+assignment = "cycle"
+
+[profile]
+itl = "constant:{itl}"
+
+[factors]
+ttft_ms = [{levels}]
+
+[design]
+repeats = {repeats}
+order = "random"
+practice = {practice}
+break_every = {break_every}
+
+[[questions]]
+id = "acceptable"
+type = "yesno"
+text = "Was the wait acceptable?"
+yes_means = "acceptable"
+
+[[questions]]
+id = "speed"
+type = "likert"
+text = "How fast did the answer feel?"
+scale = 5
+labels = ["Very slow", "Very fast"]
+acceptable_at = 4
+{extra_questions}
+[abandon]
+key = "escape"
+{timeout}
+ask_questions = false
+{attention}
+"""
+
+ATTENTION = """
+[attention]
+every = 3
+text = "This is an attention check. Please answer No to the next question."
+question = "acceptable"
+answer = "no"
+"""
+
+END_QUESTION = """
+[[questions]]
+id = "comments"
+type = "text"
+text = "Anything else you noticed?"
+when = "end"
+"""
+
+
+def tiny_study(
+    tmp_path: Path,
+    *,
+    levels: str = "20, 60",
+    itl: float = 2,
+    repeats: int = 2,
+    practice: int = 1,
+    break_every: int = 2,
+    timeout_s: float | None = None,
+    attention: bool = True,
+    end_question: bool = True,
+    extra_questions: str = "",
+) -> Path:
+    """Write the tiny study file into `tmp_path` and return its path."""
+    text = TINY_STUDY.format(
+        corpus=CORPUS.as_posix(),
+        itl=itl,
+        levels=levels,
+        repeats=repeats,
+        practice=practice,
+        break_every=break_every,
+        timeout="" if timeout_s is None else f"timeout_s = {timeout_s}",
+        attention=ATTENTION if attention else "",
+        extra_questions=extra_questions + (END_QUESTION if end_question else ""),
+    )
+    path = tmp_path / "tiny.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def open_session(tmp_path: Path, participant: str = "P-TEST1", **kw) -> StudySession:
+    study = load_study(kw.pop("study_path", None) or tiny_study(tmp_path, **kw.pop("study", {})))
+    store = Store.open(tmp_path / "results.sqlite")
+    return StudySession.open(study, store, participant, clock=VirtualClock(1000.0), **kw)
+
+
+async def run_trial(ss: StudySession, give_up_ms: float | None = None, answers=None):
+    """Play the next trial headless on the virtual clock; optionally give up at t0+give_up."""
+    trial = ss.next_trial()
+    assert trial is not None
+    run = ss.begin(trial)
+    run.key("enter")
+    t0 = run.send()
+    sink = HeadlessSink(ss.clock)
+    if give_up_ms is None:
+        await run.play(sink)
+    else:
+        # The give-up is scripted as a stop at give_up_ms, then recorded as the key press.
+        run.player = None
+        from uxlab.player import Player
+
+        player = Player(run.schedule, sink, ss.clock)
+        run.player = player
+        log = await player.play(t0, stop_at_ms=give_up_ms)
+        run.log = log
+        run.phase = "streaming" if any(r.n_chars for r in log.records) else "waiting"
+        run.key("escape")
+        assert run.abandon(t0 + give_up_ms)
+        run.phase = "over"
+    for q in run.questions:
+        value = (answers or {}).get(q.id, {"yesno": "yes", "likert": 4}.get(q.type, "x"))
+        run.answer(q.id, value, 900.0)
+    ss.commit(run)
+    return run, sink
+
+
+def rows(db: Path, sql: str) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql).fetchall()
+
+
+async def test_a_whole_session_commits_every_trial_in_order(tmp_path):
+    ss = open_session(tmp_path)
+    assert ss.needs_consent and not ss.resumed
+    ss.accept_consent()
+    ss.start_running()
+    n = len(ss.trials)
+    assert ss.n_practice == 1 and ss.n_main == n - 1
+    assert ss.progress(ss.trials[0]) == "Practice 1 of 1"
+    assert ss.progress(ss.trials[1]) == f"Trial 1 of {n - 1}"
+    breaks = [t.index for t in ss.trials if ss.break_before(t)]
+    assert breaks, "break_every = 2 must put a break in the list"
+    while ss.next_trial() is not None:
+        await run_trial(ss)
+    ss.finish({"comments": ("fine", 3000.0)})
+    db = tmp_path / "results.sqlite"
+    got = rows(db, "SELECT trial_index, outcome, practice FROM trials ORDER BY trial_index")
+    assert [r[0] for r in got] == list(range(n))
+    assert {r[1] for r in got} == {"completed"}
+    assert got[0][2] == 1 and all(r[2] == 0 for r in got[1:])
+    assert rows(db, "SELECT state FROM sessions") == [("completed",)]
+    assert rows(db, "SELECT value FROM responses WHERE trial_index = -1") == [("fine",)]
+
+
+async def test_trial_times_are_from_the_send_and_match_the_schedule(tmp_path):
+    ss = open_session(tmp_path)
+    ss.accept_consent()
+    ss.start_running()
+    run, sink = await run_trial(ss)
+    rec = run.record()
+    scheduled = [c.t_ms for c in run.schedule.chunks]
+    chunk_events = [e for e in rec.events if e["kind"] == "chunk"]
+    assert [e["scheduled_ms"] for e in chunk_events] == scheduled
+    # A virtual clock wakes exactly on time: handed == scheduled, and shown falls back to it.
+    assert all(e["handed_ms"] == e["scheduled_ms"] for e in chunk_events)
+    visible = [c.t_ms for c in run.schedule.chunks if c.text]
+    assert rec.timings["shown_first_ms"] == visible[0]
+    assert rec.timings["shown_last_ms"] == visible[-1]
+    assert rec.timings["scheduled_end_ms"] == run.schedule.end.t_ms
+    assert rec.timings["t_abandon_ms"] is None
+    outcome = next(e for e in rec.events if e["kind"] == "outcome")
+    assert outcome["shown_source"] == "handed"  # no terminal, no paint probe
+    keys = [e for e in rec.events if e["kind"] == "key"]
+    assert keys == [{"kind": "key", "t_ms": 0.0, "key": "enter", "phase": "ready"}]
+    assert sink.text == "".join(c.text for c in run.schedule.chunks if c.channel == "content")
+
+
+async def test_schedule_is_the_trials_recording_levels_and_seed(tmp_path):
+    ss = open_session(tmp_path)
+    trial = next(t for t in ss.trials if t.replay_id is not None)
+    schedule = ss.schedule_for(trial)
+    assert schedule.header.retime["seed"] == trial.seed
+    assert schedule.header.retime["from"] == trial.replay_id
+    first = next(c.t_ms for c in schedule.chunks if c.text)
+    assert first == pytest.approx(trial.levels["ttft_ms"])
+    # The same trial shaped again (e.g. after a resume) is the same stimulus.
+    assert ss.schedule_for(trial).chunks == schedule.chunks
+
+
+async def test_give_up_while_waiting_and_mid_stream(tmp_path):
+    ss = open_session(tmp_path, study={"levels": "200", "itl": 20})
+    ss.accept_consent()
+    ss.start_running()
+    run, sink = await run_trial(ss, give_up_ms=50.0)  # before the 200 ms first token
+    rec = run.record()
+    assert rec.outcome == "abandoned" and rec.timings["t_abandon_ms"] == 50.0
+    assert run.abandoned_while == "waiting" and sink.applied == [] and sink.cancelled
+    assert rec.responses == {}  # ask_questions = false
+    run2, _sink2 = await run_trial(ss, give_up_ms=250.0)
+    rec2 = run2.record()
+    assert run2.abandoned_while == "streaming"
+    assert rec2.timings["t_abandon_ms"] == 250.0
+    assert all(e["t_ms"] <= 250.0 for e in rec2.events if e["kind"] == "chunk")
+    assert rec2.timings["shown_last_ms"] <= 250.0
+    db = tmp_path / "results.sqlite"
+    got = rows(db, "SELECT outcome, t_abandon_ms FROM trials ORDER BY trial_index")
+    assert got == [("abandoned", 50.0), ("abandoned", 250.0)]
+
+
+async def test_abandon_is_refused_once_the_stream_is_over(tmp_path):
+    ss = open_session(tmp_path)
+    ss.accept_consent()
+    ss.start_running()
+    run = ss.begin(ss.next_trial())
+    assert not run.abandon()  # not sent yet
+    run.send()
+    await run.play(HeadlessSink())
+    assert not run.abandon()
+    assert run.outcome == "completed"
+
+
+async def test_timeout_ends_the_trial_as_timed_out_at_the_deadline(tmp_path):
+    ss = open_session(tmp_path, study={"levels": "3000", "timeout_s": 1.5})
+    ss.accept_consent()
+    ss.start_running()
+    run = ss.begin(ss.next_trial())
+    t0 = run.send()
+    sink = HeadlessSink()
+    log = await run.play(sink)
+    assert run.outcome == "timed_out"
+    assert log.cancelled_at_ms == 1500.0 and ss.clock.now_ms() == t0 + 1500.0
+    assert sink.cancelled and sink.applied == []
+    assert [q.id for q in run.questions] == ["acceptable", "speed"]  # asked after a timeout
+    ss.commit(run)
+    db = tmp_path / "results.sqlite"
+    assert rows(db, "SELECT outcome FROM trials") == [("timed_out",)]
+    events = rows(db, "SELECT kind, t_ms FROM events WHERE kind = 'timeout'")
+    assert events == [("timeout", 1500.0)]
+
+
+async def test_attention_check_streams_its_text_and_scores_the_answer(tmp_path):
+    ss = open_session(tmp_path, study={"practice": 0, "break_every": 10})
+    ss.accept_consent()
+    ss.start_running()
+    results = []
+    while (trial := ss.next_trial()) is not None:
+        is_check = trial.attention is not None
+        _run, sink = await run_trial(ss, answers={"acceptable": "no" if is_check else "yes"})
+        if is_check:
+            assert "attention check" in sink.text
+        results.append(is_check)
+    assert any(results)
+    db = tmp_path / "results.sqlite"
+    got = rows(db, "SELECT attention, attention_ok FROM trials WHERE attention = 1")
+    assert got and all(ok == 1 for _, ok in got)
+
+
+def test_attention_recording_joins_back_to_its_text():
+    rec = attention_recording("Please answer No to the next question.", "Hi")
+    assert rec.text == "Please answer No to the next question."
+    assert [c.t_ms for c in rec.chunks] == sorted(c.t_ms for c in rec.chunks)
+
+
+async def test_quit_leaves_the_trial_in_flight_to_be_marked_interrupted(tmp_path):
+    ss = open_session(tmp_path)
+    ss.accept_consent()
+    ss.start_running()
+    await run_trial(ss)
+    run = ss.begin(ss.next_trial())  # in flight, never committed
+    run.send()
+    ss.interrupt()
+    db = tmp_path / "results.sqlite"
+    assert rows(db, "SELECT state FROM sessions") == [("interrupted",)]
+    ss.store.close()
+
+    again = open_session(tmp_path)
+    assert again.resumed and not again.needs_consent
+    assert again.session.interrupted == [1]
+    assert "Welcome back" in again.resume_note()
+    assert again.next_trial().index == 2
+    again.start_running()
+    while again.next_trial() is not None:
+        await run_trial(again)
+    again.finish()
+    got = rows(db, "SELECT trial_index, outcome FROM trials ORDER BY trial_index")
+    assert [r[0] for r in got] == list(range(len(again.trials)))
+    assert got[1] == (1, "interrupted")
+    assert all(o == "completed" for i, o in got if i != 1)
+
+
+async def test_declining_consent_keeps_only_the_refusal(tmp_path):
+    ss = open_session(tmp_path)
+    ss.decline_consent()
+    db = tmp_path / "results.sqlite"
+    assert rows(db, "SELECT COUNT(*) FROM sessions") == [(0,)]
+    assert rows(db, "SELECT COUNT(*) FROM participants") == [(0,)]
+    assert rows(db, "SELECT COUNT(*) FROM refusals") == [(1,)]
+
+
+async def test_a_completed_participant_cannot_start_again(tmp_path):
+    ss = open_session(tmp_path, study={"repeats": 1, "practice": 0, "attention": False})
+    ss.accept_consent()
+    ss.start_running()
+    while ss.next_trial() is not None:
+        await run_trial(ss)
+    ss.finish()
+    ss.store.close()
+    with pytest.raises(StoreError, match="already completed"):
+        open_session(tmp_path, study={"repeats": 1, "practice": 0, "attention": False})
+
+
+def test_shortest_gap_comes_from_the_profile(tmp_path):
+    study = load_study(tiny_study(tmp_path, itl=7))
+    assert shortest_gap_ms(study) == pytest.approx(7.0)

@@ -1,0 +1,449 @@
+"""The participant-flow controller of a study session: what comes next, and what is kept.
+
+`StudySession` wraps the store and the participant's stored trial list. The terminal app
+(`uxlab/tui/study_app.py`) drives it, and simulated participants can drive the very same
+object with a `VirtualClock`, so there is no UI here::
+
+    ss = StudySession.open(study, store, "P-7K3QX", environment=env, clock=clock)
+    if ss.needs_consent:
+        ss.accept_consent()                  # or ss.decline_consent(): only a refusal is kept
+    ss.start_running()
+    while (trial := ss.next_trial()) is not None:
+        if ss.break_before(trial): ...       # a rest screen, ss.progress(trial)
+        run = ss.begin(trial)                # committed as in flight; the schedule is shaped
+        run.send(t0_ms)                      # the Enter that sends: t = 0 of the trial
+        log = await run.play(sink)           # stops itself at the trial timeout
+        run.abandon(t_ms)                    # (from a key handler, while it plays)
+        for q in run.questions: run.answer(q.id, value, rt_ms)
+        ss.commit(run)                       # one transaction; only then the next screen
+    ss.finish(end_answers)
+
+A trial's schedule is `shape(recording, study.profile_for(trial.levels), trial.seed)`: the
+recording and the seed come from the stored trial list, so every draw is reproducible from
+the study seed. All times are ms on the session's one monotonic `clock`; a trial's times
+are stored relative to its send instant (t0).
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from uxlab.clock import Clock, MonotonicClock
+from uxlab.player import PlaybackLog, Player, Sink
+from uxlab.shaping import shape
+from uxlab.store.store import Session, Store
+from uxlab.streams.recording import Chunk, End, Header, Recording
+from uxlab.streams.split_text import text_pieces
+from uxlab.study.design import Trial
+from uxlab.study.spec import Question, Study
+
+Shaper = Callable[[Recording, Any, int], Recording]
+ATTENTION_GAP_MS = 40.0
+"""Gap between the pieces of an attention-check text before shaping (a recorded pace)."""
+
+
+def attention_recording(text: str, prompt: str, gap_ms: float = ATTENTION_GAP_MS) -> Recording:
+    """A recording that streams an attention check's text, one token-like piece per chunk."""
+    pieces = text_pieces(text) or [text]
+    chunks = [Chunk(t_ms=(i + 1) * gap_ms, text=p, n_tokens=1) for i, p in enumerate(pieces)]
+    header = Header(
+        id="attention-check",
+        source={"kind": "synthetic", "origin": "study attention check"},
+        request={"messages": [{"role": "user", "content": prompt}]},
+        text_source="synthetic",
+    )
+    return Recording(header, list(chunks), End((len(pieces) + 1) * gap_ms, "stop"))
+
+
+def shortest_gap_ms(study: Study, shaper: Shaper = shape) -> float | None:
+    """The smallest typical gap between shown chunks over the study's conditions (ms).
+
+    Each condition shapes the corpus' first recording and takes the median gap between
+    non-empty content chunks; the minimum over conditions is what the frame cap must
+    resolve. None when no condition streams two chunks.
+    """
+    rec = study.corpus.by_id(study.replay_ids[0])
+    conditions = [c.levels for c in study.conditions]
+    for g in study.groups:
+        conditions = [{**c, **g.levels} for c in conditions]
+    medians = []
+    for levels in conditions:
+        schedule = shaper(rec, study.profile_for(levels), study.seed)
+        times = [c.t_ms for c in schedule.chunks if c.text and c.channel == "content"]
+        gaps = [b - a for a, b in itertools.pairwise(times) if b - a > 0]
+        if gaps:
+            medians.append(statistics.median(gaps))
+    return min(medians) if medians else None
+
+
+@dataclass
+class TrialRecord:
+    """What `Store.commit_trial` takes for one trial."""
+
+    outcome: str
+    timings: dict[str, float | None]
+    responses: dict[str, tuple[Any, float | None]]
+    events: list[dict[str, Any]]
+
+
+@dataclass
+class TrialRun:
+    """One trial as it happens: send, stream, abandonment or timeout, answers, key presses.
+
+    Absolute times are on `clock`; everything stored is relative to the send (t0).
+    """
+
+    trial: Trial
+    schedule: Recording
+    study: Study
+    clock: Clock
+    shown_at_ms: float
+    """When the trial screen was shown (absolute): keys before the send are kept too."""
+    t0_ms: float | None = None
+    phase: str = "ready"
+    """ready -> waiting -> streaming -> over (the stream is done) -> answered."""
+    abandoned_at_ms: float | None = None
+    abandoned_while: str | None = None
+    timed_out: bool = False
+    log: PlaybackLog | None = None
+    responses: dict[str, tuple[Any, float | None]] = field(default_factory=dict)
+    keys: list[tuple[float, str, str]] = field(default_factory=list)
+    """(absolute ms, key name, phase) of every key press during the trial."""
+    answer_times: list[tuple[float, str, float | None]] = field(default_factory=list)
+    player: Player | None = None
+
+    @property
+    def prompt(self) -> str:
+        return self.trial.prompt
+
+    @property
+    def timeout_ms(self) -> float | None:
+        t = self.study.abandon.timeout_s
+        return None if t is None else t * 1000.0
+
+    @property
+    def scheduled_end_ms(self) -> float | None:
+        end = self.schedule.end
+        return end.t_ms if end is not None else None
+
+    # -- the participant's actions ---------------------------------------------------------
+    def key(self, name: str, t_ms: float | None = None) -> None:
+        """A key press (its name only; text typed into answers is never kept here)."""
+        self.keys.append((self.clock.now_ms() if t_ms is None else t_ms, name, self.phase))
+
+    def send(self, t_ms: float | None = None) -> float:
+        """The participant sent the prompt: `t_ms` (absolute) becomes t = 0. Returns it."""
+        if self.t0_ms is not None:
+            return self.t0_ms
+        self.t0_ms = self.clock.now_ms() if t_ms is None else float(t_ms)
+        self.phase = "waiting"
+        return self.t0_ms
+
+    async def play(self, sink: Sink) -> PlaybackLog:
+        """Play the schedule into `sink` from t0, stopping at the study's timeout."""
+        if self.t0_ms is None:
+            raise RuntimeError("send() the prompt before playing the trial")
+        self.player = Player(self.schedule, _PhaseSink(sink, self), self.clock)
+        if self.abandoned_at_ms is not None:  # gave up before the play started
+            self.player.cancel()
+        log = await self.player.play(self.t0_ms, stop_at_ms=self.timeout_ms)
+        self.log = log
+        if self.abandoned_at_ms is None and log.cancelled_at_ms is not None:
+            self.timed_out = True
+        self.phase = "over"
+        return log
+
+    def abandon(self, t_ms: float | None = None) -> bool:
+        """Give up on the stream now (waiting or mid-stream); False when it is already over."""
+        if self.phase not in ("waiting", "streaming") or self.abandoned_at_ms is not None:
+            return False
+        self.abandoned_at_ms = self.clock.now_ms() if t_ms is None else float(t_ms)
+        self.abandoned_while = self.phase
+        if self.player is not None:
+            self.player.cancel()
+        return True
+
+    @property
+    def outcome(self) -> str:
+        if self.abandoned_at_ms is not None:
+            return "abandoned"
+        if self.timed_out:
+            return "timed_out"
+        if self.log is not None and self.log.error_at_ms is not None:
+            return "error"
+        return "completed"
+
+    @property
+    def questions(self) -> list[Question]:
+        """The per-trial questions to ask now (none after a give-up unless the study asks)."""
+        if self.outcome == "abandoned" and not self.study.abandon.ask_questions:
+            return []
+        return list(self.study.trial_questions)
+
+    def answer(self, question_id: str, value: Any, rt_ms: float | None) -> None:
+        """Keep one answer (value and response time in ms)."""
+        self.responses[question_id] = (value, rt_ms)
+        self.answer_times.append((self.clock.now_ms(), question_id, rt_ms))
+
+    # -- what is stored --------------------------------------------------------------------
+    def record(self) -> TrialRecord:
+        """The trial's outcome, timings, answers and events, times relative to t0."""
+        t0 = self.t0_ms if self.t0_ms is not None else self.shown_at_ms
+        events: list[dict[str, Any]] = [
+            {"kind": "shown", "t_ms": self.shown_at_ms - t0, "prompt_chars": len(self.prompt)}
+        ]
+        if self.t0_ms is not None:
+            events.append({"kind": "send", "t_ms": 0.0})
+        shown_first = shown_last = None
+        source = None
+        if self.log is not None:
+            visible = [r for r in self.log.records if r.n_chars > 0]
+            for r in self.log.records:
+                events.append(
+                    {
+                        "kind": "chunk",
+                        "t_ms": r.shown_ms,
+                        "index": r.index,
+                        "scheduled_ms": r.scheduled_ms,
+                        "handed_ms": r.handed_ms,
+                        "queued_ms": r.queued_ms,
+                        "flushed_ms": r.flushed_ms,
+                        "channel": r.channel,
+                        "n_chars": r.n_chars,
+                    }
+                )
+            if visible:
+                shown_first, shown_last = visible[0].shown_ms, visible[-1].shown_ms
+                if all(r.flushed_ms is not None for r in visible):
+                    source = "flushed"
+                elif all(r.queued_ms is not None or r.flushed_ms is not None for r in visible):
+                    source = "queued"
+                else:
+                    source = "handed"
+        if self.abandoned_at_ms is not None:
+            events.append(
+                {
+                    "kind": "abandon",
+                    "t_ms": self.abandoned_at_ms - t0,
+                    "while": self.abandoned_while,
+                }
+            )
+        if self.timed_out and self.log is not None:
+            events.append({"kind": "timeout", "t_ms": self.log.cancelled_at_ms})
+        for t_ms, name, phase in self.keys:
+            events.append({"kind": "key", "t_ms": t_ms - t0, "key": name, "phase": phase})
+        for t_ms, qid, rt_ms in self.answer_times:
+            events.append({"kind": "answer", "t_ms": t_ms - t0, "question": qid, "rt_ms": rt_ms})
+        end_ms = None
+        if self.log is not None:
+            end_ms = self.log.finished_ms
+            if end_ms is None:
+                end_ms = self.log.cancelled_at_ms
+            if end_ms is None:
+                end_ms = self.log.error_at_ms
+        events.append(
+            {
+                "kind": "outcome",
+                "t_ms": end_ms,
+                "outcome": self.outcome,
+                "shown_source": source,
+                "abandoned_while": self.abandoned_while,
+                "schedule_id": self.schedule.id,
+            }
+        )
+        events.sort(key=lambda e: float("inf") if e["t_ms"] is None else e["t_ms"])
+        timings = {
+            "t_abandon_ms": None if self.abandoned_at_ms is None else self.abandoned_at_ms - t0,
+            "shown_first_ms": shown_first,
+            "shown_last_ms": shown_last,
+            "scheduled_end_ms": self.scheduled_end_ms,
+        }
+        return TrialRecord(self.outcome, timings, dict(self.responses), events)
+
+
+class _PhaseSink:
+    """Passes chunks on to the real sink and moves the run from waiting to streaming."""
+
+    def __init__(self, sink: Sink, run: TrialRun) -> None:
+        self.sink = sink
+        self.run = run
+
+    def apply(self, index: int, chunk: Chunk) -> None:
+        if chunk.text and self.run.phase == "waiting":
+            self.run.phase = "streaming"
+        self.sink.apply(index, chunk)
+
+    def finish(self, end: Any, error: Any) -> None:
+        self.sink.finish(end, error)
+
+    def cancel(self) -> None:
+        self.sink.cancel()
+
+    def __getattr__(self, name: str) -> Any:  # paint reporting, when the sink has it
+        return getattr(self.sink, name)
+
+
+class StudySession:
+    """One participant's way through a study (see the module docstring)."""
+
+    def __init__(
+        self,
+        study: Study,
+        store: Store,
+        session: Session,
+        clock: Clock | None = None,
+        shaper: Shaper = shape,
+    ) -> None:
+        self.study = study
+        self.store = store
+        self.session = session
+        self.clock: Clock = clock if clock is not None else MonotonicClock()
+        self.shaper = shaper
+        self.needs_consent = session.state == "created" or (
+            session.resumed and session.next_index == 0
+        )
+        self.committed: list[int] = []
+        self._last_break_shown: int | None = None
+
+    @classmethod
+    def open(
+        cls,
+        study: Study,
+        store: Store,
+        participant: str,
+        *,
+        seed: int | None = None,
+        environment: dict[str, Any] | None = None,
+        pilot: bool = False,
+        simulated: bool = False,
+        clock: Clock | None = None,
+        shaper: Shaper = shape,
+    ) -> StudySession:
+        """Start the participant's session, or resume their unfinished one."""
+        store.allocate_group(study, participant)
+        session = store.start_or_resume_session(
+            study, participant, seed=seed, environment=environment, pilot=pilot,
+            simulated=simulated,
+        )  # fmt: skip
+        return cls(study, store, session, clock, shaper)
+
+    # -- facts -------------------------------------------------------------------------------
+    @property
+    def participant(self) -> str:
+        return self.session.participant
+
+    @property
+    def resumed(self) -> bool:
+        return self.session.resumed
+
+    @property
+    def trials(self) -> list[Trial]:
+        return self.session.trials
+
+    @property
+    def n_practice(self) -> int:
+        return sum(t.practice for t in self.trials)
+
+    @property
+    def n_main(self) -> int:
+        return len(self.trials) - self.n_practice
+
+    def progress(self, trial: Trial) -> str:
+        """`Practice 1 of 2` or `Trial 12 of 60` (main trials counted from 1)."""
+        if trial.practice:
+            return f"Practice {trial.index + 1} of {self.n_practice}"
+        k = sum(1 for t in self.trials[: trial.index] if not t.practice) + 1
+        return f"Trial {k} of {self.n_main}"
+
+    def resume_note(self) -> str:
+        """What to tell a returning participant (empty for a new session)."""
+        if not self.resumed:
+            return ""
+        done = self.session.next_index
+        lost = self.session.interrupted
+        note = f"Welcome back. Your session continues after trial {done} of {len(self.trials)}."
+        if lost:
+            note += " The trial that was running when it stopped is skipped."
+        return note
+
+    # -- consent and state -------------------------------------------------------------------
+    def accept_consent(self) -> None:
+        self.store.set_state(self.session, "consented")
+        self.needs_consent = False
+
+    def decline_consent(self) -> None:
+        """Only the refusal is kept: the session and participant rows are deleted."""
+        self.store.record_refusal(self.session)
+
+    def start_running(self) -> None:
+        if self.session.state != "running":
+            self.store.set_state(self.session, "running")
+
+    def interrupt(self) -> None:
+        """The participant or researcher quit: the session can be resumed later."""
+        if self.session.state in ("created", "consented", "running"):
+            self.store.set_state(self.session, "interrupted")
+
+    # -- trials ------------------------------------------------------------------------------
+    def next_trial(self) -> Trial | None:
+        """The next trial to run (None when all are done)."""
+        i = self.session.next_index
+        return self.trials[i] if i < len(self.trials) else None
+
+    def practice_just_ended(self, trial: Trial) -> bool:
+        """True for the first main trial after practice trials (a 'real trials start' note)."""
+        return not trial.practice and trial.index > 0 and self.trials[trial.index - 1].practice
+
+    def break_before(self, trial: Trial) -> bool:
+        """A rest break comes before this trial (once, also after a resume)."""
+        return trial.break_before and self._last_break_shown != trial.index
+
+    def break_taken(self, trial: Trial) -> None:
+        self._last_break_shown = trial.index
+
+    def schedule_for(self, trial: Trial) -> Recording:
+        """The shaped stream of a trial, from its recording, levels and stored seed."""
+        profile = self.study.profile_for(trial.levels)
+        if trial.attention is not None or trial.replay_id is None:
+            text = trial.attention.text if trial.attention is not None else ""
+            rec = attention_recording(text, trial.prompt)
+        else:
+            rec = self.study.corpus.by_id(trial.replay_id)
+        return self.shaper(rec, profile, trial.seed)
+
+    def begin(self, trial: Trial, shown_at_ms: float | None = None) -> TrialRun:
+        """Mark the trial in flight (committed) and build its schedule."""
+        schedule = self.schedule_for(trial)
+        self.store.begin_trial(self.session, trial.index)
+        shown = self.clock.now_ms() if shown_at_ms is None else shown_at_ms
+        return TrialRun(trial, schedule, self.study, self.clock, shown)
+
+    def commit(self, run: TrialRun) -> str:
+        """Store the trial (one transaction); returns its SHA-256. Then move on."""
+        rec = run.record()
+        digest = self.store.commit_trial(
+            self.session,
+            run.trial.index,
+            rec.outcome,
+            timings=rec.timings,
+            responses=rec.responses,
+            events=rec.events,
+        )
+        self.committed.append(run.trial.index)
+        return digest
+
+    # -- the end -----------------------------------------------------------------------------
+    @property
+    def end_questions(self) -> list[Question]:
+        return list(self.study.end_questions)
+
+    def finish(self, responses: dict[str, tuple[Any, float | None]] | None = None) -> None:
+        """Store the end-of-study answers and mark the session completed."""
+        if responses:
+            self.store.commit_end_responses(self.session, responses)
+        self.start_running()
+        self.store.set_state(self.session, "completed")
