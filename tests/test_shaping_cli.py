@@ -108,3 +108,10 @@ def test_schedule_header_holds_the_profile_and_no_local_paths(tmp_path) -> None:
     header = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
     assert str(tmp_path) not in json.dumps(header)
     assert header["retime"]["profile"]["chunk"] == 3
+
+
+def test_one_file_into_a_folder(tmp_path) -> None:
+    src = write_replay(recording("one"), tmp_path / "one.jsonl")
+    assert main(["shape", str(src), "-o", f"{tmp_path / 'new'}/", "--ttft", "900"]) == 0
+    (written,) = (tmp_path / "new").glob("*.jsonl")
+    assert written.name.startswith("one_") and read_replay(written).chunks[0].t_ms == 900.0

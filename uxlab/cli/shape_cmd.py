@@ -76,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
         if folder:
             rel = path.relative_to(src).parent
             target = out / rel / f"{safe_filename(schedule.id)}.jsonl"
+        elif out.is_dir() or args.output.endswith(("/", "\\")):
+            target = out / f"{safe_filename(schedule.id)}.jsonl"
         else:
             target = out
         written = write_replay(schedule, target)
