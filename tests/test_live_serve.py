@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import anthropic
 import httpx
 import openai
@@ -233,3 +235,25 @@ async def test_recorder_sees_every_chunk_as_its_own_event_with_the_schedule_shap
     gaps = [b.t_ms - a.t_ms for a, b in zip(rec.chunks, rec.chunks[1:], strict=False)]
     assert gaps.index(max(gaps)) == 4 and max(gaps) >= 200
     assert len({c.t_ms for c in rec.chunks}) == len(rec.chunks)
+
+
+def test_client_going_away_stops_the_player():
+    profile = Profile.from_table({"ttft": "constant:10", "itl": "constant:200"})
+    config = make_config([story()], profile)
+    with serve_in_thread(build_app(config)) as base:
+        body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "x"}]}
+        with (
+            httpx.Client() as http,
+            http.stream("POST", base + "/v1/chat/completions", json=body) as response,
+        ):
+            lines = response.iter_lines()
+            while "Once" not in next(lines):
+                pass
+        served = config.served[-1]
+        for _ in range(500):  # the server notices on its next write
+            if served.log is not None:
+                break
+            time.sleep(0.01)
+        assert served.log is not None and served.log.cancelled_at_ms is not None
+        assert len(served.log.records) < len(served.schedule.chunks)
+        assert served.log.finished_ms is None

@@ -43,7 +43,7 @@ from uxlab.live.wire_formats import (
     token_counts,
     tool_calls_by_chunk,
 )
-from uxlab.player import Player
+from uxlab.player import PlaybackLog, Player
 from uxlab.streams.recording import Recording
 
 SERVED_KEPT = 1000
@@ -62,6 +62,9 @@ class Served:
     wire: str
     schedule: Recording
     t0_ms: float
+    log: PlaybackLog | None = None
+    """The player's log once a stream is over (handed times; `cancelled_at_ms` when the
+    client went away)."""
 
 
 @dataclass
@@ -182,7 +185,8 @@ def build_app(config: ServeConfig) -> Starlette:
             source = config.recordings[request_index % len(config.recordings)]
         seed = config.seed + request_index
         schedule = config.shape(source, seed)
-        config.served.append(Served(request_index, seed, wire, schedule, t0_ms))
+        served = Served(request_index, seed, wire, schedule, t0_ms)
+        config.served.append(served)
         model = str(body.get("model") or source.header.source.get("model") or "uxlab")
         headers = {
             "x-uxlab-request-index": str(request_index),
@@ -204,7 +208,7 @@ def build_app(config: ServeConfig) -> Starlette:
                 prompt_tokens=prompt_tokens,
             )
             return StreamingResponse(
-                _stream(schedule, sink, t0_ms, player_clock),
+                _stream(schedule, sink, t0_ms, player_clock, served),
                 media_type="text/event-stream",
                 headers={**headers, "cache-control": "no-cache", "x-accel-buffering": "no"},
             )
@@ -254,7 +258,7 @@ async def _sleep_until(clock: Any, t_ms: float) -> None:
 
 
 async def _stream(
-    schedule: Recording, sink: SSESink, t0_ms: float, clock: Any
+    schedule: Recording, sink: SSESink, t0_ms: float, clock: Any, served: Served
 ) -> AsyncIterator[bytes]:
     yield sink.prelude()
     player = Player(schedule, sink, clock=clock) if clock is not None else Player(schedule, sink)
@@ -265,10 +269,11 @@ async def _stream(
             if piece is None:
                 break
             yield piece
-        await task
+        served.log = await task
     finally:
-        if not task.done():
+        if not task.done():  # the client went away: stop playing, keep the log
             player.cancel()
+            served.log = player.log
             task.cancel()
 
 
