@@ -330,3 +330,12 @@ def test_derive_seed_is_stable_and_spreads() -> None:
     assert len({derive_seed(7, f"r{i}") for i in range(100)}) == 100
     assert derive_seed(7, "a") != derive_seed(8, "a")
     assert 0 <= derive_seed(7, "a") < 2**32
+
+
+def test_ttft_counts_the_first_chunk_with_text() -> None:
+    chunks = [Chunk(t_ms=300.0, text=""), Chunk(t_ms=320.0, text="Hi"), Chunk(t_ms=340.0, text="!")]
+    rec = Recording(Header(id="r"), chunks, End(t_ms=340.0))
+    schedule = shape(rec, Profile.from_table({"ttft": 800, "itl": "constant:50"}), seed=0)
+    assert [c.t_ms for c in schedule.chunks] == [750.0, 800.0, 850.0]
+    early = shape(rec, Profile.from_table({"ttft": 20, "itl": "constant:50"}), seed=0)
+    assert [c.t_ms for c in early.chunks] == [0.0, 20.0, 70.0]

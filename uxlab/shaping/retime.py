@@ -251,8 +251,11 @@ def shape(recording: Recording, profile: Profile, seed: int = 0) -> Recording:
     breaks_after = {p - 1 for p in others if p > 0}
     bounds = _group_bounds(units, kept, profile, breaks_after, rng(_CHUNK))
     if bounds:
-        # An event arrives with its last token; shift so the first event comes at the TTFT.
-        times_ms = times_ms - (times_ms[bounds[0][1] - 1] - times_ms[0])
+        # An event arrives with its last token. TTFT counts the first event with text (an
+        # empty role-only chunk does not count): shift so that event comes at the TTFT.
+        anchor = next((stop for start, stop in bounds if any(units.texts[start:stop])),
+                      bounds[0][1])  # fmt: skip
+        times_ms = np.maximum(times_ms - (times_ms[anchor - 1] - times_ms[0]), 0.0)
     # An injected error comes when the next token would have, or where the end would be.
     error_t_ms = round(float(times_ms[kept] if kept < n else times_ms[-1] + tail_ms), 3)
     events = _assemble(recording, units, times_ms, kept, first_ms, bounds, others)
