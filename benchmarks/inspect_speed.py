@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from uxlab.streams.metrics import StreamArrays, describe_many, summarize
-from uxlab.streams.replay_file import parse_replay
+from uxlab.streams.replay_file import parse_replay, paused_gc
 
 HEADER = (
     '{{"type": "header", "format": "uxlab.replay/1", "id": "bench-{i:05d}", '
@@ -67,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     texts = corpus_texts(args.n, args.chunks)
     mb = sum(len(t) for t in texts) / 1e6
     t0 = time.perf_counter()
-    recs = [parse_replay(text, f"bench-{i:05d}.jsonl") for i, text in enumerate(texts)]
+    with paused_gc():  # as load_corpus does
+        recs = [parse_replay(text, f"bench-{i:05d}.jsonl") for i, text in enumerate(texts)]
     parse_s = time.perf_counter() - t0
     del texts
 

@@ -6,7 +6,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from uxlab.streams.recording import Recording
-from uxlab.streams.replay_file import ReplayFormatError, iter_replay_paths, read_replay
+from uxlab.streams.replay_file import (
+    ReplayFormatError,
+    iter_replay_paths,
+    paused_gc,
+    read_replay,
+)
 
 
 @dataclass
@@ -42,12 +47,13 @@ def load_corpus(path: str | Path, allow_truncated: bool = False) -> Corpus:
     if not root.exists():
         raise FileNotFoundError(f"{root}: no such file or folder")
     corpus = Corpus(root=root)
-    for p in iter_replay_paths(root):
-        try:
-            rec = read_replay(p, allow_truncated=allow_truncated)
-        except ReplayFormatError as exc:
-            corpus.errors.append(exc)
-            continue
-        corpus.recordings.append(rec)
-        corpus.paths.append(p)
+    with paused_gc():
+        for p in iter_replay_paths(root):
+            try:
+                rec = read_replay(p, allow_truncated=allow_truncated)
+            except ReplayFormatError as exc:
+                corpus.errors.append(exc)
+                continue
+            corpus.recordings.append(rec)
+            corpus.paths.append(p)
     return corpus

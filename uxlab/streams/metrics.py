@@ -58,6 +58,7 @@ import numpy as np
 import pandas as pd
 
 from uxlab.streams.recording import Chunk, Recording
+from uxlab.streams.replay_file import paused_gc
 
 OUTPUT_CHANNELS: tuple[str, ...] = ("content", "reasoning")
 """Channels whose non-empty chunks count as output for TTFT, ITL, TPOT and stalls."""
@@ -133,6 +134,11 @@ class StreamArrays:
     @classmethod
     def from_recordings(cls, recs: Sequence[Recording]) -> StreamArrays:
         """Collect the arrays (one pass over the events; the metrics are then vectorised)."""
+        with paused_gc():
+            return cls._collect(recs)
+
+    @classmethod
+    def _collect(cls, recs: Sequence[Recording]) -> StreamArrays:
         t_all: list[float | None] = []
         tok_all: list[int | None] = []
         chars_all: list[int] = []

@@ -7,9 +7,11 @@ names the file, the line number and the field.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -360,6 +362,22 @@ def parse_replay(
             "(load with allow_truncated=True / --truncated to accept it)",
         )
     return Recording(header=header, events=events, end=end)
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while many recordings are read.
+
+    Parsing creates millions of small objects and no reference cycles; the collector would
+    scan them again and again (it doubles the time to read 10,000 x 500 chunks).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def read_replay(path: str | Path, allow_truncated: bool = False) -> Recording:
