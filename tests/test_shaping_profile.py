@@ -83,6 +83,7 @@ def test_no_options_keep_everything_recorded() -> None:
         ("Lognormal: median=30, sigma=0.5", Dist("lognormal", {"median": 30.0, "sigma": 0.5})),
         ("gamma:mean=30,cv=0.5", Dist("gamma", {"mean": 30.0, "cv": 0.5})),
         ("pareto:median=30,alpha=2.5", Dist("pareto", {"median": 30.0, "alpha": 2.5})),
+        ("pareto:min=20,alpha=1", Dist("pareto", {"median": 40.0, "alpha": 1.0})),
         (
             "empirical:replays/chat",
             Dist("empirical", {"source": "replays/chat", "block": 1, "scale": 1.0}),

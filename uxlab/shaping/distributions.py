@@ -12,7 +12,7 @@ A `Dist` is a kind plus named parameters (all in milliseconds unless named other
 | `normal` | `mean`, `sd` | normal truncated at 0 (conditioned on > 0, not clipped) |
 | `lognormal` | `median`, `sigma` | median x exp(sigma Z) |
 | `gamma` | `mean`, `cv` | gamma with shape 1/cv^2 |
-| `pareto` | `median`, `alpha` | Pareto (type I) with tail index alpha, scaled to the median |
+| `pareto` | `median` (or `min`), `alpha` | Pareto (type I) with tail index alpha |
 | `empirical` | `source`, `block`, `scale` | gaps resampled from recordings (see `empirical.py`) |
 
 Parametric kinds are sampled through a standard normal score `z`: `gap = F^-1(Phi(z))`.
@@ -268,6 +268,13 @@ def _build(kind: str, given: dict[str, Any], path: str, allowed: Any) -> Dist:
         raise ProfileError(path, f"{kind!r} cannot be used here (use one of {', '.join(allowed)})")
     spec = KINDS[kind]
     names = [p.name for p in spec]
+    if kind == "pareto" and "min" in given and "median" not in given:
+        # The scale as netem users know it (the smallest gap): median = min * 2^(1/alpha).
+        given = dict(given)
+        x_min = check_range(parse_number(given.pop("min"), f"{path} pareto.min"),
+                            f"{path} pareto.min", 0, strict=True)  # fmt: skip
+        alpha = parse_number(given.get("alpha", 1.0), f"{path} pareto.alpha")
+        given["median"] = x_min * 2.0 ** (1.0 / alpha) if alpha > 0 else x_min
     for name in given:
         if name not in names:
             hint = did_you_mean(name, names) if names else " (it takes no parameters)"
