@@ -157,7 +157,7 @@ def design_trials(
             )
             continue
         assert cond is not None
-        rid = assign.replay_for(cond)
+        rid = assign.replay_for(cond, practice=what == "practice")
         trials.append(
             Trial(
                 index=i,
@@ -258,30 +258,42 @@ def _attention_levels(study: Study, conditions: list[Condition]) -> dict[str, fl
 
 
 class _Assigner:
-    """Hands out recordings to trials: `cycle`, `random` or `by_condition`."""
+    """Hands out recordings to trials: `cycle`, `random` or `by_condition`.
+
+    by_condition: the r-th occurrence of condition k plays recording (offset + r + k) mod N,
+    so over N occurrences every condition sees every recording once, and at any round the
+    conditions play different recordings. Practice trials cycle on their own, leaving the
+    main trials' assignment untouched.
+    """
 
     def __init__(self, study: Study, rng: np.random.Generator):
         self.ids = study.replay_ids
         self.mode = study.assignment
+        self.cond_index = {c.id: k for k, c in enumerate(study.conditions)}
         self.offset = int(rng.integers(0, len(self.ids)))
         self.rng = rng
         self.k = 0
+        self.k_practice = 0
         self.deck: list[str] = []
         self.seen: dict[str, int] = {}
 
-    def replay_for(self, cond: Condition) -> str:
+    def replay_for(self, cond: Condition, practice: bool = False) -> str:
+        n = len(self.ids)
+        if practice:
+            self.k_practice += 1
+            return self.ids[(self.offset + n // 2 + self.k_practice - 1) % n]
         if self.mode == "by_condition":
             r = self.seen.get(cond.id, 0)
             self.seen[cond.id] = r + 1
-            return self.ids[(self.offset + r) % len(self.ids)]
+            return self.ids[(self.offset + r + self.cond_index[cond.id]) % n]
         if self.mode == "random":
             if not self.deck:
-                self.deck = [self.ids[i] for i in self.rng.permutation(len(self.ids))]
+                self.deck = [self.ids[i] for i in self.rng.permutation(n)]
             return self.deck.pop()
-        rid = self.ids[(self.offset + self.k) % len(self.ids)]
+        rid = self.ids[(self.offset + self.k) % n]
         self.k += 1
         return rid
 
     def next_for_prompt(self) -> str:
         """A recording whose prompt an attention check shows (does not consume a stimulus)."""
-        return self.ids[(self.offset + self.k) % len(self.ids)]
+        return self.ids[(self.offset + self.k + len(self.seen)) % len(self.ids)]

@@ -1,0 +1,56 @@
+"""How long a study takes: stream lengths under each condition plus answering time.
+
+Stream lengths come from shaping the corpus' recordings (up to `max_recordings` of them,
+seeded, so the figure is stable) under each condition's profile; a trial timeout caps them.
+Question times are rough per-type figures (`ANSWER_S`); `OVERHEAD_S` covers reading the
+prompt, sending it and moving on. Breaks are counted at `BREAK_S` each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from uxlab.shaping import shape
+from uxlab.study.design import Trial
+from uxlab.study.spec import ANSWER_S, Study
+from uxlab.study.stimulus import schedule_end_ms, trial_schedule
+
+OVERHEAD_S = 3.0
+BREAK_S = 30.0
+
+
+@dataclass(frozen=True)
+class DurationEstimate:
+    streams_s: float
+    questions_s: float
+    overhead_s: float
+    breaks_s: float
+
+    @property
+    def total_s(self) -> float:
+        return self.streams_s + self.questions_s + self.overhead_s + self.breaks_s
+
+
+def condition_stream_ms(study: Study, max_recordings: int = 6) -> dict[str, float]:
+    """Mean stream length (ms from the send to the end) per condition over the corpus."""
+    recordings = sorted(study.corpus.recordings, key=lambda r: r.id)[:max_recordings]
+    out = {}
+    for k, cond in enumerate(study.conditions):
+        profile = study.profile_for(cond.levels)
+        ends = [schedule_end_ms(shape(r, profile, seed=study.seed + k)) for r in recordings]
+        out[cond.id] = sum(ends) / len(ends)
+    return out
+
+
+def estimate_duration(study: Study, trials: list[Trial]) -> DurationEstimate:
+    """The expected length of one participant's session."""
+    per_question = sum(ANSWER_S[q.type] for q in study.trial_questions)
+    end_questions = sum(ANSWER_S[q.type] for q in study.end_questions)
+    cap_ms = study.abandon.timeout_s * 1000.0 if study.abandon.timeout_s else float("inf")
+    streams_ms = sum(min(schedule_end_ms(trial_schedule(study, t)), cap_ms) for t in trials)
+    return DurationEstimate(
+        streams_s=streams_ms / 1000.0,
+        questions_s=per_question * len(trials) + end_questions,
+        overhead_s=OVERHEAD_S * len(trials),
+        breaks_s=BREAK_S * sum(t.break_before for t in trials),
+    )
