@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 from collections.abc import Sequence
@@ -73,14 +74,19 @@ def run(args: argparse.Namespace) -> int:
     arrays = StreamArrays.from_recordings(recordings)
     table = describe_many(arrays)
     out = sys.stdout
-    if args.json:
-        for path, row in zip(paths, table.to_dict("records"), strict=True):
-            record = nest(row, ndigits=3)
-            record["path"] = str(path)
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
-    else:
-        width = shutil.get_terminal_size((80, 24)).columns
-        write_table(table.to_dict("records"), summarize(arrays, table), out, width)
+    try:
+        if args.json:
+            for path, row in zip(paths, table.to_dict("records"), strict=True):
+                record = nest(row, ndigits=3)
+                record["path"] = str(path)
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        else:
+            width = shutil.get_terminal_size((80, 24)).columns
+            write_table(table.to_dict("records"), summarize(arrays, table), out, width)
+        out.flush()
+    except BrokenPipeError:
+        # The reader went away (`uxlab inspect ... | head`): stop quietly, as Unix tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 1 if errors else 0
 
 
