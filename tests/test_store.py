@@ -254,3 +254,28 @@ def test_groups_fill_evenly_up_to_the_cap_and_stale_slots_return(tmp_path):
         assert store.allocate_group(study, "P-G5").id in ("jitter=0.2", "jitter=0.8")
         with pytest.raises(StoreError, match="call allocate_group"):
             store.start_or_resume_session(study, "P-NOGROUP")
+
+
+def test_migrations_upgrade_in_place_and_roll_back_on_failure(tmp_path, study, monkeypatch):
+    from uxlab.store import schema
+
+    db = tmp_path / "m.sqlite"
+    with Store.open(db) as store:  # a first-release (version 1) database with data in it
+        store.start_or_resume_session(study, "P-OLD")
+    broken = [*schema.MIGRATIONS, "ALTER TABLE no_such_table ADD COLUMN x TEXT"]
+    monkeypatch.setattr(schema, "MIGRATIONS", broken)
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
+    with pytest.raises(sqlite3.OperationalError):
+        Store.open(db)
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 1  # left as it was
+    conn.close()
+    upgrade = [*schema.MIGRATIONS[:1], "ALTER TABLE sessions ADD COLUMN note TEXT"]
+    monkeypatch.setattr(schema, "MIGRATIONS", upgrade)
+    with Store.open(db) as store:
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert store.conn.execute("SELECT participant, note FROM sessions").fetchall() == [
+            ("P-OLD", None)
+        ]
+        applied = store.conn.execute("SELECT version FROM schema_migrations").fetchall()
+        assert applied == [(1,), (2,)]

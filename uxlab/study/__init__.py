@@ -1,6 +1,7 @@
 """Studies: the study file model and validation, and each participant's trial list."""
 
 from uxlab.study.design import AttentionCheck, Trial, design_trials
+from uxlab.study.estimate import estimate_duration
 from uxlab.study.spec import (
     Condition,
     Factor,
@@ -10,6 +11,7 @@ from uxlab.study.spec import (
     load_study,
     parse_study,
 )
+from uxlab.study.stimulus import trial_schedule
 
 __all__ = [
     "AttentionCheck",
@@ -20,6 +22,8 @@ __all__ = [
     "StudyError",
     "Trial",
     "design_trials",
+    "estimate_duration",
     "load_study",
     "parse_study",
+    "trial_schedule",
 ]
