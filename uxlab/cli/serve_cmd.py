@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+_PROFILE_OPTIONS = ("ttft", "headers_ms", "itl", "rho", "chunk", "stalls", "error_at")
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from uxlab.shaping import add_profile_arguments
@@ -14,9 +16,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="serve a corpus as an OpenAI/Anthropic-compatible streaming API",
         description="Answer /v1/chat/completions, /v1/messages and /v1/models with "
         "recordings from CORPUS played on a shaped schedule (request i uses seed SEED+i), "
-        "so any chat UI can be studied under controlled TTFT and jitter.",
+        "or with a study participant's trials in order (--study, --participant), so any "
+        "chat UI can be studied under controlled TTFT and jitter.",
     )
-    p.add_argument("corpus", metavar="CORPUS", help="a replay file or a folder of them")
+    p.add_argument(
+        "corpus",
+        metavar="CORPUS",
+        nargs="?",
+        help="a replay file or a folder of them (not with --study)",
+    )
     p.add_argument(
         "--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)"
     )
@@ -26,9 +34,89 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="require this bearer token (Authorization: Bearer T or "
         "x-api-key: T); default: no token",
     )
-    p.add_argument("--study", metavar="FILE", help="(not available yet) serve a study's conditions")
+    p.add_argument(
+        "--study",
+        metavar="FILE",
+        help="serve a study: request i plays trial i "
+        "of --participant's trial list (profile and seeds from the study file)",
+    )
+    p.add_argument(
+        "--participant",
+        metavar="ID",
+        help="pseudonymous participant id whose trial list --study plays",
+    )
+    p.add_argument(
+        "--participant-number",
+        type=int,
+        default=1,
+        metavar="N",
+        help="the participant's number (Latin-square row; default 1)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no line per request on stderr")
     add_profile_arguments(p)
     p.set_defaults(func=run)
+
+
+def _config(args: argparse.Namespace):  # -> ServeConfig
+    from uxlab.cli import CliError
+    from uxlab.live.serve import ServeConfig
+    from uxlab.player import PlaybackError
+    from uxlab.shaping import Profile, shape
+    from uxlab.streams import load_corpus
+
+    if args.study:
+        from uxlab.live.study_picker import study_picker
+        from uxlab.study import design_trials, load_study
+
+        if args.corpus:
+            raise CliError("give CORPUS or --study, not both (the study names its corpus)")
+        given = [f"--{o.replace('_', '-')}" for o in _PROFILE_OPTIONS if getattr(args, o)]
+        if given:
+            raise CliError(
+                f"{', '.join(given)}: with --study the profile comes from the "
+                "study file ([profile] and its factors)"
+            )
+        if not args.participant:
+            raise CliError("--study needs --participant ID (whose trial list to play)")
+        study = load_study(args.study)
+        trials = design_trials(study, args.participant, args.participant_number)
+        config = ServeConfig(
+            recordings=list(study.corpus.recordings),
+            shape=lambda r, s: r,
+            token=args.token,
+            picker=study_picker(study, trials),
+        )
+        what = (
+            f"study {study.id!r}: {len(trials)} trials of participant number "
+            f"{args.participant_number}, in order"
+        )
+        return config, what
+    if not args.corpus:
+        raise CliError("give a CORPUS (a replay file or folder) or --study FILE")
+    profile = Profile.from_args(args)
+    corpus = load_corpus(args.corpus)
+    for err in corpus.errors:
+        print(f"skipped: {err}", file=sys.stderr)
+    if not corpus.recordings:
+        raise CliError(f"{args.corpus}: no playable replay files")
+    for rec in corpus.recordings:  # fail now, not on the first request
+        untimed = [c for c in shape(rec, profile, seed=args.seed).chunks if c.t_ms is None]
+        if untimed:
+            raise PlaybackError(
+                f"{rec.id}: {len(untimed)} chunk(s) have no time; give "
+                "--ttft and --itl to serve text-only recordings"
+            )
+    config = ServeConfig(
+        recordings=corpus.recordings,
+        shape=lambda rec, seed: shape(rec, profile, seed=seed),
+        seed=args.seed,
+        token=args.token,
+    )
+    what = (
+        f"{len(corpus.recordings)} recording(s) from {args.corpus} (profile: "
+        f"{profile.describe()}; request i uses seed {args.seed}+i)"
+    )
+    return config, what
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,50 +125,34 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from uxlab.cli import CliError
-    from uxlab.live.serve import ServeConfig, build_app
-    from uxlab.player import PlaybackError
-    from uxlab.shaping import Profile, shape
-    from uxlab.streams import load_corpus
+    from uxlab.live.serve import build_app
 
-    if args.study:
-        raise CliError(
-            "--study is not available yet: shape with profile options instead "
-            "(e.g. --ttft 500 --itl constant:30)"
-        )
-    profile = Profile.from_args(args)
-    corpus = load_corpus(args.corpus)
-    for err in corpus.errors:
-        print(f"skipped: {err}", file=sys.stderr)
-    if not corpus.recordings:
-        raise CliError(f"{args.corpus}: no playable replay files")
-    for rec in corpus.recordings:  # fail now, not on the first request
-        schedule = shape(rec, profile, seed=args.seed)
-        untimed = [c for c in schedule.chunks if c.t_ms is None]
-        if untimed:
-            raise PlaybackError(
-                f"{rec.id}: {len(untimed)} chunk(s) have no time; give an "
-                "--itl and --ttft to serve text-only recordings"
+    config, what = _config(args)
+    if not args.quiet:
+
+        def log_request(served) -> None:
+            labels = "".join(f" {k}={v}" for k, v in served.labels.items())
+            print(
+                f"request {served.request_index} ({served.wire}): {served.replay_id} "
+                f"seed {served.seed}{labels}",
+                file=sys.stderr,
+                flush=True,
             )
-    config = ServeConfig(
-        recordings=corpus.recordings,
-        shape=lambda rec, seed: shape(rec, profile, seed=seed),
-        seed=args.seed,
-        token=args.token,
-    )
+
+        config.on_served = log_request
     app = build_app(config)
     with socket.socket() as probe:
         try:
             probe.bind((args.host, args.port))
         except OSError as exc:
             raise CliError(
-                f"--port {args.port}: cannot listen on {args.host} ({exc.strerror}); "
-                "pick another port"
+                f"--port {args.port}: cannot listen on {args.host} "
+                f"({exc.strerror}); pick another port"
             ) from None
         port = probe.getsockname()[1]
     print(
-        f"serving {len(corpus.recordings)} recording(s) from {args.corpus} on "
-        f"http://{args.host}:{port}/v1 (profile: {profile.describe()}; seed {args.seed}+i"
-        f"{'; token required' if args.token else ''}). Ctrl-C stops.",
+        f"serving {what} on http://{args.host}:{port}/v1"
+        f"{' (token required)' if args.token else ''}. Ctrl-C stops.",
         file=sys.stderr,
     )
     if args.host not in ("127.0.0.1", "localhost", "::1"):

@@ -62,14 +62,35 @@ class Served:
     wire: str
     schedule: Recording
     t0_ms: float
+    replay_id: str = ""
+    labels: dict[str, str] = field(default_factory=dict)
     log: PlaybackLog | None = None
     """The player's log once a stream is over (handed times; `cancelled_at_ms` when the
     client went away)."""
 
 
 @dataclass
+class Pick:
+    """What one request gets: its schedule, the seed it was drawn with, and labels."""
+
+    schedule: Recording
+    seed: int
+    replay_id: str
+    labels: dict[str, str] = field(default_factory=dict)
+    """Extra response headers (`x-uxlab-<name>`), e.g. the study trial and condition."""
+
+
+Picker = Callable[[int, "str | None"], Pick]
+"""(request index, last user message or None) -> Pick."""
+
+
+@dataclass
 class ServeConfig:
-    """What the server plays and how: recordings, a shaping function, seed and token."""
+    """What the server plays and how: recordings, a shaping function, seed and token.
+
+    `picker` replaces the default choice (prompt match, else cycle; seed + index), e.g. to
+    play a study participant's trial list.
+    """
 
     recordings: list[Recording]
     shape: Callable[[Recording, int], Recording]
@@ -77,7 +98,28 @@ class ServeConfig:
     seed: int = 0
     token: str | None = None
     clock: Any = None
+    picker: Picker | None = None
+    on_served: Callable[[Served], None] | None = None
+    """Called once per request as soon as its schedule is chosen (e.g. to log it)."""
     served: deque[Served] = field(default_factory=lambda: deque(maxlen=SERVED_KEPT))
+
+
+def corpus_picker(config: ServeConfig) -> Picker:
+    """The default choice: prompt match, else recording `i mod n`; seed `seed + i`."""
+    by_prompt: dict[str, Recording] = {}
+    for rec in config.recordings:
+        prompt = recorded_prompt(rec)
+        if prompt is not None:
+            by_prompt.setdefault(prompt, rec)
+
+    def pick(request_index: int, prompt: str | None) -> Pick:
+        source = by_prompt.get(prompt) if prompt is not None else None
+        if source is None:
+            source = config.recordings[request_index % len(config.recordings)]
+        seed = config.seed + request_index
+        return Pick(config.shape(source, seed), seed, source.id)
+
+    return pick
 
 
 def _now_ms() -> float:
@@ -127,11 +169,7 @@ def build_app(config: ServeConfig) -> Starlette:
     if not config.recordings:
         raise ServeError("the corpus holds no playable recordings")
     counter = itertools.count()
-    by_prompt: dict[str, Recording] = {}
-    for rec in config.recordings:
-        prompt = recorded_prompt(rec)
-        if prompt is not None:
-            by_prompt.setdefault(prompt, rec)
+    pick = config.picker or corpus_picker(config)
     models = sorted(
         {
             str(r.header.source.get("model"))
@@ -180,18 +218,20 @@ def build_app(config: ServeConfig) -> Starlette:
         t0_ms = clock_now()
         request_index = next(counter)
         prompt = last_user_text(body["messages"])
-        source = by_prompt.get(prompt) if prompt is not None else None
-        if source is None:
-            source = config.recordings[request_index % len(config.recordings)]
-        seed = config.seed + request_index
-        schedule = config.shape(source, seed)
-        served = Served(request_index, seed, wire, schedule, t0_ms)
+        chosen = pick(request_index, prompt)
+        schedule, seed = chosen.schedule, chosen.seed
+        served = Served(
+            request_index, seed, wire, schedule, t0_ms, chosen.replay_id, dict(chosen.labels)
+        )
         config.served.append(served)
-        model = str(body.get("model") or source.header.source.get("model") or "uxlab")
+        if config.on_served is not None:
+            config.on_served(served)
+        model = str(body.get("model") or schedule.header.source.get("model") or "uxlab")
         headers = {
             "x-uxlab-request-index": str(request_index),
-            "x-uxlab-replay-id": source.id,
+            "x-uxlab-replay-id": chosen.replay_id,
             "x-uxlab-seed": str(seed),
+            **{f"x-uxlab-{k}": v for k, v in chosen.labels.items()},
         }
         prompt_tokens = max(1, len((prompt or "").split()))
         headers_ms = _headers_ms(schedule)
