@@ -14,7 +14,7 @@ import pytest
 
 from uxlab.clock import VirtualClock
 from uxlab.player import HeadlessSink
-from uxlab.session import StudySession, attention_recording, shortest_gap_ms
+from uxlab.session import StudySession, shortest_gap_ms
 from uxlab.store import Store, StoreError
 from uxlab.study import load_study
 
@@ -283,12 +283,6 @@ async def test_attention_check_streams_its_text_and_scores_the_answer(tmp_path):
     db = tmp_path / "results.sqlite"
     got = rows(db, "SELECT attention, attention_ok FROM trials WHERE attention = 1")
     assert got and all(ok == 1 for _, ok in got)
-
-
-def test_attention_recording_joins_back_to_its_text():
-    rec = attention_recording("Please answer No to the next question.", "Hi")
-    assert rec.text == "Please answer No to the next question."
-    assert [c.t_ms for c in rec.chunks] == sorted(c.t_ms for c in rec.chunks)
 
 
 async def test_quit_leaves_the_trial_in_flight_to_be_marked_interrupted(tmp_path):

@@ -19,7 +19,8 @@ object with a `VirtualClock`, so there is no UI here::
     ss.finish(end_answers)
 
 A trial's schedule is `shape(recording, study.profile_for(trial.levels), trial.seed)`: the
-recording and the seed come from the stored trial list, so every draw is reproducible from
+recording (`uxlab.study.stimulus.trial_source`, shared with `uxlab serve --study`) and the
+seed come from the stored trial list, so every draw is reproducible from
 the study seed. All times are ms on the session's one monotonic `clock`; a trial's times
 are stored relative to its send instant (t0).
 """
@@ -36,27 +37,12 @@ from uxlab.clock import Clock, MonotonicClock
 from uxlab.player import PlaybackLog, Player, Sink
 from uxlab.shaping import shape
 from uxlab.store.store import Session, Store
-from uxlab.streams.recording import Chunk, End, Header, Recording
-from uxlab.streams.split_text import text_pieces
+from uxlab.streams.recording import Chunk, Recording
 from uxlab.study.design import Trial
 from uxlab.study.spec import Question, Study
+from uxlab.study.stimulus import trial_source
 
 Shaper = Callable[[Recording, Any, int], Recording]
-ATTENTION_GAP_MS = 40.0
-"""Gap between the pieces of an attention-check text before shaping (a recorded pace)."""
-
-
-def attention_recording(text: str, prompt: str, gap_ms: float = ATTENTION_GAP_MS) -> Recording:
-    """A recording that streams an attention check's text, one token-like piece per chunk."""
-    pieces = text_pieces(text) or [text]
-    chunks = [Chunk(t_ms=(i + 1) * gap_ms, text=p, n_tokens=1) for i, p in enumerate(pieces)]
-    header = Header(
-        id="attention-check",
-        source={"kind": "synthetic", "origin": "study attention check"},
-        request={"messages": [{"role": "user", "content": prompt}]},
-        text_source="synthetic",
-    )
-    return Recording(header, list(chunks), End((len(pieces) + 1) * gap_ms, "stop"))
 
 
 def shortest_gap_ms(study: Study, shaper: Shaper = shape) -> float | None:
@@ -407,13 +393,8 @@ class StudySession:
 
     def schedule_for(self, trial: Trial) -> Recording:
         """The shaped stream of a trial, from its recording, levels and stored seed."""
-        profile = self.study.profile_for(trial.levels)
-        if trial.attention is not None or trial.replay_id is None:
-            text = trial.attention.text if trial.attention is not None else ""
-            rec = attention_recording(text, trial.prompt)
-        else:
-            rec = self.study.corpus.by_id(trial.replay_id)
-        return self.shaper(rec, profile, trial.seed)
+        source = trial_source(self.study, trial)  # the same stimulus `uxlab serve` plays
+        return self.shaper(source, self.study.profile_for(trial.levels), trial.seed)
 
     def begin(self, trial: Trial, shown_at_ms: float | None = None) -> TrialRun:
         """Mark the trial in flight (committed) and build its schedule."""

@@ -1,0 +1,108 @@
+"""`uxlab run STUDY.toml [--participant ID] [--db PATH] [--pilot] [--fps N] [--seed N]`.
+
+Runs one participant's session of a study in the terminal (see `uxlab/tui/study_app.py`),
+stores it in the study's SQLite database (`results/<study id>.sqlite` by default) and says
+at exit where the data is and how to export it. The same command with the same participant
+id resumes an interrupted session.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="run a study for one participant in the terminal",
+        description="Run a study for one participant in the terminal: participant id, consent, "
+        "instructions, practice, trials with breaks, questions, end. Every answer is stored "
+        "before the next screen; Ctrl+Q quits and the same command resumes.",
+    )
+    parser.add_argument("study", metavar="STUDY.toml", help="the study file")
+    parser.add_argument(
+        "--participant", metavar="ID", help="pseudonymous participant id (default: asked)"
+    )
+    parser.add_argument(
+        "--db", type=Path, metavar="PATH", help="study database (default results/<id>.sqlite)"
+    )
+    parser.add_argument(
+        "--pilot", action="store_true", help="mark the session as a pilot (kept apart in analysis)"
+    )
+    parser.add_argument(
+        "--fps", type=int, metavar="N", help="terminal frame cap (default 240, or UXLAB_FPS)"
+    )
+    parser.add_argument(
+        "--seed", type=int, metavar="N", help="seed of the trial list (default: the study's)"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from uxlab.cli import CliError
+
+    if args.fps is not None:
+        if args.fps < 1:
+            raise CliError(f"--fps {args.fps}: the frame cap must be >= 1 (e.g. --fps 240)")
+        os.environ["UXLAB_FPS"] = str(args.fps)  # read when uxlab.tui is first imported
+    if args.seed is not None and args.seed < 0:
+        raise CliError(f"--seed {args.seed}: must be a whole number >= 0")
+
+    from uxlab.environment import collect_environment, timing_warnings
+    from uxlab.session import shortest_gap_ms
+    from uxlab.store import Store, check_participant_id, default_db_path
+    from uxlab.study import load_study
+    from uxlab.tui import frame_cap
+    from uxlab.tui.study_app import StudyApp
+
+    study = load_study(args.study)
+    if args.participant is not None:
+        check_participant_id(args.participant)
+    if args.fps is not None and frame_cap() != args.fps:
+        raise CliError(f"--fps {args.fps}: Textual was already loaded with {frame_cap()} fps")
+    db = args.db if args.db is not None else default_db_path(study)
+    env = collect_environment(frame_cap())
+    warnings = timing_warnings(env, shortest_gap_ms(study))
+    store = Store.open(db)
+    try:
+        app = StudyApp(
+            study,
+            store,
+            participant=args.participant,
+            seed=args.seed,
+            pilot=args.pilot,
+            environment=env,
+            warnings=warnings,
+        )
+        result = app.run()
+    finally:
+        store.close()
+    return report(result, db, args)
+
+
+def report(result: Any, db: Path, args: argparse.Namespace) -> int:
+    """Print where the data is and what to do next; the exit status."""
+    if result is None:
+        print("uxlab run: the study stopped before a session began; nothing was stored.")
+        return 1
+    who = f"participant {result.participant}" if result.participant else "no participant"
+    n = len(result.committed)
+    trials = f"{n} trial{'s' if n != 1 else ''} stored this time"
+    export = f"export with: uxlab export {db} -o results/{Path(db).stem}-export"
+    if result.outcome == "completed":
+        print(f"uxlab run: {who} completed the study ({trials}) -> {db}\n{export}")
+        return 0
+    if result.outcome == "declined":
+        print(f"uxlab run: consent declined; only the refusal was counted in {db}")
+        return 0
+    if result.outcome == "interrupted":
+        again = f"uxlab run {args.study} --participant {result.participant}"
+        if args.db is not None:
+            again += f" --db {db}"
+        print(f"uxlab run: session interrupted ({trials}) -> {db}\nresume with: {again}\n{export}")
+        return 3
+    print("uxlab run: quit before a session began; nothing was stored.")
+    return 1

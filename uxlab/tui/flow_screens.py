@@ -1,0 +1,187 @@
+"""The participant's path around the trials: id, consent, instructions, breaks, the end.
+
+Every screen fits 80x24, shows its keys in the footer and never needs the mouse. Screens
+return their result with `dismiss(...)`; the study app decides what comes next. Quitting
+(Ctrl+Q or Ctrl+C) is an app-wide key, shown in every footer.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Markdown, Static
+
+from uxlab.tui.questions import Answered, QuestionPanel, question_view
+
+
+class TextScreen(Screen[bool]):
+    """A titled page of Markdown text with a footer; Enter continues (returns True)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "continue", "Continue")]
+
+    def __init__(self, title: str, body: str, progress: str = "") -> None:
+        super().__init__()
+        self.page_title = title
+        self.body = body
+        self.progress = progress
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="page"):
+            yield Static(self.page_title, classes="page-title")
+            if self.progress:
+                yield Static(self.progress, classes="progress")
+            with VerticalScroll(id="page-body"):
+                yield Markdown(self.body)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#page-body").focus()  # arrows and PgUp/PgDn scroll a long text
+
+    def action_continue(self) -> None:
+        self.dismiss(True)
+
+
+class WarningsScreen(TextScreen):
+    """For the researcher, before the participant sits down: why timing may be off."""
+
+    def __init__(self, warnings: list[str]) -> None:
+        body = (
+            "This setup cannot show the study's timing faithfully:\n\n"
+            + "\n".join(f"- {w}" for w in warnings)
+            + "\n\nThe warnings are stored with the session. Press **Enter** to run anyway, "
+            "or **Ctrl+Q** to stop and fix the setup."
+        )
+        super().__init__("Timing warnings (for the researcher)", body)
+
+
+class ParticipantScreen(Screen[str]):
+    """Asks for a pseudonymous participant id; offers a random one. Never a name."""
+
+    def __init__(self, suggested_id: str, study_title: str, problem: str = "") -> None:
+        super().__init__()
+        self.suggested_id = suggested_id
+        self.study_title = study_title
+        self.problem = problem
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="page"):
+            yield Static(self.study_title, classes="page-title")
+            yield Static(
+                "Participant id: press Enter to use the suggested pseudonymous id, or type "
+                "the id the researcher gave you (the same id resumes an unfinished session). "
+                "Do not type your name.",
+                classes="explain",
+            )
+            yield Input(value=self.suggested_id, id="participant-id")
+            yield Static(self.problem, id="participant-error", classes="error")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        value = event.value.strip()
+        problem = participant_id_problem(value)
+        if problem:
+            self.query_one("#participant-error", Static).update(problem)
+            return
+        self.dismiss(value)
+
+
+def participant_id_problem(value: str) -> str | None:
+    """Why `value` is not an acceptable participant id (None when it is)."""
+    if not value:
+        return "The id must not be empty."
+    if any(ch.isspace() for ch in value):
+        return "The id must not contain spaces (use the pseudonymous id, not a name)."
+    if len(value) > 40:
+        return "The id is too long (40 characters at most)."
+    if not all(ch.isalnum() or ch in "-_.:" for ch in value):
+        return "Use letters, digits, '-', '_', '.' or ':' only."
+    return None
+
+
+class ConsentScreen(TextScreen):
+    """Consent: `a` accepts, `d` declines (the session ends with only the refusal stored)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "accept", "I agree"),
+        Binding("d", "decline", "I do not agree"),
+    ]
+
+    def __init__(self, body: str, note: str = "") -> None:
+        text = (f"*{note}*\n\n" if note else "") + body
+        text += "\n\nPress **a** if you agree to take part, or **d** if you do not."
+        super().__init__("Consent", text)
+
+    def action_accept(self) -> None:
+        self.dismiss(True)
+
+    def action_decline(self) -> None:
+        self.dismiss(False)
+
+
+class InstructionsScreen(TextScreen):
+    """Instructions before the practice or the main trials; Enter continues."""
+
+    def __init__(self, body: str, keys: str, note: str = "") -> None:
+        text = (f"*{note}*\n\n" if note else "") + body + "\n\n" + keys
+        super().__init__("Instructions", text)
+
+
+class BreakScreen(TextScreen):
+    """A rest break with progress ("trial 12 of 60"); Enter continues."""
+
+    def __init__(self, progress: str) -> None:
+        super().__init__(
+            "Break",
+            "Take a short rest if you like. Press **Enter** when you are ready to go on.",
+            progress=progress,
+        )
+
+
+class EndScreen(TextScreen):
+    """The end of the session; Enter closes the program."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "continue", "Close")]
+
+
+class EndQuestionsScreen(Screen[dict[str, Any]]):
+    """The end-of-study questions, one at a time; returns {id: (value, rt_ms)}."""
+
+    def __init__(self, questions: list[Any], now_ms: Any = None) -> None:
+        super().__init__()
+        self.questions = questions
+        self.now_ms = now_ms
+        self.answers: dict[str, tuple[Any, float]] = {}
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="page"):
+            yield Static("A last question" if len(self.questions) == 1 else "Last questions",
+                         classes="page-title")  # fmt: skip
+            yield Vertical(id="end-questions")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._ask(0)
+
+    def _ask(self, k: int) -> None:
+        box = self.query_one("#end-questions", Vertical)
+        box.remove_children()
+        number = f"{k + 1}/{len(self.questions)}  " if len(self.questions) > 1 else ""
+        box.mount(QuestionPanel(question_view(self.questions[k]), self.now_ms, number=number))
+
+    @on(Answered)
+    def _answered(self, message: Answered) -> None:
+        message.stop()
+        self.answers[message.question_id] = (message.value, message.rt_ms)
+        if len(self.answers) < len(self.questions):
+            self._ask(len(self.answers))
+        else:
+            self.dismiss(self.answers)

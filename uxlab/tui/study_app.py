@@ -1,0 +1,230 @@
+"""`uxlab run`: one participant's session of a study, in the terminal, end to end.
+
+The path: timing warnings for the researcher (only when there are any), participant id,
+consent, instructions, practice trials, the trials with breaks, the end-of-study questions
+and the end screen. The flow is one worker that pushes a screen, waits for its result and
+asks the `StudySession` controller what comes next; a trial is committed to the store
+before the next screen is pushed. Every key press during a trial is stamped here, where it
+enters the app, on the session clock (`key_time_ms`): the Enter that sends is t = 0.
+
+Ctrl+Q or Ctrl+C quits at any moment: the session becomes `interrupted`, the trial in
+flight stays uncommitted (the store marks it `interrupted` on resume), and running the same
+command with the same participant id continues with the next trial.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from textual import events, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import Input, Static
+
+from uxlab.clock import MonotonicClock
+from uxlab.errors import UxlabError
+from uxlab.session import StudySession, TrialRun
+from uxlab.store import Store, new_participant_id
+from uxlab.study import Study
+from uxlab.tui.flow_screens import (
+    BreakScreen,
+    ConsentScreen,
+    EndQuestionsScreen,
+    EndScreen,
+    InstructionsScreen,
+    ParticipantScreen,
+    TextScreen,
+    WarningsScreen,
+)
+from uxlab.tui.paint_probe import PaintProbe
+from uxlab.tui.trial_screen import TrialScreen, key_label
+
+
+@dataclass
+class RunResult:
+    """How the app ended, for the command line to report."""
+
+    outcome: str = "quit"
+    """completed | interrupted | declined | quit (before a session existed)."""
+    participant: str | None = None
+    session_id: str | None = None
+    committed: list[int] = field(default_factory=list)
+
+
+class StudyApp(App[RunResult]):
+    """The participant's client for one study session (see the module docstring)."""
+
+    CSS_PATH = "uxlab.tcss"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+q", "quit_study", "Quit", priority=True),
+        Binding("ctrl+c", "quit_study", "Quit", show=False, priority=True),
+    ]
+
+    def __init__(
+        self,
+        study: Study,
+        store: Store,
+        *,
+        participant: str | None = None,
+        seed: int | None = None,
+        pilot: bool = False,
+        environment: dict[str, Any] | None = None,
+        warnings: list[str] | None = None,
+        clock: MonotonicClock | None = None,
+        suggested_id: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.title = study.title
+        self.study = study
+        self.store = store
+        self.participant = participant
+        self.seed = seed
+        self.pilot = pilot
+        self.environment = dict(environment or {})
+        self.warnings = list(warnings or [])
+        self.environment["timing_warnings"] = self.warnings
+        self.clock = clock if clock is not None else MonotonicClock()
+        self.suggested_id = suggested_id or new_participant_id()
+        self.probe = PaintProbe(self.clock)
+        self.probe.attach(self)
+        self.session: StudySession | None = None
+        self.current_run: TrialRun | None = None
+        self.key_time_ms: float | None = None
+        self.result = RunResult()
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="blank")
+
+    def on_mount(self) -> None:
+        self._flow()
+
+    # -- every key press ---------------------------------------------------------------------
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            self.key_time_ms = self.clock.now_ms()
+            run = self.current_run
+            if run is not None and run.phase != "answered":
+                name = event.key
+                if event.is_printable and isinstance(self.focused, Input):
+                    name = "char"  # typed text is stored only as the answer itself
+                run.key(name, self.key_time_ms)
+        await super().on_event(event)
+
+    # -- the flow ----------------------------------------------------------------------------
+    @work(exclusive=True, group="flow")
+    async def _flow(self) -> None:
+        study = self.study
+        if self.warnings:
+            await self.push_screen_wait(WarningsScreen(self.warnings))
+        ss = await self._open_session()
+        self.session = ss
+        self.result.participant = ss.participant
+        self.result.session_id = ss.session.id
+        note = ss.resume_note()
+        if ss.needs_consent:
+            agreed = await self.push_screen_wait(ConsentScreen(study.texts["consent"], note))
+            if not agreed:
+                ss.decline_consent()
+                self.result.outcome = "declined"
+                await self.push_screen_wait(
+                    EndScreen(
+                        "Thank you",
+                        "You did not agree to take part, so the study ends here. Nothing "
+                        "about you is stored, only that consent was declined.\n\n"
+                        "Press **Enter** to close.",
+                    )
+                )
+                self.exit(self.result)
+                return
+            ss.accept_consent()
+            note = ""
+        if ss.next_trial() is not None:
+            await self.push_screen_wait(
+                InstructionsScreen(study.texts["instructions"], self._keys_text(ss), note)
+            )
+        ss.start_running()
+        while (trial := ss.next_trial()) is not None:
+            if ss.break_before(trial):
+                await self.push_screen_wait(BreakScreen(self._done_text(ss, trial)))
+                ss.break_taken(trial)
+            if ss.practice_just_ended(trial):
+                await self.push_screen_wait(
+                    TextScreen(
+                        "Practice over",
+                        "That was the practice. From now on every trial counts.\n\n"
+                        "Press **Enter** to start.",
+                    )
+                )
+            run = ss.begin(trial)
+            self.current_run = run
+            run = await self.push_screen_wait(TrialScreen(run, ss.progress(trial), self.probe))
+            ss.commit(run)  # one transaction, before anything else appears
+            self.current_run = None
+            self.result.committed.append(trial.index)
+        answers: dict[str, Any] = {}
+        if ss.end_questions:
+            answers = await self.push_screen_wait(
+                EndQuestionsScreen(ss.end_questions, self.clock.now_ms)
+            )
+        ss.finish(answers)
+        self.result.outcome = "completed"
+        debrief = study.texts.get("debrief", "")
+        await self.push_screen_wait(
+            EndScreen(
+                "Thank you",
+                (debrief + "\n\n" if debrief else "")
+                + "The study is complete and your answers are saved.\n\n"
+                "Press **Enter** to close.",
+            )
+        )
+        self.exit(self.result)
+
+    async def _open_session(self) -> StudySession:
+        problem = ""
+        while True:
+            participant = self.participant
+            if participant is None:
+                participant = await self.push_screen_wait(
+                    ParticipantScreen(self.suggested_id, self.study.title, problem)
+                )
+            try:
+                return StudySession.open(
+                    self.study,
+                    self.store,
+                    participant,
+                    seed=self.seed,
+                    environment=self.environment,
+                    pilot=self.pilot,
+                    clock=self.clock,
+                )
+            except UxlabError as exc:
+                problem = str(exc)
+                self.participant = None
+                self.suggested_id = new_participant_id()
+
+    def _keys_text(self, ss: StudySession) -> str:
+        stop = key_label(self.study.abandon.key)
+        parts = [
+            f"**Keys:** Enter sends the prompt; **{stop}** stops waiting for an answer at any "
+            "moment; answer the questions with the keys shown at the bottom of the screen.",
+        ]
+        if ss.n_practice and ss.next_trial() is not None and ss.next_trial().practice:
+            n = ss.n_practice
+            parts.append(f"You start with {n} practice trial{'s' if n > 1 else ''}.")
+        parts.append(f"There are {ss.n_main} trials. Press **Enter** to begin.")
+        return "\n\n".join(parts)
+
+    @staticmethod
+    def _done_text(ss: StudySession, trial: Any) -> str:
+        done = sum(1 for t in ss.trials[: trial.index] if not t.practice)
+        return f"Trial {done} of {ss.n_main} done"
+
+    # -- quitting ----------------------------------------------------------------------------
+    def action_quit_study(self) -> None:
+        """Quit now: the session is left `interrupted` and can be resumed."""
+        if self.session is not None and self.result.outcome not in ("completed", "declined"):
+            self.session.interrupt()
+            self.result.outcome = "interrupted"
+        self.exit(self.result)

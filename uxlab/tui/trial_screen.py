@@ -1,0 +1,144 @@
+"""One trial as a chat exchange: send, wait, watch the answer stream, give up, answer.
+
+The prompt waits in the input box; Enter sends it (that key press is t = 0, stamped by the
+app when the key arrived, on the session clock) and the prompt moves into the chat as the
+user's message, with a waiting indicator until the first chunk. The shaped answer is
+played into the `StreamView` through the paint probe, so the trial keeps when each chunk
+was handed out, queued in a frame and flushed to the terminal. The study's abandonment key
+stops the stream at any moment (waiting or mid-stream); the study's timeout stops it too.
+Then the per-trial questions appear under the answer, one at a time; the screen returns
+the finished `TrialRun` and the app commits it before anything else is shown.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from uxlab.session import TrialRun
+from uxlab.tui.paint_probe import PaintProbe, ProbedSink
+from uxlab.tui.questions import Answered, QuestionPanel, question_view
+from uxlab.tui.stream_view import StreamView
+
+KEY_NAMES = {"escape": "Esc", "space": "Space", "backspace": "Backspace", "tab": "Tab"}
+
+
+def key_label(key: str) -> str:
+    """How a Textual key name reads in the footer and the instructions (`escape` -> Esc)."""
+    return KEY_NAMES.get(key, key.replace("ctrl+", "Ctrl+").replace("_", " "))
+
+
+class TrialScreen(Screen[TrialRun]):
+    """The chat client for one trial (see the module docstring)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "send", "Send"),
+        Binding("t", "toggle_details", "Details", show=False),
+    ]
+
+    class Played(Message):
+        """The stream is over (completed, stopped, timed out or failed)."""
+
+    def __init__(self, run: TrialRun, progress: str, probe: PaintProbe | None) -> None:
+        super().__init__()
+        self.run = run
+        self.progress = progress
+        self.probe = probe
+        self.asked = 0
+        key = run.study.abandon.key
+        self._bindings.bind(key, "give_up", "Stop", key_display=key_label(key))
+
+    def compose(self) -> ComposeResult:
+        practice = "  ·  practice (not counted)" if self.run.trial.practice else ""
+        yield Static(f"{self.progress}{practice}", id="trial-header")
+        yield StreamView(id="chat")
+        with Vertical(id="composer"):
+            yield Static(self.run.prompt, id="composer-text")
+        yield Static("Press Enter to send.", id="trial-hint")
+        yield Vertical(id="trial-questions")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#trial-questions").display = False
+        self.query_one(StreamView).start(None, waiting=False)
+        self.query_one(StreamView).focus()
+
+    # -- sending and playing -------------------------------------------------------------
+    def action_send(self) -> None:
+        if self.run.phase != "ready":
+            return
+        t0 = getattr(self.app, "key_time_ms", None)
+        self.run.send(t0)
+        view = self.query_one(StreamView)
+        view.start(self.run.prompt)  # the prompt is now the user's message; waiting shows
+        self.query_one("#composer-text", Static).update("")
+        self.query_one("#trial-hint", Static).update(
+            f"Press {key_label(self.run.study.abandon.key)} to stop waiting."
+        )
+        self.refresh_bindings()
+        self._play(view)
+
+    @work(exclusive=True, group="trial-play")
+    async def _play(self, view: StreamView) -> None:
+        sink: Any = ProbedSink(view, self.probe) if self.probe is not None else view
+        await self.run.play(sink)
+        self.post_message(self.Played())
+
+    def action_give_up(self) -> None:
+        t_ms = getattr(self.app, "key_time_ms", None)
+        if self.run.abandon(t_ms):
+            self.refresh_bindings()
+
+    def action_toggle_details(self) -> None:
+        self.query_one(StreamView).action_toggle_details()
+
+    @on(Played)
+    def _played(self) -> None:
+        hint = {
+            "abandoned": "You stopped this answer.",
+            "timed_out": "Time is up for this answer.",
+        }.get(self.run.outcome, "")
+        self.query_one("#trial-hint", Static).update(hint)
+        self.refresh_bindings()
+        if not self.run.questions:
+            self.dismiss(self.run)
+            return
+        self.query_one("#composer").display = False
+        self.query_one("#trial-questions").display = True
+        self._ask()
+
+    # -- questions -----------------------------------------------------------------------
+    def _ask(self) -> None:
+        questions = self.run.questions
+        box = self.query_one("#trial-questions", Vertical)
+        box.remove_children()
+        number = f"{self.asked + 1}/{len(questions)}  " if len(questions) > 1 else ""
+        panel = QuestionPanel(
+            question_view(questions[self.asked]), self.run.clock.now_ms, number=number
+        )
+        box.mount(panel)
+
+    @on(Answered)
+    def _answered(self, message: Answered) -> None:
+        message.stop()
+        self.run.answer(message.question_id, message.value, message.rt_ms)
+        self.asked += 1
+        if self.asked < len(self.run.questions):
+            self._ask()
+        else:
+            self.run.phase = "answered"
+            self.dismiss(self.run)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "send":
+            return self.run.phase == "ready"
+        if action == "give_up":
+            return self.run.phase in ("waiting", "streaming") and self.run.abandoned_at_ms is None
+        return True
