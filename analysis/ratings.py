@@ -8,7 +8,10 @@
   `OrderedModel`, errors clustered by participant (it has no random effects). b is the change
   in log-odds of a better rating per doubling of the latency (negative: worse when slower).
 * The acceptable-rating threshold: ratings at or above the study's "acceptable" point become
-  1, the rest 0, and the psychometric engine fits the latency where that flips (50% of F).
+  1, the rest 0, and the psychometric engine fits the latency where P(acceptable) = 0.5.
+  Guess and lapse are fixed at 0 here (`RATING_FIT`): a rating has no chance floor, and with
+  free asymptotes the 50% point of F is not where the probability itself is 0.5 (with a
+  long-latency floor not yet reached, a free lapse moves it by 20% in simulation).
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy import stats
+
+# Psychometric-engine settings for the acceptable-rating threshold (see the module docstring).
+RATING_FIT = {"direction": "auto", "guess": 0.0, "lapse": 0.0}
 
 
 def scale_midpoint(scale_size: int) -> float:
@@ -168,7 +174,7 @@ def acceptability_threshold(
 
     df = trials.dropna(subset=[rating, stimulus])
     y = acceptable_binary(df[rating], acceptable_at).to_numpy(dtype=int)
-    fitter = PsychometricFitter(direction="auto")
+    fitter = PsychometricFitter(**RATING_FIT)
     return fitter.fit_trials(
         df[stimulus].to_numpy(dtype=float), y, n_boot=n_boot, seed=seed, progress=progress
     )

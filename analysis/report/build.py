@@ -19,6 +19,7 @@ import pandas as pd
 
 from analysis.exclusions import ExclusionResult, ExclusionRules, apply_exclusions, cell_counts
 from analysis.ratings import (
+    RATING_FIT,
     OrdinalLatencyFitter,
     acceptable_binary,
     rating_summary,
@@ -385,12 +386,12 @@ def _ratings(data: ReportData, column: str) -> RatingPart:
     binary = df.assign(_x=df[stim].astype(float), _y=acceptable_binary(df[column], acceptable))
     acceptability = population = None
     if 0 < binary["_y"].mean() < 1 and binary["_x"].nunique() >= 3:
-        acceptability = PsychometricFitter().fit_trials(
+        acceptability = PsychometricFitter(**RATING_FIT).fit_trials(
             binary["_x"].to_numpy(), binary["_y"].to_numpy(), n_boot=opts.n_boot, seed=opts.seed
         )
         if binary["participant"].nunique() >= 2:
             population = population_threshold(
-                binary, "_x", "_y", "participant", opts.n_boot, opts.seed
+                binary, "_x", "_y", "participant", opts.n_boot, opts.seed, **RATING_FIT
             )
     return RatingPart(
         column, scale, acceptable, source, table, ordinal, error, acceptability, population

@@ -1,0 +1,110 @@
+"""Abandonment survival: censoring rules, KM times, AFT recovery and cluster-robust errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from analysis_fixtures import Truth, simulate_trial_table
+
+from analysis.exclusions import apply_exclusions
+from analysis.survival import (
+    AbandonmentAFTFitter,
+    kaplan_meier,
+    km_time_to_share,
+    survival_data,
+)
+
+FACTORS = ["ttft_ms", "indicator"]
+
+
+@pytest.fixture(scope="module")
+def sdata() -> pd.DataFrame:
+    kept = apply_exclusions(simulate_trial_table(n_participants=30, reps=6, seed=1)).kept
+    return survival_data(kept, FACTORS)
+
+
+def test_event_at_give_up_censored_at_scheduled_end():
+    trials = pd.DataFrame(
+        {
+            "participant": ["a", "a", "b", "b", "b"],
+            "outcome": ["abandoned", "completed", "timed_out", "error", "interrupted"],
+            "t_abandon_ms": [1500.0, np.nan, np.nan, np.nan, np.nan],
+            "shown_last_ms": [np.nan, 4010.0, 9000.0, np.nan, np.nan],
+            "scheduled_end_ms": [4000.0, 4000.0, 20000.0, 3000.0, 3000.0],
+            "ttft_ms": [800, 800, 800, 800, 800],
+        }
+    )
+    s = survival_data(trials, ["ttft_ms"])
+    assert s["duration_ms"].tolist() == [1500.0, 4000.0, 20000.0]
+    assert s["event"].tolist() == [1, 0, 0]  # error/interrupted trials say nothing of patience
+
+
+def test_true_time_ratio_is_inside_its_ci(sdata):
+    fit = AbandonmentAFTFitter().fit(sdata, FACTORS)
+    tr = fit.time_ratios_.set_index("factor")
+    truth = Truth().time_ratio
+    assert tr.loc["indicator", "ci_low"] < truth < tr.loc["indicator", "ci_high"]
+    assert tr.loc["indicator", "per"] == "per unit"
+    # TTFT has no effect on patience in the simulation: its ratio per doubling covers 1
+    assert tr.loc["ttft_ms", "ci_low"] < 1 < tr.loc["ttft_ms", "ci_high"]
+    assert tr.loc["ttft_ms", "per"] == "per doubling"
+    assert fit.family_ in ("weibull", "lognormal", "loglogistic")
+    assert fit.aic_["AIC"].iloc[0] == fit.aic_["AIC"].min()
+    assert fit.n_clusters_ == 29
+    # participants share a frailty: clustered errors are wider than the model-based ones
+    assert fit.cov_[1, 1] > 1.2 * fit.cov_model_[1, 1]
+
+
+def test_singleton_clusters_match_lifelines_sandwich(sdata):
+    from lifelines import WeibullAFTFitter
+
+    # lifelines' own sandwich loops over rows in autograd: a subset keeps the test quick
+    sdata = sdata[sdata["participant"].isin(sorted(sdata["participant"].unique())[:8])]
+    fit = AbandonmentAFTFitter(families=("weibull",)).fit(sdata, FACTORS)
+    design = pd.DataFrame(
+        {
+            "log2_ttft_ms": np.log2(sdata["ttft_ms"]),
+            "indicator": sdata["indicator"],
+            "duration_s": sdata["duration_ms"] / 1000,
+            "event": sdata["event"],
+        }
+    )
+    ref = WeibullAFTFitter().fit(design, "duration_s", "event", robust=True)
+    # Our scores, one cluster per trial, give Huber's sandwich as lifelines computes it.
+    h_inv, scores = fit.cov_model_, fit.scores_
+    own = h_inv @ (scores.T @ scores) @ h_inv
+    ref_se = ref.standard_errors_.loc["lambda_"].reindex(["log2_ttft_ms", "indicator"])
+    np.testing.assert_allclose(np.sqrt(np.diag(own))[:2], ref_se.to_numpy(), rtol=1e-3)
+    # scores vanish at the maximum
+    assert np.abs(scores.sum(axis=0)).max() < 0.5
+
+
+def test_time_to_share_ordered_and_extrapolation_probability(sdata):
+    fit = AbandonmentAFTFitter().fit(sdata, FACTORS)
+    t10, lo10, hi10 = fit.time_to_share({"ttft_ms": 800, "indicator": 0}, 0.1)
+    t50, _, _ = fit.time_to_share({"ttft_ms": 800, "indicator": 0}, 0.5)
+    t50_ind, _, _ = fit.time_to_share({"ttft_ms": 800, "indicator": 1}, 0.5)
+    assert lo10 < t10 < hi10 < t50
+    assert t50_ind / t50 == pytest.approx(fit.time_ratios_.time_ratio.iloc[1], rel=1e-6)
+    levels = pd.DataFrame({"ttft_ms": [800.0], "indicator": [0.0]})
+    assert fit.abandon_probability(levels, np.array([t50]))[0] == pytest.approx(0.5, abs=1e-6)
+    draws = fit.abandon_probability(levels, np.array([t50]), n_draws=400, seed=3)
+    assert draws.shape == (400, 1) and 0.4 < draws.mean() < 0.6
+
+
+def test_kaplan_meier_time_to_share(sdata):
+    fits = kaplan_meier(sdata, ["indicator"])
+    assert list(fits) == ["indicator=0", "indicator=1"]
+    est0, lo0, hi0 = km_time_to_share(fits["indicator=0"], 0.1)
+    est1, _, _ = km_time_to_share(fits["indicator=1"], 0.1)
+    assert lo0 <= est0 <= hi0
+    assert est1 > est0  # the indicator makes people wait longer
+    sf = fits["indicator=0"].survival_function_.iloc[:, 0]
+    assert sf.loc[est0] <= 0.9 < sf[sf.index < est0].min()
+
+
+def test_too_few_abandonments_is_an_error(sdata):
+    calm = sdata.assign(event=0)
+    with pytest.raises(ValueError, match="fewer than 3 abandonments"):
+        AbandonmentAFTFitter().fit(calm, FACTORS)
