@@ -205,8 +205,10 @@ def build_app(config: ServeConfig) -> Starlette:
             if not authorised(request):
                 kind = "authentication_error" if wire == "anthropic" else "invalid_api_key"
                 raise _Error(401, kind, "missing or wrong bearer token (uxlab serve --token)")
+            raw = await request.body()
+            t0_ms = clock_now()  # the request is in: time zero of its schedule
             try:
-                body = await request.json()
+                body = json.loads(raw)
             except (json.JSONDecodeError, UnicodeDecodeError):
                 raise _Error(400, "invalid_request_error", "the body is not JSON") from None
             if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
@@ -215,7 +217,6 @@ def build_app(config: ServeConfig) -> Starlette:
                 )
         except _Error as exc:
             return _error_response(wire, exc.status, exc.kind, exc.message)
-        t0_ms = clock_now()
         request_index = next(counter)
         prompt = last_user_text(body["messages"])
         chosen = pick(request_index, prompt)
