@@ -52,12 +52,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from uxlab.streams.recording import Chunk, Recording
+from uxlab.streams.recording import Chunk, ErrorEvent, Recording
 from uxlab.streams.replay_file import paused_gc
 
 OUTPUT_CHANNELS: tuple[str, ...] = ("content", "reasoning")
@@ -151,27 +152,50 @@ class StreamArrays:
         truncated = np.zeros(len(recs), dtype=bool)
         finish: list[str | None] = []
         error: list[str | None] = []
+        # Per-chunk work is done by C-level map/attrgetter/count; this pass dominates the
+        # metric time for big corpora (~0.5 us a chunk).
+        get_t, get_tok, get_text = attrgetter("t_ms"), attrgetter("n_tokens"), attrgetter("text")
+        get_channel = attrgetter("channel")
         for i, rec in enumerate(recs):
-            chunks = [e for e in rec.events if isinstance(e, Chunk)]
-            out = [c for c in chunks if c.text and c.channel in OUTPUT_CHANNELS]
-            counts[i] = len(out)
+            events = rec.events
+            kinds = list(map(type, events))
+            if kinds.count(Chunk) == len(kinds):
+                chunks = events
+            else:
+                chunks = [e for e, kind in zip(events, kinds, strict=True) if kind is Chunk]
+            channels = list(map(get_channel, chunks))
+            n_tool[i] = channels.count("tool")
             n_chunks[i] = len(chunks)
-            n_reasoning[i] = sum(1 for c in out if c.channel == "reasoning")
-            n_tool[i] = sum(1 for c in chunks if c.channel == "tool")
-            t_all.extend([c.t_ms for c in out])
-            tok_all.extend([c.n_tokens for c in out])
-            chars_all.extend([len(c.text) for c in out])
-            first = next((e.t_ms for e in rec.events if e.t_ms is not None), None)
-            if first is None and rec.end is not None:
-                first = rec.end.t_ms
+            if channels.count("content") + channels.count("reasoning") == len(chunks) and all(
+                map(get_text, chunks)
+            ):
+                out = chunks  # the common case: every chunk is output
+            else:
+                out = [c for c in chunks if c.text and c.channel in OUTPUT_CHANNELS]
+            counts[i] = len(out)
+            n_reasoning[i] = (
+                channels.count("reasoning")
+                if out is chunks
+                else sum(1 for c in out if c.channel == "reasoning")
+            )
+            t_all.extend(map(get_t, out))
+            tok_all.extend(map(get_tok, out))
+            chars_all.extend(map(len, map(get_text, out)))
+            first = next((e.t_ms for e in events if e.t_ms is not None), None)
+            end = rec.end
+            if first is None and end is not None:
+                first = end.t_ms
             if first is not None:
                 first_event[i] = first
-            if rec.end is not None and rec.end.t_ms is not None:
-                end_ms[i] = rec.end.t_ms
-            truncated[i] = rec.end is None
-            finish.append(rec.end.finish_reason if rec.end is not None else None)
-            errs = rec.errors
-            error.append(_error_type(errs[0].error) if errs else None)
+            if end is not None and end.t_ms is not None:
+                end_ms[i] = end.t_ms
+            truncated[i] = end is None
+            finish.append(end.finish_reason if end is not None else None)
+            if ErrorEvent in kinds:
+                first_error = events[kinds.index(ErrorEvent)]
+                error.append(_error_type(first_error.error))  # type: ignore[union-attr]
+            else:
+                error.append(None)
         starts = np.zeros(len(recs) + 1, dtype=np.int64)
         np.cumsum(counts, out=starts[1:])
         return cls(
