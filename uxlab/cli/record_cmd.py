@@ -36,19 +36,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--model", action="append", required=True, help="model name (repeat to compare models)"
     )
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--prompt", help="one user prompt")
+    src.add_argument("--prompt", metavar="TEXT", help="one user prompt")
     src.add_argument(
         "--prompts",
         metavar="FILE",
         help='JSONL prompts file: {"prompt": ...} or {"messages": [...]} per line',
     )
-    p.add_argument("--system", help="system prompt for every request")
+    p.add_argument("--system", metavar="TEXT", help="system prompt for every request")
     p.add_argument("-o", "--out", required=True, metavar="DIR", help="output folder")
-    p.add_argument("--repeats", type=int, default=1, help="requests per prompt (default 1)")
-    p.add_argument("--concurrency", type=int, default=1, help="requests in flight (default 1)")
+    p.add_argument(
+        "--repeats", metavar="N", type=int, default=1, help="requests per prompt (default 1)"
+    )
+    p.add_argument(
+        "--concurrency", metavar="C", type=int, default=1, help="requests in flight (default 1)"
+    )
     p.add_argument("--rate", type=float, metavar="R", help="at most R request starts per second")
-    p.add_argument("--max-tokens", type=int, help="max_tokens / maxOutputTokens")
-    p.add_argument("--temperature", type=float)
+    p.add_argument("--max-tokens", metavar="N", type=int, help="max_tokens / maxOutputTokens")
+    p.add_argument("--temperature", metavar="T", type=float)
     p.add_argument(
         "--param",
         action="append",
@@ -64,17 +68,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--retries",
+        metavar="N",
         type=int,
         default=0,
         help="retry 429/5xx this many times, honouring retry-after (default 0)",
     )
     p.add_argument(
         "--timeout-s",
+        metavar="S",
         type=float,
         default=60.0,
         help="read timeout: longest silence mid-stream (default 60)",
     )
-    p.add_argument("--connect-timeout-s", type=float, default=10.0)
+    p.add_argument("--connect-timeout-s", metavar="S", type=float, default=10.0)
     p.set_defaults(func=run)
 
 
