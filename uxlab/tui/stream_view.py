@@ -29,6 +29,7 @@ from textual.binding import Binding
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.widget import Widget
 
 from uxlab.streams.recording import Chunk, End, ErrorEvent
 
@@ -273,8 +274,16 @@ class StreamView(ScrollView, can_focus=True):
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
+        old = dict(self._uxlab_style_cache)
         self._uxlab_style_cache.clear()
-        if self.is_mounted and self._blocks:
+        if not self.is_mounted or not self._blocks:
+            return
+        # Focus and hover re-apply styles too: rebuild only when a colour really changed.
+        self._base_style  # noqa: B018  (fills the cache)
+        for kind in old:
+            if kind:
+                self._style(kind)
+        if self._uxlab_style_cache != old:
             self._rebuild()
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
@@ -283,20 +292,29 @@ class StreamView(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         index = y + self.scroll_offset.y
-        width = self.scrollable_content_region.width or self.size.width
-        base = self.rich_style
         n_done = len(self._lines)
         if index < n_done:
             strip = self._lines[index]
         elif index - n_done < len(self._live):
             strip = self._live[index - n_done]
         else:
-            return Strip.blank(width, base)
-        return strip.crop_extend(0, width, None).apply_style(base)
+            return Strip.blank(self._width, self._base_style)
+        # Lines are built at the wrap width with the base style: nothing to do per frame.
+        if strip.cell_length == self._width:
+            return strip
+        return strip.crop_extend(0, self._width, None)
 
     # -- internals -----------------------------------------------------------------------
     def _wrap_width(self) -> int:
         return max(1, self.scrollable_content_region.width or self.size.width or 80)
+
+    @property
+    def _base_style(self) -> Style:
+        style = self._uxlab_style_cache.get("")
+        if style is None:
+            style = self.rich_style if self.is_mounted else Style()
+            self._uxlab_style_cache[""] = style
+        return style
 
     def _style(self, kind: str) -> Style:
         style = self._uxlab_style_cache.get(kind)
@@ -309,8 +327,14 @@ class StreamView(ScrollView, can_focus=True):
         return style
 
     def _strip(self, text: str, style: Style | None = None) -> Strip:
+        """A finished screen line: padded to the width with the base style baked in."""
         self.stats.last_lines_built += 1
-        return Strip([Segment(text, style)], cell_len(text))
+        base = self._base_style
+        cells = cell_len(text)
+        segments = [Segment(text, base + style if style else base)]
+        if cells < self._width:
+            segments.append(Segment(" " * (self._width - cells), base))
+        return Strip(segments, max(cells, self._width))
 
     def _open_block(self, block: _Block, prev: _Block | None) -> None:
         if prev is not None and prev.kind != "prompt":
@@ -394,7 +418,10 @@ class StreamView(ScrollView, can_focus=True):
             options,
             pad=False,
         )
-        strips = [Strip(line) for line in rendered]
+        base = self._base_style
+        strips = [
+            Strip(line).crop_extend(0, self._width, None).apply_style(base) for line in rendered
+        ]
         while strips and not strips[-1].text.strip():
             strips.pop()
         return strips
@@ -424,8 +451,16 @@ class StreamView(ScrollView, can_focus=True):
     def _after_change(self, first_changed: int) -> None:
         """Resize the virtual canvas, keep the bottom anchored, repaint changed lines."""
         total = self.line_count
-        if self.virtual_size.height != total or self.virtual_size.width != self._width:
-            self.virtual_size = Size(self._width, total)
+        size = Size(self._width, total)
+        if size != self.virtual_size:
+            scrollbar_needed = total > self.scrollable_content_region.height
+            if self.is_mounted and scrollbar_needed == self.show_vertical_scrollbar:
+                # No layout: the region is unchanged, only the scrollbar moves. A full
+                # screen layout here costs ~10 ms per new line and delays the next token.
+                self.set_reactive(Widget.virtual_size, size)
+                self._scroll_update(size)
+            else:
+                self.virtual_size = size
         max_y = self.max_scroll_y
         if (self._follow and max_y > self.scroll_y) or self.scroll_y > max_y:
             self.scroll_to(y=max_y, animate=False, force=True, immediate=True)
