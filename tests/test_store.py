@@ -60,7 +60,7 @@ def test_opens_in_wal_with_full_sync_and_current_schema(store):
     assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     store.close()
     again = Store.open(store.path)  # reopening an up-to-date file changes nothing
-    assert again.conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == 1
+    assert again.conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == SCHEMA_VERSION
     again.close()
 
 
@@ -260,22 +260,23 @@ def test_migrations_upgrade_in_place_and_roll_back_on_failure(tmp_path, study, m
     from uxlab.store import schema
 
     db = tmp_path / "m.sqlite"
-    with Store.open(db) as store:  # a first-release (version 1) database with data in it
+    current = schema.SCHEMA_VERSION
+    with Store.open(db) as store:  # a current-version database with data in it
         store.start_or_resume_session(study, "P-OLD")
     broken = [*schema.MIGRATIONS, "ALTER TABLE no_such_table ADD COLUMN x TEXT"]
     monkeypatch.setattr(schema, "MIGRATIONS", broken)
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", current + 1)
     with pytest.raises(sqlite3.OperationalError):
         Store.open(db)
     conn = sqlite3.connect(db)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 1  # left as it was
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == current  # left as it was
     conn.close()
-    upgrade = [*schema.MIGRATIONS[:1], "ALTER TABLE sessions ADD COLUMN note TEXT"]
+    upgrade = [*schema.MIGRATIONS[:current], "ALTER TABLE sessions ADD COLUMN note TEXT"]
     monkeypatch.setattr(schema, "MIGRATIONS", upgrade)
     with Store.open(db) as store:
-        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == current + 1
         assert store.conn.execute("SELECT participant, note FROM sessions").fetchall() == [
             ("P-OLD", None)
         ]
         applied = store.conn.execute("SELECT version FROM schema_migrations").fetchall()
-        assert applied == [(1,), (2,)]
+        assert applied == [(k,) for k in range(1, current + 2)]

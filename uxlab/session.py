@@ -27,6 +27,7 @@ are stored relative to its send instant (t0).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import statistics
 from collections.abc import Callable
@@ -38,8 +39,9 @@ from uxlab.player import PlaybackLog, Player, Sink
 from uxlab.shaping import shape
 from uxlab.store.store import Session, Store
 from uxlab.streams.recording import Chunk, Recording
+from uxlab.study.adaptive import AdaptivePlan
 from uxlab.study.design import Trial
-from uxlab.study.spec import Question, Study
+from uxlab.study.spec import Question, Study, condition_id
 from uxlab.study.stimulus import trial_source
 
 Shaper = Callable[[Recording, Any, int], Recording]
@@ -294,6 +296,8 @@ class StudySession:
         )
         self.committed: list[int] = []
         self._last_break_shown: int | None = None
+        self.adaptive = AdaptivePlan.for_study(study, session.seed)
+        """The adaptive factor's procedure (None when every level is fixed by the design)."""
 
     @classmethod
     def open(
@@ -396,10 +400,31 @@ class StudySession:
         source = trial_source(self.study, trial)  # the same stimulus `uxlab serve` plays
         return self.shaper(source, self.study.profile_for(trial.levels), trial.seed)
 
+    def resolve(self, trial: Trial) -> Trial:
+        """The trial with its adaptive level chosen from the committed responses only."""
+        plan = self.adaptive
+        if plan is None or trial.practice or trial.attention is not None:
+            return trial
+        level = plan.level_for(trial.levels, self.store.committed_trials(self.session))
+        levels = {**trial.levels, plan.factor: level}
+        within = {f.name: levels[f.name] for f in self.study.within_factors}
+        return dataclasses.replace(trial, levels=levels, condition_id=condition_id(within))
+
+    def adaptive_state(self) -> dict[str, Any] | None:
+        """Every track's estimate, interval and posterior after the committed trials."""
+        if self.adaptive is None:
+            return None
+        tracks = sorted({self.adaptive.track(c.levels) for c in self.study.conditions})
+        return self.adaptive.states(self.store.committed_trials(self.session), tracks)
+
     def begin(self, trial: Trial, shown_at_ms: float | None = None) -> TrialRun:
-        """Mark the trial in flight (committed) and build its schedule."""
+        """Mark the trial in flight (committed) and build its schedule.
+
+        With an adaptive factor, its level is chosen now (`resolve`) and stored with the trial.
+        """
+        trial = self.resolve(trial)
         schedule = self.schedule_for(trial)
-        self.store.begin_trial(self.session, trial.index)
+        self.store.begin_trial(self.session, trial.index, planned=trial)
         shown = self.clock.now_ms() if shown_at_ms is None else shown_at_ms
         return TrialRun(trial, schedule, self.study, self.clock, shown)
 
@@ -415,6 +440,10 @@ class StudySession:
             events=rec.events,
         )
         self.committed.append(run.trial.index)
+        if self.adaptive is not None:
+            state = self.adaptive_state()
+            assert state is not None
+            self.store.set_adaptive(self.session, state)
         return digest
 
     # -- the end -----------------------------------------------------------------------------

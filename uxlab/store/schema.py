@@ -9,7 +9,8 @@ Tables:
   studies       every study file used: id, version, SHA-256 and full text
   participants  pseudonymous ids, their sequential number (Latin-square row) and group
   sessions      one run of a participant through a study: state machine, environment,
-                the planned trial list (JSON), pilot/simulated flags, resume count
+                the planned trial list (JSON), pilot/simulated flags, resume count,
+                the adaptive procedures' state (JSON; schema version 2)
   trials        planned condition and seed, outcome, timings, attention result
   responses     one row per question answered (trial_index -1: end-of-study questions)
   events        every emitted chunk and key press of a trial
@@ -125,8 +126,12 @@ CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
 BEGIN SELECT RAISE(ABORT, 'the audit table is append-only'); END;
 """
 
+_V2 = """
+ALTER TABLE sessions ADD COLUMN adaptive TEXT;  -- JSON: adaptive procedures' state, or NULL
+"""
+
 # MIGRATIONS[k] upgrades version k to k + 1. Version 0 is an empty file.
-MIGRATIONS: list[str] = [_V1]
+MIGRATIONS: list[str] = [_V1, _V2]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from uxlab.store.schema import StoreError, migrate
+from uxlab.study.adaptive import CommittedTrial
 from uxlab.study.design import Trial, design_trials
 from uxlab.study.spec import Condition, Question, Study
 
@@ -109,7 +110,9 @@ def study_summary(study: Study) -> dict[str, Any]:
             "sha256": study.sha256,
         },
         "factors": [
-            {"name": f.name, "levels": list(f.levels), "between": f.between} for f in study.factors
+            {"name": f.name, "levels": list(f.levels), "between": f.between}
+            | ({"procedure": f.procedure} if f.procedure != "fixed" else {})
+            for f in study.factors
         ],
         "conditions": [{"condition_id": c.id, "levels": c.levels} for c in study.conditions],
         "questions": [q.to_dict() for q in study.questions],
@@ -671,6 +674,41 @@ class Store:
             )
             self._audit("trial", session.id, digest, {"trial_index": trial_index})
         return digest
+
+    def committed_trials(self, session: Session) -> list[CommittedTrial]:
+        """The session's committed trials in order: levels, outcome and answers."""
+        answers: dict[int, dict[str, str | None]] = {}
+        for idx, qid, value in self.conn.execute(
+            "SELECT trial_index, question_id, value FROM responses WHERE session_id = ?",
+            (session.id,),
+        ):
+            answers.setdefault(idx, {})[qid] = value
+        return [
+            CommittedTrial(
+                idx, bool(practice), bool(att), json.loads(levels), outcome, answers.get(idx, {})
+            )
+            for idx, practice, att, levels, outcome in self.conn.execute(
+                "SELECT trial_index, practice, attention, levels, outcome FROM trials "
+                "WHERE session_id = ? AND committed_at IS NOT NULL AND outcome != 'interrupted' "
+                "ORDER BY trial_index",
+                (session.id,),
+            )
+        ]
+
+    def set_adaptive(self, session: Session, state: dict[str, Any]) -> None:
+        """Keep the adaptive procedures' state (estimates, posterior) with the session."""
+        with self._write():
+            self.conn.execute(
+                "UPDATE sessions SET adaptive = ? WHERE session_id = ?",
+                (json.dumps(state, sort_keys=True), session.id),
+            )
+
+    def adaptive_state(self, session_id: str) -> dict[str, Any] | None:
+        """The stored adaptive state of a session (None when the study is not adaptive)."""
+        row = self.conn.execute(
+            "SELECT adaptive FROM sessions WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        return json.loads(row[0]) if row and row[0] else None
 
     def commit_end_responses(self, session: Session, responses: dict[str, Any]) -> None:
         """Store the answers to the end-of-study questions (one transaction)."""

@@ -35,7 +35,8 @@ TRIAL_KINDS = ("single",)  # "chain" (agent chains) arrives with a later issue
 QUESTION_TYPES = ("likert", "yesno", "choice", "slider", "text")
 QUESTION_WHEN = ("trial", "end")
 YES_MEANS = ("acceptable", "too_slow")
-PROCEDURES = ("fixed",)  # "quest" and "staircase" (adaptive) arrive with a later issue
+PROCEDURES = ("fixed", "quest", "staircase", "interleaved")
+"""How a factor's level is chosen: "fixed" (the design's list) or adaptively (study/adaptive)."""
 # Factors whose levels must be whole numbers.
 INTEGER_FACTORS = ("chunk_tokens", "error_at_token")
 # Seconds a participant needs to answer one question of each type (for duration estimates).
@@ -65,6 +66,14 @@ class Factor:
     between: bool = False
     """True: each participant sees one level (a group allocated by the store)."""
     procedure: str = "fixed"
+    down: int = 2
+    """staircase: acceptable answers in a row before the latency goes up (1-up/n-down)."""
+    grid: int = 25
+    """Adaptive: how many log-spaced levels between the lowest and highest level."""
+
+    @property
+    def adaptive(self) -> bool:
+        return self.procedure != "fixed"
 
 
 @dataclass(frozen=True)
@@ -267,7 +276,7 @@ _SECTIONS = {
     "abandon": ("key", "timeout_s", "ask_questions"),
     "attention": ("every", "text", "question", "answer", "levels"),
 }
-_FACTOR_KEYS = ("levels", "between", "procedure")
+_FACTOR_KEYS = ("levels", "between", "procedure", "down", "grid")
 _QUESTION_KEYS = (
     "id",
     "type",
@@ -408,6 +417,13 @@ class _Loader:
         design = self.design(doc, factors)
         counter = self.counterbalance(doc)
         questions = self.questions(doc)
+        adaptive = [f for f in factors if f.procedure != "fixed"]
+        if adaptive and not any(q.type == "yesno" and q.when == "trial" for q in questions):
+            raise self.err(
+                f"[factors.{adaptive[0].name}].procedure",
+                f"{adaptive[0].procedure!r} needs a per-trial yes/no question to adapt to "
+                '(add [[questions]] with type = "yesno")',
+            )
         abandon = self.abandon(doc)
         attention = self.attention(doc, questions, factors, profile)
         return Study(
@@ -501,12 +517,13 @@ class _Loader:
                     "not a profile parameter" + _did_you_mean(name, tuple(FACTOR_NAMES)),
                 )
             where = f"[factors].{name}"
-            between, procedure = False, "fixed"
+            between, procedure, down, grid = False, "fixed", 2, 25
             if isinstance(value, dict):
                 where = f"[factors.{name}]"
                 self.unknown(value, _FACTOR_KEYS, where)
                 between = self.get(value, "between", where, (bool,), False, "true or false")
                 procedure = self.choice(value, "procedure", where, PROCEDURES, "fixed")
+                down, grid = self.adaptive_options(value, where, name, procedure, between)
                 value = self.get(value, "levels", where, (list,), what="a list of levels")
                 where = f"{where}.levels"
             elif not isinstance(value, list):
@@ -531,13 +548,56 @@ class _Loader:
                 except ProfileError as exc:
                     raise self.err(key, f"{x} is not a valid level: {exc.problem}") from None
                 levels.append(x)
-            out.append(Factor(name, tuple(levels), between, procedure))
+            if procedure != "fixed" and (len(levels) < 2 or min(levels) <= 0):
+                raise self.err(
+                    f"{where}",
+                    f"procedure {procedure!r} needs at least two levels above 0 (the range "
+                    "it searches, e.g. [100, 5000])",
+                )
+            out.append(Factor(name, tuple(levels), between, procedure, down, grid))
+        adaptive = [f.name for f in out if f.procedure != "fixed"]
+        if len(adaptive) > 1:
+            raise self.err(
+                f"[factors.{adaptive[1]}].procedure",
+                f"only one factor may be adaptive; {adaptive[0]!r} already is",
+            )
         if all(f.between for f in out):
             raise self.err(
                 "[factors]",
                 "every factor is between-participant; at least one must vary within a participant",
             )
         return out
+
+    def adaptive_options(
+        self, table: dict, where: str, name: str, procedure: str, between: bool
+    ) -> tuple[int, int]:
+        """`down` and `grid` of an adaptive factor (refused on a fixed one)."""
+        for key in ("down", "grid"):
+            if key in table and procedure == "fixed":
+                raise self.err(
+                    f"{where}.{key}", "only used with an adaptive procedure (quest, staircase, ...)"
+                )
+        if procedure != "fixed" and between:
+            raise self.err(
+                f"{where}.procedure", "an adaptive factor varies within a participant, not between"
+            )
+        if procedure != "fixed" and not name.endswith("_ms"):
+            raise self.err(
+                f"{where}.procedure",
+                f"adaptive procedures search a latency in ms; {name!r} is not one (use ttft_ms, "
+                "itl_ms, ...)",
+            )
+        down = self.positive_int(table, "down", where, 2)
+        if down > 4:
+            raise self.err(f"{where}.down", f"{down} is too many (1 to 4)")
+        if "down" in table and procedure != "staircase":
+            raise self.err(
+                f"{where}.down", f"only used with procedure = 'staircase', not {procedure!r}"
+            )
+        grid = self.positive_int(table, "grid", where, 25, minimum=5)
+        if grid > 200:
+            raise self.err(f"{where}.grid", f"{grid} levels is too many (5 to 200)")
+        return down, grid
 
     def design(self, doc: dict, factors: list[Factor]) -> Design:
         d = self.table(doc, "design", required=False)
