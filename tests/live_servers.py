@@ -236,6 +236,8 @@ class FakeVendor:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.attempts: dict[str, int] = {}
+        self.in_flight = 0
+        self.max_in_flight = 0
         self.app = Starlette(
             routes=[
                 Route("/v1/chat/completions", self.handle, methods=["POST"]),
@@ -298,31 +300,36 @@ class FakeVendor:
     async def stream(
         self, api: str, model: str, events: list[bytes], key: str
     ) -> AsyncIterator[bytes]:
-        for i, ev in enumerate(events):
-            if model == "midstream-error" and i == 3:
-                err = {
-                    "type": "error",
-                    "error": {"type": "overloaded_error", "message": f"Overloaded (key {key})"},
-                }
-                yield _sse(err, "error" if api == "anthropic" else None)
-                return
-            if model == "cut" and i == 3:
-                raise ConnectionResetError("fake vendor cuts the connection")
-            if model == "truncated" and i == len(events) - 3:
-                return  # closes cleanly before the finish, usage and terminator
-            if model == "malformed" and i == 2:
-                yield b"data: {not json\n\n"
-            if model == "stall" and i == 2:
-                await asyncio.sleep(2.0)
-            if model == "paused" and i == 3:
-                await asyncio.sleep(0.2)
-            if model == "drip":
-                for b in ev:
-                    yield bytes([b])
-                    await asyncio.sleep(0)
-            else:
-                yield ev
-            await asyncio.sleep(GAP_S)
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            for i, ev in enumerate(events):
+                if model == "midstream-error" and i == 3:
+                    err = {
+                        "type": "error",
+                        "error": {"type": "overloaded_error", "message": f"Overloaded (key {key})"},
+                    }
+                    yield _sse(err, "error" if api == "anthropic" else None)
+                    return
+                if model == "cut" and i == 3:
+                    raise ConnectionResetError("fake vendor cuts the connection")
+                if model == "truncated" and i == len(events) - 3:
+                    return  # closes cleanly before the finish, usage and terminator
+                if model == "malformed" and i == 2:
+                    yield b"data: {not json\n\n"
+                if model == "stall" and i == 2:
+                    await asyncio.sleep(2.0)
+                if model == "paused" and i == 3:
+                    await asyncio.sleep(0.2)
+                if model == "drip":
+                    for b in ev:
+                        yield bytes([b])
+                        await asyncio.sleep(0)
+                else:
+                    yield ev
+                await asyncio.sleep(GAP_S)
+        finally:
+            self.in_flight -= 1
 
 
 def free_port() -> int:

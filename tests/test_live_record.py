@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -10,10 +11,12 @@ import pytest
 from live_servers import FakeVendor, free_port, serve_in_thread
 
 from uxlab.cli import main
+from uxlab.clock import VirtualClock
 from uxlab.live.clients import Prompt
 from uxlab.live.mapping import MAPPERS
 from uxlab.live.record import RecordOptions, record_stream, save_result
 from uxlab.live.wire_events import loads_capture
+from uxlab.live.workload import run_workload
 from uxlab.streams import read_replay
 from uxlab.streams.replay_file import ReplayFormatError
 
@@ -278,3 +281,29 @@ async def test_sidecar_reimports_with_uxlab_import(vendor, tmp_path, capsys):
         (c.t_ms, c.channel, c.text) for c in live.chunks
     ]
     assert imported.end.usage == live.end.usage
+
+
+async def test_workload_respects_concurrency_and_rate(tmp_path):
+    fake = FakeVendor()  # its own server, so in-flight counts are this test's alone
+    clock = VirtualClock()
+    prompts = [Prompt([{"role": "user", "content": f"q{i}"}], where=f"p:{i}") for i in range(3)]
+    with serve_in_thread(fake.app) as base:
+        result = await run_workload(
+            "openai",
+            base + "/v1",
+            ["paused"],
+            prompts,
+            tmp_path,
+            KEY,
+            repeats=2,
+            concurrency=2,
+            rate_per_s=4.0,
+            progress_out=io.StringIO(),
+            clock=clock,
+        )
+    assert fake.max_in_flight == 2  # each stream holds 200 ms, so they overlap up to the cap
+    assert len(result.paths) == 6 and result.errors == 0
+    starts = sorted(read_replay(p).header.extra["workload"]["started_ms"] for p in result.paths)
+    # Request k starts no earlier than k / rate (virtual clock: exactly then).
+    assert starts == [0.0, 250.0, 500.0, 750.0, 1000.0, 1250.0]
+    assert result.stats["paused"].streams == 6 and len(result.stats["paused"].ttfts_ms) == 6

@@ -17,7 +17,6 @@ import asyncio
 import itertools
 import json
 import sys
-import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any, TextIO
 import httpx
 import numpy as np
 
+from uxlab.clock import Clock, MonotonicClock
 from uxlab.errors import UxlabError
 from uxlab.live.clients import Prompt
 from uxlab.live.record import RecordOptions, RecordResult, record_stream, save_result, unique_id
@@ -204,8 +204,15 @@ async def run_workload(
     options: RecordOptions | None = None,
     progress_out: TextIO | None = None,
     run_stamp: str | None = None,
+    clock: Clock | None = None,
 ) -> WorkloadResult:
-    """Record every (model, prompt, repeat); write one replay per response."""
+    """Record every (model, prompt, repeat); write one replay per response.
+
+    Request k starts no earlier than `k / rate_per_s` seconds after the run started (on
+    `clock`, default the monotonic clock), and only while fewer than `concurrency` are in
+    flight. Each replay header gets `workload: {run, prompt_index, repeat, started_ms}`.
+    """
+    clock = clock or MonotonicClock()
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     stamp = run_stamp or datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
@@ -217,7 +224,9 @@ async def run_workload(
     sem = asyncio.Semaphore(max(1, concurrency))
     taken: set[str] = set()
 
-    async def one(client: httpx.AsyncClient, model: str, i: int, prompt: Prompt, r: int) -> None:
+    async def one(
+        client: httpx.AsyncClient, model: str, i: int, prompt: Prompt, r: int, started_ms: float
+    ) -> None:
         try:
             base = f"{model}-{stamp}-p{i:03d}-r{r:02d}"
             rid = unique_id(outdir, base)
@@ -225,6 +234,12 @@ async def run_workload(
                 rid = unique_id(outdir, rid + "-x")
             taken.add(rid)
             result = await record_stream(client, api, base_url, model, prompt, key, rid, options)
+            result.recording.header.extra["workload"] = {
+                "run": stamp,
+                "prompt_index": i,
+                "repeat": r,
+                "started_ms": round(started_ms, 3),
+            }
             paths.append(save_result(result, outdir))
             stats[model].add(result)
             if not result.ok:
@@ -238,13 +253,12 @@ async def run_workload(
     limits = httpx.Limits(max_connections=max(1, concurrency) + 1)
     async with httpx.AsyncClient(limits=limits) as client:
         tasks = []
-        start = time.perf_counter()
+        start_ms = clock.now_ms()
         for k, (model, i, prompt, r) in enumerate(jobs):
             if rate_per_s:
-                delay_s = start + k / rate_per_s - time.perf_counter()
-                if delay_s > 0:
-                    await asyncio.sleep(delay_s)
+                await clock.sleep_until(start_ms + 1000.0 * k / rate_per_s)
             await sem.acquire()
-            tasks.append(asyncio.create_task(one(client, model, i, prompt, r)))
+            started_ms = clock.now_ms() - start_ms
+            tasks.append(asyncio.create_task(one(client, model, i, prompt, r, started_ms)))
         await asyncio.gather(*tasks)
     return WorkloadResult(stats=stats, paths=sorted(paths), messages=messages)
