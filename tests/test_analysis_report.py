@@ -1,0 +1,180 @@
+"""The threshold report end to end: files, thresholds.csv shape, rising and falling judgements,
+`uxlab report` on a CSV, an export folder and a real uxlab study database."""
+
+from __future__ import annotations
+
+import base64
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from analysis_fixtures import simulate_trial_table, write_export_folder
+
+from analysis.report import ReportOptions, analyse, write_report
+from analysis.trial_table import load_trial_table
+from uxlab.cli import main
+
+COLUMNS = ["measure", "stimulus", "group", "level", "estimate", "ci_low", "ci_high", "n_trials"]
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    root = tmp_path_factory.mktemp("report")
+    folder = write_export_folder(root / "export", simulate_trial_table(n_participants=8, reps=3))
+    data = analyse(load_trial_table(folder), ReportOptions(n_boot=200, seed=0))
+    return data, write_report(data, root / "out")
+
+
+def test_writes_self_contained_html_markdown_and_figures(report):
+    _, paths = report
+    html = paths["html"].read_text(encoding="utf-8")
+    assert "<h2>Summary</h2>" in html and "@media print" in html
+    assert not re.search(r'src="(?!data:image/png;base64,)', html)  # nothing fetched
+    images = re.findall(r'src="data:image/png;base64,([^"]+)"', html)
+    assert len(images) >= 5
+    assert all(base64.b64decode(img)[:8] == b"\x89PNG\r\n\x1a\n" for img in images)
+    md = paths["markdown"].read_text(encoding="utf-8")
+    linked = re.findall(r"\]\((figures/[^)]+\.png)\)", md)
+    assert len(linked) == len(images)
+    assert all((paths["markdown"].parent / f).is_file() for f in linked)
+    for section in ("The study", "Sample and exclusions", "Abandonment", "Ratings: q_quality"):
+        assert f"## {section}" in md
+    assert "P-007" in md  # the participant failing attention checks is listed with its reason
+
+
+def test_thresholds_csv_columns_and_rows(report):
+    _, paths = report
+    table = pd.read_csv(paths["thresholds"], dtype={"group": str})
+    assert list(table.columns[: len(COLUMNS)]) == COLUMNS
+    assert set(table["measure"]) == {"psychometric", "abandonment", "rating"}
+    pooled = table[
+        (table.measure == "psychometric") & (table.group == "pooled") & (table.condition == "all")
+    ]
+    assert pooled["level"].tolist() == [0.25, 0.5, 0.75]
+    assert (pooled["ci_low"] < pooled["estimate"]).all()
+    assert (pooled["estimate"] < pooled["ci_high"]).all()
+    people = table[(table.measure == "psychometric") & (table.group.str.startswith("P-"))]
+    assert people["group"].nunique() == 7  # P-007 was excluded
+    assert set(table.loc[table.measure == "abandonment", "level"]) == {0.1, 0.5}
+    assert (table["n_trials"] > 0).all()
+    truth_ms = 1000.0  # the simulated population threshold
+    mid = pooled[pooled.level == 0.5].iloc[0]
+    assert mid.ci_low * 0.8 < truth_ms < mid.ci_high * 1.25
+
+
+def test_rising_judgement_too_slow(tmp_path):
+    trials = simulate_trial_table(n_participants=6, reps=3, seed=4)
+    trials["q_too_slow"] = 1 - trials["q_acceptable"]
+    path = tmp_path / "lab.csv"
+    trials.drop(columns=["q_acceptable"]).to_csv(path, index=False)
+    options = ReportOptions(judgement="q_too_slow", n_boot=100, per_participant=False)
+    data = analyse(load_trial_table(path), options)
+    assert data.psychometric.pooled.direction_ == "rising"
+    falling = analyse(
+        load_trial_table(write_export_folder(tmp_path / "f", trials)),
+        ReportOptions(judgement="q_acceptable", n_boot=100, per_participant=False),
+    )
+    rising_mid = data.psychometric.pooled.threshold_(0.5)
+    assert rising_mid == pytest.approx(falling.psychometric.pooled.threshold_(0.5), rel=1e-3)
+
+
+def test_cli_on_csv_prints_thresholds(tmp_path, capsys):
+    path = tmp_path / "trials.csv"
+    simulate_trial_table(n_participants=5, reps=2, seed=3).to_csv(path, index=False)
+    code = main(
+        [
+            "report",
+            str(path),
+            "-o",
+            str(tmp_path / "r"),
+            "--n-boot",
+            "100",
+            "--stimulus",
+            "ttft_ms",
+            "--judgement",
+            "q_acceptable",
+            "-q",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert re.search(r"psychometric +50% threshold +\d+ ms +\[\d+, \d+\]", out)
+    assert (tmp_path / "r" / "report.html").is_file()
+
+
+def test_cli_errors_name_file_row_and_column(tmp_path, capsys):
+    trials = simulate_trial_table(n_participants=3, reps=1, seed=3)
+    trials.loc[6, "outcome"] = "bored"
+    path = tmp_path / "bad.csv"
+    trials.to_csv(path, index=False)
+    assert main(["report", str(path), "-o", str(tmp_path / "r"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "bad.csv row 7 column 'outcome': 'bored' is not one of" in err
+    good = tmp_path / "good.csv"
+    trials.assign(outcome="completed").to_csv(good, index=False)
+    assert main(["report", str(good), "--stimulus", "nope", "-q"]) == 2
+    assert "column 'nope': no such column" in capsys.readouterr().err
+
+
+def _run_simulated_study(db: Path, n_participants: int = 6) -> None:
+    """Participants with a known 1 s threshold through the real study spec and store."""
+    from uxlab.store.store import Store
+    from uxlab.study.spec import load_study
+
+    study = load_study(Path(__file__).parents[1] / "studies" / "ttft-threshold.toml")
+    store = Store.open(db)
+    store.register_study(study)
+    rng = np.random.default_rng(11)
+    try:
+        for p in range(n_participants):
+            session = store.start_or_resume_session(
+                study, f"P-SIM{p}", seed=p, environment={}, simulated=True
+            )
+            store.set_state(session, "consented")
+            store.set_state(session, "running")
+            for trial in session.trials:
+                store.begin_trial(session, trial.index)
+                ttft = float(trial.levels.get("ttft_ms", 800.0))
+                p_yes = 1 / (1 + np.exp((np.log(ttft) - np.log(1000.0)) / 0.3))
+                if trial.attention is not None:
+                    answers = {trial.attention.question: (trial.attention.answer, 900.0)}
+                else:
+                    speed = int(np.clip(round(5 - np.log2(ttft / 200) + rng.normal()), 1, 5))
+                    answers = {
+                        "acceptable": ("yes" if rng.random() < p_yes else "no", 800.0),
+                        "speed": (str(speed), 700.0),
+                    }
+                patience = 9000 * rng.weibull(1.5)
+                end_ms = ttft + 3000
+                timings = {
+                    "scheduled_end_ms": end_ms,
+                    "shown_first_ms": ttft,
+                    "shown_last_ms": end_ms,
+                    "t_abandon_ms": None,
+                }
+                outcome = "completed"
+                if patience < end_ms and trial.attention is None:
+                    outcome, timings["t_abandon_ms"] = "abandoned", patience
+                    timings["shown_last_ms"] = None
+                store.commit_trial(session, trial.index, outcome, timings, answers)
+            store.set_state(session, "completed")
+    finally:
+        store.close()
+
+
+def test_cli_on_a_uxlab_study_database(tmp_path, capsys):
+    db = tmp_path / "ttft.sqlite"
+    _run_simulated_study(db)
+    out_dir = tmp_path / "rep"
+    assert main(["report", str(db), "-o", str(out_dir), "--n-boot", "100", "-q"]) == 0
+    printed = capsys.readouterr().out
+    assert "stimulus ttft_ms" in printed
+    table = pd.read_csv(out_dir / "thresholds.csv")
+    mid = table[
+        (table.measure == "psychometric") & (table.group == "pooled") & (table.level == 0.5)
+    ].iloc[0]
+    assert 600 < mid.estimate < 1600
+    md = (out_dir / "report.md").read_text(encoding="utf-8")
+    assert "ttft.sqlite" in md and "ttft-threshold" in md
