@@ -213,8 +213,8 @@ def test_bad_request_body_is_a_clear_error(server):
 
 
 async def test_recorder_sees_every_chunk_as_its_own_event_with_the_schedule_shape():
-    # A 250 ms stall in the schedule must show up in the recorded times, and every served
-    # chunk must arrive as its own event (no buffering in the server).
+    # A 250 ms stall in the schedule must show up in the recorded times: a server that
+    # buffered its response would deliver everything at once, with no such gap.
     profile = Profile()  # as recorded
     config = make_config([story(stall_ms=250.0)], profile)
     with serve_in_thread(build_app(config)) as base:
