@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 LEGEND = (
-    "Times in ms from the request. TTFT: first non-empty content/reasoning chunk (a role "
+    "Times in ms from the request. chunks: all chunk events. "
+    "TTFT: first non-empty content/reasoning chunk (a role "
     "prelude does not count). ITL: gaps between consecutive content/reasoning chunks "
     "(p50, p99; TTFT is not a gap). stalls: such gaps over 250 ms / over 1000 ms. "
     "e2e: the end event. finish: the finish reason, or !type of a mid-stream error."
