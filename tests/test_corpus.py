@@ -108,8 +108,10 @@ def test_bundled_corpus_loads_cleanly_with_provenance() -> None:
         prompt = rec.header.request["messages"][0]
         assert prompt["role"] == "user" and prompt["content"].strip()
     readme = (REPLAYS / "README.md").read_text(encoding="utf-8")
-    for rec in corpus.recordings:
+    for rec in chat:
         assert f"`{rec.id}`" in readme, f"replays/README.md does not list {rec.id}"
+    for folder in sorted(p for p in REPLAYS.iterdir() if p.is_dir()):
+        assert f"`{folder.name}/`" in readme, f"replays/README.md does not describe {folder.name}/"
 
 
 def test_bundled_corpus_covers_what_a_study_needs() -> None:
