@@ -1,0 +1,292 @@
+"""`uxlab run`'s app driven with Pilot at 80x24: every screen, a give-up, answers, the data.
+
+The study is the tiny copy of the quickstart's shape from `test_session.tiny_study`; its
+slow level (5 s to the first token) is the one the test gives up on (the attention
+checks stream at the middle level, 40 ms), so the give-up is
+always while waiting, whatever the machine's speed.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+import pandas as pd
+from test_session import tiny_study
+
+from uxlab.cli import main
+from uxlab.store import Store
+from uxlab.study import load_study
+from uxlab.tui.flow_screens import (
+    ConsentScreen,
+    EndQuestionsScreen,
+    EndScreen,
+    InstructionsScreen,
+    ParticipantScreen,
+    TextScreen,
+    WarningsScreen,
+)
+from uxlab.tui.questions import QuestionPanel
+from uxlab.tui.study_app import StudyApp
+from uxlab.tui.trial_screen import TrialScreen
+
+REPO = Path(__file__).resolve().parents[1]
+SLOW_MS = 5000.0
+CONTRACT_COLUMNS = [
+    "study_id",
+    "study_sha256",
+    "session_id",
+    "participant",
+    "trial_index",
+    "block",
+    "practice",
+    "condition_id",
+    "ttft_ms",
+    "replay_id",
+    "seed",
+    "outcome",
+    "t_abandon_ms",
+    "shown_first_ms",
+    "shown_last_ms",
+    "scheduled_end_ms",
+    "q_acceptable",
+    "rt_acceptable_ms",
+    "q_speed",
+    "rt_speed_ms",
+    "attention_check",
+    "attention_ok",
+    "pilot",
+    "simulated",
+]
+
+
+def make_app(tmp_path: Path, **kw) -> StudyApp:
+    options = {"levels": f"20, 40, {SLOW_MS:g}", **kw.pop("study", {})}
+    study = load_study(tiny_study(tmp_path, **options))
+    store = Store.open(tmp_path / "results.sqlite")
+    kw.setdefault("suggested_id", "P-TEST1")
+    return StudyApp(study, store, **kw)
+
+
+async def wait_for(pilot, condition, timeout_s: float = 10.0) -> None:
+    """Let the app run until `condition()` holds (fails after a generous deadline)."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting; screen is {type(pilot.app.screen).__name__}")
+        await pilot.pause(0.01)
+
+
+async def wait_screen(pilot, kind: type) -> None:
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, kind))
+
+
+def asking(app, question_id: str) -> bool:
+    """The question is on screen and its widget has the keyboard focus."""
+    focused = app.focused
+    return focused is not None and any(
+        isinstance(w, QuestionPanel) and w.question.id == question_id
+        for w in focused.ancestors_with_self
+    )
+
+
+async def next_trial_screen(pilot) -> None:
+    """Continue through text screens (practice over, breaks) up to the next trial."""
+    while not isinstance(pilot.app.screen, TrialScreen):
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, (TrialScreen, TextScreen)))
+        if isinstance(pilot.app.screen, TextScreen):
+            screen = pilot.app.screen
+            await pilot.press("enter")
+            await wait_for(pilot, lambda s=screen: pilot.app.screen is not s)
+
+
+async def do_trial(pilot, answers=("y", "4"), give_up: bool | None = None) -> str:
+    """Send, then give up on a slow trial or wait for the end and answer; returns the outcome."""
+    app = pilot.app
+    screen = app.screen
+    assert isinstance(screen, TrialScreen)
+    run = screen.run
+    await pilot.press("enter")
+    slow = run.trial.levels.get("ttft_ms") == SLOW_MS if give_up is None else give_up
+    if slow:
+        await pilot.press("escape")
+    await wait_for(pilot, lambda: run.phase in ("over", "answered"))
+    keys = answers if run.trial.attention is None else ("n", "4")
+    for question, key in zip(run.questions, keys, strict=False):
+        await wait_for(pilot, lambda q=question: asking(app, q.id))
+        await pilot.press(*key, "enter")  # "secret" types six letters
+    await wait_for(pilot, lambda: app.screen is not screen)
+    return run.outcome
+
+
+async def test_full_session_through_every_screen_then_rows_and_export(tmp_path):
+    app = make_app(tmp_path, warnings=["running inside tmux: ..."])
+    seen: list[str] = []
+    outcomes: dict[int, str] = {}
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_screen(pilot, WarningsScreen)
+        await pilot.press("enter")
+        await wait_screen(pilot, ParticipantScreen)
+        await pilot.press("enter")  # the suggested pseudonymous id
+        await wait_screen(pilot, ConsentScreen)
+        await pilot.press("a")
+        await wait_screen(pilot, InstructionsScreen)
+        await pilot.press("enter")
+        while not isinstance(app.screen, EndScreen):
+            await wait_for(pilot, lambda: type(app.screen).__name__ != "Screen")
+            screen = app.screen
+            seen.append(type(screen).__name__)
+            if isinstance(screen, TrialScreen):
+                index = screen.run.trial.index
+                assert app.session.committed == list(range(index)), "commit before next screen"
+                outcomes[index] = await do_trial(pilot)
+            elif isinstance(screen, EndQuestionsScreen):
+                await wait_for(pilot, lambda s=screen: s.query("Input"))
+                await pilot.press(*"ok", "enter")
+                await wait_for(pilot, lambda s=screen: app.screen is not s)
+            else:
+                assert isinstance(screen, TextScreen)
+                await pilot.press("enter")
+                await wait_for(pilot, lambda s=screen: app.screen is not s)
+        await pilot.press("enter")
+    assert app.return_value.outcome == "completed"
+    assert {"TrialScreen", "BreakScreen", "TextScreen", "EndQuestionsScreen"} <= set(seen)
+    assert "abandoned" in outcomes.values() and "completed" in outcomes.values()
+
+    db = tmp_path / "results.sqlite"
+    conn = sqlite3.connect(db)
+    trials = conn.execute(
+        "SELECT trial_index, practice, outcome, t_abandon_ms, shown_first_ms, shown_last_ms, "
+        "scheduled_end_ms FROM trials ORDER BY trial_index"
+    ).fetchall()
+    assert [t[0] for t in trials] == sorted(outcomes) == list(range(len(trials)))
+    assert trials[0][1] == 1 and all(t[1] == 0 for t in trials[1:])
+    for index, _, outcome, t_abandon, first, last, end in trials:
+        assert outcome == outcomes[index]
+        if outcome == "abandoned":
+            assert 0 <= t_abandon < SLOW_MS and first is None
+        else:
+            assert t_abandon is None and 0 < first <= last and end > 0
+    kinds = dict(conn.execute("SELECT kind, COUNT(*) FROM events GROUP BY kind").fetchall())
+    assert kinds["chunk"] > 0 and kinds["key"] >= len(trials) and kinds["send"] == len(trials)
+    chunk = json.loads(conn.execute("SELECT data FROM events WHERE kind='chunk'").fetchone()[0])
+    assert {"scheduled_ms", "handed_ms", "queued_ms", "flushed_ms"} <= set(chunk)
+    assert chunk["queued_ms"] is not None  # the paint probe saw the frame (no tty: no flush)
+    sources = {
+        json.loads(d)["shown_source"]
+        for (d,) in conn.execute("SELECT data FROM events WHERE kind='outcome'")
+    }
+    assert sources <= {"queued", None}
+    (env,) = conn.execute("SELECT environment FROM sessions").fetchone()
+    assert json.loads(env)["timing_warnings"] == ["running inside tmux: ..."]
+    conn.close()
+
+    out = tmp_path / "export"
+    assert main(["export", str(db), "-o", str(out)]) == 0
+    table = pd.read_csv(out / "trials.csv")
+    assert list(table.columns) == CONTRACT_COLUMNS
+    assert len(table) == len(trials)
+    assert table["participant"].unique().tolist() == ["P-TEST1"]
+    done = table[table.outcome == "completed"]
+    assert done["q_speed"].notna().all() and (done["rt_speed_ms"] > 0).all()
+    assert table.loc[table.outcome == "abandoned", "q_acceptable"].isna().all()
+    checks = table[table.attention_check == 1]
+    assert len(checks) and (checks.attention_ok == 1).all()
+    sessions = pd.read_csv(out / "sessions.csv")
+    assert sessions["state"].tolist() == ["completed"]
+    assert sessions["q_comments"].tolist() == ["ok"]
+
+
+async def test_declining_consent_stores_only_the_refusal(tmp_path):
+    app = make_app(tmp_path, participant="P-DECL1")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_screen(pilot, ConsentScreen)
+        await pilot.press("d")
+        await wait_screen(pilot, EndScreen)
+        await pilot.press("enter")
+    assert app.return_value.outcome == "declined"
+    conn = sqlite3.connect(tmp_path / "results.sqlite")
+    assert conn.execute("SELECT COUNT(*) FROM sessions").fetchone() == (0,)
+    assert conn.execute("SELECT COUNT(*) FROM refusals").fetchone() == (1,)
+
+
+async def test_quit_mid_trial_then_the_same_command_resumes(tmp_path):
+    app = make_app(tmp_path, participant="P-QUIT1")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_screen(pilot, ConsentScreen)
+        await pilot.press("a")
+        await wait_screen(pilot, InstructionsScreen)
+        await pilot.press("enter")
+        await wait_screen(pilot, TrialScreen)
+        await do_trial(pilot)
+        await next_trial_screen(pilot)
+        await pilot.press("enter", "ctrl+q")  # quit with trial 1 in flight
+    assert app.return_value.outcome == "interrupted"
+    assert app.return_value.committed == [0]
+    app.store.close()
+
+    again = make_app(tmp_path, participant="P-QUIT1")
+    async with again.run_test(size=(80, 24)) as pilot:
+        await wait_screen(pilot, InstructionsScreen)
+        body = again.screen.body
+        assert "Welcome back" in body and "after trial 2" in body
+        await pilot.press("enter")
+        await wait_screen(pilot, TrialScreen)
+        assert again.screen.run.trial.index == 2
+        await pilot.press("ctrl+c")
+    conn = sqlite3.connect(tmp_path / "results.sqlite")
+    got = conn.execute("SELECT trial_index, outcome FROM trials ORDER BY 1").fetchall()
+    assert got[:2] == [(0, "completed"), (1, "interrupted")]
+    assert conn.execute("SELECT state, resumed_count FROM sessions").fetchone() == (
+        "interrupted",
+        1,
+    )
+
+
+async def test_keys_are_stored_by_name_and_typed_text_is_not(tmp_path):
+    app = make_app(
+        tmp_path,
+        participant="P-KEYS1",
+        study={
+            "practice": 0,
+            "attention": False,
+            "levels": "20",
+            "extra_questions": '\n[[questions]]\nid = "why"\ntype = "text"\ntext = "Why?"\n',
+        },
+    )
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_screen(pilot, ConsentScreen)
+        await pilot.press("a")
+        await wait_screen(pilot, InstructionsScreen)
+        await pilot.press("enter")
+        await wait_screen(pilot, TrialScreen)
+        await do_trial(pilot, answers=("y", "4", "secret"), give_up=False)
+        await pilot.press("ctrl+q")
+    conn = sqlite3.connect(tmp_path / "results.sqlite")
+    keys = [
+        json.loads(d)["key"] for (d,) in conn.execute("SELECT data FROM events WHERE kind='key'")
+    ]
+    assert keys[:1] == ["enter"] and "y" in keys and "char" in keys
+    assert not set("secret") & set(keys)
+    assert conn.execute("SELECT value FROM responses WHERE question_id='why'").fetchone() == (
+        "secret",
+    )
+
+
+def test_run_command_reports_a_bad_study_and_a_bad_participant(tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[study]\nid = 'x'\n")
+    assert main(["run", str(bad)]) == 2
+    assert "bad.toml" in capsys.readouterr().err
+    good = tiny_study(tmp_path)
+    assert main(["run", str(good), "--participant", "Jane Doe"]) == 2
+    assert "never a name" in capsys.readouterr().err
+
+
+def test_the_shipped_quickstart_study_loads_and_shapes():
+    study = load_study(REPO / "studies" / "quickstart.toml")
+    from uxlab.session import shortest_gap_ms
+
+    assert study.trial_questions and shortest_gap_ms(study) > 0
