@@ -1,0 +1,245 @@
+"""Agent chains: the bundled corpus, chain files, the timeline from the send, and playback."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from uxlab.chain import (
+    ChainFormatError,
+    ChainPlayer,
+    HeadlessChainSink,
+    build_chain_schedule,
+    load_chain,
+    load_chains,
+)
+from uxlab.clock import VirtualClock
+from uxlab.streams.corpus import load_corpus
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAINS = ROOT / "replays" / "chains"
+
+
+@pytest.fixture(scope="module")
+def chains():
+    return load_chains(CHAINS)
+
+
+def test_bundled_chains_are_agent_tasks(chains) -> None:
+    assert len(chains) >= 3
+    for chain in chains.values():
+        assert 8 <= len(chain.steps) <= 20, chain.id
+        assert chain.steps[-1].kind == "answer"
+        assert {s.kind for s in chain.steps} == {"call", "pause", "answer"}
+        for step in chain.steps:
+            if step.kind == "pause":
+                assert step.pause_ms > 0 and step.label.endswith("…")
+                assert isinstance(step.tool["arguments"], dict) and step.tool["arguments"]
+            else:
+                assert step.replay.text.strip() and step.replay.header.text_source == "synthetic"
+
+
+def test_chain_step_streams_are_clean_replay_files() -> None:
+    corpus = load_corpus(CHAINS)
+    assert corpus.errors == []
+    assert len(corpus) == sum(c.n_calls for c in load_chains(CHAINS).values())
+
+
+def test_rebuilding_the_chain_corpus_gives_the_same_bytes(tmp_path: Path) -> None:
+    subprocess.run(
+        [sys.executable, str(CHAINS / "build_chain_corpus.py"), "--out", str(tmp_path)],
+        check=True,
+        capture_output=True,
+    )
+    built = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
+    bundled = sorted(
+        p.relative_to(CHAINS)
+        for p in CHAINS.rglob("*")
+        if p.is_file() and p.suffix in (".jsonl", ".json")
+    )
+    assert built == bundled
+    for rel in built:
+        assert (tmp_path / rel).read_bytes() == (CHAINS / rel).read_bytes(), rel
+
+
+def test_schedule_lays_steps_end_to_end_with_the_factor_levels(chains) -> None:
+    chain = chains["trip"]
+    sched = build_chain_schedule(chain, {"call_ttft_ms": 1500, "pause_ms": 800}, seed=3)
+    assert len(sched.steps) == len(chain.steps)
+    assert sched.steps[0].start_ms == 0.0
+    for before, after in zip(sched.steps, sched.steps[1:], strict=False):
+        assert after.start_ms == pytest.approx(before.end_ms)
+    for step in sched.steps:
+        if step.kind == "pause":
+            assert step.duration_ms == pytest.approx(800)
+        else:
+            assert step.ttft_ms == pytest.approx(1500, abs=0.01)
+            assert step.schedule.header.retime["seed"] == step.seed
+    assert sched.e2e_ms == pytest.approx(sched.steps[-1].end_ms)
+    assert sched.answer_first_ms == pytest.approx(sched.steps[-1].start_ms + 1500, abs=0.01)
+
+
+def test_schedule_is_deterministic_from_the_seed(chains) -> None:
+    chain = chains["bugfix"]
+    levels = {"call_ttft_ms": 900, "itl_ms": 30, "jitter": 0.5}
+    one = build_chain_schedule(
+        chain, levels, seed=11, base_profile={"itl": "lognormal:median=30,sigma=0.5"}
+    )
+    two = build_chain_schedule(
+        chain, levels, seed=11, base_profile={"itl": "lognormal:median=30,sigma=0.5"}
+    )
+    other = build_chain_schedule(
+        chain, levels, seed=12, base_profile={"itl": "lognormal:median=30,sigma=0.5"}
+    )
+    assert one.timings() == two.timings()
+    assert one.timings() != other.timings()
+
+
+def test_n_steps_cuts_the_chain_and_keeps_the_other_steps_unchanged(chains) -> None:
+    chain = chains["trip"]
+    full = build_chain_schedule(chain, {"call_ttft_ms": 700}, seed=5)
+    assert (
+        build_chain_schedule(
+            chain, {"call_ttft_ms": 700, "n_steps": chain.n_calls}, seed=5
+        ).timings()
+        == full.timings()
+    )
+    chat = build_chain_schedule(chain, {"call_ttft_ms": 700, "n_steps": 1}, seed=5)
+    assert [s.kind for s in chat.steps] == ["answer"]
+    three = build_chain_schedule(chain, {"call_ttft_ms": 700, "n_steps": 3}, seed=5)
+    assert three.n_calls == 3
+    # each kept call is followed by its tool pause, then the final answer
+    assert [s.kind for s in three.steps] == ["call", "pause", "call", "pause", "answer"]
+    by_index = {s.index: s for s in full.steps}
+    for step in three.steps:
+        if step.schedule is not None:
+            assert step.schedule.id == by_index[step.index].schedule.id
+    assert three.e2e_ms < full.e2e_ms
+
+
+@pytest.mark.parametrize("n_steps", [0, 8, 2.5])
+def test_n_steps_outside_the_chain_is_a_clear_error(chains, n_steps) -> None:
+    with pytest.raises(ChainFormatError) as info:
+        build_chain_schedule(chains["trip"], {"n_steps": n_steps}, seed=0)
+    message = str(info.value)
+    assert "trip.chain.json: n_steps:" in message and "use 1..7" in message
+
+
+def _write_chain(folder: Path, steps: list, **extra) -> Path:
+    src = CHAINS / "trip" / "chain-trip-00-plan.jsonl"
+    (folder / "a.jsonl").write_bytes(src.read_bytes())
+    doc = {"format": "uxlab.chain/1", "id": "x", "prompt": "hi", "steps": steps, **extra}
+    path = folder / "x.chain.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("steps", "key", "hint"),
+    [
+        ([{"kind": "answer", "replay": "missing.jsonl"}], "steps[0].replay", "does not exist"),
+        (
+            [{"kind": "thinking", "replay": "a.jsonl"}],
+            "steps[0].kind",
+            "use one of call, pause, answer",
+        ),
+        (
+            [
+                {"kind": "answer", "replay": "a.jsonl"},
+                {"kind": "call", "label": "c", "replay": "a.jsonl"},
+            ],
+            "steps",
+            "must be the final answer",
+        ),
+        (
+            [{"kind": "pause", "label": "p", "ms": -5}, {"kind": "answer", "replay": "a.jsonl"}],
+            "steps[0].ms",
+            "must not be negative",
+        ),
+        (
+            [
+                {"kind": "pause", "label": "p", "ms": 5, "tool": "grep"},
+                {"kind": "answer", "replay": "a.jsonl"},
+            ],
+            "steps[0].tool",
+            '"arguments"',
+        ),
+        (
+            [{"kind": "answer", "replay": "a.jsonl", "profile": {"itl": "lognorm:median=3"}}],
+            "steps[0].profile",
+            "lognormal",
+        ),
+    ],
+)
+def test_bad_chain_files_name_the_file_the_key_and_the_fix(tmp_path, steps, key, hint) -> None:
+    path = _write_chain(tmp_path, steps)
+    with pytest.raises(ChainFormatError) as info:
+        load_chain(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: {key}:"), message
+    assert hint in message
+
+
+async def test_player_runs_every_step_at_its_scheduled_time(chains) -> None:
+    sched = build_chain_schedule(chains["sales"], {"call_ttft_ms": 1200, "n_steps": 4}, seed=2)
+    clock = VirtualClock(start_ms=1000.0)
+    sink = HeadlessChainSink(clock)
+    log = await ChainPlayer(sched, sink, clock).play()
+    assert log.completed and log.abandon_step is None
+    assert log.finished_ms == pytest.approx(sched.e2e_ms)
+    assert [p for p, _ in sink.begun] == [s.position for s in sched.steps]
+    assert [t - 1000.0 for _, t in sink.begun] == pytest.approx([s.start_ms for s in sched.steps])
+    for step, entry in zip(sched.steps, log.steps, strict=True):
+        assert entry.started_ms == pytest.approx(step.start_ms)
+        assert entry.ended_ms == pytest.approx(step.end_ms)
+        if step.schedule is not None:
+            assert entry.playback.measured_ttft_ms() == pytest.approx(1200, abs=0.01)
+    answer = sink.streams[sched.steps[-1].position]
+    assert answer.finished and answer.text == chains["sales"].steps[-1].replay.text
+
+
+@pytest.mark.parametrize("where", ["pause", "call"])
+async def test_giving_up_records_the_step_and_the_time(chains, where) -> None:
+    sched = build_chain_schedule(chains["trip"], {"call_ttft_ms": 800}, seed=4)
+    step = next(s for s in sched.steps[1:] if s.kind == where)
+    stop_ms = step.start_ms + 0.5 * step.duration_ms
+    clock = VirtualClock()
+    sink = HeadlessChainSink(clock)
+    log = await ChainPlayer(sched, sink, clock).play(t0_ms=0.0, stop_at_ms=stop_ms)
+    assert not log.completed and sink.cancelled
+    assert log.cancelled_at_ms == pytest.approx(stop_ms)
+    assert log.abandon_step == step.position == sched.step_at(stop_ms)
+    assert max(p for p, _ in sink.begun) == step.position
+    assert step.position not in sink.ended
+
+
+async def test_cancel_from_another_task_wakes_a_pause(chains) -> None:
+    sched = build_chain_schedule(chains["bugfix"], {"pause_ms": 60_000, "n_steps": 2}, seed=1)
+    clock = VirtualClock()
+    player = ChainPlayer(sched, HeadlessChainSink(clock), clock)
+
+    # a real clock would sleep 60 s in the pause; here the pause waits on an event instead
+    gate = asyncio.Event()
+
+    async def sleep_until(t_ms: float) -> None:
+        if t_ms - clock.now_ms() > 10_000:
+            await gate.wait()
+        clock._now_ms = max(clock._now_ms, t_ms)
+
+    clock.sleep_until = sleep_until  # type: ignore[method-assign]
+    task = asyncio.create_task(player.play(t0_ms=0.0))
+    for _ in range(200):
+        await asyncio.sleep(0)
+        if player.current_step == 1:
+            break
+    assert sched.steps[player.current_step].kind == "pause"
+    clock.advance(5_000)
+    player.cancel()
+    log = await asyncio.wait_for(task, 1.0)
+    assert log.abandon_step == 1
+    assert log.cancelled_at_ms == pytest.approx(clock.now_ms())

@@ -1,0 +1,544 @@
+"""Agent chains: a sequence of model calls and tool pauses laid on one timeline from the send.
+
+A *chain* (one task an agent carries out) is a list of steps ending in the final answer:
+
+- ``call``: a model call that streams text (planning, reading, writing, checking). It is
+  an ordinary replay file (contract 1) shaped with its own profile;
+- ``pause``: a tool or retrieval pause shown as agents show it, a status line such as
+  "searching the web…" with a spinner, optionally with a tool call's JSON arguments;
+- ``answer``: the final answer, a model call like the others, always the last step.
+
+A chain file (``*.chain.json``, format ``uxlab.chain/1``) names its steps' replay files
+relative to itself::
+
+    {"format": "uxlab.chain/1", "id": "trip", "prompt": "...", "steps": [
+      {"kind": "call", "label": "Planning", "replay": "trip-01-plan.jsonl"},
+      {"kind": "pause", "label": "searching the web…", "ms": 1400,
+       "tool": {"name": "web_search", "arguments": {"query": "..."}}},
+      {"kind": "answer", "label": "Answer", "replay": "trip-09-answer.jsonl"}]}
+
+`build_chain_schedule(chain, factor_levels, seed)` lays the steps end to end from the send
+(time 0): each call is shaped by ``shape(replay, profile, derive_seed(seed, "<id>#<i>"))``
+with ``i`` its position in the full chain, so dropping steps never changes the others.
+
+Chain factors (`CHAIN_FACTORS`), any other factor goes to every call's profile:
+
+- ``call_ttft_ms``: the TTFT of every model call (the shaping factor ``ttft_ms`` per call);
+- ``pause_ms``: the duration of every tool pause;
+- ``n_steps``: the number of model calls including the final answer. The chain is *cut*,
+  never repeated: the steps before the n-th model call of the working part are kept (each
+  kept call with the tool pauses that follow it), then the final answer. ``n_steps = 1`` is
+  a plain chat answer; the largest value is the whole chain as written.
+
+`ChainPlayer` plays a schedule to a `ChainSink` on one clock with absolute deadlines (each
+call through `uxlab.player.Player`), and can be abandoned at any point: its log says in which
+step and when. No Textual here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from uxlab.clock import Clock, MonotonicClock
+from uxlab.errors import UxlabError
+from uxlab.player import HeadlessSink, PlaybackLog, Player, Sink
+from uxlab.shaping import Profile, derive_seed, shape
+from uxlab.streams.recording import Recording
+from uxlab.streams.replay_file import ReplayFormatError, read_replay
+
+CHAIN_FORMAT = "uxlab.chain/1"
+CHAIN_SUFFIX = ".chain.json"
+STEP_KINDS = ("call", "pause", "answer")
+CHAIN_FACTORS: dict[str, str] = {
+    "call_ttft_ms": "time to first token of every model call in the chain, ms",
+    "pause_ms": "duration of every tool/retrieval pause in the chain, ms",
+    "n_steps": "model calls including the final answer: the chain is cut after the first "
+    "n_steps - 1 calls (with the pauses that follow them), then the final answer",
+}
+
+StepKind = Literal["call", "pause", "answer"]
+
+
+class ChainFormatError(UxlabError, ValueError):
+    """A chain file or chain factor that cannot be used: names the file, the key and the fix."""
+
+    def __init__(self, where: str | Path, key: str | None, problem: str) -> None:
+        self.where, self.key, self.problem = str(where), key, problem
+        super().__init__(f"{where}: {key}: {problem}" if key else f"{where}: {problem}")
+
+
+@dataclass(frozen=True)
+class ChainStep:
+    """One step of a chain as written: a model call, a tool pause, or the final answer."""
+
+    kind: StepKind
+    label: str
+    replay: Recording | None = None
+    """The call's stream (calls and the answer)."""
+    profile: dict[str, Any] = field(default_factory=dict)
+    """This call's own profile table, laid over the base profile."""
+    pause_ms: float = 0.0
+    """The pause's duration as written (pauses)."""
+    tool: dict[str, Any] | None = None
+    """A tool call shown during the pause: ``{"name": ..., "arguments": {...}}``."""
+
+
+@dataclass(frozen=True)
+class Chain:
+    """A task as an agent runs it: the prompt and its steps, the last being the answer."""
+
+    id: str
+    prompt: str
+    steps: tuple[ChainStep, ...]
+    title: str = ""
+    path: Path | None = None
+
+    @property
+    def n_calls(self) -> int:
+        """Model calls including the final answer (the largest `n_steps`)."""
+        return sum(s.kind != "pause" for s in self.steps)
+
+
+@dataclass(frozen=True)
+class ScheduledStep:
+    """A step placed on the chain's timeline; times are ms from the send."""
+
+    index: int
+    """Position in the full chain as written (stable when the chain is cut)."""
+    position: int
+    """Position in this schedule (0-based): the step number a participant sees."""
+    kind: StepKind
+    label: str
+    start_ms: float
+    end_ms: float
+    schedule: Recording | None = None
+    """The shaped call, times from this step's start (calls and the answer)."""
+    ttft_ms: float | None = None
+    """First text of the call, ms from the step's start."""
+    seed: int | None = None
+    tool: dict[str, Any] | None = None
+
+    @property
+    def duration_ms(self) -> float:
+        return self.end_ms - self.start_ms
+
+    def to_dict(self) -> dict[str, Any]:
+        """The step's timing as a flat JSON-able dict (no stream)."""
+        return {
+            "step": self.position,
+            "index": self.index,
+            "kind": self.kind,
+            "label": self.label,
+            "start_ms": round(self.start_ms, 3),
+            "end_ms": round(self.end_ms, 3),
+            "ttft_ms": None if self.ttft_ms is None else round(self.ttft_ms, 3),
+            "replay_id": None if self.schedule is None else self.schedule.id,
+            "tool": None if self.tool is None else self.tool.get("name"),
+        }
+
+
+@dataclass(frozen=True)
+class ChainSchedule:
+    """A chain laid out in time for one trial (see `build_chain_schedule`)."""
+
+    chain_id: str
+    prompt: str
+    seed: int
+    factor_levels: dict[str, Any]
+    steps: tuple[ScheduledStep, ...]
+
+    @property
+    def e2e_ms(self) -> float:
+        """When the final answer ends, ms from the send."""
+        return self.steps[-1].end_ms
+
+    @property
+    def n_calls(self) -> int:
+        return sum(s.kind != "pause" for s in self.steps)
+
+    @property
+    def answer_first_ms(self) -> float:
+        """When the final answer's first text is due, ms from the send."""
+        last = self.steps[-1]
+        return last.start_ms + (last.ttft_ms or 0.0)
+
+    def step_at(self, t_ms: float) -> int:
+        """The position of the step running at `t_ms` (the last one after the end)."""
+        for step in self.steps:
+            if t_ms < step.end_ms:
+                return step.position
+        return self.steps[-1].position
+
+    def timings(self) -> list[dict[str, Any]]:
+        """One dict per step (for events and tests)."""
+        return [s.to_dict() for s in self.steps]
+
+
+# -- reading chain files ----------------------------------------------------------------------
+def _number(value: Any, where: Path, key: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ChainFormatError(where, key, f"must be a number of ms, got {value!r}")
+    if value < 0:
+        raise ChainFormatError(where, key, f"must not be negative, got {value!r}")
+    return float(value)
+
+
+def _step(raw: Any, i: int, path: Path) -> ChainStep:
+    key = f"steps[{i}]"
+    if not isinstance(raw, dict):
+        raise ChainFormatError(path, key, "must be an object with a 'kind'")
+    kind = raw.get("kind")
+    if kind not in STEP_KINDS:
+        raise ChainFormatError(path, f"{key}.kind", f"{kind!r}: use one of {', '.join(STEP_KINDS)}")
+    label = raw.get("label", "Answer" if kind == "answer" else "")
+    if not isinstance(label, str) or not label:
+        raise ChainFormatError(path, f"{key}.label", "must be a non-empty text")
+    if kind == "pause":
+        tool = raw.get("tool")
+        if tool is not None and not (
+            isinstance(tool, dict)
+            and isinstance(tool.get("name"), str)
+            and isinstance(tool.get("arguments", {}), dict)
+        ):
+            raise ChainFormatError(
+                path, f"{key}.tool", 'use {"name": "...", "arguments": {...}} (a JSON object)'
+            )
+        return ChainStep(
+            "pause", label, pause_ms=_number(raw.get("ms"), path, f"{key}.ms"), tool=tool
+        )
+    name = raw.get("replay")
+    if not isinstance(name, str) or not name:
+        raise ChainFormatError(path, f"{key}.replay", "must name a replay file next to the chain")
+    replay_path = path.parent / name
+    if not replay_path.is_file():
+        raise ChainFormatError(path, f"{key}.replay", f"{name!r} does not exist next to the chain")
+    try:
+        replay = read_replay(replay_path)
+    except ReplayFormatError as exc:
+        raise ChainFormatError(path, f"{key}.replay", str(exc)) from None
+    profile = raw.get("profile", {})
+    if not isinstance(profile, dict):
+        raise ChainFormatError(path, f"{key}.profile", "must be a table of profile keys")
+    try:
+        Profile.from_table(profile, where=f"{path}: {key}.profile")
+    except UxlabError as exc:
+        raise ChainFormatError(path, f"{key}.profile", str(exc)) from None
+    return ChainStep(kind, label, replay=replay, profile=dict(profile))
+
+
+def load_chain(path: str | Path) -> Chain:
+    """Read one ``*.chain.json`` file and the replay files it names."""
+    path = Path(path)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ChainFormatError(path, None, f"cannot read: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise ChainFormatError(path, f"line {exc.lineno}", f"not JSON: {exc.msg}") from None
+    if not isinstance(raw, dict):
+        raise ChainFormatError(path, None, "must be a JSON object")
+    if raw.get("format") != CHAIN_FORMAT:
+        raise ChainFormatError(path, "format", f"{raw.get('format')!r}: use {CHAIN_FORMAT!r}")
+    for key in ("id", "prompt"):
+        if not isinstance(raw.get(key), str) or not raw[key]:
+            raise ChainFormatError(path, key, "must be a non-empty text")
+    steps_raw = raw.get("steps")
+    if not isinstance(steps_raw, list) or not steps_raw:
+        raise ChainFormatError(path, "steps", "must be a non-empty list of steps")
+    steps = tuple(_step(s, i, path) for i, s in enumerate(steps_raw))
+    answers = [i for i, s in enumerate(steps) if s.kind == "answer"]
+    if answers != [len(steps) - 1]:
+        raise ChainFormatError(
+            path, "steps", "the last step, and only it, must be the final answer (kind 'answer')"
+        )
+    return Chain(raw["id"], raw["prompt"], steps, title=str(raw.get("title", "")), path=path)
+
+
+def load_chains(folder: str | Path) -> dict[str, Chain]:
+    """Every ``*.chain.json`` below `folder`, by chain id (sorted by path)."""
+    folder = Path(folder)
+    paths = sorted(folder.rglob(f"*{CHAIN_SUFFIX}")) if folder.is_dir() else [folder]
+    if not paths:
+        raise ChainFormatError(folder, None, f"no *{CHAIN_SUFFIX} files found")
+    chains: dict[str, Chain] = {}
+    for path in paths:
+        chain = load_chain(path)
+        if chain.id in chains:
+            raise ChainFormatError(path, "id", f"{chain.id!r} is used twice in {folder}")
+        chains[chain.id] = chain
+    return chains
+
+
+# -- laying a chain out in time ---------------------------------------------------------------
+def cut_steps(chain: Chain, n_steps: int | None) -> list[int]:
+    """Indices of the steps kept for `n_steps` model calls (None: the whole chain)."""
+    if n_steps is None:
+        return list(range(len(chain.steps)))
+    if int(n_steps) != n_steps or not 1 <= n_steps <= chain.n_calls:
+        raise ChainFormatError(
+            chain.path or chain.id,
+            "n_steps",
+            f"{n_steps!r}: chain {chain.id!r} has {chain.n_calls} model calls; "
+            f"use 1..{chain.n_calls}",
+        )
+    kept: list[int] = []
+    calls = 0
+    for i, step in enumerate(chain.steps[:-1]):
+        if step.kind == "call":
+            calls += 1
+            if calls >= n_steps:
+                break
+        kept.append(i)
+    return [*kept, len(chain.steps) - 1]
+
+
+def _first_text_ms(schedule: Recording) -> float | None:
+    for chunk in schedule.chunks:
+        if chunk.text and chunk.t_ms is not None:
+            return chunk.t_ms
+    return None
+
+
+def build_chain_schedule(
+    chain: Chain,
+    factor_levels: dict[str, Any] | None = None,
+    seed: int = 0,
+    base_profile: dict[str, Any] | None = None,
+) -> ChainSchedule:
+    """Lay `chain` on one timeline from the send, with the trial's factor levels and seed.
+
+    `base_profile` is the study's ``[profile]`` table; each call's own ``profile`` is laid
+    over it, then the factors (`CHAIN_FACTORS`, and any shaping factor for every call).
+    Deterministic: the same arguments give the same schedule.
+    """
+    levels = dict(factor_levels or {})
+    where = chain.path or chain.id
+    n_steps = levels.pop("n_steps", None)
+    pause_ms = levels.pop("pause_ms", None)
+    call_ttft_ms = levels.pop("call_ttft_ms", None)
+    if pause_ms is not None:
+        pause_ms = _number(pause_ms, Path(str(where)), "pause_ms")
+    call_factors = dict(levels)
+    if call_ttft_ms is not None:
+        call_factors["ttft_ms"] = call_ttft_ms
+    steps: list[ScheduledStep] = []
+    t_ms = 0.0
+    for position, index in enumerate(cut_steps(chain, n_steps)):
+        step = chain.steps[index]
+        if step.kind == "pause":
+            duration_ms = step.pause_ms if pause_ms is None else pause_ms
+            steps.append(
+                ScheduledStep(
+                    index, position, "pause", step.label, t_ms, t_ms + duration_ms, tool=step.tool
+                )
+            )
+            t_ms += duration_ms
+            continue
+        table = {**(base_profile or {}), **step.profile}
+        profile = Profile.from_table(table, where=f"{where}: steps[{index}].profile")
+        profile = profile.with_factors(call_factors) if call_factors else profile
+        step_seed = derive_seed(seed, f"{chain.id}#{index}")
+        schedule = shape(step.replay, profile, seed=step_seed)
+        end = schedule.end
+        last_ms = max((c.t_ms for c in schedule.chunks if c.t_ms is not None), default=0.0)
+        duration_ms = end.t_ms if end is not None and end.t_ms is not None else last_ms
+        steps.append(
+            ScheduledStep(
+                index,
+                position,
+                step.kind,
+                step.label,
+                t_ms,
+                t_ms + duration_ms,
+                schedule=schedule,
+                ttft_ms=_first_text_ms(schedule),
+                seed=step_seed,
+            )
+        )
+        t_ms += duration_ms
+    factors = dict(factor_levels or {})
+    return ChainSchedule(chain.id, chain.prompt, seed, factors, tuple(steps))
+
+
+# -- playing a chain --------------------------------------------------------------------------
+class ChainSink(Protocol):
+    """Where a chain is shown: the terminal chain view, a headless recorder."""
+
+    def begin_step(self, step: ScheduledStep) -> Sink | None:
+        """A step starts now; return the sink for a call's chunks (None for a pause)."""
+        ...
+
+    def end_step(self, step: ScheduledStep) -> None:
+        """The step is over (its stream ended, or its pause elapsed)."""
+        ...
+
+    def cancel(self) -> None:
+        """The participant gave up: stop showing more."""
+        ...
+
+
+@dataclass
+class StepLog:
+    """When one step really started and ended on the player's clock (ms from the send)."""
+
+    step: int
+    kind: str
+    scheduled_start_ms: float
+    started_ms: float
+    ended_ms: float | None = None
+    playback: PlaybackLog | None = None
+
+
+@dataclass
+class ChainPlaybackLog:
+    """What happened while a chain played; times are ms from the send."""
+
+    chain_id: str
+    t0_ms: float
+    scheduled_e2e_ms: float
+    steps: list[StepLog] = field(default_factory=list)
+    finished_ms: float | None = None
+    cancelled_at_ms: float | None = None
+    abandon_step: int | None = None
+    """The step (position) running when the participant gave up."""
+
+    @property
+    def completed(self) -> bool:
+        return self.finished_ms is not None
+
+
+class ChainPlayer:
+    """Plays a `ChainSchedule` to a `ChainSink` on one clock; `cancel()` abandons it."""
+
+    def __init__(self, schedule: ChainSchedule, sink: ChainSink, clock: Clock | None = None):
+        self.schedule = schedule
+        self.sink = sink
+        self.clock: Clock = clock if clock is not None else MonotonicClock()
+        self.log: ChainPlaybackLog | None = None
+        self._player: Player | None = None
+        self._step: int | None = None
+        self._task: asyncio.Task[Any] | None = None
+        self._pausing = False
+        self._cancelled = False
+
+    @property
+    def current_step(self) -> int | None:
+        """The position of the running step (None before the start)."""
+        return self._step
+
+    def cancel(self) -> None:
+        """Give up now: the current call stops, the sink is told, the log keeps the step."""
+        log = self.log
+        if self._cancelled or (log is not None and log.completed):
+            return
+        self._cancelled = True
+        if log is None:
+            return
+        log.cancelled_at_ms = self.clock.now_ms() - log.t0_ms
+        log.abandon_step = self._step
+        if self._player is not None:
+            self._player.cancel()
+        self.sink.cancel()
+        task = self._task
+        if self._pausing and task is not None and task is not asyncio.current_task():
+            task.cancel()
+
+    async def _pause_until(self, deadline_ms: float) -> None:
+        self._pausing = True
+        try:
+            await self.clock.sleep_until(deadline_ms)
+        except asyncio.CancelledError:
+            if not self._cancelled:
+                raise
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+        finally:
+            self._pausing = False
+
+    async def play(
+        self, t0_ms: float | None = None, stop_at_ms: float | None = None
+    ) -> ChainPlaybackLog:
+        """Play every step at its absolute time from `t0_ms` (default now); `stop_at_ms`
+        (ms from the send) gives up at that instant if still playing (timeout, simulated
+        abandonment)."""
+        if self.log is not None:
+            raise UxlabError(f"chain {self.schedule.chain_id!r}: a ChainPlayer plays only once")
+        clock = self.clock
+        t0 = clock.now_ms() if t0_ms is None else float(t0_ms)
+        log = ChainPlaybackLog(self.schedule.chain_id, t0, self.schedule.e2e_ms)
+        self.log = log
+        if self._cancelled:
+            log.cancelled_at_ms = 0.0
+            return log
+        self._task = asyncio.current_task()
+        try:
+            for step in self.schedule.steps:
+                if self._cancelled:
+                    break
+                if stop_at_ms is not None and step.start_ms > stop_at_ms:
+                    await self._pause_until(t0 + stop_at_ms)
+                    self.cancel()
+                    break
+                await self._pause_until(t0 + step.start_ms)
+                if self._cancelled:
+                    break
+                self._step = step.position
+                entry = StepLog(step.position, step.kind, step.start_ms, clock.now_ms() - t0)
+                log.steps.append(entry)
+                stream_sink = self.sink.begin_step(step)
+                if step.schedule is not None and stream_sink is not None:
+                    player = Player(step.schedule, stream_sink, clock)
+                    self._player = player
+                    local_stop = None if stop_at_ms is None else stop_at_ms - step.start_ms
+                    entry.playback = await player.play(t0 + step.start_ms, stop_at_ms=local_stop)
+                    self._player = None
+                    if entry.playback.cancelled_at_ms is not None:
+                        self.cancel()  # stopped by stop_at_ms (or already by cancel())
+                        break
+                else:
+                    deadline_ms = step.end_ms
+                    if stop_at_ms is not None and deadline_ms > stop_at_ms:
+                        await self._pause_until(t0 + stop_at_ms)
+                        self.cancel()
+                        break
+                    await self._pause_until(t0 + deadline_ms)
+                    if self._cancelled:
+                        break
+                entry.ended_ms = clock.now_ms() - t0
+                self.sink.end_step(step)
+            else:
+                log.finished_ms = clock.now_ms() - t0
+        finally:
+            self._task = None
+        return log
+
+
+class HeadlessChainSink:
+    """A chain sink that only remembers what it was given (tests, simulation)."""
+
+    def __init__(self, clock: Clock | None = None) -> None:
+        self.clock = clock
+        self.begun: list[tuple[int, float | None]] = []
+        self.ended: list[int] = []
+        self.streams: dict[int, HeadlessSink] = {}
+        self.cancelled = False
+
+    def begin_step(self, step: ScheduledStep) -> Sink | None:
+        self.begun.append((step.position, None if self.clock is None else self.clock.now_ms()))
+        if step.schedule is None:
+            return None
+        sink = HeadlessSink(self.clock)
+        self.streams[step.position] = sink
+        return sink
+
+    def end_step(self, step: ScheduledStep) -> None:
+        self.ended.append(step.position)
+
+    def cancel(self) -> None:
+        self.cancelled = True
