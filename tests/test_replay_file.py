@@ -266,6 +266,10 @@ def test_unknown_channel(tmp_path: Path) -> None:
         ({k: v for k, v in HEADER.items() if k != "id"}, "F:1: id: missing (expected a string id)"),
         ({**HEADER, "source": "live"}, "F:1: source: expected an object, got str 'live'"),
         (
+            {**HEADER, "source": {"model": "m"}},
+            "F:1: source.kind: missing (one of live, import, synthetic)",
+        ),
+        (
             {**HEADER, "source": {"kind": "vendor"}},
             "F:1: source.kind: 'vendor' is not one of live, import, synthetic",
         ),

@@ -200,6 +200,8 @@ class _Reader:
             raise self.err(line, "id", "must not be empty")
         source = self.typed(obj, "source", (dict,), line, "an object")
         kind = source.get("kind")
+        if "kind" not in source:
+            raise self.err(line, "source.kind", f"missing (one of {', '.join(SOURCE_KINDS)})")
         if kind not in SOURCE_KINDS:
             raise self.err(line, "source.kind", f"{kind!r} is not one of {', '.join(SOURCE_KINDS)}")
         request = self.typed(obj, "request", (dict,), line, "an object", optional=True) or {}
