@@ -12,7 +12,8 @@ requested *model name* picks the behaviour, so one server covers every case:
 - `cut`: the connection is dropped mid-stream;
 - `truncated`: ends cleanly before the finish and terminator;
 - `drip`: every byte sent on its own; `stall`: 2 s of silence mid-stream;
-- `malformed`: an event whose data is not JSON; `paused`: a 200 ms pause before the third chunk.
+- `malformed`: an event whose data is not JSON; `not-utf8`: bytes that are not UTF-8;
+- `paused`: a 200 ms pause before the third chunk.
 
 `serve_in_thread(app)` runs any ASGI app with uvicorn on a free 127.0.0.1 port.
 """
@@ -317,6 +318,8 @@ class FakeVendor:
                     return  # closes cleanly before the finish, usage and terminator
                 if model == "malformed" and i == 2:
                     yield b"data: {not json\n\n"
+                if model == "not-utf8" and i == 2:
+                    yield b"data: \xff\xfe\n\n"
                 if model == "stall" and i == 2:
                     await asyncio.sleep(2.0)
                 if model == "paused" and i == 3:

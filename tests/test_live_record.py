@@ -178,6 +178,12 @@ async def test_malformed_event_is_kept_and_the_rest_recorded(vendor):
     assert result.malformed_events == 1 and "malformed" in result.message
 
 
+async def test_bytes_that_are_not_utf8_end_the_recording_with_an_error(vendor):
+    result = await record(vendor, "openai", "not-utf8")
+    assert result.recording.text == "Hello" and result.recording.truncated
+    assert result.recording.errors[-1].error["type"] == "malformed_stream"
+
+
 async def test_connection_refused_becomes_an_error_replay():
     url = f"http://127.0.0.1:{free_port()}/v1"
     async with httpx.AsyncClient() as client:

@@ -83,7 +83,7 @@ def openai_chat(events: list[WireEvent], header: Header) -> tuple[Recording, int
     b = _Builder(header)
     saw_finish = False
     for ev in events:
-        if ev.is_comment_only or (not ev.data and ev.event is None):
+        if not ev.data and ev.event is None:
             continue
         if ev.data.strip() == "[DONE]":
             b.close(ev.t_ms)
@@ -125,8 +125,6 @@ def anthropic_messages(events: list[WireEvent], header: Header) -> tuple[Recordi
     b = _Builder(header)
     usage: dict[str, Any] = {}
     for ev in events:
-        if ev.is_comment_only:
-            continue
         obj = _json(b, ev)
         if obj is None:
             continue
@@ -177,8 +175,6 @@ def openai_responses(events: list[WireEvent], header: Header) -> tuple[Recording
     """OpenAI Responses API named events -> (Recording, malformed count)."""
     b = _Builder(header)
     for ev in events:
-        if ev.is_comment_only:
-            continue
         obj = _json(b, ev)
         if obj is None:
             continue
@@ -217,8 +213,6 @@ def gemini_sse(events: list[WireEvent], header: Header) -> tuple[Recording, int]
     """Gemini `streamGenerateContent?alt=sse` -> (Recording, malformed count)."""
     b = _Builder(header)
     for ev in events:
-        if ev.is_comment_only:
-            continue
         obj = _json(b, ev)
         if obj is None:
             continue

@@ -259,7 +259,7 @@ async def _record_once(
             async for piece in response.aiter_raw():
                 t_ms = ms_since_t0(time.perf_counter_ns())
                 for ev in framer.feed(piece, t_ms):
-                    ev.raw, ev.data = scrub(ev.raw), scrub(ev.data)
+                    ev.data, ev.event = scrub(ev.data), ev.event and scrub(ev.event)
                     capture.append(ev)
         except httpx.ReadTimeout:
             problem = ("read_timeout", f"no bytes for {options.read_timeout_s:g} s mid-stream")
@@ -268,10 +268,13 @@ async def _record_once(
                 "connection_closed",
                 f"the connection was cut mid-stream ({type(exc).__name__}: {exc})",
             )
+        except UnicodeDecodeError as exc:
+            problem = ("malformed_stream", f"the stream is not UTF-8 ({exc.reason})")
         end_t_ms = ms_since_t0(time.perf_counter_ns())
-        for ev in framer.close(end_t_ms):
-            ev.raw, ev.data = scrub(ev.raw), scrub(ev.data)
-            capture.append(ev)
+        if problem is None or problem[0] != "malformed_stream":
+            for ev in framer.close(end_t_ms):
+                ev.data, ev.event = scrub(ev.data), ev.event and scrub(ev.event)
+                capture.append(ev)
     finally:
         await response.aclose()
     recording, malformed = MAPPERS[api](capture, header)
