@@ -41,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
         "run studies; fit impatience thresholds.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, module_name in COMMANDS.items():
+    for module_name in COMMANDS.values():
         try:
             module = importlib.import_module(f"uxlab.cli.{module_name}")
         except ModuleNotFoundError as exc:
