@@ -256,3 +256,32 @@ def test_client_going_away_stops_the_player():
         assert served.log is not None and served.log.cancelled_at_ms is not None
         assert len(served.log.records) < len(served.schedule.chunks)
         assert served.log.finished_ms is None
+
+
+def test_cors_lets_a_browser_page_call_the_server():
+    config = make_config([story()])
+    config.cors_origins = ["http://localhost:3000"]
+    with serve_in_thread(build_app(config)) as base:
+        pre = httpx.options(
+            base + "/v1/chat/completions",
+            headers={
+                "origin": "http://localhost:3000",
+                "access-control-request-method": "POST",
+                "access-control-request-headers": "authorization,content-type",
+            },
+        )
+        assert pre.status_code == 200
+        assert pre.headers["access-control-allow-origin"] == "http://localhost:3000"
+        r = httpx.post(
+            base + "/v1/chat/completions",
+            headers={"origin": "http://localhost:3000"},
+            json={"model": "m", "stream": True, "messages": [{"role": "user", "content": "x"}]},
+        )
+        assert r.headers["access-control-allow-origin"] == "http://localhost:3000"
+        assert "x-uxlab-seed" in r.headers["access-control-expose-headers"]
+        assert r.text.rstrip().endswith("data: [DONE]")
+        other = httpx.options(
+            base + "/v1/chat/completions",
+            headers={"origin": "http://evil.example", "access-control-request-method": "POST"},
+        )
+        assert "access-control-allow-origin" not in other.headers

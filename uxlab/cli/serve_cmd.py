@@ -52,6 +52,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help="the participant's number (Latin-square row; default 1)",
     )
+    p.add_argument(
+        "--cors",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="let a web page from ORIGIN call the server directly (CORS; repeatable; * for any)",
+    )
     p.add_argument("--quiet", action="store_true", help="no line per request on stderr")
     add_profile_arguments(p)
     p.set_defaults(func=run)
@@ -128,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
     from uxlab.live.serve import build_app
 
     config, what = _config(args)
+    config.cors_origins = list(args.cors)
     if not args.quiet:
 
         def log_request(served) -> None:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -97,6 +98,8 @@ class ServeConfig:
     """(recording, seed) -> schedule; e.g. `lambda r, s: shape(r, profile, seed=s)`."""
     seed: int = 0
     token: str | None = None
+    cors_origins: list[str] = field(default_factory=list)
+    """Browser origins allowed to call the server directly (CORS), e.g. `["*"]`."""
     clock: Any = None
     picker: Picker | None = None
     on_served: Callable[[Served], None] | None = None
@@ -274,6 +277,21 @@ def build_app(config: ServeConfig) -> Starlette:
             Route("/v1/messages", messages_route, methods=["POST"]),
         ]
     )
+    if config.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=config.cors_origins,
+            allow_methods=["GET", "POST", "OPTIONS"],
+            allow_headers=["*"],
+            expose_headers=[
+                "x-uxlab-request-index",
+                "x-uxlab-replay-id",
+                "x-uxlab-seed",
+                "x-uxlab-trial-index",
+                "x-uxlab-condition",
+                "x-uxlab-practice",
+            ],
+        )
     app.state.served = config.served
     return app
 
