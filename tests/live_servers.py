@@ -12,6 +12,7 @@ requested *model name* picks the behaviour, so one server covers every case:
 - `cut`: the connection is dropped mid-stream;
 - `truncated`: ends cleanly before the finish and terminator;
 - `drip`: every byte sent on its own; `stall`: 2 s of silence mid-stream;
+- `slow-headers`: 2 s before the response headers;
 - `malformed`: an event whose data is not JSON; `not-utf8`: bytes that are not UTF-8;
 - `paused`: a 200 ms pause before the third chunk.
 
@@ -270,6 +271,8 @@ class FakeVendor:
             {"api": api, "model": model, "key": key, "body": body, "headers": dict(request.headers)}
         )
         attempt = self.attempts[model] = self.attempts.get(model, 0) + 1
+        if model == "slow-headers":
+            await asyncio.sleep(2.0)
         if model == "status-401":
             return JSONResponse(
                 {

@@ -169,6 +169,14 @@ async def test_read_timeout_mid_stream(vendor):
     assert result.recording.errors[-1].error["type"] == "read_timeout"
 
 
+async def test_read_timeout_before_headers(vendor):
+    result = await record(vendor, "openai", "slow-headers", read_timeout_s=0.3)
+    (err,) = result.recording.errors
+    assert err.error["type"] == "read_timeout" and "response headers" in err.error["message"]
+    assert result.status is None and result.recording.end.finish_reason == "error"
+    assert err.t_ms > 0
+
+
 async def test_malformed_event_is_kept_and_the_rest_recorded(vendor):
     result = await record(vendor, "openai", "malformed")
     rec = result.recording

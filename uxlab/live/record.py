@@ -237,13 +237,13 @@ async def _record_once(
     before_send_ns = time.perf_counter_ns()
     try:
         response = await client.send(request, stream=True)
+    except httpx.ConnectTimeout:
+        text = f"no connection within {options.connect_timeout_s:g} s"
+        return _failed(header, "connect_timeout", text, scrub)
     except httpx.TimeoutException as exc:
-        return _failed(
-            header,
-            "connect_timeout",
-            f"no connection within {options.connect_timeout_s:g} s ({type(exc).__name__})",
-            scrub,
-        )
+        t_ms = ms_since_t0(time.perf_counter_ns())
+        text = f"no response headers within {options.read_timeout_s:g} s ({type(exc).__name__})"
+        return _failed(header, "read_timeout", text, scrub, t_ms)
     except httpx.TransportError as exc:
         return _failed(header, "connect_error", f"{type(exc).__name__}: {exc}", scrub)
     http = header.extra["http"]
@@ -337,12 +337,14 @@ async def _http_error(
     return RecordResult(rec, [], response.status_code, 1, f"HTTP {response.status_code}: {message}")
 
 
-def _failed(header: Header, kind: str, text: str, scrub: _Scrubber) -> RecordResult:
+def _failed(
+    header: Header, kind: str, text: str, scrub: _Scrubber, t_ms: float = 0.0
+) -> RecordResult:
     text = scrub(text)
     rec = Recording(
         header=header,
-        events=[ErrorEvent(t_ms=0.0, error={"type": kind, "message": text})],
-        end=End(t_ms=0.0, finish_reason="error"),
+        events=[ErrorEvent(t_ms=t_ms, error={"type": kind, "message": text})],
+        end=End(t_ms=t_ms, finish_reason="error"),
     )
     return RecordResult(rec, [], None, 1, f"{kind}: {text}")
 
