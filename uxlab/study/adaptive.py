@@ -263,6 +263,8 @@ class QuestPlus(Procedure):
         )
         self.log_post = np.zeros(m.shape)
         self.n_trials = 0
+        flat = np.clip(self.p_slow.reshape(self.grid.size, -1), 1e-12, 1 - 1e-12)
+        self._tables = [(lik, lik * np.log(lik)) for lik in (flat, 1.0 - flat)]
 
     @property
     def posterior(self) -> np.ndarray:
@@ -275,16 +277,15 @@ class QuestPlus(Procedure):
         self.n_trials += 1
 
     def next_level(self) -> float:
-        post = self.posterior
-        flat = self.p_slow.reshape(self.grid.size, -1)
-        prior = post.ravel()
+        # Expected posterior entropy per level, as matrix-vector products:
+        # sum_r p_r H_r = -sum_r [(L_r log L_r) @ post + L_r @ (post log post)] + sum_r p_r log p_r
+        post = self.posterior.ravel()
+        post_log_post = post * np.log(np.maximum(post, 1e-300))
         expected = np.zeros(self.grid.size)
-        for lik in (flat, 1.0 - flat):
-            joint = lik * prior  # [x, theta]
-            p_r = joint.sum(axis=1)
-            cond = joint / np.maximum(p_r[:, None], 1e-300)
-            h = -(cond * np.log(np.maximum(cond, 1e-300))).sum(axis=1)
-            expected += p_r * h
+        for lik, lik_log_lik in self._tables:
+            p_r = lik @ post
+            expected -= lik_log_lik @ post + lik @ post_log_post
+            expected += p_r * np.log(np.maximum(p_r, 1e-300))
         return float(self.grid[int(np.argmin(expected))])
 
     def marginal_m(self) -> np.ndarray:

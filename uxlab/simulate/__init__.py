@@ -1,0 +1,40 @@
+"""Simulated participants: observer models with a known truth, run through the real study path.
+
+- `uxlab.simulate.observers`: `PopulationTruth`, `Observer` (judgement, ratings, patience),
+  `study_truth` (the record stored with each simulated session).
+- `uxlab.simulate.driver`: `simulate_session` / `simulate_cohort` take observers through
+  `uxlab.session.StudySession` and the store on a virtual clock.
+- `uxlab.simulate.validation`: how many trials the adaptive procedures need, by simulation.
+"""
+
+from uxlab.simulate.driver import (
+    GiveUpClock,
+    SimulatedSession,
+    participant_id,
+    run_trial,
+    simulate_cohort,
+    simulate_session,
+)
+from uxlab.simulate.observers import (
+    Cues,
+    Observer,
+    PopulationTruth,
+    pooled_thresholds_ms,
+    stream_cues,
+    study_truth,
+)
+
+__all__ = [
+    "Cues",
+    "GiveUpClock",
+    "Observer",
+    "PopulationTruth",
+    "SimulatedSession",
+    "participant_id",
+    "pooled_thresholds_ms",
+    "run_trial",
+    "simulate_cohort",
+    "simulate_session",
+    "stream_cues",
+    "study_truth",
+]

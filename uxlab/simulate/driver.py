@@ -1,0 +1,164 @@
+"""The driver: simulated participants through `uxlab.session.StudySession` on a virtual clock.
+
+`simulate_session` takes one observer through the same design, trial list, store and export
+as a person in `uxlab run`, on a `VirtualClock`, so the "shown" times are the schedule's
+times and a 60-trial session takes a fraction of a second. Sessions are marked simulated
+and their environment holds `simulated_truth`: the population values, this person's own
+values and the pooled thresholds they imply. Everything is drawn from
+`numpy.random.default_rng` seeded by (seed, participant, trial).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from uxlab.clock import VirtualClock
+from uxlab.player import HeadlessSink
+from uxlab.session import StudySession, TrialRun
+from uxlab.simulate.observers import Cues, Observer, PopulationTruth, stream_cues, study_truth
+from uxlab.store.store import Store
+from uxlab.study.spec import Study
+
+
+class GiveUpClock(VirtualClock):
+    """A VirtualClock that stops at a planned give-up instant and calls `on_give_up` there.
+
+    A sleep past the instant wakes at it instead, so the player sees the give-up on its own
+    clock exactly as it sees a key press: no second task, no real time.
+    """
+
+    def __init__(self, start_ms: float = 0.0) -> None:
+        super().__init__(start_ms)
+        self.give_up_at_ms: float | None = None
+        self.on_give_up: Callable[[float], Any] | None = None
+
+    async def sleep_until(self, t_ms: float) -> None:
+        at = self.give_up_at_ms
+        if at is not None and t_ms > at and self.on_give_up is not None:
+            self._now_ms = max(self._now_ms, at)
+            callback, self.on_give_up, self.give_up_at_ms = self.on_give_up, None, None
+            callback(self._now_ms)
+            await asyncio.sleep(0)
+            return
+        await super().sleep_until(t_ms)
+
+
+@dataclass
+class SimulatedSession:
+    """What one simulated participant did."""
+
+    participant: str
+    session_id: str
+    observer: Observer
+    n_trials: int
+    n_abandoned: int
+    seconds: float
+    adaptive: dict[str, Any] | None = None
+
+
+def participant_id(seed: int, number: int) -> str:
+    """`SIM-s<seed>-<number>`: pseudonymous, and distinct per seed in one database."""
+    return f"SIM-s{seed}-{number:03d}"
+
+
+async def run_trial(
+    run: TrialRun, observer: Observer, clock: GiveUpClock, rng: np.random.Generator
+) -> None:
+    """Send, watch (maybe give up) and answer one trial on the virtual clock."""
+    t = observer.truth
+    clock.advance(float(rng.lognormal(math.log(t.send_delay_median_ms), 0.3)))
+    t0 = run.send()
+    cues = stream_cues(run.schedule)
+    give_up = observer.give_up_ms(cues, rng)
+    if give_up is not None:
+        clock.give_up_at_ms = t0 + give_up
+        clock.on_give_up = run.abandon
+    await run.play(HeadlessSink())
+    clock.give_up_at_ms, clock.on_give_up = None, None
+    for q in run.questions:
+        rt = float(rng.lognormal(math.log(t.rt_median_ms), 0.4))
+        clock.advance(rt)
+        run.answer(q.id, observer.answer(q, cues, rng, run.trial.attention), rt)
+
+
+async def simulate_session(
+    study: Study,
+    store: Store,
+    number: int,
+    *,
+    seed: int = 0,
+    truth: PopulationTruth | None = None,
+    stop_after: int | None = None,
+) -> SimulatedSession:
+    """Take simulated participant `number` through the study (resuming if unfinished).
+
+    `stop_after` ends the run after that many trials in this call, leaving a trial in
+    flight as a killed process would (for resume tests).
+    """
+    truth = truth or PopulationTruth()
+    started = time.perf_counter()
+    pid = participant_id(seed, number)
+    observer = Observer.draw(truth, np.random.default_rng([seed, number, 0]), study)
+    env = {
+        "simulated": True,
+        "simulated_truth": {**study_truth(study, truth), "participant": observer.own()},
+        "simulation_seed": seed,
+    }
+    clock = GiveUpClock()
+    ss = StudySession.open(study, store, pid, environment=env, simulated=True, clock=clock)
+    if ss.needs_consent:
+        ss.accept_consent()
+    ss.start_running()
+    n = abandoned = 0
+    while (trial := ss.next_trial()) is not None:
+        run = ss.begin(trial)
+        if stop_after is not None and n >= stop_after:
+            break  # this trial stays in flight, as after a kill
+        await run_trial(run, observer, clock, np.random.default_rng([seed, number, 1, trial.index]))
+        ss.commit(run)
+        n += 1
+        abandoned += run.outcome == "abandoned"
+    else:
+        rng = np.random.default_rng([seed, number, 2])
+        answers = {
+            q.id: (observer.answer(q, Cues(None, None, 0, 0), rng), 0.0) for q in ss.end_questions
+        }
+        ss.finish({k: v for k, v in answers.items() if v[0] is not None})
+    return SimulatedSession(
+        pid, ss.session.id, observer, n, abandoned, time.perf_counter() - started,
+        ss.adaptive_state(),
+    )  # fmt: skip
+
+
+def simulate_cohort(
+    study: Study,
+    store: Store,
+    n_participants: int,
+    *,
+    seed: int = 0,
+    truth: PopulationTruth | None = None,
+    progress: Callable[[SimulatedSession], None] | None = None,
+    durable: bool = False,
+) -> list[SimulatedSession]:
+    """Simulate `n_participants` sessions one after another; returns what each did.
+
+    Unless `durable`, this connection commits without an fsync per transaction (SQLite WAL
+    with synchronous=NORMAL: still never corrupt, but the last commits may be lost on a
+    power cut), which is what keeps a simulated session well under a second.
+    """
+    if not durable:
+        store.conn.execute("PRAGMA synchronous = NORMAL")
+    out: list[SimulatedSession] = []
+    for number in range(1, n_participants + 1):
+        done = asyncio.run(simulate_session(study, store, number, seed=seed, truth=truth))
+        out.append(done)
+        if progress is not None:
+            progress(done)
+    return out

@@ -1,0 +1,231 @@
+"""Observer models with a known truth: judgement, ratings and patience of one simulated person.
+
+An `Observer` is drawn around a `PopulationTruth`:
+
+- yes/no judgement: P(too slow) = guess + (1 - guess - lapse) * F, with F a logistic in
+  ln(TTFT shown) (threshold ``m_i``, width ``width_log`` = ln-distance from F = 0.1 to 0.9,
+  the parameterisation of `analysis.sigmoids`) combined by probability summation with an
+  inter-token cue when the study varies the streaming (F_itl in ln of the shown median gap,
+  times ``1 + jitter_weight * CV`` of the gaps when it varies the jitter). ``ln m_i`` is
+  ``ln threshold_ms + N(0, between_sd_log)``.
+- Likert ratings: a latent-logistic model, latent = -logit(F) + Logistic(0, 1), cut into the
+  scale's points at `likert_cuts` (spread evenly over the scale when it is not 5 points).
+- Abandonment: patience with a Weibull cumulative hazard (``patience_shape``, scale
+  ``patience_scale_ms`` times a log-normal frailty per person) while waiting for the first
+  token, multiplied by ``streaming_hazard_ratio`` once text is streaming; the person gives up
+  where the cumulative hazard reaches an Exp(1) draw, while waiting or mid-stream.
+
+`study_truth` is the record stored with every simulated session (`simulated_truth`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from uxlab.streams.recording import Recording
+from uxlab.study.spec import Question, Study
+
+LOGISTIC_C = 2.0 * math.log(9.0)
+STREAM_FACTORS = ("itl_ms", "itl_scale", "tokens_per_s", "jitter", "chunk_tokens", "stall_ms")
+LEVELS = (0.25, 0.5, 0.75)
+
+
+@dataclass(frozen=True)
+class PopulationTruth:
+    """The population an observer is drawn from (times in ms, widths in ln ms)."""
+
+    threshold_ms: float = 800.0
+    """Median over people of the TTFT where F("too slow") = 0.5."""
+    width_log: float = 1.6
+    guess: float = 0.02
+    """P(too slow) however fast the answer."""
+    lapse: float = 0.02
+    """P(acceptable) however slow the answer."""
+    between_sd_log: float = 0.25
+    itl_threshold_ms: float = 70.0
+    itl_width_log: float = 1.2
+    jitter_weight: float = 1.0
+    patience_scale_ms: float = 9000.0
+    patience_shape: float = 1.5
+    frailty_sd_log: float = 0.3
+    streaming_hazard_ratio: float = 0.1
+    likert_cuts: tuple[float, ...] = (-3.0, -1.0, 1.0, 3.0)
+    attention_lapse: float = 0.03
+    send_delay_median_ms: float = 900.0
+    rt_median_ms: float = 1400.0
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["likert_cuts"] = list(self.likert_cuts)
+        return d
+
+
+@dataclass(frozen=True)
+class Cues:
+    """What a participant saw of one trial's stream (ms from the send)."""
+
+    ttft_ms: float | None
+    median_gap_ms: float | None
+    gap_cv: float
+    end_ms: float
+
+
+def stream_cues(schedule: Recording) -> Cues:
+    """TTFT, median gap and gap CV of the shown (non-empty content/reasoning) chunks."""
+    times = np.array(
+        [c.t_ms for c in schedule.chunks if c.text and c.channel != "tool" and c.t_ms is not None]
+    )
+    end = schedule.end.t_ms if schedule.end is not None and schedule.end.t_ms is not None else 0.0
+    if times.size == 0:
+        return Cues(None, None, 0.0, float(end))
+    gaps = np.diff(times)
+    gaps = gaps[gaps > 0]
+    median = float(np.median(gaps)) if gaps.size else None
+    cv = float(gaps.std() / gaps.mean()) if gaps.size > 1 else 0.0
+    return Cues(float(times[0]), median, cv, float(max(end, times[-1])))
+
+
+def _core(x_ms: float, m_log: float, w_log: float) -> float:
+    return 1.0 / (1.0 + math.exp(-LOGISTIC_C * (math.log(max(x_ms, 1e-3)) - m_log) / w_log))
+
+
+@dataclass
+class Observer:
+    """One simulated participant (see the module docstring)."""
+
+    truth: PopulationTruth
+    m_log: float
+    """ln of this person's 50% TTFT threshold."""
+    itl_m_log: float
+    patience_scale_ms: float
+    use_itl: bool = False
+    use_jitter: bool = False
+
+    @classmethod
+    def draw(
+        cls, truth: PopulationTruth, rng: np.random.Generator, study: Study | None = None
+    ) -> Observer:
+        varied = {f.name for f in study.factors} if study is not None else set()
+        z = rng.normal(0.0, 1.0, 3)
+        return cls(
+            truth,
+            math.log(truth.threshold_ms) + truth.between_sd_log * z[0],
+            math.log(truth.itl_threshold_ms) + truth.between_sd_log * z[1],
+            truth.patience_scale_ms * math.exp(truth.frailty_sd_log * z[2]),
+            use_itl=bool(varied & set(STREAM_FACTORS)),
+            use_jitter="jitter" in varied,
+        )
+
+    def own(self) -> dict[str, Any]:
+        return {
+            "threshold_ms": math.exp(self.m_log),
+            "itl_threshold_ms": math.exp(self.itl_m_log) if self.use_itl else None,
+            "patience_scale_ms": self.patience_scale_ms,
+        }
+
+    # -- judgement, rating, patience --------------------------------------------------------
+    def core_too_slow(self, cues: Cues) -> float:
+        """F: the lapse-free probability that the trial felt too slow."""
+        t = self.truth
+        if cues.ttft_ms is None:
+            return 1.0
+        f = _core(cues.ttft_ms, self.m_log, t.width_log)
+        if self.use_itl and cues.median_gap_ms is not None:
+            gap = cues.median_gap_ms * (1.0 + t.jitter_weight * cues.gap_cv * self.use_jitter)
+            f = 1.0 - (1.0 - f) * (1.0 - _core(gap, self.itl_m_log, t.itl_width_log))
+        return f
+
+    def p_too_slow(self, cues: Cues) -> float:
+        t = self.truth
+        return t.guess + (1.0 - t.guess - t.lapse) * self.core_too_slow(cues)
+
+    def rating(self, cues: Cues, scale: int, rng: np.random.Generator) -> int:
+        """A Likert point 1..scale (high = fast)."""
+        f = min(max(self.core_too_slow(cues), 1e-9), 1 - 1e-9)
+        latent = -math.log(f / (1.0 - f)) + float(rng.logistic())
+        return 1 + int(np.sum(latent > likert_cuts(self.truth, scale)))
+
+    def give_up_ms(self, cues: Cues, rng: np.random.Generator) -> float | None:
+        """When this person gives up on the trial (ms from the send), None if they wait."""
+        t, s = self.truth, self.patience_scale_ms
+        e = float(rng.exponential())
+        ttft = cues.ttft_ms if cues.ttft_ms is not None else math.inf
+        h_wait = (ttft / s) ** t.patience_shape if math.isfinite(ttft) else math.inf
+        if h_wait >= e:
+            return s * e ** (1.0 / t.patience_shape)
+        extra = (e - h_wait) / t.streaming_hazard_ratio
+        give_up = s * (h_wait + extra) ** (1.0 / t.patience_shape)
+        return give_up if give_up < cues.end_ms else None
+
+    def answer(
+        self, q: Question, cues: Cues, rng: np.random.Generator, attention: Any = None
+    ) -> Any:
+        """The value this person gives to question `q` (as the store takes it)."""
+        if (
+            attention is not None
+            and attention.question == q.id
+            and rng.random() >= self.truth.attention_lapse
+        ):
+            return attention.answer if q.type != "likert" else int(attention.answer)
+        if q.type == "yesno":
+            slow = rng.random() < self.p_too_slow(cues)
+            yes = (not slow) if (q.yes_means or "acceptable") == "acceptable" else slow
+            return "yes" if yes else "no"
+        if q.type == "likert":
+            return self.rating(cues, q.scale or 5, rng)
+        if q.type == "choice":
+            return q.options[int(rng.integers(len(q.options)))]
+        if q.type == "slider":
+            lo, hi = q.min or 0.0, q.max or 100.0
+            return round(lo + (hi - lo) * (1.0 - self.core_too_slow(cues)), 1)
+        return None  # free text: nothing typed
+
+
+def likert_cuts(truth: PopulationTruth, scale: int) -> np.ndarray:
+    """The latent cut points of a `scale`-point rating."""
+    if scale - 1 == len(truth.likert_cuts):
+        return np.asarray(truth.likert_cuts)
+    lo, hi = min(truth.likert_cuts), max(truth.likert_cuts)
+    return np.linspace(lo, hi, scale - 1)
+
+
+def pooled_thresholds_ms(
+    threshold_ms: float, width_log: float, between_sd_log: float, levels=LEVELS
+) -> dict[str, float]:
+    """Where the population's pooled F (a mixture over people) crosses each level."""
+    nodes, weights = np.polynomial.hermite_e.hermegauss(41)
+    weights = weights / weights.sum()
+    m = math.log(threshold_ms) + between_sd_log * nodes
+    u = np.linspace(
+        math.log(threshold_ms) - 6 * width_log, math.log(threshold_ms) + 6 * width_log, 4001
+    )
+    f_mix = (
+        weights[None, :] / (1 + np.exp(-LOGISTIC_C * (u[:, None] - m[None, :]) / width_log))
+    ).sum(1)
+    return {str(p): float(math.exp(np.interp(p, f_mix, u))) for p in levels}
+
+
+def study_truth(study: Study, truth: PopulationTruth) -> dict[str, Any]:
+    """The truth record: population values and the pooled thresholds they imply."""
+    out: dict[str, Any] = {"population": truth.to_dict()}
+    out["pooled_thresholds_ms"] = {
+        "ttft_ms": pooled_thresholds_ms(truth.threshold_ms, truth.width_log, truth.between_sd_log)
+    }
+    likert = next(
+        (q for q in study.trial_questions if q.type == "likert" and q.acceptable_at), None
+    )
+    if likert is not None and likert.acceptable_at and likert.acceptable_at >= 2:
+        cut = float(likert_cuts(truth, likert.scale or 5)[likert.acceptable_at - 2])
+        # P(rating >= acceptable_at) = 1/2 where logit F = -cut; symmetric over people
+        out["rating_acceptable_50_ms"] = {
+            likert.id: truth.threshold_ms * math.exp(-cut * truth.width_log / LOGISTIC_C)
+        }
+    if {f.name for f in study.factors} & set(STREAM_FACTORS):
+        out["pooled_thresholds_ms"]["median_gap_ms"] = pooled_thresholds_ms(
+            truth.itl_threshold_ms, truth.itl_width_log, truth.between_sd_log
+        )
+    return out
