@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 import time
 
 import anthropic
@@ -14,7 +17,7 @@ from uxlab.live.clients import Prompt
 from uxlab.live.record import record_stream
 from uxlab.live.serve import ServeConfig, build_app
 from uxlab.shaping import Profile, shape
-from uxlab.streams import Chunk, End, Header, Meta, Recording
+from uxlab.streams import Chunk, End, Header, Meta, Recording, write_replay
 
 TOKEN = "serve-token-123"
 
@@ -285,3 +288,41 @@ def test_cors_lets_a_browser_page_call_the_server():
             headers={"origin": "http://evil.example", "access-control-request-method": "POST"},
         )
         assert "access-control-allow-origin" not in other.headers
+
+
+def test_the_serve_command_runs_and_answers(tmp_path):
+    write_replay(story(), tmp_path)
+    cmd = [
+        sys.executable,
+        "-m",
+        "uxlab",
+        "serve",
+        str(tmp_path),
+        "--port",
+        "0",
+        "--ttft",
+        "40",
+        "--itl",
+        "constant:2",
+        "--seed",
+        "5",
+        "--token",
+        TOKEN,
+    ]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    try:
+        banner = proc.stderr.readline()
+        assert "127.0.0.1" in banner and "token required" in banner
+        base = re.search(r"(http://127\.0\.0\.1:\d+/v1)", banner).group(1)
+        client = openai.OpenAI(base_url=base, api_key=TOKEN, max_retries=0)
+        chunks = list(
+            client.chat.completions.create(
+                model="m", stream=True, messages=[{"role": "user", "content": "x"}]
+            )
+        )
+        text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        assert text == "Once upon a time there was a stream."
+        assert "request 0 (openai): story seed 5" in proc.stderr.readline()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

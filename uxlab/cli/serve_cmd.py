@@ -149,23 +149,29 @@ def run(args: argparse.Namespace) -> int:
 
         config.on_served = log_request
     app = build_app(config)
-    with socket.socket() as probe:
-        try:
-            probe.bind((args.host, args.port))
-        except OSError as exc:
-            raise CliError(
-                f"--port {args.port}: cannot listen on {args.host} "
-                f"({exc.strerror}); pick another port"
-            ) from None
-        port = probe.getsockname()[1]
+    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((args.host, args.port))  # bound before the banner: no race, no guessing
+    except OSError as exc:
+        sock.close()
+        raise CliError(
+            f"--port {args.port}: cannot listen on {args.host} ({exc.strerror}); pick another port"
+        ) from None
+    port = sock.getsockname()[1]
     print(
         f"serving {what} on http://{args.host}:{port}/v1"
         f"{' (token required)' if args.token else ''}. Ctrl-C stops.",
         file=sys.stderr,
+        flush=True,
     )
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(
             f"warning: binding {args.host} exposes the server beyond this machine", file=sys.stderr
         )
-    uvicorn.run(app, host=args.host, port=port, log_level="warning", access_log=False)
+    sock.listen(128)
+    config_ = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    with sock:
+        uvicorn.Server(config_).run(sockets=[sock])
     return 0
