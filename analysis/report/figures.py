@@ -44,6 +44,12 @@ def _ms_axis(ax, label: str, axis: str = "x") -> None:
     (ax.set_xlabel if axis == "x" else ax.set_ylabel)(label)
 
 
+def _mid_threshold(fitter) -> tuple[float, float, float]:
+    """(estimate, ci_low, ci_high) of the 50% threshold from the fitted table (no refitting)."""
+    row = fitter.thresholds_.set_index("level").loc[0.5]
+    return float(row.estimate), float(row.ci_low), float(row.ci_high)
+
+
 def psychometric_pooled(part, stimulus: str) -> bytes:
     """Pooled data with binomial CIs, fitted curve and 50% threshold with CI; per condition too."""
     plt = _plt()
@@ -76,8 +82,7 @@ def psychometric_grid(fits: dict, stimulus: str, max_panels: int = 36) -> bytes:
         ax.plot(f.x_ms_, p, "o", ms=3, color="tab:blue")
         grid = np.geomspace(f.x_ms_[0], f.x_ms_[-1], 100)
         ax.plot(grid, f.predict(grid), color="tab:blue", lw=1)
-        t = f.threshold_(0.5)
-        lo, hi = f.threshold_ci_(0.5)
+        t, lo, hi = _mid_threshold(f)
         y = float(f.predict([t])[0])
         ax.errorbar(
             [t],
@@ -107,8 +112,8 @@ def threshold_distribution(part, stimulus: str) -> bytes:
     plt = _plt()
     rows = []
     for key, f in part.per_participant.items():
-        lo, hi = f.threshold_ci_(0.5)
-        rows.append((key, f.threshold_(0.5), lo, hi))
+        t, lo, hi = _mid_threshold(f)
+        rows.append((key, t, lo, hi))
     rows.sort(key=lambda r: r[1])
     height = min(0.16 * len(rows) + 1.2, 12)
     fig, ax = plt.subplots(figsize=(7, height))

@@ -43,7 +43,12 @@ def plain_summary(data) -> list[str]:
             f"{ms(hi75.estimate)}."
         )
         if p.per_participant:
-            values = np.array([f.threshold_(0.5) for f in p.per_participant.values()])
+            values = np.array(
+                [
+                    f.thresholds_.set_index("level").loc[0.5, "estimate"]
+                    for f in p.per_participant.values()
+                ]
+            )
             q1, q3 = np.percentile(values, [25, 75])
             out.append(
                 f"Individual thresholds vary: the middle half of participants lie between "
