@@ -9,6 +9,7 @@ import pytest
 from live_servers import serve_in_thread
 
 from uxlab.cli import main
+from uxlab.clock import VirtualClock
 from uxlab.live.serve import ServeConfig, build_app
 from uxlab.live.study_picker import study_picker
 from uxlab.study import design_trials, load_study
@@ -20,8 +21,12 @@ QUICKSTART = Path(__file__).resolve().parents[1] / "studies" / "quickstart.toml"
 def test_requests_walk_the_participant_trial_list():
     study = load_study(QUICKSTART)
     trials = design_trials(study, "p-test", 2)
+    # A virtual clock: answers come at once, the schedules are still the trials' own.
     config = ServeConfig(
-        list(study.corpus.recordings), lambda r, s: r, picker=study_picker(study, trials)
+        list(study.corpus.recordings),
+        lambda r, s: r,
+        picker=study_picker(study, trials),
+        clock=VirtualClock(),
     )
     with serve_in_thread(build_app(config)) as base, httpx.Client(base_url=base) as http:
         for trial in trials[:3]:
