@@ -1,0 +1,205 @@
+"""The agent-chain view: a chain of model calls and tool pauses shown as agents show them.
+
+Top to bottom: the participant's request; the step list (one line per step begun: a
+spinner while it runs, ``✓`` when done, ``■`` where the participant stopped), in which a
+tool pause reads like "⠹ searching the web…" followed by a collapsed tool-call block
+``▸ web_search {"query": ...}`` (``t`` expands its JSON arguments); then the text of the
+running call, streamed into a `StreamView` (one per chain, restarted for each call, so a
+chunk costs what it costs in a chat: O(1)), and at the end the final answer.
+
+`ChainView` is a `uxlab.chain.ChainSink`: ``begin_step`` returns the stream view for a
+call, ``end_step`` ticks the step off, ``cancel`` stops it. The step list changes only at
+step boundaries and spinner ticks, never per chunk.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import Static
+
+from uxlab.chain import ScheduledStep
+from uxlab.tui.stream_view import StreamView
+
+SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+def tool_call_line(tool: dict[str, Any] | None, width: int, expanded: bool = False) -> list[str]:
+    """The collapsed (one line) or expanded (indented JSON) tool-call block."""
+    if not tool:
+        return []
+    name = str(tool.get("name", "tool"))
+    args = tool.get("arguments", {})
+    if expanded:
+        body = json.dumps(args, indent=2, ensure_ascii=False).split("\n")
+        return [f"    ▾ {name}", *(f"      {line}" for line in body)]
+    line = f"    ▸ {name} {json.dumps(args, ensure_ascii=False)}"
+    return [line if len(line) <= width else line[: max(width - 1, 1)] + "…"]
+
+
+class ChainSteps(Static):
+    """The step list: what has been done, what is running (see module docstring)."""
+
+    DEFAULT_CSS = """
+    ChainSteps { height: auto; padding: 0 1; color: $text-muted; }
+    """
+    MAX_LINES: ClassVar[int] = 10
+    """The newest lines shown; older steps scroll away as in an agent's log."""
+
+    def __init__(self, *, show_times: bool = False, id: str | None = None) -> None:
+        super().__init__("", id=id)
+        self.show_times = show_times
+        self.expanded = False
+        self.frame = 0
+        self._steps: list[ScheduledStep] = []
+        self._state: list[str] = []  # running | done | stopped
+
+    def clear(self) -> None:
+        self._steps, self._state = [], []
+        self.redraw()
+
+    def begin(self, step: ScheduledStep) -> None:
+        self._steps.append(step)
+        self._state.append("running")
+        self.redraw()
+
+    def end(self, step: ScheduledStep) -> None:
+        self._set(step, "done")
+
+    def stop(self) -> None:
+        if self._state and self._state[-1] == "running":
+            self._state[-1] = "stopped"
+            self.redraw()
+
+    @property
+    def running(self) -> bool:
+        return bool(self._state) and self._state[-1] == "running"
+
+    def tick(self) -> None:
+        self.frame += 1
+        if self.running:
+            self.redraw()
+
+    def _set(self, step: ScheduledStep, state: str) -> None:
+        for i, s in enumerate(self._steps):
+            if s.position == step.position:
+                self._state[i] = state
+        self.redraw()
+
+    def redraw(self) -> None:
+        """Rebuild the list (at step boundaries and spinner ticks; O(steps))."""
+        width = max((self.size.width or 78) - 2, 10)
+        lines: list[tuple[str, str]] = []
+        for step, state in zip(self._steps, self._state, strict=True):
+            if step.kind == "answer":
+                continue
+            mark = {"running": SPINNER_FRAMES[self.frame % 10], "done": "✓", "stopped": "■"}[state]
+            line = f"{mark} {step.label}"
+            if self.show_times and state == "done":
+                line += f"  {step.duration_ms / 1000:.1f} s"
+            lines.append((line, "bold" if state == "running" else ""))
+            lines.extend(
+                (extra, "dim") for extra in tool_call_line(step.tool, width, self.expanded)
+            )
+        text = Text()
+        for n, (line, style) in enumerate(lines[-self.MAX_LINES :]):
+            text.append(("\n" if n else "") + line, style=style)
+        self.update(text)
+
+    def lines_text(self) -> list[str]:
+        """Plain text of the step list (tests)."""
+        return str(self.render()).splitlines()
+
+
+class ChainView(Vertical, can_focus=True):
+    """A chain as agents show it; a `ChainSink` for `uxlab.chain.ChainPlayer`."""
+
+    DEFAULT_CSS = """
+    ChainView { height: 1fr; }
+    ChainView > #chain-prompt { height: auto; padding: 0 1; color: $accent; text-style: bold; }
+    ChainView > #chain-stream { height: 1fr; margin-top: 1; }
+    """
+
+    BINDINGS: ClassVar[list[Binding]] = [
+        Binding("t", "toggle_details", "Tool calls", show=False),
+    ]
+
+    def __init__(
+        self,
+        *,
+        show_times: bool = False,
+        spinner_interval_s: float = 0.1,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(id=id, classes=classes)
+        self.show_times = show_times
+        self.spinner_interval_s = spinner_interval_s
+        self.state = "idle"
+        self.current: ScheduledStep | None = None
+        self._timer: Any = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="chain-prompt")
+        yield ChainSteps(show_times=self.show_times, id="chain-steps")
+        yield StreamView(markdown_on_finish=False, id="chain-stream")
+
+    @property
+    def steps_view(self) -> ChainSteps:
+        return self.query_one(ChainSteps)
+
+    @property
+    def stream(self) -> StreamView:
+        return self.query_one("#chain-stream", StreamView)
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self, prompt: str) -> None:
+        """Clear the view and show the request; steps follow with `begin_step`."""
+        self.query_one("#chain-prompt", Static).update(Text("You: " + prompt.strip()))
+        self.steps_view.clear()
+        self.stream.start(None, waiting=False)
+        self.state = "running"
+        if self._timer is None:
+            self._timer = self.set_interval(self.spinner_interval_s, self.steps_view.tick)
+
+    # -- ChainSink ---------------------------------------------------------------------------
+    def begin_step(self, step: ScheduledStep) -> StreamView | None:
+        """A step starts: list it; a call gets the stream view (restarted, waiting)."""
+        self.current = step
+        self.steps_view.begin(step)
+        if step.schedule is None:
+            return None
+        stream = self.stream
+        stream.markdown_on_finish = step.kind == "answer"
+        stream.start(None, waiting=True)
+        return stream
+
+    def end_step(self, step: ScheduledStep) -> None:
+        self.steps_view.end(step)
+        if step.kind == "answer":
+            self.state = "finished"
+            self._stop_timer()
+
+    def cancel(self) -> None:
+        """The participant gave up: the running step is marked stopped."""
+        if self.state != "running":
+            return
+        self.state = "cancelled"
+        self.steps_view.stop()  # a running call's stream is stopped by its player
+        self._stop_timer()
+
+    def action_toggle_details(self) -> None:
+        """Expand or collapse the tool calls' JSON arguments."""
+        steps = self.steps_view
+        steps.expanded = not steps.expanded
+        steps.redraw()
+
+    def _stop_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
