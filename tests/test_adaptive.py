@@ -64,7 +64,7 @@ def test_staircase_converges_on_its_target():
     rng = np.random.default_rng(3)
     m, w = math.log(900.0), 1.5
     ests = []
-    for k in range(20):
+    for _ in range(20):
         s = Staircase(AdaptiveSpec("staircase", 100, 5000, down=3, max_reversals=40), down=3)
         for _ in range(120):
             x = s.next_level()
