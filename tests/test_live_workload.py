@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import io
+
 import pytest
 
 from uxlab.live.wire_events import SSEFramer, dumps_capture, loads_capture
-from uxlab.live.workload import ModelStats, PromptsFileError, load_prompts, summary_table
+from uxlab.live.workload import (
+    ModelStats,
+    Progress,
+    PromptsFileError,
+    load_prompts,
+    summary_table,
+)
 
 
 def test_prompts_file_accepts_prompt_and_messages(tmp_path):
@@ -84,3 +92,16 @@ def test_summary_table_lists_percentiles_per_model():
     ]
     assert lines[1].split() == ["m", "2", "1", "150.0", "190.0", "199.0", "10.0", "10.0"]
     assert lines[2].split()[3:] == ["-"] * 5
+
+
+def test_progress_writes_plain_lines_when_not_a_terminal():
+    out = io.StringIO()
+    progress = Progress(20, out)
+    for i in range(20):
+        progress.step(ok=i != 3)
+        if i == 3:
+            progress.note("warning: x")
+    lines = out.getvalue().splitlines()
+    assert "\r" not in out.getvalue() and "warning: x" in lines
+    assert lines[-1].endswith("20/20 recorded, 1 with errors")
+    assert len(lines) == 11  # one line per tenth, plus the warning

@@ -170,24 +170,34 @@ def summary_table(stats: dict[str, ModelStats]) -> str:
 
 
 class Progress:
-    """A one-line progress bar on a text stream (stderr)."""
+    """Progress on a text stream (stderr): a redrawn bar on a terminal, else plain lines
+    (one per tenth of the run) so logs and CI output stay readable."""
 
     def __init__(self, total: int, out: TextIO, width: int = 30):
         self.total, self.out, self.width = total, out, width
         self.done = self.failed = 0
+        self.live = bool(getattr(out, "isatty", lambda: False)())
+
+    def _line(self) -> str:
+        filled = self.width * self.done // max(self.total, 1)
+        bar = "#" * filled + "." * (self.width - filled)
+        return f"[{bar}] {self.done}/{self.total} recorded, {self.failed} with errors"
 
     def step(self, ok: bool) -> None:
         self.done += 1
         self.failed += 0 if ok else 1
-        filled = self.width * self.done // max(self.total, 1)
-        bar = "#" * filled + "." * (self.width - filled)
-        self.out.write(f"\r[{bar}] {self.done}/{self.total} recorded, {self.failed} with errors")
-        if self.done == self.total:
-            self.out.write("\n")
+        if self.live:
+            self.out.write("\r" + self._line() + ("\n" if self.done == self.total else ""))
+        else:
+            tenth = max(1, self.total // 10)
+            if self.done % tenth == 0 or self.done == self.total:
+                self.out.write(self._line() + "\n")
         self.out.flush()
 
     def note(self, text: str) -> None:
-        self.out.write("\r" + " " * (self.width + 40) + "\r" + text + "\n")
+        if self.live:
+            self.out.write("\r" + " " * (self.width + 40) + "\r")
+        self.out.write(text + "\n")
         self.out.flush()
 
 
