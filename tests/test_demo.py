@@ -1,0 +1,55 @@
+"""`uxlab demo` and `uxlab simulate` as a user runs them: output, files, and the truth check."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+
+from uxlab.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_demo_writes_the_report_and_recovers_the_truth(tmp_path, capsys):
+    out = tmp_path / "demo"
+    assert main(["demo", "-o", str(out), "--participants", "8", "--n-boot", "100"]) == 0
+    text = capsys.readouterr().out
+    assert (out / "report" / "report.html").is_file()
+    assert (out / "report" / "thresholds.csv").is_file()
+    assert (out / "export" / "trials.csv").is_file()
+    assert f"report: {out / 'report' / 'report.html'}" in text
+    rows = {}
+    for line in text.splitlines():
+        m = re.match(r"(.+?%)\s+(\d+)\s+(\d+)\s+\[(\d+), (\d+)\]\s+(yes|NO)$", line)
+        if m:
+            rows[m.group(1).strip()] = m.groups()[1:]
+    assert set(rows) == {
+        "'acceptable?' 25%",
+        "'acceptable?' 50%",
+        "'acceptable?' 75%",
+        "rating acceptable 50%",
+    }
+    true_ms, _est, low, high, inside = rows["'acceptable?' 50%"]
+    assert true_ms == "800" and int(low) <= 800 <= int(high) and inside == "yes"
+    assert re.search(r"done in \d+\.\d s", text)
+
+
+def test_simulate_command_stores_simulated_sessions(tmp_path, capsys):
+    db = tmp_path / "s.sqlite"
+    study = str(REPO / "studies" / "ttft-quest.toml")
+    assert main(["simulate", study, "-n", "2", "--db", str(db), "--seed", "5"]) == 0
+    text = capsys.readouterr().out
+    assert "SIM-s5-001: 44 trials" in text and "simulated 2 participant(s)" in text
+    with sqlite3.connect(db) as con:
+        rows = con.execute("SELECT simulated, state, adaptive IS NOT NULL FROM sessions").fetchall()
+    assert rows == [(1, "completed", 1), (1, "completed", 1)]
+    # the same ids again: refused with a clear message, nothing overwritten
+    assert main(["simulate", study, "-n", "1", "--db", str(db), "--seed", "5"]) == 2
+    assert "already completed" in capsys.readouterr().err
+
+
+def test_simulate_rejects_bad_arguments(tmp_path, capsys):
+    study = str(REPO / "studies" / "ttft-threshold.toml")
+    assert main(["simulate", study, "-n", "0", "--db", str(tmp_path / "x.sqlite")]) == 2
+    assert "--participants 0: need at least 1" in capsys.readouterr().err
