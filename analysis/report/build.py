@@ -327,8 +327,7 @@ def _psychometric(data: ReportData, column: str) -> PsychometricPart:
 
 
 def _yes_label(column: str) -> str:
-    name = column.removeprefix("q_").replace("_", " ")
-    return f'"{name}"'
+    return column.removeprefix("q_").replace("_", " ")
 
 
 def _survival(data: ReportData) -> SurvivalPart:

@@ -59,7 +59,7 @@ def psychometric_pooled(part, stimulus: str) -> bytes:
         grid = np.geomspace(fitter.x_ms_[0], fitter.x_ms_[-1], 200)
         ax.plot(grid, fitter.predict(grid), lw=1, ls="--", label=f"fit, {label}")
     _ms_axis(ax, f"{stimulus} (ms, log scale)")
-    ax.set_ylabel(f"P(yes to {part.yes_means})")
+    ax.set_ylabel(f"P(yes)   [yes = {part.yes_means}]")
     ax.set_title(f"Pooled psychometric function: {part.column} against {stimulus}")
     ax.legend(fontsize=7.5, loc="best")
     ax.grid(alpha=0.3, which="both")

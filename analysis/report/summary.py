@@ -34,13 +34,11 @@ def plain_summary(data) -> list[str]:
     if p is not None:
         pop = p.population.set_index("level")
         mid, lo25, hi75 = pop.loc[0.5], pop.loc[0.25], pop.loc[0.75]
-        falling = p.pooled.direction_ == "falling"
-        verb = "stopped" if falling else "started"
         out.append(
-            f"Answers to {p.yes_means} {verb} being the majority at about {ms(mid.estimate)} of "
-            f"{stim} ({ci(mid.ci_low, mid.ci_high)}, resampling participants); the curve "
-            f"moves from 25% to 75% of its range between {ms(lo25.estimate)} and "
-            f"{ms(hi75.estimate)}."
+            f"{p.column} (yes = {p.yes_means}, {p.pooled.direction_} with {stim}): the pooled "
+            f"50% threshold is {ms(mid.estimate)} ({ci(mid.ci_low, mid.ci_high)}, participants "
+            f"resampled); the fitted curve moves from 25% to 75% of its range between "
+            f"{ms(lo25.estimate)} and {ms(hi75.estimate)}."
         )
         if p.per_participant:
             values = np.array(
