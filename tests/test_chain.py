@@ -243,3 +243,30 @@ async def test_cancel_from_another_task_wakes_a_pause(chains) -> None:
     log = await asyncio.wait_for(task, 1.0)
     assert log.abandon_step == 1
     assert log.cancelled_at_ms == pytest.approx(clock.now_ms())
+
+
+def test_flattened_chain_is_a_replay_file_with_step_markers(chains, tmp_path) -> None:
+    from uxlab.chain import chain_steps, step_at_ms, step_marker
+    from uxlab.streams.replay_file import read_replay, write_replay
+
+    sched = build_chain_schedule(chains["sales"], {"call_ttft_ms": 900, "n_steps": 3}, seed=8)
+    flat = sched.to_recording()
+    path = write_replay(flat, tmp_path / "flat.jsonl")
+    back = read_replay(path)
+    assert write_replay(back, tmp_path / "again.jsonl").read_bytes() == path.read_bytes()
+    markers = [(c.t_ms, step_marker(c)) for c in back.chunks if step_marker(c) is not None]
+    assert [m["position"] for _, m in markers] == [s.position for s in sched.steps]
+    assert [t for t, _ in markers] == pytest.approx([s.start_ms for s in sched.steps], abs=1e-3)
+    assert markers[1][1]["tool"]["name"] == "sql"
+    assert back.text == "".join(s.schedule.text for s in sched.steps if s.schedule is not None)
+    assert back.end.t_ms == pytest.approx(sched.e2e_ms, abs=1e-3)
+    times = [c.t_ms for c in back.chunks]
+    assert times == sorted(times)
+    steps = chain_steps(back)
+    assert steps == sched.timings()
+    assert step_at_ms(steps, sched.steps[1].start_ms + 1) == 1
+    assert back.header.retime == {
+        "from": "sales",
+        "seed": 8,
+        "profile": {"chain": {"call_ttft_ms": 900, "n_steps": 3}},
+    }

@@ -117,3 +117,39 @@ def test_snapshot_80x24(snap_compare, trip) -> None:
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+async def test_a_flattened_chain_plays_through_the_one_player_path(trip) -> None:
+    from uxlab.player import Player
+
+    sched = build_chain_schedule(trip, {"call_ttft_ms": 300, "n_steps": 3}, seed=1)
+    flat = sched.to_recording()
+    async with Host().run_test(size=(80, 24)) as pilot:
+        view = pilot.app.query_one(ChainView)
+        view.start(None, waiting=False)
+        assert view.state == "idle"
+        view.start(sched.prompt)
+        log = await Player(flat, view, VirtualClock()).play(0.0)
+        await pilot.pause()
+        assert log.completed and view.state == "finished"
+        lines = view.steps_view.lines_text()
+        done = [s.label for s in sched.steps if s.kind != "answer"]
+        assert [x for x in lines if x.startswith("✓")] == [f"✓ {x}" for x in done]
+        assert view.stream.answer_text() == trip.steps[-1].replay.text
+        markers = [r for r in log.records if r.n_chars == 0]
+        assert [r.handed_ms for r in markers] == pytest.approx([s.start_ms for s in sched.steps])
+
+
+async def test_giving_up_on_a_flattened_chain_marks_the_step(trip) -> None:
+    from uxlab.player import Player
+
+    sched = build_chain_schedule(trip, {"call_ttft_ms": 300}, seed=1)
+    pause = next(s for s in sched.steps if s.kind == "pause")
+    async with Host().run_test(size=(80, 24)) as pilot:
+        view = pilot.app.query_one(ChainView)
+        view.start(sched.prompt)
+        stop_ms = pause.start_ms + 10
+        await Player(sched.to_recording(), view, VirtualClock()).play(0.0, stop_at_ms=stop_ms)
+        await pilot.pause()
+        assert view.state == "cancelled"
+        assert view.steps_view.lines_text()[-2] == f"■ {pause.label}"

@@ -38,6 +38,8 @@ step and when. No Textual here.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import hashlib
 import json
 import math
 from dataclasses import dataclass, field
@@ -48,7 +50,7 @@ from uxlab.clock import Clock, MonotonicClock
 from uxlab.errors import UxlabError
 from uxlab.player import HeadlessSink, PlaybackLog, Player, Sink
 from uxlab.shaping import Profile, derive_seed, shape
-from uxlab.streams.recording import Recording
+from uxlab.streams.recording import Chunk, End, Event, Header, Recording
 from uxlab.streams.replay_file import ReplayFormatError, read_replay
 
 CHAIN_FORMAT = "uxlab.chain/1"
@@ -169,14 +171,80 @@ class ChainSchedule:
 
     def step_at(self, t_ms: float) -> int:
         """The position of the step running at `t_ms` (the last one after the end)."""
-        for step in self.steps:
-            if t_ms < step.end_ms:
-                return step.position
-        return self.steps[-1].position
+        return step_at_ms(self.timings(), t_ms)
 
     def timings(self) -> list[dict[str, Any]]:
         """One dict per step (for events and tests)."""
         return [s.to_dict() for s in self.steps]
+
+    def to_recording(self) -> Recording:
+        """The whole chain as one schedule for the one playback path (`Player`, the store).
+
+        Calls' events are moved to their place on the timeline; every step begins with an
+        empty *step marker* chunk (``extra = {"chain_step": {...}}``: position, kind, label,
+        tool) that a chain view turns into the step list and that the player logs with its
+        handed and flushed times; the answer's end is the end. The header's ``retime``
+        names the chain, seed and levels, and ``chain`` holds the step timings.
+        """
+        events: list[Event] = []
+        for step in self.steps:
+            marker = {"position": step.position, "kind": step.kind, "label": step.label}
+            if step.tool is not None:
+                marker["tool"] = step.tool
+            events.append(Chunk(t_ms=round(step.start_ms, 3), text="", extra={STEP_MARKER: marker}))
+            if step.schedule is not None:
+                events.extend(_shifted(e, step.start_ms) for e in step.schedule.events)
+        last = self.steps[-1]
+        src_end = last.schedule.end if last.schedule is not None else None
+        end = End(
+            t_ms=round(self.e2e_ms, 3),
+            finish_reason=src_end.finish_reason if src_end is not None else "stop",
+            usage=src_end.usage if src_end is not None else None,
+        )
+        digest = hashlib.sha256(
+            json.dumps([self.chain_id, self.seed, self.factor_levels], sort_keys=True).encode()
+        ).hexdigest()[:8]
+        header = Header(
+            id=f"chain-{self.chain_id}~{digest}",
+            source={"kind": "synthetic", "origin": f"uxlab.chain {self.chain_id}"},
+            request={"messages": [{"role": "user", "content": self.prompt}]},
+            text_source="synthetic",
+            retime={
+                "from": self.chain_id,
+                "seed": self.seed,
+                "profile": {"chain": dict(self.factor_levels)},
+            },
+            extra={"chain": {"id": self.chain_id, "steps": self.timings()}},
+        )
+        return Recording(header, events, end)
+
+
+STEP_MARKER = "chain_step"
+"""The `Chunk.extra` key of a step marker in a chain's flattened schedule."""
+
+
+def _shifted(event: Event, offset_ms: float) -> Event:
+    t_ms = None if event.t_ms is None else round(event.t_ms + offset_ms, 3)
+    return dataclasses.replace(event, t_ms=t_ms)
+
+
+def step_marker(chunk: Chunk) -> dict[str, Any] | None:
+    """The step a marker chunk starts (None for ordinary chunks)."""
+    return chunk.extra.get(STEP_MARKER) if chunk.extra else None
+
+
+def chain_steps(schedule: Recording) -> list[dict[str, Any]] | None:
+    """The step timings of a chain's flattened schedule (None for a single stream)."""
+    chain = schedule.header.extra.get("chain")
+    return list(chain["steps"]) if isinstance(chain, dict) else None
+
+
+def step_at_ms(steps: list[dict[str, Any]], t_ms: float) -> int:
+    """The position of the step running at `t_ms` (from `chain_steps`)."""
+    for step in steps:
+        if t_ms < step["end_ms"]:
+            return int(step["step"])
+    return int(steps[-1]["step"])
 
 
 # -- reading chain files ----------------------------------------------------------------------

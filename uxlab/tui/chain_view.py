@@ -7,13 +7,17 @@ tool pause reads like "⠹ searching the web…" followed by a collapsed tool-ca
 running call, streamed into a `StreamView` (one per chain, restarted for each call, so a
 chunk costs what it costs in a chat: O(1)), and at the end the final answer.
 
-`ChainView` is a `uxlab.chain.ChainSink`: ``begin_step`` returns the stream view for a
-call, ``end_step`` ticks the step off, ``cancel`` stops it. The step list changes only at
-step boundaries and spinner ticks, never per chunk.
+`ChainView` is a player `Sink` for a chain's flattened schedule
+(`ChainSchedule.to_recording`, what a study trial plays): a step-marker chunk begins a
+step, other chunks go to the stream view, ``finish`` ends the answer, ``cancel`` marks the
+running step stopped. It is also a `uxlab.chain.ChainSink` for `ChainPlayer`
+(``begin_step`` returns the stream view for a call, ``end_step`` ticks the step off). The
+step list changes only at step boundaries and spinner ticks, never per chunk.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any, ClassVar
 
@@ -23,10 +27,13 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from uxlab.chain import ScheduledStep
+from uxlab.chain import ScheduledStep, step_marker
+from uxlab.streams.recording import Chunk, End, ErrorEvent, Header, Recording
 from uxlab.tui.stream_view import StreamView
 
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+_PLACEHOLDER = Recording(Header(id="chain-step"))
+"""Stands for a call's stream when the step comes from a marker (the chunks follow)."""
 
 
 def tool_call_line(tool: dict[str, Any] | None, width: int, expanded: bool = False) -> list[str]:
@@ -158,14 +165,49 @@ class ChainView(Vertical, can_focus=True):
         return self.query_one("#chain-stream", StreamView)
 
     # -- lifecycle -------------------------------------------------------------------------
-    def start(self, prompt: str) -> None:
-        """Clear the view and show the request; steps follow with `begin_step`."""
-        self.query_one("#chain-prompt", Static).update(Text("You: " + prompt.strip()))
+    def start(self, prompt: str | None = None, waiting: bool = True) -> None:
+        """Clear the view and show the request (as `StreamView.start`); steps follow.
+
+        Without a prompt (a trial before its send) the view is just cleared.
+        """
+        self.query_one("#chain-prompt", Static).update(
+            Text("You: " + prompt.strip()) if prompt else ""
+        )
         self.steps_view.clear()
         self.stream.start(None, waiting=False)
-        self.state = "running"
-        if self._timer is None:
+        self.current = None
+        self.state = "running" if prompt else "idle"
+        if prompt and self._timer is None:
             self._timer = self.set_interval(self.spinner_interval_s, self.steps_view.tick)
+
+    # -- player Sink (a chain's flattened schedule) -----------------------------------------
+    def apply(self, index: int, chunk: Chunk) -> None:
+        """A step marker begins a step (ending the one before); other chunks stream."""
+        marker = step_marker(chunk)
+        if marker is None:
+            self.stream.append(chunk.text, chunk.channel)
+            return
+        if self.current is not None:
+            self.end_step(self.current)
+        t_ms = chunk.t_ms or 0.0
+        step = ScheduledStep(
+            index=int(marker["position"]),
+            position=int(marker["position"]),
+            kind=marker["kind"],
+            label=str(marker["label"]),
+            start_ms=t_ms,
+            end_ms=t_ms,
+            tool=marker.get("tool"),
+        )
+        if step.kind != "pause":
+            step = dataclasses.replace(step, schedule=_PLACEHOLDER)
+        self.begin_step(step)
+
+    def finish(self, end: End | None = None, error: ErrorEvent | None = None) -> None:
+        """The answer (and the chain) is over."""
+        self.stream.finish(end, error)
+        if self.current is not None:
+            self.end_step(self.current)
 
     # -- ChainSink ---------------------------------------------------------------------------
     def begin_step(self, step: ScheduledStep) -> StreamView | None:
@@ -180,17 +222,20 @@ class ChainView(Vertical, can_focus=True):
         return stream
 
     def end_step(self, step: ScheduledStep) -> None:
+        self.current = None
         self.steps_view.end(step)
         if step.kind == "answer":
             self.state = "finished"
             self._stop_timer()
 
     def cancel(self) -> None:
-        """The participant gave up: the running step is marked stopped."""
+        """The participant gave up: the running step is marked stopped, its stream too."""
         if self.state != "running":
             return
         self.state = "cancelled"
-        self.steps_view.stop()  # a running call's stream is stopped by its player
+        self.steps_view.stop()
+        if self.current is not None and self.current.kind != "pause":
+            self.stream.cancel()
         self._stop_timer()
 
     def action_toggle_details(self) -> None:
