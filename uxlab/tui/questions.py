@@ -46,6 +46,9 @@ class QuestionView:
     required: bool = True
 
 
+_ARROWS = {False: "← →", True: "↑ ↓"}
+
+
 class Answered(Message):
     """A question was answered: its id, the value and the response time in ms."""
 
@@ -82,12 +85,9 @@ class ChoiceRow(_Timed, Widget, can_focus=True):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("left,h", "move(-1)", "Choose", key_display="← →"),
-        Binding("right,l", "move(1)", "Next", show=False),
-        Binding("up,k", "move(-1)", "Prev", show=False),
-        Binding("down,j", "move(1)", "Next", show=False),
         Binding("enter", "confirm", "Confirm"),
     ]
+    """Arrows are bound per widget: the footer names the ones that match the layout."""
 
     selected: reactive[int | None] = reactive(None)
 
@@ -109,6 +109,12 @@ class ChoiceRow(_Timed, Widget, can_focus=True):
         self.hotkeys = hotkeys or {}
         self.vertical = vertical
         self.now_ms = now_ms or _perf_ms
+        row, column = ("right,l", "left,h"), ("down,j", "up,k")
+        shown, other = (column, row) if vertical else (row, column)
+        self._bindings.bind(shown[0], "move(1)", "Choose", key_display=_ARROWS[vertical])
+        self._bindings.bind(shown[1], "move(-1)", "Choose", show=False)
+        self._bindings.bind(other[0], "move(1)", "Choose", show=False)
+        self._bindings.bind(other[1], "move(-1)", "Choose", show=False)
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._mark_shown)
@@ -166,7 +172,7 @@ class Slider(_Timed, Widget, can_focus=True):
 
     value: reactive[float | None] = reactive(None)
 
-    def __init__(self, question: QuestionView, *, now_ms: NowMs | None = None, width: int = 50):
+    def __init__(self, question: QuestionView, *, now_ms: NowMs | None = None, width: int = 44):
         super().__init__()
         self.question = question
         self.now_ms = now_ms or _perf_ms
@@ -181,7 +187,7 @@ class Slider(_Timed, Widget, can_focus=True):
         span = q.maximum - q.minimum
         if self.value is None:
             out.append("─" * self.bar_width, style="dim")
-            out.append("   (press ← or → to place the marker)", style="dim")
+            out.append("  (← → to place)", style="dim")
         else:
             pos = round((self.value - q.minimum) / span * (self.bar_width - 1)) if span else 0
             out.append("─" * pos)

@@ -15,6 +15,7 @@ command with the same participant id continues with the next trial.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import events, work
@@ -55,8 +56,10 @@ class RunResult:
 class StudyApp(App[RunResult]):
     """The participant's client for one study session (see the module docstring)."""
 
-    CSS_PATH = "uxlab.tcss"
+    CSS_PATH = Path(__file__).with_name("uxlab.tcss")  # absolute: subclasses live elsewhere
     ENABLE_COMMAND_PALETTE = False
+    start_flow = True
+    """False in hosts that show one screen (snapshot tests)."""
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+q", "quit_study", "Quit", priority=True),
         Binding("ctrl+c", "quit_study", "Quit", show=False, priority=True),
@@ -98,7 +101,8 @@ class StudyApp(App[RunResult]):
         yield Static("", id="blank")
 
     def on_mount(self) -> None:
-        self._flow()
+        if self.start_flow:
+            self._flow()
 
     # -- every key press ---------------------------------------------------------------------
     async def on_event(self, event: events.Event) -> None:

@@ -106,6 +106,7 @@ class TrialScreen(Screen[TrialRun]):
             "timed_out": "Time is up for this answer.",
         }.get(self.run.outcome, "")
         self.query_one("#trial-hint", Static).update(hint)
+        self.query_one("#trial-hint").display = bool(hint)
         self.refresh_bindings()
         if not self.run.questions:
             self.dismiss(self.run)

@@ -1,0 +1,176 @@
+"""SVG snapshots (80x24) of every screen of `uxlab run`.
+
+Each test shows one screen in the real study app (its stylesheet, its app-wide Quit key)
+without running the flow. Update after a deliberate change with `--snapshot-update` and look
+at the SVGs.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from test_session import tiny_study
+
+from uxlab.session import StudySession
+from uxlab.store import Store
+from uxlab.study import load_study
+from uxlab.tui.flow_screens import (
+    BreakScreen,
+    ConsentScreen,
+    EndQuestionsScreen,
+    EndScreen,
+    InstructionsScreen,
+    ParticipantScreen,
+    WarningsScreen,
+)
+from uxlab.tui.stream_view import StreamView
+from uxlab.tui.study_app import StudyApp
+from uxlab.tui.trial_screen import TrialScreen
+
+SIZE = (80, 24)
+QUESTIONS = """
+[[questions]]
+id = "tone"
+type = "choice"
+text = "Which word fits the answer best?"
+options = ["Helpful", "Neutral", "Unhelpful"]
+
+[[questions]]
+id = "wait"
+type = "slider"
+text = "How long did the wait feel?"
+min = 0
+max = 100
+labels = ["No wait", "Far too long"]
+
+[[questions]]
+id = "why"
+type = "text"
+text = "Why did you give that rating?"
+"""
+
+
+class OneScreen(StudyApp):
+    """The study app showing one screen (built after mount) instead of running the flow."""
+
+    start_flow = False
+
+    def __init__(self, make_screen, *args, **kw) -> None:
+        super().__init__(*args, **kw)
+        self.make_screen = make_screen
+
+    def on_mount(self) -> None:
+        self.push_screen(self.make_screen(self))
+
+
+def app_for(tmp_path: Path, make_screen, levels: str = "0") -> OneScreen:
+    study = load_study(
+        tiny_study(tmp_path, levels=levels, itl=1, practice=0, extra_questions=QUESTIONS)
+    )
+    store = Store.open(tmp_path / "snap.sqlite")
+    return OneScreen(make_screen, study, store, participant="P-SNAP1", suggested_id="P-7K3QX")
+
+
+def trial_screen(app: StudyApp) -> TrialScreen:
+    ss = StudySession.open(app.study, app.store, "P-SNAP1", clock=app.clock)
+    ss.accept_consent()
+    ss.start_running()
+    app.session = ss
+    run = ss.begin(ss.next_trial())
+    app.current_run = run
+    return TrialScreen(run, ss.progress(run.trial), app.probe)
+
+
+async def settle(pilot, condition, timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "the screen did not settle"
+        await pilot.pause(0.02)
+    await pilot.pause()
+
+
+def text_screen_test(make):
+    def test(snap_compare, tmp_path):
+        app = app_for(tmp_path, make)
+
+        async def run_before(pilot) -> None:
+            await settle(pilot, lambda: app.screen is not app.screen_stack[0])
+
+        assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+    return test
+
+
+test_warnings = text_screen_test(
+    lambda app: WarningsScreen(
+        [
+            "running inside tmux: it repaints the real terminal on its own schedule, so shown "
+            "times are not what participants see; run studies outside it",
+            "terminal is 70x20; the study screens need at least 80x24",
+        ]
+    )
+)
+test_participant = text_screen_test(lambda app: ParticipantScreen("P-7K3QX", app.study.title))
+test_consent = text_screen_test(lambda app: ConsentScreen(app.study.texts["consent"]))
+test_instructions = text_screen_test(
+    lambda app: InstructionsScreen(
+        app.study.texts["instructions"],
+        "**Keys:** Enter sends the prompt; **Esc** stops waiting. There are 8 trials.",
+        "Welcome back. Your session continues after trial 3 of 9.",
+    )
+)
+test_break = text_screen_test(lambda app: BreakScreen("Trial 12 of 60 done"))
+test_end = text_screen_test(
+    lambda app: EndScreen("Thank you", app.study.texts["debrief"] + "\n\nPress **Enter**.")
+)
+test_end_question = text_screen_test(
+    lambda app: EndQuestionsScreen(app.study.end_questions, app.clock.now_ms)
+)
+
+
+def test_trial_ready(snap_compare, tmp_path):
+    app = app_for(tmp_path, trial_screen)
+
+    async def run_before(pilot) -> None:
+        await settle(pilot, lambda: isinstance(app.screen, TrialScreen))
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_trial_waiting(snap_compare, tmp_path):
+    app = app_for(tmp_path, trial_screen, levels="600000")
+
+    async def run_before(pilot) -> None:
+        await settle(pilot, lambda: isinstance(app.screen, TrialScreen))
+        await pilot.press("enter")
+        view = app.screen.query_one(StreamView)
+        await settle(pilot, lambda: view.state == "waiting")
+        view._waiting_timer.pause()  # the dots move every 250 ms: freeze the first frame
+        view._waiting_frame = 0
+        view._live = [view._waiting_strip()]
+        view.refresh()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize(
+    "answered", [0, 1, 2, 3, 4], ids=["yesno", "likert", "choice", "slider", "text"]
+)
+def test_trial_finished_with_question(snap_compare, tmp_path, answered):
+    app = app_for(tmp_path, trial_screen)
+    keys = [("y", "enter"), ("4", "enter"), ("down", "enter"), ("right", "right", "enter")]
+
+    async def run_before(pilot) -> None:
+        await settle(pilot, lambda: isinstance(app.screen, TrialScreen))
+        screen = app.screen
+        await pilot.press("enter")
+        await settle(pilot, lambda: screen.run.phase == "over" and screen.query("QuestionPanel"))
+        for k in range(answered):
+            await pilot.press(*keys[k])
+            await settle(pilot, lambda k=k: screen.asked == k + 1 and app.focused is not None)
+        view = screen.query_one(StreamView)
+        await settle(pilot, lambda: view._markdown)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
