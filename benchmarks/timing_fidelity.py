@@ -139,6 +139,17 @@ def naive_app(recordings: list[Any], out: Path) -> Any:
     return NaiveApp()
 
 
+def bare_floor(recordings: list[Any], out: Path) -> None:
+    """The same player on a bare asyncio loop, no Textual: what the machine alone gives."""
+    from uxlab.player import HeadlessSink, Player
+
+    async def play_all() -> list[dict[str, Any]]:
+        return [(await Player(rec, HeadlessSink()).play()).to_dict() for rec in recordings]
+
+    logs = asyncio.run(play_all())
+    out.write_text(json.dumps({"frame_cap": 0, "has_terminal": False, "logs": logs}))
+
+
 def worker(args: argparse.Namespace) -> int:
     """Run one configuration in this process (the frame cap is already in the env)."""
     import uxlab.tui  # noqa: F401  (frame cap before textual)
@@ -147,6 +158,9 @@ def worker(args: argparse.Namespace) -> int:
 
     recordings = load_corpus(args.dir).recordings
     out = Path(args.out)
+    if args.view == "bare":
+        bare_floor(recordings, out)
+        return 0
     if args.view == "ours":
         app = ReplayApp(recordings, bench_json=out)
     else:
@@ -169,7 +183,7 @@ def worker(args: argparse.Namespace) -> int:
 
 def run_config(mode: str, view: str, fps: int, folder: Path, timeout_s: float) -> dict[str, Any]:
     out = folder / f"result-{mode}-{view}-{fps}.json"
-    env = dict(os.environ, TEXTUAL_FPS=str(fps), UXLAB_FPS=str(fps))
+    env = dict(os.environ, TEXTUAL_FPS=str(max(fps, 1)), UXLAB_FPS=str(max(fps, 1)))
     if mode == "headless" or view == "naive":
         cmd = [sys.executable, str(Path(__file__).resolve()), "--worker"]
         cmd += ["--mode", mode, "--view", view, "--dir", str(folder), "--out", str(out)]
@@ -196,7 +210,9 @@ def run_config(mode: str, view: str, fps: int, folder: Path, timeout_s: float) -
                 time.sleep(0.5)
         finally:
             time.sleep(0.5)
-            subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+            subprocess.run(
+                ["tmux", "kill-session", "-t", session], check=False, stderr=subprocess.DEVNULL
+            )  # normally gone already: the session ends with the app
     payload = json.loads(out.read_text())
     payload["wall_s"] = time.monotonic() - started
     return payload
@@ -324,7 +340,7 @@ def main() -> int:
     )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--mode", choices=("headless", "tty"), help=argparse.SUPPRESS)
-    parser.add_argument("--view", choices=("ours", "naive"), help=argparse.SUPPRESS)
+    parser.add_argument("--view", choices=("ours", "naive", "bare"), help=argparse.SUPPRESS)
     parser.add_argument("--dir", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -339,7 +355,7 @@ def main() -> int:
         f"timing fidelity: {os.cpu_count()} CPUs, load {load[0]:.2f}/{load[1]:.2f}/{load[2]:.2f}"
         f" (1/5/15 min), streams {total_s:.0f} s per configuration"
     )
-    configs = [("headless", "ours", 240), ("headless", "naive", 60)]
+    configs = [("headless", "bare", 0), ("headless", "ours", 240), ("headless", "naive", 60)]
     configs += [("headless", "ours", fps) for fps in args.also_fps]
     if shutil.which("tmux") and not args.no_tmux:
         configs += [("tmux", "ours", 240), ("tmux", "naive", 60)]
@@ -350,11 +366,13 @@ def main() -> int:
         folder = Path(tmp)
         write_schedules(schedules, folder)
         for mode, view, fps in configs:
-            name = f"{mode}:{view}@{fps}"
-            print(f"  running {name} ...", flush=True)
+            name = "floor:bare-asyncio" if view == "bare" else f"{mode}:{view}@{fps}"
+            load_before = os.getloadavg()[0]
+            print(f"  running {name} (load {load_before:.2f}) ...", flush=True)
             mode_arg = "headless" if mode == "headless" else "tty"
             payload = run_config(mode_arg, view, fps, folder, timeout_s=total_s * 3 + 120)
-            if payload["frame_cap"] != fps:
+            payload["load_before"] = load_before
+            if view != "bare" and payload["frame_cap"] != fps:
                 print(f"  warning: {name} ran at {payload['frame_cap']} fps")
             results[name] = payload
     print(f"load after: {os.getloadavg()[0]:.2f}\n")

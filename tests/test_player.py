@@ -229,3 +229,21 @@ async def test_cancel_before_play_calls_the_play_off_without_touching_the_sink()
     log = await player.play()
     assert log.records == [] and log.cancelled_at_ms == 0.0 and log.finished_ms is None
     assert not sink.cancelled and not sink.finished and sink.applied == []
+
+
+async def test_meta_events_reach_sinks_that_take_them_at_their_time():
+    clock = VirtualClock()
+
+    class MetaSink(HeadlessSink):
+        def __init__(self):
+            super().__init__(clock)
+            self.metas = []
+
+        def apply_meta(self, meta):
+            self.metas.append((meta.data["name"], clock.now_ms()))
+
+    events = [Meta(t_ms=4.0, data={"kind": "tool_call", "name": "f"}), Chunk(t_ms=6.0, text="x")]
+    rec = Recording(Header(id="m"), events=events, end=End(t_ms=6.0))
+    sink = MetaSink()
+    log = await Player(rec, sink, clock).play()
+    assert sink.metas == [("f", 4.0)] and [r.index for r in log.records] == [0]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from textual.app import App, ComposeResult
 
-from uxlab.player import Player
-from uxlab.streams.recording import Chunk, End, ErrorEvent, Header, Recording
+from uxlab.player import Player, VirtualClock
+from uxlab.streams.recording import Chunk, End, ErrorEvent, Header, Meta, Recording
 from uxlab.tui.paint_probe import PaintProbe, ProbedSink
 from uxlab.tui.stream_view import StreamView, wrap_overflow
 
@@ -238,3 +238,20 @@ async def test_chunks_applied_before_a_frame_share_it():
         assert times[0] == times[1] and 2 not in times
         assert times[3][0] > times[1][0]
         assert app.probe.frame_of[3] > app.probe.frame_of[0]
+
+
+async def test_a_tool_call_takes_its_name_from_the_meta_event():
+    events = [
+        Meta(t_ms=1.0, data={"kind": "tool_call", "id": "c1", "name": "get_weather"}),
+        Chunk(t_ms=1.0, text='{"city": ', channel="tool"),
+        Chunk(t_ms=2.0, text='"Lisbon"}', channel="tool"),
+        Chunk(t_ms=3.0, text="Sunny."),
+    ]
+    schedule = Recording(Header(id="tool"), events=events, end=End(t_ms=3.0))
+    app = ProbedHost()
+    async with app.run_test(size=(60, 10)) as pilot:
+        view = app.query_one(StreamView)
+        view.start("q", waiting=False)
+        await Player(schedule, ProbedSink(view, app.probe), VirtualClock()).play()
+        await pilot.pause()
+        assert "▸ Tool call: get_weather (18 chars) · t to expand" in view.lines_text()

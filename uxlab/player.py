@@ -55,6 +55,9 @@ class Sink(Protocol):
         """The participant abandoned the stream: stop showing more."""
         ...
 
+    # Optional: `apply_meta(meta: Meta) -> None` receives meta events (role prelude,
+    # tool-call start with its name) at their times; sinks without it never see them.
+
 
 @runtime_checkable
 class PaintReporter(Protocol):
@@ -272,7 +275,15 @@ class Player:
             for event in self.schedule.events:
                 if self._cancelled:
                     break
-                if isinstance(event, Meta) or event.t_ms is None:
+                if event.t_ms is None:
+                    continue
+                if isinstance(event, Meta):
+                    # Optional for sinks: e.g. a tool call's name arrives as a meta event.
+                    apply_meta = getattr(sink, "apply_meta", None)
+                    if apply_meta is not None:
+                        await self._wait_until(t0 + event.t_ms)
+                        if not self._cancelled:
+                            apply_meta(event)
                     continue
                 if stop_at_ms is not None and event.t_ms > stop_at_ms:
                     await self._stop_at(t0 + stop_at_ms)

@@ -30,7 +30,7 @@ from textual.app import App
 from textual.drivers.linux_driver import LinuxDriver
 
 from uxlab.clock import Clock, MonotonicClock
-from uxlab.streams.recording import Chunk, End, ErrorEvent
+from uxlab.streams.recording import Chunk, End, ErrorEvent, Meta
 
 _NO_BYTES = -1.0
 """Marker: a frame that wrote nothing (its chunks changed nothing visible)."""
@@ -204,6 +204,11 @@ class ProbedSink:
         self.view.apply(index, chunk)
         if chunk.text:
             self.probe.applied(index)
+
+    def apply_meta(self, meta: Meta) -> None:
+        apply_meta = getattr(self.view, "apply_meta", None)
+        if apply_meta is not None:
+            apply_meta(meta)
 
     def finish(self, end: End | None, error: ErrorEvent | None) -> None:
         self.view.finish(end, error)

@@ -88,9 +88,13 @@ def timing_summary(requested: Requested, log: PlaybackLog | None) -> str:
         )
     shown = [r for r in log.records if r.n_chars and r.channel == "content"]
     source = "flushed" if any(r.flushed_ms is not None for r in shown) else "queued"
-    frames = [r.queued_ms for r in shown]
-    shared = sum(1 for a, b in itertools.pairwise(frames) if a is not None and a == b)
-    share = f"{100.0 * shared / max(1, len(frames) - 1):.0f}%"
+    # Only chunks due at least one frame period apart could have had frames of their own.
+    period_ms = 1000.0 / max(1, frame_cap())
+    pairs = [
+        (a, b) for a, b in itertools.pairwise(shown) if b.scheduled_ms - a.scheduled_ms >= period_ms
+    ]
+    shared = sum(1 for a, b in pairs if a.queued_ms is not None and a.queued_ms == b.queued_ms)
+    share = f"{100.0 * shared / max(1, len(pairs)):.0f}%"
     if log.cancelled_at_ms is not None:
         ending = f"stopped at {_ms(log.cancelled_at_ms)}"
     elif log.error_at_ms is not None:

@@ -31,7 +31,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
-from uxlab.streams.recording import Chunk, End, ErrorEvent
+from uxlab.streams.recording import Chunk, End, ErrorEvent, Meta
 
 StreamState = Literal["idle", "waiting", "streaming", "finished", "cancelled", "error"]
 
@@ -76,6 +76,8 @@ class _Block:
     kind: str  # prompt | content | reasoning | tool | error | status
     parts: list[str] = field(default_factory=list)
     closed: bool = False
+    name: str | None = None
+    """A tool call's name, when a meta event gave it."""
 
     @property
     def text(self) -> str:
@@ -151,6 +153,7 @@ class StreamView(ScrollView, can_focus=True):
         self._tail = ""
         self._tail_style: Style | None = None
         self._open_start = 0
+        self._next_tool_name: str | None = None
         self._width = 0
         self._markdown = False
         self._follow = True
@@ -196,6 +199,8 @@ class StreamView(ScrollView, can_focus=True):
             if block is not None and not block.closed:
                 self._close_block(block)
             block = _Block(kind)
+            if kind == "tool":
+                block.name, self._next_tool_name = self._next_tool_name, None
             self._blocks.append(block)
             self._open_block(block, prev)
         block.parts.append(text)
@@ -238,6 +243,11 @@ class StreamView(ScrollView, can_focus=True):
     def apply(self, index: int, chunk: Chunk) -> None:
         """Player sink: show chunk `index` now."""
         self.append(chunk.text, chunk.channel)
+
+    def apply_meta(self, meta: Meta) -> None:
+        """Player sink (optional): a tool call's name arrives as a meta event."""
+        if meta.data.get("kind") == "tool_call" and meta.data.get("name"):
+            self._next_tool_name = str(meta.data["name"])
 
     # -- reading back --------------------------------------------------------------------
     @property
@@ -491,7 +501,7 @@ def _details_header(block: _Block, open_: bool) -> str:
         if not block.closed:
             return f"{arrow} Thinking…"
         return f"{arrow} Thought ({len(block.text.split())} words) · t to {verb}"
-    name = _tool_name(block.text) if block.closed else None
+    name = block.name or (_tool_name(block.text) if block.closed else None)
     label = f"Tool call: {name}" if name else "Tool call"
     if not block.closed:
         return f"{arrow} {label}…"
