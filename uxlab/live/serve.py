@@ -159,12 +159,14 @@ class _Error(Exception):
         self.status, self.kind, self.message = status, kind, message
 
 
-def _error_response(wire: str, status: int, kind: str, message: str) -> JSONResponse:
+def _error_response(
+    wire: str, status: int, kind: str, message: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
     if wire == "anthropic":
         body = {"type": "error", "error": {"type": kind, "message": message}}
     else:
         body = {"error": {"message": message, "type": kind, "param": None, "code": None}}
-    return JSONResponse(body, status_code=status)
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def build_app(config: ServeConfig) -> Starlette:
@@ -222,7 +224,10 @@ def build_app(config: ServeConfig) -> Starlette:
             return _error_response(wire, exc.status, exc.kind, exc.message)
         request_index = next(counter)
         prompt = last_user_text(body["messages"])
-        chosen = pick(request_index, prompt)
+        try:
+            chosen = pick(request_index, prompt)
+        except UxlabError as exc:  # e.g. a profile that cannot shape this recording
+            return _error_response(wire, 500, "api_error", f"uxlab serve: {exc}")
         schedule, seed = chosen.schedule, chosen.seed
         served = Served(
             request_index, seed, wire, schedule, t0_ms, chosen.replay_id, dict(chosen.labels)
@@ -263,9 +268,8 @@ def build_app(config: ServeConfig) -> Starlette:
             await _sleep_until(player_clock, t0_ms + (err.t_ms or 0.0))
             kind = str(err.error.get("type") or "api_error")
             status = 529 if kind == "overloaded_error" else 500
-            return _error_response(
-                wire, status, kind, str(err.error.get("message") or "injected error")
-            )
+            message = str(err.error.get("message") or "injected error")
+            return _error_response(wire, status, kind, message, headers)
         await _sleep_until(player_clock, t0_ms + (end_ms or 0.0))
         make = _openai_message if wire == "openai" else _anthropic_message
         return JSONResponse(make(schedule, model, prompt_tokens), headers=headers)
