@@ -84,25 +84,25 @@ def run(args: argparse.Namespace) -> int:
 
 
 def report(result: Any, db: Path, args: argparse.Namespace) -> int:
-    """Print where the data is and what to do next; the exit status."""
-    if result is None:
-        print("uxlab run: the study stopped before a session began; nothing was stored.")
+    """Print where the data is and what to do next; returns the exit status."""
+    if result is None or result.outcome == "quit":
+        print("uxlab run: quit before a session began; nothing was stored.")
         return 1
-    who = f"participant {result.participant}" if result.participant else "no participant"
-    n = len(result.committed)
-    trials = f"{n} trial{'s' if n != 1 else ''} stored this time"
-    export = f"export with: uxlab export {db} -o results/{Path(db).stem}-export"
-    if result.outcome == "completed":
-        print(f"uxlab run: {who} completed the study ({trials}) -> {db}\n{export}")
-        return 0
     if result.outcome == "declined":
         print(f"uxlab run: consent declined; only the refusal was counted in {db}")
         return 0
-    if result.outcome == "interrupted":
+    n = len(result.committed)
+    stored = f"{n} trial{'s' if n != 1 else ''} stored this time"
+    lines = []
+    if result.outcome == "completed":
+        lines.append(f"uxlab run: {result.participant} completed the study; {stored}.")
+    else:
         again = f"uxlab run {args.study} --participant {result.participant}"
         if args.db is not None:
             again += f" --db {db}"
-        print(f"uxlab run: session interrupted ({trials}) -> {db}\nresume with: {again}\n{export}")
-        return 3
-    print("uxlab run: quit before a session began; nothing was stored.")
-    return 1
+        lines.append(f"uxlab run: session of {result.participant} interrupted; {stored}.")
+        lines.append(f"resume:  {again}")
+    lines.append(f"data:    {db}")
+    lines.append(f"export:  uxlab export {db} -o {Path(db).with_name(Path(db).stem + '-export')}")
+    print("\n".join(lines))
+    return 0 if result.outcome == "completed" else 3
