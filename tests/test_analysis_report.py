@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import re
 from pathlib import Path
 
@@ -83,25 +84,44 @@ def test_rising_judgement_too_slow(tmp_path):
 def test_cli_on_csv_prints_thresholds(tmp_path, capsys):
     path = tmp_path / "trials.csv"
     simulate_trial_table(n_participants=5, reps=2, seed=3).to_csv(path, index=False)
-    code = main(
-        [
-            "report",
-            str(path),
-            "-o",
-            str(tmp_path / "r"),
-            "--n-boot",
-            "100",
-            "--stimulus",
-            "ttft_ms",
-            "--judgement",
-            "q_acceptable",
-            "-q",
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name, ttft_ms in (("quick", 150.0), ("slow", 5000.0)):
+        lines = [
+            {
+                "type": "header",
+                "format": "uxlab.replay/1",
+                "id": name,
+                "source": {"kind": "import", "vendor": name, "model": "m"},
+            },
+            {"type": "chunk", "t_ms": ttft_ms, "channel": "content", "text": "Hi"},
+            {"type": "chunk", "t_ms": ttft_ms + 30, "channel": "content", "text": " there"},
+            {"type": "end", "t_ms": ttft_ms + 60, "finish_reason": "stop"},
         ]
-    )
+        (corpus / f"{name}.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    argv = [
+        "report",
+        str(path),
+        "-o",
+        str(tmp_path / "r"),
+        "--n-boot",
+        "100",
+        "--stimulus",
+        "ttft_ms",
+        "--judgement",
+        "q_acceptable",
+        "-q",
+        "--score",
+        str(corpus),
+    ]
+    assert main(argv) == 0
     out = capsys.readouterr().out
-    assert code == 0
     assert re.search(r"psychometric +50% threshold +\d+ ms +\[\d+, \d+\]", out)
     assert (tmp_path / "r" / "report.html").is_file()
+    score = pd.read_csv(tmp_path / "r" / "score.csv").set_index("source")
+    assert score.loc["slow/m", "share_past_threshold"] == 1.0
+    assert score.loc["quick/m", "share_past_threshold"] == 0.0
+    assert score.loc["slow/m", "p_abandon"] > score.loc["quick/m", "p_abandon"]
 
 
 def test_cli_errors_name_file_row_and_column(tmp_path, capsys):

@@ -130,6 +130,7 @@ class ReportData:
     thresholds: pd.DataFrame | None = None
     score: pd.DataFrame | None = None
     score_errors: list[str] = field(default_factory=list)
+    score_fixed_levels: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
@@ -479,7 +480,12 @@ def _score(data: ReportData) -> None:
         draws = data.psychometric.pooled.threshold_samples_(0.5)
         draws = draws[np.isfinite(draws)]
     aft = data.survival.aft if data.survival is not None else None
-    fixed = {f: float(data.kept[f].min()) for f in data.factors}
+    from analysis.score import STREAM_METRIC_FOR_FACTOR
+
+    fixed = {
+        f: float(data.kept[f].min()) for f in data.factors if f not in STREAM_METRIC_FOR_FACTOR
+    }
+    data.score_fixed_levels = fixed
     data.score = score_corpus(
         timings,
         data.stimulus,

@@ -303,6 +303,14 @@ def build_blocks(data) -> list:
                 "95% intervals from the bootstrap and the AFT parameter uncertainty."
             )
         )
+        if data.score_fixed_levels:
+            held = ", ".join(f"{k}={v:g}" for k, v in data.score_fixed_levels.items())
+            blocks.append(
+                Para(
+                    f"Study factors a recording cannot supply are held at their "
+                    f"lowest level for the prediction: {held}."
+                )
+            )
         blocks.append(Table(data.score, "Scored corpus"))
         if data.score_errors:
             blocks.append(Bullets([f"skipped: {e}" for e in data.score_errors[:20]]))
@@ -339,10 +347,11 @@ def _range(row) -> str:
 
 
 def _est_ci(est: float, low: float, high: float) -> str:
-    def f(v: float) -> str:
-        return f"{v:,.0f}" if np.isfinite(v) else "not reached"
-
-    return f"{f(est)} [{f(low)}, {f(high)}]"
+    """`1,150 [376, 1,869]`; `not reached` when fewer than that share gave up while waiting."""
+    if not np.isfinite(est):
+        return "not reached" if not np.isfinite(low) else f"not reached [{low:,.0f}, –]"
+    upper = f"{high:,.0f}" if np.isfinite(high) else "not reached"
+    return f"{est:,.0f} [{low:,.0f}, {upper}]"
 
 
 def _range_pair(pair) -> str:
