@@ -400,13 +400,14 @@ def _ratings(data: ReportData, column: str) -> RatingPart:
 
 def reference_comparison(data: ReportData) -> pd.DataFrame | None:
     """The published figures next to the measured threshold each should be compared with."""
+    from analysis.report.references import compare_figures
+
     try:
-        from analysis.reference import compare_report, load_reference_figures
+        from analysis.reference import load_reference_figures
     except ImportError:
         data.notes.append("Reference figures are not available in this installation.")
         return None
-    measured = measured_estimates(data)
-    return compare_report(load_reference_figures(), measured)
+    return compare_figures(load_reference_figures(), measured_estimates(data))
 
 
 def measured_estimates(data: ReportData) -> dict[str, tuple[float, float, float]]:

@@ -1,0 +1,172 @@
+"""The reference table: each published figure beside the measured threshold it maps to.
+
+The figures and their citations live in `analysis/reference_figures.toml` (loaded by
+`analysis.reference.load_reference_figures`). Each figure names what it should be compared
+with (`compare_with`, e.g. "psychometric ttft_ms 0.5", "rating ttft_ms 0.5",
+"abandonment 0.1"); this module finds that estimate among the report's results and says
+whether the figure lies inside, below or above its 95% CI. A figure whose measure this
+study did not measure is listed as such, so the table always shows every figure.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+COLUMNS = [
+    "id",
+    "label",
+    "figure",
+    "figure_low_ms",
+    "figure_high_ms",
+    "compared_with",
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "our_estimate",
+    "verdict",
+    "evidence",
+    "citation",
+]
+
+
+def _as_dict(item: Any) -> dict[str, Any]:
+    if isinstance(item, Mapping):
+        return dict(item)
+    if dataclasses.is_dataclass(item):
+        return dataclasses.asdict(item)
+    return dict(vars(item))
+
+
+def _first(d: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
+    for k in keys:
+        if d.get(k) not in (None, ""):
+            return d[k]
+    return default
+
+
+def _to_ms(value: float, unit: str) -> float:
+    """A figure in ms (per token for rates): s -> ms, tokens/s -> ms per token."""
+    unit = (unit or "ms").strip().lower().replace(" ", "")
+    if unit in ("s", "sec", "seconds"):
+        return value * 1000.0
+    if unit in ("tokens/s", "tok/s", "tokens_per_s"):
+        return 1000.0 / value if value else float("inf")
+    return float(value)
+
+
+def figure_range_ms(fig: Mapping[str, Any]) -> tuple[float, float]:
+    """(low, high) of a figure in ms; equal for a point figure; NaN when not a latency."""
+    unit = str(_first(fig, "unit", default="ms"))
+    low = _first(fig, "low_ms", "low", "value_low", "min")
+    high = _first(fig, "high_ms", "high", "value_high", "max")
+    value = _first(fig, "value_ms", "value")
+    if isinstance(value, list | tuple) and len(value) == 2:
+        low, high = value
+    if low is None and high is None and value is not None:
+        low = high = value
+    try:
+        lo_ms, hi_ms = _to_ms(float(low), unit), _to_ms(float(high), unit)
+    except (TypeError, ValueError):
+        return float("nan"), float("nan")
+    return min(lo_ms, hi_ms), max(lo_ms, hi_ms)
+
+
+def verdict(low_ms: float, high_ms: float, ci_low: float, ci_high: float) -> str:
+    """Where the figure lies relative to our CI: inside, below or above."""
+    if high_ms < ci_low:
+        return "below"
+    if low_ms > ci_high:
+        return "above"
+    return "inside"
+
+
+def _match(compare_with: str, measured: Mapping[str, tuple[float, float, float]]) -> str | None:
+    """The key of `measured` a figure's `compare_with` names (measure, stimulus, level)."""
+    text = compare_with.lower().replace("=", " ").replace(":", " ").replace(",", " ")
+    words = set(text.split())
+    best, best_score = None, 0
+    for key in measured:
+        parts = key.lower().split(":")
+        measure, rest = parts[0], parts[1:]
+        if not any(w.startswith(measure[:7]) for w in words):
+            continue
+        numbers = {f"{float(w):g}" for w in words if _is_number(w)}
+        score = 1 + sum(1 for p in rest if p in words or (_is_number(p) and p in numbers))
+        stimulus_named = [p for p in rest if not _is_number(p)]
+        names_other_factor = any(w.endswith(("_ms", "_s")) for w in words)
+        if stimulus_named and names_other_factor and not set(stimulus_named) & words:
+            continue  # the figure names another latency factor
+        if score > best_score:
+            best, best_score = key, score
+    return best
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def compare_figures(
+    figures: Iterable[Any], measured: Mapping[str, tuple[float, float, float]]
+) -> pd.DataFrame:
+    """One row per figure: the figure in ms, the matched estimate [CI] and the verdict.
+
+    `measured` maps keys like `psychometric:ttft_ms:0.5`, `rating:ttft_ms:0.5`,
+    `abandonment:0.1` to (estimate, ci_low, ci_high) in ms.
+    """
+    rows = []
+    for item in figures:
+        fig = _as_dict(item)
+        lo, hi = figure_range_ms(fig)
+        compare_with = str(_first(fig, "compare_with", "compared_with", "maps_to", default=""))
+        key = _match(compare_with, measured) if compare_with else None
+        perception = _first(fig, "perception_study", default=None)
+        note = str(_first(fig, "note", "evidence", default=""))
+        evidence = ("perception study" if perception else "no perception study") + (
+            f": {note}" if note else ""
+        )
+        if perception is None:
+            evidence = note
+        row = {
+            "id": str(_first(fig, "id", default="")),
+            "label": str(_first(fig, "label", "name", "title", "id", default="")),
+            "figure": _figure_text(fig, lo, hi),
+            "figure_low_ms": lo,
+            "figure_high_ms": hi,
+            "compared_with": compare_with or "–",
+            "estimate": np.nan,
+            "ci_low": np.nan,
+            "ci_high": np.nan,
+            "our_estimate": "not measured in this study",
+            "verdict": "–",
+            "evidence": evidence,
+            "citation": str(_first(fig, "citation", "source", default="")),
+        }
+        if key is not None and np.isfinite(lo):
+            est, ci_lo, ci_hi = measured[key]
+            row.update(
+                estimate=est,
+                ci_low=ci_lo,
+                ci_high=ci_hi,
+                our_estimate=f"{est:,.0f} ms [{ci_lo:,.0f}, {ci_hi:,.0f}]",
+                verdict=verdict(lo, hi, ci_lo, ci_hi),
+            )
+        rows.append(row)
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _figure_text(fig: Mapping[str, Any], lo: float, hi: float) -> str:
+    text = _first(fig, "figure", "value_text", default=None)
+    if text is not None and not isinstance(text, int | float | list | tuple):
+        return str(text)
+    if not np.isfinite(lo):
+        return str(_first(fig, "value", default="–"))
+    return f"{lo:,.0f} ms" if lo == hi else f"{lo:,.0f}–{hi:,.0f} ms"
