@@ -83,13 +83,13 @@ def test_chain_section_gives_table_figure_and_a_plain_answer() -> None:
     assert fig.axes[0].get_xscale() == "log" and len(fig.axes[0].lines) >= 3
 
 
-def test_falling_question_and_abandonment_count_as_impatience() -> None:
+def test_falling_question_and_abandonment_on_request() -> None:
     df = _trials("end-to-end", seed=2).head(40).copy()
     df["q_acceptable"] = 1 - df["q_too_slow"]
     df.loc[0, "outcome"] = "abandoned"
     df.loc[0, "q_acceptable"] = np.nan
     df.loc[1, "practice"] = 1
-    got = chain_judgements(df, response="q_acceptable", direction="falling")
+    got = chain_judgements(df, response="q_acceptable", direction="falling", abandon_as_yes=True)
     assert len(got) == 39
     assert got.loc[0, "slow"] == 1
     assert (got["slow"].iloc[1:].to_numpy() == df["q_too_slow"].iloc[2:].to_numpy()).all()

@@ -433,6 +433,14 @@ def build_chain_schedule(
     return ChainSchedule(chain.id, chain.prompt, seed, factors, tuple(steps))
 
 
+def chain_stimulus(chain: Chain) -> Recording:
+    """The whole chain as recorded (no factors) as one stream whose id is the chain's id:
+    what a chain study's corpus holds, so the design assigns chains like recordings."""
+    flat = build_chain_schedule(chain, {}, seed=0).to_recording()
+    flat.header = dataclasses.replace(flat.header, id=chain.id, retime=None)
+    return flat
+
+
 # -- playing a chain --------------------------------------------------------------------------
 class ChainSink(Protocol):
     """Where a chain is shown: the terminal chain view, a headless recorder."""

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from uxlab.chain import chain_steps, step_at_ms
 from uxlab.clock import Clock, MonotonicClock
 from uxlab.player import PlaybackLog, Player, Sink
 from uxlab.shaping import shape
@@ -42,7 +43,7 @@ from uxlab.streams.recording import Chunk, Recording
 from uxlab.study.adaptive import AdaptivePlan
 from uxlab.study.design import Trial
 from uxlab.study.spec import Question, Study, condition_id
-from uxlab.study.stimulus import trial_source
+from uxlab.study.stimulus import chain_trial_schedule, trial_source
 
 Shaper = Callable[[Recording, Any, int], Recording]
 
@@ -250,7 +251,35 @@ class TrialRun:
             "shown_last_ms": shown_last,
             "scheduled_end_ms": self.scheduled_end_ms,
         }
+        steps = chain_steps(self.schedule)
+        if steps is not None:  # an agent chain: per-step timings, e2e and the step given up in
+            self._chain_record(steps, timings, events)
         return TrialRecord(self.outcome, timings, dict(self.responses), events)
+
+    def _chain_record(
+        self, steps: list[dict[str, Any]], timings: dict[str, Any], events: list[dict[str, Any]]
+    ) -> None:
+        """Add `e2e_ms` (when the answer ended, measured), `abandon_step` and one `step`
+        event per step begun: `t_ms` when its marker was handed out, with the scheduled
+        `start_ms`, `end_ms`, per-call `ttft_ms`, `step_kind`, `label` and `tool`."""
+        handed: dict[int, float] = {}
+        if self.log is not None:  # markers: the empty chunks opening each step, in order
+            markers = [r for r in self.log.records if r.n_chars == 0 and r.channel == "content"]
+            handed = {s["step"]: r.handed_ms for s, r in zip(steps, markers, strict=False)}
+        t_abandon = timings["t_abandon_ms"]
+        timings["e2e_ms"] = self.log.finished_ms if self.log is not None else None
+        timings["abandon_step"] = None if t_abandon is None else step_at_ms(steps, t_abandon)
+        for s in steps:
+            if s["step"] not in handed:
+                continue
+            events.append(
+                {
+                    "kind": "step",
+                    "t_ms": handed[s["step"]],
+                    **{("step_kind" if k == "kind" else k): v for k, v in s.items()},
+                }
+            )
+        events.sort(key=lambda e: float("inf") if e["t_ms"] is None else e["t_ms"])
 
 
 class _PhaseSink:
@@ -397,6 +426,9 @@ class StudySession:
 
     def schedule_for(self, trial: Trial) -> Recording:
         """The shaped stream of a trial, from its recording, levels and stored seed."""
+        chained = chain_trial_schedule(self.study, trial)  # an agent chain, flattened
+        if chained is not None:
+            return chained
         source = trial_source(self.study, trial)  # the same stimulus `uxlab serve` plays
         return self.shaper(source, self.study.profile_for(trial.levels), trial.seed)
 

@@ -34,6 +34,13 @@ def register(subparsers: Any) -> None:
         help="population 50%% TTFT threshold of the observers (default 800)",
     )
     p.add_argument(
+        "--chain-k",
+        type=float,
+        metavar="K",
+        help="agent chains: n calls at per-call TTFT x feel like x * n**K "
+        "(1 = latency multiplies, the default; 0 = per-call only)",
+    )
+    p.add_argument(
         "--durable", action="store_true", help="fsync every commit as a real session does (slower)"
     )
     p.set_defaults(func=run)
@@ -56,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
         if args.threshold_ms <= 0:
             raise CliError(f"--threshold-ms {args.threshold_ms:g}: must be a latency > 0")
         truth = dataclasses.replace(truth, threshold_ms=args.threshold_ms)
+    if args.chain_k is not None:
+        truth = dataclasses.replace(truth, chain_k=args.chain_k)
     study = load_study(args.study)
     db = args.db if args.db is not None else default_db_path(study)
     with Store.open(db) as store:

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from uxlab.chain import chain_steps
 from uxlab.streams.recording import Recording
 from uxlab.study.spec import Question, Study
 
@@ -57,6 +58,9 @@ class PopulationTruth:
     attention_lapse: float = 0.03
     send_delay_median_ms: float = 900.0
     rt_median_ms: float = 1400.0
+    chain_k: float = 1.0
+    """Agent chains: a chain of n model calls at per-call TTFT x is judged like one call at
+    x * n**chain_k (1 = the waiting sums up, "latency multiplies"; 0 = per-call only)."""
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -72,6 +76,8 @@ class Cues:
     median_gap_ms: float | None
     gap_cv: float
     end_ms: float
+    n_calls: int = 1
+    """Model calls in an agent chain (then `ttft_ms` is the median per-call TTFT)."""
 
 
 def stream_cues(schedule: Recording) -> Cues:
@@ -86,7 +92,12 @@ def stream_cues(schedule: Recording) -> Cues:
     gaps = gaps[gaps > 0]
     median = float(np.median(gaps)) if gaps.size else None
     cv = float(gaps.std() / gaps.mean()) if gaps.size > 1 else 0.0
-    return Cues(float(times[0]), median, cv, float(max(end, times[-1])))
+    ttft_ms, n_calls = float(times[0]), 1
+    steps = chain_steps(schedule)
+    if steps is not None:  # an agent chain: each call's own TTFT, and how many calls
+        call_ttfts = [s["ttft_ms"] for s in steps if s["ttft_ms"] is not None]
+        ttft_ms, n_calls = float(np.median(call_ttfts)), len(call_ttfts)
+    return Cues(ttft_ms, median, cv, float(max(end, times[-1])), n_calls)
 
 
 def _core(x_ms: float, m_log: float, w_log: float) -> float:
@@ -133,7 +144,7 @@ class Observer:
         t = self.truth
         if cues.ttft_ms is None:
             return 1.0
-        f = _core(cues.ttft_ms, self.m_log, t.width_log)
+        f = _core(cues.ttft_ms * cues.n_calls**t.chain_k, self.m_log, t.width_log)
         if self.use_itl and cues.median_gap_ms is not None:
             gap = cues.median_gap_ms * (1.0 + t.jitter_weight * cues.gap_cv * self.use_jitter)
             f = 1.0 - (1.0 - f) * (1.0 - _core(gap, self.itl_m_log, t.itl_width_log))

@@ -53,6 +53,9 @@ AFTER_FACTOR_COLUMNS = [
     "scheduled_end_ms",
 ]
 TAIL_COLUMNS = ["attention_check", "attention_ok", "pilot", "simulated"]
+CHAIN_COLUMNS = ["e2e_ms", "abandon_step"]
+"""Agent-chain trials only (from the trial's `timings`): measured end of the answer, and
+the step (0-based) running when the participant gave up."""
 EVENT_COLUMNS = ["session_id", "trial_index", "t_ms", "kind", "data"]
 SESSION_COLUMNS = [
     "session_id",
@@ -127,7 +130,8 @@ def read_tables(db: str | Path) -> dict[str, Any]:
             SELECT st.study_id, s.study_sha256, t.session_id, s.participant, t.trial_index,
                    t.block, t.practice, t.condition_id, t.levels, t.replay_id, t.seed,
                    t.outcome, t.t_abandon_ms, t.shown_first_ms, t.shown_last_ms,
-                   t.scheduled_end_ms, t.attention, t.attention_ok, s.pilot, s.simulated
+                   t.scheduled_end_ms, t.attention, t.attention_ok, s.pilot, s.simulated,
+                   t.timings
             FROM trials t JOIN sessions s ON s.session_id = t.session_id
                  JOIN studies st ON st.sha256 = s.study_sha256
             ORDER BY s.created_at, s.session_id, t.trial_index
@@ -148,7 +152,16 @@ def read_tables(db: str | Path) -> dict[str, Any]:
             row["attention_check"] = r[16]
             row["attention_ok"] = r[17] if r[16] else None
             row["pilot"], row["simulated"] = r[18], r[19]
+            extra = json.loads(r[20]) if r[20] else {}
+            if any(c in extra for c in CHAIN_COLUMNS):
+                row.update({c: extra.get(c) for c in CHAIN_COLUMNS})
             trial_rows.append(row)
+        if any(CHAIN_COLUMNS[0] in row for row in trial_rows):
+            at = trial_columns.index("scheduled_end_ms") + 1
+            trial_columns = [*trial_columns[:at], *CHAIN_COLUMNS, *trial_columns[at:]]
+            for row in trial_rows:
+                for c in CHAIN_COLUMNS:
+                    row.setdefault(c, None)
 
         event_rows = [
             dict(zip(EVENT_COLUMNS, r, strict=True))

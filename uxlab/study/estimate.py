@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from uxlab.chain import build_chain_schedule
 from uxlab.shaping import shape
 from uxlab.study.design import Trial
 from uxlab.study.spec import ANSWER_S, Study
@@ -37,7 +38,14 @@ def condition_stream_ms(study: Study, max_recordings: int = 6) -> dict[str, floa
     out = {}
     for k, cond in enumerate(study.conditions):
         profile = study.profile_for(cond.levels)
-        ends = [schedule_end_ms(shape(r, profile, seed=study.seed + k)) for r in recordings]
+        if study.chains is not None:  # agent chains: the whole chain, laid out
+            base = study.profile.to_table()
+            chains = [study.chains[r.id] for r in recordings]
+            ends = [
+                build_chain_schedule(c, cond.levels, study.seed + k, base).e2e_ms for c in chains
+            ]
+        else:
+            ends = [schedule_end_ms(shape(r, profile, seed=study.seed + k)) for r in recordings]
         out[cond.id] = sum(ends) / len(ends)
     return out
 

@@ -25,13 +25,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from uxlab.chain import CHAIN_FACTORS, Chain, chain_stimulus, load_chains
 from uxlab.errors import UxlabError
 from uxlab.shaping import FACTOR_NAMES, Profile, ProfileError
 from uxlab.streams.corpus import Corpus, load_corpus
 
 ORDERS = ("random", "fixed", "latin-square", "blocked")
 ASSIGNMENTS = ("cycle", "random", "by_condition")
-TRIAL_KINDS = ("single",)  # "chain" (agent chains) arrives with a later issue
+TRIAL_KINDS = ("single", "chain")
+"""single: one shaped stream per trial; chain: an agent chain (`uxlab.chain`) per trial."""
 QUESTION_TYPES = ("likert", "yesno", "choice", "slider", "text")
 QUESTION_WHEN = ("trial", "end")
 YES_MEANS = ("acceptable", "too_slow")
@@ -182,6 +184,8 @@ class Study:
     abandon: Abandon
     attention: Attention | None
     corpus: Corpus = field(repr=False)
+    chains: dict[str, Chain] | None = field(default=None, repr=False)
+    """kind = "chain": the chains by id (the corpus then holds one stream per chain)."""
 
     @property
     def within_factors(self) -> list[Factor]:
@@ -221,14 +225,27 @@ class Study:
         raise KeyError(qid)
 
     def profile_for(self, levels: dict[str, float]) -> Profile:
-        """The base profile with a condition's factor levels applied."""
-        return self.profile.with_factors(dict(levels)) if levels else self.profile
+        """The base profile with a condition's factor levels applied.
+
+        In a chain study this is the profile of each model call: `call_ttft_ms` sets its
+        TTFT, and `n_steps` / `pause_ms` (not stream parameters) are left out.
+        """
+        levels = profile_levels(levels)
+        return self.profile.with_factors(levels) if levels else self.profile
 
     def prompt_for(self, replay_id: str) -> str:
         """The prompt shown for a recording: the study's override, else the recording's."""
         if self.prompt is not None:
             return self.prompt
         return recording_prompt(self.corpus.by_id(replay_id).header.request)
+
+
+def profile_levels(levels: dict[str, float]) -> dict[str, float]:
+    """A condition's levels as shaping factors (chain factors mapped or left out)."""
+    out = {k: v for k, v in levels.items() if k not in CHAIN_FACTORS}
+    if "call_ttft_ms" in levels:
+        out["ttft_ms"] = levels["call_ttft_ms"]
+    return out
 
 
 def _fmt_level(x: float) -> str:
@@ -267,7 +284,7 @@ def recording_prompt(request: dict[str, Any]) -> str:
 _SECTIONS = {
     "study": ("id", "title", "version", "seed"),
     "texts": ("consent", "instructions", "debrief"),
-    "stimuli": ("corpus", "files", "assignment", "prompt", "kind"),
+    "stimuli": ("corpus", "chains", "files", "assignment", "prompt", "kind"),
     "profile": None,  # checked by Profile.from_table
     "factors": None,  # any profile parameter
     "design": ("repeats", "blocks", "order", "blocked_by", "max_run", "practice", "break_every"),
@@ -411,9 +428,9 @@ class _Loader:
         if "debrief" in tx:
             texts["debrief"] = self.text(tx, "debrief", "[texts]")
 
-        corpus_path, corpus, assignment, prompt, kind = self.stimuli(doc)
+        corpus_path, corpus, assignment, prompt, kind, chains = self.stimuli(doc)
         profile = self.profile(doc)
-        factors = self.factors(doc, profile)
+        factors = self.factors(doc, profile, chains)
         design = self.design(doc, factors)
         counter = self.counterbalance(doc)
         questions = self.questions(doc)
@@ -447,11 +464,48 @@ class _Loader:
             abandon=abandon,
             attention=attention,
             corpus=corpus,
+            chains=chains,
         )
 
-    def stimuli(self, doc: dict) -> tuple[Path, Corpus, str, str | None, str]:
+    def chain_stimuli(self, s: dict) -> tuple[Path, Corpus, dict[str, Chain]]:
+        """`kind = "chain"`: the chains folder; the corpus holds one stream per chain."""
+        for key in ("corpus", "files"):
+            if key in s:
+                raise self.err(
+                    f"[stimuli].{key}",
+                    'not used with kind = "chain": name the chain folder with chains = "..."',
+                )
+        if "chains" not in s:
+            raise self.err(
+                "[stimuli].chains",
+                'missing (required with kind = "chain"): a folder of *.chain.json files, '
+                'relative to the study file (e.g. "../replays/chains")',
+            )
+        rel = self.text(s, "chains", "[stimuli]")
+        chains_path = (self.path.parent / rel).resolve()
+        if not chains_path.exists():
+            raise self.err("[stimuli].chains", f"{rel!r} does not exist (looked for {chains_path})")
+        try:
+            chains = load_chains(chains_path)
+        except UxlabError as exc:
+            raise self.err("[stimuli].chains", f"does not load: {exc}") from None
+        paths = [c.path or chains_path for c in chains.values()]
+        corpus = Corpus(chains_path, [chain_stimulus(c) for c in chains.values()], paths)
+        return chains_path, corpus, chains
+
+    def stimuli(
+        self, doc: dict
+    ) -> tuple[Path, Corpus, str, str | None, str, dict[str, Chain] | None]:
         s = self.table(doc, "stimuli")
         self.unknown(s, _SECTIONS["stimuli"], "[stimuli]")
+        kind = self.choice(s, "kind", "[stimuli]", TRIAL_KINDS, "single")
+        if kind == "chain":
+            chains_path, corpus, chains = self.chain_stimuli(s)
+            assignment = self.choice(s, "assignment", "[stimuli]", ASSIGNMENTS, "cycle")
+            prompt = self.text(s, "prompt", "[stimuli]", None)
+            return chains_path, corpus, assignment, prompt, kind, chains
+        if "chains" in s:
+            raise self.err("[stimuli].chains", 'only with kind = "chain" (add it, or remove this)')
         if "corpus" not in s:
             raise self.err(
                 "[stimuli].corpus",
@@ -493,8 +547,7 @@ class _Loader:
             raise self.err("[stimuli].corpus", f"recording id {dup[0]!r} appears twice")
         assignment = self.choice(s, "assignment", "[stimuli]", ASSIGNMENTS, "cycle")
         prompt = self.text(s, "prompt", "[stimuli]", None)
-        kind = self.choice(s, "kind", "[stimuli]", TRIAL_KINDS, "single")
-        return corpus_path, corpus, assignment, prompt, kind
+        return corpus_path, corpus, assignment, prompt, kind, None
 
     def profile(self, doc: dict) -> Profile:
         table = self.table(doc, "profile", required=False)
@@ -505,16 +558,34 @@ class _Loader:
         except ProfileError as exc:
             raise StudyError(self.path, None, _strip_path(str(exc), self.path)) from None
 
-    def factors(self, doc: dict, profile: Profile) -> list[Factor]:
+    def chain_level(self, name: str, x: float, key: str, chains: dict[str, Chain] | None) -> None:
+        """Check one level of a chain factor (`CHAIN_FACTORS`)."""
+        if chains is None:
+            raise self.err(key, f'{name!r} is a chain factor: use it with [stimuli] kind = "chain"')
+        if name == "n_steps":
+            if not float(x).is_integer() or x < 1:
+                raise self.err(key, f"{x} is not a whole number of model calls (1 or more)")
+            short = min(chains.values(), key=lambda c: c.n_calls)
+            if x > short.n_calls:
+                raise self.err(
+                    key,
+                    f"{x:g} model calls: chain {short.id!r} has only {short.n_calls} "
+                    f"(use 1..{short.n_calls})",
+                )
+
+    def factors(
+        self, doc: dict, profile: Profile, chains: dict[str, Chain] | None = None
+    ) -> list[Factor]:
         table = self.table(doc, "factors")
         if not table:
             raise self.err("[factors]", "needs at least one factor, e.g. ttft_ms = [200, 800]")
         out = []
         for name, value in table.items():
-            if name not in FACTOR_NAMES:
+            if name not in FACTOR_NAMES and name not in CHAIN_FACTORS:
+                choices = (*FACTOR_NAMES, *(CHAIN_FACTORS if chains is not None else ()))
                 raise self.err(
                     f"[factors].{name}",
-                    "not a profile parameter" + _did_you_mean(name, tuple(FACTOR_NAMES)),
+                    "not a profile parameter" + _did_you_mean(name, choices),
                 )
             where = f"[factors].{name}"
             between, procedure, down, grid = False, "fixed", 2, 25
@@ -543,8 +614,10 @@ class _Loader:
                     raise self.err(key, f"{x} is not a whole number")
                 if x in levels:
                     raise self.err(key, f"{x} repeats level {levels.index(x)}")
+                if name in CHAIN_FACTORS:
+                    self.chain_level(name, x, key, chains)
                 try:
-                    profile.with_factors({name: x})
+                    profile.with_factors(profile_levels({name: x}))
                 except ProfileError as exc:
                     raise self.err(key, f"{x} is not a valid level: {exc.problem}") from None
                 levels.append(x)

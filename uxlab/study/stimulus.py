@@ -8,6 +8,7 @@ trial's stored seed, so every stimulus can be rebuilt from the database.
 
 from __future__ import annotations
 
+from uxlab.chain import build_chain_schedule
 from uxlab.shaping import shape
 from uxlab.streams.recording import Chunk, End, Header, Recording
 from uxlab.study.design import AttentionCheck, Trial
@@ -41,8 +42,21 @@ def trial_source(study: Study, trial: Trial) -> Recording:
     return study.corpus.by_id(trial.replay_id)
 
 
+def chain_trial_schedule(study: Study, trial: Trial) -> Recording | None:
+    """In a chain study, the trial's chain laid out with its levels and seed and flattened
+    to one schedule (`ChainSchedule.to_recording`); None for other trials."""
+    if study.chains is None or trial.attention is not None or trial.replay_id is None:
+        return None
+    chain = study.chains[trial.replay_id]
+    base = study.profile.to_table()
+    return build_chain_schedule(chain, trial.levels, trial.seed, base).to_recording()
+
+
 def trial_schedule(study: Study, trial: Trial) -> Recording:
     """The schedule to play on `trial` (its header's `retime` records profile and seed)."""
+    chained = chain_trial_schedule(study, trial)
+    if chained is not None:
+        return chained
     return shape(trial_source(study, trial), study.profile_for(trial.levels), seed=trial.seed)
 
 
