@@ -93,6 +93,7 @@ ACTIONS = [
     ("Take a short rest", ["Enter"]),
     ("Press Enter to begin", ["Enter"]),
     ("Press Enter to send.", ["Enter"]),
+    ("Press Enter for the next trial", ["Enter"]),
     ("Please answer No", None),  # an attention check's answer: handled below
     ("Was the wait acceptable?", ["y", "Enter"]),
     ("How fast did the answer feel?", ["4", "Enter"]),

@@ -155,6 +155,17 @@ def test_trial_waiting(snap_compare, tmp_path):
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
+def test_trial_stopped_while_waiting(snap_compare, tmp_path):
+    app = app_for(tmp_path, trial_screen, levels="600000")
+
+    async def run_before(pilot) -> None:
+        await settle(pilot, lambda: isinstance(app.screen, TrialScreen))
+        await pilot.press("enter", "escape")
+        await settle(pilot, lambda: app.screen._awaiting_next)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
 @pytest.mark.parametrize(
     "answered", [0, 1, 2, 3, 4], ids=["yesno", "likert", "choice", "slider", "text"]
 )

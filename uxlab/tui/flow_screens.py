@@ -120,6 +120,9 @@ class ConsentScreen(TextScreen):
         text += "\n\nPress **a** if you agree to take part, or **d** if you do not."
         super().__init__("Consent", text)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return action != "continue"  # consent is a/d only: Enter must not agree by habit
+
     def action_accept(self) -> None:
         self.dismiss(True)
 

@@ -129,11 +129,15 @@ class ChoiceRow(_Timed, Widget, can_focus=True):
             out.append("\n" if self.vertical else " ")
         labels = self.question.labels
         if not self.vertical and any(labels):
-            out.append("\n")
-            width = max(len(out.plain.splitlines()[0]), len(labels[0]) + len(labels[1]) + 2)
-            out.append(labels[0], style="dim")
-            out.append(" " * max(1, width - len(labels[0]) - len(labels[1])))
-            out.append(labels[1], style="dim")
+            # Under the first option's caption, and ending under the last one's.
+            last_start = 2 + sum(len(c) + 5 for c in self.captions[:-1])
+            last_end = last_start + len(self.captions[-1])
+            left, right = labels
+            pad = last_end - len(right) - (2 + len(left))
+            out.append("\n  ")
+            out.append(left, style="dim")
+            out.append(" " * max(1, pad))
+            out.append(right, style="dim")
         return out
 
     def action_move(self, delta: int) -> None:

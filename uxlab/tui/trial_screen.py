@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from uxlab.session import TrialRun
+from uxlab.tui.chain_view import ChainView
 from uxlab.tui.paint_probe import PaintProbe, ProbedSink
 from uxlab.tui.questions import Answered, QuestionPanel, question_view
 from uxlab.tui.stream_view import StreamView
@@ -40,6 +41,7 @@ class TrialScreen(Screen[TrialRun]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "send", "Send"),
+        Binding("enter", "next", "Next trial"),
         Binding("t", "toggle_details", "Details", show=False),
     ]
 
@@ -52,13 +54,15 @@ class TrialScreen(Screen[TrialRun]):
         self.progress = progress
         self.probe = probe
         self.asked = 0
+        self._awaiting_next = False
         key = run.study.abandon.key
         self._bindings.bind(key, "give_up", "Stop", key_display=key_label(key))
 
     def compose(self) -> ComposeResult:
         practice = "  ·  practice (not counted)" if self.run.trial.practice else ""
         yield Static(f"{self.progress}{practice}", id="trial-header")
-        yield StreamView(id="chat")
+        chain = self.run.study.kind == "chain"  # an agent chain: steps, tools, answer
+        yield ChainView(id="chat") if chain else StreamView(id="chat")
         with Vertical(id="composer"):
             yield Static(self.run.prompt, id="composer-text")
         yield Static("Press Enter to send.", id="trial-hint")
@@ -67,8 +71,8 @@ class TrialScreen(Screen[TrialRun]):
 
     def on_mount(self) -> None:
         self.query_one("#trial-questions").display = False
-        self.query_one(StreamView).start(None, waiting=False)
-        self.query_one(StreamView).focus()
+        self.query_one("#chat", StreamView | ChainView).start(None, waiting=False)
+        self.query_one("#chat", StreamView | ChainView).focus()
 
     # -- sending and playing -------------------------------------------------------------
     def action_send(self) -> None:
@@ -76,7 +80,7 @@ class TrialScreen(Screen[TrialRun]):
             return
         t0 = getattr(self.app, "key_time_ms", None)
         self.run.send(t0)
-        view = self.query_one(StreamView)
+        view = self.query_one("#chat", StreamView | ChainView)
         view.start(self.run.prompt)  # the prompt is now the user's message; waiting shows
         self.query_one("#composer-text", Static).update("")
         self.query_one("#trial-hint", Static).update(
@@ -86,10 +90,14 @@ class TrialScreen(Screen[TrialRun]):
         self._play(view)
 
     @work(exclusive=True, group="trial-play")
-    async def _play(self, view: StreamView) -> None:
+    async def _play(self, view: StreamView | ChainView) -> None:
         sink: Any = ProbedSink(view, self.probe) if self.probe is not None else view
         await self.run.play(sink)
         self.post_message(self.Played())
+
+    def action_next(self) -> None:
+        if self._awaiting_next:
+            self.dismiss(self.run)
 
     def action_give_up(self) -> None:
         t_ms = getattr(self.app, "key_time_ms", None)
@@ -97,7 +105,7 @@ class TrialScreen(Screen[TrialRun]):
             self.refresh_bindings()
 
     def action_toggle_details(self) -> None:
-        self.query_one(StreamView).action_toggle_details()
+        self.query_one("#chat", StreamView | ChainView).action_toggle_details()
 
     @on(Played)
     def _played(self) -> None:
@@ -105,11 +113,16 @@ class TrialScreen(Screen[TrialRun]):
             "abandoned": "You stopped this answer.",
             "timed_out": "Time is up for this answer.",
         }.get(self.run.outcome, "")
+        if not self.run.questions:
+            # Nothing to ask (a give-up): show the stopped answer until Enter, so the
+            # participant sees that the key worked before the next prompt appears.
+            self.query_one("#composer").display = False
+            self._awaiting_next = True
+            hint = f"{hint} Press Enter for the next trial.".strip()
         self.query_one("#trial-hint", Static).update(hint)
         self.query_one("#trial-hint").display = bool(hint)
         self.refresh_bindings()
         if not self.run.questions:
-            self.dismiss(self.run)
             return
         self.query_one("#composer").display = False
         self.query_one("#trial-questions").display = True
@@ -140,6 +153,8 @@ class TrialScreen(Screen[TrialRun]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "send":
             return self.run.phase == "ready"
+        if action == "next":
+            return self._awaiting_next
         if action == "give_up":
             return self.run.phase in ("waiting", "streaming") and self.run.abandoned_at_ms is None
         return True
