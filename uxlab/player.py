@@ -15,12 +15,13 @@ from __future__ import annotations
 import asyncio
 import itertools
 import statistics
+from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from uxlab.clock import Clock, MonotonicClock, VirtualClock
 from uxlab.errors import UxlabError
-from uxlab.streams.recording import Chunk, End, ErrorEvent, Meta, Recording
+from uxlab.streams.recording import Chunk, End, ErrorEvent, Event, Meta, Recording
 
 __all__ = [
     "ChunkTiming",
@@ -237,6 +238,50 @@ class Player:
         finally:
             self._sleeping = False
 
+    async def _events(self, t0: float, stop_at_ms: float | None) -> AsyncIterator[Event]:
+        """The schedule's events in order.
+
+        A live schedule (one with `wait_event(i)` and `known(i)`, see
+        `uxlab.live.live_schedule`) learns its events while playing: each is awaited until
+        it is known (None: there are no more). The wait ends early on `cancel()` and at
+        `stop_at_ms`, so a silent live model still times out.
+        """
+        wait_event = getattr(self.schedule, "wait_event", None)
+        if wait_event is None:
+            for event in self.schedule.events:
+                yield event
+            return
+        i = 0
+        while not self._cancelled:
+            waiter = asyncio.ensure_future(wait_event(i))
+            timer = None
+            if stop_at_ms is not None and not self.schedule.known(i):
+                timer = asyncio.ensure_future(self._stop_at(t0 + stop_at_ms))
+            self._sleeping = True
+            try:
+                await asyncio.wait({waiter} if timer is None else {waiter, timer},
+                                   return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+            except asyncio.CancelledError:
+                if not self._woken_by_cancel:
+                    waiter.cancel()
+                    raise
+                self._woken_by_cancel = False
+                task = asyncio.current_task()
+                if task is not None:
+                    task.uncancel()
+            finally:
+                self._sleeping = False
+                if timer is not None and not timer.done():
+                    timer.cancel()
+            if self._cancelled or not waiter.done():
+                waiter.cancel()
+                return
+            event = waiter.result()
+            if event is None:
+                return
+            yield event
+            i += 1
+
     async def _stop_at(self, deadline_ms: float) -> None:
         """Wait for the stop instant and call the play off there (unless already over)."""
         await self._wait_until(deadline_ms)
@@ -272,7 +317,7 @@ class Player:
         sink = self.sink
         index = 0
         try:
-            for event in self.schedule.events:
+            async for event in self._events(t0, stop_at_ms):
                 if self._cancelled:
                     break
                 if event.t_ms is None:
@@ -309,6 +354,8 @@ class Player:
                 sink.apply(index, event)
                 index += 1
             else:
+                end = self.schedule.end  # a live schedule knows its end only now
+                log.scheduled_end_ms = end.t_ms if end is not None else None
                 if end is not None and end.t_ms is not None and not self._cancelled:
                     if stop_at_ms is not None and end.t_ms > stop_at_ms:
                         await self._stop_at(t0 + stop_at_ms)

@@ -23,6 +23,7 @@ import asyncio
 import email.utils
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,6 +38,8 @@ from uxlab.live.wire_events import SSEFramer, WireEvent, dumps_capture
 from uxlab.streams.recording import End, ErrorEvent, Header, Recording
 from uxlab.streams.replay_file import safe_filename, write_replay
 
+OnEvent = Callable[[WireEvent, int], None]
+"""(framed SSE event, perf_counter_ns of its arrival) -> None."""
 RETRY_STATUSES = (429, 500, 502, 503, 504, 529)
 _ERROR_BODY_BYTES = 64_000
 SMALL_BODY_BYTES = 64 * 1024
@@ -154,14 +157,22 @@ async def record_stream(
     key: str | None,
     rid: str,
     options: RecordOptions | None = None,
+    on_event: OnEvent | None = None,
 ) -> RecordResult:
-    """Send one streaming request and record it (retrying 429/5xx when asked)."""
+    """Send one streaming request and record it (retrying 429/5xx when asked).
+
+    `on_event(event, arrival_ns)` is called for every SSE event as soon as it is framed,
+    with the `perf_counter_ns` instant its bytes arrived (live studies re-time the stream
+    as it comes in); an attempt that is retried may already have called it.
+    """
     options = options or RecordOptions()
     attempts = 0
     retried: list[int] = []
     while True:
         attempts += 1
-        result = await _record_once(client, api, base_url, model, prompt, key, rid, options)
+        result = await _record_once(
+            client, api, base_url, model, prompt, key, rid, options, on_event
+        )
         status = result.status
         if status in RETRY_STATUSES and attempts <= options.retries:
             wait_s = result.recording.errors[0].error.get("retry_after_s")
@@ -187,6 +198,7 @@ async def _record_once(
     key: str | None,
     rid: str,
     options: RecordOptions,
+    on_event: OnEvent | None = None,
 ) -> RecordResult:
     scrub = _Scrubber(key)
     built = build_request(api, base_url, model, prompt, key, options.params)
@@ -257,10 +269,13 @@ async def _record_once(
         problem: tuple[str, str] | None = None
         try:
             async for piece in response.aiter_raw():
-                t_ms = ms_since_t0(time.perf_counter_ns())
+                arrival_ns = time.perf_counter_ns()
+                t_ms = ms_since_t0(arrival_ns)
                 for ev in framer.feed(piece, t_ms):
                     ev.data, ev.event = scrub(ev.data), ev.event and scrub(ev.event)
                     capture.append(ev)
+                    if on_event is not None:
+                        on_event(ev, arrival_ns)
         except httpx.ReadTimeout:
             problem = ("read_timeout", f"no bytes for {options.read_timeout_s:g} s mid-stream")
         except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
