@@ -118,7 +118,7 @@ test_instructions = text_screen_test(
     lambda app: InstructionsScreen(
         app.study.texts["instructions"],
         "**Keys:** Enter sends the prompt; **Esc** stops waiting. There are 8 trials.",
-        "Welcome back. Your session continues after trial 3 of 9.",
+        "Welcome back. You have done 3 of 8 trials; the session continues with the next one.",
     )
 )
 test_break = text_screen_test(lambda app: BreakScreen("Trial 12 of 60 done"))

@@ -382,10 +382,16 @@ class StudySession:
         """What to tell a returning participant (empty for a new session)."""
         if not self.resumed:
             return ""
-        done = self.session.next_index
-        lost = self.session.interrupted
-        note = f"Welcome back. Your session continues after trial {done} of {len(self.trials)}."
-        if lost:
+        trial = self.next_trial()
+        if trial is None:
+            note = "Welcome back. All trials are done; only the last questions are left."
+        elif trial.practice:
+            note = f"Welcome back. The session continues with practice trial {trial.index + 1}."
+        else:
+            done = sum(1 for t in self.trials[: trial.index] if not t.practice)
+            note = f"Welcome back. You have done {done} of {self.n_main} trials; the session "
+            note += "continues with the next one."
+        if self.session.interrupted:
             note += " The trial that was running when it stopped is skipped."
         return note
 
