@@ -52,6 +52,8 @@ THRESHOLD_COLUMNS = [
     "condition",
 ]
 ABANDON_SHARES = (0.1, 0.5)
+# Wall-clock session stamps in sessions.csv (ISO 8601) that give the study's dates.
+SESSION_TIME_COLUMNS = ("created_at", "updated_at", "started_at", "finished_at", "ended_at")
 
 
 @dataclass
@@ -227,7 +229,8 @@ def study_info(table: TrialTable, options: ReportOptions) -> dict[str, str]:
     """Study id, hashes, seed, dates and software versions, as display strings."""
     from importlib import metadata
 
-    trials, study = table.trials, table.study
+    trials = table.trials
+    study = {**table.study, **(table.study.get("study") or {})}  # export nests it in "study"
     info: dict[str, str] = {}
     ids = sorted(trials["study_id"].dropna().astype(str).unique()) if "study_id" in trials else []
     info["study"] = ", ".join(ids) or str(study.get("id", "not in the data"))
@@ -257,8 +260,10 @@ def _dates(sessions: pd.DataFrame | None) -> str:
         return "not in the data"
     stamps = []
     for col in sessions.columns:
-        if any(k in col for k in ("started", "finished", "created", "ended", "_at")):
-            stamps.append(pd.to_datetime(sessions[col], errors="coerce", utc=True))
+        if col in SESSION_TIME_COLUMNS:
+            stamps.append(
+                pd.to_datetime(sessions[col], errors="coerce", utc=True, format="ISO8601")
+            )
     if not stamps:
         return "not in the data"
     values = pd.concat(stamps).dropna()
@@ -321,10 +326,17 @@ def _psychometric(data: ReportData, column: str) -> PsychometricPart:
             except ValueError as exc:
                 part.failed[pid] = str(exc)
             if opts.progress:
-                print(f"\r  participant fits {i + 1}/{len(keys)}", end="", file=sys.stderr)
+                _progress_bar(i + 1, len(keys), "participant fits")
         if opts.progress and keys:
             print(file=sys.stderr)
     return part
+
+
+def _progress_bar(done: int, total: int, label: str, width: int = 30) -> None:
+    """One self-overwriting line on stderr: `[#######.......]  57/200 participant fits`."""
+    filled = int(width * done / max(total, 1))
+    bar = "#" * filled + "." * (width - filled)
+    print(f"\r  [{bar}] {done:>{len(str(total))}}/{total} {label}", end="", file=sys.stderr)
 
 
 def _yes_label(column: str) -> str:

@@ -44,6 +44,16 @@ def _ms_axis(ax, label: str, axis: str = "x") -> None:
     (ax.set_xlabel if axis == "x" else ax.set_ylabel)(label)
 
 
+def clopper_pearson(k, n, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+    """Exact binomial (Clopper-Pearson) interval of k successes in n trials."""
+    from scipy import stats
+
+    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
+    lo = np.where(k > 0, stats.beta.ppf(alpha / 2, k, n - k + 1), 0.0)
+    hi = np.where(k < n, stats.beta.ppf(1 - alpha / 2, k + 1, n - k), 1.0)
+    return lo, hi
+
+
 def _mid_threshold(fitter) -> tuple[float, float, float]:
     """(estimate, ci_low, ci_high) of the 50% threshold from the fitted table (no refitting)."""
     row = fitter.thresholds_.set_index("level").loc[0.5]
@@ -79,7 +89,17 @@ def psychometric_grid(fits: dict, stimulus: str, max_panels: int = 36) -> bytes:
     for ax, key in zip(axes, keys, strict=False):
         f = fits[key]
         p = f.n_yes_ / f.n_total_
-        ax.plot(f.x_ms_, p, "o", ms=3, color="tab:blue")
+        lo_p, hi_p = clopper_pearson(f.n_yes_, f.n_total_)
+        ax.errorbar(
+            f.x_ms_,
+            p,
+            yerr=[p - lo_p, hi_p - p],
+            fmt="o",
+            ms=3,
+            lw=0.6,
+            color="tab:blue",
+            alpha=0.8,
+        )
         grid = np.geomspace(f.x_ms_[0], f.x_ms_[-1], 100)
         ax.plot(grid, f.predict(grid), color="tab:blue", lw=1)
         t, lo, hi = _mid_threshold(f)

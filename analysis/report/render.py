@@ -160,8 +160,9 @@ def build_blocks(data) -> list:
                 Figure(
                     "psychometric_participants",
                     figures.psychometric_grid(p.per_participant, stim),
-                    f"Fits per participant (first {shown} of {len(p.per_participant)}): data, "
-                    "curve and 50% threshold with CI. All are in thresholds.csv.",
+                    f"Fits per participant (first {shown} of {len(p.per_participant)}): data with "
+                    "95% binomial CIs, curve and 50% threshold with CI. All are in "
+                    "thresholds.csv.",
                 )
             )
         if p.failed:
