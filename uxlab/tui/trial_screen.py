@@ -41,6 +41,7 @@ class TrialScreen(Screen[TrialRun]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "send", "Send"),
+        Binding("enter", "next", "Next trial"),
         Binding("t", "toggle_details", "Details", show=False),
     ]
 
@@ -53,6 +54,7 @@ class TrialScreen(Screen[TrialRun]):
         self.progress = progress
         self.probe = probe
         self.asked = 0
+        self._awaiting_next = False
         key = run.study.abandon.key
         self._bindings.bind(key, "give_up", "Stop", key_display=key_label(key))
 
@@ -93,6 +95,10 @@ class TrialScreen(Screen[TrialRun]):
         await self.run.play(sink)
         self.post_message(self.Played())
 
+    def action_next(self) -> None:
+        if self._awaiting_next:
+            self.dismiss(self.run)
+
     def action_give_up(self) -> None:
         t_ms = getattr(self.app, "key_time_ms", None)
         if self.run.abandon(t_ms):
@@ -107,11 +113,16 @@ class TrialScreen(Screen[TrialRun]):
             "abandoned": "You stopped this answer.",
             "timed_out": "Time is up for this answer.",
         }.get(self.run.outcome, "")
+        if not self.run.questions:
+            # Nothing to ask (a give-up): show the stopped answer until Enter, so the
+            # participant sees that the key worked before the next prompt appears.
+            self.query_one("#composer").display = False
+            self._awaiting_next = True
+            hint = f"{hint} Press Enter for the next trial.".strip()
         self.query_one("#trial-hint", Static).update(hint)
         self.query_one("#trial-hint").display = bool(hint)
         self.refresh_bindings()
         if not self.run.questions:
-            self.dismiss(self.run)
             return
         self.query_one("#composer").display = False
         self.query_one("#trial-questions").display = True
@@ -142,6 +153,8 @@ class TrialScreen(Screen[TrialRun]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "send":
             return self.run.phase == "ready"
+        if action == "next":
+            return self._awaiting_next
         if action == "give_up":
             return self.run.phase in ("waiting", "streaming") and self.run.abandoned_at_ms is None
         return True
