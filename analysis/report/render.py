@@ -312,7 +312,7 @@ def build_blocks(data) -> list:
                     f"lowest level for the prediction: {held}."
                 )
             )
-        blocks.append(Table(data.score, "Scored corpus"))
+        blocks.append(Table(_score_table(data.score), "Scored corpus"))
         if data.score_errors:
             blocks.append(Bullets([f"skipped: {e}" for e in data.score_errors[:20]]))
     return blocks
@@ -327,6 +327,32 @@ REF_COLUMNS = {
     "evidence": "evidence",
     "citation": "source",
 }
+
+
+def _score_table(score: pd.DataFrame) -> pd.DataFrame:
+    """The scored corpus with each share and its interval in one cell, as percentages."""
+    out = score[["source", "n_streams", "median_ttft_ms", "median_itl_ms"]].rename(
+        columns={
+            "n_streams": "streams",
+            "median_ttft_ms": "median TTFT (ms)",
+            "median_itl_ms": "median ITL (ms/token)",
+        }
+    )
+
+    def pct(row, est, lo, hi) -> str:
+        return f"{row[est]:.0%} [{row[lo]:.0%}, {row[hi]:.0%}]"
+
+    if "share_past_threshold" in score:
+        out["past the 50% threshold [95% CI]"] = [
+            pct(r, "share_past_threshold", "share_ci_low", "share_ci_high")
+            for _, r in score.iterrows()
+        ]
+    if "p_abandon" in score:
+        out["predicted abandoned [95% CI]"] = [
+            pct(r, "p_abandon", "p_abandon_ci_low", "p_abandon_ci_high")
+            for _, r in score.iterrows()
+        ]
+    return out
 
 
 def _rules_text(rules) -> str:
@@ -367,7 +393,7 @@ border-bottom:1px solid #ccc;padding-bottom:.2rem}
 table{border-collapse:collapse;margin:.5rem 0 1rem;font-size:.85rem;max-width:100%}
 th,td{border:1px solid #d0d0d0;padding:.2rem .45rem;text-align:left;vertical-align:top}
 td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f3f3f3}
-caption{caption-side:top;text-align:left;font-weight:600;padding:.2rem 0}
+p.cap{font-weight:600;font-size:.85rem;margin:1rem 0 .2rem;break-after:avoid}
 figure{margin:1rem 0}figure img{max-width:100%;height:auto}
 figcaption{font-size:.85rem;color:#444}.note{color:#8a4b00}
 .summary li{margin:.25rem 0}.scroll{overflow-x:auto}
@@ -421,9 +447,9 @@ def _html_table(t: Table) -> str:
             for v, isnum in zip(row, numeric, strict=True)
         )
         body.append(f"<tr>{cells}</tr>")
-    cap = f"<caption>{html.escape(t.caption)}</caption>" if t.caption else ""
+    cap = f'<p class="cap">{html.escape(t.caption)}</p>' if t.caption else ""
     return (
-        f'<div class="scroll"><table>{cap}<thead><tr>{head}</tr></thead>'
+        f'{cap}<div class="scroll"><table><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table></div>"
     )
 
