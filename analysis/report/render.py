@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.report import figures
+from analysis.report.chains_part import chain_blocks
 from analysis.report.summary import plain_summary
 
 
@@ -294,6 +295,8 @@ def build_blocks(data) -> list:
                     "likely than not (psychometric engine, participants resampled)",
                 )
             )
+
+    blocks.extend(chain_blocks(getattr(data, "chains", None)))
 
     if data.score is not None:
         blocks.append(Heading("Scored recordings"))
