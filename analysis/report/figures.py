@@ -65,9 +65,9 @@ def psychometric_pooled(part, stimulus: str) -> bytes:
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4.2))
     part.pooled.plot(ax=ax, label="all trials (95% CI)")
-    for label, fitter in part.per_condition.items():
-        grid = np.geomspace(fitter.x_ms_[0], fitter.x_ms_[-1], 200)
-        ax.plot(grid, fitter.predict(grid), lw=1, ls="--", label=f"fit, {label}")
+    for label, fit in part.per_condition.items():
+        grid = np.geomspace(*fit.x_range_ms, 200)
+        ax.plot(grid, fit.predict(grid), lw=1, ls="--", label=f"fit, {label}")
     _ms_axis(ax, f"{stimulus} (ms, log scale)")
     ax.set_ylabel(f"P(yes)   [yes = {part.yes_means}]")
     ax.set_title(f"Pooled psychometric function: {part.column} against {stimulus}")

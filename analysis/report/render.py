@@ -140,13 +140,19 @@ def build_blocks(data) -> list:
             rows = [
                 {
                     "condition": label,
-                    f"50% threshold {stim} (ms)": f.threshold_(0.5),
-                    "95% CI": _range_pair(f.threshold_ci_(0.5)),
-                    "trials": int(f.n_total_.sum()),
+                    f"50% threshold {stim} (ms)": f.threshold(0.5)[0],
+                    "95% CI": _range_pair(f.threshold(0.5)[1:]),
+                    "trials": int(f.thresholds_["n_trials"].iloc[0]),
                 }
                 for label, f in p.per_condition.items()
             ]
-            blocks.append(Table(pd.DataFrame(rows), "Thresholds per level of the other factors"))
+            blocks.append(
+                Table(
+                    pd.DataFrame(rows),
+                    "Thresholds per level of the other factors (joint fit, one lapse shared "
+                    "by the conditions)",
+                )
+            )
         if p.per_participant:
             blocks.append(
                 Figure(
