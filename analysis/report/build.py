@@ -75,6 +75,24 @@ class ReportOptions:
 
 
 @dataclass
+class ConditionFit:
+    """One condition's curve from a joint fit across the levels of another factor (shared
+    lapse): its thresholds table and predictions."""
+
+    fitter: Any  # MultiConditionFitter
+    condition: str
+    thresholds_: pd.DataFrame  # level, estimate, ci_low, ci_high, n_trials
+    x_range_ms: tuple[float, float]
+
+    def predict(self, x_ms) -> np.ndarray:
+        return self.fitter.predict(x_ms, self.condition)
+
+    def threshold(self, level: float = 0.5) -> tuple[float, float, float]:
+        row = self.thresholds_.set_index("level").loc[level]
+        return float(row.estimate), float(row.ci_low), float(row.ci_high)
+
+
+@dataclass
 class PsychometricPart:
     """Binary-judgement thresholds: pooled, per participant, per level of the other factors."""
 
@@ -83,7 +101,7 @@ class PsychometricPart:
     pooled: Any  # PsychometricFitter
     population: pd.DataFrame  # level, estimate, ci_low, ci_high (participants resampled)
     per_participant: dict[str, Any] = field(default_factory=dict)
-    per_condition: dict[str, Any] = field(default_factory=dict)
+    per_condition: dict[str, ConditionFit] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
 
 
@@ -286,7 +304,11 @@ def _other_factor_levels(data: ReportData) -> list[tuple[str, float]]:
 
 
 def _psychometric(data: ReportData, column: str) -> PsychometricPart:
-    from analysis.psychometric import PsychometricFitter, population_threshold
+    from analysis.psychometric import (
+        MultiConditionFitter,
+        PsychometricFitter,
+        population_threshold,
+    )
 
     opts, kept, stim = data.options, data.kept, data.stimulus
     df = kept.assign(_y=binary_column(kept, column, data.table.source)).dropna(subset=["_y"])
@@ -302,15 +324,23 @@ def _psychometric(data: ReportData, column: str) -> PsychometricPart:
     else:
         population = pooled.thresholds_.copy()
     part = PsychometricPart(column, yes_means, pooled, population)
-    for factor, level in _other_factor_levels(data):
-        sub = df[df[factor] == level]
-        label = condition_label({factor: level})
+    for factor in {f for f, _ in _other_factor_levels(data)}:
         try:
-            part.per_condition[label] = PsychometricFitter().fit_trials(
-                sub["_x"].to_numpy(), sub["_y"].to_numpy(), n_boot=opts.n_boot, seed=opts.seed
+            multi = MultiConditionFitter().fit(
+                df, "_x", "_y", factor, share_lapse=True, n_boot=opts.n_boot, seed=opts.seed
             )
         except ValueError as exc:
-            part.failed[label] = str(exc)
+            part.failed[f"by {factor}"] = str(exc)
+            continue
+        for key in multi.conditions_:
+            label = condition_label({factor: float(key)})
+            rows = multi.thresholds_[multi.thresholds_["condition"] == key]
+            part.per_condition[label] = ConditionFit(
+                multi,
+                key,
+                rows.drop(columns="condition").reset_index(drop=True),
+                (float(df["_x"].min()), float(df["_x"].max())),
+            )
     if opts.per_participant:
         keys = sorted(df["participant"].unique())
         seeds = np.random.SeedSequence(opts.seed).spawn(len(keys))
