@@ -249,13 +249,18 @@ def metrics(log: dict[str, Any]) -> dict[str, float | None]:
 
     def mean_gap(target: float) -> float | None:
         # Only for the fixed-gap schedules (a lognormal stream has no 10 or 30 ms gaps).
-        sel = np.isclose(sched_gaps, target, atol=0.01)
-        return float(np.nanmean(shown_gaps[sel])) if sel.mean() > 0.25 else None
+        sel = np.isclose(sched_gaps, target, atol=0.01) & ~np.isnan(shown_gaps)
+        return float(shown_gaps[sel].mean()) if sel.mean() > 0.25 else None
 
-    def drift(x: np.ndarray) -> float:
+    def drift(x: np.ndarray) -> float | None:
+        if np.isnan(x[-k:]).all() or np.isnan(x[:k]).all():
+            return None
         return float(np.nanmedian(x[-k:]) - np.nanmedian(x[:k]))
 
     short = sched_gaps < 20.0
+    if np.isnan(queued).all():  # no frames at all (the bare-asyncio floor)
+        short = np.zeros_like(short)
+        same_frame = np.array([], dtype=bool)
     return {
         "chunks": n,
         "unpainted": int(np.isnan(queued).sum()),
@@ -263,7 +268,7 @@ def metrics(log: dict[str, Any]) -> dict[str, float | None]:
         "handed_p99": pct(late_handed, 99),
         "shown_p50": pct(late_shown, 50),
         "shown_p99": pct(late_shown, 99),
-        "shared_all": float(same_frame.mean()) if n > 1 else None,
+        "shared_all": float(same_frame.mean()) if len(same_frame) else None,
         "shared_short": float(same_frame[short].mean()) if short.any() else None,
         "gap10": mean_gap(10.0),
         "gap30": mean_gap(30.0),
