@@ -166,3 +166,17 @@ def test_the_simulated_study_answers_the_multiplication_question(
     assert fit.k_ci_[0] <= k_true <= fit.k_ci_[1]
     assert fit.verdict() == verdict
     assert fit.preferred_ == preferred
+
+
+def test_the_report_section_reads_the_export(simulated) -> None:
+    from analysis.chains import chain_section
+    from analysis.report.chains_part import chain_blocks
+    from analysis.report.render import render_markdown
+
+    trials, _ = simulated[0.0]
+    part = chain_section(trials, n_boot=100, seed=0)
+    markdown = render_markdown(chain_blocks(part), "chains")
+    assert "## Agent chains: does latency multiply?" in markdown
+    assert "No, latency does not multiply" in markdown
+    assert "| per-call (k = 0) |" in markdown
+    assert chain_blocks(None) == []
