@@ -54,8 +54,11 @@ def test_a_stream_that_is_early_shows_exactly_the_shaped_schedule(table):
     assert [c.text for c in live.chunks] == [c.text for c in shaped.chunks]
     # equal to the µs the replay format keeps (the template's times are rounded to it)
     assert [c.t_ms for c in live.chunks] == pytest.approx([c.t_ms for c in shaped.chunks], abs=2e-3)
-    assert live.violations() == {"violations_n": 0, "violation_max_ms": 0.0,
-                                 "violation_sum_ms": 0.0}  # fmt: skip
+    assert live.violations() == {
+        "violations_n": 0,
+        "violation_max_ms": 0.0,
+        "violation_sum_ms": 0.0,
+    }
     assert all(s.shown_ms == s.due_ms for s in live.shown)
 
 
@@ -81,8 +84,11 @@ def test_late_chunks_are_shown_on_arrival_and_counted_as_violations():
     assert [s.shown_ms for s in live.shown] == [500, 700, 700, 700, 700]
     assert [s.violation_ms for s in live.shown] == [0, 170, 140, 110, 80]
     assert all(s.shown_ms >= s.arrival_ms and s.shown_ms >= s.due_ms for s in live.shown)
-    assert live.violations() == {"violations_n": 4, "violation_max_ms": 170.0,
-                                 "violation_sum_ms": 500.0}  # fmt: skip
+    assert live.violations() == {
+        "violations_n": 4,
+        "violation_max_ms": 170.0,
+        "violation_sum_ms": 500.0,
+    }
     assert live.end is not None and live.end.t_ms == 800
 
 

@@ -36,6 +36,7 @@ from typing import Any
 
 from uxlab.chain import chain_steps, step_at_ms
 from uxlab.clock import Clock, MonotonicClock
+from uxlab.live.live_schedule import LiveRun, LiveSchedule
 from uxlab.player import PlaybackLog, Player, Sink
 from uxlab.shaping import shape
 from uxlab.store.store import Session, Store
@@ -104,10 +105,14 @@ class TrialRun:
     """(absolute ms, key name, phase) of every key press during the trial."""
     answer_times: list[tuple[float, str, float | None]] = field(default_factory=list)
     player: Player | None = None
+    typed_prompt: str | None = None
+    """A live study with `prompt_from = "participant"`: what the participant sent."""
+    live: LiveRun | None = None
+    """A live study's request (started at the send); None for recorded stimuli."""
 
     @property
     def prompt(self) -> str:
-        return self.trial.prompt
+        return self.trial.prompt if self.typed_prompt is None else self.typed_prompt
 
     @property
     def timeout_ms(self) -> float | None:
@@ -139,7 +144,13 @@ class TrialRun:
         self.player = Player(self.schedule, _PhaseSink(sink, self), self.clock)
         if self.abandoned_at_ms is not None:  # gave up before the play started
             self.player.cancel()
+        if isinstance(self.schedule, LiveSchedule) and self.study.live is not None:
+            endpoint = self.study.live.endpoint  # the answer is re-timed as it arrives
+            self.live = LiveRun(self.schedule, endpoint, self.prompt, self.t0_ms, self.clock)
+            self.live.start()
         log = await self.player.play(self.t0_ms, stop_at_ms=self.timeout_ms)
+        if self.live is not None:
+            await self.live.finish()
         self.log = log
         if self.abandoned_at_ms is None and log.cancelled_at_ms is not None:
             self.timed_out = True
@@ -251,6 +262,8 @@ class TrialRun:
             "shown_last_ms": shown_last,
             "scheduled_end_ms": self.scheduled_end_ms,
         }
+        if self.live is not None:  # violations, arrivals, due/arrival per chunk, the request
+            self.live.add_to_record(timings, events)
         steps = chain_steps(self.schedule)
         if steps is not None:  # an agent chain: per-step timings, e2e and the step given up in
             self._chain_record(steps, timings, events)
@@ -430,12 +443,14 @@ class StudySession:
     def break_taken(self, trial: Trial) -> None:
         self._last_break_shown = trial.index
 
-    def schedule_for(self, trial: Trial) -> Recording:
+    def schedule_for(self, trial: Trial) -> Recording | LiveSchedule:
         """The shaped stream of a trial, from its recording, levels and stored seed."""
         chained = chain_trial_schedule(self.study, trial)  # an agent chain, flattened
         if chained is not None:
             return chained
         source = trial_source(self.study, trial)  # the same stimulus `uxlab serve` plays
+        if self.study.live is not None and trial.attention is None:  # learnt while it plays
+            return LiveSchedule(self.study.profile_for(trial.levels), trial.seed, source.header)
         return self.shaper(source, self.study.profile_for(trial.levels), trial.seed)
 
     def resolve(self, trial: Trial) -> Trial:

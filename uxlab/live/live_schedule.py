@@ -288,8 +288,9 @@ class LiveSchedule:
         if self.closed:
             return
         self._release(t)
-        self.end = End(t_ms=round(max(t, self._last_shown_ms), 3), finish_reason=finish_reason,
-                       usage=usage)  # fmt: skip
+        self.end = End(
+            t_ms=round(max(t, self._last_shown_ms), 3), finish_reason=finish_reason, usage=usage
+        )
         self.closed = True
         self._wake()
 
@@ -318,8 +319,9 @@ class LiveSchedule:
             )
         )
         n_tokens = len(self._open) if self._sizes is not None else None
-        self.events.append(Chunk(t_ms=round(shown, 3), text=text, channel=channel,
-                                 n_tokens=n_tokens))  # fmt: skip
+        self.events.append(
+            Chunk(t_ms=round(shown, 3), text=text, channel=channel, n_tokens=n_tokens)
+        )
         self._units_done += len(self._open)
         self._last_shown_ms = shown
         self._open = []
@@ -424,8 +426,9 @@ async def stream_live(
         )
     except asyncio.CancelledError:
         if not schedule.closed:
-            schedule.add_error({"type": "cancelled", "message": "the trial ended first"},
-                               clock.now_ms() - t0_ms)  # fmt: skip
+            schedule.add_error(
+                {"type": "cancelled", "message": "the trial ended first"}, clock.now_ms() - t0_ms
+            )
         raise
     finally:
         if own_client:
@@ -439,3 +442,86 @@ async def stream_live(
             end = rec.end
             schedule.add_end(now_ms, end.finish_reason if end else None, end.usage if end else None)
     return LiveResult(result, result.message)
+
+
+class LiveRun:
+    """One trial's live request: started at the send, cancelled if the trial ends first
+    (give-up, timeout, the profile's error), and what it adds to the stored trial."""
+
+    def __init__(
+        self,
+        schedule: LiveSchedule,
+        endpoint: LiveEndpoint,
+        prompt: str,
+        t0_ms: float,
+        clock: Clock,
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
+        self.schedule = schedule
+        self.endpoint = endpoint
+        self.prompt = prompt
+        self.t0_ms = t0_ms
+        self.clock = clock
+        self.client = client
+        self.result: LiveResult | None = None
+        self.cancelled_at_ms: float | None = None
+        self._task: asyncio.Task[LiveResult] | None = None
+
+    def start(self) -> None:
+        """Send the prompt now (call right after the send key press)."""
+        self._task = asyncio.ensure_future(
+            stream_live(
+                self.schedule,
+                self.endpoint,
+                self.prompt,
+                t0_ms=self.t0_ms,
+                clock=self.clock,
+                client=self.client,
+            )
+        )
+
+    async def finish(self) -> LiveResult | None:
+        """After the play: stop the request if it is still running, and wait for it."""
+        task = self._task
+        if task is None:
+            return None
+        if not task.done():
+            self.cancelled_at_ms = self.clock.now_ms() - self.t0_ms
+            task.cancel()
+        try:
+            self.result = await task
+        except asyncio.CancelledError:
+            self.result = LiveResult(None, "cancelled: the trial ended before the answer did")
+        return self.result
+
+    def add_to_record(self, timings: dict[str, Any], events: list[dict[str, Any]]) -> None:
+        """Violations into the trial's timings; arrivals, due/arrival per shown chunk and
+        the request (endpoint without key, prompt, HTTP status) into its events."""
+        schedule = self.schedule
+        timings.update(schedule.violations())
+        shown = {s.index: s for s in schedule.shown}
+        for ev in events:
+            s = shown.get(ev.get("index", -1)) if ev.get("kind") == "chunk" else None
+            if s is not None:
+                ev.update(due_ms=s.due_ms, arrival_ms=s.arrival_ms, violation_ms=s.violation_ms)
+        for a in schedule.arrivals:
+            ev = {"kind": "arrival", "t_ms": a.t_ms, "event": a.kind}
+            if a.kind == "chunk":
+                ev.update(channel=a.channel, n_chars=a.n_chars)
+            events.append(ev)
+        record = self.result.record if self.result is not None else None
+        http = record.recording.header.extra.get("http", {}) if record is not None else {}
+        events.append(
+            {
+                "kind": "live_request",
+                "t_ms": 0.0,
+                **self.endpoint.to_dict(),
+                "prompt": self.prompt,
+                "status": http.get("status"),
+                "headers_ms": http.get("headers_ms"),
+                "message": self.result.message if self.result is not None else None,
+                "cancelled_at_ms": self.cancelled_at_ms,
+                "cut_by_profile": schedule.cut_by_profile,
+            }
+        )
+        events.sort(key=lambda e: float("inf") if e["t_ms"] is None else e["t_ms"])

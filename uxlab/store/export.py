@@ -56,6 +56,10 @@ TAIL_COLUMNS = ["attention_check", "attention_ok", "pilot", "simulated"]
 CHAIN_COLUMNS = ["e2e_ms", "abandon_step"]
 """Agent-chain trials only (from the trial's `timings`): measured end of the answer, and
 the step (0-based) running when the participant gave up."""
+LIVE_COLUMNS = ["violations_n", "violation_max_ms", "violation_sum_ms"]
+"""Live-study trials only (from `timings`): chunks shown late because the live model was
+slower than the schedule, and the largest and summed lateness (ms)."""
+OPTIONAL_COLUMNS = (CHAIN_COLUMNS, LIVE_COLUMNS)
 EVENT_COLUMNS = ["session_id", "trial_index", "t_ms", "kind", "data"]
 SESSION_COLUMNS = [
     "session_id",
@@ -153,15 +157,18 @@ def read_tables(db: str | Path) -> dict[str, Any]:
             row["attention_ok"] = r[17] if r[16] else None
             row["pilot"], row["simulated"] = r[18], r[19]
             extra = json.loads(r[20]) if r[20] else {}
-            if any(c in extra for c in CHAIN_COLUMNS):
-                row.update({c: extra.get(c) for c in CHAIN_COLUMNS})
+            for group in OPTIONAL_COLUMNS:
+                if any(c in extra for c in group):
+                    row.update({c: extra.get(c) for c in group})
             trial_rows.append(row)
-        if any(CHAIN_COLUMNS[0] in row for row in trial_rows):
-            at = trial_columns.index("scheduled_end_ms") + 1
-            trial_columns = [*trial_columns[:at], *CHAIN_COLUMNS, *trial_columns[at:]]
-            for row in trial_rows:
-                for c in CHAIN_COLUMNS:
-                    row.setdefault(c, None)
+        at = trial_columns.index("scheduled_end_ms") + 1
+        for group in OPTIONAL_COLUMNS:
+            if any(group[0] in row for row in trial_rows):
+                trial_columns = [*trial_columns[:at], *group, *trial_columns[at:]]
+                at += len(group)
+                for row in trial_rows:
+                    for c in group:
+                        row.setdefault(c, None)
 
         event_rows = [
             dict(zip(EVENT_COLUMNS, r, strict=True))

@@ -27,8 +27,10 @@ from typing import Any
 
 from uxlab.chain import CHAIN_FACTORS, Chain, chain_stimulus, load_chains
 from uxlab.errors import UxlabError
+from uxlab.live.live_schedule import live_profile_problem
 from uxlab.shaping import FACTOR_NAMES, Profile, ProfileError
 from uxlab.streams.corpus import Corpus, load_corpus
+from uxlab.study.live_stimuli import LiveStimuli, live_corpus, parse_live
 
 ORDERS = ("random", "fixed", "latin-square", "blocked")
 ASSIGNMENTS = ("cycle", "random", "by_condition")
@@ -186,6 +188,9 @@ class Study:
     corpus: Corpus = field(repr=False)
     chains: dict[str, Chain] | None = field(default=None, repr=False)
     """kind = "chain": the chains by id (the corpus then holds one stream per chain)."""
+    live: LiveStimuli | None = None
+    """`[stimuli] live = {...}`: trials play a live model's answer (the corpus then holds
+    one placeholder stream per prompt, `uxlab.study.live_stimuli`)."""
 
     @property
     def within_factors(self) -> list[Factor]:
@@ -284,7 +289,7 @@ def recording_prompt(request: dict[str, Any]) -> str:
 _SECTIONS = {
     "study": ("id", "title", "version", "seed"),
     "texts": ("consent", "instructions", "debrief"),
-    "stimuli": ("corpus", "chains", "files", "assignment", "prompt", "kind"),
+    "stimuli": ("corpus", "chains", "live", "files", "assignment", "prompt", "kind"),
     "profile": None,  # checked by Profile.from_table
     "factors": None,  # any profile parameter
     "design": ("repeats", "blocks", "order", "blocked_by", "max_run", "practice", "break_every"),
@@ -323,6 +328,13 @@ class _Loader:
 
     def __init__(self, path: Path):
         self.path = path
+        self.live: LiveStimuli | None = None
+
+    def live_profiles(self, profile: Profile, factors: list[Factor]) -> None:
+        """A live study's profile must draw its timing (a live stream has none to keep)."""
+        problem = live_profile_problem(profile.with_factors({f.name: f.levels[0] for f in factors}))
+        if problem is not None:
+            raise self.err("[profile]", f"{problem} (a live study)")
 
     def err(self, key: str | None, problem: str) -> StudyError:
         return StudyError(self.path, key, problem)
@@ -431,6 +443,9 @@ class _Loader:
         corpus_path, corpus, assignment, prompt, kind, chains = self.stimuli(doc)
         profile = self.profile(doc)
         factors = self.factors(doc, profile, chains)
+        live = self.live
+        if live is not None:
+            self.live_profiles(profile, factors)
         design = self.design(doc, factors)
         counter = self.counterbalance(doc)
         questions = self.questions(doc)
@@ -465,6 +480,7 @@ class _Loader:
             attention=attention,
             corpus=corpus,
             chains=chains,
+            live=live,
         )
 
     def chain_stimuli(self, s: dict) -> tuple[Path, Corpus, dict[str, Chain]]:
@@ -506,6 +522,14 @@ class _Loader:
             return chains_path, corpus, assignment, prompt, kind, chains
         if "chains" in s:
             raise self.err("[stimuli].chains", 'only with kind = "chain" (add it, or remove this)')
+        if "live" in s:
+            for key in ("corpus", "files"):
+                if key in s:
+                    raise self.err(f"[stimuli].{key}", "not used with live = {...} (remove one)")
+            self.live = parse_live(s["live"], self.err)
+            assignment = self.choice(s, "assignment", "[stimuli]", ASSIGNMENTS, "cycle")
+            corpus = live_corpus(self.live, self.path.parent)
+            return self.path.parent, corpus, assignment, None, kind, None
         if "corpus" not in s:
             raise self.err(
                 "[stimuli].corpus",

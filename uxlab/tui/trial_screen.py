@@ -20,7 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Footer, Input, Static
 
 from uxlab.session import TrialRun
 from uxlab.tui.chain_view import ChainView
@@ -64,8 +64,11 @@ class TrialScreen(Screen[TrialRun]):
         chain = self.run.study.kind == "chain"  # an agent chain: steps, tools, answer
         yield ChainView(id="chat") if chain else StreamView(id="chat")
         with Vertical(id="composer"):
+            if self.typing:  # a live study where the participant writes the prompt
+                yield Input(placeholder="Type your message", id="composer-input")
             yield Static(self.run.prompt, id="composer-text")
-        yield Static("Press Enter to send.", id="trial-hint")
+        hint = "Type a message and press Enter to send." if self.typing else "Press Enter to send."
+        yield Static(hint, id="trial-hint")
         yield Vertical(id="trial-questions")
         yield Footer()
 
@@ -73,6 +76,25 @@ class TrialScreen(Screen[TrialRun]):
         self.query_one("#trial-questions").display = False
         self.query_one("#chat", StreamView | ChainView).start(None, waiting=False)
         self.query_one("#chat", StreamView | ChainView).focus()
+        if self.typing:
+            self.query_one("#composer-text").display = False
+            self.query_one("#composer-input", Input).focus()
+
+    @property
+    def typing(self) -> bool:
+        """The participant types each prompt (`[stimuli] live` with prompt_from participant)."""
+        live = self.run.study.live
+        return live is not None and live.prompts is None
+
+    @on(Input.Submitted, "#composer-input")
+    def _typed(self, message: Input.Submitted) -> None:
+        message.stop()
+        if not message.value.strip():
+            self.query_one("#trial-hint", Static).update("Type a message first, then Enter.")
+            return
+        self.run.typed_prompt = message.value.strip()
+        message.input.display = False
+        self.action_send()
 
     # -- sending and playing -------------------------------------------------------------
     def action_send(self) -> None:

@@ -1,0 +1,223 @@
+"""A tiny live study run in the terminal app (Pilot, 80x24) against `uxlab serve` in a
+thread: the participant types the prompt (or sends the given one), the live answer is
+re-timed to the trial's profile, and the store and export keep violations and arrivals.
+Also the study-file checks of `[stimuli] live`."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from live_servers import serve_in_thread
+
+from uxlab.cli import main
+from uxlab.live.serve import Pick, ServeConfig, build_app, corpus_picker
+from uxlab.shaping import Profile, shape
+from uxlab.store import Store
+from uxlab.streams.recording import Chunk, End, Header, Recording
+from uxlab.study import load_study
+from uxlab.study.spec import StudyError
+from uxlab.tui.flow_screens import ConsentScreen, EndScreen, InstructionsScreen, TextScreen
+from uxlab.tui.questions import QuestionPanel
+from uxlab.tui.study_app import StudyApp
+from uxlab.tui.trial_screen import TrialScreen
+
+REPO = Path(__file__).resolve().parents[1]
+WORDS = ["Beams", " sweep", " the", " bay", "."]
+SERVED_TTFT_MS = 300.0
+
+LIVE_STUDY = """
+[study]
+id = "live-tiny"
+title = "Live tiny"
+seed = 7
+
+[texts]
+consent = "Agree?"
+instructions = "Send, watch, answer."
+
+[stimuli]
+live = {{ api = "openai", url = "{url}", model = "served", {prompts} }}
+
+[profile]
+itl = "constant:5"
+
+[factors]
+ttft_ms = [{levels}]
+
+[design]
+repeats = 1
+order = "fixed"
+
+[[questions]]
+id = "acceptable"
+type = "yesno"
+text = "Acceptable?"
+
+[abandon]
+timeout_s = 20
+"""
+
+
+def live_study(tmp_path: Path, url: str, prompts: str, levels: str = "50, 2000") -> Path:
+    path = tmp_path / "live.toml"
+    path.write_text(LIVE_STUDY.format(url=url, prompts=prompts, levels=levels), encoding="utf-8")
+    return path
+
+
+def beams() -> Recording:
+    chunks = [Chunk(100.0 + 10 * i, w, n_tokens=1) for i, w in enumerate(WORDS)]
+    header = Header(id="beams", request={"messages": [{"role": "user", "content": "x"}]})
+    return Recording(header, list(chunks), End(chunks[-1].t_ms + 1, "stop"))
+
+
+@pytest.fixture(scope="module")
+def served():
+    profile = Profile.from_table({"ttft": f"constant:{SERVED_TTFT_MS:g}", "itl": "constant:5"})
+    config = ServeConfig([beams()], lambda r, s: shape(r, profile, seed=s))
+    pick = corpus_picker(config)
+    asked: list[str | None] = []
+
+    def picker(index: int, prompt: str | None) -> Pick:  # keeps what the model was asked
+        asked.append(prompt)
+        return pick(index, prompt)
+
+    config.picker = picker
+    with serve_in_thread(build_app(config)) as base:
+        yield base + "/v1", asked
+
+
+async def wait_for(pilot, condition, timeout_s: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out; screen is {type(pilot.app.screen).__name__}")
+        await pilot.pause(0.01)
+
+
+def asking(app) -> bool:
+    """A question panel has the keyboard focus."""
+    focused = app.focused
+    return focused is not None and any(
+        isinstance(w, QuestionPanel) for w in focused.ancestors_with_self
+    )
+
+
+async def run_session(tmp_path: Path, study_path: Path, typed: list[str] | None) -> Path:
+    study = load_study(study_path)
+    db = tmp_path / "results.sqlite"
+    app = StudyApp(study, Store.open(db), participant="P-LIVE1")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, ConsentScreen))
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, InstructionsScreen))
+        await pilot.press("enter")
+        n = 0
+        while not isinstance(app.screen, EndScreen):
+            await wait_for(
+                pilot, lambda: isinstance(app.screen, (TrialScreen, TextScreen, EndScreen))
+            )
+            screen = app.screen
+            if isinstance(screen, TextScreen):
+                await pilot.press("enter")
+                await wait_for(pilot, lambda s=screen: app.screen is not s)
+                continue
+            if not isinstance(screen, TrialScreen):
+                break
+            run = screen.run
+            if typed is not None:
+                await pilot.press("enter")  # nothing typed yet: not sent
+                assert run.phase == "ready"
+                await pilot.press(*typed[n], "enter")
+            else:
+                await pilot.press("enter")
+            n += 1
+            await wait_for(pilot, lambda r=run: r.phase in ("over", "answered"))
+            await wait_for(pilot, lambda: asking(app))
+            await pilot.press("y", "enter")
+            await wait_for(pilot, lambda s=screen: app.screen is not s)
+        await pilot.press("enter")
+    assert app.return_value.outcome == "completed"
+    return db
+
+
+async def test_participant_types_the_prompt_and_violations_are_stored(tmp_path, served):
+    url, asked = served
+    path = live_study(tmp_path, url, 'prompt_from = "participant"')
+    before = len(asked)
+    db = await run_session(tmp_path, path, typed=["hello beams", "again"])
+    assert asked[before:] == ["hello beams", "again"]  # the typed prompts, in trial order
+
+    conn = sqlite3.connect(db)
+    rows = conn.execute(
+        "SELECT trial_index, outcome, timings FROM trials ORDER BY trial_index"
+    ).fetchall()
+    assert [r[1] for r in rows] == ["completed", "completed"]
+    fast, slow = (json.loads(r[2]) for r in rows)  # fixed order: ttft 50 ms, then 2 s
+    # The model needs >= 300 ms for its first chunk: the 50 ms schedule is violated on
+    # every chunk, the 2 s schedule on none.
+    assert fast["violations_n"] == len(WORDS) and fast["violation_max_ms"] >= 250
+    assert slow["violations_n"] == 0 and slow["violation_max_ms"] == 0
+    events = [
+        (kind, json.loads(data))
+        for kind, data in conn.execute(
+            "SELECT kind, data FROM events WHERE trial_index = 0 ORDER BY seq"
+        )
+    ]
+    arrivals = [d for k, d in events if k == "arrival" and d["event"] == "chunk"]
+    chunks = [d for k, d in events if k == "chunk"]
+    assert len(arrivals) == len(chunks) == len(WORDS)
+    for c in chunks:
+        assert c["handed_ms"] >= c["arrival_ms"] - 1e-6 and c["handed_ms"] >= c["due_ms"] - 1e-6
+        assert c["violation_ms"] == pytest.approx(max(c["arrival_ms"] - c["due_ms"], 0), abs=1e-3)
+    request = next(d for k, d in events if k == "live_request")
+    assert request["prompt"] == "hello beams" and request["status"] == 200
+    assert request["model"] == "served" and request["api_key_env"] is None  # only a name
+    conn.close()
+
+    out = tmp_path / "export"
+    assert main(["export", str(db), "-o", str(out)]) == 0
+    table = pd.read_csv(out / "trials.csv")
+    cols = list(table.columns)
+    assert cols.index("violations_n") == cols.index("scheduled_end_ms") + 1
+    assert table["violations_n"].tolist() == [len(WORDS), 0]
+    assert (table["shown_first_ms"] >= SERVED_TTFT_MS).all()
+    exported = pd.read_csv(out / "events.csv")
+    assert (exported["kind"] == "arrival").sum() >= 2 * len(WORDS)
+
+
+async def test_given_prompts_are_sent_as_written(tmp_path, served):
+    url, asked = served
+    path = live_study(tmp_path, url, 'prompts = ["What do lighthouses do?"]', levels="2000")
+    before = len(asked)
+    await run_session(tmp_path, path, typed=None)
+    assert asked[before:] == ["What do lighthouses do?"]
+
+
+@pytest.mark.parametrize(
+    ("prompts", "profile", "message"),
+    [
+        ('api_key = "sk-123", prompts = ["x"]', "", r"\[stimuli\].live.api_key: keys never go"),
+        ('prompts = ["x"], prompt_from = "participant"', "", r"live.prompts: not used with"),
+        ("", "", r"\[stimuli\].live.prompts: missing"),
+        ('prompts = ["x"]', 'itl = "recorded"', r"\[profile\]: itl 'recorded' keeps recorded"),
+    ],
+)
+def test_bad_live_studies_name_the_key_and_the_fix(tmp_path, prompts, profile, message):
+    path = live_study(tmp_path, "http://127.0.0.1:9/v1", prompts)
+    text = path.read_text(encoding="utf-8")
+    if profile:
+        text = text.replace('itl = "constant:5"', profile)
+    path.write_text(text.replace("{ api", "{ api").replace(",  }", " }"), encoding="utf-8")
+    with pytest.raises(StudyError, match=message):
+        load_study(path)
+
+
+def test_the_shipped_live_study_checks():
+    study = load_study(REPO / "studies" / "live-openai.toml")
+    assert study.live is not None and study.live.endpoint.url == "http://127.0.0.1:8765/v1"
+    assert study.live.endpoint.api_key_env == "UXLAB_LIVE_KEY" and len(study.live.prompts) == 3
