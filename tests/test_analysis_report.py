@@ -186,9 +186,10 @@ def _run_simulated_study(db: Path, n_participants: int = 6) -> None:
 
 def test_cli_on_a_uxlab_study_database(tmp_path, capsys):
     db = tmp_path / "ttft.sqlite"
-    _run_simulated_study(db)
+    _run_simulated_study(db, n_participants=4)
     out_dir = tmp_path / "rep"
-    assert main(["report", str(db), "-o", str(out_dir), "--n-boot", "100", "-q"]) == 0
+    argv = ["report", str(db), "-o", str(out_dir), "--n-boot", "100", "--no-participant-fits"]
+    assert main([*argv, "-q"]) == 0
     printed = capsys.readouterr().out
     assert "stimulus ttft_ms" in printed
     table = pd.read_csv(out_dir / "thresholds.csv")

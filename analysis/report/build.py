@@ -315,6 +315,7 @@ def _psychometric(data: ReportData, column: str) -> PsychometricPart:
     df = df.assign(_x=df[stim].astype(float))
     q = data.table.question_for(column)
     yes_means = (q.yes_means if q and q.yes_means else None) or _yes_label(column)
+    yes_means = yes_means.replace("_", " ")
     pooled = PsychometricFitter().fit_trials(
         df["_x"].to_numpy(), df["_y"].to_numpy(), n_boot=opts.n_boot, seed=opts.seed
     )
