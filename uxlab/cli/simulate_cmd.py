@@ -1,9 +1,11 @@
-"""`uxlab simulate STUDY --participants N [--db PATH] [--seed S]`: run a study with bots.
+"""`uxlab simulate STUDY --participants N [--db PATH] [--seed S] [--through-ui]`: bots.
 
-Simulated participants (observers with a known threshold, see `uxlab/simulate.py`) go
+Simulated participants (observers with a known threshold, see `uxlab/simulate/`) go
 through the same session controller, trial list and store as people in `uxlab run`, on a
 virtual clock; their sessions are marked simulated and hold the truth in their environment
-(`simulated_truth`), so `uxlab report` can be checked against it.
+(`simulated_truth`), so `uxlab report` can be checked against it. With `--through-ui` they
+press the keys of the real terminal runner instead (`uxlab/tui/simulated_run.py`), on the
+real clock, optionally sped up by `--time-scale`.
 """
 
 from __future__ import annotations
@@ -43,11 +45,26 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--durable", action="store_true", help="fsync every commit as a real session does (slower)"
     )
+    p.add_argument(
+        "--through-ui",
+        action="store_true",
+        help="drive the real terminal runner (uxlab run's app, headless) with the observers' "
+        "key presses on the real clock, instead of the session controller on a virtual clock",
+    )
+    p.add_argument(
+        "--time-scale",
+        type=float,
+        default=1.0,
+        metavar="X",
+        help="with --through-ui: run the study's times X times faster (default 1; 10 plays a "
+        "5 s wait in 0.5 s and stores it as 5,000 ms)",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     import dataclasses
+    import math
 
     from uxlab.cli import CliError
     from uxlab.simulate import PopulationTruth, simulate_cohort
@@ -65,8 +82,14 @@ def run(args: argparse.Namespace) -> int:
         truth = dataclasses.replace(truth, threshold_ms=args.threshold_ms)
     if args.chain_k is not None:
         truth = dataclasses.replace(truth, chain_k=args.chain_k)
+    if not (args.time_scale > 0 and math.isfinite(args.time_scale)):
+        raise CliError(f"--time-scale {args.time_scale:g}: must be a number > 0 (e.g. 10)")
+    if args.time_scale != 1.0 and not args.through_ui:
+        raise CliError("--time-scale only applies with --through-ui (the virtual clock is instant)")
     study = load_study(args.study)
     db = args.db if args.db is not None else default_db_path(study)
+    if args.through_ui:
+        return _run_through_ui(args, study, db, truth)
     with Store.open(db) as store:
         done = simulate_cohort(
             study, store, args.participants, seed=args.seed, truth=truth, durable=args.durable,
@@ -80,6 +103,47 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"simulated {len(done)} participant(s), {n_trials} trials in {seconds:.1f} s "
         f"({seconds / len(done):.2f} s per session) into {db}"
+    )
+    print(f"next: uxlab export {db}   or   uxlab report {db}")
+    return 0
+
+
+def _run_through_ui(args: argparse.Namespace, study: Any, db: Path, truth: Any) -> int:
+    """Each participant through the real runner, headless, one after another."""
+    import asyncio
+
+    from uxlab.store import Store
+    from uxlab.tui import frame_cap
+    from uxlab.tui.simulated_run import simulate_through_ui
+
+    env = {"frame_cap_fps": frame_cap(), "headless": True}
+    print(f"through the terminal runner (headless, 80x24), times x{args.time_scale:g} faster")
+    done = []
+    with Store.open(db) as store:
+        if not args.durable:
+            store.conn.execute("PRAGMA synchronous = NORMAL")
+        for number in range(1, args.participants + 1):
+            s = asyncio.run(
+                simulate_through_ui(
+                    study,
+                    store,
+                    number,
+                    seed=args.seed,
+                    truth=truth,
+                    time_scale=args.time_scale,
+                    environment=env,
+                )
+            )
+            done.append(s)
+            print(
+                f"  {s.participant}: {s.outcome}, {s.n_trials} trials, {s.n_abandoned} "
+                f"abandoned, {len(s.choices)} answers by key ({s.seconds:.1f} s)"
+            )
+    n_trials = sum(s.n_trials for s in done)
+    seconds = sum(s.seconds for s in done)
+    print(
+        f"simulated {len(done)} participant(s) through the runner, {n_trials} trials in "
+        f"{seconds:.1f} s into {db}"
     )
     print(f"next: uxlab export {db}   or   uxlab report {db}")
     return 0

@@ -4,6 +4,10 @@
   `study_truth` (the record stored with each simulated session).
 - `uxlab.simulate.driver`: `simulate_session` / `simulate_cohort` take observers through
   `uxlab.session.StudySession` and the store on a virtual clock.
+- `uxlab.simulate.scripted`: one trial's choices in a fixed draw order (`TrialScript`), the
+  keys that give an answer in the runner (`answer_keys`), a sped-up real clock (`ScaledClock`).
+  `uxlab.tui.simulated_run` uses them to drive the real terminal runner (the layering keeps
+  everything that imports `textual` in `uxlab/tui`).
 - `uxlab.simulate.validation`: how many trials the adaptive procedures need, by simulation.
 """
 
@@ -23,13 +27,17 @@ from uxlab.simulate.observers import (
     stream_cues,
     study_truth,
 )
+from uxlab.simulate.scripted import ScaledClock, TrialScript, answer_keys
 
 __all__ = [
     "Cues",
     "GiveUpClock",
     "Observer",
     "PopulationTruth",
+    "ScaledClock",
     "SimulatedSession",
+    "TrialScript",
+    "answer_keys",
     "participant_id",
     "pooled_thresholds_ms",
     "run_trial",

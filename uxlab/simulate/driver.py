@@ -11,7 +11,6 @@ values and the pooled thresholds they imply. Everything is drawn from
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,7 +21,8 @@ import numpy as np
 from uxlab.clock import VirtualClock
 from uxlab.player import HeadlessSink
 from uxlab.session import StudySession, TrialRun
-from uxlab.simulate.observers import Cues, Observer, PopulationTruth, stream_cues, study_truth
+from uxlab.simulate.observers import Cues, Observer, PopulationTruth, study_truth
+from uxlab.simulate.scripted import TrialScript
 from uxlab.store.store import Store
 from uxlab.study.spec import Study
 
@@ -63,6 +63,32 @@ class SimulatedSession:
     adaptive: dict[str, Any] | None = None
 
 
+def simulated_environment(
+    study: Study, truth: PopulationTruth, observer: Observer, seed: int
+) -> dict[str, Any]:
+    """The environment record of a simulated session: the truth it was drawn from."""
+    return {
+        "simulated": True,
+        "simulated_truth": {**study_truth(study, truth), "participant": observer.own()},
+        "simulation_seed": seed,
+    }
+
+
+def draw_observer(study: Study, truth: PopulationTruth, seed: int, number: int) -> Observer:
+    """Simulated participant `number`'s observer (the same person on every path)."""
+    return Observer.draw(truth, np.random.default_rng([seed, number, 0]), study)
+
+
+def trial_rng(seed: int, number: int, trial_index: int) -> np.random.Generator:
+    """The generator of one trial's choices (`TrialScript`)."""
+    return np.random.default_rng([seed, number, 1, trial_index])
+
+
+def end_rng(seed: int, number: int) -> np.random.Generator:
+    """The generator of the end-of-study answers."""
+    return np.random.default_rng([seed, number, 2])
+
+
 def participant_id(seed: int, number: int) -> str:
     """`SIM-s<seed>-<number>`: pseudonymous, and distinct per seed in one database."""
     return f"SIM-s{seed}-{number:03d}"
@@ -72,20 +98,18 @@ async def run_trial(
     run: TrialRun, observer: Observer, clock: GiveUpClock, rng: np.random.Generator
 ) -> None:
     """Send, watch (maybe give up) and answer one trial on the virtual clock."""
-    t = observer.truth
-    clock.advance(float(rng.lognormal(math.log(t.send_delay_median_ms), 0.3)))
+    script = TrialScript.draw(observer, run.schedule, rng)
+    clock.advance(script.send_delay_ms)
     t0 = run.send()
-    cues = stream_cues(run.schedule)
-    give_up = observer.give_up_ms(cues, rng)
-    if give_up is not None:
-        clock.give_up_at_ms = t0 + give_up
+    if script.give_up_ms is not None:
+        clock.give_up_at_ms = t0 + script.give_up_ms
         clock.on_give_up = run.abandon
     await run.play(HeadlessSink())
     clock.give_up_at_ms, clock.on_give_up = None, None
     for q in run.questions:
-        rt = float(rng.lognormal(math.log(t.rt_median_ms), 0.4))
+        value, rt = script.answer(q, run.trial.attention)
         clock.advance(rt)
-        run.answer(q.id, observer.answer(q, cues, rng, run.trial.attention), rt)
+        run.answer(q.id, value, rt)
 
 
 async def simulate_session(
@@ -105,12 +129,8 @@ async def simulate_session(
     truth = truth or PopulationTruth()
     started = time.perf_counter()
     pid = participant_id(seed, number)
-    observer = Observer.draw(truth, np.random.default_rng([seed, number, 0]), study)
-    env = {
-        "simulated": True,
-        "simulated_truth": {**study_truth(study, truth), "participant": observer.own()},
-        "simulation_seed": seed,
-    }
+    observer = draw_observer(study, truth, seed, number)
+    env = simulated_environment(study, truth, observer, seed)
     clock = GiveUpClock()
     ss = StudySession.open(study, store, pid, environment=env, simulated=True, clock=clock)
     if ss.needs_consent:
@@ -121,12 +141,12 @@ async def simulate_session(
         run = ss.begin(trial)
         if stop_after is not None and n >= stop_after:
             break  # this trial stays in flight, as after a kill
-        await run_trial(run, observer, clock, np.random.default_rng([seed, number, 1, trial.index]))
+        await run_trial(run, observer, clock, trial_rng(seed, number, trial.index))
         ss.commit(run)
         n += 1
         abandoned += run.outcome == "abandoned"
     else:
-        rng = np.random.default_rng([seed, number, 2])
+        rng = end_rng(seed, number)
         answers = {
             q.id: (observer.answer(q, Cues(None, None, 0, 0), rng), 0.0) for q in ss.end_questions
         }

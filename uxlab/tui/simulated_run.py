@@ -1,0 +1,273 @@
+"""Simulated participants through the real terminal runner: `StudyApp` headless, keys by Pilot.
+
+`simulate_through_ui` runs the study app of `uxlab run` with `App.run_test` and lets an
+observer model (`uxlab.simulate`) press the keys a person would: `a` to consent, Enter on
+text screens, Enter to send after its send delay, the study's abandonment key when its
+patience runs out (on the session clock, while the stream plays), and each question's
+answer through the question widgets' keys after its response time. Everything else (the
+trial list, adaptive levels, timing, the store) is the runner's own, so this checks the
+whole path a person takes. The session is marked simulated, with the truth in its
+environment and `through_ui` / `time_scale` beside it.
+
+Times run on a `ScaledClock`: at `time_scale=10` a 5 s wait takes 0.5 s of real time and is
+stored as 5,000 ms. The frame cap does not scale, so shown times are as coarse as one
+frame times the scale (about 40 ms at 240 fps and x10).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from uxlab.errors import UxlabError
+from uxlab.session import StudySession
+from uxlab.simulate.driver import (
+    draw_observer,
+    end_rng,
+    simulated_environment,
+    trial_rng,
+)
+from uxlab.simulate.observers import Cues, Observer, PopulationTruth
+from uxlab.simulate.scripted import ScaledClock, TrialScript, answer_keys
+from uxlab.store import Store
+from uxlab.study import Study
+from uxlab.tui.flow_screens import (
+    ConsentScreen,
+    EndQuestionsScreen,
+    EndScreen,
+    ParticipantScreen,
+    TextScreen,
+)
+from uxlab.tui.questions import QuestionPanel
+from uxlab.tui.study_app import StudyApp
+from uxlab.tui.trial_screen import TrialScreen
+
+STALL_S = 120.0
+"""Real seconds without the runner moving on before the simulation gives up on it."""
+
+
+class SimulationStalled(UxlabError):
+    """The runner did not reach the screen the simulated participant waited for."""
+
+
+def ui_participant_id(seed: int, number: int) -> str:
+    """`SIM-s<seed>-ui<number>`: apart from the virtual-clock participants of the same seed."""
+    return f"SIM-s{seed}-ui{number:03d}"
+
+
+@dataclass
+class UiChoice:
+    """One answer the observer gave through the widgets."""
+
+    trial_index: int | None
+    """None for an end-of-study question."""
+    question_id: str
+    value: Any
+    """As the widget holds it (and the store keeps it)."""
+    rt_ms: float
+    """The observer's response time (the stored one adds the runner's latency)."""
+
+
+@dataclass
+class UiSession:
+    """What one simulated participant did in the terminal runner."""
+
+    participant: str
+    session_id: str | None
+    observer: Observer
+    outcome: str
+    n_trials: int = 0
+    n_abandoned: int = 0
+    seconds: float = 0.0
+    choices: list[UiChoice] = field(default_factory=list)
+    planned_give_ups: dict[int, float] = field(default_factory=dict)
+    """trial index -> planned give-up (ms from the send), for trials the observer gave up on."""
+    adaptive: dict[str, Any] | None = None
+
+
+class SimulatedStudyApp(StudyApp):
+    """`StudyApp` whose session is marked simulated (nothing else differs)."""
+
+    open_error: UxlabError | None = None
+
+    async def _open_session(self) -> StudySession:
+        assert self.participant is not None
+        try:
+            return StudySession.open(
+                self.study, self.store, self.participant, seed=self.seed,
+                environment=self.environment, simulated=True, clock=self.clock,
+            )  # fmt: skip
+        except UxlabError as exc:  # e.g. this participant already completed the study
+            self.open_error = exc
+            self.exit(self.result)
+            await asyncio.Event().wait()  # the flow ends here; shutdown cancels it
+            raise
+
+
+async def _wait_for(app: StudyApp, condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + STALL_S
+    while not condition():
+        if time.monotonic() > deadline:
+            raise SimulationStalled(
+                f"simulated participant waited {STALL_S:g} s for {what}; "
+                f"the runner shows {type(app.screen).__name__}"
+            )
+        await asyncio.sleep(0.002)
+
+
+def _asking(app: StudyApp, question_id: str) -> bool:
+    """The question's widget is on screen and has the keyboard focus."""
+    focused = app.focused
+    return focused is not None and any(
+        isinstance(w, QuestionPanel) and w.question.id == question_id
+        for w in focused.ancestors_with_self
+    )
+
+
+class _Driver:
+    def __init__(self, app: SimulatedStudyApp, pilot: Any, observer: Observer, seed: int,
+                 number: int, out: UiSession) -> None:  # fmt: skip
+        self.app, self.pilot, self.observer = app, pilot, observer
+        self.seed, self.number, self.out = seed, number, out
+        self.clock: ScaledClock = app.clock  # type: ignore[assignment]
+
+    def _done(self) -> bool:
+        return self.app.return_value is not None
+
+    async def run(self) -> None:
+        app = self.app
+        seen: list[Any] = [None]  # the screen last acted on
+
+        def moved_on() -> bool:
+            return self._done() or app.screen is not seen[0]
+
+        while True:
+            await _wait_for(app, moved_on, "the next screen")
+            if self._done():
+                return
+            screen = seen[0] = app.screen
+            if isinstance(screen, TrialScreen):
+                await self.trial(screen)
+            elif isinstance(screen, EndQuestionsScreen):
+                await self.end_questions(screen)
+            elif isinstance(screen, ConsentScreen):
+                await self.pilot.press("a")
+            elif isinstance(screen, EndScreen):
+                await self.pilot.press("enter")
+                await _wait_for(app, self._done, "the app to close")
+                return
+            elif isinstance(screen, TextScreen):
+                await self.pilot.press("enter")
+            elif isinstance(screen, ParticipantScreen):
+                raise SimulationStalled("the runner asked for a participant id")
+            else:  # the blank start screen: wait for the flow's first screen
+                seen[0] = None
+                await _wait_for(app, lambda s=screen: app.screen is not s, "the first screen")
+
+    async def _sleep(self, ms: float) -> None:
+        await self.clock.sleep_until(self.clock.now_ms() + ms)
+
+    async def trial(self, screen: TrialScreen) -> None:
+        run, app = screen.run, self.app
+        index = run.trial.index
+        rng = trial_rng(self.seed, self.number, index)
+        script = TrialScript.draw(self.observer, run.schedule, rng)
+        await self._sleep(script.send_delay_ms)
+        await self.pilot.press("enter")
+        await _wait_for(app, lambda: run.t0_ms is not None, "the prompt to be sent")
+        assert run.t0_ms is not None
+        if script.give_up_ms is not None:
+            await self.clock.sleep_until(run.t0_ms + script.give_up_ms)
+            if run.phase in ("waiting", "streaming"):
+                self.out.planned_give_ups[index] = script.give_up_ms
+                await self.pilot.press(run.study.abandon.key)
+        await _wait_for(app, lambda: run.phase in ("over", "answered"), "the stream to end")
+        for q in run.questions:
+            value, rt_ms = script.answer(q, run.trial.attention)
+            await self._answer(q, value, rt_ms, index)
+        if not run.questions and app.screen is screen:
+            # nothing to ask after a give-up: the stopped answer stays until Enter
+            await _wait_for(
+                app,
+                lambda: app.screen is not screen or getattr(screen, "_awaiting_next", False),
+                "the next-trial prompt",
+            )
+            if app.screen is screen:
+                await self.pilot.press("enter")
+        await _wait_for(app, lambda: app.screen is not screen, "the trial to be committed")
+        self.out.n_trials += 1
+        self.out.n_abandoned += run.outcome == "abandoned"
+
+    async def _answer(self, q: Any, value: Any, rt_ms: float, trial_index: int | None) -> None:
+        """Choose the answer, then confirm it `rt_ms` after the question was painted.
+
+        The widget's response time runs from its first paint to the confirming key, so the
+        choosing keys go first and only the confirming key waits for the response time.
+        """
+        app = self.app
+        await _wait_for(app, lambda: _asking(app, q.id), f"question {q.id!r}")
+        widget = app.focused
+        keys, shown = answer_keys(q, value)
+        self.out.choices.append(UiChoice(trial_index, q.id, shown, rt_ms))
+        await self.pilot.press(*keys[:-1])
+        if widget is not None and hasattr(widget, "shown_ms"):  # the widget's RT origin
+            await _wait_for(app, lambda: widget.shown_ms is not None, f"{q.id!r} painted")
+            await self.clock.sleep_until(widget.shown_ms + rt_ms)
+        else:
+            await self._sleep(rt_ms)
+        await self.pilot.press(keys[-1])
+
+    async def end_questions(self, screen: EndQuestionsScreen) -> None:
+        rng, app = end_rng(self.seed, self.number), self.app
+        for q in screen.questions:
+            value = self.observer.answer(q, Cues(None, None, 0, 0), rng)
+            await self._answer(q, value, 0.0, None)
+        await _wait_for(app, lambda: app.screen is not screen, "the end screen")
+
+
+async def simulate_through_ui(
+    study: Study,
+    store: Store,
+    number: int,
+    *,
+    seed: int = 0,
+    truth: PopulationTruth | None = None,
+    time_scale: float = 1.0,
+    environment: dict[str, Any] | None = None,
+    participant: str | None = None,
+    size: tuple[int, int] = (80, 24),
+) -> UiSession:
+    """Take simulated participant `number` through `StudyApp` headless (see the module doc).
+
+    The observer is the one `simulate_session` draws for `number`; its id is
+    `ui_participant_id(seed, number)` unless `participant` says otherwise (the trial list
+    depends on the id: `participant_id(seed, number)` replays the virtual-clock participant
+    exactly). `environment` adds to the stored environment (e.g. the frame cap).
+    """
+    truth = truth or PopulationTruth()
+    started = time.perf_counter()
+    clock = ScaledClock(time_scale)
+    observer = draw_observer(study, truth, seed, number)
+    env = {
+        **(environment or {}),
+        **simulated_environment(study, truth, observer, seed),
+        "through_ui": True,
+        "time_scale": clock.time_scale,
+    }
+    pid = participant or ui_participant_id(seed, number)
+    app = SimulatedStudyApp(study, store, participant=pid, environment=env, clock=clock)
+    out = UiSession(pid, None, observer, "quit")
+    async with app.run_test(size=size) as pilot:
+        await _Driver(app, pilot, observer, seed, number, out).run()
+    if app.open_error is not None:
+        raise app.open_error
+    result = app.return_value
+    out.outcome = result.outcome if result is not None else "quit"
+    out.session_id = result.session_id if result is not None else None
+    if app.session is not None:
+        out.adaptive = app.session.adaptive_state()
+    out.seconds = time.perf_counter() - started
+    return out
