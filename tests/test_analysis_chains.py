@@ -50,12 +50,12 @@ def test_ci_covers_the_truth_across_simulated_studies() -> None:
     covered = {}
     for truth, k_true in (("end-to-end", 1.0), ("per-call", 0.0)):
         hits = 0
-        for seed in range(15):
+        for seed in range(10):
             df = _trials(truth, seed=100 + seed, n_participants=8)
             fit = fit_multiplication(chain_judgements(df), n_boot=200, seed=seed)
             hits += fit.k_ci_[0] <= k_true <= fit.k_ci_[1]
         covered[truth] = hits
-    assert all(h >= 12 for h in covered.values()), covered  # nominal 95%: 14.25 of 15
+    assert all(h >= 8 for h in covered.values()), covered  # nominal 95%: 9.5 of 10
 
 
 def test_a_partial_truth_is_reported_as_in_between() -> None:

@@ -123,7 +123,7 @@ def _simulate(tmp_path: Path, k: float, n: int) -> tuple[pd.DataFrame, pd.DataFr
 @pytest.fixture(scope="module")
 def simulated(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("chain-sim")
-    return {k: _simulate(tmp, k, 12) for k in (1.0, 0.0)}
+    return {k: _simulate(tmp, k, 8) for k in (1.0, 0.0)}
 
 
 def test_export_keeps_the_step_given_up_in_and_the_end_to_end_time(simulated) -> None:
