@@ -44,8 +44,17 @@ class ExclusionResult:
         return self.log.loc[self.log["level"] == "participant", "who"].tolist()
 
 
-def apply_exclusions(trials: pd.DataFrame, rules: ExclusionRules | None = None) -> ExclusionResult:
-    """Apply `rules` to a validated trial table; return the kept trials and the exclusion log."""
+def apply_exclusions(
+    trials: pd.DataFrame,
+    rules: ExclusionRules | None = None,
+    planned_trials: dict[str, int] | None = None,
+) -> ExclusionResult:
+    """Apply `rules` to a validated trial table; return the kept trials and the exclusion log.
+
+    `planned_trials` (participant -> trials in their full list, from `sessions.csv`) makes the
+    completion bar exact; without it a participant's main trials are compared with the most
+    any participant started.
+    """
     rules = rules or ExclusionRules()
     rows: list[dict] = []
     df = trials
@@ -83,7 +92,25 @@ def apply_exclusions(trials: pd.DataFrame, rules: ExclusionRules | None = None) 
     main = df
     if "attention_check" in df.columns:
         main = df[df["attention_check"] != 1]
-    if "session_id" in trials.columns and "trial_index" in trials.columns:
+    if planned_trials is not None:
+        # the store knows each session's full trial list: share of it run to an outcome
+        ran = (
+            trials[~trials["outcome"].isin(("error", "interrupted"))]
+            if "outcome" in trials
+            else trials
+        )
+        done_all = ran.groupby("participant").size()
+        for pid in sorted(df["participant"].unique()):
+            n_planned = int(planned_trials.get(pid, 0))
+            n_done = int(done_all.get(pid, 0))
+            if n_planned and n_done / n_planned < rules.min_completion:
+                reason = (
+                    f"completed {n_done} of {n_planned} planned trials "
+                    f"(bar {rules.min_completion:.0%})"
+                )
+                _drop_participant(rows, df, pid, reason)
+                df = df[df["participant"] != pid]
+    elif "session_id" in trials.columns and "trial_index" in trials.columns:
         planned = _planned_main_trials(trials)
         done = main.groupby("participant").size()
         for pid, n_done in done.items():
@@ -122,6 +149,14 @@ def _planned_main_trials(trials: pd.DataFrame) -> dict[str, int]:
     per_participant = main.groupby("participant").size()
     most = int(per_participant.max()) if len(per_participant) else 0
     return {str(p): most for p in per_participant.index}
+
+
+def planned_trials_from_sessions(sessions: pd.DataFrame | None) -> dict[str, int] | None:
+    """participant -> planned trials summed over sessions (`n_trials_planned` of sessions.csv)."""
+    if sessions is None or not {"participant", "n_trials_planned"} <= set(sessions.columns):
+        return None
+    planned = pd.to_numeric(sessions["n_trials_planned"], errors="coerce").fillna(0)
+    return planned.groupby(sessions["participant"].astype(str)).sum().astype(int).to_dict()
 
 
 def cell_counts(trials: pd.DataFrame, factors: list[str]) -> pd.DataFrame:

@@ -5,7 +5,12 @@ from __future__ import annotations
 import pandas as pd
 from analysis_fixtures import simulate_trial_table
 
-from analysis.exclusions import ExclusionRules, apply_exclusions, cell_counts
+from analysis.exclusions import (
+    ExclusionRules,
+    apply_exclusions,
+    cell_counts,
+    planned_trials_from_sessions,
+)
 
 
 def _table() -> pd.DataFrame:
@@ -57,3 +62,18 @@ def test_cell_counts_per_factor_combination():
     assert cells["n_trials"].sum() == len(kept)
     assert (cells["abandoned"] + cells["completed"] == cells["n_trials"]).all()
     assert (cells["n_participants"] == 5).all()
+
+
+def test_completion_against_the_planned_list_from_sessions():
+    trials = _table()
+    per_person = trials.groupby("participant").size()
+    sessions = pd.DataFrame(
+        {"participant": per_person.index, "n_trials_planned": per_person.to_numpy()}
+    )
+    sessions.loc[sessions["participant"] == "P-002", "n_trials_planned"] *= 3  # stopped at 1/3
+    planned = planned_trials_from_sessions(sessions)
+    result = apply_exclusions(trials, ExclusionRules(), planned)
+    assert "P-002" in result.excluded_participants
+    reason = result.log.loc[result.log["who"] == "P-002", "reason"].iloc[0]
+    n = per_person["P-002"]
+    assert reason == f"completed {n} of {3 * n} planned trials (bar 50%)"

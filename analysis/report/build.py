@@ -17,7 +17,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.exclusions import ExclusionResult, ExclusionRules, apply_exclusions, cell_counts
+from analysis.exclusions import (
+    ExclusionResult,
+    ExclusionRules,
+    apply_exclusions,
+    cell_counts,
+    planned_trials_from_sessions,
+)
 from analysis.ratings import (
     RATING_FIT,
     OrdinalLatencyFitter,
@@ -130,6 +136,7 @@ class RatingPart:
     ordinal_error: str | None
     acceptability: Any | None  # PsychometricFitter
     population: pd.DataFrame | None
+    n_unrated_abandoned: int = 0
 
 
 @dataclass
@@ -210,7 +217,8 @@ def analyse(table: TrialTable, options: ReportOptions | None = None) -> ReportDa
     stimulus, judgement, rating = choose_columns(table, options)
     factors = [f for f in table.factors if f != stimulus]
     factors = [stimulus, *[f for f in factors if table.trials[f].nunique() > 1]]
-    excl = apply_exclusions(table.trials, options.rules)
+    planned = planned_trials_from_sessions(table.sessions)
+    excl = apply_exclusions(table.trials, options.rules, planned)
     kept = excl.kept
     if kept.empty:
         raise TrialTableError(table.source, None, None, "every trial was excluded")
@@ -439,8 +447,20 @@ def _ratings(data: ReportData, column: str) -> RatingPart:
             population = population_threshold(
                 binary, "_x", "_y", "participant", opts.n_boot, opts.seed, **RATING_FIT
             )
+    unrated = 0
+    if "outcome" in kept.columns:
+        unrated = int(((kept["outcome"] == "abandoned") & values.isna()).sum())
     return RatingPart(
-        column, scale, acceptable, source, table, ordinal, error, acceptability, population
+        column,
+        scale,
+        acceptable,
+        source,
+        table,
+        ordinal,
+        error,
+        acceptability,
+        population,
+        unrated,
     )
 
 

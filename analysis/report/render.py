@@ -273,6 +273,15 @@ def build_blocks(data) -> list:
                 "midpoint. MOS intervals are t-intervals over ratings."
             )
         )
+        if r.n_unrated_abandoned:
+            blocks.append(
+                Para(
+                    f"{r.n_unrated_abandoned} abandoned trials have no rating: at long "
+                    "latencies the ratings describe the participants who waited, so they are "
+                    "likely kinder than the whole sample would be.",
+                    "note",
+                )
+            )
         blocks.append(Table(r.table, "MOS, SOS, %GoB and %PoW per condition"))
         blocks.append(
             Figure(
