@@ -199,3 +199,18 @@ def test_cli_on_a_uxlab_study_database(tmp_path, capsys):
     assert 600 < mid.estimate < 1600
     md = (out_dir / "report.md").read_text(encoding="utf-8")
     assert "ttft.sqlite" in md and "ttft-threshold" in md
+
+
+def test_analysis_imports_neither_uxlab_nor_textual():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; import analysis.report, analysis.score, analysis.survival, "
+        "analysis.ratings, analysis.exclusions, analysis.trial_table, "
+        "analysis.report.build, analysis.report.render; "
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('uxlab', 'textual')); "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
