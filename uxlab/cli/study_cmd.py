@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import math
 
 WIDTH = 80
 EXAMPLE_PARTICIPANT = "P-EXAMPLE"
@@ -59,14 +61,50 @@ def run(args: argparse.Namespace) -> int:
     group = study.groups[(args.number - 1) % len(study.groups)] if study.groups else None
     trials = design_trials(study, participant, args.number, args.seed, group)
     stream_ms = condition_stream_ms(study)
-    estimate = estimate_duration(study, trials)
-    for line in describe(study, trials, stream_ms, estimate, participant, args, group):
+    adaptive = next((f for f in study.within_factors if f.adaptive), None)
+    range_s = None
+    if adaptive is None:
+        estimate = estimate_duration(study, trials)
+    else:  # the level is chosen while the session runs: its middle, and both ends
+        lo, hi = min(adaptive.levels), max(adaptive.levels)
+        estimate = estimate_duration(study, at_level(trials, adaptive.name, math.sqrt(lo * hi)))
+        range_s = tuple(
+            estimate_duration(study, at_level(trials, adaptive.name, x)).total_s for x in (lo, hi)
+        )
+    lines = describe(study, trials, stream_ms, estimate, participant, args, group, range_s)
+    for line in lines:
         print(line)
     return 0
 
 
-def describe(study, trials, stream_ms, estimate, participant, args, group) -> list[str]:
-    """The report, as lines of at most WIDTH characters."""
+def at_level(trials: list, factor: str, level_ms: float) -> list:
+    """The main trials with the adaptive `factor` at `level_ms` (practice and attention-check
+    trials play their planned levels)."""
+    return [
+        t
+        if t.practice or t.attention is not None
+        else dataclasses.replace(t, levels={**t.levels, factor: level_ms})
+        for t in trials
+    ]
+
+
+def adaptive_text(f) -> str:
+    """`QUEST+ on 25 log levels 100-5000 ms` (the procedure and its log-spaced grid)."""
+    name = {"quest": "QUEST+", "interleaved": "interleaved staircases"}.get(f.procedure)
+    if f.procedure == "staircase":
+        name = f"1-up/{f.down}-down staircase"
+    lo, hi = min(f.levels), max(f.levels)
+    return f"{name} on {f.grid} log levels {_num(lo)}-{_num(hi)} ms"
+
+
+def describe(
+    study, trials, stream_ms, estimate, participant, args, group, range_s=None
+) -> list[str]:
+    """The report, as lines of at most WIDTH characters.
+
+    With an adaptive factor, `range_s` is the duration with every main trial at its lowest
+    and at its highest level (`estimate` is at the geometric middle of the range).
+    """
     d = study.design
     out = [f"{study.path}: valid", ""]
     out.append(_clip(f"Study    {study.id} v{study.version}: {study.title}"))
@@ -77,20 +115,26 @@ def describe(study, trials, stream_ms, estimate, participant, args, group) -> li
         _clip(f"Stimuli  {n_rec} recordings, assignment {study.assignment}; {prompt} prompt")
     )
     out.append(_clip(f"Profile  {study.profile.describe()}"))
+    adaptive = next((f for f in study.within_factors if f.adaptive), None)
     for f in study.factors:
         kind = "between" if f.between else "within"
         levels = ", ".join(_num(x) for x in f.levels)
+        if f.adaptive:
+            kind, levels = "adaptive", adaptive_text(f)
         out.append(_clip(f"Factor   {f.name} ({kind}): {levels}"))
     out.append("")
 
     conds = study.conditions
-    out.append(f"Conditions ({len(conds)})")
     names = [f.name for f in study.within_factors]
-    head = "  #  " + "".join(f"{n:>14}" for n in names) + f"{'mean stream':>14}"
-    out.append(_clip(head))
-    for i, c in enumerate(conds, start=1):
-        cells = "".join(f"{_num(c.levels[n]):>14}" for n in names)
-        out.append(_clip(f"{i:>3}  {cells}{_secs(stream_ms[c.id] / 1000):>14}"))
+    if adaptive is None:
+        out.append(f"Conditions ({len(conds)})")
+        head = "  #  " + "".join(f"{n:>14}" for n in names) + f"{'mean stream':>14}"
+        out.append(_clip(head))
+        for i, c in enumerate(conds, start=1):
+            cells = "".join(f"{_num(c.levels[n]):>14}" for n in names)
+            out.append(_clip(f"{i:>3}  {cells}{_secs(stream_ms[c.id] / 1000):>14}"))
+    else:
+        out.extend(_adaptive_conditions(study, adaptive, names, stream_ms))
     if study.groups:
         cap = study.counterbalance.group_cap
         out.append(
@@ -123,12 +167,29 @@ def describe(study, trials, stream_ms, estimate, participant, args, group) -> li
     timeout = f"timeout {_num(ab.timeout_s)} s" if ab.timeout_s else "no timeout"
     after = "questions follow" if ab.ask_questions else "no questions after"
     out.append(_clip(f"  give up with {ab.key}, {timeout}, {after} an abandoned trial"))
+    if adaptive is not None:
+        n_tracks = len({_track(c.levels, adaptive.name) for c in conds})
+        tracks = f"{n_tracks} tracks of {n_main // n_tracks}" if n_tracks > 1 else "1 track"
+        how = adaptive_text(adaptive).split(" on ")[0]
+        question = _adaptive_question(study)
+        out.append(_clip(f"  adaptive: {adaptive.name} by {how} from the '{question}' answers"))
+        out.append(_clip(f"  on the {n_main} main trials ({tracks})"))
+        out.append("  practice and attention-check trials play their planned levels")
     out.append("")
     out.append(
         f"Estimated duration: {estimate.total_s / 60:.1f} min "
         f"(streams {estimate.streams_s / 60:.1f}, questions {estimate.questions_s / 60:.1f}, "
     )
     out[-1] += f"other {(estimate.overhead_s + estimate.breaks_s) / 60:.1f})"
+    if adaptive is not None and range_s is not None:
+        lo, hi = min(adaptive.levels), max(adaptive.levels)
+        low_s, high_s = range_s
+        out.append(
+            _clip(
+                f"  with {adaptive.name} at {_num(round(math.sqrt(lo * hi)))} ms (mid-range); "
+                f"{low_s / 60:.1f} min if all at {_num(lo)}, {high_s / 60:.1f} at {_num(hi)}"
+            )
+        )
     out.append("")
 
     shown = trials if args.participant else trials[:PREVIEW_ROWS]
@@ -136,6 +197,8 @@ def describe(study, trials, stream_ms, estimate, participant, args, group) -> li
     who += f", seed {args.seed if args.seed is not None else study.seed}"
     who += f", group {group.id})" if group else ")"
     out.append(_clip(who))
+    if adaptive is not None:
+        out.append(f"({adaptive.name}=? : chosen by the procedure when the trial runs)")
     out.append(
         f"{'idx':>4} {'blk':>3} {'kind':<9} {'condition':<24} {'recording':<22} {'seed':>11}"
     )
@@ -145,12 +208,44 @@ def describe(study, trials, stream_ms, estimate, participant, args, group) -> li
         mark = "  -- break --" if t.break_before else None
         if mark:
             out.append(mark)
+        condition = t.condition_id
+        if adaptive is not None and kind == "main":  # the level is chosen when it runs
+            levels = {**t.levels, adaptive.name: "?"}
+            condition = "&".join(f"{k}={v if v == '?' else _num(v)}" for k, v in levels.items())
         out.append(
-            f"{t.index:>4} {t.block:>3} {kind:<9} {_cut(t.condition_id, 24):<24} "
+            f"{t.index:>4} {t.block:>3} {kind:<9} {_cut(condition, 24):<24} "
             f"{_cut(rec, 22):<22} {t.seed:>11}"
         )
     if len(shown) < len(trials):
         out.append(f"  ... {len(trials) - len(shown)} more; --participant P prints them all")
+    return out
+
+
+def _track(levels: dict[str, float], adaptive: str) -> str:
+    """The other within factors' levels: one adaptive track each ("all" when there are none)."""
+    return ", ".join(f"{k}={_num(v)}" for k, v in levels.items() if k != adaptive) or "all"
+
+
+def _adaptive_question(study) -> str:
+    return next(q.id for q in study.trial_questions if q.type == "yesno")
+
+
+def _adaptive_conditions(study, adaptive, names, stream_ms) -> list[str]:
+    """One row per adaptive track: the other factors' levels, the stream at either end."""
+    others = [n for n in names if n != adaptive.name]
+    tracks: dict[str, list[float]] = {}
+    for c in study.conditions:
+        tracks.setdefault(_track(c.levels, adaptive.name), []).append(stream_ms[c.id])
+    out = [f"Adaptive tracks ({len(tracks)}): {adaptive.name} is chosen trial by trial"]
+    first = {_track(c.levels, adaptive.name): c for c in study.conditions}
+    head = "  #  " + "".join(f"{n:>14}" for n in [*others, adaptive.name]) + f"{'stream':>16}"
+    out.append(_clip(head))
+    for i, (track, streams) in enumerate(tracks.items(), start=1):
+        cells = "".join(f"{_num(first[track].levels[n]):>14}" for n in others)
+        span = f"{min(streams) / 1000:.1f}-{max(streams) / 1000:.1f} s"
+        out.append(_clip(f"{i:>3}  {cells}{'adaptive':>14}{span:>16}"))
+    lo, hi = min(adaptive.levels), max(adaptive.levels)
+    out.append(_clip(f"  stream: mean length at {_num(lo)} and at {_num(hi)} ms"))
     return out
 
 
