@@ -4,10 +4,19 @@ session, and what the report makes of it (simulated QUEST+ participants with a k
 
 from __future__ import annotations
 
+import csv
+import json
 import re
 from pathlib import Path
 
+import numpy as np
+import pytest
+
 from uxlab.cli import main
+from uxlab.simulate import simulate_cohort
+from uxlab.store import Store
+from uxlab.store.export import export_db
+from uxlab.study import load_study
 
 REPO = Path(__file__).resolve().parents[1]
 QUEST = REPO / "studies" / "ttft-quest.toml"
@@ -56,3 +65,57 @@ def test_study_check_lists_one_track_per_other_level(tmp_path, capsys):
     track_rows = [line.split() for line in out.splitlines() if "adaptive" in line.split()[-3:]]
     assert [r[1] for r in track_rows] == ["20", "60"]
     assert "itl_ms=60&ttft_ms=?" in out or "itl_ms=20&ttft_ms=?" in out
+
+
+@pytest.fixture(scope="module")
+def quest_export(tmp_path_factory):
+    """Six simulated QUEST+ participants, exported."""
+    tmp = tmp_path_factory.mktemp("quest")
+    study = load_study(QUEST)
+    with Store.open(tmp / "quest.sqlite") as store:
+        done = simulate_cohort(study, store, 6, seed=5)
+    export_db(tmp / "quest.sqlite", tmp / "export")
+    return tmp, done
+
+
+def _csv(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_sessions_csv_has_each_sessions_adaptive_estimate_without_json(quest_export):
+    tmp, done = quest_export
+    rows = {r["session_id"]: r for r in _csv(tmp / "export" / "sessions.csv")}
+    assert len(rows) == 6
+    for s in done:
+        track = s.adaptive["tracks"]["all"]
+        row = rows[s.session_id]
+        assert float(row["adaptive_ttft_ms_estimate"]) == pytest.approx(track["threshold_ms"])
+        assert float(row["adaptive_ttft_ms_ci_low"]) < float(row["adaptive_ttft_ms_estimate"])
+        assert float(row["adaptive_ttft_ms_ci_high"]) > float(row["adaptive_ttft_ms_estimate"])
+        assert row["adaptive_ttft_ms_procedure"] == "quest"
+        assert row["adaptive_ttft_ms_n_trials"] == "40" and row["adaptive_ttft_ms_target"] == "0.5"
+        assert row["adaptive_ttft_ms_reversals"] == ""  # QUEST+ has none
+        assert not any(v.startswith(("[", "{")) for v in row.values())
+    posteriors = json.loads((tmp / "export" / "adaptive_posteriors.json").read_text())
+    assert set(posteriors) == set(rows)
+    post = posteriors[done[0].session_id]["tracks"]["all"]["posterior"]
+    m_w = np.asarray(post["m_w"])
+    assert m_w.shape == (len(post["m_log"]), len(post["w_log"]))
+    assert m_w.sum() == pytest.approx(1.0, abs=1e-5)
+
+
+def test_staircase_tracks_get_their_own_columns_and_reversal_counts(tmp_path):
+    study = load_study(_two_track_staircase(tmp_path))
+    with Store.open(tmp_path / "st.sqlite") as store:
+        (done,) = simulate_cohort(study, store, 1, seed=2)
+    written = export_db(tmp_path / "st.sqlite", tmp_path / "export")
+    (row,) = _csv(written["sessions"])
+    for level in (20, 60):
+        track = done.adaptive["tracks"][f"itl_ms={level}"]
+        prefix = f"adaptive_ttft_ms_at_itl_ms_{level}_"
+        assert row[prefix + "procedure"] == "staircase"
+        assert int(row[prefix + "reversals"]) == len(track["reversals_ms"])
+        assert int(row[prefix + "n_trials"]) == track["n_trials"] == 12
+        assert float(row[prefix + "target"]) == pytest.approx(1 - 0.5 ** (1 / 3))
+    assert "adaptive_posteriors" in written

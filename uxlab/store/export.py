@@ -12,6 +12,12 @@
 - `sessions.csv` one row per session: state, pilot/simulated flags, resumed count, trial
                  counts, end-of-study answers (`q_<id>`) and the environment flattened into
                  `env_<key>` columns.
+                 With an adaptive factor, also the procedure's final estimate per session
+                 and track (`ADAPTIVE_FIELDS`: `adaptive_<factor>_estimate`, `_ci_low`,
+                 `_ci_high`, `_target`, `_procedure`, `_n_trials`, `_reversals`; a track
+                 other than "all" adds `_at_<levels>` after the factor).
+- `adaptive_posteriors.json` (adaptive studies only) every session's stored procedure state,
+                 arrays included: the QUEST+ posterior, the staircases' reversal levels.
 - `study.json`   the study's factors, conditions, questions (type, scale, labels,
                  `acceptable_at`, `yes_means`), design and base profile, and every study
                  version found.
@@ -78,6 +84,39 @@ SESSION_COLUMNS = [
     "n_trials_planned",
     "n_trials_done",
 ]
+
+
+ADAPTIVE_FIELDS = {
+    "estimate": "threshold_ms",
+    "ci_low": "ci_low_ms",
+    "ci_high": "ci_high_ms",
+    "target": "target_p_too_slow",
+    "procedure": "procedure",
+    "n_trials": "n_trials",
+}
+"""sessions.csv column suffix -> key of a track's stored state; `_reversals` is counted."""
+
+
+def adaptive_columns(state: dict[str, Any]) -> dict[str, Any]:
+    """The flat sessions.csv cells of one session's stored adaptive state (no arrays)."""
+    out: dict[str, Any] = {}
+    factor = state.get("factor", "factor")
+    for track, t in state.get("tracks", {}).items():
+        where = "" if track == "all" else "_at_" + _slug(track)
+        for suffix, key in ADAPTIVE_FIELDS.items():
+            out[f"adaptive_{factor}{where}_{suffix}"] = t.get(key)
+        if "reversals_ms" in t:
+            n_rev: int | None = len(t["reversals_ms"])
+        elif "staircases" in t:
+            n_rev = sum(len(st.get("reversals_ms", [])) for st in t["staircases"])
+        else:
+            n_rev = None  # QUEST+ has no reversals
+        out[f"adaptive_{factor}{where}_reversals"] = n_rev
+    return out
+
+
+def _slug(track: str) -> str:
+    return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in track.replace("&", "_"))
 
 
 def open_read_only(db: str | Path) -> sqlite3.Connection:
@@ -179,14 +218,19 @@ def read_tables(db: str | Path) -> dict[str, Any]:
             )
         ]
 
+        columns = {c[1] for c in conn.execute("PRAGMA table_info(sessions)")}
+        adaptive = "s.adaptive" if "adaptive" in columns else "NULL"  # schema version 1
         session_rows = []
         env_keys: list[str] = []
+        adaptive_keys: list[str] = []
+        posteriors: dict[str, Any] = {}
         for r in conn.execute(
-            """
+            f"""
             SELECT s.session_id, s.participant, p.number, s.group_id, st.study_id,
                    s.study_sha256, s.seed, s.state, s.pilot, s.simulated, s.resumed_count,
                    s.created_at, s.updated_at, s.plan, s.environment,
-                   (SELECT COUNT(*) FROM trials t WHERE t.session_id = s.session_id)
+                   (SELECT COUNT(*) FROM trials t WHERE t.session_id = s.session_id),
+                   {adaptive}
             FROM sessions s JOIN participants p ON p.participant = s.participant
                  JOIN studies st ON st.sha256 = s.study_sha256
             ORDER BY s.created_at, s.session_id
@@ -200,12 +244,21 @@ def read_tables(db: str | Path) -> dict[str, Any]:
                 value, rt = given.get(q, (None, None))
                 row[f"q_{q}"] = _export_value(qtypes[q], value)
                 row[f"rt_{q}_ms"] = rt
+            if r[16]:
+                state = json.loads(r[16])
+                posteriors[r[0]] = {"participant": r[1], **state}
+                cells = adaptive_columns(state)
+                adaptive_keys = _union(adaptive_keys + list(cells))
+                row.update(cells)
             env = _flatten(json.loads(r[14]), "env")
             env_keys = _union(env_keys + list(env))
             row.update(env)
             session_rows.append(row)
         session_columns = (
-            SESSION_COLUMNS + [c for q in end_qs for c in (f"q_{q}", f"rt_{q}_ms")] + env_keys
+            SESSION_COLUMNS
+            + [c for q in end_qs for c in (f"q_{q}", f"rt_{q}_ms")]
+            + adaptive_keys
+            + env_keys
         )
         conn.execute("COMMIT")
     finally:
@@ -224,11 +277,13 @@ def read_tables(db: str | Path) -> dict[str, Any]:
         "events": (EVENT_COLUMNS, event_rows),
         "sessions": (session_columns, session_rows),
         "study": study_json,
+        "adaptive": posteriors,
     }
 
 
 class Exported(dict[str, Path]):
-    """The files written (`trials`, `events`, `sessions`, `study` -> path), and `rows`."""
+    """The files written (`trials`, `events`, `sessions`, `study`, and for an adaptive study
+    `adaptive_posteriors` -> path), and `rows`."""
 
     rows: dict[str, int]
 
@@ -249,6 +304,10 @@ def export_db(db: str | Path, out_dir: str | Path, fmt: str = "csv") -> Exported
     study_path = out / "study.json"
     _atomic_write(study_path, json.dumps(content["study"], indent=2, ensure_ascii=False) + "\n")
     written["study"] = study_path
+    if content["adaptive"]:
+        posteriors_path = out / "adaptive_posteriors.json"
+        _atomic_write(posteriors_path, json.dumps(content["adaptive"]) + "\n")
+        written["adaptive_posteriors"] = posteriors_path
     digests = {name: hashlib.sha256(p.read_bytes()).hexdigest() for name, p in written.items()}
     counts = {name: len(content[name][1]) for name in ("trials", "events", "sessions")}
     _record_export(db, digests, counts)
