@@ -176,6 +176,7 @@ async def test_participant_types_the_prompt_and_violations_are_stored(tmp_path, 
         assert c["violation_ms"] == pytest.approx(max(c["arrival_ms"] - c["due_ms"], 0), abs=1e-3)
     request = next(d for k, d in events if k == "live_request")
     assert request["prompt"] == "hello beams" and request["status"] == 200
+    assert request["request_sent_ms"] >= 0  # the send key press comes first
     assert request["model"] == "served" and request["api_key_env"] is None  # only a name
     conn.close()
 

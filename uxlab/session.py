@@ -135,6 +135,8 @@ class TrialRun:
             return self.t0_ms
         self.t0_ms = self.clock.now_ms() if t_ms is None else float(t_ms)
         self.phase = "waiting"
+        if self.live is not None:  # a live study: the request goes out before any repaint
+            self.live.start(self.prompt, self.t0_ms)
         return self.t0_ms
 
     async def play(self, sink: Sink) -> PlaybackLog:
@@ -144,10 +146,6 @@ class TrialRun:
         self.player = Player(self.schedule, _PhaseSink(sink, self), self.clock)
         if self.abandoned_at_ms is not None:  # gave up before the play started
             self.player.cancel()
-        if isinstance(self.schedule, LiveSchedule) and self.study.live is not None:
-            endpoint = self.study.live.endpoint  # the answer is re-timed as it arrives
-            self.live = LiveRun(self.schedule, endpoint, self.prompt, self.t0_ms, self.clock)
-            self.live.start()
         log = await self.player.play(self.t0_ms, stop_at_ms=self.timeout_ms)
         if self.live is not None:
             await self.live.finish()
@@ -479,7 +477,10 @@ class StudySession:
         schedule = self.schedule_for(trial)
         self.store.begin_trial(self.session, trial.index, planned=trial)
         shown = self.clock.now_ms() if shown_at_ms is None else shown_at_ms
-        return TrialRun(trial, schedule, self.study, self.clock, shown)
+        run = TrialRun(trial, schedule, self.study, self.clock, shown)
+        if isinstance(schedule, LiveSchedule) and self.study.live is not None:
+            run.live = LiveRun(schedule, self.study.live.endpoint, self.clock)
+        return run
 
     def commit(self, run: TrialRun) -> str:
         """Store the trial (one transaction); returns its SHA-256. Then move on."""

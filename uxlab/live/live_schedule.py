@@ -370,10 +370,11 @@ class LiveSchedule:
 @dataclass
 class LiveResult:
     """The finished live request: the recorder's result (arrival times from the request
-    send) and when the request's bytes left relative to the trial's t0."""
+    send) and when the request went out, in ms from the trial's t0 (None if no event came)."""
 
     record: RecordResult | None
     message: str | None
+    request_sent_ms: float | None = None
 
 
 async def stream_live(
@@ -401,8 +402,12 @@ async def stream_live(
         now = arrival_ns / 1e6 if monotonic else clock.now_ms()
         return now - t0_ms
 
+    sent_ms: list[float] = []
+
     def on_event(ev: WireEvent, arrival_ns: int) -> None:
         t_ms = arrival_ms(arrival_ns)
+        if not sent_ms:  # the recorder's times count from its send; ours from the key press
+            sent_ms.append(round(t_ms - ev.t_ms, 3))
         rec, _ = mapper([ev], header)
         for e in rec.events:
             schedule.feed(e, t_ms)
@@ -441,40 +446,50 @@ async def stream_live(
         else:
             end = rec.end
             schedule.add_end(now_ms, end.finish_reason if end else None, end.usage if end else None)
-    return LiveResult(result, result.message)
+    return LiveResult(result, result.message, sent_ms[0] if sent_ms else None)
+
+
+def _warm_up() -> None:
+    """Import now what httpx loads on its first connection (250-300 ms on a loaded
+    machine), so it never falls between the send key press and the request."""
+    import anyio._backends._asyncio  # noqa: F401
+    import httpcore._backends.anyio  # noqa: F401
 
 
 class LiveRun:
-    """One trial's live request: started at the send, cancelled if the trial ends first
-    (give-up, timeout, the profile's error), and what it adds to the stored trial."""
+    """One trial's live request: prepared when the trial is shown (the HTTP client is made
+    then: building one costs 70-300 ms, which must not fall between the send key press and
+    the request), started at the send, cancelled if the trial ends first (give-up, timeout,
+    the profile's error); and what it adds to the stored trial."""
 
     def __init__(
         self,
         schedule: LiveSchedule,
         endpoint: LiveEndpoint,
-        prompt: str,
-        t0_ms: float,
         clock: Clock,
         client: httpx.AsyncClient | None = None,
     ) -> None:
         self.schedule = schedule
         self.endpoint = endpoint
-        self.prompt = prompt
-        self.t0_ms = t0_ms
         self.clock = clock
-        self.client = client
+        self._own_client = client is None
+        self.client = client if client is not None else httpx.AsyncClient()
+        _warm_up()
+        self.prompt = ""
+        self.t0_ms = 0.0
         self.result: LiveResult | None = None
         self.cancelled_at_ms: float | None = None
         self._task: asyncio.Task[LiveResult] | None = None
 
-    def start(self) -> None:
-        """Send the prompt now (call right after the send key press)."""
+    def start(self, prompt: str, t0_ms: float) -> None:
+        """Send `prompt` now; `t0_ms` is the send key press on the clock."""
+        self.prompt, self.t0_ms = prompt, t0_ms
         self._task = asyncio.ensure_future(
             stream_live(
                 self.schedule,
                 self.endpoint,
-                self.prompt,
-                t0_ms=self.t0_ms,
+                prompt,
+                t0_ms=t0_ms,
                 clock=self.clock,
                 client=self.client,
             )
@@ -492,6 +507,9 @@ class LiveRun:
             self.result = await task
         except asyncio.CancelledError:
             self.result = LiveResult(None, "cancelled: the trial ended before the answer did")
+        finally:
+            if self._own_client:
+                await self.client.aclose()
         return self.result
 
     def add_to_record(self, timings: dict[str, Any], events: list[dict[str, Any]]) -> None:
@@ -519,6 +537,7 @@ class LiveRun:
                 "prompt": self.prompt,
                 "status": http.get("status"),
                 "headers_ms": http.get("headers_ms"),
+                "request_sent_ms": self.result.request_sent_ms if self.result else None,
                 "message": self.result.message if self.result is not None else None,
                 "cancelled_at_ms": self.cancelled_at_ms,
                 "cut_by_profile": schedule.cut_by_profile,
