@@ -74,13 +74,14 @@ def test_recorder_sidecar_with_keepalive_imports_with_its_own_times(tmp_path):
     role = '{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}'
     hello = '{"choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":"stop"}]}'
     wire = [
-        WireEvent(t_ms=100.0, event=None, data=role, raw=f"data: {role}"),
-        WireEvent(t_ms=150.0, event=None, data="", raw=": keep-alive"),
-        WireEvent(t_ms=300.5, event=None, data=hello, raw=f"data: {hello}"),
-        WireEvent(t_ms=301.0, event=None, data="[DONE]", raw="data: [DONE]"),
+        WireEvent(t_ms=100.0, event=None, data=role),
+        WireEvent(t_ms=300.5, event=None, data=hello),
+        WireEvent(t_ms=301.0, event=None, data="[DONE]"),
     ]
+    first, rest = dumps_capture(wire[:1]), dumps_capture(wire[1:])
+    keepalive = ": t_ms=150.000\n: keep-alive\n\n"  # a comment-only block, as proxies send
     path = tmp_path / "rec-1.sse"
-    path.write_text(dumps_capture(wire), encoding="utf-8")
+    path.write_text(first + keepalive + rest, encoding="utf-8")
     (rec,) = import_source("openai-sse", path).recordings
     assert rec.chunks[0].t_ms == 300.5 and rec.text == "Hello"
     assert rec.end.t_ms == 301.0
