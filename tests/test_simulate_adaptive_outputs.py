@@ -119,3 +119,41 @@ def test_staircase_tracks_get_their_own_columns_and_reversal_counts(tmp_path):
         assert int(row[prefix + "n_trials"]) == track["n_trials"] == 12
         assert float(row[prefix + "target"]) == pytest.approx(1 - 0.5 ** (1 / 3))
     assert "adaptive_posteriors" in written
+
+
+def test_report_shows_each_participants_adaptive_estimate_and_the_median(quest_export):
+    from analysis.report import ReportOptions, analyse, write_report
+    from analysis.report.adaptive_part import adaptive_estimates
+    from analysis.trial_table import load_trial_table
+
+    tmp, _ = quest_export
+    table = load_trial_table(tmp / "export")
+    data = analyse(table, ReportOptions(n_boot=60, seed=1, per_participant=False))
+    paths = write_report(data, tmp / "report")
+    sessions = {r["participant"]: r for r in _csv(tmp / "export" / "sessions.csv")}
+    rows = data.thresholds[data.thresholds["measure"] == "adaptive"]
+    assert sorted(rows["group"]) == sorted(sessions)
+    for r in rows.itertuples():
+        assert r.estimate == pytest.approx(float(sessions[r.group]["adaptive_ttft_ms_estimate"]))
+        assert (r.stimulus, r.level, r.n_trials, r.condition) == ("ttft_ms", 0.5, 40, "all")
+    median = float(np.median(rows["estimate"]))
+    md = paths["markdown"].read_text(encoding="utf-8")
+    assert "## Adaptive estimates" in md
+    assert f"Median across 6 participants: {median:,.0f} ms [" in md
+    assert "| SIM-s5-001 | QUEST+ | 0.5 |" in md
+    csv_rows = _csv(paths["thresholds"])
+    assert sum(r["measure"] == "adaptive" for r in csv_rows) == 6
+    assert "Adaptive estimates" in paths["html"].read_text(encoding="utf-8")
+    assert adaptive_estimates(table.sessions.drop(columns="adaptive_ttft_ms_estimate")) is None
+
+
+def test_report_without_adaptive_columns_has_no_adaptive_section(quest_export):
+    from analysis.report import ReportOptions, analyse
+    from analysis.trial_table import load_trial_table
+
+    tmp, _ = quest_export
+    table = load_trial_table(tmp / "export")
+    table.sessions = table.sessions[[c for c in table.sessions if not c.startswith("adaptive_")]]
+    data = analyse(table, ReportOptions(n_boot=60, seed=1, per_participant=False))
+    assert data.adaptive is None
+    assert "adaptive" not in set(data.thresholds["measure"])

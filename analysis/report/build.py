@@ -31,6 +31,7 @@ from analysis.ratings import (
     rating_summary,
     scale_midpoint,
 )
+from analysis.report.adaptive_part import adaptive_part, adaptive_threshold_rows
 from analysis.report.chains_part import chain_part
 from analysis.survival import (
     AbandonmentAFTFitter,
@@ -156,6 +157,7 @@ class ReportData:
     ratings: RatingPart | None = None
     references: pd.DataFrame | None = None
     chains: dict[str, Any] | None = None  # agent chains: analysis.chains.chain_section
+    adaptive: dict[str, Any] | None = None  # sessions' adaptive estimates (adaptive_part)
     thresholds: pd.DataFrame | None = None
     score: pd.DataFrame | None = None
     score_errors: list[str] = field(default_factory=list)
@@ -246,6 +248,7 @@ def analyse(table: TrialTable, options: ReportOptions | None = None) -> ReportDa
         _log(options, f"ratings on {rating}")
         data.ratings = _ratings(data, rating)
     data.chains = chain_part(data)
+    data.adaptive = adaptive_part(data)
     data.references = reference_comparison(data)
     data.thresholds = thresholds_table(data)
     if options.score_corpus is not None:
@@ -531,6 +534,7 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
             add("abandonment", "pooled", pd.DataFrame([r._asdict()]), r.condition, r.n_trials)
     if data.ratings is not None and data.ratings.population is not None:
         add("rating", "pooled", data.ratings.population, "all")
+    rows.extend(adaptive_threshold_rows(data.adaptive))
     return pd.DataFrame(rows, columns=THRESHOLD_COLUMNS)
 
 

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.report import figures
+from analysis.report.adaptive_part import adaptive_blocks
 from analysis.report.chains_part import chain_blocks
 from analysis.report.summary import plain_summary
 
@@ -311,6 +312,7 @@ def build_blocks(data) -> list:
                 )
             )
 
+    blocks.extend(adaptive_blocks(getattr(data, "adaptive", None)))
     blocks.extend(chain_blocks(getattr(data, "chains", None)))
 
     if data.score is not None:
