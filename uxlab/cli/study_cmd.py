@@ -111,9 +111,12 @@ def describe(
     out.append(f"         seed {study.seed}, sha256 {study.sha256[:16]}")
     n_rec = len(study.corpus.recordings)
     prompt = "the recording's" if study.prompt is None else "the study's"
-    out.append(
-        _clip(f"Stimuli  {n_rec} recordings, assignment {study.assignment}; {prompt} prompt")
-    )
+    line = f"Stimuli  {n_rec} recordings, assignment {study.assignment}; {prompt} prompt"
+    if study.live is not None:  # stream lengths below assume a 150-token answer
+        e, n_p = study.live.endpoint, study.live.prompts
+        asks = "the participant types" if n_p is None else f"{len(n_p)} prompts"
+        line = f"Stimuli  live {e.api}:{e.model} {e.url}; {asks}; {study.assignment}"
+    out.append(_clip(line))
     out.append(_clip(f"Profile  {study.profile.describe()}"))
     adaptive = next((f for f in study.within_factors if f.adaptive), None)
     for f in study.factors:
