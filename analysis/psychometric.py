@@ -27,7 +27,11 @@ datasets are refitted all at once in numpy, warm-started at the MLE; percentile 
 default) or BCa intervals (jackknife acceleration over trials, or over blocks for the
 beta-binomial). Percentile is the default because it held its coverage across our recovery
 grid, while BCa under-covered (down to ~0.80) for steep observers whose threshold
-bootstrap distribution is lumpy (see benchmarks/psychometric_recovery.py).
+bootstrap distribution is lumpy (see benchmarks/psychometric_recovery.py). By default a
+second bootstrap from the MLE with a shallower width (its 84th bootstrap percentile) widens
+each interval to the union of both (a one-point version of Wichmann & Hill's 2001b
+sensitivity analysis): the bootstrap from the MLE alone under-covered (0.88-0.93) because
+small samples overestimate slopes.
 Goodness of fit: the deviance against its bootstrap distribution. Bounds that keep the MLE
 finite: m within half the tested log range beyond either end; w from a quarter of the
 smallest level spacing (at least 1/100 of the range) to 4 times the range.
@@ -50,6 +54,7 @@ from analysis.sigmoids import get_sigmoid
 DEFAULT_LEVELS = (0.25, 0.5, 0.75)
 NUISANCE_BOUNDS = (0.0, 0.1)  # guess and lapse when free
 RHO_MAX = 0.5  # eta <= ~0.71
+WIDTH_MIN_GAPS = 0.25  # w (F 0.1 -> 0.9) is at least this many smallest level spacings
 THRESHOLD_COLUMNS = ["level", "estimate", "ci_low", "ci_high", "n_trials"]
 
 
@@ -68,7 +73,7 @@ def _as_float_array(values, field: str) -> np.ndarray:
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
         raise PsychometricInputError(
-            f"{field}: row {bad[0]} is {arr[bad[0]]!r}; every value must be a finite number "
+            f"{field}: row {bad[0]} is {arr[bad[0]]:g}; every value must be a finite number "
             f"({bad.size} row(s) are not)"
         )
     return arr
@@ -88,7 +93,7 @@ def check_counts(x, n_yes, n_total, *, field: str = "stimulus"):
         bad = np.flatnonzero((arr < 0) | (arr != np.round(arr)))
         if bad.size:
             raise PsychometricInputError(
-                f"{name}: row {bad[0]} is {arr[bad[0]]!r}; counts must be whole numbers >= 0"
+                f"{name}: row {bad[0]} is {arr[bad[0]]:g}; counts must be whole numbers >= 0"
             )
     bad = np.flatnonzero(k > n)
     if bad.size:
@@ -122,7 +127,7 @@ def aggregate_trials(stimulus, response, *, field: str = "stimulus", response_fi
     bad = np.flatnonzero((r != 0) & (r != 1))
     if bad.size:
         raise PsychometricInputError(
-            f"{response_field}: row {bad[0]} is {r[bad[0]]!r}; a binary judgement must be 0 "
+            f"{response_field}: row {bad[0]} is {r[bad[0]]:g}; a binary judgement must be 0 "
             "(no) or 1 (yes)"
         )
     levels, inverse = np.unique(x, return_inverse=True)
@@ -178,7 +183,7 @@ def _build_layout(spec: _Spec, u: np.ndarray, cond: np.ndarray, n_cond: int) -> 
         span = float(uc[-1] - uc[0])
         min_gap = float(np.min(np.diff(uc)))
         idx[c, 0] = add(uc[0] - span / 2.0, uc[-1] + span / 2.0)
-        idx[c, 1] = add(np.log(max(min_gap / 4.0, span / 100.0)), np.log(4.0 * span))
+        idx[c, 1] = add(np.log(max(WIDTH_MIN_GAPS * min_gap, span / 100.0)), np.log(4.0 * span))
     for j, value, shared in ((2, spec.guess, spec.share_guess), (3, spec.lapse, spec.share_lapse)):
         if value is not None:
             fixed[:, j] = value
@@ -313,6 +318,7 @@ class _FitResult:
     jack_weights: np.ndarray
     n_boot_failed: int
     n_boot_unconverged: int
+    sens_theta: np.ndarray  # [B, P] refits of data drawn from a shallower model, or empty
 
 
 def _run_engine(
@@ -325,6 +331,7 @@ def _run_engine(
     seed: int,
     need_jackknife: bool,
     jackknife_unit: str,
+    sensitivity: bool = True,
 ) -> _FitResult:
     theta, ll = _best_of(layout, starts, k, n)
     rng = np.random.default_rng(seed)
@@ -343,14 +350,56 @@ def _run_engine(
         failed = int(np.sum(bad))
         boot_theta[bad] = np.nan
         boot_dev[bad] = np.nan
+    sens_theta = np.empty((0, layout.n_params))
+    if n_boot > 0 and sensitivity:
+        sens_theta = _sensitivity_bootstrap(layout, theta, boot_theta, n, n_boot, rng)
     jack_theta = np.empty((0, layout.n_params))
     weights = np.empty(0)
     if need_jackknife:
         k_sets, n_sets, weights = _jackknife_sets(k, n, jackknife_unit)
         jack_theta, _, _ = maximise(layout, np.tile(theta, (len(k_sets), 1)), k_sets, n_sets)
     return _FitResult(
-        layout, k, n, theta, ll, boot_theta, boot_dev, jack_theta, weights, failed, unconverged
+        layout,
+        k,
+        n,
+        theta,
+        ll,
+        boot_theta,
+        boot_dev,
+        jack_theta,
+        weights,
+        failed,
+        unconverged,
+        sens_theta,
     )
+
+
+def _sensitivity_bootstrap(layout, theta, boot_theta, n, n_boot, rng) -> np.ndarray:
+    """Refits of B datasets drawn from the MLE made shallower: every condition's w set to the
+    84th percentile of its bootstrap distribution (one SD up).
+
+    Wichmann & Hill (2001b) showed that a parametric bootstrap from the MLE alone gives
+    intervals that are too narrow when the fitted slope is steeper than the truth (small
+    samples overestimate slopes); they bootstrap again from parameter sets around the MLE
+    and keep the widest interval. This is the one-sided, one-point version of that.
+    """
+    shallow = theta.copy()
+    for pos in {int(p) for p in layout.idx[:, 1] if p >= 0}:
+        column = boot_theta[:, pos]
+        if np.any(np.isfinite(column)):
+            shallow[pos] = max(theta[pos], float(np.nanquantile(column, 0.84)))
+    k_sens = _simulate(layout, shallow, n, n_boot, rng)
+    sens_theta, sens_ll, _ = maximise(layout, np.tile(theta, (n_boot, 1)), k_sens, n)
+    sens_theta[~np.isfinite(sens_ll)] = np.nan
+    return sens_theta
+
+
+def _widest(low, high, sens_samples, alpha: float):
+    """Union of an interval with the percentile interval of the sensitivity bootstrap."""
+    if sens_samples.shape[0] == 0:
+        return low, high
+    s_low, s_high = percentile_interval(sens_samples, alpha)
+    return np.fmin(low, s_low), np.fmax(high, s_high)
 
 
 def _intervals(samples, estimate, jack, weights, method: str, alpha: float):
@@ -431,9 +480,15 @@ class PsychometricFitter:
         n_boot: int = 1000,
         seed: int = 0,
         ci_method: str = "percentile",
+        sensitivity: bool = True,
         progress: bool | Callable[[int, int], None] = False,
     ) -> PsychometricFitter:
-        """Fit counts per level: x (ms, > 0), n_yes and n_total per level. Returns self."""
+        """Fit counts per level: x (ms, > 0), n_yes and n_total per level. Returns self.
+
+        n_boot parametric bootstrap datasets give the intervals (0: point estimates only);
+        with ``sensitivity`` a second bootstrap from a shallower model widens them where
+        needed (see `_sensitivity_bootstrap`); ci_method is "percentile" or "bca".
+        """
         x_ms, k_yes, n = check_counts(x, n_yes, n_total)
         order = np.argsort(x_ms, kind="stable")
         x_ms, k_yes, n = x_ms[order], k_yes[order], n[order]
@@ -458,6 +513,7 @@ class PsychometricFitter:
             seed=seed,
             need_jackknife=ci_method == "bca" and n_boot > 0,
             jackknife_unit=unit,
+            sensitivity=sensitivity,
         )
         _report_progress(progress, 1, 1)
         self.x_ms_, self.n_yes_, self.n_total_ = x_ms, k_yes, n
@@ -513,6 +569,8 @@ class PsychometricFitter:
         low, high = _intervals(
             boot, est, jack, self._result.jack_weights, self.ci_method_, self.alpha
         )
+        sens = _threshold_logs(self._result.layout, self._result.sens_theta, levels)
+        low, high = _widest(low, high, sens, self.alpha)
         return pd.DataFrame(
             {
                 "level": list(levels),
@@ -571,12 +629,14 @@ class PsychometricFitter:
         rows = []
         boot = self._param_dict(r.boot_theta, arrays=True)
         jack = self._param_dict(r.jack_theta, arrays=True) if len(r.jack_theta) else None
+        sens = self._param_dict(r.sens_theta, arrays=True)
         for name, value in self.params_.items():
             samples = boot[name][:, None]
             jk = jack[name][:, None] if jack is not None else np.empty((0, 1))
             low, high = _intervals(
                 samples, np.array([value]), jk, r.jack_weights, self.ci_method_, self.alpha
             )
+            low, high = _widest(low, high, sens[name][:, None], self.alpha)
             se = float(np.nanstd(samples)) if len(samples) else float("nan")
             unit = {"m": "ln ms", "w": "ln ms (F 0.1->0.9)"}.get(name, "probability")
             rows.append((name, value, se, low[0], high[0], unit))
@@ -668,6 +728,7 @@ def fit_by_group(
     n_boot: int = 1000,
     seed: int = 0,
     ci_method: str = "percentile",
+    sensitivity: bool = True,
     progress: bool | Callable[[int, int], None] = False,
     **fitter_kwargs,
 ) -> dict[str, PsychometricFitter]:
@@ -694,6 +755,7 @@ def fit_by_group(
                 n_boot=n_boot,
                 seed=int(seeds[i].generate_state(1)[0]),
                 ci_method=ci_method,
+                sensitivity=sensitivity,
             )
         except PsychometricInputError as exc:
             raise PsychometricInputError(f"{group}={key}: {exc}") from None
@@ -819,6 +881,7 @@ class MultiConditionFitter:
         n_boot: int = 1000,
         seed: int = 0,
         ci_method: str = "percentile",
+        sensitivity: bool = True,
     ) -> MultiConditionFitter:
         """Fit one row per trial of df, one curve per value of the `condition` column."""
         x_col, r_col = _column(df, stimulus), _column(df, response)
@@ -889,6 +952,7 @@ class MultiConditionFitter:
             seed=seed,
             need_jackknife=ci_method == "bca" and n_boot > 0,
             jackknife_unit="blocks" if spec.beta_binomial else "trials",
+            sensitivity=sensitivity,
         )
         self.conditions_ = keys
         self.direction_ = direction
@@ -932,6 +996,8 @@ class MultiConditionFitter:
             boot = _threshold_logs(r.layout, r.boot_theta, self.levels, c)
             jack = _threshold_logs(r.layout, r.jack_theta, self.levels, c)
             low, high = _intervals(boot, est, jack, r.jack_weights, self.ci_method_, self.alpha)
+            sens = _threshold_logs(r.layout, r.sens_theta, self.levels, c)
+            low, high = _widest(low, high, sens, self.alpha)
             frames.append(
                 pd.DataFrame(
                     {

@@ -77,7 +77,7 @@ def recovery_cell(
     *,
     seed: int = 0,
     n_boot: int = 1000,
-    ci_method: str = "bca",
+    ci_method: str = "percentile",
     fitter_kwargs: dict | None = None,
 ) -> CellResult:
     """Simulate n_sims datasets of `cell`, fit each, and score the 50% threshold."""
