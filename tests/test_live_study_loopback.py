@@ -12,7 +12,7 @@ import pytest
 from live_servers import serve_in_thread
 
 from uxlab.clock import MonotonicClock
-from uxlab.live.live_schedule import LiveEndpoint, LiveSchedule, stream_live
+from uxlab.live.live_schedule import LiveEndpoint, LiveRun, LiveSchedule, stream_live
 from uxlab.live.serve import ServeConfig, build_app
 from uxlab.player import HeadlessSink, Player
 from uxlab.shaping import Profile, shape
@@ -105,3 +105,20 @@ async def test_the_key_comes_from_the_environment_and_is_never_kept(monkeypatch)
         live, log, result = await play_live(ok, schedule)
     assert result.message is not None and result.message.startswith("HTTP 401")
     assert log.error is not None and log.error["status"] == 401 and live.chunks == []
+
+
+async def test_a_timeout_before_the_first_chunk_cancels_the_request(slow_server):
+    """The trial's timeout (150 ms) comes well before the model's first chunk (>= 400 ms):
+    the play stops there, nothing is shown, and the live request is called off."""
+    clock = MonotonicClock()
+    live = LiveSchedule(Profile.from_table({"ttft": 100, "itl": "constant:10"}), 0)
+    run = LiveRun(live, LiveEndpoint("openai", slow_server + "/v1", "served"), clock)
+    sink = HeadlessSink(clock)
+    t0 = clock.now_ms()
+    run.start("a story", t0)
+    log = await Player(live, sink, clock).play(t0_ms=t0, stop_at_ms=150)
+    result = await run.finish()
+    assert log.cancelled_at_ms is not None and log.cancelled_at_ms >= 150
+    assert sink.applied == [] and not log.completed
+    assert result is not None and result.message.startswith("cancelled")
+    assert run.cancelled_at_ms is not None and live.closed
