@@ -83,6 +83,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"report: {paths['html']}  (also {paths['markdown'].name}, thresholds.csv)")
     print()
     print(_comparison(data, known))
+    adaptive = _adaptive_comparison(data, truth, done)
+    if adaptive:
+        print(adaptive)
     print(f"\ndone in {time.perf_counter() - started:.1f} s")
     return 0
 
@@ -108,4 +111,46 @@ def _comparison(data: Any, known: dict[str, Any]) -> str:
         lines.append(
             f"{name:<28} {true_ms:9.0f} {r.estimate:14.0f}   {ci:<17} {'yes' if inside else 'NO'}"
         )
+    return "\n".join(lines)
+
+
+def _true_at(threshold_ms: float, target: float, truth: Any) -> float:
+    """Where an observer with 50% point `threshold_ms` says "too slow" with P = `target`."""
+    import math
+
+    from uxlab.simulate.observers import LOGISTIC_C
+
+    core = (target - truth.guess) / (1.0 - truth.guess - truth.lapse)
+    return threshold_ms * math.exp(truth.width_log * math.log(core / (1 - core)) / LOGISTIC_C)
+
+
+def _adaptive_comparison(data: Any, truth: Any, done: list[Any]) -> str:
+    """Adaptive studies: the median of the sessions' own estimates against the population's
+    truth, how many people's true value lies inside their own interval, and the median of
+    the simulated people's own true values (the sample's, not the population's)."""
+    import numpy as np
+
+    from analysis.report.adaptive_part import PROCEDURE_NAMES
+
+    part = getattr(data, "adaptive", None)
+    if part is None:
+        return ""
+    own = {s.participant: s.observer.own()["threshold_ms"] for s in done}
+    lines = []
+    for m in part["medians"].itertuples():
+        true_ms = _true_at(truth.threshold_ms, m.target, truth)  # the median person's
+        ci = f"[{m.ci_low:.0f}, {m.ci_high:.0f}]"
+        inside = "yes" if m.ci_low <= true_ms <= m.ci_high else "NO"
+        procedure = PROCEDURE_NAMES.get(m.procedure, m.procedure)
+        name = f"{procedure} median {m.target:.0%}" + ("" if m.track == "all" else f" {m.track}")
+        lines.append(f"{name:<28} {true_ms:9.0f} {m.median:14.0f}   {ci:<17} {inside}")
+    table = part["table"]
+    rows = [r for r in table.itertuples() if r.participant in own]
+    true_ms = [_true_at(own[r.participant], r.target, truth) for r in rows]
+    hits = [r.ci_low <= t <= r.ci_high for r, t in zip(rows, true_ms, strict=True)]
+    lines.append(
+        f"per participant: {sum(hits)} of {len(hits)} true thresholds inside their session's "
+        f"own 95% interval;\n  median of these people's true values {np.median(true_ms):.0f} ms, "
+        f"of their estimates {np.median([r.estimate for r in rows]):.0f} ms"
+    )
     return "\n".join(lines)
