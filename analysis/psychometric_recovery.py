@@ -78,6 +78,7 @@ def recovery_cell(
     seed: int = 0,
     n_boot: int = 1000,
     ci_method: str = "percentile",
+    sensitivity: bool = True,
     fitter_kwargs: dict | None = None,
 ) -> CellResult:
     """Simulate n_sims datasets of `cell`, fit each, and score the 50% threshold."""
@@ -103,7 +104,13 @@ def recovery_cell(
             seed=int(sim_seed),
         )
         fitter = PsychometricFitter(**kwargs).fit(
-            x, k, n, n_boot=n_boot, seed=int(boot_seed), ci_method=ci_method
+            x,
+            k,
+            n,
+            n_boot=n_boot,
+            seed=int(boot_seed),
+            ci_method=ci_method,
+            sensitivity=sensitivity,
         )
         est[i] = fitter.threshold_(0.5)
         low[i], high[i] = fitter.threshold_ci_(0.5)
