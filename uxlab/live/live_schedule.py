@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +50,9 @@ from uxlab.streams.recording import Chunk, End, ErrorEvent, Event, Header, Meta,
 TEMPLATE_UNITS = 2048
 """Units in the first timing template; it doubles when a live answer is longer."""
 SOURCE_DEPENDENT = ("recorded", "scale", "rate")
+TAIL_WAIT_S = 2.0
+"""After a complete answer, how long a trial waits for the rest of the response (usage,
+terminator) before it calls the request off."""
 
 
 class LiveScheduleError(UxlabError):
@@ -386,6 +390,7 @@ async def stream_live(
     clock: Clock,
     client: httpx.AsyncClient | None = None,
     options: RecordOptions | None = None,
+    on_sent: Callable[[float], None] | None = None,
 ) -> LiveResult:
     """Send `prompt` to `endpoint` and feed the answer into `schedule` as it arrives.
 
@@ -408,6 +413,8 @@ async def stream_live(
         t_ms = arrival_ms(arrival_ns)
         if not sent_ms:  # the recorder's times count from its send; ours from the key press
             sent_ms.append(round(t_ms - ev.t_ms, 3))
+            if on_sent is not None:
+                on_sent(sent_ms[0])
         rec, _ = mapper([ev], header)
         for e in rec.events:
             schedule.feed(e, t_ms)
@@ -479,6 +486,7 @@ class LiveRun:
         self.t0_ms = 0.0
         self.result: LiveResult | None = None
         self.cancelled_at_ms: float | None = None
+        self.request_sent_ms: float | None = None
         self._task: asyncio.Task[LiveResult] | None = None
 
     def start(self, prompt: str, t0_ms: float) -> None:
@@ -492,21 +500,29 @@ class LiveRun:
                 t0_ms=t0_ms,
                 clock=self.clock,
                 client=self.client,
+                on_sent=self._sent,
             )
         )
+
+    def _sent(self, t_ms: float) -> None:
+        self.request_sent_ms = t_ms
 
     async def finish(self) -> LiveResult | None:
         """After the play: stop the request if it is still running, and wait for it."""
         task = self._task
         if task is None:
             return None
+        if not task.done() and self.schedule.end is not None and not self.schedule.cut_by_profile:
+            # the answer is complete; usage and the terminator may still be on their way
+            await asyncio.wait({task}, timeout=TAIL_WAIT_S)
         if not task.done():
             self.cancelled_at_ms = self.clock.now_ms() - self.t0_ms
             task.cancel()
         try:
             self.result = await task
         except asyncio.CancelledError:
-            self.result = LiveResult(None, "cancelled: the trial ended before the answer did")
+            message = "cancelled: the trial ended before the answer did"
+            self.result = LiveResult(None, message, self.request_sent_ms)
         finally:
             if self._own_client:
                 await self.client.aclose()
@@ -537,7 +553,7 @@ class LiveRun:
                 "prompt": self.prompt,
                 "status": http.get("status"),
                 "headers_ms": http.get("headers_ms"),
-                "request_sent_ms": self.result.request_sent_ms if self.result else None,
+                "request_sent_ms": self.request_sent_ms,
                 "message": self.result.message if self.result is not None else None,
                 "cancelled_at_ms": self.cancelled_at_ms,
                 "cut_by_profile": schedule.cut_by_profile,
