@@ -174,6 +174,8 @@ async def test_participant_types_the_prompt_and_violations_are_stored(tmp_path, 
     for c in chunks:
         assert c["handed_ms"] >= c["arrival_ms"] - 1e-6 and c["handed_ms"] >= c["due_ms"] - 1e-6
         assert c["violation_ms"] == pytest.approx(max(c["arrival_ms"] - c["due_ms"], 0), abs=1e-3)
+    keys = [d["key"] for k, d in events if k == "key"]
+    assert "char" in keys and "h" not in keys  # typed text is kept only as the prompt
     request = next(d for k, d in events if k == "live_request")
     assert request["prompt"] == "hello beams" and request["status"] == 200
     assert request["request_sent_ms"] >= 0  # the send key press comes first
