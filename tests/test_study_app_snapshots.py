@@ -182,6 +182,13 @@ def test_trial_finished_with_question(snap_compare, tmp_path, answered):
             await pilot.press(*keys[k])
             await settle(pilot, lambda k=k: screen.asked == k + 1 and app.focused is not None)
         view = screen.query_one(StreamView)
-        await settle(pilot, lambda: view._markdown)
+        # Settled: the Markdown swap is done and the lines are as wide as the final layout
+        # (while the questions replace the input box, the width is briefly 2 cells less).
+        await settle(
+            pilot,
+            lambda: view._markdown and view._width == view._wrap_width() == view.size.width - 1,
+        )
+        view.refresh()  # repaint every line at the settled width
+        await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

@@ -247,7 +247,7 @@ class FreeText(_Timed, Vertical):
         if not text and self.question.required:
             self.notify("Please type an answer.", timeout=2)
             return
-        self.post_message(Answered(self.question.id, text, self._rt()))
+        self.post_message(Answered(self.question.id, text or None, self._rt()))
 
 
 def question_view(q: Any) -> QuestionView:
@@ -258,6 +258,8 @@ def question_view(q: Any) -> QuestionView:
         kw["scale"] = int(q.scale)
     elif q.type == "choice":
         kw["options"] = tuple(q.options)
+    elif q.type == "text":
+        kw["required"] = False  # free text is optional: Enter on an empty box skips it
     elif q.type == "slider":
         lo, hi = float(q.min), float(q.max)
         kw.update(minimum=lo, maximum=hi, step=_slider_step(hi - lo))
@@ -300,7 +302,7 @@ def question_help(q: QuestionView) -> str:
         "yesno": "y / n (or ← →) to choose, Enter to confirm",
         "choice": "↑ ↓ or the number keys to choose, Enter to confirm",
         "slider": "← → to move (Shift for big steps), Enter to confirm",
-        "text": "type, then Enter",
+        "text": "type your answer, then Enter (Enter on an empty box skips it)",
     }[q.kind]
 
 
