@@ -336,3 +336,23 @@ async def test_a_completed_participant_cannot_start_again(tmp_path):
 def test_shortest_gap_comes_from_the_profile(tmp_path):
     study = load_study(tiny_study(tmp_path, itl=7))
     assert shortest_gap_ms(study) == pytest.approx(7.0)
+
+
+def test_environment_record_and_timing_warnings():
+    from uxlab.environment import collect_environment, timing_warnings
+
+    env = collect_environment(
+        60, size=(70, 20), environ={"TERM": "tmux-256color", "TMUX": "/tmp/x", "USER": "ann"}
+    )
+    assert (env["columns"], env["rows"], env["term"], env["frame_cap_fps"]) == (
+        70,
+        20,
+        "tmux-256color",
+        60,
+    )
+    assert "ann" not in repr(env)  # nothing that names a person
+    warnings = timing_warnings(env, shortest_gap_ms=10.0)
+    assert len(warnings) == 3
+    assert "tmux" in warnings[0] and "70x20" in warnings[1] and "--fps" in warnings[2]
+    good = collect_environment(240, size=(80, 24), environ={"TERM": "xterm-256color"})
+    assert timing_warnings(good, shortest_gap_ms=10.0) == []

@@ -252,6 +252,7 @@ async def test_keys_are_stored_by_name_and_typed_text_is_not(tmp_path):
     app = make_app(
         tmp_path,
         participant="P-KEYS1",
+        pilot=True,
         study={
             "practice": 0,
             "attention": False,
@@ -273,6 +274,7 @@ async def test_keys_are_stored_by_name_and_typed_text_is_not(tmp_path):
     ]
     assert keys[:1] == ["enter"] and "y" in keys and "char" in keys
     assert not set("secret") & set(keys)
+    assert conn.execute("SELECT pilot FROM sessions").fetchone() == (1,)  # --pilot
     assert conn.execute("SELECT value FROM responses WHERE question_id='why'").fetchone() == (
         "secret",
     )
