@@ -295,3 +295,21 @@ def test_the_shipped_quickstart_study_loads_and_shapes():
     from uxlab.session import shortest_gap_ms
 
     assert study.trial_questions and shortest_gap_ms(study) > 0
+
+
+async def test_participant_screen_refuses_a_name_and_takes_a_code(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_screen(pilot, ParticipantScreen)
+        screen = app.screen
+        await pilot.press(*"Jane Doe", "enter")  # typing replaces the offered id
+        await pilot.pause()
+        assert app.screen is screen
+        assert "spaces" in str(screen.query_one("#participant-error").render())
+        for _ in "Jane Doe":
+            await pilot.press("backspace")
+        await pilot.press(*"P-LAB01", "enter")
+        await wait_screen(pilot, ConsentScreen)
+        assert app.session.participant == "P-LAB01"
+        await pilot.press("ctrl+q")
+    assert app.return_value.outcome == "interrupted"

@@ -62,6 +62,11 @@ class WarningsScreen(TextScreen):
 class ParticipantScreen(Screen[str]):
     """Asks for a pseudonymous participant id; offers a random one. Never a name."""
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        # A priority binding, so the footer names Enter (the input's own is hidden).
+        Binding("enter", "use_id", "Use this id", priority=True),
+    ]
+
     def __init__(self, suggested_id: str, study_title: str, problem: str = "") -> None:
         super().__init__()
         self.suggested_id = suggested_id
@@ -84,9 +89,8 @@ class ParticipantScreen(Screen[str]):
     def on_mount(self) -> None:
         self.query_one(Input).focus()
 
-    @on(Input.Submitted)
-    def _submitted(self, event: Input.Submitted) -> None:
-        value = event.value.strip()
+    def action_use_id(self) -> None:
+        value = self.query_one(Input).value.strip()
         problem = participant_id_problem(value)
         if problem:
             self.query_one("#participant-error", Static).update(problem)
