@@ -99,14 +99,17 @@ class Layout:
         if not second:
             return psi, jac, rp[..., 4], None
         d_dens = sg.pdf_derivative(z)
-        hess = np.zeros((*psi.shape, 4, 4))
-        hess[..., 0, 0] = scale * d_dens * z_m * z_m
-        hess[..., 0, 1] = hess[..., 1, 0] = scale * (d_dens * z_m * z_v - dens * z_m)
-        hess[..., 1, 1] = scale * (d_dens * z_v * z_v - dens * z_v)
-        for j in (2, 3):
-            hess[..., 0, j] = hess[..., j, 0] = -dens * z_m
-            hess[..., 1, j] = hess[..., j, 1] = -dens * z_v
-        return psi, jac, rp[..., 4], hess
+        # the non-zero second derivatives (a, b) of psi, a <= b (guess/lapse enter linearly)
+        second_parts = {
+            (0, 0): scale * d_dens * z_m * z_m,
+            (0, 1): scale * (d_dens * z_m * z_v - dens * z_m),
+            (1, 1): scale * (d_dens * z_v * z_v - dens * z_v),
+            (0, 2): -dens * z_m,
+            (0, 3): -dens * z_m,
+            (1, 2): -dens * z_v,
+            (1, 3): -dens * z_v,
+        }
+        return psi, jac, rp[..., 4], second_parts
 
     def _psi_and_jacobian(self, theta: np.ndarray):
         psi, jac, rho, _ = self._psi_and_derivatives(theta)
@@ -131,14 +134,13 @@ class Layout:
         flat = np.swapaxes(per_cond, 1, 2).reshape(per_row.shape[0], -1)
         return flat @ tmap.reshape(-1, self.n_params)
 
-    def _to_theta_matrix(self, per_row: np.ndarray) -> np.ndarray:
-        """Sum per-row 4x4 matrices [B, L, 4, 4] into theta space [B, P, P]."""
-        onehot, tmap = self._maps()
-        n_b, n_l = per_row.shape[:2]
-        per_cond = per_row.reshape(n_b, n_l, 16).swapaxes(1, 2) @ onehot  # [B, 16, C]
-        per_cond = per_cond.swapaxes(1, 2).reshape(n_b, -1, 4, 4)  # [B, C, 4, 4]
-        t4 = tmap[:, :4, :]  # [C, 4, P]
-        return np.sum(np.swapaxes(t4, 1, 2) @ (per_cond @ t4), axis=1)
+    def _theta_jacobian(self, jac: np.ndarray) -> np.ndarray:
+        """dpsi/dtheta [B, L, P] from the per-row dpsi/d(m, v, guess, lapse) [B, L, 4]."""
+        _, tmap = self._maps()
+        if tmap.shape[0] == 1:
+            return jac @ tmap[0, :4, :]
+        row_map = tmap[self.cond, :4, :]  # [L, 4, P]
+        return np.matmul(jac[:, :, None, :], row_map[None])[:, :, 0, :]
 
     # -- likelihood -------------------------------------------------------------------------
 
@@ -157,18 +159,23 @@ class Layout:
         if self.beta_binomial:
             grad = self._grad_betabin(theta, k, n)
             return grad, self._fd_information(theta, k, n, grad)
-        psi, jac, _, hess_psi = self._psi_and_derivatives(theta, second=True)
+        psi, jac, _, second_parts = self._psi_and_derivatives(theta, second=True)
         psi = np.clip(psi, PSI_EPS, 1.0 - PSI_EPS)
         var = psi * (1.0 - psi)
         dl_dpsi = (k - n * psi) / var
         d2l_dpsi2 = -k / psi**2 - (n - k) / (1.0 - psi) ** 2
-        per_row = np.concatenate([jac * dl_dpsi[..., None], np.zeros((*psi.shape, 1))], -1)
-        grad = self._scatter(per_row)
-        outer = jac[..., :, None] * jac[..., None, :]
-        fisher = self._to_theta_matrix(outer * (n / var)[..., None, None])
-        observed = -self._to_theta_matrix(
-            outer * d2l_dpsi2[..., None, None] + hess_psi * dl_dpsi[..., None, None]
-        )
+        jt = self._theta_jacobian(jac)  # [B, L, P]
+        grad = np.matmul(dl_dpsi[:, None, :], jt)[:, 0, :]
+        jt_t = np.swapaxes(jt, 1, 2)
+        fisher = np.matmul(jt_t * (n / var)[:, None, :], jt)
+        onehot, tmap = self._maps()
+        n_b, n_cond = psi.shape[0], onehot.shape[1]
+        per_cond = np.zeros((n_b, n_cond, 4, 4))
+        for (a, b), part in second_parts.items():
+            per_cond[:, :, a, b] = per_cond[:, :, b, a] = (dl_dpsi * part) @ onehot
+        t4 = tmap[:, :4, :]
+        curvature = np.sum(np.swapaxes(t4, 1, 2) @ (per_cond @ t4), axis=1)
+        observed = -(np.matmul(jt_t * d2l_dpsi2[:, None, :], jt) + curvature)
         # Newton (observed information) where it is positive definite, else Fisher scoring
         try:
             eig_min = np.linalg.eigvalsh(observed)[:, 0]
