@@ -479,9 +479,15 @@ def reference_comparison(data: ReportData) -> pd.DataFrame | None:
     return compare_figures(load_reference_figures(), measured_estimates(data))
 
 
-def measured_estimates(data: ReportData) -> dict[str, tuple[float, float, float]]:
-    """Named estimates (ms) with 95% CI that reference figures map to."""
-    out: dict[str, tuple[float, float, float]] = {}
+def measured_estimates(data: ReportData) -> dict[str, tuple]:
+    """Named estimates (ms) with 95% CI that reference figures map to.
+
+    Keys: `psychometric:<stimulus>:0.5`, `rating:<stimulus>:0.5` (participants resampled)
+    and `abandonment:<share>`: the time by which that share gave up in the condition with
+    the longest wait tested (the largest stimulus level, other factors at their lowest),
+    where giving up is mostly giving up on waiting - the analogue of a startup delay.
+    """
+    out: dict[str, tuple] = {}
     stim = data.stimulus
     if data.psychometric is not None:
         pop = data.psychometric.population.set_index("level")
@@ -493,10 +499,17 @@ def measured_estimates(data: ReportData) -> dict[str, tuple[float, float, float]
         out[f"rating:{stim}:0.5"] = (row.estimate, row.ci_low, row.ci_high)
     if data.survival is not None and not data.survival.times.empty:
         times = data.survival.times
+        others = [f for f in data.factors if f != stim and f in times.columns]
         for share in ABANDON_SHARES:
             sub = times[times["share"] == share]
-            fastest = sub.sort_values(stim).iloc[0]
-            out[f"abandonment:{share:g}"] = (fastest.estimate, fastest.ci_low, fastest.ci_high)
+            order = [stim, *others]
+            slowest = sub.sort_values(order, ascending=[False] + [True] * len(others)).iloc[0]
+            out[f"abandonment:{share:g}"] = (
+                slowest.estimate,
+                slowest.ci_low,
+                slowest.ci_high,
+                f"AFT, {slowest.condition}",
+            )
     return out
 
 

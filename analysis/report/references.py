@@ -30,6 +30,7 @@ COLUMNS = [
     "our_estimate",
     "verdict",
     "evidence",
+    "note",
     "citation",
 ]
 
@@ -106,6 +107,19 @@ def _match(compare_with: str, measured: Mapping[str, tuple[float, float, float]]
     return best
 
 
+def _structured_key(item: Any, measured: Mapping[str, tuple]) -> str | None:
+    """`measure:stimulus:level` (or `measure:level`) from a figure with those attributes."""
+    if not all(hasattr(item, a) for a in ("measure", "stimulus", "level")):
+        return None
+    try:
+        level = f"{float(item.level):g}"
+    except (TypeError, ValueError):
+        return None
+    parts = [item.measure, item.stimulus, level] if item.stimulus else [item.measure, level]
+    key = ":".join(str(p) for p in parts)
+    return key if key in measured else None
+
+
 def _is_number(text: str) -> bool:
     try:
         float(text)
@@ -120,21 +134,31 @@ def compare_figures(
     """One row per figure: the figure in ms, the matched estimate [CI] and the verdict.
 
     `measured` maps keys like `psychometric:ttft_ms:0.5`, `rating:ttft_ms:0.5`,
-    `abandonment:0.1` to (estimate, ci_low, ci_high) in ms.
+    `abandonment:0.1` to (estimate, ci_low, ci_high) in ms, optionally with a fourth item
+    saying where the estimate comes from (e.g. the condition).
     """
     rows = []
     for item in figures:
         fig = _as_dict(item)
-        lo, hi = figure_range_ms(fig)
+        if hasattr(item, "range_ms"):  # analysis.reference.ReferenceFigure: ms or ms/token
+            lo, hi = item.range_ms
+            if hasattr(item, "figure"):
+                fig["figure"] = item.figure
+        else:
+            lo, hi = figure_range_ms(fig)
         compare_with = str(_first(fig, "compare_with", "compared_with", "maps_to", default=""))
-        key = _match(compare_with, measured) if compare_with else None
+        key = _structured_key(item, measured)
+        if key is None and compare_with:
+            key = _match(compare_with, measured)
         perception = _first(fig, "perception_study", default=None)
-        note = str(_first(fig, "note", "evidence", default=""))
-        evidence = ("perception study" if perception else "no perception study") + (
-            f": {note}" if note else ""
-        )
+        note = str(_first(fig, "note", default=""))
+        kind = str(_first(fig, "evidence", default=""))
         if perception is None:
-            evidence = note
+            evidence = kind or note
+        else:
+            evidence = ("perception study" if perception else "NO perception study") + (
+                f" ({kind})" if kind else ""
+            )
         row = {
             "id": str(_first(fig, "id", default="")),
             "label": str(_first(fig, "label", "name", "title", "id", default="")),
@@ -148,10 +172,13 @@ def compare_figures(
             "our_estimate": "not measured in this study",
             "verdict": "–",
             "evidence": evidence,
+            "note": note,
             "citation": str(_first(fig, "citation", "source", default="")),
         }
         if key is not None and np.isfinite(lo):
-            est, ci_lo, ci_hi = measured[key]
+            est, ci_lo, ci_hi, *where = measured[key]
+            if where:
+                row["compared_with"] = f"{compare_with} ({where[0]})"
             row.update(
                 estimate=est,
                 ci_low=ci_lo,

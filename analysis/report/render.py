@@ -190,6 +190,12 @@ def build_blocks(data) -> list:
         )
         show = refs[[c for c in REF_COLUMNS if c in refs.columns]]
         blocks.append(Table(show.rename(columns=REF_COLUMNS), "Reference comparison"))
+        sources = []
+        for r in refs.itertuples():
+            note = f" {r.note}" if getattr(r, "note", "") else ""
+            sources.append(f"{r.label}:{note} Source: {r.citation}")
+        blocks.append(Para("What each figure rests on, and its source:"))
+        blocks.append(Bullets(sources))
         forest = figures.reference_forest(refs)
         if forest is not None:
             blocks.append(
@@ -345,7 +351,6 @@ REF_COLUMNS = {
     "our_estimate": "our estimate [95% CI]",
     "verdict": "figure lies",
     "evidence": "evidence",
-    "citation": "source",
 }
 
 

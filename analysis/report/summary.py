@@ -56,8 +56,18 @@ def plain_summary(data) -> list[str]:
     if refs is not None and not refs.empty and "verdict" in refs:
         compared = refs.dropna(subset=["estimate"])
         if not compared.empty:
-            parts = [f"{r.label} lies {r.verdict}" for r in compared.itertuples()][:4]
-            out.append("Against the published figures: " + "; ".join(parts) + ".")
+            counts = compared["verdict"].value_counts()
+            inside = compared.loc[compared["verdict"] == "inside", "label"].tolist()
+            parts = [f"{counts.get(v, 0)} {v}" for v in ("inside", "below", "above")]
+            text = (
+                f"Of {len(refs)} published figures, {len(compared)} could be compared with "
+                f"this study's estimates: {', '.join(parts)} our 95% CI"
+            )
+            text += f" (inside: {'; '.join(inside)})." if inside else "."
+            unsupported = int((~refs["evidence"].str.startswith("perception")).sum())
+            if unsupported:
+                text += f" {unsupported} of the figures have no perception study behind them."
+            out.append(text)
     s = data.survival
     if s is not None and s.aft is not None and not s.times.empty:
         ten = s.times[s.times["share"] == 0.1].sort_values("estimate")
