@@ -238,7 +238,10 @@ def analyse(table: TrialTable, options: ReportOptions | None = None) -> ReportDa
         _log(options, f"psychometric fits on {judgement} vs {stimulus}")
         data.psychometric = _psychometric(data, judgement)
     else:
-        data.notes.append("No binary judgement column: no psychometric thresholds.")
+        data.notes.append(
+            "No binary judgement column (a yes/no question in study.json, or a q_<id> column "
+            "of 0/1): no psychometric thresholds. Name one with --judgement COLUMN."
+        )
     if {"outcome", "t_abandon_ms"} <= set(kept.columns):
         _log(options, "abandonment survival models")
         data.survival = _survival(data)

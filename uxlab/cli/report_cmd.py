@@ -178,6 +178,8 @@ def run(args: argparse.Namespace) -> int:
                 f"  abandonment   time ratio {r.per} of {r.factor}: {r.time_ratio:.2f} "
                 f"[{r.ci_low:.2f}, {r.ci_high:.2f}]"
             )
+    for note in data.notes:
+        print(f"note: {note}")
     for key in ("html", "markdown", "thresholds", "score"):
         if key in paths:
             print(f"wrote {paths[key]}")
