@@ -288,8 +288,17 @@ def maximise(
         step = np.where(np.isfinite(step), step, 0.0)
         cand = np.clip(th + step, lo, hi)
         ll_cand = layout.loglik(cand, kk, nn)
-        gain = ll_cand - ll[active]
-        ok = np.isfinite(ll_cand) & (gain >= -1e-12 * np.abs(ll[active]))
+        ok = np.isfinite(ll_cand) & (ll_cand - ll[active] >= -1e-12 * np.abs(ll[active]))
+        # backtrack once on a rejected step (half of it) before raising the damping
+        retry = np.flatnonzero(~ok)
+        if retry.size:
+            half = np.clip(th[retry] + 0.5 * step[retry], lo, hi)
+            ll_half = layout.loglik(half, kk[retry], nn[retry])
+            better = np.isfinite(ll_half) & (ll_half - ll[active[retry]] > 0)
+            cand[retry[better]] = half[better]
+            ll_cand[retry[better]] = ll_half[better]
+            step[retry[better]] *= 0.5
+            ok[retry[better]] = True
         moved = np.max(np.abs(cand - th), axis=1)
         # Newton decrement: the gain a full step still promised; tiny means converged (also
         # where the likelihood flattens out towards a bound, e.g. steep data and w -> 0)
