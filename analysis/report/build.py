@@ -392,7 +392,14 @@ def _yes_label(column: str) -> str:
 
 
 def _survival(data: ReportData) -> SurvivalPart:
-    sdata = survival_data(data.kept, data.factors)
+    kept = data.kept
+    if "scheduled_end_ms" not in kept.columns or kept["scheduled_end_ms"].isna().all():
+        data.notes.append(
+            "No scheduled_end_ms: trials not abandoned are censored when their last chunk "
+            "was shown (shown_last_ms); trials with neither are left out of the survival "
+            "analysis."
+        )
+    sdata = survival_data(kept, data.factors)
     km_by = data.factors if len(data.factors) <= 2 else data.factors[:1]
     km = kaplan_meier(sdata, km_by)
     aft, error = None, None
