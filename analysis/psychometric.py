@@ -422,6 +422,19 @@ def _report_progress(progress, done: int, total: int, label: str = "") -> None:
             print(file=sys.stderr)
 
 
+def _ms_axis(ax, levels_ms) -> None:
+    """Log x axis labelled in plain ms at the tested levels (no 10^k minor-tick clutter)."""
+    from matplotlib.ticker import FixedLocator, NullFormatter
+
+    ax.set_xscale("log")
+    ticks = np.unique(np.asarray(levels_ms, dtype=float))
+    if ticks.size > 9:
+        ticks = ticks[:: int(np.ceil(ticks.size / 9))]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.set_xticklabels([f"{t:,.0f}" for t in ticks])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
 # -- the single-condition fitter ------------------------------------------------------------
 
 
@@ -708,7 +721,7 @@ class PsychometricFitter:
             capsize=4,
             label=f"{level:g} threshold {t_ms:.0f} ms [{low:.0f}, {high:.0f}]",
         )
-        ax.set_xscale("log")
+        _ms_axis(ax, self.x_ms_)
         ax.set_ylim(-0.03, 1.03)
         ax.set_xlabel("stimulus (ms)")
         ax.set_ylabel("P(yes)")
@@ -955,6 +968,7 @@ class MultiConditionFitter:
             sensitivity=sensitivity,
         )
         self.conditions_ = keys
+        self.condition_column_ = condition
         self.direction_ = direction
         self.share_lapse_, self.share_guess_ = share_lapse, share_guess
         self.n_boot_, self.seed_, self.ci_method_ = n_boot, seed, ci_method
@@ -1077,9 +1091,9 @@ class MultiConditionFitter:
                     color=line.get_color(),
                     capsize=3,
                 )
-        ax.set_xscale("log")
+        _ms_axis(ax, np.concatenate([self._singles[key][0] for key in self.conditions_]))
         ax.set_ylim(-0.03, 1.03)
         ax.set_xlabel("stimulus (ms)")
         ax.set_ylabel("P(yes)")
-        ax.legend(fontsize="small", title="condition")
+        ax.legend(fontsize="small", title=self.condition_column_)
         return ax
