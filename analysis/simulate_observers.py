@@ -1,7 +1,8 @@
 """Simulated binary-judgement data with a known truth, for tests and benchmarks.
 
-Pure numpy (no uxlab, no fitter code): the truth is written out here independently of
-`analysis.sigmoids`, so a parameterisation bug in the fitter cannot cancel out.
+Pure numpy (no uxlab, no fitter code; pandas only to hand back a trial table): the truth
+is written out here independently of `analysis.sigmoids`, so a parameterisation bug in the
+fitter cannot cancel out.
 
 An observer answers a yes/no question at stimulus x (ms) with probability::
 
@@ -19,7 +20,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 
 _ERF = np.frompyfunc(math.erf, 1, 1)
 
@@ -129,13 +129,15 @@ def simulate_trials(
     stimulus: str = "ttft_ms",
     response: str = "q_yes",
     seed: int = 0,
-) -> pd.DataFrame:
-    """A trial table (one row per trial, shuffled per participant).
+):
+    """A trial table as a pandas DataFrame (one row per trial, shuffled per participant).
 
     Each participant's threshold is threshold_ms * exp(N(0, between_sd_log)); the
     columns are participant, trial_index, the stimulus column, the response column (0/1)
     and true_threshold_ms (that participant's 50% point).
     """
+    import pandas as pd  # only for the table; the simulation itself is numpy
+
     rng = np.random.default_rng(seed)
     levels = np.asarray(levels_ms, dtype=float)
     frames = []
