@@ -60,7 +60,9 @@ def test_opens_in_wal_with_full_sync_and_current_schema(store):
     assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     store.close()
     again = Store.open(store.path)  # reopening an up-to-date file changes nothing
-    assert again.conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == SCHEMA_VERSION
+    assert (
+        again.conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == SCHEMA_VERSION
+    )
     again.close()
 
 
