@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from analysis.batch_mle import Layout, maximise
+from analysis.batch_mle import BOOT_TOLERANCES, Layout, maximise
 from analysis.bootstrap import bca_interval, jackknife_acceleration, percentile_interval
 from analysis.sigmoids import get_sigmoid
 
@@ -357,7 +357,9 @@ def _run_engine(
     weights = np.empty(0)
     if need_jackknife:
         k_sets, n_sets, weights = _jackknife_sets(k, n, jackknife_unit)
-        jack_theta, _, _ = maximise(layout, np.tile(theta, (len(k_sets), 1)), k_sets, n_sets)
+        jack_theta, _, _ = maximise(
+            layout, np.tile(theta, (len(k_sets), 1)), k_sets, n_sets, **BOOT_TOLERANCES
+        )
     return _FitResult(
         layout,
         k,
@@ -389,7 +391,9 @@ def _sensitivity_bootstrap(layout, theta, boot_theta, n, n_boot, rng) -> np.ndar
         if np.any(np.isfinite(column)):
             shallow[pos] = max(theta[pos], float(np.nanquantile(column, 0.84)))
     k_sens = _simulate(layout, shallow, n, n_boot, rng)
-    sens_theta, sens_ll, _ = maximise(layout, np.tile(theta, (n_boot, 1)), k_sens, n)
+    sens_theta, sens_ll, _ = maximise(
+        layout, np.tile(theta, (n_boot, 1)), k_sens, n, **BOOT_TOLERANCES
+    )
     sens_theta[~np.isfinite(sens_ll)] = np.nan
     return sens_theta
 
@@ -832,7 +836,9 @@ def population_threshold(
     k_boot, n_boot_tot = weights @ per_k, weights @ per_n
     res = pooled._result
     k_rise = k_boot if pooled.direction_ == "rising" else n_boot_tot - k_boot
-    theta, ll, _ = maximise(res.layout, np.tile(res.theta, (n_boot, 1)), k_rise, n_boot_tot)
+    theta, ll, _ = maximise(
+        res.layout, np.tile(res.theta, (n_boot, 1)), k_rise, n_boot_tot, **BOOT_TOLERANCES
+    )
     theta[~np.isfinite(ll)] = np.nan
     est = _threshold_logs(res.layout, res.theta[None, :], levels)[0]
     boot = _threshold_logs(res.layout, theta, levels)
