@@ -12,7 +12,8 @@ object with a `VirtualClock`, so there is no UI here::
         if ss.break_before(trial): ...       # a rest screen, ss.progress(trial)
         run = ss.begin(trial)                # committed as in flight; the schedule is shaped
         run.send(t0_ms)                      # the Enter that sends: t = 0 of the trial
-        log = await run.play(sink)           # stops itself at the trial timeout
+        log = await run.play(sink, ask)      # stops itself at the trial timeout; `ask(step,
+                                             # questions)` answers mid-chain questions
         run.abandon(t_ms)                    # (from a key handler, while it plays)
         for q in run.questions: run.answer(q.id, value, rt_ms)
         ss.commit(run)                       # one transaction; only then the next screen
@@ -30,11 +31,11 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import statistics
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from uxlab.chain import chain_steps, step_at_ms
+from uxlab.chain import HeldChainPlayer, chain_steps, offset_at_ms, step_at_ms
 from uxlab.clock import Clock, MonotonicClock
 from uxlab.live.live_schedule import LiveRun, LiveSchedule
 from uxlab.player import PlaybackLog, Player, Sink
@@ -43,10 +44,13 @@ from uxlab.store.store import Session, Store
 from uxlab.streams.recording import Chunk, Recording
 from uxlab.study.adaptive import AdaptivePlan
 from uxlab.study.design import Trial
-from uxlab.study.spec import Question, Study, condition_id
+from uxlab.study.spec import Question, Study, condition_id, step_response_id
 from uxlab.study.stimulus import chain_trial_schedule, trial_source
 
 Shaper = Callable[[Recording, Any, int], Recording]
+AskStep = Callable[[int, list[Question]], Awaitable[None]]
+"""Puts a chain's mid-chain questions after a step and returns once they are answered
+(`TrialRun.answer_step`); cancelled when the participant gives up meanwhile."""
 
 
 def shortest_gap_ms(study: Study, shaper: Shaper = shape) -> float | None:
@@ -95,7 +99,8 @@ class TrialRun:
     """When the trial screen was shown (absolute): keys before the send are kept too."""
     t0_ms: float | None = None
     phase: str = "ready"
-    """ready -> waiting -> streaming -> over (the stream is done) -> answered."""
+    """ready -> waiting -> streaming -> over (the stream is done) -> answered; a chain held
+    for mid-chain questions is `asking` meanwhile."""
     abandoned_at_ms: float | None = None
     abandoned_while: str | None = None
     timed_out: bool = False
@@ -139,11 +144,30 @@ class TrialRun:
             self.live.start(self.prompt, self.t0_ms)
         return self.t0_ms
 
-    async def play(self, sink: Sink) -> PlaybackLog:
-        """Play the schedule into `sink` from t0, stopping at the study's timeout."""
+    @property
+    def step_asks(self) -> list[int]:
+        """A chain trial's steps followed by mid-chain questions (`[chain] ask_after_steps`)."""
+        steps = chain_steps(self.schedule)
+        if steps is None or not self.study.step_questions:
+            return []
+        return self.study.asks_in(len(steps))
+
+    async def play(self, sink: Sink, ask: AskStep | None = None) -> PlaybackLog:
+        """Play the schedule into `sink` from t0, stopping at the study's timeout.
+
+        A chain trial with mid-chain questions holds after each asked step while `ask` puts
+        them (without `ask` it plays through and they stay unanswered); the next step's
+        clock restarts at the last answer (`uxlab.chain.HeldChainPlayer`).
+        """
         if self.t0_ms is None:
             raise RuntimeError("send() the prompt before playing the trial")
-        self.player = Player(self.schedule, _PhaseSink(sink, self), self.clock)
+        asks = self.step_asks if ask is not None else []
+        if asks and ask is not None:
+            self.player = HeldChainPlayer(  # type: ignore[assignment]
+                self.schedule, _PhaseSink(sink, self), self.clock, asks, self._asker(ask)
+            )
+        else:
+            self.player = Player(self.schedule, _PhaseSink(sink, self), self.clock)
         if self.abandoned_at_ms is not None:  # gave up before the play started
             self.player.cancel()
         log = await self.player.play(self.t0_ms, stop_at_ms=self.timeout_ms)
@@ -155,9 +179,26 @@ class TrialRun:
         self.phase = "over"
         return log
 
+    def _asker(self, ask: AskStep) -> Callable[[int], Awaitable[None]]:
+        async def asker(step: int) -> None:
+            before, self.phase = self.phase, "asking"
+            try:
+                await ask(step, list(self.study.step_questions))
+            finally:
+                if self.phase == "asking" and self.abandoned_at_ms is None:
+                    self.phase = before
+
+        return asker
+
+    def answer_step(self, step: int, question_id: str, value: Any, rt_ms: float | None) -> None:
+        """Keep one mid-chain answer, as `q_<id>_s<step>` (and its response time)."""
+        self.answer(step_response_id(question_id, step), value, rt_ms)
+
     def abandon(self, t_ms: float | None = None) -> bool:
-        """Give up on the stream now (waiting or mid-stream); False when it is already over."""
-        if self.phase not in ("waiting", "streaming") or self.abandoned_at_ms is not None:
+        """Give up on the stream now (waiting, mid-stream or during mid-chain questions);
+        False when it is already over."""
+        live = ("waiting", "streaming", "asking")
+        if self.phase not in live or self.abandoned_at_ms is not None:
             return False
         self.abandoned_at_ms = self.clock.now_ms() if t_ms is None else float(t_ms)
         self.abandoned_while = self.phase
@@ -279,17 +320,37 @@ class TrialRun:
             handed = {s["step"]: r.handed_ms for s, r in zip(steps, markers, strict=False)}
         t_abandon = timings["t_abandon_ms"]
         timings["e2e_ms"] = self.log.finished_ms if self.log is not None else None
-        timings["abandon_step"] = None if t_abandon is None else step_at_ms(steps, t_abandon)
+        holds = list(getattr(self.player, "holds", []))
+        if t_abandon is None:
+            timings["abandon_step"] = None
+        elif self.abandoned_while == "asking" and holds:
+            timings["abandon_step"] = holds[-1].step  # gave up at a hold: the step just done
+        else:
+            t_chain = t_abandon - offset_at_ms(holds, t_abandon)
+            timings["abandon_step"] = step_at_ms(steps, t_chain)
+        if self.study.step_questions:  # mid-chain questions: the time they held the chain
+            timings["paused_ms"] = sum(h.held_ms or 0.0 for h in holds)
+            offset = offset_at_ms(holds, float("inf"))
+            if timings.get("scheduled_end_ms") is not None:  # the end moved with the holds
+                timings["scheduled_end_ms"] += offset
+            for h in holds:
+                events.append({"kind": "hold", "t_ms": h.asked_ms, **h.to_dict()})
         for s in steps:
             if s["step"] not in handed:
                 continue
-            events.append(
-                {
-                    "kind": "step",
-                    "t_ms": handed[s["step"]],
-                    **{("step_kind" if k == "kind" else k): v for k, v in s.items()},
-                }
-            )
+            event = {
+                "kind": "step",
+                "t_ms": handed[s["step"]],
+                **{("step_kind" if k == "kind" else k): v for k, v in s.items()},
+            }
+            if holds:  # the step as shifted by the holds before it (real time from the send)
+                shift = offset_at_ms(holds, handed[s["step"]])
+                event.update(
+                    offset_ms=round(shift, 3),
+                    shifted_start_ms=round(s["start_ms"] + shift, 3),
+                    shifted_end_ms=round(s["end_ms"] + shift, 3),
+                )
+            events.append(event)
         events.sort(key=lambda e: float("inf") if e["t_ms"] is None else e["t_ms"])
 
 

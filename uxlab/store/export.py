@@ -59,9 +59,10 @@ AFTER_FACTOR_COLUMNS = [
     "scheduled_end_ms",
 ]
 TAIL_COLUMNS = ["attention_check", "attention_ok", "pilot", "simulated"]
-CHAIN_COLUMNS = ["e2e_ms", "abandon_step"]
-"""Agent-chain trials only (from the trial's `timings`): measured end of the answer, and
-the step (0-based) running when the participant gave up."""
+CHAIN_COLUMNS = ["e2e_ms", "abandon_step", "paused_ms"]
+"""Agent-chain trials only (from the trial's `timings`): measured end of the answer, the
+step (0-based) running when the participant gave up, and the time mid-chain questions held
+the chain (studies with `[chain] ask_after_steps`)."""
 LIVE_COLUMNS = ["violations_n", "violation_max_ms", "violation_sum_ms"]
 """Live-study trials only (from `timings`): chunks shown late because the live model was
 slower than the schedule, and the largest and summed lateness (ms)."""
@@ -149,10 +150,19 @@ def read_tables(db: str | Path) -> dict[str, Any]:
         trial_qs = _union(
             [q["id"] for s in summaries.values() for q in s["questions"] if q["when"] == "trial"]
         )
+        step_qs = {  # mid-chain questions: one column per question and step, `<id>_s<step>`
+            f"{q['id']}_s{step}": q["type"]
+            for s in summaries.values()
+            for q in s["questions"]
+            if q["when"] == "step"
+            for step in q.get("after_steps", [])
+        }
+        trial_qs = _union(trial_qs + list(step_qs))
         end_qs = _union(
             [q["id"] for s in summaries.values() for q in s["questions"] if q["when"] == "end"]
         )
         qtypes = {q["id"]: q["type"] for s in summaries.values() for q in s["questions"]}
+        qtypes.update(step_qs)
 
         answers: dict[tuple[str, int], dict[str, tuple[str | None, float | None]]] = {}
         for sid, idx, qid, value, rt in conn.execute(

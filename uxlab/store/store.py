@@ -611,7 +611,7 @@ class Store:
             raise StoreError(f"trial {trial_index}: an abandoned trial needs t_abandon_ms")
         trial = session.trials[trial_index]
         answers = _normalise_responses(
-            session.study.trial_questions, responses or {}, f"trial {trial_index}"
+            session.study.trial_response_questions, responses or {}, f"trial {trial_index}"
         )
         attention_ok = None
         if trial.attention is not None and trial.attention.question in answers:

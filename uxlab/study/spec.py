@@ -4,7 +4,8 @@ A study file is TOML with these sections (see `studies/quickstart.toml` for a co
 example): `[study]` (id, title, version, seed), `[texts]` (consent, instructions, debrief),
 `[stimuli]` (corpus, assignment, prompt, kind), `[profile]` (the base shaping profile),
 `[factors]` (each factor a list of levels, or a table with `levels` and `between`),
-`[design]`, `[counterbalance]`, `[[questions]]`, `[abandon]` and `[attention]`.
+`[design]`, `[counterbalance]`, `[[questions]]`, `[abandon]`, `[attention]` and, in a chain
+study, `[chain]` (questions asked mid-chain: `ask_after_steps`, see `Study.ask_after_steps`).
 
 Validation happens here, at the edge, so the rest of uxlab can trust a `Study`. Every error
 is a `StudyError` naming the file, the key path and the problem, e.g.
@@ -15,6 +16,7 @@ parameters, the base profile and every factor level make a valid profile).
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
 import itertools
@@ -37,7 +39,9 @@ ASSIGNMENTS = ("cycle", "random", "by_condition")
 TRIAL_KINDS = ("single", "chain")
 """single: one shaped stream per trial; chain: an agent chain (`uxlab.chain`) per trial."""
 QUESTION_TYPES = ("likert", "yesno", "choice", "slider", "text")
-QUESTION_WHEN = ("trial", "end")
+QUESTION_WHEN = ("trial", "end", "step")
+"""trial: after each trial; end: once at the end; step: mid-chain, after `[chain]
+ask_after_steps` (chain studies only; answers go to `q_<id>_s<step>`)."""
 YES_MEANS = ("acceptable", "too_slow")
 PROCEDURES = ("fixed", "quest", "staircase", "interleaved")
 """How a factor's level is chosen: "fixed" (the design's list) or adaptively (study/adaptive)."""
@@ -105,10 +109,14 @@ class Question:
     options: tuple[str, ...] = ()
     min: float | None = None
     max: float | None = None
+    after_steps: tuple[int, ...] = ()
+    """when = "step": the chain steps (0-based positions) after which it is asked."""
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"id": self.id, "type": self.type, "text": self.text}
         d["when"] = self.when
+        if self.when == "step":
+            d["after_steps"] = list(self.after_steps)
         if self.type == "likert":
             d.update(scale=self.scale, labels=list(self.labels), acceptable_at=self.acceptable_at)
         elif self.type == "yesno":
@@ -191,6 +199,10 @@ class Study:
     live: LiveStimuli | None = None
     """`[stimuli] live = {...}`: trials play a live model's answer (the corpus then holds
     one placeholder stream per prompt, `uxlab.study.live_stimuli`)."""
+    ask_after_steps: tuple[int, ...] = ()
+    """`[chain] ask_after_steps`: a chain trial holds after these steps (0-based positions,
+    tool pauses counted, as in `abandon_step`) and asks the `when = "step"` questions; a
+    step that is a trial's final answer, or beyond its (cut) chain, is skipped."""
 
     @property
     def within_factors(self) -> list[Factor]:
@@ -219,6 +231,26 @@ class Study:
         return [q for q in self.questions if q.when == "end"]
 
     @property
+    def step_questions(self) -> list[Question]:
+        """Questions asked mid-chain, after each of `ask_after_steps`."""
+        return [q for q in self.questions if q.when == "step"]
+
+    @property
+    def trial_response_questions(self) -> list[Question]:
+        """Every answer a trial row may hold: the per-trial questions, then each step
+        question once per step asked after, with the id `<id>_s<step>`."""
+        steps = [
+            dataclasses.replace(q, id=step_response_id(q.id, s))
+            for s in self.ask_after_steps
+            for q in self.step_questions
+        ]
+        return [*self.trial_questions, *steps]
+
+    def asks_in(self, n_steps: int) -> list[int]:
+        """The steps to hold after in a chain trial of `n_steps` steps (the answer last)."""
+        return [s for s in self.ask_after_steps if s < n_steps - 1]
+
+    @property
     def replay_ids(self) -> list[str]:
         """The corpus' recording ids, sorted (the order assignment uses)."""
         return sorted(r.id for r in self.corpus.recordings)
@@ -243,6 +275,11 @@ class Study:
         if self.prompt is not None:
             return self.prompt
         return recording_prompt(self.corpus.by_id(replay_id).header.request)
+
+
+def step_response_id(question_id: str, step: int) -> str:
+    """The response id of a mid-chain answer: `progress_ok_s2` (column `q_progress_ok_s2`)."""
+    return f"{question_id}_s{step}"
 
 
 def profile_levels(levels: dict[str, float]) -> dict[str, float]:
@@ -297,6 +334,7 @@ _SECTIONS = {
     "questions": None,
     "abandon": ("key", "timeout_s", "ask_questions"),
     "attention": ("every", "text", "question", "answer", "levels"),
+    "chain": ("ask_after_steps",),
 }
 _FACTOR_KEYS = ("levels", "between", "procedure", "down", "grid")
 _QUESTION_KEYS = (
@@ -458,6 +496,7 @@ class _Loader:
             )
         abandon = self.abandon(doc)
         attention = self.attention(doc, questions, factors, profile)
+        ask_after_steps, questions = self.chain_asks(doc, chains, questions)
         return Study(
             path=self.path,
             text=text,
@@ -481,7 +520,69 @@ class _Loader:
             corpus=corpus,
             chains=chains,
             live=live,
+            ask_after_steps=ask_after_steps,
         )
+
+    def chain_asks(
+        self, doc: dict, chains: dict[str, Chain] | None, questions: list[Question]
+    ) -> tuple[tuple[int, ...], list[Question]]:
+        """`[chain] ask_after_steps` and the `when = "step"` questions asked there."""
+        c = self.table(doc, "chain", required=False)
+        step_qs = [i for i, q in enumerate(questions) if q.when == "step"]
+        if chains is None:
+            if "chain" in doc:
+                raise self.err("[chain]", 'only in a chain study ([stimuli] kind = "chain")')
+            if step_qs:
+                raise self.err(
+                    f"[[questions]][{step_qs[0]}].when",
+                    '"step" questions are asked mid-chain: only in a chain study '
+                    '([stimuli] kind = "chain"); use "trial" or "end"',
+                )
+            return (), questions
+        self.unknown(c, _SECTIONS["chain"], "[chain]")
+        where = "[chain].ask_after_steps"
+        raw = self.get(c, "ask_after_steps", "[chain]", (list,), [], "a list of step numbers")
+        last = max(len(ch.steps) for ch in chains.values()) - 2  # the last working step
+        steps: list[int] = []
+        for i, x in enumerate(raw):
+            if isinstance(x, bool) or not isinstance(x, int) or x < 0:
+                raise self.err(
+                    f"{where}[{i}]",
+                    f"{x!r} is not a step number (0, 1, ...: positions from 0, tool pauses "
+                    "counted, as in abandon_step)",
+                )
+            if x in steps:
+                raise self.err(f"{where}[{i}]", f"{x} repeats step {x}")
+            if x > last:
+                raise self.err(
+                    f"{where}[{i}]",
+                    f"{x}: no chain has a step {x} before its final answer (steps count from "
+                    f"0, tool pauses included; use 0..{last})",
+                )
+            steps.append(x)
+        if steps and not step_qs:
+            raise self.err(where, 'no question to ask there: add [[questions]] with when = "step"')
+        if step_qs and not steps:
+            raise self.err(
+                f"[[questions]][{step_qs[0]}].when",
+                '"step" needs the steps to ask after: [chain] ask_after_steps = [2, 4]',
+            )
+        steps.sort()
+        ids = {q.id for q in questions}
+        for i in step_qs:
+            for s in steps:
+                rid = step_response_id(questions[i].id, s)
+                if rid in ids:
+                    raise self.err(
+                        f"[[questions]][{i}].id",
+                        f"{questions[i].id!r} asked after step {s} is stored as {rid!r}, the id "
+                        "of another question (rename one)",
+                    )
+        out = [
+            dataclasses.replace(q, after_steps=tuple(steps)) if q.when == "step" else q
+            for q in questions
+        ]
+        return tuple(steps), out
 
     def chain_stimuli(self, s: dict) -> tuple[Path, Corpus, dict[str, Chain]]:
         """`kind = "chain"`: the chains folder; the corpus holds one stream per chain."""
