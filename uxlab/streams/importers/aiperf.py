@@ -44,17 +44,19 @@ from uxlab.streams.importers.base import (
     id_base,
     import_header,
     iter_jsonl,
-    limit_reached,
     number_list,
     origin_of,
     read_json,
     require,
-    wanted,
+    selected,
 )
-from uxlab.streams.importers.openai_sse import TimedEvent, openai_chat_events_to_recording
+from uxlab.streams.importers.openai_sse import (
+    TimedEvent,
+    openai_chat_events_to_recording,
+    response_text_events,
+)
 from uxlab.streams.recording import End, Recording
 from uxlab.streams.split_text import lay_text, neutral_text
-from uxlab.streams.sse import parse_sse
 
 _TO_MS = {"ms": 1.0, "ns": 1e-6, "us": 1e-3, "s": 1000.0, "sec": 1000.0}
 
@@ -67,11 +69,7 @@ def import_aiperf(path: Path, options: ImportOptions) -> ImportResult:
     model = _model_from_summary(path.parent / "profile_export_aiperf.json")
     text = options.text if options.text is not None else neutral_text()
     result = ImportResult()
-    for index, (lineno, obj) in enumerate(iter_jsonl(path)):
-        if not wanted(index, options):
-            continue
-        if limit_reached(options, len(result.recordings)):
-            break
+    for index, (lineno, obj) in selected(iter_jsonl(path), options, result):
         origin = origin_of(path, record=index)
         error = obj.get("error")
         if error:
@@ -240,11 +238,7 @@ def _raw_record(
             raw = resp["text"]
             if not isinstance(raw, str):
                 raise ImportFormatError(path, where, f"responses[{k}].text", "expected a string")
-            parsed = parse_sse(raw) if raw.lstrip().startswith(("data:", "event:", ":")) else []
-            if parsed:
-                events.extend((t_ms, ev.event, ev.data) for ev in parsed)
-            elif raw.strip():
-                events.append((t_ms, None, raw))
+            events.extend(response_text_events(t_ms, raw))
         else:
             raise ImportFormatError(
                 path, where, f"responses[{k}]", "expected `text` or `packets` next to `perf_ns`"

@@ -8,14 +8,16 @@ the request inside it, and reports every request it skipped with the reason.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from uxlab.errors import UxlabError
 from uxlab.streams.recording import Chunk, Header, Recording
 from uxlab.streams.replay_file import safe_filename
+
+T = TypeVar("T")
 
 
 class ImportFormatError(UxlabError, ValueError):
@@ -91,6 +93,22 @@ def limit_reached(options: ImportOptions, n_done: int) -> bool:
     return options.limit is not None and n_done >= options.limit
 
 
+def selected(
+    items: Iterable[T], options: ImportOptions, result: ImportResult
+) -> Iterator[tuple[int, T]]:
+    """`(request index, item)` for the items `--select` wants, until `--limit` is reached.
+
+    Indices count every item from 0 (selected or not), as `source.origin` does. The limit
+    is checked against `result.recordings` just before each wanted item is handed out.
+    """
+    for index, item in enumerate(items):
+        if not wanted(index, options):
+            continue
+        if limit_reached(options, len(result.recordings)):
+            return
+        yield index, item
+
+
 def id_base(path: Path, options: ImportOptions) -> str:
     """The first part of the ids of recordings from `path`: the prefix, or the file stem."""
     return safe_filename(options.id_prefix or path.stem)
@@ -127,12 +145,17 @@ def import_header(
     return Header(id=rid, source=source, request=request or {}, text_source=text_source)
 
 
-def read_json(path: Path) -> Any:
-    """A whole JSON file, with errors naming the file, line and column."""
+def _read_utf8(path: Path) -> str:
+    """The file's text, or an ImportFormatError naming the file when it is not UTF-8."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise ImportFormatError(path, None, None, f"not UTF-8 ({exc.reason})") from None
+
+
+def read_json(path: Path) -> Any:
+    """A whole JSON file, with errors naming the file, line and column."""
+    text = _read_utf8(path)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -143,10 +166,7 @@ def read_json(path: Path) -> Any:
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """`(line number, object)` for each non-blank line of a JSON Lines file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ImportFormatError(path, None, None, f"not UTF-8 ({exc.reason})") from None
+    text = _read_utf8(path)
     for lineno, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue

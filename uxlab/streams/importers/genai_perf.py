@@ -20,6 +20,7 @@ are. Request index in `source.origin`: `experiment=E&request=R`.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,15 +32,17 @@ from uxlab.streams.importers.base import (
     StreamEventError,
     id_base,
     import_header,
-    limit_reached,
     origin_of,
     read_json,
     require,
-    wanted,
+    selected,
 )
-from uxlab.streams.importers.openai_sse import TimedEvent, openai_chat_events_to_recording
+from uxlab.streams.importers.openai_sse import (
+    TimedEvent,
+    openai_chat_events_to_recording,
+    response_text_events,
+)
 from uxlab.streams.recording import Chunk, End, Recording
-from uxlab.streams.sse import parse_sse
 
 
 def import_genai_perf(path: Path, options: ImportOptions) -> ImportResult:
@@ -51,24 +54,24 @@ def import_genai_perf(path: Path, options: ImportOptions) -> ImportResult:
     experiments = require(doc, "experiments", (list,), "a list of experiments", path, "record 0")
     endpoint = str(doc.get("endpoint") or "")
     result = ImportResult()
-    flat = 0
+    for _, (e, r, req) in selected(_requests(path, experiments), options, result):
+        rec = _request(path, req, e, r, endpoint, doc, options)
+        if isinstance(rec, str):
+            result.skipped.append(Skipped(origin_of(path, experiment=e, request=r), rec))
+            continue
+        if rec.end is None:
+            result.warnings.append(f"{rec.id}: no [DONE] or finish_reason; kept as truncated")
+        result.recordings.append(rec)
+    return result
+
+
+def _requests(path: Path, experiments: list[Any]) -> Iterator[tuple[int, int, Any]]:
+    """`(experiment, request, request object)` over all experiments, checked as reached."""
     for e, exp in enumerate(experiments):
         where = f"experiments[{e}]"
         requests = require(exp, "requests", (list,), "a list of requests", path, where)
         for r, req in enumerate(requests):
-            index, flat = flat, flat + 1
-            if not wanted(index, options):
-                continue
-            if limit_reached(options, len(result.recordings)):
-                return result
-            rec = _request(path, req, e, r, endpoint, doc, options)
-            if isinstance(rec, str):
-                result.skipped.append(Skipped(origin_of(path, experiment=e, request=r), rec))
-                continue
-            if rec.end is None:
-                result.warnings.append(f"{rec.id}: no [DONE] or finish_reason; kept as truncated")
-            result.recordings.append(rec)
-    return result
+            yield e, r, req
 
 
 def _request(
@@ -134,11 +137,7 @@ def _request(
                 raise ImportFormatError(
                     path, where, f"response_outputs[{k}].response", "expected the raw SSE text"
                 )
-            parsed = parse_sse(raw) if raw.lstrip().startswith(("data:", "event:", ":")) else []
-            if parsed:
-                events.extend((t_ms, ev.event, ev.data) for ev in parsed)
-            elif raw.strip():
-                events.append((t_ms, None, raw))  # a non-SSE JSON body
+            events.extend(response_text_events(t_ms, raw))
         elif "text_output" in out:
             text = out["text_output"]
             if isinstance(text, str) and text:

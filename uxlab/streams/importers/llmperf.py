@@ -27,11 +27,10 @@ from uxlab.streams.importers.base import (
     chunks_from_gaps,
     id_base,
     import_header,
-    limit_reached,
     origin_of,
     read_json,
     require,
-    wanted,
+    selected,
 )
 from uxlab.streams.recording import End, Recording
 from uxlab.streams.split_text import lay_text, neutral_text
@@ -57,11 +56,7 @@ def import_llmperf(path: Path, options: ImportOptions) -> ImportResult:
     text = options.text if options.text is not None else neutral_text()
     model = _model_from_name(path)
     result = ImportResult()
-    for i, entry in enumerate(doc):
-        if not wanted(i, options):
-            continue
-        if limit_reached(options, len(result.recordings)):
-            break
+    for i, entry in selected(doc, options, result):
         where = f"record {i}"
         origin = origin_of(path, request=i)
         if not isinstance(entry, dict):

@@ -35,9 +35,8 @@ from uxlab.streams.importers.base import (
     Skipped,
     StreamEventError,
     import_header,
-    limit_reached,
     origin_of,
-    wanted,
+    selected,
 )
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Event, Header, Meta, Recording
 from uxlab.streams.replay_file import safe_filename
@@ -45,6 +44,18 @@ from uxlab.streams.sse import parse_sse
 
 TimedEvent = tuple[float | None, str | None, str]
 """(arrival t_ms or None, SSE event name or None, data text)."""
+
+
+def response_text_events(t_ms: float, raw: str) -> list[TimedEvent]:
+    """The events of one benchmark-recorded response body, all arriving at `t_ms`.
+
+    A body that starts like SSE (`data:`, `event:` or a `:` comment) is parsed as SSE; any
+    other non-blank body (a plain JSON response) is one event; a blank body is none.
+    """
+    parsed = parse_sse(raw) if raw.lstrip().startswith(("data:", "event:", ":")) else []
+    if parsed:
+        return [(t_ms, ev.event, ev.data) for ev in parsed]
+    return [(t_ms, None, raw)] if raw.strip() else []
 
 
 def _json_data(index: int, data: str) -> Any:
@@ -230,11 +241,7 @@ def import_capture_files(
 ) -> ImportResult:
     """Shared driver for SSE capture importers: one recording per capture file."""
     result = ImportResult()
-    for index, file in enumerate(_capture_files(path)):
-        if not wanted(index, options):
-            continue
-        if limit_reached(options, len(result.recordings)):
-            break
+    for _, file in selected(_capture_files(path), options, result):
         events, lines = read_capture(file)
         origin = origin_of(file, request=0)
         if not events:

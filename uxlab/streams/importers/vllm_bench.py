@@ -26,12 +26,11 @@ from uxlab.streams.importers.base import (
     chunks_from_gaps,
     id_base,
     import_header,
-    limit_reached,
     number_list,
     origin_of,
     read_json,
     require,
-    wanted,
+    selected,
 )
 from uxlab.streams.recording import End, Recording
 from uxlab.streams.split_text import TextTooShortError, lay_text, neutral_text, split_text
@@ -57,11 +56,7 @@ def import_vllm_bench(path: Path, options: ImportOptions) -> ImportResult:
     model = doc.get("model_id")
     fallback = options.text if options.text is not None else neutral_text()
     result = ImportResult()
-    for i, ttft_s in enumerate(ttfts):
-        if not wanted(i, options):
-            continue
-        if limit_reached(options, len(result.recordings)):
-            break
+    for i, ttft_s in selected(ttfts, options, result):
         origin = origin_of(path, request=i)
         where = f"request {i}"
         if i < len(errors) and errors[i]:
