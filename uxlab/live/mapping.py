@@ -14,7 +14,7 @@ a truncated stream. Events whose data is not JSON are kept as `meta` events of k
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,6 +78,19 @@ def _json(b: _Builder, ev: WireEvent) -> dict[str, Any] | None:
     return obj
 
 
+def _objects(b: _Builder, events: list[WireEvent]) -> Iterator[tuple[WireEvent, dict[str, Any]]]:
+    """Each event with its JSON object; events whose data is not one are kept as malformed."""
+    for ev in events:
+        obj = _json(b, ev)
+        if obj is not None:
+            yield ev, obj
+
+
+def _error_object(err: Any) -> dict[str, Any]:
+    """An `error` field as the error event's object (a bare message is wrapped)."""
+    return err if isinstance(err, dict) else {"message": str(err)}
+
+
 def openai_chat(events: list[WireEvent], header: Header) -> tuple[Recording, int]:
     """OpenAI Chat Completions (and compatible servers) -> (Recording, malformed count)."""
     b = _Builder(header)
@@ -92,8 +105,7 @@ def openai_chat(events: list[WireEvent], header: Header) -> tuple[Recording, int
         if obj is None:
             continue
         if ev.event == "error" or "error" in obj:
-            err = obj.get("error", obj)
-            b.error(ev.t_ms, err if isinstance(err, dict) else {"message": str(err)})
+            b.error(ev.t_ms, _error_object(obj.get("error", obj)))
             break
         if obj.get("usage"):
             b.usage = obj["usage"]
@@ -124,10 +136,7 @@ def anthropic_messages(events: list[WireEvent], header: Header) -> tuple[Recordi
     """Anthropic Messages named events -> (Recording, malformed count)."""
     b = _Builder(header)
     usage: dict[str, Any] = {}
-    for ev in events:
-        obj = _json(b, ev)
-        if obj is None:
-            continue
+    for ev, obj in _objects(b, events):
         kind = obj.get("type") or ev.event
         if kind == "message_start":
             msg = obj.get("message") or {}
@@ -174,10 +183,7 @@ def anthropic_messages(events: list[WireEvent], header: Header) -> tuple[Recordi
 def openai_responses(events: list[WireEvent], header: Header) -> tuple[Recording, int]:
     """OpenAI Responses API named events -> (Recording, malformed count)."""
     b = _Builder(header)
-    for ev in events:
-        obj = _json(b, ev)
-        if obj is None:
-            continue
+    for ev, obj in _objects(b, events):
         kind = obj.get("type") or ev.event
         if kind == "response.created":
             b.meta(ev.t_ms, kind="response.created")
@@ -212,13 +218,9 @@ def openai_responses(events: list[WireEvent], header: Header) -> tuple[Recording
 def gemini_sse(events: list[WireEvent], header: Header) -> tuple[Recording, int]:
     """Gemini `streamGenerateContent?alt=sse` -> (Recording, malformed count)."""
     b = _Builder(header)
-    for ev in events:
-        obj = _json(b, ev)
-        if obj is None:
-            continue
+    for ev, obj in _objects(b, events):
         if "error" in obj:
-            err = obj["error"]
-            b.error(ev.t_ms, err if isinstance(err, dict) else {"message": str(err)})
+            b.error(ev.t_ms, _error_object(obj["error"]))
             break
         if obj.get("usageMetadata"):
             b.usage = obj["usageMetadata"]
