@@ -21,7 +21,13 @@ import numpy as np
 from uxlab.clock import VirtualClock
 from uxlab.player import HeadlessSink
 from uxlab.session import StudySession, TrialRun
-from uxlab.simulate.observers import Cues, Observer, PopulationTruth, study_truth
+from uxlab.simulate.observers import (
+    Cues,
+    Observer,
+    PopulationTruth,
+    chain_cues_until,
+    study_truth,
+)
 from uxlab.simulate.scripted import TrialScript
 from uxlab.store.store import Store
 from uxlab.study.spec import Study
@@ -97,14 +103,28 @@ def participant_id(seed: int, number: int) -> str:
 async def run_trial(
     run: TrialRun, observer: Observer, clock: GiveUpClock, rng: np.random.Generator
 ) -> None:
-    """Send, watch (maybe give up) and answer one trial on the virtual clock."""
+    """Send, watch (maybe give up) and answer one trial on the virtual clock.
+
+    Mid-chain questions are answered on the chain seen so far (`chain_cues_until`); the
+    time spent answering moves the planned give-up on, as it holds the chain.
+    """
     script = TrialScript.draw(observer, run.schedule, rng)
     clock.advance(script.send_delay_ms)
     t0 = run.send()
     if script.give_up_ms is not None:
         clock.give_up_at_ms = t0 + script.give_up_ms
         clock.on_give_up = run.abandon
-    await run.play(HeadlessSink())
+
+    async def ask(step: int, questions: list[Any]) -> None:
+        cues = chain_cues_until(run.schedule, step)
+        for q in questions:
+            value, rt_ms = script.answer(q, cues=cues)
+            clock.advance(rt_ms)
+            if clock.give_up_at_ms is not None:
+                clock.give_up_at_ms += rt_ms
+            run.answer_step(step, q.id, value, rt_ms)
+
+    await run.play(HeadlessSink(), ask)
     clock.give_up_at_ms, clock.on_give_up = None, None
     for q in run.questions:
         value, rt = script.answer(q, run.trial.attention)

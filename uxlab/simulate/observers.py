@@ -10,6 +10,9 @@ An `Observer` is drawn around a `PopulationTruth`:
   ``ln threshold_ms + N(0, between_sd_log)``.
 - Likert ratings: a latent-logistic model, latent = -logit(F) + Logistic(0, 1), cut into the
   scale's points at `likert_cuts` (spread evenly over the scale when it is not 5 points).
+- Mid-chain questions (`[chain] ask_after_steps`): judged on the time elapsed so far, by the
+  same rule as the trial applied to the part of the chain seen by the end of the step (its
+  calls' TTFTs and their number, `chain_cues_until`), as if the task ended there.
 - Abandonment: patience with a Weibull cumulative hazard (``patience_shape``, scale
   ``patience_scale_ms`` times a log-normal frailty per person) while waiting for the first
   token, multiplied by ``streaming_hazard_ratio`` once text is streaming; the person gives up
@@ -98,6 +101,22 @@ def stream_cues(schedule: Recording) -> Cues:
         call_ttfts = [s["ttft_ms"] for s in steps if s["ttft_ms"] is not None]
         ttft_ms, n_calls = float(np.median(call_ttfts)), len(call_ttfts)
     return Cues(ttft_ms, median, cv, float(max(end, times[-1])), n_calls)
+
+
+def chain_cues_until(schedule: Recording, step: int) -> Cues:
+    """What a participant has seen of a chain by the end of `step` (a position): the calls
+    begun so far (their median TTFT and number) and the elapsed schedule time."""
+    steps = chain_steps(schedule)
+    if steps is None:
+        return stream_cues(schedule)
+    seen = [s for s in steps if s["step"] <= step]
+    call_ttfts = [s["ttft_ms"] for s in seen if s["ttft_ms"] is not None]
+    full = stream_cues(schedule)
+    end_ms = float(seen[-1]["end_ms"]) if seen else 0.0
+    if not call_ttfts:
+        return Cues(None, full.median_gap_ms, full.gap_cv, end_ms)
+    ttft_ms = float(np.median(call_ttfts))
+    return Cues(ttft_ms, full.median_gap_ms, full.gap_cv, end_ms, len(call_ttfts))
 
 
 def _core(x_ms: float, m_log: float, w_log: float) -> float:

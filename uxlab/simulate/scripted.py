@@ -80,10 +80,13 @@ class TrialScript:
         cues = stream_cues(schedule)
         return cls(observer, rng, cues, send_delay_ms, observer.give_up_ms(cues, rng))
 
-    def answer(self, q: Question, attention: Any = None) -> tuple[Any, float]:
-        """The next question's (value, response time ms)."""
+    def answer(
+        self, q: Question, attention: Any = None, cues: Cues | None = None
+    ) -> tuple[Any, float]:
+        """The next question's (value, response time ms); `cues` of part of the trial (a
+        mid-chain question, `chain_cues_until`) instead of the whole trial's."""
         rt_ms = float(self.rng.lognormal(math.log(self.observer.truth.rt_median_ms), 0.4))
-        value = self.observer.answer(q, self.cues, self.rng, attention)
+        value = self.observer.answer(q, self.cues if cues is None else cues, self.rng, attention)
         self.answers.append((q.id, value, rt_ms))
         return value, rt_ms
 

@@ -5,7 +5,9 @@ spinner while it runs, ``✓`` when done, ``■`` where the participant stopped)
 tool pause reads like "⠹ searching the web…" followed by a collapsed tool-call block
 ``▸ web_search {"query": ...}`` (``t`` expands its JSON arguments); then the text of the
 running call, streamed into a `StreamView` (one per chain, restarted for each call, so a
-chunk costs what it costs in a chat: O(1)), and at the end the final answer.
+chunk costs what it costs in a chat: O(1)), and at the end the final answer. While the chain
+is held for mid-chain questions (`hold`/`resume`) the list ends in a "⏸" line saying that
+the assistant waits for the participant.
 
 `ChainView` is a player `Sink` for a chain's flattened schedule
 (`ChainSchedule.to_recording`, what a study trial plays): a step-marker chunk begins a
@@ -65,9 +67,11 @@ class ChainSteps(Static):
         self.frame = 0
         self._steps: list[ScheduledStep] = []
         self._state: list[str] = []  # running | done | stopped
+        self.note: str | None = None
+        """A last line under the steps (the chain held for questions)."""
 
     def clear(self) -> None:
-        self._steps, self._state = [], []
+        self._steps, self._state, self.note = [], [], None
         self.redraw()
 
     def begin(self, step: ScheduledStep) -> None:
@@ -113,6 +117,8 @@ class ChainSteps(Static):
             lines.extend(
                 (extra, "dim") for extra in tool_call_line(step.tool, width, self.expanded)
             )
+        if self.note:
+            lines.append((self.note, "bold"))
         text = Text()
         for n, (line, style) in enumerate(lines[-self.MAX_LINES :]):
             text.append(("\n" if n else "") + line, style=style)
@@ -233,10 +239,25 @@ class ChainView(Vertical, can_focus=True):
         if self.state != "running":
             return
         self.state = "cancelled"
+        if self.steps_view.note:  # given up while the chain was held for questions
+            self.steps_view.note = "■ Stopped"
+            self.steps_view.redraw()
         self.steps_view.stop()
         if self.current is not None and self.current.kind != "pause":
             self.stream.cancel()
         self._stop_timer()
+
+    def hold(self) -> None:
+        """The chain is held for mid-chain questions: the step just played is ticked off."""
+        if self.current is not None:
+            self.end_step(self.current)
+        self.steps_view.note = "⏸ Waiting for your answer below"
+        self.steps_view.redraw()
+
+    def resume(self) -> None:
+        """The questions are answered: the chain goes on (its next step follows)."""
+        self.steps_view.note = None
+        self.steps_view.redraw()
 
     def action_toggle_details(self) -> None:
         """Expand or collapse the tool calls' JSON arguments."""

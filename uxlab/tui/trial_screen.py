@@ -8,10 +8,16 @@ was handed out, queued in a frame and flushed to the terminal. The study's aband
 stops the stream at any moment (waiting or mid-stream); the study's timeout stops it too.
 Then the per-trial questions appear under the answer, one at a time; the screen returns
 the finished `TrialRun` and the app commits it before anything else is shown.
+
+A chain study with mid-chain questions (`[chain] ask_after_steps`) holds the chain after
+those steps: the chain view shows it paused, the step's questions appear below it, and the
+chain goes on (its next step's clock restarting) once the last one is answered; the
+abandonment key still stops it while the questions are up.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, ClassVar
 
 from textual import on, work
@@ -23,6 +29,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from uxlab.session import TrialRun
+from uxlab.study.spec import Question
 from uxlab.tui.chain_view import ChainView
 from uxlab.tui.paint_probe import PaintProbe, ProbedSink
 from uxlab.tui.questions import Answered, QuestionPanel, question_view
@@ -55,6 +62,9 @@ class TrialScreen(Screen[TrialRun]):
         self.probe = probe
         self.asked = 0
         self._awaiting_next = False
+        self._step_asking: tuple[int, list[Question]] | None = None
+        self._step_asked = 0
+        self._step_done: asyncio.Future[None] | None = None
         key = run.study.abandon.key
         self._bindings.bind(key, "give_up", "Stop", key_display=key_label(key))
 
@@ -114,7 +124,8 @@ class TrialScreen(Screen[TrialRun]):
     @work(exclusive=True, group="trial-play")
     async def _play(self, view: StreamView | ChainView) -> None:
         sink: Any = ProbedSink(view, self.probe) if self.probe is not None else view
-        await self.run.play(sink)
+        ask = self._ask_step if isinstance(view, ChainView) else None
+        await self.run.play(sink, ask)
         self.post_message(self.Played())
 
     def action_next(self) -> None:
@@ -152,18 +163,54 @@ class TrialScreen(Screen[TrialRun]):
 
     # -- questions -----------------------------------------------------------------------
     def _ask(self) -> None:
-        questions = self.run.questions
+        self._put(self.run.questions, self.asked)
+
+    def _put(self, questions: list[Question], i: int) -> None:
         box = self.query_one("#trial-questions", Vertical)
         box.remove_children()
-        number = f"{self.asked + 1}/{len(questions)}  " if len(questions) > 1 else ""
-        panel = QuestionPanel(
-            question_view(questions[self.asked]), self.run.clock.now_ms, number=number
-        )
+        number = f"{i + 1}/{len(questions)}  " if len(questions) > 1 else ""
+        panel = QuestionPanel(question_view(questions[i]), self.run.clock.now_ms, number=number)
         box.mount(panel)
+
+    async def _ask_step(self, step: int, questions: list[Question]) -> None:
+        """Mid-chain questions after `step`: the chain is held until the last is answered."""
+        view = self.query_one("#chat", ChainView)
+        view.hold()
+        hint = self.query_one("#trial-hint", Static)
+        stop = key_label(self.run.study.abandon.key)
+        hint.update(f"The assistant waits for your answer. Press {stop} to stop it.")
+        self.query_one("#composer").display = False
+        box = self.query_one("#trial-questions", Vertical)
+        box.display = True
+        self._step_asking, self._step_asked = (step, questions), 0
+        self._step_done = asyncio.get_running_loop().create_future()
+        self._put(questions, 0)
+        self.refresh_bindings()
+        try:
+            await self._step_done
+        finally:
+            self._step_done, self._step_asking = None, None
+            box.remove_children()
+            box.display = False
+            if self.run.abandoned_at_ms is None:
+                view.resume()
+                self.query_one("#composer").display = True
+                hint.update(f"Press {stop} to stop waiting.")
+            view.focus()
+            self.refresh_bindings()
 
     @on(Answered)
     def _answered(self, message: Answered) -> None:
         message.stop()
+        if self._step_asking is not None and self._step_done is not None:
+            step, questions = self._step_asking
+            self.run.answer_step(step, message.question_id, message.value, message.rt_ms)
+            self._step_asked += 1
+            if self._step_asked < len(questions):
+                self._put(questions, self._step_asked)
+            elif not self._step_done.done():
+                self._step_done.set_result(None)
+            return
         self.run.answer(message.question_id, message.value, message.rt_ms)
         self.asked += 1
         if self.asked < len(self.run.questions):
@@ -178,5 +225,6 @@ class TrialScreen(Screen[TrialRun]):
         if action == "next":
             return self._awaiting_next
         if action == "give_up":
-            return self.run.phase in ("waiting", "streaming") and self.run.abandoned_at_ms is None
+            live = ("waiting", "streaming", "asking")
+            return self.run.phase in live and self.run.abandoned_at_ms is None
         return True
