@@ -1,9 +1,16 @@
 """A player sink that writes a schedule as vendor SSE: OpenAI Chat chunks or Anthropic events.
 
-The player calls `apply` at each chunk's deadline; the sink formats the chunk at once and
-puts the bytes on a queue that the HTTP response drains, so every chunk leaves as its own
-HTTP chunk the moment it is due. `prelude()` is what is sent with the response headers
-(OpenAI: the role-only chunk; Anthropic: `message_start` and a `ping`).
+The player calls `apply` at each chunk's deadline and `apply_meta` at each meta event's;
+the sink formats the event at once and puts the bytes on a queue that the HTTP response
+drains, so every event leaves as its own HTTP chunk the moment it is due.
+
+The prelude (OpenAI: the role-only chunk; Anthropic: `message_start`, then a `ping` unless
+the schedule has its own) goes out at the schedule's `role` meta event, i.e. at its
+recorded or shaped offset (`ttft_first_event_ms`), not with the response headers; a
+schedule without a role event sends it just before its first chunk. A `ping` meta event
+is an Anthropic `ping` (OpenAI has none). A `tool_call` meta event starts the tool call at
+its own time (OpenAI: a `tool_calls` delta with id, name and empty arguments; Anthropic:
+`content_block_start` of the `tool_use` block); other meta kinds send nothing.
 
 OpenAI: content deltas, reasoning as `reasoning_content`, tool calls as `tool_calls` deltas
 (id, type and name on the first fragment), a finish chunk, the `include_usage` chunk when
@@ -23,9 +30,10 @@ from uxlab.live.wire_formats import (
     anthropic_stop_reason,
     openai_finish_reason,
     token_counts,
+    tool_calls,
     tool_calls_by_chunk,
 )
-from uxlab.streams.recording import Chunk, End, ErrorEvent, Recording
+from uxlab.streams.recording import Chunk, End, ErrorEvent, Meta, Recording
 
 WIRES = ("openai", "anthropic")
 
@@ -62,29 +70,61 @@ class SSESink:
         self.include_usage = include_usage
         self.schedule = schedule
         self.tools = tool_calls_by_chunk(schedule)
+        self.has_tools = bool(tool_calls(schedule))
         self.input_tokens, self.output_tokens = token_counts(schedule, prompt_tokens)
         self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.closed = False
         self._block: tuple[str, int] | None = None  # Anthropic: (kind, tool index) now open
         self._block_index = -1
+        self._prelude_sent = False
+        self._has_ping = any(
+            isinstance(e, Meta) and e.data.get("kind") == "ping" for e in schedule.events
+        )
+        self._tool_metas = 0  # tool_call meta events seen (default index, as tool_calls_by_chunk)
+        self._tools_started: set[int] = set()  # tool indices whose id and name went out
+        self._openai_tool_index: dict[int, int] = {}  # recorded tool index -> 0, 1, ...
 
     # -- Sink protocol -------------------------------------------------------------------
     def apply(self, index: int, chunk: Chunk) -> None:
         if self.closed:
             return
-        out = (self._openai_chunk if self.wire == "openai" else self._anthropic_chunk)(index, chunk)
+        format_chunk = self._openai_chunk if self.wire == "openai" else self._anthropic_chunk
+        out = self._take_prelude() + format_chunk(index, chunk)
+        if out:
+            self.queue.put_nowait(out)
+
+    def apply_meta(self, meta: Meta) -> None:
+        """A meta event is due: the prelude (role), a ping or a tool call's start."""
+        if self.closed:
+            return
+        kind = meta.data.get("kind")
+        out = b""
+        if kind == "role":
+            out = self._take_prelude()
+        elif kind == "ping" and self.wire == "anthropic":
+            out = self._take_prelude() + sse_bytes({"type": "ping"}, "ping")
+        elif kind in ("tool_call", "tool_use"):
+            tool_index = meta.data.get("index", self._tool_metas)
+            self._tool_metas += 1
+            tool = {
+                "index": tool_index,
+                "id": meta.data.get("id") or f"call_{tool_index}",
+                "name": meta.data.get("name") or "tool",
+            }
+            start = self._openai_tool_start if self.wire == "openai" else self._anthropic_tool_start
+            out = self._take_prelude() + start(tool)
         if out:
             self.queue.put_nowait(out)
 
     def finish(self, end: End | None, error: ErrorEvent | None) -> None:
         if self.closed:
             return
-        if error is not None:
+        if error is not None:  # an error may be the first thing a stream sends
             self.queue.put_nowait(self._error(error))
         elif self.wire == "openai":
-            self.queue.put_nowait(self._openai_finish(end))
+            self.queue.put_nowait(self._take_prelude() + self._openai_finish(end))
         else:
-            self.queue.put_nowait(self._anthropic_finish(end))
+            self.queue.put_nowait(self._take_prelude() + self._anthropic_finish(end))
         self._close()
 
     def cancel(self) -> None:
@@ -116,8 +156,15 @@ class SSESink:
             obj["usage"] = usage
         return sse_bytes(obj)
 
+    def _take_prelude(self) -> bytes:
+        """The prelude the first time it is asked for, then nothing."""
+        if self._prelude_sent:
+            return b""
+        self._prelude_sent = True
+        return self.prelude()
+
     def prelude(self) -> bytes:
-        """Bytes to send with the response headers."""
+        """The bytes that open the stream (role chunk, or `message_start` and `ping`)."""
         if self.wire == "openai":
             return self._openai({"role": "assistant", "content": ""})
         message = {
@@ -130,29 +177,42 @@ class SSESink:
             "stop_sequence": None,
             "usage": {"input_tokens": self.input_tokens, "output_tokens": 1},
         }
-        return sse_bytes(
-            {"type": "message_start", "message": message}, "message_start"
-        ) + sse_bytes({"type": "ping"}, "ping")
+        start = sse_bytes({"type": "message_start", "message": message}, "message_start")
+        return start if self._has_ping else start + sse_bytes({"type": "ping"}, "ping")
+
+    def _openai_call(self, tool: dict[str, Any], arguments: str) -> bytes:
+        """A `tool_calls` delta; id, type and name on the call's first fragment only.
+
+        Calls are numbered 0, 1, ... in order of appearance (a recording from another API
+        may number them by content block).
+        """
+        number = self._openai_tool_index.setdefault(tool["index"], len(self._openai_tool_index))
+        call: dict[str, Any] = {"index": number}
+        if tool["index"] not in self._tools_started:
+            self._tools_started.add(tool["index"])
+            call.update(
+                id=tool["id"],
+                type="function",
+                function={"name": tool["name"], "arguments": arguments},
+            )
+        else:
+            call["function"] = {"arguments": arguments}
+        return self._openai({"tool_calls": [call]})
+
+    def _openai_tool_start(self, tool: dict[str, Any]) -> bytes:
+        if tool["index"] in self._tools_started:
+            return b""
+        return self._openai_call(tool, "")
 
     def _openai_chunk(self, index: int, chunk: Chunk) -> bytes:
         if chunk.channel == "reasoning":
             return self._openai({"reasoning_content": chunk.text})
         if chunk.channel == "tool":
-            tool = self.tools[index]
-            call: dict[str, Any] = {"index": tool["index"]}
-            if tool["first"]:
-                call.update(
-                    id=tool["id"],
-                    type="function",
-                    function={"name": tool["name"], "arguments": chunk.text},
-                )
-            else:
-                call["function"] = {"arguments": chunk.text}
-            return self._openai({"tool_calls": [call]})
+            return self._openai_call(self.tools[index], chunk.text)
         return self._openai({"content": chunk.text})
 
     def _openai_finish(self, end: End | None) -> bytes:
-        out = self._openai({}, openai_finish_reason(end, bool(self.tools)))
+        out = self._openai({}, openai_finish_reason(end, self.has_tools))
         if self.include_usage:
             out += self._openai(
                 None,
@@ -165,26 +225,33 @@ class SSESink:
         return out + b"data: [DONE]\n\n"
 
     # -- Anthropic Messages --------------------------------------------------------------
+    def _start_block(self, kind: str, tool: dict[str, Any] | None) -> bytes:
+        """Close the open block (if any) and open a `kind` block; b"" when it is open."""
+        key = (kind, tool["index"] if tool else 0)
+        if self._block == key:
+            return b""
+        out = self._stop_block()
+        self._block_index += 1
+        self._block = key
+        block: dict[str, Any] = {"type": kind}
+        if kind == "text":
+            block["text"] = ""
+        elif kind == "thinking":
+            block.update(thinking="", signature="")
+        else:
+            assert tool is not None
+            block.update(id=tool["id"], name=tool["name"], input={})
+        return out + sse_bytes(
+            {"type": "content_block_start", "index": self._block_index, "content_block": block},
+            "content_block_start",
+        )
+
+    def _anthropic_tool_start(self, tool: dict[str, Any]) -> bytes:
+        return self._start_block("tool_use", tool)
+
     def _anthropic_chunk(self, index: int, chunk: Chunk) -> bytes:
         kind = {"content": "text", "reasoning": "thinking", "tool": "tool_use"}[chunk.channel]
-        tool = self.tools.get(index)
-        key = (kind, tool["index"] if tool else 0)
-        out = b""
-        if self._block != key:
-            out += self._stop_block()
-            self._block_index += 1
-            self._block = key
-            block: dict[str, Any] = {"type": kind}
-            if kind == "text":
-                block["text"] = ""
-            elif kind == "thinking":
-                block.update(thinking="", signature="")
-            else:
-                block.update(id=tool["id"], name=tool["name"], input={})
-            out += sse_bytes(
-                {"type": "content_block_start", "index": self._block_index, "content_block": block},
-                "content_block_start",
-            )
+        out = self._start_block(kind, self.tools.get(index))
         delta = {
             "text": {"type": "text_delta", "text": chunk.text},
             "thinking": {"type": "thinking_delta", "thinking": chunk.text},
@@ -207,7 +274,7 @@ class SSESink:
         delta = {
             "type": "message_delta",
             "delta": {
-                "stop_reason": anthropic_stop_reason(end, bool(self.tools)),
+                "stop_reason": anthropic_stop_reason(end, self.has_tools),
                 "stop_sequence": None,
             },
             "usage": {"output_tokens": self.output_tokens},

@@ -105,3 +105,38 @@ def tool_calls_by_chunk(schedule: Recording) -> dict[int, dict[str, Any]]:
             started.add(tool_index)
         index += 1
     return out
+
+
+def tool_calls(schedule: Recording) -> list[dict[str, Any]]:
+    """Every tool call of a schedule in order of appearance: {"index", "id", "name", "args"}.
+
+    A call announced by a `tool_call` meta event counts even without argument chunks (a
+    tool that takes no input); `args` joins its argument chunks ("" when none).
+    """
+    by_chunk = tool_calls_by_chunk(schedule)
+    calls: dict[int, dict[str, Any]] = {}
+    n_metas = 0
+    chunk_index = 0
+    for ev in schedule.events:
+        if isinstance(ev, Meta) and ev.data.get("kind") in ("tool_call", "tool_use"):
+            index = ev.data.get("index", n_metas)
+            n_metas += 1
+            calls.setdefault(
+                index,
+                {
+                    "index": index,
+                    "id": ev.data.get("id") or f"call_{index}",
+                    "name": ev.data.get("name") or "tool",
+                    "args": "",
+                },
+            )
+        elif isinstance(ev, Chunk):
+            tool = by_chunk.get(chunk_index)
+            chunk_index += 1
+            if tool is not None:
+                call = calls.setdefault(
+                    tool["index"],
+                    {"index": tool["index"], "id": tool["id"], "name": tool["name"], "args": ""},
+                )
+                call["args"] += ev.text
+    return list(calls.values())
