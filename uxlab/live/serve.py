@@ -10,8 +10,14 @@ else the corpus in order, cycling (`request_index % len(corpus)`). Which seed:
 `seed + request_index`, where `request_index` counts requests from 0 since start (every
 POST to either endpoint). Time zero of a schedule is the moment the request body was read;
 the response headers go out at the schedule's `headers_ms` (profile `--headers-ms`, else as
-recorded, else at once). Non-streaming requests are answered at the schedule's end time
-with the whole message; a schedule that ends in an error answers with an HTTP error then.
+recorded, else at once); the stream's first event (the role prelude) at its own scheduled
+time (`SSESink.apply_meta`). Non-streaming requests are answered at the schedule's end time
+with the whole message (text, reasoning, tool calls, usage); a schedule that ends in an
+error answers with an HTTP error then.
+
+`max_tokens` (OpenAI also `max_completion_tokens`) ends the schedule after that many
+output tokens with finish reason `length` (`uxlab.live.request_limits`); `n` other than 1
+is refused with HTTP 400 in the API's error format.
 
 Response headers `x-uxlab-request-index`, `x-uxlab-replay-id` and `x-uxlab-seed` say what
 was served; the app keeps the last schedules it served (`app.state.served`).
@@ -37,12 +43,13 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from uxlab.errors import UxlabError
+from uxlab.live.request_limits import RequestParamError, cut_at_tokens, request_limits
 from uxlab.live.sse_sink import SSESink
 from uxlab.live.wire_formats import (
     anthropic_stop_reason,
     openai_finish_reason,
     token_counts,
-    tool_calls_by_chunk,
+    tool_calls,
 )
 from uxlab.player import PlaybackLog, Player
 from uxlab.streams.recording import Recording
@@ -155,17 +162,22 @@ def last_user_text(messages: list[Any]) -> str | None:
 
 
 class _Error(Exception):
-    def __init__(self, status: int, kind: str, message: str):
-        self.status, self.kind, self.message = status, kind, message
+    def __init__(self, status: int, kind: str, message: str, param: str | None = None):
+        self.status, self.kind, self.message, self.param = status, kind, message, param
 
 
 def _error_response(
-    wire: str, status: int, kind: str, message: str, headers: dict[str, str] | None = None
+    wire: str,
+    status: int,
+    kind: str,
+    message: str,
+    headers: dict[str, str] | None = None,
+    param: str | None = None,
 ) -> JSONResponse:
     if wire == "anthropic":
         body = {"type": "error", "error": {"type": kind, "message": message}}
     else:
-        body = {"error": {"message": message, "type": kind, "param": None, "code": None}}
+        body = {"error": {"message": message, "type": kind, "param": param, "code": None}}
     return JSONResponse(body, status_code=status, headers=headers)
 
 
@@ -220,8 +232,12 @@ def build_app(config: ServeConfig) -> Starlette:
                 raise _Error(
                     400, "invalid_request_error", "messages: expected a list of {role, content}"
                 )
+            try:
+                limits = request_limits(body, wire)
+            except RequestParamError as exc:
+                raise _Error(400, "invalid_request_error", str(exc), exc.param) from None
         except _Error as exc:
-            return _error_response(wire, exc.status, exc.kind, exc.message)
+            return _error_response(wire, exc.status, exc.kind, exc.message, param=exc.param)
         request_index = next(counter)
         prompt = last_user_text(body["messages"])
         try:
@@ -229,6 +245,8 @@ def build_app(config: ServeConfig) -> Starlette:
         except UxlabError as exc:  # e.g. a profile that cannot shape this recording
             return _error_response(wire, 500, "api_error", f"uxlab serve: {exc}")
         schedule, seed = chosen.schedule, chosen.seed
+        if limits.max_tokens is not None:
+            schedule = cut_at_tokens(schedule, limits.max_tokens)
         served = Served(
             request_index, seed, wire, schedule, t0_ms, chosen.replay_id, dict(chosen.labels)
         )
@@ -323,7 +341,6 @@ async def _sleep_until(clock: Any, t_ms: float) -> None:
 async def _stream(
     schedule: Recording, sink: SSESink, t0_ms: float, clock: Any, served: Served
 ) -> AsyncIterator[bytes]:
-    yield sink.prelude()
     player = Player(schedule, sink, clock=clock) if clock is not None else Player(schedule, sink)
     task = asyncio.create_task(player.play(t0_ms=t0_ms))
     try:
@@ -344,21 +361,12 @@ def _text(schedule: Recording, channel: str) -> str:
     return "".join(c.text for c in schedule.chunks if c.channel == channel)
 
 
-def _tool_calls(schedule: Recording) -> list[dict[str, Any]]:
-    tools = tool_calls_by_chunk(schedule)
-    calls: dict[int, dict[str, Any]] = {}
-    for i, chunk in enumerate(schedule.chunks):
-        if i in tools:
-            t = tools[i]
-            call = calls.setdefault(t["index"], {"id": t["id"], "name": t["name"], "args": ""})
-            call["args"] += chunk.text
-    return list(calls.values())
-
-
 def _openai_message(schedule: Recording, model: str, prompt_tokens: int) -> dict[str, Any]:
     inp, out = token_counts(schedule, prompt_tokens)
-    calls = _tool_calls(schedule)
-    message: dict[str, Any] = {"role": "assistant", "content": _text(schedule, "content")}
+    calls = tool_calls(schedule)
+    content = _text(schedule, "content")
+    # As the API does: content is null when the answer is only tool calls.
+    message: dict[str, Any] = {"role": "assistant", "content": content or (None if calls else "")}
     reasoning = _text(schedule, "reasoning")
     if reasoning:
         message["reasoning_content"] = reasoning
@@ -396,9 +404,9 @@ def _anthropic_message(schedule: Recording, model: str, prompt_tokens: int) -> d
     if reasoning:
         blocks.append({"type": "thinking", "thinking": reasoning, "signature": ""})
     text = _text(schedule, "content")
-    if text or not blocks:
+    calls = tool_calls(schedule)
+    if text or not (blocks or calls):  # an empty answer is one empty text block
         blocks.append({"type": "text", "text": text})
-    calls = _tool_calls(schedule)
     for c in calls:
         try:
             args = json.loads(c["args"]) if c["args"] else {}
