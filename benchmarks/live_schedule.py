@@ -20,13 +20,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import socket
 import subprocess
 import sys
-import time
 
-import httpx
-import numpy as np
+from loopback import free_port, pct, wait_until_serving
 
 from uxlab.clock import MonotonicClock
 from uxlab.live.live_schedule import LiveEndpoint, LiveRun, LiveSchedule
@@ -43,21 +40,6 @@ SETUPS = {
         {"ttft": 200, "itl": "constant:10"},
     ),
 }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def pct(values: list[float]) -> str:
-    a = np.asarray(values, dtype=float)
-    if a.size == 0:
-        return "(none)"
-    return (
-        f"p50 {np.percentile(a, 50):7.3f}  p99 {np.percentile(a, 99):7.3f}  max {a.max():7.3f} ms"
-    )
 
 
 async def play_trials(base: str, table: dict, n: int) -> dict[str, list[float]]:
@@ -105,15 +87,7 @@ def main() -> int:
         server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         base = f"http://127.0.0.1:{port}/v1"
         try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    httpx.get(base + "/models", timeout=1.0)
-                    break
-                except httpx.TransportError:
-                    if time.monotonic() > deadline or server.poll() is not None:
-                        sys.exit("uxlab serve did not start")
-                    time.sleep(0.1)
+            wait_until_serving(base, server)
             r = asyncio.run(play_trials(base, table, args.streams))
         finally:
             server.terminate()

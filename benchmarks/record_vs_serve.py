@@ -17,15 +17,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import httpx
 import numpy as np
+from loopback import free_port, pct, wait_until_serving
 
 from uxlab.live.clients import Prompt
 from uxlab.live.record import record_stream
@@ -50,12 +49,6 @@ def corpus(folder: Path, n_recordings: int, n_chunks: int) -> None:
         write_replay(rec, folder)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 async def record_all(base: str, api: str, n_streams: int) -> list[Recording]:
     out = []
     async with httpx.AsyncClient() as client:
@@ -73,13 +66,6 @@ async def record_all(base: str, api: str, n_streams: int) -> list[Recording]:
                 sys.exit(f"stream {i}: {result.message}")
             out.append(result.recording)
     return out
-
-
-def pct(values: np.ndarray) -> str:
-    return (
-        f"p50 {np.percentile(values, 50):6.3f}  p99 {np.percentile(values, 99):6.3f}  "
-        f"max {values.max():6.3f} ms"
-    )
 
 
 def serve_child(folder: str, port: int, log_path: str) -> None:
@@ -130,15 +116,7 @@ def main() -> int:
         )
         try:
             base = f"http://127.0.0.1:{port}/v1"
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    httpx.get(base + "/models", timeout=1.0)
-                    break
-                except httpx.TransportError:
-                    if time.monotonic() > deadline or server.poll() is not None:
-                        sys.exit("uxlab serve did not start")
-                    time.sleep(0.1)
+            wait_until_serving(base, server)
             recorded = asyncio.run(record_all(base, args.wire, args.streams))
         finally:
             server.terminate()
@@ -164,11 +142,11 @@ def main() -> int:
         f"record vs serve over loopback ({args.wire} wire): {len(recorded)} streams, "
         f"{d.size} chunks, profile ttft={TTFT} itl={ITL}"
     )
-    print(f"  |recorded - served| per chunk: {pct(d)}")
-    print(f"  |recorded - served| per gap:   {pct(g)}")
+    print(f"  |recorded - served| per chunk: {pct(d, width=6)}")
+    print(f"  |recorded - served| per gap:   {pct(g, width=6)}")
     print(f"  median offset (client send -> server read): {np.median(offsets):.3f} ms")
-    print(f"  server: handed - scheduled:   {pct(np.concatenate(lateness))}")
-    print(f"  network + client: recorded - handed: {pct(np.concatenate(transport))}")
+    print(f"  server: handed - scheduled:   {pct(np.concatenate(lateness), width=6)}")
+    print(f"  network + client: recorded - handed: {pct(np.concatenate(transport), width=6)}")
     verdict = "meets" if np.percentile(d, 99) < 2.0 else "MISSES"
     print(f"  p99 per chunk {verdict} the 2 ms target")
     return 0
