@@ -71,6 +71,24 @@ def cell_levels(cell: Cell) -> np.ndarray:
     return log_spaced_levels(cell.threshold_ms * cell.centre_offset, cell.n_levels, cell.span)
 
 
+def simulate_cell(
+    cell: Cell, seed: int | np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One dataset of the cell's true observer at its levels: (levels_ms, n_yes, n_total)."""
+    return simulate_counts(
+        cell_levels(cell),
+        cell.n_per_level,
+        cell.threshold_ms,
+        cell.width_log,
+        guess=cell.guess,
+        lapse=cell.lapse,
+        eta=cell.eta,
+        sigmoid=cell.sigmoid,
+        direction=cell.direction,
+        seed=seed,
+    )
+
+
 def recovery_cell(
     cell: Cell,
     n_sims: int,
@@ -85,24 +103,12 @@ def recovery_cell(
     kwargs = {"sigmoid": cell.sigmoid, "direction": cell.direction}
     kwargs.update(fitter_kwargs or {})
     truth_ms = true_threshold_ms(0.5, cell.threshold_ms, cell.width_log, cell.sigmoid)
-    levels = cell_levels(cell)
     seeds = np.random.SeedSequence(seed).spawn(n_sims)
     est, low, high = np.empty(n_sims), np.empty(n_sims), np.empty(n_sims)
     t0 = time.perf_counter()
     for i, ss in enumerate(seeds):
         sim_seed, boot_seed = ss.generate_state(2)
-        x, k, n = simulate_counts(
-            levels,
-            cell.n_per_level,
-            cell.threshold_ms,
-            cell.width_log,
-            guess=cell.guess,
-            lapse=cell.lapse,
-            eta=cell.eta,
-            sigmoid=cell.sigmoid,
-            direction=cell.direction,
-            seed=int(sim_seed),
-        )
+        x, k, n = simulate_cell(cell, int(sim_seed))
         fitter = PsychometricFitter(**kwargs).fit(
             x,
             k,

@@ -26,8 +26,8 @@ import warnings
 import numpy as np
 
 from analysis.psychometric import PsychometricFitter
-from analysis.psychometric_recovery import Cell, cell_levels
-from analysis.simulate_observers import simulate_counts, true_threshold_ms
+from analysis.psychometric_recovery import Cell, simulate_cell
+from analysis.simulate_observers import true_threshold_ms
 
 INSTALL_HINT = __doc__.split("environment and run this script")[1].split("Without")[0]
 
@@ -94,19 +94,7 @@ def main() -> None:
     diffs: list[float] = []
     for ci, cell in enumerate(CELLS):
         truth = true_threshold_ms(0.5, cell.threshold_ms, cell.width_log, cell.sigmoid)
-        levels = cell_levels(cell)
-        datasets = [
-            simulate_counts(
-                levels,
-                cell.n_per_level,
-                cell.threshold_ms,
-                cell.width_log,
-                guess=cell.guess,
-                lapse=cell.lapse,
-                seed=args.seed + 1000 * ci + i,
-            )
-            for i in range(args.datasets)
-        ]
+        datasets = [simulate_cell(cell, args.seed + 1000 * ci + i) for i in range(args.datasets)]
         label = (
             f"m={cell.threshold_ms:g} w={cell.width_log:g} g={cell.guess:g} "
             f"l={cell.lapse:g} n={cell.n_per_level}"
