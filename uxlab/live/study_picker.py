@@ -4,17 +4,46 @@ The trial list comes from the study file and the participant id exactly as the t
 runner builds it (`design_trials`), and each trial's schedule is `trial_schedule(study,
 trial)`: the trial's recording, the study's base profile with the trial's factor levels,
 drawn from the trial's stored seed. After the last trial the list starts again.
+
+Only single-stream studies over a recorded corpus can be served (`serve_study_problem`):
+an agent-chain study's trials are chains of steps (each opened by an empty step marker,
+with tool pauses between model calls) that a chat completions or messages stream cannot
+show, and a live study's trials are answers of a live model to prompts, with no recorded
+stream to play.
 """
 
 from __future__ import annotations
 
-from uxlab.live.serve import Pick, Picker
+from uxlab.live.serve import Pick, Picker, ServeError
 from uxlab.study import Study, Trial
 from uxlab.study.stimulus import trial_schedule
 
 
+def serve_study_problem(study: Study) -> str | None:
+    """Why `uxlab serve --study` cannot play this study (None when it can)."""
+    if study.kind == "chain" or study.chains is not None:
+        return (
+            'its trials are agent chains ([stimuli] kind = "chain"): steps, tool pauses and '
+            "several model calls that one OpenAI/Anthropic chat stream cannot show; run it "
+            "with `uxlab run`"
+        )
+    if study.live is not None:
+        return (
+            "its trials are a live model's answers ([stimuli.live]), not recordings: there "
+            "is nothing recorded to serve; run it with `uxlab run` (it can use a running "
+            "`uxlab serve CORPUS` as its model)"
+        )
+    return None
+
+
 def study_picker(study: Study, trials: list[Trial]) -> Picker:
-    """A picker that ignores the prompt and walks the trial list in order, cycling."""
+    """A picker that ignores the prompt and walks the trial list in order, cycling.
+
+    Raises `ServeError` naming the study file for a study that cannot be served.
+    """
+    problem = serve_study_problem(study)
+    if problem is not None:
+        raise ServeError(f"{study.path}: cannot serve study {study.id!r}: {problem}")
     if not trials:
         raise ValueError(f"study {study.id!r}: the trial list is empty")
 
