@@ -99,7 +99,7 @@ def snapshot(db: Path) -> list[str]:
 def test_export_writes_the_contract_columns_and_loads_in_pandas(db, tmp_path):
     out = tmp_path / "out"
     written = export_db(db, out)
-    assert sorted(written) == ["events", "sessions", "study", "trials"]
+    assert sorted(written) == ["events", "runs", "sessions", "study", "trials"]
     trials = pd.read_csv(out / "trials.csv")
     assert list(trials.columns) == TRIAL_COLUMNS
     assert len(trials) == 9 and written.rows["trials"] == 9

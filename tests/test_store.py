@@ -282,3 +282,68 @@ def test_migrations_upgrade_in_place_and_roll_back_on_failure(tmp_path, study, m
         ]
         applied = store.conn.execute("SELECT version FROM schema_migrations").fetchall()
         assert applied == [(k,) for k in range(1, current + 2)]
+
+
+def test_every_start_and_resume_keeps_its_own_environment(store, study, tmp_path):
+    from uxlab.store import export_db
+
+    first = {"term": "xterm-256color", "columns": 80, "timing_warnings": []}
+    later = {"term": "tmux-256color", "columns": 70, "timing_warnings": ["inside tmux"]}
+    session = store.start_or_resume_session(study, "P-RUNS1", environment=first)
+    store.begin_trial(session, 0)  # then the process dies
+    again = store.start_or_resume_session(study, "P-RUNS1", environment=later)
+    runs = store.session_runs(session.id)
+    assert [(r["run"], r["kind"], r["next_index"]) for r in runs] == [
+        (0, "start", 0),
+        (1, "resume", 1),
+    ]
+    assert [r["environment"] for r in runs] == [first, later]
+    assert again.resumed_count == 1
+    out = export_db(store.path, tmp_path / "out")
+    sessions = (out["sessions"]).read_text().splitlines()
+    assert "xterm-256color" in sessions[1] and "tmux" not in sessions[1]  # the first run's
+    runs_csv = out["runs"].read_text().splitlines()
+    assert runs_csv[0].startswith("session_id,participant,run,kind,started_at,next_index,env_")
+    assert [line.split(",")[2:4] for line in runs_csv[1:]] == [["0", "start"], ["1", "resume"]]
+    assert "inside tmux" in runs_csv[2] and "tmux" not in runs_csv[1]
+    store.withdraw("P-RUNS1")
+    assert store.conn.execute("SELECT COUNT(*) FROM session_runs").fetchone() == (0,)
+
+
+def test_a_version_2_database_gets_session_runs_from_its_sessions(tmp_path, study, monkeypatch):
+    from uxlab.store import schema
+
+    db = tmp_path / "v2.sqlite"
+    with monkeypatch.context() as m:  # a database written before session_runs existed
+        m.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:2])
+        m.setattr(schema, "SCHEMA_VERSION", 2)
+        old = Store.open(db)
+        conn = old.conn
+        assert conn.execute("PRAGMA user_version").fetchone() == (2,)
+        conn.execute("BEGIN IMMEDIATE")
+        old._register(study)
+        old._ensure_participant("P-OLDV2")
+        conn.execute(
+            "INSERT INTO sessions (session_id, participant, study_sha256, seed, state, "
+            "environment, plan, plan_sha256, created_at, updated_at, last_seen_s) "
+            "VALUES ('S-old', 'P-OLDV2', ?, 1, 'interrupted', '{\"term\": \"vt100\"}', '[]', "
+            "'x', '2026-01-01T00:00:00', '2026-01-01T00:00:00', 0)",
+            (study.sha256,),
+        )
+        conn.execute("COMMIT")
+        old.close()
+    from uxlab.store import read_tables
+
+    _columns, runs = read_tables(db)["runs"]  # read-only, as found: from the sessions table
+    assert [(r["run"], r["kind"], r["env_term"]) for r in runs] == [(0, "start", "vt100")]
+    with Store.open(db) as store:
+        assert store.conn.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+        assert store.session_runs("S-old") == [
+            {
+                "run": 0,
+                "kind": "start",
+                "started_at": "2026-01-01T00:00:00",
+                "next_index": 0,
+                "environment": {"term": "vt100"},
+            }
+        ]

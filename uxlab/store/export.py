@@ -16,13 +16,16 @@
                  and track (`ADAPTIVE_FIELDS`: `adaptive_<factor>_estimate`, `_ci_low`,
                  `_ci_high`, `_target`, `_procedure`, `_n_trials`, `_reversals`; a track
                  other than "all" adds `_at_<levels>` after the factor).
+- `runs.csv`     one row per start or resume of a session (`RUN_COLUMNS`): when, the trial
+                 it began with, and that run's environment and timing warnings as `env_<key>`
+                 columns (`sessions.csv` keeps the first run's).
 - `adaptive_posteriors.json` (adaptive studies only) every session's stored procedure state,
                  arrays included: the QUEST+ posterior, the staircases' reversal levels.
 - `study.json`   the study's factors, conditions, questions (type, scale, labels,
                  `acceptable_at`, `yes_means`), design and base profile, and every study
                  version found.
 
-With `fmt="parquet"` the three tables are written as `.parquet` (needs pyarrow). The export
+With `fmt="parquet"` the four tables are written as `.parquet` (needs pyarrow). The export
 reads one consistent snapshot through a read-only connection; the only write it makes is
 one `export` entry in the audit log (with the SHA-256 of every file written), so it can be
 rerun at any time, also while a study is running.
@@ -85,6 +88,8 @@ SESSION_COLUMNS = [
     "n_trials_planned",
     "n_trials_done",
 ]
+RUN_COLUMNS = ["session_id", "participant", "run", "kind", "started_at", "next_index"]
+"""runs.csv: `run` 0 is the start, k the k-th resume; `next_index` the trial it began with."""
 
 
 ADAPTIVE_FIELDS = {
@@ -270,6 +275,7 @@ def read_tables(db: str | Path) -> dict[str, Any]:
             + adaptive_keys
             + env_keys
         )
+        runs = _read_runs(conn)
         conn.execute("COMMIT")
     finally:
         conn.close()
@@ -286,14 +292,41 @@ def read_tables(db: str | Path) -> dict[str, Any]:
         "trials": (trial_columns, trial_rows),
         "events": (EVENT_COLUMNS, event_rows),
         "sessions": (session_columns, session_rows),
+        "runs": runs,
         "study": study_json,
         "adaptive": posteriors,
     }
 
 
+TABLES = ("trials", "events", "sessions", "runs")
+
+
+def _read_runs(conn: sqlite3.Connection) -> tuple[list[str], list[dict[str, Any]]]:
+    """runs.csv: every start and resume with its environment (inside the read snapshot)."""
+    has_runs = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session_runs'"
+    ).fetchone()
+    query = (
+        "SELECT r.session_id, s.participant, r.run, r.kind, r.started_at, r.next_index, "
+        "r.environment FROM session_runs r JOIN sessions s ON s.session_id = r.session_id "
+        "ORDER BY s.created_at, r.session_id, r.run"
+        if has_runs  # schema version 3; before it, only the first run was kept
+        else "SELECT session_id, participant, 0, 'start', created_at, 0, environment "
+        "FROM sessions ORDER BY created_at, session_id"
+    )
+    rows, env_keys = [], []
+    for r in conn.execute(query):
+        row = dict(zip(RUN_COLUMNS, r[:6], strict=True))
+        env = _flatten(json.loads(r[6]), "env")
+        env_keys = _union(env_keys + list(env))
+        row.update(env)
+        rows.append(row)
+    return RUN_COLUMNS + env_keys, rows
+
+
 class Exported(dict[str, Path]):
-    """The files written (`trials`, `events`, `sessions`, `study`, and for an adaptive study
-    `adaptive_posteriors` -> path), and `rows`."""
+    """The files written (`trials`, `events`, `sessions`, `runs`, `study`, and for an
+    adaptive study `adaptive_posteriors` -> path), and `rows`."""
 
     rows: dict[str, int]
 
@@ -306,7 +339,7 @@ def export_db(db: str | Path, out_dir: str | Path, fmt: str = "csv") -> Exported
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = Exported()
-    for name in ("trials", "events", "sessions"):
+    for name in TABLES:
         columns, rows = content[name]
         path = out / f"{name}.{fmt}"
         (_write_csv if fmt == "csv" else _write_parquet)(path, columns, rows)
@@ -319,7 +352,7 @@ def export_db(db: str | Path, out_dir: str | Path, fmt: str = "csv") -> Exported
         _atomic_write(posteriors_path, json.dumps(content["adaptive"]) + "\n")
         written["adaptive_posteriors"] = posteriors_path
     digests = {name: hashlib.sha256(p.read_bytes()).hexdigest() for name, p in written.items()}
-    counts = {name: len(content[name][1]) for name in ("trials", "events", "sessions")}
+    counts = {name: len(content[name][1]) for name in TABLES}
     _record_export(db, digests, counts)
     written.rows = counts
     return written

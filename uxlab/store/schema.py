@@ -8,9 +8,11 @@ upgrade leaves the file as it was. A database made by a newer uxlab is refused, 
 Tables:
   studies       every study file used: id, version, SHA-256 and full text
   participants  pseudonymous ids, their sequential number (Latin-square row) and group
-  sessions      one run of a participant through a study: state machine, environment,
-                the planned trial list (JSON), pilot/simulated flags, resume count,
-                the adaptive procedures' state (JSON; schema version 2)
+  sessions      one run of a participant through a study: state machine, environment
+                (of the first run), the planned trial list (JSON), pilot/simulated flags,
+                resume count, the adaptive procedures' state (JSON; schema version 2)
+  session_runs  one row per start or resume of a session: when, and that run's
+                environment with its timing warnings (JSON; schema version 3)
   trials        planned condition and seed, outcome, timings, attention result
   responses     one row per question answered (trial_index -1: end-of-study questions)
   events        every emitted chunk and key press of a trial
@@ -130,8 +132,23 @@ _V2 = """
 ALTER TABLE sessions ADD COLUMN adaptive TEXT;  -- JSON: adaptive procedures' state, or NULL
 """
 
+_V3 = """
+CREATE TABLE session_runs (
+    session_id    TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
+    run           INTEGER NOT NULL,       -- 0 = the start, k = the k-th resume
+    kind          TEXT NOT NULL CHECK (kind IN ('start','resume')),
+    started_at    TEXT NOT NULL,
+    next_index    INTEGER NOT NULL,       -- the trial this run started with
+    environment   TEXT NOT NULL,          -- JSON: terminal, size, frame cap, timing_warnings
+    PRIMARY KEY (session_id, run)
+);
+-- Sessions from before version 3 keep their first run's environment (resumes were not kept).
+INSERT INTO session_runs (session_id, run, kind, started_at, next_index, environment)
+    SELECT session_id, 0, 'start', created_at, 0, environment FROM sessions;
+"""
+
 # MIGRATIONS[k] upgrades version k to k + 1. Version 0 is an empty file.
-MIGRATIONS: list[str] = [_V1, _V2]
+MIGRATIONS: list[str] = [_V1, _V2, _V3]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

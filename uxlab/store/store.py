@@ -24,6 +24,8 @@ Guarantees:
   outcome, responses and events together, so a killed process loses at most the trial in
   flight. On resume that trial is stored as `interrupted` and the session continues with the
   next one of the same (stored) trial list; `sessions.resumed_count` says it was resumed.
+- Every start and resume keeps its own environment (`session_runs`, `session_runs(id)`);
+  `sessions.environment` stays the first run's.
 - `withdraw(participant)` deletes every row of the participant and leaves an audit entry with
   counts and the SHA-256 of what was deleted, but no content.
 - The `audit` table is append-only (triggers refuse UPDATE and DELETE) and hash-chained: each
@@ -174,13 +176,22 @@ class Store:
     # --- opening ----------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: str | Path, clock: Callable[[], float] = time.time) -> Store:
-        """Open or create the database at `path` and bring its schema up to date."""
+    def open(
+        cls,
+        path: str | Path,
+        clock: Callable[[], float] = time.time,
+        busy_timeout_s: float = 30.0,
+    ) -> Store:
+        """Open or create the database at `path` and bring its schema up to date.
+
+        A write waits up to `busy_timeout_s` for another process's transaction, then fails
+        with `sqlite3.OperationalError` ("database is locked"); nothing is half-written.
+        """
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            conn = sqlite3.connect(path, isolation_level=None, timeout=30.0)
-            conn.execute("PRAGMA busy_timeout = 30000")
+            conn = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout_s)
+            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{path}: not a uxlab study database ({exc})") from None
@@ -213,10 +224,13 @@ class Store:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield self.conn
+            self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            # Also when COMMIT itself failed (busy, disk full): leave no transaction open,
+            # so the same write can simply be tried again.
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
             raise
-        self.conn.execute("COMMIT")
 
     def _audit(self, action: str, subject: str | None, sha256: str, detail: dict) -> None:
         at = self._now_iso()
@@ -393,7 +407,7 @@ class Store:
                     f"{study.id!r} (session {row[0]}); use a new participant id"
                 )
             if row:
-                return self._resume(study, participant, number, row, now, now_s)
+                return self._resume(study, participant, number, row, now, now_s, environment)
             (group_id,) = self.conn.execute(
                 "SELECT group_id FROM participants WHERE participant = ?", (participant,)
             ).fetchone()
@@ -436,6 +450,7 @@ class Store:
                 plan_sha,
                 {"study_sha256": study.sha256, "seed": seed, "n_trials": len(trials)},
             )
+            self._add_run(session_id, 0, 0, environment, now)
         return Session(
             id=session_id,
             participant=participant,
@@ -450,8 +465,43 @@ class Store:
             simulated=simulated,
         )
 
+    def _add_run(
+        self, session_id: str, run: int, next_index: int, environment: dict[str, Any], now: str
+    ) -> None:
+        """Keep this start's or resume's environment (and its timing warnings)."""
+        self.conn.execute(
+            "INSERT INTO session_runs (session_id, run, kind, started_at, next_index, "
+            "environment) VALUES (?,?,?,?,?,?)",
+            (
+                session_id,
+                run,
+                "resume" if run else "start",
+                now,
+                next_index,
+                json.dumps(environment, sort_keys=True),
+            ),
+        )
+
+    def session_runs(self, session_id: str) -> list[dict[str, Any]]:
+        """Every start and resume of a session, in order, with its environment."""
+        return [
+            {"run": r, "kind": k, "started_at": at, "next_index": i, "environment": json.loads(e)}
+            for r, k, at, i, e in self.conn.execute(
+                "SELECT run, kind, started_at, next_index, environment FROM session_runs "
+                "WHERE session_id = ? ORDER BY run",
+                (session_id,),
+            )
+        ]
+
     def _resume(
-        self, study: Study, participant: str, number: int, row: tuple, now: str, now_s: float
+        self,
+        study: Study,
+        participant: str,
+        number: int,
+        row: tuple,
+        now: str,
+        now_s: float,
+        environment: dict[str, Any],
     ) -> Session:
         session_id, state, sha, plan_json, seed, resumed_count, group_id, pilot, simulated = row
         if sha != study.sha256:
@@ -490,6 +540,7 @@ class Store:
             sha256_json(in_flight),
             {"interrupted": in_flight, "next_index": next_index, "previous_state": state},
         )
+        self._add_run(session_id, resumed_count, next_index, environment, now)
         trials = [Trial.from_dict(d) for d in json.loads(plan_json)]
         return Session(
             id=session_id,
@@ -586,6 +637,35 @@ class Store:
             )
         session.next_index = trial_index + 1
 
+    def release_trial(self, session: Session, trial_index: int) -> bool:
+        """Take back a trial begun but never sent (the participant quit before Enter).
+
+        Its in-flight row is deleted, so a resume offers the same trial again instead of
+        storing it as `interrupted`. Only the last trial begun, only while still in flight
+        and with nothing stored for it; returns False (and changes nothing) otherwise.
+        """
+        if trial_index != session.next_index - 1:
+            return False
+        with self._write():
+            stored = self.conn.execute(
+                "SELECT (SELECT COUNT(*) FROM events WHERE session_id = ?1 AND trial_index = ?2)"
+                " + (SELECT COUNT(*) FROM responses WHERE session_id = ?1 AND trial_index = ?2)",
+                (session.id, trial_index),
+            ).fetchone()[0]
+            if stored:
+                return False
+            cur = self.conn.execute(
+                "DELETE FROM trials WHERE session_id = ? AND trial_index = ? "
+                "AND outcome = 'running'",
+                (session.id, trial_index),
+            )
+            if cur.rowcount != 1:
+                return False
+            self._audit("release", session.id, sha256_json(trial_index),
+                        {"trial_index": trial_index})  # fmt: skip
+        session.next_index = trial_index
+        return True
+
     def commit_trial(
         self,
         session: Session,
@@ -614,13 +694,11 @@ class Store:
             session.study.trial_response_questions, responses or {}, f"trial {trial_index}"
         )
         attention_ok = None
-        if trial.attention is not None and trial.attention.question in answers:
-            given = answers[trial.attention.question][0]
-            attention_ok = int(
-                _matches(
-                    session.study.question(trial.attention.question), given, trial.attention.answer
-                )
-            )
+        check = trial.attention
+        given = None if check is None else answers.get(check.question, (None, None))[0]
+        if check is not None and given is not None:  # unanswered (a quit): stays empty
+            question = session.study.question(check.question)
+            attention_ok = int(_matches(question, given, check.answer))
         events = list(events or [])
         event_rows = []
         for seq, ev in enumerate(events):
