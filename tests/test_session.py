@@ -356,3 +356,105 @@ def test_environment_record_and_timing_warnings():
     assert "tmux" in warnings[0] and "70x20" in warnings[1] and "--fps" in warnings[2]
     good = collect_environment(240, size=(80, 24), environ={"TERM": "xterm-256color"})
     assert timing_warnings(good, shortest_gap_ms=10.0) == []
+
+
+async def test_quit_after_a_give_up_keeps_the_give_up(tmp_path):
+    ss = open_session(tmp_path, study={"levels": "200", "itl": 20, "practice": 0})
+    ss.accept_consent()
+    ss.start_running()
+    run = ss.begin(ss.next_trial())
+    t0 = run.send()
+    assert run.abandon(t0 + 50.0)  # the stream is not over yet: the player has not wound down
+    assert ss.quit(run, t0 + 80.0) == "committed"  # Ctrl+Q on the "stopped" screen
+    db = tmp_path / "results.sqlite"
+    assert rows(db, "SELECT trial_index, outcome, t_abandon_ms FROM trials") == [
+        (0, "abandoned", 50.0)
+    ]
+    quit_event = rows(db, "SELECT t_ms, data FROM events WHERE kind = 'quit'")
+    assert quit_event == [(80.0, '{"phase":"waiting","unanswered":[]}')]
+    assert rows(db, "SELECT state FROM sessions") == [("interrupted",)]
+    ss.store.close()
+
+    again = open_session(tmp_path, study={"levels": "200", "itl": 20, "practice": 0})
+    assert again.session.interrupted == [] and again.next_trial().index == 1
+    assert "skipped" not in again.resume_note()
+
+
+async def test_quit_while_answering_stores_the_answers_given_and_empties_the_rest(tmp_path):
+    ss = open_session(tmp_path, study={"practice": 0, "attention": False})
+    ss.accept_consent()
+    ss.start_running()
+    run = ss.begin(ss.next_trial())
+    run.send()
+    await run.play(HeadlessSink(ss.clock))
+    run.answer("acceptable", "yes", 700.0)  # the second question is on screen: quit
+    assert ss.quit(run) == "committed"
+    assert ss.quit(run) == "committed"  # a second quit stores nothing twice
+    db = tmp_path / "results.sqlite"
+    assert rows(db, "SELECT outcome FROM trials") == [("completed",)]
+    got = rows(db, "SELECT question_id, value, rt_ms FROM responses ORDER BY 1")
+    assert got == [("acceptable", "yes", 700.0), ("speed", None, None)]
+    (data,) = rows(db, "SELECT data FROM events WHERE kind = 'quit'")[0]
+    assert '"unanswered":["speed"]' in data and '"phase":"over"' in data
+
+
+async def test_an_unanswered_attention_check_is_not_scored(tmp_path):
+    ss = open_session(tmp_path, study={"practice": 0, "break_every": 10})
+    ss.accept_consent()
+    ss.start_running()
+    while (trial := ss.next_trial()).attention is None:
+        await run_trial(ss)
+    run = ss.begin(trial)
+    run.send()
+    await run.play(HeadlessSink(ss.clock))
+    assert ss.quit(run) == "committed"
+    db = tmp_path / "results.sqlite"
+    got = rows(db, f"SELECT attention, attention_ok FROM trials WHERE trial_index = {trial.index}")
+    assert got == [(1, None)]
+
+
+async def test_a_trial_quit_before_it_was_sent_is_offered_again(tmp_path):
+    ss = open_session(tmp_path)
+    ss.accept_consent()
+    ss.start_running()
+    await run_trial(ss)
+    shown = ss.begin(ss.next_trial())  # on screen, Enter never pressed
+    shown.key("x")
+    assert ss.quit(shown) == "released"
+    db = tmp_path / "results.sqlite"
+    assert rows(db, "SELECT trial_index, outcome FROM trials") == [(0, "completed")]
+    ss.store.close()
+
+    again = open_session(tmp_path)
+    assert again.session.interrupted == [] and again.next_trial().index == 1
+    run = again.begin(again.next_trial())  # begin still comes before the stream, as before
+    assert rows(db, "SELECT outcome FROM trials WHERE trial_index = 1") == [("running",)]
+    run.send()
+    assert again.quit(run) == "in_flight"  # quit mid-stream: stored `interrupted` on resume
+    again.store.close()
+    third = open_session(tmp_path)
+    assert third.session.interrupted == [1] and third.next_trial().index == 2
+
+
+async def test_a_failed_commit_can_be_retried_without_storing_twice(tmp_path):
+    ss = open_session(tmp_path, study={"practice": 0})
+    ss.accept_consent()
+    ss.start_running()
+    ss.store.close()
+    db = tmp_path / "results.sqlite"
+    ss.store = Store.open(db, busy_timeout_s=0.05)
+    run = ss.begin(ss.next_trial())
+    run.send()
+    await run.play(HeadlessSink(ss.clock))
+    for q in run.questions:
+        run.answer(q.id, {"yesno": "yes", "likert": 4}[q.type], 500.0)
+    other = sqlite3.connect(db, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        ss.commit(run)
+    assert run.committed_sha256 is None and not ss.store.conn.in_transaction
+    other.execute("ROLLBACK")
+    other.close()
+    digest = ss.commit(run)
+    assert ss.commit(run) == digest and ss.committed == [0]
+    assert rows(db, "SELECT outcome FROM trials") == [("completed",)]

@@ -25,6 +25,7 @@ from uxlab.tui.flow_screens import (
     EndScreen,
     InstructionsScreen,
     ParticipantScreen,
+    SaveFailedScreen,
     TextScreen,
     WarningsScreen,
 )
@@ -62,10 +63,10 @@ CONTRACT_COLUMNS = [
 ]
 
 
-def make_app(tmp_path: Path, **kw) -> StudyApp:
+def make_app(tmp_path: Path, busy_timeout_s: float = 30.0, **kw) -> StudyApp:
     options = {"levels": f"20, 40, {SLOW_MS:g}", **kw.pop("study", {})}
     study = load_study(tiny_study(tmp_path, **options))
-    store = Store.open(tmp_path / "results.sqlite")
+    store = Store.open(tmp_path / "results.sqlite", busy_timeout_s=busy_timeout_s)
     kw.setdefault("suggested_id", "P-TEST1")
     return StudyApp(study, store, **kw)
 
@@ -216,7 +217,8 @@ async def test_declining_consent_stores_only_the_refusal(tmp_path):
 
 
 async def test_quit_mid_trial_then_the_same_command_resumes(tmp_path):
-    app = make_app(tmp_path, participant="P-QUIT1")
+    study = {"levels": f"{SLOW_MS:g}", "attention": False}  # trial 1 is still waiting at the quit
+    app = make_app(tmp_path, participant="P-QUIT1", study=study)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_screen(pilot, ConsentScreen)
         await pilot.press("a")
@@ -230,7 +232,7 @@ async def test_quit_mid_trial_then_the_same_command_resumes(tmp_path):
     assert app.return_value.committed == [0]
     app.store.close()
 
-    again = make_app(tmp_path, participant="P-QUIT1")
+    again = make_app(tmp_path, participant="P-QUIT1", study=study)
     async with again.run_test(size=(80, 24)) as pilot:
         await wait_screen(pilot, InstructionsScreen)
         body = again.screen.body
@@ -238,10 +240,10 @@ async def test_quit_mid_trial_then_the_same_command_resumes(tmp_path):
         await pilot.press("enter")
         await wait_screen(pilot, TrialScreen)
         assert again.screen.run.trial.index == 2
-        await pilot.press("ctrl+c")
+        await pilot.press("ctrl+c")  # trial 2 never sent: released, offered again next time
     conn = sqlite3.connect(tmp_path / "results.sqlite")
     got = conn.execute("SELECT trial_index, outcome FROM trials ORDER BY 1").fetchall()
-    assert got[:2] == [(0, "completed"), (1, "interrupted")]
+    assert got == [(0, "abandoned"), (1, "interrupted")]
     assert conn.execute("SELECT state, resumed_count FROM sessions").fetchone() == (
         "interrupted",
         1,
@@ -313,3 +315,132 @@ async def test_participant_screen_refuses_a_name_and_takes_a_code(tmp_path):
         assert app.session.participant == "P-LAB01"
         await pilot.press("ctrl+q")
     assert app.return_value.outcome == "interrupted"
+
+
+ONE_LEVEL = {"practice": 0, "attention": False, "repeats": 2, "break_every": 10}
+
+
+def stored(tmp_path: Path, sql: str) -> list[tuple]:
+    with sqlite3.connect(tmp_path / "results.sqlite") as conn:
+        return conn.execute(sql).fetchall()
+
+
+async def start_trials(pilot) -> TrialScreen:
+    await wait_screen(pilot, ConsentScreen)
+    await pilot.press("a")
+    await wait_screen(pilot, InstructionsScreen)
+    await pilot.press("enter")
+    await wait_screen(pilot, TrialScreen)
+    return pilot.app.screen
+
+
+async def resumed_trial_index(tmp_path: Path, participant: str, study: dict) -> tuple[int, str]:
+    """Run the same command again: (index of the trial offered first, the resume note)."""
+    again = make_app(tmp_path, participant=participant, study=study)
+    async with again.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: isinstance(again.screen, (ConsentScreen, InstructionsScreen)))
+        note = again.screen.body
+        if isinstance(again.screen, ConsentScreen):  # nothing begun yet: consent is asked again
+            await pilot.press("a")
+            await wait_screen(pilot, InstructionsScreen)
+        await pilot.press("enter")
+        await wait_screen(pilot, TrialScreen)
+        index = again.screen.run.trial.index
+        await pilot.press("ctrl+q")
+    again.store.close()
+    return index, note
+
+
+async def test_quit_on_the_stopped_screen_keeps_the_give_up(tmp_path):
+    study = {**ONE_LEVEL, "levels": f"{SLOW_MS:g}"}
+    app = make_app(tmp_path, participant="P-GIVE1", study=study)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await start_trials(pilot)
+        await pilot.press("enter", "escape")
+        await wait_for(pilot, lambda: screen._awaiting_next)  # "You stopped this answer."
+        await pilot.press("ctrl+q")
+    assert app.return_value.outcome == "interrupted"
+    assert app.return_value.committed == [0] and app.return_value.quit_trial == "committed"
+    app.store.close()
+    got = stored(tmp_path, "SELECT trial_index, outcome, t_abandon_ms FROM trials")
+    assert [g[:2] for g in got] == [(0, "abandoned")] and 0 <= got[0][2] < SLOW_MS
+    keys = stored(tmp_path, "SELECT data FROM events WHERE kind = 'key'")
+    assert [json.loads(k)["key"] for (k,) in keys] == ["enter", "escape", "ctrl+q"]
+    index, note = await resumed_trial_index(tmp_path, "P-GIVE1", study)
+    assert index == 1 and "skipped" not in note
+
+
+async def test_quit_while_answering_stores_what_was_answered(tmp_path):
+    study = {**ONE_LEVEL, "levels": "20"}
+    app = make_app(tmp_path, participant="P-HALF1", study=study)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await start_trials(pilot)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: asking(app, "acceptable"))
+        await pilot.press("n", "enter")
+        await wait_for(pilot, lambda: asking(app, "speed"))
+        await pilot.press("2", "ctrl+q")  # a value chosen but not confirmed: not an answer
+    assert app.return_value.committed == [0] and screen.run.outcome == "completed"
+    app.store.close()
+    assert stored(tmp_path, "SELECT question_id, value FROM responses ORDER BY 1") == [
+        ("acceptable", "no"),
+        ("speed", None),
+    ]
+    (quit_data,) = stored(tmp_path, "SELECT data FROM events WHERE kind = 'quit'")[0]
+    assert json.loads(quit_data)["unanswered"] == ["speed"]
+    index, _note = await resumed_trial_index(tmp_path, "P-HALF1", study)
+    assert index == 1
+
+
+async def test_quit_before_sending_offers_the_same_trial_again(tmp_path):
+    study = {**ONE_LEVEL, "levels": "20"}
+    app = make_app(tmp_path, participant="P-SEND1", study=study)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await start_trials(pilot)
+        await pilot.press("ctrl+q")  # the prompt was never sent
+    assert app.return_value.quit_trial == "released" and app.return_value.committed == []
+    assert screen.run.t0_ms is None
+    app.store.close()
+    assert stored(tmp_path, "SELECT COUNT(*) FROM trials") == [(0,)]
+    index, note = await resumed_trial_index(tmp_path, "P-SEND1", study)
+    assert index == 0 and "skipped" not in note
+    assert stored(tmp_path, "SELECT COUNT(*) FROM trials") == [(0,)]  # released again
+
+
+async def test_a_locked_database_shows_why_and_r_retries_the_save(tmp_path):
+    study = {**ONE_LEVEL, "levels": "20"}
+    app = make_app(tmp_path, participant="P-LOCK1", study=study, busy_timeout_s=0.1)
+    other = sqlite3.connect(tmp_path / "results.sqlite", isolation_level=None, timeout=0.1)
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = await start_trials(pilot)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: asking(app, "acceptable"))
+            other.execute("BEGIN EXCLUSIVE")  # another process holds the file
+            await pilot.press("y", "enter")
+            await wait_for(pilot, lambda: asking(app, "speed"))
+            await pilot.press("4", "enter")
+            await wait_screen(pilot, SaveFailedScreen)
+            failed = app.screen
+            assert "Could not save this trial: database is locked" in failed.body
+            assert "Press **r** to retry" in failed.body
+            await pilot.press("enter")  # not the retry key: nothing happens
+            await pilot.press("r")  # still locked: the same screen again
+            await wait_for(pilot, lambda: app.screen is not failed)
+            await wait_screen(pilot, SaveFailedScreen)
+            assert stored(tmp_path, "SELECT outcome FROM trials") == [("running",)]
+            other.execute("ROLLBACK")
+            await pilot.press("r")
+            await wait_for(pilot, lambda: app.screen is not screen and not isinstance(
+                app.screen, SaveFailedScreen))  # fmt: skip
+            await wait_screen(pilot, TrialScreen)
+            assert app.screen.run.trial.index == 1
+            await pilot.press("ctrl+q")
+    finally:
+        other.close()
+    assert app.return_value.committed == [0]
+    app.store.close()
+    assert stored(tmp_path, "SELECT trial_index, outcome FROM trials ORDER BY 1") == [
+        (0, "completed")
+    ]
+    assert stored(tmp_path, "SELECT COUNT(*) FROM responses WHERE trial_index = 0") == [(2,)]

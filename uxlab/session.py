@@ -19,6 +19,11 @@ object with a `VirtualClock`, so there is no UI here::
         ss.commit(run)                       # one transaction; only then the next screen
     ss.finish(end_answers)
 
+Quitting (`ss.quit(run)`) keeps what the participant did: a trial whose outcome is final
+(the stream is over or was given up) is committed with the answers given so far and the
+missing ones stored empty; a trial never sent is released, so a resume offers it again;
+only a trial quit mid-stream stays in flight (stored as `interrupted` on resume).
+
 A trial's schedule is `shape(recording, study.profile_for(trial.levels), trial.seed)`: the
 recording (`uxlab.study.stimulus.trial_source`, shared with `uxlab serve --study`) and the
 seed come from the stored trial list, so every draw is reproducible from
@@ -114,6 +119,10 @@ class TrialRun:
     """A live study with `prompt_from = "participant"`: what the participant sent."""
     live: LiveRun | None = None
     """A live study's request (started at the send); None for recorded stimuli."""
+    quit_at_ms: float | None = None
+    """When the participant quit with this trial's outcome final (absolute), else None."""
+    committed_sha256: str | None = None
+    """Set once the trial is stored (a trial is committed once)."""
 
     @property
     def prompt(self) -> str:
@@ -207,6 +216,31 @@ class TrialRun:
         return True
 
     @property
+    def final(self) -> bool:
+        """The outcome can no longer change: the stream is over, or was given up."""
+        return self.abandoned_at_ms is not None or self.phase in ("over", "answered")
+
+    @property
+    def unanswered(self) -> list[str]:
+        """Ids of the questions still to be asked (after a quit: stored empty)."""
+        if not self.final:
+            return []
+        return [q.id for q in self.questions if q.id not in self.responses]
+
+    def quit(self, t_ms: float | None = None) -> bool:
+        """The participant quit now; True when the outcome is final (then commit the run).
+
+        A give-up whose stream has not yet wound down takes the player's log so far.
+        """
+        if not self.final:
+            return False
+        if self.log is None and self.player is not None and self.player.log is not None:
+            self.log = self.player.log
+        if self.quit_at_ms is None:
+            self.quit_at_ms = self.clock.now_ms() if t_ms is None else float(t_ms)
+        return True
+
+    @property
     def outcome(self) -> str:
         if self.abandoned_at_ms is not None:
             return "abandoned"
@@ -277,6 +311,18 @@ class TrialRun:
             events.append({"kind": "key", "t_ms": t_ms - t0, "key": name, "phase": phase})
         for t_ms, qid, rt_ms in self.answer_times:
             events.append({"kind": "answer", "t_ms": t_ms - t0, "question": qid, "rt_ms": rt_ms})
+        responses = dict(self.responses)
+        if self.quit_at_ms is not None:
+            unanswered = self.unanswered
+            responses.update({qid: (None, None) for qid in unanswered})
+            events.append(
+                {
+                    "kind": "quit",
+                    "t_ms": self.quit_at_ms - t0,
+                    "phase": self.phase,
+                    "unanswered": unanswered,
+                }
+            )
         end_ms = None
         if self.log is not None:
             end_ms = self.log.finished_ms
@@ -306,7 +352,7 @@ class TrialRun:
         steps = chain_steps(self.schedule)
         if steps is not None:  # an agent chain: per-step timings, e2e and the step given up in
             self._chain_record(steps, timings, events)
-        return TrialRecord(self.outcome, timings, dict(self.responses), events)
+        return TrialRecord(self.outcome, timings, responses, events)
 
     def _chain_record(
         self, steps: list[dict[str, Any]], timings: dict[str, Any], events: list[dict[str, Any]]
@@ -544,22 +590,52 @@ class StudySession:
         return run
 
     def commit(self, run: TrialRun) -> str:
-        """Store the trial (one transaction); returns its SHA-256. Then move on."""
-        rec = run.record()
-        digest = self.store.commit_trial(
-            self.session,
-            run.trial.index,
-            rec.outcome,
-            timings=rec.timings,
-            responses=rec.responses,
-            events=rec.events,
-        )
-        self.committed.append(run.trial.index)
+        """Store the trial (one transaction); returns its SHA-256. Then move on.
+
+        Safe to call again after a failure (e.g. a locked database): a trial already stored
+        is not stored twice, and the adaptive state is written again.
+        """
+        digest = run.committed_sha256
+        if digest is None:
+            rec = run.record()
+            digest = self.store.commit_trial(
+                self.session,
+                run.trial.index,
+                rec.outcome,
+                timings=rec.timings,
+                responses=rec.responses,
+                events=rec.events,
+            )
+            run.committed_sha256 = digest
+            self.committed.append(run.trial.index)
         if self.adaptive is not None:
             state = self.adaptive_state()
             assert state is not None
             self.store.set_adaptive(self.session, state)
         return digest
+
+    def quit(self, run: TrialRun | None, t_ms: float | None = None) -> str:
+        """The participant quits with `run` on screen; returns what became of the trial.
+
+        `committed`: its outcome was final, so it is stored with the answers given so far
+        (the missing ones empty) and a `quit` event. `released`: it was never sent, so it is
+        taken back and a resume offers it again. `in_flight`: quit mid-stream; it stays in
+        flight and a resume stores it as `interrupted`. `none`: no trial was on screen.
+        The session is then left `interrupted` (resumable).
+        """
+        what = "none"
+        if run is not None and run.committed_sha256 is not None:
+            what = "committed"
+        elif run is not None and run.quit(t_ms):
+            self.commit(run)
+            what = "committed"
+        elif run is not None and run.t0_ms is None:
+            self.store.release_trial(self.session, run.trial.index)
+            what = "released"
+        elif run is not None:
+            what = "in_flight"
+        self.interrupt()
+        return what
 
     # -- the end -----------------------------------------------------------------------------
     @property

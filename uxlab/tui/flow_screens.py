@@ -192,3 +192,23 @@ class EndQuestionsScreen(Screen[dict[str, Any]]):
             self._ask(len(self.answers))
         else:
             self.dismiss(self.answers)
+
+
+class SaveFailedScreen(TextScreen):
+    """Saving failed (a locked database, a full disk): `r` tries again (returns True)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("r", "retry", "Retry")]
+
+    def __init__(self, what: str, reason: str) -> None:
+        super().__init__(
+            "Could not save",
+            f"Could not save {what}: {reason}.\n\nPress **r** to retry, or **Ctrl+Q** to "
+            "quit; nothing already saved is lost.",
+        )
+        self.reason = reason
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return action != "continue"  # only r retries: a habitual Enter changes nothing
+
+    def action_retry(self) -> None:
+        self.dismiss(True)

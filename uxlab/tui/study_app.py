@@ -7,16 +7,23 @@ asks the `StudySession` controller what comes next; a trial is committed to the 
 before the next screen is pushed. Every key press during a trial is stamped here, where it
 enters the app, on the session clock (`key_time_ms`): the Enter that sends is t = 0.
 
-Ctrl+Q or Ctrl+C quits at any moment: the session becomes `interrupted`, the trial in
-flight stays uncommitted (the store marks it `interrupted` on resume), and running the same
-command with the same participant id continues with the next trial.
+Ctrl+Q or Ctrl+C quits at any moment: the session becomes `interrupted` and running the
+same command with the same participant id continues. What the participant did is kept
+(`StudySession.quit`): a trial whose outcome is final (over, or given up) is committed with
+the answers given so far; a trial not yet sent is offered again on resume; only a trial quit
+mid-stream stays in flight and is stored as `interrupted` on resume.
+
+When a write fails (another process holds the database beyond the busy timeout, a full
+disk), a screen names the reason and `r` tries the same write again; nothing is lost.
 """
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from textual import events, work
 from textual.app import App, ComposeResult
@@ -35,11 +42,16 @@ from uxlab.tui.flow_screens import (
     EndScreen,
     InstructionsScreen,
     ParticipantScreen,
+    SaveFailedScreen,
     TextScreen,
     WarningsScreen,
 )
 from uxlab.tui.paint_probe import PaintProbe
 from uxlab.tui.trial_screen import TrialScreen, key_label
+
+T = TypeVar("T")
+SAVE_ERRORS = (sqlite3.Error, OSError, UxlabError)
+"""What a failed write raises: a locked database, a full disk, a refused write."""
 
 
 @dataclass
@@ -51,6 +63,10 @@ class RunResult:
     participant: str | None = None
     session_id: str | None = None
     committed: list[int] = field(default_factory=list)
+    quit_trial: str | None = None
+    """What became of the trial on screen at a quit (`StudySession.quit`), if any."""
+    save_error: str | None = None
+    """The reason the last write failed, when the participant quit on it."""
 
 
 class StudyApp(App[RunResult]):
@@ -109,7 +125,7 @@ class StudyApp(App[RunResult]):
         if isinstance(event, events.Key) and not event.is_forwarded:
             self.key_time_ms = self.clock.now_ms()
             run = self.current_run
-            if run is not None and run.phase != "answered":
+            if run is not None and run.phase != "answered" and isinstance(self.screen, TrialScreen):
                 name = event.key
                 if event.is_printable and isinstance(self.focused, Input):
                     name = "char"  # typed text is stored only as the answer itself
@@ -142,13 +158,13 @@ class StudyApp(App[RunResult]):
                 )
                 self.exit(self.result)
                 return
-            ss.accept_consent()
+            await self._saving("your consent", ss.accept_consent)
             note = ""
         if ss.next_trial() is not None:
             await self.push_screen_wait(
                 InstructionsScreen(study.texts["instructions"], self._keys_text(ss), note)
             )
-        ss.start_running()
+        await self._saving("the session", ss.start_running)
         while (trial := ss.next_trial()) is not None:
             if ss.break_before(trial):
                 await self.push_screen_wait(BreakScreen(self._done_text(ss, trial)))
@@ -161,10 +177,11 @@ class StudyApp(App[RunResult]):
                         "Press **Enter** to start.",
                     )
                 )
-            run = ss.begin(trial)
+            run = await self._saving("the start of this trial", lambda t=trial: ss.begin(t))
             self.current_run = run
             run = await self.push_screen_wait(TrialScreen(run, ss.progress(trial), self.probe))
-            ss.commit(run)  # one transaction, before anything else appears
+            # One transaction, before anything else appears (retried until it is stored).
+            await self._saving("this trial", lambda r=run: ss.commit(r))
             self.current_run = None
             self.result.committed.append(trial.index)
         answers: dict[str, Any] = {}
@@ -172,7 +189,7 @@ class StudyApp(App[RunResult]):
             answers = await self.push_screen_wait(
                 EndQuestionsScreen(ss.end_questions, self.clock.now_ms)
             )
-        ss.finish(answers)
+        await self._saving("your answers", lambda: ss.finish(answers))
         self.result.outcome = "completed"
         debrief = study.texts.get("debrief", "")
         await self.push_screen_wait(
@@ -184,6 +201,15 @@ class StudyApp(App[RunResult]):
             )
         )
         self.exit(self.result)
+
+    async def _saving(self, what: str, write: Callable[[], T]) -> T:
+        """Run a store write; when it fails, say why and run it again on `r`."""
+        while True:
+            try:
+                return write()
+            except SAVE_ERRORS as exc:
+                reason = str(exc).rstrip(".") or type(exc).__name__
+                await self.push_screen_wait(SaveFailedScreen(what, reason))
 
     async def _open_session(self) -> StudySession:
         problem = ""
@@ -227,8 +253,18 @@ class StudyApp(App[RunResult]):
 
     # -- quitting ----------------------------------------------------------------------------
     def action_quit_study(self) -> None:
-        """Quit now: the session is left `interrupted` and can be resumed."""
-        if self.session is not None and self.result.outcome not in ("completed", "declined"):
-            self.session.interrupt()
+        """Quit now, keeping what is final (`StudySession.quit`); the session can be resumed."""
+        ss = self.session
+        if ss is not None and self.result.outcome not in ("completed", "declined"):
+            run = self.current_run
+            try:
+                self.result.quit_trial = ss.quit(run, self.key_time_ms)
+            except SAVE_ERRORS as exc:  # the store is unusable now: leave, lose nothing more
+                self.result.save_error = str(exc)
+                self.result.quit_trial = "in_flight"
+            if run is not None and run.committed_sha256 is not None:
+                self.result.quit_trial = "committed"
+                if run.trial.index not in self.result.committed:
+                    self.result.committed.append(run.trial.index)
             self.result.outcome = "interrupted"
         self.exit(self.result)
