@@ -15,7 +15,6 @@ import os
 import shutil
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, TextIO
 
 LEGEND = (
@@ -47,48 +46,56 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="accept files without an end event (truncated streams)",
     )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="processes reading the files (default: one per core for 64 files or more)",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from uxlab.streams.corpus import load_corpus
-    from uxlab.streams.metrics import StreamArrays, describe_many, nest, summarize
+    from uxlab.streams.inspect_load import load_arrays
+    from uxlab.streams.metrics import describe_columns, nest, summarize
 
-    recordings = []
-    paths: list[Path] = []
-    errors = []
-    for path in args.paths:
-        corpus = load_corpus(path, allow_truncated=args.truncated)
-        recordings.extend(corpus.recordings)
-        paths.extend(corpus.paths)
-        errors.extend(corpus.errors)
+    loaded = load_arrays(args.paths, allow_truncated=args.truncated, jobs=args.jobs)
+    arrays, paths, errors = loaded.arrays, loaded.paths, loaded.errors
     if errors:
         print(f"uxlab inspect: {len(errors)} bad replay file(s):", file=sys.stderr)
         for err in errors:
             print(f"  {err}", file=sys.stderr)
-    if not recordings:
+    if not len(arrays):
         if not errors:
             where = ", ".join(args.paths)
             print(f"uxlab inspect: no replay files (*.jsonl) in {where}", file=sys.stderr)
         return 1
 
-    arrays = StreamArrays.from_recordings(recordings)
-    table = describe_many(arrays)
+    table = describe_columns(arrays)
+    rows = _rows(table)
     out = sys.stdout
     try:
         if args.json:
-            for path, row in zip(paths, table.to_dict("records"), strict=True):
+            for path, row in zip(paths, rows, strict=True):
                 record = nest(row, ndigits=3)
                 record["path"] = str(path)
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
         else:
             width = shutil.get_terminal_size((80, 24)).columns
-            write_table(table.to_dict("records"), summarize(arrays, table), out, width)
+            write_table(rows, summarize(arrays, table), out, width)
         out.flush()
     except BrokenPipeError:
         # The reader went away (`uxlab inspect ... | head`): stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 1 if errors else 0
+
+
+def _rows(table: dict[str, Any]) -> list[dict[str, Any]]:
+    """One dict per recording from the columns (plain Python numbers, NaN where undefined)."""
+    names = list(table)
+    values = [v.tolist() if hasattr(v, "tolist") else list(v) for v in table.values()]
+    return [dict(zip(names, row, strict=True)) for row in zip(*values, strict=True)]
 
 
 # --- the table --------------------------------------------------------------------------

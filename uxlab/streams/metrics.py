@@ -53,13 +53,15 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from uxlab.streams.recording import Chunk, ErrorEvent, Recording
 from uxlab.streams.replay_file import paused_gc
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 OUTPUT_CHANNELS: tuple[str, ...] = ("content", "reasoning")
 """Channels whose non-empty chunks count as output for TTFT, ITL, TPOT and stalls."""
@@ -193,7 +195,7 @@ class StreamArrays:
             finish.append(end.finish_reason if end is not None else None)
             if ErrorEvent in kinds:
                 first_error = events[kinds.index(ErrorEvent)]
-                error.append(_error_type(first_error.error))  # type: ignore[union-attr]
+                error.append(error_type(first_error.error))  # type: ignore[union-attr]
             else:
                 error.append(None)
         starts = np.zeros(len(recs) + 1, dtype=np.int64)
@@ -212,6 +214,35 @@ class StreamArrays:
             finish_reason=finish,
             error=error,
             truncated=truncated,
+        )
+
+    @classmethod
+    def concat(cls, parts: Sequence[StreamArrays]) -> StreamArrays:
+        """The arrays of several groups of recordings, one after the other."""
+        if not parts:
+            return cls.from_recordings([])
+        offsets = np.cumsum([0] + [p.starts[-1] for p in parts[:-1]])
+        starts = np.concatenate(
+            [[0]] + [p.starts[1:] + off for p, off in zip(parts, offsets, strict=True)]
+        ).astype(np.int64)
+
+        def cat(name: str) -> np.ndarray:
+            return np.concatenate([getattr(p, name) for p in parts])
+
+        return cls(
+            ids=[i for p in parts for i in p.ids],
+            starts=starts,
+            t_ms=cat("t_ms"),
+            n_tokens=cat("n_tokens"),
+            n_chars=cat("n_chars"),
+            n_chunks=cat("n_chunks"),
+            n_reasoning_chunks=cat("n_reasoning_chunks"),
+            n_tool_chunks=cat("n_tool_chunks"),
+            first_event_ms=cat("first_event_ms"),
+            end_ms=cat("end_ms"),
+            finish_reason=[f for p in parts for f in p.finish_reason],
+            error=[e for p in parts for e in p.error],
+            truncated=cat("truncated"),
         )
 
     def __len__(self) -> int:
@@ -242,7 +273,8 @@ class StreamArrays:
         return gaps_ms[keep], gap_rec[keep]
 
 
-def _error_type(error: Mapping[str, Any]) -> str:
+def error_type(error: Mapping[str, Any]) -> str:
+    """The `type` of a mid-stream error object ("error" when it has none)."""
     kind = error.get("type")
     return kind if isinstance(kind, str) and kind else "error"
 
@@ -285,6 +317,17 @@ def describe_many(recs: Sequence[Recording] | StreamArrays) -> pd.DataFrame:
     """One row per recording with every metric of the module docstring (columns `COLUMNS`).
 
     Timing metrics are NaN where undefined (no output, one chunk, no timing, truncated).
+    """
+    import pandas as pd
+
+    return pd.DataFrame(describe_columns(recs), columns=list(COLUMNS))
+
+
+def describe_columns(recs: Sequence[Recording] | StreamArrays) -> dict[str, Any]:
+    """`describe_many` as a dict of columns (numpy arrays and lists), without pandas.
+
+    For callers that only print or write the numbers (`uxlab inspect`): importing pandas
+    takes longer than the metrics of a thousand recordings.
     """
     a = _as_arrays(recs)
     n_recs = len(a)
@@ -383,7 +426,7 @@ def describe_many(recs: Sequence[Recording] | StreamArrays) -> pd.DataFrame:
         "truncated": a.truncated,
         "has_timing": timed,
     }
-    return pd.DataFrame(data, columns=list(COLUMNS))
+    return data
 
 
 def nest(row: Mapping[str, Any], ndigits: int | None = None) -> dict[str, Any]:
@@ -451,7 +494,8 @@ def describe(rec: Recording) -> dict[str, Any]:
 
 
 def summarize(
-    recs: Sequence[Recording] | StreamArrays, table: pd.DataFrame | None = None
+    recs: Sequence[Recording] | StreamArrays,
+    table: pd.DataFrame | Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A pooled summary over many recordings (pass `table` if `describe_many` already ran).
 
@@ -459,7 +503,7 @@ def summarize(
     recordings weigh more); TTFT and e2e figures are percentiles across recordings.
     """
     a = _as_arrays(recs)
-    df = describe_many(a) if table is None else table
+    df = describe_columns(a) if table is None else table
     gaps_ms, _ = a.gaps()
     gap_pct: dict[float, float] = {}
     if len(gaps_ms):  # one pass for the four pooled percentiles of millions of gaps
@@ -472,10 +516,10 @@ def summarize(
         values = values[~np.isnan(values)]
         return float(np.percentile(values, q)) if len(values) else None
 
-    ttft = df["ttft_ms"].to_numpy(dtype=float)
-    e2e = df["e2e_ms"].to_numpy(dtype=float)
+    ttft = np.asarray(df["ttft_ms"], dtype=float)
+    e2e = np.asarray(df["e2e_ms"], dtype=float)
     over = {thr: int((gaps_ms > thr).sum()) for thr in STALL_THRESHOLDS_MS}
-    stalled = df["stalls_over_250"].fillna(0).to_numpy() > 0
+    stalled = np.nan_to_num(np.asarray(df["stalls_over_250"], dtype=float)) > 0
     return {
         "n_recordings": len(a),
         "n_gaps": len(gaps_ms),
@@ -494,7 +538,7 @@ def summarize(
             "recordings_with_stall": int(stalled.sum()),
             "longest_ms": pct(gaps_ms, 100),
         },
-        "errors": int(df["error"].notna().sum()),
-        "truncated": int(df["truncated"].sum()),
-        "without_timing": int((~df["has_timing"]).sum()),
+        "errors": sum(e is not None for e in df["error"]),
+        "truncated": int(np.asarray(df["truncated"], dtype=bool).sum()),
+        "without_timing": int((~np.asarray(df["has_timing"], dtype=bool)).sum()),
     }

@@ -10,10 +10,15 @@ from __future__ import annotations
 import gc
 import json
 import math
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+from operator import itemgetter, methodcaller
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from uxlab.errors import UxlabError
 from uxlab.streams.recording import (
@@ -42,6 +47,10 @@ class ReplayFormatError(UxlabError, ValueError):
         where = self.path if line is None else f"{self.path}:{line}"
         what = f"{field}: {problem}" if field else problem
         super().__init__(f"{where}: {what}")
+
+    def __reduce__(self) -> tuple[type, tuple[str, int | None, str | None, str]]:
+        # Rebuilt from its parts when it crosses a process boundary (the inspect pool).
+        return (type(self), (self.path, self.line, self.field, self.problem))
 
 
 _HEADER_KEYS = ("type", "format", "id", "source", "request", "clock", "text_source", "retime")
@@ -271,8 +280,14 @@ def _reject_constant(name: str) -> Any:
 
 # One decoder for every line (json.loads with options would build a new one per call).
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-_CHUNK_KEY_SET = frozenset(_CHUNK_KEYS)
 _CHANNEL_SET = frozenset(CHANNELS)
+_NUMBER_TYPES = frozenset({float, int})
+_TIME_TYPES = frozenset({float, int, type(None)})
+_TOKEN_TYPES = frozenset({int, type(None)})
+_GET_TYPE = methodcaller("get", "type")
+_GET_CHUNK_FIELDS = tuple(itemgetter(k) for k in ("t_ms", "channel", "text", "n_tokens"))
+# Two objects on one line, `}, {` outside the newlines that join the lines (see _decode_joined).
+_TWO_OBJECTS_ON_A_LINE = re.compile(r"\}[ \t\r]*,[ \t\r]*\{")
 
 
 def _decode_line(raw: str, lineno: int, reader: _Reader) -> Any:
@@ -291,54 +306,184 @@ def _decode_line(raw: str, lineno: int, reader: _Reader) -> Any:
     return obj
 
 
-def _fast_chunk(obj: dict[str, Any], last_t: float) -> Chunk | None:
-    """A canonical chunk line that is certainly valid, or None (then the full checks run).
+def _nonblank_lines(text: str) -> tuple[list[str], list[int]]:
+    """The non-blank lines of a file and their 1-based line numbers.
 
-    Replay files are mostly chunks; this keeps reading 10,000 x 500 chunks affordable.
+    Split on "\\n" only: str.splitlines() also breaks at U+2028, U+0085 and other characters
+    that JSON writes unescaped inside strings (ensure_ascii=False), which would cut a line.
     """
-    if obj.keys() != _CHUNK_KEY_SET or obj["type"] != "chunk":
-        return None
-    t, text, channel, n = obj["t_ms"], obj["text"], obj["channel"], obj["n_tokens"]
-    if type(t) is not float or not (last_t <= t < math.inf) or t < 0:
-        return None
-    if type(text) is not str or type(channel) is not str or channel not in _CHANNEL_SET:
-        return None
-    if n is not None and (type(n) is not int or n < 0):
-        return None
-    return Chunk(t_ms=t, text=text, channel=channel, n_tokens=n)
+    kept = [(i, ln) for i, ln in enumerate(text.split("\n"), start=1) if ln and not ln.isspace()]
+    return [line for _, line in kept], [i for i, _ in kept]
 
 
-def parse_replay(
-    text: str, path: str | Path = "<string>", allow_truncated: bool = False
-) -> Recording:
-    """Parse the text of a replay file; raise ReplayFormatError naming line and field."""
-    reader = _Reader(path)
-    header: Header | None = None
+def _quick_lines(text: str) -> tuple[list[str], Sequence[int]]:
+    """The lines for the fast path: as `_nonblank_lines`, but whitespace-only lines after the
+    first may be left in (they make the joined decoding fail, and the precise path drops them).
+    """
+    raw = text.split("\n")
+    if raw and not raw[-1]:
+        raw.pop()
+    if "" in raw or (raw and raw[0].isspace()):
+        return _nonblank_lines(text)
+    return raw, range(1, len(raw) + 1)
+
+
+def _decode_joined(lines: list[str]) -> list[dict[str, Any]] | None:
+    """Every line decoded as a JSON object by one C-level call, or None (decode line by line).
+
+    The lines are joined into one JSON array with ",\\n": a string cannot run across the
+    newline (JSON forbids raw control characters in strings), so a separator comma that is not
+    ours would have to sit between `}` and `{` on one line, which the regex rules out. With
+    as many objects as lines, each line then holds exactly one object, as line-by-line
+    decoding would find, once every item is known to be an object (`_check_in_bulk`). Any
+    doubt (a JSON error, NaN, another count) returns None.
+    """
+    if not lines:
+        return []
+    body = ",\n".join(lines)
+    if _TWO_OBJECTS_ON_A_LINE.search(body):
+        return None
+    try:
+        objs = _DECODER.decode("[" + body + "]")
+    except (ValueError, RecursionError):  # JSONDecodeError and _NonStandardNumber
+        return None
+    if len(objs) != len(lines):
+        return None
+    return objs  # not yet known to be objects: _check_in_bulk makes sure
+
+
+@dataclass
+class ValidEvents:
+    """The events of a replay file after validation, with the chunks held as columns.
+
+    `chunk_at` is the position of each chunk among the events (None: every event is a chunk);
+    `others` maps the positions of the meta and error events to their parsed events.
+    """
+
+    t_ms: np.ndarray
+    """float64, one per chunk: the arrival time (NaN when unknown)."""
+    times: list[float | None]
+    """The same times as Python floats (None when unknown), for Chunk objects."""
+    channels: list[str]
+    texts: list[str]
+    n_tokens: list[int | None]
+    tokens: np.ndarray
+    """float64, one per chunk: `n_tokens` (NaN when unknown)."""
+    chunk_at: list[int] | None
+    others: dict[int, Event]
+    end: End | None
+    first_event_ms: float
+    """The first known time of any event before the end (NaN when none)."""
+
+    def events(self) -> list[Event]:
+        """The events as objects (what a Recording holds)."""
+        chunks: list[Event] = list(map(Chunk, self.times, self.texts, self.channels, self.n_tokens))
+        if self.chunk_at is None:
+            return chunks
+        events: list[Event | None] = [None] * (len(chunks) + len(self.others))
+        for pos, chunk in zip(self.chunk_at, chunks, strict=True):
+            events[pos] = chunk
+        for pos, ev in self.others.items():
+            events[pos] = ev
+        return events  # type: ignore[return-value]
+
+
+def _check_in_bulk(
+    objs: list[dict[str, Any]], linenos: Sequence[int], reader: _Reader, allow_truncated: bool
+) -> ValidEvents | None:
+    """Validate the event objects over whole columns; None when anything is off.
+
+    None does not mean the file is bad: the precise line-by-line checker then runs, and it
+    either raises the error (naming line and field) or accepts what this check was unsure of.
+    Only canonical chunks (exactly the five keys) are checked here; the few other events go
+    through the precise checker one by one.
+    """
+    try:
+        types = list(map(_GET_TYPE, objs))  # AttributeError: an item that is not an object
+    except AttributeError:
+        return None
+    has_end = bool(types) and types[-1] == "end"
+    if types.count("end") != has_end or (not has_end and not allow_truncated):
+        return None
+    n_chunks = types.count("chunk")
+    n_events = len(objs) - has_end
+    if n_chunks == n_events:
+        chunk_at = None
+        chunk_objs = objs[:n_events]
+    else:
+        chunk_at = [i for i, kind in enumerate(types) if kind == "chunk"]
+        chunk_objs = [objs[i] for i in chunk_at]
+    try:
+        if chunk_objs and set(map(len, chunk_objs)) != {5}:
+            return None  # extra or missing keys: the precise checker keeps or names them
+        times, channels, texts, n_tokens = (list(map(get, chunk_objs)) for get in _GET_CHUNK_FIELDS)
+        time_types = set(map(type, times))
+        if not time_types <= _TIME_TYPES or not set(channels) <= _CHANNEL_SET:
+            return None
+        if set(map(type, texts)) - {str} or not set(map(type, n_tokens)) <= _TOKEN_TYPES:
+            return None
+        others: dict[int, Event] = {}
+        end: End | None = None
+        if chunk_at is not None:
+            chunk_set = set(chunk_at)
+            for i in range(n_events):
+                if i not in chunk_set:
+                    others[i] = reader.event(objs[i], linenos[i])  # type: ignore[assignment]
+        if has_end:
+            end = reader.event(objs[-1], linenos[-1])  # type: ignore[assignment]
+        t_ms = np.array(times, dtype=float)  # None -> NaN
+        tokens = np.array(n_tokens, dtype=float)
+    # A missing key, an unhashable channel, an integer beyond float range, or an event the
+    # precise checker rejects.
+    except (KeyError, TypeError, OverflowError, ReplayFormatError):
+        return None
+    if (t_ms < 0.0).any() or np.isinf(t_ms).any() or (tokens < 0.0).any():
+        return None
+    if int in time_types:
+        times = [None if t is None else float(t) for t in times]
+    # Times never decrease, over every event with a known time (the end included).
+    if others:
+        all_t = np.full(n_events, np.nan)
+        all_t[chunk_at] = t_ms
+        for i, ev in others.items():
+            if ev.t_ms is not None:
+                all_t[i] = ev.t_ms
+    else:
+        all_t = t_ms
+    known = all_t[~np.isnan(all_t)] if type(None) in time_types or others else all_t
+    first_event_ms = float(known[0]) if len(known) else math.nan
+    if end is not None and end.t_ms is not None:
+        known = np.append(known, end.t_ms)
+    if len(known) > 1 and not (np.diff(known) >= 0.0).all():
+        return None
+    return ValidEvents(
+        t_ms=t_ms,
+        times=times,
+        channels=channels,
+        texts=texts,
+        n_tokens=n_tokens,
+        tokens=tokens,
+        chunk_at=chunk_at,
+        others=others,
+        end=end,
+        first_event_ms=first_event_ms,
+    )
+
+
+def _check_line_by_line(
+    items: Iterable[tuple[int, Any]], reader: _Reader
+) -> tuple[list[Event], End | None]:
+    """The precise checker: events in order, the first error raised with line and field."""
     events: list[Event] = []
     end: End | None = None
     last_t = -math.inf
-    last_line = 0
-    # Split on "\n" only: str.splitlines() also breaks at U+2028, U+0085 and other characters
-    # that JSON writes unescaped inside strings (ensure_ascii=False), which would cut a line.
-    for lineno, raw in enumerate(text.split("\n"), start=1):
-        if not raw or raw.isspace():
-            continue
-        last_line = lineno
-        obj = _decode_line(raw, lineno, reader)
+    for lineno, obj in items:
         if type(obj) is not dict:
             raise reader.err(
                 lineno, None, f"each line must be a JSON object, got {type(obj).__name__}"
             )
-        if header is None:
-            header = reader.header(obj, lineno)
-            continue
         if end is not None:
             raise reader.err(lineno, "type", "event after the end event")
-        chunk = _fast_chunk(obj, last_t)
-        if chunk is not None:
-            last_t = chunk.t_ms  # type: ignore[assignment]
-            events.append(chunk)
-            continue
         ev = reader.event(obj, lineno)
         t = ev.t_ms
         if t is not None:
@@ -353,8 +498,40 @@ def parse_replay(
             end = ev
         else:
             events.append(ev)
-    if header is None:
+    return events, end
+
+
+def parse_events(
+    text: str, path: str | Path = "<string>", allow_truncated: bool = False
+) -> tuple[Header, ValidEvents | Recording]:
+    """Parse and validate a replay file's text: its header, and its events as columns.
+
+    The fast path decodes all lines in one call and checks the chunks over whole columns;
+    when that is unsure, the precise checker runs line by line and a whole `Recording` comes
+    back instead. Either way a bad file raises ReplayFormatError naming line and field.
+    """
+    reader = _Reader(path)
+    lines, linenos = _quick_lines(text)
+    if not lines:
         raise ReplayFormatError(path, 1, None, "missing header (the file is empty)")
+    first = _decode_line(lines[0], linenos[0], reader)
+    if type(first) is not dict:
+        raise reader.err(
+            linenos[0], None, f"each line must be a JSON object, got {type(first).__name__}"
+        )
+    header = reader.header(first, linenos[0])
+    objs = _decode_joined(lines[1:])
+    if objs is not None:
+        valid = _check_in_bulk(objs, linenos[1:], reader, allow_truncated)
+        if valid is not None:
+            return header, valid
+    # The precise path: every non-blank line decoded and checked on its own, in order, so the
+    # first problem is named with its line and field.
+    lines, linenos = _nonblank_lines(text)
+    last_line = linenos[-1]
+    numbered = zip(linenos[1:], lines[1:], strict=True)
+    items = ((n, _decode_line(raw, n, reader)) for n, raw in numbered)
+    events, end = _check_line_by_line(items, reader)
     if end is None and not allow_truncated:
         raise ReplayFormatError(
             path,
@@ -363,7 +540,17 @@ def parse_replay(
             "missing end event; the stream is truncated "
             "(load with allow_truncated=True / --truncated to accept it)",
         )
-    return Recording(header=header, events=events, end=end)
+    return header, Recording(header=header, events=events, end=end)
+
+
+def parse_replay(
+    text: str, path: str | Path = "<string>", allow_truncated: bool = False
+) -> Recording:
+    """Parse the text of a replay file; raise ReplayFormatError naming line and field."""
+    header, parsed = parse_events(text, path, allow_truncated=allow_truncated)
+    if isinstance(parsed, Recording):
+        return parsed
+    return Recording(header=header, events=parsed.events(), end=parsed.end)
 
 
 @contextmanager
@@ -382,14 +569,18 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
+def read_text(path: str | Path) -> str:
+    """The text of a replay file (UTF-8), or ReplayFormatError naming the file."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ReplayFormatError(path, None, None, f"not UTF-8 ({exc.reason})") from None
+
+
 def read_replay(path: str | Path, allow_truncated: bool = False) -> Recording:
     """Read one replay file."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ReplayFormatError(path, None, None, f"not UTF-8 ({exc.reason})") from None
-    return parse_replay(text, path, allow_truncated=allow_truncated)
+    return parse_replay(read_text(path), path, allow_truncated=allow_truncated)
 
 
 def iter_replay_paths(path: str | Path) -> Iterable[Path]:

@@ -1,0 +1,216 @@
+"""Loading many replay files straight into the flat arrays the metrics use (`uxlab inspect`).
+
+`read_replay` builds a full `Recording` (one object per event) for everyone who plays or
+re-times a stream. Inspecting a corpus needs only a few numbers per chunk, so this path keeps
+the validated columns of each file (`replay_file.parse_events`) as numpy arrays, without a
+`Chunk` object per event, and reads the files on a pool of processes when there are many.
+Validation is the same: a bad file is reported with file, line and field, and skipped.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from uxlab.streams.metrics import OUTPUT_CHANNELS, StreamArrays, error_type
+from uxlab.streams.recording import Chunk, ErrorEvent, Recording
+from uxlab.streams.replay_file import (
+    ReplayFormatError,
+    ValidEvents,
+    iter_replay_paths,
+    parse_events,
+    paused_gc,
+    read_text,
+)
+
+CHANNEL_CODES: dict[str, int] = {"content": 0, "reasoning": 1, "tool": 2}
+"""The channel of each chunk as a small integer (`RecordingColumns.channel_code`)."""
+
+MIN_FILES_FOR_POOL = 64
+"""Fewer files than this are read in this process (starting workers costs ~50 ms)."""
+
+
+@dataclass
+class RecordingColumns:
+    """What the metrics need of one recording: per-chunk columns and per-recording values."""
+
+    id: str
+    t_ms: np.ndarray
+    """float64 per chunk (every channel, empty chunks too): arrival time, NaN when unknown."""
+    channel_code: np.ndarray
+    """int8 per chunk: `CHANNEL_CODES`."""
+    n_chars: np.ndarray
+    """int64 per chunk: characters of text."""
+    n_tokens: np.ndarray
+    """float64 per chunk: tokens, NaN when unknown."""
+    first_event_ms: float
+    """The first known time of any event, else the end's (NaN when none)."""
+    end_ms: float
+    """The end event's time (NaN when truncated or unknown)."""
+    finish_reason: str | None
+    error: str | None
+    """The type of the first mid-stream error event, or None."""
+    truncated: bool
+
+
+def columns_of_valid(rid: str, valid: ValidEvents) -> RecordingColumns:
+    """The columns of a file that passed the bulk checks (no object per chunk)."""
+    n = len(valid.texts)
+    channels = valid.channels
+    if channels.count("content") == n:
+        codes = np.zeros(n, dtype=np.int8)
+    else:
+        codes = np.array([CHANNEL_CODES[c] for c in channels], dtype=np.int8)
+    errors = [ev for _, ev in sorted(valid.others.items()) if isinstance(ev, ErrorEvent)]
+    end = valid.end
+    first = valid.first_event_ms
+    if math.isnan(first) and end is not None and end.t_ms is not None:
+        first = end.t_ms
+    return RecordingColumns(
+        id=rid,
+        t_ms=valid.t_ms,
+        channel_code=codes,
+        n_chars=np.fromiter(map(len, valid.texts), dtype=np.int64, count=n),
+        n_tokens=valid.tokens,
+        first_event_ms=first,
+        end_ms=math.nan if end is None or end.t_ms is None else end.t_ms,
+        finish_reason=None if end is None else end.finish_reason,
+        error=error_type(errors[0].error) if errors else None,
+        truncated=end is None,
+    )
+
+
+def columns_of_recording(rec: Recording) -> RecordingColumns:
+    """The columns of a Recording (files the bulk checks were unsure of, and tests)."""
+    chunks = [e for e in rec.events if isinstance(e, Chunk)]
+    first = next((e.t_ms for e in rec.events if e.t_ms is not None), None)
+    end = rec.end
+    if first is None and end is not None:
+        first = end.t_ms
+    return RecordingColumns(
+        id=rec.id,
+        t_ms=np.array([c.t_ms for c in chunks], dtype=float),
+        channel_code=np.array([CHANNEL_CODES[c.channel] for c in chunks], dtype=np.int8),
+        n_chars=np.array([len(c.text) for c in chunks], dtype=np.int64),
+        n_tokens=np.array([c.n_tokens for c in chunks], dtype=float),
+        first_event_ms=math.nan if first is None else first,
+        end_ms=math.nan if end is None or end.t_ms is None else end.t_ms,
+        finish_reason=None if end is None else end.finish_reason,
+        error=error_type(rec.errors[0].error) if rec.errors else None,
+        truncated=end is None,
+    )
+
+
+def read_columns(path: str | Path, allow_truncated: bool = False) -> RecordingColumns:
+    """Read and validate one replay file into columns; raise ReplayFormatError if bad."""
+    text = read_text(path)
+    header, parsed = parse_events(text, path, allow_truncated=allow_truncated)
+    if isinstance(parsed, Recording):
+        return columns_of_recording(parsed)
+    return columns_of_valid(header.id, parsed)
+
+
+def arrays_from_columns(cols: Sequence[RecordingColumns]) -> StreamArrays:
+    """The flat output-chunk arrays of many recordings (see `StreamArrays`), vectorised."""
+    n_recs = len(cols)
+    sizes = np.fromiter((len(c.t_ms) for c in cols), dtype=np.int64, count=n_recs)
+    rec_of = np.repeat(np.arange(n_recs), sizes)
+
+    def flat(name: str, dtype: type) -> np.ndarray:
+        if not n_recs:
+            return np.zeros(0, dtype=dtype)
+        return np.concatenate([getattr(c, name) for c in cols]).astype(dtype, copy=False)
+
+    t_ms, codes = flat("t_ms", float), flat("channel_code", np.int8)
+    n_chars, n_tokens = flat("n_chars", np.int64), flat("n_tokens", float)
+    output_codes = [CHANNEL_CODES[c] for c in OUTPUT_CHANNELS]
+    output = (n_chars > 0) & np.isin(codes, output_codes)
+    out_rec = rec_of[output]
+    starts = np.zeros(n_recs + 1, dtype=np.int64)
+    np.cumsum(np.bincount(out_rec, minlength=n_recs), out=starts[1:])
+    reasoning = output & (codes == CHANNEL_CODES["reasoning"])
+    return StreamArrays(
+        ids=[c.id for c in cols],
+        starts=starts,
+        t_ms=t_ms[output],
+        n_tokens=n_tokens[output],
+        n_chars=n_chars[output],
+        n_chunks=sizes,
+        n_reasoning_chunks=np.bincount(rec_of[reasoning], minlength=n_recs),
+        n_tool_chunks=np.bincount(rec_of[codes == CHANNEL_CODES["tool"]], minlength=n_recs),
+        first_event_ms=np.array([c.first_event_ms for c in cols], dtype=float),
+        end_ms=np.array([c.end_ms for c in cols], dtype=float),
+        finish_reason=[c.finish_reason for c in cols],
+        error=[c.error for c in cols],
+        truncated=np.array([c.truncated for c in cols], dtype=bool),
+    )
+
+
+@dataclass
+class LoadedArrays:
+    """The metric arrays of every good file, the files they came from, and the bad files."""
+
+    arrays: StreamArrays
+    paths: list[Path] = field(default_factory=list)
+    errors: list[ReplayFormatError] = field(default_factory=list)
+
+
+def _load_batch(paths: Sequence[Path], allow_truncated: bool) -> LoadedArrays:
+    cols: list[RecordingColumns] = []
+    good: list[Path] = []
+    errors: list[ReplayFormatError] = []
+    with paused_gc():
+        for path in paths:
+            try:
+                cols.append(read_columns(path, allow_truncated=allow_truncated))
+            except ReplayFormatError as exc:
+                errors.append(exc)
+                continue
+            good.append(path)
+        return LoadedArrays(arrays_from_columns(cols), good, errors)
+
+
+def default_jobs(n_files: int) -> int:
+    """Processes to read `n_files` with: one per core when there are many files, else 1."""
+    if n_files < MIN_FILES_FOR_POOL:
+        return 1
+    return max(1, min(os.cpu_count() or 1, 8, n_files // (MIN_FILES_FOR_POOL // 2)))
+
+
+def load_arrays(
+    paths: Sequence[str | Path], allow_truncated: bool = False, jobs: int | None = None
+) -> LoadedArrays:
+    """Read every replay file at `paths` (files or folders) into metric arrays.
+
+    Bad files are collected in `errors` (file, line, field), not raised; the good ones keep
+    the order of `iter_replay_paths`. `jobs` processes read the files (default: one per core
+    when there are at least `MIN_FILES_FOR_POOL` files).
+    """
+    files: list[Path] = []
+    for path in paths:
+        root = Path(path)
+        if not root.exists():
+            raise FileNotFoundError(f"{root}: no such file or folder")
+        files.extend(iter_replay_paths(root))
+    jobs = default_jobs(len(files)) if jobs is None else max(1, jobs)
+    if jobs == 1:
+        return _load_batch(files, allow_truncated)
+    # Contiguous batches (a few per process, so a slow one does not hold up the rest); map()
+    # gives them back in order.
+    n_batches = min(len(files), jobs * 4)
+    bounds = np.linspace(0, len(files), n_batches + 1).astype(int)
+    batches = [files[a:b] for a, b in itertools.pairwise(bounds.tolist())]
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        parts = list(pool.map(_load_batch, batches, [allow_truncated] * len(batches)))
+    return LoadedArrays(
+        arrays=StreamArrays.concat([p.arrays for p in parts]),
+        paths=[p for part in parts for p in part.paths],
+        errors=[e for part in parts for e in part.errors],
+    )
