@@ -57,8 +57,8 @@ class ChainSteps(Static):
     DEFAULT_CSS = """
     ChainSteps { height: auto; padding: 0 1; color: $text-muted; }
     """
-    MAX_LINES: ClassVar[int] = 10
-    """The newest lines shown; older steps scroll away as in an agent's log."""
+    MAX_LINES: ClassVar[int] = 9
+    """The most lines shown; older steps scroll away as in an agent's log."""
 
     def __init__(self, *, show_times: bool = False, id: str | None = None) -> None:
         super().__init__("", id=id)
@@ -103,9 +103,15 @@ class ChainSteps(Static):
         self.redraw()
 
     def redraw(self) -> None:
-        """Rebuild the list (at step boundaries and spinner ticks; O(steps))."""
+        """Rebuild the list (at step boundaries and spinner ticks; O(steps)).
+
+        Older steps scroll away whole (a "… n earlier steps" line says so), never cutting a
+        step from its tool call; once the final answer streams, the work done folds into one
+        summary line, as agent UIs do, so the answer has the room (`t` unfolds it).
+        """
         width = max((self.size.width or 78) - 2, 10)
-        lines: list[tuple[str, str]] = []
+        blocks: list[list[tuple[str, str]]] = []
+        answering = any(s.kind == "answer" for s in self._steps)
         for step, state in zip(self._steps, self._state, strict=True):
             if step.kind == "answer":
                 continue
@@ -113,16 +119,43 @@ class ChainSteps(Static):
             line = f"{mark} {step.label}"
             if self.show_times and state == "done":
                 line += f"  {step.duration_ms / 1000:.1f} s"
-            lines.append((line, "bold" if state == "running" else ""))
-            lines.extend(
-                (extra, "dim") for extra in tool_call_line(step.tool, width, self.expanded)
-            )
+            block = [(line, "bold" if state == "running" else "")]
+            block += [(x, "dim") for x in tool_call_line(step.tool, width, self.expanded)]
+            blocks.append(block)
+        lines: list[tuple[str, str]] = []
+        if answering and blocks and not self.expanded:
+            lines.append((self.summary(), ""))
+        else:
+            room = self.MAX_LINES - (1 if self.note else 0)
+            kept = len(blocks)
+            if sum(len(b) for b in blocks) > room:  # keep the newest that fit below "…"
+                kept = 0
+                while sum(len(b) for b in blocks[-kept - 1 :]) <= room - 1:
+                    kept += 1
+            if kept < len(blocks):  # "… 3 earlier steps" takes the first line
+                n = len(blocks) - kept
+                lines.append((f"… {n} earlier step{'s' if n > 1 else ''}", "dim"))
+            for block in blocks[len(blocks) - kept :] if kept else []:
+                lines.extend(block)
+            if kept == 0 and blocks:  # one block taller than the room: its first lines
+                lines = blocks[-1][: max(room, 1)]
         if self.note:
             lines.append((self.note, "bold"))
         text = Text()
-        for n, (line, style) in enumerate(lines[-self.MAX_LINES :]):
+        for n, (line, style) in enumerate(lines):
             text.append(("\n" if n else "") + line, style=style)
         self.update(text)
+
+    def summary(self) -> str:
+        """The folded work log: `✓ 9 steps: 5 model calls, 4 tool calls  (t: show)`."""
+        work = [s for s in self._steps if s.kind != "answer"]
+        calls = sum(s.kind == "call" for s in work)
+        tools = sum(s.kind == "pause" for s in work)
+        parts = [f"{calls} model call{'s' if calls != 1 else ''}"]
+        if tools:
+            parts.append(f"{tools} tool call{'s' if tools != 1 else ''}")
+        n = len(work)
+        return f"✓ {n} step{'s' if n != 1 else ''}: {', '.join(parts)}  (t: show)"
 
     def lines_text(self) -> list[str]:
         """Plain text of the step list (tests)."""
@@ -225,6 +258,7 @@ class ChainView(Vertical, can_focus=True):
         stream = self.stream
         stream.markdown_on_finish = step.kind == "answer"
         stream.start(None, waiting=True)
+        stream.refresh()  # the restart shortens the view: repaint it whole, no stale lines
         return stream
 
     def end_step(self, step: ScheduledStep) -> None:

@@ -115,6 +115,8 @@ class TrialScreen(Screen[TrialRun]):
         view = self.query_one("#chat", StreamView | ChainView)
         view.start(self.run.prompt)  # the prompt is now the user's message; waiting shows
         self.query_one("#composer-text", Static).update("")
+        if isinstance(view, ChainView):  # an agent at work: the steps and answer need the room
+            self.query_one("#composer").display = False
         self.query_one("#trial-hint", Static).update(
             f"Press {key_label(self.run.study.abandon.key)} to stop waiting."
         )
@@ -179,7 +181,6 @@ class TrialScreen(Screen[TrialRun]):
         hint = self.query_one("#trial-hint", Static)
         stop = key_label(self.run.study.abandon.key)
         hint.update(f"The assistant waits for your answer. Press {stop} to stop it.")
-        self.query_one("#composer").display = False
         box = self.query_one("#trial-questions", Vertical)
         box.display = True
         self._step_asking, self._step_asked = (step, questions), 0
@@ -194,7 +195,6 @@ class TrialScreen(Screen[TrialRun]):
             box.display = False
             if self.run.abandoned_at_ms is None:
                 view.resume()
-                self.query_one("#composer").display = True
                 hint.update(f"Press {stop} to stop waiting.")
             view.focus()
             self.refresh_bindings()
