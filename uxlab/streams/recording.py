@@ -12,7 +12,7 @@ Times (`t_ms`) are milliseconds on a monotonic clock from the moment the request
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -20,8 +20,6 @@ FORMAT = "uxlab.replay/1"
 CHANNELS = ("content", "reasoning", "tool")
 SOURCE_KINDS = ("live", "import", "synthetic")
 TEXT_SOURCES = ("recorded", "synthetic", "split")
-
-Channel = Literal["content", "reasoning", "tool"]
 
 
 @dataclass
@@ -110,11 +108,6 @@ class Recording:
     def text(self) -> str:
         """All content-channel text joined (what a chat client shows as the answer)."""
         return "".join(c.text for c in self.chunks if c.channel == "content")
-
-    @property
-    def is_schedule(self) -> bool:
-        """A schedule is a recording that was re-timed by a shaping profile."""
-        return self.header.retime is not None
 
     def chunk_times_ms(self) -> np.ndarray:
         """Arrival times of all chunks as a float array (NaN where unknown)."""

@@ -24,8 +24,6 @@ import numpy as np
 from uxlab.study.latin import williams_row
 from uxlab.study.spec import Condition, Study, condition_id
 
-ATTENTION_PROMPT = "(attention check)"
-
 
 @dataclass(frozen=True)
 class AttentionCheck:

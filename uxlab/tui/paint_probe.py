@@ -118,12 +118,6 @@ class PaintProbe:
             frame += 1
         self._unresolved_from = frame
 
-    def frame_times_ms(self, frame: int) -> tuple[float, float | None]:
-        """(queued, flushed) of one frame; flushed is None if unknown or nothing written."""
-        self._resolve_flushes()
-        flushed = self._frame_flushed_ms[frame]
-        return self.frames_queued_ms[frame], (None if flushed in (None, _NO_BYTES) else flushed)
-
     def paint_times_ms(self) -> dict[int, tuple[float | None, float | None]]:
         """Chunk index -> (frame queued, bytes flushed), absolute ms on the clock."""
         self._resolve_flushes()
