@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from textual.app import App, ComposeResult
+from textual.widgets import Static
 
 from uxlab.player import Player, VirtualClock
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Header, Meta, Recording
@@ -255,3 +256,44 @@ async def test_a_tool_call_takes_its_name_from_the_meta_event():
         await Player(schedule, ProbedSink(view, app.probe), VirtualClock()).play()
         await pilot.pause()
         assert "▸ Tool call: get_weather (18 chars) · t to expand" in view.lines_text()
+
+
+class HostWithComposer(App[None]):
+    """The trial screen's shape: a sibling with a side margin narrows the view while shown."""
+
+    CSS = "#composer { height: 3; margin: 0 1; }"
+
+    def compose(self) -> ComposeResult:
+        yield StreamView(id="view")
+        yield Static("composer", id="composer")
+
+
+async def test_a_width_change_rewraps_before_the_next_frame_is_drawn():
+    async with HostWithComposer().run_test(size=(40, 12)) as pilot:
+        view = pilot.app.query_one(StreamView)
+        view.start("Tell me a story", waiting=False)
+        for token in words(40):
+            view.append(token)
+        view.finish(None)
+        await pilot.pause()
+        narrow = view._width
+        drawn: list[tuple[int, int]] = []
+        render_line = view.render_line
+
+        def recording(y: int):
+            strip = render_line(y)
+            drawn.append((strip.cell_length, view.scrollable_content_region.width))
+            return strip
+
+        view.render_line = recording
+        rebuilds = view.stats.rebuilds
+        pilot.app.query_one("#composer").display = False  # the questions replace the input
+        await pilot.pause()
+        await pilot.pause()
+        assert view._width == narrow + 2
+        assert drawn and all(got == want for got, want in drawn), drawn
+        assert view.stats.rebuilds == rebuilds + 1  # re-wrapped once for the new width
+        before = view.stats.rebuilds
+        view.refresh()
+        await pilot.pause()
+        assert view.stats.rebuilds == before  # drawing again costs no re-wrap

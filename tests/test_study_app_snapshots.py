@@ -23,6 +23,7 @@ from uxlab.tui.flow_screens import (
     EndScreen,
     InstructionsScreen,
     ParticipantScreen,
+    SaveFailedScreen,
     WarningsScreen,
 )
 from uxlab.tui.stream_view import StreamView
@@ -125,6 +126,9 @@ test_break = text_screen_test(lambda app: BreakScreen("Trial 12 of 60 done"))
 test_end = text_screen_test(
     lambda app: EndScreen("Thank you", app.study.texts["debrief"] + "\n\nPress **Enter**.")
 )
+test_save_failed = text_screen_test(
+    lambda app: SaveFailedScreen("this trial", "database is locked")
+)
 test_end_question = text_screen_test(
     lambda app: EndQuestionsScreen(app.study.end_questions, app.clock.now_ms)
 )
@@ -182,13 +186,6 @@ def test_trial_finished_with_question(snap_compare, tmp_path, answered):
             await pilot.press(*keys[k])
             await settle(pilot, lambda k=k: screen.asked == k + 1 and app.focused is not None)
         view = screen.query_one(StreamView)
-        # Settled: the Markdown swap is done and the lines are as wide as the final layout
-        # (while the questions replace the input box, the width is briefly 2 cells less).
-        await settle(
-            pilot,
-            lambda: view._markdown and view._width == view._wrap_width() == view.size.width - 1,
-        )
-        view.refresh()  # repaint every line at the settled width
-        await pilot.pause()
+        await settle(pilot, lambda: view._markdown)  # the answer is shown as Markdown
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

@@ -12,7 +12,8 @@ dimmed, collapsed "Thinking…" line and tool calls as a collapsed block; `t` ex
 After `finish`, the answer is rendered once as Markdown (code blocks, lists, emphasis),
 after the frame holding the last chunk has been painted, keeping the bottom anchored.
 
-The view is also a player `Sink` (`apply`, `finish`, `cancel`).
+A width change (a resize, or a sibling's layout) re-wraps every line once, before the next
+frame is drawn. The view is also a player `Sink` (`apply`, `finish`, `cancel`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from rich.markdown import Markdown
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
@@ -300,6 +301,15 @@ class StreamView(ScrollView, can_focus=True):
         super().watch_scroll_y(old_value, new_value)
         self._follow = new_value >= self.max_scroll_y
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # The layout may have changed the width after the lines were built (the questions
+        # replace the input box, whose side margin narrowed the view). Textual draws that
+        # frame before the Resize message arrives, so re-wrap here, once per width change
+        # (never per chunk), instead of drawing a frame of lines 2 cells too narrow.
+        if self._wrap_width() != self._width:
+            self._rebuild()
+        return super().render_lines(crop)
+
     def render_line(self, y: int) -> Strip:
         index = y + self.scroll_offset.y
         n_done = len(self._lines)
@@ -452,6 +462,7 @@ class StreamView(ScrollView, can_focus=True):
         if self.state == "waiting":
             self._live = [self._waiting_strip()]
         self._after_change(0)
+        self.refresh()  # fewer lines than before (Markdown, a restart): no stale lines below
 
     def _swap_to_markdown(self) -> None:
         if self.state in ("finished", "error") and not self._markdown:
