@@ -463,7 +463,6 @@ class StreamView(ScrollView, can_focus=True):
             self._live = [self._waiting_strip()]
         self._after_change(0)
         self.refresh()  # fewer lines than before (Markdown, a restart): no stale lines below
-        self.refresh()  # fewer lines than before (Markdown, a restart): no stale lines below
 
     def _swap_to_markdown(self) -> None:
         if self.state in ("finished", "error") and not self._markdown:
