@@ -1,30 +1,55 @@
-"""How fast `uxlab inspect` is on a big corpus: parse time and metric time, measured apart.
+"""How fast `uxlab inspect` is on a big corpus, end to end and stage by stage.
 
-Builds N synthetic replay files of C chunks each in memory (canonical text, lognormal gaps,
-a few stalls), then times the three stages `uxlab inspect` runs:
+Writes N synthetic replay files of C chunks each to a temporary folder (canonical text,
+lognormal gaps, a few stalls; deterministic from the seed), then measures:
 
-1. parse: `parse_replay` on every file's text (JSON decoding and validation of every line);
-2. collect: `StreamArrays.from_recordings` (one pass over the parsed events into flat arrays);
-3. metrics: `describe_many` + `summarize` (vectorised numpy over the flat arrays).
+1. end to end: the real command, `python -m uxlab inspect FOLDER` in a subprocess (start-up,
+   finding the files, reading, validating, metrics, printing the table), wall and CPU time;
+2. the stages in one process, summed over the files: read (file to text), parse (JSON
+   decoding, one call per file), validate (header and bulk checks, the columns the metrics
+   need), metrics (flat arrays, per-recording metrics, pooled summary);
+3. the old path for comparison: the reader of commit BASELINE_COMMIT (stdlib `json` per line,
+   per-event checks, one `Chunk` object per event) and `StreamArrays.from_recordings`, on a
+   sample of the files, scaled to all of them.
 
 Usage:
-    uv run python benchmarks/inspect_speed.py                 # 10,000 x 500 (needs ~3 GB)
+    uv run python benchmarks/inspect_speed.py                 # 10,000 x 500 (450 MB on disk)
     uv run python benchmarks/inspect_speed.py --n 1000 --chunks 200 --repeat 3
 
-Prints each stage's time, its rate per chunk, and the metric stage's share; the goal is a
-metric stage well under 10 s for 10,000 x 500 chunks.
+The goal: the whole command well under 10 s for 10,000 x 500 chunks on the 2-core machine.
+Other work on the machine slows every figure: the load average is printed with them.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
+import types
+from pathlib import Path
 
 import numpy as np
 
-from uxlab.streams.metrics import StreamArrays, describe_many, summarize
-from uxlab.streams.replay_file import parse_replay, paused_gc
+from uxlab.streams.inspect_load import arrays_from_columns, columns_of_valid
+from uxlab.streams.metrics import StreamArrays, describe_columns, describe_many, summarize
+from uxlab.streams.replay_file import (
+    ValidEvents,
+    _check_in_bulk,
+    _decode_joined,
+    _header_of,
+    _Reader,
+    paused_gc,
+    read_text,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+BASELINE_COMMIT = "2a824b3"
+"""The last commit before bulk decoding: its reader is the "old path"."""
 
 HEADER = (
     '{{"type": "header", "format": "uxlab.replay/1", "id": "bench-{i:05d}", '
@@ -37,68 +62,177 @@ END = '{{"type": "end", "t_ms": {t!r}, "finish_reason": "stop", "usage": null}}'
 WORDS = (" the", " stream", " of", " tokens", ",", " and", " a", " stall", ".", " Hello")
 
 
-def corpus_texts(n: int, chunks: int, seed: int = 0) -> list[str]:
-    """`n` canonical replay files of `chunks` chunks each, as text (deterministic)."""
+def corpus_text(i: int, chunks: int, rng: np.random.Generator) -> str:
+    """One canonical replay file of `chunks` chunks, as text."""
+    gaps_ms = rng.lognormal(np.log(25.0), 0.4, chunks)
+    gaps_ms[rng.random(chunks) < 0.002] += 1500.0  # rare stalls
+    gaps_ms[0] = rng.uniform(200.0, 3000.0)  # TTFT
+    t_ms = np.round(np.cumsum(gaps_ms), 3).tolist()
+    words = rng.integers(0, len(WORDS), chunks).tolist()
+    lines = [HEADER.format(i=i)]
+    lines.extend(CHUNK.format(t=t, text=WORDS[w]) for t, w in zip(t_ms, words, strict=True))
+    lines.append(END.format(t=round(t_ms[-1] + 5.0, 3)))
+    return "\n".join(lines) + "\n"
+
+
+def write_corpus(folder: Path, n: int, chunks: int, seed: int = 0) -> list[Path]:
+    """Write `n` replay files into `folder` (deterministic from `seed`)."""
     rng = np.random.default_rng(seed)
-    texts = []
+    paths = []
     for i in range(n):
-        gaps_ms = rng.lognormal(np.log(25.0), 0.4, chunks)
-        gaps_ms[rng.random(chunks) < 0.002] += 1500.0  # rare stalls
-        gaps_ms[0] = rng.uniform(200.0, 3000.0)  # TTFT
-        t_ms = np.round(np.cumsum(gaps_ms), 3).tolist()
-        words = rng.integers(0, len(WORDS), chunks).tolist()
-        lines = [HEADER.format(i=i)]
-        lines.extend(CHUNK.format(t=t, text=WORDS[w]) for t, w in zip(t_ms, words, strict=True))
-        lines.append(END.format(t=round(t_ms[-1] + 5.0, 3)))
-        texts.append("\n".join(lines) + "\n")
-    return texts
+        path = folder / f"bench-{i:05d}.jsonl"
+        path.write_text(corpus_text(i, chunks, rng), encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+class Clock:
+    """Wall and CPU seconds of one stage, summed over many calls."""
+
+    def __init__(self) -> None:
+        self.wall_s = 0.0
+        self.cpu_s = 0.0
+
+    def __enter__(self) -> Clock:
+        self._wall, self._cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall_s += time.perf_counter() - self._wall
+        self.cpu_s += time.process_time() - self._cpu
+
+
+def end_to_end(folder: Path, jobs: int | None) -> tuple[float, float]:
+    """Wall and CPU seconds (this process's children) of `uxlab inspect FOLDER`."""
+    cmd = [sys.executable, "-m", "uxlab", "inspect", str(folder)]
+    if jobs is not None:
+        cmd += ["--jobs", str(jobs)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def stages(paths: list[Path]) -> dict[str, Clock]:
+    """The stages of the new path in this process (one core), timed apart."""
+    clocks = {name: Clock() for name in ("read", "parse", "validate", "metrics")}
+    cols = []
+    with paused_gc():
+        for path in paths:
+            with clocks["read"]:
+                text = read_text(path)
+            with clocks["parse"]:
+                newline = text.index("\n")
+                objs = _decode_joined(text[newline + 1 : -1])
+            with clocks["validate"]:
+                reader = _Reader(path)
+                header = _header_of(text[:newline], 1, reader)
+                assert objs is not None
+                valid = _check_in_bulk(objs, range(2, len(objs) + 2), reader, False)
+                assert isinstance(valid, ValidEvents), path
+                cols.append(columns_of_valid(header.id, valid))
+        with clocks["metrics"]:
+            arrays = arrays_from_columns(cols)
+            summarize(arrays, describe_columns(arrays))
+    return clocks
+
+
+def old_reader() -> types.ModuleType | None:
+    """The replay reader of BASELINE_COMMIT, loaded from git (None without git history)."""
+    try:
+        source = subprocess.run(
+            ["git", "show", f"{BASELINE_COMMIT}:uxlab/streams/replay_file.py"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    module = types.ModuleType("old_replay_file")
+    exec(compile(source, "old_replay_file.py", "exec"), module.__dict__)
+    return module
+
+
+def old_path(paths: list[Path]) -> tuple[float, float] | None:
+    """Wall and CPU seconds of the old inspect path on `paths` (None when unavailable)."""
+    old = old_reader()
+    if old is None:
+        return None
+    clock = Clock()
+    with clock, old.paused_gc():
+        recs = [old.read_replay(p) for p in paths]
+        arrays = StreamArrays.from_recordings(recs)
+        table = describe_many(arrays)
+        summarize(arrays, table)
+    return clock.wall_s, clock.cpu_s
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=10_000, help="recordings (default 10000)")
     parser.add_argument("--chunks", type=int, default=500, help="chunks each (default 500)")
-    parser.add_argument("--repeat", type=int, default=1, help="repeat the metric stage")
-    args = parser.parse_args(argv)
-    total = args.n * args.chunks
-    print(f"inspect speed: {args.n:,} recordings x {args.chunks} chunks = {total:,} chunks")
-    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
-
-    texts = corpus_texts(args.n, args.chunks)
-    mb = sum(len(t) for t in texts) / 1e6
-    t0 = time.perf_counter()
-    with paused_gc():  # as load_corpus does
-        recs = [parse_replay(text, f"bench-{i:05d}.jsonl") for i, text in enumerate(texts)]
-    parse_s = time.perf_counter() - t0
-    del texts
-
-    collect_s, metric_s = [], []
-    for _ in range(args.repeat):
-        t0 = time.perf_counter()
-        arrays = StreamArrays.from_recordings(recs)
-        t1 = time.perf_counter()
-        table = describe_many(arrays)
-        summary = summarize(arrays, table)
-        t2 = time.perf_counter()
-        collect_s.append(t1 - t0)
-        metric_s.append(t2 - t1)
-    collect, metric = min(collect_s), min(metric_s)
-
-    def line(name: str, seconds: float) -> str:
-        return f"  {name:<28} {seconds:7.2f} s   {seconds / total * 1e6:6.2f} us/chunk"
-
-    print(f"  input: {mb:,.0f} MB of JSON lines")
-    print(line("parse (JSON + validation)", parse_s))
-    print(line("collect arrays", collect))
-    print(line("metrics (describe + summary)", metric))
-    print(line("inspect total", parse_s + collect + metric))
-    print(f"  metric stage (collect + metrics): {collect + metric:.2f} s, target < 10 s")
-    print(f"  parse share of the total: {parse_s / (parse_s + collect + metric):.0%}")
-    print(
-        f"  check: {len(table):,} rows, {summary['n_gaps']:,} pooled gaps, "
-        f"pooled ITL p50 {summary['itl_ms']['p50']:.1f} ms, p99 {summary['itl_ms']['p99']:.1f} ms, "
-        f"{summary['stalls']['over_1000']} stalls over 1 s"
+    parser.add_argument("--repeat", type=int, default=3, help="end-to-end runs (default 3)")
+    parser.add_argument("--jobs", type=int, default=None, help="as `uxlab inspect --jobs`")
+    parser.add_argument(
+        "--old-sample",
+        type=int,
+        default=1000,
+        help="files the old path reads, scaled to all (default 1000; 0 skips it)",
     )
+    args = parser.parse_args(argv)
+    n_events = args.n * (args.chunks + 1)
+    print(
+        f"inspect speed: {args.n:,} files x {args.chunks} chunks = {n_events:,} events "
+        f"(+ {args.n:,} headers)"
+    )
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start")
+
+    with tempfile.TemporaryDirectory(prefix="uxlab-inspect-speed-") as tmp:
+        folder = Path(tmp)
+        paths = write_corpus(folder, args.n, args.chunks)
+        mb = sum(p.stat().st_size for p in paths) / 1e6
+        print(f"  input: {mb:,.0f} MB of JSON lines in {args.n:,} files")
+
+        runs = [end_to_end(folder, args.jobs) for _ in range(max(1, args.repeat))]
+        walls = [w for w, _ in runs]
+        best_wall, best_cpu = min(runs)
+        print(
+            f"  end to end (`uxlab inspect FOLDER`, {len(runs)} runs): best {best_wall:.2f} s, "
+            f"median {statistics.median(walls):.2f} s wall; {best_cpu:.2f} s CPU in the best"
+        )
+
+        clocks = stages(paths)
+        total = sum(c.wall_s for c in clocks.values())
+        print("  stages in one process (wall / CPU, summed over the files):")
+        for name, clock in clocks.items():
+            print(
+                f"    {name:<9} {clock.wall_s:6.2f} s / {clock.cpu_s:6.2f} s  "
+                f"{clock.cpu_s / n_events * 1e6:5.2f} us CPU an event  "
+                f"{clock.wall_s / total:4.0%} of the wall time"
+            )
+        print(f"    {'total':<9} {total:6.2f} s / {sum(c.cpu_s for c in clocks.values()):6.2f} s")
+
+        sample = paths[: min(args.old_sample, len(paths))]
+        old = old_path(sample) if sample else None
+        if old is None:
+            print(f"  old path: skipped (needs --old-sample > 0 and git with {BASELINE_COMMIT})")
+        else:
+            scale = len(paths) / len(sample)
+            old_wall, old_cpu = old[0] * scale, old[1] * scale
+            print(
+                f"  old path (commit {BASELINE_COMMIT}, per-line json + Chunk objects, one "
+                f"process): {old_wall:.2f} s wall / {old_cpu:.2f} s CPU "
+                f"(measured on {len(sample):,} files, scaled)"
+            )
+            print(
+                f"  speed-up: end to end {old_wall / best_wall:.1f}x (wall); "
+                f"one process {old_cpu / sum(c.cpu_s for c in clocks.values()):.1f}x (CPU)"
+            )
+    print(f"machine: load average {os.getloadavg()[0]:.1f} at the end")
     return 0
 
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from operator import itemgetter, methodcaller
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -284,7 +284,7 @@ _CHANNEL_SET = frozenset(CHANNELS)
 _NUMBER_TYPES = frozenset({float, int})
 _TIME_TYPES = frozenset({float, int, type(None)})
 _TOKEN_TYPES = frozenset({int, type(None)})
-_GET_TYPE = methodcaller("get", "type")
+_GET_TYPE = itemgetter("type")
 _GET_CHUNK_FIELDS = tuple(itemgetter(k) for k in ("t_ms", "channel", "text", "n_tokens"))
 # Two objects on one line, `}, {` outside the newlines that join the lines (see _decode_joined).
 _TWO_OBJECTS_ON_A_LINE = re.compile(r"\}[ \t\r]*,[ \t\r]*\{")
@@ -316,40 +316,27 @@ def _nonblank_lines(text: str) -> tuple[list[str], list[int]]:
     return [line for _, line in kept], [i for i, _ in kept]
 
 
-def _quick_lines(text: str) -> tuple[list[str], Sequence[int]]:
-    """The lines for the fast path: as `_nonblank_lines`, but whitespace-only lines after the
-    first may be left in (they make the joined decoding fail, and the precise path drops them).
-    """
-    raw = text.split("\n")
-    if raw and not raw[-1]:
-        raw.pop()
-    if "" in raw or (raw and raw[0].isspace()):
-        return _nonblank_lines(text)
-    return raw, range(1, len(raw) + 1)
-
-
-def _decode_joined(lines: list[str]) -> list[dict[str, Any]] | None:
-    """Every line decoded as a JSON object by one C-level call, or None (decode line by line).
+def _decode_joined(body: str) -> list[Any] | None:
+    """Every line of `body` decoded by one C-level call, or None (then decode line by line).
 
     The lines are joined into one JSON array with ",\\n": a string cannot run across the
     newline (JSON forbids raw control characters in strings), so a separator comma that is not
     ours would have to sit between `}` and `{` on one line, which the regex rules out. With
-    as many objects as lines, each line then holds exactly one object, as line-by-line
-    decoding would find, once every item is known to be an object (`_check_in_bulk`). Any
-    doubt (a JSON error, NaN, another count) returns None.
+    as many items as lines, each line then holds exactly one item, as line-by-line decoding
+    would find, once every item is known to be an object (`_check_in_bulk`). A blank line
+    makes two commas meet, so it takes the precise path too. Any doubt returns None.
     """
-    if not lines:
+    if not body:
         return []
-    body = ",\n".join(lines)
     if _TWO_OBJECTS_ON_A_LINE.search(body):
         return None
     try:
-        objs = _DECODER.decode("[" + body + "]")
+        objs = _DECODER.decode("[" + body.replace("\n", ",\n") + "]")
     except (ValueError, RecursionError):  # JSONDecodeError and _NonStandardNumber
         return None
-    if len(objs) != len(lines):
+    if len(objs) != body.count("\n") + 1:
         return None
-    return objs  # not yet known to be objects: _check_in_bulk makes sure
+    return objs
 
 
 @dataclass
@@ -399,8 +386,8 @@ def _check_in_bulk(
     through the precise checker one by one.
     """
     try:
-        types = list(map(_GET_TYPE, objs))  # AttributeError: an item that is not an object
-    except AttributeError:
+        types = list(map(_GET_TYPE, objs))
+    except (KeyError, TypeError):  # an event without a type, an item that is not an object
         return None
     has_end = bool(types) and types[-1] == "end"
     if types.count("end") != has_end or (not has_end and not allow_truncated):
@@ -501,6 +488,13 @@ def _check_line_by_line(
     return events, end
 
 
+def _header_of(line: str, lineno: int, reader: _Reader) -> Header:
+    obj = _decode_line(line, lineno, reader)
+    if type(obj) is not dict:
+        raise reader.err(lineno, None, f"each line must be a JSON object, got {type(obj).__name__}")
+    return reader.header(obj, lineno)
+
+
 def parse_events(
     text: str, path: str | Path = "<string>", allow_truncated: bool = False
 ) -> tuple[Header, ValidEvents | Recording]:
@@ -511,23 +505,22 @@ def parse_events(
     back instead. Either way a bad file raises ReplayFormatError naming line and field.
     """
     reader = _Reader(path)
-    lines, linenos = _quick_lines(text)
-    if not lines:
-        raise ReplayFormatError(path, 1, None, "missing header (the file is empty)")
-    first = _decode_line(lines[0], linenos[0], reader)
-    if type(first) is not dict:
-        raise reader.err(
-            linenos[0], None, f"each line must be a JSON object, got {type(first).__name__}"
-        )
-    header = reader.header(first, linenos[0])
-    objs = _decode_joined(lines[1:])
-    if objs is not None:
-        valid = _check_in_bulk(objs, linenos[1:], reader, allow_truncated)
-        if valid is not None:
-            return header, valid
+    newline = text.find("\n")
+    first_line = text if newline < 0 else text[:newline]
+    if first_line and not first_line.isspace():
+        header = _header_of(first_line, 1, reader)
+        body = "" if newline < 0 else text[newline + 1 :]
+        objs = _decode_joined(body[:-1] if body.endswith("\n") else body)
+        if objs is not None:
+            valid = _check_in_bulk(objs, range(2, len(objs) + 2), reader, allow_truncated)
+            if valid is not None:
+                return header, valid
     # The precise path: every non-blank line decoded and checked on its own, in order, so the
     # first problem is named with its line and field.
     lines, linenos = _nonblank_lines(text)
+    if not lines:
+        raise ReplayFormatError(path, 1, None, "missing header (the file is empty)")
+    header = _header_of(lines[0], linenos[0], reader)
     last_line = linenos[-1]
     numbered = zip(linenos[1:], lines[1:], strict=True)
     items = ((n, _decode_line(raw, n, reader)) for n, raw in numbered)
