@@ -351,3 +351,112 @@ def test_error_carries_path_line_and_field(tmp_path: Path) -> None:
 def test_parse_replay_names_the_given_path() -> None:
     with pytest.raises(ReplayFormatError, match=r"^mem\.jsonl:1: missing header"):
         parse_replay("", "mem.jsonl")
+
+
+# --- the fast path (one JSON call per file, bulk checks) agrees with the precise one ---------
+
+
+def canonical_with_every_event() -> str:
+    """A canonical file whose chunks take the fast path, with meta and error events between."""
+    events: list = [Meta(t_ms=50.0, data={"kind": "role"})]
+    events += [Chunk(t_ms=100.0 + i, text=f"w{i} ", n_tokens=1) for i in range(6)]
+    events += [Chunk(t_ms=None, text="?", channel="reasoning"), Meta(t_ms=None, data={})]
+    events += [Chunk(t_ms=110.0, text='{"k": [1]}', channel="tool", n_tokens=None)]
+    events += [ErrorEvent(t_ms=111.0, error={"type": "overloaded_error"})]
+    rec = Recording(Header(id="every"), events, End(t_ms=112, finish_reason="error"))
+    return dumps_recording(rec)
+
+
+def outcome(text: str, allow_truncated: bool = False) -> tuple[str, object]:
+    try:
+        return "ok", parse_replay(text, "F", allow_truncated=allow_truncated)
+    except ReplayFormatError as exc:
+        return "error", str(exc)
+
+
+def mutate(text: str, rng) -> str:
+    """One random edit of the kind a broken writer or a hand edit makes."""
+    lines = text.split("\n")
+    kind = rng.integers(0, 6)
+    i = int(rng.integers(0, len(lines)))
+    if kind == 0:  # swap two lines
+        j = int(rng.integers(0, len(lines)))
+        lines[i], lines[j] = lines[j], lines[i]
+    elif kind == 1:  # delete or duplicate a line
+        lines[i : i + 1] = [] if rng.random() < 0.5 else [lines[i], lines[i]]
+    elif kind == 2:  # a blank or whitespace line
+        lines.insert(i, str(rng.choice(["", "  ", "\r", "\t "])))
+    elif kind == 3:  # join two lines, or split one
+        if rng.random() < 0.5 and i + 1 < len(lines):
+            lines[i : i + 2] = [lines[i] + str(rng.choice(["", ", ", " "])) + lines[i + 1]]
+        elif lines[i]:
+            k = int(rng.integers(0, len(lines[i])))
+            lines[i : i + 1] = [lines[i][:k], lines[i][k:]]
+    else:  # replace, insert or delete one character
+        text = "\n".join(lines)
+        k = int(rng.integers(0, len(text)))
+        ch = str(rng.choice(list('{}[],:"\\ 0123456789.-eEnutl\r')))
+        edit = rng.integers(0, 3)
+        text = text[:k] + ("" if edit == 0 else ch) + text[k + (edit != 2) :]
+        return text
+    return "\n".join(lines)
+
+
+def test_fast_and_precise_paths_agree_on_thousands_of_broken_files(monkeypatch) -> None:
+    import numpy as np
+
+    from uxlab.streams import replay_file
+
+    rng = np.random.default_rng(20261202)
+    base = canonical_with_every_event()
+    assert isinstance(replay_file.parse_events(base)[1], replay_file.ValidEvents)
+    texts = [base]
+    for _ in range(1500):
+        text = base
+        for _ in range(int(rng.integers(1, 3))):
+            text = mutate(text, rng)
+        texts.append(text)
+    fast = [outcome(t, allow_truncated=bool(i % 2)) for i, t in enumerate(texts)]
+    # The precise path alone: the joined decoding never succeeds.
+    monkeypatch.setattr(replay_file, "_decode_joined", lambda body: None)
+    precise = [outcome(t, allow_truncated=bool(i % 2)) for i, t in enumerate(texts)]
+    assert fast == precise
+    kinds = [kind for kind, _ in fast]
+    assert kinds.count("ok") > 100 and kinds.count("error") > 500  # both kinds were exercised
+
+
+def test_lines_that_only_parse_together_are_each_reported() -> None:
+    # Joined into one array these would parse (brackets or a string running across lines).
+    split_array = lines_text(HEADER, '{"type": "meta", "t_ms": 1, "x": [1', '2]}, {"t_ms": 2}', END)
+    with pytest.raises(ReplayFormatError, match=r"^F:2: not JSON \(Expecting"):
+        parse_replay(split_array, "F")
+    split_string = lines_text(HEADER, '{"type": "chunk", "t_ms": 1, "text": "a', 'b"}', END)
+    with pytest.raises(ReplayFormatError, match=r"^F:2: not JSON \(Unterminated string"):
+        parse_replay(split_string, "F")
+
+
+def test_a_text_holding_json_objects_reads_back() -> None:
+    rec = Recording(
+        Header(id="tool"),
+        [
+            Chunk(t_ms=1.0, text='[{"a": 1}, {"b": 2}]', channel="tool"),
+            Chunk(t_ms=2.0, text="}, {"),
+        ],
+        End(t_ms=3.0),
+    )
+    assert parse_replay(dumps_recording(rec)) == rec
+
+
+def test_integer_times_and_token_counts_come_back_as_in_the_precise_path() -> None:
+    text = lines_text(HEADER, {**CHUNK, "t_ms": 10}, {**CHUNK, "t_ms": None, "n_tokens": None}, END)
+    rec = parse_replay(text)
+    assert [c.t_ms for c in rec.chunks] == [10.0, None]
+    assert type(rec.chunks[0].t_ms) is float
+
+
+def test_the_error_survives_a_trip_to_another_process() -> None:
+    import pickle
+
+    err = ReplayFormatError("f.jsonl", 3, "t_ms", "is negative")
+    back = pickle.loads(pickle.dumps(err))
+    assert (back.path, back.line, back.field, str(back)) == ("f.jsonl", 3, "t_ms", str(err))
