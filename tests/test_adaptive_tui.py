@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from test_session import tiny_study
-from test_study_app import do_trial, wait_for, wait_screen
+from helpers.pilot import do_trial, wait_for, wait_screen
+from helpers.studies import tiny_study
 
 from uxlab.store import Store
 from uxlab.study import load_study

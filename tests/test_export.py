@@ -8,39 +8,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from helpers.studies import TRIAL_COLUMNS
 
 from uxlab.cli import main
 from uxlab.store import Store, StoreError, export_db
 from uxlab.study import load_study
 
 GOOD = Path(__file__).parent / "data" / "bad_studies" / "good.toml"
-
-TRIAL_COLUMNS = [
-    "study_id",
-    "study_sha256",
-    "session_id",
-    "participant",
-    "trial_index",
-    "block",
-    "practice",
-    "condition_id",
-    "ttft_ms",
-    "replay_id",
-    "seed",
-    "outcome",
-    "t_abandon_ms",
-    "shown_first_ms",
-    "shown_last_ms",
-    "scheduled_end_ms",
-    "q_acceptable",
-    "rt_acceptable_ms",
-    "q_speed",
-    "rt_speed_ms",
-    "attention_check",
-    "attention_ok",
-    "pilot",
-    "simulated",
-]
 
 
 @pytest.fixture

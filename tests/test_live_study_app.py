@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from helpers.pilot import asking, wait_for
 from live_servers import serve_in_thread
 
 from uxlab.cli import main
@@ -22,7 +22,6 @@ from uxlab.streams.recording import Chunk, End, Header, Recording
 from uxlab.study import load_study
 from uxlab.study.spec import StudyError
 from uxlab.tui.flow_screens import ConsentScreen, EndScreen, InstructionsScreen, TextScreen
-from uxlab.tui.questions import QuestionPanel
 from uxlab.tui.study_app import StudyApp
 from uxlab.tui.trial_screen import TrialScreen
 
@@ -89,22 +88,6 @@ def served():
     config.picker = picker
     with serve_in_thread(build_app(config)) as base:
         yield base + "/v1", asked
-
-
-async def wait_for(pilot, condition, timeout_s: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out; screen is {type(pilot.app.screen).__name__}")
-        await pilot.pause(0.01)
-
-
-def asking(app) -> bool:
-    """A question panel has the keyboard focus."""
-    focused = app.focused
-    return focused is not None and any(
-        isinstance(w, QuestionPanel) for w in focused.ancestors_with_self
-    )
 
 
 async def run_session(tmp_path: Path, study_path: Path, typed: list[str] | None) -> Path:

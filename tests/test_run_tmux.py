@@ -21,7 +21,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from test_session import tiny_study
+from helpers.studies import tiny_study
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")

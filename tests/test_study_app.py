@@ -1,6 +1,6 @@
 """`uxlab run`'s app driven with Pilot at 80x24: every screen, a give-up, answers, the data.
 
-The study is the tiny copy of the quickstart's shape from `test_session.tiny_study`; its
+The study is the tiny copy of the quickstart's shape from `helpers.studies.tiny_study`; its
 slow level (5 s to the first token) is the one the test gives up on (the attention
 checks stream at the middle level, 40 ms), so the give-up is
 always while waiting, whatever the machine's speed.
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from pathlib import Path
 
 import pandas as pd
-from test_session import tiny_study
+from helpers.pilot import asking, do_trial, wait_for, wait_screen
+from helpers.studies import SLOW_MS, TRIAL_COLUMNS, tiny_study
 
 from uxlab.cli import main
 from uxlab.store import Store
@@ -29,38 +29,10 @@ from uxlab.tui.flow_screens import (
     TextScreen,
     WarningsScreen,
 )
-from uxlab.tui.questions import QuestionPanel
 from uxlab.tui.study_app import StudyApp
 from uxlab.tui.trial_screen import TrialScreen
 
 REPO = Path(__file__).resolve().parents[1]
-SLOW_MS = 5000.0
-CONTRACT_COLUMNS = [
-    "study_id",
-    "study_sha256",
-    "session_id",
-    "participant",
-    "trial_index",
-    "block",
-    "practice",
-    "condition_id",
-    "ttft_ms",
-    "replay_id",
-    "seed",
-    "outcome",
-    "t_abandon_ms",
-    "shown_first_ms",
-    "shown_last_ms",
-    "scheduled_end_ms",
-    "q_acceptable",
-    "rt_acceptable_ms",
-    "q_speed",
-    "rt_speed_ms",
-    "attention_check",
-    "attention_ok",
-    "pilot",
-    "simulated",
-]
 
 
 def make_app(tmp_path: Path, busy_timeout_s: float = 30.0, **kw) -> StudyApp:
@@ -71,28 +43,6 @@ def make_app(tmp_path: Path, busy_timeout_s: float = 30.0, **kw) -> StudyApp:
     return StudyApp(study, store, **kw)
 
 
-async def wait_for(pilot, condition, timeout_s: float = 10.0) -> None:
-    """Let the app run until `condition()` holds (fails after a generous deadline)."""
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting; screen is {type(pilot.app.screen).__name__}")
-        await pilot.pause(0.01)
-
-
-async def wait_screen(pilot, kind: type) -> None:
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, kind))
-
-
-def asking(app, question_id: str) -> bool:
-    """The question is on screen and its widget has the keyboard focus."""
-    focused = app.focused
-    return focused is not None and any(
-        isinstance(w, QuestionPanel) and w.question.id == question_id
-        for w in focused.ancestors_with_self
-    )
-
-
 async def next_trial_screen(pilot) -> None:
     """Continue through text screens (practice over, breaks) up to the next trial."""
     while not isinstance(pilot.app.screen, TrialScreen):
@@ -101,28 +51,6 @@ async def next_trial_screen(pilot) -> None:
             screen = pilot.app.screen
             await pilot.press("enter")
             await wait_for(pilot, lambda s=screen: pilot.app.screen is not s)
-
-
-async def do_trial(pilot, answers=("y", "4"), give_up: bool | None = None) -> str:
-    """Send, then give up on a slow trial or wait for the end and answer; returns the outcome."""
-    app = pilot.app
-    screen = app.screen
-    assert isinstance(screen, TrialScreen)
-    run = screen.run
-    await pilot.press("enter")
-    slow = run.trial.levels.get("ttft_ms") == SLOW_MS if give_up is None else give_up
-    if slow:
-        await pilot.press("escape")
-    await wait_for(pilot, lambda: run.phase in ("over", "answered"))
-    keys = answers if run.trial.attention is None else ("n", "4")
-    for question, key in zip(run.questions, keys, strict=False):
-        await wait_for(pilot, lambda q=question: asking(app, q.id))
-        await pilot.press(*key, "enter")  # "secret" types six letters
-    if not run.questions:  # a give-up: the stopped answer stays until Enter
-        await wait_for(pilot, lambda: screen._awaiting_next)
-        await pilot.press("enter")
-    await wait_for(pilot, lambda: app.screen is not screen)
-    return run.outcome
 
 
 async def test_full_session_through_every_screen_then_rows_and_export(tmp_path):
@@ -190,7 +118,7 @@ async def test_full_session_through_every_screen_then_rows_and_export(tmp_path):
     out = tmp_path / "export"
     assert main(["export", str(db), "-o", str(out)]) == 0
     table = pd.read_csv(out / "trials.csv")
-    assert list(table.columns) == CONTRACT_COLUMNS
+    assert list(table.columns) == TRIAL_COLUMNS
     assert len(table) == len(trials)
     assert table["participant"].unique().tolist() == ["P-TEST1"]
     done = table[table.outcome == "completed"]

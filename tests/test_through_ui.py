@@ -14,7 +14,7 @@ import json
 import sqlite3
 
 import pytest
-from test_session import tiny_study
+from helpers.studies import tiny_study
 
 from uxlab.cli import main
 from uxlab.simulate import PopulationTruth, participant_id, simulate_session

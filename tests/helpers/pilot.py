@@ -1,0 +1,61 @@
+"""Driving the study app with Pilot: wait for a condition or a screen, play one trial screen.
+
+The waits are event-driven polls with a generous deadline that only turns a hang into a
+clear failure; nothing asserts on how long anything took.
+"""
+
+from __future__ import annotations
+
+import time
+
+from helpers.studies import SLOW_MS
+from uxlab.tui.questions import QuestionPanel
+from uxlab.tui.trial_screen import TrialScreen
+
+
+async def wait_for(pilot, condition, timeout_s: float = 15.0) -> None:
+    """Let the app run until `condition()` holds (fails after a generous deadline)."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting; screen is {type(pilot.app.screen).__name__}")
+        await pilot.pause(0.01)
+
+
+async def wait_screen(pilot, kind: type) -> None:
+    """Let the app run until its current screen is a `kind`."""
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, kind))
+
+
+def asking(app, question_id: str | None = None) -> bool:
+    """A question's widget (that question's, when `question_id` is given) has the focus."""
+    focused = app.focused
+    return focused is not None and any(
+        isinstance(w, QuestionPanel) and question_id in (None, w.question.id)
+        for w in focused.ancestors_with_self
+    )
+
+
+async def do_trial(pilot, answers=("y", "4"), give_up: bool | None = None) -> str:
+    """Send, then give up on a slow trial or wait for the end and answer; returns the outcome.
+
+    `give_up=None` gives up exactly on the tiny study's slow level (`SLOW_MS`).
+    """
+    app = pilot.app
+    screen = app.screen
+    assert isinstance(screen, TrialScreen)
+    run = screen.run
+    await pilot.press("enter")
+    slow = run.trial.levels.get("ttft_ms") == SLOW_MS if give_up is None else give_up
+    if slow:
+        await pilot.press("escape")
+    await wait_for(pilot, lambda: run.phase in ("over", "answered"))
+    keys = answers if run.trial.attention is None else ("n", "4")
+    for question, key in zip(run.questions, keys, strict=False):
+        await wait_for(pilot, lambda q=question: asking(app, q.id))
+        await pilot.press(*key, "enter")  # "secret" types six letters
+    if not run.questions:  # a give-up: the stopped answer stays until Enter
+        await wait_for(pilot, lambda: screen._awaiting_next)
+        await pilot.press("enter")
+    await wait_for(pilot, lambda: app.screen is not screen)
+    return run.outcome

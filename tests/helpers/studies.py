@@ -1,0 +1,141 @@
+"""The tiny study the session, app, snapshot and tmux tests run, and its trial-table columns.
+
+`tiny_study(tmp_path)` writes a short copy of the quickstart study's shape (practice, a
+break, an attention check, every question kind) with short TTFT/ITL so the stimuli stream
+in milliseconds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = REPO / "replays" / "chat"
+SLOW_MS = 5000.0
+"""The app tests' slow level (5 s to the first token): the one they give up on while waiting."""
+
+TRIAL_COLUMNS = [
+    "study_id",
+    "study_sha256",
+    "session_id",
+    "participant",
+    "trial_index",
+    "block",
+    "practice",
+    "condition_id",
+    "ttft_ms",
+    "replay_id",
+    "seed",
+    "outcome",
+    "t_abandon_ms",
+    "shown_first_ms",
+    "shown_last_ms",
+    "scheduled_end_ms",
+    "q_acceptable",
+    "rt_acceptable_ms",
+    "q_speed",
+    "rt_speed_ms",
+    "attention_check",
+    "attention_ok",
+    "pilot",
+    "simulated",
+]
+"""README contract 2 as `uxlab export` writes it, in order, for a study with the factor
+`ttft_ms` and the questions `acceptable` (yes/no) and `speed` (likert): the tiny study and
+`tests/data/bad_studies/good.toml`."""
+
+TINY_STUDY = """
+[study]
+id = "tiny"
+title = "Tiny test study"
+version = "1"
+seed = 7
+
+[texts]
+consent = "You agree to take part. Your answers are stored under a pseudonymous id."
+instructions = "Press **Enter** to send the prompt, watch the answer, then answer the questions."
+debrief = "Thank you: this study varied how long the answer took to start."
+
+[stimuli]
+corpus = "{corpus}"
+files = ["chat-one-liner.jsonl", "chat-clarifying.jsonl", "chat-fast-small-model.jsonl"]
+assignment = "cycle"
+
+[profile]
+itl = "constant:{itl}"
+
+[factors]
+ttft_ms = [{levels}]
+
+[design]
+repeats = {repeats}
+order = "random"
+practice = {practice}
+break_every = {break_every}
+
+[[questions]]
+id = "acceptable"
+type = "yesno"
+text = "Was the wait acceptable?"
+yes_means = "acceptable"
+
+[[questions]]
+id = "speed"
+type = "likert"
+text = "How fast did the answer feel?"
+scale = 5
+labels = ["Very slow", "Very fast"]
+acceptable_at = 4
+{extra_questions}
+[abandon]
+key = "escape"
+{timeout}
+ask_questions = false
+{attention}
+"""
+
+ATTENTION = """
+[attention]
+every = 3
+text = "This is an attention check. Please answer No to the next question."
+question = "acceptable"
+answer = "no"
+"""
+
+END_QUESTION = """
+[[questions]]
+id = "comments"
+type = "text"
+text = "Anything else you noticed?"
+when = "end"
+"""
+
+
+def tiny_study(
+    tmp_path: Path,
+    *,
+    levels: str = "20, 60",
+    itl: float = 2,
+    repeats: int = 2,
+    practice: int = 1,
+    break_every: int = 2,
+    timeout_s: float | None = None,
+    attention: bool = True,
+    end_question: bool = True,
+    extra_questions: str = "",
+) -> Path:
+    """Write the tiny study file into `tmp_path` and return its path."""
+    text = TINY_STUDY.format(
+        corpus=CORPUS.as_posix(),
+        itl=itl,
+        levels=levels,
+        repeats=repeats,
+        practice=practice,
+        break_every=break_every,
+        timeout="" if timeout_s is None else f"timeout_s = {timeout_s}",
+        attention=ATTENTION if attention else "",
+        extra_questions=extra_questions + (END_QUESTION if end_question else ""),
+    )
+    path = tmp_path / "tiny.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
