@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers.pilot import wait_for
 
 from uxlab.cli import main
 from uxlab.cli.replay_cmd import parse_settings
@@ -33,15 +34,6 @@ def corpus() -> list[Recording]:
     ]
 
 
-async def until(pilot, condition, polls: int = 400) -> None:
-    """Let the app run until `condition()` holds (event-driven; fails after many polls)."""
-    for _ in range(polls):
-        if condition():
-            return
-        await pilot.pause(0.01)
-    raise AssertionError("condition not reached")
-
-
 def title(app: ReplayApp) -> str:
     return str(app.query_one("#replay-title").render())
 
@@ -53,7 +45,7 @@ def timing(app: ReplayApp) -> str:
 async def test_autoplay_shows_the_answer_and_measured_timing():
     app = ReplayApp(corpus())
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: app.logs)
+        await wait_for(pilot, lambda: app.logs)
         view = app.query_one(StreamView)
         assert view.answer_text() == "Hello there, friend."
         assert view.lines_text()[0] == "You: Say hello"
@@ -69,9 +61,9 @@ async def test_autoplay_shows_the_answer_and_measured_timing():
 async def test_n_plays_the_next_recording_and_wraps_around():
     app = ReplayApp(corpus())
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: app.logs)
+        await wait_for(pilot, lambda: app.logs)
         await pilot.press("n")
-        await until(pilot, lambda: len(app.logs) == 2)
+        await wait_for(pilot, lambda: len(app.logs) == 2)
         assert "second  (2/2)" in title(app)
         assert app.query_one(StreamView).answer_text() == " one two three"
         await pilot.press("n")
@@ -82,7 +74,7 @@ async def test_rapid_n_presses_never_mix_two_answers():
     app = ReplayApp(corpus())
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("n", "n", "n")
-        await until(pilot, lambda: any(log.completed for log in app.logs))
+        await wait_for(pilot, lambda: any(log.completed for log in app.logs))
         await pilot.pause(0.1)
         assert app.query_one(StreamView).answer_text() == " one two three"
 
@@ -91,16 +83,16 @@ async def test_escape_stops_the_stream_and_r_replays():
     slow = recording("slow", "Wait", ["never"], ttft_ms=60_000.0)
     app = ReplayApp([slow])
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: app.player is not None and app.player.playing)
+        await wait_for(pilot, lambda: app.player is not None and app.player.playing)
         await pilot.press("escape")
-        await until(pilot, lambda: app.logs)
+        await wait_for(pilot, lambda: app.logs)
         log = app.logs[0]
         assert log.cancelled_at_ms is not None and log.records == []
         view = app.query_one(StreamView)
         assert view.state == "cancelled" and view.lines_text()[-1] == "■ Stopped"
         assert "stopped at" in timing(app)
         await pilot.press("r")
-        await until(pilot, lambda: app.player is not None and app.player.playing)
+        await wait_for(pilot, lambda: app.player is not None and app.player.playing)
         assert view.state == "waiting"
         await pilot.press("q")
     assert app.return_code == 0 or app.return_code is None
@@ -125,7 +117,7 @@ async def test_typed_prompt_is_sent_and_letters_do_not_trigger_keys():
         await pilot.press(*"qrn ok")
         assert editor.value == "qrn ok" and app.is_running and not app.logs
         await pilot.press("enter")
-        await until(pilot, lambda: app.logs)
+        await wait_for(pilot, lambda: app.logs)
         assert app.query_one(StreamView).lines_text()[0] == "You: qrn ok"
         assert not editor.display
 
@@ -137,7 +129,7 @@ async def test_settings_reshape_the_stream():
         editor = app.query_one("#editor")
         editor.value = "ttft=40 itl=constant:3 seed=5"
         await pilot.press("enter")
-        await until(pilot, lambda: app.logs)
+        await wait_for(pilot, lambda: app.logs)
         assert "requested TTFT    40.0 ms  ITL p50   3.0 ms" in timing(app)
         assert app.seed == 5 and "ttft=40 itl=constant:3" in title(app)
         # A bad setting is reported and the editor stays open.
@@ -152,7 +144,7 @@ async def test_bench_mode_plays_everything_and_writes_the_logs(tmp_path: Path):
     out = tmp_path / "bench.json"
     app = ReplayApp(corpus(), bench_json=out)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, out.exists)
+        await wait_for(pilot, out.exists)
     payload = json.loads(out.read_text())
     assert payload["has_terminal"] is False and payload["frame_cap"] >= 1
     assert [len(log["records"]) for log in payload["logs"]] == [5, 3]

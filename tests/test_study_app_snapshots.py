@@ -7,11 +7,11 @@ at the SVGs.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
-from test_session import tiny_study
+from helpers.pilot import wait_for
+from helpers.studies import tiny_study
 
 from uxlab.session import StudySession
 from uxlab.store import Store
@@ -84,11 +84,9 @@ def trial_screen(app: StudyApp) -> TrialScreen:
     return TrialScreen(run, ss.progress(run.trial), app.probe)
 
 
-async def settle(pilot, condition, timeout_s: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "the screen did not settle"
-        await pilot.pause(0.02)
+async def settle(pilot, condition) -> None:
+    """Wait for `condition`, then one more refresh: the screen as it will be snapped."""
+    await wait_for(pilot, condition)
     await pilot.pause()
 
 
