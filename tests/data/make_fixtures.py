@@ -131,50 +131,30 @@ def anthropic_fixtures() -> None:
     def delta(index: int, kind: str, key: str, text: str) -> dict:
         return {"type": "content_block_delta", "index": index, "delta": {"type": kind, key: text}}
 
+    def block_start(index: int, block: dict) -> dict:
+        return {"type": "content_block_start", "index": index, "content_block": block}
+
+    def message_delta(stop_reason: str, output_tokens: int) -> dict:
+        return {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+            "usage": {"output_tokens": output_tokens},
+        }
+
     ev: list = [(402.1, "message_start", start("msg_01A"))]
-    ev.append(
-        (
-            402.6,
-            "content_block_start",
-            {
-                "type": "content_block_start",
-                "index": 0,
-                "content_block": {"type": "text", "text": ""},
-            },
-        )
-    )
+    ev.append((402.6, "content_block_start", block_start(0, {"type": "text", "text": ""})))
     ev.append((403.0, "ping", {"type": "ping"}))
     t = 455.3
     for w in ["Hello", "! Light", "houses use", " Fresnel lenses", "."]:
         ev.append((t, "content_block_delta", delta(0, "text_delta", "text", w)))
         t += 38.2
     ev.append((t, "content_block_stop", {"type": "content_block_stop", "index": 0}))
-    ev.append(
-        (
-            t + 1.0,
-            "message_delta",
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                "usage": {"output_tokens": 12},
-            },
-        )
-    )
+    ev.append((t + 1.0, "message_delta", message_delta("end_turn", 12)))
     ev.append((t + 1.4, "message_stop", {"type": "message_stop"}))
     (d / "text.sse").write_text(_sse(ev), encoding="utf-8")
 
     ev = [(380.0, "message_start", start("msg_01B"))]
-    ev.append(
-        (
-            381.0,
-            "content_block_start",
-            {
-                "type": "content_block_start",
-                "index": 0,
-                "content_block": {"type": "thinking", "thinking": ""},
-            },
-        )
-    )
+    ev.append((381.0, "content_block_start", block_start(0, {"type": "thinking", "thinking": ""})))
     t = 520.0
     for w in ["The user", " wants the weather", " in Paris; call the tool."]:
         ev.append((t, "content_block_delta", delta(0, "thinking_delta", "thinking", w)))
@@ -185,16 +165,9 @@ def anthropic_fixtures() -> None:
         (
             t + 90,
             "content_block_start",
-            {
-                "type": "content_block_start",
-                "index": 1,
-                "content_block": {
-                    "type": "tool_use",
-                    "id": "toolu_01T",
-                    "name": "get_weather",
-                    "input": {},
-                },
-            },
+            block_start(
+                1, {"type": "tool_use", "id": "toolu_01T", "name": "get_weather", "input": {}}
+            ),
         )
     )
     t += 95
@@ -202,32 +175,12 @@ def anthropic_fixtures() -> None:
         ev.append((t, "content_block_delta", delta(1, "input_json_delta", "partial_json", piece)))
         t += 12.5
     ev.append((t, "content_block_stop", {"type": "content_block_stop", "index": 1}))
-    ev.append(
-        (
-            t + 2,
-            "message_delta",
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": "tool_use", "stop_sequence": None},
-                "usage": {"output_tokens": 61},
-            },
-        )
-    )
+    ev.append((t + 2, "message_delta", message_delta("tool_use", 61)))
     ev.append((t + 2.5, "message_stop", {"type": "message_stop"}))
     (d / "thinking_tool.sse").write_text(_sse(ev), encoding="utf-8")
 
     ev = [(512.0, "message_start", start("msg_01C"))]
-    ev.append(
-        (
-            512.5,
-            "content_block_start",
-            {
-                "type": "content_block_start",
-                "index": 0,
-                "content_block": {"type": "text", "text": ""},
-            },
-        )
-    )
+    ev.append((512.5, "content_block_start", block_start(0, {"type": "text", "text": ""})))
     t = 580.0
     for w in ["Sure", ", here is", " the first"]:
         ev.append((t, "content_block_delta", delta(0, "text_delta", "text", w)))
