@@ -298,6 +298,7 @@ async def test_giving_up_while_the_questions_are_up_keeps_the_held_step(tmp_path
     assert record.timings["t_abandon_ms"] == pytest.approx(clock.now_ms() - t0)
     assert max(e["step"] for e in record.events if e["kind"] == "step") == 2  # none began after
     assert [e["resumed_ms"] for e in record.events if e["kind"] == "hold"] == [None]
+    assert record.timings["paused_ms"] == pytest.approx(1200.0)  # up to the give-up
     ss.commit(run)
     ss.store.close()
 

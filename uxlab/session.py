@@ -375,7 +375,9 @@ class TrialRun:
             t_chain = t_abandon - offset_at_ms(holds, t_abandon)
             timings["abandon_step"] = step_at_ms(steps, t_chain)
         if self.study.step_questions:  # mid-chain questions: the time they held the chain
-            timings["paused_ms"] = sum(h.held_ms or 0.0 for h in holds)
+            held = [h.held_ms if h.held_ms is not None else (t_abandon or 0.0) - h.asked_ms
+                    for h in holds]  # fmt: skip
+            timings["paused_ms"] = sum(held)  # a hold given up in counts up to the give-up
             offset = offset_at_ms(holds, float("inf"))
             if timings.get("scheduled_end_ms") is not None:  # the end moved with the holds
                 timings["scheduled_end_ms"] += offset

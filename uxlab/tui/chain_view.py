@@ -145,6 +145,7 @@ class ChainSteps(Static):
         for n, (line, style) in enumerate(lines):
             text.append(("\n" if n else "") + line, style=style)
         self.update(text)
+        self.display = bool(lines)  # a plain answer (n_steps = 1): no empty line above it
 
     def summary(self) -> str:
         """The folded work log: `✓ 9 steps: 5 model calls, 4 tool calls  (t: show)`."""
