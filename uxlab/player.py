@@ -224,17 +224,24 @@ class Player:
             self._woken_by_cancel = True
             task.cancel()
 
+    def _absorb_own_cancel(self) -> bool:
+        """After a CancelledError: True when `cancel()` woke the sleep (the task is
+        un-cancelled and plays on to its end), False when the cancel came from outside."""
+        if not self._woken_by_cancel:
+            return False
+        self._woken_by_cancel = False
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+        return True
+
     async def _wait_until(self, deadline_ms: float) -> None:
         self._sleeping = True
         try:
             await self.clock.sleep_until(deadline_ms)
         except asyncio.CancelledError:
-            if not self._woken_by_cancel:
+            if not self._absorb_own_cancel():
                 raise
-            self._woken_by_cancel = False
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()
         finally:
             self._sleeping = False
 
@@ -262,13 +269,9 @@ class Player:
                 await asyncio.wait({waiter} if timer is None else {waiter, timer},
                                    return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
             except asyncio.CancelledError:
-                if not self._woken_by_cancel:
+                if not self._absorb_own_cancel():
                     waiter.cancel()
                     raise
-                self._woken_by_cancel = False
-                task = asyncio.current_task()
-                if task is not None:
-                    task.uncancel()
             finally:
                 self._sleeping = False
                 if timer is not None and not timer.done():
