@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from textual.app import App
+from helpers.pilot import OneScreen, TrialHost, settle, trial_screen
 
 from uxlab.chain import chain_steps, split_at_steps
 from uxlab.clock import VirtualClock
@@ -26,7 +25,6 @@ from uxlab.streams.replay_file import write_replay
 from uxlab.streams.synthetic import synthesize
 from uxlab.study import StudyError, load_study, parse_study
 from uxlab.tui.chain_view import ChainView
-from uxlab.tui.study_app import StudyApp
 from uxlab.tui.trial_screen import TrialScreen
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -362,27 +360,6 @@ async def test_a_chain_cut_before_the_asked_step_is_not_held(tmp_path) -> None:
 
 
 # -- the trial screen -------------------------------------------------------------------------
-class Host(App[None]):
-    def __init__(self, run) -> None:
-        super().__init__()
-        self.trial_run = run
-        self.result = None
-
-    def on_mount(self) -> None:
-        self.push_screen(TrialScreen(self.trial_run, "Trial 1 of 1", None), self._done)
-
-    def _done(self, run) -> None:
-        self.result = run
-
-
-async def settle(pilot, condition, timeout_s: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "the screen did not settle"
-        await pilot.pause(0.01)
-    await pilot.pause()
-
-
 def tiny_study_file(tmp_path: Path) -> Path:
     return study_file(tmp_path, chains=tiny_chains(tmp_path), steps="[1]", n_steps="2", itl_ms=5)
 
@@ -395,7 +372,7 @@ async def test_the_trial_screen_asks_mid_chain_and_goes_on(tmp_path) -> None:
         ss.accept_consent()
         ss.start_running()
         run = ss.begin(ss.next_trial())
-        app = Host(run)
+        app = TrialHost(run)
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
             screen = app.screen
@@ -432,7 +409,7 @@ async def test_escape_during_the_mid_chain_question_stops_the_chain(tmp_path) ->
         ss.accept_consent()
         ss.start_running()
         run = ss.begin(ss.next_trial())
-        app = Host(run)
+        app = TrialHost(run)
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
             screen = app.screen
@@ -454,24 +431,11 @@ async def test_escape_during_the_mid_chain_question_stops_the_chain(tmp_path) ->
     assert timings["abandon_step"] == 1
 
 
-class OneTrial(StudyApp):
-    """The study app (its stylesheet) showing one trial screen instead of the flow."""
-
-    start_flow = False
-
-    def on_mount(self) -> None:
-        ss = StudySession.open(self.study, self.store, "P-SNAP1", clock=self.clock)
-        ss.accept_consent()
-        ss.start_running()
-        self.session = ss
-        run = ss.begin(ss.next_trial())
-        self.current_run = run
-        self.push_screen(TrialScreen(run, ss.progress(run.trial), self.probe))
-
-
 def test_snapshot_mid_chain_question_80x24(snap_compare, tmp_path) -> None:
     study = load_study(tiny_study_file(tmp_path))
-    app = OneTrial(study, Store.open(tmp_path / "snap.sqlite"), participant="P-SNAP1")
+    app = OneScreen(
+        trial_screen, study, Store.open(tmp_path / "snap.sqlite"), participant="P-SNAP1"
+    )
 
     async def run_before(pilot) -> None:
         await settle(pilot, lambda: isinstance(app.screen, TrialScreen))

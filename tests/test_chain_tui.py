@@ -5,29 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.app import App
+from helpers.pilot import TrialHost
 
 from uxlab.clock import VirtualClock
 from uxlab.session import StudySession
 from uxlab.store import Store
 from uxlab.study import load_study
 from uxlab.tui.chain_view import ChainView
-from uxlab.tui.trial_screen import TrialScreen
 
 STUDY = Path(__file__).resolve().parents[1] / "studies" / "agent-chain.toml"
-
-
-class Host(App[None]):
-    def __init__(self, run) -> None:
-        super().__init__()
-        self.trial_run = run
-        self.result = None
-
-    def on_mount(self) -> None:
-        def done(run) -> None:
-            self.result = run
-
-        self.push_screen(TrialScreen(self.trial_run, "Trial 1 of 42", None), done)
 
 
 async def test_a_chain_trial_plays_in_the_trial_screen_and_is_committed(tmp_path) -> None:
@@ -39,7 +25,7 @@ async def test_a_chain_trial_plays_in_the_trial_screen_and_is_committed(tmp_path
         ss.start_running()
         trial = ss.next_trial()
         run = ss.begin(trial)
-        app = Host(run)
+        app = TrialHost(run, "Trial 1 of 42")
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
             view = app.screen.query_one("#chat", ChainView)

@@ -10,10 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.pilot import wait_for
+from helpers.pilot import OneScreen, settle, trial_screen
 from helpers.studies import tiny_study
 
-from uxlab.session import StudySession
 from uxlab.store import Store
 from uxlab.study import load_study
 from uxlab.tui.flow_screens import (
@@ -27,7 +26,6 @@ from uxlab.tui.flow_screens import (
     WarningsScreen,
 )
 from uxlab.tui.stream_view import StreamView
-from uxlab.tui.study_app import StudyApp
 from uxlab.tui.trial_screen import TrialScreen
 
 SIZE = (80, 24)
@@ -53,41 +51,12 @@ text = "Why did you give that rating?"
 """
 
 
-class OneScreen(StudyApp):
-    """The study app showing one screen (built after mount) instead of running the flow."""
-
-    start_flow = False
-
-    def __init__(self, make_screen, *args, **kw) -> None:
-        super().__init__(*args, **kw)
-        self.make_screen = make_screen
-
-    def on_mount(self) -> None:
-        self.push_screen(self.make_screen(self))
-
-
 def app_for(tmp_path: Path, make_screen, levels: str = "0") -> OneScreen:
     study = load_study(
         tiny_study(tmp_path, levels=levels, itl=1, practice=0, extra_questions=QUESTIONS)
     )
     store = Store.open(tmp_path / "snap.sqlite")
     return OneScreen(make_screen, study, store, participant="P-SNAP1", suggested_id="P-7K3QX")
-
-
-def trial_screen(app: StudyApp) -> TrialScreen:
-    ss = StudySession.open(app.study, app.store, "P-SNAP1", clock=app.clock)
-    ss.accept_consent()
-    ss.start_running()
-    app.session = ss
-    run = ss.begin(ss.next_trial())
-    app.current_run = run
-    return TrialScreen(run, ss.progress(run.trial), app.probe)
-
-
-async def settle(pilot, condition) -> None:
-    """Wait for `condition`, then one more refresh: the screen as it will be snapped."""
-    await wait_for(pilot, condition)
-    await pilot.pause()
 
 
 def text_screen_test(make):

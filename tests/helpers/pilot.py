@@ -1,4 +1,5 @@
-"""Driving the study app with Pilot: wait for a condition or a screen, play one trial screen.
+"""Driving the study app with Pilot: wait for a condition or a screen, play one trial screen,
+and small apps that show one screen (a trial screen with or without the study app around it).
 
 The waits are event-driven polls with a generous deadline that only turns a hang into a
 clear failure; nothing asserts on how long anything took.
@@ -8,8 +9,12 @@ from __future__ import annotations
 
 import time
 
+from textual.app import App
+
 from helpers.studies import SLOW_MS
+from uxlab.session import StudySession
 from uxlab.tui.questions import QuestionPanel
+from uxlab.tui.study_app import StudyApp
 from uxlab.tui.trial_screen import TrialScreen
 
 
@@ -25,6 +30,12 @@ async def wait_for(pilot, condition, timeout_s: float = 15.0) -> None:
 async def wait_screen(pilot, kind: type) -> None:
     """Let the app run until its current screen is a `kind`."""
     await wait_for(pilot, lambda: isinstance(pilot.app.screen, kind))
+
+
+async def settle(pilot, condition) -> None:
+    """Wait for `condition`, then one more refresh: the screen as it will be snapped."""
+    await wait_for(pilot, condition)
+    await pilot.pause()
 
 
 def asking(app, question_id: str | None = None) -> bool:
@@ -59,3 +70,43 @@ async def do_trial(pilot, answers=("y", "4"), give_up: bool | None = None) -> st
         await pilot.press("enter")
     await wait_for(pilot, lambda: app.screen is not screen)
     return run.outcome
+
+
+class TrialHost(App[None]):
+    """A bare app showing one trial screen for `run`; `result` is what the screen returned."""
+
+    def __init__(self, run, progress: str = "Trial 1 of 1") -> None:
+        super().__init__()
+        self.trial_run = run
+        self.progress = progress
+        self.result = None
+
+    def on_mount(self) -> None:
+        self.push_screen(TrialScreen(self.trial_run, self.progress, None), self._done)
+
+    def _done(self, run) -> None:
+        self.result = run
+
+
+class OneScreen(StudyApp):
+    """The study app (its stylesheet) showing one screen, built after mount, not the flow."""
+
+    start_flow = False
+
+    def __init__(self, make_screen, *args, **kw) -> None:
+        super().__init__(*args, **kw)
+        self.make_screen = make_screen
+
+    def on_mount(self) -> None:
+        self.push_screen(self.make_screen(self))
+
+
+def trial_screen(app: StudyApp) -> TrialScreen:
+    """`make_screen` for OneScreen: participant P-SNAP1's first trial, ready to send."""
+    ss = StudySession.open(app.study, app.store, "P-SNAP1", clock=app.clock)
+    ss.accept_consent()
+    ss.start_running()
+    app.session = ss
+    run = ss.begin(ss.next_trial())
+    app.current_run = run
+    return TrialScreen(run, ss.progress(run.trial), app.probe)
