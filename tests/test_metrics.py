@@ -276,3 +276,22 @@ def test_summary_pools_gaps_across_recordings() -> None:
     assert summary["errors"] == sum(1 for r in recs if r.errors)
     ttfts = [h["ttft_ms"] for r in recs if not math.isnan((h := by_hand(r))["ttft_ms"])]
     assert summary["ttft_ms"]["p50"] == pytest.approx(statistics.median(ttfts))
+
+
+@pytest.mark.parametrize("mean_size", [3, 200])
+def test_grouped_percentiles_match_numpy_per_group(mean_size: int) -> None:
+    from uxlab.streams.metrics import grouped_percentiles
+
+    rng = np.random.default_rng(mean_size)
+    n_groups = 40
+    sizes = rng.poisson(mean_size, n_groups)
+    sizes[[3, 17]] = [0, 1]  # an empty group and a group of one
+    groups = np.repeat(np.arange(n_groups), sizes)
+    values = rng.lognormal(3.0, 1.0, len(groups))
+    qs = (50, 90, 99, 100)
+    out, got_sizes = grouped_percentiles(values, groups, n_groups, qs)
+    assert got_sizes.tolist() == sizes.tolist()
+    for g in range(n_groups):
+        mine = values[groups == g]
+        expected = np.percentile(mine, qs) if len(mine) else np.full(len(qs), np.nan)
+        np.testing.assert_allclose(out[:, g], expected, rtol=1e-12)

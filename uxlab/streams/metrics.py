@@ -52,6 +52,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
@@ -252,25 +253,35 @@ class StreamArrays:
     def n_output_chunks(self) -> np.ndarray:
         return np.diff(self.starts)
 
-    @property
+    # The derived arrays below are computed once per instance (the arrays are not changed
+    # after construction): describe and summarize each need them several times.
+    @cached_property
     def has_timing(self) -> np.ndarray:
         """Per recording: every output chunk has a time."""
         rec_of = self.recording_of_chunk()
         unknown = np.bincount(rec_of, weights=np.isnan(self.t_ms), minlength=len(self))
         return unknown == 0
 
-    def recording_of_chunk(self) -> np.ndarray:
-        """For each flat output chunk, the index of its recording."""
+    @cached_property
+    def _recording_of_chunk(self) -> np.ndarray:
         return np.repeat(np.arange(len(self)), self.n_output_chunks)
 
-    def gaps(self) -> tuple[np.ndarray, np.ndarray]:
-        """ITL gaps of recordings with timing, and the recording index of each gap."""
+    def recording_of_chunk(self) -> np.ndarray:
+        """For each flat output chunk, the index of its recording."""
+        return self._recording_of_chunk
+
+    @cached_property
+    def _gaps(self) -> tuple[np.ndarray, np.ndarray]:
         rec_of = self.recording_of_chunk()
         same = rec_of[1:] == rec_of[:-1]
         gaps_ms = np.diff(self.t_ms)[same]
         gap_rec = rec_of[1:][same]
         keep = self.has_timing[gap_rec]
         return gaps_ms[keep], gap_rec[keep]
+
+    def gaps(self) -> tuple[np.ndarray, np.ndarray]:
+        """ITL gaps of recordings with timing, and the recording index of each gap."""
+        return self._gaps
 
 
 def error_type(error: Mapping[str, Any]) -> str:
@@ -291,13 +302,21 @@ def grouped_percentiles(
     Returns an array of shape (len(qs), n_groups) (NaN for empty groups) and the group sizes.
     """
     sizes = np.bincount(groups, minlength=n_groups)
-    # Sort within groups with one argsort: offset each group past the previous one's values
-    # (values >= 0 here; an offset key sorts ~5x faster than np.lexsort). Only the order
-    # comes from the key: the values read back are the exact originals.
-    span = float(values.max() - min(values.min(), 0.0)) + 1.0 if len(values) else 1.0
-    order = np.argsort(values + groups * span, kind="quicksort")
-    sorted_values = values[order]
     group_starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    if len(values) >= 32 * n_groups and (groups[1:] >= groups[:-1]).all():
+        # Long groups one after the other (recordings of many chunks): sort each slice in
+        # place, ~4x faster than one argsort of everything.
+        sorted_values = values.copy()
+        for start, size in zip(group_starts.tolist(), sizes.tolist(), strict=True):
+            if size > 1:
+                sorted_values[start : start + size].sort()
+    else:
+        # Sort within groups with one argsort: offset each group past the previous one's
+        # values (an offset key sorts ~5x faster than np.lexsort). Only the order comes from
+        # the key: the values read back are the exact originals.
+        span = float(values.max() - min(values.min(), 0.0)) + 1.0 if len(values) else 1.0
+        order = np.argsort(values + groups * span, kind="quicksort")
+        sorted_values = values[order]
     out = np.full((len(qs), n_groups), np.nan)
     has = sizes > 0
     n = sizes[has]
