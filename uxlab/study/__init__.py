@@ -2,15 +2,8 @@
 
 from uxlab.study.design import AttentionCheck, Trial, design_trials
 from uxlab.study.estimate import estimate_duration
-from uxlab.study.spec import (
-    Condition,
-    Factor,
-    Question,
-    Study,
-    StudyError,
-    load_study,
-    parse_study,
-)
+from uxlab.study.loader import load_study, parse_study
+from uxlab.study.spec import Condition, Factor, Question, Study, StudyError
 from uxlab.study.stimulus import trial_schedule
 
 __all__ = [
