@@ -21,11 +21,15 @@ Mapping (`anthropic_events_to_recording`, reused by the live recorder):
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from uxlab.streams.importers.base import ImportOptions, ImportResult, StreamEventError
+from uxlab.streams.importers.base import (
+    ImportOptions,
+    ImportResult,
+    StreamEventError,
+    event_json_object,
+)
 from uxlab.streams.importers.openai_sse import TimedEvent, import_capture_files
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Event, Header, Meta, Recording
 
@@ -37,17 +41,8 @@ _DELTA_CHANNELS = {
 
 
 def _obj(index: int, data: str) -> dict[str, Any]:
-    if not data.strip():
-        return {}
-    try:
-        obj = json.loads(data)
-    except json.JSONDecodeError as exc:
-        raise StreamEventError(
-            index, "data", f"not JSON ({exc.msg} at column {exc.colno}): {data[:60]!r}"
-        ) from None
-    if not isinstance(obj, dict):
-        raise StreamEventError(index, "data", f"expected a JSON object, got {type(obj).__name__}")
-    return obj
+    """The event's JSON object; a blank `data:` (a named event without a body) is `{}`."""
+    return event_json_object(index, data) if data.strip() else {}
 
 
 def anthropic_events_to_recording(events: list[TimedEvent], header: Header) -> Recording:

@@ -84,6 +84,19 @@ class ImportResult:
         return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
+def event_json_object(index: int, data: str) -> dict[str, Any]:
+    """The JSON object in an SSE event's data, else a StreamEventError for event `index`."""
+    try:
+        obj = json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise StreamEventError(
+            index, "data", f"not JSON ({exc.msg} at column {exc.colno}): {data[:60]!r}"
+        ) from None
+    if not isinstance(obj, dict):
+        raise StreamEventError(index, "data", f"expected a JSON object, got {type(obj).__name__}")
+    return obj
+
+
 def wanted(index: int, options: ImportOptions) -> bool:
     """Whether request `index` should be imported under `--select` (limit is separate)."""
     return options.select is None or index in options.select

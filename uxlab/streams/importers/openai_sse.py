@@ -24,7 +24,6 @@ warning. SSE chunks are not tokens, so `n_tokens` is null.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,7 @@ from uxlab.streams.importers.base import (
     ImportResult,
     Skipped,
     StreamEventError,
+    event_json_object,
     import_header,
     origin_of,
     selected,
@@ -58,15 +58,6 @@ def response_text_events(t_ms: float, raw: str) -> list[TimedEvent]:
     return [(t_ms, None, raw)] if raw.strip() else []
 
 
-def _json_data(index: int, data: str) -> Any:
-    try:
-        return json.loads(data)
-    except json.JSONDecodeError as exc:
-        raise StreamEventError(
-            index, "data", f"not JSON ({exc.msg} at column {exc.colno}): {data[:60]!r}"
-        ) from None
-
-
 def openai_chat_events_to_recording(events: list[TimedEvent], header: Header) -> Recording:
     """Map OpenAI Chat Completions SSE events to a Recording (see the module docstring).
 
@@ -87,9 +78,7 @@ def openai_chat_events_to_recording(events: list[TimedEvent], header: Header) ->
             done = True
             end_t = t_ms
             continue
-        obj = _json_data(i, data)
-        if not isinstance(obj, dict):
-            raise StreamEventError(i, "data", f"expected a JSON object, got {type(obj).__name__}")
+        obj = event_json_object(i, data)
         if obj.get("error") is not None:
             err = obj["error"] if isinstance(obj["error"], dict) else {"message": obj["error"]}
             out.append(ErrorEvent(t_ms=t_ms, error=err))
