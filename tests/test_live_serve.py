@@ -323,6 +323,12 @@ def test_the_serve_command_runs_and_answers(tmp_path):
         text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
         assert text == "Once upon a time there was a stream."
         assert "request 0 (openai): story seed 5" in proc.stderr.readline()
+        short = client.chat.completions.create(
+            model="m", max_tokens=2, messages=[{"role": "user", "content": "x"}]
+        )
+        assert short.choices[0].message.content == "Once upon"
+        line = proc.stderr.readline()
+        assert "request 1 (openai): story seed 6, cut at max_tokens 2" in line
     finally:
         proc.terminate()
         proc.wait(timeout=10)

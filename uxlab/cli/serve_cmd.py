@@ -140,9 +140,11 @@ def run(args: argparse.Namespace) -> int:
 
         def log_request(served) -> None:
             labels = "".join(f" {k}={v}" for k, v in served.labels.items())
+            cut = served.schedule.header.extra.get("served_max_tokens")
+            cut_note = f", cut at max_tokens {cut}" if cut is not None else ""
             print(
                 f"request {served.request_index} ({served.wire}): {served.replay_id} "
-                f"seed {served.seed}{labels}",
+                f"seed {served.seed}{labels}{cut_note}",
                 file=sys.stderr,
                 flush=True,
             )
