@@ -402,11 +402,16 @@ def mutate(text: str, rng) -> str:
     return "\n".join(lines)
 
 
-def test_fast_and_precise_paths_agree_on_thousands_of_broken_files(monkeypatch) -> None:
+@pytest.mark.parametrize("decoder", ["orjson", "stdlib json"])
+def test_fast_and_precise_paths_agree_on_thousands_of_broken_files(monkeypatch, decoder) -> None:
     import numpy as np
 
     from uxlab.streams import replay_file
 
+    if decoder == "stdlib json":
+        monkeypatch.setattr(replay_file, "orjson", None)
+    else:
+        assert replay_file.orjson is not None
     rng = np.random.default_rng(20261202)
     base = canonical_with_every_event()
     assert isinstance(replay_file.parse_events(base)[1], replay_file.ValidEvents)
@@ -460,3 +465,21 @@ def test_the_error_survives_a_trip_to_another_process() -> None:
     err = ReplayFormatError("f.jsonl", 3, "t_ms", "is negative")
     back = pickle.loads(pickle.dumps(err))
     assert (back.path, back.line, back.field, str(back)) == ("f.jsonl", 3, "t_ms", str(err))
+
+
+def test_numbers_beyond_64_bits_and_lone_surrogates_read_as_the_stdlib_reads_them() -> None:
+    # orjson (the fast decoder) makes such integers floats and refuses lone surrogates.
+    big = 2**64 + 1
+    text = lines_text(
+        HEADER,
+        {"type": "meta", "t_ms": 1.0, "n": big},
+        {**CHUNK, "text": "\ud800"},
+        {**END, "usage": {"tokens": [big, -big]}},
+    )
+    rec = parse_replay(text)
+    assert rec.events[0] == Meta(t_ms=1.0, data={"n": big})
+    assert rec.chunks[0].text == "\ud800"
+    assert rec.end is not None and rec.end.usage == {"tokens": [big, -big]}
+    assert type(rec.end.usage["tokens"][0]) is int
+    huge_time = lines_text(HEADER, {**CHUNK, "t_ms": big}, {**END, "t_ms": 2 * big})
+    assert [c.t_ms for c in parse_replay(huge_time).chunks] == [float(big)]

@@ -12,7 +12,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
@@ -21,6 +21,11 @@ from typing import Any
 import numpy as np
 
 from uxlab.errors import UxlabError
+
+try:  # twice as fast as the stdlib decoder on whole files; the stdlib one is the fallback
+    import orjson
+except ImportError:  # pragma: no cover - orjson is a dependency, but the code runs without it
+    orjson = None  # type: ignore[assignment]
 from uxlab.streams.recording import (
     CHANNELS,
     FORMAT,
@@ -288,6 +293,8 @@ _GET_TYPE = itemgetter("type")
 _GET_CHUNK_FIELDS = tuple(itemgetter(k) for k in ("t_ms", "channel", "text", "n_tokens"))
 # Two objects on one line, `}, {` outside the newlines that join the lines (see _decode_joined).
 _TWO_OBJECTS_ON_A_LINE = re.compile(r"\}[ \t\r]*,[ \t\r]*\{")
+# orjson turns integers beyond 64 bits into floats where the stdlib keeps them exact.
+_HUGE = float(2**63)
 
 
 def _decode_line(raw: str, lineno: int, reader: _Reader) -> Any:
@@ -325,15 +332,25 @@ def _decode_joined(body: str) -> list[Any] | None:
     as many items as lines, each line then holds exactly one item, as line-by-line decoding
     would find, once every item is known to be an object (`_check_in_bulk`). A blank line
     makes two commas meet, so it takes the precise path too. Any doubt returns None.
+    orjson decodes when it is installed and gives what the stdlib would, except that it makes
+    integers beyond 64 bits floats: `_check_in_bulk` sends events holding such numbers to the
+    precise path.
     """
     if not body:
         return []
     if _TWO_OBJECTS_ON_A_LINE.search(body):
         return None
-    try:
-        objs = _DECODER.decode("[" + body.replace("\n", ",\n") + "]")
-    except (ValueError, RecursionError):  # JSONDecodeError and _NonStandardNumber
-        return None
+    joined = "[" + body.replace("\n", ",\n") + "]"
+    objs = None
+    if orjson is not None:
+        # On an error the stdlib decides: it keeps lone surrogates and reads 1e999 as inf.
+        with suppress(orjson.JSONDecodeError):
+            objs = orjson.loads(joined)
+    if objs is None:
+        try:
+            objs = _DECODER.decode(joined)
+        except (ValueError, RecursionError):  # JSONDecodeError and _NonStandardNumber
+            return None
     if len(objs) != body.count("\n") + 1:
         return None
     return objs
@@ -373,6 +390,17 @@ class ValidEvents:
         for pos, ev in self.others.items():
             events[pos] = ev
         return events  # type: ignore[return-value]
+
+
+def _has_huge_float(value: Any) -> bool:
+    """A float of 2**63 or more inside `value`: maybe an integer orjson could not keep."""
+    if type(value) is float:
+        return abs(value) >= _HUGE
+    if type(value) is dict:
+        return any(map(_has_huge_float, value.values()))
+    if type(value) is list:
+        return any(map(_has_huge_float, value))
+    return False
 
 
 def _check_in_bulk(
@@ -415,8 +443,12 @@ def _check_in_bulk(
             chunk_set = set(chunk_at)
             for i in range(n_events):
                 if i not in chunk_set:
+                    if _has_huge_float(objs[i]):
+                        return None
                     others[i] = reader.event(objs[i], linenos[i])  # type: ignore[assignment]
         if has_end:
+            if _has_huge_float(objs[-1]):
+                return None
             end = reader.event(objs[-1], linenos[-1])  # type: ignore[assignment]
         t_ms = np.array(times, dtype=float)  # None -> NaN
         tokens = np.array(n_tokens, dtype=float)
@@ -424,7 +456,7 @@ def _check_in_bulk(
     # precise checker rejects.
     except (KeyError, TypeError, OverflowError, ReplayFormatError):
         return None
-    if (t_ms < 0.0).any() or np.isinf(t_ms).any() or (tokens < 0.0).any():
+    if (t_ms < 0.0).any() or (t_ms >= _HUGE).any() or (tokens < 0.0).any():
         return None
     if int in time_types:
         times = [None if t is None else float(t) for t in times]
