@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from helpers.recordings import word_stream
 
 from uxlab.live.live_schedule import (
     LiveSchedule,
@@ -15,7 +16,7 @@ from uxlab.live.live_schedule import (
 )
 from uxlab.player import HeadlessSink, Player, VirtualClock
 from uxlab.shaping import Profile, shape
-from uxlab.streams.recording import Chunk, End, Header, Recording
+from uxlab.streams.recording import Recording
 
 WORDS = ["The", " lighthouse", " keeper", " counted", " ships", ",", " one", " by", " one", "."]
 
@@ -27,8 +28,7 @@ def fed_all_at(schedule: LiveSchedule, texts: list[str], t_ms: float = 0.0) -> N
 
 
 def recording(texts: list[str]) -> Recording:
-    chunks = [Chunk(t_ms=10.0 * i, text=t, n_tokens=1) for i, t in enumerate(texts)]
-    return Recording(Header(id="words"), list(chunks), End(10.0 * len(texts), "stop"))
+    return word_stream(texts, rid="words", ttft_ms=0.0, gap_ms=10.0, end_after_ms=10.0)
 
 
 @pytest.mark.parametrize(

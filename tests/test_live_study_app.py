@@ -12,13 +12,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from helpers.pilot import asking, wait_for
+from helpers.recordings import word_stream
 from live_servers import serve_in_thread
 
 from uxlab.cli import main
 from uxlab.live.serve import Pick, ServeConfig, build_app, corpus_picker
 from uxlab.shaping import Profile, shape
 from uxlab.store import Store
-from uxlab.streams.recording import Chunk, End, Header, Recording
+from uxlab.streams.recording import Recording
 from uxlab.study import load_study
 from uxlab.study.spec import StudyError
 from uxlab.tui.flow_screens import ConsentScreen, EndScreen, InstructionsScreen, TextScreen
@@ -69,9 +70,7 @@ def live_study(tmp_path: Path, url: str, prompts: str, levels: str = "50, 2000")
 
 
 def beams() -> Recording:
-    chunks = [Chunk(100.0 + 10 * i, w, n_tokens=1) for i, w in enumerate(WORDS)]
-    header = Header(id="beams", request={"messages": [{"role": "user", "content": "x"}]})
-    return Recording(header, list(chunks), End(chunks[-1].t_ms + 1, "stop"))
+    return word_stream(WORDS, rid="beams", prompt="x")
 
 
 @pytest.fixture(scope="module")

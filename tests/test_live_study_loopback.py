@@ -9,6 +9,7 @@ import itertools
 import json
 
 import pytest
+from helpers.recordings import word_stream
 from live_servers import serve_in_thread
 
 from uxlab.clock import MonotonicClock
@@ -16,7 +17,7 @@ from uxlab.live.live_schedule import LiveEndpoint, LiveRun, LiveSchedule, stream
 from uxlab.live.serve import ServeConfig, build_app
 from uxlab.player import HeadlessSink, Player
 from uxlab.shaping import Profile, shape
-from uxlab.streams.recording import Chunk, End, Header, Recording
+from uxlab.streams.recording import Recording
 
 WORDS = ["Lights", " turn", " slowly", " over", " the", " grey", " water", " at", " night", "."]
 SLOW_SERVER = Profile.from_table({"ttft": "constant:400", "itl": "constant:20"})
@@ -24,9 +25,7 @@ FAST_SERVER = Profile.from_table({"ttft": "constant:5", "itl": "constant:1"})
 
 
 def story() -> Recording:
-    chunks = [Chunk(100.0 + 10 * i, w, n_tokens=1) for i, w in enumerate(WORDS)]
-    header = Header(id="story", request={"messages": [{"role": "user", "content": "a story"}]})
-    return Recording(header, list(chunks), End(chunks[-1].t_ms + 1, "stop"))
+    return word_stream(WORDS, rid="story", prompt="a story")
 
 
 def serve(profile: Profile, token: str | None = None):

@@ -7,23 +7,21 @@ from pathlib import Path
 
 import pytest
 from helpers.pilot import wait_for
+from helpers.recordings import word_stream
 
 from uxlab.cli import main
 from uxlab.cli.replay_cmd import parse_settings
 from uxlab.player import ChunkTiming, PlaybackLog
 from uxlab.shaping import shape
-from uxlab.streams.recording import Chunk, End, Header, Recording
+from uxlab.streams.recording import Recording
 from uxlab.streams.replay_file import write_replay
 from uxlab.tui.replay_app import ReplayApp, Requested, recording_prompt, timing_summary
 from uxlab.tui.stream_view import StreamView
 
 
 def recording(rid: str, prompt: str, words: list[str], ttft_ms=15.0, gap_ms=4.0) -> Recording:
-    events = [Chunk(t_ms=ttft_ms + gap_ms * i, text=w, n_tokens=1) for i, w in enumerate(words)]
-    return Recording(
-        Header(id=rid, request={"messages": [{"role": "user", "content": prompt}]}),
-        events=events,
-        end=End(t_ms=events[-1].t_ms, finish_reason="stop"),
+    return word_stream(
+        words, rid=rid, prompt=prompt, ttft_ms=ttft_ms, gap_ms=gap_ms, end_after_ms=0.0
     )
 
 

@@ -5,15 +5,16 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers.recordings import word_stream
 
 from uxlab.cli import main
 from uxlab.shaping import Profile, derive_seed, shape
-from uxlab.streams import Chunk, End, Header, Recording, dumps_recording, read_replay, write_replay
+from uxlab.streams import Recording, dumps_recording, read_replay, write_replay
 
 
 def recording(rid: str, n: int = 30) -> Recording:
-    chunks = [Chunk(t_ms=300.0 + 20 * i, text=f" w{i}", n_tokens=1) for i in range(n)]
-    return Recording(Header(id=rid), chunks, End(t_ms=300.0 + 20 * n, finish_reason="stop"))
+    words = [f" w{i}" for i in range(n)]
+    return word_stream(words, rid=rid, ttft_ms=300.0, gap_ms=20.0, end_after_ms=20.0)
 
 
 def test_shape_one_file(tmp_path, capsys) -> None:
