@@ -226,3 +226,25 @@ def test_a_tool_call_without_arguments_reaches_both_sdks(tool_server):
         streamed = stream.get_final_message()
     assert [(b.type, b.name) for b in streamed.content] == [("tool_use", "clock")]
     assert streamed.stop_reason == "tool_use"
+
+
+async def test_openai_tool_calls_are_numbered_from_zero_whatever_the_recorded_index():
+    # An Anthropic recording numbers a tool call by its content block (here 2).
+    rec = tool_answer()
+    for ev in rec.events:
+        if isinstance(ev, Meta) and ev.data["kind"] == "tool_call":
+            ev.data["index"] = 2
+        elif isinstance(ev, Chunk) and ev.channel == "tool":
+            ev.extra["tool_index"] = 2
+    pieces = await play_to_sink("openai", rec)
+    deltas = [
+        json.loads(e["data"])["choices"][0]["delta"]
+        for _, evs in pieces
+        for e in evs
+        if e["data"] != "[DONE]"
+    ]
+    calls = [d["tool_calls"][0] for d in deltas if "tool_calls" in d]
+    assert [c["index"] for c in calls] == [0, 0, 0]
+    names = [(t, [e["event"] for e in evs]) for t, evs in await play_to_sink("anthropic", rec)]
+    assert names[3] == (400.0, ["content_block_stop", "content_block_start"])
+    assert names[4] == (450.0, ["content_block_delta"])
