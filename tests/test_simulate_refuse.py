@@ -32,3 +32,15 @@ def test_simulate_refuses_a_live_study_and_sends_nothing(tmp_path, capsys, throu
     assert f"{study}: cannot simulate study 'live-openai'" in err
     assert "live model" in err and "recorded corpus" in err
     assert len(config.served) == 0 and not db.exists()
+
+
+def test_demo_refuses_a_live_study_too(tmp_path, capsys):
+    config = ServeConfig([answer()], lambda r, s: r)
+    with serve_in_thread(build_app(config)) as base:
+        study = tmp_path / "live.toml"
+        study.write_text(LIVE_STUDY.read_text().replace("http://127.0.0.1:8765/v1", base + "/v1"))
+        out = tmp_path / "demo"
+        assert main(["demo", "--study", str(study), "-o", str(out), "--participants", "2"]) == 2
+    err = capsys.readouterr().err
+    assert f"{study}: cannot simulate study 'live-openai'" in err
+    assert len(config.served) == 0 and not any(out.glob("*.sqlite"))

@@ -43,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from analysis.report import ReportOptions, analyse, write_report
     from uxlab.cli import CliError
     from uxlab.cli.report_cmd import _load
+    from uxlab.cli.simulate_cmd import refuse_live_study
     from uxlab.simulate import PopulationTruth, simulate_cohort, study_truth
     from uxlab.store import Store
     from uxlab.store.export import export_db
@@ -54,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("--seed must be >= 0 and --n-boot at least 50")
     started = time.perf_counter()
     study = load_study(args.study or default_study())
+    refuse_live_study(study)
     out: Path = args.out
     db = out / f"{study.id}-s{args.seed}.sqlite"
     for old in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):

@@ -87,14 +87,7 @@ def run(args: argparse.Namespace) -> int:
     if args.time_scale != 1.0 and not args.through_ui:
         raise CliError("--time-scale only applies with --through-ui (the virtual clock is instant)")
     study = load_study(args.study)
-    if study.live is not None:
-        raise CliError(
-            f"{study.path}: cannot simulate study {study.id!r}: its trials send prompts to a "
-            "live model ([stimuli.live]); simulated participants play on a virtual (or, with "
-            "--through-ui, sped-up) clock, so real requests would be timed on simulated time. "
-            "Simulate a copy of the study over a recorded corpus instead (the same [profile] "
-            "and [factors], with [stimuli] corpus = a folder of recordings)"
-        )
+    refuse_live_study(study)
     db = args.db if args.db is not None else default_db_path(study)
     if args.through_ui:
         return _run_through_ui(args, study, db, truth)
@@ -155,3 +148,17 @@ def _run_through_ui(args: argparse.Namespace, study: Any, db: Path, truth: Any) 
     )
     print(f"next: uxlab export {db}   or   uxlab report {db}")
     return 0
+
+
+def refuse_live_study(study) -> None:
+    """Raise a CliError when `study` sends its prompts to a live model (not simulable)."""
+    from uxlab.cli import CliError
+
+    if study.live is not None:
+        raise CliError(
+            f"{study.path}: cannot simulate study {study.id!r}: its trials send prompts to a "
+            "live model ([stimuli.live]); simulated participants play on a virtual (or, with "
+            "--through-ui, sped-up) clock, so real requests would be timed on simulated time. "
+            "Simulate a copy of the study over a recorded corpus instead (the same [profile] "
+            "and [factors], with [stimuli] corpus = a folder of recordings)"
+        )
