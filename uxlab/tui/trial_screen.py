@@ -18,12 +18,14 @@ abandonment key still stops it while the questions are up.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
@@ -191,11 +193,17 @@ class TrialScreen(Screen[TrialRun]):
             await self._step_done
         finally:
             self._step_done, self._step_asking = None, None
+            if self.is_attached and view.is_attached:  # not while the app shuts down
+                self._end_step_questions(view, box, stop)
+
+    def _end_step_questions(self, view: ChainView, box: Vertical, stop: str) -> None:
+        """The hold is over: the questions go, the chain view goes on (or shows the stop)."""
+        with contextlib.suppress(NoMatches):  # the screen is being torn down
             box.remove_children()
             box.display = False
             if self.run.abandoned_at_ms is None:
                 view.resume()
-                hint.update(f"Press {stop} to stop waiting.")
+                self.query_one("#trial-hint", Static).update(f"Press {stop} to stop waiting.")
             view.focus()
             self.refresh_bindings()
 
