@@ -163,7 +163,9 @@ def describe(
         rules.append(f"break every {d.break_every}")
     out.append(_clip("  " + ", ".join(rules)))
     qs = ", ".join(
-        f"{q.id} ({q.type}{', end' if q.when == 'end' else ''})" for q in study.questions
+        f"{q.id} ({q.type}{', end' if q.when == 'end' else ''}"
+        f"{', after ' + ','.join(map(str, q.after_steps)) if q.when == 'step' else ''})"
+        for q in study.questions
     )
     out.append(_clip(f"  questions: {qs or 'none'}"))
     ab = study.abandon
