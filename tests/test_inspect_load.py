@@ -16,9 +16,10 @@ from uxlab.streams.inspect_load import (
     columns_of_recording,
     columns_of_valid,
     default_jobs,
+    inspect_paths,
     load_arrays,
 )
-from uxlab.streams.metrics import StreamArrays, describe_many, summarize
+from uxlab.streams.metrics import COLUMNS, StreamArrays, describe_many, summarize
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Header, Meta, Recording
 from uxlab.streams.replay_file import ValidEvents, dumps_recording, parse_events, write_replay
 from uxlab.streams.synthetic import GapModel, ToolCall, synthesize
@@ -114,6 +115,18 @@ def test_a_pool_of_processes_gives_the_same_as_one(folder: Path) -> None:
     assert [(e.path, e.line, e.field, str(e)) for e in two.errors] == [
         (e.path, e.line, e.field, str(e)) for e in one.errors
     ]
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 5])
+def test_inspect_paths_gives_the_table_and_summary_of_one_process(folder: Path, jobs) -> None:
+    loaded = load_arrays([folder], allow_truncated=True, jobs=1)
+    found = inspect_paths([folder], allow_truncated=True, jobs=jobs)
+    pd.testing.assert_frame_equal(
+        pd.DataFrame(found.table, columns=list(COLUMNS)), describe_many(loaded.arrays)
+    )
+    assert found.summary() == summarize(loaded.arrays)
+    assert found.paths == loaded.paths
+    assert [str(e) for e in found.errors] == [str(e) for e in loaded.errors]
 
 
 def test_fast_columns_match_the_columns_of_the_recording() -> None:

@@ -57,23 +57,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from uxlab.streams.inspect_load import load_arrays
-    from uxlab.streams.metrics import describe_columns, nest, summarize
+    from uxlab.streams.inspect_load import inspect_paths
+    from uxlab.streams.metrics import nest
 
-    loaded = load_arrays(args.paths, allow_truncated=args.truncated, jobs=args.jobs)
-    arrays, paths, errors = loaded.arrays, loaded.paths, loaded.errors
+    found = inspect_paths(args.paths, allow_truncated=args.truncated, jobs=args.jobs)
+    paths, errors = found.paths, found.errors
     if errors:
         print(f"uxlab inspect: {len(errors)} bad replay file(s):", file=sys.stderr)
         for err in errors:
             print(f"  {err}", file=sys.stderr)
-    if not len(arrays):
+    if not paths:
         if not errors:
             where = ", ".join(args.paths)
             print(f"uxlab inspect: no replay files (*.jsonl) in {where}", file=sys.stderr)
         return 1
 
-    table = describe_columns(arrays)
-    rows = _rows(table)
+    rows = _rows(found.table)
     out = sys.stdout
     try:
         if args.json:
@@ -83,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
         else:
             width = shutil.get_terminal_size((80, 24)).columns
-            write_table(rows, summarize(arrays, table), out, width)
+            write_table(rows, found.summary(), out, width)
         out.flush()
     except BrokenPipeError:
         # The reader went away (`uxlab inspect ... | head`): stop quietly, as Unix tools do.

@@ -12,14 +12,21 @@ from __future__ import annotations
 import itertools
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 
-from uxlab.streams.metrics import OUTPUT_CHANNELS, StreamArrays, error_type
+from uxlab.streams.metrics import (
+    OUTPUT_CHANNELS,
+    StreamArrays,
+    describe_columns,
+    error_type,
+    pooled_summary,
+)
 from uxlab.streams.recording import Chunk, ErrorEvent, Recording
 from uxlab.streams.replay_file import (
     ReplayFormatError,
@@ -32,6 +39,8 @@ from uxlab.streams.replay_file import (
 
 CHANNEL_CODES: dict[str, int] = {"content": 0, "reasoning": 1, "tool": 2}
 """The channel of each chunk as a small integer (`RecordingColumns.channel_code`)."""
+
+T = TypeVar("T")
 
 MIN_FILES_FOR_POOL = 64
 """Fewer files than this are read in this process (starting workers costs ~50 ms)."""
@@ -184,6 +193,28 @@ def default_jobs(n_files: int) -> int:
     return max(1, min(os.cpu_count() or 1, 8, n_files // (MIN_FILES_FOR_POOL // 2)))
 
 
+def _find_files(paths: Sequence[str | Path]) -> list[Path]:
+    files: list[Path] = []
+    for path in paths:
+        root = Path(path)
+        if not root.exists():
+            raise FileNotFoundError(f"{root}: no such file or folder")
+        files.extend(iter_replay_paths(root))
+    return files
+
+
+def _run_batches(
+    work: Callable[[Sequence[Path], bool], T], files: list[Path], allow_truncated: bool, jobs: int
+) -> list[T]:
+    """`work` on contiguous batches of `files` in `jobs` processes, results in file order."""
+    # A few batches per process, so that one slow batch does not hold up the rest.
+    n_batches = min(len(files), jobs * 4)
+    bounds = np.linspace(0, len(files), n_batches + 1).astype(int)
+    batches = [files[a:b] for a, b in itertools.pairwise(bounds.tolist())]
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(work, batches, [allow_truncated] * len(batches)))
+
+
 def load_arrays(
     paths: Sequence[str | Path], allow_truncated: bool = False, jobs: int | None = None
 ) -> LoadedArrays:
@@ -193,24 +224,68 @@ def load_arrays(
     the order of `iter_replay_paths`. `jobs` processes read the files (default: one per core
     when there are at least `MIN_FILES_FOR_POOL` files).
     """
-    files: list[Path] = []
-    for path in paths:
-        root = Path(path)
-        if not root.exists():
-            raise FileNotFoundError(f"{root}: no such file or folder")
-        files.extend(iter_replay_paths(root))
+    files = _find_files(paths)
     jobs = default_jobs(len(files)) if jobs is None else max(1, jobs)
     if jobs == 1:
         return _load_batch(files, allow_truncated)
-    # Contiguous batches (a few per process, so a slow one does not hold up the rest); map()
-    # gives them back in order.
-    n_batches = min(len(files), jobs * 4)
-    bounds = np.linspace(0, len(files), n_batches + 1).astype(int)
-    batches = [files[a:b] for a, b in itertools.pairwise(bounds.tolist())]
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        parts = list(pool.map(_load_batch, batches, [allow_truncated] * len(batches)))
+    parts = _run_batches(_load_batch, files, allow_truncated, jobs)
     return LoadedArrays(
         arrays=StreamArrays.concat([p.arrays for p in parts]),
+        paths=[p for part in parts for p in part.paths],
+        errors=[e for part in parts for e in part.errors],
+    )
+
+
+@dataclass
+class Inspection:
+    """What `uxlab inspect` shows: the metrics of every good file, and the bad files."""
+
+    table: dict[str, Any]
+    """`describe_columns` of the good files, in the order of `paths`."""
+    gaps_ms: np.ndarray
+    """Every ITL gap of every good file, in order (for the pooled summary)."""
+    paths: list[Path] = field(default_factory=list)
+    errors: list[ReplayFormatError] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        """The pooled summary (`metrics.summarize`)."""
+        return pooled_summary(self.table, self.gaps_ms)
+
+
+def _inspect_batch(paths: Sequence[Path], allow_truncated: bool) -> Inspection:
+    loaded = _load_batch(paths, allow_truncated)
+    table = describe_columns(loaded.arrays)
+    return Inspection(table, loaded.arrays.gaps()[0], loaded.paths, loaded.errors)
+
+
+def _concat_tables(tables: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, first in tables[0].items():
+        parts = [t[name] for t in tables]
+        if isinstance(first, np.ndarray):
+            out[name] = np.concatenate(parts)
+        else:
+            out[name] = [v for part in parts for v in part]
+    return out
+
+
+def inspect_paths(
+    paths: Sequence[str | Path], allow_truncated: bool = False, jobs: int | None = None
+) -> Inspection:
+    """Read every replay file at `paths` and compute its metrics, on `jobs` processes.
+
+    As `load_arrays`, but each process also computes the per-recording metrics of its files,
+    so only the table and the gaps come back (not every chunk): the metric stage runs in
+    parallel too. The result is the same as with one process.
+    """
+    files = _find_files(paths)
+    jobs = default_jobs(len(files)) if jobs is None else max(1, jobs)
+    if jobs == 1:
+        return _inspect_batch(files, allow_truncated)
+    parts = _run_batches(_inspect_batch, files, allow_truncated, jobs)
+    return Inspection(
+        table=_concat_tables([p.table for p in parts]),
+        gaps_ms=np.concatenate([p.gaps_ms for p in parts]),
         paths=[p for part in parts for p in part.paths],
         errors=[e for part in parts for e in part.errors],
     )

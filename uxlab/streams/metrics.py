@@ -302,7 +302,7 @@ def grouped_percentiles(
     Returns an array of shape (len(qs), n_groups) (NaN for empty groups) and the group sizes.
     """
     sizes = np.bincount(groups, minlength=n_groups)
-    group_starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    group_starts = np.cumsum(sizes) - sizes
     if len(values) >= 32 * n_groups and (groups[1:] >= groups[:-1]).all():
         # Long groups one after the other (recordings of many chunks): sort each slice in
         # place, ~4x faster than one argsort of everything.
@@ -523,7 +523,16 @@ def summarize(
     """
     a = _as_arrays(recs)
     df = describe_columns(a) if table is None else table
-    gaps_ms, _ = a.gaps()
+    return pooled_summary(df, a.gaps()[0])
+
+
+def pooled_summary(table: pd.DataFrame | Mapping[str, Any], gaps_ms: np.ndarray) -> dict[str, Any]:
+    """`summarize` from a `describe_columns` table and the pooled ITL gaps of its recordings.
+
+    For tables put together from parts (the groups of files `uxlab inspect` reads in
+    parallel): `gaps_ms` must hold the gaps in the table's recording order.
+    """
+    df = table
     gap_pct: dict[float, float] = {}
     if len(gaps_ms):  # one pass for the four pooled percentiles of millions of gaps
         qs = (50, 90, 99, 100)
@@ -540,7 +549,7 @@ def summarize(
     over = {thr: int((gaps_ms > thr).sum()) for thr in STALL_THRESHOLDS_MS}
     stalled = np.nan_to_num(np.asarray(df["stalls_over_250"], dtype=float)) > 0
     return {
-        "n_recordings": len(a),
+        "n_recordings": len(df["id"]),
         "n_gaps": len(gaps_ms),
         "ttft_ms": {"p50": pct(ttft, 50), "p90": pct(ttft, 90), "max": pct(ttft, 100)},
         "e2e_ms": {"p50": pct(e2e, 50), "p90": pct(e2e, 90), "max": pct(e2e, 100)},
