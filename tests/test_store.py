@@ -288,7 +288,7 @@ def test_every_start_and_resume_keeps_its_own_environment(store, study, tmp_path
     from uxlab.store import export_db
 
     first = {"term": "xterm-256color", "columns": 80, "timing_warnings": []}
-    later = {"term": "tmux-256color", "columns": 70, "timing_warnings": ["inside tmux"]}
+    later = {"term": "tmux-256color", "columns": 70, "timing_warnings": ["inside tmux", "70x20"]}
     session = store.start_or_resume_session(study, "P-RUNS1", environment=first)
     store.begin_trial(session, 0)  # then the process dies
     again = store.start_or_resume_session(study, "P-RUNS1", environment=later)
@@ -305,7 +305,7 @@ def test_every_start_and_resume_keeps_its_own_environment(store, study, tmp_path
     runs_csv = out["runs"].read_text().splitlines()
     assert runs_csv[0].startswith("session_id,participant,run,kind,started_at,next_index,env_")
     assert [line.split(",")[2:4] for line in runs_csv[1:]] == [["0", "start"], ["1", "resume"]]
-    assert "inside tmux" in runs_csv[2] and "tmux" not in runs_csv[1]
+    assert "inside tmux | 70x20" in runs_csv[2] and "tmux" not in runs_csv[1]
     store.withdraw("P-RUNS1")
     assert store.conn.execute("SELECT COUNT(*) FROM session_runs").fetchone() == (0,)
 

@@ -383,8 +383,8 @@ def _flatten(d: dict[str, Any], prefix: str) -> dict[str, Any]:
         name = f"{prefix}_{key}"
         if isinstance(value, dict):
             out.update(_flatten(value, name))
-        elif isinstance(value, (list, tuple)):
-            out[name] = " ".join(str(v) for v in value)
+        elif isinstance(value, (list, tuple)):  # e.g. timing warnings: sentences, kept apart
+            out[name] = " | ".join(str(v) for v in value)
         else:
             out[name] = value
     return out
