@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     db = args.db if args.db is not None else default_db_path(study)
     env = collect_environment(frame_cap())
     warnings = timing_warnings(env, shortest_gap_ms(study))
-    store = Store.open(db)
+    store = Store.open(db, busy_timeout_s=5.0)  # then the participant sees why, and r retries
     try:
         app = StudyApp(
             study,
