@@ -4,9 +4,11 @@
 observer model (`uxlab.simulate`) press the keys a person would: `a` to consent, Enter on
 text screens, Enter to send after its send delay, the study's abandonment key when its
 patience runs out (on the session clock, while the stream plays), and each question's
-answer through the question widgets' keys after its response time. Everything else (the
-trial list, adaptive levels, timing, the store) is the runner's own, so this checks the
-whole path a person takes. The session is marked simulated, with the truth in its
+answer through the question widgets' keys after its response time. A chain held for
+mid-chain questions is answered as on the virtual clock (on the chain seen so far), and the
+planned give-up moves on by the time the hold took. Everything else (the trial list,
+adaptive levels, timing, the store) is the runner's own, so this checks the whole path a
+person takes. The session is marked simulated, with the truth in its
 environment and `through_ui` / `time_scale` beside it.
 
 Times run on a `ScaledClock`: at `time_scale=10` a 5 s wait takes 0.5 s of real time and is
@@ -17,23 +19,28 @@ frame times the scale (about 40 ms at 240 fps and x10).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from textual.pilot import WaitForScreenTimeout
+
+from uxlab.chain import ChainHold
 from uxlab.errors import UxlabError
-from uxlab.session import StudySession
+from uxlab.session import StudySession, TrialRun
 from uxlab.simulate.driver import (
     draw_observer,
     end_rng,
     simulated_environment,
     trial_rng,
 )
-from uxlab.simulate.observers import Cues, Observer, PopulationTruth
+from uxlab.simulate.observers import Cues, Observer, PopulationTruth, chain_cues_until
 from uxlab.simulate.scripted import ScaledClock, TrialScript, answer_keys
 from uxlab.store import Store
 from uxlab.study import Study
+from uxlab.study.spec import step_response_id
 from uxlab.tui.flow_screens import (
     ConsentScreen,
     EndQuestionsScreen,
@@ -133,6 +140,8 @@ class _Driver:
         self.app, self.pilot, self.observer = app, pilot, observer
         self.seed, self.number, self.out = seed, number, out
         self.clock: ScaledClock = app.clock  # type: ignore[assignment]
+        self._presses: list[asyncio.Future[None]] = []
+        """Key presses left to settle while the trial goes on (a mid-chain answer's last)."""
 
     def _done(self) -> bool:
         return self.app.return_value is not None
@@ -178,13 +187,7 @@ class _Driver:
         await self._sleep(script.send_delay_ms)
         await self.pilot.press("enter")
         await _wait_for(app, lambda: run.t0_ms is not None, "the prompt to be sent")
-        assert run.t0_ms is not None
-        if script.give_up_ms is not None:
-            await self.clock.sleep_until(run.t0_ms + script.give_up_ms)
-            if run.phase in ("waiting", "streaming"):
-                self.out.planned_give_ups[index] = script.give_up_ms
-                await self.pilot.press(run.study.abandon.key)
-        await _wait_for(app, lambda: run.phase in ("over", "answered"), "the stream to end")
+        await self._watch(run, script, index)
         for q in run.questions:
             value, rt_ms = script.answer(q, run.trial.attention)
             await self._answer(q, value, rt_ms, index)
@@ -201,24 +204,95 @@ class _Driver:
         self.out.n_trials += 1
         self.out.n_abandoned += run.outcome == "abandoned"
 
-    async def _answer(self, q: Any, value: Any, rt_ms: float, trial_index: int | None) -> None:
+    async def _watch(self, run: TrialRun, script: TrialScript, index: int) -> None:
+        """From the send to the stream's end: answer each mid-chain hold, and press the give-up
+        key at the planned instant, moved on by the time each hold took (the answering time
+        shifts it, as on the virtual clock: patience counts the waiting, not the answering)."""
+        assert run.t0_ms is not None
+        app, give_up_ms, paused_ms = self.app, script.give_up_ms, 0.0
+
+        def holds() -> list[ChainHold]:
+            return list(getattr(run.player, "holds", []))
+
+        n_seen = 0
+        while run.phase not in ("over", "answered"):
+            waiter = asyncio.ensure_future(
+                _wait_for(
+                    app,
+                    lambda n=n_seen: (
+                        run.phase in ("over", "answered")
+                        or (run.phase == "asking" and len(holds()) > n)
+                    ),
+                    "the stream to end or a mid-chain question",
+                )
+            )
+            pending: set[asyncio.Future[Any]] = {waiter}
+            if give_up_ms is not None:
+                deadline_ms = run.t0_ms + give_up_ms + paused_ms
+                pending.add(asyncio.ensure_future(self.clock.sleep_until(deadline_ms)))
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+            if waiter in done:
+                waiter.result()  # a stall raises here
+            if run.phase == "asking" and len(holds()) > n_seen:
+                hold = holds()[n_seen]
+                n_seen += 1
+                await self._answer_hold(run, script, index, hold)
+                paused_ms += hold.held_ms or 0.0
+            elif waiter not in done:  # the give-up instant came first
+                if run.phase in ("waiting", "streaming"):
+                    self.out.planned_give_ups[index] = give_up_ms  # type: ignore[assignment]
+                    await self.pilot.press(run.study.abandon.key)
+                give_up_ms = None
+        presses, self._presses = self._presses, []
+        for press in presses:  # the screen may never settle before a long stream's end
+            with contextlib.suppress(WaitForScreenTimeout):
+                await press
+
+    async def _answer_hold(
+        self, run: TrialRun, script: TrialScript, index: int, hold: ChainHold
+    ) -> None:
+        """The mid-chain questions after `hold.step`, answered on the chain seen so far (the
+        observer's rule of the virtual-clock path); returns when the chain goes on."""
+        cues = chain_cues_until(run.schedule, hold.step)
+        for q in run.study.step_questions:
+            if run.final:  # the chain stopped (its timeout cannot come during a hold)
+                return
+            value, rt_ms = script.answer(q, cues=cues)
+            await self._answer(q, value, rt_ms, index, step_response_id(q.id, hold.step))
+        await _wait_for(
+            self.app,
+            lambda: hold.resumed_ms is not None or run.final,
+            "the chain to go on after the mid-chain questions",
+        )
+
+    async def _answer(
+        self, q: Any, value: Any, rt_ms: float, trial_index: int | None,
+        response_id: str | None = None,
+    ) -> None:  # fmt: skip
         """Choose the answer, then confirm it `rt_ms` after the question was painted.
 
         The widget's response time runs from its first paint to the confirming key, so the
         choosing keys go first and only the confirming key waits for the response time.
+        `response_id` is the stored id when it is not the question's (`q_<id>_s<step>`).
         """
         app = self.app
         await _wait_for(app, lambda: _asking(app, q.id), f"question {q.id!r}")
         widget = app.focused
         keys, shown = answer_keys(q, value)
-        self.out.choices.append(UiChoice(trial_index, q.id, shown, rt_ms))
+        self.out.choices.append(UiChoice(trial_index, response_id or q.id, shown, rt_ms))
         await self.pilot.press(*keys[:-1])
         if widget is not None and hasattr(widget, "shown_ms"):  # the widget's RT origin
             await _wait_for(app, lambda: widget.shown_ms is not None, f"{q.id!r} painted")
             await self.clock.sleep_until(widget.shown_ms + rt_ms)
         else:
             await self._sleep(rt_ms)
-        await self.pilot.press(keys[-1])
+        if response_id is None:
+            await self.pilot.press(keys[-1])
+        else:  # the chain goes on at this key: Pilot.press would wait for its stream to settle
+            self._presses.append(asyncio.ensure_future(self.pilot.press(keys[-1])))
 
     async def end_questions(self, screen: EndQuestionsScreen) -> None:
         rng, app = end_rng(self.seed, self.number), self.app
