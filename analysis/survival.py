@@ -4,6 +4,9 @@ The clock starts when the prompt is sent. Giving up is the event (`t_abandon_ms`
 that reached the end of its stream, or its timeout, is right-censored at `scheduled_end_ms`
 (the schedule fixes it, so the censoring is administrative and non-informative). Trials with
 outcome `error` or `interrupted` carry no information about patience and are left out.
+Time spent answering mid-chain questions is not waiting: when the table has `paused_ms`
+(the time a chain was held for them), it is taken off both the give-up and the censoring
+time, so the durations are waiting time (tables without the column are used as they are).
 
 Models (lifelines does the fitting):
 
@@ -32,10 +35,12 @@ CENSORED_OUTCOMES = ("completed", "timed_out")
 
 
 def survival_data(trials: pd.DataFrame, factors: list[str]) -> pd.DataFrame:
-    """One row per analysable trial: `duration_ms`, `event` (1 = gave up), participant, factors.
+    """One row per analysable trial: `duration_ms`, `event` (1 = gave up), participant,
+    factors, and `paused_ms` (answering time taken off the duration; 0 without the column).
 
     Needs `outcome`, `t_abandon_ms` and `scheduled_end_ms` (or `shown_last_ms` as a fallback
-    censoring time). Rows without a positive duration are dropped.
+    censoring time). The duration is waiting time: either time minus `paused_ms` when the
+    table has it. Rows without a positive duration are dropped.
     """
     for col in ("outcome", "t_abandon_ms"):
         if col not in trials.columns:
@@ -47,11 +52,13 @@ def survival_data(trials: pd.DataFrame, factors: list[str]) -> pd.DataFrame:
     elif "shown_last_ms" in df.columns:
         end = end.fillna(df["shown_last_ms"])
     event = (df["outcome"] == "abandoned").astype(int)
-    duration = np.where(event == 1, df["t_abandon_ms"], end)
-    out = pd.DataFrame(
-        {"duration_ms": duration.astype(float), "event": event.to_numpy()}, index=df.index
-    )
+    paused = pd.Series(0.0, index=df.index)
+    if "paused_ms" in df.columns:  # mid-chain questions held the chain: not waiting time
+        paused = pd.to_numeric(df["paused_ms"], errors="coerce").fillna(0.0)
+    duration = np.where(event == 1, df["t_abandon_ms"], end).astype(float) - paused.to_numpy()
+    out = pd.DataFrame({"duration_ms": duration, "event": event.to_numpy()}, index=df.index)
     out["participant"] = df["participant"].astype(str)
+    out["paused_ms"] = paused.to_numpy()
     for f in factors:
         out[f] = pd.to_numeric(df[f], errors="coerce")
     out = out[np.isfinite(out["duration_ms"]) & (out["duration_ms"] > 0)]

@@ -212,10 +212,18 @@ def build_blocks(data) -> list:
     if s is not None:
         blocks.append(Heading("Abandonment"))
         n_ev = int(s.sdata["event"].sum())
+        paused = "paused_ms" in s.sdata.columns and bool((s.sdata["paused_ms"] > 0).any())
         blocks.append(
             Para(
                 f"{len(s.sdata)} trials, {n_ev} abandoned. The clock starts at the send; a "
                 "trial not abandoned is censored at its scheduled end (scheduled_end_ms)."
+                + (
+                    " Times are waiting time: the time spent answering mid-chain questions "
+                    "(paused_ms) is taken off both the give-up (t_abandon_ms - paused_ms) "
+                    "and the censoring time."
+                    if paused
+                    else ""
+                )
             )
         )
         blocks.append(

@@ -72,8 +72,10 @@ def plain_summary(data) -> list[str]:
     if s is not None and s.aft is not None and not s.times.empty:
         ten = s.times[s.times["share"] == 0.1].sort_values("estimate")
         fast, slow = ten.iloc[-1], ten.iloc[0]
+        paused = "paused_ms" in s.sdata.columns and bool((s.sdata["paused_ms"] > 0).any())
+        waited = " of waiting (mid-chain answering not counted)" if paused else " after the send"
         out.append(
-            f"Abandonment: 10% of trials had been given up by {ms(slow.estimate)} after the send "
+            f"Abandonment: 10% of trials had been given up by {ms(slow.estimate)}{waited} "
             f"in the least patient condition ({slow.condition}) and by {ms(fast.estimate)} in "
             f"the most patient one ({fast.condition}); model: {s.aft.family_} AFT."
         )
