@@ -297,3 +297,29 @@ async def test_a_width_change_rewraps_before_the_next_frame_is_drawn():
         view.refresh()
         await pilot.pause()
         assert view.stats.rebuilds == before  # drawing again costs no re-wrap
+
+
+async def test_a_markdown_swap_with_fewer_lines_repaints_the_rows_below_its_end():
+    async with Host().run_test(size=(40, 12)) as pilot:
+        view = pilot.app.query_one(StreamView)
+        view.start("Hi", waiting=False)
+        for piece in ("one\n", "\n", "\n", "\n", "two"):  # Markdown folds the blank lines
+            view.append(piece)
+        await pilot.pause()
+        raw_rows = view.line_count
+        painted: list[int] = []
+        render_line = view.render_line
+
+        def recording(y: int):
+            painted.append(y)
+            return render_line(y)
+
+        view.render_line = recording
+        view.finish(None)
+        while not view._markdown:
+            await pilot.pause()
+        await pilot.pause()
+        assert view.line_count < raw_rows and view.lines_text()[-1] == "two"
+        # The rows that held the raw text's last lines are drawn again (blank), so the
+        # terminal does not keep showing "two" a second time below the new end.
+        assert set(range(raw_rows)) <= set(painted)
