@@ -10,9 +10,23 @@ import re
 import sqlite3
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+import pytest
+from analysis_fixtures import simulate_trial_table, write_export_folder
+
+from analysis.report import ReportOptions, analyse
+from analysis.report.render import Para, build_blocks
+from analysis.report.summary import plain_summary
+from analysis.survival import survival_data
+from analysis.trial_table import load_trial_table
+from uxlab.cli import main
 from uxlab.simulate import PopulationTruth, participant_id, simulate_session
 from uxlab.store import Store
 from uxlab.study import load_study
+from uxlab.study.design import design_trials
+from uxlab.study.estimate import estimate_duration
+from uxlab.study.spec import ANSWER_S
 from uxlab.tui import simulated_run
 from uxlab.tui.simulated_run import simulate_through_ui
 
@@ -31,7 +45,9 @@ TRUTH = PopulationTruth(patience_scale_ms=4000.0)
 """Seed 0, participant 1 gives up once before and once after the hold (virtual clock)."""
 
 
-def chain_study(tmp_path: Path, *, ask: bool = True, levels: str = "150, 2400") -> Path:
+def chain_study(
+    tmp_path: Path, *, ask: bool = True, levels: str = "150, 2400", n_steps: str = "2"
+) -> Path:
     """A copy of studies/agent-chain.toml cut to two short trials (call, tool pause, answer),
     with one mid-chain question after the tool pause (step 1)."""
     text = (ROOT / "studies" / "agent-chain.toml").read_text(encoding="utf-8")
@@ -39,14 +55,14 @@ def chain_study(tmp_path: Path, *, ask: bool = True, levels: str = "150, 2400") 
     for pattern, repl in [
         (r'^chains = ".*"', f'chains = "{chains}"'),
         (r"^call_ttft_ms = \[.*\]", f"call_ttft_ms = [{levels}]"),
-        (r"^n_steps = \[.*\]", "n_steps = [2]"),
+        (r"^n_steps = \[.*\]", f"n_steps = [{n_steps}]"),
         (r"^repeats = \d+", "repeats = 1"),
         (r"^practice = \d+", "practice = 0"),
         (r"^break_every = \d+\n", ""),
     ]:
         text, n = re.subn(pattern, repl, text, flags=re.M)
         assert n == 1, pattern
-    path = tmp_path / "chain-study.toml"
+    path = tmp_path / ("chain-study.toml" if ask else "chain-study-no-ask.toml")
     path.write_text(text + (STEP_QUESTION if ask else ""), encoding="utf-8")
     return path
 
@@ -105,3 +121,72 @@ def test_through_ui_answers_mid_chain_and_gives_up_on_waiting_time(tmp_path, mon
         waited_ms = t_abandon_ms - timings["paused_ms"]
         planned_ms = ui.planned_give_ups[i]
         assert planned_ms <= waited_ms < planned_ms + 3000.0  # the key lands a few frames late
+
+
+# -- 2. survival on waiting time ------------------------------------------------------------
+def _held(trials: pd.DataFrame, seed: int = 5) -> pd.DataFrame:
+    """The same trials as if mid-chain questions had held some of them: every time after the
+    hold (the give-up, the scheduled and shown ends) moves on by the hold, kept in paused_ms."""
+    rng = np.random.default_rng(seed)
+    held = trials.copy()
+    paused_ms = np.where(rng.random(len(held)) < 0.5, rng.uniform(500.0, 6000.0, len(held)), 0.0)
+    held["paused_ms"] = paused_ms
+    for col in ("t_abandon_ms", "scheduled_end_ms", "shown_last_ms"):
+        held[col] = held[col] + paused_ms
+    return held
+
+
+def test_survival_counts_waiting_time_not_answering_time():
+    trials = simulate_trial_table(n_participants=8, reps=2, seed=1)
+    plain = survival_data(trials, ["ttft_ms", "indicator"])
+    held = survival_data(_held(trials), ["ttft_ms", "indicator"])
+    assert held["paused_ms"].gt(0).any() and (plain["paused_ms"] == 0).all()
+    assert held["event"].tolist() == plain["event"].tolist()
+    assert np.allclose(held["duration_ms"], plain["duration_ms"])  # give-ups and censoring
+    # a table with the column but no value for a trial (no chain, no hold): nothing taken off
+    gaps = _held(trials).assign(paused_ms=np.nan)
+    assert survival_data(gaps, ["ttft_ms"])["duration_ms"].gt(plain["duration_ms"]).any()
+    assert np.allclose(
+        survival_data(trials.assign(paused_ms=np.nan), ["ttft_ms"])["duration_ms"],
+        plain["duration_ms"],
+    )
+
+
+def test_report_says_abandonment_is_waiting_time_when_chains_were_held(tmp_path):
+    trials = simulate_trial_table(n_participants=8, reps=2, seed=1)
+    texts = {}
+    for name, table in [("plain", trials), ("held", _held(trials))]:
+        folder = write_export_folder(tmp_path / name, table)
+        data = analyse(load_trial_table(folder), ReportOptions(n_boot=20, per_participant=False))
+        paras = [b.text for b in build_blocks(data) if isinstance(b, Para)]
+        abandonment = next(p for p in paras if "abandoned. The clock starts" in p)
+        summary = next(s for s in plain_summary(data) if s.startswith("Abandonment:"))
+        texts[name] = (abandonment, summary, data.survival.aft.time_ratios_)
+    assert "paused_ms" not in texts["plain"][0] and "after the send" in texts["plain"][1]
+    assert "t_abandon_ms - paused_ms" in texts["held"][0]
+    assert "of waiting (mid-chain answering not counted)" in texts["held"][1]
+    # the same waiting times: the same model
+    pd.testing.assert_frame_equal(texts["plain"][2], texts["held"][2], rtol=1e-6)
+
+
+# -- 3. the duration estimate counts the mid-chain questions -------------------------------
+def test_study_check_counts_mid_chain_questions(tmp_path, capsys):
+    # n_steps 1 is a plain answer (no step 1 to ask after); n_steps 2 reaches the hold
+    kw = {"levels": "150, 600, 2400", "n_steps": "1, 2"}
+    asked, plain = chain_study(tmp_path, **kw), chain_study(tmp_path, ask=False, **kw)
+    estimates = {}
+    for name, path in [("asked", asked), ("plain", plain)]:
+        assert main(["study", "check", str(path)]) == 0
+        out = capsys.readouterr().out
+        found = re.search(r"Estimated duration: .* min \(streams .*, questions ([\d.]+)", out)
+        assert found, out
+        study = load_study(path)
+        trials = design_trials(study, "P-EXAMPLE")
+        estimates[name] = (float(found.group(1)), estimate_duration(study, trials), trials)
+    trials = estimates["asked"][2]
+    n_reaching = sum(t.levels["n_steps"] == 2 for t in trials)
+    assert 0 < n_reaching < len(trials)
+    extra_s = estimates["asked"][1].questions_s - estimates["plain"][1].questions_s
+    assert extra_s == pytest.approx(ANSWER_S["yesno"] * n_reaching)
+    assert estimates["asked"][1].streams_s == pytest.approx(estimates["plain"][1].streams_s)
+    assert estimates["asked"][0] > estimates["plain"][0]  # what study check prints (minutes)

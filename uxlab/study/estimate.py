@@ -2,15 +2,17 @@
 
 Stream lengths come from shaping the corpus' recordings (up to `max_recordings` of them,
 seeded, so the figure is stable) under each condition's profile; a trial timeout caps them.
-Question times are rough per-type figures (`ANSWER_S`); `OVERHEAD_S` covers reading the
-prompt, sending it and moving on. Breaks are counted at `BREAK_S` each.
+Question times are rough per-type figures (`ANSWER_S`), for the per-trial questions, the
+mid-chain questions (once per asked step the trial's chain reaches) and the end questions;
+`OVERHEAD_S` covers reading the prompt, sending it and moving on. Breaks are counted at
+`BREAK_S` each.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from uxlab.chain import build_chain_schedule
+from uxlab.chain import build_chain_schedule, chain_steps
 from uxlab.shaping import shape
 from uxlab.study.design import Trial
 from uxlab.study.spec import ANSWER_S, Study
@@ -53,12 +55,18 @@ def condition_stream_ms(study: Study, max_recordings: int = 6) -> dict[str, floa
 def estimate_duration(study: Study, trials: list[Trial]) -> DurationEstimate:
     """The expected length of one participant's session."""
     per_question = sum(ANSWER_S[q.type] for q in study.trial_questions)
+    per_step = sum(ANSWER_S[q.type] for q in study.step_questions)
     end_questions = sum(ANSWER_S[q.type] for q in study.end_questions)
     cap_ms = study.abandon.timeout_s * 1000.0 if study.abandon.timeout_s else float("inf")
-    streams_ms = sum(min(schedule_end_ms(trial_schedule(study, t)), cap_ms) for t in trials)
+    streams_ms, n_holds = 0.0, 0
+    for t in trials:
+        schedule = trial_schedule(study, t)
+        streams_ms += min(schedule_end_ms(schedule), cap_ms)  # the timeout excludes holds
+        steps = chain_steps(schedule) if per_step else None
+        n_holds += len(study.asks_in(len(steps))) if steps is not None else 0
     return DurationEstimate(
         streams_s=streams_ms / 1000.0,
-        questions_s=per_question * len(trials) + end_questions,
+        questions_s=per_question * len(trials) + per_step * n_holds + end_questions,
         overhead_s=OVERHEAD_S * len(trials),
         breaks_s=BREAK_S * sum(t.break_before for t in trials),
     )
