@@ -1,8 +1,9 @@
 """Abandonment as survival data: Kaplan-Meier curves and accelerated-failure-time (AFT) models.
 
 The clock starts when the prompt is sent. Giving up is the event (`t_abandon_ms`); a trial
-that reached the end of its stream, or its timeout, is right-censored at `scheduled_end_ms`
-(the schedule fixes it, so the censoring is administrative and non-informative). Trials with
+that reached the end of its stream is right-censored at `scheduled_end_ms`, and one that hit
+the study's trial timeout at the timeout (the schedule and the study fix both, so the
+censoring is administrative and non-informative). Trials with
 outcome `error` or `interrupted` carry no information about patience and are left out.
 Time spent answering mid-chain questions is not waiting: when the table has `paused_ms`
 (the time a chain was held for them), it is taken off both the give-up and the censoring
@@ -34,9 +35,15 @@ FAMILIES = ("weibull", "lognormal", "loglogistic")
 CENSORED_OUTCOMES = ("completed", "timed_out")
 
 
-def survival_data(trials: pd.DataFrame, factors: list[str]) -> pd.DataFrame:
+def survival_data(
+    trials: pd.DataFrame, factors: list[str], timeout_ms: float | None = None
+) -> pd.DataFrame:
     """One row per analysable trial: `duration_ms`, `event` (1 = gave up), participant,
     factors, and `paused_ms` (answering time taken off the duration; 0 without the column).
+
+    A `timed_out` trial was watched only until the study's trial timeout: it is censored at
+    `timeout_ms` (when given and earlier than the stream's end), else at `shown_last_ms`
+    (the last chunk seen before the timeout), never at the end of a stream nobody watched.
 
     Needs `outcome`, `t_abandon_ms` and `scheduled_end_ms` (or `shown_last_ms` as a fallback
     censoring time). The duration is waiting time: either time minus `paused_ms` when the
@@ -51,6 +58,13 @@ def survival_data(trials: pd.DataFrame, factors: list[str]) -> pd.DataFrame:
         end = df.get("shown_last_ms", pd.Series(np.nan, index=df.index))
     elif "shown_last_ms" in df.columns:
         end = end.fillna(df["shown_last_ms"])
+    timed_out = (df["outcome"] == "timed_out").to_numpy()
+    if timed_out.any():
+        end = end.astype(float).copy()
+        if timeout_ms is not None and np.isfinite(timeout_ms):
+            end[timed_out] = np.fmin(end[timed_out].to_numpy(), float(timeout_ms))
+        elif "shown_last_ms" in df.columns:
+            end[timed_out] = df.loc[timed_out, "shown_last_ms"].astype(float)
     event = (df["outcome"] == "abandoned").astype(int)
     paused = pd.Series(0.0, index=df.index)
     if "paused_ms" in df.columns:  # mid-chain questions held the chain: not waiting time

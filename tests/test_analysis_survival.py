@@ -24,7 +24,7 @@ def sdata() -> pd.DataFrame:
     return survival_data(kept, FACTORS)
 
 
-def test_event_at_give_up_censored_at_scheduled_end():
+def test_event_at_give_up_censored_at_scheduled_end_or_timeout():
     trials = pd.DataFrame(
         {
             "participant": ["a", "a", "b", "b", "b"],
@@ -36,8 +36,12 @@ def test_event_at_give_up_censored_at_scheduled_end():
         }
     )
     s = survival_data(trials, ["ttft_ms"])
-    assert s["duration_ms"].tolist() == [1500.0, 4000.0, 20000.0]
+    # A timed-out trial was watched until the timeout, not until its (later) scheduled end:
+    # without the study's timeout, the last chunk seen is the censoring time.
+    assert s["duration_ms"].tolist() == [1500.0, 4000.0, 9000.0]
     assert s["event"].tolist() == [1, 0, 0]  # error/interrupted trials say nothing of patience
+    with_timeout = survival_data(trials, ["ttft_ms"], timeout_ms=10_000.0)
+    assert with_timeout["duration_ms"].tolist() == [1500.0, 4000.0, 10000.0]
 
 
 def test_true_time_ratio_is_inside_its_ci(sdata):

@@ -391,6 +391,13 @@ def _yes_label(column: str) -> str:
     return column.removeprefix("q_").replace("_", " ")
 
 
+def _trial_timeout_ms(table: TrialTable) -> float | None:
+    """The study's trial timeout in ms, from study.json (None when there is none)."""
+    abandon = table.study.get("abandon") or {}
+    timeout_s = abandon.get("timeout_s") if isinstance(abandon, dict) else None
+    return None if timeout_s is None else float(timeout_s) * 1000.0
+
+
 def _survival(data: ReportData) -> SurvivalPart:
     kept = data.kept
     if "scheduled_end_ms" not in kept.columns or kept["scheduled_end_ms"].isna().all():
@@ -399,7 +406,7 @@ def _survival(data: ReportData) -> SurvivalPart:
             "was shown (shown_last_ms); trials with neither are left out of the survival "
             "analysis."
         )
-    sdata = survival_data(kept, data.factors)
+    sdata = survival_data(kept, data.factors, timeout_ms=_trial_timeout_ms(data.table))
     km_by = data.factors if len(data.factors) <= 2 else data.factors[:1]
     km = kaplan_meier(sdata, km_by)
     aft, error = None, None
