@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from analysis.batch_mle import BOOT_TOLERANCES, Layout, maximise
+from analysis.batch_mle import BOOT_TOLERANCES, Layout, maximise, refit
 from analysis.bootstrap import bca_interval, jackknife_acceleration, percentile_interval
 from analysis.sigmoids import get_sigmoid
 
@@ -56,6 +56,8 @@ NUISANCE_BOUNDS = (0.0, 0.1)  # guess and lapse when free
 RHO_MAX = 0.5  # eta <= ~0.71
 WIDTH_MIN_GAPS = 0.25  # w (F 0.1 -> 0.9) is at least this many smallest level spacings
 THRESHOLD_COLUMNS = ["level", "estimate", "ci_low", "ci_high", "n_trials"]
+MAIN_TOLERANCES = {"tol": 1e-9, "decrement_tol": 1e-6}
+DEVIANCE_TIE = 1e-6  # deviances closer than this are equal (optimiser precision)
 
 
 class PsychometricInputError(ValueError):
@@ -253,6 +255,19 @@ def _deviance(psi: np.ndarray, k: np.ndarray, n: np.ndarray) -> np.ndarray:
     )
 
 
+def _deviance_p(boot_deviance: np.ndarray, deviance: float) -> float:
+    """Share of bootstrap deviances at least as large as the observed one (NaN-free).
+
+    Equal within the optimiser's precision counts as at least as large: a steep dataset
+    fitted perfectly has a deviance of ~0 that its bootstrap copies share, and which side
+    of it rounding puts them must not decide the p-value.
+    """
+    dev = boot_deviance[np.isfinite(boot_deviance)]
+    if not dev.size:
+        return float("nan")
+    return float(np.mean(dev >= deviance - DEVIANCE_TIE))
+
+
 def _simulate(layout: Layout, theta: np.ndarray, n: np.ndarray, n_boot: int, rng) -> np.ndarray:
     """B datasets of counts from the fitted model (beta-binomial if the layout says so)."""
     psi = np.clip(layout.psi(theta[None, :])[0], 0.0, 1.0)
@@ -340,7 +355,7 @@ def _run_engine(
     failed = unconverged = 0
     if n_boot > 0:
         k_boot = _simulate(layout, theta, n, n_boot, rng)
-        boot_theta, boot_ll, converged = maximise(layout, np.tile(theta, (n_boot, 1)), k_boot, n)
+        boot_theta, boot_ll, converged = refit(layout, theta, k_boot, n, **MAIN_TOLERANCES)
         # a fit that stopped short of the convergence test is still at least as good as its
         # warm start and, in practice, within ~1e-3 log-likelihood of the optimum: keep it
         # (dropping it would bias the distribution) but count it; drop only non-finite ones
@@ -352,7 +367,8 @@ def _run_engine(
         boot_dev[bad] = np.nan
     sens_theta = np.empty((0, layout.n_params))
     if n_boot > 0 and sensitivity:
-        sens_theta = _sensitivity_bootstrap(layout, theta, boot_theta, n, n_boot, rng)
+        known = (k_boot, boot_theta, boot_ll)
+        sens_theta = _sensitivity_bootstrap(layout, theta, known, n, n_boot, rng)
     jack_theta = np.empty((0, layout.n_params))
     weights = np.empty(0)
     if need_jackknife:
@@ -376,7 +392,7 @@ def _run_engine(
     )
 
 
-def _sensitivity_bootstrap(layout, theta, boot_theta, n, n_boot, rng) -> np.ndarray:
+def _sensitivity_bootstrap(layout, theta, known, n, n_boot, rng) -> np.ndarray:
     """Refits of B datasets drawn from the MLE made shallower: every condition's w set to the
     84th percentile of its bootstrap distribution (one SD up).
 
@@ -384,16 +400,17 @@ def _sensitivity_bootstrap(layout, theta, boot_theta, n, n_boot, rng) -> np.ndar
     intervals that are too narrow when the fitted slope is steeper than the truth (small
     samples overestimate slopes); they bootstrap again from parameter sets around the MLE
     and keep the widest interval. This is the one-sided, one-point version of that.
+    known = (k_boot, boot_theta, boot_ll) of the main bootstrap: a dataset drawn again
+    takes its fit from there.
     """
+    boot_theta = known[1]
     shallow = theta.copy()
     for pos in {int(p) for p in layout.idx[:, 1] if p >= 0}:
         column = boot_theta[:, pos]
         if np.any(np.isfinite(column)):
             shallow[pos] = max(theta[pos], float(np.nanquantile(column, 0.84)))
     k_sens = _simulate(layout, shallow, n, n_boot, rng)
-    sens_theta, sens_ll, _ = maximise(
-        layout, np.tile(theta, (n_boot, 1)), k_sens, n, **BOOT_TOLERANCES
-    )
+    sens_theta, sens_ll, _ = refit(layout, theta, k_sens, n, known=known, **BOOT_TOLERANCES)
     sens_theta[~np.isfinite(sens_ll)] = np.nan
     return sens_theta
 
@@ -552,8 +569,7 @@ class PsychometricFitter:
         self.loglik_ = result.loglik
         psi = layout.psi(theta[None, :])
         self.deviance_ = float(_deviance(psi, result.k, result.n)[0])
-        dev = result.boot_deviance[np.isfinite(result.boot_deviance)]
-        self.deviance_p_ = float(np.mean(dev >= self.deviance_)) if dev.size else float("nan")
+        self.deviance_p_ = _deviance_p(result.boot_deviance, self.deviance_)
         self.n_boot_failed_ = result.n_boot_failed
         self.n_boot_unconverged_ = result.n_boot_unconverged
         self.params_ = self._param_dict(theta[None, :])
@@ -982,8 +998,7 @@ class MultiConditionFitter:
         self._n_by_cond = {key: float(n[cond == c].sum()) for c, key in enumerate(keys)}
         self.loglik_ = result.loglik
         self.deviance_ = float(_deviance(layout.psi(result.theta[None, :]), k, n)[0])
-        dev = result.boot_deviance[np.isfinite(result.boot_deviance)]
-        self.deviance_p_ = float(np.mean(dev >= self.deviance_)) if dev.size else float("nan")
+        self.deviance_p_ = _deviance_p(result.boot_deviance, self.deviance_)
         self.n_boot_failed_ = result.n_boot_failed
         self._singles = singles
         self.params_ = self._params_table()

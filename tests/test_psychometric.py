@@ -92,7 +92,7 @@ def test_predict_follows_the_true_curve_with_plenty_of_data():
 
 @pytest.mark.parametrize("sigmoid", ["logistic", "gumbel", "normal"])
 @pytest.mark.parametrize("n_cond", [1, 3])
-def test_analytic_gradient_and_hessian_match_finite_differences(sigmoid, n_cond, monkeypatch):
+def test_analytic_gradient_and_hessian_match_finite_differences(sigmoid, n_cond):
     from analysis.psychometric import _build_layout, _Spec
 
     u = np.tile(np.log(LEVELS_MS), n_cond)
@@ -104,7 +104,7 @@ def test_analytic_gradient_and_hessian_match_finite_differences(sigmoid, n_cond,
     )[None, :]
     k = rng.integers(0, 21, size=(1, u.size)).astype(float)
     n = np.full(u.size, 20.0)
-    grad, _ = layout.grad_info(theta, k, n)
+    grad, observed, fisher = layout.derivatives(theta, k, n)
     eps = 1e-6
     for j in range(layout.n_params):
         step = np.zeros_like(theta)
@@ -113,18 +113,38 @@ def test_analytic_gradient_and_hessian_match_finite_differences(sigmoid, n_cond,
             2 * eps
         )
         assert grad[0, j] == pytest.approx(numeric[0], rel=1e-4, abs=1e-4)
-    # the curvature is the observed information (Newton) wherever that is positive definite;
-    # force that choice here to check the analytic second derivatives everywhere
-    monkeypatch.setattr(np.linalg, "eigvalsh", lambda a: np.ones(a.shape[:-1]))
-    _, info = layout.grad_info(theta, k, n)
+    # the observed information is minus the Hessian everywhere, definite or not
     numeric_h = np.empty((layout.n_params, layout.n_params))
     for j in range(layout.n_params):
         step = np.zeros_like(theta)
         step[0, j] = eps
         numeric_h[:, j] = -(
-            layout.grad_info(theta + step, k, n)[0] - layout.grad_info(theta - step, k, n)[0]
+            layout.derivatives(theta + step, k, n)[0] - layout.derivatives(theta - step, k, n)[0]
         )[0] / (2 * eps)
-    np.testing.assert_allclose(info[0], numeric_h, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(observed[0], numeric_h, rtol=1e-4, atol=1e-3)
+    # the Fisher information is the observed one at the expected counts k = n psi
+    expected_k = n * layout.psi(theta)
+    _, observed_at_mean, fisher_at_mean = layout.derivatives(theta, expected_k, n)
+    np.testing.assert_allclose(fisher_at_mean, observed_at_mean, rtol=1e-8, atol=1e-8)
+    # grad_info hands the optimiser the observed information only where it is definite
+    _, info = layout.grad_info(theta, k, n)
+    definite = np.all(np.linalg.eigvalsh(observed[0]) > 0)
+    np.testing.assert_allclose(info[0], observed[0] if definite else fisher[0])
+
+
+def test_cholesky_solve_solves_definite_systems_and_flags_the_others():
+    from analysis.batch_mle import cholesky_solve
+
+    rng = np.random.default_rng(3)
+    half = rng.normal(size=(50, 4, 6))
+    a = half @ np.swapaxes(half, 1, 2)
+    a[::5, 2, 2] = -1.0  # every fifth is no longer positive definite
+    b = rng.normal(size=(50, 4))
+    x, definite = cholesky_solve(a, b)
+    truth = np.linalg.eigvalsh(a)[:, 0] > 0
+    np.testing.assert_array_equal(definite, truth)
+    assert not truth[::5].any() and truth.sum() == 40
+    np.testing.assert_allclose(x[truth], np.linalg.solve(a[truth], b[truth, :, None])[..., 0])
 
 
 def _scipy_best_loglik(layout, k, n, n_starts, seed):
@@ -165,16 +185,36 @@ def test_batched_bootstrap_fits_match_one_at_a_time_fits():
 
 
 def test_sensitivity_bootstrap_only_ever_widens_the_interval():
+    # 10 trials per level: small enough that the fitted slope is often too steep
     widened = 0
     for seed in range(15, 21):
-        x, k, n = simulate_counts(LEVELS_MS, 10, 800.0, 0.6, lapse=0.02, seed=seed)
+        x, k, n = simulate_counts(LEVELS_MS, 10, 800.0, 1.0, lapse=0.02, seed=seed)
         plain = PsychometricFitter().fit(x, k, n, n_boot=500, seed=0, sensitivity=False)
         wide = PsychometricFitter().fit(x, k, n, n_boot=500, seed=0, sensitivity=True)
         for level in (0.25, 0.5, 0.75):
             (lo_p, hi_p), (lo_w, hi_w) = plain.threshold_ci_(level), wide.threshold_ci_(level)
             assert lo_w <= lo_p and hi_w >= hi_p
         widened += wide.threshold_ci_(0.5) != plain.threshold_ci_(0.5)
-    assert widened >= 2
+    assert widened >= 3
+
+
+def test_steep_data_reach_the_end_of_their_ridge():
+    # every level but one answered all-or-none: the likelihood rises towards w -> 0 along
+    # a curved ridge; the fit and every bootstrap refit must get to its end, not stall
+    x, k, n = LEVELS_MS, np.array([0, 0, 0, 4, 9, 10, 9]), np.full(7, 10)
+    fit = PsychometricFitter(direction="rising").fit(x, k, n, n_boot=500, seed=0)
+    layout = fit._result.layout
+    assert fit._result.theta[1] == pytest.approx(layout.lo[1])  # w at its smallest
+    best = _scipy_best_loglik(layout, k.astype(float), n.astype(float), 12, 0)
+    assert fit.loglik_ >= best - 1e-6
+    assert fit.n_boot_unconverged_ == 0 and fit.n_boot_failed_ == 0
+    # fitted perfectly (deviance ~0): every bootstrap deviance is at least as large, also
+    # the copies of the data itself that tie with it up to rounding
+    perfect = PsychometricFitter(direction="rising").fit(
+        x, [0, 0, 0, 4, 10, 10, 10], n, n_boot=500, seed=0
+    )
+    assert perfect.deviance_ < 1e-5
+    assert perfect.deviance_p_ == 1.0
 
 
 def test_same_seed_same_intervals_other_seed_other_intervals():
