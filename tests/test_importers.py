@@ -36,7 +36,9 @@ def _round_trip(rec):
 def test_registry_names_every_format():
     assert set(IMPORTERS) == {
         "openai-sse",
+        "openai-responses-sse",
         "anthropic-sse",
+        "gemini-sse",
         "genai-perf",
         "aiperf",
         "vllm-bench",

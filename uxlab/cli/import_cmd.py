@@ -5,7 +5,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-FORMATS = ("openai-sse", "anthropic-sse", "genai-perf", "aiperf", "vllm-bench", "llmperf")
+FORMATS = (
+    "openai-sse",
+    "openai-responses-sse",
+    "anthropic-sse",
+    "gemini-sse",
+    "genai-perf",
+    "aiperf",
+    "vllm-bench",
+    "llmperf",
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -55,6 +64,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="NAME",
         help="start of each recording id and file name (default: the source file's name)",
     )
+    p.add_argument(
+        "--tolerant",
+        action="store_true",
+        help="*-sse: keep an event that cannot be read as a malformed_event meta event (as "
+        "uxlab record does) instead of stopping with an error naming its line",
+    )
     p.set_defaults(func=run)
 
 
@@ -90,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
         limit=args.limit,
         select=_parse_select(args.select),
         id_prefix=args.prefix,
+        tolerant=args.tolerant,
     )
     if not args.src.exists():
         raise FileNotFoundError(f"{args.src}: no such file or folder")

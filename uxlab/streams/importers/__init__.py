@@ -1,10 +1,11 @@
 """Importers: one small module per foreign format, each `(path, ImportOptions) -> ImportResult`.
 
-`IMPORTERS` maps the `--from` name of `uxlab import` to its function. The per-vendor event
-mappings are public for the live recorder:
-`openai_chat_events_to_recording(events, header)` and
-`anthropic_events_to_recording(events, header)`, where `events` is a list of
-`(t_ms | None, event name | None, data text)`.
+`IMPORTERS` maps the `--from` name of `uxlab import` to its function. The SSE event
+mappings (one per API, shared with the live recorder, which calls them with
+`strict=False`) are `openai_chat_events_to_recording`, `anthropic_events_to_recording`,
+`openai_responses_events_to_recording` and `gemini_events_to_recording`, each
+`(events, header, *, strict=True) -> Recording` where `events` is a list of
+`(t_ms | None, event name | None, data text)`; `EVENT_MAPPINGS` names them by API.
 """
 
 from __future__ import annotations
@@ -24,24 +25,41 @@ from uxlab.streams.importers.base import (
     Skipped,
     StreamEventError,
 )
+from uxlab.streams.importers.event_mapping import count_malformed
+from uxlab.streams.importers.gemini_sse import gemini_events_to_recording, import_gemini_sse
 from uxlab.streams.importers.genai_perf import import_genai_perf
 from uxlab.streams.importers.llmperf import import_llmperf
+from uxlab.streams.importers.openai_responses_sse import (
+    import_openai_responses_sse,
+    openai_responses_events_to_recording,
+)
 from uxlab.streams.importers.openai_sse import (
     import_openai_sse,
     openai_chat_events_to_recording,
 )
+from uxlab.streams.importers.sse_capture import EventMapping
 from uxlab.streams.importers.vllm_bench import import_vllm_bench
 
 Importer = Callable[[Path, ImportOptions], ImportResult]
 
 IMPORTERS: dict[str, Importer] = {
     "openai-sse": import_openai_sse,
+    "openai-responses-sse": import_openai_responses_sse,
     "anthropic-sse": import_anthropic_sse,
+    "gemini-sse": import_gemini_sse,
     "genai-perf": import_genai_perf,
     "aiperf": import_aiperf,
     "vllm-bench": import_vllm_bench,
     "llmperf": import_llmperf,
 }
+
+EVENT_MAPPINGS: dict[str, EventMapping] = {
+    "openai": openai_chat_events_to_recording,
+    "openai-responses": openai_responses_events_to_recording,
+    "anthropic": anthropic_events_to_recording,
+    "gemini": gemini_events_to_recording,
+}
+"""The SSE event mapping of each live API (the names of `uxlab record --api`)."""
 
 
 def import_source(fmt: str, path: str | Path, options: ImportOptions | None = None) -> ImportResult:
@@ -54,7 +72,9 @@ def import_source(fmt: str, path: str | Path, options: ImportOptions | None = No
 
 
 __all__ = [
+    "EVENT_MAPPINGS",
     "IMPORTERS",
+    "EventMapping",
     "ImportFormatError",
     "ImportOptions",
     "ImportResult",
@@ -62,6 +82,9 @@ __all__ = [
     "Skipped",
     "StreamEventError",
     "anthropic_events_to_recording",
+    "count_malformed",
+    "gemini_events_to_recording",
     "import_source",
     "openai_chat_events_to_recording",
+    "openai_responses_events_to_recording",
 ]

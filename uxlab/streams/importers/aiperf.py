@@ -50,11 +50,9 @@ from uxlab.streams.importers.base import (
     require,
     selected,
 )
-from uxlab.streams.importers.openai_sse import (
-    TimedEvent,
-    openai_chat_events_to_recording,
-    response_text_events,
-)
+from uxlab.streams.importers.event_mapping import TimedEvent
+from uxlab.streams.importers.openai_sse import openai_chat_events_to_recording
+from uxlab.streams.importers.sse_capture import response_text_events
 from uxlab.streams.recording import End, Recording
 from uxlab.streams.split_text import lay_text, neutral_text
 

@@ -4,7 +4,8 @@ Input: a captured SSE body of `event: <type>` / `data: {...}` pairs, timed or pl
 same capture format as `openai-sse` (see `uxlab.streams.sse`). One stream per file; SRC may
 be a folder of `*.sse` / `*.txt` files.
 
-Mapping (`anthropic_events_to_recording`, reused by the live recorder):
+Mapping (`anthropic_events_to_recording(events, header, strict=...)`, the one mapping of
+this API: the importers call it strict, the live recorder tolerant; see `event_mapping`):
 
 - `message_start` -> `meta {"kind": "role", "role": "assistant", "message_id", "model"}`;
   its `usage` (input tokens) is kept for `end.usage`;
@@ -16,7 +17,11 @@ Mapping (`anthropic_events_to_recording`, reused by the live recorder):
 - `message_delta` -> `end.finish_reason` (`stop_reason`) and the cumulative `usage`;
 - `message_stop` -> the end time;
 - `error` (e.g. `overloaded_error` after HTTP 200) -> `error` event, then `end` with
-  `finish_reason: "error"`.
+  `finish_reason: "error"` at its time (tolerant mode wraps an `error` that is not an
+  object as `{"message": ...}`);
+- any other event type -> `meta {"kind": <type>}`.
+
+The event's kind is its `event:` name, else the `type` in its data.
 """
 
 from __future__ import annotations
@@ -30,8 +35,14 @@ from uxlab.streams.importers.base import (
     StreamEventError,
     event_json_object,
 )
-from uxlab.streams.importers.openai_sse import TimedEvent, import_capture_files
-from uxlab.streams.recording import Chunk, End, ErrorEvent, Event, Header, Meta, Recording
+from uxlab.streams.importers.event_mapping import (
+    StreamBuilder,
+    TimedEvent,
+    field_of,
+    map_events,
+)
+from uxlab.streams.importers.sse_capture import import_capture_files
+from uxlab.streams.recording import Header, Recording
 
 _DELTA_CHANNELS = {
     "text_delta": ("text", "content"),
@@ -40,115 +51,87 @@ _DELTA_CHANNELS = {
 }
 
 
-def _obj(index: int, data: str) -> dict[str, Any]:
-    """The event's JSON object; a blank `data:` (a named event without a body) is `{}`."""
-    return event_json_object(index, data) if data.strip() else {}
-
-
-def anthropic_events_to_recording(events: list[TimedEvent], header: Header) -> Recording:
+def anthropic_events_to_recording(
+    events: list[TimedEvent], header: Header, *, strict: bool = True
+) -> Recording:
     """Map Anthropic Messages SSE events to a Recording (see the module docstring).
 
-    Raises StreamEventError(index, field, problem) for an event that cannot be read.
+    Strict: raises StreamEventError(index, field, problem) for an event that cannot be
+    read; tolerant: that event is kept as a `malformed_event` meta.
     """
-    out: list[Event] = []
-    usage: dict[str, Any] = {}
-    finish_reason: str | None = None
-    end_t: float | None = None
-    last_t: float | None = None
-    ended = False
-    for i, (t_ms, name, data) in enumerate(events):
-        last_t = t_ms if t_ms is not None else last_t
-        obj = _obj(i, data)
-        kind = name or obj.get("type")
-        if kind is None:
-            raise StreamEventError(i, "event", "neither an `event:` name nor a `type` in the data")
-        if kind == "message_start":
-            msg = obj.get("message") or {}
-            if not isinstance(msg, dict):
-                raise StreamEventError(i, "message", "expected an object")
-            if msg.get("usage"):
-                usage.update(msg["usage"])
-            if not header.source.get("model") and msg.get("model"):
-                header.source["model"] = msg["model"]
-            meta = {
-                "kind": "role",
-                "role": msg.get("role", "assistant"),
-                "message_id": msg.get("id"),
-            }
-            out.append(Meta(t_ms=t_ms, data=meta))
-        elif kind == "content_block_start":
-            index = obj.get("index", 0)
-            block = obj.get("content_block") or {}
-            btype = block.get("type", "text")
-            if btype in ("tool_use", "server_tool_use"):
-                meta = {
-                    "kind": "tool_call",
-                    "index": index,
-                    "id": block.get("id"),
-                    "name": block.get("name"),
-                }
-            else:
-                meta = {"kind": "block_start", "index": index, "block_type": btype}
-            out.append(Meta(t_ms=t_ms, data=meta))
-            text = block.get("text") or block.get("thinking")
-            if isinstance(text, str) and text:
-                channel = "reasoning" if btype == "thinking" else "content"
-                out.append(Chunk(t_ms=t_ms, text=text, channel=channel))
-        elif kind == "content_block_delta":
-            out.extend(_delta(i, t_ms, obj))
-        elif kind == "content_block_stop":
-            continue
-        elif kind == "ping":
-            out.append(Meta(t_ms=t_ms, data={"kind": "ping"}))
-        elif kind == "message_delta":
-            delta = obj.get("delta") or {}
-            if delta.get("stop_reason"):
-                finish_reason = delta["stop_reason"]
-            if isinstance(obj.get("usage"), dict):
-                usage.update(obj["usage"])
-        elif kind == "message_stop":
-            ended = True
-            end_t = t_ms
-        elif kind == "error":
-            err = obj.get("error")
-            if not isinstance(err, dict):
-                raise StreamEventError(i, "error", f"expected an object, got {err!r:.60}")
-            out.append(ErrorEvent(t_ms=t_ms, error=err))
-            finish_reason = "error"
-            ended = True
-            end_t = t_ms
+    return map_events(events, header, _step, strict=strict).recording()
+
+
+def _add_usage(b: StreamBuilder, usage: dict[str, Any] | None) -> None:
+    if usage:
+        b.usage = {**(b.usage or {}), **usage}
+
+
+def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: str) -> None:
+    # A blank `data:` (a named event without a body) is `{}`.
+    obj = event_json_object(i, data) if data.strip() else {}
+    kind = name or obj.get("type")
+    if kind is None:
+        raise StreamEventError(i, "event", "neither an `event:` name nor a `type` in the data")
+    if kind == "message_start":
+        msg = field_of(i, obj, "message", dict, "an object", "message") or {}
+        _add_usage(b, field_of(i, msg, "usage", dict, "an object", "message.usage"))
+        b.fill_model(msg.get("model"))
+        b.role_prelude(t_ms, msg.get("role", "assistant"), message_id=msg.get("id"))
+    elif kind == "content_block_start":
+        index = obj.get("index", 0)
+        block = field_of(i, obj, "content_block", dict, "an object", "content_block") or {}
+        btype = block.get("type", "text")
+        if btype in ("tool_use", "server_tool_use"):
+            b.tool_call(t_ms, index, block.get("id"), block.get("name"))
         else:
-            out.append(Meta(t_ms=t_ms, data={"kind": kind}))
-    if not ended:
-        return Recording(header=header, events=out, end=None)
-    if finish_reason == "error":
-        end_t = max((t for t in (end_t, last_t) if t is not None), default=None)
-    return Recording(
-        header=header,
-        events=out,
-        end=End(t_ms=end_t, finish_reason=finish_reason, usage=usage or None),
-    )
+            b.meta(t_ms, kind="block_start", index=index, block_type=btype)
+        text = block.get("text") or block.get("thinking")
+        if isinstance(text, str):
+            b.chunk(t_ms, text, "reasoning" if btype == "thinking" else "content")
+    elif kind == "content_block_delta":
+        _delta(b, i, t_ms, obj)
+    elif kind == "content_block_stop":
+        return
+    elif kind == "ping":
+        b.meta(t_ms, kind="ping")
+    elif kind == "message_delta":
+        delta = field_of(i, obj, "delta", dict, "an object", "delta") or {}
+        if delta.get("stop_reason"):
+            b.finish_reason = delta["stop_reason"]
+        _add_usage(b, field_of(i, obj, "usage", dict, "an object", "usage"))
+    elif kind == "message_stop":
+        b.close(t_ms)
+    elif kind == "error":
+        err = obj.get("error")
+        if not isinstance(err, dict):
+            if b.strict:
+                raise StreamEventError(i, "error", f"expected an object, got {err!r:.60}")
+            err = {"message": str(err) if err is not None else data[:500]}
+        b.error(t_ms, err)
+    else:
+        b.meta(t_ms, kind=kind)
 
 
-def _delta(i: int, t_ms: float | None, obj: dict[str, Any]) -> list[Event]:
+def _delta(b: StreamBuilder, i: int, t_ms: float | None, obj: dict[str, Any]) -> None:
     delta = obj.get("delta")
     if not isinstance(delta, dict):
         raise StreamEventError(i, "delta", f"missing or not an object: {delta!r:.60}")
     dtype = delta.get("type")
     if dtype == "signature_delta":
-        return [
-            Meta(t_ms=t_ms, data={"kind": "signature", "length": len(delta.get("signature", ""))})
-        ]
+        b.meta(t_ms, kind="signature", length=len(delta.get("signature", "")))
+        return
     if dtype not in _DELTA_CHANNELS:
-        return [Meta(t_ms=t_ms, data={"kind": "delta", "delta_type": dtype})]
+        b.meta(t_ms, kind="delta", delta_type=dtype)
+        return
     key, channel = _DELTA_CHANNELS[dtype]
     text = delta.get(key)
     if not isinstance(text, str):
         raise StreamEventError(i, f"delta.{key}", f"missing in a {dtype} (expected a string)")
-    if not text:
-        return []
-    extra = {"tool_index": obj.get("index", 0)} if channel == "tool" else {}
-    return [Chunk(t_ms=t_ms, text=text, channel=channel, extra=extra)]
+    if channel == "tool":
+        b.chunk(t_ms, text, channel, tool_index=obj.get("index", 0))
+    else:
+        b.chunk(t_ms, text, channel)
 
 
 def import_anthropic_sse(path: Path, options: ImportOptions) -> ImportResult:

@@ -58,6 +58,9 @@ class ImportOptions:
     """Only these request indices (as counted in `source.origin`)."""
     id_prefix: str | None = None
     """Start of each recording id (default: the source file's stem)."""
+    tolerant: bool = False
+    """SSE captures: keep an event that cannot be mapped as a `malformed_event` meta (as
+    the live recorder does) instead of stopping with an error naming its line."""
 
 
 @dataclass

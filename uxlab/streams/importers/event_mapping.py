@@ -1,0 +1,145 @@
+"""What every SSE event mapping shares: the Recording builder and strict / tolerant mode.
+
+One mapping per API (`openai_sse`, `anthropic_sse`, `openai_responses_sse`, `gemini_sse`)
+serves both the importers and the live recorder, so a live recording and a re-import of
+its `.sse` sidecar give the same Recording. Each mapping is a `step(builder, i, t_ms,
+name, data)` that maps one event; `map_events` runs it over a stream:
+
+- strict (importers): an event that cannot be mapped raises `StreamEventError` naming the
+  event and the field, which the capture importer turns into `file:line: field: problem`;
+- tolerant (live recorder, `uxlab import --tolerant`): that event becomes
+  `meta {"kind": "malformed_event", "event", "data" (first 500 characters), "problem"}`
+  and the rest of the stream is mapped, so nothing that arrived is lost and nothing raises.
+
+Shared conventions: a role prelude is `meta {"kind": "role"}` (never an empty chunk); a
+tool call's start is `meta {"kind": "tool_call", "index", "id", "name"}` and its argument
+pieces are `tool` chunks with `tool_index`; reasoning goes on channel `reasoning`; finish
+reason and usage go to `end`. The first terminator or error ends the stream: a mid-stream
+error is an `error` event and an `end` at its time with `finish_reason: "error"`; events
+after the end are not mapped (counted in `header.extra["import_notes"]`, `[DONE]` aside).
+A stream without its terminator has no `end` (a truncated stream).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from uxlab.streams.importers.base import StreamEventError
+from uxlab.streams.recording import Chunk, End, ErrorEvent, Event, Header, Meta, Recording
+
+TimedEvent = tuple[float | None, str | None, str]
+"""(arrival t_ms or None, SSE event name or None, data text)."""
+
+MALFORMED = "malformed_event"
+"""The meta kind of an event the tolerant mode kept instead of mapping."""
+
+
+@dataclass
+class StreamBuilder:
+    """Collects one stream's events, finish reason and usage; `recording()` makes it."""
+
+    header: Header
+    strict: bool = True
+    events: list[Event] = field(default_factory=list)
+    end: End | None = None
+    finish_reason: str | None = None
+    usage: dict[str, Any] | None = None
+    last_t_ms: float | None = None
+    n_tools: int = 0
+    role: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def chunk(self, t_ms: float | None, text: str, channel: str = "content", **extra: Any) -> None:
+        """An output piece; empty text adds nothing."""
+        if text:
+            self.events.append(Chunk(t_ms=t_ms, text=text, channel=channel, extra=extra))
+
+    def meta(self, t_ms: float | None, **data: Any) -> None:
+        self.events.append(Meta(t_ms=t_ms, data=data))
+
+    def role_prelude(self, t_ms: float | None, role: str, **data: Any) -> None:
+        """The role prelude, once (servers that repeat the role in every delta add nothing)."""
+        if role != self.role:
+            self.role = role
+            self.meta(t_ms, kind="role", role=role, **data)
+
+    def tool_call(
+        self, t_ms: float | None, index: int, call_id: str | None, name: str | None
+    ) -> None:
+        """A tool call starts; its argument pieces follow as `tool` chunks."""
+        self.n_tools += 1
+        self.meta(t_ms, kind="tool_call", index=index, id=call_id, name=name)
+
+    def error(self, t_ms: float | None, error: dict[str, Any]) -> None:
+        """A mid-stream error: an `error` event, and the stream ends there."""
+        self.events.append(ErrorEvent(t_ms=t_ms, error=error))
+        self.end = End(t_ms=t_ms, finish_reason="error", usage=self.usage)
+
+    def close(self, t_ms: float | None) -> None:
+        """The stream's terminator arrived at `t_ms`."""
+        if self.end is None:
+            self.end = End(t_ms=t_ms, finish_reason=self.finish_reason, usage=self.usage)
+
+    def fill_model(self, model: Any) -> None:
+        """Fill `source.model` from the stream when the header has none."""
+        if not self.header.source.get("model") and isinstance(model, str) and model:
+            self.header.source["model"] = model
+
+    def recording(self) -> Recording:
+        if self.notes:
+            self.header.extra.setdefault("import_notes", []).extend(self.notes)
+        return Recording(header=self.header, events=self.events, end=self.end)
+
+
+Step = Callable[[StreamBuilder, int, float | None, str | None, str], None]
+"""Maps one event (`builder, index, t_ms, event name, data`) into the builder."""
+
+
+def map_events(
+    events: list[TimedEvent], header: Header, step: Step, *, strict: bool
+) -> StreamBuilder:
+    """Run `step` over the events until the stream ends; see the module docstring.
+
+    Returns the builder (the caller may close an end-less stream before `recording()`).
+    Blank events (no name, no data) are skipped.
+    """
+    b = StreamBuilder(header, strict=strict)
+    after_end = 0
+    for i, (t_ms, name, data) in enumerate(events):
+        if b.end is not None:
+            if data.strip() not in ("", "[DONE]"):
+                after_end += 1
+            continue
+        if t_ms is not None:
+            b.last_t_ms = t_ms
+        if name is None and not data.strip():
+            continue
+        mark = len(b.events)
+        try:
+            step(b, i, t_ms, name, data)
+        except StreamEventError as exc:
+            if strict:
+                raise
+            del b.events[mark:]  # none of a malformed event's pieces are kept half-mapped
+            problem = f"{exc.field}: {exc.problem}" if exc.field else exc.problem
+            b.meta(t_ms, kind=MALFORMED, event=name, data=data[:500], problem=problem)
+    if after_end:
+        b.notes.append(f"{after_end} event(s) after the end of the stream were not mapped")
+    return b
+
+
+def field_of(
+    index: int, obj: dict[str, Any], key: str, types: type | tuple[type, ...], what: str, name: str
+) -> Any:
+    """`obj[key]` when present and of `types` (None when absent), else a StreamEventError."""
+    value = obj.get(key)
+    if value is not None and (not isinstance(value, types) or isinstance(value, bool)):
+        raise StreamEventError(index, name, f"expected {what}, got {value!r:.60}")
+    return value
+
+
+def count_malformed(rec: Recording) -> int:
+    """How many events the tolerant mode kept as `malformed_event` metas."""
+    return sum(isinstance(e, Meta) and e.data.get("kind") == MALFORMED for e in rec.events)

@@ -1,0 +1,107 @@
+"""Gemini `streamGenerateContent?alt=sse` streams -> Recording.
+
+Input: a captured SSE body of unnamed `data: {GenerateContentResponse}` events, timed or
+plain, in the capture format of `openai-sse` (the `.sse` sidecar `uxlab record --api
+gemini` writes). One stream per file; SRC may be a folder of captures.
+
+Mapping (`gemini_events_to_recording(events, header, strict=...)`, the one mapping of this
+API: the importers call it strict, the live recorder tolerant):
+
+- the first candidate's `content.parts[]`: `text` -> `content`; a part with
+  `"thought": true` -> `reasoning`; a `functionCall` -> `meta {"kind": "tool_call",
+  "index", "id", "name"}` (calls numbered from 0 in arrival order) and its `args` as one
+  `tool` chunk of JSON with `tool_index`;
+- `finishReason` -> `end.finish_reason`; `usageMetadata` -> `end.usage`; `modelVersion`
+  fills `source.model` when empty. Gemini has no terminator event: a stream whose last
+  event carried a finish reason ends at its last event, else it is truncated;
+- an `{"error": {...}}` event -> `error` event, then `end` with `finish_reason: "error"`.
+
+Candidates other than the first are not imported (chat UIs show one answer).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from uxlab.streams.importers.base import (
+    ImportOptions,
+    ImportResult,
+    StreamEventError,
+    event_json_object,
+)
+from uxlab.streams.importers.event_mapping import (
+    StreamBuilder,
+    TimedEvent,
+    field_of,
+    map_events,
+)
+from uxlab.streams.importers.sse_capture import import_capture_files
+from uxlab.streams.recording import Header, Recording
+
+
+def gemini_events_to_recording(
+    events: list[TimedEvent], header: Header, *, strict: bool = True
+) -> Recording:
+    """Map Gemini `alt=sse` events to a Recording (see the module docstring).
+
+    Strict: raises StreamEventError(index, field, problem) for an event that cannot be
+    read; tolerant: that event is kept as a `malformed_event` meta.
+    """
+    b = map_events(events, header, _step, strict=strict)
+    if b.end is None and b.finish_reason is not None:
+        b.close(b.last_t_ms)
+    return b.recording()
+
+
+def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: str) -> None:
+    obj = event_json_object(i, data)
+    if name == "error" or obj.get("error") is not None:
+        err = obj.get("error", obj)
+        b.error(t_ms, err if isinstance(err, dict) else {"message": str(err)})
+        return
+    b.fill_model(obj.get("modelVersion"))
+    usage = field_of(i, obj, "usageMetadata", dict, "an object", "usageMetadata")
+    if usage:
+        b.usage = usage
+    candidates = field_of(i, obj, "candidates", list, "a list", "candidates") or []
+    if not candidates:
+        return
+    cand = candidates[0]
+    if not isinstance(cand, dict):
+        raise StreamEventError(i, "candidates[0]", f"expected an object, got {cand!r:.60}")
+    content = field_of(i, cand, "content", dict, "an object", "candidates[0].content") or {}
+    parts = field_of(i, content, "parts", list, "a list", "candidates[0].content.parts") or []
+    for part in parts:
+        _part(b, i, t_ms, part)
+    if cand.get("finishReason"):
+        b.finish_reason = cand["finishReason"]
+
+
+def _part(b: StreamBuilder, i: int, t_ms: float | None, part: Any) -> None:
+    where = "candidates[0].content.parts[]"
+    if not isinstance(part, dict):
+        raise StreamEventError(i, where, f"expected an object, got {part!r:.60}")
+    if "functionCall" in part:
+        call = part["functionCall"]
+        if not isinstance(call, dict):
+            raise StreamEventError(i, f"{where}.functionCall", "expected an object")
+        index = b.n_tools
+        b.tool_call(t_ms, index, call.get("id"), call.get("name"))
+        b.chunk(t_ms, json.dumps(call.get("args", {})), "tool", tool_index=index)
+        return
+    text = field_of(i, part, "text", str, "a string", f"{where}.text") or ""
+    b.chunk(t_ms, text, "reasoning" if part.get("thought") else "content")
+
+
+def import_gemini_sse(path: Path, options: ImportOptions) -> ImportResult:
+    """Import Gemini `alt=sse` captures (a file or a folder of files)."""
+    return import_capture_files(
+        Path(path),
+        options,
+        gemini_events_to_recording,
+        importer="gemini-sse",
+        api="gemini.sse",
+        vendor="google",
+    )

@@ -1,0 +1,133 @@
+"""Reading SSE capture files and the shared driver of the `*-sse` importers.
+
+A capture is one stream per file, in the timed capture format of `uxlab.streams.sse` (each
+event preceded by `: t_ms=...`; the `.sse` sidecar `uxlab record` writes) or a plain body
+without times. SRC may be one file or a folder of `*.sse` / `*.txt` files.
+`import_capture_files` reads each file, checks its times, and maps its events with the
+API's mapping (strict unless `ImportOptions.tolerant`), turning a `StreamEventError` into
+an `ImportFormatError` naming the file and the event's line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from uxlab.streams.importers.base import (
+    ImportFormatError,
+    ImportOptions,
+    ImportResult,
+    Skipped,
+    StreamEventError,
+    import_header,
+    origin_of,
+    selected,
+)
+from uxlab.streams.importers.event_mapping import TimedEvent, count_malformed
+from uxlab.streams.recording import Header, Recording
+from uxlab.streams.replay_file import safe_filename
+from uxlab.streams.sse import parse_sse
+
+EventMapping = Callable[..., Recording]
+"""`(events, header, *, strict) -> Recording`: one API's event mapping."""
+
+
+def response_text_events(t_ms: float, raw: str) -> list[TimedEvent]:
+    """The events of one benchmark-recorded response body, all arriving at `t_ms`.
+
+    A body that starts like SSE (`data:`, `event:` or a `:` comment) is parsed as SSE; any
+    other non-blank body (a plain JSON response) is one event; a blank body is none.
+    """
+    parsed = parse_sse(raw) if raw.lstrip().startswith(("data:", "event:", ":")) else []
+    if parsed:
+        return [(t_ms, ev.event, ev.data) for ev in parsed]
+    return [(t_ms, None, raw)] if raw.strip() else []
+
+
+def _capture_files(path: Path) -> list[Path]:
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.suffix in (".sse", ".txt") and p.is_file())
+        if not files:
+            raise ImportFormatError(
+                path, None, None, "no *.sse or *.txt capture files in this folder"
+            )
+        return files
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file or folder")
+    return [path]
+
+
+def _capture_id(file: Path, options: ImportOptions) -> str:
+    stem = safe_filename(file.stem)
+    return f"{safe_filename(options.id_prefix)}-{stem}" if options.id_prefix else stem
+
+
+def read_capture(path: Path) -> tuple[list[TimedEvent], list[int]]:
+    """The events of one capture file as (t_ms, name, data), and each event's line number."""
+    try:
+        raw = path.read_bytes()
+        sse = parse_sse(raw)
+    except UnicodeDecodeError as exc:
+        raise ImportFormatError(path, None, None, f"not UTF-8 ({exc.reason})") from None
+    timed = [ev.t_ms for ev in sse]
+    n_timed = sum(t is not None for t in timed)
+    if 0 < n_timed < len(sse):
+        first = next(ev for ev in sse if ev.t_ms is None)
+        raise ImportFormatError(
+            path,
+            str(first.line),
+            "t_ms",
+            "this event has no `: t_ms=` comment while others do (time every event or none)",
+        )
+    last = -1.0
+    for ev in sse:
+        t = ev.t_ms
+        if t is not None:
+            if t < last:
+                raise ImportFormatError(
+                    path, str(ev.line), "t_ms", f"{t} is earlier than the previous event ({last})"
+                )
+            last = t
+    return [(ev.t_ms, ev.event, ev.data) for ev in sse], [ev.line for ev in sse]
+
+
+def import_capture_files(
+    path: Path,
+    options: ImportOptions,
+    mapping: EventMapping,
+    importer: str,
+    api: str,
+    vendor: str,
+) -> ImportResult:
+    """Shared driver for SSE capture importers: one recording per capture file."""
+    result = ImportResult()
+    for _, file in selected(_capture_files(path), options, result):
+        events, lines = read_capture(file)
+        origin = origin_of(file, request=0)
+        if not events:
+            result.skipped.append(Skipped(origin, "no SSE events in the file"))
+            continue
+        timed = events[0][0] is not None
+        header: Header = import_header(
+            _capture_id(file, options),
+            importer=importer,
+            origin=origin,
+            api=api,
+            vendor=vendor,
+            timing="recorded" if timed else "none",
+        )
+        try:
+            rec = mapping(events, header, strict=not options.tolerant)
+        except StreamEventError as exc:
+            raise ImportFormatError(file, str(lines[exc.index]), exc.field, exc.problem) from None
+        if not timed:
+            result.warnings.append(f"{file.name}: no `: t_ms=` comments, imported text only")
+        if rec.end is None:
+            result.warnings.append(f"{file.name}: stream ends without an end; kept as truncated")
+        n_bad = count_malformed(rec)
+        if n_bad:
+            result.warnings.append(
+                f"{file.name}: {n_bad} malformed event(s) kept as `malformed_event` meta events"
+            )
+        result.recordings.append(rec)
+    return result
