@@ -49,6 +49,7 @@ from uxlab.store.store import Session, Store
 from uxlab.streams.recording import Chunk, Recording
 from uxlab.study.adaptive import AdaptivePlan
 from uxlab.study.design import Trial
+from uxlab.study.reproduce import schedule_sha256
 from uxlab.study.spec import Question, Study, condition_id, step_response_id
 from uxlab.study.stimulus import chain_trial_schedule, trial_source
 
@@ -581,10 +582,15 @@ class StudySession:
         """Mark the trial in flight (committed) and build its schedule.
 
         With an adaptive factor, its level is chosen now (`resolve`) and stored with the trial.
+        The SHA-256 of the schedule is stored too (`uxlab verify` rebuilds it): of its exact
+        replay-file text, or for a live trial, whose text the model writes, of its profile,
+        seed and source id only.
         """
         trial = self.resolve(trial)
         schedule = self.schedule_for(trial)
-        self.store.begin_trial(self.session, trial.index, planned=trial)
+        self.store.begin_trial(
+            self.session, trial.index, planned=trial, schedule_sha256=schedule_sha256(schedule)
+        )
         shown = self.clock.now_ms() if shown_at_ms is None else shown_at_ms
         run = TrialRun(trial, schedule, self.study, self.clock, shown)
         if isinstance(schedule, LiveSchedule) and self.study.live is not None:

@@ -26,6 +26,7 @@ TRIAL_COLUMNS = [
     "ttft_ms",
     "replay_id",
     "seed",
+    "schedule_sha256",
     "outcome",
     "t_abandon_ms",
     "shown_first_ms",

@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "study": "study_cmd",
     "run": "run_cmd",
     "export": "export_cmd",
+    "verify": "verify_cmd",
     "report": "report_cmd",
     "record": "record_cmd",
     "serve": "serve_cmd",

@@ -55,6 +55,7 @@ BASE_COLUMNS = [
 AFTER_FACTOR_COLUMNS = [
     "replay_id",
     "seed",
+    "schedule_sha256",
     "outcome",
     "t_abandon_ms",
     "shown_first_ms",
@@ -183,13 +184,15 @@ def read_tables(db: str | Path) -> dict[str, Any]:
             + TAIL_COLUMNS
         )
         trial_rows = []
+        trial_cols = {c[1] for c in conn.execute("PRAGMA table_info(trials)")}
+        schedule_sha = "t.schedule_sha256" if "schedule_sha256" in trial_cols else "NULL"  # v4
         for r in conn.execute(
-            """
+            f"""
             SELECT st.study_id, s.study_sha256, t.session_id, s.participant, t.trial_index,
                    t.block, t.practice, t.condition_id, t.levels, t.replay_id, t.seed,
                    t.outcome, t.t_abandon_ms, t.shown_first_ms, t.shown_last_ms,
                    t.scheduled_end_ms, t.attention, t.attention_ok, s.pilot, s.simulated,
-                   t.timings
+                   t.timings, {schedule_sha}
             FROM trials t JOIN sessions s ON s.session_id = t.session_id
                  JOIN studies st ON st.sha256 = s.study_sha256
             ORDER BY s.created_at, s.session_id, t.trial_index
@@ -200,7 +203,9 @@ def read_tables(db: str | Path) -> dict[str, Any]:
             row.update({f: levels.get(f) for f in factors})
             outcome = "interrupted" if r[11] == "running" else r[11]
             row.update(
-                dict(zip(AFTER_FACTOR_COLUMNS, (r[9], r[10], outcome, *r[12:16]), strict=True))
+                dict(
+                    zip(AFTER_FACTOR_COLUMNS, (r[9], r[10], r[21], outcome, *r[12:16]), strict=True)
+                )
             )
             given = answers.get((r[2], r[4]), {})
             for q in trial_qs:

@@ -6,14 +6,16 @@ upgrade leaves the file as it was. A database made by a newer uxlab is refused, 
 "downgraded". Each applied step is also written to `schema_migrations` with its time.
 
 Tables:
-  studies       every study file used: id, version, SHA-256 and full text
+  studies       every study file used: id, version, SHA-256 and full text; its stimulus
+                files' SHA-256 and where it was run from (schema version 4)
   participants  pseudonymous ids, their sequential number (Latin-square row) and group
   sessions      one run of a participant through a study: state machine, environment
                 (of the first run), the planned trial list (JSON), pilot/simulated flags,
                 resume count, the adaptive procedures' state (JSON; schema version 2)
   session_runs  one row per start or resume of a session: when, and that run's
                 environment with its timing warnings (JSON; schema version 3)
-  trials        planned condition and seed, outcome, timings, attention result
+  trials        planned condition and seed, outcome, timings, attention result, the
+                SHA-256 of the schedule played (schema version 4)
   responses     one row per question answered (trial_index -1: end-of-study questions)
   events        every emitted chunk and key press of a trial
   counters      persistent counters: participant numbers, between-group allocation
@@ -147,8 +149,19 @@ INSERT INTO session_runs (session_id, run, kind, started_at, next_index, environ
     SELECT session_id, 0, 'start', created_at, 0, environment FROM sessions;
 """
 
+_V4 = """
+-- SHA-256 of the schedule a trial played (`uxlab.study.reproduce.schedule_sha256`);
+-- NULL for trials begun before version 4 (`uxlab verify` says they were not checked).
+ALTER TABLE trials ADD COLUMN schedule_sha256 TEXT;
+-- JSON [{path, sha256, ids}]: the stimulus files when the study was registered, paths
+-- relative to the study file's folder; NULL for studies registered before version 4.
+ALTER TABLE studies ADD COLUMN stimuli TEXT;
+-- The study file's path relative to the working folder it was run from (NULL if outside).
+ALTER TABLE studies ADD COLUMN location TEXT;
+"""
+
 # MIGRATIONS[k] upgrades version k to k + 1. Version 0 is an empty file.
-MIGRATIONS: list[str] = [_V1, _V2, _V3]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

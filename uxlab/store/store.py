@@ -57,6 +57,7 @@ from typing import Any
 from uxlab.store.schema import StoreError, migrate
 from uxlab.study.adaptive import CommittedTrial
 from uxlab.study.design import Trial, design_trials
+from uxlab.study.reproduce import stimulus_files
 from uxlab.study.spec import Condition, Question, Study
 
 OUTCOMES = ("completed", "abandoned", "timed_out", "error")
@@ -268,7 +269,12 @@ class Store:
     # --- studies ----------------------------------------------------------------------------
 
     def register_study(self, study: Study) -> str:
-        """Store the study file (full text and SHA-256) once; returns the SHA-256."""
+        """Store the study file once; returns its SHA-256.
+
+        Kept with it: the full text, the SHA-256 of every stimulus file
+        (`uxlab.study.reproduce.stimulus_files`) and the file's path relative to the working
+        folder (`location`, NULL when outside it), so `uxlab verify` can rebuild the stimuli.
+        """
         with self._write():
             self._register(study)
         return study.sha256
@@ -279,20 +285,24 @@ class Store:
         ).fetchone()
         if exists:
             return
-        summary = study_summary(study)
+        row = {
+            "sha256": study.sha256,
+            "study_id": study.id,
+            "version": study.version,
+            "title": study.title,
+            "seed": study.seed,
+            "path": study.path.name,
+            "text": study.text,
+            "summary": json.dumps(study_summary(study), sort_keys=True),
+            "registered_at": self._now_iso(),
+            "stimuli": json.dumps(stimulus_files(study), sort_keys=True),  # schema version 4
+            "location": _location(study.path),
+        }
+        columns = {c[1] for c in self.conn.execute("PRAGMA table_info(studies)")}
+        names = [k for k in row if k in columns]  # a file still at an older schema (tests)
         self.conn.execute(
-            "INSERT INTO studies VALUES (?,?,?,?,?,?,?,?,?)",
-            (
-                study.sha256,
-                study.id,
-                study.version,
-                study.title,
-                study.seed,
-                study.path.name,
-                study.text,
-                json.dumps(summary, sort_keys=True),
-                self._now_iso(),
-            ),
+            f"INSERT INTO studies ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+            [row[k] for k in names],
         )
         self._audit("register", study.sha256, study.sha256, {"study_id": study.id})
 
@@ -601,8 +611,18 @@ class Store:
 
     # --- trials -----------------------------------------------------------------------------
 
-    def begin_trial(self, session: Session, trial_index: int, planned: Trial | None = None) -> None:
-        """Record the trial as in flight (committed), before its stream starts."""
+    def begin_trial(
+        self,
+        session: Session,
+        trial_index: int,
+        planned: Trial | None = None,
+        schedule_sha256: str | None = None,
+    ) -> None:
+        """Record the trial as in flight (committed), before its stream starts.
+
+        `planned` is the trial as played (an adaptive level resolved); `schedule_sha256`
+        the SHA-256 of the schedule it plays (`uxlab.study.reproduce.schedule_sha256`).
+        """
         if trial_index != session.next_index:
             raise StoreError(
                 f"session {session.id}: trial {trial_index} begun out of order "
@@ -615,8 +635,8 @@ class Store:
         with self._write():
             self.conn.execute(
                 "INSERT INTO trials (session_id, trial_index, block, practice, kind, "
-                "condition_id, levels, replay_id, seed, attention, outcome, started_at) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?, 'running', ?)",
+                "condition_id, levels, replay_id, seed, attention, outcome, started_at, "
+                "schedule_sha256) VALUES (?,?,?,?,?,?,?,?,?,?, 'running', ?, ?)",
                 (
                     session.id,
                     trial_index,
@@ -629,6 +649,7 @@ class Store:
                     t.seed,
                     int(t.attention is not None),
                     now,
+                    schedule_sha256,
                 ),
             )
             self.conn.execute(
@@ -877,6 +898,14 @@ class Store:
             (session_id,),
         ).fetchall()
         return sha256_json({"trials": rows, "responses": answers})
+
+
+def _location(path: Path) -> str | None:
+    """The study file's path relative to the working folder (POSIX), or None outside it."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return None
 
 
 def _chain(prev: str, at: str, action: str, subject: str | None, sha: str, detail: str) -> str:

@@ -1,0 +1,33 @@
+"""`uxlab verify DB [--study FILE]`: prove the study can be rebuilt from its file and seeds."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "verify",
+        help="check that every trial list and stimulus can be rebuilt from the study file",
+        description="Rebuild every session's trial list from the study file, the participant "
+        "id and number, the group and the seed, and every trial's schedule from the corpus, "
+        "and compare them with what the database says was played (the SHA-256 kept when each "
+        "trial began). Also checks the stimulus files against their SHA-256 at registration. "
+        "Prints a summary; exit status 1 on any mismatch. Read-only.",
+    )
+    parser.add_argument("db", metavar="DB", help="the study database (results/<study>.sqlite)")
+    parser.add_argument(
+        "--study",
+        metavar="FILE",
+        help="the study file to check against the database (its corpus is found relative to "
+        "it); default: the text stored in the database, placed where the study was run from",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from uxlab.store.verify import format_report, verify_db
+
+    report = verify_db(args.db, args.study)
+    print(format_report(report))
+    return 0 if report.ok else 1

@@ -1,0 +1,410 @@
+"""Prove a study database reproducible: rebuild every trial list and stimulus and compare.
+
+`verify_db(db, study_file=None)` reads the database read-only and, for every study it holds:
+
+1. The study text: the one stored in the database. With `study_file`, that file's SHA-256
+   is checked against the stored ones first ("changed since the study ran" when it is none
+   of them); the stored text is then placed at the file's location, so its corpus is found
+   relative to it. Without it, the text is placed where the study was run from (its
+   `location`, relative to the current folder).
+2. The stimulus files: each file's SHA-256 against the one kept at registration, so a
+   changed recording is named as such rather than as a vague schedule mismatch.
+3. Every session: the trial list re-derived from (study, participant, participant number,
+   seed, group) by `design_trials`, compared with the stored plan (its SHA-256, then row by
+   row), and every trial row begun compared with it (an adaptive level is re-chosen from
+   the trials committed before it, as the session did).
+4. Every trial's schedule: rebuilt from the corpus (`rebuild_schedule`) and its SHA-256
+   compared with the one stored when the trial began (for live trials, the profile, seed
+   and source id only: the text came from the model).
+
+The result is a `VerifyReport`; `format_report` prints it at 80 columns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import hashlib
+import json
+import sqlite3
+import textwrap
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from uxlab.errors import UxlabError
+from uxlab.live.live_schedule import LiveSchedule
+from uxlab.store.export import open_read_only
+from uxlab.store.store import sha256_json
+from uxlab.study.adaptive import AdaptivePlan, CommittedTrial
+from uxlab.study.design import Trial, design_trials
+from uxlab.study.loader import parse_study
+from uxlab.study.reproduce import (
+    file_sha256,
+    rebuild_schedule,
+    schedule_sha256,
+    stimulus_files,
+)
+from uxlab.study.spec import Study, condition_id
+
+ROW_FIELDS = ("block", "practice", "kind", "condition_id", "levels", "replay_id", "seed")
+"""Trial-row fields compared with the re-derived trial (plus whether it is an attention check)."""
+MAX_LISTED = 25
+"""Mismatch lines printed in full; the rest are counted."""
+
+
+@dataclass
+class Mismatch:
+    """One thing that could not be reproduced: where (participant, trial) and what differs."""
+
+    what: str
+    participant: str | None = None
+    trial_index: int | None = None
+    session_id: str | None = None
+
+    def line(self) -> str:
+        where = []
+        if self.participant is not None:
+            where.append(self.participant)
+        if self.trial_index is not None:
+            where.append(f"trial {self.trial_index}")
+        return (" ".join(where) + ": " if where else "") + self.what
+
+
+@dataclass
+class VerifyReport:
+    """What `verify_db` checked and every mismatch it found."""
+
+    db: Path
+    study_file: Path | None = None
+    studies: list[str] = field(default_factory=list)
+    """One line per stored study: id, version, SHA-256 and where its corpus was read."""
+    n_files: int = 0
+    n_sessions: int = 0
+    n_trials: int = 0
+    n_schedules: int = 0
+    n_live: int = 0
+    """Live trials among `n_schedules`: only their profile, seed and source were compared."""
+    n_unchecked: int = 0
+    """Trials without a stored schedule SHA-256 (begun before schema version 4)."""
+    mismatches: list[Mismatch] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+
+def _text_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _file_text_sha(path: Path) -> str | None:
+    try:
+        return _text_sha256(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {c[1] for c in conn.execute(f"PRAGMA table_info({table})")}
+
+
+def verify_db(
+    db: str | Path, study_file: str | Path | None = None, cwd: str | Path | None = None
+) -> VerifyReport:
+    """Rebuild every trial list and schedule of `db` and compare (see the module docstring).
+
+    `cwd` is the folder a stored study `location` is relative to (default: the current one).
+    Raises UxlabError when the database or the study file cannot be read at all.
+    """
+    report = VerifyReport(Path(db), None if study_file is None else Path(study_file))
+    conn = open_read_only(db)
+    try:
+        conn.execute("BEGIN")
+        _verify(conn, report, Path.cwd() if cwd is None else Path(cwd))
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+    return report
+
+
+def _verify(conn: sqlite3.Connection, report: VerifyReport, cwd: Path) -> None:
+    cols = _columns(conn, "studies")
+    extra = ", stimuli, location" if "stimuli" in cols else ", NULL, NULL"
+    studies = conn.execute(
+        f"SELECT sha256, study_id, version, path, text{extra} FROM studies "
+        "ORDER BY registered_at, rowid"
+    ).fetchall()
+    if not studies:
+        raise UxlabError(f"{report.db}: no study registered yet (nothing to verify)")
+    if report.study_file is not None:
+        _check_study_file(report, report.study_file, studies)
+    for sha, sid, version, name, text, stimuli, location in studies:
+        if report.study_file is not None:
+            where: Path | None = report.study_file
+        elif location is not None:
+            where = cwd / location
+        else:
+            where = None
+        label = f"study {sid} v{version} ({sha[:12]})"
+        if where is None:
+            report.mismatches.append(Mismatch(
+                f"{label}: cannot tell where it was run from (its corpus is relative to the "
+                f"study file {name}); pass --study FILE"
+            ))  # fmt: skip
+            continue
+        shown = report.study_file if report.study_file is not None else location
+        report.studies.append(f"{label}: the text stored in the database, placed at {shown}")
+        if report.study_file is None and where.is_file() and _file_text_sha(where) != sha:
+            report.notes.append(
+                f"{location} has changed since the study ran (the stored text was checked; "
+                "pass --study FILE to check a file)"
+            )
+        changed = _check_files(report, where, None if stimuli is None else json.loads(stimuli))
+        try:
+            study = parse_study(text, where)
+        except UxlabError as exc:
+            report.mismatches.append(Mismatch(f"{label} does not load here: {exc}"))
+            continue
+        if stimuli is not None:
+            _check_added_files(report, study, json.loads(stimuli))
+        for row in conn.execute(
+            "SELECT s.session_id, s.participant, p.number, s.group_id, s.seed, s.plan, "
+            "s.plan_sha256 FROM sessions s JOIN participants p ON p.participant = s.participant "
+            "WHERE s.study_sha256 = ? ORDER BY s.created_at, s.session_id",
+            (sha,),
+        ).fetchall():
+            _check_session(conn, report, study, row, changed)
+
+
+def _check_study_file(report: VerifyReport, path: Path, studies: list[tuple]) -> None:
+    if not path.is_file():
+        raise UxlabError(f"{path}: no such study file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise UxlabError(f"{path}: not UTF-8 ({exc.reason})") from None
+    sha = _text_sha256(text)
+    if any(s[0] == sha for s in studies):
+        report.notes.append(f"{path} is the study file the database holds ({sha[:12]})")
+        return
+    stored_sha, sid, _v, _name, stored_text = studies[-1][:5]
+    old, new = stored_text.splitlines(), text.splitlines()
+    first = next(
+        (i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b),
+        min(len(old), len(new)),
+    )
+    n_changed = sum(
+        max(i2 - i1, j2 - j1)
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new).get_opcodes()
+        if tag != "equal"
+    )
+    report.mismatches.append(Mismatch(
+        f"{path} changed since the study ran: its SHA-256 is {sha[:12]}, the database ran "
+        f"study {sid} with {stored_sha[:12]} ({n_changed} line(s) differ, the first at line "
+        f"{first + 1}); what follows checks the stored text, with the corpus found from "
+        f"{path.name}'s folder"
+    ))  # fmt: skip
+
+
+def _check_files(
+    report: VerifyReport, where: Path, stored: list[dict[str, Any]] | None
+) -> set[str]:
+    """Compare the stimulus files with their SHA-256 at registration; returns the ids of
+    the trials' recordings (or chains) whose files changed or are missing."""
+    if stored is None:
+        report.notes.append(
+            "no stimulus-file SHA-256 stored (the study was registered before schema "
+            "version 4): recordings are checked through the rebuilt schedules only"
+        )
+        return set()
+    changed: set[str] = set()
+    base = where.parent
+    for entry in stored:
+        report.n_files += 1
+        path = base / entry["path"]
+        names = ", ".join(entry["ids"]) or entry["path"]
+        if not path.is_file():
+            report.mismatches.append(Mismatch(f"recording {names} is missing: {path} not found"))
+        elif file_sha256(path) != entry["sha256"]:
+            report.mismatches.append(
+                Mismatch(f"recording {names} changed since the study ran ({entry['path']})")
+            )
+        else:
+            continue
+        changed.update(entry["ids"])
+    return changed
+
+
+def _check_added_files(report: VerifyReport, study: Study, stored: list[dict[str, Any]]) -> None:
+    known = {e["path"] for e in stored}
+    for entry in stimulus_files(study):
+        if entry["path"] not in known:
+            names = ", ".join(entry["ids"])
+            report.mismatches.append(
+                Mismatch(f"recording {names} was added since the study ran ({entry['path']})")
+            )
+
+
+def _check_session(
+    conn: sqlite3.Connection,
+    report: VerifyReport,
+    study: Study,
+    row: tuple,
+    changed: set[str],
+) -> None:
+    session_id, participant, number, group_id, seed, plan_json, plan_sha = row
+    report.n_sessions += 1
+
+    def mismatch(what: str, trial_index: int | None = None) -> None:
+        report.mismatches.append(Mismatch(what, participant, trial_index, session_id))
+
+    group = None
+    if group_id is not None:
+        group = next((g for g in study.groups if g.id == group_id), None)
+        if group is None:
+            mismatch(f"group {group_id!r} is not a group of the study")
+            return
+    derived = design_trials(study, participant, number, seed, group)
+    derived_plan = [t.to_dict() for t in derived]
+    stored_plan = json.loads(plan_json)
+    if sha256_json(stored_plan) != plan_sha:
+        mismatch("the stored trial list does not match its own SHA-256 (edited afterwards)")
+    if sha256_json(derived_plan) != sha256_json(stored_plan):
+        diffs = _plan_diffs(stored_plan, derived_plan)
+        more = " ..." if len(diffs) > 3 else ""
+        mismatch(
+            f"trial list differs from the one re-derived from the study file and seed {seed}: "
+            + "; ".join(diffs[:3])
+            + more
+        )
+
+    answers: dict[int, dict[str, str | None]] = defaultdict(dict)
+    for idx, qid, value in conn.execute(
+        "SELECT trial_index, question_id, value FROM responses WHERE session_id = ?",
+        (session_id,),
+    ):
+        answers[idx][qid] = value
+    has_sha = "schedule_sha256" in _columns(conn, "trials")
+    adaptive = AdaptivePlan.for_study(study, seed)
+    committed: list[CommittedTrial] = []
+    bad_schedules: dict[str, list[int]] = defaultdict(list)
+    rows = conn.execute(
+        "SELECT trial_index, block, practice, kind, condition_id, levels, replay_id, seed, "
+        "attention, outcome, " + ("schedule_sha256" if has_sha else "NULL") + " FROM trials "
+        "WHERE session_id = ? ORDER BY trial_index",
+        (session_id,),
+    ).fetchall()
+    for idx, block, practice, kind, cond, levels_json, replay_id, t_seed, attention, *rest in rows:
+        outcome, sha = rest
+        report.n_trials += 1
+        levels = json.loads(levels_json)
+        if not 0 <= idx < len(derived):
+            mismatch("is not in the re-derived trial list", idx)
+            continue
+        expected = derived[idx]
+        if adaptive is not None and not expected.practice and expected.attention is None:
+            level = adaptive.level_for(expected.levels, committed)
+            resolved = {**expected.levels, adaptive.factor: level}
+            within = {f.name: resolved[f.name] for f in study.within_factors}
+            expected = dataclasses.replace(
+                expected, levels=resolved, condition_id=condition_id(within)
+            )
+        stored = {
+            "block": block, "practice": bool(practice), "kind": kind, "condition_id": cond,
+            "levels": levels, "replay_id": replay_id, "seed": t_seed,
+        }  # fmt: skip
+        for name in ROW_FIELDS:
+            want = getattr(expected, name)
+            if stored[name] != want:
+                mismatch(f"{name}: stored {_show(stored[name])}, rebuilt {_show(want)}", idx)
+        if bool(attention) != (expected.attention is not None):
+            rebuilt = expected.attention is not None
+            mismatch(f"attention check: stored {bool(attention)}, rebuilt {rebuilt}", idx)
+        if outcome not in ("running", "interrupted"):
+            committed.append(
+                CommittedTrial(idx, bool(practice), bool(attention), levels, outcome, answers[idx])
+            )
+        if sha is None:
+            report.n_unchecked += 1
+            continue
+        schedule = rebuild_schedule(study, expected)
+        report.n_schedules += 1
+        report.n_live += isinstance(schedule, LiveSchedule)
+        if schedule_sha256(schedule) == sha:
+            continue
+        files = set(_ids_of(expected)) & changed
+        if files:
+            reason = f"recording {', '.join(sorted(files))} changed since the study ran"
+        else:
+            reason = "rebuilt from the study, recording, levels and seed, it is not the one played"
+        bad_schedules[reason].append(idx)
+    for reason, indexes in bad_schedules.items():
+        which = ", ".join(str(i) for i in indexes[:8]) + (" ..." if len(indexes) > 8 else "")
+        n = len(indexes)
+        mismatch(f"{n} schedule(s) differ (trial {which}): {reason}")
+
+
+def _ids_of(trial: Trial) -> list[str]:
+    return [] if trial.replay_id is None or trial.attention is not None else [trial.replay_id]
+
+
+def _plan_diffs(stored: list[dict[str, Any]], derived: list[dict[str, Any]]) -> list[str]:
+    """`trial 3 seed: stored 12, rebuilt 45`-style differences between two trial lists."""
+    out = []
+    if len(stored) != len(derived):
+        out.append(f"{len(stored)} trials stored, {len(derived)} rebuilt")
+    for a, b in zip(stored, derived, strict=False):
+        for key in sorted(set(a) | set(b)):
+            if a.get(key) != b.get(key):
+                out.append(
+                    f"trial {a.get('index')} {key}: stored {_show(a.get(key))}, "
+                    f"rebuilt {_show(b.get(key))}"
+                )
+    return out
+
+
+def _show(value: Any, limit: int = 40) -> str:
+    text = json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def format_report(report: VerifyReport, width: int = 80) -> str:
+    """The summary `uxlab verify` prints: what was checked, then every mismatch."""
+    lines: list[str] = []
+
+    def say(text: str, indent: str = "") -> None:
+        lines.extend(textwrap.wrap(text, width, initial_indent=indent,
+                                   subsequent_indent=indent + "    ",
+                                   break_on_hyphens=False, break_long_words=False))  # fmt: skip
+
+    say(f"Verifying {report.db}" + (f" with {report.study_file}" if report.study_file else ""))
+    for s in report.studies:
+        say(s, "  ")
+    for note in report.notes:
+        say(note, "  ")
+    checked = (
+        f"Checked {report.n_files} stimulus file(s), {report.n_sessions} session(s) "
+        f"(trial lists re-derived), {report.n_trials} trial(s), "
+        f"{report.n_schedules} schedule(s) rebuilt"
+    )
+    if report.n_live:
+        checked += f" ({report.n_live} live: profile, seed and source only)"
+    if report.n_unchecked:
+        checked += f"; {report.n_unchecked} trial(s) without a stored schedule SHA-256 (begun "
+        checked += "before schema version 4) not rebuilt"
+    say(checked + ".")
+    if report.ok:
+        say(
+            "OK: every trial list and schedule was rebuilt from the study file, the "
+            "participant ids and numbers, the groups and the seeds, and matches what ran."
+        )
+        return "\n".join(lines)
+    say(f"{len(report.mismatches)} MISMATCH(ES) (trials numbered from 0, as in trials.csv):")
+    for m in report.mismatches[:MAX_LISTED]:
+        say("- " + m.line(), "  ")
+    if len(report.mismatches) > MAX_LISTED:
+        say(f"... and {len(report.mismatches) - MAX_LISTED} more", "  ")
+    return "\n".join(lines)
