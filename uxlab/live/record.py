@@ -33,7 +33,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from uxlab.live.clients import API_NAMES, Prompt, build_request, request_record
-from uxlab.live.mapping import MAPPERS
+from uxlab.live.mapping import map_capture
 from uxlab.live.wire_events import SSEFramer, WireEvent, dumps_capture
 from uxlab.streams.recording import End, ErrorEvent, Header, Recording
 from uxlab.streams.replay_file import safe_filename, write_replay
@@ -292,7 +292,7 @@ async def _record_once(
                 capture.append(ev)
     finally:
         await response.aclose()
-    recording, malformed = MAPPERS[api](capture, header)
+    recording, malformed = map_capture(api, capture, header)
     message = None
     if problem is not None:
         kind, text = problem

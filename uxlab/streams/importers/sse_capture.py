@@ -119,7 +119,10 @@ def import_capture_files(
         try:
             rec = mapping(events, header, strict=not options.tolerant)
         except StreamEventError as exc:
-            raise ImportFormatError(file, str(lines[exc.index]), exc.field, exc.problem) from None
+            hint = " (--tolerant keeps such an event as a malformed_event meta)"
+            raise ImportFormatError(
+                file, str(lines[exc.index]), exc.field, exc.problem + hint
+            ) from None
         if not timed:
             result.warnings.append(f"{file.name}: no `: t_ms=` comments, imported text only")
         if rec.end is None:
