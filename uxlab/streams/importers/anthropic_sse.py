@@ -33,13 +33,13 @@ from uxlab.streams.importers.base import (
     ImportOptions,
     ImportResult,
     StreamEventError,
-    event_json_object,
 )
 from uxlab.streams.importers.event_mapping import (
     StreamBuilder,
     TimedEvent,
     field_of,
     map_events,
+    named_event,
 )
 from uxlab.streams.importers.sse_capture import import_capture_files
 from uxlab.streams.recording import Header, Recording
@@ -68,11 +68,7 @@ def _add_usage(b: StreamBuilder, usage: dict[str, Any] | None) -> None:
 
 
 def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: str) -> None:
-    # A blank `data:` (a named event without a body) is `{}`.
-    obj = event_json_object(i, data) if data.strip() else {}
-    kind = name or obj.get("type")
-    if kind is None:
-        raise StreamEventError(i, "event", "neither an `event:` name nor a `type` in the data")
+    kind, obj = named_event(i, name, data)
     if kind == "message_start":
         msg = field_of(i, obj, "message", dict, "an object", "message") or {}
         _add_usage(b, field_of(i, msg, "usage", dict, "an object", "message.usage"))

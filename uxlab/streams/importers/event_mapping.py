@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from uxlab.streams.importers.base import StreamEventError
+from uxlab.streams.importers.base import StreamEventError, event_json_object
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Event, Header, Meta, Recording
 
 TimedEvent = tuple[float | None, str | None, str]
@@ -98,12 +98,18 @@ Step = Callable[[StreamBuilder, int, float | None, str | None, str], None]
 
 
 def map_events(
-    events: list[TimedEvent], header: Header, step: Step, *, strict: bool
+    events: list[TimedEvent],
+    header: Header,
+    step: Step,
+    *,
+    strict: bool,
+    finish_ends: bool = False,
 ) -> StreamBuilder:
     """Run `step` over the events until the stream ends; see the module docstring.
 
-    Returns the builder (the caller may close an end-less stream before `recording()`).
-    Blank events (no name, no data) are skipped.
+    `finish_ends`: a stream that gave a finish reason but no terminator ends at its last
+    event (OpenAI Chat without `[DONE]`; Gemini, which has no terminator). Returns the
+    builder (`recording()` makes the Recording). Blank events (no name, no data) are skipped.
     """
     b = StreamBuilder(header, strict=strict)
     after_end = 0
@@ -125,9 +131,33 @@ def map_events(
             del b.events[mark:]  # none of a malformed event's pieces are kept half-mapped
             problem = f"{exc.field}: {exc.problem}" if exc.field else exc.problem
             b.meta(t_ms, kind=MALFORMED, event=name, data=data[:500], problem=problem)
+    if finish_ends and b.end is None and b.finish_reason is not None:
+        b.close(b.last_t_ms)
     if after_end:
         b.notes.append(f"{after_end} event(s) after the end of the stream were not mapped")
     return b
+
+
+def named_event(index: int, name: str | None, data: str) -> tuple[str, dict[str, Any]]:
+    """(kind, object) of a named-event API's event: the `event:` name, else the data's
+    `type`; a blank `data:` is `{}`. A StreamEventError when neither names it."""
+    obj = event_json_object(index, data) if data.strip() else {}
+    kind = name or obj.get("type")
+    if not isinstance(kind, str):
+        raise StreamEventError(index, "event", "neither an `event:` name nor a `type` in the data")
+    return kind, obj
+
+
+def error_event(
+    b: StreamBuilder, t_ms: float | None, name: str | None, obj: dict[str, Any]
+) -> bool:
+    """Map an `event: error` or a `{"error": ...}` object (a bare message is wrapped);
+    whether the event was one."""
+    if name != "error" and obj.get("error") is None:
+        return False
+    err = obj.get("error", obj)
+    b.error(t_ms, err if isinstance(err, dict) else {"message": str(err)})
+    return True
 
 
 def field_of(

@@ -34,6 +34,7 @@ from uxlab.streams.importers.base import (
 from uxlab.streams.importers.event_mapping import (
     StreamBuilder,
     TimedEvent,
+    error_event,
     field_of,
     map_events,
 )
@@ -49,17 +50,12 @@ def gemini_events_to_recording(
     Strict: raises StreamEventError(index, field, problem) for an event that cannot be
     read; tolerant: that event is kept as a `malformed_event` meta.
     """
-    b = map_events(events, header, _step, strict=strict)
-    if b.end is None and b.finish_reason is not None:
-        b.close(b.last_t_ms)
-    return b.recording()
+    return map_events(events, header, _step, strict=strict, finish_ends=True).recording()
 
 
 def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: str) -> None:
     obj = event_json_object(i, data)
-    if name == "error" or obj.get("error") is not None:
-        err = obj.get("error", obj)
-        b.error(t_ms, err if isinstance(err, dict) else {"message": str(err)})
+    if error_event(b, t_ms, name, obj):
         return
     b.fill_model(obj.get("modelVersion"))
     usage = field_of(i, obj, "usageMetadata", dict, "an object", "usageMetadata")

@@ -31,13 +31,13 @@ from uxlab.streams.importers.base import (
     ImportOptions,
     ImportResult,
     StreamEventError,
-    event_json_object,
 )
 from uxlab.streams.importers.event_mapping import (
     StreamBuilder,
     TimedEvent,
     field_of,
     map_events,
+    named_event,
 )
 from uxlab.streams.importers.sse_capture import import_capture_files
 from uxlab.streams.recording import Header, Recording
@@ -70,10 +70,7 @@ def _delta_text(i: int, obj: dict[str, Any]) -> str:
 
 
 def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: str) -> None:
-    obj = event_json_object(i, data) if data.strip() else {}
-    kind = name or obj.get("type")
-    if kind is None:
-        raise StreamEventError(i, "event", "neither an `event:` name nor a `type` in the data")
+    kind, obj = named_event(i, name, data)
     if kind == "response.created":
         resp = field_of(i, obj, "response", dict, "an object", "response") or {}
         b.fill_model(resp.get("model"))

@@ -38,6 +38,7 @@ from uxlab.streams.importers.base import (
 from uxlab.streams.importers.event_mapping import (
     StreamBuilder,
     TimedEvent,
+    error_event,
     field_of,
     map_events,
 )
@@ -62,9 +63,7 @@ def openai_chat_events_to_recording(
             b.close(t_ms)
             return
         obj = event_json_object(i, data)
-        if name == "error" or obj.get("error") is not None:
-            err = obj.get("error", obj)
-            b.error(t_ms, err if isinstance(err, dict) else {"message": err})
+        if error_event(b, t_ms, name, obj):
             return
         b.fill_model(obj.get("model"))
         usage = field_of(i, obj, "usage", dict, "an object", "usage")
@@ -87,9 +86,7 @@ def openai_chat_events_to_recording(
             if choice.get("finish_reason"):
                 b.finish_reason = choice["finish_reason"]
 
-    b = map_events(events, header, step, strict=strict)
-    if b.end is None and b.finish_reason is not None:
-        b.close(b.last_t_ms)  # a finish reason without [DONE] still ends the stream
+    b = map_events(events, header, step, strict=strict, finish_ends=True)
     if other_choices:
         b.notes.append(f"{other_choices} delta(s) of choices other than index 0 were not imported")
     return b.recording()
