@@ -344,7 +344,7 @@ def _check_session(
     for reason, indexes in bad_schedules.items():
         which = ", ".join(str(i) for i in indexes[:8]) + (" ..." if len(indexes) > 8 else "")
         n = len(indexes)
-        mismatch(f"{n} schedule(s) differ (trial {which}): {reason}")
+        mismatch(f"{n} schedule(s) differ ({'trial' if n == 1 else 'trials'} {which}): {reason}")
 
 
 def _ids_of(trial: Trial) -> list[str]:
