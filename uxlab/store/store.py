@@ -9,7 +9,8 @@ The runner and the simulator call, in this order::
     store.set_state(session, "consented")
     store.set_state(session, "running")
     for trial in session.trials[session.next_index:]:
-        store.begin_trial(session, trial.index)              # committed: the trial is in flight
+        store.begin_trial(session, trial.index,              # committed: the trial is in flight
+                          schedule_sha256=schedule_sha256(schedule))  # what `uxlab verify` rebuilds
         ...play it, ask the questions...
         store.commit_trial(session, trial.index, outcome="completed",
                            timings={"shown_first_ms": ..., "shown_last_ms": ...,
