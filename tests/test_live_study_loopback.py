@@ -71,6 +71,12 @@ async def test_a_slower_live_model_is_shown_on_arrival_with_violations(slow_serv
     assert len(log.records) == len(WORDS) and log.completed
     for rec, shown in zip(log.records, live.shown, strict=True):
         assert rec.handed_ms >= shown.arrival_ms and rec.handed_ms >= shown.due_ms
+    # The end carries the finish reason and usage of the whole stream (they arrive in
+    # different events: OpenAI's usage chunk follows the finish; Anthropic's message_stop
+    # comes alone after message_delta).
+    assert live.end is not None and live.end.finish_reason in ("stop", "end_turn")
+    assert live.end.usage, live.end
+    assert live.end.t_ms >= max(a.t_ms for a in live.arrivals if a.kind == "chunk")
 
 
 async def test_a_faster_live_model_follows_the_schedule_without_violations():

@@ -415,11 +415,12 @@ async def stream_live(
             sent_ms.append(round(t_ms - ev.t_ms, 3))
             if on_sent is not None:
                 on_sent(sent_ms[0])
+        # Events are mapped one at a time so chunks reach the schedule as they arrive; the
+        # end (finish reason, usage) needs the whole stream and comes from the recorder's
+        # full mapping below.
         rec, _ = mapper([ev], header)
         for e in rec.events:
             schedule.feed(e, t_ms)
-        if rec.end is not None and rec.end.finish_reason != "error":
-            schedule.add_end(t_ms, rec.end.finish_reason, rec.end.usage)
 
     own_client = client is None
     http = client if client is not None else httpx.AsyncClient()
@@ -452,7 +453,11 @@ async def stream_live(
             schedule.add_error(dict(rec.errors[-1].error), now_ms)
         else:
             end = rec.end
-            schedule.add_end(now_ms, end.finish_reason if end else None, end.usage if end else None)
+            end_ms = now_ms
+            if end is not None and end.t_ms is not None and sent_ms:
+                last = schedule.arrivals[-1].t_ms if schedule.arrivals else 0.0
+                end_ms = min(now_ms, max(end.t_ms + sent_ms[0], last))
+            schedule.add_end(end_ms, end.finish_reason if end else None, end.usage if end else None)
     return LiveResult(result, result.message, sent_ms[0] if sent_ms else None)
 
 
