@@ -46,8 +46,27 @@ CONTRACT_COLUMNS = (
     "pilot",
     "simulated",
 )
+# Further columns uxlab writes when a study uses them (schedule hashes, agent chains, live
+# endpoints): measurements, never factors.
+EXTRA_COLUMNS = (
+    "schedule_sha256",
+    "e2e_ms",
+    "abandon_step",
+    "paused_ms",
+    "violations_n",
+    "violation_max_ms",
+    "violation_sum_ms",
+)
 # Identifiers stay text (a hash of zeros or an id like 007 must not become a number).
-ID_COLUMNS = ("study_id", "study_sha256", "session_id", "participant", "condition_id", "replay_id")
+ID_COLUMNS = (
+    "study_id",
+    "study_sha256",
+    "session_id",
+    "participant",
+    "condition_id",
+    "replay_id",
+    "schedule_sha256",
+)
 OUTCOMES = ("completed", "abandoned", "timed_out", "error", "interrupted")
 FLAG_COLUMNS = ("practice", "attention_check", "attention_ok", "pilot", "simulated")
 TIME_COLUMNS = ("t_abandon_ms", "shown_first_ms", "shown_last_ms", "scheduled_end_ms")
@@ -321,6 +340,7 @@ def _factor_names(trials: pd.DataFrame, study: dict[str, Any]) -> list[str]:
             c
             for c in trials.columns
             if c not in CONTRACT_COLUMNS
+            and c not in EXTRA_COLUMNS
             and not str(c).startswith(("q_", "rt_"))
             and pd.api.types.is_numeric_dtype(trials[c])
         ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
+import numpy as np
 import pandas as pd
 import pytest
 from analysis_fixtures import simulate_trial_table, write_export_folder
@@ -36,6 +37,32 @@ def test_csv_without_study_json_infers_factors(tmp_path, trials):
     assert "ttft_ms" in table.factors and "indicator" in table.factors
     assert not any(f.startswith(("q_", "rt_")) for f in table.factors)
     assert table.study == {}
+
+
+def test_measurement_columns_are_not_taken_for_factors(tmp_path, trials):
+    """Chain, live and schedule-hash columns are measurements, even when numeric or empty."""
+    frame = trials.assign(
+        schedule_sha256=np.nan,
+        e2e_ms=1000.0,
+        abandon_step=np.nan,
+        paused_ms=0.0,
+        violations_n=0,
+        violation_max_ms=0.0,
+        violation_sum_ms=0.0,
+    )
+    path = tmp_path / "with_extras.csv"
+    frame.to_csv(path, index=False)
+    table = load_trial_table(path)
+    assert "ttft_ms" in table.factors
+    assert not set(table.factors) & {
+        "schedule_sha256",
+        "e2e_ms",
+        "abandon_step",
+        "paused_ms",
+        "violations_n",
+        "violation_max_ms",
+        "violation_sum_ms",
+    }
 
 
 def _write(tmp_path, frame: pd.DataFrame):
