@@ -16,13 +16,17 @@ Likelihoods:
   correlation ``rho = eta**2`` (psignifit's eta), i.e. concentration ``1/rho - 1``;
   ``rho = 0`` is exactly the binomial.
 
-`maximise` runs a box-constrained Levenberg-Marquardt (Newton on the observed information
-where that is positive definite, else Fisher scoring, for the binomial; a finite-difference
-Hessian of the analytic gradient for the beta-binomial) on a ``[B, P]`` array of parameter
+`maximise` runs a box-constrained Levenberg-Marquardt on a ``[B, P]`` array of parameter
 vectors, one row per dataset, so a parametric bootstrap of B = 1000 is a few dozen numpy
-operations on ``[B, rows]`` arrays instead of 1000 optimiser calls. Rows leave the batch as
-soon as they converge. `refit` is the bootstrap's entry point: identical datasets (frequent
-when the curve is steep) are fitted once, and datasets already fitted can be reused.
+operations on ``[rows, B]`` arrays instead of 1000 optimiser calls: Newton on the observed
+information (analytic for the binomial, finite differences of the analytic gradient for the
+beta-binomial), shifted to be positive definite where it is not; a line search of a few
+points per step, tried at once; rows leave the batch as soon as they converge. `refit` is
+the bootstrap's entry point: identical datasets (frequent when the curve is steep) are
+fitted once, and datasets already fitted can be reused.
+
+Arrays inside are level-major (``[L, B]``, B innermost): numpy's per-element cost is
+several times lower there than on ``[B, L]`` with its short inner axis of 5-10 levels.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from analysis.sigmoids import Sigmoid
 PSI_EPS = 1e-12
 BOOT_TOLERANCES = {"tol": 1e-6, "decrement_tol": 1e-4}  # refits whose thresholds alone count
 PARAM_NAMES = ("m", "v", "guess", "lapse", "rho")  # v = log w
+SMALL_BATCH = 48  # up to this many rows, LAPACK tests definiteness (see cholesky_solve)
 EXTRAPOLATION = 4.0  # the line search also tries this multiple of the step (flat ridges)
 
 
@@ -68,189 +73,197 @@ class Layout:
     def n_params(self) -> int:
         return len(self.lo)
 
-    # -- reading row parameters out of theta ----------------------------------------------
+    # -- reading parameters out of theta (level-major: numpy is fastest with B innermost) ---
 
     @cached_property
     def _readers(self) -> tuple:
-        """Per parameter kind (m, v, guess, lapse, rho): how to read its row values."""
+        """Per parameter kind (m, v, guess, lapse, rho): how `_cond_param` reads it."""
         readers = []
-        row_pos, row_fixed = self.idx[self.cond], self.fixed[self.cond]  # [L, 5]
         for j in range(5):
-            pos, fix = row_pos[:, j], row_fixed[:, j]
+            pos, fix = self.idx[:, j], self.fixed[:, j][:, None]
             if np.all(pos >= 0):
-                same = np.all(pos == pos[0])
-                readers.append(("column", int(pos[0])) if same else ("take", pos))
+                readers.append(("take", pos))
             elif np.all(pos < 0):
-                readers.append(("value", float(fix[0]) if np.all(fix == fix[0]) else fix))
+                readers.append(("fixed", fix))
             else:
-                readers.append(("mixed", (np.maximum(pos, 0), pos >= 0, fix)))
+                readers.append(("mixed", (pos[:, None] >= 0, np.maximum(pos, 0), fix)))
         return tuple(readers)
 
     @cached_property
     def _sigmoid_constants(self) -> tuple[float, float]:
         return self.sigmoid.a, self.sigmoid.c
 
-    def _param(self, theta: np.ndarray, j: int):
-        """Values of parameter kind j broadcastable to [B, L] (a column [B, 1] when one
-        position serves every row, a scalar when fixed)."""
+    def _cond_param(self, theta_t: np.ndarray, j: int) -> np.ndarray:
+        """Parameter kind j per condition from theta_t = theta.T [P, B]: [C, B], or [C, 1]
+        where fixed."""
         kind, how = self._readers[j]
-        if kind == "column":
-            return theta[:, how : how + 1]
         if kind == "take":
-            return theta[:, how]
-        if kind == "value":
+            return theta_t[how]
+        if kind == "fixed":
             return how
-        pos, free, fix = how
-        return np.where(free, theta[:, pos], fix)
+        free, pos, fix = how
+        return np.where(free, theta_t[pos], fix)
+
+    def _rows(self, per_cond: np.ndarray) -> np.ndarray:
+        """Per-condition values [C, B] as per-row values broadcastable to [L, B]."""
+        return per_cond if self.idx.shape[0] == 1 else per_cond[self.cond]
+
+    def _row_core(self, theta: np.ndarray):
+        """(z, guess, scale) per row, broadcastable to [L, B], and the per-condition
+        (w, scale) [C, B]; scale = 1 - guess - lapse."""
+        a, c = self._sigmoid_constants
+        theta_t = theta.T
+        m, v, g, lam = (self._cond_param(theta_t, j) for j in range(4))
+        w = np.exp(v)
+        s = 1.0 - g - lam
+        z = a + c * (self.u[:, None] - self._rows(m)) / self._rows(w)
+        return z, self._rows(g), self._rows(s), (w, s)
+
+    def _psi_rows(self, theta: np.ndarray) -> np.ndarray:
+        z, g, s, _ = self._row_core(theta)
+        return g + s * self.sigmoid.cdf(z)  # [L, B]
+
+    def psi(self, theta: np.ndarray) -> np.ndarray:
+        """[B, L] probability of the rising response per row."""
+        return self._psi_rows(theta).T
 
     def row_params(self, theta: np.ndarray) -> np.ndarray:
         """[B, L, 5] values of (m, v, guess, lapse, rho) for every row."""
-        shape = (theta.shape[0], self.u.size)
-        return np.stack([np.broadcast_to(self._param(theta, j), shape) for j in range(5)], -1)
-
-    def psi(self, theta: np.ndarray, u: np.ndarray | None = None) -> np.ndarray:
-        """[B, L] probability of the rising response per row (u overrides the rows' stimuli)."""
-        a, c = self._sigmoid_constants
-        m, v, g, lam = (self._param(theta, j) for j in range(4))
-        uu = self.u if u is None else u
-        f = self.sigmoid.cdf(a + c * (uu - m) / np.exp(v))
-        return g + (1.0 - g - lam) * f
+        theta_t = theta.T
+        shape = (self.u.size, theta.shape[0])
+        return np.stack(
+            [np.broadcast_to(self._rows(self._cond_param(theta_t, j)), shape).T for j in range(5)],
+            -1,
+        )
 
     # -- derivatives ------------------------------------------------------------------------
-
-    def _cond_param(self, theta: np.ndarray, j: int):
-        """Values of parameter kind j per condition, broadcastable to [B, C]."""
-        pos = self.idx[:, j]
-        if np.all(pos >= 0):
-            return theta[:, pos]
-        if np.all(pos < 0):
-            return self.fixed[:, j]
-        return np.where(pos >= 0, theta[:, np.maximum(pos, 0)], self.fixed[:, j])
 
     @cached_property
     def _derivative_plan(self) -> tuple:
         """What `derivatives` sums and where each sum lands in theta.
 
-        Returns (kinds, left, right, second_factor, second_column, matrix): the psi
+        Returns (kinds, pairs, second_factor, second_sum, onehot_t, matrix): the psi
         parameters (0..3) free somewhere; their pairs (a <= b) as positions into kinds;
-        per pair, the entry of `derivatives`' factor table and the column of Y whose
-        dl-weighted sum make its second-derivative term; and a [C * Q, P + 2 P^2] matrix
-        taking the per-condition terms (Q = len(kinds) + 2 pairs: gradient, Fisher,
-        observed) to (grad, Fisher, observed) in theta.
+        per pair, the row of `derivatives`' factor table and the dl-weighted sum that make
+        its second-derivative term; the [C, L] row->condition map; and a [Q * C, P + 2 P^2]
+        matrix taking the per-condition terms (Q = len(kinds) + 2 pairs: gradient, Fisher,
+        observed; row q * C + c) to (grad, Fisher, observed) in theta.
         """
         n_cond, n_p = self.idx.shape[0], self.n_params
         kinds = [j for j in range(4) if np.any(self.idx[:, j] >= 0)]
         n_a = len(kinds)
         pairs = [(a, b) for a in range(n_a) for b in range(a, n_a)]
-        # Y's columns: inner per kind, the pair products, then fd, fd zv - f, (fd zv - f) zv;
-        # factor table: s zm, s, 1, -1, s zm^2, -zm, 0 (see derivatives)
+        n_pairs = len(pairs)
+        # sums: dl * inner (A), n/var * inner pair (pairs), -d2l * inner pair (pairs), then
+        # dl * (fd, fd zv - f, (fd zv - f) zv); factor table: s zm, s, 1, -1, s zm^2, -zm, 0
+        first_extra = n_a + 2 * n_pairs
         bent = {(0, 0): (4, 0), (0, 1): (0, 1), (1, 1): (1, 2)}
-        second_factor, second_column = [], []
+        second_factor, second_sum = [], []
         for a, b in pairs:
             ka, kb = kinds[a], kinds[b]
             if (ka, kb) in bent:
                 factor, extra = bent[(ka, kb)]
                 second_factor.append(factor)
-                second_column.append(n_a + len(pairs) + extra)
+                second_sum.append(first_extra + extra)
             elif ka in (0, 1) and kb in (2, 3):  # d2psi/dm dnuisance = -zm f, dv: -f zv
                 second_factor.append(5 if ka == 0 else 3)
-                second_column.append(a)
+                second_sum.append(a)
             else:
                 second_factor.append(6)
-                second_column.append(0)
-        n_q = n_a + 2 * len(pairs)
-        matrix = np.zeros((n_cond * n_q, n_p + 2 * n_p * n_p))
+                second_sum.append(0)
+        n_q = n_a + 2 * n_pairs
+        matrix = np.zeros((n_q * n_cond, n_p + 2 * n_p * n_p))
         for c in range(n_cond):
-            base = c * n_q
             for a, kind in enumerate(kinds):
                 if self.idx[c, kind] >= 0:
-                    matrix[base + a, self.idx[c, kind]] += 1.0
+                    matrix[a * n_cond + c, self.idx[c, kind]] += 1.0
             for q, (a, b) in enumerate(pairs):
                 i, j = self.idx[c, kinds[a]], self.idx[c, kinds[b]]
                 if i < 0 or j < 0:
                     continue
                 for block in (0, 1):  # Fisher, observed
-                    row = base + n_a + block * len(pairs) + q
+                    row = (n_a + block * n_pairs + q) * n_cond + c
                     offset = n_p + block * n_p * n_p
                     matrix[row, offset + i * n_p + j] += 1.0
                     if a != b:
                         matrix[row, offset + j * n_p + i] += 1.0
-        left, right = (np.array(x) for x in zip(*pairs, strict=True))
-        return kinds, left, right, np.array(second_factor), np.array(second_column), matrix
+        onehot_t = np.zeros((n_cond, self.u.size))
+        onehot_t[self.cond, np.arange(self.u.size)] = 1.0
+        return (
+            kinds,
+            pairs,
+            np.array(second_factor),
+            np.array(second_sum),
+            onehot_t,
+            matrix,
+        )
 
-    def derivatives(self, theta: np.ndarray, k: np.ndarray, n: np.ndarray):
+    def derivatives(self, theta: np.ndarray, k: np.ndarray, n: np.ndarray, fisher: bool = True):
         """Gradient [B, P] of the log-likelihood, the observed information [B, P, P] (minus
-        the Hessian) and the expected (Fisher) information [B, P, P]; for the beta-binomial
-        the observed information is a finite-difference one and Fisher is None.
+        the Hessian) and, if asked, the expected (Fisher) information [B, P, P] (else None);
+        for the beta-binomial the observed information is a finite-difference one and
+        Fisher is None.
 
         Every derivative of psi is (per dataset and condition) x (per row): dpsi/dm =
         s zm * f, dpsi/dv = s * f zv, dpsi/dguess = 1 - F, dpsi/dlapse = -F (s = 1 - guess -
         lapse, zm = -c / w, zv = a - z, f and fd the density and its derivative at z), and
-        likewise the second derivatives. So every sum over rows is one batched product
-        Y^T [dl, n / var, -d2l] of the per-row factors Y [B, L, .] with the three per-row
-        weights of the likelihood; the per-condition factors multiply the sums afterwards.
+        likewise the second derivatives. So the sums over rows are of per-row products
+        only (weighted by dl, n / var or -d2l), all reduced per condition in one matrix
+        product; the per-condition factors multiply the sums afterwards.
         """
         if self.beta_binomial:
             grad = self._grad_betabin(theta, k, n)
             return grad, self._fd_information(theta, k, n, grad), None
-        kinds, left, right, second_factor, second_column, matrix = self._derivative_plan
+        kinds, pairs, second_factor, second_sum, onehot_t, matrix = self._derivative_plan
         n_b, n_cond, n_p, n_a = theta.shape[0], self.idx.shape[0], self.n_params, len(kinds)
         a, c = self._sigmoid_constants
-        sg = self.sigmoid
-        m, v, g, lam = (self._cond_param(theta, j) for j in range(4))  # [B, C]-like
-
-        def rows(x):
-            return x if n_cond == 1 else np.take(x, self.cond, axis=-1)
-
-        w = np.exp(v)
-        s = 1.0 - g - lam
-        z = a + c * (self.u - rows(m)) / rows(w)
-        f_core, dens, d_dens = sg.cdf(z), sg.pdf(z), sg.pdf_derivative(z)
-        psi = np.clip(rows(g) + rows(s) * f_core, PSI_EPS, 1.0 - PSI_EPS)
+        z, rows_g, rows_s, (w, s) = self._row_core(theta)
+        f_core, dens, d_dens = _cdf_pdf_slope(self.sigmoid, z)
+        psi = np.clip(rows_g + rows_s * f_core, PSI_EPS, 1.0 - PSI_EPS)
+        k_t = np.broadcast_to(k, (n_b, self.u.size)).T
+        n_t = np.broadcast_to(n, (n_b, self.u.size)).T
         z_v = a - z
-        dens_zv = dens * z_v
-        bent = d_dens * z_v - dens
-        inner = (dens, dens_zv, 1.0 - f_core, f_core)
-        inner_y = np.stack([inner[j] for j in kinds], -1)  # [B, L, A]
-        y = np.concatenate(
-            [
-                inner_y,
-                inner_y[..., left] * inner_y[..., right],
-                np.stack([d_dens, bent, bent * z_v], -1),
-            ],
-            -1,
-        )  # [B, L, Qy]
+        inner = {0: dens, 1: dens * z_v, 2: 1.0 - f_core, 3: f_core}
         one_minus = 1.0 - psi
         var = psi * one_minus
-        weights = np.stack(
-            [(k - n * psi) / var, n / var, k / psi**2 + (n - k) / one_minus**2], -1
-        )  # dl, Fisher weight, -d2l: [B, L, 3]
-        if n_cond > 1:
-            onehot, _ = self._maps()
-            weights = (weights[:, :, None, :] * onehot[None, :, :, None]).reshape(
-                n_b, self.u.size, -1
-            )
-        sums = np.matmul(np.swapaxes(y, 1, 2), weights).reshape(n_b, -1, n_cond, 3)
+        dl = (k_t - n_t * psi) / var
+        neg_d2l = k_t / psi**2 + (n_t - k_t) / one_minus**2
+        bent = d_dens * z_v - dens
+        n_pairs = len(pairs)
+        products = np.empty((n_a + 2 * n_pairs + 3, *z.shape))  # [sums, L, B]
+        if not fisher:
+            products[n_a : n_a + n_pairs] = 0.0
+        for q, kind in enumerate(kinds):
+            np.multiply(dl, inner[kind], out=products[q])
+        for q, (p, r) in enumerate(pairs):
+            both = inner[kinds[p]] * inner[kinds[r]]
+            if fisher:
+                np.multiply(both, n_t / var, out=products[n_a + q])
+            np.multiply(both, neg_d2l, out=products[n_a + n_pairs + q])
+        for e, extra in enumerate((d_dens, bent, bent * z_v)):
+            np.multiply(dl, extra, out=products[n_a + 2 * n_pairs + e])
+        sums = np.matmul(onehot_t, products)  # [sums, C, B]
         z_m = -c / w
-        table = np.stack(np.broadcast_arrays(s * z_m, s, 1.0, -1.0, s * z_m * z_m, -z_m, 0.0), 1)
-        outer = table[:, kinds]  # [B, A, C]
-        pair_outer = outer[:, left] * outer[:, right]
-        dl_sums = sums[..., 0]
-        second = table[:, second_factor] * dl_sums[:, second_column]
-        n_pairs = len(left)
+        table = np.empty((7, n_cond, n_b))
+        table[0], table[1], table[2], table[3] = s * z_m, s, 1.0, -1.0
+        table[4], table[5], table[6] = s * z_m * z_m, -z_m, 0.0
+        outer = table[kinds]  # [A, C, B]
+        left, right = (list(x) for x in zip(*pairs, strict=True))
+        pair_outer = outer[left] * outer[right]
+        second = table[second_factor] * sums[second_sum]
         terms = np.concatenate(
             [
-                outer * dl_sums[:, :n_a],
-                pair_outer * sums[:, n_a : n_a + n_pairs, :, 1],
-                pair_outer * sums[:, n_a : n_a + n_pairs, :, 2] - second,
-            ],
-            1,
-        )  # [B, Q, C]
-        out = np.swapaxes(terms, 1, 2).reshape(n_b, -1) @ matrix
+                outer * sums[:n_a],
+                pair_outer * sums[n_a : n_a + n_pairs],
+                pair_outer * sums[n_a + n_pairs : n_a + 2 * n_pairs] - second,
+            ]
+        )  # [Q, C, B]
+        out = terms.reshape(-1, n_b).T @ matrix
         grad = out[:, :n_p]
-        fisher = out[:, n_p : n_p + n_p * n_p].reshape(-1, n_p, n_p)
         observed = out[:, n_p + n_p * n_p :].reshape(-1, n_p, n_p)
-        return grad, observed, fisher
+        if not fisher:
+            return grad, observed, None
+        return grad, observed, out[:, n_p : n_p + n_p * n_p].reshape(-1, n_p, n_p)
 
     def grad_info(
         self, theta: np.ndarray, k: np.ndarray, n: np.ndarray
@@ -306,28 +319,30 @@ class Layout:
     # -- likelihood -------------------------------------------------------------------------
 
     def loglik(self, theta: np.ndarray, k: np.ndarray, n: np.ndarray) -> np.ndarray:
-        """[B] log-likelihood (without the binomial coefficients) of counts k of n."""
-        psi = np.clip(self.psi(theta), PSI_EPS, 1.0 - PSI_EPS)
+        """[B] log-likelihood (without the binomial coefficients) of counts k of n [B, L]."""
+        psi = np.clip(self._psi_rows(theta), PSI_EPS, 1.0 - PSI_EPS)  # [L, B]
+        k_t = np.broadcast_to(k, psi.shape[::-1]).T
+        n_t = np.broadcast_to(n, psi.shape[::-1]).T
         if not self.beta_binomial:
-            return np.sum(k * np.log(psi) + (n - k) * np.log1p(-psi), axis=-1)
-        rho = np.broadcast_to(self._param(theta, 4), psi.shape)
-        return np.sum(_betabin_terms(psi, rho, k, n)[0], axis=-1)
+            return np.sum(k_t * np.log(psi) + (n_t - k_t) * np.log1p(-psi), axis=0)
+        rho = np.broadcast_to(self._rows(self._cond_param(theta.T, 4)), psi.shape)
+        return np.sum(_betabin_terms(psi, rho, k_t, n_t)[0], axis=0)
 
     def _grad_betabin(self, theta: np.ndarray, k: np.ndarray, n: np.ndarray) -> np.ndarray:
         a, c = self._sigmoid_constants
         sg = self.sigmoid
-        m, v, g, lam = (self._param(theta, j) for j in range(4))
-        w = np.exp(v)
-        z = a + c * (self.u - m) / w
+        z, g, s, (w, _) = self._row_core(theta)
         f_core, dens = sg.cdf(z), sg.pdf(z)
-        scale = 1.0 - g - lam
-        psi = np.clip(g + scale * f_core, PSI_EPS, 1.0 - PSI_EPS)
-        rho = np.broadcast_to(self._param(theta, 4), psi.shape)
-        _, dl_dpsi, dl_drho = _betabin_terms(psi, rho, k, n, derivatives=True)
-        first = (scale * dens * (-c / w), scale * dens * (a - z), 1.0 - f_core, -f_core)
+        psi = np.clip(g + s * f_core, PSI_EPS, 1.0 - PSI_EPS)  # [L, B]
+        rho = np.broadcast_to(self._rows(self._cond_param(theta.T, 4)), psi.shape)
+        k_t = np.broadcast_to(k, psi.shape[::-1]).T
+        n_t = np.broadcast_to(n, psi.shape[::-1]).T
+        _, dl_dpsi, dl_drho = _betabin_terms(psi, rho, k_t, n_t, derivatives=True)
+        s_dens = s * dens
+        first = (s_dens * (-c / self._rows(w)), s_dens * (a - z), 1.0 - f_core, -f_core)
         per_row = np.stack(
-            [np.broadcast_to(d * dl_dpsi, psi.shape) for d in first] + [dl_drho], axis=-1
-        )
+            [np.broadcast_to(d * dl_dpsi, psi.shape).T for d in first] + [dl_drho.T], axis=-1
+        )  # [B, L, 5]
         return self._scatter(per_row)
 
     def _fd_information(
@@ -345,6 +360,16 @@ class Layout:
             hess[:, :, j] = (self._grad_betabin(shifted, k, n) - grad) / (sign[:, None] * step)
         hess = 0.5 * (hess + np.swapaxes(hess, 1, 2))
         return -hess
+
+
+def _cdf_pdf_slope(sigmoid: Sigmoid, z: np.ndarray):
+    """F, its density f and df/dz at z; for the logistic all three from one exponential
+    (f = F (1 - F), df/dz = f (1 - 2 F)), as this is the hot loop of every fit."""
+    if sigmoid.name == "logistic":
+        f_core = sigmoid.cdf(z)
+        dens = f_core * (1.0 - f_core)
+        return f_core, dens, dens * (1.0 - 2.0 * f_core)
+    return sigmoid.cdf(z), sigmoid.pdf(z), sigmoid.pdf_derivative(z)
 
 
 def _betabin_terms(
@@ -384,80 +409,81 @@ def _betabin_terms(
 
 
 def cholesky_solve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Solve a x = b for a stack of symmetric matrices a [B, P, P] and b [B, P] by Cholesky.
+    """Solve a x = b for a stack of symmetric matrices a [B, P, P] and b [B, P].
 
     Returns (x [B, P], definite [B]): definite says which matrices are positive definite
-    (a pivot above 1e-10 of the largest diagonal entry); x is only meaningful there.
-    A loop over P of numpy operations on B rows: for the small P of psychometric fits it
-    is several times cheaper than an eigen-decomposition to test definiteness.
+    (smallest eigenvalue, or Cholesky pivot, above 1e-10 of the largest diagonal entry);
+    x is only meaningful there. Small stacks use LAPACK (eigenvalues, then a solve of the
+    definite ones); large ones a Cholesky factorisation written as a loop over P of numpy
+    operations on all B rows, several times cheaper than B eigen-decompositions.
     """
+    floor = 1e-10 * np.max(np.abs(np.diagonal(a, axis1=1, axis2=2)), axis=1)
+    if a.shape[0] <= SMALL_BATCH:
+        definite = np.linalg.eigvalsh(a)[:, 0] > floor
+        x = np.zeros_like(b)
+        if np.any(definite):
+            x[definite] = np.linalg.solve(a[definite], b[definite, :, None])[..., 0]
+        return x, definite
     n_p = a.shape[-1]
     low = np.zeros_like(a)
-    floor = 1e-10 * np.max(np.abs(np.diagonal(a, axis1=1, axis2=2)), axis=1)
     definite = np.ones(a.shape[0], dtype=bool)
     for j in range(n_p):
         done = low[:, j, :j]
-        pivot = a[:, j, j] - np.sum(done * done, axis=1)
+        pivot = a[:, j, j] - np.einsum("bk,bk->b", done, done)
         good = pivot > floor
         definite &= good
         root = np.sqrt(np.where(good, pivot, 1.0))
         low[:, j, j] = root
         if j + 1 < n_p:
-            below = a[:, j + 1 :, j] - np.matmul(low[:, j + 1 :, :j], done[:, :, None])[..., 0]
+            below = a[:, j + 1 :, j] - np.einsum("bik,bk->bi", low[:, j + 1 :, :j], done)
             low[:, j + 1 :, j] = below / root[:, None]
     y = np.empty_like(b)
     for i in range(n_p):
-        y[:, i] = (b[:, i] - np.sum(low[:, i, :i] * y[:, :i], axis=1)) / low[:, i, i]
+        y[:, i] = (b[:, i] - np.einsum("bk,bk->b", low[:, i, :i], y[:, :i])) / low[:, i, i]
     x = np.empty_like(b)
     for i in reversed(range(n_p)):
-        x[:, i] = (y[:, i] - np.sum(low[:, i + 1 :, i] * x[:, i + 1 :], axis=1)) / low[:, i, i]
+        tail = np.einsum("bk,bk->b", low[:, i + 1 :, i], x[:, i + 1 :])
+        x[:, i] = (y[:, i] - tail) / low[:, i, i]
     return x, definite
 
 
 def _damped_step(
-    grad: np.ndarray,
-    observed: np.ndarray,
-    fisher: np.ndarray | None,
-    pinned: np.ndarray,
-    mu: np.ndarray,
-) -> np.ndarray:
-    """Levenberg-Marquardt step [B, P]: Newton on the observed information where the
-    damped system is positive definite, else Fisher scoring, else scaled gradient ascent.
-    Pinned parameters (on a bound, gradient pointing out) do not move."""
+    grad: np.ndarray, observed: np.ndarray, pinned: np.ndarray, mu: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Levenberg-Marquardt step [B, P]: Newton on the observed information where the damped
+    system is positive definite (newton [B] says where). Elsewhere the system is shifted by
+    twice its most negative eigenvalue: still an ascent step, and one that moves along the
+    negative curvature away from the saddle (Fisher scoring crept there, in zig-zags, for
+    dozens of iterations). Pinned parameters (on a bound, gradient pointing out) do not
+    move. Returns (step, newton)."""
     free = ~pinned
     grad = np.where(free, grad, 0.0)
-    both_free = free[:, :, None] & free[:, None, :]
+    info = np.where(free[:, :, None] & free[:, None, :], observed, 0.0)
+    diag = np.abs(np.diagonal(info, axis1=1, axis2=2)) + 1e-9
     eye = np.eye(grad.shape[1])
-
-    def system(info, rows):
-        info = np.where(both_free[rows], info, 0.0)
-        diag = np.abs(np.diagonal(info, axis1=1, axis2=2)) + 1e-9
-        return info + eye * (mu[rows, None] * diag + pinned[rows])[:, None, :], diag
-
-    everyone = slice(None)
-    step, definite = cholesky_solve(system(observed, everyone)[0], grad)
-    other = np.flatnonzero(~definite)
+    matrix = info + eye * (mu[:, None] * diag + pinned)[:, None, :]
+    step, newton = cholesky_solve(matrix, grad)
+    other = np.flatnonzero(~newton)
     if other.size:
-        info = observed[other] if fisher is None else fisher[other]
-        matrix, diag = system(info, other)
         try:
-            step[other] = np.linalg.solve(matrix, grad[other, :, None])[..., 0]
+            eig = np.linalg.eigvalsh(matrix[other])
+            shift = 2.0 * np.maximum(-eig[:, 0], 0.0) + 1e-6 * np.abs(eig[:, -1])
+            shifted = matrix[other] + shift[:, None, None] * eye
+            step[other] = np.linalg.solve(shifted, grad[other, :, None])[..., 0]
         except np.linalg.LinAlgError:
-            step[other] = grad[other] / diag
-        if fisher is None:  # a finite-difference Hessian that is not definite: ascend
-            step[other] = np.where(
-                np.sum(step[other] * grad[other], axis=1)[:, None] > 0,
-                step[other],
-                grad[other] / diag,
-            )
-    return np.where(np.isfinite(step), step, 0.0)
+            step[other] = np.nan
+    bad = ~np.all(np.isfinite(step), axis=1)
+    if np.any(bad):  # scaled gradient ascent
+        step[bad] = grad[bad] / diag[bad]
+    return np.where(np.isfinite(step), step, 0.0), newton
 
 
 def _best_point(layout: Layout, points: list, k, n, ll_now, first_may_tie: bool):
     """The best of candidate points (a list of [B, P]) per row that gains likelihood.
 
-    Returns (theta [B, P], loglik [B], ok [B]); with `first_may_tie` the first point is
-    also acceptable when it loses no more than rounding (a converged row's last step).
+    Returns (theta [B, P], loglik [B], ok [B], which point [B]); with `first_may_tie` the
+    first point is also acceptable when it loses no more than rounding (a converged row's
+    last step).
     """
     n_rows, n_c = len(ll_now), len(points)
     cands = np.clip(np.concatenate(points), layout.lo, layout.hi)
@@ -469,11 +495,12 @@ def _best_point(layout: Layout, points: list, k, n, ll_now, first_may_tie: bool)
     best = np.argmax(ll_c, axis=0)
     rows = np.arange(n_rows)
     ll_best = ll_c[best, rows]
-    return cands[best * n_rows + rows], ll_best, np.isfinite(ll_best)
+    return cands[best * n_rows + rows], ll_best, np.isfinite(ll_best), best
 
 
 def _line_search(layout: Layout, th, step, k, n, ll_now):
-    """The best acceptable point along each row's step: (theta [B, P], loglik [B], ok [B]).
+    """The best acceptable point along each row's step: (theta [B, P], loglik [B], ok [B],
+    full [B]), full where that point is the whole step, inside the box.
 
     Tried at once: the full step projected onto the box; the step cut where it first
     meets a bound (half the step when it meets none); EXTRAPOLATION times the step; and
@@ -492,7 +519,8 @@ def _line_search(layout: Layout, th, step, k, n, ll_now):
         th + EXTRAPOLATION * step,
         layout.ridge_jump(th, step),
     ]
-    new, ll_new, ok = _best_point(layout, points, k, n, ll_now, first_may_tie=True)
+    new, ll_new, ok, which = _best_point(layout, points, k, n, ll_now, first_may_tie=True)
+    full = ok & (which == 0) & (to_bound >= 1.0)
     retry = np.flatnonzero(~ok)
     if retry.size:
         t, s = th[retry], step[retry]
@@ -501,7 +529,7 @@ def _line_search(layout: Layout, th, step, k, n, ll_now):
         )
         took = retry[found[2]]
         new[took], ll_new[took], ok[took] = found[0][found[2]], found[1][found[2]], True
-    return new, ll_new, ok
+    return new, ll_new, ok, full
 
 
 def maximise(
@@ -518,19 +546,16 @@ def maximise(
 
     k and n are [B, L] (n may be [L]). Returns (theta [B, P], loglik [B], converged [B]).
     A fit has converged when its last accepted step moved every parameter less than `tol`,
-    or the Newton decrement (the log-likelihood a full step still promises) fell below
-    `decrement_tol`. The sensitivity, jackknife and cluster-bootstrap refits use a looser
-    decrement (BOOT_TOLERANCES): only their thresholds are used, and the interval ends move
-    by under 1% (inside the Monte-Carlo error of a 2.5% quantile from B = 1000). The main
-    bootstrap stays strict: its widths (weakly determined for steep data) set the
-    sensitivity model.
-    Box-constrained Levenberg-Marquardt: parameters on a bound whose gradient points out of
-    the box are frozen for the step. Each iteration tries three points along the step at
-    once and keeps the best if the likelihood does not fall: the full step projected onto
-    the box; the step cut where it first meets a bound (half the step when it meets
-    none); and EXTRAPOLATION times the step, projected (it walks along the flat ridges of
-    steep data, where w -> 0, in a few iterations instead of hundreds). If none is
-    acceptable the damping rises tenfold.
+    when the Newton decrement (the log-likelihood a full step still promises) fell below
+    `decrement_tol`, or when a whole Newton step gained what the quadratic model foretold
+    to within `decrement_tol` / 2 (what is left is then smaller still). The sensitivity,
+    jackknife and cluster-bootstrap refits use a looser decrement (BOOT_TOLERANCES): only
+    their thresholds are used, and the interval ends move by under 1% (inside the
+    Monte-Carlo error of a 2.5% quantile from B = 1000). The main bootstrap stays strict:
+    its widths (weakly determined for steep data) set the sensitivity model.
+    Parameters on a bound whose gradient, or step, points out of the box are frozen for the
+    step; `_line_search` then picks the point along it; if none gains, the damping rises
+    tenfold.
     """
     lo, hi = layout.lo, layout.hi
     n_b = theta0.shape[0]
@@ -545,10 +570,10 @@ def maximise(
         if active.size == 0:
             break
         th, kk, nn, ll_a, mu_a = theta[active], k[active], n[active], ll[active], mu[active]
-        grad, observed, fisher = layout.derivatives(th, kk, nn)
+        grad, observed, _ = layout.derivatives(th, kk, nn, fisher=False)
         at_lo, at_hi = th <= lo + 1e-12, th >= hi - 1e-12
         pinned = (at_lo & (grad < 0)) | (at_hi & (grad > 0))
-        step = _damped_step(grad, observed, fisher, pinned, mu_a)
+        step, newton = _damped_step(grad, observed, pinned, mu_a)
         # a parameter on a bound that the joint step would push out of the box: pin it
         # too and solve again for the others (else the projected step is not a step of
         # theirs, and the damping has to grow until it happens to be)
@@ -556,24 +581,29 @@ def maximise(
         redo = np.flatnonzero(np.any(push, axis=1))
         if redo.size:
             pinned[redo] |= push[redo]
-            step[redo] = _damped_step(
-                grad[redo],
-                observed[redo],
-                None if fisher is None else fisher[redo],
-                pinned[redo],
-                mu_a[redo],
+            step[redo], newton[redo] = _damped_step(
+                grad[redo], observed[redo], pinned[redo], mu_a[redo]
             )
-        new, ll_best, ok = _line_search(layout, th, step, kk, nn, ll_a)
+        new, ll_best, ok, full = _line_search(layout, th, step, kk, nn, ll_a)
         moved = np.max(np.abs(new - th), axis=1)
         # Newton decrement: the gain a full step still promised; tiny means converged (also
         # where the likelihood flattens out towards a bound, e.g. steep data and w -> 0)
         decrement = np.sum(step * grad, axis=1)
         lightly_damped = mu_a <= 1.0
+        # a whole Newton step whose gain the quadratic model foretold: the model's error
+        # (third order in the distance) bounds what is left (fourth order), so stop here
+        # rather than take one more step to see a tiny decrement
+        foretold = (
+            newton
+            & full
+            & (mu_a <= 1e-2)
+            & (np.abs(ll_best - ll_a - 0.5 * decrement) < 0.5 * decrement_tol)
+        )
         theta[active[ok]] = new[ok]
         ll[active[ok]] = ll_best[ok]
         mu_a = np.where(ok, np.maximum(mu_a * 0.2, 1e-12), mu_a * 10.0)
         mu[active] = mu_a
-        done = ok & ((moved < tol) | (lightly_damped & (decrement < decrement_tol)))
+        done = ok & ((moved < tol) | (lightly_damped & (decrement < decrement_tol)) | foretold)
         stuck = mu_a > 1e12
         converged[active[done]] = True
         active = active[~(done | stuck)]
@@ -599,7 +629,8 @@ def refit(
     known: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     **tolerances,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Fit B datasets k [B, L] of the same n [L] trials, each warm-started at start [P].
+    """Fit B datasets k [B, L] of the same n [L] trials, warm-started at start [P] (or
+    row by row at start [B, P]).
 
     Identical datasets are fitted once (bootstrap draws from a steep curve repeat often),
     and a dataset found in ``known = (k_known, theta_known, loglik_known)`` takes its
@@ -620,8 +651,10 @@ def refit(
         ll_u[seen] = known[2][first[seen]]
     fresh = np.flatnonzero(~seen)
     if fresh.size:
+        rows = first[fresh]
+        starts = np.tile(start, (fresh.size, 1)) if start.ndim == 1 else start[rows - n_known]
         theta_u[fresh], ll_u[fresh], conv_u[fresh] = maximise(
-            layout, np.tile(start, (fresh.size, 1)), pool[first[fresh]], n, **tolerances
+            layout, starts, pool[rows], n, **tolerances
         )
     mine = inverse.ravel()[n_known:]
     return theta_u[mine], ll_u[mine], conv_u[mine]

@@ -236,14 +236,24 @@ def _grid_starts(layout: Layout, n_cond: int) -> np.ndarray:
     return np.clip(starts, layout.lo, layout.hi)
 
 
-def _best_of(layout: Layout, starts: np.ndarray, k: np.ndarray, n: np.ndarray, top: int = 6):
-    """Maximise from the `top` best starting points (by likelihood) and keep the best fit."""
-    ll0 = layout.loglik(starts, np.broadcast_to(k, (len(starts), k.size)), n)
-    order = np.argsort(-np.nan_to_num(ll0, nan=-np.inf))[:top]
-    kk = np.broadcast_to(k, (order.size, k.size))
-    theta, ll, _ = maximise(layout, starts[order], kk, n)
-    best = int(np.nanargmax(ll))
-    return theta[best], float(ll[best])
+def _best_of(
+    layout: Layout, starts: np.ndarray, ks: Sequence[np.ndarray], n: np.ndarray, top: int = 6
+) -> list[tuple[np.ndarray, float]]:
+    """For each count vector of ks, maximise from the `top` best starting points (by
+    likelihood) and keep the best fit: [(theta, loglik)], one per k. All in one batch."""
+    rows, row_k = [], []
+    for k in ks:
+        ll0 = layout.loglik(starts, np.broadcast_to(k, (len(starts), k.size)), n)
+        order = np.argsort(-np.nan_to_num(ll0, nan=-np.inf))[:top]
+        rows.append(starts[order])
+        row_k.append(np.broadcast_to(k, (order.size, k.size)))
+    theta, ll, _ = maximise(layout, np.concatenate(rows), np.concatenate(row_k), n)
+    fits, first = [], 0
+    for block in rows:
+        best = first + int(np.nanargmax(ll[first : first + len(block)]))
+        fits.append((theta[best], float(ll[best])))
+        first += len(block)
+    return fits
 
 
 def _deviance(psi: np.ndarray, k: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -268,20 +278,30 @@ def _deviance_p(boot_deviance: np.ndarray, deviance: float) -> float:
     return float(np.mean(dev >= deviance - DEVIANCE_TIE))
 
 
-def _simulate(layout: Layout, theta: np.ndarray, n: np.ndarray, n_boot: int, rng) -> np.ndarray:
-    """B datasets of counts from the fitted model (beta-binomial if the layout says so)."""
+def _simulate(layout: Layout, theta: np.ndarray, n: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
+    """Datasets of counts from the model at theta, one per row of uniforms [B, L]: each
+    count is the (beta-)binomial quantile of its uniform (inverse-CDF sampling).
+
+    Drawing two models' datasets from the same uniforms couples them: the main and the
+    sensitivity bootstrap (`_sensitivity_bootstrap`) then differ only where the models
+    do, so a sensitivity dataset is often one already fitted, or close to one.
+    """
     psi = np.clip(layout.psi(theta[None, :])[0], 0.0, 1.0)
-    p = np.broadcast_to(psi, (n_boot, psi.size))
+    n_int = n.astype(np.int64)
+    counts = np.arange(int(n_int.max()) + 1)
     if layout.beta_binomial:
         rho = layout.row_params(theta[None, :])[0, :, 4]
-        if np.any(rho > 1e-9):
-            conc = 1.0 / np.maximum(rho, 1e-9) - 1.0
-            p = rng.beta(
-                np.maximum(psi * conc, 1e-9),
-                np.maximum((1 - psi) * conc, 1e-9),
-                size=(n_boot, psi.size),
-            )
-    return rng.binomial(n.astype(np.int64), p).astype(float)
+    if layout.beta_binomial and np.any(rho > 1e-9):
+        conc = 1.0 / np.maximum(rho, 1e-9) - 1.0
+        a, b = np.maximum(psi * conc, 1e-9), np.maximum((1 - psi) * conc, 1e-9)
+        cdf = stats.betabinom.cdf(counts[None, :], n_int[:, None], a[:, None], b[:, None])
+    else:
+        cdf = stats.binom.cdf(counts[None, :], n_int[:, None], psi[:, None])
+    k = np.empty(uniforms.shape)
+    for row in range(n_int.size):
+        table = cdf[row, : n_int[row] + 1]
+        k[:, row] = np.minimum(np.searchsorted(table, uniforms[:, row]), n_int[row])
+    return k
 
 
 def _jackknife_sets(k: np.ndarray, n: np.ndarray, unit: str):
@@ -340,7 +360,7 @@ def _run_engine(
     layout: Layout,
     k: np.ndarray,
     n: np.ndarray,
-    starts: np.ndarray,
+    fit: tuple[np.ndarray, float],
     *,
     n_boot: int,
     seed: int,
@@ -348,13 +368,15 @@ def _run_engine(
     jackknife_unit: str,
     sensitivity: bool = True,
 ) -> _FitResult:
-    theta, ll = _best_of(layout, starts, k, n)
+    """Bootstraps (and jackknife) around the fit (theta, loglik) of counts k of n."""
+    theta, ll = fit
     rng = np.random.default_rng(seed)
     boot_theta = np.empty((0, layout.n_params))
     boot_dev = np.empty(0)
     failed = unconverged = 0
     if n_boot > 0:
-        k_boot = _simulate(layout, theta, n, n_boot, rng)
+        uniforms = rng.random((n_boot, n.size))
+        k_boot = _simulate(layout, theta, n, uniforms)
         boot_theta, boot_ll, converged = refit(layout, theta, k_boot, n, **MAIN_TOLERANCES)
         # a fit that stopped short of the convergence test is still at least as good as its
         # warm start and, in practice, within ~1e-3 log-likelihood of the optimum: keep it
@@ -368,7 +390,7 @@ def _run_engine(
     sens_theta = np.empty((0, layout.n_params))
     if n_boot > 0 and sensitivity:
         known = (k_boot, boot_theta, boot_ll)
-        sens_theta = _sensitivity_bootstrap(layout, theta, known, n, n_boot, rng)
+        sens_theta = _sensitivity_bootstrap(layout, theta, known, n, uniforms)
     jack_theta = np.empty((0, layout.n_params))
     weights = np.empty(0)
     if need_jackknife:
@@ -392,7 +414,7 @@ def _run_engine(
     )
 
 
-def _sensitivity_bootstrap(layout, theta, known, n, n_boot, rng) -> np.ndarray:
+def _sensitivity_bootstrap(layout, theta, known, n, uniforms) -> np.ndarray:
     """Refits of B datasets drawn from the MLE made shallower: every condition's w set to the
     84th percentile of its bootstrap distribution (one SD up).
 
@@ -409,8 +431,10 @@ def _sensitivity_bootstrap(layout, theta, known, n, n_boot, rng) -> np.ndarray:
         column = boot_theta[:, pos]
         if np.any(np.isfinite(column)):
             shallow[pos] = max(theta[pos], float(np.nanquantile(column, 0.84)))
-    k_sens = _simulate(layout, shallow, n, n_boot, rng)
-    sens_theta, sens_ll, _ = refit(layout, theta, k_sens, n, known=known, **BOOT_TOLERANCES)
+    k_sens = _simulate(layout, shallow, n, uniforms)
+    # each refit starts from the main bootstrap's fit of its coupled dataset
+    starts = np.where(np.isfinite(boot_theta).all(axis=1)[:, None], boot_theta, theta)
+    sens_theta, sens_ll, _ = refit(layout, starts, k_sens, n, known=known, **BOOT_TOLERANCES)
     sens_theta[~np.isfinite(sens_ll)] = np.nan
     return sens_theta
 
@@ -531,18 +555,16 @@ class PsychometricFitter:
         layout = _build_layout(spec, u, np.zeros(u.size, dtype=int), 1)
         starts = _grid_starts(layout, 1)
         directions = ["rising", "falling"] if self.direction == "auto" else [self.direction]
-        fits = {}
-        for d in directions:
-            k = k_yes if d == "rising" else n - k_yes
-            fits[d] = _best_of(layout, starts, k, n)
+        counts = {"rising": k_yes, "falling": n - k_yes}
+        best = _best_of(layout, starts, [counts[d] for d in directions], n)
+        fits = dict(zip(directions, best, strict=True))
         direction = max(directions, key=lambda d: fits[d][1])
-        k = k_yes if direction == "rising" else n - k_yes
         unit = "blocks" if spec.beta_binomial else "trials"
         result = _run_engine(
             layout,
-            k,
+            counts[direction],
             n,
-            fits[direction][0][None, :],
+            fits[direction],
             n_boot=n_boot,
             seed=seed,
             need_jackknife=ci_method == "bca" and n_boot > 0,
@@ -982,7 +1004,7 @@ class MultiConditionFitter:
             layout,
             k,
             n,
-            starts,
+            _best_of(layout, starts, [k], n)[0],
             n_boot=n_boot,
             seed=seed,
             need_jackknife=ci_method == "bca" and n_boot > 0,

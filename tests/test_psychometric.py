@@ -132,6 +132,31 @@ def test_analytic_gradient_and_hessian_match_finite_differences(sigmoid, n_cond)
     np.testing.assert_allclose(info[0], observed[0] if definite else fisher[0])
 
 
+@pytest.mark.parametrize("n_cond", [1, 2])
+def test_beta_binomial_gradient_matches_finite_differences(n_cond):
+    from analysis.psychometric import _build_layout, _Spec
+
+    u = np.tile(np.log(LEVELS_MS), n_cond)
+    cond = np.repeat(np.arange(n_cond), LEVELS_MS.size)
+    layout = _build_layout(_Spec("logistic", None, None, True), u, cond, n_cond)
+    rng = np.random.default_rng(1)
+    theta = rng.uniform(
+        layout.lo + 0.2 * (layout.hi - layout.lo), layout.hi - 0.2 * (layout.hi - layout.lo)
+    )[None, :]
+    k = rng.integers(0, 11, size=(1, u.size)).astype(float)
+    n = np.full(u.size, 10.0)
+    grad, _, fisher = layout.derivatives(theta, k, n)
+    assert fisher is None
+    eps = 1e-6
+    for j in range(layout.n_params):
+        step = np.zeros_like(theta)
+        step[0, j] = eps
+        numeric = (layout.loglik(theta + step, k, n) - layout.loglik(theta - step, k, n)) / (
+            2 * eps
+        )
+        assert grad[0, j] == pytest.approx(numeric[0], rel=1e-4, abs=1e-4)
+
+
 def test_cholesky_solve_solves_definite_systems_and_flags_the_others():
     from analysis.batch_mle import cholesky_solve
 
