@@ -503,10 +503,10 @@ def _line_search(layout: Layout, th, step, k, n, ll_now):
     full [B]), full where that point is the whole step, inside the box.
 
     Tried at once: the full step projected onto the box; the step cut where it first
-    meets a bound (half the step when it meets none); EXTRAPOLATION times the step; and
-    the jump along a steep ridge of `Layout.ridge_jump`. Rows where none gains then try 1/10 and
-    1/100 of the step (an ascent direction gains when short enough), so a bad quadratic
-    model costs one iteration rather than several rounds of damping.
+    meets a bound (half the step when it meets none); EXTRAPOLATION times the step; and the
+    jump along a steep ridge of `Layout.ridge_jump`. Rows where none gains then try 1/10
+    and 1/100 of the step (an ascent direction gains when short enough), so a bad
+    quadratic model costs one iteration rather than several rounds of damping.
     """
     lo, hi = layout.lo, layout.hi
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -637,8 +637,7 @@ def refit(
     known fit. Returns (theta [B, P], loglik [B], converged [B]) like `maximise`, whose
     tolerances can be passed on.
     """
-    k = np.asarray(k, dtype=float)
-    n = np.asarray(n, dtype=float)
+    k, n, start = (np.asarray(a, dtype=float) for a in (k, n, start))
     n_known = 0 if known is None else len(known[0])
     pool = k if known is None else np.concatenate([np.asarray(known[0], dtype=float), k])
     _, first, inverse = np.unique(_row_keys(pool, n), return_index=True, return_inverse=True)

@@ -31,7 +31,10 @@ bootstrap distribution is lumpy (see benchmarks/psychometric_recovery.py). By de
 second bootstrap from the MLE with a shallower width (its 84th bootstrap percentile) widens
 each interval to the union of both (a one-point version of Wichmann & Hill's 2001b
 sensitivity analysis): the bootstrap from the MLE alone under-covered (0.88-0.93) because
-small samples overestimate slopes.
+small samples overestimate slopes. Both bootstraps draw their datasets from the same
+uniforms (inverse-CDF sampling), so a sensitivity dataset is often one the main bootstrap
+already fitted, or close to one, and its refit starts there; identical datasets are fitted
+once (`batch_mle.refit`).
 Goodness of fit: the deviance against its bootstrap distribution. Bounds that keep the MLE
 finite: m within half the tested log range beyond either end; w from a quarter of the
 smallest level spacing (at least 1/100 of the range) to 4 times the range.

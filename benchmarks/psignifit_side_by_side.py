@@ -20,6 +20,7 @@ Without psignifit the script runs our fitter only and says how to install it.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 import warnings
 
@@ -85,6 +86,7 @@ def main() -> None:
         methods["psignifit 4, default (eta free)"] = lambda x, k, n, s: psignifit_fit(
             psignifit, x, k, n, False
         )
+    load_before = os.getloadavg()
     print(
         f"{'cell':<34} {'method':<32} {'n':>3} {'bias ms':>8} {'RMSE ms':>8} {'cover':>6} "
         f"{'CI width':>9} {'s/dataset':>10} {'cpu s/ds':>9}"
@@ -141,6 +143,11 @@ def main() -> None:
             f"threshold difference ours vs psignifit (eta = 0): median "
             f"{100 * np.median(diffs):.2f}%, max {100 * np.max(diffs):.2f}%"
         )
+    load_after = os.getloadavg()
+    print(
+        f"load average (1 min) {load_before[0]:.1f} at the start, {load_after[0]:.1f} at the end "
+        f"on {os.cpu_count()} cores: other work inflates wall time, less so CPU time"
+    )
 
 
 if __name__ == "__main__":

@@ -209,6 +209,37 @@ def test_batched_bootstrap_fits_match_one_at_a_time_fits():
         assert ll_batched[b] >= best - 1e-4
 
 
+@pytest.mark.parametrize("n_per_level", [20, 3000])  # 3000: keys too long for one int64
+def test_refit_fits_each_distinct_dataset_once_and_reuses_known_fits(n_per_level, monkeypatch):
+    import analysis.batch_mle as batch_mle
+
+    x, k, n = simulate_counts(LEVELS_MS, n_per_level, 800.0, 1.0, seed=4)
+    fit = PsychometricFitter(direction="rising").fit(x, k, n, n_boot=0)
+    layout, theta = fit._result.layout, fit._result.theta
+    rng = np.random.default_rng(2)
+    distinct = rng.binomial(n.astype(int), layout.psi(theta[None, :])[0], size=(30, n.size))
+    k_boot = distinct[rng.integers(0, 30, size=200)].astype(float)
+    fitted_rows = []
+    real = batch_mle.maximise
+    monkeypatch.setattr(
+        batch_mle,
+        "maximise",
+        lambda lay, t0, kk, nn, **kw: fitted_rows.append(len(kk)) or real(lay, t0, kk, nn, **kw),
+    )
+    theta_b, ll_b, converged = batch_mle.refit(layout, theta, k_boot, n)
+    assert converged.all()
+    assert fitted_rows == [len(np.unique(k_boot, axis=0))]
+    _, ll_alone, _ = real(layout, np.tile(theta, (200, 1)), k_boot, n)
+    np.testing.assert_allclose(ll_b, ll_alone, atol=1e-6)
+    # datasets already fitted are taken as they are; only new ones are fitted
+    fresh = rng.binomial(n.astype(int), 0.5, size=(5, n.size)).astype(float)
+    again, _, _ = batch_mle.refit(
+        layout, theta, np.vstack([k_boot[:50], fresh]), n, known=(k_boot, theta_b, ll_b)
+    )
+    assert fitted_rows[1] == len(np.unique(fresh, axis=0))
+    np.testing.assert_array_equal(again[:50], theta_b[:50])
+
+
 def test_sensitivity_bootstrap_only_ever_widens_the_interval():
     # 10 trials per level: small enough that the fitted slope is often too steep
     widened = 0
