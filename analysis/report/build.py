@@ -28,6 +28,7 @@ from analysis.ratings import (
     RATING_FIT,
     OrdinalLatencyFitter,
     acceptable_binary,
+    fit_mixed_acceptability,
     rating_summary,
     scale_midpoint,
 )
@@ -437,7 +438,7 @@ def _survival(data: ReportData) -> SurvivalPart:
 
 
 def _ratings(data: ReportData, column: str) -> RatingPart:
-    from analysis.psychometric import PsychometricFitter, population_threshold
+    from analysis.psychometric import PsychometricFitter
 
     opts, kept, stim = data.options, data.kept, data.stimulus
     values = numeric_column(kept, column, data.table.source)
@@ -463,10 +464,10 @@ def _ratings(data: ReportData, column: str) -> RatingPart:
         acceptability = PsychometricFitter(**RATING_FIT).fit_trials(
             binary["_x"].to_numpy(), binary["_y"].to_numpy(), n_boot=opts.n_boot, seed=opts.seed
         )
-        if binary["participant"].nunique() >= 2:
-            population = population_threshold(
-                binary, "_x", "_y", "participant", opts.n_boot, opts.seed, **RATING_FIT
-            )
+        if binary["participant"].nunique() >= 2:  # participant effects: see analysis.ratings
+            population = fit_mixed_acceptability(
+                df, column, stim, acceptable, n_boot=opts.n_boot, seed=opts.seed
+            ).thresholds()
     unrated = 0
     if "outcome" in kept.columns:
         unrated = int(((kept["outcome"] == "abandoned") & values.isna()).sum())

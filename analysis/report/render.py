@@ -321,8 +321,12 @@ def build_blocks(data) -> list:
             blocks.append(
                 Table(
                     r.population.rename(columns={"estimate": f"{stim} (ms)"}),
-                    f"Latency where a rating ≥ {r.acceptable_at:g} becomes less "
-                    "likely than not (psychometric engine, participants resampled)",
+                    f"Latency where the share of ratings below {r.acceptable_at:g} over all "
+                    "participants reaches each level (50%: a rating of "
+                    f"{r.acceptable_at:g} or better becomes less likely than not, in the "
+                    "population and for its median participant). Logit of "
+                    f"rating ≥ {r.acceptable_at:g} on ln {stim} with a random intercept per "
+                    "participant; 95% CI from resampling participants",
                 )
             )
 

@@ -102,7 +102,8 @@ def plain_summary(data) -> list[str]:
             mid = r.population.set_index("level").loc[0.5]
             out.append(
                 f"A rating of {r.acceptable_at:g} or better becomes less likely than not at about "
-                f"{ms(mid.estimate)} ({ci(mid.ci_low, mid.ci_high)})."
+                f"{ms(mid.estimate)} ({ci(mid.ci_low, mid.ci_high)}), over all participants "
+                "and for the median one."
             )
     if data.score is not None and "share_past_threshold" in data.score:
         worst = data.score.sort_values("share_past_threshold").iloc[-1]

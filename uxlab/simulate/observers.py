@@ -18,7 +18,10 @@ An `Observer` is drawn around a `PopulationTruth`:
   token, multiplied by ``streaming_hazard_ratio`` once text is streaming; the person gives up
   where the cumulative hazard reaches an Exp(1) draw, while waiting or mid-stream.
 
-`study_truth` is the record stored with every simulated session (`simulated_truth`).
+`study_truth` is the record stored with every simulated session (`simulated_truth`): the
+population values and the pooled (population-wide, marginal over people) thresholds they
+imply, for the judgement (`pooled_thresholds_ms`) and the acceptable rating
+(`rating_acceptable_ms`; at 0.5 also the median person's own point).
 """
 
 from __future__ import annotations
@@ -239,6 +242,28 @@ def pooled_thresholds_ms(
     return {str(p): float(math.exp(np.interp(p, f_mix, u))) for p in levels}
 
 
+def rating_acceptable_ms(
+    truth: PopulationTruth, scale: int, acceptable_at: int, levels=LEVELS
+) -> dict[str, float]:
+    """Where the population's share of ratings below `acceptable_at` crosses each level.
+
+    The population's (marginal over people) share: each person rates at or above
+    `acceptable_at` with P = logistic(-cut - logit F_i(ttft)), and the ratings pooled over
+    everyone mix these curves (Gauss-Hermite over the person's ln threshold). At 0.5 it
+    equals the median person's own 50% point, because the person effect is symmetric; at
+    0.25 / 0.75 the population's curve is flatter than any one person's.
+    """
+    cut = float(likert_cuts(truth, scale)[acceptable_at - 2])
+    nodes, weights = np.polynomial.hermite_e.hermegauss(41)
+    weights = weights / weights.sum()
+    m = math.log(truth.threshold_ms) + truth.between_sd_log * nodes
+    centre = math.log(truth.threshold_ms) - cut * truth.width_log / LOGISTIC_C
+    u = np.linspace(centre - 8 * truth.width_log, centre + 8 * truth.width_log, 8001)
+    logit_f = LOGISTIC_C * (u[:, None] - m[None, :]) / truth.width_log
+    below = (weights[None, :] / (1 + np.exp(-(cut + logit_f)))).sum(1)
+    return {str(p): float(math.exp(np.interp(p, below, u))) for p in levels}
+
+
 def study_truth(study: Study, truth: PopulationTruth) -> dict[str, Any]:
     """The truth record: population values and the pooled thresholds they imply."""
     out: dict[str, Any] = {"population": truth.to_dict()}
@@ -249,11 +274,11 @@ def study_truth(study: Study, truth: PopulationTruth) -> dict[str, Any]:
         (q for q in study.trial_questions if q.type == "likert" and q.acceptable_at), None
     )
     if likert is not None and likert.acceptable_at and likert.acceptable_at >= 2:
-        cut = float(likert_cuts(truth, likert.scale or 5)[likert.acceptable_at - 2])
-        # P(rating >= acceptable_at) = 1/2 where logit F = -cut; symmetric over people
-        out["rating_acceptable_50_ms"] = {
-            likert.id: truth.threshold_ms * math.exp(-cut * truth.width_log / LOGISTIC_C)
-        }
+        # the population's 50% point, which is also the median person's (see
+        # rating_acceptable_ms); the pooled ratings of a study estimate the former
+        population = rating_acceptable_ms(truth, likert.scale or 5, likert.acceptable_at)
+        out["rating_acceptable_50_ms"] = {likert.id: population["0.5"]}
+        out["rating_acceptable_ms"] = {likert.id: population}
     if {f.name for f in study.factors} & set(STREAM_FACTORS):
         out["pooled_thresholds_ms"]["median_gap_ms"] = pooled_thresholds_ms(
             truth.itl_threshold_ms, truth.itl_width_log, truth.between_sd_log
