@@ -9,6 +9,7 @@ from helpers.recordings import word_stream
 
 from uxlab.cli import main
 from uxlab.shaping import Profile, derive_seed, shape
+from uxlab.shaping.summary import wrap_parts
 from uxlab.streams import Recording, dumps_recording, read_replay, write_replay
 
 
@@ -33,7 +34,7 @@ def test_shape_one_file(tmp_path, capsys) -> None:
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "profile: ttft=constant:800 itl=lognormal:median=30,sigma=0.5"
     assert "TTFT 800.0 ms (asked 800.0), ITL p50" in lines[-1]
-    assert "(asked 30.0)" in lines[-1] and "30 chunks" in lines[-1]
+    assert "(asked 30.0)" in lines[-1] and lines[-2] == "out.jsonl (seed 7): 30 chunks"
     # The same command again writes the same bytes.
     before = out.read_bytes()
     assert main(argv) == 0
@@ -116,3 +117,44 @@ def test_one_file_into_a_folder(tmp_path) -> None:
     assert main(["shape", str(src), "-o", f"{tmp_path / 'new'}/", "--ttft", "900"]) == 0
     (written,) = (tmp_path / "new").glob("*.jsonl")
     assert written.name.startswith("one_") and read_replay(written).chunks[0].t_ms == 900.0
+
+
+def test_shape_output_fits_80_columns_and_keeps_every_part(tmp_path, capsys) -> None:
+    rid = "a-recording-with-a-rather-long-descriptive-identifier-from-a-benchmark"
+    corpus = tmp_path / "corpus"
+    write_replay(recording(rid), corpus / "long.jsonl")
+    write_replay(recording("short"), corpus / "short.jsonl")
+    argv = ["shape", str(corpus), "-o", str(tmp_path / "out"), "--ttft",
+            "lognormal:median=12000,sigma=0.3", "--itl", "gamma:mean=30,cv=0.5", "--rho",
+            "0.3", "--chunk", "uniform:1,4", "--stalls", "at=4:1200", "--stalls",
+            "poisson:rate_per_s=0.2,ms=lognormal:median=800,sigma=0.5", "--seed", "7"]  # fmt: skip
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    # Only a single word wider than a line (here a file name) may exceed it, alone.
+    too_wide = [line for line in lines if len(line) > 80 and " " in line.strip()]
+    assert too_wide == [], "\n".join(lines)
+    text = " ".join(line.strip() for line in lines)
+    # Nothing is cut: the whole profile, every file name and every timing part are there.
+    for part in ("ttft=lognormal:median=12000,sigma=0.3", "rho=0.3", "chunk=uniform:1,4",
+                 "poisson:rate_per_s=0.2,ms=lognormal:median=800,sigma=0.5"):  # fmt: skip
+        assert part in text
+    for path in (tmp_path / "out").glob("*.jsonl"):
+        assert path.name in text
+    assert text.count("TTFT ") == 2 and text.count("ITL p50 ") == 2 and text.count("end ") == 2
+    assert "…" not in text
+
+
+def test_wrap_parts_breaks_between_parts_and_inside_only_a_part_too_wide() -> None:
+    parts = ["TTFT 1085.4 ms (asked 800.0)", "ITL p50 30.9 ms (asked 30.0)", "end 1835.2 ms"]
+    assert wrap_parts(parts, 80, indent="  ", first_indent="  ") == [
+        "  TTFT 1085.4 ms (asked 800.0), ITL p50 30.9 ms (asked 30.0), end 1835.2 ms"
+    ]
+    assert wrap_parts(parts, 40, indent="  ") == [
+        "TTFT 1085.4 ms (asked 800.0),",
+        "  ITL p50 30.9 ms (asked 30.0),",
+        "  end 1835.2 ms",
+    ]
+    wide = wrap_parts(["profile: ttft=constant:800 itl=lognormal:median=30,sigma=0.5"], 40, "  ")
+    assert wide == ["profile: ttft=constant:800", "  itl=lognormal:median=30,sigma=0.5"]
+    # A word wider than the line stays whole: it is never cut.
+    assert wrap_parts(["x" * 50], 40) == ["x" * 50]

@@ -11,6 +11,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+WIDTH = 80
+"""Output lines fit an 80-column terminal (wrapped between parts, never cut)."""
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from uxlab.shaping import add_profile_arguments
@@ -36,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from uxlab.cli import CliError
     from uxlab.shaping import Profile, derive_seed, shape
-    from uxlab.shaping.summary import summarise
+    from uxlab.shaping.summary import summarise, wrap_parts
     from uxlab.streams.replay_file import (
         ReplayFormatError,
         iter_replay_paths,
@@ -61,8 +64,8 @@ def run(args: argparse.Namespace) -> int:
     if out.resolve() == src.resolve():
         raise CliError(f"-o {out}: would overwrite the input; choose another path")
 
-    print(f"profile: {profile.describe()}")
-    print(f"writing to {out}")
+    print("\n".join(wrap_parts([f"profile: {profile.describe()}"], WIDTH, indent="  ")))
+    print("\n".join(wrap_parts([f"writing to {out}"], WIDTH, indent="  ")))
     failures = 0
     for path in paths:
         try:
@@ -82,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
             target = out
         written = write_replay(schedule, target)
         summary = summarise(rec, schedule, profile)
-        print(f"{written.name} (seed {seed}): {summary.line()}")
+        print("\n".join(summary.lines(f"{written.name} (seed {seed})", width=WIDTH)))
     if failures:
         print(f"{failures} file(s) skipped (see above)")
         return 1
