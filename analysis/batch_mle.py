@@ -418,7 +418,7 @@ def cholesky_solve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray
     operations on all B rows, several times cheaper than B eigen-decompositions.
     """
     floor = 1e-10 * np.max(np.abs(np.diagonal(a, axis1=1, axis2=2)), axis=1)
-    if a.shape[0] <= SMALL_BATCH:
+    if a.shape[0] <= SMALL_BATCH and np.all(np.isfinite(a)):
         definite = np.linalg.eigvalsh(a)[:, 0] > floor
         x = np.zeros_like(b)
         if np.any(definite):
@@ -465,13 +465,14 @@ def _damped_step(
     step, newton = cholesky_solve(matrix, grad)
     other = np.flatnonzero(~newton)
     if other.size:
+        step[other] = np.nan
         try:
             eig = np.linalg.eigvalsh(matrix[other])
             shift = 2.0 * np.maximum(-eig[:, 0], 0.0) + 1e-6 * np.abs(eig[:, -1])
             shifted = matrix[other] + shift[:, None, None] * eye
             step[other] = np.linalg.solve(shifted, grad[other, :, None])[..., 0]
-        except np.linalg.LinAlgError:
-            step[other] = np.nan
+        except (np.linalg.LinAlgError, ValueError):
+            pass  # non-finite curvature: the gradient step below
     bad = ~np.all(np.isfinite(step), axis=1)
     if np.any(bad):  # scaled gradient ascent
         step[bad] = grad[bad] / diag[bad]
