@@ -8,8 +8,8 @@ import pytest
 from helpers.recordings import word_stream
 
 from uxlab.cli import main
+from uxlab.cli.wrapping import wrap_labelled, wrap_parts
 from uxlab.shaping import Profile, derive_seed, shape
-from uxlab.shaping.summary import wrap_parts
 from uxlab.streams import Recording, dumps_recording, read_replay, write_replay
 
 
@@ -158,3 +158,12 @@ def test_wrap_parts_breaks_between_parts_and_inside_only_a_part_too_wide() -> No
     assert wide == ["profile: ttft=constant:800", "  itl=lognormal:median=30,sigma=0.5"]
     # A word wider than the line stays whole: it is never cut.
     assert wrap_parts(["x" * 50], 40) == ["x" * 50]
+
+
+def test_wrap_labelled_aligns_continuations_under_the_first_part() -> None:
+    parts = ["too_slow (yesno)", "progress_ok (yesno, after steps 2, 4)", "comments (text)"]
+    assert wrap_labelled("  questions: ", parts, 52) == [
+        "  questions: too_slow (yesno),",
+        "             progress_ok (yesno, after steps 2, 4),",
+        "             comments (text)",
+    ]

@@ -81,3 +81,44 @@ def test_trial_schedule_is_the_shaped_recording_with_the_trial_seed():
     assert first == pytest.approx(main_trial.levels["ttft_ms"], abs=1.0)
     check = next(t for t in trials if t.attention is not None)
     assert trial_schedule(study, check).text == study.attention.text
+
+
+def test_check_wraps_long_lines_at_80_columns_and_keeps_the_mid_chain_steps(tmp_path, capsys):
+    from test_chain_questions import study_file
+
+    asked = """
+[chain]
+ask_after_steps = [1, 2, 3, 4, 5]
+
+[[questions]]
+id = "progress_is_acceptable_so_far"
+type = "yesno"
+text = "Is the assistant getting on well so far?"
+when = "step"
+
+[[questions]]
+id = "overall_comments_on_the_assistant"
+type = "text"
+text = "Anything else?"
+when = "end"
+"""
+    path = study_file(tmp_path, n_steps="6", ttft="150, 300", extra=asked)
+    text = path.read_text(encoding="utf-8").replace(
+        'title = "Mid-chain questions"',
+        'title = "Mid-chain questions: how long may each step of a long agent task take?"',
+    )
+    path.write_text(text, encoding="utf-8")
+    assert main(["study", "check", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()[1:]  # the path line may be long
+    assert all(len(line) <= 80 for line in lines), "\n".join(lines)
+    head = lines[: lines.index(next(x for x in lines if x.startswith("Trial list for")))]
+    assert not any("…" in line for line in head)  # wrapped, not cut
+    joined = " ".join(line.strip() for line in head)
+    assert (
+        "questions: too_slow (yesno), progress_is_acceptable_so_far (yesno, after steps "
+        "1, 2, 3, 4, 5), overall_comments_on_the_assistant (text, end)"
+    ) in joined
+    assert "how long may each step of a long agent task take?" in joined
+    # A continuation starts under the first question, not at the margin.
+    at = next(i for i, x in enumerate(lines) if x.startswith("  questions: "))
+    assert lines[at + 1].startswith(" " * len("  questions: ")) and lines[at + 1][13] != " "

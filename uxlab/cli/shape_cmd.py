@@ -11,9 +11,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-WIDTH = 80
-"""Output lines fit an 80-column terminal (wrapped between parts, never cut)."""
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from uxlab.shaping import add_profile_arguments
@@ -38,8 +35,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from uxlab.cli import CliError
+    from uxlab.cli.wrapping import WIDTH, wrap_parts
     from uxlab.shaping import Profile, derive_seed, shape
-    from uxlab.shaping.summary import summarise, wrap_parts
+    from uxlab.shaping.summary import summarise
     from uxlab.streams.replay_file import (
         ReplayFormatError,
         iter_replay_paths,
@@ -85,7 +83,10 @@ def run(args: argparse.Namespace) -> int:
             target = out
         written = write_replay(schedule, target)
         summary = summarise(rec, schedule, profile)
-        print("\n".join(summary.lines(f"{written.name} (seed {seed})", width=WIDTH)))
+        # The file, seed and chunk count, then the timings indented below (80 columns).
+        head = wrap_parts([f"{written.name} (seed {seed}): {summary.n_events} chunks"], WIDTH)
+        timings = wrap_parts(summary.timing_parts(), WIDTH, indent="  ", first_indent="  ")
+        print("\n".join(head + timings))
     if failures:
         print(f"{failures} file(s) skipped (see above)")
         return 1

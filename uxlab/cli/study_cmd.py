@@ -6,7 +6,8 @@ import argparse
 import dataclasses
 import math
 
-WIDTH = 80
+from uxlab.cli.wrapping import WIDTH, wrap_labelled
+
 EXAMPLE_PARTICIPANT = "P-EXAMPLE"
 PREVIEW_ROWS = 12
 
@@ -107,24 +108,24 @@ def describe(
     """
     d = study.design
     out = [f"{study.path}: valid", ""]
-    out.append(_clip(f"Study    {study.id} v{study.version}: {study.title}"))
+    out += wrap_labelled("Study    ", [f"{study.id} v{study.version}: {study.title}"])
     out.append(f"         seed {study.seed}, sha256 {study.sha256[:16]}")
     n_rec = len(study.corpus.recordings)
     prompt = "the recording's" if study.prompt is None else "the study's"
-    line = f"Stimuli  {n_rec} recordings, assignment {study.assignment}; {prompt} prompt"
+    stimuli = [f"{n_rec} recordings, assignment {study.assignment}; {prompt} prompt"]
     if study.live is not None:  # stream lengths below assume a 150-token answer
         e, n_p = study.live.endpoint, study.live.prompts
         asks = "the participant types" if n_p is None else f"{len(n_p)} prompts"
-        line = f"Stimuli  live {e.api}:{e.model} {e.url}; {asks}; {study.assignment}"
-    out.append(_clip(line))
-    out.append(_clip(f"Profile  {study.profile.describe()}"))
+        stimuli = [f"live {e.api}:{e.model} {e.url}; {asks}; {study.assignment}"]
+    out += wrap_labelled("Stimuli  ", stimuli)
+    out += wrap_labelled("Profile  ", [study.profile.describe()])
     adaptive = next((f for f in study.within_factors if f.adaptive), None)
     for f in study.factors:
         kind = "between" if f.between else "within"
         levels = ", ".join(_num(x) for x in f.levels)
         if f.adaptive:
             kind, levels = "adaptive", adaptive_text(f)
-        out.append(_clip(f"Factor   {f.name} ({kind}): {levels}"))
+        out += wrap_labelled("Factor   ", [f"{f.name} ({kind}): {levels}"])
     out.append("")
 
     conds = study.conditions
@@ -140,12 +141,9 @@ def describe(
         out.extend(_adaptive_conditions(study, adaptive, names, stream_ms))
     if study.groups:
         cap = study.counterbalance.group_cap
-        out.append(
-            _clip(
-                f"Groups   {', '.join(g.id for g in study.groups)} "
-                f"(cap {cap if cap else 'none'} each, allocated by the store)"
-            )
-        )
+        groups = [g.id for g in study.groups]
+        groups[-1] += f" (cap {cap if cap else 'none'} each, allocated by the store)"
+        out += wrap_labelled("Groups   ", groups)
     out.append("")
 
     n_practice = sum(t.practice for t in trials)
@@ -161,24 +159,21 @@ def describe(
         rules.append(f"max run {d.max_run}")
     if d.break_every:
         rules.append(f"break every {d.break_every}")
-    out.append(_clip("  " + ", ".join(rules)))
-    qs = ", ".join(
-        f"{q.id} ({q.type}{', end' if q.when == 'end' else ''}"
-        f"{', after ' + ','.join(map(str, q.after_steps)) if q.when == 'step' else ''})"
-        for q in study.questions
-    )
-    out.append(_clip(f"  questions: {qs or 'none'}"))
+    out += wrap_labelled("  ", rules)
+    out += wrap_labelled("  questions: ", [_question_text(q) for q in study.questions] or ["none"])
     ab = study.abandon
     timeout = f"timeout {_num(ab.timeout_s)} s" if ab.timeout_s else "no timeout"
     after = "questions follow" if ab.ask_questions else "no questions after"
-    out.append(_clip(f"  give up with {ab.key}, {timeout}, {after} an abandoned trial"))
+    out += wrap_labelled("  ", [f"give up with {ab.key}", timeout, f"{after} an abandoned trial"])
     if adaptive is not None:
         n_tracks = len({_track(c.levels, adaptive.name) for c in conds})
         tracks = f"{n_tracks} tracks of {n_main // n_tracks}" if n_tracks > 1 else "1 track"
         how = adaptive_text(adaptive).split(" on ")[0]
         question = _adaptive_question(study)
-        out.append(_clip(f"  adaptive: {adaptive.name} by {how} from the '{question}' answers"))
-        out.append(_clip(f"  on the {n_main} main trials ({tracks})"))
+        out += wrap_labelled(
+            "  ", [f"adaptive: {adaptive.name} by {how} from the '{question}' answers"]
+        )
+        out += wrap_labelled("  ", [f"on the {n_main} main trials ({tracks})"])
         out.append("  practice and attention-check trials play their planned levels")
     out.append("")
     out.append(
@@ -189,19 +184,16 @@ def describe(
     if adaptive is not None and range_s is not None:
         lo, hi = min(adaptive.levels), max(adaptive.levels)
         low_s, high_s = range_s
-        out.append(
-            _clip(
-                f"  with {adaptive.name} at {_num(round(math.sqrt(lo * hi)))} ms (mid-range); "
-                f"{low_s / 60:.1f} min if all at {_num(lo)}, {high_s / 60:.1f} at {_num(hi)}"
-            )
-        )
+        mid = f"with {adaptive.name} at {_num(round(math.sqrt(lo * hi)))} ms (mid-range);"
+        ends = f"{low_s / 60:.1f} min if all at {_num(lo)}, {high_s / 60:.1f} at {_num(hi)}"
+        out += wrap_labelled("  ", [f"{mid} {ends}"])
     out.append("")
 
     shown = trials if args.participant else trials[:PREVIEW_ROWS]
     who = f"Trial list for {participant} (number {args.number}"
     who += f", seed {args.seed if args.seed is not None else study.seed}"
     who += f", group {group.id})" if group else ")"
-    out.append(_clip(who))
+    out += wrap_labelled("", [who])
     if adaptive is not None:
         out.append(f"({adaptive.name}=? : chosen by the procedure when the trial runs)")
     out.append(
@@ -224,6 +216,17 @@ def describe(
     if len(shown) < len(trials):
         out.append(f"  ... {len(trials) - len(shown)} more; --participant P prints them all")
     return out
+
+
+def _question_text(q) -> str:
+    """`id (type)`, with `, end` or `, after steps 2, 4` when it is not asked per trial."""
+    when = ""
+    if q.when == "end":
+        when = ", end"
+    elif q.when == "step":
+        when = ", after step" + ("s " if len(q.after_steps) > 1 else " ")
+        when += ", ".join(map(str, q.after_steps))
+    return f"{q.id} ({q.type}{when})"
 
 
 def _track(levels: dict[str, float], adaptive: str) -> str:
@@ -250,7 +253,7 @@ def _adaptive_conditions(study, adaptive, names, stream_ms) -> list[str]:
         span = f"{min(streams) / 1000:.1f}-{max(streams) / 1000:.1f} s"
         out.append(_clip(f"{i:>3}  {cells}{'adaptive':>14}{span:>16}"))
     lo, hi = min(adaptive.levels), max(adaptive.levels)
-    out.append(_clip(f"  stream: mean length at {_num(lo)} and at {_num(hi)} ms"))
+    out += wrap_labelled("  ", [f"stream: mean length at {_num(lo)} and at {_num(hi)} ms"])
     return out
 
 

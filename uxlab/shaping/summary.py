@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,53 +23,14 @@ class TimingSummary:
     n_events: int
     end_ms: float
 
-    def lines(self, title: str, width: int = 80) -> list[str]:
-        """The report on `title` (e.g. the file written) in lines of at most `width`.
-
-        The title and chunk count, then the timings indented; a part that does not fit
-        goes to the next line whole (only a single part wider than a line can exceed it).
-        """
-        head = [f"{title}: {self.n_events} chunks"]
-        timings = [
+    def timing_parts(self) -> list[str]:
+        """Realised versus requested TTFT and ITL p50, and the end, as short phrases."""
+        return [
             f"TTFT {_ms(self.ttft_realised_ms)} ms (asked {_ms(self.ttft_requested_ms)})",
-            f"ITL p50 {_ms(self.itl_realised_p50_ms)} ms (asked {_ms(self.itl_requested_p50_ms)})",
+            f"ITL p50 {_ms(self.itl_realised_p50_ms)} ms (asked "
+            f"{_ms(self.itl_requested_p50_ms)})",
             f"end {_ms(self.end_ms)} ms",
         ]
-        return wrap_parts(head, width, indent="  ") + wrap_parts(
-            timings, width, indent="  ", first_indent="  "
-        )
-
-
-def wrap_parts(
-    parts: list[str], width: int = 80, indent: str = "", first_indent: str = ""
-) -> list[str]:
-    """`parts` joined with ", " in lines of at most `width`, breaking only between parts
-    or at spaces inside a part too wide for a line on its own; nothing is cut."""
-    glued = ", ".join(p.replace(" ", "\xa0") for p in parts)  # no break inside a part
-    lines = textwrap.wrap(
-        glued,
-        width,
-        initial_indent=first_indent,
-        subsequent_indent=indent,
-        break_long_words=False,
-        break_on_hyphens=False,
-    )
-    out = []
-    for line in lines:
-        line = line.replace("\xa0", " ")
-        if len(line) > width:  # one part alone is too wide: break it at its spaces
-            lead = first_indent if not out else indent
-            out += textwrap.wrap(
-                line.strip(),
-                width,
-                initial_indent=lead,
-                subsequent_indent=indent,
-                break_long_words=False,
-                break_on_hyphens=False,
-            )
-        else:
-            out.append(line)
-    return out
 
 
 def _ms(x: float) -> str:
