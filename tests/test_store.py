@@ -347,3 +347,27 @@ def test_a_version_2_database_gets_session_runs_from_its_sessions(tmp_path, stud
                 "environment": {"term": "vt100"},
             }
         ]
+
+
+def test_a_live_session_keeps_its_group_slot_while_it_begins_and_commits_trials(tmp_path):
+    """Last activity is every write for the session; quiet live sessions go stale."""
+    text = GOOD.read_text().replace("[design]", GROUPS + "\n[design]")
+    text = text.replace("[profile]\n", '[profile]\nitl = "lognormal:median=30,sigma=0.5"\n')
+    study = parse_study(text, GOOD)
+    clock = FakeClock()
+    with Store.open(tmp_path / "g.sqlite", clock=clock) as store:
+        group = store.allocate_group(study, "P-A").id
+        busy = store.start_or_resume_session(study, "P-A")
+        store.set_state(busy, "consented")
+        store.set_state(busy, "running")
+        other = store.allocate_group(study, "P-B").id
+        store.start_or_resume_session(study, "P-B")  # then nothing more
+        assert other != group
+        for index in range(2):  # P-A works on, 20 minutes per trial: 40 > 30 minutes in all
+            clock.t += 10 * 60
+            store.begin_trial(busy, index)
+            clock.t += 10 * 60
+            store.commit_trial(busy, index, "completed")
+        assert store.group_counts(study) == {group: 1, other: 0}
+        clock.t += 31 * 60  # now P-A has gone quiet too
+        assert store.group_counts(study) == {group: 0, other: 0}

@@ -63,6 +63,7 @@ from uxlab.study.spec import Condition, Question, Study
 
 OUTCOMES = ("completed", "abandoned", "timed_out", "error")
 LIVE_STATES = ("created", "consented", "running")
+"""Session states that hold a group slot while the session was seen recently."""
 TRANSITIONS: dict[str, tuple[str, ...]] = {
     "created": ("consented", "interrupted", "withdrawn"),
     "consented": ("running", "interrupted", "withdrawn"),
@@ -312,9 +313,11 @@ class Store:
     def allocate_group(self, study: Study, participant: str) -> Condition | None:
         """The participant's between-participant group, allocated once from a counter.
 
-        A group counts its completed sessions plus live ones seen within the study's
-        `stale_after_min` (and just-allocated participants without a session yet); stale,
-        interrupted and withdrawn participants give their slot back. The emptiest group below
+        A group counts its completed sessions plus live ones (`LIVE_STATES`) seen within the
+        study's `stale_after_min` (and just-allocated participants without a session yet);
+        stale, interrupted and withdrawn participants give their slot back. A session is
+        "seen" (`sessions.last_seen_s`) when it starts or resumes, changes state, or begins
+        or commits a trial, so a participant taking part keeps the slot. The emptiest group below
         `group_cap` wins, ties broken by a persistent round-robin counter. Raises StoreError
         when every group is full.
         """
@@ -355,12 +358,12 @@ class Store:
         """How many slots each group holds now (completed + live + freshly allocated)."""
         stale_s = self.clock() - study.counterbalance.stale_after_min * 60.0
         counts = {g.id: 0 for g in study.groups}
+        live_states = ", ".join("?" * len(LIVE_STATES))
         rows = self.conn.execute(
-            """
+            f"""
             SELECT p.group_id,
                    SUM(s.state = 'completed') AS done,
-                   SUM(s.state IN ('created','consented','running') AND s.last_seen_s >= ?)
-                     AS live,
+                   SUM(s.state IN ({live_states}) AND s.last_seen_s >= ?) AS live,
                    COUNT(s.session_id) AS n_sessions,
                    p.created_s
             FROM participants p
@@ -369,7 +372,7 @@ class Store:
             WHERE p.group_id IS NOT NULL
             GROUP BY p.participant
             """,
-            (stale_s, study.id),
+            (*LIVE_STATES, stale_s, study.id),
         ).fetchall()
         for group_id, done, live, n_sessions, created_s in rows:
             holds = (done or 0) > 0 or (live or 0) > 0 or (n_sessions == 0 and created_s >= stale_s)
@@ -601,14 +604,6 @@ class Store:
                     {"resumed_count": session.resumed_count},
                 )
         session.state = state
-
-    def touch(self, session: Session) -> None:
-        """A heartbeat: the session is alive (keeps its group slot from going stale)."""
-        with self._write():
-            self.conn.execute(
-                "UPDATE sessions SET last_seen_s = ? WHERE session_id = ?",
-                (self.clock(), session.id),
-            )
 
     # --- trials -----------------------------------------------------------------------------
 
