@@ -12,13 +12,16 @@ import pytest
 
 from uxlab.chain import (
     ChainFormatError,
-    ChainPlayer,
-    HeadlessChainSink,
+    abandon_step,
     build_chain_schedule,
     load_chain,
     load_chains,
+    step_at_ms,
+    step_logs,
+    step_marker,
 )
 from uxlab.clock import VirtualClock
+from uxlab.player import HeadlessSink, Player
 from uxlab.streams.corpus import load_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -81,7 +84,6 @@ def test_schedule_lays_steps_end_to_end_with_the_factor_levels(chains) -> None:
             assert step.ttft_ms == pytest.approx(1500, abs=0.01)
             assert step.schedule.header.retime["seed"] == step.seed
     assert sched.e2e_ms == pytest.approx(sched.steps[-1].end_ms)
-    assert sched.answer_first_ms == pytest.approx(sched.steps[-1].start_ms + 1500, abs=0.01)
 
 
 def test_schedule_is_deterministic_from_the_seed(chains) -> None:
@@ -185,43 +187,63 @@ def test_bad_chain_files_name_the_file_the_key_and_the_fix(tmp_path, steps, key,
     assert hint in message
 
 
+def marker_positions(sink: HeadlessSink) -> list[int]:
+    """The steps begun on the sink, in order (their markers as handed out)."""
+    return [step_marker(c)["position"] for _, c in sink.applied if step_marker(c) is not None]
+
+
 async def test_player_runs_every_step_at_its_scheduled_time(chains) -> None:
     sched = build_chain_schedule(chains["sales"], {"call_ttft_ms": 1200, "n_steps": 4}, seed=2)
+    flat = sched.to_recording()
     clock = VirtualClock(start_ms=1000.0)
-    sink = HeadlessChainSink(clock)
-    log = await ChainPlayer(sched, sink, clock).play()
-    assert log.completed and log.abandon_step is None
+    sink = HeadlessSink(clock)
+    log = await Player(flat, sink, clock).play()
+    assert log.completed and abandon_step(flat, log) is None
     assert log.finished_ms == pytest.approx(sched.e2e_ms)
-    assert [p for p, _ in sink.begun] == [s.position for s in sched.steps]
-    assert [t - 1000.0 for _, t in sink.begun] == pytest.approx([s.start_ms for s in sched.steps])
-    for step, entry in zip(sched.steps, log.steps, strict=True):
+    assert marker_positions(sink) == [s.position for s in sched.steps]
+    steps = step_logs(flat, log)
+    assert [e.step for e in steps] == [s.position for s in sched.steps]
+    for step, entry in zip(sched.steps, steps, strict=True):
+        assert (entry.kind, entry.label) == (step.kind, step.label)
         assert entry.started_ms == pytest.approx(step.start_ms)
+        assert entry.scheduled_start_ms == pytest.approx(step.start_ms)
         assert entry.ended_ms == pytest.approx(step.end_ms)
         if step.schedule is not None:
-            assert entry.playback.measured_ttft_ms() == pytest.approx(1200, abs=0.01)
-    answer = sink.streams[sched.steps[-1].position]
-    assert answer.finished and answer.text == chains["sales"].steps[-1].replay.text
+            assert entry.ttft_ms == pytest.approx(1200, abs=0.01)
+            assert len(entry.records) == len(step.schedule.chunks)
+        else:
+            assert entry.records == [] and entry.ttft_ms is None
+    assert sink.finished
+    answer_chunks = steps[-1].records
+    assert "".join(sink.applied[r.index][1].text for r in answer_chunks) == (
+        chains["sales"].steps[-1].replay.text
+    )
 
 
 @pytest.mark.parametrize("where", ["pause", "call"])
 async def test_giving_up_records_the_step_and_the_time(chains, where) -> None:
     sched = build_chain_schedule(chains["trip"], {"call_ttft_ms": 800}, seed=4)
+    flat = sched.to_recording()
     step = next(s for s in sched.steps[1:] if s.kind == where)
     stop_ms = step.start_ms + 0.5 * step.duration_ms
     clock = VirtualClock()
-    sink = HeadlessChainSink(clock)
-    log = await ChainPlayer(sched, sink, clock).play(t0_ms=0.0, stop_at_ms=stop_ms)
+    sink = HeadlessSink(clock)
+    log = await Player(flat, sink, clock).play(t0_ms=0.0, stop_at_ms=stop_ms)
     assert not log.completed and sink.cancelled
     assert log.cancelled_at_ms == pytest.approx(stop_ms)
-    assert log.abandon_step == step.position == sched.step_at(stop_ms)
-    assert max(p for p, _ in sink.begun) == step.position
-    assert step.position not in sink.ended
+    assert abandon_step(flat, log) == step.position == step_at_ms(sched.timings(), stop_ms)
+    assert max(marker_positions(sink)) == step.position
+    steps = step_logs(flat, log)
+    assert steps[-1].step == step.position and steps[-1].ended_ms is None  # not over
+    assert all(e.ended_ms is not None for e in steps[:-1])
 
 
 async def test_cancel_from_another_task_wakes_a_pause(chains) -> None:
     sched = build_chain_schedule(chains["bugfix"], {"pause_ms": 60_000, "n_steps": 2}, seed=1)
+    flat = sched.to_recording()
     clock = VirtualClock()
-    player = ChainPlayer(sched, HeadlessChainSink(clock), clock)
+    sink = HeadlessSink(clock)
+    player = Player(flat, sink, clock)
 
     # a real clock would sleep 60 s in the pause; here the pause waits on an event instead
     gate = asyncio.Event()
@@ -235,18 +257,33 @@ async def test_cancel_from_another_task_wakes_a_pause(chains) -> None:
     task = asyncio.create_task(player.play(t0_ms=0.0))
     for _ in range(200):
         await asyncio.sleep(0)
-        if player.current_step == 1:
+        if marker_positions(sink)[-1:] == [1]:
             break
-    assert sched.steps[player.current_step].kind == "pause"
+    assert sched.steps[marker_positions(sink)[-1]].kind == "pause"
     clock.advance(5_000)
     player.cancel()
     log = await asyncio.wait_for(task, 1.0)
-    assert log.abandon_step == 1
+    assert abandon_step(flat, log) == 1
     assert log.cancelled_at_ms == pytest.approx(clock.now_ms())
 
 
+async def test_step_logs_find_the_markers_among_empty_chunks_of_the_calls(chains) -> None:
+    """A call's own empty chunk (some APIs stream empty deltas) is not a step's start."""
+    from uxlab.streams import Chunk
+
+    sched = build_chain_schedule(chains["sales"], {"n_steps": 3}, seed=3)
+    flat = sched.to_recording()
+    first_call = next(i for i, e in enumerate(flat.events) if isinstance(e, Chunk) and e.text)
+    t_ms = flat.events[first_call].t_ms
+    flat.events.insert(first_call + 1, Chunk(t_ms=t_ms, text="", channel="content"))
+    log = await Player(flat, HeadlessSink(), VirtualClock()).play(t0_ms=0.0)
+    steps = step_logs(flat, log)
+    assert [e.step for e in steps] == [s.position for s in sched.steps]
+    assert [e.started_ms for e in steps] == pytest.approx([s.start_ms for s in sched.steps])
+
+
 def test_flattened_chain_is_a_replay_file_with_step_markers(chains, tmp_path) -> None:
-    from uxlab.chain import chain_steps, step_at_ms, step_marker
+    from uxlab.chain import chain_steps
     from uxlab.streams.replay_file import read_replay, write_replay
 
     sched = build_chain_schedule(chains["sales"], {"call_ttft_ms": 900, "n_steps": 3}, seed=8)

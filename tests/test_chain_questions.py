@@ -486,3 +486,31 @@ def test_simulated_participants_answer_mid_chain_and_the_export_has_the_columns(
     study_json = json.loads(Path(out["study"]).read_text())
     step_q = next(q for q in study_json["questions"] if q["id"] == "progress_ok")
     assert step_q["when"] == "step" and step_q["after_steps"] == [2, 4]
+
+
+async def test_step_events_begin_at_the_markers_whatever_empty_chunks_a_call_holds(
+    tmp_path,
+) -> None:
+    """Steps are found by their markers, not by empty chunks (a call may stream "")."""
+    from uxlab.streams import Chunk
+
+    clock = VirtualClock(0.0)
+    ss, run = begin(tmp_path, clock)
+    flat = run.schedule
+    steps = chain_steps(flat)
+    first = next(i for i, e in enumerate(flat.events) if isinstance(e, Chunk) and e.text)
+    flat.events.insert(first + 1, Chunk(t_ms=flat.events[first].t_ms, text=""))
+
+    async def ask(step, questions) -> None:
+        clock.advance(1000.0)
+        run.answer_step(step, questions[0].id, "yes", 1000.0)
+
+    run.send()
+    await run.play(HeadlessSink(clock), ask)
+    run.answer("too_slow", "no", 900.0)
+    record = run.record()
+    began = {e["step"]: e["t_ms"] for e in record.events if e["kind"] == "step"}
+    held = {s["step"]: 1000.0 * sum(s["step"] > h for h in (2, 4)) for s in steps}
+    assert began == pytest.approx({s["step"]: s["start_ms"] + held[s["step"]] for s in steps})
+    ss.commit(run)
+    ss.store.close()

@@ -1,4 +1,5 @@
-"""The chain view driven by the real Textual driver: a chain played by ChainPlayer into it."""
+"""The chain view driven by the real Textual driver: a chain's flattened schedule played
+into it by the one `Player`, as a study trial plays it."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from pathlib import Path
 import pytest
 from textual.app import App, ComposeResult
 
-from uxlab.chain import ChainPlayer, build_chain_schedule, load_chain
+from uxlab.chain import abandon_step, build_chain_schedule, load_chain
 from uxlab.clock import VirtualClock
+from uxlab.player import Player
 from uxlab.tui.chain_view import ChainSteps, ChainView, tool_call_line
 
 CHAINS = Path(__file__).resolve().parents[1] / "replays" / "chains"
@@ -43,7 +45,7 @@ async def test_a_played_chain_ends_with_every_step_ticked_and_the_answer(trip) -
             original()
 
         steps.redraw = counting  # type: ignore[method-assign]
-        log = await ChainPlayer(sched, view, VirtualClock()).play()
+        log = await Player(sched.to_recording(), view, VirtualClock()).play()
         await pilot.pause()
         assert log.completed and view.state == "finished"
         # the work done folds into one line once the answer streams; t unfolds it
@@ -70,7 +72,7 @@ async def test_t_expands_the_tool_calls_json(trip) -> None:
     async with Host().run_test(size=(80, 24)) as pilot:
         view = pilot.app.query_one(ChainView)
         view.start(sched.prompt)
-        await ChainPlayer(sched, view, VirtualClock()).play()
+        await Player(sched.to_recording(), view, VirtualClock()).play()
         view.focus()
         await pilot.press("t")
         lines = view.steps_view.lines_text()
@@ -88,9 +90,10 @@ async def test_giving_up_marks_the_running_step_stopped(trip, where) -> None:
         view = pilot.app.query_one(ChainView)
         view.start(sched.prompt)
         stop_ms = step.start_ms + step.duration_ms / 2
-        log = await ChainPlayer(sched, view, VirtualClock()).play(0.0, stop_at_ms=stop_ms)
+        flat = sched.to_recording()
+        log = await Player(flat, view, VirtualClock()).play(0.0, stop_at_ms=stop_ms)
         await pilot.pause()
-        assert log.abandon_step == step.position and view.state == "cancelled"
+        assert abandon_step(flat, log) == step.position and view.state == "cancelled"
         assert f"■ {step.label}" in view.steps_view.lines_text()
         if where == "call":
             assert view.stream.state == "cancelled"

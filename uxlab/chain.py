@@ -30,16 +30,20 @@ Chain factors (`CHAIN_FACTORS`), any other factor goes to every call's profile:
   kept call with the tool pauses that follow it), then the final answer. ``n_steps = 1`` is
   a plain chat answer; the largest value is the whole chain as written.
 
-`ChainPlayer` plays a schedule to a `ChainSink` on one clock with absolute deadlines (each
-call through `uxlab.player.Player`), and can be abandoned at any point: its log says in which
-step and when. No Textual here.
+Playing a chain is playing one schedule: `ChainSchedule.to_recording()` flattens the steps
+into one `Recording` (each step opened by an empty *step marker* chunk) that the one playback
+path, `uxlab.player.Player`, plays to any sink on absolute deadlines and can abandon at any
+point. `step_logs(schedule, log)` reads the per-step timings back from the player's log (when
+each step began and ended, each call's TTFT as shown) and `abandon_step(schedule, log)` the
+step given up in. No Textual here.
 
-Questions after chosen steps: `HeldChainPlayer` plays a chain's flattened schedule (what a
-study trial plays) and *holds* after chosen steps while an `ask(step)` coroutine runs (the
-participant answers). The clock of the next step restarts when the last answer is given, as
-an agent UI that waits for its user would: every later step is shifted by the time the hold
-took (`ChainHold.offset_ms`, real minus scheduled time), while the schedule's own times, the
-timeout included, exclude the answering time. Giving up works during a hold too.
+Questions after chosen steps: `HeldChainPlayer` plays the flattened schedule as consecutive
+`Player`s, one per segment between holds, and *holds* after chosen steps while an
+`ask(step)` coroutine runs (the participant answers). The clock of the next step restarts
+when the last answer is given, as an agent UI that waits for its user would: every later
+step is shifted by the time the hold took (`ChainHold.offset_ms`, real minus scheduled
+time), while the schedule's own times, the timeout included, exclude the answering time.
+Giving up works during a hold too. Its merged log reads back with `step_logs` like any.
 """
 
 from __future__ import annotations
@@ -52,11 +56,11 @@ import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
-from uxlab.clock import Clock, MonotonicClock
+from uxlab.clock import Clock
 from uxlab.errors import UxlabError
-from uxlab.player import ChunkTiming, HeadlessSink, PlaybackLog, Player, Sink
+from uxlab.player import ChunkTiming, PlaybackLog, Player, Sink
 from uxlab.shaping import Profile, derive_seed, shape
 from uxlab.streams.recording import Chunk, End, Event, Header, Recording
 from uxlab.streams.replay_file import ReplayFormatError, read_replay
@@ -170,16 +174,6 @@ class ChainSchedule:
     @property
     def n_calls(self) -> int:
         return sum(s.kind != "pause" for s in self.steps)
-
-    @property
-    def answer_first_ms(self) -> float:
-        """When the final answer's first text is due, ms from the send."""
-        last = self.steps[-1]
-        return last.start_ms + (last.ttft_ms or 0.0)
-
-    def step_at(self, t_ms: float) -> int:
-        """The position of the step running at `t_ms` (the last one after the end)."""
-        return step_at_ms(self.timings(), t_ms)
 
     def timings(self) -> list[dict[str, Any]]:
         """One dict per step (for events and tests)."""
@@ -449,183 +443,69 @@ def chain_stimulus(chain: Chain) -> Recording:
     return flat
 
 
-# -- playing a chain --------------------------------------------------------------------------
-class ChainSink(Protocol):
-    """Where a chain is shown: the terminal chain view, a headless recorder."""
-
-    def begin_step(self, step: ScheduledStep) -> Sink | None:
-        """A step starts now; return the sink for a call's chunks (None for a pause)."""
-        ...
-
-    def end_step(self, step: ScheduledStep) -> None:
-        """The step is over (its stream ended, or its pause elapsed)."""
-        ...
-
-    def cancel(self) -> None:
-        """The participant gave up: stop showing more."""
-        ...
-
-
+# -- reading a played chain back --------------------------------------------------------------
 @dataclass
 class StepLog:
-    """When one step really started and ended on the player's clock (ms from the send)."""
+    """One step of a chain as played, read from the player's log; ms from the send."""
 
     step: int
+    """The step's position in the schedule (as in `abandon_step`)."""
     kind: str
+    label: str
     scheduled_start_ms: float
     started_ms: float
-    ended_ms: float | None = None
-    playback: PlaybackLog | None = None
-
-
-@dataclass
-class ChainPlaybackLog:
-    """What happened while a chain played; times are ms from the send."""
-
-    chain_id: str
-    t0_ms: float
-    scheduled_e2e_ms: float
-    steps: list[StepLog] = field(default_factory=list)
-    finished_ms: float | None = None
-    cancelled_at_ms: float | None = None
-    abandon_step: int | None = None
-    """The step (position) running when the participant gave up."""
+    """When its step marker was handed to the sink: the step began on screen."""
+    ended_ms: float | None
+    """When the next step began (or the chain finished); None for a step given up in, cut
+    by an error, or still running."""
+    records: list[ChunkTiming] = field(default_factory=list)
+    """The step's own chunks (the marker left out)."""
 
     @property
-    def completed(self) -> bool:
-        return self.finished_ms is not None
+    def ttft_ms(self) -> float | None:
+        """A call's first text as shown, ms after the step began (None: no text shown)."""
+        shown = next((r.shown_ms for r in self.records if r.n_chars > 0), None)
+        return None if shown is None else shown - self.started_ms
 
 
-class ChainPlayer:
-    """Plays a `ChainSchedule` to a `ChainSink` on one clock; `cancel()` abandons it."""
+def step_logs(schedule: Recording, log: PlaybackLog) -> list[StepLog]:
+    """Per-step timings of a chain's flattened schedule from the log of its play.
 
-    def __init__(self, schedule: ChainSchedule, sink: ChainSink, clock: Clock | None = None):
-        self.schedule = schedule
-        self.sink = sink
-        self.clock: Clock = clock if clock is not None else MonotonicClock()
-        self.log: ChainPlaybackLog | None = None
-        self._player: Player | None = None
-        self._step: int | None = None
-        self._task: asyncio.Task[Any] | None = None
-        self._pausing = False
-        self._cancelled = False
-
-    @property
-    def current_step(self) -> int | None:
-        """The position of the running step (None before the start)."""
-        return self._step
-
-    def cancel(self) -> None:
-        """Give up now: the current call stops, the sink is told, the log keeps the step."""
-        log = self.log
-        if self._cancelled or (log is not None and log.completed):
-            return
-        self._cancelled = True
-        if log is None:
-            return
-        log.cancelled_at_ms = self.clock.now_ms() - log.t0_ms
-        log.abandon_step = self._step
-        if self._player is not None:
-            self._player.cancel()
-        self.sink.cancel()
-        task = self._task
-        if self._pausing and task is not None and task is not asyncio.current_task():
-            task.cancel()
-
-    async def _pause_until(self, deadline_ms: float) -> None:
-        self._pausing = True
-        try:
-            await self.clock.sleep_until(deadline_ms)
-        except asyncio.CancelledError:
-            if not self._cancelled:
-                raise
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()
-        finally:
-            self._pausing = False
-
-    async def play(
-        self, t0_ms: float | None = None, stop_at_ms: float | None = None
-    ) -> ChainPlaybackLog:
-        """Play every step at its absolute time from `t0_ms` (default now); `stop_at_ms`
-        (ms from the send) gives up at that instant if still playing (timeout, simulated
-        abandonment)."""
-        if self.log is not None:
-            raise UxlabError(f"chain {self.schedule.chain_id!r}: a ChainPlayer plays only once")
-        clock = self.clock
-        t0 = clock.now_ms() if t0_ms is None else float(t0_ms)
-        log = ChainPlaybackLog(self.schedule.chain_id, t0, self.schedule.e2e_ms)
-        self.log = log
-        if self._cancelled:
-            log.cancelled_at_ms = 0.0
-            return log
-        self._task = asyncio.current_task()
-        try:
-            for step in self.schedule.steps:
-                if self._cancelled:
-                    break
-                if stop_at_ms is not None and step.start_ms > stop_at_ms:
-                    await self._pause_until(t0 + stop_at_ms)
-                    self.cancel()
-                    break
-                await self._pause_until(t0 + step.start_ms)
-                if self._cancelled:
-                    break
-                self._step = step.position
-                entry = StepLog(step.position, step.kind, step.start_ms, clock.now_ms() - t0)
-                log.steps.append(entry)
-                stream_sink = self.sink.begin_step(step)
-                if step.schedule is not None and stream_sink is not None:
-                    player = Player(step.schedule, stream_sink, clock)
-                    self._player = player
-                    local_stop = None if stop_at_ms is None else stop_at_ms - step.start_ms
-                    entry.playback = await player.play(t0 + step.start_ms, stop_at_ms=local_stop)
-                    self._player = None
-                    if entry.playback.cancelled_at_ms is not None:
-                        self.cancel()  # stopped by stop_at_ms (or already by cancel())
-                        break
-                else:
-                    deadline_ms = step.end_ms
-                    if stop_at_ms is not None and deadline_ms > stop_at_ms:
-                        await self._pause_until(t0 + stop_at_ms)
-                        self.cancel()
-                        break
-                    await self._pause_until(t0 + deadline_ms)
-                    if self._cancelled:
-                        break
-                entry.ended_ms = clock.now_ms() - t0
-                self.sink.end_step(step)
-            else:
-                log.finished_ms = clock.now_ms() - t0
-        finally:
-            self._task = None
-        return log
+    A log record's `index` is the chunk's position in `schedule.chunks` (the player hands
+    chunks in order; `HeldChainPlayer` keeps that numbering over its segments), so a step
+    begins at its marker's record, whatever empty chunks the calls themselves hold.
+    """
+    chunks = schedule.chunks
+    out: list[StepLog] = []
+    for record in log.records:
+        marker = step_marker(chunks[record.index]) if record.index < len(chunks) else None
+        if marker is None:
+            if out:
+                out[-1].records.append(record)
+            continue
+        if out:
+            out[-1].ended_ms = record.handed_ms
+        out.append(
+            StepLog(
+                int(marker["position"]),
+                str(marker["kind"]),
+                str(marker["label"]),
+                record.scheduled_ms,
+                record.handed_ms,
+                None,
+            )
+        )
+    if out and log.finished_ms is not None:
+        out[-1].ended_ms = log.finished_ms
+    return out
 
 
-class HeadlessChainSink:
-    """A chain sink that only remembers what it was given (tests, simulation)."""
-
-    def __init__(self, clock: Clock | None = None) -> None:
-        self.clock = clock
-        self.begun: list[tuple[int, float | None]] = []
-        self.ended: list[int] = []
-        self.streams: dict[int, HeadlessSink] = {}
-        self.cancelled = False
-
-    def begin_step(self, step: ScheduledStep) -> Sink | None:
-        self.begun.append((step.position, None if self.clock is None else self.clock.now_ms()))
-        if step.schedule is None:
-            return None
-        sink = HeadlessSink(self.clock)
-        self.streams[step.position] = sink
-        return sink
-
-    def end_step(self, step: ScheduledStep) -> None:
-        self.ended.append(step.position)
-
-    def cancel(self) -> None:
-        self.cancelled = True
+def abandon_step(schedule: Recording, log: PlaybackLog) -> int | None:
+    """The step running when the play was given up or stopped (None when it was not)."""
+    if log.cancelled_at_ms is None:
+        return None
+    begun = step_logs(schedule, log)
+    return begun[-1].step if begun else None
 
 
 # -- holding a chain for questions after chosen steps ------------------------------------------

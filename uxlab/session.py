@@ -40,7 +40,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from uxlab.chain import HeldChainPlayer, chain_steps, offset_at_ms, step_at_ms
+from uxlab.chain import HeldChainPlayer, chain_steps, offset_at_ms, step_at_ms, step_logs
 from uxlab.clock import Clock, MonotonicClock
 from uxlab.live.live_schedule import LiveRun, LiveSchedule
 from uxlab.player import PlaybackLog, Player, Sink
@@ -362,9 +362,8 @@ class TrialRun:
         event per step begun: `t_ms` when its marker was handed out, with the scheduled
         `start_ms`, `end_ms`, per-call `ttft_ms`, `step_kind`, `label` and `tool`."""
         handed: dict[int, float] = {}
-        if self.log is not None:  # markers: the empty chunks opening each step, in order
-            markers = [r for r in self.log.records if r.n_chars == 0 and r.channel == "content"]
-            handed = {s["step"]: r.handed_ms for s, r in zip(steps, markers, strict=False)}
+        if self.log is not None:  # when each step's marker was handed out
+            handed = {s.step: s.started_ms for s in step_logs(self.schedule, self.log)}
         t_abandon = timings["t_abandon_ms"]
         timings["e2e_ms"] = self.log.finished_ms if self.log is not None else None
         holds = list(getattr(self.player, "holds", []))

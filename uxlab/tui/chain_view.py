@@ -12,9 +12,9 @@ the assistant waits for the participant.
 `ChainView` is a player `Sink` for a chain's flattened schedule
 (`ChainSchedule.to_recording`, what a study trial plays): a step-marker chunk begins a
 step, other chunks go to the stream view, ``finish`` ends the answer, ``cancel`` marks the
-running step stopped. It is also a `uxlab.chain.ChainSink` for `ChainPlayer`
-(``begin_step`` returns the stream view for a call, ``end_step`` ticks the step off). The
-step list changes only at step boundaries and spinner ticks, never per chunk.
+running step stopped (``begin_step`` lists a step and restarts the stream view for a call,
+``end_step`` ticks it off). The step list changes only at step boundaries and spinner
+ticks, never per chunk.
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ class ChainSteps(Static):
 
 
 class ChainView(Vertical, can_focus=True):
-    """A chain as agents show it; a `ChainSink` for `uxlab.chain.ChainPlayer`."""
+    """A chain as agents show it; a player `Sink` for a chain's flattened schedule."""
 
     DEFAULT_CSS = """
     ChainView { height: 1fr; }
@@ -249,7 +249,7 @@ class ChainView(Vertical, can_focus=True):
         if self.current is not None:
             self.end_step(self.current)
 
-    # -- ChainSink ---------------------------------------------------------------------------
+    # -- steps -------------------------------------------------------------------------------
     def begin_step(self, step: ScheduledStep) -> StreamView | None:
         """A step starts: list it; a call gets the stream view (restarted, waiting)."""
         self.current = step
