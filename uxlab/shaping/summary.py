@@ -27,8 +27,7 @@ class TimingSummary:
         """Realised versus requested TTFT and ITL p50, and the end, as short phrases."""
         return [
             f"TTFT {_ms(self.ttft_realised_ms)} ms (asked {_ms(self.ttft_requested_ms)})",
-            f"ITL p50 {_ms(self.itl_realised_p50_ms)} ms (asked "
-            f"{_ms(self.itl_requested_p50_ms)})",
+            f"ITL p50 {_ms(self.itl_realised_p50_ms)} ms (asked {_ms(self.itl_requested_p50_ms)})",
             f"end {_ms(self.end_ms)} ms",
         ]
 
