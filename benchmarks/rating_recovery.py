@@ -17,7 +17,7 @@ The truth is the population's (marginal over people) share of ratings below "acc
 Prints, per design, estimator and level: coverage, bias of ln(estimate / truth) with its
 standard error, and the median CI width as high / low.
 
-    uv run python benchmarks/rating_recovery.py                 # 40 studies of 16, ~10 min
+    uv run python benchmarks/rating_recovery.py                 # 40 studies of 16, ~15 min
     uv run python benchmarks/rating_recovery.py --studies 10    # a quick look
 """
 
@@ -83,9 +83,10 @@ def main() -> None:
         n_people = args.studies * args.participants
         kept, known = simulate_trials(REPO / "studies" / DESIGNS[design], n_people, args.seed)
         truth = next(iter(known["rating_acceptable_ms"].values()))
-        people = sorted(kept["participant"].unique())
+        people = sorted(kept["participant"].unique())  # after exclusions (attention checks)
+        n_studies = len(people) // args.participants
         t_sim = time.perf_counter() - started
-        for i in range(args.studies):
+        for i in range(n_studies):
             group = people[i * args.participants : (i + 1) * args.participants]
             fits = fit_study(kept[kept["participant"].isin(group)], args.n_boot, args.seed + i)
             for name, table in fits.items():
@@ -103,13 +104,13 @@ def main() -> None:
                         }
                     )
         print(
-            f"{design}: {n_people} people simulated in {t_sim:.0f} s, "
-            f"{args.studies} studies fitted in {time.perf_counter() - started - t_sim:.0f} s",
+            f"{design}: {n_people} people simulated in {t_sim:.0f} s ({len(people)} kept), "
+            f"{n_studies} studies fitted in {time.perf_counter() - started - t_sim:.0f} s",
             flush=True,
         )
     df = pd.DataFrame(rows)
     print(
-        f"\n{args.studies} studies of {args.participants} simulated participants per design, "
+        f"\nstudies of {args.participants} simulated participants each, "
         f"{args.n_boot} participant resamples per interval; truth = the population's point"
     )
     print(

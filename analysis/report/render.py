@@ -292,8 +292,10 @@ def build_blocks(data) -> list:
             blocks.append(
                 Para(
                     f"{r.n_unrated_abandoned} abandoned trials have no rating: at long "
-                    "latencies the ratings describe the participants who waited, so they are "
-                    "likely kinder than the whole sample would be.",
+                    "latencies the MOS and %GoB describe the participants who waited, so they "
+                    "are likely kinder than the whole sample would be. The threshold below "
+                    "allows for who waited (an effect per participant), not for a trial "
+                    "given up because that very trial felt slower than usual.",
                     "note",
                 )
             )
