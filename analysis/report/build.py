@@ -25,7 +25,6 @@ from analysis.exclusions import (
     planned_trials_from_sessions,
 )
 from analysis.ratings import (
-    RATING_FIT,
     OrdinalLatencyFitter,
     acceptable_binary,
     fit_mixed_acceptability,
@@ -136,7 +135,6 @@ class RatingPart:
     table: pd.DataFrame
     ordinal: OrdinalLatencyFitter | None
     ordinal_error: str | None
-    acceptability: Any | None  # PsychometricFitter
     population: pd.DataFrame | None
     n_unrated_abandoned: int = 0
 
@@ -438,8 +436,6 @@ def _survival(data: ReportData) -> SurvivalPart:
 
 
 def _ratings(data: ReportData, column: str) -> RatingPart:
-    from analysis.psychometric import PsychometricFitter
-
     opts, kept, stim = data.options, data.kept, data.stimulus
     values = numeric_column(kept, column, data.table.source)
     df = kept.assign(**{column: values}).dropna(subset=[column])
@@ -459,15 +455,12 @@ def _ratings(data: ReportData, column: str) -> RatingPart:
     except (ValueError, np.linalg.LinAlgError) as exc:
         error = str(exc)
     binary = df.assign(_x=df[stim].astype(float), _y=acceptable_binary(df[column], acceptable))
-    acceptability = population = None
-    if 0 < binary["_y"].mean() < 1 and binary["_x"].nunique() >= 3:
-        acceptability = PsychometricFitter(**RATING_FIT).fit_trials(
-            binary["_x"].to_numpy(), binary["_y"].to_numpy(), n_boot=opts.n_boot, seed=opts.seed
-        )
-        if binary["participant"].nunique() >= 2:  # participant effects: see analysis.ratings
-            population = fit_mixed_acceptability(
-                df, column, stim, acceptable, n_boot=opts.n_boot, seed=opts.seed
-            ).thresholds()
+    population = None
+    enough = 0 < binary["_y"].mean() < 1 and binary["_x"].nunique() >= 3
+    if enough and binary["participant"].nunique() >= 2:  # participant effects: analysis.ratings
+        population = fit_mixed_acceptability(
+            df, column, stim, acceptable, n_boot=opts.n_boot, seed=opts.seed
+        ).thresholds()
     unrated = 0
     if "outcome" in kept.columns:
         unrated = int(((kept["outcome"] == "abandoned") & values.isna()).sum())
@@ -479,7 +472,6 @@ def _ratings(data: ReportData, column: str) -> RatingPart:
         table,
         ordinal,
         error,
-        acceptability,
         population,
         unrated,
     )
