@@ -293,7 +293,25 @@ def _cells(df: pd.DataFrame, y: str, stimulus: str, participant: str):
     )
 
 
+_CHUNK_ELEMENTS = 2_000_000
+"""Rows of parameters are evaluated in blocks of about this many [row, cell, node] values:
+the same arithmetic, but the temporaries stay small (one [B, C, G] block of a 1,000-row
+bootstrap over 200 people is ~800 MB, and allocating it dominated the time)."""
+
+
 def _loglik_derivs(theta, starts, u, k, n, w):
+    """`_loglik_derivs_block` over blocks of rows (identical results, bounded memory)."""
+    rows = max(1, _CHUNK_ELEMENTS // max(1, u.size * Z_GRID.size))
+    if theta.shape[0] <= rows:
+        return _loglik_derivs_block(theta, starts, u, k, n, w)
+    parts = [
+        _loglik_derivs_block(theta[i : i + rows], starts, u, k, n, w[i : i + rows])
+        for i in range(0, theta.shape[0], rows)
+    ]
+    return tuple(np.concatenate(x) for x in zip(*parts, strict=True))
+
+
+def _loglik_derivs_block(theta, starts, u, k, n, w):
     """Marginal log-likelihood, gradient and Hessian for B parameter rows at once.
 
     theta [B, 3] (a, b, s) with u centred; cells sorted by person (`starts`: first cell of
