@@ -247,3 +247,28 @@ async def test_meta_events_reach_sinks_that_take_them_at_their_time():
     sink = MetaSink()
     log = await Player(rec, sink, clock).play()
     assert sink.metas == [("f", 4.0)] and [r.index for r in log.records] == [0]
+
+
+async def test_a_meta_event_due_after_the_stop_does_not_hold_the_play_past_it():
+    """A timeout (`stop_at_ms`) ends the play at the stop even when the next event is a meta
+    the sink would take (before, the player waited for the meta's own time first)."""
+    from uxlab.player import HeadlessSink, Player, VirtualClock
+
+    class MetaSink(HeadlessSink):
+        def __init__(self, clock):
+            super().__init__(clock)
+            self.metas: list[Meta] = []
+
+        def apply_meta(self, meta: Meta) -> None:
+            self.metas.append(meta)
+
+    rec = Recording(
+        Header(id="m"),
+        [Chunk(100.0, "a"), Meta(5_000.0, {"kind": "tool_call"}), Chunk(5_100.0, "b")],
+        End(5_200.0, "stop"),
+    )
+    clock = VirtualClock()
+    sink = MetaSink(clock)
+    log = await Player(rec, sink, clock).play(t0_ms=0.0, stop_at_ms=1_000.0)
+    assert log.cancelled_at_ms == pytest.approx(1_000.0)
+    assert sink.metas == [] and [r.index for r in log.records] == [0]

@@ -318,6 +318,8 @@ class Player:
             return log
         self._task = asyncio.current_task()
         sink = self.sink
+        # Optional for sinks: e.g. a tool call's name arrives as a meta event.
+        apply_meta = getattr(sink, "apply_meta", None)
         index = 0
         try:
             async for event in self._events(t0, stop_at_ms):
@@ -325,17 +327,16 @@ class Player:
                     break
                 if event.t_ms is None:
                     continue
+                if stop_at_ms is not None and event.t_ms > stop_at_ms:
+                    # Any event due after the stop (a meta too) ends the play at the stop.
+                    await self._stop_at(t0 + stop_at_ms)
+                    break
                 if isinstance(event, Meta):
-                    # Optional for sinks: e.g. a tool call's name arrives as a meta event.
-                    apply_meta = getattr(sink, "apply_meta", None)
                     if apply_meta is not None:
                         await self._wait_until(t0 + event.t_ms)
                         if not self._cancelled:
                             apply_meta(event)
                     continue
-                if stop_at_ms is not None and event.t_ms > stop_at_ms:
-                    await self._stop_at(t0 + stop_at_ms)
-                    break
                 await self._wait_until(t0 + event.t_ms)
                 if self._cancelled:
                     break
