@@ -151,7 +151,7 @@ def test_truncated_flag_accepts_files_without_end(
 ) -> None:
     path = write(tmp_path, "cut", [chunk(10.0), chunk(35.0)], None)
     code, _, err = run_cli(capsys, str(path))
-    assert code == 1 and "missing end event" in err
+    assert code == 2 and "missing end event" in err  # no file inspected: an input error
     code, out, err = run_cli(capsys, str(path), "--truncated")
     assert code == 0 and err == ""
     row_cells = out.splitlines()[1].split()
@@ -163,7 +163,7 @@ def test_truncated_flag_accepts_files_without_end(
 
 def test_empty_folder_and_missing_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(capsys, str(tmp_path))
-    assert code == 1 and out == ""
+    assert code == 2 and out == ""
     assert err.strip() == f"uxlab inspect: no replay files (*.jsonl) in {tmp_path}"
     code, out, err = run_cli(capsys, str(tmp_path / "nope"))
     assert code == 2

@@ -3,13 +3,27 @@
 Each subcommand lives in `uxlab/cli/<name>.py` with two functions: `register(subparsers)`
 adds its parser, `run(args) -> int` does the work by calling the packages (imports of
 heavy packages happen inside `run`, so `uxlab --help` stays fast).
+
+Exit statuses, the same for every command (README, "Exit statuses"):
+
+- 0: done.
+- 1: done in part: some inputs were bad and were skipped or listed (`inspect`, `import`,
+  `shape`, `replay`), a part of the report failed, `verify` found a mismatch, `record` had
+  failed requests, `run` ended before the end of the study.
+- 2: an input or usage error, said in one line (a mistyped option, a missing or bad file,
+  an invalid study); nothing was done.
+- 3: an internal error (a bug in uxlab): one line, `--debug` shows the traceback.
+- 130: stopped with Ctrl+C.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import sys
+import traceback
+from pathlib import Path
 
 from uxlab.errors import UxlabError
 
@@ -30,18 +44,88 @@ COMMANDS: dict[str, str] = {
     "demo": "demo_cmd",
 }
 
+EXIT_OK = 0
+EXIT_PARTIAL = 1
+EXIT_INPUT = 2
+EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
+
+EPILOG = (
+    "exit status: 0 done, 1 done in part (some inputs bad, a report part failed, a mismatch), "
+    "2 input or usage error, 3 internal error (--debug shows the traceback), 130 Ctrl+C"
+)
+
 
 class CliError(UxlabError):
     """An error to show the user as one line, with exit status 2."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+class Parser(argparse.ArgumentParser):
+    """An argument parser that suggests the closest option, subcommand or choice."""
+
+    def _check_value(self, action: argparse.Action, value: object) -> None:
+        try:
+            super()._check_value(action, value)
+        except argparse.ArgumentError:
+            if action.choices is None or not isinstance(value, str):
+                raise
+            choices = [str(c) for c in action.choices]
+            close = difflib.get_close_matches(value, choices, n=1)
+            guess = f"; did you mean {close[0]!r}?" if close else ""
+            raise argparse.ArgumentError(
+                action, f"invalid choice: {value!r}{guess} (choose from {', '.join(choices)})"
+            ) from None
+
+    def unrecognized(self, extras: list[str]) -> None:
+        """Exit with this parser's usage, naming `extras` and the options they resemble."""
+        from uxlab.cli.hints import command
+
+        options = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
+        guesses = []
+        for word in extras:
+            if not word.startswith("-"):
+                continue
+            name = word.split("=", 1)[0]
+            close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
+            if close:
+                guesses.append((name, close[0]))
+        msg = f"unrecognized arguments: {' '.join(extras)}"
+        if len(guesses) == 1:
+            msg += f"; did you mean {guesses[0][1]}?"
+        elif guesses:
+            msg += "; did you mean " + ", ".join(f"{g} (for {w})" for w, g in guesses) + "?"
+        self.error(f"{msg} (see {command(*self.prog.split()[1:], '--help')})")
+
+
+class _Version(argparse.Action):
+    """`--version`: the installed distribution's version, looked up only when asked."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, **kwargs) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            text = version("uxlab")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            text = "unknown (not installed)"
+        print(f"uxlab {text}")
+        parser.exit()
+
+
+def build_parser() -> Parser:
+    parser = Parser(
         prog="uxlab",
         description="Perceived-latency UX testing: record, shape and play LLM streams; "
         "run studies; fit impatience thresholds.",
+        epilog=EPILOG,
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.add_argument("--version", action=_Version, help="print uxlab's version and exit")
+    parser.add_argument(
+        "--debug", action="store_true", help="show the traceback of an error (any command)"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for module_name in COMMANDS.values():
         try:
             module = importlib.import_module(f"uxlab.cli.{module_name}")
@@ -50,22 +134,79 @@ def build_parser() -> argparse.ArgumentParser:
                 continue  # not built yet
             raise
         module.register(sub)
+    for subparser in _subparsers(parser):
+        subparser.add_argument(
+            "--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+        )
     return parser
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """Every parser under `parser` (subcommands and their subcommands)."""
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                found += [child, *_subparsers(child)]
+    return found
+
+
+def _deepest_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Parser:
+    """The parser of the (sub)subcommand that `args` came from, for its usage line."""
+    current = parser
+    while True:
+        nested = [a for a in current._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, nested[0].dest, None) if nested else None
+        if not nested or name not in nested[0].choices:
+            return current
+        current = nested[0].choices[name]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        _deepest_parser(parser, args).unrecognized(extras)
     if not getattr(args, "command", None):
         parser.print_help()
-        return 2
+        return EXIT_INPUT
     try:
         return int(args.func(args) or 0)
-    except (UxlabError, FileNotFoundError) as exc:
-        print(f"uxlab {args.command}: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
+    except (UxlabError, OSError) as exc:
+        if args.debug:
+            traceback.print_exc()
+        print(f"uxlab {args.command}: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_INPUT
+    except Exception as exc:  # a bug: one line, the traceback on --debug
+        if args.debug:
+            traceback.print_exc()
+        how = "the traceback is above" if args.debug else "run with --debug for the traceback"
+        print(f"uxlab {args.command}: internal error: {_internal(exc)} ({how})", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _one_line(exc: BaseException) -> str:
+    """A user-facing error as one line; an OSError as `FILE: what went wrong`."""
+    if isinstance(exc, OSError) and not isinstance(exc, UxlabError) and exc.strerror:
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        return f"{where}{exc.strerror}"
+    return str(exc)
+
+
+def _internal(exc: BaseException) -> str:
+    """`Type: message at file:line` of the innermost uxlab/analysis frame."""
+    text = f"{type(exc).__name__}: {exc}".strip().rstrip(":")
+    text = " ".join(text.split())
+    root = Path(__file__).resolve().parents[2]
+    ours = (root / "uxlab", root / "analysis")
+    where = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        path = Path(frame.filename).resolve()
+        if any(path.is_relative_to(package) for package in ours):
+            where = f"{path.relative_to(root)}:{frame.lineno}"
+    return f"{text} at {where}" if where else text
 
 
 if __name__ == "__main__":  # pragma: no cover

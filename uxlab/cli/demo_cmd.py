@@ -33,7 +33,11 @@ def register(subparsers: Any) -> None:
         "study, export, write the threshold report, and print true vs recovered thresholds.",
     )
     p.add_argument(
-        "-o", "--out", type=Path, default=Path("results/demo"), help="default results/demo"
+        "-o",
+        "--out",
+        type=Path,
+        default=Path("results/demo"),
+        help="output folder, holding the database, export/ and report/ (default results/demo)",
     )
     p.add_argument("--participants", "-n", type=int, default=16, metavar="N", help="default 16")
     p.add_argument("--seed", type=int, default=0, help="simulation and bootstrap seed")

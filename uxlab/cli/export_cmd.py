@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from uxlab.cli.places import output_for
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -16,7 +18,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("db", metavar="DB", help="the study database (results/<study>.sqlite)")
     parser.add_argument(
-        "-o", "--out", metavar="DIR", help="output folder (default: DB's name + '-export')"
+        "-o",
+        "--out",
+        metavar="DIR",
+        help="output folder (default: NAME-export/ beside the database, as "
+        "results/quickstart.sqlite -> results/quickstart-export/)",
     )
     parser.add_argument(
         "--format",
@@ -31,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from uxlab.store.export import export_db
 
     db = Path(args.db)
-    out = Path(args.out) if args.out else db.with_name(db.stem + "-export")
+    out = Path(args.out) if args.out else output_for(db, "export")
     written = export_db(db, out, args.format)
     rows = written.rows
     print(

@@ -4,7 +4,7 @@ For a file or a folder (searched recursively for `*.jsonl`): a compact table, on
 recording, then a pooled summary and a legend naming each definition; with `--json`, one JSON
 object per recording per line (all times in ms; the definitions are those of
 `uxlab.streams.metrics`). Bad files are listed on stderr while the good ones are inspected,
-and the exit status is then 1.
+and the exit status is then 1 (done in part); 2 when no file could be inspected.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         if not errors:
             where = ", ".join(args.paths)
             print(f"uxlab inspect: no replay files (*.jsonl) in {where}", file=sys.stderr)
-        return 1
+        return 2  # nothing to inspect: an input error
 
     rows = _rows(found.table)
     out = sys.stdout

@@ -12,6 +12,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from uxlab.cli.hints import command
+from uxlab.cli.places import output_for
 from uxlab.errors import UxlabError
 
 
@@ -29,7 +31,13 @@ def register(subparsers) -> None:
     )
     p.add_argument("data", type=Path, help="study database, export folder, or trial-table CSV")
     p.add_argument(
-        "-o", "--out", type=Path, default=None, help="output folder (default: report/ beside DATA)"
+        "-o",
+        "--out",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="output folder (default: NAME-report/ beside a file DATA, as "
+        "results/quickstart.sqlite -> results/quickstart-report/; report/ inside a folder DATA)",
     )
     p.add_argument(
         "--stimulus",
@@ -83,6 +91,54 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
+ACCEPTS = (
+    "uxlab report reads a study database (.sqlite), a `uxlab export` folder (with trials.csv) "
+    "or a trial-table CSV (a header row with a 'participant' column)"
+)
+
+
+def check_input(data: Path) -> None:
+    """Refuse, in one line, DATA that is not one of the inputs the report reads (`ACCEPTS`)."""
+    what = _not_a_trial_table(data)
+    if what is not None:
+        raise ReportError(f"{data}: {what}; {ACCEPTS}")
+
+
+def _not_a_trial_table(data: Path) -> str | None:
+    """What DATA is instead of a trial table, or None when it may be one."""
+    if not data.exists():
+        return "no such file or folder"
+    if data.is_dir():
+        if (data / "trials.csv").is_file():
+            return None
+        if (data / "trials.parquet").is_file():
+            return "an export in Parquet; export it again without --format parquet"
+        if next(data.glob("*.jsonl"), None) or next(data.glob("*/*.jsonl"), None):
+            return f"a folder of replay files, without trials.csv (see {command('inspect', data)})"
+        return "a folder without trials.csv"
+    if _is_sqlite(data):
+        return None
+    try:
+        with open(data, "rb") as fh:
+            head = fh.read(64 * 1024)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    if data.suffix == ".jsonl" or head.lstrip().startswith(b"{"):
+        return f"a replay file or JSON, not a trial table (see {command('inspect', data)})"
+    if data.suffix == ".toml":
+        return f"a study file; run it ({command('run', data)}), then report on its database"
+    try:
+        first_line = head.decode("utf-8-sig").splitlines()[0] if head.strip() else ""
+    except UnicodeDecodeError:
+        return "not a text file"
+    import csv
+
+    header = next(csv.reader([first_line]), [])
+    if "participant" not in [h.strip() for h in header]:
+        return "not a trial table: its first line is not a header with a 'participant' column"
+    return None
+
+
 def _is_sqlite(path: Path) -> bool:
     if not path.is_file():
         return False
@@ -127,7 +183,8 @@ def run(args: argparse.Namespace) -> int:
             raise ReportError(f"--{name.replace('_', '-')}: expected a share in [0, 1]")
     if args.n_boot < 0:
         raise ReportError("--n-boot: expected 0 or more")
-    out = args.out or (args.data.parent / "report")
+    check_input(args.data)
+    out = args.out or output_for(args.data, "report")
     rules = ExclusionRules(
         drop_practice=not args.keep_practice,
         drop_pilot=not args.keep_pilot,

@@ -84,25 +84,32 @@ def run(args: argparse.Namespace) -> int:
 
 
 def report(result: Any, db: Path, args: argparse.Namespace) -> int:
-    """Print where the data is and what to do next; returns the exit status."""
+    """Print where the data is and what to do next; returns the exit status.
+
+    0 when the participant completed the study or declined consent; 1 (done in part) when
+    the session ended before the end of the study, with the command that resumes it.
+    """
+    from uxlab.cli import EXIT_OK, EXIT_PARTIAL
+    from uxlab.cli.hints import after_database, command
+
     if result is None or result.outcome == "quit":
         print("uxlab run: quit before a session began; nothing was stored.")
-        return 1
+        return EXIT_PARTIAL
     if result.outcome == "declined":
         print(f"uxlab run: consent declined; only the refusal was counted in {db}")
-        return 0
+        return EXIT_OK
     n = len(result.committed)
     stored = f"{n} trial{'s' if n != 1 else ''} stored this time"
     lines = []
     if result.outcome == "completed":
         lines.append(f"uxlab run: {result.participant} completed the study; {stored}.")
     else:
-        again = f"uxlab run {args.study} --participant {result.participant}"
+        again = ["run", args.study, "--participant", result.participant]
         if args.db is not None:
-            again += f" --db {db}"
+            again += ["--db", db]
         lines.append(f"uxlab run: session of {result.participant} interrupted; {stored}.")
-        lines.append(f"resume:  {again}")
+        lines.append(f"resume:  {command(*again)}")
     lines.append(f"data:    {db}")
-    lines.append(f"export:  uxlab export {db} -o {Path(db).with_name(Path(db).stem + '-export')}")
+    lines += after_database(db)
     print("\n".join(lines))
-    return 0 if result.outcome == "completed" else 3
+    return EXIT_OK if result.outcome == "completed" else EXIT_PARTIAL

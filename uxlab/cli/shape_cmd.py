@@ -89,5 +89,5 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(head + timings))
     if failures:
         print(f"{failures} file(s) skipped (see above)")
-        return 1
+        return 2 if failures == len(paths) else 1  # nothing shaped: an input error
     return 0

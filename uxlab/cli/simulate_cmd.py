@@ -14,6 +14,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from uxlab.cli.hints import after_database
+
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
@@ -105,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         f"simulated {len(done)} participant(s), {n_trials} trials in {seconds:.1f} s "
         f"({seconds / len(done):.2f} s per session) into {db}"
     )
-    print(f"next: uxlab export {db}   or   uxlab report {db}")
+    print("\n".join(after_database(db)))
     return 0
 
 
@@ -146,7 +148,7 @@ def _run_through_ui(args: argparse.Namespace, study: Any, db: Path, truth: Any) 
         f"simulated {len(done)} participant(s) through the runner, {n_trials} trials in "
         f"{seconds:.1f} s into {db}"
     )
-    print(f"next: uxlab export {db}   or   uxlab report {db}")
+    print("\n".join(after_database(db)))
     return 0
 
 

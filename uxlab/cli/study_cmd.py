@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import sys
 
 from uxlab.cli.wrapping import WIDTH, wrap_labelled
 
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     participant = args.participant or EXAMPLE_PARTICIPANT
     check_participant_id(participant)
     if args.number < 1:
-        print("uxlab study: --number must be 1 or more", flush=True)
+        print("uxlab study: --number must be 1 or more", file=sys.stderr, flush=True)
         return 2
     group = study.groups[(args.number - 1) % len(study.groups)] if study.groups else None
     trials = design_trials(study, participant, args.number, args.seed, group)

@@ -1,0 +1,186 @@
+"""The command line a newcomer meets: did-you-mean, --version, exit statuses, one-line errors,
+hints that run as typed, and one rule for where output goes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+import uxlab.store.export
+from uxlab.cli import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_PARTIAL, main
+from uxlab.cli.hints import after_database, command, uxlab_on_path
+from uxlab.cli.places import output_for
+from uxlab.cli.run_cmd import report as run_report
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def exits(argv: list[str], capsys) -> tuple[int, str, str]:
+    """`main(argv)` whether it returns or argparse exits; (status, stdout, stderr)."""
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return int(code or 0), out, err
+
+
+def test_a_mistyped_option_prints_the_subcommands_usage_and_the_closest_option(capsys):
+    code, _, err = exits(["report", "out/", "--min-attn", "0"], capsys)
+    assert code == EXIT_INPUT
+    assert err.startswith("usage: uxlab report ")
+    assert "unrecognized arguments: --min-attn 0; did you mean --min-attention?" in err
+    code, _, err = exits(["study", "check", "f.toml", "--partcipant", "P"], capsys)
+    assert err.startswith("usage: uxlab study check ") and "did you mean --participant?" in err
+
+
+def test_a_mistyped_subcommand_or_choice_names_the_closest_one(capsys):
+    code, _, err = exits(["reprot", "out/"], capsys)
+    assert code == EXIT_INPUT and "invalid choice: 'reprot'; did you mean 'report'?" in err
+    code, _, err = exits(["export", "x.sqlite", "--format", "cvs"], capsys)
+    assert code == EXIT_INPUT and "did you mean 'csv'?" in err
+    code, _, err = exits(["export", "x.sqlite", "--format", "xlsx"], capsys)
+    assert "did you mean" not in err and "choose from csv, parquet" in err
+
+
+def test_version(capsys):
+    code, out, _ = exits(["--version"], capsys)
+    assert code == EXIT_OK and out.startswith("uxlab ") and out.split()[1][0].isdigit()
+
+
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (lambda d: d / "missing.csv", "no such file or folder"),
+        (lambda d: REPO / "replays/chat/chat-one-liner.jsonl", "a replay file"),
+        (lambda d: REPO / "replays/chat", "a folder of replay files"),
+        (lambda d: REPO / "studies/quickstart.toml", "a study file"),
+        (lambda d: _text(d / "notes.csv", "hello world\nthis is, not a, table\n"), "not a trial"),
+        (lambda d: _text(d / "bin.csv", None), "not a text file"),
+    ],
+)
+def test_report_on_something_that_is_not_a_trial_table_says_what_it_reads(
+    tmp_path, capsys, make, says
+):
+    code, out, err = exits(["report", str(make(tmp_path)), "-q"], capsys)
+    assert code == EXIT_INPUT and out == ""
+    assert len(err.strip().splitlines()) == 1, err
+    assert says in err and "uxlab report reads a study database" in err
+    assert "tokeniz" not in err.lower() and "Traceback" not in err
+
+
+def _text(path: Path, text: str | None) -> Path:
+    if text is None:
+        path.write_bytes(b"\xff\xfe\x00participant\x00\xc3\x28")
+    else:
+        path.write_text(text)
+    return path
+
+
+def test_an_internal_error_is_one_line_with_exit_3_and_debug_shows_the_traceback(
+    tmp_path, capsys, monkeypatch
+):
+    db = tmp_path / "results" / "x.sqlite"
+    db.parent.mkdir()
+    db.write_bytes(b"")
+
+    def broken_export(*args, **kwargs):
+        return 1 / 0  # a bug, as `uxlab export` would meet it inside the store's exporter
+
+    monkeypatch.setattr(uxlab.store.export, "export_db", broken_export)
+    code, out, err = exits(["export", str(db)], capsys)
+    assert code == EXIT_INTERNAL and out == ""
+    line = err.strip()
+    assert "\n" not in line and "Traceback" not in line
+    assert line.startswith("uxlab export: internal error: ZeroDivisionError: division by zero")
+    assert "tests/test_cli.py:" not in line  # names uxlab's own code, not the caller's
+    assert line.endswith("(run with --debug for the traceback)")
+    for argv in (["--debug", "export", str(db)], ["export", str(db), "--debug"]):
+        code, _, err = exits(argv, capsys)
+        assert code == EXIT_INTERNAL
+        assert "Traceback (most recent call last)" in err and "1 / 0" in err
+        assert err.strip().endswith("(the traceback is above)")
+
+
+def test_input_errors_exit_2_in_one_line(tmp_path, capsys):
+    code, _, err = exits(["export", str(tmp_path / "none.sqlite")], capsys)
+    assert code == EXIT_INPUT and len(err.strip().splitlines()) == 1
+    code, _, err = exits(["inspect", str(tmp_path)], capsys)  # nothing to inspect
+    assert code == EXIT_INPUT and "no replay files" in err
+
+
+def test_a_real_internal_error_through_the_installed_command(tmp_path):
+    """A real failure, in a subprocess: JSON nested 100,000 deep in a replay file's header.
+
+    Today the JSON decoder's RecursionError escapes the reader, and the command says so in
+    one line with exit status 3; once the reader bounds nesting, the file is refused as bad
+    input (1 or 2). Either way no traceback reaches the user without --debug.
+    """
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"type": "header", "format": "uxlab.replay/1", "id": ' + "[" * 100_000)
+    proc = subprocess.run(
+        [sys.executable, "-m", "uxlab", "shape", str(bad), "-o", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert "Traceback" not in proc.stderr
+    assert proc.returncode in (EXIT_PARTIAL, EXIT_INPUT, EXIT_INTERNAL)
+    assert len(proc.stderr.strip().splitlines()) <= 1
+
+
+def test_hints_run_as_typed_with_or_without_uxlab_on_path(tmp_path):
+    scripts = tmp_path / "venv" / "bin"
+    scripts.mkdir(parents=True)
+    exe = scripts / "uxlab"
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    other = tmp_path / "other"
+    other.mkdir()
+    path_with = os.pathsep.join([str(scripts), "/usr/bin"])
+    # An activated environment (or an installed tool) puts uxlab on the user's PATH.
+    assert uxlab_on_path({"PATH": path_with}, str(scripts))
+    # `uv run` puts it on PATH for this process only: the user must type `uv run uxlab`.
+    assert not uxlab_on_path({"PATH": path_with, "UV_RUN_RECURSION_DEPTH": "1"}, str(scripts))
+    # A `uxlab` of another install on PATH is not this one.
+    assert not uxlab_on_path({"PATH": path_with}, str(other))
+    # Activated and run through uv: on PATH twice, still found after uv's entry.
+    both = os.pathsep.join([str(scripts), str(scripts), "/usr/bin"])
+    assert uxlab_on_path({"PATH": both, "UV_RUN_RECURSION_DEPTH": "1"}, str(scripts))
+    # The tests run under `uv run`, so hints say `uv run uxlab`; paths are shell-quoted.
+    assert command("export", Path("my results/a.sqlite")).endswith(
+        "uxlab export 'my results/a.sqlite'"
+    )
+
+
+def test_one_rule_for_default_output_places(tmp_path):
+    export = tmp_path / "out"
+    export.mkdir()
+    assert output_for(export, "report") == export / "report"
+    db = tmp_path / "results" / "quickstart.sqlite"
+    assert output_for(db, "report") == tmp_path / "results" / "quickstart-report"
+    assert output_for(db, "export") == tmp_path / "results" / "quickstart-export"
+    lines = after_database(Path("results/quickstart.sqlite"))
+    assert lines[0].endswith("uxlab export results/quickstart.sqlite")
+    assert lines[1].endswith("uxlab report results/quickstart.sqlite")
+    assert "results/quickstart-export/ and results/quickstart-report/" in lines[2]
+
+
+def test_run_exit_statuses_and_hints(capsys):
+    args = SimpleNamespace(study="studies/quickstart.toml", db=None)
+    db = Path("results/quickstart.sqlite")
+    done = SimpleNamespace(outcome="completed", committed=[1, 2], participant="P-7K3QX")
+    assert run_report(done, db, args) == EXIT_OK
+    paused = SimpleNamespace(outcome="interrupted", committed=[1], participant="P-7K3QX")
+    assert run_report(paused, db, args) == EXIT_PARTIAL
+    out = capsys.readouterr().out
+    assert f"resume:  {command('run', args.study, '--participant', 'P-7K3QX')}" in out
+    assert f"report:  {command('report', db)}" in out

@@ -1,0 +1,32 @@
+"""Where commands write by default: one rule for every command.
+
+- A study's database is `results/<study id>.sqlite` in the current folder (`run`,
+  `simulate`).
+- What is made from a file goes beside it, named after it: `results/quickstart.sqlite`
+  gives `results/quickstart-export/` and `results/quickstart-report/`; `lab.csv` gives
+  `lab-report/`.
+- What is made from a folder goes inside it: `uxlab report out/` writes `out/report/`, and
+  `uxlab demo -o results/demo` writes `results/demo/export/` and `results/demo/report/`.
+- Commands that write recordings (`import`, `shape`, `record`) have no default: `-o` names
+  the corpus.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+RULE = "beside a file input as NAME-{what}/, inside a folder input as {what}/"
+"""The rule in a few words, for `--help` texts (format with `what=`)."""
+
+
+def output_for(source: str | Path, what: str) -> Path:
+    """The default output folder of `what` ("export", "report") made from `source`."""
+    source = Path(source)
+    if source.is_dir():
+        return source / what
+    return source.with_name(f"{source.stem}-{what}")
+
+
+def default_help(what: str) -> str:
+    """`(default: ...)` for an `-o` option whose default is `output_for(DATA, what)`."""
+    return f"(default: {RULE.format(what=what)})"
