@@ -1,0 +1,140 @@
+"""A scripted participant who takes a study in a real terminal: tmux, capture-pane, send-keys.
+
+All knowledge of what the participant screens look like is in `Participant.keys_for`: it
+reads the captured screen and says which keys a person would press. When a screen changes
+(its wording, a new first screen), this is the one place to adapt.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class Tmux:
+    """One private tmux server (its own socket) with one session of one 80x24 pane."""
+
+    def __init__(self, width: int = 80, height: int = 24) -> None:
+        self.socket = f"uxlab-test-{uuid.uuid4().hex[:8]}"
+        self.size = (str(width), str(height))
+
+    def cmd(self, *args: str, env: dict[str, str] | None = None) -> str:
+        out = subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=True, env=env
+        )
+        return out.stdout
+
+    def start(self, command: str, cwd: Path, env: dict[str, str]) -> None:
+        """Run `command` (a shell line, as typed) in `cwd` with exactly `env`.
+
+        The pane stays after the command exits, so what it printed can be read.
+        """
+        width, height = self.size
+        self.cmd(
+            "-f", "/dev/null", "new-session", "-d", "-s", "run", "-x", width, "-y", height,
+            "-c", str(cwd), command, env=env,
+        )  # fmt: skip
+        self.cmd("set-option", "-t", "run", "remain-on-exit", "on")
+
+    def screen(self) -> str:
+        """The visible screen and up to 200 lines above it (what was printed at exit)."""
+        return self.cmd("capture-pane", "-p", "-J", "-S", "-200", "-t", "run")
+
+    def keys(self, *keys: str) -> None:
+        self.cmd("send-keys", "-t", "run", *keys)
+
+    def pane_dead(self) -> bool:
+        return self.cmd("display-message", "-p", "-t", "run", "#{pane_dead}").strip() == "1"
+
+    def kill_server(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], check=False)
+
+
+@dataclass
+class Participant:
+    """Answers every screen like a person; gives up once and misses one attention check.
+
+    - gives up (the abandon key) on the first main trial seen still waiting for its first
+      token; answers yes / 4 / "ok" elsewhere;
+    - answers the first attention check wrongly (yes where it asks for no), the others right.
+    """
+
+    gave_up: bool = False
+    attention_seen: int = 0
+    log: list[str] = field(default_factory=list)
+    """The screens acted on, for the failure message."""
+
+    def keys_for(self, screen: str) -> tuple[str, list[str]] | None:
+        """(a name of the screen state, the keys to press) or None to wait and look again."""
+        lines = [ln.rstrip() for ln in screen.splitlines()]
+        head = next((ln.strip() for ln in lines if ln.strip()), "")
+        asks = "1/2" if "1/2" in screen else "2/2" if "2/2" in screen else ""
+        if "Timing warnings" in screen:
+            return "warnings", ["Enter"]
+        if "Participant id:" in screen:
+            return "participant id", ["Enter"]  # the suggested pseudonymous id
+        if "Press a if you agree" in screen:
+            return "consent", ["a"]
+        if "Press Enter to begin" in screen or "Practice over" in screen:
+            return head, ["Enter"]
+        if "Take a short rest" in screen:
+            return head, ["Enter"]
+        if "Press Enter to send." in screen:
+            return f"{head} send", ["Enter"]
+        if "Press Enter for the next trial" in screen:
+            return f"{head} next", ["Enter"]
+        if "Press Esc to stop waiting." in screen:
+            if not self.gave_up and head.startswith("Trial ") and _no_answer_yet(lines):
+                self.gave_up = True
+                return f"{head} give up", ["Escape"]
+            return None
+        if "Please answer 'No'" in screen and asks:  # an attention check's questions
+            if asks == "1/2":
+                self.attention_seen += 1
+                return f"{head} attention", ["y" if self.attention_seen == 1 else "n", "Enter"]
+            return f"{head} attention 2/2", ["4", "Enter"]
+        if "Was the wait before the answer started acceptable?" in screen:
+            return f"{head} acceptable", ["y", "Enter"]
+        if "How fast did the answer feel?" in screen:
+            return f"{head} speed", ["4", "Enter"]
+        if "Anything you noticed?" in screen:
+            return "comments", ["o", "k", "Enter"]
+        if "Press Enter to close" in screen:
+            return "end", ["Enter"]
+        return None
+
+    def take(self, tmux: Tmux, deadline_s: float, stop_when: Callable[[str], bool] | None = None):
+        """Answer screens until the program exits; returns the last screen."""
+        give_up_at = time.monotonic() + deadline_s
+        last = None
+        while time.monotonic() < give_up_at:
+            if tmux.pane_dead():
+                return tmux.screen()
+            screen = tmux.screen()
+            if stop_when is not None and stop_when(screen):
+                return screen
+            action = self.keys_for(_visible(screen))
+            if action is not None and action[0] != last:
+                tmux.keys(*action[1])
+                self.log.append(f"{action[0]!r} -> {action[1]}")
+                last = action[0]
+            time.sleep(0.05)
+        raise AssertionError(
+            "the participant did not finish in time; acted on:\n"
+            + "\n".join(self.log[-15:])
+            + f"\nthe screen:\n{tmux.screen()}"
+        )
+
+
+def _visible(screen: str, height: int = 24) -> str:
+    """The last `height` lines: the app's screen, without scrollback."""
+    return "\n".join(screen.rstrip("\n").splitlines()[-height:])
+
+
+def _no_answer_yet(lines: list[str]) -> bool:
+    """True while the waiting indicator ("●  ○  ○") shows: no token has arrived yet."""
+    return any(ln.strip() and set(ln.strip()) <= set("●○ ") for ln in lines)

@@ -1,0 +1,98 @@
+"""README's path, typed as README types it, through the real terminal client in tmux.
+
+One scripted participant (`helpers.tmux_participant`) takes the quickstart with
+`uv run uxlab run studies/quickstart.toml` in an 80x24 pane, giving up once and missing an
+attention check; then the `export:` and `report:` commands printed at exit are run exactly
+as printed. The shell is a newcomer's: the project's `.venv` is not on PATH, so the hints
+must say `uv run uxlab`. Asserts a report is written and no traceback is printed anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+from helpers.tmux_participant import Participant, Tmux
+
+REPO = Path(__file__).resolve().parents[1]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+    pytest.mark.skipif(shutil.which("uv") is None, reason="uv is not installed"),
+]
+
+
+def newcomer_env() -> dict[str, str]:
+    """This process's environment as a fresh shell in the checkout would have it.
+
+    `UV_PROJECT` lets `uv run` find this checkout from the scratch folder, so the data go
+    to the scratch folder's `results/` and the commands are typed exactly as in README.
+    """
+    venv_bin = {str(REPO / ".venv" / "bin"), os.environ.get("VIRTUAL_ENV", "") + "/bin"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("VIRTUAL_ENV", "UV_RUN_RECURSION_DEPTH", "PYTHONPATH", "TMUX", "TMUX_PANE")
+    }
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if p not in venv_bin)
+    env["UV_PROJECT"] = str(REPO)
+    env["TERM"] = "xterm-256color"
+    return env
+
+
+@pytest.fixture
+def tmux():
+    t = Tmux(80, 24)
+    yield t
+    t.kill_server()
+
+
+def printed_command(screen: str, label: str) -> str:
+    """The command after `label:` in what `uxlab run` printed at exit."""
+    for line in screen.splitlines():
+        if line.startswith(f"{label}:"):
+            return line.split(":", 1)[1].strip()
+    raise AssertionError(f"no {label}: line in\n{screen}")
+
+
+def test_one_participant_takes_the_quickstart_then_export_and_report(tmux, tmp_path):
+    lab = tmp_path / "lab"
+    (lab / "studies").mkdir(parents=True)
+    shutil.copy(REPO / "studies" / "quickstart.toml", lab / "studies")
+    shutil.copytree(REPO / "replays" / "chat", lab / "replays" / "chat")
+    env = newcomer_env()
+
+    tmux.start("uv run uxlab run studies/quickstart.toml", lab, env)
+    participant = Participant()
+    final = participant.take(tmux, deadline_s=600)
+    assert "Traceback" not in final, final
+    assert "completed the study" in final, final
+    assert participant.gave_up and participant.attention_seen >= 1
+
+    db = lab / "results" / "quickstart.sqlite"
+    with sqlite3.connect(db) as conn:
+        outcomes = [r[0] for r in conn.execute("SELECT outcome FROM trials WHERE practice = 0")]
+        checks = [r[0] for r in conn.execute("SELECT attention_ok FROM trials WHERE attention")]
+    assert outcomes.count("abandoned") == 1, outcomes
+    assert checks.count(0) == 1, checks  # the missed attention check is stored as missed
+
+    export, report = printed_command(final, "export"), printed_command(final, "report")
+    assert export == "uv run uxlab export results/quickstart.sqlite"  # runs as typed
+    assert report == "uv run uxlab report results/quickstart.sqlite"
+    for line in (export, report):
+        done = subprocess.run(
+            line, shell=True, cwd=lab, env=env, capture_output=True, text=True, timeout=600
+        )
+        assert "Traceback" not in done.stdout + done.stderr, done.stderr
+        if line == report and done.returncode == 2 and "every trial was excluded" in done.stderr:
+            # The report from one participant (issue 12, report side) is not built yet.
+            pytest.xfail("uxlab report stops at one participant: 'every trial was excluded'")
+        assert done.returncode in (0, 1), f"{line}: {done.returncode}\n{done.stderr}"
+        if line == export:
+            assert (lab / "results" / "quickstart-export" / "trials.csv").is_file()
+    written = lab / "results" / "quickstart-report"
+    assert (written / "report.html").is_file() and (written / "report.md").stat().st_size > 0
