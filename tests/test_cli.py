@@ -184,3 +184,15 @@ def test_run_exit_statuses_and_hints(capsys):
     out = capsys.readouterr().out
     assert f"resume:  {command('run', args.study, '--participant', 'P-7K3QX')}" in out
     assert f"report:  {command('report', db)}" in out
+
+
+def test_the_analysis_packages_own_errors_are_input_errors(tmp_path, capsys, monkeypatch):
+    from analysis.psychometric import PsychometricInputError
+
+    def refuses(*args, **kwargs):
+        raise PsychometricInputError("ttft_ms: inf is not a finite stimulus")
+
+    monkeypatch.setattr(uxlab.store.export, "export_db", refuses)
+    code, _, err = exits(["export", str(tmp_path / "x.sqlite")], capsys)
+    assert code == EXIT_INPUT
+    assert err.strip() == "uxlab export: ttft_ms: inf is not a finite stimulus"

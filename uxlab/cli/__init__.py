@@ -174,17 +174,28 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
-    except (UxlabError, OSError) as exc:
+    except Exception as exc:  # one line each; the traceback only on --debug
         if args.debug:
             traceback.print_exc()
-        print(f"uxlab {args.command}: {_one_line(exc)}", file=sys.stderr)
-        return EXIT_INPUT
-    except Exception as exc:  # a bug: one line, the traceback on --debug
-        if args.debug:
-            traceback.print_exc()
+        if _is_input_error(exc):
+            print(f"uxlab {args.command}: {_one_line(exc)}", file=sys.stderr)
+            return EXIT_INPUT
         how = "the traceback is above" if args.debug else "run with --debug for the traceback"
         print(f"uxlab {args.command}: internal error: {_internal(exc)} ({how})", file=sys.stderr)
         return EXIT_INTERNAL
+
+
+def _is_input_error(exc: BaseException) -> bool:
+    """An error about the input or the environment the user can act on (exit status 2).
+
+    uxlab's own errors (`UxlabError`), the operating system's (a missing file, a full disk),
+    and the `analysis` package's own error classes: they subclass ValueError, since
+    `analysis` does not import uxlab (`TrialTableError`, `PsychometricInputError`, ...).
+    """
+    if isinstance(exc, UxlabError | OSError):
+        return True
+    cls = type(exc)
+    return isinstance(exc, ValueError) and cls.__module__.split(".")[0] == "analysis"
 
 
 def _one_line(exc: BaseException) -> str:
