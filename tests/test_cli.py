@@ -196,3 +196,21 @@ def test_the_analysis_packages_own_errors_are_input_errors(tmp_path, capsys, mon
     code, _, err = exits(["export", str(tmp_path / "x.sqlite")], capsys)
     assert code == EXIT_INPUT
     assert err.strip() == "uxlab export: ttft_ms: inf is not a finite stimulus"
+
+
+def test_a_crash_inside_the_terminal_app_is_raised_for_the_one_line_not_printed(capfd):
+    from textual.app import App
+
+    from uxlab.cli.app_runner import run_app
+
+    class Crashes(App):
+        def on_mount(self) -> None:
+            self.set_timer(0.01, self.boom)
+
+        def boom(self) -> None:
+            raise KeyError("missing-screen")
+
+    with pytest.raises(KeyError, match="missing-screen"):
+        run_app(Crashes(), headless=True)
+    out, err = capfd.readouterr()
+    assert "Traceback" not in out + err and "missing-screen" not in out + err

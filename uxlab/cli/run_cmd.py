@@ -51,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
     if args.seed is not None and args.seed < 0:
         raise CliError(f"--seed {args.seed}: must be a whole number >= 0")
 
+    from uxlab.cli.app_runner import run_app
     from uxlab.environment import collect_environment, timing_warnings
     from uxlab.session import shortest_gap_ms
     from uxlab.store import Store, check_participant_id, default_db_path
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
             environment=env,
             warnings=warnings,
         )
-        result = app.run()
+        result = run_app(app)
     finally:
         store.close()
     return report(result, db, args)

@@ -1,0 +1,22 @@
+"""Running a Textual app from a command so that a crash is one line, like every command's.
+
+Textual prints an unhandled exception as a full traceback with local variables after it
+restores the terminal. `run_app` keeps that print back and raises the exception instead,
+so `uxlab.cli.main` says it in one line (exit status 3) and `--debug` shows the traceback.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def run_app(app: Any, **run_kwargs: Any) -> Any:
+    """`app.run(**run_kwargs)`; re-raises the exception that stopped the app, if any."""
+    renderables = getattr(app, "_exit_renderables", None)
+    if isinstance(renderables, list) and hasattr(app, "_print_error_renderables"):
+        app._print_error_renderables = renderables.clear  # not printed: raised below
+    result = app.run(**run_kwargs)
+    error = getattr(app, "_exception", None)
+    if isinstance(error, Exception) and app.return_code:
+        raise error
+    return result
