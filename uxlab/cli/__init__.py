@@ -135,6 +135,7 @@ def build_parser() -> Parser:
             raise
         module.register(sub)
     for subparser in _subparsers(parser):
+        subparser.epilog = subparser.epilog or EPILOG
         subparser.add_argument(
             "--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
         )

@@ -15,9 +15,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-RULE = "beside a file input as NAME-{what}/, inside a folder input as {what}/"
-"""The rule in a few words, for `--help` texts (format with `what=`)."""
-
 
 def output_for(source: str | Path, what: str) -> Path:
     """The default output folder of `what` ("export", "report") made from `source`."""
@@ -25,8 +22,3 @@ def output_for(source: str | Path, what: str) -> Path:
     if source.is_dir():
         return source / what
     return source.with_name(f"{source.stem}-{what}")
-
-
-def default_help(what: str) -> str:
-    """`(default: ...)` for an `-o` option whose default is `output_for(DATA, what)`."""
-    return f"(default: {RULE.format(what=what)})"
