@@ -115,6 +115,7 @@ class _Version(argparse.Action):
 
 
 def build_parser() -> Parser:
+    """The `uxlab` parser with every subcommand, `--version` and `--debug`."""
     parser = Parser(
         prog="uxlab",
         description="Perceived-latency UX testing: record, shape and play LLM streams; "
@@ -164,6 +165,7 @@ def _deepest_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run `uxlab ARGV`; returns the exit status (see the module docstring)."""
     parser = build_parser()
     args, extras = parser.parse_known_args(argv)
     if extras:
