@@ -74,6 +74,14 @@ def test_report_on_something_that_is_not_a_trial_table_says_what_it_reads(
     assert "tokeniz" not in err.lower() and "Traceback" not in err
 
 
+def test_report_checks_its_score_corpus_before_any_analysis(tmp_path, capsys):
+    export = tmp_path / "out"
+    export.mkdir()
+    (export / "trials.csv").write_text("participant,outcome\nP-1,completed\n")
+    code, _, err = exits(["report", str(export), "--score", str(tmp_path / "none")], capsys)
+    assert code == EXIT_INPUT and "--score" in err and "no such file or folder" in err
+
+
 def _text(path: Path, text: str | None) -> Path:
     if text is None:
         path.write_bytes(b"\xff\xfe\x00participant\x00\xc3\x28")

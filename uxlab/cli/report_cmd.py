@@ -184,6 +184,8 @@ def run(args: argparse.Namespace) -> int:
     if args.n_boot < 0:
         raise ReportError("--n-boot: expected 0 or more")
     check_input(args.data)
+    if args.score is not None and not args.score.exists():
+        raise ReportError(f"--score {args.score}: no such file or folder (a folder of recordings)")
     out = args.out or output_for(args.data, "report")
     rules = ExclusionRules(
         drop_practice=not args.keep_practice,
