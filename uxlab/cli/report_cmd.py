@@ -116,8 +116,8 @@ def _not_a_trial_table(data: Path) -> str | None:
         if next(data.glob("*.jsonl"), None) or next(data.glob("*/*.jsonl"), None):
             return f"a folder of replay files, without trials.csv (see {command('inspect', data)})"
         return "a folder without trials.csv"
-    if _is_sqlite(data):
-        return None
+    if _is_sqlite(data) or data.suffix in (".gz", ".bz2", ".xz", ".zip", ".zst"):
+        return None  # a compressed CSV is read (and checked) by the loader
     try:
         with open(data, "rb") as fh:
             head = fh.read(64 * 1024)
