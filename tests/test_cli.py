@@ -192,6 +192,8 @@ def test_run_exit_statuses_and_hints(capsys):
     out = capsys.readouterr().out
     assert f"resume:  {command('run', args.study, '--participant', 'P-7K3QX')}" in out
     assert f"report:  {command('report', db)}" in out
+    assert run_report(None, db, args) == EXIT_PARTIAL  # quit before a session began
+    assert f"start:   {command('run', args.study)}" in capsys.readouterr().out
 
 
 def test_the_analysis_packages_own_errors_are_input_errors(tmp_path, capsys, monkeypatch):

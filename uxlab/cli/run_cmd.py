@@ -94,7 +94,9 @@ def report(result: Any, db: Path, args: argparse.Namespace) -> int:
     from uxlab.cli.hints import after_database, command
 
     if result is None or result.outcome == "quit":
+        start = ["run", args.study] + (["--db", db] if args.db is not None else [])
         print("uxlab run: quit before a session began; nothing was stored.")
+        print(f"start:   {command(*start)}")
         return EXIT_PARTIAL
     if result.outcome == "declined":
         print(f"uxlab run: consent declined; only the refusal was counted in {db}")
