@@ -107,6 +107,7 @@ def test_an_internal_error_is_one_line_with_exit_3_and_debug_shows_the_traceback
     assert "\n" not in line and "Traceback" not in line
     assert line.startswith("uxlab export: internal error: ZeroDivisionError: division by zero")
     assert "tests/test_cli.py:" not in line  # names uxlab's own code, not the caller's
+    assert f", input {db} (run" in line
     assert line.endswith("(run with --debug for the traceback)")
     for argv in (["--debug", "export", str(db)], ["export", str(db), "--debug"]):
         code, _, err = exits(argv, capsys)

@@ -184,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"uxlab {args.command}: {_one_line(exc)}", file=sys.stderr)
             return EXIT_INPUT
         how = "the traceback is above" if args.debug else "run with --debug for the traceback"
-        print(f"uxlab {args.command}: internal error: {_internal(exc)} ({how})", file=sys.stderr)
+        what = _internal(exc) + _input_of(args)
+        print(f"uxlab {args.command}: internal error: {what} ({how})", file=sys.stderr)
         return EXIT_INTERNAL
 
 
@@ -199,6 +200,21 @@ def _is_input_error(exc: BaseException) -> bool:
         return True
     cls = type(exc)
     return isinstance(exc, ValueError) and cls.__module__.split(".")[0] == "analysis"
+
+
+INPUT_ARGUMENTS = ("data", "db", "study", "file", "path", "paths", "input", "src", "corpus")
+"""Names of the subcommands' input arguments, the first found named in an internal error."""
+
+
+def _input_of(args: argparse.Namespace) -> str:
+    """`, input FILE` for the command's input file or folder, or ""."""
+    for name in INPUT_ARGUMENTS:
+        value = getattr(args, name, None)
+        if isinstance(value, list):
+            value = " ".join(map(str, value)) if value else None
+        if value:
+            return f", input {value}"
+    return ""
 
 
 def _one_line(exc: BaseException) -> str:
