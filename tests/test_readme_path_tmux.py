@@ -2,8 +2,9 @@
 
 One scripted participant (`helpers.tmux_participant`) takes the quickstart with
 `uv run uxlab run studies/quickstart.toml` in an 80x24 pane, giving up once and missing an
-attention check; then the `export:` and `report:` commands printed at exit are run exactly
-as printed. The shell is a newcomer's: the project's `.venv` is not on PATH, so the hints
+attention check; quits with Ctrl+Q before trial 4 and comes back with the `resume:` command
+printed at exit; then the `export:` and `report:` commands printed at the end are run
+exactly as printed. The shell is a newcomer's: the project's `.venv` is not on PATH, so the hints
 must say `uv run uxlab`. Asserts a report is written and no traceback is printed anywhere.
 """
 
@@ -24,6 +25,9 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
     pytest.mark.skipif(shutil.which("uv") is None, reason="uv is not installed"),
 ]
+
+
+SEND_4, SEND = "Trial 4 of", "Press Enter to send."
 
 
 def newcomer_env() -> dict[str, str]:
@@ -68,6 +72,15 @@ def test_one_participant_takes_the_quickstart_then_export_and_report(tmux, tmp_p
 
     tmux.start("uv run uxlab run studies/quickstart.toml", lab, env)
     participant = Participant()
+    participant.take(tmux, deadline_s=300, stop_when=lambda s: SEND_4 in s and SEND in s)
+    tmux.keys("C-q")  # the participant has to leave mid-study, and comes back
+    paused = tmux.wait_exit(deadline_s=30)
+    assert "Traceback" not in paused, paused
+    resume = printed_command(paused, "resume")
+    assert resume.startswith("uv run uxlab run studies/quickstart.toml --participant P-")
+
+    tmux.kill_server()
+    tmux.start(resume, lab, env)  # as printed
     final = participant.take(tmux, deadline_s=600)
     assert "Traceback" not in final, final
     assert "completed the study" in final, final
@@ -77,6 +90,8 @@ def test_one_participant_takes_the_quickstart_then_export_and_report(tmux, tmp_p
     with sqlite3.connect(db) as conn:
         outcomes = [r[0] for r in conn.execute("SELECT outcome FROM trials WHERE practice = 0")]
         checks = [r[0] for r in conn.execute("SELECT attention_ok FROM trials WHERE attention")]
+        sessions = conn.execute("SELECT state, resumed_count FROM sessions").fetchall()
+    assert sessions == [("completed", 1)], "one participant, one session, resumed once"
     assert outcomes.count("abandoned") == 1, outcomes
     assert checks.count(0) == 1, checks  # the missed attention check is stored as missed
 

@@ -50,6 +50,15 @@ class Tmux:
     def pane_dead(self) -> bool:
         return self.cmd("display-message", "-p", "-t", "run", "#{pane_dead}").strip() == "1"
 
+    def wait_exit(self, deadline_s: float) -> str:
+        """The screen once the command has exited (within `deadline_s`)."""
+        give_up_at = time.monotonic() + deadline_s
+        while not self.pane_dead():
+            if time.monotonic() > give_up_at:
+                raise AssertionError(f"the command did not exit; the screen:\n{self.screen()}")
+            time.sleep(0.05)
+        return self.screen()
+
     def kill_server(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], check=False)
 
