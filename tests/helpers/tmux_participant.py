@@ -90,8 +90,8 @@ class Participant:
             return "consent", ["a"]
         if "Press Enter to begin" in screen or "Practice over" in screen:
             return head, ["Enter"]
-        if "Take a short rest" in screen:
-            return head, ["Enter"]
+        if "Take a short rest" in screen:  # every break alike but for its "Trial N of M done"
+            return " ".join(ln.strip() for ln in lines if "done" in ln) or head, ["Enter"]
         if "Press Enter to send." in screen:
             return f"{head} send", ["Enter"]
         if "Press Enter for the next trial" in screen:
