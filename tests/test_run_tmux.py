@@ -4,76 +4,32 @@ The test reads the screen with capture-pane to know where it is (polling with a 
 answers like a participant, SIGKILLs the process while a trial is in flight, runs the same
 command again, finishes the study, and then checks the database: no committed trial lost
 or duplicated, the killed trial marked `interrupted`, the session completed after a resume.
-Skipped only when tmux is not installed.
+tmux is required (`helpers.tmux.need_tmux`: a clear failure, never a silent skip).
 """
 
 from __future__ import annotations
 
 import os
-import shlex
-import shutil
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 from helpers.studies import tiny_study
-
-REPO = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-
-
-class Tmux:
-    """One private tmux server (its own socket) with one 80x24 session."""
-
-    def __init__(self) -> None:
-        self.socket = f"uxlab-test-{uuid.uuid4().hex[:8]}"
-
-    def cmd(self, *args: str) -> str:
-        out = subprocess.run(
-            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=True
-        )
-        return out.stdout
-
-    def start(self, command: str) -> None:
-        self.cmd("new-session", "-d", "-s", "run", "-x", "80", "-y", "24", command)
-        self.cmd("set-option", "-t", "run", "remain-on-exit", "on")
-
-    def screen(self) -> str:
-        return self.cmd("capture-pane", "-p", "-J", "-S", "-30", "-t", "run")
-
-    def keys(self, *keys: str) -> None:
-        self.cmd("send-keys", "-t", "run", *keys)
-
-    def pane_pid(self) -> int:
-        return int(self.cmd("display-message", "-p", "-t", "run", "#{pane_pid}").strip())
-
-    def pane_dead(self) -> bool:
-        return self.cmd("display-message", "-p", "-t", "run", "#{pane_dead}").strip() == "1"
-
-    def kill_session(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-session", "-t", "run"], check=False)
-
-    def kill_server(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], check=False)
+from helpers.tmux import Tmux, need_tmux, uxlab_command
 
 
 @pytest.fixture
 def tmux():
+    need_tmux()
     t = Tmux()
     yield t
     t.kill_server()
 
 
 def run_command(study: Path, db: Path) -> str:
-    args = [sys.executable, "-m", "uxlab", "run", str(study), "--participant", "P-TMUX1"]
-    args += ["--db", str(db)]
-    env = f"cd {shlex.quote(str(REPO))} && PYTHONPATH={shlex.quote(str(REPO))} exec "
-    return env + " ".join(shlex.quote(a) for a in args)
+    return uxlab_command("run", str(study), "--participant", "P-TMUX1", "--db", str(db))
 
 
 def committed(db: Path) -> list[tuple]:

@@ -122,6 +122,8 @@ class TrialRun:
     """A live study's request (started at the send); None for recorded stimuli."""
     quit_at_ms: float | None = None
     """When the participant quit with this trial's outcome final (absolute), else None."""
+    quit_by: str = "key"
+    """What quit: `key` (Ctrl+Q/Ctrl+C), or the signal (`SIGHUP`: the terminal was closed)."""
     committed_sha256: str | None = None
     """Set once the trial is stored (a trial is committed once)."""
 
@@ -228,13 +230,15 @@ class TrialRun:
             return []
         return [q.id for q in self.questions if q.id not in self.responses]
 
-    def quit(self, t_ms: float | None = None) -> bool:
+    def quit(self, t_ms: float | None = None, by: str = "key") -> bool:
         """The participant quit now; True when the outcome is final (then commit the run).
 
-        A give-up whose stream has not yet wound down takes the player's log so far.
+        A give-up whose stream has not yet wound down takes the player's log so far. `by`
+        says what quit (`key`, or a signal's name such as `SIGHUP`).
         """
         if not self.final:
             return False
+        self.quit_by = by
         if self.log is None and self.player is not None and self.player.log is not None:
             self.log = self.player.log
         if self.quit_at_ms is None:
@@ -322,6 +326,7 @@ class TrialRun:
                     "t_ms": self.quit_at_ms - t0,
                     "phase": self.phase,
                     "unanswered": unanswered,
+                    "by": self.quit_by,
                 }
             )
         end_ms = None
@@ -528,10 +533,11 @@ class StudySession:
         if self.session.state != "running":
             self.store.set_state(self.session, "running")
 
-    def interrupt(self) -> None:
-        """The participant or researcher quit: the session can be resumed later."""
+    def interrupt(self, by: str = "key") -> None:
+        """The participant or researcher quit (`by`: `key` or a signal's name): the session
+        is paused (state `interrupted`) and can be resumed later."""
         if self.session.state in ("created", "consented", "running"):
-            self.store.set_state(self.session, "interrupted")
+            self.store.set_state(self.session, "interrupted", by=by)
 
     # -- trials ------------------------------------------------------------------------------
     def next_trial(self) -> Trial | None:
@@ -621,19 +627,20 @@ class StudySession:
             self.store.set_adaptive(self.session, state)
         return digest
 
-    def quit(self, run: TrialRun | None, t_ms: float | None = None) -> str:
+    def quit(self, run: TrialRun | None, t_ms: float | None = None, by: str = "key") -> str:
         """The participant quits with `run` on screen; returns what became of the trial.
 
         `committed`: its outcome was final, so it is stored with the answers given so far
         (the missing ones empty) and a `quit` event. `released`: it was never sent, so it is
         taken back and a resume offers it again. `in_flight`: quit mid-stream; it stays in
         flight and a resume stores it as `interrupted`. `none`: no trial was on screen.
-        The session is then left `interrupted` (resumable).
+        The session is then left `interrupted` (paused, resumable). `by` is what quit: `key`
+        (Ctrl+Q) or a signal's name (`SIGHUP`, `SIGTERM`), kept in the quit event and audit.
         """
         what = "none"
         if run is not None and run.committed_sha256 is not None:
             what = "committed"
-        elif run is not None and run.quit(t_ms):
+        elif run is not None and run.quit(t_ms, by):
             self.commit(run)
             what = "committed"
         elif run is not None and run.t0_ms is None:
@@ -641,7 +648,7 @@ class StudySession:
             what = "released"
         elif run is not None:
             what = "in_flight"
-        self.interrupt()
+        self.interrupt(by)
         return what
 
     # -- the end -----------------------------------------------------------------------------

@@ -573,11 +573,12 @@ class Store:
             simulated=bool(simulated),
         )
 
-    def set_state(self, session: Session, state: str) -> None:
+    def set_state(self, session: Session, state: str, by: str | None = None) -> None:
         """Move the session along `created → consented → running → completed`.
 
-        `interrupted` is set by a resume; `withdrawn` deletes the participant's data
-        (see `withdraw`).
+        `interrupted` is set by a resume, or by a quit (a pause: `by` names what quit, `key`
+        or a signal such as `SIGHUP`, kept in a `pause` audit entry); `withdrawn` deletes the
+        participant's data (see `withdraw`).
         """
         allowed = TRANSITIONS.get(session.state, ())
         if state not in allowed:
@@ -603,6 +604,9 @@ class Store:
                     digest,
                     {"resumed_count": session.resumed_count},
                 )
+            elif state == "interrupted" and by is not None:
+                detail = {"by": by, "resumed_count": session.resumed_count}
+                self._audit("pause", session.id, sha256_json(detail), detail)
         session.state = state
 
     # --- trials -----------------------------------------------------------------------------
