@@ -3,7 +3,8 @@
 The test reads the screen with capture-pane to know where it is (polling with a deadline),
 answers like a participant, SIGKILLs the process while a trial is in flight, runs the same
 command again, finishes the study, and then checks the database: no committed trial lost
-or duplicated, the killed trial marked `interrupted`, the session completed after a resume.
+or duplicated, the killed trial marked `interrupted` and run again at the end, the session
+completed after a resume.
 tmux is required (`helpers.tmux.need_tmux`: a clear failure, never a silent skip).
 """
 
@@ -125,9 +126,16 @@ def test_kill_mid_study_and_resume_loses_and_duplicates_nothing(tmux, tmp_path):
         ).fetchall()
         plan_len = conn.execute("SELECT json_array_length(plan) FROM sessions").fetchone()[0]
         state = conn.execute("SELECT state, resumed_count FROM sessions").fetchone()
+        requeued = conn.execute("SELECT trial_index, of_index, reason FROM requeued").fetchall()
+        cells = conn.execute(
+            "SELECT condition_id, seed, replay_id FROM trials WHERE trial_index IN (2, ?) "
+            "ORDER BY trial_index",
+            (plan_len,),
+        ).fetchall()
     indexes = [t[0] for t in trials]
-    assert indexes == list(range(plan_len)), "every trial exactly once"
+    assert indexes == list(range(plan_len + 1)), "every trial exactly once, then the re-run"
     assert dict(trials)[2] == "interrupted"
+    assert requeued == [(plan_len, 2, "interrupted")] and cells[0] == cells[1]
     assert all(o == "completed" for i, o in trials if i != 2)
     assert state == ("completed", 1)
     after = committed(db)

@@ -22,7 +22,9 @@ object with a `VirtualClock`, so there is no UI here::
 Quitting (`ss.quit(run)`) keeps what the participant did: a trial whose outcome is final
 (the stream is over or was given up) is committed with the answers given so far and the
 missing ones stored empty; a trial never sent is released, so a resume offers it again;
-only a trial quit mid-stream stays in flight (stored as `interrupted` on resume).
+only a trial quit mid-stream stays in flight (stored as `interrupted` on resume), and is then
+run again at the end of the session (`requeue`; `[session] rerun_interrupted = false` turns
+this off).
 
 A trial's schedule is `shape(recording, study.profile_for(trial.levels), trial.seed)`: the
 recording (`uxlab.study.stimulus.trial_source`, shared with `uxlab serve --study`) and the
@@ -473,7 +475,10 @@ class StudySession:
             study, participant, seed=seed, environment=environment, pilot=pilot,
             simulated=simulated,
         )  # fmt: skip
-        return cls(study, store, session, clock, shaper)
+        ss = cls(study, store, session, clock, shaper)
+        if study.session.rerun_interrupted:
+            ss.requeue_interrupted()
+        return ss
 
     # -- facts -------------------------------------------------------------------------------
     @property
@@ -517,7 +522,11 @@ class StudySession:
             note = f"Welcome back. You have done {done} of {self.n_main} trials; the session "
             note += "continues with the next one."
         if self.session.interrupted:
-            note += " The trial that was running when it stopped is skipped."
+            rerun = self.store.requeued_attempts(self.session)
+            if all(i in rerun for i in self.session.interrupted):
+                note += " The trial that was running when it stopped is shown again at the end."
+            else:
+                note += " The trial that was running when it stopped is skipped."
         return note
 
     # -- consent and state -------------------------------------------------------------------
@@ -540,6 +549,27 @@ class StudySession:
             self.store.set_state(self.session, "interrupted", by=by)
 
     # -- trials ------------------------------------------------------------------------------
+    def requeue(self, trial: Trial, reason: str) -> Trial | None:
+        """Run `trial` again at the end of the session (after every other trial); returns
+        the re-run, or None when it is not queued again (see `Store.requeue_trial`).
+
+        `trial` must be over (committed, or stored as `interrupted`); that attempt stays
+        stored as it is and is marked as replaced (`requeued`, with `reason`). The re-run
+        plays the same planned condition, recording and seed, so the design cell is still
+        complete. A planned trial is re-run at most once per reason; practice is never.
+        """
+        return self.store.requeue_trial(self.session, trial.index, reason)
+
+    def requeue_interrupted(self) -> list[Trial]:
+        """Queue every `interrupted` trial not yet queued again (reason `interrupted`);
+        returns the re-runs queued now. Safe to call again (e.g. after a crash meanwhile)."""
+        queued = []
+        for index in self.store.interrupted_trials(self.session):
+            rerun = self.requeue(self.trials[index], "interrupted")
+            if rerun is not None:
+                queued.append(rerun)
+        return queued
+
     def next_trial(self) -> Trial | None:
         """The next trial to run (None when all are done)."""
         i = self.session.next_index
