@@ -1,6 +1,7 @@
 """`uxlab run`: one participant's session of a study, in the terminal, end to end.
 
-The path: timing warnings for the researcher (only when there are any), participant id,
+The path: timing warnings for the researcher (only when there are any), the unfinished
+sessions to continue (only when there are any, and no `--participant`), participant id,
 consent, instructions, practice trials, the trials with breaks, the end-of-study questions
 and the end screen. The flow is one worker that pushes a screen, waits for its result and
 asks the `StudySession` controller what comes next; a trial is committed to the store
@@ -51,6 +52,7 @@ from uxlab.tui.flow_screens import (
     WarningsScreen,
 )
 from uxlab.tui.paint_probe import PaintProbe
+from uxlab.tui.resume_screen import ResumeScreen
 from uxlab.tui.trial_screen import TrialScreen, key_label
 
 T = TypeVar("T")
@@ -252,6 +254,12 @@ class StudyApp(App[RunResult]):
 
     async def _open_session(self) -> StudySession:
         problem = ""
+        if self.participant is None:  # continue an unfinished session, or start a new one
+            unfinished = self.store.unfinished_sessions(self.study)
+            if unfinished:
+                self.participant = await self.push_screen_wait(
+                    ResumeScreen(unfinished, self.study.title)
+                )
         while True:
             participant = self.participant
             if participant is None:
