@@ -181,7 +181,8 @@ class UnfinishedSession:
     session_id: str
     participant: str
     state: str
-    """`interrupted`: paused by a quit; `running` (or earlier): the program stopped."""
+    """`interrupted`: paused by a quit; `running` (or earlier): the program ended without
+    a quit, or is still running elsewhere."""
     n_done: int
     """Trials with a final outcome (`interrupted` attempts not counted)."""
     n_trials: int

@@ -50,14 +50,17 @@ class HangupSafeDriver(LinuxDriver):
     def __init__(self, app: Any, **kwargs: Any) -> None:
         super().__init__(app, **kwargs)
         self._file = _HangupSafeFile(self._file)  # type: ignore[assignment]
-        self._hangup_loop = asyncio.get_running_loop()
+        try:
+            self._hangup_loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:  # made outside the app's loop: failed reads end input quietly
+            self._hangup_loop = None
 
     def run_input_thread(self) -> None:
         try:
             super().run_input_thread()
         except OSError:  # the terminal is gone (EIO): no panic, the app quits cleanly
             on_hangup = getattr(self._app, "on_hangup", None)
-            if on_hangup is not None:
+            if on_hangup is not None and self._hangup_loop is not None:
                 self._hangup_loop.call_soon_threadsafe(
                     self._hangup_loop.call_later, HANGUP_GRACE_S, on_hangup
                 )

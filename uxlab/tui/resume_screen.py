@@ -2,7 +2,7 @@
 
 Re-running the same command (without `--participant`) must not turn one person into two
 participants, so before the participant-id screen the researcher sees the study's
-unfinished sessions (pseudonymous id, progress, paused or stopped, last activity) and
+unfinished sessions (pseudonymous id, progress, paused or open, last activity) and
 continues one with one key (its number, or ↑ ↓ and Enter); `n` starts a new participant.
 The screen returns the chosen participant id, or None for a new participant.
 """
@@ -40,7 +40,7 @@ def ago_text(seconds: float) -> str:
 
 def session_line(k: int, s: UnfinishedSession, now_s: float) -> str:
     """One row: number, id, progress, how it ended, last activity (local time and age)."""
-    how = "paused" if s.state == "interrupted" else "stopped"  # a quit, or the program ended
+    how = "paused" if s.state == "interrupted" else "open"  # a quit / ended without one
     last = datetime.fromtimestamp(s.last_seen_s).strftime("%b %d %H:%M")
     key = f"{k}" if k <= SHORTCUTS else " "
     pilot = " pilot" if s.pilot else ""
@@ -75,6 +75,11 @@ class ResumeScreen(Screen[str | None]):
                 f"{n} unfinished session{'s' if n != 1 else ''} of this study (for the "
                 "researcher). To continue one, press its number, or choose it with ↑ ↓ and "
                 "press Enter. To start a new participant, press n.",
+                classes="explain",
+            )
+            yield Static(
+                "paused: quit (Ctrl+Q, or the window was closed). open: the program ended "
+                "without quitting, or is still running in another terminal.",
                 classes="explain",
             )
             yield OptionList(
