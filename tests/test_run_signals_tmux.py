@@ -4,12 +4,15 @@ Closing a tmux pane or window hangs up its terminal (SIGHUP), as closing a termi
 does. The program must then do what Ctrl+Q does: commit what is on screen (a give-up on the
 "stopped" screen, the answers given so far), leave the session paused and resumable, and
 exit. Each test closes the pane at one such moment, checks the database, runs the same
-command again and finds the session continuing with the next trial.
+command again and finds the session continuing with the next trial. SIGTERM (`kill`) quits
+the same way and gives the terminal back; the trial it left in flight runs again at the end.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sqlite3
 from pathlib import Path
 
@@ -61,7 +64,7 @@ def rows(db: Path, sql: str) -> list[tuple]:
 
 def resume_offers_trial(tmux: Tmux, study: Path, db: Path, participant: str) -> str:
     """Run the same command again; returns the first trial screen, then quits with Ctrl+Q."""
-    tmux.kill_server()
+    tmux.fresh()
     screen = start(tmux, study, db, participant)
     tmux.keys("C-q")
     wait_screen(tmux, lambda _s: tmux.pane_dead(), deadline_s=30)
@@ -113,3 +116,21 @@ def test_closing_the_window_while_answering_keeps_the_answers(tmux, tmp_path):
 
     screen = resume_offers_trial(tmux, study, db, "P-HUP02")
     assert "Trial 2 of 2" in screen
+
+
+def test_sigterm_mid_stream_restores_the_terminal_and_the_trial_runs_again(tmux, tmp_path):
+    study = tiny_study(tmp_path, levels=f"{SLOW_MS:g}", practice=0, attention=False)
+    db = tmp_path / "term.sqlite"
+    start(tmux, study, db, "P-TERM2")
+    tmux.keys("Enter")
+    wait_screen(tmux, lambda s: "Press Enter to send." not in s)  # waiting: trial in flight
+    os.kill(tmux.pane_pid(), signal.SIGTERM)
+    screen = wait_screen(tmux, lambda _s: tmux.pane_dead(), deadline_s=30)
+    # The terminal was given back: the program's exit message is on the normal screen.
+    assert "session of P-TERM2 interrupted (SIGTERM)" in screen and "resume:" in screen
+    assert rows(db, "SELECT trial_index, outcome FROM trials") == [(0, "running")]
+
+    tmux.fresh()
+    first = start(tmux, study, db, "P-TERM2")
+    assert "Trial 2 of 3" in first  # the second planned trial; the first's re-run is third
+    assert rows(db, "SELECT trial_index, of_index, reason FROM requeued") == [(2, 0, "interrupted")]

@@ -75,6 +75,11 @@ class Tmux:
     def kill_server(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], check=False)
 
+    def fresh(self) -> None:
+        """End this server and use a new one (a new socket: no wait for the old to go)."""
+        self.kill_server()
+        self.socket = f"uxlab-test-{uuid.uuid4().hex[:8]}"
+
 
 def process_gone(pid: int) -> bool:
     """The process has ended (gone, or a zombie nobody has reaped yet)."""
@@ -105,10 +110,11 @@ def wait_screen(tmux: Tmux, condition, deadline_s: float = 60.0) -> str:
     """Poll the screen until `condition(screen)` holds; returns that screen."""
     give_up = time.monotonic() + deadline_s
     while time.monotonic() < give_up:
+        dead = tmux.pane_dead()  # before the screen: a program that ended shows its last one
         screen = tmux.screen()
         if condition(screen):
             return screen
-        if tmux.pane_dead():
+        if dead:
             raise AssertionError(f"the program ended; the screen:\n{screen}")
         time.sleep(0.05)
     raise AssertionError(f"timed out waiting; the screen:\n{tmux.screen()}")
