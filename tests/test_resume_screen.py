@@ -118,3 +118,21 @@ def test_rows_fit_80_columns_and_say_how_long_ago():
         "2 h ago",
         "3 days ago",
     ]
+
+
+async def test_sessions_of_another_version_of_the_file_are_counted_not_listed(tmp_path):
+    await make_sessions(tmp_path)
+    path = tmp_path / "tiny.toml"
+    path.write_text(path.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    edited = load_study(path)
+    store = Store.open(tmp_path / "results.sqlite")
+    assert store.unfinished_sessions(edited) == []
+    assert store.unfinished_of_other_versions(edited) == 2
+    StudySession.open(edited, store, "P-EDIT", clock=VirtualClock(1000.0))
+    app = StudyApp(edited, store, suggested_id="P-OTHER")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_screen(pilot, ResumeScreen)
+        assert [s.participant for s in app.screen.sessions] == ["P-EDIT"]
+        assert app.screen.n_other_versions == 2
+        await pilot.press("ctrl+q")
+    store.close()

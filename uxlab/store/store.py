@@ -734,6 +734,16 @@ class Store:
             in rows
         ]  # fmt: skip
 
+    def unfinished_of_other_versions(self, study: Study) -> int:
+        """How many unfinished sessions of this study id ran another version of its file."""
+        (n,) = self.conn.execute(
+            "SELECT COUNT(*) FROM sessions s JOIN studies st ON st.sha256 = s.study_sha256 "
+            "WHERE st.study_id = ? AND s.study_sha256 != ? AND s.simulated = 0 "
+            "AND s.state IN ('created', 'consented', 'running', 'interrupted')",
+            (study.id, study.sha256),
+        ).fetchone()
+        return int(n)
+
     def set_state(self, session: Session, state: str, by: str | None = None) -> None:
         """Move the session along `created → consented → running → completed`.
 

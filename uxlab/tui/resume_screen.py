@@ -60,10 +60,15 @@ class ResumeScreen(Screen[str | None]):
     ]
 
     def __init__(
-        self, sessions: list[UnfinishedSession], study_title: str, now_s: float | None = None
+        self,
+        sessions: list[UnfinishedSession],
+        study_title: str,
+        now_s: float | None = None,
+        n_other_versions: int = 0,
     ) -> None:
         super().__init__()
         self.sessions = sessions
+        self.n_other_versions = n_other_versions
         self.study_title = study_title
         self.now_s = time.time() if now_s is None else now_s
 
@@ -82,6 +87,13 @@ class ResumeScreen(Screen[str | None]):
                 "without quitting, or is still running in another terminal.",
                 classes="explain",
             )
+            if self.n_other_versions:
+                k = self.n_other_versions
+                yield Static(
+                    f"Not listed: {k} unfinished session{'s' if k != 1 else ''} of another "
+                    "version of this study file (resume with that file).",
+                    classes="explain",
+                )
             yield OptionList(
                 *[
                     Option(session_line(k, s, self.now_s), id=s.participant)

@@ -257,8 +257,9 @@ class StudyApp(App[RunResult]):
         if self.participant is None:  # continue an unfinished session, or start a new one
             unfinished = self.store.unfinished_sessions(self.study)
             if unfinished:
+                others = self.store.unfinished_of_other_versions(self.study)
                 self.participant = await self.push_screen_wait(
-                    ResumeScreen(unfinished, self.study.title)
+                    ResumeScreen(unfinished, self.study.title, n_other_versions=others)
                 )
         while True:
             participant = self.participant
