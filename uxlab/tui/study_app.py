@@ -58,6 +58,8 @@ from uxlab.tui.trial_screen import TrialScreen, key_label
 T = TypeVar("T")
 QUIT_SIGNALS = (signal.SIGHUP, signal.SIGTERM)
 """Signals that quit like Ctrl+Q: what is on screen is committed and the session paused."""
+_signals_owner: StudyApp | None = None
+"""The app whose handlers hold `QUIT_SIGNALS` now (at most one per process)."""
 SAVE_ERRORS = (sqlite3.Error, OSError, UxlabError)
 """What a failed write raises: a locked database, a full disk, a refused write."""
 
@@ -137,14 +139,26 @@ class StudyApp(App[RunResult]):
             self._flow()
 
     def on_unmount(self) -> None:
+        global _signals_owner
+        if _signals_owner is not self:
+            return
         loop = asyncio.get_running_loop()
         for sig, before in self._signals_before.items():
             loop.remove_signal_handler(sig)
             signal.signal(sig, before)
         self._signals_before.clear()
+        _signals_owner = None
 
     def _catch_quit_signals(self) -> None:
-        """SIGHUP and SIGTERM quit like Ctrl+Q (from the event loop, between screens' work)."""
+        """SIGHUP and SIGTERM quit like Ctrl+Q (from the event loop, between screens' work).
+
+        One app at a time holds them (apps run one after another, e.g. simulated ones); the
+        handlers that were there before come back when it unmounts.
+        """
+        global _signals_owner
+        if _signals_owner is not None and getattr(_signals_owner, "_running", False):
+            return  # (an owner that stopped without unmounting is replaced)
+        _signals_owner = self
         loop = asyncio.get_running_loop()
         for sig in QUIT_SIGNALS:
             before = signal.getsignal(sig)
