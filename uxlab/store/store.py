@@ -25,6 +25,10 @@ Guarantees:
   outcome, responses and events together, so a killed process loses at most the trial in
   flight. On resume that trial is stored as `interrupted` and the session continues with the
   next one of the same (stored) trial list; `sessions.resumed_count` says it was resumed.
+- `requeue_trial(session, i, reason)` queues a finished or interrupted trial again after the
+  planned list (table `requeued`): the same planned trial under a new trial_index; the
+  attempt it replaces stays stored as it was. `unfinished_sessions(study)` lists what can
+  be resumed; a quit (`set_state(..., "interrupted", by=...)`) leaves a `pause` audit entry.
 - Every start and resume keeps its own environment (`session_runs`, `session_runs(id)`);
   `sessions.environment` stays the first run's.
 - `withdraw(participant)` deletes every row of the participant and leaves an audit entry with
