@@ -17,13 +17,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers.tmux import need_tmux
 from helpers.tmux_participant import Participant, Tmux
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
-    pytest.mark.skipif(shutil.which("uv") is None, reason="uv is not installed"),
+    pytest.mark.skipif(shutil.which("uv") is None, reason="README's commands need uv"),
 ]
 
 
@@ -50,7 +50,8 @@ def newcomer_env() -> dict[str, str]:
 
 @pytest.fixture
 def tmux():
-    t = Tmux(80, 24)
+    need_tmux()
+    t = Tmux()
     yield t
     t.kill_server()
 
@@ -70,7 +71,7 @@ def test_one_participant_takes_the_quickstart_then_export_and_report(tmux, tmp_p
     shutil.copytree(REPO / "replays" / "chat", lab / "replays" / "chat")
     env = newcomer_env()
 
-    tmux.start("uv run uxlab run studies/quickstart.toml", lab, env)
+    tmux.start_in("uv run uxlab run studies/quickstart.toml", lab, env)
     participant = Participant()
     participant.take(tmux, deadline_s=300, stop_when=lambda s: SEND_4 in s and SEND in s)
     tmux.keys("C-q")  # the participant has to leave mid-study, and comes back
@@ -79,8 +80,8 @@ def test_one_participant_takes_the_quickstart_then_export_and_report(tmux, tmp_p
     resume = printed_command(paused, "resume")
     assert resume.startswith("uv run uxlab run studies/quickstart.toml --participant P-")
 
-    tmux.kill_server()
-    tmux.start(resume, lab, env)  # as printed
+    tmux.fresh()  # a new server: the old one may still be going away
+    tmux.start_in(resume, lab, env)  # as printed
     final = participant.take(tmux, deadline_s=600)
     assert "Traceback" not in final, final
     assert "completed the study" in final, final

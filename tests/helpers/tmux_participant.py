@@ -9,46 +9,31 @@ from __future__ import annotations
 
 import subprocess
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from helpers.tmux import Tmux as BaseTmux
 
-class Tmux:
-    """One private tmux server (its own socket) with one session of one 80x24 pane."""
 
-    def __init__(self, width: int = 80, height: int = 24) -> None:
-        self.socket = f"uxlab-test-{uuid.uuid4().hex[:8]}"
-        self.size = (str(width), str(height))
+class Tmux(BaseTmux):
+    """A private tmux server whose pane runs a shell line in a given folder and environment."""
 
-    def cmd(self, *args: str, env: dict[str, str] | None = None) -> str:
-        out = subprocess.run(
-            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=True, env=env
-        )
-        return out.stdout
-
-    def start(self, command: str, cwd: Path, env: dict[str, str]) -> None:
-        """Run `command` (a shell line, as typed) in `cwd` with exactly `env`.
+    def start_in(self, command: str, cwd: Path, env: dict[str, str]) -> None:
+        """Run `command` (a shell line, as typed) in `cwd` with exactly `env` in an 80x24 pane.
 
         The pane stays after the command exits, so what it printed can be read.
         """
-        width, height = self.size
-        self.cmd(
-            "-f", "/dev/null", "new-session", "-d", "-s", "run", "-x", width, "-y", height,
-            "-c", str(cwd), command, env=env,
+        subprocess.run(
+            ["tmux", "-L", self.socket, "-f", "/dev/null", "new-session", "-d", "-s", "run",
+             "-x", "80", "-y", "24", "-c", str(cwd), command],
+            capture_output=True, text=True, check=True, env=env,
         )  # fmt: skip
         self.cmd("set-option", "-t", "run", "remain-on-exit", "on")
 
     def screen(self) -> str:
         """The visible screen and up to 200 lines above it (what was printed at exit)."""
         return self.cmd("capture-pane", "-p", "-J", "-S", "-200", "-t", "run")
-
-    def keys(self, *keys: str) -> None:
-        self.cmd("send-keys", "-t", "run", *keys)
-
-    def pane_dead(self) -> bool:
-        return self.cmd("display-message", "-p", "-t", "run", "#{pane_dead}").strip() == "1"
 
     def wait_exit(self, deadline_s: float) -> str:
         """The screen once the command has exited (within `deadline_s`)."""
@@ -58,9 +43,6 @@ class Tmux:
                 raise AssertionError(f"the command did not exit; the screen:\n{self.screen()}")
             time.sleep(0.05)
         return self.screen()
-
-    def kill_server(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], check=False)
 
 
 @dataclass

@@ -81,7 +81,12 @@ def run(args: argparse.Namespace) -> int:
         result = run_app(app)
     finally:
         store.close()
-    return report(result, db, args)
+    try:
+        return report(result, db, args)
+    except OSError:  # the terminal is gone (closed window, SIGHUP): the data is stored
+        from uxlab.cli import EXIT_PARTIAL
+
+        return EXIT_PARTIAL  # the session ended before the end of the study
 
 
 def report(result: Any, db: Path, args: argparse.Namespace) -> int:
@@ -110,7 +115,8 @@ def report(result: Any, db: Path, args: argparse.Namespace) -> int:
         again = ["run", args.study, "--participant", result.participant]
         if args.db is not None:
             again += ["--db", db]
-        lines.append(f"uxlab run: session of {result.participant} interrupted; {stored}.")
+        why = "" if getattr(result, "quit_by", None) in (None, "key") else f" ({result.quit_by})"
+        lines.append(f"uxlab run: session of {result.participant} interrupted{why}; {stored}.")
         lines.append(f"resume:  {command(*again)}")
     lines.append(f"data:    {db}")
     lines += after_database(db)
