@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis.report.support import MINIMUMS
+
 FIELDS = ("estimate", "ci_low", "ci_high", "target", "procedure", "n_trials", "reversals")
 _COLUMN = re.compile(r"^adaptive_(?P<key>.+)_(?P<field>" + "|".join(FIELDS) + r")$")
 PROCEDURE_NAMES = {
@@ -69,7 +71,11 @@ def adaptive_part(data: Any) -> dict[str, Any] | None:
     ):
         est = part["estimate"].to_numpy(float)
         boot = np.median(rng.choice(est, (data.options.n_boot, est.size)), axis=1)
-        lo, hi = np.percentile(boot, [2.5, 97.5]) if est.size >= 2 else (np.nan, np.nan)
+        lo, hi = (
+            np.percentile(boot, [2.5, 97.5])
+            if est.size >= MINIMUMS["population"].min_participants  # analysis.report.support
+            else (np.nan, np.nan)
+        )
         medians.append(
             {
                 "factor": factor,

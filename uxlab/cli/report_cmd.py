@@ -2,7 +2,9 @@
 
 DATA is a uxlab study database (SQLite; exported here to the trial table first, read-only
 apart from what the exporter records), an export folder, or a trial-table CSV from any lab.
-Writes `report.html`, `report.md` + `figures/*.png` and `thresholds.csv` into DIR.
+Writes `report.html`, `report.md` + `figures/*.png` and `thresholds.csv` into DIR. A part of
+the report that fails is named on stderr with its error in one line, the rest is still
+written, and the exit status is `EXIT_PART_FAILED`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import tempfile
 from pathlib import Path
 
 from uxlab.errors import UxlabError
+
+EXIT_PART_FAILED = 1
 
 
 class ReportError(UxlabError):
@@ -60,6 +64,12 @@ def register(subparsers) -> None:
     )
     p.add_argument("--keep-practice", action="store_true", help="analyse practice trials too")
     p.add_argument("--keep-pilot", action="store_true", help="analyse pilot sessions too")
+    p.add_argument(
+        "--keep-simulated",
+        action="store_true",
+        help="analyse simulated sessions together with real ones (by default they are left "
+        "out when both are present; a database of simulated sessions only is analysed as such)",
+    )
     p.add_argument("--drop-simulated", action="store_true", help="leave simulated sessions out")
     p.add_argument(
         "--min-attention",
@@ -132,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
         drop_practice=not args.keep_practice,
         drop_pilot=not args.keep_pilot,
         drop_simulated=args.drop_simulated,
+        keep_simulated=args.keep_simulated,
         min_attention_accuracy=args.min_attention,
         min_completion=args.min_completion,
     )
@@ -168,10 +179,13 @@ def run(args: argparse.Namespace) -> int:
         ]
         if len(row):
             r = row.iloc[0]
-            print(
-                f"  {measure:<13} 50% threshold {r.estimate:8.0f} ms  "
+            interval = (
                 f"[{r.ci_low:.0f}, {r.ci_high:.0f}]"
+                if r.ci_low == r.ci_low  # not NaN
+                else f"(no population interval with {data.n_participants} participant(s))"
             )
+            marks = ", extrapolated" if bool(r.get("extrapolated", False)) else ""
+            print(f"  {measure:<13} 50% threshold {r.estimate:8.0f} ms  {interval}{marks}")
     if data.survival is not None and data.survival.aft is not None:
         for r in data.survival.aft.time_ratios_.itertuples():
             print(
@@ -180,8 +194,12 @@ def run(args: argparse.Namespace) -> int:
             )
     for note in data.notes:
         print(f"note: {note}")
+    for line in dict.fromkeys(data.skipped):
+        print(f"skipped: {line}")
     for key in ("html", "markdown", "thresholds", "score"):
         if key in paths:
             print(f"wrote {paths[key]}")
     sys.stdout.flush()
-    return 0
+    for part, error in data.failed_parts:
+        print(f"uxlab report: part failed: {part}: {error}", file=sys.stderr)
+    return EXIT_PART_FAILED if data.failed_parts else 0
