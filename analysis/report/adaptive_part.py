@@ -139,10 +139,15 @@ def adaptive_blocks(part: dict[str, Any] | None) -> list:
     for m in medians.itertuples():
         where = "" if m.track == "all" else f" ({m.track})"
         name = PROCEDURE_NAMES.get(m.procedure, m.procedure)
+        interval = (
+            f"{_interval(m.ci_low, m.ci_high)} (95% interval from resampling participants)"
+            if pd.notna(m.ci_low)
+            else "(no interval from resampling participants: it needs "
+            f"{MINIMUMS['population'].min_participants})"
+        )
         lines.append(
             f"Median across {m.participants} participants{where}: {m.median:,.0f} ms "
-            f"{_interval(m.ci_low, m.ci_high)} (95% interval from resampling participants); "
-            f"{name} at P(too slow) = {m.target:.3g}."
+            f"{interval}; {name} at P(too slow) = {m.target:.3g}."
         )
     return [
         Heading("Adaptive estimates"),
