@@ -457,7 +457,13 @@ def _survival(data: ReportData) -> SurvivalPart:
     km = kaplan_meier(sdata, km_by)
     aft, error = None, None
     try:
-        aft = AbandonmentAFTFitter().fit(sdata, data.factors)
+        clusters = MINIMUMS["aft_clustered"].min_participants
+        if sdata["participant"].nunique() < clusters:
+            data.skipped.append(
+                skipped_line("aft_clustered", int(sdata["participant"].nunique()))
+                + " The model is fitted with its own covariance (trials treated as independent)."
+            )
+        aft = AbandonmentAFTFitter(min_clusters=clusters).fit(sdata, data.factors)
     except (ValueError, np.linalg.LinAlgError) as exc:
         error = str(exc)
     rows = []

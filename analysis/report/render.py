@@ -287,11 +287,19 @@ def build_blocks(data) -> list:
         km_show = pd.DataFrame(
             {"condition": km["condition"], "trials": km["n_trials"], "abandoned": km["n_abandoned"]}
         )
+        km_flags = [[] for _ in range(len(km))]
         for q in (10, 50):
             km_show[f"{q}% gave up by (ms) [95% CI]"] = [
                 _est_ci(e, lo, hi)
                 for e, lo, hi in zip(km[f"t{q}_ms"], km[f"t{q}_low"], km[f"t{q}_high"], strict=True)
             ]
+            for i, (e, lo, hi) in enumerate(
+                zip(km[f"t{q}_ms"], km[f"t{q}_low"], km[f"t{q}_high"], strict=True)
+            ):
+                bound_equal = np.isfinite(e) and (lo == e or hi == e)
+                if bound_equal or estimate_flags(e, lo, hi)[1]:
+                    km_flags[i].append(f"degenerate interval at {q}%")
+        km_show["flags"] = ["; ".join(f) for f in km_flags]
         blocks.append(
             Table(
                 km_show,
@@ -299,13 +307,29 @@ def build_blocks(data) -> list:
                 "given up ('not reached': fewer gave up while waiting)",
             )
         )
+        if any(km_flags):
+            blocks.append(
+                Para(
+                    "Degenerate interval: a bound equals the estimate, because too few trials "
+                    "were given up in that condition for the curve's band to move away from "
+                    "the one observed give-up (it is not a precise estimate).",
+                    "note",
+                )
+            )
         if s.aft is not None:
             aic = s.aft.aic_.copy()
             blocks.append(Table(aic, f"AFT family by AIC: {s.aft.family_} kept"))
             tr = s.aft.time_ratios_.copy()
             blocks.append(
                 Table(
-                    tr, "Time ratios (participant-clustered 95% CI): > 1 means people wait longer"
+                    tr,
+                    (
+                        "Time ratios (participant-clustered 95% CI): > 1 means people wait longer"
+                        if getattr(s.aft, "clustered_", True)
+                        else "Time ratios (95% CI treating trials as independent: too few "
+                        "participants to cluster, so it describes them only): > 1 means people "
+                        "wait longer"
+                    ),
                 )
             )
             rows = []
@@ -313,6 +337,8 @@ def build_blocks(data) -> list:
                 row = {"condition": label}
                 for r in sub.itertuples():
                     mark = " *" if r.extrapolated else ""
+                    if estimate_flags(r.estimate, r.ci_low, r.ci_high)[1]:
+                        mark += " (degenerate interval)"
                     row[f"{r.share:.0%} gave up by (ms) [95% CI]"] = (
                         _est_ci(r.estimate, r.ci_low, r.ci_high) + mark
                     )

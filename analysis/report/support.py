@@ -69,6 +69,12 @@ MINIMUMS: dict[str, Minimum] = {
         "with few participants it is too small (with one it cannot be computed); the "
         "same minimum as the participant bootstrap is used, not measured separately",
     ),
+    "aft_clustered": Minimum(
+        "clustered intervals of the abandonment model (time ratios, times to give up)",
+        MIN_PARTICIPANTS,
+        "the same sandwich covariance over participants as the ordinal model; the same "
+        "minimum, not measured separately",
+    ),
     "mos_interval": Minimum(
         "MOS intervals (participants resampled)",
         MIN_PARTICIPANTS,
@@ -113,7 +119,7 @@ def skipped_line(key: str, n_participants: int) -> str:
     """`<part>: skipped with 2 participant(s), <why>; runs from 8 participants.`"""
     m = MINIMUMS[key]
     why = coverage_phrase(n_participants)
-    if key == "ordinal_clustered":
+    if key in ("ordinal_clustered", "aft_clustered"):
         why = "a cluster-robust covariance from so few participants is too small (from one it "
         why += "cannot be computed)"
     return (
