@@ -135,7 +135,15 @@ def file_sha256(path: Path) -> str:
 
 
 # Event kinds about the session rather than a trial's stream (the report's session facts).
-SESSION_EVENT_KINDS = ("resize", "terminal_size", "resume", "interrupt", "quit", "signal")
+SESSION_EVENT_KINDS = (
+    "terminal",
+    "resize",
+    "terminal_size",
+    "resume",
+    "interrupt",
+    "quit",
+    "signal",
+)
 
 
 def read_session_events(path: Path) -> pd.DataFrame | None:

@@ -172,11 +172,16 @@ def test_session_facts_from_sessions_runs_and_resize_events(tmp_path):
     runs.to_csv(folder / "runs.csv", index=False)
     events = pd.DataFrame(
         {
-            "session_id": ["S-000", "S-000", "S-001"],
-            "trial_index": [2, 2, 0],
-            "t_ms": [10.0, 20.0, 5.0],
-            "kind": ["chunk", "resize", "send"],
-            "data": ["{}", json.dumps({"cols": 120, "rows": 40}), "{}"],
+            "session_id": ["S-000", "S-000", "S-001", "S-001"],
+            "trial_index": [2, 2, 0, -1],
+            "t_ms": [10.0, 20.0, 5.0, 0.0],
+            "kind": ["chunk", "resize", "send", "terminal"],
+            "data": [
+                "{}",
+                json.dumps({"cols": 120, "rows": 40}),
+                "{}",
+                json.dumps({"cols": 60, "rows": 20, "resumed": False}),
+            ],
         }
     )
     events.to_csv(folder / "events.csv", index=False)
@@ -188,6 +193,7 @@ def test_session_facts_from_sessions_runs_and_resize_events(tmp_path):
     assert facts.loc["P-000", "interrupted trials"] == 1
     assert "tmux" in facts.loc["P-000", "timing warnings"]
     assert facts.loc["P-001", "resizes"] == "none"
+    assert facts.loc["P-001", "terminal at start"] == "60x20"  # the `terminal` event wins
     md = write_report(data, tmp_path / "o")["markdown"].read_text(encoding="utf-8")
     assert "## Sessions" in md and "1 session(s) were resumed" in md
 
@@ -242,3 +248,17 @@ def test_coverage_of_the_participant_bootstrap_grows_with_participants():
     at = table[table.level == 0.5].set_index("n_participants")["coverage"]
     assert at[2] < 0.75  # far below the nominal 0.95 with two people
     assert at[16] > 0.8
+
+
+def test_a_participant_running_the_other_way_is_flagged(tmp_path):
+    trials = simulate_trial_table(n_participants=3, reps=3, seed=6, failing_participant=False)
+    odd = trials["participant"] == "P-000"
+    trials.loc[odd, "q_acceptable"] = 1 - trials.loc[odd, "q_acceptable"]
+    data = analyse(
+        load_trial_table(write_export_folder(tmp_path / "e", trials)), ReportOptions(n_boot=60)
+    )
+    from analysis.report.build import participant_table
+
+    flags = participant_table(data).set_index("participant")["flags"]
+    assert "direction opposite to the pooled curve (rising)" in flags["P-000"]
+    assert "direction opposite" not in flags["P-001"]

@@ -4,9 +4,9 @@ One row per session: participant, state, whether it is analysed, runs (the first
 every resume), interrupted trials, the terminal size at the start and every resize, the
 frame cap, and the timing warnings stored with the session (e.g. run inside tmux, a frame
 rate too coarse for the study). Read from `sessions.csv` and `runs.csv` (the `env_*`
-columns of the environment record) and the `resize` events of `events.csv` (data
-`{"cols": .., "rows": ..}`); every source is optional, and a fact the export lacks is shown
-as "not recorded".
+columns of the environment record) and the `terminal` (size at the start and at each
+resume) and `resize` events of `events.csv` (data `{"cols": .., "rows": ..}`); every source
+is optional, and a fact the export lacks is shown as "not recorded".
 """
 
 from __future__ import annotations
@@ -35,10 +35,14 @@ def _size(cols: Any, rows: Any) -> str | None:
         return None
 
 
-def _resizes(events: pd.DataFrame | None, session_id: str) -> list[str]:
+def _resizes(events: pd.DataFrame | None, session_id: str, kind: str = "resize") -> list[str]:
+    """Sizes (`120x40`) of a session's events of `kind` (`resize`, or `terminal`: the size
+    at the start and at each resume), in order."""
     if events is None or "session_id" not in events.columns:
         return []
-    sub = events[(events["session_id"].astype(str) == session_id) & (events["kind"] == "resize")]
+    sub = events[(events["session_id"].astype(str) == session_id) & (events["kind"] == kind)]
+    if "t_ms" in sub.columns:
+        sub = sub.sort_values("t_ms", kind="stable")
     out = []
     for data in sub.get("data", pd.Series(dtype=str)).tolist():
         try:
@@ -90,6 +94,9 @@ def session_facts(table: Any, kept: pd.DataFrame) -> pd.DataFrame | None:
         start = _size(
             _first(first_run, "env_columns", "env_cols"), _first(first_run, "env_rows")
         ) or _size(_first(s, "env_columns", "env_cols"), _first(s, "env_rows"))
+        at_runs = _resizes(events, sid, "terminal")  # logged at the start and each resume
+        if at_runs:
+            start = at_runs[0] + (f" (resumed at {', '.join(at_runs[1:])})" if at_runs[1:] else "")
         resizes = _resizes(events, sid)
         run_warnings = []
         if mine is not None and "env_timing_warnings" in mine.columns:
