@@ -262,3 +262,21 @@ def test_a_participant_running_the_other_way_is_flagged(tmp_path):
     flags = participant_table(data).set_index("participant")["flags"]
     assert "direction opposite to the pooled curve (rising)" in flags["P-000"]
     assert "direction opposite" not in flags["P-001"]
+
+
+@pytest.mark.parametrize("case", ["all_yes", "all_abandoned"])
+def test_data_a_study_can_produce_is_a_note_not_a_failure(tmp_path, case):
+    n = 1 if case == "all_yes" else 2
+    trials = simulate_trial_table(n_participants=n, reps=2, seed=1, failing_participant=False)
+    if case == "all_yes":
+        trials["q_acceptable"] = 1
+    else:  # every trial given up: no answers at all
+        trials["outcome"], trials["t_abandon_ms"] = "abandoned", 500.0
+        trials["q_acceptable"], trials["q_quality"] = np.nan, np.nan
+    folder = write_export_folder(tmp_path / "e", trials)
+    data = analyse(load_trial_table(folder), ReportOptions(n_boot=40))
+    write_report(data, tmp_path / "o")
+    assert data.failed_parts == []
+    if case == "all_abandoned":
+        assert any("No psychometric thresholds" in note for note in data.notes)
+        assert any("No ratings" in note for note in data.notes)

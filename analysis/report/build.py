@@ -272,7 +272,7 @@ def analyse(table: TrialTable, options: ReportOptions | None = None) -> ReportDa
     if judgement is not None:
         _log(options, f"psychometric fits on {judgement} vs {stimulus}")
         data.psychometric = run_part(
-            data, "psychometric thresholds", lambda: _psychometric(data, judgement)
+            data, "psychometric thresholds", lambda: _psychometric_or_note(data, judgement)
         )
     else:
         data.notes.append(
@@ -426,6 +426,18 @@ def _psychometric(data: ReportData, column: str) -> PsychometricPart:
     return part
 
 
+def _psychometric_or_note(data: ReportData, column: str) -> PsychometricPart | None:
+    """The psychometric part, or None with a note when the answers cannot be fitted (no
+    answered trials, a single level): a fact about the data, not a failure."""
+    from analysis.psychometric import PsychometricInputError
+
+    try:
+        return _psychometric(data, column)
+    except PsychometricInputError as exc:
+        data.notes.append(f"No psychometric thresholds for {column}: {exc}.")
+        return None
+
+
 def _progress_bar(done: int, total: int, label: str, width: int = 30) -> None:
     """One self-overwriting line on stderr: `[#######.......]  57/200 participant fits`."""
     filled = int(width * done / max(total, 1))
@@ -488,10 +500,13 @@ def _survival(data: ReportData) -> SurvivalPart:
     return SurvivalPart(sdata, km, km_table(km, ABANDON_SHARES), aft, error, pd.DataFrame(rows))
 
 
-def _ratings(data: ReportData, column: str) -> RatingPart:
+def _ratings(data: ReportData, column: str) -> RatingPart | None:
     opts, kept, stim = data.options, data.kept, data.stimulus
     values = numeric_column(kept, column, data.table.source)
     df = kept.assign(**{column: values}).dropna(subset=[column])
+    if df.empty:
+        data.notes.append(f"No ratings in {column} among the analysed trials: no rating analysis.")
+        return None
     q = data.table.question_for(column)
     scale = (q.scale_size if q else None) or int(values.max())
     if opts.acceptable_at is not None:
