@@ -181,6 +181,7 @@ def build_blocks(data) -> list:
                     "by the conditions)",
                 )
             )
+            blocks.extend(_degenerate_note(pd.DataFrame(rows)))
         people = participant_table(data)
         if people is not None:
             n_flagged = int((people["flags"] != "").sum())
@@ -425,6 +426,7 @@ def build_blocks(data) -> list:
                     "participant; 95% CI from resampling participants",
                 )
             )
+            blocks.extend(_degenerate_note(pop_rows))
 
     blocks.extend(session_blocks(data))
     blocks.extend(adaptive_blocks(getattr(data, "adaptive", None)))
@@ -462,6 +464,20 @@ REF_COLUMNS = {
     "n_participants": "N",
     "evidence": "evidence",
 }
+
+
+def _degenerate_note(frame: pd.DataFrame) -> list:
+    """A note explaining degenerate intervals when a table's `flags` column marks any."""
+    if "flags" not in frame.columns or not frame["flags"].str.contains("degenerate").any():
+        return []
+    return [
+        Para(
+            "Degenerate interval: a bound equals the estimate, or the interval spans under 1% "
+            "of it; the resamples hardly varied (answers perfectly separated between two "
+            "tested levels, or too few units to resample), so it does not show precision.",
+            "note",
+        )
+    ]
 
 
 def _figure(data, name: str, draw, caption: str):

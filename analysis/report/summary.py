@@ -161,11 +161,19 @@ def plain_summary(data) -> list[str]:
         )
         if r.population is not None:
             mid = r.population.set_index("level").loc[0.5]
-            out.append(
-                f"A rating of {r.acceptable_at:g} or better becomes less likely than not at about "
-                f"{ms(mid.estimate)} ({ci(mid.ci_low, mid.ci_high)}), over all participants "
-                "and for the median one."
-            )
+            rated = data.kept.dropna(subset=[r.column])[stim].astype(float)
+            if estimate_flags(mid.estimate, mid.ci_low, mid.ci_high, rated.min(), rated.max())[0]:
+                out.append(
+                    f"Where a rating of {r.acceptable_at:g} or better becomes less likely than "
+                    f"not lies outside the tested levels ({ms(rated.min())} to "
+                    f"{ms(rated.max())}): an extrapolation, not a finding."
+                )
+            else:
+                out.append(
+                    f"A rating of {r.acceptable_at:g} or better becomes less likely than not at "
+                    f"about {ms(mid.estimate)} ({ci(mid.ci_low, mid.ci_high)}), over all "
+                    "participants and for the median one."
+                )
     if data.score is not None and "share_past_threshold" in data.score:
         worst = data.score.sort_values("share_past_threshold").iloc[-1]
         out.append(

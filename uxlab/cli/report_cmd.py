@@ -194,6 +194,11 @@ def run(args: argparse.Namespace) -> int:
             )
     for note in data.notes:
         print(f"note: {note}")
+    from analysis.exclusions import rule_summary
+
+    for line in rule_summary(data.exclusions):
+        if "participant(s)" in line:
+            print(f"left out: {line}")
     for line in dict.fromkeys(data.skipped):
         print(f"skipped: {line}")
     for key in ("html", "markdown", "thresholds", "score"):
