@@ -74,7 +74,7 @@ def apply_exclusions(
     df = trials
     n_in, p_in = len(df), df["participant"].nunique()
 
-    def drop(mask: pd.Series, reason: str, rule: str) -> None:
+    def drop(mask: pd.Series, reason: str, rule: str = "") -> None:
         nonlocal df
         n = int(mask.sum())
         if n:
@@ -168,7 +168,9 @@ def apply_exclusions(
     )
 
 
-def _drop_participant(rows: list[dict], df: pd.DataFrame, pid: str, reason: str, rule: str) -> None:
+def _drop_participant(
+    rows: list[dict], df: pd.DataFrame, pid: str, reason: str, rule: str = ""
+) -> None:
     n = int((df["participant"] == pid).sum())
     rows.append(
         {"level": "participant", "who": str(pid), "reason": reason, "n_trials": n, "rule": rule}
@@ -196,7 +198,8 @@ def rule_summary(result: ExclusionResult) -> list[str]:
         reasons = "; ".join(dict.fromkeys(part["reason"].astype(str)))
         if len(reasons) > 120:
             reasons = reasons[:117] + "..."
-        lines.append(f"{reasons}: {what}; change with {RULE_FLAGS.get(rule, rule)}")
+        flag = RULE_FLAGS.get(rule, rule)
+        lines.append(f"{reasons}: {what}" + (f"; change with {flag}" if flag else ""))
     return lines
 
 
