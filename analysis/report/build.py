@@ -470,14 +470,14 @@ def _survival(data: ReportData) -> SurvivalPart:
     aft, error = None, None
     try:
         clusters = MINIMUMS["aft_clustered"].min_participants
-        if sdata["participant"].nunique() < clusters:
-            data.skipped.append(
-                skipped_line("aft_clustered", int(sdata["participant"].nunique()))
-                + " The model is fitted with its own covariance (trials treated as independent)."
-            )
         aft = AbandonmentAFTFitter(min_clusters=clusters).fit(sdata, data.factors)
     except (ValueError, np.linalg.LinAlgError) as exc:
         error = str(exc)
+    if aft is not None and not aft.clustered_:
+        data.skipped.append(
+            skipped_line("aft_clustered", int(sdata["participant"].nunique()))
+            + " The model is fitted with its own covariance (trials treated as independent)."
+        )
     rows = []
     if aft is not None:
         for key, part in sdata.groupby(data.factors):
@@ -532,15 +532,15 @@ def _ratings(data: ReportData, column: str) -> RatingPart | None:
         data.skipped.append(skipped_line("mos_interval", n_people))
     ordinal, error = None, None
     ordinal_min = MINIMUMS["ordinal_clustered"].min_participants
-    if n_people < ordinal_min:
-        data.skipped.append(
-            skipped_line("ordinal_clustered", n_people)
-            + " The model is fitted with its own covariance (trials treated as independent)."
-        )
     try:
         ordinal = OrdinalLatencyFitter(min_clusters=ordinal_min).fit(df, column, stim)
     except (ValueError, np.linalg.LinAlgError) as exc:
         error = str(exc)
+    if ordinal is not None and not ordinal.clustered_:
+        data.skipped.append(
+            skipped_line("ordinal_clustered", n_people)
+            + " The model is fitted with its own covariance (trials treated as independent)."
+        )
     binary = df.assign(_x=df[stim].astype(float), _y=acceptable_binary(df[column], acceptable))
     population = None
     varied = 0 < binary["_y"].mean() < 1 and binary["_x"].nunique() >= 3

@@ -27,7 +27,8 @@ def plain_summary(data) -> list[str]:
     n_people = kept["participant"].nunique()
     dropped = len(excl.excluded_participants)
     simulated = excl.simulated == "all"
-    who = "simulated participants (not people)" if simulated else "participants"
+    who = "participant" + ("s" if n_people != 1 else "")
+    who = f"simulated {who} (not people)" if simulated else who
     out.append(
         f"{n_people} {who} gave {len(kept)} analysable trials"
         + (f"; {dropped} participant(s) were excluded" if dropped else "")
