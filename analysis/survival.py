@@ -321,7 +321,12 @@ class AbandonmentAFTFitter:
         grad = np.r_[x, sigma * zq]
         se = float(np.sqrt(grad @ self.cov_ @ grad))
         zc = stats.norm.ppf(1 - self.alpha / 2)
-        return float(np.exp(log_t)), float(np.exp(log_t - zc * se)), float(np.exp(log_t + zc * se))
+        with np.errstate(over="ignore"):  # a bound beyond ~1e308 ms is inf: unbounded
+            return (
+                float(np.exp(log_t)),
+                float(np.exp(log_t - zc * se)),
+                float(np.exp(log_t + zc * se)),
+            )
 
     def abandon_probability(
         self, levels: pd.DataFrame, t_ms: np.ndarray, n_draws: int = 0, seed: int = 0
