@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.report.support import MINIMUMS
+from analysis.report.support import MINIMUMS, estimate_flags, flag_text
 
 FIELDS = ("estimate", "ci_low", "ci_high", "target", "procedure", "n_trials", "reversals")
 _COLUMN = re.compile(r"^adaptive_(?P<key>.+)_(?P<field>" + "|".join(FIELDS) + r")$")
@@ -132,6 +132,7 @@ def adaptive_blocks(part: dict[str, Any] | None) -> list:
                 "95% interval": _interval(r.ci_low, r.ci_high),
                 "trials": int(r.n_trials) if pd.notna(r.n_trials) else None,
                 "reversals": int(r.reversals) if pd.notna(r.reversals) else "–",
+                "flags": flag_text(False, estimate_flags(r.estimate, r.ci_low, r.ci_high)[1]),
             }
         )
         rows.append(row)
