@@ -56,6 +56,8 @@ EXTRA_COLUMNS = (
     "violations_n",
     "violation_max_ms",
     "violation_sum_ms",
+    "rerun_of",
+    "rerun_as",
 )
 # Identifiers stay text (a hash of zeros or an id like 007 must not become a number).
 ID_COLUMNS = (

@@ -154,6 +154,8 @@ def test_real_and_simulated_sessions(tmp_path):
 def test_session_facts_from_sessions_runs_and_resize_events(tmp_path):
     trials = simulate_trial_table(n_participants=2, reps=1, seed=4, failing_participant=False)
     trials.loc[3, "outcome"] = "interrupted"
+    trials["rerun_of"] = np.nan
+    trials.loc[int((trials["session_id"] == "S-000").sum()) - 1, "rerun_of"] = 3  # its re-run
     folder = write_export_folder(tmp_path / "e", trials)
     sessions = pd.read_csv(folder / "sessions.csv")
     sessions["resumed_count"] = [1, 0]
@@ -191,6 +193,7 @@ def test_session_facts_from_sessions_runs_and_resize_events(tmp_path):
     assert facts.loc["P-000", "terminal at start"] == "100x30"
     assert facts.loc["P-000", "resizes"] == "120x40"
     assert facts.loc["P-000", "interrupted trials"] == 1
+    assert facts.loc["P-000", "re-run at the end"] == 1
     assert "tmux" in facts.loc["P-000", "timing warnings"]
     assert facts.loc["P-001", "resizes"] == "none"
     assert facts.loc["P-001", "terminal at start"] == "60x20"  # the `terminal` event wins

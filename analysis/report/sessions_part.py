@@ -1,9 +1,9 @@
 """Session facts for the report: how each session ran, from the export's session tables.
 
 One row per session: participant, state, whether it is analysed, runs (the first start and
-every resume), interrupted trials, the terminal size at the start and every resize, the
-frame cap, and the timing warnings stored with the session (e.g. run inside tmux, a frame
-rate too coarse for the study). Read from `sessions.csv` and `runs.csv` (the `env_*`
+every resume), interrupted trials and trials re-run at the end (`rerun_of` in trials.csv),
+the terminal size at the start and every resize, the frame cap, and the timing warnings
+stored with the session (e.g. run inside tmux, a frame rate too coarse for the study). Read from `sessions.csv` and `runs.csv` (the `env_*`
 columns of the environment record) and the `terminal` (size at the start and at each
 resume) and `resize` events of `events.csv` (data `{"cols": .., "rows": ..}`); every source
 is optional, and a fact the export lacks is shown as "not recorded".
@@ -87,10 +87,12 @@ def session_facts(table: Any, kept: pd.DataFrame) -> pd.DataFrame | None:
         resumed = _first(s, "resumed_count")
         if n_runs is None and resumed is not None:
             n_runs = int(float(resumed)) + 1
-        interrupted = 0
+        interrupted = rerun = 0
         if "session_id" in trials.columns and "outcome" in trials.columns:
             own = trials[trials["session_id"].astype(str) == sid]
             interrupted = int((own["outcome"] == "interrupted").sum())
+            if "rerun_of" in own.columns:  # queued again at the end (export RERUN_COLUMNS)
+                rerun = int(own["rerun_of"].notna().sum())
         start = _size(
             _first(first_run, "env_columns", "env_cols"), _first(first_run, "env_rows")
         ) or _size(_first(s, "env_columns", "env_cols"), _first(s, "env_rows"))
@@ -114,6 +116,7 @@ def session_facts(table: Any, kept: pd.DataFrame) -> pd.DataFrame | None:
                 "analysed": "yes" if sid in analysed else "no",
                 "runs": str(n_runs) if n_runs is not None else NOT_RECORDED,
                 "interrupted trials": interrupted,
+                "re-run at the end": rerun,
                 "terminal at start": start or NOT_RECORDED,
                 "resizes": ", ".join(resizes) if resizes else "none",
                 "frame cap (fps)": f"{float(fps):g}" if fps is not None else NOT_RECORDED,
@@ -137,7 +140,11 @@ def facts_summary(facts: pd.DataFrame | None) -> list[str]:
         )
     interrupted = int(facts["interrupted trials"].sum())
     if interrupted:
-        out.append(f"{interrupted} trial(s) were interrupted (stored as such, not analysed).")
+        rerun = int(facts["re-run at the end"].sum())
+        out.append(
+            f"{interrupted} trial(s) were interrupted (stored as such, not analysed); "
+            f"{rerun} trial(s) were re-run at the end of their session."
+        )
     resized = int((facts["resizes"] != "none").sum())
     if resized:
         out.append(f"The terminal was resized during {resized} session(s).")
