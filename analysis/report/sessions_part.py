@@ -3,10 +3,11 @@
 One row per session: participant, state, whether it is analysed, runs (the first start and
 every resume), interrupted trials and trials re-run at the end (`rerun_of` in trials.csv),
 the terminal size at the start and every resize, the frame cap, and the timing warnings
-stored with the session (e.g. run inside tmux, a frame rate too coarse for the study). Read from `sessions.csv` and `runs.csv` (the `env_*`
-columns of the environment record) and the `terminal` (size at the start and at each
-resume) and `resize` events of `events.csv` (data `{"cols": .., "rows": ..}`); every source
-is optional, and a fact the export lacks is shown as "not recorded".
+stored with the session (e.g. run inside tmux, a frame rate too coarse for the study). Read
+from `sessions.csv` and `runs.csv` (the `env_*` columns of the environment record) and the
+`terminal` (size at the start and at each resume) and `resize` events of `events.csv` (data
+`{"cols": .., "rows": ..}`); every source is optional, and a fact the export lacks is shown
+as "not recorded".
 """
 
 from __future__ import annotations
