@@ -283,3 +283,24 @@ def test_data_a_study_can_produce_is_a_note_not_a_failure(tmp_path, case):
     if case == "all_abandoned":
         assert any("No psychometric thresholds" in note for note in data.notes)
         assert any("No ratings" in note for note in data.notes)
+
+
+def test_summary_never_quotes_an_extrapolated_abandonment_time(tmp_path):
+    """Patient people (Weibull scale 60 s) and streams of at most ~10 s: the AFT time by
+    which 10% gave up lies beyond every wait observed; the summary says what was observed."""
+    from analysis.report.summary import ms, plain_summary
+
+    trials = simulate_trial_table(
+        n_participants=9, reps=2, seed=5, truth=Truth(patience_scale_ms=60000.0)
+    )
+    data = analyse(
+        load_trial_table(write_export_folder(tmp_path / "e", trials)),
+        ReportOptions(n_boot=40, per_participant=False),
+    )
+    times = data.survival.times
+    ten = times[times["share"] == 0.1]
+    assert ten["extrapolated"].any()
+    sentence = next(s for s in plain_summary(data) if s.startswith("Abandonment:"))
+    for r in ten[ten["extrapolated"]].itertuples():
+        assert f" {ms(r.estimate)} " not in sentence
+    assert "extrapolated" in sentence
