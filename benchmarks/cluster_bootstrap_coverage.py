@@ -8,6 +8,9 @@ prints, per N and level of F (25 / 50 / 75%): how often the interval holds the p
 pooled threshold (with its Monte-Carlo standard error), the median width (high / low), the
 share of degenerate intervals, and the load average before and after. The report's minimum
 number of participants for population thresholds (`analysis.report.support`) rests on it.
+A second table does the same for the MOS interval per TTFT level (population mean rating on
+1-5, `uxlab.simulate.cluster_coverage.true_mos`): the t-interval over ratings against the
+participant bootstrap the report uses, with how often each leaves the 1-5 scale.
 
     uv run python benchmarks/cluster_bootstrap_coverage.py                 # 400 studies per N
     uv run python benchmarks/cluster_bootstrap_coverage.py --datasets 100  # a quick look
@@ -21,7 +24,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from uxlab.simulate.cluster_coverage import coverage_table, study_design
+from uxlab.simulate.cluster_coverage import coverage_table, mos_coverage_table, study_design
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -52,6 +55,20 @@ def main() -> None:
         print(
             f"| {r.n_participants} | {r.level:.0%} | {r.coverage:.3f} ± {r.mc_se:.3f} | "
             f"×{r.median_width_ratio:.2f} | {r.share_degenerate:.1%} | {r.cpu_s:.0f} |"
+        )
+    t0 = time.perf_counter()
+    mos = mos_coverage_table(ns, args.datasets, design, n_boot=args.n_boot, seed=args.seed)
+    print(
+        f"\nMOS per TTFT level (8 levels per study; SE per level-study pair, levels of one study "
+        f"are correlated); {time.perf_counter() - t0:.0f} s wall, load average "
+        f"{os.getloadavg()[0]:.1f}"
+    )
+    print("| N | interval | coverage (± MC SE) | off the 1-5 scale |")
+    print("|---:|---|---:|---:|")
+    for r in mos.itertuples():
+        print(
+            f"| {r.n_participants} | {r.interval} | {r.coverage:.3f} ± {r.mc_se:.3f} | "
+            f"{r.share_off_scale:.1%} |"
         )
 
 

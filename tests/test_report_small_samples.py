@@ -304,3 +304,16 @@ def test_summary_never_quotes_an_extrapolated_abandonment_time(tmp_path):
     for r in ten[ten["extrapolated"]].itertuples():
         assert f" {ms(r.estimate)} " not in sentence
     assert "extrapolated" in sentence
+
+
+def test_mos_interval_by_participants_never_leaves_the_scale():
+    """Small version of the MOS table of benchmarks/cluster_bootstrap_coverage.py."""
+    from uxlab.simulate.cluster_coverage import mos_coverage_table, study_design, true_mos
+    from uxlab.simulate.observers import PopulationTruth
+
+    truth = PopulationTruth()
+    assert 4.5 < true_mos(100, truth) <= 5 and 1 <= true_mos(5000, truth) < 2
+    design = study_design(Path(__file__).parents[1] / "studies" / "ttft-threshold.toml")
+    table = mos_coverage_table((3,), 10, design, n_boot=100, seed=2).set_index("interval")
+    assert table.loc["participants", "share_off_scale"] == 0
+    assert table.loc["t", "share_off_scale"] > 0  # a t-interval from 3 people leaves 1-5

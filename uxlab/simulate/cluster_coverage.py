@@ -111,3 +111,70 @@ def coverage_table(
                 }
             )
     return pd.DataFrame(rows)
+
+
+def true_mos(level_ms: float, truth: PopulationTruth, scale: int = 5) -> float:
+    """The population's mean rating at a TTFT level: each person's expected rating
+    1 + sum_k P(latent > cut_k), latent = -logit F_i + Logistic(0, 1) (as `Observer.rating`),
+    averaged over people's ln thresholds (Gauss-Hermite, 61 nodes)."""
+    from uxlab.simulate.observers import LOGISTIC_C, likert_cuts
+
+    nodes, weights = np.polynomial.hermite_e.hermegauss(61)
+    weights = weights / weights.sum()
+    m_log = math.log(truth.threshold_ms) + truth.between_sd_log * nodes
+    logit_f = LOGISTIC_C * (math.log(level_ms) - m_log) / truth.width_log
+    cuts = likert_cuts(truth, scale)
+    above = 1.0 / (1.0 + np.exp(cuts[None, :] + logit_f[:, None]))  # P(latent > cut)
+    return float(weights @ (1.0 + above.sum(axis=1)))
+
+
+def mos_coverage_table(
+    ns: tuple[int, ...],
+    n_datasets: int,
+    design: Design,
+    n_boot: int = 1000,
+    seed: int = 0,
+    truth: PopulationTruth | None = None,
+) -> pd.DataFrame:
+    """Per N: how often the MOS interval holds the population's mean rating, for the
+    t-interval over ratings and the participant bootstrap (`analysis.ratings.
+    rating_summary`), averaged over the design's levels; and how often either leaves 1-5."""
+    from analysis.ratings import rating_summary
+
+    truth = truth or PopulationTruth()
+    true_by_level = {lv: true_mos(lv, truth) for lv in design.levels_ms}
+    rows = []
+    for n in ns:
+        rng = np.random.default_rng([seed, n, 1])
+        hits = {"t": [], "participants": []}
+        outside = {"t": [], "participants": []}
+        for d in range(n_datasets):
+            records = []
+            for p in range(n):
+                observer = Observer.draw(truth, rng)
+                for level in design.levels_ms:
+                    cues = Cues(level, None, 0.0, level)
+                    for _ in range(design.trials_per_level):
+                        records.append((f"P{p:03d}", level, observer.rating(cues, 5, rng)))
+            df = pd.DataFrame(records, columns=["participant", "ttft_ms", "q"])
+            for method in hits:
+                table = rating_summary(
+                    df, "q", ["ttft_ms"], 5, interval=method, n_boot=n_boot, seed=seed + d
+                )
+                for r in table.itertuples():
+                    true = true_by_level[float(r.ttft_ms)]
+                    ok = bool(np.isfinite(r.ci_low))
+                    hits[method].append(ok and r.ci_low <= true <= r.ci_high)
+                    outside[method].append(ok and (r.ci_low < 1 or r.ci_high > 5))
+        for method in hits:
+            cover = float(np.mean(hits[method]))
+            rows.append(
+                {
+                    "n_participants": n,
+                    "interval": method,
+                    "coverage": cover,
+                    "mc_se": math.sqrt(max(cover * (1 - cover), 1e-12) / len(hits[method])),
+                    "share_off_scale": float(np.mean(outside[method])),
+                }
+            )
+    return pd.DataFrame(rows)
