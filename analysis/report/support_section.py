@@ -56,7 +56,9 @@ def support_blocks(data: Any) -> list:
     needs = []
     for m in MINIMUMS.values():
         status = "supported" if n >= m.min_participants else f"NOT supported with {n}"
-        needs.append({"claim": m.part, "minimum N": m.min_participants, "here": status})
+        needs.append(
+            {"claim": m.part, "minimum N": m.min_participants, "here": status, "basis": m.why}
+        )
     blocks.append(
         Table(
             pd.DataFrame(needs),
@@ -65,8 +67,8 @@ def support_blocks(data: Any) -> list:
     )
     blocks.append(
         Para(
-            f"Basis of the minimum: {MINIMUMS['population'].why}. Here, with {n} "
-            f"participant(s), {coverage_phrase(n)}. Per-participant fits and the pooled fit of the "
+            f"Here, with {n} participant(s), {coverage_phrase(n)}. "
+            "Per-participant fits and the pooled fit of the "
             "analysed trials run from 1 participant; they describe these people, not a "
             "population. Below the minimum, verdicts against published figures read 'not "
             "enough data'."
