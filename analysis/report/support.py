@@ -60,7 +60,8 @@ MINIMUMS: dict[str, Minimum] = {
         "mixed rating fit (random intercept per participant, participants resampled)",
         MIN_PARTICIPANTS,
         "the spread between participants cannot be estimated from a handful of them, and "
-        "its interval is the same participant bootstrap (" + COVERAGE_BASIS + ")",
+        "its interval is the participant bootstrap of the population thresholds (as measured "
+        "there)",
     ),
     "ordinal_clustered": Minimum(
         "clustered interval of the ordinal rating model",
@@ -87,7 +88,8 @@ MINIMUMS: dict[str, Minimum] = {
     "verdicts": Minimum(
         "verdicts against published figures (inside / below / above)",
         MIN_PARTICIPANTS,
-        "a verdict compares a figure with the population interval; " + COVERAGE_BASIS,
+        "a verdict compares a figure with the population interval, which needs the "
+        "population thresholds' minimum (as measured there)",
     ),
 }
 
