@@ -317,3 +317,19 @@ def test_mos_interval_by_participants_never_leaves_the_scale():
     table = mos_coverage_table((3,), 10, design, n_boot=100, seed=2).set_index("interval")
     assert table.loc["participants", "share_off_scale"] == 0
     assert table.loc["t", "share_off_scale"] > 0  # a t-interval from 3 people leaves 1-5
+
+
+def test_a_database_without_trials_names_the_database(tmp_path, capsys):
+    from uxlab.store.store import Store
+    from uxlab.study.loader import load_study
+
+    db = tmp_path / "new.sqlite"
+    study = load_study(QUICKSTART)
+    store = Store.open(db)
+    store.register_study(study)
+    store.start_or_resume_session(study, "P-1", seed=1, environment={}, simulated=False)
+    store.close()
+    assert main(["report", str(db), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert f"{db} (its trials): the table has no trial rows" in err
+    assert "uxlab-report-" not in err and "Traceback" not in err

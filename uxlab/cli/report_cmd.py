@@ -107,11 +107,16 @@ def _load(path: Path):
     if not path.exists():
         raise ReportError(f"{path}: no such file or folder")
     if _is_sqlite(path) and not _has_trials_table(path):
+        from analysis.trial_table import TrialTableError
         from uxlab.store.export import export_db
 
         with tempfile.TemporaryDirectory(prefix="uxlab-report-") as tmp:
             export_db(path, tmp)
-            table = load_trial_table(tmp)
+            try:
+                table = load_trial_table(tmp)
+            except TrialTableError as exc:  # name the database, not the temporary export
+                message = str(exc).replace(str(Path(tmp) / "trials.csv"), f"{path} (its trials)")
+                raise ReportError(message.replace(tmp, str(path))) from exc
         table.source, table.source_sha256 = path, file_sha256(path)
         return table
     return load_trial_table(path)
