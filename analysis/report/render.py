@@ -577,6 +577,10 @@ def render_html(blocks: list, title: str) -> str:
     for b in blocks:
         if isinstance(b, Heading):
             out.append(f"<h{b.level}>{html.escape(b.text)}</h{b.level}>")
+            if b.text == "Summary":  # the summary's list is styled as such, not the first one
+                first_bullets = True
+            elif first_bullets and b.text == "What this sample can support":
+                first_bullets = False
         elif isinstance(b, Para):
             cls = ' class="note"' if b.kind == "note" else ""
             out.append(f"<p{cls}>{html.escape(b.text)}</p>")
