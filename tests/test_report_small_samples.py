@@ -48,11 +48,14 @@ def test_one_two_three_participants_one_excluded_write_a_report(tmp_path, capsys
     printed = capsys.readouterr()
     assert "Traceback" not in printed.err + printed.out
     if n == 1:  # nothing left: each rule that excluded, what it took, the option to change it
-        assert rc == 2
+        assert rc == 0
         assert "every trial was excluded" in printed.err
         assert "attention checks 0% passed" in printed.err
         assert "1 participant(s) (SIM-s3-001)" in printed.err
         assert "--min-attention SHARE" in printed.err
+        md = (out / "report.md").read_text(encoding="utf-8")  # and a report that says so
+        assert md.split("\n## ")[1].startswith("What this sample can support")
+        assert "Every trial was excluded" in md and "--min-attention SHARE" in md
         # the crash of the issue: one participant, clustered ordinal model
         assert main([*argv, "--min-attention", "0"]) == 0
         printed = capsys.readouterr()

@@ -171,6 +171,7 @@ class ReportData:
     skipped: list[str] = field(default_factory=list)  # parts below their minimum N, one line each
     failed_parts: list[tuple[str, str]] = field(default_factory=list)  # (part, one-line error)
     sessions: pd.DataFrame | None = None  # session facts (sessions_part.session_facts)
+    nothing_left: str | None = None  # why no trial is left (exclusions.nothing_left_message)
 
     @property
     def n_participants(self) -> int:
@@ -181,6 +182,8 @@ class ReportData:
     def tested_range(self) -> tuple[float, float]:
         """The lowest and highest stimulus level among the analysed trials (ms)."""
         levels = self.kept[self.stimulus].astype(float)
+        if levels.empty:
+            return float("nan"), float("nan")
         return float(levels.min()), float(levels.max())
 
 
@@ -257,8 +260,6 @@ def analyse(table: TrialTable, options: ReportOptions | None = None) -> ReportDa
     planned = planned_trials_from_sessions(table.sessions)
     excl = apply_exclusions(table.trials, options.rules, planned)
     kept = excl.kept
-    if kept.empty:
-        raise TrialTableError(table.source, None, None, nothing_left_message(excl))
     data = ReportData(
         table=table,
         options=options,
@@ -269,6 +270,11 @@ def analyse(table: TrialTable, options: ReportOptions | None = None) -> ReportDa
         cells=cell_counts(kept, factors),
         study_info=study_info(table, options),
     )
+    if kept.empty:  # a report that says so, with each rule and the option that changes it
+        data.nothing_left = nothing_left_message(excl)
+        data.thresholds = pd.DataFrame(columns=THRESHOLD_COLUMNS)
+        data.sessions = run_part(data, "session facts", lambda: session_facts(table, kept))
+        return data
     if judgement is not None:
         _log(options, f"psychometric fits on {judgement} vs {stimulus}")
         data.psychometric = run_part(

@@ -76,6 +76,8 @@ def _fmt_frame(frame: pd.DataFrame) -> list[list[str]]:
 def build_blocks(data) -> list:
     """The report's content, in order."""
     blocks: list = support_blocks(data)
+    if getattr(data, "nothing_left", None):
+        return _nothing_left_blocks(data, blocks)
     stim = data.stimulus
     blocks.append(Heading("Summary"))
     blocks.append(Bullets(plain_summary(data)))
@@ -464,6 +466,24 @@ REF_COLUMNS = {
     "n_participants": "N",
     "evidence": "evidence",
 }
+
+
+def _nothing_left_blocks(data, blocks: list) -> list:
+    """The report when exclusions left no trial: why, the study, the exclusions, sessions."""
+    lines = data.nothing_left.splitlines()
+    blocks += [Heading("Summary"), Para(lines[0][0].upper() + lines[0][1:], "note")]
+    blocks.append(Bullets([line.strip().removeprefix("- ") for line in lines[1:]]))
+    blocks.append(Heading("The study"))
+    info = pd.DataFrame(list(data.study_info.items()), columns=["", "value"])
+    blocks.append(Table(info))
+    ex = data.exclusions
+    if not ex.log.empty:
+        log = ex.log.copy()
+        if "rule" in log.columns:
+            log["changed by"] = log.pop("rule").map(lambda r: RULE_FLAGS.get(r, r))
+        blocks += [Heading("Sample and exclusions"), Table(log, "Every exclusion with its reason")]
+    blocks.extend(session_blocks(data))
+    return blocks
 
 
 def _degenerate_note(frame: pd.DataFrame) -> list:

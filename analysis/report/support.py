@@ -111,6 +111,8 @@ def coverage_phrase(n_participants: int) -> str:
     """`a participant-resampled 95% interval covers the truth about 46-49% of the time
     (measured at N = 2)`, or a plain statement below the smallest measured N."""
     at = coverage_at(n_participants)
+    if n_participants < 1:
+        return "no participant is left to analyse"
     if n_participants < 2 or at is None:
         return "one participant cannot be resampled"
     n, (worst, best) = at

@@ -46,6 +46,8 @@ def support_blocks(data: Any) -> list:
         f"{ex.n_participants_in} participant(s) and {ex.n_trials_in} trials in the data)."
     )
     blocks.append(Para(text))
+    if getattr(data, "nothing_left", None):
+        blocks.append(Para("Nothing: every trial was excluded (see the summary).", "note"))
     sim = simulated_line(data)
     if sim:
         blocks.append(Para(sim, "note"))

@@ -170,6 +170,8 @@ def run(args: argparse.Namespace) -> int:
         paths = write_report(data, out)
     except (TrialTableError, ScoreError) as exc:
         raise ReportError(str(exc)) from exc
+    if data.nothing_left:  # the report says so; the message names each rule and option
+        print(f"uxlab report: {data.table.source}: {data.nothing_left}", file=sys.stderr)
     t = data.thresholds
     print(
         f"{len(data.kept)} trials from {data.kept['participant'].nunique()} participants; "
