@@ -393,19 +393,32 @@ def build_blocks(data) -> list:
         )
         if r.ordinal is not None:
             o = r.ordinal
+            finite = bool(np.isfinite(o.slope_ci_).all())
+            interval = (
+                f"95% CI {o.slope_ci_[0]:+.3f} to {o.slope_ci_[1]:+.3f}, "
+                if finite
+                else "no finite interval: the ratings are (nearly) perfectly ordered by the "
+                "latency, so the slope is not identified; "
+            )
+            who = (
+                f"clustered by {o.n_clusters_} participants"
+                if getattr(o, "clustered_", True)
+                else f"trials treated as independent: {o.n_clusters_} participant(s) are too "
+                "few to cluster, so it describes them only"
+            )
+            rated = data.kept.dropna(subset=[r.column])[stim].astype(float)
+            half = o.latency_at_half(r.acceptable_at)
+            where = f"{half:,.0f} ms" if np.isfinite(half) else "no latency"
+            if (
+                np.isfinite(half)
+                and estimate_flags(half, np.nan, np.nan, rated.min(), rated.max())[0]
+            ):
+                where += " (extrapolated: outside the tested levels)"
             blocks.append(
                 Para(
                     f"Proportional-odds model on log2 {stim}: {o.slope_:+.3f} log-odds of a "
-                    f"better rating per doubling (95% CI {o.slope_ci_[0]:+.3f} to "
-                    f"{o.slope_ci_[1]:+.3f}, "
-                    + (
-                        f"clustered by {o.n_clusters_} participants); "
-                        if getattr(o, "clustered_", True)
-                        else f"trials treated as independent: {o.n_clusters_} participant(s) "
-                        "are too few to cluster, so it describes them only); "
-                    )
-                    + f"P(rating ≥ {r.acceptable_at:g}) = 0.5 at "
-                    f"{o.latency_at_half(r.acceptable_at):,.0f} ms under this model."
+                    f"better rating per doubling ({interval}{who}); "
+                    f"P(rating ≥ {r.acceptable_at:g}) = 0.5 at {where} under this model."
                 )
             )
         if r.population is not None:
