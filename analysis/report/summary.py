@@ -75,13 +75,12 @@ def plain_summary(data) -> list[str]:
                 else f"; its {' and '.join(outside)} points lie outside the tested levels "
                 "(extrapolated)"
             )
-            pooled_of = "these participants' trials" if few else "the pooled"
-            out.append(
-                head + f"the 50% threshold of {pooled_of} is {ms(mid.estimate)} "
-                f"({interval}){spread}."
+            subject = (
+                "the 50% threshold of these participants' pooled trials"
                 if few
-                else head + f"the pooled 50% threshold is {ms(mid.estimate)} ({interval}){spread}."
+                else "the pooled 50% threshold"
             )
+            out.append(head + f"{subject} is {ms(mid.estimate)} ({interval}){spread}.")
         if p.per_participant:
             values = np.array(
                 [
