@@ -186,14 +186,18 @@ def build_blocks(data) -> list:
             blocks.extend(_degenerate_note(pd.DataFrame(rows)))
         people = participant_table(data)
         if people is not None:
-            n_flagged = int((people["flags"] != "").sum())
+            flagged = people[people["flags"] != ""]
+            shown = people if len(people) <= 40 else flagged
             blocks.append(
                 Table(
-                    people,
+                    shown,
                     "Per participant: 50% threshold with 95% CI (parametric bootstrap of the "
-                    f"person's own trials); {n_flagged} flagged (a curve running the other "
-                    "way, a pooled threshold outside the person's interval, an extrapolated "
-                    "estimate or a degenerate interval)",
+                    f"person's own trials); {len(flagged)} of {len(people)} flagged (a curve "
+                    "running the other way, a pooled threshold outside the person's interval, "
+                    "an extrapolated estimate or a degenerate interval)"
+                    + (
+                        "" if shown is people else "; only the flagged shown, all in thresholds.csv"
+                    ),
                 )
             )
         if p.per_participant:
