@@ -29,7 +29,9 @@ def register(subparsers) -> None:
         help="fit impatience thresholds and write the threshold report",
         description="Fit psychometric thresholds, abandonment survival models and rating "
         "models to a study's trials, compare them with the published figures, and write "
-        "report.html, report.md (+ figures/) and thresholds.csv.",
+        "report.html, report.md (+ figures/) and thresholds.csv. Parts that need several "
+        "participants run from 8 (below, the report says which and why); a part that fails "
+        "is named on stderr, the rest is written, and the exit status is 1.",
     )
     p.add_argument("data", type=Path, help="study database, export folder, or trial-table CSV")
     p.add_argument(
