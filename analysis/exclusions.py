@@ -4,8 +4,10 @@ Rules are configurable (`ExclusionRules`); every rule that removes something add
 the log (`ExclusionResult.log`: level, who, reason, n_trials), so the report can list every
 exclusion with its reason. Order: pilot and simulated sessions, practice trials, trials that
 never ran cleanly (`error`, `interrupted`), then participants below the attention-check
-accuracy bar or the completion bar, then attention-check trials themselves (they are not
-stimuli).
+accuracy bar or the completion bar, then trials whose playback was outside the study's
+timing tolerance (`fidelity_flag` 1: the participant did not see the planned schedule; a
+re-run of such a trial, when the session made one, stays), then attention-check trials
+themselves (they are not stimuli).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 LOG_COLUMNS = ["level", "who", "reason", "n_trials"]
+FIDELITY_REASON = "playback outside the study's timing tolerance (fidelity_flag)"
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,7 @@ class ExclusionRules:
     min_attention_accuracy: float = 0.75  # participants below this share of passed checks leave
     min_completion: float = 0.5  # participants with fewer analysable main trials than this leave
     drop_attention_trials: bool = True
+    drop_fidelity_flagged: bool = True  # trials shown outside the study's timing tolerance
 
 
 @dataclass
@@ -124,6 +128,8 @@ def apply_exclusions(
                 _drop_participant(rows, df, pid, reason)
                 df = df[df["participant"] != pid]
 
+    if rules.drop_fidelity_flagged and "fidelity_flag" in df.columns:
+        drop(df["fidelity_flag"] == 1, FIDELITY_REASON)
     if rules.drop_attention_trials and "attention_check" in df.columns:
         drop(df["attention_check"] == 1, "attention-check trial (not a stimulus)")
 

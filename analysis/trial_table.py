@@ -56,6 +56,23 @@ EXTRA_COLUMNS = (
     "violations_n",
     "violation_max_ms",
     "violation_sum_ms",
+    "rerun_of",
+)
+# Per-trial playback fidelity (contract 2; uxlab computes them from the playback log):
+# how late chunks were handed out and shown, frame sharing, drift, the machine's load and
+# the flag for trials outside the study's timing tolerance. Measurements, never factors.
+FIDELITY_COLUMNS = (
+    "n_chunks",
+    "late_handed_p50_ms",
+    "late_handed_p99_ms",
+    "late_handed_max_ms",
+    "late_shown_p50_ms",
+    "late_shown_p99_ms",
+    "late_shown_max_ms",
+    "frame_shared_share",
+    "drift_ms",
+    "load_1m",
+    "fidelity_flag",
 )
 # Identifiers stay text (a hash of zeros or an id like 007 must not become a number).
 ID_COLUMNS = (
@@ -68,7 +85,14 @@ ID_COLUMNS = (
     "schedule_sha256",
 )
 OUTCOMES = ("completed", "abandoned", "timed_out", "error", "interrupted")
-FLAG_COLUMNS = ("practice", "attention_check", "attention_ok", "pilot", "simulated")
+FLAG_COLUMNS = (
+    "practice",
+    "attention_check",
+    "attention_ok",
+    "pilot",
+    "simulated",
+    "fidelity_flag",
+)
 TIME_COLUMNS = ("t_abandon_ms", "shown_first_ms", "shown_last_ms", "scheduled_end_ms")
 _YES = {"1", "1.0", "yes", "y", "true", "t"}
 _NO = {"0", "0.0", "no", "n", "false", "f"}
@@ -228,6 +252,11 @@ def _row_of(frame: pd.DataFrame, mask: np.ndarray) -> int:
     return int(np.flatnonzero(mask)[0]) + 1
 
 
+def known_columns() -> tuple[str, ...]:
+    """Every non-factor, non-question column of contract 2 that the analysis knows."""
+    return CONTRACT_COLUMNS + EXTRA_COLUMNS + FIDELITY_COLUMNS
+
+
 def validate_trials(trials: pd.DataFrame, path: Path) -> pd.DataFrame:
     """Check and normalise the columns the analysis uses; return a cleaned copy."""
     trials = trials.copy()
@@ -341,6 +370,7 @@ def _factor_names(trials: pd.DataFrame, study: dict[str, Any]) -> list[str]:
             for c in trials.columns
             if c not in CONTRACT_COLUMNS
             and c not in EXTRA_COLUMNS
+            and c not in FIDELITY_COLUMNS
             and not str(c).startswith(("q_", "rt_"))
             and pd.api.types.is_numeric_dtype(trials[c])
         ]

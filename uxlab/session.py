@@ -42,7 +42,9 @@ from typing import Any
 
 from uxlab.chain import HeldChainPlayer, chain_steps, offset_at_ms, step_at_ms, step_logs
 from uxlab.clock import Clock, MonotonicClock
+from uxlab.fidelity import Tolerance, default_max_late_p99_ms, outside_tolerance, trial_fidelity
 from uxlab.live.live_schedule import LiveRun, LiveSchedule
+from uxlab.machine import load_1m
 from uxlab.player import PlaybackLog, Player, Sink
 from uxlab.shaping import shape
 from uxlab.store.store import Session, Store
@@ -447,6 +449,14 @@ class StudySession:
         self._last_break_shown: int | None = None
         self.adaptive = AdaptivePlan.for_study(study, session.seed)
         """The adaptive factor's procedure (None when every level is fixed by the design)."""
+        self.load_fn: Callable[[], float | None] = load_1m
+        """The machine's load, stored with every trial (`load_1m`)."""
+        self.flagged: list[int] = []
+        """Trials stored this run whose playback was outside the study's `[timing]`
+        tolerance (`fidelity_flag` 1)."""
+        self.requeued: list[int] = []
+        """Flagged trials given a re-run at the end (`[timing] requeue_flagged`)."""
+        self._tolerance: Tolerance | None = None
 
     @classmethod
     def open(
@@ -489,12 +499,16 @@ class StudySession:
 
     @property
     def n_main(self) -> int:
-        return len(self.trials) - self.n_practice
+        """Main trials of the plan (re-runs of flagged trials not counted)."""
+        return sum(1 for t in self.trials if not t.practice and "rerun_of" not in t.extra)
 
     def progress(self, trial: Trial) -> str:
         """`Practice 1 of 2` or `Trial 12 of 60` (main trials counted from 1)."""
         if trial.practice:
             return f"Practice {trial.index + 1} of {self.n_practice}"
+        reruns = [t.index for t in self.trials if "rerun_of" in t.extra]
+        if trial.index in reruns:  # a re-run after the plan (`_requeue`)
+            return f"Extra trial {reruns.index(trial.index) + 1} of {len(reruns)}"
         k = sum(1 for t in self.trials[: trial.index] if not t.practice) + 1
         return f"Trial {k} of {self.n_main}"
 
@@ -605,6 +619,7 @@ class StudySession:
         digest = run.committed_sha256
         if digest is None:
             rec = run.record()
+            reasons = self._judge_fidelity(run, rec)
             digest = self.store.commit_trial(
                 self.session,
                 run.trial.index,
@@ -615,11 +630,91 @@ class StudySession:
             )
             run.committed_sha256 = digest
             self.committed.append(run.trial.index)
+            if reasons:
+                self.flagged.append(run.trial.index)
+                self._requeue(run.trial)
         if self.adaptive is not None:
             state = self.adaptive_state()
             assert state is not None
             self.store.set_adaptive(self.session, state)
         return digest
+
+    # -- playback fidelity (`uxlab.fidelity`) ------------------------------------------------
+    @property
+    def tolerance(self) -> Tolerance:
+        """The study's `[timing]` tolerance; derived from its shortest gap when not set."""
+        if self._tolerance is None:
+            timing = self.study.timing
+            limit, derived = timing.max_late_p99_ms, False
+            if limit is None:
+                limit, derived = default_max_late_p99_ms(shortest_gap_ms(self.study)), True
+            self._tolerance = Tolerance(limit, timing.max_frame_shared_share, derived)
+        return self._tolerance
+
+    def _judge_fidelity(self, run: TrialRun, rec: TrialRecord) -> list[str]:
+        """Add the fidelity columns (and `rerun_of`) to the trial's timings; returns why
+        its playback is outside the tolerance (also kept as a `fidelity` event).
+
+        A live trial is measured but not judged: its lateness is mostly the model's
+        (`violations_n`), not this machine's.
+        """
+        rerun_of = run.trial.extra.get("rerun_of")
+        if rerun_of is not None:
+            rec.timings["rerun_of"] = rerun_of
+        if run.log is None:
+            return []
+        fidelity = trial_fidelity(run.log.records)
+        fidelity["load_1m"] = self.load_fn()
+        reasons: list[str] = []
+        if fidelity["n_chunks"] and run.live is None:
+            reasons = outside_tolerance(fidelity, self.tolerance)
+            fidelity["fidelity_flag"] = int(bool(reasons))
+        rec.timings.update(fidelity)
+        if reasons:
+            rec.events.append(
+                {"kind": "fidelity", "t_ms": None, "reasons": reasons,
+                 "tolerance": self.tolerance.describe()}
+            )  # fmt: skip
+        return reasons
+
+    def _requeue(self, trial: Trial) -> Trial | None:
+        """Give a flagged main trial a re-run after the last trial (`[timing]
+        requeue_flagged`, at most `max_requeued`); returns the re-run, if any.
+
+        The re-run is the planned trial again (same stimulus and seed) at the next free
+        index, with `extra["rerun_of"]`; it lives in this run's trial list only (the stored
+        plan is unchanged, so a resume does not offer it again).
+        """
+        timing = self.study.timing
+        if not timing.requeue_flagged or len(self.requeued) >= timing.max_requeued:
+            return None
+        if trial.practice or trial.attention is not None:
+            return None
+        planned = self.trials[trial.index]
+        rerun = dataclasses.replace(
+            planned,
+            index=len(self.trials),
+            break_before=False,
+            extra={**planned.extra, "rerun_of": trial.index},
+        )
+        self.trials.append(rerun)
+        self.requeued.append(trial.index)
+        return rerun
+
+    def fidelity_note(self) -> str:
+        """For the researcher at the end: how many trials were outside the tolerance."""
+        if not self.committed:
+            return ""
+        n, total = len(self.flagged), len(self.committed)
+        note = (
+            f"{n} of {total} trials stored this run were shown outside the study's timing "
+            f"tolerance ({self.tolerance.describe()})"
+        )
+        if n and self.requeued:
+            note += f"; {len(self.requeued)} re-run at the end"
+        if n:
+            note += "; they are marked fidelity_flag = 1 and left out of the report by default"
+        return note + "."
 
     def quit(self, run: TrialRun | None, t_ms: float | None = None) -> str:
         """The participant quits with `run` on screen; returns what became of the trial.

@@ -33,6 +33,7 @@ from analysis.ratings import (
 )
 from analysis.report.adaptive_part import adaptive_part, adaptive_threshold_rows
 from analysis.report.chains_part import chain_part
+from analysis.report.fidelity_part import fidelity_part
 from analysis.survival import (
     AbandonmentAFTFitter,
     condition_label,
@@ -157,6 +158,7 @@ class ReportData:
     references: pd.DataFrame | None = None
     chains: dict[str, Any] | None = None  # agent chains: analysis.chains.chain_section
     adaptive: dict[str, Any] | None = None  # sessions' adaptive estimates (adaptive_part)
+    fidelity: dict[str, Any] | None = None  # playback fidelity per session (fidelity_part)
     thresholds: pd.DataFrame | None = None
     score: pd.DataFrame | None = None
     score_errors: list[str] = field(default_factory=list)
@@ -251,6 +253,7 @@ def analyse(table: TrialTable, options: ReportOptions | None = None) -> ReportDa
         data.ratings = _ratings(data, rating)
     data.chains = chain_part(data)
     data.adaptive = adaptive_part(data)
+    data.fidelity = fidelity_part(data)
     data.references = reference_comparison(data)
     data.thresholds = thresholds_table(data)
     if options.score_corpus is not None:

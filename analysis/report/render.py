@@ -18,6 +18,7 @@ import pandas as pd
 from analysis.report import figures
 from analysis.report.adaptive_part import adaptive_blocks
 from analysis.report.chains_part import chain_blocks
+from analysis.report.fidelity_part import fidelity_blocks
 from analysis.report.summary import plain_summary
 
 
@@ -94,6 +95,7 @@ def build_blocks(data) -> list:
     if not ex.log.empty:
         blocks.append(Table(ex.log, "Every exclusion with its reason"))
     blocks.append(Table(data.cells, "Analysed trials per design cell"))
+    blocks.extend(fidelity_blocks(getattr(data, "fidelity", None)))
 
     p = data.psychometric
     if p is not None:
@@ -405,6 +407,8 @@ def _rules_text(rules) -> str:
     parts.append(f"outcomes {', '.join(rules.drop_outcomes)} out")
     parts.append(f"attention checks ≥ {rules.min_attention_accuracy:.0%} passed")
     parts.append(f"completion ≥ {rules.min_completion:.0%}")
+    if getattr(rules, "drop_fidelity_flagged", False):
+        parts.append("trials shown outside the timing tolerance out")
     return "; ".join(parts)
 
 

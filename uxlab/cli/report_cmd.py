@@ -62,6 +62,11 @@ def register(subparsers) -> None:
     p.add_argument("--keep-pilot", action="store_true", help="analyse pilot sessions too")
     p.add_argument("--drop-simulated", action="store_true", help="leave simulated sessions out")
     p.add_argument(
+        "--keep-flagged",
+        action="store_true",
+        help="analyse trials shown outside the study's timing tolerance too (fidelity_flag)",
+    )
+    p.add_argument(
         "--min-attention",
         type=float,
         default=0.75,
@@ -132,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
         drop_practice=not args.keep_practice,
         drop_pilot=not args.keep_pilot,
         drop_simulated=args.drop_simulated,
+        drop_fidelity_flagged=not args.keep_flagged,
         min_attention_accuracy=args.min_attention,
         min_completion=args.min_completion,
     )

@@ -4,7 +4,8 @@
 
 - `trials.csv`   one row per trial begun, tidy (no JSON in cells): the contract's columns in
                  order, one column per factor and one `q_<id>`/`rt_<id>_ms` pair per
-                 per-trial question. yes/no answers are 1 (yes) / 0 (no); a trial still in
+                 per-trial question, and the playback-fidelity columns
+                 (`FIDELITY_COLUMNS`). yes/no answers are 1 (yes) / 0 (no); a trial still in
                  flight (its process died and it was never resumed) is exported as
                  `interrupted`.
 - `events.csv`   `session_id, trial_index, t_ms, kind, data` (data: the event's other fields
@@ -40,6 +41,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from uxlab.fidelity import FIDELITY_COLUMNS as _FIDELITY_COLUMNS
+from uxlab.fidelity import trial_fidelity
 from uxlab.store.schema import StoreError
 
 BASE_COLUMNS = [
@@ -70,7 +73,14 @@ the chain (studies with `[chain] ask_after_steps`)."""
 LIVE_COLUMNS = ["violations_n", "violation_max_ms", "violation_sum_ms"]
 """Live-study trials only (from `timings`): chunks shown late because the live model was
 slower than the schedule, and the largest and summed lateness (ms)."""
-OPTIONAL_COLUMNS = (CHAIN_COLUMNS, LIVE_COLUMNS)
+RERUN_COLUMNS = ["rerun_of"]
+"""Re-runs only (from `timings`): the index of the trial this one runs again (a flagged
+trial re-queued by `[timing] requeue_flagged`)."""
+OPTIONAL_COLUMNS = (CHAIN_COLUMNS, LIVE_COLUMNS, RERUN_COLUMNS)
+FIDELITY_COLUMNS = list(_FIDELITY_COLUMNS)
+"""Every trial: how faithfully its stream was shown (`uxlab.fidelity`), from the trial's
+`timings`; for a trial stored before these were kept, computed from its `chunk` events
+(then `load_1m` and `fidelity_flag` stay empty)."""
 EVENT_COLUMNS = ["session_id", "trial_index", "t_ms", "kind", "data"]
 SESSION_COLUMNS = [
     "session_id",
@@ -180,10 +190,12 @@ def read_tables(db: str | Path) -> dict[str, Any]:
             BASE_COLUMNS
             + factors
             + AFTER_FACTOR_COLUMNS
+            + FIDELITY_COLUMNS
             + [c for q in trial_qs for c in (f"q_{q}", f"rt_{q}_ms")]
             + TAIL_COLUMNS
         )
         trial_rows = []
+        unmeasured: dict[tuple[str, int], dict[str, Any]] = {}  # stored before fidelity
         trial_cols = {c[1] for c in conn.execute("PRAGMA table_info(trials)")}
         schedule_sha = "t.schedule_sha256" if "schedule_sha256" in trial_cols else "NULL"  # v4
         for r in conn.execute(
@@ -219,6 +231,9 @@ def read_tables(db: str | Path) -> dict[str, Any]:
             for group in OPTIONAL_COLUMNS:
                 if any(c in extra for c in group):
                     row.update({c: extra.get(c) for c in group})
+            row.update({c: extra.get(c) for c in FIDELITY_COLUMNS})
+            if "n_chunks" not in extra and r[11] != "running":
+                unmeasured[(r[2], r[4])] = row
             trial_rows.append(row)
         at = trial_columns.index("scheduled_end_ms") + 1
         for group in OPTIONAL_COLUMNS:
@@ -237,6 +252,7 @@ def read_tables(db: str | Path) -> dict[str, Any]:
                 "ORDER BY s.created_at, e.session_id, e.trial_index, e.seq"
             )
         ]
+        _fidelity_from_events(unmeasured, event_rows)
 
         columns = {c[1] for c in conn.execute("PRAGMA table_info(sessions)")}
         adaptive = "s.adaptive" if "adaptive" in columns else "NULL"  # schema version 1
@@ -304,6 +320,25 @@ def read_tables(db: str | Path) -> dict[str, Any]:
 
 
 TABLES = ("trials", "events", "sessions", "runs")
+
+
+def _fidelity_from_events(
+    rows: dict[tuple[str, int], dict[str, Any]], events: list[dict[str, Any]]
+) -> None:
+    """Fill the fidelity columns of trials stored without them from their `chunk` events
+    (only events that say how many characters they showed count)."""
+    if not rows:
+        return
+    chunks: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for e in events:
+        key = (e["session_id"], e["trial_index"])
+        if e["kind"] == "chunk" and key in rows:
+            data = json.loads(e["data"]) if e["data"] else {}
+            if "n_chars" in data:
+                chunks.setdefault(key, []).append(data)
+    for key, records in chunks.items():
+        fidelity = trial_fidelity(records)
+        rows[key].update({c: v for c, v in fidelity.items() if v is not None})
 
 
 def _read_runs(conn: sqlite3.Connection) -> tuple[list[str], list[dict[str, Any]]]:

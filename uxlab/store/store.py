@@ -41,6 +41,7 @@ busy timeout serialise their short transactions). Wall-clock times come from `cl
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -142,6 +143,7 @@ def study_summary(study: Study) -> dict[str, Any]:
             "question": study.attention.question,
             "answer": study.attention.answer,
         },
+        "timing": dataclasses.asdict(study.timing),
         "profile": study.profile.to_table(),
     }
 

@@ -41,6 +41,7 @@ from uxlab.study.spec import (
     Question,
     Study,
     StudyError,
+    Timing,
     make_conditions,
     profile_levels,
     step_response_id,
@@ -60,6 +61,7 @@ _SECTIONS = {
     "abandon": ("key", "timeout_s", "ask_questions"),
     "attention": ("every", "text", "question", "answer", "levels"),
     "chain": ("ask_after_steps",),
+    "timing": ("max_late_p99_ms", "max_frame_shared_share", "requeue_flagged", "max_requeued"),
 }
 _FACTOR_KEYS = ("levels", "between", "procedure", "down", "grid")
 _QUESTION_KEYS = (
@@ -220,6 +222,7 @@ class _Loader:
                 '(add [[questions]] with type = "yesno")',
             )
         abandon = self.abandon(doc)
+        timing = self.timing(doc)
         attention = self.attention(doc, questions, factors, profile)
         ask_after_steps, questions = self.chain_asks(doc, chains, questions)
         return Study(
@@ -246,6 +249,7 @@ class _Loader:
             chains=chains,
             live=live,
             ask_after_steps=ask_after_steps,
+            timing=timing,
         )
 
     def chain_asks(
@@ -651,6 +655,30 @@ class _Loader:
             ask_questions=self.get(
                 a, "ask_questions", "[abandon]", (bool,), False, "true or false"
             ),
+        )
+
+    def timing(self, doc: dict) -> Timing:
+        """`[timing]`: the playback-fidelity tolerance (`uxlab.fidelity`)."""
+        t = self.table(doc, "timing", required=False)
+        self.unknown(t, _SECTIONS["timing"], "[timing]")
+        late = self.number(t, "max_late_p99_ms", "[timing]", None)
+        if late is not None and late <= 0:
+            raise self.err(
+                "[timing].max_late_p99_ms",
+                f"{late} must be positive ms (or leave it out: half the shortest gap)",
+            )
+        share = self.number(t, "max_frame_shared_share", "[timing]", None)
+        if share is not None and not 0 <= share <= 1:
+            raise self.err(
+                "[timing].max_frame_shared_share", f"{share} must be a share in [0, 1], e.g. 0.1"
+            )
+        return Timing(
+            max_late_p99_ms=None if late is None else float(late),
+            max_frame_shared_share=None if share is None else float(share),
+            requeue_flagged=self.get(
+                t, "requeue_flagged", "[timing]", (bool,), False, "true or false"
+            ),
+            max_requeued=self.positive_int(t, "max_requeued", "[timing]", 5, minimum=0),
         )
 
     def attention(
