@@ -18,6 +18,7 @@ scheduled span. Only chunks with text count.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -95,7 +96,7 @@ def trial_fidelity(records: Iterable[Any]) -> dict[str, float | None]:
     painted = [(r, t) for r, t in painted if t is not None]
     out.update(_summary([t - _get(r, "scheduled_ms") for r, t in painted], "late_shown"))
     if len(painted) >= 2:
-        shared = sum(1 for (_, a), (_, b) in zip(painted, painted[1:], strict=False) if a == b)
+        shared = sum(1 for (_, a), (_, b) in itertools.pairwise(painted) if a == b)
         out["frame_shared_share"] = round(shared / (len(painted) - 1), 4)
     ends = painted if painted else [(r, _get(r, "handed_ms")) for r in handed]
     if len(ends) >= 2:
@@ -146,9 +147,7 @@ def outside_tolerance(fidelity: Mapping[str, Any], tolerance: Tolerance) -> list
     if late is None:
         late, which = fidelity.get("late_handed_p99_ms"), "handed"
     if late is not None and late > tolerance.max_late_p99_ms:
-        reasons.append(
-            f"{which} lateness p99 {late:.1f} ms > {tolerance.max_late_p99_ms:g} ms"
-        )
+        reasons.append(f"{which} lateness p99 {late:.1f} ms > {tolerance.max_late_p99_ms:g} ms")
     share = fidelity.get("frame_shared_share")
     limit = tolerance.max_frame_shared_share
     if limit is not None and share is not None and share > limit:

@@ -4,8 +4,9 @@ A study file is TOML with these sections (see `studies/quickstart.toml` for a co
 example): `[study]` (id, title, version, seed), `[texts]` (consent, instructions, debrief),
 `[stimuli]` (corpus, assignment, prompt, kind), `[profile]` (the base shaping profile),
 `[factors]` (each factor a list of levels, or a table with `levels` and `between`),
-`[design]`, `[counterbalance]`, `[[questions]]`, `[abandon]`, `[attention]`, `[timing]` and, in a chain
-study, `[chain]` (questions asked mid-chain: `ask_after_steps`, see `Study.ask_after_steps`).
+`[design]`, `[counterbalance]`, `[[questions]]`, `[abandon]`, `[attention]`, `[timing]`
+(the playback-fidelity tolerance) and, in a chain study, `[chain]` (questions asked
+mid-chain: `ask_after_steps`, see `Study.ask_after_steps`).
 
 `uxlab.study.loader` reads and validates a file into this model (`load_study`,
 `parse_study`), so the rest of uxlab can trust a `Study`; `StudyError` is its error.
