@@ -68,6 +68,12 @@ def test_without_paint_times_shown_lateness_stays_empty_and_drift_uses_hand_off(
     assert trial_fidelity(as_dicts)["late_handed_p50_ms"] == 1.0
 
 
+def test_drift_compares_the_last_quarter_of_the_stream_with_the_first():
+    late = [0.0, 0.0, 1.0, 1.0, 2.0, 2.0, 3.0, 3.0]  # a stream slipping 3 ms as it plays
+    f = trial_fidelity([chunk(i, 10.0 * i, 10.0 * i + x) for i, x in enumerate(late)])
+    assert f["drift_ms"] == 3.0 and f["late_handed_p50_ms"] == 1.5
+
+
 def test_tolerance_prefers_shown_lateness_and_says_why():
     tol = Tolerance(8.0, max_frame_shared_share=0.1)
     assert outside_tolerance({"late_shown_p99_ms": 7.9, "late_handed_p99_ms": 50.0}, tol) == []

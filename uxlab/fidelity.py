@@ -9,9 +9,10 @@ stored `chunk` events as dicts) into the fidelity columns of README contract 2
   chunks whose paint was measured; empty when nothing was painted (headless, serve).
 
 `frame_shared_share` is the share of chunks (after the first painted one) that reached
-the screen in the same frame as the chunk before them. `drift_ms` is how much longer the
-shown span (first to last chunk; handed times where nothing was painted) was than the
-scheduled span. Only chunks with text count.
+the screen in the same frame as the chunk before them. `drift_ms` is the median lateness
+of the last k chunks minus that of the first k (k = a quarter of the chunks, at most 200,
+as in `benchmarks/timing_fidelity.py`; shown lateness where painted, else handed): how
+far the stream slipped while it played. Only chunks with text count.
 
 `Tolerance` is a study's `[timing]` limit; `outside_tolerance` says why a trial is off.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -43,6 +45,8 @@ tolerance, 0 within, empty when not judged)."""
 
 MIN_DEFAULT_LATE_P99_MS = 8.0
 """The floor of the derived tolerance: uxlab's own shown-time p99 target (ms)."""
+DRIFT_CHUNKS = 200
+"""At most this many chunks at each end of a stream make its drift."""
 NO_GAP_DEFAULT_LATE_P99_MS = 20.0
 """The derived tolerance when no condition streams two chunks (ms)."""
 
@@ -98,11 +102,14 @@ def trial_fidelity(records: Iterable[Any]) -> dict[str, float | None]:
     if len(painted) >= 2:
         shared = sum(1 for (_, a), (_, b) in itertools.pairwise(painted) if a == b)
         out["frame_shared_share"] = round(shared / (len(painted) - 1), 4)
-    ends = painted if painted else [(r, _get(r, "handed_ms")) for r in handed]
-    if len(ends) >= 2:
-        (first, t_first), (last, t_last) = ends[0], ends[-1]
-        span_scheduled = _get(last, "scheduled_ms") - _get(first, "scheduled_ms")
-        out["drift_ms"] = round((t_last - t_first) - span_scheduled, 3)
+    late = (
+        [t - _get(r, "scheduled_ms") for r, t in painted]
+        if painted
+        else [h - s for h, s in _pairs(handed, "handed_ms")]
+    )
+    if len(late) >= 2:
+        k = max(1, min(DRIFT_CHUNKS, len(late) // 4))
+        out["drift_ms"] = round(statistics.median(late[-k:]) - statistics.median(late[:k]), 3)
     return out
 
 
