@@ -250,3 +250,46 @@ def test_a_trial_stored_before_fidelity_columns_gets_them_from_its_chunk_events(
     assert row["n_chunks"] == "2" and float(row["late_shown_max_ms"]) == 3.0
     assert row["frame_shared_share"] == "0.0"
     assert row["fidelity_flag"] == "" and row["load_1m"] == ""  # not known then: not guessed
+
+
+def test_the_report_has_a_fidelity_section_and_drops_flagged_trials_unless_asked(tmp_path):
+    from analysis_fixtures import simulate_trial_table, write_export_folder
+
+    from analysis.report import ReportOptions, analyse, write_report
+
+    trials = simulate_trial_table(n_participants=6, reps=2)
+    rng = range(len(trials))
+    trials["n_chunks"] = 40
+    trials["late_handed_p50_ms"] = 0.01
+    trials["late_handed_p99_ms"] = [30.0 if i % 10 == 0 else 1.0 for i in rng]
+    trials["load_1m"] = 0.5
+    trials["fidelity_flag"] = [1 if i % 10 == 0 else 0 for i in rng]
+    folder = write_export_folder(tmp_path / "export", trials)
+    table = load_trial_table(folder)
+    assert "late_handed_p99_ms" not in table.factors
+    options = ReportOptions(n_boot=20, seed=0, per_participant=False)
+    data = analyse(table, options)
+    log = data.exclusions.log
+    assert FIDELITY_REASON in set(log["reason"])
+    assert data.fidelity is not None and data.fidelity["excluded"]
+    md = write_report(data, tmp_path / "out")["markdown"].read_text(encoding="utf-8")
+    assert "## Playback fidelity" in md and "are left out of this analysis" in md
+    kept = analyse(
+        table,
+        ReportOptions(
+            n_boot=20,
+            seed=0,
+            per_participant=False,
+            rules=ExclusionRules(drop_fidelity_flagged=False),
+        ),
+    )
+    assert FIDELITY_REASON not in set(kept.exclusions.log["reason"])
+    assert len(kept.kept) > len(data.kept)
+
+
+def test_report_command_offers_keep_flagged():
+    from uxlab.cli import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["report", "data.csv", "--keep-flagged"]).keep_flagged is True
+    assert parser.parse_args(["report", "data.csv"]).keep_flagged is False
