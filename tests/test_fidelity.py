@@ -164,6 +164,12 @@ async def test_a_late_trial_is_flagged_rerun_exported_and_excluded_with_its_reas
     ss.finish({"comments": ("", 100.0)})
     store.close()
 
+    from uxlab.store.verify import verify_db
+
+    checked = verify_db(db, study.path)  # the re-run is rebuilt as the trial it repeats
+    assert checked.ok, [m.line() for m in checked.mismatches]
+    assert checked.n_trials == n_planned + 1
+
     out = tmp_path / "export"
     export_db(db, out)
     with open(out / "trials.csv", newline="") as fh:

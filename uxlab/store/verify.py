@@ -293,18 +293,23 @@ def _check_session(
     bad_schedules: dict[str, list[int]] = defaultdict(list)
     rows = conn.execute(
         "SELECT trial_index, block, practice, kind, condition_id, levels, replay_id, seed, "
-        "attention, outcome, " + ("schedule_sha256" if has_sha else "NULL") + " FROM trials "
+        "attention, outcome, " + ("schedule_sha256" if has_sha else "NULL") + ", timings "
+        "FROM trials "
         "WHERE session_id = ? ORDER BY trial_index",
         (session_id,),
     ).fetchall()
     for idx, block, practice, kind, cond, levels_json, replay_id, t_seed, attention, *rest in rows:
-        outcome, sha = rest
+        outcome, sha, timings = rest
         report.n_trials += 1
         levels = json.loads(levels_json)
-        if not 0 <= idx < len(derived):
+        rerun_of = json.loads(timings).get("rerun_of") if timings else None
+        if rerun_of is not None and idx >= len(derived) and 0 <= rerun_of < len(derived):
+            expected = derived[rerun_of]  # a re-run of a flagged trial: the same trial again
+        elif not 0 <= idx < len(derived):
             mismatch("is not in the re-derived trial list", idx)
             continue
-        expected = derived[idx]
+        else:
+            expected = derived[idx]
         if adaptive is not None and not expected.practice and expected.attention is None:
             level = adaptive.level_for(expected.levels, committed)
             resolved = {**expected.levels, adaptive.factor: level}
