@@ -690,6 +690,16 @@ class StudySession:
             return None
         if trial.practice or trial.attention is not None:
             return None
+        rerun = self._append_rerun(trial)
+        self.requeued.append(trial.index)
+        return rerun
+
+    def _append_rerun(self, trial: Trial) -> Trial:
+        """The planned trial again at the next free index (this run's list only).
+
+        Local on purpose: to be unified with the session's re-run queue for interrupted
+        trials (one queue, a reason per re-run) when both are merged.
+        """
         planned = self.trials[trial.index]
         rerun = dataclasses.replace(
             planned,
@@ -698,7 +708,6 @@ class StudySession:
             extra={**planned.extra, "rerun_of": trial.index},
         )
         self.trials.append(rerun)
-        self.requeued.append(trial.index)
         return rerun
 
     def fidelity_note(self) -> str:
