@@ -47,7 +47,7 @@ CONTRACT_COLUMNS = (
     "simulated",
 )
 # Further columns uxlab writes when a study uses them (schedule hashes, agent chains, live
-# endpoints): measurements, never factors.
+# endpoints, trials queued again at the end): measurements, never factors.
 EXTRA_COLUMNS = (
     "schedule_sha256",
     "e2e_ms",
@@ -57,6 +57,8 @@ EXTRA_COLUMNS = (
     "violation_max_ms",
     "violation_sum_ms",
     "rerun_of",
+    "rerun_reason",
+    "rerun_as",
 )
 # Per-trial playback fidelity (contract 2; uxlab computes them from the playback log):
 # how late chunks were handed out and shown, frame sharing, drift, the machine's load and

@@ -152,13 +152,13 @@ async def test_a_late_trial_is_flagged_rerun_exported_and_excluded_with_its_reas
     late["ms"] = 12.0  # every wake-up of the next trial is 12 ms late
     flagged = await play_next(ss)
     late["ms"] = 0.0
-    assert ss.flagged == [flagged] and ss.requeued == [flagged]
+    assert ss.flagged == [flagged] and ss.fidelity_requeued == [flagged]
     assert len(ss.trials) == n_planned + 1
     rerun = ss.trials[-1]
-    assert rerun.extra["rerun_of"] == flagged and rerun.seed == ss.trials[flagged].seed
+    assert ss.session.reruns[rerun.index] == (flagged, "fidelity")
+    assert rerun.seed == ss.trials[flagged].seed
     while ss.next_trial() is not None:
         await play_next(ss)
-    assert ss.progress(rerun) == "Extra trial 1 of 1"
     assert ss.flagged == [flagged]  # the re-run was on time
     assert "1 of" in ss.fidelity_note() and "1 re-run" in ss.fidelity_note()
     ss.finish({"comments": ("", 100.0)})
@@ -179,6 +179,7 @@ async def test_a_late_trial_is_flagged_rerun_exported_and_excluded_with_its_reas
     assert bad["fidelity_flag"] == "1" and float(bad["late_handed_p99_ms"]) == 12.0
     assert int(bad["n_chunks"]) > 1 and bad["load_1m"] == "1.5"
     assert bad["late_shown_p99_ms"] == ""  # nothing was painted: not claimed
+    assert bad["rerun_as"] == str(n_planned) and bad["rerun_reason"] == "fidelity"
     again = rows[n_planned]
     assert again["rerun_of"] == str(flagged) and again["fidelity_flag"] == "0"
     assert again["condition_id"] == bad["condition_id"]
@@ -207,7 +208,7 @@ async def test_without_requeue_a_flagged_trial_is_only_marked(tmp_path):
         n = len(ss.trials)
         late["ms"] = 6.0
         flagged = await play_next(ss)
-        assert ss.flagged == [flagged] and ss.requeued == [] and len(ss.trials) == n
+        assert ss.flagged == [flagged] and ss.fidelity_requeued == [] and len(ss.trials) == n
 
 
 def test_the_derived_tolerance_comes_from_the_shortest_gap(tmp_path):
@@ -231,6 +232,7 @@ def test_every_column_uxlab_exports_is_known_to_the_analysis():
         + export.FIDELITY_COLUMNS
         + export.TAIL_COLUMNS
         + [c for group in export.OPTIONAL_COLUMNS for c in group]
+        + export.RERUN_COLUMNS
     )
     unknown = [c for c in exported if c not in known_columns()]
     assert unknown == [], f"add {unknown} to analysis/trial_table.py (never factors)"

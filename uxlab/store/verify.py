@@ -293,23 +293,20 @@ def _check_session(
     bad_schedules: dict[str, list[int]] = defaultdict(list)
     rows = conn.execute(
         "SELECT trial_index, block, practice, kind, condition_id, levels, replay_id, seed, "
-        "attention, outcome, " + ("schedule_sha256" if has_sha else "NULL") + ", timings "
-        "FROM trials "
+        "attention, outcome, " + ("schedule_sha256" if has_sha else "NULL") + " FROM trials "
         "WHERE session_id = ? ORDER BY trial_index",
         (session_id,),
     ).fetchall()
+    reruns = _rerun_roots(conn, session_id)  # re-runs queued at the end play a planned trial
     for idx, block, practice, kind, cond, levels_json, replay_id, t_seed, attention, *rest in rows:
-        outcome, sha, timings = rest
+        outcome, sha = rest
         report.n_trials += 1
         levels = json.loads(levels_json)
-        rerun_of = json.loads(timings).get("rerun_of") if timings else None
-        if rerun_of is not None and idx >= len(derived) and 0 <= rerun_of < len(derived):
-            expected = derived[rerun_of]  # a re-run of a flagged trial: the same trial again
-        elif not 0 <= idx < len(derived):
+        root = reruns.get(idx, idx)
+        if not 0 <= root < len(derived):
             mismatch("is not in the re-derived trial list", idx)
             continue
-        else:
-            expected = derived[idx]
+        expected = dataclasses.replace(derived[root], index=idx, break_before=False)
         if adaptive is not None and not expected.practice and expected.attention is None:
             level = adaptive.level_for(expected.levels, committed)
             resolved = {**expected.levels, adaptive.factor: level}
@@ -350,6 +347,17 @@ def _check_session(
         which = ", ".join(str(i) for i in indexes[:8]) + (" ..." if len(indexes) > 8 else "")
         n = len(indexes)
         mismatch(f"{n} schedule(s) differ ({'trial' if n == 1 else 'trials'} {which}): {reason}")
+
+
+def _rerun_roots(conn: sqlite3.Connection, session_id: str) -> dict[int, int]:
+    """A re-run's trial_index -> the planned trial it plays (`requeued`, schema 5)."""
+    if not _columns(conn, "requeued"):
+        return {}
+    return dict(
+        conn.execute(
+            "SELECT trial_index, root_index FROM requeued WHERE session_id = ?", (session_id,)
+        ).fetchall()
+    )
 
 
 def _ids_of(trial: Trial) -> list[str]:

@@ -39,6 +39,7 @@ from uxlab.study.spec import (
     Design,
     Factor,
     Question,
+    SessionOptions,
     Study,
     StudyError,
     Timing,
@@ -62,6 +63,7 @@ _SECTIONS = {
     "attention": ("every", "text", "question", "answer", "levels"),
     "chain": ("ask_after_steps",),
     "timing": ("max_late_p99_ms", "max_frame_shared_share", "requeue_flagged", "max_requeued"),
+    "session": ("rerun_interrupted",),
 }
 _FACTOR_KEYS = ("levels", "between", "procedure", "down", "grid")
 _QUESTION_KEYS = (
@@ -250,6 +252,7 @@ class _Loader:
             live=live,
             ask_after_steps=ask_after_steps,
             timing=timing,
+            session=self.session_options(doc),
         )
 
     def chain_asks(
@@ -680,6 +683,12 @@ class _Loader:
             ),
             max_requeued=self.positive_int(t, "max_requeued", "[timing]", 5, minimum=0),
         )
+
+    def session_options(self, doc: dict) -> SessionOptions:
+        s = self.table(doc, "session", required=False)
+        self.unknown(s, _SECTIONS["session"], "[session]")
+        rerun = self.get(s, "rerun_interrupted", "[session]", (bool,), True, "true or false")
+        return SessionOptions(rerun_interrupted=rerun)
 
     def attention(
         self, doc: dict, questions: list[Question], factors: list[Factor], profile: Profile

@@ -165,6 +165,15 @@ class Timing:
 
 
 @dataclass(frozen=True)
+class SessionOptions:
+    """`[session]`: how a participant's session treats trials that did not run cleanly."""
+
+    rerun_interrupted: bool = True
+    """A trial interrupted (the program stopped or quit mid-stream) is run again at the end
+    of the session; the interrupted attempt stays stored, marked (`Store.requeue_trial`)."""
+
+
+@dataclass(frozen=True)
 class Attention:
     every: int
     """One known-answer trial after every N main trials (never first in a block)."""
@@ -211,6 +220,8 @@ class Study:
     step that is a trial's final answer, or beyond its (cut) chain, is skipped."""
     timing: Timing = field(default_factory=Timing)
     """`[timing]`: the playback-fidelity tolerance and whether flagged trials run again."""
+    session: SessionOptions = field(default_factory=SessionOptions)
+    """`[session]`: e.g. whether interrupted trials are run again at the end."""
 
     @property
     def within_factors(self) -> list[Factor]:
