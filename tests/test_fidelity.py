@@ -301,3 +301,38 @@ def test_report_command_offers_keep_flagged():
     parser = build_parser()
     assert parser.parse_args(["report", "data.csv", "--keep-flagged"]).keep_flagged is True
     assert parser.parse_args(["report", "data.csv"]).keep_flagged is False
+
+
+@pytest.mark.slow
+async def test_the_study_app_stores_shown_lateness_from_its_frames(tmp_path):
+    """Through the real app (headless): the paint probe's frame times reach the columns."""
+    import json
+    import sqlite3
+
+    from helpers.pilot import do_trial, wait_for, wait_screen
+
+    from uxlab.tui.flow_screens import ConsentScreen, InstructionsScreen, ParticipantScreen
+    from uxlab.tui.study_app import StudyApp
+    from uxlab.tui.trial_screen import TrialScreen
+
+    study = load_study(tiny_study(tmp_path, levels="20, 40", attention=False))
+    store = Store.open(tmp_path / "results.sqlite")
+    app = StudyApp(study, store, suggested_id="P-FIDAP")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_screen(pilot, ParticipantScreen)
+        await pilot.press("enter")
+        await wait_screen(pilot, ConsentScreen)
+        await pilot.press("a")
+        await wait_screen(pilot, InstructionsScreen)
+        await pilot.press("enter")
+        await wait_screen(pilot, TrialScreen)
+        assert await do_trial(pilot) == "completed"
+        await wait_for(pilot, lambda: app.session.committed == [0])
+        await pilot.press("ctrl+q")
+    store.close()
+    with sqlite3.connect(tmp_path / "results.sqlite") as conn:
+        (timings,) = conn.execute("SELECT timings FROM trials WHERE trial_index = 0").fetchone()
+    t = json.loads(timings)
+    assert t["n_chunks"] > 1 and t["fidelity_flag"] in (0, 1)
+    assert t["late_shown_p50_ms"] is not None  # queued frames (headless: no terminal)
+    assert t["late_shown_max_ms"] >= t["late_shown_p50_ms"] and t["frame_shared_share"] >= 0
