@@ -84,6 +84,10 @@ def shortest_gap_ms(study: Study, shaper: Shaper = shape) -> float | None:
     return min(medians) if medians else None
 
 
+_TOLERANCES: dict[tuple[str, str], Tolerance] = {}
+"""(study file SHA-256, corpus path) -> its `[timing]` tolerance (`StudySession.tolerance`)."""
+
+
 @dataclass
 class TrialRecord:
     """What `Store.commit_trial` takes for one trial."""
@@ -676,11 +680,14 @@ class StudySession:
     def tolerance(self) -> Tolerance:
         """The study's `[timing]` tolerance; derived from its shortest gap when not set."""
         if self._tolerance is None:
-            timing = self.study.timing
-            limit, derived = timing.max_late_p99_ms, False
-            if limit is None:
-                limit, derived = default_max_late_p99_ms(shortest_gap_ms(self.study)), True
-            self._tolerance = Tolerance(limit, timing.max_frame_shared_share, derived)
+            key = (self.study.sha256, str(self.study.corpus_path))
+            if key not in _TOLERANCES:  # shaping every condition: once per study, not session
+                timing = self.study.timing
+                limit, derived = timing.max_late_p99_ms, False
+                if limit is None:
+                    limit, derived = default_max_late_p99_ms(shortest_gap_ms(self.study)), True
+                _TOLERANCES[key] = Tolerance(limit, timing.max_frame_shared_share, derived)
+            self._tolerance = _TOLERANCES[key]
         return self._tolerance
 
     def _judge_fidelity(self, run: TrialRun, rec: TrialRecord) -> list[str]:
