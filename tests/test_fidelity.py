@@ -336,3 +336,22 @@ async def test_the_study_app_stores_shown_lateness_from_its_frames(tmp_path):
     assert t["n_chunks"] > 1 and t["fidelity_flag"] in (0, 1)
     assert t["late_shown_p50_ms"] is not None  # queued frames (headless: no terminal)
     assert t["late_shown_max_ms"] >= t["late_shown_p50_ms"] and t["frame_shared_share"] >= 0
+
+
+def test_raising_the_priority_asks_for_the_niceness_and_names_a_refusal():
+    from uxlab.machine import niceness, raise_priority
+
+    asked: list[tuple[int, int, int]] = []
+    current = niceness()
+    assert current is not None and machine_state()["nice"] == current
+    assert raise_priority(5, setpriority=lambda *a: asked.append(a)) == max(-20, current - 5)
+    assert asked[0][2] == max(-20, current - 5)
+    assert raise_priority(100, setpriority=lambda *a: None) == -20
+
+    def refuse(*_):
+        raise PermissionError("Operation not permitted")
+
+    with pytest.raises(PermissionError):
+        raise_priority(10, setpriority=refuse)
+    with pytest.raises(ValueError):
+        raise_priority(-1)

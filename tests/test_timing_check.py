@@ -51,7 +51,7 @@ def test_late_hand_offs_fail_with_what_to_do(tmp_path):
     assert not c.ok
     text = c.warning()
     assert "handed out 9.0 ms late at p99" in text
-    assert "run outside tmux" in text and "nice" in text and "close other programs" in text
+    assert "run outside tmux" in text and "--nice 10" in text and "close other programs" in text
 
 
 def test_lateness_within_the_tolerance_but_not_a_frame_below_it_fails(tmp_path):

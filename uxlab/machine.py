@@ -1,14 +1,16 @@
-"""The machine's state while a study runs: load, CPUs and CPU steal, read where readable.
+"""The machine's state while a study runs: load, CPUs, CPU steal and the process's niceness.
 
-Everything here is a best-effort reading: a value the system does not offer is None, never
-a guess. Steal (time a virtual machine's CPU spent running other guests) comes from the
-`cpu` line of `/proc/stat` (Linux); `steal_share` is the share of CPU time stolen between
-two readings, `steal_share_since_boot` the share since the machine started.
+Readings are best effort: a value the system does not offer is None, never a guess. Steal
+(time a virtual machine's CPU spent running other guests) comes from the `cpu` line of
+`/proc/stat` (Linux); `steal_share` is the share of CPU time stolen between two readings,
+`steal_share_since_boot` the share since the machine started. `raise_priority(by)` is the
+one write: it lowers the process's niceness (`uxlab run --nice N`).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,4 +77,26 @@ def machine_state(proc_stat: Path = PROC_STAT) -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "cpus_usable": usable,
         "steal_share_since_boot": steal_share(CpuTimes(0, 0), times),
+        "nice": niceness(),
     }
+
+
+def niceness() -> int | None:
+    """This process's scheduling niceness (-20 most favoured .. 19; None where unknown)."""
+    try:
+        return os.getpriority(os.PRIO_PROCESS, 0)
+    except (AttributeError, OSError):
+        return None
+
+
+def raise_priority(by: int, setpriority: Callable[[int, int, int], None] | None = None) -> int:
+    """Lower this process's niceness by `by` (a higher scheduling priority); returns the new
+    niceness. Needs privileges (root, or CAP_SYS_NICE): PermissionError otherwise."""
+    if by < 0:
+        raise ValueError(f"raise the priority by 0 or more, got {by}")
+    current = niceness()
+    if current is None:
+        raise PermissionError("this system does not offer process priorities")
+    target = max(-20, current - by)
+    (setpriority or os.setpriority)(os.PRIO_PROCESS, 0, target)
+    return target

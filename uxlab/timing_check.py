@@ -195,8 +195,8 @@ def _judge(check: TimingCheck) -> None:
     if check.steal_share is not None and check.steal_share > STEAL_WARN_SHARE:
         check.advice.append("use a machine that is not a shared virtual machine")
     check.advice.append(
-        "raise the runner's priority (e.g. `sudo nice -n -10 uxlab run ...`, or "
-        "`sudo chrt --rr 10 uxlab run ...`)"
+        "raise the runner's priority (`uxlab run --nice 10` as root, or "
+        "`sudo nice -n -10 uxlab run ...`)"
     )
     check.advice.append(
         "then check again with `uxlab check-timing STUDY`; trials shown too late are "

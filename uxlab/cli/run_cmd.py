@@ -42,6 +42,13 @@ def register(subparsers: Any) -> None:
         "--seed", type=int, metavar="N", help="seed of the trial list (default: the study's)"
     )
     parser.add_argument(
+        "--nice",
+        type=int,
+        metavar="N",
+        help="raise the runner's scheduling priority by N (niceness -N; needs root or "
+        "CAP_SYS_NICE), so other programs delay chunks less",
+    )
+    parser.add_argument(
         "--no-timing-check",
         action="store_true",
         help="skip the timing check before the first trial (see `uxlab check-timing`)",
@@ -72,6 +79,16 @@ def run(args: argparse.Namespace) -> int:
     if args.fps is not None and frame_cap() != args.fps:
         raise CliError(f"--fps {args.fps}: Textual was already loaded with {frame_cap()} fps")
     db = args.db if args.db is not None else default_db_path(study)
+    if args.nice:
+        from uxlab.machine import raise_priority
+
+        try:
+            raise_priority(args.nice)
+        except (PermissionError, ValueError) as exc:
+            raise CliError(
+                f"--nice {args.nice}: cannot raise the priority ({exc}); run it as "
+                f"`sudo nice -n -{abs(args.nice)} uxlab run ...` or leave --nice out"
+            ) from None
     env = collect_environment(frame_cap())
     warnings = timing_warnings(env, shortest_gap_ms(study))
     if not args.no_timing_check:  # off-screen, before the app: the researcher sees it
