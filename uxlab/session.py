@@ -700,7 +700,8 @@ class StudySession:
         if run.log is None:
             return []
         fidelity = trial_fidelity(run.log.records)
-        fidelity["load_1m"] = self.load_fn()
+        # a simulated participant's data is the same from the same seed on any machine
+        fidelity["load_1m"] = None if self.session.simulated else self.load_fn()
         reasons: list[str] = []
         if fidelity["n_chunks"] and run.live is None:
             reasons = outside_tolerance(fidelity, self.tolerance)
