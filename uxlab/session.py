@@ -26,6 +26,11 @@ only a trial quit mid-stream stays in flight (stored as `interrupted` on resume)
 run again at the end of the session (`requeue`; `[session] rerun_interrupted = false` turns
 this off).
 
+Every stored trial carries how faithfully it was shown (`uxlab.fidelity`: lateness, frame
+sharing, drift, the machine's load); one outside the study's `[timing]` tolerance is
+flagged (`fidelity_flag`) and, with `requeue_flagged`, run again at the end the same way
+(reason `fidelity`). `ss.fidelity_note()` is the researcher's count at the end.
+
 A trial's schedule is `shape(recording, study.profile_for(trial.levels), trial.seed)`: the
 recording (`uxlab.study.stimulus.trial_source`, shared with `uxlab serve --study`) and the
 seed come from the stored trial list, so every draw is reproducible from
