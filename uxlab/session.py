@@ -218,8 +218,17 @@ class TrialRun:
 
     @property
     def final(self) -> bool:
-        """The outcome can no longer change: the stream is over, or was given up."""
+        """The outcome can no longer change: the stream is over, or was given up (an
+        attention check: once answered; quit before that, it is offered again)."""
+        if self.is_check:
+            return self.phase == "answered"
         return self.abandoned_at_ms is not None or self.phase in ("over", "answered")
+
+    @property
+    def is_check(self) -> bool:
+        """An attention check: its text and its one question on their own screen, with no
+        send, no stream and no latency (so never a latency trial, `uxlab.tui.check_screen`)."""
+        return self.trial.attention is not None
 
     @property
     def unanswered(self) -> list[str]:
@@ -254,6 +263,8 @@ class TrialRun:
     @property
     def questions(self) -> list[Question]:
         """The per-trial questions to ask now (none after a give-up unless the study asks)."""
+        if self.trial.attention is not None:  # only the check's own question
+            return [self.study.question(self.trial.attention.question)]
         if self.outcome == "abandoned" and not self.study.abandon.ask_questions:
             return []
         return list(self.study.trial_questions)
@@ -270,6 +281,13 @@ class TrialRun:
         events: list[dict[str, Any]] = [
             {"kind": "shown", "t_ms": self.shown_at_ms - t0, "prompt_chars": len(self.prompt)}
         ]
+        if self.trial.attention is not None:  # the check's text was shown, not a prompt
+            events[0] = {
+                "kind": "shown",
+                "t_ms": 0.0,
+                "attention_check": True,
+                "text_chars": len(self.trial.attention.text),
+            }
         if self.t0_ms is not None:
             events.append({"kind": "send", "t_ms": 0.0})
         shown_first = shown_last = None
@@ -346,7 +364,7 @@ class TrialRun:
             "t_abandon_ms": None if self.abandoned_at_ms is None else self.abandoned_at_ms - t0,
             "shown_first_ms": shown_first,
             "shown_last_ms": shown_last,
-            "scheduled_end_ms": self.scheduled_end_ms,
+            "scheduled_end_ms": None if self.is_check else self.scheduled_end_ms,
         }
         if self.live is not None:  # violations, arrivals, due/arrival per chunk, the request
             self.live.add_to_record(timings, events)
@@ -489,14 +507,21 @@ class StudySession:
 
     @property
     def n_main(self) -> int:
-        return len(self.trials) - self.n_practice
+        """Main trials: neither practice nor attention checks (those are not latency trials)."""
+        return sum(1 for t in self.trials if not t.practice and t.attention is None)
+
+    def main_done_before(self, trial: Trial) -> int:
+        """Main trials before `trial` in the list (checks and practice not counted)."""
+        return sum(1 for t in self.trials[: trial.index] if not t.practice and t.attention is None)
 
     def progress(self, trial: Trial) -> str:
-        """`Practice 1 of 2` or `Trial 12 of 60` (main trials counted from 1)."""
+        """`Practice 1 of 2`, `Trial 12 of 60` (main trials counted from 1) or `Attention
+        check` (not a latency trial, not counted)."""
         if trial.practice:
             return f"Practice {trial.index + 1} of {self.n_practice}"
-        k = sum(1 for t in self.trials[: trial.index] if not t.practice) + 1
-        return f"Trial {k} of {self.n_main}"
+        if trial.attention is not None:
+            return "Attention check"
+        return f"Trial {self.main_done_before(trial) + 1} of {self.n_main}"
 
     def resume_note(self) -> str:
         """What to tell a returning participant (empty for a new session)."""
@@ -508,7 +533,7 @@ class StudySession:
         elif trial.practice:
             note = f"Welcome back. The session continues with practice trial {trial.index + 1}."
         else:
-            done = sum(1 for t in self.trials[: trial.index] if not t.practice)
+            done = self.main_done_before(trial)
             note = f"Welcome back. You have done {done} of {self.n_main} trials; the session "
             note += "continues with the next one."
         if self.session.interrupted:

@@ -63,6 +63,23 @@ AFTER_FACTOR_COLUMNS = [
     "scheduled_end_ms",
 ]
 TAIL_COLUMNS = ["attention_check", "attention_ok", "pilot", "simulated"]
+ATTENTION_CONDITION = "attention-check"
+"""`condition_id` of an attention check shown on its own screen: no stream, so no latency
+and empty factor columns (a check that streamed, as before, keeps its levels)."""
+
+
+def _shown_without_stream(
+    attention: Any, outcome: str, shown_first_ms: Any, scheduled_end_ms: Any
+) -> bool:
+    """An attention check shown on its own screen (nothing scheduled, nothing streamed)."""
+    return (
+        bool(attention)
+        and outcome == "completed"
+        and shown_first_ms is None
+        and (scheduled_end_ms is None)
+    )
+
+
 CHAIN_COLUMNS = ["e2e_ms", "abandon_step", "paused_ms"]
 """Agent-chain trials only (from the trial's `timings`): measured end of the answer, the
 step (0-based) running when the participant gave up, and the time mid-chain questions held
@@ -200,6 +217,8 @@ def read_tables(db: str | Path) -> dict[str, Any]:
         ):
             levels = json.loads(r[8])
             row: dict[str, Any] = dict(zip(BASE_COLUMNS, r[:8], strict=True))
+            if _shown_without_stream(r[16], r[11], r[13], r[15]):
+                levels, row["condition_id"] = {}, ATTENTION_CONDITION  # no latency was shown
             row.update({f: levels.get(f) for f in factors})
             outcome = "interrupted" if r[11] == "running" else r[11]
             row.update(

@@ -35,6 +35,7 @@ from uxlab.errors import UxlabError
 from uxlab.session import StudySession, TrialRun
 from uxlab.store import Store, new_participant_id
 from uxlab.study import Study
+from uxlab.tui.check_screen import CheckScreen
 from uxlab.tui.flow_screens import (
     BreakScreen,
     ConsentScreen,
@@ -125,7 +126,8 @@ class StudyApp(App[RunResult]):
         if isinstance(event, events.Key) and not event.is_forwarded:
             self.key_time_ms = self.clock.now_ms()
             run = self.current_run
-            if run is not None and run.phase != "answered" and isinstance(self.screen, TrialScreen):
+            trial_screen = isinstance(self.screen, (TrialScreen, CheckScreen))
+            if run is not None and run.phase != "answered" and trial_screen:
                 name = event.key
                 if event.is_printable and isinstance(self.focused, Input):
                     name = "char"  # typed text is stored only as the answer itself
@@ -179,7 +181,7 @@ class StudyApp(App[RunResult]):
                 )
             run = await self._saving("the start of this trial", lambda t=trial: ss.begin(t))
             self.current_run = run
-            run = await self.push_screen_wait(TrialScreen(run, ss.progress(trial), self.probe))
+            run = await self.push_screen_wait(self._trial_screen(run, ss.progress(trial)))
             # One transaction, before anything else appears (retried until it is stored).
             await self._saving("this trial", lambda r=run: ss.commit(r))
             self.current_run = None
@@ -201,6 +203,12 @@ class StudyApp(App[RunResult]):
             )
         )
         self.exit(self.result)
+
+    def _trial_screen(self, run: TrialRun, progress: str) -> TrialScreen | CheckScreen:
+        """An attention check has its own screen (no stream, only its question)."""
+        if run.is_check:
+            return CheckScreen(run, progress)
+        return TrialScreen(run, progress, self.probe)
 
     async def _saving(self, what: str, write: Callable[[], T]) -> T:
         """Run a store write; when it fails, say why and run it again on `r`."""
@@ -248,8 +256,7 @@ class StudyApp(App[RunResult]):
 
     @staticmethod
     def _done_text(ss: StudySession, trial: Any) -> str:
-        done = sum(1 for t in ss.trials[: trial.index] if not t.practice)
-        return f"Trial {done} of {ss.n_main} done"
+        return f"Trial {ss.main_done_before(trial)} of {ss.n_main} done"
 
     # -- quitting ----------------------------------------------------------------------------
     def action_quit_study(self) -> None:
