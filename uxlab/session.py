@@ -124,6 +124,8 @@ class TrialRun:
     """When the participant quit with this trial's outcome final (absolute), else None."""
     committed_sha256: str | None = None
     """Set once the trial is stored (a trial is committed once)."""
+    noted: list[tuple[float, str, dict[str, Any]]] = field(default_factory=list)
+    """(absolute ms, kind, data) of other events during the trial (a terminal `resize`)."""
 
     @property
     def prompt(self) -> str:
@@ -143,6 +145,11 @@ class TrialRun:
     def key(self, name: str, t_ms: float | None = None) -> None:
         """A key press (its name only; text typed into answers is never kept here)."""
         self.keys.append((self.clock.now_ms() if t_ms is None else t_ms, name, self.phase))
+
+    def note(self, kind: str, data: dict[str, Any], t_ms: float | None = None) -> None:
+        """Keep an event that happened during the trial (e.g. `resize`, {"cols", "rows"}):
+        stored with the trial, its time relative to t0 like the key presses."""
+        self.noted.append((self.clock.now_ms() if t_ms is None else t_ms, kind, dict(data)))
 
     def send(self, t_ms: float | None = None) -> float:
         """The participant sent the prompt: `t_ms` (absolute) becomes t = 0. Returns it."""
@@ -328,6 +335,8 @@ class TrialRun:
             events.append({"kind": "timeout", "t_ms": self.log.cancelled_at_ms})
         for t_ms, name, phase in self.keys:
             events.append({"kind": "key", "t_ms": t_ms - t0, "key": name, "phase": phase})
+        for t_ms, kind, data in self.noted:
+            events.append({**data, "kind": kind, "t_ms": t_ms - t0})
         for t_ms, qid, rt_ms in self.answer_times:
             events.append({"kind": "answer", "t_ms": t_ms - t0, "question": qid, "rt_ms": rt_ms})
         responses = dict(self.responses)
@@ -465,6 +474,8 @@ class StudySession:
         self._last_break_shown: int | None = None
         self.adaptive = AdaptivePlan.for_study(study, session.seed)
         """The adaptive factor's procedure (None when every level is fixed by the design)."""
+        self.opened_ms = self.clock.now_ms()
+        """When this start or resume opened the session (absolute ms on `clock`)."""
 
     @classmethod
     def open(
@@ -539,6 +550,12 @@ class StudySession:
         if self.session.interrupted:
             note += " The trial that was running when it stopped is skipped."
         return note
+
+    def log_event(self, kind: str, data: dict[str, Any], t_ms: float | None = None) -> None:
+        """Store a session event now (not of a trial): `t_ms` is kept as ms since this start
+        or resume opened the session (e.g. `terminal` at the start, `resize` between trials)."""
+        now = self.clock.now_ms() if t_ms is None else t_ms
+        self.store.add_session_event(self.session, kind, now - self.opened_ms, data)
 
     # -- consent and state -------------------------------------------------------------------
     def accept_consent(self) -> None:

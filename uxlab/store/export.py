@@ -8,7 +8,13 @@
                  flight (its process died and it was never resumed) is exported as
                  `interrupted`.
 - `events.csv`   `session_id, trial_index, t_ms, kind, data` (data: the event's other fields
-                 as compact JSON), in stored order.
+                 as compact JSON), in stored order. A trial's events have `t_ms` from its
+                 send; session events have `trial_index` -1 and `t_ms` from the start or
+                 resume they happened in: `terminal` (the size at each start and resume,
+                 `{"cols", "rows", "resumed"}`) and `resize` (`{"cols", "rows"}`, also among
+                 a trial's events when the terminal was resized during it).
+                 An attention check shown on its own screen has no stream: its trial row has
+                 empty factor columns and `condition_id` `attention-check`.
 - `sessions.csv` one row per session: state, pilot/simulated flags, resumed count, trial
                  counts, end-of-study answers (`q_<id>`) and the environment flattened into
                  `env_<key>` columns.

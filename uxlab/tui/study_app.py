@@ -113,6 +113,8 @@ class StudyApp(App[RunResult]):
         self.current_run: TrialRun | None = None
         self.key_time_ms: float | None = None
         self.result = RunResult()
+        self._size_logged: tuple[int, int] | None = None
+        self._unsaved_events: list[tuple[str, dict[str, Any], float]] = []
 
     def compose(self) -> ComposeResult:
         yield Static("", id="blank")
@@ -134,6 +136,37 @@ class StudyApp(App[RunResult]):
                 run.key(name, self.key_time_ms)
         await super().on_event(event)
 
+    # -- the terminal's size: at the start, and every resize -----------------------------------
+    def _log_start_size(self) -> None:
+        """The size the session starts (or resumes) at, as a session event `terminal`."""
+        assert self.session is not None
+        cols, rows = self.size
+        data = {"cols": cols, "rows": rows, "resumed": self.session.resumed}
+        self.session.log_event("terminal", data)
+        self._size_logged = (cols, rows)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Log a resize as a `resize` event: with the trial on screen (stored with it), or
+        else as a session event at once (kept and written with the next one if that fails)."""
+        size = (event.size.width, event.size.height)
+        ss = self.session
+        if ss is None or self._size_logged is None or size == self._size_logged:
+            return
+        self._size_logged = size
+        data = {"cols": size[0], "rows": size[1]}
+        run = self.current_run
+        if run is not None and run.committed_sha256 is None:
+            run.note("resize", data)
+            return
+        self._unsaved_events.append(("resize", data, self.clock.now_ms()))
+        try:
+            while self._unsaved_events:
+                kind, what, t_ms = self._unsaved_events[0]
+                ss.log_event(kind, what, t_ms)
+                self._unsaved_events.pop(0)
+        except SAVE_ERRORS:  # a locked database: tried again at the next resize
+            pass
+
     # -- the flow ----------------------------------------------------------------------------
     @work(exclusive=True, group="flow")
     async def _flow(self) -> None:
@@ -142,6 +175,7 @@ class StudyApp(App[RunResult]):
             await self.push_screen_wait(WarningsScreen(self.warnings))
         ss = await self._open_session()
         self.session = ss
+        await self._saving("the session", self._log_start_size)
         self.result.participant = ss.participant
         self.result.session_id = ss.session.id
         note = ss.resume_note()
