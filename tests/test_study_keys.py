@@ -6,11 +6,15 @@ the configured abandonment key (Escape, and aliases of keys) stops a trial in th
 from __future__ import annotations
 
 import re
+import shutil
+import sqlite3
+import time
 from pathlib import Path
 
 import pytest
 from helpers.pilot import wait_for
 from helpers.studies import SLOW_MS, tiny_study
+from test_run_tmux import Tmux, run_command
 from textual._ansi_sequences import ANSI_SEQUENCES_KEYS
 from textual._xterm_parser import XTermParser
 from textual.binding import Binding
@@ -201,3 +205,38 @@ async def test_the_configured_key_gives_up_through_the_real_app(tmp_path, config
     finally:
         store.close()
     assert rows[0][0] == "abandoned" and 0 <= rows[0][1] < SLOW_MS
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_an_aliased_key_gives_up_in_a_real_terminal(tmp_path):
+    """`key = "esc"` in tmux: the Escape byte goes through Textual's parser to the binding."""
+    path = study_with_key(tmp_path, "esc", levels=f"{SLOW_MS:g}", practice=0, attention=False)
+    db = tmp_path / "tmux.sqlite"
+    tmux = Tmux()
+    try:
+        tmux.start(run_command(path, db))
+
+        def until(marker: str) -> None:
+            deadline = time.monotonic() + 30
+            while marker not in tmux.screen():
+                assert time.monotonic() < deadline, f"no {marker!r} on:\n{tmux.screen()}"
+                time.sleep(0.05)
+
+        for marker, key in [
+            ("Timing warnings", "Enter"),  # inside tmux, for the researcher
+            ("Press a if you agree", "a"),
+            ("Press Enter to begin", "Enter"),
+            ("Press Enter to send.", "Enter"),
+            ("to stop waiting", "Escape"),
+        ]:
+            until(marker)
+            tmux.keys(key)
+        until("You stopped this answer")
+        tmux.keys("Enter")
+        until("Trial 2 of 2")
+        tmux.keys("C-q")
+        with sqlite3.connect(db) as conn:
+            got = conn.execute("SELECT trial_index, outcome FROM trials").fetchall()
+        assert got[0] == (0, "abandoned")
+    finally:
+        tmux.kill_server()
