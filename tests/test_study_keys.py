@@ -14,17 +14,26 @@ from pathlib import Path
 import pytest
 from helpers.pilot import wait_for
 from helpers.studies import SLOW_MS, tiny_study
+from test_chain_questions import study_file as chain_study_file
 from test_run_tmux import Tmux, run_command
 from textual._ansi_sequences import ANSI_SEQUENCES_KEYS
 from textual._xterm_parser import XTermParser
 from textual.binding import Binding
 from textual.keys import _character_to_key
 from textual.screen import Screen
+from textual.widgets import Input
 
 from uxlab.cli import main
 from uxlab.store import Store
 from uxlab.study import StudyError, load_study
-from uxlab.study.keys import APP_KEYS, NAMED_KEYS, QUESTION_KEYS, check_key, receivable
+from uxlab.study.keys import (
+    APP_KEYS,
+    NAMED_KEYS,
+    QUESTION_KEYS,
+    TEXT_ANSWER_KEYS,
+    check_key,
+    receivable,
+)
 from uxlab.tui.chain_view import ChainView
 from uxlab.tui.flow_screens import ConsentScreen, InstructionsScreen
 from uxlab.tui.questions import Slider
@@ -140,6 +149,15 @@ def test_question_keys_clash_only_where_questions_share_the_screen_with_the_key(
     assert check_key("y") == ("y", None)
     _, problem = check_key("y", questions_live=True)
     assert problem is not None and "answers yes/no questions" in problem
+    assert check_key("s", questions_live=True) == ("s", None)
+    _, problem = check_key("s", questions_live=True, typing_live=True)
+    assert problem is not None and "types or edits a free-text answer" in problem
+    assert check_key("escape", questions_live=True, typing_live=True) == ("escape", None)
+
+
+def test_every_key_a_free_text_answer_takes_is_refused_while_one_is_on_screen():
+    bound = {k for k in _bound_keys(*Input.BINDINGS) if receivable(k)}
+    assert bound <= TEXT_ANSWER_KEYS | set(APP_KEYS)
 
 
 def test_study_check_names_file_line_key_path_and_suggestion(tmp_path, capsys):
@@ -240,3 +258,13 @@ def test_an_aliased_key_gives_up_in_a_real_terminal(tmp_path):
         assert got[0] == (0, "abandoned")
     finally:
         tmux.kill_server()
+
+
+def test_a_chain_study_asking_mid_chain_refuses_a_key_its_questions_take(tmp_path):
+    path = chain_study_file(tmp_path)  # a yes/no question after steps 2 and 4
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('key = "escape"', 'key = "n"'), encoding="utf-8")
+    with pytest.raises(StudyError, match=r"\[abandon\]\.key: 'n' answers yes/no questions"):
+        load_study(path)
+    path.write_text(text.replace('key = "escape"', 'key = "s"'), encoding="utf-8")
+    assert load_study(path).abandon.key == "s"  # no free-text question on screen

@@ -101,6 +101,17 @@ QUESTION_KEYS: dict[str, str] = {
 on screen (mid-chain questions, when the abandonment key still stops the chain)."""
 
 
+TEXT_ANSWER_KEYS: frozenset[str] = frozenset(
+    [
+        *("backspace", "delete", "home", "end", "left", "right", "enter"),
+        *("shift+home", "shift+end", "shift+left", "shift+right"),
+        *("ctrl+left", "ctrl+right", "ctrl+shift+left", "ctrl+shift+right"),
+        *(f"ctrl+{c}" for c in "acdekuvwx"),
+    ]
+)
+"""Keys a free-text answer box takes (Textual's `Input`), besides every printable character."""
+
+
 def _char_key(char: str) -> str:
     """The name Textual gives a printable character (`/` -> `slash`, `a` -> `a`)."""
     if char.isalnum():
@@ -167,11 +178,14 @@ def normalise_key(raw: str) -> str:
 _MOD_ORDER = ["ctrl", "alt", "shift"]
 
 
-def check_key(raw: str, *, questions_live: bool = False) -> tuple[str, str | None]:
+def check_key(
+    raw: str, *, questions_live: bool = False, typing_live: bool = False
+) -> tuple[str, str | None]:
     """(Textual's name for the key, why it can never fire or None when it can).
 
     `questions_live`: the key is live while questions are on screen, so it must not be one
-    the question widgets take.
+    the question widgets take; `typing_live`: one of them is a free-text box, which takes
+    every printable character and its editing keys too.
     """
     name = normalise_key(raw)
     shown = repr(raw) if name == raw else f"{raw!r} ({name!r})"
@@ -198,6 +212,12 @@ def check_key(raw: str, *, questions_live: bool = False) -> tuple[str, str | Non
         return name, (
             f"{shown} {QUESTION_KEYS[name]}, and questions are on screen while this key "
             "must stop the answer" + _pick()
+        )
+    typed = _is_character_key(name) and not name.startswith("alt+")
+    if typing_live and (typed or name in TEXT_ANSWER_KEYS):
+        return name, (
+            f"{shown} types or edits a free-text answer, and a free-text question is on "
+            "screen while this key must stop the answer" + _pick()
         )
     return name, None
 

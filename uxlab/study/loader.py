@@ -649,9 +649,9 @@ class _Loader:
         if timeout is not None and timeout <= 0:
             raise self.err("[abandon].timeout_s", f"{timeout} must be positive (or leave it out)")
         # Mid-chain questions share the screen with a live abandonment key.
-        step_questions = any(q.when == "step" for q in questions)
+        step_kinds = {q.type for q in questions if q.when == "step"}
         return Abandon(
-            key=self.key_name(a, "key", "abandon", "escape", step_questions),
+            key=self.key_name(a, "key", "abandon", "escape", step_kinds),
             timeout_s=None if timeout is None else float(timeout),
             ask_questions=self.get(
                 a, "ask_questions", "[abandon]", (bool,), False, "true or false"
@@ -659,12 +659,17 @@ class _Loader:
         )
 
     def key_name(
-        self, table: dict, key: str, section: str, default: str, questions_live: bool
+        self, table: dict, key: str, section: str, default: str, live_question_types: set[str]
     ) -> str:
         """A key the participant presses, in Textual's spelling (`esc` -> `escape`), or a
-        StudyError with the line when no terminal can deliver it to the trial screen."""
+        StudyError with the line when no terminal can deliver it to the trial screen
+        (`live_question_types`: the kinds of question on screen while the key is live)."""
         raw = self.text(table, key, f"[{section}]", default)
-        name, problem = check_key(raw, questions_live=questions_live)
+        name, problem = check_key(
+            raw,
+            questions_live=bool(live_question_types),
+            typing_live="text" in live_question_types,
+        )
         if problem is not None:
             line = _line_of(self.source, section, key)
             raise StudyError(self.path, f"[{section}].{key}", problem, line=line)
