@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from helpers.pilot import OneScreen, settle, trial_screen
-from helpers.studies import long_prompt_study, tiny_study
+from helpers.studies import LONG_PROMPT, long_prompt_study, tiny_study
 
 from uxlab.session import StudySession, TrialRun
 from uxlab.store import Store
@@ -161,11 +161,20 @@ def test_trial_finished_with_question(snap_compare, tmp_path, answered):
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
-def long_prompt_app(tmp_path: Path) -> OneScreen:
+def long_prompt_app(tmp_path: Path, prompt: str = LONG_PROMPT) -> OneScreen:
     store = Store.open(tmp_path / "snap.sqlite")
-    return OneScreen(
-        trial_screen, load_study(long_prompt_study(tmp_path)), store, participant="P-SNAP1"
-    )
+    study = load_study(long_prompt_study(tmp_path, prompt))
+    return OneScreen(trial_screen, study, store, participant="P-SNAP1")
+
+
+def test_trial_ready_prompt_longer_than_its_box(snap_compare, tmp_path):
+    app = long_prompt_app(tmp_path, " ".join([LONG_PROMPT] * 3))
+
+    async def run_before(pilot) -> None:
+        await settle(pilot, lambda: isinstance(app.screen, TrialScreen))
+        await settle(pilot, lambda: app.focused is app.screen.query_one("#composer"))
+
+    assert snap_compare(app, terminal_size=(60, 20), run_before=run_before)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=["80x24", "60x20"])

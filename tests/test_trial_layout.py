@@ -46,3 +46,21 @@ async def test_the_answer_column_is_capped_on_a_wide_terminal(tmp_path):
         await settle(pilot, lambda: screen.run.phase == "over" and screen.query("QuestionPanel"))
         assert screen.query_one(StreamView).size.width <= 100
         assert screen.query_one("#trial-questions").outer_size.width <= 100
+
+
+async def test_a_prompt_longer_than_its_box_scrolls_and_says_so(tmp_path):
+    long = " ".join([LONG_PROMPT] * 4)
+    store = Store.open(tmp_path / "layout.sqlite")
+    app = OneScreen(trial_screen, load_study(long_prompt_study(tmp_path, long)), store)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await settle(pilot, lambda: isinstance(app.screen, TrialScreen))
+        screen = app.screen
+        box = screen.query_one("#composer")
+        await settle(pilot, lambda: app.focused is box)
+        assert box.outer_size.height <= 10 and box.max_scroll_y > 0  # half of 20 rows
+        assert "read it all" in str(screen.query_one("#trial-hint").render())
+        await pilot.press("pagedown", "pagedown", "pagedown")
+        await settle(pilot, lambda: box.scroll_y == box.max_scroll_y)  # the end is reachable
+        await pilot.press("enter")
+        await settle(pilot, lambda: screen.run.phase != "ready")
+        assert app.focused is not box  # the answer (or its questions) has it now
