@@ -4,10 +4,14 @@ and every resize, as events in the events table (and in `uxlab export`'s events.
 from __future__ import annotations
 
 import json
+import shutil
+import time
 
 import pandas as pd
+import pytest
 from helpers.pilot import do_trial, wait_for, wait_screen
 from helpers.studies import tiny_study
+from test_run_tmux import Tmux, run_command
 
 from uxlab.cli import main
 from uxlab.store import Store
@@ -70,3 +74,35 @@ async def test_start_size_and_every_resize_are_stored_and_exported(tmp_path):
     ]
     assert {json.loads(d)["cols"] for d in sized.data} == {80, 100, 70, 120}
     assert sized.t_ms.notna().all()
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_a_real_terminal_resize_is_logged(tmp_path):
+    """tmux resizes the window: the terminal's SIGWINCH reaches the app as a `resize` event."""
+    path = tiny_study(tmp_path, levels="20", practice=0, attention=False)
+    db = tmp_path / "tmux.sqlite"
+    tmux = Tmux()
+    try:
+        # Under pytest the process environment holds COLUMNS/LINES (set below Python's
+        # os.environ), which would pin the app's size: the app starts without them.
+        tmux.start("unset COLUMNS LINES; " + run_command(path, db))
+
+        def until(check, what: str) -> None:
+            deadline = time.monotonic() + 30
+            while not check():
+                assert time.monotonic() < deadline, f"no {what} on:\n{tmux.screen()}"
+                time.sleep(0.05)
+
+        for marker, key in [("Timing warnings", "Enter"), ("Press a if you agree", "a")]:
+            until(lambda m=marker: m in tmux.screen(), marker)
+            tmux.keys(key)
+        until(lambda: "Press Enter to begin" in tmux.screen(), "the instructions")
+        tmux.cmd("resize-window", "-t", "run", "-x", "100", "-y", "30")
+        until(lambda: len(events(db)) == 2, "a resize event")
+        tmux.keys("C-q")
+    finally:
+        tmux.kill_server()
+    assert events(db) == [
+        (-1, "terminal", {"cols": 80, "rows": 24, "resumed": False}),
+        (-1, "resize", {"cols": 100, "rows": 30}),
+    ]
