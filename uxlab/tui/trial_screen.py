@@ -26,6 +26,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.css.query import NoMatches
+from textual.keys import format_key
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
@@ -41,8 +42,13 @@ KEY_NAMES = {"escape": "Esc", "space": "Space", "backspace": "Backspace", "tab":
 
 
 def key_label(key: str) -> str:
-    """How a Textual key name reads in the footer and the instructions (`escape` -> Esc)."""
-    return KEY_NAMES.get(key, key.replace("ctrl+", "Ctrl+").replace("_", " "))
+    """How a Textual key name reads in the footer and the instructions (`escape` -> Esc,
+    `slash` -> /)."""
+    if key in KEY_NAMES:
+        return KEY_NAMES[key]
+    if "+" not in key and len(format_key(key)) == 1:  # a punctuation key's character
+        return format_key(key)
+    return key.replace("ctrl+", "Ctrl+").replace("alt+", "Alt+").replace("_", " ")
 
 
 class TrialScreen(Screen[TrialRun]):
