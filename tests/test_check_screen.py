@@ -11,6 +11,8 @@ from helpers.studies import tiny_study
 from uxlab.cli import main
 from uxlab.store import Store
 from uxlab.study import load_study
+from uxlab.study.design import design_trials
+from uxlab.study.estimate import estimate_duration
 from uxlab.tui.check_screen import CheckScreen
 from uxlab.tui.flow_screens import ConsentScreen, InstructionsScreen, TextScreen
 from uxlab.tui.questions import QuestionPanel
@@ -90,3 +92,14 @@ async def test_the_check_is_its_own_screen_and_a_quit_asks_it_again(tmp_path):
     assert row.condition_id == "attention-check"
     main_rows = table[table.attention_check == 0]
     assert len(main_rows) == 4 and main_rows.ttft_ms.notna().all()
+
+
+def test_the_duration_estimate_counts_a_check_as_its_one_question(tmp_path):
+    study = load_study(tiny_study(tmp_path, **STUDY))
+    trials = design_trials(study, "P-EST01", 1, study.seed)
+    checks = [t for t in trials if t.attention is not None]
+    without = [t for t in trials if t.attention is None]
+    assert checks
+    full, base = estimate_duration(study, trials), estimate_duration(study, without)
+    assert full.streams_s == base.streams_s  # nothing streams on a check
+    assert full.questions_s - base.questions_s == 2.5 * len(checks)  # one yes/no each
