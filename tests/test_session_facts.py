@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import time
 
 import pandas as pd
@@ -102,6 +103,32 @@ def test_a_real_terminal_resize_is_logged(tmp_path):
         tmux.keys("C-q")
     finally:
         tmux.kill_server()
+    assert events(db) == [
+        (-1, "terminal", {"cols": 80, "rows": 24, "resumed": False}),
+        (-1, "resize", {"cols": 100, "rows": 30}),
+    ]
+
+
+async def test_a_resize_on_a_locked_database_is_written_after_the_next_trial(tmp_path):
+    study = load_study(tiny_study(tmp_path, levels="20", practice=0, attention=False))
+    db = tmp_path / "results.sqlite"
+    app = StudyApp(study, Store.open(db, busy_timeout_s=0.2), participant="P-SIZE2")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_screen(pilot, ConsentScreen)
+        await pilot.press("a")
+        await wait_screen(pilot, InstructionsScreen)
+        other = sqlite3.connect(db, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+        await pilot.resize_terminal(100, 30)
+        await wait_for(pilot, lambda: app._unsaved_events)  # the write failed: kept
+        other.execute("ROLLBACK")
+        other.close()
+        await pilot.press("enter")
+        await wait_screen(pilot, TrialScreen)
+        await do_trial(pilot, give_up=False)
+        await wait_for(pilot, lambda: not app._unsaved_events)
+        await pilot.press("ctrl+q")
+    app.store.close()
     assert events(db) == [
         (-1, "terminal", {"cols": 80, "rows": 24, "resumed": False}),
         (-1, "resize", {"cols": 100, "rows": 30}),

@@ -202,7 +202,8 @@ class StudyApp(App[RunResult]):
 
     def on_resize(self, event: events.Resize) -> None:
         """Log a resize as a `resize` event: with the trial on screen (stored with it), or
-        else as a session event at once (kept and written with the next one if that fails)."""
+        else as a session event at once (if that write fails, it is kept and written at the
+        next resize or after the next trial is stored)."""
         size = (event.size.width, event.size.height)
         ss = self.session
         if ss is None or self._size_logged is None or size == self._size_logged:
@@ -214,12 +215,17 @@ class StudyApp(App[RunResult]):
             run.note("resize", data)
             return
         self._unsaved_events.append(("resize", data, self.clock.now_ms()))
+        self._write_session_events()
+
+    def _write_session_events(self) -> None:
+        """Write the session events kept so far, in order (a failure keeps the rest)."""
+        ss = self.session
         try:
-            while self._unsaved_events:
+            while ss is not None and self._unsaved_events:
                 kind, what, t_ms = self._unsaved_events[0]
                 ss.log_event(kind, what, t_ms)
                 self._unsaved_events.pop(0)
-        except SAVE_ERRORS:  # a locked database: tried again at the next resize
+        except SAVE_ERRORS:  # a locked database: tried again later
             pass
 
     # -- the flow ----------------------------------------------------------------------------
@@ -274,6 +280,7 @@ class StudyApp(App[RunResult]):
             # One transaction, before anything else appears (retried until it is stored).
             await self._saving("this trial", lambda r=run: ss.commit(r))
             self.current_run = None
+            self._write_session_events()
             self.result.committed.append(trial.index)
         answers: dict[str, Any] = {}
         if ss.end_questions:
