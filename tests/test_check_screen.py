@@ -44,7 +44,7 @@ async def test_the_check_is_its_own_screen_and_a_quit_asks_it_again(tmp_path):
         await wait_screen(pilot, ConsentScreen)
         await pilot.press("a")
         await wait_screen(pilot, InstructionsScreen)
-        assert "There are 4 trials" in app.screen.body
+        assert "There are 4 trials, and 1 short attention check." in app.screen.body
         await pilot.press("enter")
         check = await up_to_the_check(pilot)
         assert str(check.query_one("#trial-header").render()) == "Attention check"

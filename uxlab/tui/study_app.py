@@ -354,7 +354,9 @@ class StudyApp(App[RunResult]):
         if ss.n_practice and ss.next_trial() is not None and ss.next_trial().practice:
             n = ss.n_practice
             parts.append(f"You start with {n} practice trial{'s' if n > 1 else ''}.")
-        parts.append(f"There are {ss.n_main} trials. Press **Enter** to begin.")
+        n_checks = sum(1 for t in ss.trials if t.attention is not None)
+        checks = f", and {n_checks} short attention check{'s' * (n_checks > 1)}" if n_checks else ""
+        parts.append(f"There are {ss.n_main} trials{checks}. Press **Enter** to begin.")
         return "\n\n".join(parts)
 
     @staticmethod
