@@ -40,6 +40,12 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from uxlab.store.open_checks import (
+    SQLITE_HEADER,
+    check_database,
+    describe_sqlite_error,
+    is_environmental,
+)
 from uxlab.store.schema import StoreError
 
 BASE_COLUMNS = [
@@ -131,11 +137,20 @@ def open_read_only(db: str | Path) -> sqlite3.Connection:
     db = Path(db)
     if not db.is_file():
         raise StoreError(f"{db}: no such database")
+    with db.open("rb") as fh:
+        if fh.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
+            raise StoreError(f"{db}: not a uxlab study database (not a SQLite file at all)")
     conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
     try:
+        check_database(conn, db)  # a damaged or foreign file: one line, not a traceback
         conn.execute("SELECT COUNT(*) FROM sessions").fetchone()
+    except StoreError:
+        conn.close()
+        raise
     except sqlite3.DatabaseError as exc:
         conn.close()
+        if is_environmental(exc):
+            raise StoreError(describe_sqlite_error(exc, db)) from None
         raise StoreError(f"{db}: not a uxlab study database ({exc})") from None
     return conn
 

@@ -194,7 +194,8 @@ def migrate(conn: sqlite3.Connection, path: str, now_iso: str) -> int:
         conn.execute("COMMIT")
         return version
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # a failed COMMIT (disk full) has already rolled back
+            conn.execute("ROLLBACK")
         raise
 
 
