@@ -25,21 +25,24 @@
                  `acceptable_at`, `yes_means`), design and base profile, and every study
                  version found.
 
-With `fmt="parquet"` the four tables are written as `.parquet` (needs pyarrow). The export
-reads one consistent snapshot through a read-only connection; the only write it makes is
-one `export` entry in the audit log (with the SHA-256 of every file written), so it can be
-rerun at any time, also while a study is running.
+CSV cells are spreadsheet-safe: text starting with `= + - @`, a tab or a carriage return
+(a formula to Excel, LibreOffice, Google Sheets) gets a leading `'`; numbers never do; a
+cell holding a bare carriage return is quoted (`analysis.spreadsheet_cells`; `raw_cells`
+writes the values unchanged). With `fmt="parquet"` the four tables are written as
+`.parquet` (needs pyarrow). The export reads one consistent snapshot through a read-only
+connection; the only write it makes is one `export` entry in the audit log (with the
+SHA-256 of every file written), so it can be rerun at any time, also while a study runs.
 """
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import sqlite3
 from pathlib import Path
 from typing import Any
 
+from analysis.spreadsheet_cells import write_safe_csv
 from uxlab.store.open_checks import (
     SQLITE_HEADER,
     check_database,
@@ -351,8 +354,14 @@ class Exported(dict[str, Path]):
     rows: dict[str, int]
 
 
-def export_db(db: str | Path, out_dir: str | Path, fmt: str = "csv") -> Exported:
-    """Write trials, events, sessions and study.json to `out_dir`; returns the paths."""
+def export_db(
+    db: str | Path, out_dir: str | Path, fmt: str = "csv", raw_cells: bool = False
+) -> Exported:
+    """Write trials, events, sessions and study.json to `out_dir`; returns the paths.
+
+    CSV cells that a spreadsheet would run as a formula get a leading `'` unless
+    `raw_cells` (see `analysis.spreadsheet_cells`; `load_trial_table` takes it off again).
+    """
     if fmt not in ("csv", "parquet"):
         raise StoreError(f"format {fmt!r}: use csv or parquet")
     content = read_tables(db)
@@ -362,7 +371,10 @@ def export_db(db: str | Path, out_dir: str | Path, fmt: str = "csv") -> Exported
     for name in TABLES:
         columns, rows = content[name]
         path = out / f"{name}.{fmt}"
-        (_write_csv if fmt == "csv" else _write_parquet)(path, columns, rows)
+        if fmt == "csv":
+            _write_csv(path, columns, rows, raw_cells)
+        else:
+            _write_parquet(path, columns, rows)
         written[name] = path
     study_path = out / "study.json"
     _atomic_write(study_path, json.dumps(content["study"], indent=2, ensure_ascii=False) + "\n")
@@ -428,13 +440,13 @@ def _atomic_write(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
-def _write_csv(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> None:
+def _write_csv(
+    path: Path, columns: list[str], rows: list[dict[str, Any]], raw_cells: bool = False
+) -> None:
+    """Spreadsheet-safe cells unless `raw_cells` (`analysis.spreadsheet_cells`)."""
     tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    cells = ([("" if (v := row.get(c)) is None else v) for c in columns] for row in rows)
+    write_safe_csv(tmp, columns, cells, raw=raw_cells)
     tmp.replace(path)
 
 
