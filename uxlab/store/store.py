@@ -104,6 +104,36 @@ def sha256_json(obj: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def sha256_json_streamed(obj: Any) -> str:
+    """`sha256_json(obj)`, the same digest, encoded piece by piece (one list item at a time).
+
+    For a trial of 100,000 events: no single call holds the interpreter for the whole
+    encoding, so a commit in a worker thread leaves the UI loop free to run meanwhile.
+    """
+    digest = hashlib.sha256()
+    for piece in _json_pieces(obj):
+        digest.update(piece.encode())
+    return digest.hexdigest()
+
+
+def _json_pieces(obj: Any) -> Iterator[str]:
+    if isinstance(obj, dict) and all(isinstance(k, str) for k in obj):
+        yield "{"
+        for n, key in enumerate(sorted(obj)):
+            yield ("," if n else "") + json.dumps(key, ensure_ascii=False) + ":"
+            yield from _json_pieces(obj[key])
+        yield "}"
+    elif isinstance(obj, (list, tuple)):
+        yield "["
+        for n, item in enumerate(obj):
+            if n:
+                yield ","
+            yield from _json_pieces(item)
+        yield "]"
+    else:
+        yield json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def study_summary(study: Study) -> dict[str, Any]:
     """What an analysis needs to know about a study (stored, and exported as study.json)."""
     d = study.design
@@ -768,7 +798,7 @@ class Store:
             "responses": answers,
             "events": event_rows,
         }
-        digest = sha256_json(payload)
+        digest = sha256_json_streamed(payload)  # = sha256_json(payload), loop-friendly
         now = self._now_iso()
         with self._write():
             cur = self.conn.execute(

@@ -19,6 +19,7 @@ disk), a screen names the reason and `r` tries the same write again; nothing is 
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -50,6 +51,8 @@ from uxlab.tui.paint_probe import PaintProbe
 from uxlab.tui.trial_screen import TrialScreen, key_label
 
 T = TypeVar("T")
+SAVING_NOTE_S = 0.3
+"""A write in a worker thread that takes longer than this shows "Saving…"."""
 SAVE_ERRORS = (sqlite3.Error, OSError, UxlabError)
 """What a failed write raises: a locked database, a full disk, a refused write."""
 
@@ -180,8 +183,9 @@ class StudyApp(App[RunResult]):
             run = await self._saving("the start of this trial", lambda t=trial: ss.begin(t))
             self.current_run = run
             run = await self.push_screen_wait(TrialScreen(run, ss.progress(trial), self.probe))
-            # One transaction, before anything else appears (retried until it is stored).
-            await self._saving("this trial", lambda r=run: ss.commit(r))
+            # One transaction, before anything else appears (retried until it is stored),
+            # in a worker thread: a trial of 100,000 events does not freeze the screen.
+            await self._saving("this trial", lambda r=run: ss.commit(r), off_loop=True)
             self.current_run = None
             self.result.committed.append(trial.index)
         answers: dict[str, Any] = {}
@@ -202,14 +206,50 @@ class StudyApp(App[RunResult]):
         )
         self.exit(self.result)
 
-    async def _saving(self, what: str, write: Callable[[], T]) -> T:
+    async def _saving(self, what: str, write: Callable[[], T], off_loop: bool = False) -> T:
         """Run a store write; when it fails, say why and run it again on `r`."""
         while True:
             try:
-                return write()
+                return await self._off_loop(write) if off_loop else write()
             except SAVE_ERRORS as exc:
                 reason = str(exc).rstrip(".") or type(exc).__name__
                 await self.push_screen_wait(SaveFailedScreen(what, reason))
+
+    _writing = False
+    """A store write runs in a worker thread (`_off_loop`)."""
+    _quit_waiting = False
+    """A quit was asked for during that write: it runs once the write is over."""
+
+    async def _off_loop(self, write: Callable[[], T]) -> T:
+        """Run a store write in a worker thread, so the screen stays live meanwhile.
+
+        The store is used by one thread at a time: a quit asked for meanwhile waits for the
+        write (one transaction), then runs, and the flow goes no further. A cancelled flow
+        also waits for the write before it ends, so the store is never closed under it.
+        """
+        self._writing = True
+        note = self.set_timer(SAVING_NOTE_S, lambda: self._saving_note("Saving…"))
+        task = asyncio.ensure_future(asyncio.to_thread(write))
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            await asyncio.wait([task])
+            raise
+        finally:
+            note.stop()
+            self._saving_note("")
+            self._writing = False
+            if self._quit_waiting:
+                self._quit_waiting = False
+                self.action_quit_study()
+                if task.done() and not task.cancelled() and task.exception() is None:
+                    await asyncio.Event().wait()  # the app is exiting: nothing after the write
+
+    def _saving_note(self, text: str) -> None:
+        """Say "Saving…" on the blank screen while a long write runs (a huge trial)."""
+        for blank in self.query("#blank"):
+            if isinstance(blank, Static):
+                blank.update(text)
 
     async def _open_session(self) -> StudySession:
         problem = ""
@@ -254,6 +294,9 @@ class StudyApp(App[RunResult]):
     # -- quitting ----------------------------------------------------------------------------
     def action_quit_study(self) -> None:
         """Quit now, keeping what is final (`StudySession.quit`); the session can be resumed."""
+        if self._writing:  # a trial is being stored off the loop: quit once it is
+            self._quit_waiting = True
+            return
         ss = self.session
         if ss is not None and self.result.outcome not in ("completed", "declined"):
             run = self.current_run
