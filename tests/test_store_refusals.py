@@ -258,3 +258,29 @@ def test_simulate_resumes_after_a_kill_like_run(tmp_path, capsys):
     ).fetchone()
     assert n_interrupted == 1  # the trial in flight at the "kill", marked, not dropped
     conn.close()
+
+
+async def test_the_study_app_names_the_other_process_instead_of_taking_over(tmp_path):
+    """`uxlab run` with a participant id live elsewhere: the id screen says why, clearly."""
+    from helpers.pilot import wait_for
+
+    from uxlab.tui.flow_screens import ParticipantScreen
+    from uxlab.tui.study_app import StudyApp
+
+    db = tmp_path / "app.sqlite"
+    child, _ = hold(db, "P-TWICE")
+    try:
+        before = trial_rows(db)
+        store = Store.open(db)
+        app = StudyApp(load_study(GOOD), store, participant="P-TWICE")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for(pilot, lambda: isinstance(app.screen, ParticipantScreen))
+            shown = str(app.screen.query_one("#participant-error").content)
+            assert "taking part right now in another process" in shown
+            assert f"pid {child.pid}" in shown
+            await pilot.press("ctrl+q")
+        store.close()
+        assert trial_rows(db) == before  # the live session was not touched
+    finally:
+        child.kill()
+        child.wait()

@@ -35,6 +35,7 @@ from uxlab.clock import MonotonicClock
 from uxlab.errors import UxlabError
 from uxlab.session import StudySession, TrialRun
 from uxlab.store import Store, new_participant_id
+from uxlab.store.open_checks import describe_sqlite_error
 from uxlab.study import Study
 from uxlab.tui.flow_screens import (
     BreakScreen,
@@ -269,8 +270,12 @@ class StudyApp(App[RunResult]):
                     pilot=self.pilot,
                     clock=self.clock,
                 )
-            except UxlabError as exc:
-                problem = str(exc)
+            except (UxlabError, sqlite3.Error) as exc:  # e.g. held by another process
+                problem = (
+                    describe_sqlite_error(exc, self.store.path)
+                    if isinstance(exc, sqlite3.Error)
+                    else str(exc)
+                )
                 self.participant = None
                 self.suggested_id = new_participant_id()
 
