@@ -90,7 +90,11 @@ def test_a_damaged_database_is_refused_and_export_and_verify_say_so(tmp_path, ca
     with pytest.raises(StoreError, match="damaged") as info:
         Store.open(db)
     assert "nothing was changed" in str(info.value)
-    for argv in (["export", str(db), "-o", str(tmp_path / "out")], ["verify", str(db)]):
+    for argv in (
+        ["export", str(db), "-o", str(tmp_path / "out")],
+        ["verify", str(db)],
+        ["report", str(db), "-o", str(tmp_path / "report")],
+    ):
         status, err = cli(capsys, *argv)
         assert status == 2, argv
         assert "damaged" in err and "Traceback" not in err
