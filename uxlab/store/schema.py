@@ -21,6 +21,9 @@ Tables:
   counters      persistent counters: participant numbers, between-group allocation
   refusals      a count of declined consents (no ids)
   audit         append-only log: create, run, resume, finish, export, delete, refuse, ...
+
+Not versioned: `session_leases` (which process runs a session now; `uxlab.store.lease`)
+is created on first use, as it holds only live-process state.
 """
 
 from __future__ import annotations
