@@ -1,12 +1,12 @@
 """Plain text into Markdown: what came from the data shows as text, never as markup or HTML.
 
 Study titles, model names, participant ids, question labels and free text reach `report.md`;
-`md_text` makes each one literal: raw HTML (`<script>`, `<img onerror=...>`), entities,
-link and image brackets (`]`), emphasis, code spans and table pipes are backslash-escaped (CommonMark lets any ASCII
-punctuation be escaped), a line break becomes a space (as in the HTML report), and a text
-that would start a block (a heading `#`, a quote `>`, a list `-`/`+`/`1.`, an indented code
-block) starts as text instead. Intraword underscores (`q_quality`) are left alone, since
-they never make emphasis.
+`md_text` makes each one literal: raw HTML (`<script>`, `<img onerror=...>`), entities, link
+and image brackets (`]`), emphasis, code spans, `#` and table pipes are backslash-escaped
+(CommonMark lets any ASCII punctuation be escaped), and a line break becomes a space (as in
+the HTML report). `md_block` also keeps a paragraph or list item from starting a block of
+its own (a heading, a quote, a list `-`/`+`/`1.`, an indented code block). Intraword
+underscores (`q_quality`) are left alone, since they never make emphasis.
 """
 
 from __future__ import annotations
