@@ -71,6 +71,10 @@ def test_a_read_only_database_is_refused_before_anything_changes(tmp_path, capsy
     assert status == 2 and "read-only" in err and len(err.strip().splitlines()) == 1
     assert "Traceback" not in err
     assert files_of(db) == before  # no -wal/-shm created, not a byte changed
+    # reading is still fine: the export works and the database is not written
+    status, err = cli(capsys, "export", str(db), "-o", str(tmp_path / "out"))
+    assert status == 0 and (tmp_path / "out" / "trials.csv").is_file(), err
+    assert files_of(db)[db.name] == before[db.name]
     db.chmod(0o644)
 
 
