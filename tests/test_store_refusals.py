@@ -292,3 +292,30 @@ async def test_the_study_app_names_the_other_process_instead_of_taking_over(tmp_
     finally:
         child.kill()
         child.wait()
+
+
+def test_simulate_killed_for_real_then_rerun_completes_everyone(tmp_path):
+    """SIGKILL `uxlab simulate` once its first participant is done; the same command again
+    keeps that one, finishes the rest, and every trial begun is kept (none lost)."""
+    db = tmp_path / "killed.sqlite"
+    cmd = [sys.executable, "-u", "-m", "uxlab", "simulate", str(GOOD), "-n", "4"]
+    cmd += ["--db", str(db), "--durable"]
+    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = child.stdout.readline()
+    assert first.startswith("  SIM-s0-001:"), first + child.stderr.read()
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    conn = sqlite3.connect(db)
+    before = conn.execute(
+        "SELECT session_id, trial_index FROM trials WHERE outcome NOT IN ('running')"
+    ).fetchall()
+    conn.close()
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert "SIM-s0-001: already completed by an earlier run, kept" in again.stdout
+    conn = sqlite3.connect(db)
+    states = conn.execute("SELECT participant, state FROM sessions ORDER BY 1").fetchall()
+    after = set(conn.execute("SELECT session_id, trial_index FROM trials").fetchall())
+    conn.close()
+    assert states == [(f"SIM-s0-00{k}", "completed") for k in (1, 2, 3, 4)]
+    assert set(before) <= after  # nothing committed before the kill was lost
