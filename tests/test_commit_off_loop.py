@@ -123,3 +123,34 @@ def test_the_streamed_trial_digest_is_the_same_digest():
     }
     for obj in (payload, [], {}, "x", [[], {}], {"k": ()}):
         assert sha256_json_streamed(obj) == sha256_json(obj)
+
+
+async def test_a_database_turned_read_only_mid_session_says_so_and_loses_nothing(tmp_path):
+    from uxlab.tui.flow_screens import SaveFailedScreen
+
+    study = load_study(tiny_study(tmp_path, **STUDY))
+    store = Store.open(tmp_path / "results.sqlite")
+    app = StudyApp(study, store, participant="P-RO001")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_screen(pilot, ConsentScreen)
+        await pilot.press("a")
+        await wait_screen(pilot, InstructionsScreen)
+        await pilot.press("enter")
+        await wait_screen(pilot, TrialScreen)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: asking(app, "acceptable"))
+        await pilot.press("y", "enter")
+        await wait_for(pilot, lambda: asking(app, "speed"))
+        store.conn.execute("PRAGMA query_only = ON")  # SQLite refuses every write from now
+        await pilot.press("4", "enter")
+        await wait_screen(pilot, SaveFailedScreen)
+        assert "the database file is read-only" in app.screen.body
+        assert stored(tmp_path) == [(0, "running")]
+        store.conn.execute("PRAGMA query_only = OFF")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: stored(tmp_path)[0] == (0, "completed"))
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, TrialScreen) and app.screen.run.trial.index == 1
+        )
+        await pilot.press("ctrl+q")
+    store.close()

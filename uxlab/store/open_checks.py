@@ -150,6 +150,29 @@ def describe_sqlite_error(exc: sqlite3.Error, path: Path) -> str:
     return f"{path}: SQLite error ({text}{', ' + name if name else ''})"
 
 
+_PLAIN_CAUSES = (
+    ("SQLITE_FULL", "the disk is full"),
+    ("SQLITE_READONLY", "the database file is read-only"),
+    ("SQLITE_BUSY", "another program is using the study database"),
+    ("SQLITE_LOCKED", "another program is using the study database"),
+    ("SQLITE_CORRUPT", "the database file is damaged"),
+    ("SQLITE_CANTOPEN", "the database file cannot be opened"),
+    ("SQLITE_IOERR", "a disk error"),
+)
+
+
+def short_reason(exc: BaseException, path: Path) -> str:
+    """A failed write's reason for the screen: SQLite's words and what they mean."""
+    text = str(exc).rstrip(".") or type(exc).__name__
+    if not isinstance(exc, sqlite3.Error):
+        return text
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name.startswith(("SQLITE_IOERR", "SQLITE_CANTOPEN")) and _disk_is_full(path):
+        return f"{text} (the disk is full)"
+    cause = next((c for prefix, c in _PLAIN_CAUSES if name.startswith(prefix)), None)
+    return f"{text} ({cause})" if cause else text
+
+
 ENVIRONMENTAL = (
     "SQLITE_FULL",
     "SQLITE_IOERR",

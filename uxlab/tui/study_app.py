@@ -39,7 +39,7 @@ from uxlab.clock import MonotonicClock
 from uxlab.errors import UxlabError
 from uxlab.session import StudySession, TrialRun
 from uxlab.store import Store, new_participant_id
-from uxlab.store.open_checks import describe_sqlite_error
+from uxlab.store.open_checks import describe_sqlite_error, short_reason
 from uxlab.study import Study
 from uxlab.tui.flow_screens import (
     BreakScreen,
@@ -267,7 +267,7 @@ class StudyApp(App[RunResult]):
             try:
                 return await self._off_loop(write) if off_loop else write()
             except SAVE_ERRORS as exc:
-                reason = str(exc).rstrip(".") or type(exc).__name__
+                reason = short_reason(exc, self.store.path)  # e.g. "... (the disk is full)"
                 await self.push_screen_wait(SaveFailedScreen(what, reason))
 
     _writing = False
