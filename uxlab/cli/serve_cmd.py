@@ -59,7 +59,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="ORIGIN",
-        help="let a web page from ORIGIN call the server directly (CORS; repeatable; * for any)",
+        help="let a web page from ORIGIN call the server directly (CORS; repeatable; * for "
+        "any); requests from other web pages (an Origin header) are refused with 403",
     )
     p.add_argument(
         "--allow-host",
