@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_RISKY_FIRST = frozenset("=+-@\t\r'")
 _ESCAPED = re.compile(r"'+[=+\-@\t\r]")
 _PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
@@ -91,14 +92,20 @@ def write_safe_csv(
     raw: bool = False,
 ) -> None:
     """Write a header and rows (sequences in `columns` order) as spreadsheet-safe CSV."""
-    cell = (lambda v: v) if raw else safe_cell
     with open(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh, lineterminator="\n")
         quoted = _CrQuoter()
-        writer.writerow([cell(c) for c in columns])
+        writer.writerow(list(columns) if raw else [safe_cell(c) for c in columns])
         for row in rows:
-            cells = [cell(v) for v in row]
-            if any(isinstance(v, str) and "\r" in v for v in cells):
+            cells = list(row)
+            has_cr = False
+            for k, v in enumerate(cells):
+                if type(v) is str and v:  # the cheap test first: most cells are plain
+                    if not raw and v[0] in _RISKY_FIRST:
+                        cells[k] = safe_cell(v)
+                    if "\r" in v:
+                        has_cr = True
+            if has_cr:
                 fh.write(quoted.line(cells))
             else:
                 writer.writerow(cells)
