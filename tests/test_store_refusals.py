@@ -319,3 +319,26 @@ def test_simulate_killed_for_real_then_rerun_completes_everyone(tmp_path):
     conn.close()
     assert states == [(f"SIM-s0-00{k}", "completed") for k in (1, 2, 3, 4)]
     assert set(before) <= after  # nothing committed before the kill was lost
+
+
+@pytest.mark.parametrize(
+    ("damage", "commands"),
+    [  # verify reads the plans, not the events; export reads both
+        ("UPDATE events SET data = CAST(X'FFFE7B22' AS TEXT) WHERE rowid = 3", ["export"]),
+        ('UPDATE sessions SET plan = \'[{"index": 0, "blo\'', ["export", "verify"]),
+    ],
+)
+def test_a_damaged_value_inside_a_sound_file_is_named_by_export_and_verify(
+    tmp_path, capsys, damage, commands
+):
+    """A flipped byte inside a stored text passes `quick_check`; reading it says so."""
+    db = make_db(tmp_path / "values.sqlite")
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute(damage)
+    conn.close()
+    for command in commands:
+        argv = [command, str(db)] + (["-o", str(tmp_path / "out")] if command == "export" else [])
+        status, err = cli(capsys, *argv)
+        assert status == 2, argv
+        assert "damaged" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

@@ -48,6 +48,7 @@ from uxlab.store.open_checks import (
     check_database,
     describe_sqlite_error,
     is_environmental,
+    reading,
 )
 from uxlab.store.schema import StoreError
 
@@ -180,6 +181,11 @@ def open_read_only(db: str | Path) -> sqlite3.Connection:
 
 def read_tables(db: str | Path) -> dict[str, Any]:
     """The export's content from one snapshot: rows of each table and the study summary."""
+    with reading(Path(db)):  # a damaged stored value: one line, not a traceback
+        return _read_tables(db)
+
+
+def _read_tables(db: str | Path) -> dict[str, Any]:
     conn = open_read_only(db)
     try:
         conn.execute("BEGIN")  # one read snapshot for every query below

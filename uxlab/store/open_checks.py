@@ -17,10 +17,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from uxlab.store.schema import SCHEMA_VERSION, StoreError
@@ -68,23 +71,42 @@ def check_path(path: Path) -> None:
 
 def check_database(conn: sqlite3.Connection, path: Path) -> None:
     """Refuse a damaged or foreign database; reads only (call before any write or pragma)."""
+    text_factory = conn.text_factory
+    conn.text_factory = _lenient_text  # a damaged name in quick_check's report is not UTF-8
+    try:
+        _check_database(conn, path)
+    finally:
+        conn.text_factory = text_factory
+
+
+def _lenient_text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
+def _check_database(conn: sqlite3.Connection, path: Path) -> None:
     try:
         problems = [r[0] for r in conn.execute("PRAGMA quick_check(5)").fetchall()]
     except sqlite3.DatabaseError as exc:
-        if not (getattr(exc, "sqlite_errorname", "") or "").startswith(
-            ("SQLITE_CORRUPT", "SQLITE_NOTADB")
-        ):
+        name = getattr(exc, "sqlite_errorname", "") or ""
+        if is_environmental(exc) and not name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
             raise  # a full disk, a lock: `describe_sqlite_error` says which
-        problems = [str(exc)]
+        problems = [str(exc)]  # also a damaged schema ("unknown function: ...")
+    except UnicodeDecodeError:  # SQLite's message quotes damaged bytes
+        problems = ["a damaged name or page (SQLite's own message is not readable text)"]
     if problems != ["ok"]:
         raise StoreError(damaged_message(path, problems))
-    (version,) = conn.execute("PRAGMA user_version").fetchone()
-    tables = sorted(
-        r[0]
-        for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+    try:
+        (version,) = conn.execute("PRAGMA user_version").fetchone()
+        tables = sorted(
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            )
         )
-    )
+    except sqlite3.DatabaseError as exc:
+        if not is_environmental(exc):
+            raise StoreError(damaged_message(path, [str(exc)])) from None
+        raise
     if not tables and version == 0:
         return  # an empty file: a new database
     if version > SCHEMA_VERSION:
@@ -102,6 +124,32 @@ def check_database(conn: sqlite3.Connection, path: Path) -> None:
             f"{_NOTHING_CHANGED}. Give uxlab its own database file, e.g. "
             "results/<study id>.sqlite"
         )
+
+
+@contextmanager
+def reading(path: Path) -> Iterator[None]:
+    """Turn what a damaged value raises while a database is read (bytes that are not UTF-8,
+    JSON that does not parse, a page SQLite cannot read) into one clear StoreError.
+
+    `PRAGMA quick_check` checks the file's structure, not the stored values: a flipped byte
+    inside a text can pass it and is only met here.
+    """
+    try:
+        yield
+    except sqlite3.DatabaseError as exc:
+        if is_environmental(exc) and not (exc.sqlite_errorname or "").startswith(
+            ("SQLITE_CORRUPT", "SQLITE_NOTADB")
+        ):
+            raise StoreError(describe_sqlite_error(exc, path)) from None
+        raise StoreError(damaged_message(path, [_short(str(exc))])) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise StoreError(
+            damaged_message(path, [f"a stored value cannot be read: {_short(str(exc))}"])
+        ) from None
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def damaged_message(path: Path, problems: list[str]) -> str:
