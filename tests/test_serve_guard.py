@@ -223,3 +223,19 @@ def test_the_serve_command_applies_its_limits(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_a_body_that_stops_arriving_gets_408_and_nothing_is_served():
+    config = make_config(body_timeout_s=0.3)
+    with serving(config) as url:
+        port = int(url.rsplit(":", 1)[1])
+        slow = socket.create_connection(("127.0.0.1", port))
+        slow.sendall(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"model"'
+        )
+        answer = recv_until_closed(slow)
+        slow.close()
+        assert answer.startswith(b"HTTP/1.1 408")
+        assert not config.served
+        assert httpx.post(url + "/v1/chat/completions", json=OK_BODY).status_code == 200
