@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis.spreadsheet_cells import plain_frame
+
 # Columns the analysis needs in every table; the rest of contract 2 is used when present.
 REQUIRED_COLUMNS = ("participant",)
 # Contract-2 columns that are not factors or questions.
@@ -47,7 +49,7 @@ CONTRACT_COLUMNS = (
     "simulated",
 )
 # Further columns uxlab writes when a study uses them (schedule hashes, agent chains, live
-# endpoints): measurements, never factors.
+# endpoints, trials queued again at the end): measurements, never factors.
 EXTRA_COLUMNS = (
     "schedule_sha256",
     "e2e_ms",
@@ -57,7 +59,24 @@ EXTRA_COLUMNS = (
     "violation_max_ms",
     "violation_sum_ms",
     "rerun_of",
+    "rerun_reason",
     "rerun_as",
+)
+# Per-trial playback fidelity (contract 2; uxlab computes them from the playback log):
+# how late chunks were handed out and shown, frame sharing, drift, the machine's load and
+# the flag for trials outside the study's timing tolerance. Measurements, never factors.
+FIDELITY_COLUMNS = (
+    "n_chunks",
+    "late_handed_p50_ms",
+    "late_handed_p99_ms",
+    "late_handed_max_ms",
+    "late_shown_p50_ms",
+    "late_shown_p99_ms",
+    "late_shown_max_ms",
+    "frame_shared_share",
+    "drift_ms",
+    "load_1m",
+    "fidelity_flag",
 )
 # Identifiers stay text (a hash of zeros or an id like 007 must not become a number).
 ID_COLUMNS = (
@@ -70,7 +89,14 @@ ID_COLUMNS = (
     "schedule_sha256",
 )
 OUTCOMES = ("completed", "abandoned", "timed_out", "error", "interrupted")
-FLAG_COLUMNS = ("practice", "attention_check", "attention_ok", "pilot", "simulated")
+FLAG_COLUMNS = (
+    "practice",
+    "attention_check",
+    "attention_ok",
+    "pilot",
+    "simulated",
+    "fidelity_flag",
+)
 TIME_COLUMNS = ("t_abandon_ms", "shown_first_ms", "shown_last_ms", "scheduled_end_ms")
 _YES = {"1", "1.0", "yes", "y", "true", "t"}
 _NO = {"0", "0.0", "no", "n", "false", "f"}
@@ -189,9 +215,9 @@ def load_trial_table(path: str | Path) -> TrialTable:
         if study_path.exists():
             study = _read_study_json(study_path)
         if (path / "sessions.csv").exists():
-            sessions = pd.read_csv(path / "sessions.csv")
+            sessions = plain_frame(pd.read_csv(path / "sessions.csv"))
         if (path / "runs.csv").exists():
-            runs = pd.read_csv(path / "runs.csv")
+            runs = plain_frame(pd.read_csv(path / "runs.csv"))
         if (path / "events.csv").exists():
             session_events = read_session_events(path / "events.csv")
         data_path = csv_path
@@ -255,7 +281,7 @@ def _read_csv(path: Path) -> pd.DataFrame:
         raise TrialTableError(path, None, None, "empty file (expected a CSV header)") from exc
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise TrialTableError(path, None, None, f"not a readable CSV: {exc}") from exc
-    return frame
+    return plain_frame(frame)  # text cells as stored (the export's `'` prefix taken off)
 
 
 def _read_study_json(path: Path) -> dict[str, Any]:
@@ -271,6 +297,11 @@ def _read_study_json(path: Path) -> dict[str, Any]:
 def _row_of(frame: pd.DataFrame, mask: np.ndarray) -> int:
     """1-based data row of the first True in `mask`."""
     return int(np.flatnonzero(mask)[0]) + 1
+
+
+def known_columns() -> tuple[str, ...]:
+    """Every non-factor, non-question column of contract 2 that the analysis knows."""
+    return CONTRACT_COLUMNS + EXTRA_COLUMNS + FIDELITY_COLUMNS
 
 
 def validate_trials(trials: pd.DataFrame, path: Path) -> pd.DataFrame:
@@ -386,6 +417,7 @@ def _factor_names(trials: pd.DataFrame, study: dict[str, Any]) -> list[str]:
             for c in trials.columns
             if c not in CONTRACT_COLUMNS
             and c not in EXTRA_COLUMNS
+            and c not in FIDELITY_COLUMNS
             and not str(c).startswith(("q_", "rt_"))
             and pd.api.types.is_numeric_dtype(trials[c])
         ]

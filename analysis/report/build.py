@@ -34,6 +34,7 @@ from analysis.ratings import (
 )
 from analysis.report.adaptive_part import adaptive_part, adaptive_threshold_rows
 from analysis.report.chains_part import chain_part
+from analysis.report.fidelity_part import fidelity_part
 from analysis.report.sessions_part import session_facts
 from analysis.report.support import MINIMUMS, enough, estimate_flags, skipped_line
 from analysis.survival import (
@@ -163,6 +164,7 @@ class ReportData:
     references: pd.DataFrame | None = None
     chains: dict[str, Any] | None = None  # agent chains: analysis.chains.chain_section
     adaptive: dict[str, Any] | None = None  # sessions' adaptive estimates (adaptive_part)
+    fidelity: dict[str, Any] | None = None  # playback fidelity per session (fidelity_part)
     thresholds: pd.DataFrame | None = None
     score: pd.DataFrame | None = None
     score_errors: list[str] = field(default_factory=list)
@@ -295,6 +297,7 @@ def analyse(table: TrialTable, options: ReportOptions | None = None) -> ReportDa
         data.ratings = run_part(data, "ratings", lambda: _ratings(data, rating))
     data.chains = run_part(data, "agent chains", lambda: chain_part(data))
     data.adaptive = run_part(data, "adaptive estimates", lambda: adaptive_part(data))
+    data.fidelity = run_part(data, "playback fidelity", lambda: fidelity_part(data))
     data.references = run_part(data, "published figures", lambda: reference_comparison(data))
     data.thresholds = run_part(
         data,

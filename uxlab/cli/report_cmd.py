@@ -82,6 +82,11 @@ def register(subparsers) -> None:
     )
     p.add_argument("--drop-simulated", action="store_true", help="leave simulated sessions out")
     p.add_argument(
+        "--keep-flagged",
+        action="store_true",
+        help="analyse trials shown outside the study's timing tolerance too (fidelity_flag)",
+    )
+    p.add_argument(
         "--min-attention",
         type=float,
         default=0.75,
@@ -184,8 +189,11 @@ def _has_trials_table(path: Path) -> bool:
     """True for a SQLite file holding the exported trial table (not a uxlab study database)."""
     import sqlite3
 
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
-        cols = [r[1] for r in con.execute("PRAGMA table_info(trials)")]
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
+            cols = [r[1] for r in con.execute("PRAGMA table_info(trials)")]
+    except sqlite3.DatabaseError:
+        return False  # damaged: the store's exporter says so in one line
     return "participant" in cols and "outcome" in cols and "levels" not in cols
 
 
@@ -208,6 +216,7 @@ def run(args: argparse.Namespace) -> int:
         drop_practice=not args.keep_practice,
         drop_pilot=not args.keep_pilot,
         drop_simulated=args.drop_simulated,
+        drop_fidelity_flagged=not args.keep_flagged,
         keep_simulated=args.keep_simulated,
         min_attention_accuracy=args.min_attention,
         min_completion=args.min_completion,
