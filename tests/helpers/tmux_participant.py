@@ -15,6 +15,8 @@ from pathlib import Path
 
 from helpers.tmux import Tmux as BaseTmux
 
+ACCEPTABLE = "Was the wait before the answer started acceptable?"
+
 
 class Tmux(BaseTmux):
     """A private tmux server whose pane runs a shell line in a given folder and environment."""
@@ -83,12 +85,11 @@ class Participant:
                 self.gave_up = True
                 return f"{head} give up", ["Escape"]
             return None
-        if "Please answer 'No'" in screen and asks:  # an attention check's questions
-            if asks == "1/2":
-                self.attention_seen += 1
-                return f"{head} attention", ["y" if self.attention_seen == 1 else "n", "Enter"]
-            return f"{head} attention 2/2", ["4", "Enter"]
-        if "Was the wait before the answer started acceptable?" in screen:
+        if "Please answer 'No'" in screen and ACCEPTABLE in screen and asks != "2/2":
+            # An attention check: its own screen, its text and its one question.
+            self.attention_seen += 1
+            return f"{head} attention", ["y" if self.attention_seen == 1 else "n", "Enter"]
+        if ACCEPTABLE in screen:
             return f"{head} acceptable", ["y", "Enter"]
         if "How fast did the answer feel?" in screen:
             return f"{head} speed", ["4", "Enter"]
