@@ -1,0 +1,202 @@
+"""Benchmark clients no one here wrote, run against `uxlab serve`: fixtures and a timing check.
+
+Starts `uxlab serve` on 127.0.0.1 with four recordings of `replays/chat` (one-liner,
+reasoning, tool call, mid-stream error) and a known profile (TTFT 300 ms, every gap 25 ms,
+seed 7), then runs each peer tool that is installed against it, sequentially (one request
+at a time), and
+
+- copies the files the tool wrote into `tests/data/<tool>-<version>/` (with `--write`), the
+  fixtures of `tests/test_importers_peers.py`;
+- prints, per tool, its own TTFT and inter-chunk gaps next to the served schedule
+  (300 ms and 25 ms): what the tool measured of a stream whose timing is known.
+
+The peers are never dependencies of uxlab. Install each into a throwaway environment and
+pass its executable:
+
+    uv venv /tmp/aiperf-env && uv pip install --python /tmp/aiperf-env aiperf
+    uv venv /tmp/guidellm-env && uv pip install --python /tmp/guidellm-env guidellm
+    uv run python benchmarks/peer_fixtures.py --aiperf /tmp/aiperf-env/bin/aiperf \\
+        --guidellm /tmp/guidellm-env/bin/guidellm [--write]
+
+AIPerf counts tokens with a Hugging Face tokenizer, which it would download; offline, this
+script builds a small byte-level BPE tokenizer from uxlab's bundled neutral text with the
+`tokenizers` package of AIPerf's own environment and passes its folder (`--tokenizer tok`).
+Token counts in the AIPerf files are therefore in that tokenizer's tokens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from loopback import free_port, wait_until_serving
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ("chat-one-liner", "chat-reasoning", "chat-tool-call", "chat-midstream-error")
+TTFT_MS = 300.0
+GAP_MS = 25.0
+PROFILE = ["--ttft", f"constant:{TTFT_MS:g}", "--itl", f"constant:{GAP_MS:g}", "--seed", "7"]
+N_REQUESTS = 4
+MAX_TOKENS = 30
+
+_TOKENIZER_SCRIPT = """
+import sys
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import PreTrainedTokenizerFast
+tok = Tokenizer(models.BPE())
+tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+tok.decoder = decoders.ByteLevel()
+trainer = trainers.BpeTrainer(vocab_size=2000, special_tokens=["<|endoftext|>"],
+                              initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+tok.train_from_iterator([open(sys.argv[1], encoding="utf-8").read()], trainer)
+PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|endoftext|>").save_pretrained(
+    sys.argv[2])
+"""
+
+
+def start_server(corpus_dir: Path, port: int) -> subprocess.Popen:
+    for name in CORPUS:
+        shutil.copy(ROOT / "replays" / "chat" / f"{name}.jsonl", corpus_dir)
+    cmd = [sys.executable, "-m", "uxlab", "serve", str(corpus_dir), "--port", str(port)]
+    server = subprocess.Popen(
+        [*cmd, *PROFILE, "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    wait_until_serving(f"http://127.0.0.1:{port}/v1", server)
+    return server
+
+
+def version_of(executable: Path, package: str) -> str:
+    python = executable.parent / "python"
+    out = subprocess.run(
+        [str(python), "-c", f"import importlib.metadata as m; print(m.version({package!r}))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return out.stdout.strip()
+
+
+def run_aiperf(aiperf: Path, port: int, work: Path) -> tuple[Path, list[str]]:
+    """Run AIPerf in `work` (relative paths only, so its files name no machine path)."""
+    subprocess.run(
+        [
+            str(aiperf.parent / "python"),
+            "-c",
+            _TOKENIZER_SCRIPT,
+            str(ROOT / "uxlab" / "streams" / "data" / "neutral_text.md"),
+            str(work / "tok"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    cmd = [
+        "aiperf",
+        "profile",
+        "--model",
+        "uxlab",
+        "--url",
+        f"http://127.0.0.1:{port}",
+        "--endpoint-type",
+        "chat",
+        "--streaming",
+        "--tokenizer",
+        "tok",
+        "--request-count",
+        str(N_REQUESTS),
+        "--concurrency",
+        "1",
+        "--synthetic-input-tokens-mean",
+        "20",
+        "--output-tokens-mean",
+        str(MAX_TOKENS),
+        "--random-seed",
+        "7",
+        "--export-level",
+        "raw",
+        "--artifact-dir",
+        "out",
+        "--ui-type",
+        "simple",
+    ]
+    subprocess.run(
+        [str(aiperf), *cmd[1:]], cwd=work, check=True, capture_output=True, timeout=600
+    )
+    return work / "out", cmd
+
+
+def aiperf_timing(out: Path) -> tuple[list[float], list[float]]:
+    """AIPerf's own TTFT per request and every inter-chunk gap, in ms (errors left out)."""
+    ttfts: list[float] = []
+    gaps: list[float] = []
+    for line in (out / "profile_export.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        if rec.get("error"):
+            continue
+        m = rec["metrics"]
+        ttfts.append(m["time_to_first_token"]["value"])
+        gaps.extend(m.get("inter_chunk_latency", {}).get("value", []))
+    return ttfts, gaps
+
+
+def print_timing(tool: str, ttfts: list[float], gaps: list[float]) -> None:
+    t, g = np.asarray(ttfts), np.asarray(gaps)
+    print(f"{tool}: {len(t)} requests, {len(g)} gaps (served: TTFT {TTFT_MS:g}, gap {GAP_MS:g})")
+    if len(t):
+        print(
+            f"  TTFT - served  p50 {np.median(t) - TTFT_MS:+.2f}  "
+            f"min {t.min() - TTFT_MS:+.2f}  max {t.max() - TTFT_MS:+.2f} ms"
+        )
+    if len(g):
+        print(
+            f"  gap - served   p50 {np.median(g) - GAP_MS:+.2f}  "
+            f"p99 {np.percentile(g, 99) - GAP_MS:+.2f}  max {g.max() - GAP_MS:+.2f} ms"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--aiperf", type=Path, help="the aiperf executable of its venv")
+    parser.add_argument("--guidellm", type=Path, help="the guidellm executable of its venv")
+    parser.add_argument("--write", action="store_true", help="copy the files to tests/data/")
+    args = parser.parse_args()
+    if not args.aiperf and not args.guidellm:
+        sys.exit("nothing to run: give --aiperf and/or --guidellm (see the docstring)")
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        (work / "corpus").mkdir()
+        port = free_port()
+        server = start_server(work / "corpus", port)
+        try:
+            if args.aiperf:
+                version = version_of(args.aiperf, "aiperf")
+                out, cmd = run_aiperf(args.aiperf, port, work)
+                print_timing(f"AIPerf {version}", *aiperf_timing(out))
+                if args.write:
+                    dest = ROOT / "tests" / "data" / f"aiperf-{version}"
+                    dest.mkdir(parents=True, exist_ok=True)
+                    for name in (
+                        "profile_export.jsonl",
+                        "profile_export_raw.jsonl",
+                        "profile_export_aiperf.json",
+                    ):
+                        text = (out / name).read_text(encoding="utf-8")
+                        # The artifact folder is echoed as an absolute path: keep it relative.
+                        text = text.replace(str(work) + "/", "")
+                        (dest / name).write_text(text, encoding="utf-8")
+                    (dest / "COMMAND").write_text(
+                        " ".join(cmd).replace(str(port), "PORT") + "\n", encoding="utf-8"
+                    )
+                    print(f"  wrote {dest.relative_to(ROOT)}/")
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()
