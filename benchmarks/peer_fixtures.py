@@ -124,9 +124,7 @@ def run_aiperf(aiperf: Path, port: int, work: Path) -> tuple[Path, list[str]]:
         "--ui-type",
         "simple",
     ]
-    subprocess.run(
-        [str(aiperf), *cmd[1:]], cwd=work, check=True, capture_output=True, timeout=600
-    )
+    subprocess.run([str(aiperf), *cmd[1:]], cwd=work, check=True, capture_output=True, timeout=600)
     return work / "out", cmd
 
 
