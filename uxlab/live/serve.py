@@ -1,9 +1,11 @@
 """`uxlab serve`: an OpenAI- and Anthropic-compatible HTTP server that plays a corpus.
 
-Routes: `GET /v1/models`, `POST /v1/chat/completions` (streaming and not) and
-`POST /v1/messages` (streaming and not). Each request gets one recording of the corpus,
-shaped with the server's profile and a per-request seed, and played by the player into an
-`SSESink`, so a chat UI sees exactly the shaped schedule.
+Routes: `GET /v1/models`, `POST /v1/chat/completions` (streaming and not),
+`POST /v1/messages` (streaming and not) and `GET /health` (200 while serving, no token
+needed, not counted as a request: what benchmark clients such as guidellm probe first).
+Each request gets one recording of the corpus, shaped with the server's profile and a
+per-request seed, and played by the player into an `SSESink`, so a chat UI sees exactly the
+shaped schedule.
 
 Which recording: the one whose recorded prompt (last user message) equals the request's,
 else the corpus in order, cycling (`request_index % len(corpus)`). Which seed:
@@ -216,6 +218,9 @@ def build_app(config: ServeConfig) -> Starlette:
         data = [{"id": m, "object": "model", "created": 0, "owned_by": "uxlab"} for m in models]
         return JSONResponse({"object": "list", "data": data})
 
+    async def health_route(request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
     async def chat_route(request: Request) -> Response:
         return await answer(request, "openai")
 
@@ -300,6 +305,7 @@ def build_app(config: ServeConfig) -> Starlette:
     app = Starlette(
         routes=[
             Route("/v1/models", models_route, methods=["GET"]),
+            Route("/health", health_route, methods=["GET"]),
             Route("/v1/chat/completions", chat_route, methods=["POST"]),
             Route("/v1/messages", messages_route, methods=["POST"]),
         ]
