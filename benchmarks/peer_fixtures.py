@@ -82,11 +82,13 @@ def version_of(executable: Path, package: str) -> str:
     return out.stdout.strip()
 
 
-def run_aiperf(aiperf: Path, port: int, work: Path) -> tuple[Path, list[str]]:
-    """Run AIPerf in `work` (relative paths only, so its files name no machine path)."""
+def make_tokenizer(python: Path, work: Path) -> None:
+    """A small BPE tokenizer in `work/tok`, trained on uxlab's neutral text (no download)."""
+    if (work / "tok").is_dir():
+        return
     subprocess.run(
         [
-            str(aiperf.parent / "python"),
+            str(python),
             "-c",
             _TOKENIZER_SCRIPT,
             str(ROOT / "uxlab" / "streams" / "data" / "neutral_text.md"),
@@ -95,6 +97,11 @@ def run_aiperf(aiperf: Path, port: int, work: Path) -> tuple[Path, list[str]]:
         check=True,
         capture_output=True,
     )
+
+
+def run_aiperf(aiperf: Path, port: int, work: Path) -> tuple[Path, list[str]]:
+    """Run AIPerf in `work` (relative paths only, so its files name no machine path)."""
+    make_tokenizer(aiperf.parent / "python", work)
     cmd = [
         "aiperf",
         "profile",
@@ -126,6 +133,46 @@ def run_aiperf(aiperf: Path, port: int, work: Path) -> tuple[Path, list[str]]:
     ]
     subprocess.run([str(aiperf), *cmd[1:]], cwd=work, check=True, capture_output=True, timeout=600)
     return work / "out", cmd
+
+
+def run_guidellm(guidellm: Path, port: int, work: Path) -> tuple[Path, list[str]]:
+    """Run guidellm in `work`, one request at a time; it probes `GET /health` first."""
+    make_tokenizer(guidellm.parent / "python", work)
+    cmd = [
+        "guidellm",
+        "run",
+        "--backend",
+        f"kind=openai_http,target=http://127.0.0.1:{port},model=uxlab",
+        "--profile",
+        "kind=synchronous",
+        "--constraint",
+        f"kind=max_requests,count={N_REQUESTS}",
+        "--tokenizer",
+        "kind=huggingface_auto,model=tok",
+        "--data",
+        f"kind=synthetic_text,prompt_tokens=20,output_tokens={MAX_TOKENS}",
+        "--seed",
+        "kind=static,value=7",
+        "--output",
+        "kind=json,path=benchmarks.json",
+        "--disable-console",
+    ]
+    subprocess.run(
+        [str(guidellm), *cmd[1:]], cwd=work, check=True, capture_output=True, timeout=600
+    )
+    return work / "benchmarks.json", cmd
+
+
+def guidellm_timing(report: Path) -> tuple[list[float], list[float]]:
+    """guidellm's own TTFT per request and its per-request ITL (it keeps no single gap)."""
+    doc = json.loads(report.read_text())
+    ttfts: list[float] = []
+    itls: list[float] = []
+    for bench in doc["benchmarks"]:
+        for req in bench["requests"]["successful"]:
+            ttfts.append(req["time_to_first_token_ms"])
+            itls.append(req["inter_token_latency_ms"])
+    return ttfts, itls
 
 
 def aiperf_timing(out: Path) -> tuple[list[float], list[float]]:
@@ -187,6 +234,20 @@ def main() -> None:
                         # The artifact folder is echoed as an absolute path: keep it relative.
                         text = text.replace(str(work) + "/", "")
                         (dest / name).write_text(text, encoding="utf-8")
+                    (dest / "COMMAND").write_text(
+                        " ".join(cmd).replace(str(port), "PORT") + "\n", encoding="utf-8"
+                    )
+                    print(f"  wrote {dest.relative_to(ROOT)}/")
+            if args.guidellm:
+                version = version_of(args.guidellm, "guidellm")
+                report, cmd = run_guidellm(args.guidellm, port, work)
+                print_timing(
+                    f"guidellm {version} (gap = its per-request ITL)", *guidellm_timing(report)
+                )
+                if args.write:
+                    dest = ROOT / "tests" / "data" / f"guidellm-{version}"
+                    dest.mkdir(parents=True, exist_ok=True)
+                    shutil.copy(report, dest / "benchmarks.json")
                     (dest / "COMMAND").write_text(
                         " ".join(cmd).replace(str(port), "PORT") + "\n", encoding="utf-8"
                     )

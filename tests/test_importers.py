@@ -43,6 +43,7 @@ def test_registry_names_every_format():
         "aiperf",
         "vllm-bench",
         "llmperf",
+        "guidellm",
     }
 
 

@@ -14,6 +14,7 @@ FORMATS = (
     "aiperf",
     "vllm-bench",
     "llmperf",
+    "guidellm",
 )
 
 

@@ -28,6 +28,7 @@ from uxlab.streams.importers.base import (
 from uxlab.streams.importers.event_mapping import count_malformed
 from uxlab.streams.importers.gemini_sse import gemini_events_to_recording, import_gemini_sse
 from uxlab.streams.importers.genai_perf import import_genai_perf
+from uxlab.streams.importers.guidellm import import_guidellm
 from uxlab.streams.importers.llmperf import import_llmperf
 from uxlab.streams.importers.openai_responses_sse import (
     import_openai_responses_sse,
@@ -51,6 +52,7 @@ IMPORTERS: dict[str, Importer] = {
     "aiperf": import_aiperf,
     "vllm-bench": import_vllm_bench,
     "llmperf": import_llmperf,
+    "guidellm": import_guidellm,
 }
 
 EVENT_MAPPINGS: dict[str, EventMapping] = {
