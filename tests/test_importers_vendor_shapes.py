@@ -97,3 +97,49 @@ def test_unknown_mistral_part_is_refused_by_type(tmp_path):
     rec = import_source("openai-sse", path, ImportOptions(tolerant=True)).recordings[0]
     assert rec.text == "Canberra."
     assert [m["kind"] for m in metas(rec)].count("malformed_event") == 1
+
+
+def test_gemini_code_execution_parts_are_kept():
+    rec = import_source("gemini-sse", DATA / "gemini_code_execution.sse").recordings[0]
+    assert [(c.channel, c.text) for c in rec.chunks] == [
+        ("reasoning", "Let me compute it."),
+        ("tool", "print(sum(range(101)))\n"),
+        ("content", "The sum is 5050."),
+    ]
+    kinds = {m["kind"]: m for m in metas(rec)}
+    assert kinds["tool_call"]["name"] == "code_execution"
+    assert kinds["code_execution_result"]["output"] == "5050\n"
+    assert kinds["inline_data"] == {
+        "kind": "inline_data",
+        "mime_type": "image/png",
+        "data_chars": 12,
+    }
+    assert rec.end.finish_reason == "STOP"
+
+
+def test_gemini_part_of_unknown_kind_is_refused_by_its_keys(tmp_path):
+    body = (DATA / "gemini_code_execution.sse").read_text()
+    path = tmp_path / "g.sse"
+    path.write_text(body.replace('{"codeExecutionResult"', '{"videoMetadata":{},"x"', 1))
+    with pytest.raises(ImportFormatError, match=r"g.sse:\d+: candidates\[0\]\.content\.parts\[\]: "
+                       r"a part with unknown keys \['videoMetadata', 'x'\]"):  # fmt: skip
+        import_source("gemini-sse", path)
+
+
+def test_anthropic_citations_delta_is_kept_whole(tmp_path):
+    path = tmp_path / "cite.sse"
+    path.write_text(
+        ": t_ms=100.000\nevent: message_start\n"
+        'data: {"type":"message_start","message":{"id":"m","role":"assistant","model":"c"}}\n\n'
+        ": t_ms=200.000\nevent: content_block_delta\n"
+        'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta",'
+        '"text":"Paris"}}\n\n'
+        ": t_ms=210.000\nevent: content_block_delta\n"
+        'data: {"type":"content_block_delta","index":0,"delta":{"type":"citations_delta",'
+        '"citation":{"type":"char_location","cited_text":"Paris is the capital"}}}\n\n'
+        ': t_ms=300.000\nevent: message_stop\ndata: {"type":"message_stop"}\n\n'
+    )
+    rec = import_source("anthropic-sse", path).recordings[0]
+    cite = next(m for m in metas(rec) if m["kind"] == "delta")
+    assert cite["delta_type"] == "citations_delta"
+    assert cite["delta"]["citation"]["cited_text"] == "Paris is the capital"
