@@ -8,7 +8,8 @@ at a time), and
 - copies the files the tool wrote into `tests/data/<tool>-<version>/` (with `--write`), the
   fixtures of `tests/test_importers_peers.py`;
 - prints, per tool, its own TTFT and inter-chunk gaps next to the served schedule
-  (300 ms and 25 ms): what the tool measured of a stream whose timing is known.
+  (300 ms and 25 ms): what the tool measured of a stream whose timing is known; first, as a
+  baseline from the same run, what uxlab's own recorder measured of the same server.
 
 The peers are never dependencies of uxlab. Install each into a throwaway environment and
 pass its executable:
@@ -27,6 +28,7 @@ Token counts in the AIPerf files are therefore in that tokenizer's tokens.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import shutil
 import subprocess
@@ -34,8 +36,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+import httpx
 import numpy as np
 from loopback import free_port, wait_until_serving
+
+from uxlab.live.clients import Prompt
+from uxlab.live.record import record_stream
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ("chat-one-liner", "chat-reasoning", "chat-tool-call", "chat-midstream-error")
@@ -175,6 +181,30 @@ def guidellm_timing(report: Path) -> tuple[list[float], list[float]]:
     return ttfts, itls
 
 
+def uxlab_timing(port: int) -> tuple[list[float], list[float]]:
+    """The baseline: uxlab's live recorder, N_REQUESTS streams (first chunk, every gap)."""
+
+    async def record_all() -> list:
+        out = []
+        async with httpx.AsyncClient() as client:
+            for i in range(N_REQUESTS):
+                prompt = Prompt([{"role": "user", "content": "go"}], params={"max_tokens": 30})
+                result = await record_stream(
+                    client, "openai", f"http://127.0.0.1:{port}/v1", "uxlab", prompt, None, f"b{i}"
+                )
+                out.append(result.recording)
+        return out
+
+    ttfts: list[float] = []
+    gaps: list[float] = []
+    for rec in asyncio.run(record_all()):
+        # every non-empty chunk, tool arguments included: the served schedule's chunks
+        times = np.array([c.t_ms for c in rec.chunks if c.text], dtype=float)
+        ttfts.append(float(times[0]))
+        gaps.extend(np.diff(times).tolist())
+    return ttfts, gaps
+
+
 def aiperf_timing(out: Path) -> tuple[list[float], list[float]]:
     """AIPerf's own TTFT per request and every inter-chunk gap, in ms (errors left out)."""
     ttfts: list[float] = []
@@ -218,6 +248,7 @@ def main() -> None:
         port = free_port()
         server = start_server(work / "corpus", port)
         try:
+            print_timing("uxlab record (baseline)", *uxlab_timing(port))
             if args.aiperf:
                 version = version_of(args.aiperf, "aiperf")
                 out, cmd = run_aiperf(args.aiperf, port, work)
