@@ -120,3 +120,30 @@ def test_raw_export_tool_call_differs_as_documented(raw):
     np.testing.assert_allclose(all_output, aiperf_times, rtol=0, atol=1e-6)
     assert rec.chunks[0].channel == "tool"
     assert describe(rec)["ttft_ms"] > aiperf_times[0] + 100
+
+
+def test_mutated_records_give_a_clean_error_or_recordings(tmp_path):
+    """Fuzz-style: every single mutation of a current-names record (metrics and metadata)
+    is an ImportFormatError naming the file and line, or an import; never a traceback."""
+    from test_importers_guidellm import _mutations
+
+    rng = np.random.default_rng(3)
+    record = _records()[1]
+    metrics = record["metrics"]
+    keep = ("time_to_first_token", "time_to_first_output_token", "inter_chunk_latency")
+    keep += ("request_latency", "output_sequence_length", "reasoning_token_count")
+    record["metrics"] = {k: v for k, v in metrics.items() if k in keep}
+    path = tmp_path / "profile_export.jsonl"
+    n = 0
+    for mutated in _mutations(record, rng):
+        path.write_text(json.dumps(mutated) + "\n")
+        try:
+            result = import_source("aiperf", path)
+        except ImportFormatError as exc:
+            assert str(exc).startswith(f"{path}:1: ")
+        else:
+            for rec in result.recordings:
+                times = rec.chunk_times_ms()
+                assert (np.diff(times) >= 0).all()
+        n += 1
+    assert n > 50

@@ -135,3 +135,46 @@ def test_import_command(tmp_path, capsys):
     assert main(["import", "--from", "guidellm", str(REPORT), "-o", str(tmp_path)]) == 0
     assert "imported 4 stream(s)" in capsys.readouterr().out
     assert len(list(tmp_path.glob("*.jsonl"))) == 4
+
+
+def _mutations(value, rng, depth=0):
+    """Yield copies of a JSON value with one leaf or key mutated (type swaps, deletions)."""
+    if isinstance(value, dict):
+        for key in list(value):
+            for bad in (None, "x", -1.5, [], True):
+                yield {**value, key: bad}
+            yield {k: v for k, v in value.items() if k != key}
+            if depth < 4 and isinstance(value[key], dict | list):
+                for inner in _mutations(value[key], rng, depth + 1):
+                    yield {**value, key: inner}
+    elif isinstance(value, list) and value:
+        k = int(rng.integers(len(value)))
+        for inner in _mutations(value[k], rng, depth + 1):
+            yield [*value[:k], inner, *value[k + 1 :]]
+
+
+def test_mutated_reports_give_a_clean_error_or_recordings(tmp_path, doc):
+    """Fuzz-style: every single mutation of one request is an ImportFormatError naming the
+    file, or an import; never another exception."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    req = copy.deepcopy(requests(doc)[2])  # the reasoning one
+    for unread in ("input_metrics", "output_metrics", "request_args"):
+        req.pop(unread)
+    small = {"metadata": doc["metadata"], "benchmarks": [{"requests": {"successful": [req]}}]}
+    path = tmp_path / "benchmarks.json"
+    n = 0
+    for mutated in _mutations(req, rng):
+        small["benchmarks"][0]["requests"]["successful"] = [mutated]
+        path.write_text(json.dumps(small))
+        try:
+            result = import_source("guidellm", path)
+        except ImportFormatError as exc:
+            assert str(exc).startswith(f"{path}:benchmarks[0].requests.successful[0]: ")
+        else:
+            for rec in result.recordings:
+                times = [c.t_ms for c in rec.chunks]
+                assert times == sorted(times)
+        n += 1
+    assert n > 200

@@ -150,9 +150,15 @@ def metric_names(metrics: dict[str, Any], path: Path, where: str) -> str:
 
 
 def _metric(
-    metrics: dict[str, Any], key: str, path: Path, where: str, required: bool = True
+    metrics: dict[str, Any],
+    key: str,
+    path: Path,
+    where: str,
+    required: bool = True,
+    is_list: bool = False,
 ) -> Any:
-    """A metric's value converted to ms when it has a time unit (None when absent)."""
+    """A time metric's value in ms: a number, or a list of numbers with `is_list` (None when
+    absent and not required)."""
     if key not in metrics:
         if required:
             raise ImportFormatError(path, where, f"metrics.{key}", "missing")
@@ -161,14 +167,22 @@ def _metric(
     if not isinstance(m, dict) or "value" not in m:
         raise ImportFormatError(path, where, f"metrics.{key}", 'expected {"value", "unit"}')
     value, unit = m["value"], m.get("unit")
-    scale = _TO_MS.get(unit or "")
+    scale = _TO_MS.get(unit) if isinstance(unit, str) else None
     if scale is None:
-        return value
-    if isinstance(value, list):
-        return [v * scale for v in number_list(value, f"metrics.{key}.value", path, where)]
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
         raise ImportFormatError(
-            path, where, f"metrics.{key}.value", f"expected a non-negative number, got {value!r}"
+            path,
+            where,
+            f"metrics.{key}.unit",
+            f"expected a time unit (ms, ns, us, s), got {unit!r:.40}",
+        )
+    if is_list:
+        return [v * scale for v in number_list(value, f"metrics.{key}.value", path, where)]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+        raise ImportFormatError(
+            path,
+            where,
+            f"metrics.{key}.value",
+            f"expected a non-negative number, got {value!r:.60}",
         )
     return value * scale
 
@@ -186,7 +200,7 @@ def _metric_record(
     metrics = require(obj, "metrics", (dict,), "an object of metrics", path, where)
     names = metric_names(metrics, path, where)
     ttft_ms = _metric(metrics, TTFT_NAMES[names], path, where)
-    gaps_ms = _metric(metrics, "inter_chunk_latency", path, where, required=False) or []
+    gaps_ms = _metric(metrics, "inter_chunk_latency", path, where, False, is_list=True) or []
     n_chunks = len(gaps_ms) + 1
     osl = _count(metrics, "output_sequence_length")
     n_reasoning_tokens = _count(metrics, "reasoning_token_count") or 0
@@ -220,7 +234,7 @@ def _metric_record(
             "reasoning_token_count",
         )
     }
-    meta = obj.get("metadata") or {}
+    meta = obj["metadata"] if isinstance(obj.get("metadata"), dict) else {}
     header = import_header(
         rid,
         importer="aiperf",
@@ -246,9 +260,11 @@ def _metric_record(
 
 
 def _count(metrics: dict[str, Any], key: str) -> int | None:
+    """A count metric's value (None when absent or not a count: counts are only informative)."""
     m = metrics.get(key)
-    if isinstance(m, dict) and isinstance(m.get("value"), int | float):
-        return int(m["value"])
+    value = m.get("value") if isinstance(m, dict) else None
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < 2**53:
+        return int(value)
     return None
 
 
@@ -287,7 +303,7 @@ def _raw_record(
                 path, where, f"responses[{k}]", "expected `text` or `packets` next to `perf_ns`"
             )
     payload = obj.get("payload") if isinstance(obj.get("payload"), dict) else {}
-    meta = obj.get("metadata") or {}
+    meta = obj["metadata"] if isinstance(obj.get("metadata"), dict) else {}
     header = import_header(
         rid,
         importer="aiperf-raw",
