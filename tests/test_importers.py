@@ -44,6 +44,8 @@ def test_registry_names_every_format():
         "vllm-bench",
         "llmperf",
         "guidellm",
+        "har",
+        "cdp",
     }
 
 

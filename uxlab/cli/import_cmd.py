@@ -15,6 +15,8 @@ FORMATS = (
     "vllm-bench",
     "llmperf",
     "guidellm",
+    "har",
+    "cdp",
 )
 
 

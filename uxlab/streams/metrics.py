@@ -48,7 +48,8 @@ output chunk
     ``n_tokens / n_output_chunks`` when ``n_tokens`` is known (chunking: 1.0 means one token
     per event).
 ``e2e_ms``
-    Time of the ``end`` event (missing for a truncated stream).
+    Time of the ``end`` event (missing for a truncated stream, or when the end's time is
+    unknown); shown even when the chunks' times are not known (a HAR import).
 
 A recording without timing (an output chunk with ``t_ms`` null) gets NaN for every timing
 metric and still reports its counts and characters.
@@ -477,7 +478,7 @@ def describe_columns(
     ]
 
     first_event = np.where(timed, a.first_event_ms, np.nan)
-    end = np.where(timed, a.end_ms, np.nan)
+    end = a.end_ms  # the end's own time, known or not, whatever the chunks' times
     data = {
         "id": a.ids,
         "n_chunks": a.n_chunks,

@@ -25,10 +25,12 @@ from uxlab.streams.importers.base import (
     Skipped,
     StreamEventError,
 )
+from uxlab.streams.importers.cdp import import_cdp
 from uxlab.streams.importers.event_mapping import count_malformed
 from uxlab.streams.importers.gemini_sse import gemini_events_to_recording, import_gemini_sse
 from uxlab.streams.importers.genai_perf import import_genai_perf
 from uxlab.streams.importers.guidellm import import_guidellm
+from uxlab.streams.importers.har import import_har
 from uxlab.streams.importers.llmperf import import_llmperf
 from uxlab.streams.importers.openai_responses_sse import (
     import_openai_responses_sse,
@@ -53,6 +55,8 @@ IMPORTERS: dict[str, Importer] = {
     "vllm-bench": import_vllm_bench,
     "llmperf": import_llmperf,
     "guidellm": import_guidellm,
+    "har": import_har,
+    "cdp": import_cdp,
 }
 
 EVENT_MAPPINGS: dict[str, EventMapping] = {
