@@ -127,3 +127,16 @@ def test_inspect_json_and_table_mark_synthetic(
     line = next(x for x in out.splitlines() if x.startswith(rec.id[:8]))
     assert line.split()[3] == "~15.2"
     assert "pool all 101 gaps" in " ".join(out.split())
+
+
+def test_empirical_pools_leave_synthetic_gaps_out(tmp_path: Path) -> None:
+    from uxlab.shaping.empirical import load_pool
+    from uxlab.shaping.spec import ProfileError
+
+    folder = tmp_path / "pool"
+    folder.mkdir()
+    write_replay(import_source("llmperf", llmperf_file(tmp_path, [ROW])).recordings[0], folder)
+    with pytest.raises(ProfileError, match="made-up gaps of llmperf"):
+        load_pool(str(folder), "itl")
+    write_replay(recorded("real", [100.0, 130.0, 170.0]), folder)
+    assert sorted(load_pool(str(folder), "itl").gaps_ms.tolist()) == [30.0, 40.0]
