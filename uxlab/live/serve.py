@@ -470,9 +470,17 @@ def _text(schedule: Recording, channel: str) -> str:
 def _openai_message(schedule: Recording, model: str, prompt_tokens: int) -> dict[str, Any]:
     inp, out = token_counts(schedule, prompt_tokens)
     calls = tool_calls(schedule)
-    content = _text(schedule, "content")
-    # As the API does: content is null when the answer is only tool calls.
-    message: dict[str, Any] = {"role": "assistant", "content": content or (None if calls else "")}
+    content = "".join(
+        c.text for c in schedule.chunks if c.channel == "content" and not c.extra.get("refusal")
+    )
+    refusal = "".join(c.text for c in schedule.chunks if c.extra.get("refusal"))
+    # As the API does: content is null when the answer is only tool calls (or a refusal).
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": content or (None if calls or refusal else ""),
+    }
+    if refusal:
+        message["refusal"] = refusal
     reasoning = _text(schedule, "reasoning")
     if reasoning:
         message["reasoning_content"] = reasoning
