@@ -46,6 +46,7 @@ def test_registry_names_every_format():
         "guidellm",
         "har",
         "cdp",
+        "json-chunks",
     }
 
 

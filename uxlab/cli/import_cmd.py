@@ -17,6 +17,7 @@ FORMATS = (
     "guidellm",
     "har",
     "cdp",
+    "json-chunks",
 )
 
 

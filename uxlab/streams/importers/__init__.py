@@ -31,6 +31,7 @@ from uxlab.streams.importers.gemini_sse import gemini_events_to_recording, impor
 from uxlab.streams.importers.genai_perf import import_genai_perf
 from uxlab.streams.importers.guidellm import import_guidellm
 from uxlab.streams.importers.har import import_har
+from uxlab.streams.importers.json_chunks import import_json_chunks
 from uxlab.streams.importers.llmperf import import_llmperf
 from uxlab.streams.importers.openai_responses_sse import (
     import_openai_responses_sse,
@@ -57,6 +58,7 @@ IMPORTERS: dict[str, Importer] = {
     "guidellm": import_guidellm,
     "har": import_har,
     "cdp": import_cdp,
+    "json-chunks": import_json_chunks,
 }
 
 EVENT_MAPPINGS: dict[str, EventMapping] = {
