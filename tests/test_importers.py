@@ -47,6 +47,8 @@ def test_registry_names_every_format():
         "har",
         "cdp",
         "json-chunks",
+        "otel",
+        "langfuse",
     }
 
 

@@ -18,6 +18,8 @@ FORMATS = (
     "har",
     "cdp",
     "json-chunks",
+    "otel",
+    "langfuse",
 )
 
 

@@ -42,6 +42,7 @@ from uxlab.streams.importers.openai_sse import (
     openai_chat_events_to_recording,
 )
 from uxlab.streams.importers.sse_capture import EventMapping
+from uxlab.streams.importers.traces import import_langfuse, import_otel
 from uxlab.streams.importers.vllm_bench import import_vllm_bench
 
 Importer = Callable[[Path, ImportOptions], ImportResult]
@@ -59,6 +60,8 @@ IMPORTERS: dict[str, Importer] = {
     "har": import_har,
     "cdp": import_cdp,
     "json-chunks": import_json_chunks,
+    "otel": import_otel,
+    "langfuse": import_langfuse,
 }
 
 EVENT_MAPPINGS: dict[str, EventMapping] = {
