@@ -287,8 +287,18 @@ def _raw_record(
             raise ImportFormatError(
                 path, where, f"responses[{k}].perf_ns", "earlier than start_perf_ns"
             )
+        if events and events[-1][0] is not None and t_ms < events[-1][0]:
+            raise ImportFormatError(
+                path, where, f"responses[{k}].perf_ns", "earlier than the response before"
+            )
         if "packets" in resp:
             packets = resp["packets"] or []
+            if not isinstance(packets, list) or not all(
+                isinstance(p, dict) and isinstance(p.get("value", ""), str | None) for p in packets
+            ):
+                raise ImportFormatError(
+                    path, where, f"responses[{k}].packets", 'expected [{"name", "value": text}]'
+                )
             name = next((p.get("value") for p in packets if p.get("name") == "event"), None)
             data = "\n".join(p.get("value") or "" for p in packets if p.get("name") == "data")
             if data or name:

@@ -95,7 +95,9 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
     elif kind == "message_delta":
         delta = field_of(i, obj, "delta", dict, "an object", "delta") or {}
         if delta.get("stop_reason"):
-            b.finish_reason = delta["stop_reason"]
+            b.finish_reason = field_of(
+                i, delta, "stop_reason", str, "a string", "delta.stop_reason"
+            )
         _add_usage(b, field_of(i, obj, "usage", dict, "an object", "usage"))
     elif kind == "message_stop":
         b.close(t_ms)

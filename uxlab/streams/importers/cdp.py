@@ -215,6 +215,15 @@ def _recording(
         raise ImportFormatError(
             path, f"request {rid}", "params.timestamp", "an event before requestWillBeSent"
         )
+    times = [t for t, _, _ in events]
+    back = next((k for k in range(1, len(times)) if times[k] < times[k - 1]), None)
+    if back is not None:
+        raise ImportFormatError(
+            path,
+            f"request {rid} (event {back})",
+            "params.timestamp",
+            f"{times[back]} ms is earlier than the event before ({times[back - 1]} ms)",
+        )
     api = api_of(req.url, events)
     if api is None:
         return f"an event stream of an API uxlab does not map ({req.url.split('?', 1)[0][:80]})"

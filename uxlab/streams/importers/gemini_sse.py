@@ -78,7 +78,9 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
     for part in parts:
         _part(b, i, t_ms, part)
     if cand.get("finishReason"):
-        b.finish_reason = cand["finishReason"]
+        b.finish_reason = field_of(
+            i, cand, "finishReason", str, "a string", "candidates[0].finishReason"
+        )
 
 
 def _part(b: StreamBuilder, i: int, t_ms: float | None, part: Any) -> None:

@@ -155,7 +155,11 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
             b.error(t_ms, err if isinstance(err, dict) else {"type": "response.failed"})
         else:
             details = resp.get("incomplete_details") or {}
-            b.finish_reason = details.get("reason") or resp.get("status") or "completed"
+            reason = details.get("reason") if isinstance(details, dict) else None
+            status = resp.get("status")
+            b.finish_reason = next(
+                (x for x in (reason, status) if isinstance(x, str) and x), "completed"
+            )
             b.close(t_ms)
     elif kind == "error":
         b.error(t_ms, {k: v for k, v in obj.items() if k != "type"} or {"type": "error"})

@@ -88,7 +88,9 @@ def openai_chat_events_to_recording(
                 continue
             _choice(b, i, t_ms, choice)
             if choice.get("finish_reason"):
-                b.finish_reason = choice["finish_reason"]
+                b.finish_reason = field_of(
+                    i, choice, "finish_reason", str, "a string", "choices[0].finish_reason"
+                )
 
     b = map_events(events, header, step, strict=strict, finish_ends=True)
     if other_choices:

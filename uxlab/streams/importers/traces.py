@@ -100,14 +100,18 @@ def _any_value(value: Any) -> Any:
     if "intValue" in value:
         try:
             return int(value["intValue"])
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return None
-    if "arrayValue" in value:
-        items = (value["arrayValue"] or {}).get("values") or []
-        return [_any_value(v) for v in items]
-    if "kvlistValue" in value:
-        return _attributes((value["kvlistValue"] or {}).get("values"))
+    for key in ("arrayValue", "kvlistValue"):
+        inner = value.get(key)
+        items = inner.get("values") if isinstance(inner, dict) else None
+        if isinstance(items, list):
+            return [_any_value(v) for v in items] if key == "arrayValue" else _attributes(items)
     return None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _attributes(items: Any) -> dict[str, Any]:
@@ -164,6 +168,8 @@ def trace_recording(
     **source: Any,
 ) -> Recording:
     """A recording from a trace's moments: text laid from the first chunk to the end."""
+    finish_reason = _str(finish_reason)
+    source = {k: (v if isinstance(v, str | int | float) else None) for k, v in source.items()}
     events: list[Event] = []
     runs = [(channel, text) for channel, text in parts if text]
     if ttft_ms is not None and runs:
@@ -253,15 +259,28 @@ def _spans(path: Path) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
                 path, where, "resourceSpans", "missing (expected an OTLP JSON trace export)"
             )
         for r, rs in enumerate(doc["resourceSpans"]):
-            resource = _attributes(((rs or {}).get("resource") or {}).get("attributes"))
-            for s, ss in enumerate((rs or {}).get("scopeSpans") or []):
-                for k, span in enumerate((ss or {}).get("spans") or []):
-                    if isinstance(span, dict):
-                        yield (
-                            f"{where}:resourceSpans[{r}].scopeSpans[{s}].spans[{k}]",
-                            span,
-                            resource,
-                        )
+            at = f"{where}:resourceSpans[{r}]"
+            rs = _object(rs, path, at)
+            resource = _attributes(_object(rs.get("resource") or {}, path, at).get("attributes"))
+            for s, ss in enumerate(_list(rs.get("scopeSpans"), path, f"{at}.scopeSpans")):
+                at_s = f"{at}.scopeSpans[{s}]"
+                ss = _object(ss, path, at_s)
+                for k, span in enumerate(_list(ss.get("spans"), path, f"{at_s}.spans")):
+                    yield f"{at_s}.spans[{k}]", _object(span, path, f"{at_s}.spans[{k}]"), resource
+
+
+def _object(value: Any, path: Path, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ImportFormatError(path, where, None, f"expected an object, got {value!r:.40}")
+    return value
+
+
+def _list(value: Any, path: Path, where: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ImportFormatError(path, where, None, f"expected a list, got {value!r:.40}")
+    return value
 
 
 def _span_output(attrs: dict[str, Any], span: dict[str, Any]):
