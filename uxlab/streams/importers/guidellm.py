@@ -71,7 +71,9 @@ def import_guidellm(path: Path, options: ImportOptions) -> ImportResult:
             'missing (expected a guidellm report: {"benchmarks": [{"requests": ...}]}, '
             "as `guidellm run --output kind=json` writes)",
         )
-    version = (doc.get("metadata") or {}).get("guidellm_version")
+    metadata = doc.get("metadata")
+    version = metadata.get("guidellm_version") if isinstance(metadata, dict) else None
+    version = version if isinstance(version, str) else None
     result = ImportResult()
     index = 0  # counts successful requests over the whole file (for --select)
     for b, bench in enumerate(benchmarks):
@@ -82,7 +84,10 @@ def import_guidellm(path: Path, options: ImportOptions) -> ImportResult:
             )
         requests = bench["requests"]
         for kind in ("errored", "incomplete"):
-            for i, req in enumerate(requests.get(kind) or []):
+            others = requests.get(kind) or []
+            if not isinstance(others, list):
+                raise ImportFormatError(path, where_b, f"requests.{kind}", "expected a list")
+            for i, req in enumerate(others):
                 reason = _not_completed_reason(kind, req)
                 result.skipped.append(Skipped(origin_of(path, benchmark=b, **{kind: i}), reason))
         successful = requests.get("successful") or []
