@@ -9,7 +9,9 @@ at a time), and
   fixtures of `tests/test_importers_peers.py`;
 - prints, per tool, its own TTFT and inter-chunk gaps next to the served schedule
   (300 ms and 25 ms): what the tool measured of a stream whose timing is known; first, as a
-  baseline from the same run, what uxlab's own recorder measured of the same server.
+  baseline from the same run, what uxlab's own recorder measured of the same server;
+- with `--guidellm`, also records guidellm's mock server (a server no one here wrote, set
+  to the same TTFT and gap) with uxlab's recorder: `uxlab record` as the peer under test.
 
 The peers are never dependencies of uxlab. Install each into a throwaway environment and
 pass its executable:
@@ -34,6 +36,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import httpx
@@ -181,8 +184,9 @@ def guidellm_timing(report: Path) -> tuple[list[float], list[float]]:
     return ttfts, itls
 
 
-def uxlab_timing(port: int) -> tuple[list[float], list[float]]:
-    """The baseline: uxlab's live recorder, N_REQUESTS streams (first chunk, every gap)."""
+def uxlab_timing(port: int, model: str = "uxlab") -> tuple[list[float], list[float]]:
+    """uxlab's live recorder, N_REQUESTS streams (first chunk, every gap) from the server on
+    `port`: the baseline against `uxlab serve`, and the peer test against guidellm's mock."""
 
     async def record_all() -> list:
         out = []
@@ -190,7 +194,7 @@ def uxlab_timing(port: int) -> tuple[list[float], list[float]]:
             for i in range(N_REQUESTS):
                 prompt = Prompt([{"role": "user", "content": "go"}], params={"max_tokens": 30})
                 result = await record_stream(
-                    client, "openai", f"http://127.0.0.1:{port}/v1", "uxlab", prompt, None, f"b{i}"
+                    client, "openai", f"http://127.0.0.1:{port}/v1", model, prompt, None, f"b{i}"
                 )
                 out.append(result.recording)
         return out
@@ -203,6 +207,31 @@ def uxlab_timing(port: int) -> tuple[list[float], list[float]]:
         ttfts.append(float(times[0]))
         gaps.extend(np.diff(times).tolist())
     return ttfts, gaps
+
+
+def record_guidellm_mock(guidellm: Path) -> tuple[list[float], list[float]]:
+    """`uxlab record`'s recorder against guidellm's mock server (a server no one here wrote)
+    set to the same schedule: TTFT 300 ms, every gap 25 ms, no spread, 20 tokens."""
+    port = free_port()
+    cmd = [str(guidellm), "mock-server", "--host", "127.0.0.1", "--port", str(port)]
+    cmd += ["--model", "mock", "--ttft-ms", f"{TTFT_MS:g}", "--ttft-ms-std", "0"]
+    cmd += ["--itl-ms", f"{GAP_MS:g}", "--itl-ms-std", "0"]
+    cmd += ["--output-tokens", "20", "--output-tokens-std", "0"]
+    mock = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/health", timeout=1.0)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline or mock.poll() is not None:
+                    sys.exit("guidellm mock-server did not start")
+                time.sleep(0.2)
+        return uxlab_timing(port, model="mock")
+    finally:
+        mock.terminate()
+        mock.wait(timeout=10)
 
 
 def aiperf_timing(out: Path) -> tuple[list[float], list[float]]:
@@ -270,6 +299,9 @@ def main() -> None:
                     )
                     print(f"  wrote {dest.relative_to(ROOT)}/")
             if args.guidellm:
+                print_timing(
+                    "uxlab record vs guidellm mock-server", *record_guidellm_mock(args.guidellm)
+                )
                 version = version_of(args.guidellm, "guidellm")
                 report, cmd = run_guidellm(args.guidellm, port, work)
                 print_timing(
