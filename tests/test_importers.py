@@ -49,6 +49,7 @@ def test_registry_names_every_format():
         "json-chunks",
         "otel",
         "langfuse",
+        "bedrock",
     }
 
 

@@ -55,6 +55,7 @@ CASES = [
     ("otel", DATA / "traces" / "otlp_genai_spans.json", "json"),
     ("langfuse", DATA / "traces" / "langfuse_observations.json", "json"),
     ("aiperf", DATA / "aiperf-0.13.0" / "profile_export_raw.jsonl", "lines"),
+    ("bedrock", DATA / "bedrock" / "converse_stream_timed.jsonl", "lines"),
 ]
 
 

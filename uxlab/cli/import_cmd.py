@@ -20,6 +20,7 @@ FORMATS = (
     "json-chunks",
     "otel",
     "langfuse",
+    "bedrock",
 )
 
 

@@ -25,6 +25,7 @@ from uxlab.streams.importers.base import (
     Skipped,
     StreamEventError,
 )
+from uxlab.streams.importers.bedrock import import_bedrock
 from uxlab.streams.importers.cdp import import_cdp
 from uxlab.streams.importers.event_mapping import count_malformed
 from uxlab.streams.importers.gemini_sse import gemini_events_to_recording, import_gemini_sse
@@ -62,6 +63,7 @@ IMPORTERS: dict[str, Importer] = {
     "json-chunks": import_json_chunks,
     "otel": import_otel,
     "langfuse": import_langfuse,
+    "bedrock": import_bedrock,
 }
 
 EVENT_MAPPINGS: dict[str, EventMapping] = {
