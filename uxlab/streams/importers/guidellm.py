@@ -75,6 +75,8 @@ def import_guidellm(path: Path, options: ImportOptions) -> ImportResult:
     version = metadata.get("guidellm_version") if isinstance(metadata, dict) else None
     version = version if isinstance(version, str) else None
     result = ImportResult()
+    if options.text is not None:
+        result.warnings.append("guidellm reports keep the model's own text: --text is not used")
     index = 0  # counts successful requests over the whole file (for --select)
     for b, bench in enumerate(benchmarks):
         where_b = f"benchmarks[{b}]"
