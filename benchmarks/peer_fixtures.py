@@ -18,8 +18,9 @@ pass its executable:
 
     uv venv /tmp/aiperf-env && uv pip install --python /tmp/aiperf-env aiperf
     uv venv /tmp/guidellm-env && uv pip install --python /tmp/guidellm-env guidellm
+    uv venv /tmp/vllm-env && uv pip install --python /tmp/vllm-env vllm   # client side only
     uv run python benchmarks/peer_fixtures.py --aiperf /tmp/aiperf-env/bin/aiperf \\
-        --guidellm /tmp/guidellm-env/bin/guidellm [--write]
+        --guidellm /tmp/guidellm-env/bin/guidellm --vllm /tmp/vllm-env/bin/vllm [--write]
 
 AIPerf counts tokens with a Hugging Face tokenizer, which it would download; offline, this
 script builds a small byte-level BPE tokenizer from uxlab's bundled neutral text with the
@@ -172,6 +173,30 @@ def run_guidellm(guidellm: Path, port: int, work: Path) -> tuple[Path, list[str]
     return work / "benchmarks.json", cmd
 
 
+def run_vllm(vllm: Path, port: int, work: Path) -> tuple[Path, list[str]]:
+    """Run `vllm bench serve` (the client only; no GPU needed) in `work`."""
+    make_tokenizer(vllm.parent / "python", work)
+    cmd = ["vllm", "bench", "serve", "--backend", "openai-chat"]
+    cmd += ["--base-url", f"http://127.0.0.1:{port}", "--endpoint", "/v1/chat/completions"]
+    cmd += ["--model", "uxlab", "--tokenizer", "tok", "--dataset-name", "random"]
+    cmd += ["--random-input-len", "20", "--random-output-len", str(MAX_TOKENS)]
+    cmd += ["--num-prompts", str(N_REQUESTS), "--max-concurrency", "1", "--seed", "7"]
+    cmd += ["--save-result", "--save-detailed", "--result-dir", "out"]
+    cmd += ["--result-filename", "result.json"]
+    subprocess.run([str(vllm), *cmd[1:]], cwd=work, check=True, capture_output=True, timeout=600)
+    return work / "out" / "result.json", cmd
+
+
+def vllm_timing(result: Path) -> tuple[list[float], list[float]]:
+    """vLLM's own TTFT per successful request and every gap (`itls`), in ms."""
+    doc = json.loads(result.read_text())
+    ttfts = [t * 1000 for t, e in zip(doc["ttfts"], doc["errors"], strict=True) if not e]
+    gaps = [
+        g * 1000 for itl, e in zip(doc["itls"], doc["errors"], strict=True) if not e for g in itl
+    ]
+    return ttfts, gaps
+
+
 def guidellm_timing(report: Path) -> tuple[list[float], list[float]]:
     """guidellm's own TTFT per request and its per-request ITL (it keeps no single gap)."""
     doc = json.loads(report.read_text())
@@ -267,10 +292,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--aiperf", type=Path, help="the aiperf executable of its venv")
     parser.add_argument("--guidellm", type=Path, help="the guidellm executable of its venv")
+    parser.add_argument("--vllm", type=Path, help="the vllm executable of its venv")
     parser.add_argument("--write", action="store_true", help="copy the files to tests/data/")
     args = parser.parse_args()
-    if not args.aiperf and not args.guidellm:
-        sys.exit("nothing to run: give --aiperf and/or --guidellm (see the docstring)")
+    if not args.aiperf and not args.guidellm and not args.vllm:
+        sys.exit("nothing to run: give --aiperf, --guidellm and/or --vllm (see the docstring)")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         (work / "corpus").mkdir()
@@ -294,6 +320,18 @@ def main() -> None:
                         # The artifact folder is echoed as an absolute path: keep it relative.
                         text = text.replace(str(work) + "/", "")
                         (dest / name).write_text(text, encoding="utf-8")
+                    (dest / "COMMAND").write_text(
+                        " ".join(cmd).replace(str(port), "PORT") + "\n", encoding="utf-8"
+                    )
+                    print(f"  wrote {dest.relative_to(ROOT)}/")
+            if args.vllm:
+                version = version_of(args.vllm, "vllm")
+                result, cmd = run_vllm(args.vllm, port, work)
+                print_timing(f"vLLM {version} bench serve", *vllm_timing(result))
+                if args.write:
+                    dest = ROOT / "tests" / "data" / f"vllm-{version}"
+                    dest.mkdir(parents=True, exist_ok=True)
+                    shutil.copy(result, dest / "result.json")
                     (dest / "COMMAND").write_text(
                         " ".join(cmd).replace(str(port), "PORT") + "\n", encoding="utf-8"
                     )
