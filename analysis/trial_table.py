@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis.spreadsheet_cells import plain_frame
+
 # Columns the analysis needs in every table; the rest of contract 2 is used when present.
 REQUIRED_COLUMNS = ("participant",)
 # Contract-2 columns that are not factors or questions.
@@ -47,7 +49,7 @@ CONTRACT_COLUMNS = (
     "simulated",
 )
 # Further columns uxlab writes when a study uses them (schedule hashes, agent chains, live
-# endpoints): measurements, never factors.
+# endpoints, trials queued again at the end): measurements, never factors.
 EXTRA_COLUMNS = (
     "schedule_sha256",
     "e2e_ms",
@@ -56,6 +58,25 @@ EXTRA_COLUMNS = (
     "violations_n",
     "violation_max_ms",
     "violation_sum_ms",
+    "rerun_of",
+    "rerun_reason",
+    "rerun_as",
+)
+# Per-trial playback fidelity (contract 2; uxlab computes them from the playback log):
+# how late chunks were handed out and shown, frame sharing, drift, the machine's load and
+# the flag for trials outside the study's timing tolerance. Measurements, never factors.
+FIDELITY_COLUMNS = (
+    "n_chunks",
+    "late_handed_p50_ms",
+    "late_handed_p99_ms",
+    "late_handed_max_ms",
+    "late_shown_p50_ms",
+    "late_shown_p99_ms",
+    "late_shown_max_ms",
+    "frame_shared_share",
+    "drift_ms",
+    "load_1m",
+    "fidelity_flag",
 )
 # Identifiers stay text (a hash of zeros or an id like 007 must not become a number).
 ID_COLUMNS = (
@@ -68,7 +89,14 @@ ID_COLUMNS = (
     "schedule_sha256",
 )
 OUTCOMES = ("completed", "abandoned", "timed_out", "error", "interrupted")
-FLAG_COLUMNS = ("practice", "attention_check", "attention_ok", "pilot", "simulated")
+FLAG_COLUMNS = (
+    "practice",
+    "attention_check",
+    "attention_ok",
+    "pilot",
+    "simulated",
+    "fidelity_flag",
+)
 TIME_COLUMNS = ("t_abandon_ms", "shown_first_ms", "shown_last_ms", "scheduled_end_ms")
 _YES = {"1", "1.0", "yes", "y", "true", "t"}
 _NO = {"0", "0.0", "no", "n", "false", "f"}
@@ -114,6 +142,8 @@ class TrialTable:
     sessions: pd.DataFrame | None = None
     factors: list[str] = field(default_factory=list)
     questions: dict[str, Question] = field(default_factory=dict)
+    runs: pd.DataFrame | None = None  # runs.csv: one row per start or resume of a session
+    session_events: pd.DataFrame | None = None  # events.csv rows of SESSION_EVENT_KINDS
 
     def question_for(self, column: str) -> Question | None:
         """The question whose answers are in `column` (`q_<id>`), if the study says."""
@@ -132,13 +162,48 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+# Event kinds about the session rather than a trial's stream (the report's session facts).
+SESSION_EVENT_KINDS = (
+    "terminal",
+    "resize",
+    "terminal_size",
+    "resume",
+    "interrupt",
+    "quit",
+    "signal",
+)
+
+
+def read_session_events(path: Path) -> pd.DataFrame | None:
+    """The rows of an `events.csv` whose kind is in SESSION_EVENT_KINDS (None if unreadable).
+
+    Read in blocks of columns `session_id, trial_index, t_ms, kind, data`, so a large event
+    log (every chunk of every trial) is never held whole.
+    """
+    wanted = ["session_id", "trial_index", "t_ms", "kind", "data"]
+    try:
+        parts = [
+            block[block["kind"].isin(SESSION_EVENT_KINDS)]
+            for block in pd.read_csv(
+                path,
+                usecols=lambda c: c in wanted,
+                dtype={"session_id": str, "kind": str, "data": str},
+                chunksize=200_000,
+            )
+            if "kind" in block.columns
+        ]
+    except (OSError, ValueError, pd.errors.ParserError):
+        return None
+    return pd.concat(parts, ignore_index=True) if parts else None
+
+
 def load_trial_table(path: str | Path) -> TrialTable:
     """Load a trial table from a CSV, an export folder, or a SQLite file with a `trials` table."""
     path = Path(path)
     if not path.exists():
         raise TrialTableError(path, None, None, "no such file or folder")
     study: dict[str, Any] = {}
-    sessions = None
+    sessions = runs = session_events = None
     if path.is_dir():
         csv_path = path / "trials.csv"
         if not csv_path.exists():
@@ -150,7 +215,11 @@ def load_trial_table(path: str | Path) -> TrialTable:
         if study_path.exists():
             study = _read_study_json(study_path)
         if (path / "sessions.csv").exists():
-            sessions = pd.read_csv(path / "sessions.csv")
+            sessions = plain_frame(pd.read_csv(path / "sessions.csv"))
+        if (path / "runs.csv").exists():
+            runs = plain_frame(pd.read_csv(path / "runs.csv"))
+        if (path / "events.csv").exists():
+            session_events = read_session_events(path / "events.csv")
         data_path = csv_path
     elif _is_sqlite(path):
         trials = read_sqlite_trials(path)
@@ -172,6 +241,8 @@ def load_trial_table(path: str | Path) -> TrialTable:
         sessions=sessions,
         factors=factors,
         questions=questions,
+        runs=runs,
+        session_events=session_events,
     )
 
 
@@ -210,7 +281,7 @@ def _read_csv(path: Path) -> pd.DataFrame:
         raise TrialTableError(path, None, None, "empty file (expected a CSV header)") from exc
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise TrialTableError(path, None, None, f"not a readable CSV: {exc}") from exc
-    return frame
+    return plain_frame(frame)  # text cells as stored (the export's `'` prefix taken off)
 
 
 def _read_study_json(path: Path) -> dict[str, Any]:
@@ -226,6 +297,11 @@ def _read_study_json(path: Path) -> dict[str, Any]:
 def _row_of(frame: pd.DataFrame, mask: np.ndarray) -> int:
     """1-based data row of the first True in `mask`."""
     return int(np.flatnonzero(mask)[0]) + 1
+
+
+def known_columns() -> tuple[str, ...]:
+    """Every non-factor, non-question column of contract 2 that the analysis knows."""
+    return CONTRACT_COLUMNS + EXTRA_COLUMNS + FIDELITY_COLUMNS
 
 
 def validate_trials(trials: pd.DataFrame, path: Path) -> pd.DataFrame:
@@ -341,6 +417,7 @@ def _factor_names(trials: pd.DataFrame, study: dict[str, Any]) -> list[str]:
             for c in trials.columns
             if c not in CONTRACT_COLUMNS
             and c not in EXTRA_COLUMNS
+            and c not in FIDELITY_COLUMNS
             and not str(c).startswith(("q_", "rt_"))
             and pd.api.types.is_numeric_dtype(trials[c])
         ]
