@@ -17,7 +17,7 @@ ChromeDriver performance-log entry `{"message": "{\\"message\\": {\\"method\\": 
 `timestamp` is CDP's `MonotonicTime` in seconds; each event's `t_ms` is its timestamp minus
 the request's, in ms: per-event browser arrival times (`timing: recorded`), which include
 the browser's own network stack but not when the page painted the text. A request with SSE
-events is mapped by its API's event mapping (told from the URL or the first event, as for
+events is mapped by its API's event mapping (told from the first event or the URL, as for
 HAR files); its end is the stream's terminator (without one it is kept as a truncated
 stream, with `loadingFailed`'s reason in the header when there is one). A stream without
 `requestWillBeSent` has no time zero and is skipped with its `requestId` named.

@@ -14,9 +14,10 @@ A HAR file (HTTP Archive 1.2) lists every request a page made::
 
 Every entry whose response is an event stream (`text/event-stream`, or a body that starts
 like SSE) becomes one recording; the others are skipped and counted. The body is mapped by
-the event mapping of its API, told from the URL (`/chat/completions`, `/messages`,
-`/responses`, `:streamGenerateContent`) or else from the first event's shape; an event
-stream of another API is skipped with its URL named.
+the event mapping of its API, told from the first event's shape (`choices`, `candidates`,
+`message_start`, `response.*`) or else from the URL (`/chat/completions`, `/messages`,
+`/responses`, `:streamGenerateContent`); an event stream of another API is skipped with its
+URL named.
 
 **What a HAR can and cannot give.** A HAR keeps the whole response body and a handful of
 phase durations per request, not when each event arrived. So the text, reasoning and tool
@@ -60,7 +61,25 @@ _PHASES = ("blocked", "dns", "connect", "ssl", "send", "wait", "receive")
 
 
 def api_of(url: str, events: list[TimedEvent]) -> str | None:
-    """The API of an event stream (`uxlab record --api` names), from its URL or first event."""
+    """The API of an event stream (`uxlab record --api` names): from the shape of its first
+    JSON event, else from the URL (a chat app's own path may say nothing or mislead)."""
+    for _, name, data in events:
+        try:
+            obj = json.loads(data)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(obj, dict):
+            break
+        kind = name or obj.get("type")
+        if isinstance(kind, str) and kind.startswith("response."):
+            return "openai-responses"
+        if kind in ("message_start", "content_block_delta", "ping"):
+            return "anthropic"
+        if "choices" in obj:
+            return "openai"
+        if "candidates" in obj:
+            return "gemini"
+        break
     path = url.split("?", 1)[0]
     for marker, api in (
         ("/chat/completions", "openai"),
@@ -71,23 +90,6 @@ def api_of(url: str, events: list[TimedEvent]) -> str | None:
     ):
         if marker in path:
             return api
-    for _, name, data in events:
-        try:
-            obj = json.loads(data)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(obj, dict):
-            return None
-        kind = name or obj.get("type")
-        if isinstance(kind, str) and kind.startswith("response."):
-            return "openai-responses"
-        if kind in ("message_start", "content_block_delta", "ping"):
-            return "anthropic"
-        if "choices" in obj:
-            return "openai"
-        if "candidates" in obj:
-            return "gemini"
-        return None
     return None
 
 
