@@ -98,6 +98,13 @@ def test_raw_export_agrees_with_aiperfs_own_numbers(raw):
         np.testing.assert_allclose(
             np.diff(out), metrics["inter_chunk_latency"]["value"], rtol=0, atol=1e-6
         )
+        # AIPerf's "time to second token" is a gap: uxlab's second_token_gap_ms
+        assert d["second_token_gap_ms"] == pytest.approx(
+            metrics["time_to_second_token"]["value"], abs=1e-6
+        )
+        assert d["ttst_ms"] == pytest.approx(
+            d["ttft_ms"] + metrics["time_to_second_token"]["value"], abs=1e-6
+        )
         # AIPerf ends the request at the last response with output, uxlab at the stream's end
         assert d["e2e_ms"] >= metrics["request_latency"]["value"] - 1e-6
         assert out[-1] == pytest.approx(metrics["request_latency"]["value"], abs=1e-6)
