@@ -24,6 +24,7 @@ from uxlab.streams.importers.base import (
     ImportResult,
     Skipped,
     StreamEventError,
+    check_result,
 )
 from uxlab.streams.importers.event_mapping import count_malformed
 from uxlab.streams.importers.gemini_sse import gemini_events_to_recording, import_gemini_sse
@@ -63,12 +64,14 @@ EVENT_MAPPINGS: dict[str, EventMapping] = {
 
 
 def import_source(fmt: str, path: str | Path, options: ImportOptions | None = None) -> ImportResult:
-    """Run the importer named `fmt` on `path`."""
+    """Run the importer named `fmt` on `path`; every recording is checked (`check_result`)
+    before the result comes back, so nothing is written from a source that fails."""
     if fmt not in IMPORTERS:
         raise ImportFormatError(
             path, None, "--from", f"unknown format {fmt!r} (one of {', '.join(IMPORTERS)})"
         )
-    return IMPORTERS[fmt](Path(path), options or ImportOptions())
+    result = IMPORTERS[fmt](Path(path), options or ImportOptions())
+    return check_result(result, path)
 
 
 __all__ = [
