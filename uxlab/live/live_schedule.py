@@ -420,6 +420,8 @@ async def stream_live(
         # full mapping below.
         rec, _ = mapper([ev], header)
         for e in rec.events:
+            if isinstance(e, ErrorEvent):  # the participant never sees an upstream body
+                e = ErrorEvent(t_ms=e.t_ms, error=neutral_error(e.error))
             schedule.feed(e, t_ms)
 
     own_client = client is None
@@ -450,7 +452,7 @@ async def stream_live(
         now_ms = clock.now_ms() - t0_ms
         rec = result.recording
         if rec.errors:
-            schedule.add_error(dict(rec.errors[-1].error), now_ms)
+            schedule.add_error(neutral_error(rec.errors[-1].error), now_ms)
         else:
             end = rec.end
             end_ms = now_ms
@@ -459,6 +461,34 @@ async def stream_live(
                 end_ms = min(now_ms, max(end.t_ms + sent_ms[0], last))
             schedule.add_end(end_ms, end.finish_reason if end else None, end.usage if end else None)
     return LiveResult(result, result.message, sent_ms[0] if sent_ms else None)
+
+
+_OWN_ERROR_KINDS = {
+    "http_error": "The model service refused the request.",
+    "connect_timeout": "The model service could not be reached.",
+    "connect_error": "The model service could not be reached.",
+    "read_timeout": "The model service stopped answering.",
+    "connection_closed": "The connection to the model service was cut.",
+    "malformed_stream": "The model service sent an unreadable answer.",
+    "truncated": "The answer ended early.",
+}
+
+
+def neutral_error(error: dict[str, Any]) -> dict[str, Any]:
+    """What a live trial shows and stores of an upstream failure: the recorder's own kind
+    and a fixed message, never the server's text (it can echo keys or anything else). The
+    recorder's scrubbed, decoded message is kept in the trial's `live_request` event."""
+    kind = error.get("type")
+    if kind not in _OWN_ERROR_KINDS:
+        kind = "stream_error"
+    out: dict[str, Any] = {
+        "type": kind,
+        "message": _OWN_ERROR_KINDS.get(kind, "The model service reported an error."),
+    }
+    status = error.get("status")
+    if isinstance(status, int) and not isinstance(status, bool):
+        out["status"] = status
+    return out
 
 
 def _warm_up() -> None:

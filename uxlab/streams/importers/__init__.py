@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from uxlab.reading import InputProblem
 from uxlab.streams.importers.aiperf import import_aiperf
 from uxlab.streams.importers.anthropic_sse import (
     anthropic_events_to_recording,
@@ -40,6 +41,7 @@ from uxlab.streams.importers.openai_sse import (
 )
 from uxlab.streams.importers.sse_capture import EventMapping
 from uxlab.streams.importers.vllm_bench import import_vllm_bench
+from uxlab.streams.sse import SseLimitError
 
 Importer = Callable[[Path, ImportOptions], ImportResult]
 
@@ -70,7 +72,10 @@ def import_source(fmt: str, path: str | Path, options: ImportOptions | None = No
         raise ImportFormatError(
             path, None, "--from", f"unknown format {fmt!r} (one of {', '.join(IMPORTERS)})"
         )
-    result = IMPORTERS[fmt](Path(path), options or ImportOptions())
+    try:
+        result = IMPORTERS[fmt](Path(path), options or ImportOptions())
+    except (InputProblem, SseLimitError) as exc:  # a check below the importer's own ones
+        raise ImportFormatError(path, None, None, str(exc)) from None
     return check_result(result, path)
 
 
