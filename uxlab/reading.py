@@ -49,6 +49,28 @@ MAX_STUDY_LEVEL_MS = 10 * 60 * 1000.0
 MAX_TIMEOUT_S = 3600.0
 """A trial timeout in seconds."""
 
+STUDY_LEVEL_MAX: dict[str, float] = {
+    "jitter": MAX_STUDY_LEVEL_MS,
+    "itl_scale": 1000.0,
+    "tokens_per_s": 100_000.0,
+    "chunk_tokens": 10_000,
+    "stall_rate_per_s": 1000.0,
+    "error_at_token": 1_000_000,
+}
+"""The highest plausible level of each study factor that is not in ms (those ending in `_ms`
+stop at `MAX_STUDY_LEVEL_MS`; any other factor at `MAX_STUDY_LEVEL_OTHER`)."""
+MAX_STUDY_LEVEL_OTHER = 1_000_000.0
+MAX_SLIDER_ABS = 1_000_000.0
+"""A slider's end points stay within ±this (answers are analysed as floats)."""
+
+
+def study_level_max(name: str) -> float:
+    """The highest plausible level of study factor `name`."""
+    if name.endswith("_ms"):
+        return MAX_STUDY_LEVEL_MS
+    return float(STUDY_LEVEL_MAX.get(name, MAX_STUDY_LEVEL_OTHER))
+
+
 PLAUSIBLE: dict[str, tuple[float, float, str]] = {
     "t_ms": (0.0, MAX_TIME_MS, "ms from the request (at most one day)"),
     "gap_ms": (0.0, MAX_TIME_MS, "ms between events (at most one day)"),
