@@ -118,6 +118,7 @@ def _has_trials_table(path: Path) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from analysis.exclusions import ExclusionRules
+    from analysis.psychometric import PsychometricInputError
     from analysis.report import ReportOptions, analyse, write_report
     from analysis.score import ScoreError
     from analysis.trial_table import TrialTableError
@@ -152,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
         table = _load(args.data)
         data = analyse(table, options)
         paths = write_report(data, out)
-    except (TrialTableError, ScoreError) as exc:
+    except (TrialTableError, ScoreError, PsychometricInputError) as exc:
         raise ReportError(str(exc)) from exc
     t = data.thresholds
     print(
