@@ -61,6 +61,7 @@ from typing import Any, Literal
 from uxlab.clock import Clock
 from uxlab.errors import UxlabError
 from uxlab.player import ChunkTiming, PlaybackLog, Player, Sink
+from uxlab.reading import MAX_JSON_FILE_BYTES, InputProblem, loads_json, read_bounded_text
 from uxlab.shaping import Profile, derive_seed, shape
 from uxlab.streams.recording import Chunk, End, Event, Header, Recording
 from uxlab.streams.replay_file import ReplayFormatError, read_replay
@@ -305,11 +306,11 @@ def load_chain(path: str | Path) -> Chain:
     """Read one ``*.chain.json`` file and the replay files it names."""
     path = Path(path)
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = loads_json(read_bounded_text(path, MAX_JSON_FILE_BYTES, "chain file"))
     except OSError as exc:
         raise ChainFormatError(path, None, f"cannot read: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise ChainFormatError(path, f"line {exc.lineno}", f"not JSON: {exc.msg}") from None
+    except InputProblem as exc:
+        raise ChainFormatError(path, exc.field, exc.problem) from None
     if not isinstance(raw, dict):
         raise ChainFormatError(path, None, "must be a JSON object")
     if raw.get("format") != CHAIN_FORMAT:

@@ -57,6 +57,7 @@ from uxlab.live.wire_formats import (
     tool_calls,
 )
 from uxlab.player import PlaybackLog, Player
+from uxlab.reading import InputProblem, loads_json
 from uxlab.streams.recording import Recording
 
 SERVED_KEPT = 1000
@@ -230,9 +231,12 @@ def build_app(config: ServeConfig) -> Starlette:
             raw = await request.body()
             t0_ms = clock_now()  # the request is in: time zero of its schedule
             try:
-                body = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                raise _Error(400, "invalid_request_error", "the body is not JSON") from None
+                body = loads_json(raw.decode("utf-8"))
+            except (InputProblem, UnicodeDecodeError) as exc:
+                problem = exc.problem if isinstance(exc, InputProblem) else "not UTF-8"
+                raise _Error(
+                    400, "invalid_request_error", f"the body is not usable JSON ({problem})"
+                ) from None
             if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
                 raise _Error(
                     400, "invalid_request_error", "messages: expected a list of {role, content}"
