@@ -38,7 +38,7 @@ from uxlab.live.key_scrub import KeyScrubber
 from uxlab.live.mapping import map_capture
 from uxlab.live.wire_events import SSEFramer, WireEvent, dumps_capture
 from uxlab.reading import InputProblem, loads_json
-from uxlab.streams.recording import End, ErrorEvent, Header, Recording
+from uxlab.streams.recording import Chunk, End, ErrorEvent, Header, Recording
 from uxlab.streams.replay_file import safe_filename, write_replay
 from uxlab.streams.sse import SseLimitError
 
@@ -92,28 +92,46 @@ def _scrub_across_events(
 ) -> None:
     """Remove a key that only shows when events are joined (each event is scrubbed alone as
     it arrives): in the raw data of consecutive events, and in the decoded chunk texts of
-    each channel, where the events that carried those texts get the scrubbed text."""
+    each channel, where the event that carried each touched text gets the scrubbed text."""
     if scrub.key is None or not capture:
         return
     for ev, data in zip(capture, scrub.scrub_pieces([ev.data for ev in capture]), strict=True):
         ev.data = data
-    rec, _ = map_capture(api, capture, copy.deepcopy(header))
-    replace: dict[str, str] = {}
-    for channel in ("content", "reasoning", "tool"):
-        texts = [c.text for c in rec.chunks if c.channel == channel]
-        for old, new in zip(texts, scrub.scrub_pieces(texts), strict=True):
-            if old != new:
-                replace[old] = new
-    if not replace:
+    whole, _ = map_capture(api, capture, copy.deepcopy(header))
+    channels = {c.channel for c in whole.chunks}
+    joined = ["".join(c.text for c in whole.chunks if c.channel == ch) for ch in channels]
+    if not any(scrub.found_in(text) for text in joined):
+        return  # the usual case: no key anywhere in the decoded text
+    pieces: dict[str, list[tuple[int, str]]] = {}  # channel -> [(event index, chunk text)]
+    for j, ev in enumerate(capture):
+        rec, _ = map_capture(api, [ev], copy.deepcopy(header))
+        for c in rec.chunks:
+            pieces.setdefault(c.channel, []).append((j, c.text))
+    for channel_pieces in pieces.values():
+        texts = [text for _, text in channel_pieces]
+        for (j, old), new in zip(channel_pieces, scrub.scrub_pieces(texts), strict=True):
+            if old == new:
+                continue
+            ev = capture[j]
+            try:
+                obj = loads_json(ev.data, check=False)  # nesting bounded: safe to walk
+            except InputProblem:
+                continue
+            changed = _replace_strings(obj, {old: new})
+            if changed is not obj:
+                ev.data = json.dumps(changed, ensure_ascii=False, separators=(",", ":"))
+
+
+def _scrub_chunks(recording: Recording, scrub: KeyScrubber) -> None:
+    """Last guard on the mapped recording: a key still joined across chunk texts."""
+    if scrub.key is None:
         return
-    for ev in capture:
-        try:
-            obj = loads_json(ev.data, check=False)  # nesting bounded: safe to walk
-        except InputProblem:
-            continue
-        changed = _replace_strings(obj, replace)
-        if changed is not obj:
-            ev.data = json.dumps(changed, ensure_ascii=False, separators=(",", ":"))
+    by_channel: dict[str, list[Chunk]] = {}
+    for c in recording.chunks:
+        by_channel.setdefault(c.channel, []).append(c)
+    for chunks in by_channel.values():
+        for c, text in zip(chunks, scrub.scrub_pieces([c.text for c in chunks]), strict=True):
+            c.text = text
 
 
 def _replace_strings(value: Any, replace: dict[str, str]) -> Any:
@@ -337,6 +355,7 @@ async def _record_once(
         await response.aclose()
     _scrub_across_events(api, capture, header, scrub)
     recording, malformed = map_capture(api, capture, header)
+    _scrub_chunks(recording, scrub)
     message = None
     if problem is not None:
         kind, text = problem
