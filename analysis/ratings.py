@@ -103,6 +103,13 @@ class OrdinalLatencyFitter:
         endog = pd.Series(pd.Categorical(df[rating], categories=levels, ordered=True), name=rating)
         exog = pd.DataFrame({f"log2_{stimulus}": np.log2(df[stimulus].to_numpy(dtype=float))})
         groups = pd.factorize(df[cluster])[0]
+        n_params = 1 + len(levels) - 1  # the slope and the cut points
+        if groups.max() + 1 < 2 or len(df) <= n_params:
+            raise ValueError(
+                f"{rating}: {len(df)} ratings from {groups.max() + 1} {cluster}(s) are too few "
+                "for the ordinal model (it needs 2 or more clusters and more rows than "
+                f"its {n_params} parameters)"
+            )
         model = OrderedModel(endog, exog, distr="logit")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

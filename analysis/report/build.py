@@ -184,6 +184,10 @@ def choose_columns(table: TrialTable, options: ReportOptions) -> tuple[str, str 
                 path, None, None, "no latency factor with 3 or more levels; name it with --stimulus"
             )
     levels = numeric_column(trials, stimulus, path)
+    empty = levels.isna().to_numpy()
+    if empty.any():
+        row = int(np.flatnonzero(empty)[0]) + 1
+        raise TrialTableError(path, row, stimulus, "empty: every trial needs its latency level")
     nonpositive = (levels <= 0).to_numpy()
     if nonpositive.any():
         row = int(np.flatnonzero(nonpositive)[0]) + 1

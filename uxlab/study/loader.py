@@ -191,6 +191,8 @@ class _Loader:
             raise self.err(None, f"not valid TOML: {exc}") from None
         except RecursionError:
             raise self.err(None, "not a usable study file: nested too deeply") from None
+        except ValueError as exc:  # an integer past Python's digit limit
+            raise self.err(None, f"not a usable study file ({str(exc)[:60]})") from None
         for key in doc:
             if key not in _SECTIONS:
                 raise self.err(
