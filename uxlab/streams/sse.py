@@ -84,9 +84,9 @@ class SseParser:
     an event longer than `max_line_chars` raises `SseLimitError`.
     """
 
-    def __init__(self, max_line_chars: int = MAX_LINE_CHARS) -> None:
+    def __init__(self, max_line_chars: int | None = None) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="strict")
-        self.max_line_chars = max_line_chars
+        self.max_line_chars = MAX_LINE_CHARS if max_line_chars is None else max_line_chars
         self._partial: list[str] = []
         self._partial_len = 0
         self._line_no = 0
