@@ -28,13 +28,6 @@ from typing import Any
 
 from analysis.trial_table import TIME_COLUMNS, TrialTableError, load_trial_table
 from uxlab.errors import UxlabError
-from uxlab.reading import (
-    MAX_TIME_MS,
-    MAX_TIMEOUT_S,
-    MAX_TOKENS,
-    study_level_max,
-    tree_problem,
-)
 from uxlab.streams.importers import import_source
 from uxlab.streams.inspect_load import load_arrays
 from uxlab.streams.recording import Chunk, End, Recording
@@ -46,6 +39,36 @@ REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data"
 
 CLEAN_ERRORS: tuple[type[BaseException], ...] = (UxlabError, TrialTableError)
+
+# The oracle's own idea of plausible, independent of the code under test (so the same harness
+# also judges older versions of uxlab, for a baseline).
+MAX_TIME_MS = 24 * 3600 * 1000.0
+MAX_TOKENS = 10_000_000
+MAX_TIMEOUT_S = 3600.0
+MAX_DEPTH = 64
+
+
+def study_level_max(name: str) -> float:
+    """The highest plausible study level: 10 minutes for times, a million otherwise."""
+    return 600_000.0 if name.endswith("_ms") or name == "jitter" else 1e6
+
+
+def tree_problem(value: Any) -> tuple[str, str] | None:
+    """(path, problem) of a non-finite float, an integer of 2**63 or more, or nesting past
+    MAX_DEPTH anywhere in `value` (iterative: any depth is safe)."""
+    stack: list[tuple[Any, str, int]] = [(value, "", 0)]
+    while stack:
+        v, path, depth = stack.pop()
+        if isinstance(v, float) and not math.isfinite(v):
+            return path, f"{v} is not finite"
+        if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 2**63:
+            return path, "integer too large"
+        if isinstance(v, dict | list | tuple):
+            if depth >= MAX_DEPTH:
+                return path, "nested too deeply"
+            items = v.items() if isinstance(v, dict) else enumerate(v)
+            stack.extend((item, f"{path}.{k}", depth + 1) for k, item in items)
+    return None
 
 # --- checking what a parser accepted ---------------------------------------------------------
 
