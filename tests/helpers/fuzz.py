@@ -70,6 +70,7 @@ def tree_problem(value: Any) -> tuple[str, str] | None:
             stack.extend((item, f"{path}.{k}", depth + 1) for k, item in items)
     return None
 
+
 # --- checking what a parser accepted ---------------------------------------------------------
 
 
