@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -96,14 +97,15 @@ class InputProblem(ValueError):
 
 def read_bounded_bytes(path: str | Path, max_bytes: int, what: str = "file") -> bytes:
     """The bytes of `path`, or InputProblem when it is larger than `max_bytes` (not read)."""
-    path = Path(path)
-    size = path.stat().st_size
-    if size > max_bytes:
-        raise InputProblem(
-            None, f"the {what} is {size:,} bytes, over the limit of {max_bytes:,} bytes"
-        )
-    with path.open("rb") as f:
-        data = f.read(max_bytes + 1)  # a file that grew meanwhile is still bounded
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > max_bytes:
+            raise InputProblem(
+                None, f"the {what} is {size:,} bytes, over the limit of {max_bytes:,} bytes"
+            )
+        data = f.read(size + 1)  # a buffer the size of the file, not of the limit
+        if len(data) > size:  # the file grew meanwhile: read on, still within the limit
+            data += f.read(max_bytes + 1 - len(data))
     if len(data) > max_bytes:
         raise InputProblem(None, f"the {what} is over the limit of {max_bytes:,} bytes")
     return data
