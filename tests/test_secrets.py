@@ -24,7 +24,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from uxlab.cli import main
-from uxlab.live.key_scrub import REDACTED, KeyScrubber
+from uxlab.live.key_scrub import REDACTED, KeyScrubber, KeyStreamGuard
 from uxlab.store import Store
 from uxlab.streams import read_replay
 from uxlab.study import load_study
@@ -157,6 +157,23 @@ def test_pieces_lose_a_key_that_runs_across_them():
     assert "".join(one_by_one) == "x" + REDACTED + "y"
 
 
+def test_a_stream_guard_never_shows_the_key_one_piece_at_a_time():
+    guard = KeyStreamGuard(KeyScrubber(KEY))
+    shown = [guard.feed(ch) for ch in "Key: " + KEY + " end"] + [guard.flush()]
+    assert "".join(shown) == "Key: sk" + REDACTED + " end"
+    for i in range(len(shown)):  # at no moment is more than the public "sk" on screen
+        assert_no_key("".join(shown[:i]), "the screen so far")
+        assert KEY[:3] not in "".join(shown[:i])
+    ordinary = KeyStreamGuard(KeyScrubber(KEY))
+    pieces = ["I like task-", "based work", " with sk-", "learn"]
+    shown = [ordinary.feed(p) for p in pieces] + [ordinary.flush()]
+    assert "".join(shown) == "".join(pieces)  # nothing lost, at most held for a piece
+    assert shown[0] == "I like ta" and shown[1] == "sk-based work"
+    tail = KeyStreamGuard(KeyScrubber(KEY))
+    shown = [tail.feed(p) for p in ["Hi ", KEY[:30]]] + [tail.flush()]
+    assert "".join(shown) == "Hi " + REDACTED  # a long part held to the end is still redacted
+
+
 # --- uxlab record over real HTTP -----------------------------------------------------------
 
 
@@ -257,7 +274,9 @@ async def run_live_session(tmp_path: Path, study_path: Path) -> tuple[Path, list
     return db, screens
 
 
-@pytest.mark.parametrize("model", ["echo-401-escaped", "echo-midstream", "echo-split"])
+@pytest.mark.parametrize(
+    "model", ["echo-401-escaped", "echo-midstream", "echo-split", "echo-trickle"]
+)
 async def test_a_live_study_never_shows_or_stores_the_key(hostile, tmp_path, monkeypatch, model):
     monkeypatch.setenv(ENV, KEY)
     path = tmp_path / "live.toml"
@@ -266,7 +285,9 @@ async def test_a_live_study_never_shows_or_stores_the_key(hostile, tmp_path, mon
     assert screens
     for shot in screens:
         assert_no_key(screen_text(shot), "the participant's screen")
-    if model != "echo-split":  # the error is shown, in neutral words
+    if model == "echo-trickle":  # one character per event: held back, never on screen
+        assert any("Key: sk" + REDACTED + " end" in screen_text(shot) for shot in screens)
+    if model in ("echo-401-escaped", "echo-midstream"):  # shown, in neutral words
         assert any("model service" in screen_text(shot) for shot in screens)
         shown = "".join(screen_text(shot) for shot in screens)
         assert "Incorrect API key" not in shown and "bad_key" not in shown

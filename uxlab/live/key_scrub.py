@@ -112,3 +112,58 @@ class KeyScrubber:
             kept.append(joined[last:hi])
             out.append("".join(kept))
         return out
+
+
+class KeyStreamGuard:
+    """Text shown piece by piece (a live answer on the participant's screen) that never shows
+    the key, even one character per event: the end of a piece that, with what was shown
+    just before, spells the first `min_hold` or more characters of the key is held back until
+    a later piece shows it is not the key (or the stream ends: `flush`); the key itself, once
+    its pieces meet, is shown as `[redacted]`. Ordinary text is never held."""
+
+    def __init__(self, scrub: KeyScrubber, min_hold: int = 3):
+        self.scrub = scrub
+        self.key = scrub.key
+        self.min_hold = min_hold
+        self._held = ""
+        self._shown_tail = ""
+
+    def feed(self, text: str) -> str:
+        """What of `text` (and of the held text before it) can be shown now."""
+        key = self.key
+        if key is None:
+            return text
+        buf = self._held + text
+        joined = self._shown_tail + buf
+        hold = 0
+        if key[0] in joined[-len(key) :]:
+            for m in range(min(len(key) - 1, len(joined)), self.min_hold - 1, -1):
+                if joined.endswith(key[:m]):
+                    hold = min(m, len(buf))
+                    break
+        release, self._held = buf[: len(buf) - hold], buf[len(buf) - hold :]
+        return self._show(release)
+
+    def _show(self, release: str) -> str:
+        """`release` with the runs of the key in it (with what was shown before) redacted."""
+        shown = len(self._shown_tail)
+        joined = self._shown_tail + release
+        spans = self.scrub.spans(joined)
+        if spans:
+            out, last = [], shown
+            for start, end in spans:
+                if end <= shown:
+                    continue
+                out.append(joined[last : max(start, shown)])
+                out.append(REDACTED)
+                last = end
+            out.append(joined[last:])
+            release = "".join(out)
+        if self.key is not None:
+            self._shown_tail = (self._shown_tail + release)[-len(self.key) :]
+        return release
+
+    def flush(self) -> str:
+        """The held text at the end of the stream (it was not the key)."""
+        held, self._held = self._held, ""
+        return self._show(held)

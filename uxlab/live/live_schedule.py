@@ -39,6 +39,7 @@ import numpy as np
 from uxlab.clock import Clock, MonotonicClock
 from uxlab.errors import UxlabError
 from uxlab.live.clients import APIS, Prompt, api_key_from_env
+from uxlab.live.key_scrub import KeyScrubber, KeyStreamGuard
 from uxlab.live.mapping import MAPPERS
 from uxlab.live.record import RecordOptions, RecordResult, record_stream
 from uxlab.live.wire_events import WireEvent
@@ -408,6 +409,8 @@ async def stream_live(
         return now - t0_ms
 
     sent_ms: list[float] = []
+    scrubber = KeyScrubber(key)
+    guards: dict[str, KeyStreamGuard] = {}
 
     def on_event(ev: WireEvent, arrival_ns: int) -> None:
         t_ms = arrival_ms(arrival_ns)
@@ -422,6 +425,12 @@ async def stream_live(
         for e in rec.events:
             if isinstance(e, ErrorEvent):  # the participant never sees an upstream body
                 e = ErrorEvent(t_ms=e.t_ms, error=neutral_error(e.error))
+            elif isinstance(e, Chunk) and scrubber.key is not None:
+                guard = guards.setdefault(e.channel, KeyStreamGuard(scrubber))
+                text = guard.feed(e.text)  # a key is never shown, even one piece at a time
+                if not text:
+                    continue
+                e = dataclasses.replace(e, text=text)
             schedule.feed(e, t_ms)
 
     own_client = client is None
@@ -450,6 +459,10 @@ async def stream_live(
             await http.aclose()
     if not schedule.closed:
         now_ms = clock.now_ms() - t0_ms
+        for channel, guard in guards.items():  # text held back in case it began the key
+            rest = guard.flush()
+            if rest:
+                schedule.feed(Chunk(t_ms=None, text=rest, channel=channel), now_ms)
         rec = result.recording
         if rec.errors:
             schedule.add_error(neutral_error(rec.errors[-1].error), now_ms)
