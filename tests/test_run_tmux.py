@@ -3,77 +3,34 @@
 The test reads the screen with capture-pane to know where it is (polling with a deadline),
 answers like a participant, SIGKILLs the process while a trial is in flight, runs the same
 command again, finishes the study, and then checks the database: no committed trial lost
-or duplicated, the killed trial marked `interrupted`, the session completed after a resume.
-Skipped only when tmux is not installed.
+or duplicated, the killed trial marked `interrupted` and run again at the end, the session
+completed after a resume.
+tmux is required (`helpers.tmux.need_tmux`: a clear failure, never a silent skip).
 """
 
 from __future__ import annotations
 
 import os
-import shlex
-import shutil
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 from helpers.studies import tiny_study
-
-REPO = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-
-
-class Tmux:
-    """One private tmux server (its own socket) with one 80x24 session."""
-
-    def __init__(self) -> None:
-        self.socket = f"uxlab-test-{uuid.uuid4().hex[:8]}"
-
-    def cmd(self, *args: str) -> str:
-        out = subprocess.run(
-            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=True
-        )
-        return out.stdout
-
-    def start(self, command: str) -> None:
-        self.cmd("new-session", "-d", "-s", "run", "-x", "80", "-y", "24", command)
-        self.cmd("set-option", "-t", "run", "remain-on-exit", "on")
-
-    def screen(self) -> str:
-        return self.cmd("capture-pane", "-p", "-J", "-S", "-30", "-t", "run")
-
-    def keys(self, *keys: str) -> None:
-        self.cmd("send-keys", "-t", "run", *keys)
-
-    def pane_pid(self) -> int:
-        return int(self.cmd("display-message", "-p", "-t", "run", "#{pane_pid}").strip())
-
-    def pane_dead(self) -> bool:
-        return self.cmd("display-message", "-p", "-t", "run", "#{pane_dead}").strip() == "1"
-
-    def kill_session(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-session", "-t", "run"], check=False)
-
-    def kill_server(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], check=False)
+from helpers.tmux import Tmux, need_tmux, uxlab_command
 
 
 @pytest.fixture
 def tmux():
+    need_tmux()
     t = Tmux()
     yield t
     t.kill_server()
 
 
 def run_command(study: Path, db: Path) -> str:
-    args = [sys.executable, "-m", "uxlab", "run", str(study), "--participant", "P-TMUX1"]
-    args += ["--db", str(db)]
-    env = f"cd {shlex.quote(str(REPO))} && PYTHONPATH={shlex.quote(str(REPO))} exec "
-    return env + " ".join(shlex.quote(a) for a in args)
+    return uxlab_command("run", str(study), "--participant", "P-TMUX1", "--db", str(db))
 
 
 def committed(db: Path) -> list[tuple]:
@@ -169,9 +126,16 @@ def test_kill_mid_study_and_resume_loses_and_duplicates_nothing(tmux, tmp_path):
         ).fetchall()
         plan_len = conn.execute("SELECT json_array_length(plan) FROM sessions").fetchone()[0]
         state = conn.execute("SELECT state, resumed_count FROM sessions").fetchone()
+        requeued = conn.execute("SELECT trial_index, of_index, reason FROM requeued").fetchall()
+        cells = conn.execute(
+            "SELECT condition_id, seed, replay_id FROM trials WHERE trial_index IN (2, ?) "
+            "ORDER BY trial_index",
+            (plan_len,),
+        ).fetchall()
     indexes = [t[0] for t in trials]
-    assert indexes == list(range(plan_len)), "every trial exactly once"
+    assert indexes == list(range(plan_len + 1)), "every trial exactly once, then the re-run"
     assert dict(trials)[2] == "interrupted"
+    assert requeued == [(plan_len, 2, "interrupted")] and cells[0] == cells[1]
     assert all(o == "completed" for i, o in trials if i != 2)
     assert state == ("completed", 1)
     after = committed(db)

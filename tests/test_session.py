@@ -271,7 +271,7 @@ async def test_quit_after_a_give_up_keeps_the_give_up(tmp_path):
         (0, "abandoned", 50.0)
     ]
     quit_event = rows(db, "SELECT t_ms, data FROM events WHERE kind = 'quit'")
-    assert quit_event == [(80.0, '{"phase":"waiting","unanswered":[]}')]
+    assert quit_event == [(80.0, '{"by":"key","phase":"waiting","unanswered":[]}')]
     assert rows(db, "SELECT state FROM sessions") == [("interrupted",)]
     ss.store.close()
 

@@ -22,7 +22,9 @@ object with a `VirtualClock`, so there is no UI here::
 Quitting (`ss.quit(run)`) keeps what the participant did: a trial whose outcome is final
 (the stream is over or was given up) is committed with the answers given so far and the
 missing ones stored empty; a trial never sent is released, so a resume offers it again;
-only a trial quit mid-stream stays in flight (stored as `interrupted` on resume).
+only a trial quit mid-stream stays in flight (stored as `interrupted` on resume), and is then
+run again at the end of the session (`requeue`; `[session] rerun_interrupted = false` turns
+this off).
 
 A trial's schedule is `shape(recording, study.profile_for(trial.levels), trial.seed)`: the
 recording (`uxlab.study.stimulus.trial_source`, shared with `uxlab serve --study`) and the
@@ -122,6 +124,8 @@ class TrialRun:
     """A live study's request (started at the send); None for recorded stimuli."""
     quit_at_ms: float | None = None
     """When the participant quit with this trial's outcome final (absolute), else None."""
+    quit_by: str = "key"
+    """What quit: `key` (Ctrl+Q/Ctrl+C), or the signal (`SIGHUP`: the terminal was closed)."""
     committed_sha256: str | None = None
     """Set once the trial is stored (a trial is committed once)."""
 
@@ -228,13 +232,15 @@ class TrialRun:
             return []
         return [q.id for q in self.questions if q.id not in self.responses]
 
-    def quit(self, t_ms: float | None = None) -> bool:
+    def quit(self, t_ms: float | None = None, by: str = "key") -> bool:
         """The participant quit now; True when the outcome is final (then commit the run).
 
-        A give-up whose stream has not yet wound down takes the player's log so far.
+        A give-up whose stream has not yet wound down takes the player's log so far. `by`
+        says what quit (`key`, or a signal's name such as `SIGHUP`).
         """
         if not self.final:
             return False
+        self.quit_by = by
         if self.log is None and self.player is not None and self.player.log is not None:
             self.log = self.player.log
         if self.quit_at_ms is None:
@@ -322,6 +328,7 @@ class TrialRun:
                     "t_ms": self.quit_at_ms - t0,
                     "phase": self.phase,
                     "unanswered": unanswered,
+                    "by": self.quit_by,
                 }
             )
         end_ms = None
@@ -468,7 +475,10 @@ class StudySession:
             study, participant, seed=seed, environment=environment, pilot=pilot,
             simulated=simulated,
         )  # fmt: skip
-        return cls(study, store, session, clock, shaper)
+        ss = cls(study, store, session, clock, shaper)
+        if study.session.rerun_interrupted:
+            ss.requeue_interrupted()
+        return ss
 
     # -- facts -------------------------------------------------------------------------------
     @property
@@ -512,7 +522,11 @@ class StudySession:
             note = f"Welcome back. You have done {done} of {self.n_main} trials; the session "
             note += "continues with the next one."
         if self.session.interrupted:
-            note += " The trial that was running when it stopped is skipped."
+            rerun = self.store.requeued_attempts(self.session)
+            if all(i in rerun for i in self.session.interrupted):
+                note += " The trial that was running when it stopped is shown again at the end."
+            else:
+                note += " The trial that was running when it stopped is skipped."
         return note
 
     # -- consent and state -------------------------------------------------------------------
@@ -528,12 +542,34 @@ class StudySession:
         if self.session.state != "running":
             self.store.set_state(self.session, "running")
 
-    def interrupt(self) -> None:
-        """The participant or researcher quit: the session can be resumed later."""
+    def interrupt(self, by: str = "key") -> None:
+        """The participant or researcher quit (`by`: `key` or a signal's name): the session
+        is paused (state `interrupted`) and can be resumed later."""
         if self.session.state in ("created", "consented", "running"):
-            self.store.set_state(self.session, "interrupted")
+            self.store.set_state(self.session, "interrupted", by=by)
 
     # -- trials ------------------------------------------------------------------------------
+    def requeue(self, trial: Trial, reason: str) -> Trial | None:
+        """Run `trial` again at the end of the session (after every other trial); returns
+        the re-run, or None when it is not queued again (see `Store.requeue_trial`).
+
+        `trial` must be over (committed, or stored as `interrupted`); that attempt stays
+        stored as it is and is marked as replaced (`requeued`, with `reason`). The re-run
+        plays the same planned condition, recording and seed, so the design cell is still
+        complete. A planned trial is re-run at most once per reason; practice is never.
+        """
+        return self.store.requeue_trial(self.session, trial.index, reason)
+
+    def requeue_interrupted(self) -> list[Trial]:
+        """Queue every `interrupted` trial not yet queued again (reason `interrupted`);
+        returns the re-runs queued now. Safe to call again (e.g. after a crash meanwhile)."""
+        queued = []
+        for index in self.store.interrupted_trials(self.session):
+            rerun = self.requeue(self.trials[index], "interrupted")
+            if rerun is not None:
+                queued.append(rerun)
+        return queued
+
     def next_trial(self) -> Trial | None:
         """The next trial to run (None when all are done)."""
         i = self.session.next_index
@@ -621,19 +657,20 @@ class StudySession:
             self.store.set_adaptive(self.session, state)
         return digest
 
-    def quit(self, run: TrialRun | None, t_ms: float | None = None) -> str:
+    def quit(self, run: TrialRun | None, t_ms: float | None = None, by: str = "key") -> str:
         """The participant quits with `run` on screen; returns what became of the trial.
 
         `committed`: its outcome was final, so it is stored with the answers given so far
         (the missing ones empty) and a `quit` event. `released`: it was never sent, so it is
         taken back and a resume offers it again. `in_flight`: quit mid-stream; it stays in
         flight and a resume stores it as `interrupted`. `none`: no trial was on screen.
-        The session is then left `interrupted` (resumable).
+        The session is then left `interrupted` (paused, resumable). `by` is what quit: `key`
+        (Ctrl+Q) or a signal's name (`SIGHUP`, `SIGTERM`), kept in the quit event and audit.
         """
         what = "none"
         if run is not None and run.committed_sha256 is not None:
             what = "committed"
-        elif run is not None and run.quit(t_ms):
+        elif run is not None and run.quit(t_ms, by):
             self.commit(run)
             what = "committed"
         elif run is not None and run.t0_ms is None:
@@ -641,7 +678,7 @@ class StudySession:
             what = "released"
         elif run is not None:
             what = "in_flight"
-        self.interrupt()
+        self.interrupt(by)
         return what
 
     # -- the end -----------------------------------------------------------------------------

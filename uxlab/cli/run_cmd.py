@@ -80,7 +80,10 @@ def run(args: argparse.Namespace) -> int:
         result = app.run()
     finally:
         store.close()
-    return report(result, db, args)
+    try:
+        return report(result, db, args)
+    except OSError:  # the terminal is gone (closed window, SIGHUP): the data is stored
+        return 3
 
 
 def report(result: Any, db: Path, args: argparse.Namespace) -> int:
@@ -100,7 +103,8 @@ def report(result: Any, db: Path, args: argparse.Namespace) -> int:
         again = f"uxlab run {args.study} --participant {result.participant}"
         if args.db is not None:
             again += f" --db {db}"
-        lines.append(f"uxlab run: session of {result.participant} interrupted; {stored}.")
+        why = "" if getattr(result, "quit_by", None) in (None, "key") else f" ({result.quit_by})"
+        lines.append(f"uxlab run: session of {result.participant} interrupted{why}; {stored}.")
         lines.append(f"resume:  {again}")
     lines.append(f"data:    {db}")
     lines.append(f"export:  uxlab export {db} -o {Path(db).with_name(Path(db).stem + '-export')}")

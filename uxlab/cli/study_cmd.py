@@ -165,6 +165,8 @@ def describe(
     timeout = f"timeout {_num(ab.timeout_s)} s" if ab.timeout_s else "no timeout"
     after = "questions follow" if ab.ask_questions else "no questions after"
     out += wrap_labelled("  ", [f"give up with {ab.key}", timeout, f"{after} an abandoned trial"])
+    rerun = "run again at the end" if study.session.rerun_interrupted else "not run again"
+    out += wrap_labelled("  ", [f"interrupted trials: {rerun} ([session] rerun_interrupted)"])
     if adaptive is not None:
         n_tracks = len({_track(c.levels, adaptive.name) for c in conds})
         tracks = f"{n_tracks} tracks of {n_main // n_tracks}" if n_tracks > 1 else "1 track"

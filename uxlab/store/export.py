@@ -6,7 +6,7 @@
                  order, one column per factor and one `q_<id>`/`rt_<id>_ms` pair per
                  per-trial question. yes/no answers are 1 (yes) / 0 (no); a trial still in
                  flight (its process died and it was never resumed) is exported as
-                 `interrupted`.
+                 `interrupted`. A trial queued again at the end adds `RERUN_COLUMNS`.
 - `events.csv`   `session_id, trial_index, t_ms, kind, data` (data: the event's other fields
                  as compact JSON), in stored order.
 - `sessions.csv` one row per session: state, pilot/simulated flags, resumed count, trial
@@ -71,6 +71,10 @@ LIVE_COLUMNS = ["violations_n", "violation_max_ms", "violation_sum_ms"]
 """Live-study trials only (from `timings`): chunks shown late because the live model was
 slower than the schedule, and the largest and summed lateness (ms)."""
 OPTIONAL_COLUMNS = (CHAIN_COLUMNS, LIVE_COLUMNS)
+RERUN_COLUMNS = ["rerun_of", "rerun_reason", "rerun_as"]
+"""Only when a session queued a trial again (`requeued`, schema version 5), at the end: on a
+re-run, the trial_index of the attempt it replaces and why (`interrupted`, ...); on the
+replaced attempt, the trial_index of its re-run (and the same reason)."""
 EVENT_COLUMNS = ["session_id", "trial_index", "t_ms", "kind", "data"]
 SESSION_COLUMNS = [
     "session_id",
@@ -124,6 +128,22 @@ def adaptive_columns(state: dict[str, Any]) -> dict[str, Any]:
 
 def _slug(track: str) -> str:
     return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in track.replace("&", "_"))
+
+
+def _read_reruns(conn: sqlite3.Connection) -> dict[tuple[str, int], dict[str, Any]]:
+    """(session_id, trial_index) -> its `RERUN_COLUMNS` cells; empty before schema 5."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "requeued" not in tables:
+        return {}
+    out: dict[tuple[str, int], dict[str, Any]] = {}
+    for sid, idx, of, reason in conn.execute(
+        "SELECT session_id, trial_index, of_index, reason FROM requeued ORDER BY 1, 2"
+    ):  # a re-run's own reason wins over its replacement's (should it be replaced too)
+        out.setdefault((sid, idx), {}).update(rerun_of=of, rerun_reason=reason)
+        replaced = out.setdefault((sid, of), {})
+        replaced["rerun_as"] = idx
+        replaced.setdefault("rerun_reason", reason)
+    return out
 
 
 def open_read_only(db: str | Path) -> sqlite3.Connection:
@@ -228,6 +248,14 @@ def read_tables(db: str | Path) -> dict[str, Any]:
                 for row in trial_rows:
                     for c in group:
                         row.setdefault(c, None)
+
+        reruns = _read_reruns(conn)
+        if reruns:
+            trial_columns = [*trial_columns, *RERUN_COLUMNS]
+            for row in trial_rows:
+                row.update(reruns.get((row["session_id"], row["trial_index"]), {}))
+                for c in RERUN_COLUMNS:
+                    row.setdefault(c, None)
 
         event_rows = [
             dict(zip(EVENT_COLUMNS, r, strict=True))

@@ -16,6 +16,8 @@ Tables:
                 environment with its timing warnings (JSON; schema version 3)
   trials        planned condition and seed, outcome, timings, attention result, the
                 SHA-256 of the schedule played (schema version 4)
+  requeued      trials queued again at the end of their session: the attempt replaced,
+                the planned trial re-run and why, e.g. `interrupted` (schema version 5)
   responses     one row per question answered (trial_index -1: end-of-study questions)
   events        every emitted chunk and key press of a trial
   counters      persistent counters: participant numbers, between-group allocation
@@ -160,8 +162,23 @@ ALTER TABLE studies ADD COLUMN stimuli TEXT;
 ALTER TABLE studies ADD COLUMN location TEXT;
 """
 
+_V5 = """
+-- Trials queued again at the end of a session (`Store.requeue_trial`): the re-run's own
+-- trial_index comes after the planned list; it plays the planned trial `root_index` again.
+CREATE TABLE requeued (
+    session_id    TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
+    trial_index   INTEGER NOT NULL,       -- the re-run's place (>= the planned list's length)
+    of_index      INTEGER NOT NULL,       -- the attempt it replaces (still stored, as it was)
+    root_index    INTEGER NOT NULL,       -- the planned trial it plays (index in sessions.plan)
+    reason        TEXT NOT NULL,          -- why: 'interrupted', ...
+    queued_at     TEXT NOT NULL,
+    PRIMARY KEY (session_id, trial_index),
+    UNIQUE (session_id, of_index)
+);
+"""
+
 # MIGRATIONS[k] upgrades version k to k + 1. Version 0 is an empty file.
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

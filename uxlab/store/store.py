@@ -25,6 +25,10 @@ Guarantees:
   outcome, responses and events together, so a killed process loses at most the trial in
   flight. On resume that trial is stored as `interrupted` and the session continues with the
   next one of the same (stored) trial list; `sessions.resumed_count` says it was resumed.
+- `requeue_trial(session, i, reason)` queues a finished or interrupted trial again after the
+  planned list (table `requeued`): the same planned trial under a new trial_index; the
+  attempt it replaces stays stored as it was. `unfinished_sessions(study)` lists what can
+  be resumed; a quit (`set_state(..., "interrupted", by=...)`) leaves a `pause` audit entry.
 - Every start and resume keeps its own environment (`session_runs`, `session_runs(id)`);
   `sessions.environment` stays the first run's.
 - `withdraw(participant)` deletes every row of the participant and leaves an audit entry with
@@ -41,6 +45,7 @@ busy timeout serialise their short transactions). Wall-clock times come from `cl
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -166,6 +171,31 @@ class Session:
     group: str | None = None
     pilot: bool = False
     simulated: bool = False
+    reruns: dict[int, tuple[int, str]] = field(default_factory=dict)
+    """Re-runs queued at the end (`Store.requeue_trial`): their trial_index -> (the index
+    of the attempt they replace, why). `trials` holds them after the planned list."""
+    n_planned: int | None = None
+    """The planned list's length (`trials` beyond it are re-runs); None: all of `trials`."""
+
+
+@dataclass(frozen=True)
+class UnfinishedSession:
+    """A session that can be resumed, as the first screen of `uxlab run` lists it."""
+
+    session_id: str
+    participant: str
+    state: str
+    """`interrupted`: paused by a quit; `running` (or earlier): the program ended without
+    a quit, or is still running elsewhere."""
+    n_done: int
+    """Trials with a final outcome (`interrupted` attempts not counted)."""
+    n_trials: int
+    """The trial list's length, re-runs included."""
+    updated_at: str
+    """Last activity (ISO 8601, UTC)."""
+    last_seen_s: float
+    """Last activity (wall-clock seconds)."""
+    pilot: bool
 
 
 class Store:
@@ -477,6 +507,7 @@ class Store:
             group=group_id,
             pilot=pilot,
             simulated=simulated,
+            n_planned=len(trials),
         )
 
     def _add_run(
@@ -556,6 +587,9 @@ class Store:
         )
         self._add_run(session_id, resumed_count, next_index, environment, now)
         trials = [Trial.from_dict(d) for d in json.loads(plan_json)]
+        n_planned = len(trials)
+        reruns = self._reruns(session_id)
+        trials += [self._rerun_trial(trials, i, session_id) for i in sorted(reruns)]
         return Session(
             id=session_id,
             participant=participant,
@@ -571,13 +605,155 @@ class Store:
             group=group_id,
             pilot=bool(pilot),
             simulated=bool(simulated),
+            reruns=reruns,
+            n_planned=n_planned,
         )
 
-    def set_state(self, session: Session, state: str) -> None:
+    # --- re-runs at the end -------------------------------------------------------------------
+
+    def _reruns(self, session_id: str) -> dict[int, tuple[int, str]]:
+        return {
+            idx: (of, reason)
+            for idx, of, reason in self.conn.execute(
+                "SELECT trial_index, of_index, reason FROM requeued WHERE session_id = ?",
+                (session_id,),
+            )
+        }
+
+    def _rerun_trial(self, planned: list[Trial], trial_index: int, session_id: str) -> Trial:
+        (root,) = self.conn.execute(
+            "SELECT root_index FROM requeued WHERE session_id = ? AND trial_index = ?",
+            (session_id, trial_index),
+        ).fetchone()
+        return dataclasses.replace(planned[root], index=trial_index, break_before=False)
+
+    def requeue_trial(
+        self, session: Session, of_index: int, reason: str, max_per_reason: int = 1
+    ) -> Trial | None:
+        """Queue trial `of_index` again at the end of the session's list; returns the re-run.
+
+        The re-run plays the same planned trial (condition, recording, seed) under a new
+        `trial_index` after every other trial; the attempt `of_index` stays stored as it is
+        and `requeued` says which re-run replaces it and why (`reason`, e.g. `interrupted`).
+        None (nothing queued) for a practice trial, an attempt already queued again, or a
+        planned trial already re-run `max_per_reason` times for this reason. The attempt
+        must be over (committed or `interrupted`): StoreError otherwise.
+        """
+        if not 0 <= of_index < len(session.trials):
+            raise StoreError(f"session {session.id}: no trial {of_index} to queue again")
+        trial = session.trials[of_index]
+        if trial.practice:
+            return None
+        n_planned = session.n_planned if session.n_planned is not None else len(session.trials)
+        now = self._now_iso()
+        with self._write():
+            row = self.conn.execute(
+                "SELECT committed_at FROM trials WHERE session_id = ? AND trial_index = ?",
+                (session.id, of_index),
+            ).fetchone()
+            if row is None or row[0] is None:
+                raise StoreError(
+                    f"session {session.id}: trial {of_index} is not over (only a committed or "
+                    "interrupted trial can be queued again)"
+                )
+            queued = self.conn.execute(
+                "SELECT root_index FROM requeued WHERE session_id = ? AND trial_index = ?",
+                (session.id, of_index),
+            ).fetchone()
+            root = queued[0] if queued else of_index
+            if root >= n_planned:
+                raise StoreError(f"session {session.id}: trial {of_index} has no planned trial")
+            (already,) = self.conn.execute(
+                "SELECT COUNT(*) FROM requeued WHERE session_id = ? AND of_index = ?",
+                (session.id, of_index),
+            ).fetchone()
+            (n_same,) = self.conn.execute(
+                "SELECT COUNT(*) FROM requeued WHERE session_id = ? AND root_index = ? "
+                "AND reason = ?",
+                (session.id, root, reason),
+            ).fetchone()
+            if already or n_same >= max_per_reason:
+                return None
+            index = len(session.trials)
+            self.conn.execute(
+                "INSERT INTO requeued (session_id, trial_index, of_index, root_index, reason, "
+                "queued_at) VALUES (?,?,?,?,?,?)",
+                (session.id, index, of_index, root, reason, now),
+            )
+            detail = {"trial_index": index, "of_index": of_index, "reason": reason}
+            self._audit("requeue", session.id, sha256_json(detail), detail)
+        plan = session.trials[:n_planned]
+        rerun = dataclasses.replace(plan[root], index=index, break_before=False)
+        session.trials.append(rerun)
+        session.reruns[index] = (of_index, reason)
+        return rerun
+
+    def requeued_attempts(self, session: Session) -> dict[int, tuple[int, str]]:
+        """Attempts queued again: their trial_index -> (the re-run's index, why)."""
+        return {of: (idx, why) for idx, (of, why) in session.reruns.items()}
+
+    def interrupted_trials(self, session: Session) -> list[int]:
+        """Indexes of the session's trials stored as `interrupted`, in order."""
+        return [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT trial_index FROM trials WHERE session_id = ? AND outcome = 'interrupted' "
+                "ORDER BY trial_index",
+                (session.id,),
+            )
+        ]
+
+    def unfinished_sessions(self, study: Study) -> list[UnfinishedSession]:
+        """This study file's sessions that can be resumed, the most recently active first.
+
+        Not listed: completed or withdrawn sessions, simulated ones, and sessions of another
+        version of the study file (they cannot be resumed with this one).
+        """
+        rows = self.conn.execute(
+            """
+            SELECT s.session_id, s.participant, s.state, s.plan, s.updated_at, s.last_seen_s,
+                   s.pilot,
+                   (SELECT COUNT(*) FROM trials t WHERE t.session_id = s.session_id
+                    AND t.committed_at IS NOT NULL AND t.outcome != 'interrupted'),
+                   (SELECT COUNT(*) FROM requeued q WHERE q.session_id = s.session_id)
+            FROM sessions s
+            WHERE s.study_sha256 = ? AND s.simulated = 0
+              AND s.state IN ('created', 'consented', 'running', 'interrupted')
+            ORDER BY s.last_seen_s DESC, s.rowid DESC
+            """,
+            (study.sha256,),
+        ).fetchall()
+        return [
+            UnfinishedSession(
+                session_id=sid,
+                participant=participant,
+                state=state,
+                n_done=n_done,
+                n_trials=len(json.loads(plan)) + n_reruns,
+                updated_at=updated_at,
+                last_seen_s=last_seen_s,
+                pilot=bool(pilot),
+            )
+            for sid, participant, state, plan, updated_at, last_seen_s, pilot, n_done, n_reruns
+            in rows
+        ]  # fmt: skip
+
+    def unfinished_of_other_versions(self, study: Study) -> int:
+        """How many unfinished sessions of this study id ran another version of its file."""
+        (n,) = self.conn.execute(
+            "SELECT COUNT(*) FROM sessions s JOIN studies st ON st.sha256 = s.study_sha256 "
+            "WHERE st.study_id = ? AND s.study_sha256 != ? AND s.simulated = 0 "
+            "AND s.state IN ('created', 'consented', 'running', 'interrupted')",
+            (study.id, study.sha256),
+        ).fetchone()
+        return int(n)
+
+    def set_state(self, session: Session, state: str, by: str | None = None) -> None:
         """Move the session along `created → consented → running → completed`.
 
-        `interrupted` is set by a resume; `withdrawn` deletes the participant's data
-        (see `withdraw`).
+        `interrupted` is set by a resume, or by a quit (a pause: `by` names what quit, `key`
+        or a signal such as `SIGHUP`, kept in a `pause` audit entry); `withdrawn` deletes the
+        participant's data (see `withdraw`).
         """
         allowed = TRANSITIONS.get(session.state, ())
         if state not in allowed:
@@ -603,6 +779,9 @@ class Store:
                     digest,
                     {"resumed_count": session.resumed_count},
                 )
+            elif state == "interrupted" and by is not None:
+                detail = {"by": by, "resumed_count": session.resumed_count}
+                self._audit("pause", session.id, sha256_json(detail), detail)
         session.state = state
 
     # --- trials -----------------------------------------------------------------------------

@@ -297,14 +297,16 @@ def _check_session(
         "WHERE session_id = ? ORDER BY trial_index",
         (session_id,),
     ).fetchall()
+    reruns = _rerun_roots(conn, session_id)  # re-runs queued at the end play a planned trial
     for idx, block, practice, kind, cond, levels_json, replay_id, t_seed, attention, *rest in rows:
         outcome, sha = rest
         report.n_trials += 1
         levels = json.loads(levels_json)
-        if not 0 <= idx < len(derived):
+        root = reruns.get(idx, idx)
+        if not 0 <= root < len(derived):
             mismatch("is not in the re-derived trial list", idx)
             continue
-        expected = derived[idx]
+        expected = dataclasses.replace(derived[root], index=idx, break_before=False)
         if adaptive is not None and not expected.practice and expected.attention is None:
             level = adaptive.level_for(expected.levels, committed)
             resolved = {**expected.levels, adaptive.factor: level}
@@ -345,6 +347,17 @@ def _check_session(
         which = ", ".join(str(i) for i in indexes[:8]) + (" ..." if len(indexes) > 8 else "")
         n = len(indexes)
         mismatch(f"{n} schedule(s) differ ({'trial' if n == 1 else 'trials'} {which}): {reason}")
+
+
+def _rerun_roots(conn: sqlite3.Connection, session_id: str) -> dict[int, int]:
+    """A re-run's trial_index -> the planned trial it plays (`requeued`, schema 5)."""
+    if not _columns(conn, "requeued"):
+        return {}
+    return dict(
+        conn.execute(
+            "SELECT trial_index, root_index FROM requeued WHERE session_id = ?", (session_id,)
+        ).fetchall()
+    )
 
 
 def _ids_of(trial: Trial) -> list[str]:

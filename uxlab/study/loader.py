@@ -47,6 +47,7 @@ from uxlab.study.spec import (
     Design,
     Factor,
     Question,
+    SessionOptions,
     Study,
     StudyError,
     make_conditions,
@@ -68,6 +69,7 @@ _SECTIONS = {
     "abandon": ("key", "timeout_s", "ask_questions"),
     "attention": ("every", "text", "question", "answer", "levels"),
     "chain": ("ask_after_steps",),
+    "session": ("rerun_interrupted",),
 }
 _FACTOR_KEYS = ("levels", "between", "procedure", "down", "grid")
 _QUESTION_KEYS = (
@@ -264,6 +266,7 @@ class _Loader:
             chains=chains,
             live=live,
             ask_after_steps=ask_after_steps,
+            session=self.session_options(doc),
         )
 
     def chain_asks(
@@ -685,6 +688,12 @@ class _Loader:
                 a, "ask_questions", "[abandon]", (bool,), False, "true or false"
             ),
         )
+
+    def session_options(self, doc: dict) -> SessionOptions:
+        s = self.table(doc, "session", required=False)
+        self.unknown(s, _SECTIONS["session"], "[session]")
+        rerun = self.get(s, "rerun_interrupted", "[session]", (bool,), True, "true or false")
+        return SessionOptions(rerun_interrupted=rerun)
 
     def attention(
         self, doc: dict, questions: list[Question], factors: list[Factor], profile: Profile

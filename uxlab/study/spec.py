@@ -149,6 +149,15 @@ class Abandon:
 
 
 @dataclass(frozen=True)
+class SessionOptions:
+    """`[session]`: how a participant's session treats trials that did not run cleanly."""
+
+    rerun_interrupted: bool = True
+    """A trial interrupted (the program stopped or quit mid-stream) is run again at the end
+    of the session; the interrupted attempt stays stored, marked (`Store.requeue_trial`)."""
+
+
+@dataclass(frozen=True)
 class Attention:
     every: int
     """One known-answer trial after every N main trials (never first in a block)."""
@@ -193,6 +202,8 @@ class Study:
     """`[chain] ask_after_steps`: a chain trial holds after these steps (0-based positions,
     tool pauses counted, as in `abandon_step`) and asks the `when = "step"` questions; a
     step that is a trial's final answer, or beyond its (cut) chain, is skipped."""
+    session: SessionOptions = field(default_factory=SessionOptions)
+    """`[session]`: e.g. whether interrupted trials are run again at the end."""
 
     @property
     def within_factors(self) -> list[Factor]:

@@ -1,6 +1,7 @@
 """`uxlab run`: one participant's session of a study, in the terminal, end to end.
 
-The path: timing warnings for the researcher (only when there are any), participant id,
+The path: timing warnings for the researcher (only when there are any), the unfinished
+sessions to continue (only when there are any, and no `--participant`), participant id,
 consent, instructions, practice trials, the trials with breaks, the end-of-study questions
 and the end screen. The flow is one worker that pushes a screen, waits for its result and
 asks the `StudySession` controller what comes next; a trial is committed to the store
@@ -8,7 +9,9 @@ before the next screen is pushed. Every key press during a trial is stamped here
 enters the app, on the session clock (`key_time_ms`): the Enter that sends is t = 0.
 
 Ctrl+Q or Ctrl+C quits at any moment: the session becomes `interrupted` and running the
-same command with the same participant id continues. What the participant did is kept
+same command with the same participant id continues. SIGHUP (the terminal window or tmux
+pane was closed) and SIGTERM quit exactly the same way (`QUIT_SIGNALS`; `HangupSafeDriver`
+keeps the app alive without its terminal long enough). What the participant did is kept
 (`StudySession.quit`): a trial whose outcome is final (over, or given up) is committed with
 the answers given so far; a trial not yet sent is offered again on resume; only a trial quit
 mid-stream stays in flight and is stored as `interrupted` on resume.
@@ -19,6 +22,8 @@ disk), a screen names the reason and `r` tries the same write again; nothing is 
 
 from __future__ import annotations
 
+import asyncio
+import signal
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -47,9 +52,14 @@ from uxlab.tui.flow_screens import (
     WarningsScreen,
 )
 from uxlab.tui.paint_probe import PaintProbe
+from uxlab.tui.resume_screen import ResumeScreen
 from uxlab.tui.trial_screen import TrialScreen, key_label
 
 T = TypeVar("T")
+QUIT_SIGNALS = (signal.SIGHUP, signal.SIGTERM)
+"""Signals that quit like Ctrl+Q: what is on screen is committed and the session paused."""
+_signals_owner: StudyApp | None = None
+"""The app whose handlers hold `QUIT_SIGNALS` now (at most one per process)."""
 SAVE_ERRORS = (sqlite3.Error, OSError, UxlabError)
 """What a failed write raises: a locked database, a full disk, a refused write."""
 
@@ -67,6 +77,8 @@ class RunResult:
     """What became of the trial on screen at a quit (`StudySession.quit`), if any."""
     save_error: str | None = None
     """The reason the last write failed, when the participant quit on it."""
+    quit_by: str | None = None
+    """What quit: `key` (Ctrl+Q/Ctrl+C) or a signal's name (`SIGHUP`, `SIGTERM`)."""
 
 
 class StudyApp(App[RunResult]):
@@ -95,6 +107,10 @@ class StudyApp(App[RunResult]):
         suggested_id: str | None = None,
     ) -> None:
         super().__init__()
+        if self.driver_class.__name__ == "LinuxDriver":  # a real terminal that may hang up
+            from uxlab.tui.hangup import HangupSafeDriver
+
+            self.driver_class = HangupSafeDriver
         self.title = study.title
         self.study = study
         self.store = store
@@ -112,13 +128,52 @@ class StudyApp(App[RunResult]):
         self.current_run: TrialRun | None = None
         self.key_time_ms: float | None = None
         self.result = RunResult()
+        self._signals_before: dict[int, Any] = {}
 
     def compose(self) -> ComposeResult:
         yield Static("", id="blank")
 
     def on_mount(self) -> None:
+        self._catch_quit_signals()
         if self.start_flow:
             self._flow()
+
+    def on_unmount(self) -> None:
+        global _signals_owner
+        if _signals_owner is not self:
+            return
+        loop = asyncio.get_running_loop()
+        for sig, before in self._signals_before.items():
+            loop.remove_signal_handler(sig)
+            signal.signal(sig, before)
+        self._signals_before.clear()
+        _signals_owner = None
+
+    def _catch_quit_signals(self) -> None:
+        """SIGHUP and SIGTERM quit like Ctrl+Q (from the event loop, between screens' work).
+
+        One app at a time holds them (apps run one after another, e.g. simulated ones); the
+        handlers that were there before come back when it unmounts.
+        """
+        global _signals_owner
+        if _signals_owner is not None and getattr(_signals_owner, "_running", False):
+            return  # (an owner that stopped without unmounting is replaced)
+        _signals_owner = self
+        loop = asyncio.get_running_loop()
+        for sig in QUIT_SIGNALS:
+            before = signal.getsignal(sig)
+            try:
+                loop.add_signal_handler(sig, self._quit_on_signal, sig)
+            except (ValueError, RuntimeError, NotImplementedError):  # not the main thread
+                continue
+            self._signals_before[sig] = before
+
+    def _quit_on_signal(self, sig: int) -> None:
+        self._quit(signal.Signals(sig).name)
+
+    def on_hangup(self) -> None:
+        """The terminal went away without a SIGHUP reaching us (`HangupSafeDriver`)."""
+        self._quit("hangup")
 
     # -- every key press ---------------------------------------------------------------------
     async def on_event(self, event: events.Event) -> None:
@@ -213,6 +268,13 @@ class StudyApp(App[RunResult]):
 
     async def _open_session(self) -> StudySession:
         problem = ""
+        if self.participant is None:  # continue an unfinished session, or start a new one
+            unfinished = self.store.unfinished_sessions(self.study)
+            if unfinished:
+                others = self.store.unfinished_of_other_versions(self.study)
+                self.participant = await self.push_screen_wait(
+                    ResumeScreen(unfinished, self.study.title, n_other_versions=others)
+                )
         while True:
             participant = self.participant
             if participant is None:
@@ -254,11 +316,19 @@ class StudyApp(App[RunResult]):
     # -- quitting ----------------------------------------------------------------------------
     def action_quit_study(self) -> None:
         """Quit now, keeping what is final (`StudySession.quit`); the session can be resumed."""
+        self._quit("key")
+
+    def _quit(self, by: str) -> None:
+        """Quit by a key or a signal (`by`); a second signal while exiting changes nothing."""
+        if self.result.quit_by is not None:
+            return
+        self.result.quit_by = by
         ss = self.session
         if ss is not None and self.result.outcome not in ("completed", "declined"):
             run = self.current_run
+            t_ms = self.key_time_ms if by == "key" else self.clock.now_ms()
             try:
-                self.result.quit_trial = ss.quit(run, self.key_time_ms)
+                self.result.quit_trial = ss.quit(run, t_ms, by)
             except SAVE_ERRORS as exc:  # the store is unusable now: leave, lose nothing more
                 self.result.save_error = str(exc)
                 self.result.quit_trial = "in_flight"

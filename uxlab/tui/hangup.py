@@ -1,0 +1,66 @@
+"""A terminal driver that survives its terminal going away (the window or tmux pane closed).
+
+When the terminal hangs up, writes to it fail with EIO. Textual's writer thread then dies and
+the next 30 queued writes block the app for good, and its input thread's failed read makes
+the app panic: either way the study app never gets to commit what is on screen. This driver
+drops output once the terminal is gone and turns a failed read into `on_hangup` on the
+event loop, so the app quits as on Ctrl+Q (SIGHUP normally arrives at the same moment and
+quits first; `HANGUP_GRACE_S` gives it the chance).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from textual.drivers.linux_driver import LinuxDriver
+
+HANGUP_GRACE_S = 0.5
+"""How long after a failed read the app is told the terminal is gone (SIGHUP comes first)."""
+
+
+class _HangupSafeFile:
+    """The terminal's file for the writer thread: once a write fails, later ones are dropped."""
+
+    def __init__(self, file: Any) -> None:
+        self._file = file
+        self.lost = False
+
+    def write(self, text: str) -> None:
+        if not self.lost:
+            try:
+                self._file.write(text)
+            except OSError:
+                self.lost = True
+
+    def flush(self) -> None:
+        if not self.lost:
+            try:
+                self._file.flush()
+            except OSError:
+                self.lost = True
+
+    def fileno(self) -> int:
+        return self._file.fileno()
+
+
+class HangupSafeDriver(LinuxDriver):
+    """`LinuxDriver` that keeps running, without a terminal, long enough to quit cleanly."""
+
+    def __init__(self, app: Any, **kwargs: Any) -> None:
+        super().__init__(app, **kwargs)
+        self._file = _HangupSafeFile(self._file)  # type: ignore[assignment]
+        try:
+            self._hangup_loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:  # made outside the app's loop: failed reads end input quietly
+            self._hangup_loop = None
+
+    def run_input_thread(self) -> None:
+        try:
+            super().run_input_thread()
+        except OSError:  # the terminal is gone (EIO): no panic, the app quits cleanly
+            on_hangup = getattr(self._app, "on_hangup", None)
+            if on_hangup is not None and self._hangup_loop is not None:
+                self._hangup_loop.call_soon_threadsafe(
+                    self._hangup_loop.call_later, HANGUP_GRACE_S, on_hangup
+                )
