@@ -11,9 +11,12 @@ import math
 import re
 from pathlib import Path
 
+import httpx
 import pytest
+from live_servers import serve_in_thread
 
 from uxlab.cli import main
+from uxlab.live.serve import ServeConfig, build_app
 from uxlab.reading import (
     MAX_DEPTH,
     MAX_STUDY_FILE_BYTES,
@@ -23,6 +26,7 @@ from uxlab.reading import (
     loads_json,
     tree_problem,
 )
+from uxlab.shaping import Profile, shape
 from uxlab.streams.importers import ImportFormatError, import_source
 from uxlab.streams.inspect_load import inspect_paths
 from uxlab.streams.recording import Chunk, End, Header, Recording
@@ -289,6 +293,11 @@ def good_study(tmp_path: Path, **replace: str) -> Path:
         ("ttft_ms = [100, 400, 1600, 3200]", "ttft_ms = [100, 1e308]", r"ttft_ms\[1\]: 1e\+308"),
         ("timeout_s = 30", "timeout_s = 1e308", r"timeout_s: 1e\+308 s is not plausible"),
         ("seed = 11", "seed = " + HUGE_INT, "not a usable study file"),
+        (
+            'answer = "no"',
+            'answer = "no"\nlevels = { ttft_ms = 1e308 }',
+            r"\[attention\].levels.ttft_ms: 1e\+308 is not plausible",
+        ),
         ("seed = 11", "seed = " + "[" * 5000 + "]" * 5000, "not"),
     ],
 )
@@ -362,3 +371,38 @@ def test_recordings_built_in_code_are_untouched_by_the_rules():
         End(t_ms=2.0, finish_reason="stop", usage={"n": 2**40}),
     )
     assert parse_replay(dumps_recording(rec)) == rec
+
+
+def test_inspect_with_a_pool_of_processes_lists_bad_files_too(tmp_path):
+    for i in range(4):
+        (tmp_path / f"good{i}.jsonl").write_text(replay_text(HEADER, CHUNK, END), "utf-8")
+    (tmp_path / "deep.jsonl").write_text(replay_text(HEADER, meta_with(DEEP), END), "utf-8")
+    (tmp_path / "nan.jsonl").write_text(replay_text(HEADER, meta_with("NaN"), END), "utf-8")
+    found = inspect_paths([tmp_path], jobs=2)
+    assert len(found.paths) == 4
+    assert sorted(Path(e.path).name for e in found.errors) == ["deep.jsonl", "nan.jsonl"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"model": "m", "messages": ' + DEEP + "}",
+        '{"model": "m", "messages": [], "max_tokens": ' + HUGE_INT + "}",
+        '{"model": "m", "messages": [], "temperature": NaN}',
+        '{"model": "m", "messages": [], "temperature": 1e400}',
+        b'{"model": "\xff"}',
+    ],
+)
+def test_serve_answers_400_to_a_body_outside_the_rules(body):
+    rec = Recording(Header(id="x"), [Chunk(t_ms=1.0, text="a")], End(t_ms=2.0))
+    profile = Profile.from_table({"ttft": "constant:1", "itl": "constant:1"})
+    config = ServeConfig([rec], lambda r, s: shape(r, profile, seed=s))
+    with serve_in_thread(build_app(config)) as base:
+        raw = body if isinstance(body, bytes) else body.encode()
+        reply = httpx.post(
+            base + "/v1/chat/completions",
+            content=raw,
+            headers={"content-type": "application/json"},
+        )
+    assert reply.status_code == 400, reply.text
+    assert "not usable JSON" in reply.json()["error"]["message"]

@@ -741,6 +741,11 @@ class _Loader:
                     )
                 if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
                     raise self.err(f"[attention].levels.{k}", f"{v!r} is not a valid level")
+                if not math.isfinite(v) or v > study_level_max(k):
+                    raise self.err(
+                        f"[attention].levels.{k}",
+                        f"{v:g} is not plausible (at most {study_level_max(k):g})",
+                    )
             try:
                 profile.with_factors(dict(lv), where="[attention].levels")
             except ProfileError as exc:
