@@ -117,8 +117,10 @@ def _has_trials_table(path: Path) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    from analysis.chains import ChainDataError
     from analysis.exclusions import ExclusionRules
     from analysis.psychometric import PsychometricInputError
+    from analysis.reference import ReferenceFileError
     from analysis.report import ReportOptions, analyse, write_report
     from analysis.score import ScoreError
     from analysis.trial_table import TrialTableError
@@ -153,7 +155,13 @@ def run(args: argparse.Namespace) -> int:
         table = _load(args.data)
         data = analyse(table, options)
         paths = write_report(data, out)
-    except (TrialTableError, ScoreError, PsychometricInputError) as exc:
+    except (
+        TrialTableError,
+        ScoreError,
+        PsychometricInputError,
+        ChainDataError,
+        ReferenceFileError,
+    ) as exc:  # the analysis package's input errors: one clean line each
         raise ReportError(str(exc)) from exc
     t = data.thresholds
     print(
