@@ -34,6 +34,16 @@ def _char_pattern(ch: str) -> str:
     return "(?:" + "|".join(forms) + ")"
 
 
+_ESCAPE = re.compile(r"\\+u([0-9a-fA-F]{4})|\\+(/)|%([0-9a-fA-F]{2})")
+
+
+def _unescape(m: re.Match[str]) -> str:
+    """One JSON `\\uXXXX` / `\\/` or `%XX` escape decoded (for the quick pre-check)."""
+    if m.group(2):
+        return "/"
+    return chr(int(m.group(1) or m.group(3), 16))
+
+
 class KeyScrubber:
     """`scrub(text)`: `text` with every echo of the key replaced by `[redacted]`."""
 
@@ -60,8 +70,9 @@ class KeyScrubber:
         if self._pattern is None or not text:
             return []
         encoded = "\\u" in text or "\\/" in text or "%" in text
-        if not encoded and not any(w in text for w in self._windows):
-            return []  # the common case, decided by a few substring searches
+        view = _ESCAPE.sub(_unescape, text) if encoded else text
+        if not any(w in view for w in self._windows):
+            return []  # the common case, decided by substring searches on the decoded text
         merged: list[tuple[int, int]] = []
         for m in self._pattern.finditer(text):
             start, end = m.start(1), m.end(1)
