@@ -286,7 +286,11 @@ def _step(raw: Any, i: int, path: Path) -> ChainStep:
     if not isinstance(name, str) or not name:
         raise ChainFormatError(path, f"{key}.replay", "must name a replay file next to the chain")
     replay_path = path.parent / name
-    if not replay_path.is_file():
+    try:
+        found = replay_path.is_file()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+        found = False
+    if not found:
         raise ChainFormatError(path, f"{key}.replay", f"{name!r} does not exist next to the chain")
     try:
         replay = read_replay(replay_path)

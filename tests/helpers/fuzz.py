@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from analysis.trial_table import TIME_COLUMNS, TrialTableError, load_trial_table
+from uxlab.chain import load_chain
 from uxlab.errors import UxlabError
+from uxlab.live.workload import load_prompts
 from uxlab.streams.importers import import_source
 from uxlab.streams.inspect_load import load_arrays
 from uxlab.streams.recording import Chunk, End, Recording
@@ -377,8 +379,37 @@ def targets() -> list[Target]:
             _report_problem,
             setup=_table_setup,
         ),
+        Target(
+            "chain-file",
+            "trip.chain.json",
+            [(CHAINS / "trip.chain.json").read_bytes()],
+            load_chain,
+            _none,
+            setup=_chain_setup,
+        ),
+        Target(
+            "prompts-file",
+            "prompts.jsonl",
+            [PROMPTS.encode()],
+            load_prompts,
+            _none,
+        ),
         Target("sse-parser", "s.sse", [(sse / "anthropic_full.sse").read_bytes()], _sse, _none),
     ]
+
+
+CHAINS = REPO / "replays" / "chains" / "trip"
+PROMPTS = (
+    '{"prompt": "Explain TCP in two sentences."}\n'
+    '{"messages": [{"role": "user", "content": "hi"}], "params": {"temperature": 0.2}}\n'
+    '{"prompt": "x", "system": "Be brief."}\n'
+)
+
+
+def _chain_setup(folder: Path) -> None:
+    for f in CHAINS.glob("*.jsonl"):
+        if not (folder / f.name).exists():
+            shutil.copy(f, folder / f.name)
 
 
 def read_replay_any(path: Path) -> Recording:
