@@ -57,6 +57,8 @@ EXTRA_COLUMNS = (
     "violations_n",
     "violation_max_ms",
     "violation_sum_ms",
+    "rerun_of",
+    "rerun_as",
 )
 # Identifiers stay text (a hash of zeros or an id like 007 must not become a number).
 ID_COLUMNS = (
@@ -119,6 +121,8 @@ class TrialTable:
     sessions: pd.DataFrame | None = None
     factors: list[str] = field(default_factory=list)
     questions: dict[str, Question] = field(default_factory=dict)
+    runs: pd.DataFrame | None = None  # runs.csv: one row per start or resume of a session
+    session_events: pd.DataFrame | None = None  # events.csv rows of SESSION_EVENT_KINDS
 
     def question_for(self, column: str) -> Question | None:
         """The question whose answers are in `column` (`q_<id>`), if the study says."""
@@ -137,13 +141,48 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+# Event kinds about the session rather than a trial's stream (the report's session facts).
+SESSION_EVENT_KINDS = (
+    "terminal",
+    "resize",
+    "terminal_size",
+    "resume",
+    "interrupt",
+    "quit",
+    "signal",
+)
+
+
+def read_session_events(path: Path) -> pd.DataFrame | None:
+    """The rows of an `events.csv` whose kind is in SESSION_EVENT_KINDS (None if unreadable).
+
+    Read in blocks of columns `session_id, trial_index, t_ms, kind, data`, so a large event
+    log (every chunk of every trial) is never held whole.
+    """
+    wanted = ["session_id", "trial_index", "t_ms", "kind", "data"]
+    try:
+        parts = [
+            block[block["kind"].isin(SESSION_EVENT_KINDS)]
+            for block in pd.read_csv(
+                path,
+                usecols=lambda c: c in wanted,
+                dtype={"session_id": str, "kind": str, "data": str},
+                chunksize=200_000,
+            )
+            if "kind" in block.columns
+        ]
+    except (OSError, ValueError, pd.errors.ParserError):
+        return None
+    return pd.concat(parts, ignore_index=True) if parts else None
+
+
 def load_trial_table(path: str | Path) -> TrialTable:
     """Load a trial table from a CSV, an export folder, or a SQLite file with a `trials` table."""
     path = Path(path)
     if not path.exists():
         raise TrialTableError(path, None, None, "no such file or folder")
     study: dict[str, Any] = {}
-    sessions = None
+    sessions = runs = session_events = None
     if path.is_dir():
         csv_path = path / "trials.csv"
         if not csv_path.exists():
@@ -156,6 +195,10 @@ def load_trial_table(path: str | Path) -> TrialTable:
             study = _read_study_json(study_path)
         if (path / "sessions.csv").exists():
             sessions = pd.read_csv(path / "sessions.csv")
+        if (path / "runs.csv").exists():
+            runs = pd.read_csv(path / "runs.csv")
+        if (path / "events.csv").exists():
+            session_events = read_session_events(path / "events.csv")
         data_path = csv_path
     elif _is_sqlite(path):
         trials = read_sqlite_trials(path)
@@ -177,6 +220,8 @@ def load_trial_table(path: str | Path) -> TrialTable:
         sessions=sessions,
         factors=factors,
         questions=questions,
+        runs=runs,
+        session_events=session_events,
     )
     check_answers(table)
     return table

@@ -75,10 +75,10 @@ def drive(tmux: Tmux, stop_when=None, deadline_s: float = 60.0) -> str:
             lines = [ln.strip() for ln in screen.splitlines() if ln.strip()]
             state = (marker, tuple(lines[:2]), "1/2" in screen, "2/2" in screen)
             if state != last_acted:
-                if keys is None:  # attention check: answer what it asks
-                    keys = ["n", "Enter"] if "1/2" in screen else ["4", "Enter"]
-                    if "1/2" not in screen and "2/2" not in screen:
-                        break  # still streaming
+                if keys is None:  # attention check: its one question, answered as it asks
+                    keys = ["n", "Enter"]
+                    if "Was the wait acceptable?" not in screen:
+                        break  # not painted yet
                 tmux.keys(*keys)
                 last_acted = state
             break

@@ -128,6 +128,8 @@ class TrialRun:
     """What quit: `key` (Ctrl+Q/Ctrl+C), or the signal (`SIGHUP`: the terminal was closed)."""
     committed_sha256: str | None = None
     """Set once the trial is stored (a trial is committed once)."""
+    noted: list[tuple[float, str, dict[str, Any]]] = field(default_factory=list)
+    """(absolute ms, kind, data) of other events during the trial (a terminal `resize`)."""
 
     @property
     def prompt(self) -> str:
@@ -147,6 +149,11 @@ class TrialRun:
     def key(self, name: str, t_ms: float | None = None) -> None:
         """A key press (its name only; text typed into answers is never kept here)."""
         self.keys.append((self.clock.now_ms() if t_ms is None else t_ms, name, self.phase))
+
+    def note(self, kind: str, data: dict[str, Any], t_ms: float | None = None) -> None:
+        """Keep an event that happened during the trial (e.g. `resize`, {"cols", "rows"}):
+        stored with the trial, its time relative to t0 like the key presses."""
+        self.noted.append((self.clock.now_ms() if t_ms is None else t_ms, kind, dict(data)))
 
     def send(self, t_ms: float | None = None) -> float:
         """The participant sent the prompt: `t_ms` (absolute) becomes t = 0. Returns it."""
@@ -222,8 +229,17 @@ class TrialRun:
 
     @property
     def final(self) -> bool:
-        """The outcome can no longer change: the stream is over, or was given up."""
+        """The outcome can no longer change: the stream is over, or was given up (an
+        attention check: once answered; quit before that, it is offered again)."""
+        if self.is_check:
+            return self.phase == "answered"
         return self.abandoned_at_ms is not None or self.phase in ("over", "answered")
+
+    @property
+    def is_check(self) -> bool:
+        """An attention check: its text and its one question on their own screen, with no
+        send, no stream and no latency (so never a latency trial, `uxlab.tui.check_screen`)."""
+        return self.trial.attention is not None
 
     @property
     def unanswered(self) -> list[str]:
@@ -260,6 +276,8 @@ class TrialRun:
     @property
     def questions(self) -> list[Question]:
         """The per-trial questions to ask now (none after a give-up unless the study asks)."""
+        if self.trial.attention is not None:  # only the check's own question
+            return [self.study.question(self.trial.attention.question)]
         if self.outcome == "abandoned" and not self.study.abandon.ask_questions:
             return []
         return list(self.study.trial_questions)
@@ -276,6 +294,13 @@ class TrialRun:
         events: list[dict[str, Any]] = [
             {"kind": "shown", "t_ms": self.shown_at_ms - t0, "prompt_chars": len(self.prompt)}
         ]
+        if self.trial.attention is not None:  # the check's text was shown, not a prompt
+            events[0] = {
+                "kind": "shown",
+                "t_ms": 0.0,
+                "attention_check": True,
+                "text_chars": len(self.trial.attention.text),
+            }
         if self.t0_ms is not None:
             events.append({"kind": "send", "t_ms": 0.0})
         shown_first = shown_last = None
@@ -316,6 +341,8 @@ class TrialRun:
             events.append({"kind": "timeout", "t_ms": self.log.cancelled_at_ms})
         for t_ms, name, phase in self.keys:
             events.append({"kind": "key", "t_ms": t_ms - t0, "key": name, "phase": phase})
+        for t_ms, kind, data in self.noted:
+            events.append({**data, "kind": kind, "t_ms": t_ms - t0})
         for t_ms, qid, rt_ms in self.answer_times:
             events.append({"kind": "answer", "t_ms": t_ms - t0, "question": qid, "rt_ms": rt_ms})
         responses = dict(self.responses)
@@ -353,7 +380,7 @@ class TrialRun:
             "t_abandon_ms": None if self.abandoned_at_ms is None else self.abandoned_at_ms - t0,
             "shown_first_ms": shown_first,
             "shown_last_ms": shown_last,
-            "scheduled_end_ms": self.scheduled_end_ms,
+            "scheduled_end_ms": None if self.is_check else self.scheduled_end_ms,
         }
         if self.live is not None:  # violations, arrivals, due/arrival per chunk, the request
             self.live.add_to_record(timings, events)
@@ -454,6 +481,8 @@ class StudySession:
         self._last_break_shown: int | None = None
         self.adaptive = AdaptivePlan.for_study(study, session.seed)
         """The adaptive factor's procedure (None when every level is fixed by the design)."""
+        self.opened_ms = self.clock.now_ms()
+        """When this start or resume opened the session (absolute ms on `clock`)."""
 
     @classmethod
     def open(
@@ -499,14 +528,21 @@ class StudySession:
 
     @property
     def n_main(self) -> int:
-        return len(self.trials) - self.n_practice
+        """Main trials: neither practice nor attention checks (those are not latency trials)."""
+        return sum(1 for t in self.trials if not t.practice and t.attention is None)
+
+    def main_done_before(self, trial: Trial) -> int:
+        """Main trials before `trial` in the list (checks and practice not counted)."""
+        return sum(1 for t in self.trials[: trial.index] if not t.practice and t.attention is None)
 
     def progress(self, trial: Trial) -> str:
-        """`Practice 1 of 2` or `Trial 12 of 60` (main trials counted from 1)."""
+        """`Practice 1 of 2`, `Trial 12 of 60` (main trials counted from 1) or `Attention
+        check` (not a latency trial, not counted)."""
         if trial.practice:
             return f"Practice {trial.index + 1} of {self.n_practice}"
-        k = sum(1 for t in self.trials[: trial.index] if not t.practice) + 1
-        return f"Trial {k} of {self.n_main}"
+        if trial.attention is not None:
+            return "Attention check"
+        return f"Trial {self.main_done_before(trial) + 1} of {self.n_main}"
 
     def resume_note(self) -> str:
         """What to tell a returning participant (empty for a new session)."""
@@ -518,7 +554,7 @@ class StudySession:
         elif trial.practice:
             note = f"Welcome back. The session continues with practice trial {trial.index + 1}."
         else:
-            done = sum(1 for t in self.trials[: trial.index] if not t.practice)
+            done = self.main_done_before(trial)
             note = f"Welcome back. You have done {done} of {self.n_main} trials; the session "
             note += "continues with the next one."
         if self.session.interrupted:
@@ -528,6 +564,12 @@ class StudySession:
             else:
                 note += " The trial that was running when it stopped is skipped."
         return note
+
+    def log_event(self, kind: str, data: dict[str, Any], t_ms: float | None = None) -> None:
+        """Store a session event now (not of a trial): `t_ms` is kept as ms since this start
+        or resume opened the session (e.g. `terminal` at the start, `resize` between trials)."""
+        now = self.clock.now_ms() if t_ms is None else t_ms
+        self.store.add_session_event(self.session, kind, now - self.opened_ms, data)
 
     # -- consent and state -------------------------------------------------------------------
     def accept_consent(self) -> None:

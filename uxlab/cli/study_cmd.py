@@ -176,7 +176,7 @@ def describe(
             "  ", [f"adaptive: {adaptive.name} by {how} from the '{question}' answers"]
         )
         out += wrap_labelled("  ", [f"on the {n_main} main trials ({tracks})"])
-        out.append("  practice and attention-check trials play their planned levels")
+        out.append("  practice trials play their planned levels; attention checks have no stream")
     out.append("")
     out.append(
         f"Estimated duration: {estimate.total_s / 60:.1f} min "

@@ -109,6 +109,13 @@ async def run_trial(
     time spent answering moves the planned give-up on, as it holds the chain.
     """
     script = TrialScript.draw(observer, run.schedule, rng)
+    if run.is_check:  # an attention check: its text and its one question, nothing streams
+        for q in run.questions:
+            value, rt = script.answer(q, run.trial.attention)
+            clock.advance(rt)
+            run.answer(q.id, value, rt)
+        run.phase = "answered"
+        return
     clock.advance(script.send_delay_ms)
     t0 = run.send()
     if script.give_up_ms is not None:

@@ -8,7 +8,13 @@
                  flight (its process died and it was never resumed) is exported as
                  `interrupted`. A trial queued again at the end adds `RERUN_COLUMNS`.
 - `events.csv`   `session_id, trial_index, t_ms, kind, data` (data: the event's other fields
-                 as compact JSON), in stored order.
+                 as compact JSON), in stored order. A trial's events have `t_ms` from its
+                 send; session events have `trial_index` -1 and `t_ms` from the start or
+                 resume they happened in: `terminal` (the size at each start and resume,
+                 `{"cols", "rows", "resumed"}`) and `resize` (`{"cols", "rows"}`, also among
+                 a trial's events when the terminal was resized during it).
+                 An attention check shown on its own screen has no stream: its trial row has
+                 empty factor columns and `condition_id` `attention-check`.
 - `sessions.csv` one row per session: state, pilot/simulated flags, resumed count, trial
                  counts, end-of-study answers (`q_<id>`) and the environment flattened into
                  `env_<key>` columns.
@@ -63,6 +69,23 @@ AFTER_FACTOR_COLUMNS = [
     "scheduled_end_ms",
 ]
 TAIL_COLUMNS = ["attention_check", "attention_ok", "pilot", "simulated"]
+ATTENTION_CONDITION = "attention-check"
+"""`condition_id` of an attention check shown on its own screen: no stream, so no latency
+and empty factor columns (a check that streamed, as before, keeps its levels)."""
+
+
+def _shown_without_stream(
+    attention: Any, outcome: str, shown_first_ms: Any, scheduled_end_ms: Any
+) -> bool:
+    """An attention check shown on its own screen (nothing scheduled, nothing streamed)."""
+    return (
+        bool(attention)
+        and outcome == "completed"
+        and shown_first_ms is None
+        and (scheduled_end_ms is None)
+    )
+
+
 CHAIN_COLUMNS = ["e2e_ms", "abandon_step", "paused_ms"]
 """Agent-chain trials only (from the trial's `timings`): measured end of the answer, the
 step (0-based) running when the participant gave up, and the time mid-chain questions held
@@ -220,6 +243,8 @@ def read_tables(db: str | Path) -> dict[str, Any]:
         ):
             levels = json.loads(r[8])
             row: dict[str, Any] = dict(zip(BASE_COLUMNS, r[:8], strict=True))
+            if _shown_without_stream(r[16], r[11], r[13], r[15]):
+                levels, row["condition_id"] = {}, ATTENTION_CONDITION  # no latency was shown
             row.update({f: levels.get(f) for f in factors})
             outcome = "interrupted" if r[11] == "running" else r[11]
             row.update(

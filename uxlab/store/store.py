@@ -984,6 +984,23 @@ class Store:
         ).fetchone()
         return json.loads(row[0]) if row and row[0] else None
 
+    def add_session_event(
+        self, session: Session, kind: str, t_ms: float | None, data: dict[str, Any]
+    ) -> None:
+        """Store one event of the session, not of a trial (e.g. the terminal's size at a start
+        or a resize between trials), at once, under `trial_index` -1 (`END_INDEX`)."""
+        payload = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        with self._write():
+            (seq,) = self.conn.execute(
+                "SELECT COALESCE(MAX(seq), -1) + 1 FROM events WHERE session_id = ? "
+                "AND trial_index = ?",
+                (session.id, END_INDEX),
+            ).fetchone()
+            self.conn.execute(
+                "INSERT INTO events VALUES (?,?,?,?,?,?)",
+                (session.id, END_INDEX, seq, t_ms, kind, payload),
+            )
+
     def commit_end_responses(self, session: Session, responses: dict[str, Any]) -> None:
         """Store the answers to the end-of-study questions (one transaction)."""
         answers = _normalise_responses(session.study.end_questions, responses, "end questions")

@@ -31,6 +31,7 @@ from uxlab.reading import (
 )
 from uxlab.shaping import FACTOR_NAMES, Profile, ProfileError
 from uxlab.streams.corpus import Corpus, load_corpus
+from uxlab.study.keys import check_key
 from uxlab.study.live_stimuli import LiveStimuli, live_corpus, parse_live
 from uxlab.study.spec import (
     ASSIGNMENTS,
@@ -102,6 +103,7 @@ class _Loader:
     def __init__(self, path: Path):
         self.path = path
         self.live: LiveStimuli | None = None
+        self.source = ""
 
     def live_profiles(self, profile: Profile, factors: list[Factor]) -> None:
         """A live study's profile must draw its timing (a live stream has none to keep)."""
@@ -187,6 +189,7 @@ class _Loader:
                 f"{len(text):,} characters is too large for a study file "
                 f"(at most {MAX_STUDY_FILE_BYTES:,} bytes)",
             )
+        self.source = text
         try:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
@@ -239,7 +242,7 @@ class _Loader:
                 f"{adaptive[0].procedure!r} needs a per-trial yes/no question to adapt to "
                 '(add [[questions]] with type = "yesno")',
             )
-        abandon = self.abandon(doc)
+        abandon = self.abandon(doc, questions)
         attention = self.attention(doc, questions, factors, profile)
         ask_after_steps, questions = self.chain_asks(doc, chains, questions)
         return Study(
@@ -670,7 +673,7 @@ class _Loader:
             )
         return tuple(labels)
 
-    def abandon(self, doc: dict) -> Abandon:
+    def abandon(self, doc: dict, questions: list[Question]) -> Abandon:
         a = self.table(doc, "abandon", required=False)
         self.unknown(a, _SECTIONS["abandon"], "[abandon]")
         timeout = self.number(a, "timeout_s", "[abandon]", None)
@@ -681,13 +684,32 @@ class _Loader:
                 "[abandon].timeout_s",
                 f"{timeout:g} s is not plausible (at most {MAX_TIMEOUT_S:g} s, one hour)",
             )
+        # Mid-chain questions share the screen with a live abandonment key.
+        step_kinds = {q.type for q in questions if q.when == "step"}
         return Abandon(
-            key=self.text(a, "key", "[abandon]", "escape"),
+            key=self.key_name(a, "key", "abandon", "escape", step_kinds),
             timeout_s=None if timeout is None else float(timeout),
             ask_questions=self.get(
                 a, "ask_questions", "[abandon]", (bool,), False, "true or false"
             ),
         )
+
+    def key_name(
+        self, table: dict, key: str, section: str, default: str, live_question_types: set[str]
+    ) -> str:
+        """A key the participant presses, in Textual's spelling (`esc` -> `escape`), or a
+        StudyError with the line when no terminal can deliver it to the trial screen
+        (`live_question_types`: the kinds of question on screen while the key is live)."""
+        raw = self.text(table, key, f"[{section}]", default)
+        name, problem = check_key(
+            raw,
+            questions_live=bool(live_question_types),
+            typing_live="text" in live_question_types,
+        )
+        if problem is not None:
+            line = _line_of(self.source, section, key)
+            raise StudyError(self.path, f"[{section}].{key}", problem, line=line)
+        return name
 
     def session_options(self, doc: dict) -> SessionOptions:
         s = self.table(doc, "session", required=False)
@@ -752,6 +774,18 @@ class _Loader:
                 raise StudyError(self.path, None, str(exc)) from None
             levels = dict(lv)
         return Attention(every=every, text=text, question=qid, answer=answer, levels=levels)
+
+
+def _line_of(text: str, section: str, key: str) -> int | None:
+    """The 1-based line of `key = ...` in `[section]` (None when written another way)."""
+    current = None
+    for i, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if header := re.match(r"^\[\s*([A-Za-z0-9_.-]+)\s*\]", stripped):
+            current = header.group(1)
+        elif current == section and re.match(rf"^{re.escape(key)}\s*=", stripped):
+            return i
+    return None
 
 
 def _valid_answers(q: Question) -> list[str] | None:

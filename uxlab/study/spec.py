@@ -45,11 +45,14 @@ ANSWER_S = {"likert": 4.0, "yesno": 2.5, "choice": 4.0, "slider": 5.0, "text": 2
 class StudyError(UxlabError, ValueError):
     """A study file that is not valid: names the file, the key path and the problem."""
 
-    def __init__(self, path: str | Path, key: str | None, problem: str):
+    def __init__(self, path: str | Path, key: str | None, problem: str, line: int | None = None):
         self.path = str(path)
         self.key = key
         self.problem = problem
-        super().__init__(f"{self.path}: {key}: {problem}" if key else f"{self.path}: {problem}")
+        self.line = line
+        """The line of the file the key is on, when the loader could find it."""
+        where = f"{self.path}:{line}" if line else self.path
+        super().__init__(f"{where}: {key}: {problem}" if key else f"{where}: {problem}")
 
 
 # --- the model ----------------------------------------------------------------------------

@@ -40,6 +40,7 @@ from uxlab.errors import UxlabError
 from uxlab.session import StudySession, TrialRun
 from uxlab.store import Store, new_participant_id
 from uxlab.study import Study
+from uxlab.tui.check_screen import CheckScreen
 from uxlab.tui.flow_screens import (
     BreakScreen,
     ConsentScreen,
@@ -128,6 +129,8 @@ class StudyApp(App[RunResult]):
         self.current_run: TrialRun | None = None
         self.key_time_ms: float | None = None
         self.result = RunResult()
+        self._size_logged: tuple[int, int] | None = None
+        self._unsaved_events: list[tuple[str, dict[str, Any], float]] = []
         self._signals_before: dict[int, Any] = {}
 
     def compose(self) -> ComposeResult:
@@ -180,12 +183,50 @@ class StudyApp(App[RunResult]):
         if isinstance(event, events.Key) and not event.is_forwarded:
             self.key_time_ms = self.clock.now_ms()
             run = self.current_run
-            if run is not None and run.phase != "answered" and isinstance(self.screen, TrialScreen):
+            trial_screen = isinstance(self.screen, (TrialScreen, CheckScreen))
+            if run is not None and run.phase != "answered" and trial_screen:
                 name = event.key
                 if event.is_printable and isinstance(self.focused, Input):
                     name = "char"  # typed text is stored only as the answer itself
                 run.key(name, self.key_time_ms)
         await super().on_event(event)
+
+    # -- the terminal's size: at the start, and every resize -----------------------------------
+    def _log_start_size(self) -> None:
+        """The size the session starts (or resumes) at, as a session event `terminal`."""
+        assert self.session is not None
+        cols, rows = self.size
+        data = {"cols": cols, "rows": rows, "resumed": self.session.resumed}
+        self.session.log_event("terminal", data)
+        self._size_logged = (cols, rows)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Log a resize as a `resize` event: with the trial on screen (stored with it), or
+        else as a session event at once (if that write fails, it is kept and written at the
+        next resize or after the next trial is stored)."""
+        size = (event.size.width, event.size.height)
+        ss = self.session
+        if ss is None or self._size_logged is None or size == self._size_logged:
+            return
+        self._size_logged = size
+        data = {"cols": size[0], "rows": size[1]}
+        run = self.current_run
+        if run is not None and run.committed_sha256 is None:
+            run.note("resize", data)
+            return
+        self._unsaved_events.append(("resize", data, self.clock.now_ms()))
+        self._write_session_events()
+
+    def _write_session_events(self) -> None:
+        """Write the session events kept so far, in order (a failure keeps the rest)."""
+        ss = self.session
+        try:
+            while ss is not None and self._unsaved_events:
+                kind, what, t_ms = self._unsaved_events[0]
+                ss.log_event(kind, what, t_ms)
+                self._unsaved_events.pop(0)
+        except SAVE_ERRORS:  # a locked database: tried again later
+            pass
 
     # -- the flow ----------------------------------------------------------------------------
     @work(exclusive=True, group="flow")
@@ -195,6 +236,7 @@ class StudyApp(App[RunResult]):
             await self.push_screen_wait(WarningsScreen(self.warnings))
         ss = await self._open_session()
         self.session = ss
+        await self._saving("the session", self._log_start_size)
         self.result.participant = ss.participant
         self.result.session_id = ss.session.id
         note = ss.resume_note()
@@ -234,10 +276,11 @@ class StudyApp(App[RunResult]):
                 )
             run = await self._saving("the start of this trial", lambda t=trial: ss.begin(t))
             self.current_run = run
-            run = await self.push_screen_wait(TrialScreen(run, ss.progress(trial), self.probe))
+            run = await self.push_screen_wait(self._trial_screen(run, ss.progress(trial)))
             # One transaction, before anything else appears (retried until it is stored).
             await self._saving("this trial", lambda r=run: ss.commit(r))
             self.current_run = None
+            self._write_session_events()
             self.result.committed.append(trial.index)
         answers: dict[str, Any] = {}
         if ss.end_questions:
@@ -256,6 +299,12 @@ class StudyApp(App[RunResult]):
             )
         )
         self.exit(self.result)
+
+    def _trial_screen(self, run: TrialRun, progress: str) -> TrialScreen | CheckScreen:
+        """An attention check has its own screen (no stream, only its question)."""
+        if run.is_check:
+            return CheckScreen(run, progress)
+        return TrialScreen(run, progress, self.probe)
 
     async def _saving(self, what: str, write: Callable[[], T]) -> T:
         """Run a store write; when it fails, say why and run it again on `r`."""
@@ -305,13 +354,14 @@ class StudyApp(App[RunResult]):
         if ss.n_practice and ss.next_trial() is not None and ss.next_trial().practice:
             n = ss.n_practice
             parts.append(f"You start with {n} practice trial{'s' if n > 1 else ''}.")
-        parts.append(f"There are {ss.n_main} trials. Press **Enter** to begin.")
+        n_checks = sum(1 for t in ss.trials if t.attention is not None)
+        checks = f", and {n_checks} short attention check{'s' * (n_checks > 1)}" if n_checks else ""
+        parts.append(f"There are {ss.n_main} trials{checks}. Press **Enter** to begin.")
         return "\n\n".join(parts)
 
     @staticmethod
     def _done_text(ss: StudySession, trial: Any) -> str:
-        done = sum(1 for t in ss.trials[: trial.index] if not t.practice)
-        return f"Trial {done} of {ss.n_main} done"
+        return f"Trial {ss.main_done_before(trial)} of {ss.n_main} done"
 
     # -- quitting ----------------------------------------------------------------------------
     def action_quit_study(self) -> None:
