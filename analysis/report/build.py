@@ -510,14 +510,10 @@ def _survival(data: ReportData) -> SurvivalPart:
     return SurvivalPart(sdata, km, km_table(km, ABANDON_SHARES), aft, error, pd.DataFrame(rows))
 
 
-<<<<<<< HEAD
 MAX_LIKERT_POINTS = 11
 
 
-def _ratings(data: ReportData, column: str) -> RatingPart:
-=======
 def _ratings(data: ReportData, column: str) -> RatingPart | None:
->>>>>>> main
     opts, kept, stim = data.options, data.kept, data.stimulus
     values = numeric_column(kept, column, data.table.source)
     df = kept.assign(**{column: values}).dropna(subset=[column])
@@ -526,12 +522,12 @@ def _ratings(data: ReportData, column: str) -> RatingPart | None:
         return None
     q = data.table.question_for(column)
     scale = (q.scale_size if q else None) or int(values.max())
-    if (q is None or not q.scale_size) and not 2 <= scale <= MAX_LIKERT_POINTS:
+    if (q is None or not q.scale_size) and scale > MAX_LIKERT_POINTS:
         raise TrialTableError(
             data.table.source,
             None,
             column,
-            f"ratings up to {values.max():g} are not on a rating scale of 2 to "
+            f"ratings up to {values.max():g} are not on a rating scale of at most "
             f"{MAX_LIKERT_POINTS} points (give the question's scale in study.json)",
         )
     if opts.acceptable_at is not None:
