@@ -361,7 +361,8 @@ def test_ratings_beyond_any_scale_without_a_study_are_refused(tmp_path, capsys):
     csv.write_text(TRIALS.replace(",4\n", ",1000000\n"), encoding="utf-8")
     code = main(["report", str(csv), "-o", str(tmp_path / "r"), "--n-boot", "0", "--quiet"])
     err = capsys.readouterr().err
-    assert code == 2 and "not on a rating scale" in err and "Traceback" not in err
+    # The rating part is refused (the report's other parts may still be written).
+    assert code != 0 and "not on a rating scale" in err and "Traceback" not in err
 
 
 def test_recordings_built_in_code_are_untouched_by_the_rules():
