@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis.spreadsheet_cells import plain_frame
+
 # Columns the analysis needs in every table; the rest of contract 2 is used when present.
 REQUIRED_COLUMNS = ("participant",)
 # Contract-2 columns that are not factors or questions.
@@ -194,9 +196,9 @@ def load_trial_table(path: str | Path) -> TrialTable:
         if study_path.exists():
             study = _read_study_json(study_path)
         if (path / "sessions.csv").exists():
-            sessions = pd.read_csv(path / "sessions.csv")
+            sessions = plain_frame(pd.read_csv(path / "sessions.csv"))
         if (path / "runs.csv").exists():
-            runs = pd.read_csv(path / "runs.csv")
+            runs = plain_frame(pd.read_csv(path / "runs.csv"))
         if (path / "events.csv").exists():
             session_events = read_session_events(path / "events.csv")
         data_path = csv_path
@@ -264,7 +266,7 @@ def _read_csv(path: Path) -> pd.DataFrame:
         raise TrialTableError(path, None, None, "empty file (expected a CSV header)") from exc
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise TrialTableError(path, None, None, f"not a readable CSV: {exc}") from exc
-    return frame
+    return plain_frame(frame)  # text cells as stored (the export's `'` prefix taken off)
 
 
 def _read_study_json(path: Path) -> dict[str, Any]:

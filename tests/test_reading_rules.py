@@ -406,4 +406,4 @@ def test_serve_answers_400_to_a_body_outside_the_rules(body):
             headers={"content-type": "application/json"},
         )
     assert reply.status_code == 400, reply.text
-    assert "not usable JSON" in reply.json()["error"]["message"]
+    assert "the body is not JSON" in reply.json()["error"]["message"]

@@ -128,8 +128,11 @@ def _has_trials_table(path: Path) -> bool:
     """True for a SQLite file holding the exported trial table (not a uxlab study database)."""
     import sqlite3
 
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
-        cols = [r[1] for r in con.execute("PRAGMA table_info(trials)")]
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
+            cols = [r[1] for r in con.execute("PRAGMA table_info(trials)")]
+    except sqlite3.DatabaseError:
+        return False  # damaged: the store's exporter says so in one line
     return "participant" in cols and "outcome" in cols and "levels" not in cols
 
 

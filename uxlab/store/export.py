@@ -31,21 +31,31 @@
                  `acceptable_at`, `yes_means`), design and base profile, and every study
                  version found.
 
-With `fmt="parquet"` the four tables are written as `.parquet` (needs pyarrow). The export
-reads one consistent snapshot through a read-only connection; the only write it makes is
-one `export` entry in the audit log (with the SHA-256 of every file written), so it can be
-rerun at any time, also while a study is running.
+CSV cells are spreadsheet-safe: text starting with `= + - @`, a tab or a carriage return
+(a formula to Excel, LibreOffice, Google Sheets) gets a leading `'`; numbers never do; a
+cell holding a bare carriage return is quoted (`analysis.spreadsheet_cells`; `raw_cells`
+writes the values unchanged). With `fmt="parquet"` the four tables are written as
+`.parquet` (needs pyarrow). The export reads one consistent snapshot through a read-only
+connection; the only write it makes is one `export` entry in the audit log (with the
+SHA-256 of every file written), so it can be rerun at any time, also while a study runs.
 """
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import sqlite3
 from pathlib import Path
 from typing import Any
 
+from analysis.spreadsheet_cells import write_safe_csv
+from uxlab.store.open_checks import (
+    SQLITE_HEADER,
+    check_database,
+    describe_sqlite_error,
+    is_environmental,
+    reading,
+)
 from uxlab.store.schema import StoreError
 
 BASE_COLUMNS = [
@@ -174,17 +184,31 @@ def open_read_only(db: str | Path) -> sqlite3.Connection:
     db = Path(db)
     if not db.is_file():
         raise StoreError(f"{db}: no such database")
+    with db.open("rb") as fh:
+        if fh.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
+            raise StoreError(f"{db}: not a uxlab study database (not a SQLite file at all)")
     conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
     try:
+        check_database(conn, db)  # a damaged or foreign file: one line, not a traceback
         conn.execute("SELECT COUNT(*) FROM sessions").fetchone()
+    except StoreError:
+        conn.close()
+        raise
     except sqlite3.DatabaseError as exc:
         conn.close()
+        if is_environmental(exc):
+            raise StoreError(describe_sqlite_error(exc, db)) from None
         raise StoreError(f"{db}: not a uxlab study database ({exc})") from None
     return conn
 
 
 def read_tables(db: str | Path) -> dict[str, Any]:
     """The export's content from one snapshot: rows of each table and the study summary."""
+    with reading(Path(db)):  # a damaged stored value: one line, not a traceback
+        return _read_tables(db)
+
+
+def _read_tables(db: str | Path) -> dict[str, Any]:
     conn = open_read_only(db)
     try:
         conn.execute("BEGIN")  # one read snapshot for every query below
@@ -389,8 +413,14 @@ class Exported(dict[str, Path]):
     rows: dict[str, int]
 
 
-def export_db(db: str | Path, out_dir: str | Path, fmt: str = "csv") -> Exported:
-    """Write trials, events, sessions and study.json to `out_dir`; returns the paths."""
+def export_db(
+    db: str | Path, out_dir: str | Path, fmt: str = "csv", raw_cells: bool = False
+) -> Exported:
+    """Write trials, events, sessions and study.json to `out_dir`; returns the paths.
+
+    CSV cells that a spreadsheet would run as a formula get a leading `'` unless
+    `raw_cells` (see `analysis.spreadsheet_cells`; `load_trial_table` takes it off again).
+    """
     if fmt not in ("csv", "parquet"):
         raise StoreError(f"format {fmt!r}: use csv or parquet")
     content = read_tables(db)
@@ -400,7 +430,10 @@ def export_db(db: str | Path, out_dir: str | Path, fmt: str = "csv") -> Exported
     for name in TABLES:
         columns, rows = content[name]
         path = out / f"{name}.{fmt}"
-        (_write_csv if fmt == "csv" else _write_parquet)(path, columns, rows)
+        if fmt == "csv":
+            _write_csv(path, columns, rows, raw_cells)
+        else:
+            _write_parquet(path, columns, rows)
         written[name] = path
     study_path = out / "study.json"
     _atomic_write(study_path, json.dumps(content["study"], indent=2, ensure_ascii=False) + "\n")
@@ -466,13 +499,13 @@ def _atomic_write(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
-def _write_csv(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> None:
+def _write_csv(
+    path: Path, columns: list[str], rows: list[dict[str, Any]], raw_cells: bool = False
+) -> None:
+    """Spreadsheet-safe cells unless `raw_cells` (`analysis.spreadsheet_cells`)."""
     tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    cells = ([("" if (v := row.get(c)) is None else v) for c in columns] for row in rows)
+    write_safe_csv(tmp, columns, cells, raw=raw_cells)
     tmp.replace(path)
 
 
