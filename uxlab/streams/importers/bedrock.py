@@ -36,6 +36,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+from uxlab.reading import MAX_JSON_FILE_BYTES, InputProblem, read_bounded_bytes
 from uxlab.streams.importers.base import (
     ImportFormatError,
     ImportOptions,
@@ -44,6 +45,7 @@ from uxlab.streams.importers.base import (
     StreamEventError,
     event_json_object,
     import_header,
+    loads_checked,
     origin_of,
     selected,
 )
@@ -166,8 +168,11 @@ def _delta(b: StreamBuilder, i: int, t_ms: float | None, obj: dict[str, Any]) ->
 
 def _events(path: Path) -> tuple[list[TimedEvent], list[str], bool]:
     """The events of a capture, where each came from, and whether they are timed."""
-    raw = path.read_bytes()
-    if raw[:1] in (b"{", b"[") or raw.lstrip()[:1] == b"{":
+    try:
+        raw = read_bounded_bytes(path, MAX_JSON_FILE_BYTES, "source file")
+    except InputProblem as exc:
+        raise ImportFormatError(path, None, exc.field, exc.problem) from None
+    if raw.lstrip()[:1] in (b"{", b"["):
         return _json_events(path, raw)
     try:
         messages = decode_event_stream(raw)
@@ -197,12 +202,7 @@ def _json_events(path: Path, raw: bytes) -> tuple[list[TimedEvent], list[str], b
         if not line.strip():
             continue
         where = str(lineno)
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ImportFormatError(
-                path, where, None, f"not JSON ({exc.msg} at column {exc.colno})"
-            ) from None
+        obj = loads_checked(line, path, where)
         if not isinstance(obj, dict):
             raise ImportFormatError(path, where, None, "expected a JSON object")
         wrapped = "t_ms" in obj and "data" in obj

@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from uxlab.reading import InputProblem, loads_json
 from uxlab.streams.importers.base import (
     ImportFormatError,
     ImportOptions,
@@ -41,7 +41,9 @@ from uxlab.streams.importers.base import (
     id_base,
     import_header,
     limit_reached,
+    loads_checked,
     origin_of,
+    read_text_checked,
     wanted,
 )
 from uxlab.streams.importers.event_mapping import TimedEvent
@@ -68,37 +70,21 @@ class _Request:
 
 def _messages(path: Path) -> list[tuple[str, dict[str, Any]]]:
     """`(where, CDP message)` for every entry of a JSON list or a JSON Lines file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ImportFormatError(path, None, None, f"not UTF-8 ({exc.reason})") from None
+    text = read_text_checked(path)
     items: list[tuple[str, Any]] = []
-    stripped = text.lstrip()
-    if stripped.startswith("["):
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ImportFormatError(
-                path, f"{exc.lineno}", None, f"not JSON ({exc.msg} at column {exc.colno})"
-            ) from None
+    if text.lstrip().startswith("["):
+        doc = loads_checked(text, path, None)
         items = [(f"[{i}]", item) for i, item in enumerate(doc)]
     else:
-        for lineno, raw in enumerate(text.splitlines(), start=1):
-            if not raw.strip():
-                continue
-            try:
-                items.append((str(lineno), json.loads(raw)))
-            except json.JSONDecodeError as exc:
-                raise ImportFormatError(
-                    path, str(lineno), None, f"not JSON ({exc.msg} at column {exc.colno})"
-                ) from None
+        items = [
+            (str(lineno), loads_checked(raw, path, str(lineno)))
+            for lineno, raw in enumerate(text.splitlines(), start=1)
+            if raw.strip()
+        ]
     out: list[tuple[str, dict[str, Any]]] = []
     for where, item in items:
         if isinstance(item, dict) and isinstance(item.get("message"), str):
-            try:  # a ChromeDriver performance-log entry
-                inner = json.loads(item["message"])
-            except json.JSONDecodeError:
-                raise ImportFormatError(path, where, "message", "not JSON") from None
+            inner = loads_checked(item["message"], path, where)  # a ChromeDriver log entry
             item = inner.get("message", inner) if isinstance(inner, dict) else inner
         if not isinstance(item, dict):
             raise ImportFormatError(path, where, None, "expected a CDP message object")
@@ -228,9 +214,9 @@ def _recording(
     if api is None:
         return f"an event stream of an API uxlab does not map ({req.url.split('?', 1)[0][:80]})"
     try:
-        body = json.loads(req.post) if req.post else {}
-    except json.JSONDecodeError:
-        body = {}
+        body = loads_json(req.post) if req.post else {}
+    except InputProblem:
+        body = {}  # a request body that is not JSON: not kept
     source = "eventSourceMessageReceived" if req.from_event_source else "dataReceived"
     header = import_header(
         f"{id_base(path, options)}-r{index:03d}",

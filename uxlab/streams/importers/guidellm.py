@@ -32,12 +32,12 @@ Errored and incomplete (cancelled) requests are skipped and reported. `source.or
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from uxlab.reading import InputProblem, loads_json
 from uxlab.streams.importers.base import (
     ImportFormatError,
     ImportOptions,
@@ -270,8 +270,8 @@ def _request_body(raw: Any) -> dict[str, Any]:
     """The request's JSON body from `request_args` (a JSON string in guidellm 0.8)."""
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError:
+            raw = loads_json(raw)
+        except InputProblem:
             return {}
     body = raw.get("body") if isinstance(raw, dict) else None
     return body if isinstance(body, dict) else {}

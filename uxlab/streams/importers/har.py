@@ -40,6 +40,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from uxlab.reading import InputProblem, loads_json
 from uxlab.streams.importers.base import (
     ImportFormatError,
     ImportOptions,
@@ -221,8 +222,8 @@ def _request_body(request: dict[str, Any]) -> dict[str, Any]:
     text = post.get("text") if isinstance(post, dict) else None
     if isinstance(text, str):
         try:
-            body = json.loads(text)
-        except json.JSONDecodeError:
+            body = loads_json(text)
+        except InputProblem:
             return {}
         return body if isinstance(body, dict) else {}
     return {}

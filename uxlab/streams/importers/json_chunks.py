@@ -28,7 +28,9 @@ from uxlab.streams.importers.base import (
     Skipped,
     StreamEventError,
     import_header,
+    loads_checked,
     origin_of,
+    read_text_checked,
     selected,
 )
 from uxlab.streams.importers.event_mapping import TimedEvent
@@ -49,28 +51,15 @@ def _files(path: Path) -> list[Path]:
 
 def _items(path: Path) -> list[tuple[str, Any]]:
     """`(where, element)` of a JSON array file or a JSON Lines file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ImportFormatError(path, None, None, f"not UTF-8 ({exc.reason})") from None
+    text = read_text_checked(path)
     if text.lstrip().startswith("["):
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ImportFormatError(
-                path, str(exc.lineno), None, f"not JSON ({exc.msg} at column {exc.colno})"
-            ) from None
+        doc = loads_checked(text, path, None)
         return [(f"[{i}]", item) for i, item in enumerate(doc)]
-    items: list[tuple[str, Any]] = []
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        if raw.strip():
-            try:
-                items.append((str(lineno), json.loads(raw)))
-            except json.JSONDecodeError as exc:
-                raise ImportFormatError(
-                    path, str(lineno), None, f"not JSON ({exc.msg} at column {exc.colno})"
-                ) from None
-    return items
+    return [
+        (str(lineno), loads_checked(raw, path, str(lineno)))
+        for lineno, raw in enumerate(text.splitlines(), start=1)
+        if raw.strip()
+    ]
 
 
 def _events(path: Path, items: list[tuple[str, Any]]) -> tuple[list[TimedEvent], list[str]]:

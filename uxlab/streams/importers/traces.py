@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from uxlab.reading import InputProblem, loads_json
 from uxlab.streams.importers.base import (
     ImportFormatError,
     ImportOptions,
@@ -56,7 +57,9 @@ from uxlab.streams.importers.base import (
     id_base,
     import_header,
     limit_reached,
+    loads_checked,
     origin_of,
+    read_text_checked,
     wanted,
 )
 from uxlab.streams.recording import Chunk, End, Event, Meta, Recording
@@ -71,23 +74,18 @@ _OPERATIONS = ("chat", "text_completion", "generate_content")
 
 def _documents(path: Path) -> Iterator[tuple[str, Any]]:
     """The JSON document of a file, or one per line (JSON Lines)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ImportFormatError(path, None, None, f"not UTF-8 ({exc.reason})") from None
-    try:
-        yield "1", json.loads(text)
+    text = read_text_checked(path)
+    lines = [(n, raw) for n, raw in enumerate(text.splitlines(), start=1) if raw.strip()]
+    if len(lines) > 1 and all(raw.lstrip().startswith("{") for _, raw in lines):
+        try:  # JSON Lines (one document per line) unless the whole file is one document
+            loads_json(lines[0][1])
+        except InputProblem:
+            yield "1", loads_checked(text, path, None)
+            return
+        for lineno, raw in lines:
+            yield str(lineno), loads_checked(raw, path, str(lineno))
         return
-    except json.JSONDecodeError:
-        pass
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        if raw.strip():
-            try:
-                yield str(lineno), json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise ImportFormatError(
-                    path, str(lineno), None, f"not JSON ({exc.msg} at column {exc.colno})"
-                ) from None
+    yield "1", loads_checked(text, path, None)
 
 
 def _any_value(value: Any) -> Any:
@@ -217,8 +215,8 @@ def _output_messages(raw: Any) -> tuple[list[tuple[str, str]], list[dict[str, An
     """Text runs, tool calls and finish reason of `gen_ai.output.messages`."""
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError:
+            raw = loads_json(raw)
+        except InputProblem:
             return [("content", raw)], [], None
     parts: list[tuple[str, str]] = []
     calls: list[dict[str, Any]] = []
@@ -303,8 +301,8 @@ def _span_output(attrs: dict[str, Any], span: dict[str, Any]):
             message = body.get("message")
             if isinstance(message, str):
                 try:
-                    message = json.loads(message)
-                except json.JSONDecodeError:
+                    message = loads_json(message)
+                except InputProblem:
                     message = {"content": message}
             if isinstance(message, dict) and isinstance(message.get("content"), str):
                 parts.append(("content", message["content"]))
