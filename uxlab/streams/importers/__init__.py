@@ -35,6 +35,7 @@ from uxlab.streams.importers.genai_perf import import_genai_perf
 from uxlab.streams.importers.guidellm import import_guidellm
 from uxlab.streams.importers.har import import_har
 from uxlab.streams.importers.json_chunks import import_json_chunks
+from uxlab.streams.importers.langfuse import import_langfuse
 from uxlab.streams.importers.llmperf import import_llmperf
 from uxlab.streams.importers.openai_responses_sse import (
     import_openai_responses_sse,
@@ -44,8 +45,8 @@ from uxlab.streams.importers.openai_sse import (
     import_openai_sse,
     openai_chat_events_to_recording,
 )
+from uxlab.streams.importers.otel import import_otel
 from uxlab.streams.importers.sse_capture import EventMapping
-from uxlab.streams.importers.traces import import_langfuse, import_otel
 from uxlab.streams.importers.vllm_bench import import_vllm_bench
 from uxlab.streams.sse import SseLimitError
 
