@@ -161,7 +161,7 @@ def _synthetic(row: dict[str, Any]) -> bool:
 def _itl_cells(row: dict[str, Any]) -> tuple[str, str]:
     """ITL p50 and p99, `synth` where made-up gaps are left out, `~` where they are pooled."""
     p50, p99 = row["itl_p50_ms"], row["itl_p99_ms"]
-    if not _synthetic(row):
+    if not _synthetic(row) or row["n_output_chunks"] < 2:  # no gap at all: nothing left out
         return _ms(p50, 1), _ms(p99, 1)
     if p50 != p50:  # NaN: left out
         return "synth", "synth"
@@ -171,7 +171,7 @@ def _itl_cells(row: dict[str, Any]) -> tuple[str, str]:
 def _stalls(row: dict[str, Any]) -> str:
     over_250, over_1000 = row["stalls_over_250"], row["stalls_over_1000"]
     if over_250 != over_250:  # NaN: no timing, or made-up gaps left out
-        return "synth" if _synthetic(row) else "-"
+        return "synth" if _synthetic(row) and row["n_output_chunks"] >= 2 else "-"
     return f"{int(over_250)}/{int(over_1000)}"
 
 

@@ -63,6 +63,10 @@ _HEADER_VALUE_SIZES = {0: 0, 1: 0, 2: 1, 3: 2, 4: 4, 5: 8, 8: 8, 9: 16}
 long, timestamp, uuid); types 6 (bytes) and 7 (string) carry a 2-byte length."""
 
 
+_CAPTURE_SUFFIXES = (".bin", ".eventstream", ".jsonl", ".json")
+"""The files a folder SRC is searched for."""
+
+
 class EventStreamError(ValueError):
     """A binary event stream that does not decode; `offset` is the message's first byte."""
 
@@ -233,7 +237,14 @@ def import_bedrock(path: Path, options: ImportOptions) -> ImportResult:
     """Import Bedrock ConverseStream captures (binary or JSON Lines; a file or a folder)."""
     path = Path(path)
     if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in _CAPTURE_SUFFIXES)
+        if not files:
+            raise ImportFormatError(
+                path,
+                None,
+                None,
+                f"no capture files ({', '.join(_CAPTURE_SUFFIXES)}) in this folder",
+            )
     elif path.exists():
         files = [path]
     else:
