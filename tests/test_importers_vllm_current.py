@@ -17,15 +17,14 @@ RESULT = Path(__file__).parent / "data" / "vllm-0.33.0" / "result.json"
 def test_vllm_033_result_imports_with_its_own_ttft_gaps_and_text():
     doc = json.loads(RESULT.read_text())
     result = import_source("vllm-bench", RESULT)
-    assert [s.origin for s in result.skipped] == ["result.json#request=2"]
-    assert result.skipped[0].reason.startswith("failed: Never received a valid chunk")
-    kept = [i for i, e in enumerate(doc["errors"]) if not e]
-    assert len(result.recordings) == len(kept) == 3
-    for rec, i in zip(result.recordings, kept, strict=True):
+    assert not result.skipped and not any(doc["errors"])
+    assert len(result.recordings) == len(doc["ttfts"]) == 4
+    for i, rec in enumerate(result.recordings):
         times = rec.chunk_times_ms()
         assert times[0] == pytest.approx(doc["ttfts"][i] * 1000, abs=1e-9)
         np.testing.assert_allclose(np.diff(times), np.array(doc["itls"][i]) * 1000, atol=1e-9)
-        assert rec.text == doc["generated_texts"][i]
+        if doc["generated_texts"][i]:  # vLLM keeps content only (request 2 is all reasoning)
+            assert rec.text == doc["generated_texts"][i]
         d = describe(rec)
         assert d["ttft_ms"] == pytest.approx(doc["ttfts"][i] * 1000, abs=1e-9)
         assert d["timing"] == "recorded"

@@ -491,6 +491,7 @@ def _openai_message(schedule: Recording, model: str, prompt_tokens: int) -> dict
     reasoning = _text(schedule, "reasoning")
     if reasoning:
         message["reasoning_content"] = reasoning
+        message["reasoning"] = reasoning  # current vLLM's and OpenRouter's name for it
     if calls:
         message["tool_calls"] = [
             {
