@@ -126,9 +126,10 @@ def test_input_errors_exit_2_in_one_line(tmp_path, capsys):
 def test_a_real_internal_error_through_the_installed_command(tmp_path):
     """A real failure, in a subprocess: JSON nested 100,000 deep in a replay file's header.
 
-    Today the JSON decoder's RecursionError escapes the reader, and the command says so in
-    one line with exit status 3; once the reader bounds nesting, the file is refused as bad
-    input (1 or 2). Either way no traceback reaches the user without --debug.
+    Before the readers bounded nesting, the JSON decoder's RecursionError escaped and the
+    command said so in one line with exit status 3 (`internal error: RecursionError: ...
+    at uxlab/streams/replay_file.py:307, input bad.jsonl`); now the file is refused as bad
+    input (2). Either way no traceback reaches the user without --debug.
     """
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     bad = tmp_path / "bad.jsonl"
