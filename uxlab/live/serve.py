@@ -34,9 +34,11 @@ backend, and a chat UI under study would show its first trial with too long a TT
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import itertools
 import json
+import os
 import time
 import uuid
 from collections import deque
@@ -119,6 +121,13 @@ class ServeConfig:
     cors_origins: list[str] = field(default_factory=list)
     """Browser origins allowed to call the server directly (CORS), e.g. `["*"]`."""
     clock: Any = None
+    shape_off_loop: bool = True
+    """Choose and shape each request's schedule in a worker thread, not on the event loop
+    (False: on the loop, as before; the benchmarks' A/B)."""
+    request_index_start: int = 0
+    request_index_step: int = 1
+    """Request indices are start, start + step, ...: with `--workers N` worker k numbers
+    its requests k, k + N, k + 2N, so indices (and seeds) are unique across workers."""
     picker: Picker | None = None
     on_served: Callable[[Served], None] | None = None
     """Called once per request as soon as its schedule is chosen (e.g. to log it)."""
@@ -144,6 +153,18 @@ def corpus_picker(config: ServeConfig) -> Picker:
         return Pick(config.shape(source, seed), seed, source.id)
 
     return pick
+
+
+def _choose(
+    pick: Picker, request_index: int, prompt: str | None, max_tokens: int | None
+) -> tuple[Pick, Recording]:
+    """The pick for a request and its schedule, cut at `max_tokens` (no event loop needed:
+    run in a worker thread, shaping a long recording holds no other stream up)."""
+    chosen = pick(request_index, prompt)
+    schedule = chosen.schedule
+    if max_tokens is not None:
+        schedule = cut_at_tokens(schedule, max_tokens)
+    return chosen, schedule
 
 
 def _now_ms() -> float:
@@ -199,7 +220,7 @@ def build_app(config: ServeConfig) -> Starlette:
     """The ASGI app serving `config.recordings` on their shaped schedules."""
     if not config.recordings:
         raise ServeError("the corpus holds no playable recordings")
-    counter = itertools.count()
+    counter = itertools.count(config.request_index_start, config.request_index_step)
     pick = config.picker or corpus_picker(config)
     models = sorted(
         {
@@ -248,15 +269,18 @@ def build_app(config: ServeConfig) -> Starlette:
                 raise _Error(400, "invalid_request_error", str(exc), exc.param) from None
         except _Error as exc:
             return _error_response(wire, exc.status, exc.kind, exc.message, param=exc.param)
-        request_index = next(counter)
+        request_index = next(counter)  # taken on the loop: indices follow arrival order
         prompt = last_user_text(body["messages"])
         try:
-            chosen = pick(request_index, prompt)
+            if config.shape_off_loop:  # other streams' chunks keep their deadlines meanwhile
+                chosen, schedule = await asyncio.to_thread(
+                    _choose, pick, request_index, prompt, limits.max_tokens
+                )
+            else:
+                chosen, schedule = _choose(pick, request_index, prompt, limits.max_tokens)
         except UxlabError as exc:  # e.g. a profile that cannot shape this recording
             return _error_response(wire, 500, "api_error", f"uxlab serve: {exc}")
-        schedule, seed = chosen.schedule, chosen.seed
-        if limits.max_tokens is not None:
-            schedule = cut_at_tokens(schedule, limits.max_tokens)
+        seed = chosen.seed
         served = Served(
             request_index, seed, wire, schedule, t0_ms, chosen.replay_id, dict(chosen.labels)
         )
@@ -265,6 +289,7 @@ def build_app(config: ServeConfig) -> Starlette:
             config.on_served(served)
         model = str(body.get("model") or schedule.header.source.get("model") or "uxlab")
         headers = {
+            "x-uxlab-worker-pid": str(os.getpid()),
             "x-uxlab-request-index": str(request_index),
             "x-uxlab-replay-id": chosen.replay_id,
             "x-uxlab-seed": str(seed),
@@ -274,8 +299,8 @@ def build_app(config: ServeConfig) -> Starlette:
         headers_ms = _headers_ms(schedule)
         player_clock = config.clock
         if body.get("stream"):
-            await _sleep_until(player_clock, t0_ms + headers_ms)
-            sink = SSESink(
+            make_sink = functools.partial(
+                SSESink,
                 wire,
                 schedule,
                 model,
@@ -283,7 +308,9 @@ def build_app(config: ServeConfig) -> Starlette:
                 created_s=int(time.time()),
                 include_usage=bool((body.get("stream_options") or {}).get("include_usage")),
                 prompt_tokens=prompt_tokens,
-            )
+            )  # counts tokens and tool calls over the whole schedule
+            sink = await asyncio.to_thread(make_sink) if config.shape_off_loop else make_sink()
+            await _sleep_until(player_clock, t0_ms + headers_ms)
             return StreamingResponse(
                 _stream(schedule, sink, t0_ms, player_clock, served),
                 media_type="text/event-stream",
@@ -300,7 +327,11 @@ def build_app(config: ServeConfig) -> Starlette:
             return _error_response(wire, status, kind, message, headers)
         await _sleep_until(player_clock, t0_ms + (end_ms or 0.0))
         make = _openai_message if wire == "openai" else _anthropic_message
-        return JSONResponse(make(schedule, model, prompt_tokens), headers=headers)
+        if config.shape_off_loop:
+            message = await asyncio.to_thread(make, schedule, model, prompt_tokens)
+        else:
+            message = make(schedule, model, prompt_tokens)
+        return JSONResponse(message, headers=headers)
 
     app = Starlette(
         routes=[
@@ -316,6 +347,7 @@ def build_app(config: ServeConfig) -> Starlette:
             allow_methods=["GET", "POST", "OPTIONS"],
             allow_headers=["*"],
             expose_headers=[
+                "x-uxlab-worker-pid",
                 "x-uxlab-request-index",
                 "x-uxlab-replay-id",
                 "x-uxlab-seed",
