@@ -23,7 +23,6 @@ import argparse
 import asyncio
 import multiprocessing
 import os
-import re
 import signal
 import socket
 import subprocess

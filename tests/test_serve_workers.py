@@ -161,3 +161,27 @@ def test_two_workers_serve_concurrent_requests_and_stop_cleanly():
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_a_study_is_shaped_once_before_serving(monkeypatch):
+    """`--study` plays a finite trial list: each schedule is shaped when the picker is built,
+    and no request shapes anything."""
+    import uxlab.live.study_picker as study_picker_module
+    from uxlab.study import design_trials, load_study
+
+    calls: list[int] = []
+    real = study_picker_module.trial_schedule
+
+    def counted(study, trial):
+        calls.append(trial.index)
+        return real(study, trial)
+
+    monkeypatch.setattr(study_picker_module, "trial_schedule", counted)
+    study = load_study(STUDY)
+    trials = design_trials(study, "p-test", 1)
+    pick = study_picker_module.study_picker(study, trials)
+    assert len(calls) == len(trials)
+    picks = [pick(i, None) for i in range(2 * len(trials))]
+    assert len(calls) == len(trials)
+    assert picks[0].schedule is picks[len(trials)].schedule
+    assert [p.labels["trial-index"] for p in picks[: len(trials)]] == [str(t.index) for t in trials]

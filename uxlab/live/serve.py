@@ -24,7 +24,13 @@ no `Origin` other than the `--cors` ones, a body within the size and time limits
 that is not a well-formed request (`uxlab.live.request_body`) is a 400 in the API's format.
 
 Response headers `x-uxlab-request-index`, `x-uxlab-replay-id` and `x-uxlab-seed` say what
-was served; the app keeps the last schedules it served (`app.state.served`).
+was served, `x-uxlab-worker-pid` which process served it (`uxlab serve --workers N`); the
+app keeps the last schedules it served (`app.state.served`).
+
+Choosing and shaping a request's schedule (and cutting it at `max_tokens`, counting its
+tokens for the SSE sink, building a non-streaming body) runs in a worker thread
+(`ServeConfig.shape_off_loop`), so a long recording's shaping never holds the event loop
+that hands every other stream its chunks; the request index is taken on the loop first.
 
 `warm_up(config)` answers a few requests in memory before the server takes real ones (the
 first request otherwise pays ~50-250 ms of first-use costs, e.g. importing anyio's asyncio
