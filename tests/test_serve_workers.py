@@ -185,3 +185,36 @@ def test_a_study_is_shaped_once_before_serving(monkeypatch):
     assert len(calls) == len(trials)
     assert picks[0].schedule is picks[len(trials)].schedule
     assert [p.labels["trial-index"] for p in picks[: len(trials)]] == [str(t.index) for t in trials]
+
+
+@pytest.mark.slow
+def test_ctrl_c_lets_open_streams_finish_then_stops_every_worker():
+    """SIGINT to the whole process group, as a terminal's Ctrl-C sends it, while streams
+    are open: each stream still arrives whole, then the server and its workers are gone."""
+    cmd = [sys.executable, "-m", "uxlab", "serve", str(CORPUS), "--workers", "2", "--port", "0"]
+    cmd += ["--ttft", "constant:100", "--itl", "constant:10", "--quiet"]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        banner = proc.stderr.readline() if proc.stderr else ""
+        base = re.search(r"(http://127\.0\.0\.1:\d+/v1)", banner).group(1)
+
+        async def open_then_interrupt() -> tuple[set[int], list[bytes]]:
+            async with httpx.AsyncClient(timeout=60) as client:
+                requests = [
+                    client.build_request("POST", f"{base}/chat/completions", content=BODY)
+                    for _ in range(8)
+                ]
+                responses = await asyncio.gather(*(client.send(r, stream=True) for r in requests))
+                os.killpg(proc.pid, signal.SIGINT)  # every stream's headers are in
+                bodies = [await r.aread() for r in responses]  # raises if a body is cut
+                pids = {int(r.headers["x-uxlab-worker-pid"]) for r in responses}
+                return pids, bodies
+
+        pids, bodies = asyncio.run(open_then_interrupt())
+        assert all(b.rstrip().endswith((b"data: [DONE]", b"}")) for b in bodies)
+        assert proc.wait(timeout=30) == 0
+        assert not any(_alive(pid) for pid in pids)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
