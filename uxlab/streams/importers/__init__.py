@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from uxlab.reading import InputProblem
 from uxlab.streams.importers.aiperf import import_aiperf
 from uxlab.streams.importers.anthropic_sse import (
     anthropic_events_to_recording,
@@ -24,10 +25,17 @@ from uxlab.streams.importers.base import (
     ImportResult,
     Skipped,
     StreamEventError,
+    check_result,
 )
+from uxlab.streams.importers.bedrock import import_bedrock
+from uxlab.streams.importers.cdp import import_cdp
 from uxlab.streams.importers.event_mapping import count_malformed
 from uxlab.streams.importers.gemini_sse import gemini_events_to_recording, import_gemini_sse
 from uxlab.streams.importers.genai_perf import import_genai_perf
+from uxlab.streams.importers.guidellm import import_guidellm
+from uxlab.streams.importers.har import import_har
+from uxlab.streams.importers.json_chunks import import_json_chunks
+from uxlab.streams.importers.langfuse import import_langfuse
 from uxlab.streams.importers.llmperf import import_llmperf
 from uxlab.streams.importers.openai_responses_sse import (
     import_openai_responses_sse,
@@ -37,8 +45,10 @@ from uxlab.streams.importers.openai_sse import (
     import_openai_sse,
     openai_chat_events_to_recording,
 )
+from uxlab.streams.importers.otel import import_otel
 from uxlab.streams.importers.sse_capture import EventMapping
 from uxlab.streams.importers.vllm_bench import import_vllm_bench
+from uxlab.streams.sse import SseLimitError
 
 Importer = Callable[[Path, ImportOptions], ImportResult]
 
@@ -51,6 +61,13 @@ IMPORTERS: dict[str, Importer] = {
     "aiperf": import_aiperf,
     "vllm-bench": import_vllm_bench,
     "llmperf": import_llmperf,
+    "guidellm": import_guidellm,
+    "har": import_har,
+    "cdp": import_cdp,
+    "json-chunks": import_json_chunks,
+    "otel": import_otel,
+    "langfuse": import_langfuse,
+    "bedrock": import_bedrock,
 }
 
 EVENT_MAPPINGS: dict[str, EventMapping] = {
@@ -63,12 +80,17 @@ EVENT_MAPPINGS: dict[str, EventMapping] = {
 
 
 def import_source(fmt: str, path: str | Path, options: ImportOptions | None = None) -> ImportResult:
-    """Run the importer named `fmt` on `path`."""
+    """Run the importer named `fmt` on `path`; every recording is checked (`check_result`)
+    before the result comes back, so nothing is written from a source that fails."""
     if fmt not in IMPORTERS:
         raise ImportFormatError(
             path, None, "--from", f"unknown format {fmt!r} (one of {', '.join(IMPORTERS)})"
         )
-    return IMPORTERS[fmt](Path(path), options or ImportOptions())
+    try:
+        result = IMPORTERS[fmt](Path(path), options or ImportOptions())
+    except (InputProblem, SseLimitError) as exc:  # a check below the importer's own ones
+        raise ImportFormatError(path, None, None, str(exc)) from None
+    return check_result(result, path)
 
 
 __all__ = [
