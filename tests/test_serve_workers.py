@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import httpx
@@ -121,11 +122,44 @@ def _parent_pid(pid: int) -> int:
 
 
 def _alive(pid: int) -> bool:
+    """Running (a zombie, ended but not yet reaped by whoever adopted it, is not)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
         return False
-    return True
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _children(pid: int) -> list[int]:
+    return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+@pytest.mark.slow
+def test_workers_end_when_their_parent_is_killed():
+    """SIGKILL leaves the parent no chance to stop its workers: the kernel does
+    (`PR_SET_PDEATHSIG`), so no worker outlives the server."""
+    cmd = [sys.executable, "-m", "uxlab", "serve", str(CORPUS), "--workers", "2", "--port", "0"]
+    proc = subprocess.Popen([*cmd, "--quiet"], stderr=subprocess.PIPE, text=True)
+    workers: list[int] = []
+    try:
+        assert "with 2 worker processes" in (proc.stderr.readline() if proc.stderr else "")
+        deadline = time.monotonic() + 30  # the banner comes just before the forks
+        while len(workers) < 2 and time.monotonic() < deadline:
+            workers = _children(proc.pid)
+        assert len(workers) == 2
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 30
+        while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(_alive(pid) for pid in workers)
+    finally:
+        if proc.poll() is None:
+            proc.terminate()  # its workers end with it
+            proc.wait()
+        for pid in workers:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
 
 
 @pytest.mark.slow
