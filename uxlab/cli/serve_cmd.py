@@ -238,7 +238,7 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from uxlab.cli import CliError
-    from uxlab.live.serve import build_app, warm_up
+    from uxlab.live.serve import GIL_SWITCH_S, build_app, warm_up
     from uxlab.live.serve_guard import raise_open_files_limit
 
     if args.workers < 1:
@@ -267,6 +267,7 @@ def run(args: argparse.Namespace) -> int:
 
         config.on_served = log_request
     app = build_app(config)
+    sys.setswitchinterval(GIL_SWITCH_S)  # the loop waits less on a shaping thread
     warm_up(config)  # the first request's costs, paid before anyone can send one
     gc.collect()
     gc.freeze()  # start-up objects out of the collector: no full collection mid-stream

@@ -77,6 +77,11 @@ from uxlab.streams.recording import Recording
 
 SERVED_KEPT = 1000
 
+GIL_SWITCH_S = 0.0005
+"""The server's interpreter switch interval (default 5 ms): while a thread shapes a
+schedule, the event loop gets the interpreter back within 0.5 ms instead of 5
+(`benchmarks/serve_shaping_off_loop.py`)."""
+
 
 class ServeError(UxlabError):
     """A corpus or profile the server cannot play."""
