@@ -5,9 +5,10 @@ LENGTH chunks) with a lognormal ITL profile, and sends it R requests (one every 
 non-streaming with `max_tokens` 1, so each request pays the whole shaping but plays almost
 nothing) in memory through the real ASGI app, while a probe task on the same loop sleeps
 1 ms at a time and records how late each wake-up is: what any other stream's next chunk
-would suffer. Runs it with shaping on the loop (as before) and in a worker thread
-(`ServeConfig.shape_off_loop`, the default), alternating, and prints the probe's lateness
-and the shaping time per request for each.
+would suffer. Runs it, alternating, with no shaping (control), shaping on the loop (as
+before), in a worker thread (`ServeConfig.shape_off_loop`, the default) and in a thread
+with a 0.5 ms interpreter switch interval (what `uxlab serve` sets), and prints the
+probe's lateness and the shaping time per request for each.
 
     python benchmarks/serve_shaping_off_loop.py [--length 2000] [--requests 20] [--rounds 3]
 """
