@@ -384,15 +384,19 @@ class LiveResult:
 async def stream_live(
     schedule: LiveSchedule,
     endpoint: LiveEndpoint,
-    prompt: str,
+    prompt: str | Prompt,
     *,
     t0_ms: float,
     clock: Clock,
     client: httpx.AsyncClient | None = None,
     options: RecordOptions | None = None,
     on_sent: Callable[[float], None] | None = None,
+    key: str | None = None,
 ) -> LiveResult:
     """Send `prompt` to `endpoint` and feed the answer into `schedule` as it arrives.
+
+    `prompt` is the user's text, or a whole `Prompt` (messages, system, params) as a proxy
+    forwards it; `key` overrides the endpoint's key variable (never stored).
 
     Arrivals are stamped on `clock` (the recorder's `perf_counter_ns` instant when the
     clock is a `MonotonicClock`, the same time base) relative to `t0_ms`, the send key
@@ -400,7 +404,10 @@ async def stream_live(
     """
     mapper = MAPPERS[endpoint.api]
     header = Header(id="live")
-    key = api_key_from_env(endpoint.api, endpoint.api_key_env)
+    if key is None:
+        key = api_key_from_env(endpoint.api, endpoint.api_key_env)
+    if isinstance(prompt, str):
+        prompt = Prompt(messages=[{"role": "user", "content": prompt}], where="live study")
     monotonic = isinstance(clock, MonotonicClock)
 
     def arrival_ms(arrival_ns: int) -> float:
@@ -431,7 +438,7 @@ async def stream_live(
             endpoint.api,
             endpoint.url,
             endpoint.model,
-            Prompt(messages=[{"role": "user", "content": prompt}], where="live study"),
+            prompt,
             key,
             "live",
             options or RecordOptions(params=dict(endpoint.params)),

@@ -117,6 +117,8 @@ class ServeConfig:
     on_served: Callable[[Served], None] | None = None
     """Called once per request as soon as its schedule is chosen (e.g. to log it)."""
     served: deque[Served] = field(default_factory=lambda: deque(maxlen=SERVED_KEPT))
+    upstream: Any = None
+    """An `uxlab.live.upstream.UpstreamProxy`: answer from a real model, re-timed."""
 
 
 def corpus_picker(config: ServeConfig) -> Picker:
@@ -188,7 +190,7 @@ def _error_response(
 
 def build_app(config: ServeConfig) -> Starlette:
     """The ASGI app serving `config.recordings` on their shaped schedules."""
-    if not config.recordings:
+    if not config.recordings and config.upstream is None:
         raise ServeError("the corpus holds no playable recordings")
     counter = itertools.count()
     pick = config.picker or corpus_picker(config)
@@ -214,6 +216,8 @@ def build_app(config: ServeConfig) -> Starlette:
         if not authorised(request):
             return _error_response("openai", 401, "invalid_api_key", "missing or wrong token")
         data = [{"id": m, "object": "model", "created": 0, "owned_by": "uxlab"} for m in models]
+        if config.upstream is not None:
+            data = config.upstream.models()
         return JSONResponse({"object": "list", "data": data})
 
     async def chat_route(request: Request) -> Response:
@@ -244,6 +248,17 @@ def build_app(config: ServeConfig) -> Starlette:
         except _Error as exc:
             return _error_response(wire, exc.status, exc.kind, exc.message, param=exc.param)
         request_index = next(counter)
+        if config.upstream is not None:
+            return await config.upstream.answer(
+                request,
+                body,
+                wire,
+                t0_ms,
+                request_index,
+                config.clock,
+                _error_response,
+                config.on_served,
+            )
         prompt = last_user_text(body["messages"])
         try:
             chosen = pick(request_index, prompt)

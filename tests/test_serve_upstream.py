@@ -1,0 +1,208 @@
+"""`uxlab serve --upstream`: a real upstream's stream re-timed onto a profile, over loopback.
+
+The upstream is the project's own `uxlab serve` playing a corpus fast (or the fake vendor
+of `live_servers` for misbehaviour); the client is the official `openai` SDK talking to a
+second `uxlab serve` started with an upstream. Checked: the upstream's text arrives
+unchanged; the proxy's schedule is the configured profile (exact due times, from the
+server's own record); the player never hands an event before it is due, and the client's
+TTFT and gaps are at least the profile's (lower bounds only: a loaded machine may be late,
+never early); upstream errors reach the client as the API's errors and are recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from pathlib import Path
+
+import openai
+import pytest
+from live_servers import FakeVendor, serve_in_thread
+
+from uxlab.live.serve import ServeConfig, build_app
+from uxlab.live.upstream import (
+    UpstreamConfig,
+    UpstreamError,
+    UpstreamProxy,
+    parse_named_profile,
+)
+from uxlab.shaping import Profile, shape
+from uxlab.shaping.profile import ProfileError
+from uxlab.streams import Chunk, End, Header, Recording
+from uxlab.streams.replay_file import read_replay
+
+WORDS = ["The", " tide", " comes", " in", " twice", " a", " day", "."]
+TTFT_MS = 300.0
+GAP_MS = 50.0
+
+
+def corpus() -> Recording:
+    events = [Chunk(10.0 + i, w, "content", n_tokens=1) for i, w in enumerate(WORDS)]
+    return Recording(
+        Header(id="tides", source={"kind": "synthetic", "model": "upstream-model"}),
+        events,
+        End(20.0, "stop", {"prompt_tokens": 4, "completion_tokens": len(WORDS)}),
+    )
+
+
+def upstream_app():
+    """The project's own serve as the upstream: fast (5 ms TTFT, 2 ms gaps)."""
+    fast = Profile.from_table({"ttft": "5", "itl": "constant:2"})
+    rec = corpus()
+    return build_app(ServeConfig([rec], shape=lambda r, s: shape(r, fast, seed=s)))
+
+
+def proxy_for(url: str, tmp_path: Path | None = None, **kw) -> tuple[UpstreamProxy, object]:
+    profile = Profile.from_table({"ttft": str(TTFT_MS), "itl": f"constant:{GAP_MS}"})
+    named = dict([parse_named_profile("slow:ttft=600;itl=constant:80", profile)])
+    config = UpstreamConfig(
+        url=url, profile=profile, named=named, record_dir=tmp_path, key_env="UXLAB_TEST_NO_KEY"
+    )
+    proxy = UpstreamProxy(config, **kw)
+    return proxy, build_app(ServeConfig([], shape=lambda r, s: r, upstream=proxy))
+
+
+def stream_chat(base: str, model: str, key: str = "sk-client-key") -> tuple[float, list]:
+    """(send instant, [(arrival, text)]) of the content deltas, on perf_counter ms."""
+    client = openai.OpenAI(base_url=base + "/v1", api_key=key, max_retries=0)
+    sent_ms = time.perf_counter() * 1000
+    stream = client.chat.completions.create(
+        model=model, messages=[{"role": "user", "content": "tides?"}], stream=True
+    )
+    got = []
+    for chunk in stream:
+        if chunk.choices and chunk.choices[0].delta.content:
+            got.append((time.perf_counter() * 1000, chunk.choices[0].delta.content))
+    return sent_ms, got
+
+
+def test_text_unchanged_and_timing_follows_the_profile(tmp_path):
+    with serve_in_thread(upstream_app()) as up:
+        proxy, app = proxy_for(up + "/v1", tmp_path)
+        with serve_in_thread(app) as base:
+            sent_ms, got = stream_chat(base, "upstream-model")
+    assert "".join(t for _, t in got) == "".join(WORDS)
+    (ex,) = proxy.exchanges
+    assert ex.model == "upstream-model" and ex.profile_name == "default"
+    shown = ex.schedule.shown
+    assert [s.due_ms for s in shown] == [TTFT_MS + GAP_MS * i for i in range(len(WORDS))]
+    for s in shown:  # shown = max(due, arrival); lateness is a violation, never early play
+        assert s.shown_ms == max(s.due_ms, s.arrival_ms)
+        assert s.violation_ms == round(max(s.arrival_ms - s.due_ms, 0.0), 3)
+    # the client side: never earlier than the profile (the proxy's t0 is after our send)
+    arrivals = [t for t, _ in got]
+    assert arrivals[0] - sent_ms >= TTFT_MS - 1
+    gaps = [b - a for a, b in zip(arrivals, arrivals[1:], strict=False)]
+    assert statistics.median(gaps) >= GAP_MS * 0.6
+    # the record: the upstream as received (live, arrival times) and as served (retime)
+    received = [p for p in tmp_path.glob("*.jsonl") if ".served" not in p.name]
+    (served_file,) = tmp_path.glob("*.served.jsonl")
+    (received_file,) = received
+    up_rec = read_replay(received_file)
+    assert up_rec.header.source["kind"] == "live"
+    assert "".join(c.text for c in up_rec.chunks) == "".join(WORDS)
+    assert all(c.t_ms is not None for c in up_rec.chunks)
+    served = read_replay(served_file)
+    assert served.header.retime["from"] == up_rec.header.id
+    assert served.header.retime["live"] is True
+    assert [c.t_ms for c in served.chunks] == [s.shown_ms for s in shown]
+    assert served.header.extra["served"]["violations_n"] == ex.violations["violations_n"]
+    assert "sk-client-key" not in served_file.read_text() + received_file.read_text()
+
+
+def test_model_suffix_picks_the_profile_and_models_lists_them():
+    with serve_in_thread(upstream_app()) as up:
+        proxy, app = proxy_for(up + "/v1")
+        with serve_in_thread(app) as base:
+            _, a = stream_chat(base, "upstream-model@slow")
+            _, b = stream_chat(base, "upstream-model@ttft=100;itl=constant:10")
+            client = openai.OpenAI(base_url=base + "/v1", api_key="k", max_retries=0)
+            listed = {m.id: m for m in client.models.list()}
+            with pytest.raises(openai.BadRequestError, match="no profile named"):
+                stream_chat(base, "upstream-model@nosuch")
+    assert "".join(t for _, t in a) == "".join(t for _, t in b) == "".join(WORDS)
+    slow, inline = proxy.exchanges[:2]
+    assert slow.model == inline.model == "upstream-model"
+    assert [s.due_ms for s in slow.schedule.shown][:2] == [600.0, 680.0]
+    assert [s.due_ms for s in inline.schedule.shown][:2] == [100.0, 110.0]
+    assert set(listed) == {"uxlab-upstream", "@slow"}
+    assert "ttft=constant:600" in listed["@slow"].model_extra["uxlab_profile"]
+
+
+def test_key_from_environment_else_the_clients_header(monkeypatch):
+    vendor = FakeVendor()
+    with serve_in_thread(vendor.app) as up:
+        proxy, app = proxy_for(up + "/v1")
+        with serve_in_thread(app) as base:
+            _, got = stream_chat(base, "plain", key="sk-from-client")
+            monkeypatch.setenv("UXLAB_TEST_NO_KEY", "sk-from-env")
+            stream_chat(base, "plain", key="sk-from-client")
+    assert "".join(t for _, t in got) == "Hello world!"
+    assert [r["key"] for r in vendor.requests] == ["sk-from-client", "sk-from-env"]
+
+
+def test_server_token_is_never_passed_upstream():
+    vendor = FakeVendor()
+    with serve_in_thread(vendor.app) as up:
+        proxy, app = proxy_for(up + "/v1", server_token="serve-token")
+        app = build_app(
+            ServeConfig([], shape=lambda r, s: r, token="serve-token", upstream=proxy)
+        )
+        with serve_in_thread(app) as base:
+            stream_chat(base, "plain", key="serve-token")
+    assert vendor.requests[0]["key"] == ""
+
+
+@pytest.mark.parametrize(
+    ("model", "error"),
+    [("status-429", openai.RateLimitError), ("status-500", openai.InternalServerError)],
+)
+def test_upstream_http_errors_are_passed_on_and_recorded(tmp_path, model, error):
+    vendor = FakeVendor()
+    with serve_in_thread(vendor.app) as up:
+        proxy, app = proxy_for(up + "/v1", tmp_path)
+        with serve_in_thread(app) as base:
+            with pytest.raises(error) as caught:
+                stream_chat(base, model)
+    status = int(model.split("-")[1])
+    assert caught.value.status_code == status
+    if status == 429:
+        assert caught.value.response.headers["retry-after"] == "1"
+    (ex,) = proxy.exchanges
+    assert ex.status == status and ex.message.startswith(f"HTTP {status}")
+    received = [p for p in tmp_path.glob("*.jsonl") if ".served" not in p.name]
+    rec = read_replay(received[0])
+    assert rec.errors[0].error["status"] == status
+
+
+@pytest.mark.parametrize("model", ["cut", "midstream-error"])
+def test_a_failing_stream_ends_in_an_error_event_and_is_recorded(tmp_path, model):
+    vendor = FakeVendor()
+    with serve_in_thread(vendor.app) as up:
+        proxy, app = proxy_for(up + "/v1", tmp_path)
+        with serve_in_thread(app) as base:
+            with pytest.raises(openai.APIError):
+                stream_chat(base, model)
+    (ex,) = proxy.exchanges
+    assert ex.status == 200 and ex.message
+    (served_file,) = tmp_path.glob("*.served.jsonl")
+    served = read_replay(served_file)
+    assert served.errors and served.end.finish_reason == "error"
+    assert served.header.extra["served"]["upstream_message"] == ex.message
+
+
+def test_unreachable_upstream_is_a_502():
+    proxy, app = proxy_for("http://127.0.0.1:9/v1")
+    with serve_in_thread(app) as base:
+        with pytest.raises(openai.APIStatusError) as caught:
+            stream_chat(base, "m")
+    assert caught.value.status_code == 502
+    assert "did not answer" in json.dumps(caught.value.body)
+
+
+def test_a_profile_that_keeps_recorded_timing_is_refused():
+    with pytest.raises(UpstreamError, match="live stream has none to keep"):
+        UpstreamConfig(url="http://x/v1", profile=Profile())
+    with pytest.raises(ProfileError, match="expected KEY=VALUE"):
+        parse_named_profile("fast:ttft", Profile.from_table({"ttft": "1", "itl": "constant:1"}))
