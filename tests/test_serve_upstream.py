@@ -11,6 +11,7 @@ never early); upstream errors reach the client as the API's errors and are recor
 
 from __future__ import annotations
 
+import itertools
 import json
 import statistics
 import time
@@ -93,7 +94,7 @@ def test_text_unchanged_and_timing_follows_the_profile(tmp_path):
     # the client side: never earlier than the profile (the proxy's t0 is after our send)
     arrivals = [t for t, _ in got]
     assert arrivals[0] - sent_ms >= TTFT_MS - 1
-    gaps = [b - a for a, b in zip(arrivals, arrivals[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(arrivals)]
     assert statistics.median(gaps) >= GAP_MS * 0.6
     # the record: the upstream as received (live, arrival times) and as served (retime)
     received = [p for p in tmp_path.glob("*.jsonl") if ".served" not in p.name]
@@ -133,7 +134,7 @@ def test_model_suffix_picks_the_profile_and_models_lists_them():
 def test_key_from_environment_else_the_clients_header(monkeypatch):
     vendor = FakeVendor()
     with serve_in_thread(vendor.app) as up:
-        proxy, app = proxy_for(up + "/v1")
+        _proxy, app = proxy_for(up + "/v1")
         with serve_in_thread(app) as base:
             _, got = stream_chat(base, "plain", key="sk-from-client")
             monkeypatch.setenv("UXLAB_TEST_NO_KEY", "sk-from-env")
@@ -146,9 +147,7 @@ def test_server_token_is_never_passed_upstream():
     vendor = FakeVendor()
     with serve_in_thread(vendor.app) as up:
         proxy, app = proxy_for(up + "/v1", server_token="serve-token")
-        app = build_app(
-            ServeConfig([], shape=lambda r, s: r, token="serve-token", upstream=proxy)
-        )
+        app = build_app(ServeConfig([], shape=lambda r, s: r, token="serve-token", upstream=proxy))
         with serve_in_thread(app) as base:
             stream_chat(base, "plain", key="serve-token")
     assert vendor.requests[0]["key"] == ""
@@ -162,9 +161,8 @@ def test_upstream_http_errors_are_passed_on_and_recorded(tmp_path, model, error)
     vendor = FakeVendor()
     with serve_in_thread(vendor.app) as up:
         proxy, app = proxy_for(up + "/v1", tmp_path)
-        with serve_in_thread(app) as base:
-            with pytest.raises(error) as caught:
-                stream_chat(base, model)
+        with serve_in_thread(app) as base, pytest.raises(error) as caught:
+            stream_chat(base, model)
     status = int(model.split("-")[1])
     assert caught.value.status_code == status
     if status == 429:
@@ -181,9 +179,8 @@ def test_a_failing_stream_ends_in_an_error_event_and_is_recorded(tmp_path, model
     vendor = FakeVendor()
     with serve_in_thread(vendor.app) as up:
         proxy, app = proxy_for(up + "/v1", tmp_path)
-        with serve_in_thread(app) as base:
-            with pytest.raises(openai.APIError):
-                stream_chat(base, model)
+        with serve_in_thread(app) as base, pytest.raises(openai.APIError):
+            stream_chat(base, model)
     (ex,) = proxy.exchanges
     assert ex.status == 200 and ex.message
     (served_file,) = tmp_path.glob("*.served.jsonl")
@@ -193,10 +190,9 @@ def test_a_failing_stream_ends_in_an_error_event_and_is_recorded(tmp_path, model
 
 
 def test_unreachable_upstream_is_a_502():
-    proxy, app = proxy_for("http://127.0.0.1:9/v1")
-    with serve_in_thread(app) as base:
-        with pytest.raises(openai.APIStatusError) as caught:
-            stream_chat(base, "m")
+    _proxy, app = proxy_for("http://127.0.0.1:9/v1")
+    with serve_in_thread(app) as base, pytest.raises(openai.APIStatusError) as caught:
+        stream_chat(base, "m")
     assert caught.value.status_code == 502
     assert "did not answer" in json.dumps(caught.value.body)
 
@@ -206,3 +202,51 @@ def test_a_profile_that_keeps_recorded_timing_is_refused():
         UpstreamConfig(url="http://x/v1", profile=Profile())
     with pytest.raises(ProfileError, match="expected KEY=VALUE"):
         parse_named_profile("fast:ttft", Profile.from_table({"ttft": "1", "itl": "constant:1"}))
+
+
+def test_anthropic_upstream_and_anthropic_client_cross_wire():
+    import anthropic
+
+    vendor = FakeVendor()
+    profile = Profile.from_table({"ttft": "50", "itl": "constant:5"})
+    with serve_in_thread(vendor.app) as up:
+        proxy = UpstreamProxy(UpstreamConfig(url=up + "/v1", api="anthropic", profile=profile))
+        app = build_app(ServeConfig([], shape=lambda r, s: r, upstream=proxy))
+        with serve_in_thread(app) as base:
+            client = openai.OpenAI(base_url=base + "/v1", api_key="k", max_retries=0)
+            stream = client.chat.completions.create(
+                model="plain",
+                stream=True,
+                messages=[
+                    {"role": "system", "content": "be brief"},
+                    {"role": "user", "content": "hi"},
+                ],
+            )
+            text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+            claude = anthropic.Anthropic(base_url=base, api_key="k", max_retries=0)
+            with claude.messages.stream(
+                model="plain", max_tokens=50, messages=[{"role": "user", "content": "hi"}]
+            ) as s:
+                claude_text = "".join(s.text_stream)
+    assert text == claude_text == "Hello world!"
+    first = vendor.requests[0]
+    assert first["api"] == "anthropic" and first["body"]["system"] == "be brief"
+    assert [m["role"] for m in first["body"]["messages"]] == ["user"]
+    assert vendor.requests[1]["body"]["max_tokens"] == 50
+
+
+def test_cli_builds_an_upstream_server(tmp_path):
+    import argparse
+
+    from uxlab.cli import CliError, serve_cmd
+
+    parser = argparse.ArgumentParser()
+    serve_cmd.register(parser.add_subparsers())
+    argv = ["serve", "--upstream", "http://127.0.0.1:9/v1", "--ttft", "700", "--itl"]
+    args = parser.parse_args([*argv, "constant:30", "--named-profile", "x:ttft=100"])
+    config, what = serve_cmd._config(args)
+    proxy = config.upstream
+    assert proxy.profile_for("m@x")[2].ttft.to_spec() == "constant:100"
+    assert "upstream http://127.0.0.1:9/v1" in what and "$OPENAI_API_KEY" in what
+    with pytest.raises(CliError, match="no CORPUS"):
+        serve_cmd._config(parser.parse_args([*argv, "constant:30", str(tmp_path)]))
