@@ -250,3 +250,67 @@ def test_cli_builds_an_upstream_server(tmp_path):
     assert "upstream http://127.0.0.1:9/v1" in what and "$OPENAI_API_KEY" in what
     with pytest.raises(CliError, match="no CORPUS"):
         serve_cmd._config(parser.parse_args([*argv, "constant:30", str(tmp_path)]))
+
+
+def test_profile_header_wins_over_the_model_suffix():
+    with serve_in_thread(upstream_app()) as up:
+        proxy, app = proxy_for(up + "/v1")
+        with serve_in_thread(app) as base:
+            client = openai.OpenAI(
+                base_url=base + "/v1",
+                api_key="k",
+                max_retries=0,
+                default_headers={"x-uxlab-profile": "slow"},
+            )
+            stream = client.chat.completions.create(
+                model="upstream-model@ttft=100",
+                messages=[{"role": "user", "content": "hi"}],
+                stream=True,
+            )
+            text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    assert text == "".join(WORDS)
+    (ex,) = proxy.exchanges
+    assert ex.profile_name == "slow" and ex.schedule.shown[0].due_ms == 600.0
+
+
+def test_tool_calls_and_reasoning_pass_through_openai():
+    vendor = FakeVendor()
+    profile = Profile.from_table({"ttft": "50", "itl": "constant:5"})
+    with serve_in_thread(vendor.app) as up:
+        proxy = UpstreamProxy(UpstreamConfig(url=up + "/v1", profile=profile))
+        app = build_app(ServeConfig([], shape=lambda r, s: r, upstream=proxy))
+        with serve_in_thread(app) as base:
+            client = openai.OpenAI(base_url=base + "/v1", api_key="k", max_retries=0)
+            tools = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
+            ask = {"model": "tools", "messages": [{"role": "user", "content": "hi"}]}
+            deltas = [
+                c.choices[0].delta
+                for c in client.chat.completions.create(**ask, tools=tools, stream=True)
+                if c.choices
+            ]
+            whole = client.chat.completions.create(**ask).choices[0]
+    calls = [t for d in deltas for t in d.tool_calls or []]
+    assert calls[0].id == "call_1" and calls[0].function.name == "f"
+    assert "".join(t.function.arguments or "" for t in calls) == '{"a": 1}'
+    assert "".join(d.model_extra.get("reasoning_content") or "" for d in deltas) == "Thinking."
+    assert vendor.requests[0]["body"]["tools"] == tools  # parameters go upstream as sent
+    assert whole.finish_reason == "tool_calls" and whole.message.content == "Hello world!"
+    assert whole.message.tool_calls[0].function.arguments == '{"a": 1}'
+
+
+def test_a_slow_upstream_makes_the_schedule_wait_and_is_logged():
+    vendor = FakeVendor()  # `stall`: 2 s of silence mid-stream
+    done = []
+    profile = Profile.from_table({"ttft": "50", "itl": "constant:5"})
+    with serve_in_thread(vendor.app) as up:
+        config = UpstreamConfig(url=up + "/v1", profile=profile, on_done=done.append)
+        proxy = UpstreamProxy(config)
+        app = build_app(ServeConfig([], shape=lambda r, s: r, upstream=proxy))
+        with serve_in_thread(app) as base:
+            _, got = stream_chat(base, "stall")
+    assert "".join(t for _, t in got) == "Hello world!"
+    (ex,) = done
+    v = ex.violations
+    assert v["violations_n"] >= 1 and v["violation_max_ms"] >= 1000  # lateness, a lower bound
+    late = [s for s in ex.schedule.shown if s.violation_ms > 0]
+    assert all(s.shown_ms == s.arrival_ms > s.due_ms for s in late)

@@ -14,7 +14,8 @@ else the client's own `Authorization: Bearer` / `x-api-key` header (unless the s
 
 Profiles per request: the model name may carry one after `@`: a named profile
 (`gpt-x@fast`) or profile keys (`gpt-x@ttft=1500;itl=constant:60`), applied over the
-server's profile; the suffix is removed before the request goes upstream.
+server's profile; the suffix is removed before the request goes upstream. A request header
+`x-uxlab-profile: fast` (or `ttft=1500;...`) does the same and wins over the suffix.
 
 Upstream failures are passed on as the API would: an HTTP error status (429, 500, ...) with
 its body and `retry-after` headers, a mid-stream error or a cut as an error event in the
@@ -62,6 +63,8 @@ from uxlab.streams.replay_file import safe_filename, write_replay
 UPSTREAM_APIS = ("openai", "anthropic")
 PROFILE_SEP = "@"
 """Separates the upstream model name from a per-request profile in `model`."""
+PROFILE_HEADER = "x-uxlab-profile"
+"""A request header naming the profile (as the model suffix would), e.g. `fast`."""
 KEY_SEP = ";"
 """Separates profile keys in a model suffix (`ttft=1500;itl=constant:60`)."""
 _CROSS_WIRE_PARAMS = ("max_tokens", "temperature", "top_p")
@@ -202,17 +205,19 @@ class UpstreamProxy:
         return self._http
 
     # -- choices -------------------------------------------------------------------------
-    def profile_for(self, model: str) -> tuple[str, str, Profile]:
-        """(upstream model, profile name, profile) for a requested model name."""
-        name, sep, suffix = model.partition(PROFILE_SEP)
-        if not sep or not suffix:
+    def profile_for(self, model: str, header: str | None = None) -> tuple[str, str, Profile]:
+        """(upstream model, profile name, profile) for a requested model name; a
+        `x-uxlab-profile` header (`header`) wins over the model's suffix."""
+        name, _, suffix = model.partition(PROFILE_SEP)
+        suffix = (header or "").strip() or suffix
+        if not suffix or suffix == "default":
             return name, "default", self.config.profile
         if suffix in self.config.named:
             return name, suffix, self.config.named[suffix]
+        where = f"{PROFILE_HEADER} {header!r}" if header else f"model {model!r}"
         if "=" not in suffix:
             known = ", ".join(sorted(self.config.named)) or "none; give KEY=VALUE pairs"
-            raise ProfileError(f"model {model!r}", f"no profile named {suffix!r} (known: {known})")
-        where = f"model {model!r}"
+            raise ProfileError(where, f"no profile named {suffix!r} (known: {known})")
         return name, suffix, overlay(self.config.profile, parse_profile_keys(suffix, where), where)
 
     def key(self, request: Request) -> str | None:
@@ -258,7 +263,9 @@ class UpstreamProxy:
 
         requested = str(body.get("model") or "")
         try:
-            model, profile_name, profile = self.profile_for(requested)
+            model, profile_name, profile = self.profile_for(
+                requested, request.headers.get(PROFILE_HEADER)
+            )
         except UxlabError as exc:
             return error_response(wire, 400, "invalid_request_error", str(exc), param="model")
         if not model:
