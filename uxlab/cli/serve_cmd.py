@@ -271,8 +271,14 @@ def run(args: argparse.Namespace) -> int:
         if config.upstream is not None:
             config.upstream.config.on_done = _log_exchange
     app = build_app(config)
-    if config.upstream is None:  # a warm-up would send real requests upstream
+    if config.upstream is None:
         warm_up(config)  # the first request's costs, paid before anyone can send one
+    else:  # the same path on a stand-in answer: a warm-up must not reach the upstream
+        from dataclasses import replace
+
+        from uxlab.live.upstream import warm_up_recording
+
+        warm_up(replace(config, upstream=None, recordings=[warm_up_recording()]))
     gc.collect()
     gc.freeze()  # start-up objects out of the collector: no full collection mid-stream
     try:

@@ -49,6 +49,7 @@ from uxlab.live.live_schedule import (
     LiveEndpoint,
     LiveResult,
     LiveSchedule,
+    _warm_up,
     live_profile_problem,
     stream_live,
 )
@@ -57,7 +58,7 @@ from uxlab.live.sse_sink import SSESink
 from uxlab.live.wire_formats import token_counts, tool_calls, tool_calls_by_chunk
 from uxlab.shaping import Profile
 from uxlab.shaping.profile import ProfileError
-from uxlab.streams.recording import Chunk, End, ErrorEvent, Header
+from uxlab.streams.recording import Chunk, End, ErrorEvent, Header, Meta, Recording
 from uxlab.streams.replay_file import safe_filename, write_replay
 
 UPSTREAM_APIS = ("openai", "anthropic")
@@ -197,6 +198,7 @@ class UpstreamProxy:
         self._finishing: set[asyncio.Task[None]] = set()
         if config.record_dir is not None:
             config.record_dir.mkdir(parents=True, exist_ok=True)
+        _warm_up()  # httpx's first-connection imports, paid now rather than by request 0
 
     @property
     def http(self) -> httpx.AsyncClient:
@@ -480,6 +482,17 @@ class UpstreamProxy:
         await self.drain()
         if self._http is not None:
             await self._http.aclose()
+
+
+def warm_up_recording() -> Recording:
+    """A tiny timed answer for `uxlab serve`'s in-memory warm-up in upstream mode (the
+    real warm-up would send its requests to the upstream)."""
+    events = [
+        Meta(1.0, {"kind": "role", "role": "assistant"}),
+        Chunk(2.0, "warm", n_tokens=1),
+        Chunk(3.0, "-up", n_tokens=1),
+    ]
+    return Recording(Header(id="warm-up"), events, End(4.0, "stop"))
 
 
 def default_key_env(api: str) -> str:
