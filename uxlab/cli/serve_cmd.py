@@ -106,6 +106,7 @@ def _upstream_config(args: argparse.Namespace):  # -> (ServeConfig, str)
     from pathlib import Path
 
     from uxlab.cli import CliError
+    from uxlab.live.record import _origin
     from uxlab.live.serve import ServeConfig
     from uxlab.live.upstream import (
         UpstreamConfig,
@@ -135,7 +136,8 @@ def _upstream_config(args: argparse.Namespace):  # -> (ServeConfig, str)
     names = "".join(f"; @{n}: {p.describe()}" for n, p in named.items())
     key_env = args.upstream_key_env or default_key_env(args.upstream_api)
     what = (
-        f"{args.upstream_api} upstream {args.upstream} re-timed (profile: {profile.describe()}"
+        f"{args.upstream_api} upstream {_origin(args.upstream)} re-timed "
+        f"(profile: {profile.describe()}"
         f"{names}; key from ${key_env}, else the client's header"
         f"{'; recording to ' + args.record if args.record else ''})"
     )
