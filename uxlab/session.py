@@ -26,6 +26,11 @@ only a trial quit mid-stream stays in flight (stored as `interrupted` on resume)
 run again at the end of the session (`requeue`; `[session] rerun_interrupted = false` turns
 this off).
 
+Every stored trial carries how faithfully it was shown (`uxlab.fidelity`: lateness, frame
+sharing, drift, the machine's load); one outside the study's `[timing]` tolerance is
+flagged (`fidelity_flag`) and, with `requeue_flagged`, run again at the end the same way
+(reason `fidelity`). `ss.fidelity_note()` is the researcher's count at the end.
+
 A trial's schedule is `shape(recording, study.profile_for(trial.levels), trial.seed)`: the
 recording (`uxlab.study.stimulus.trial_source`, shared with `uxlab serve --study`) and the
 seed come from the stored trial list, so every draw is reproducible from
@@ -44,7 +49,9 @@ from typing import Any
 
 from uxlab.chain import HeldChainPlayer, chain_steps, offset_at_ms, step_at_ms, step_logs
 from uxlab.clock import Clock, MonotonicClock
+from uxlab.fidelity import Tolerance, default_max_late_p99_ms, outside_tolerance, trial_fidelity
 from uxlab.live.live_schedule import LiveRun, LiveSchedule
+from uxlab.machine import load_1m
 from uxlab.player import PlaybackLog, Player, Sink
 from uxlab.shaping import shape
 from uxlab.store.store import Session, Store
@@ -80,6 +87,10 @@ def shortest_gap_ms(study: Study, shaper: Shaper = shape) -> float | None:
         if gaps:
             medians.append(statistics.median(gaps))
     return min(medians) if medians else None
+
+
+_TOLERANCES: dict[tuple[str, str], Tolerance] = {}
+"""(study file SHA-256, corpus path) -> its `[timing]` tolerance (`StudySession.tolerance`)."""
 
 
 @dataclass
@@ -481,6 +492,14 @@ class StudySession:
         self._last_break_shown: int | None = None
         self.adaptive = AdaptivePlan.for_study(study, session.seed)
         """The adaptive factor's procedure (None when every level is fixed by the design)."""
+        self.load_fn: Callable[[], float | None] = load_1m
+        """The machine's load, stored with every trial (`load_1m`)."""
+        self.flagged: list[int] = []
+        """Trials stored this run whose playback was outside the study's `[timing]`
+        tolerance (`fidelity_flag` 1)."""
+        self.fidelity_requeued: list[int] = []
+        """Flagged trials given a re-run at the end (`[timing] requeue_flagged`)."""
+        self._tolerance: Tolerance | None = None
         self.opened_ms = self.clock.now_ms()
         """When this start or resume opened the session (absolute ms on `clock`)."""
 
@@ -683,6 +702,7 @@ class StudySession:
         digest = run.committed_sha256
         if digest is None:
             rec = run.record()
+            reasons = self._judge_fidelity(run, rec)
             digest = self.store.commit_trial(
                 self.session,
                 run.trial.index,
@@ -693,11 +713,86 @@ class StudySession:
             )
             run.committed_sha256 = digest
             self.committed.append(run.trial.index)
+            if reasons:
+                self.flagged.append(run.trial.index)
+                self._requeue(run.trial)
         if self.adaptive is not None:
             state = self.adaptive_state()
             assert state is not None
             self.store.set_adaptive(self.session, state)
         return digest
+
+    # -- playback fidelity (`uxlab.fidelity`) ------------------------------------------------
+    @property
+    def tolerance(self) -> Tolerance:
+        """The study's `[timing]` tolerance; derived from its shortest gap when not set."""
+        if self._tolerance is None:
+            key = (self.study.sha256, str(self.study.corpus_path))
+            if key not in _TOLERANCES:  # shaping every condition: once per study, not session
+                timing = self.study.timing
+                limit, derived = timing.max_late_p99_ms, False
+                if limit is None:
+                    limit, derived = default_max_late_p99_ms(shortest_gap_ms(self.study)), True
+                _TOLERANCES[key] = Tolerance(limit, timing.max_frame_shared_share, derived)
+            self._tolerance = _TOLERANCES[key]
+        return self._tolerance
+
+    def _judge_fidelity(self, run: TrialRun, rec: TrialRecord) -> list[str]:
+        """Add the fidelity columns to the trial's timings; returns why its playback is
+        outside the tolerance (also kept as a `fidelity` event).
+
+        A live trial is measured but not judged: its lateness is mostly the model's
+        (`violations_n`), not this machine's.
+        """
+        if run.log is None:
+            return []
+        fidelity = trial_fidelity(run.log.records)
+        # a simulated participant's data is the same from the same seed on any machine
+        fidelity["load_1m"] = None if self.session.simulated else self.load_fn()
+        reasons: list[str] = []
+        if fidelity["n_chunks"] and run.live is None:
+            reasons = outside_tolerance(fidelity, self.tolerance)
+            fidelity["fidelity_flag"] = int(bool(reasons))
+        rec.timings.update(fidelity)
+        if reasons:
+            rec.events.append(
+                {"kind": "fidelity", "t_ms": None, "reasons": reasons,
+                 "tolerance": self.tolerance.describe()}
+            )  # fmt: skip
+        return reasons
+
+    def _requeue(self, trial: Trial) -> Trial | None:
+        """Give a flagged main trial a re-run after the last trial (`[timing]
+        requeue_flagged`, at most `max_requeued`); returns the re-run, if any.
+
+        The session's re-run queue (`requeue`, reason `fidelity`): the planned trial again
+        (same stimulus and seed) after every other trial, at most once per planned trial.
+        """
+        timing = self.study.timing
+        n_queued = sum(1 for _, why in self.session.reruns.values() if why == "fidelity")
+        if not timing.requeue_flagged or n_queued >= timing.max_requeued:
+            return None
+        if trial.practice or trial.attention is not None:
+            return None
+        rerun = self.requeue(trial, "fidelity")
+        if rerun is not None:
+            self.fidelity_requeued.append(trial.index)
+        return rerun
+
+    def fidelity_note(self) -> str:
+        """For the researcher at the end: how many trials were outside the tolerance."""
+        if not self.committed:
+            return ""
+        n, total = len(self.flagged), len(self.committed)
+        note = (
+            f"{n} of {total} trials stored this run were shown outside the study's timing "
+            f"tolerance ({self.tolerance.describe()})"
+        )
+        if n and self.fidelity_requeued:
+            note += f"; {len(self.fidelity_requeued)} re-run at the end"
+        if n:
+            note += "; they are marked fidelity_flag = 1 and left out of the report by default"
+        return note + "."
 
     def quit(self, run: TrialRun | None, t_ms: float | None = None, by: str = "key") -> str:
         """The participant quits with `run` on screen; returns what became of the trial.

@@ -39,6 +39,7 @@ from uxlab.clock import MonotonicClock
 from uxlab.errors import UxlabError
 from uxlab.session import StudySession, TrialRun
 from uxlab.store import Store, new_participant_id
+from uxlab.store.open_checks import describe_sqlite_error, short_reason
 from uxlab.study import Study
 from uxlab.tui.check_screen import CheckScreen
 from uxlab.tui.flow_screens import (
@@ -57,6 +58,8 @@ from uxlab.tui.resume_screen import ResumeScreen
 from uxlab.tui.trial_screen import TrialScreen, key_label
 
 T = TypeVar("T")
+SAVING_NOTE_S = 0.3
+"""A write in a worker thread that takes longer than this shows "Saving…"."""
 QUIT_SIGNALS = (signal.SIGHUP, signal.SIGTERM)
 """Signals that quit like Ctrl+Q: what is on screen is committed and the session paused."""
 _signals_owner: StudyApp | None = None
@@ -277,8 +280,9 @@ class StudyApp(App[RunResult]):
             run = await self._saving("the start of this trial", lambda t=trial: ss.begin(t))
             self.current_run = run
             run = await self.push_screen_wait(self._trial_screen(run, ss.progress(trial)))
-            # One transaction, before anything else appears (retried until it is stored).
-            await self._saving("this trial", lambda r=run: ss.commit(r))
+            # One transaction, before anything else appears (retried until it is stored),
+            # in a worker thread: a trial of 100,000 events does not freeze the screen.
+            await self._saving("this trial", lambda r=run: ss.commit(r), off_loop=True)
             self.current_run = None
             self._write_session_events()
             self.result.committed.append(trial.index)
@@ -306,14 +310,50 @@ class StudyApp(App[RunResult]):
             return CheckScreen(run, progress)
         return TrialScreen(run, progress, self.probe)
 
-    async def _saving(self, what: str, write: Callable[[], T]) -> T:
+    async def _saving(self, what: str, write: Callable[[], T], off_loop: bool = False) -> T:
         """Run a store write; when it fails, say why and run it again on `r`."""
         while True:
             try:
-                return write()
+                return await self._off_loop(write) if off_loop else write()
             except SAVE_ERRORS as exc:
-                reason = str(exc).rstrip(".") or type(exc).__name__
+                reason = short_reason(exc, self.store.path)  # e.g. "... (the disk is full)"
                 await self.push_screen_wait(SaveFailedScreen(what, reason))
+
+    _writing = False
+    """A store write runs in a worker thread (`_off_loop`)."""
+    _quit_waiting: str | None = None
+    """A quit asked for during that write (by a key or a signal): it runs once it is over."""
+
+    async def _off_loop(self, write: Callable[[], T]) -> T:
+        """Run a store write in a worker thread, so the screen stays live meanwhile.
+
+        The store is used by one thread at a time: a quit asked for meanwhile waits for the
+        write (one transaction), then runs, and the flow goes no further. A cancelled flow
+        also waits for the write before it ends, so the store is never closed under it.
+        """
+        self._writing = True
+        note = self.set_timer(SAVING_NOTE_S, lambda: self._saving_note("Saving…"))
+        task = asyncio.ensure_future(asyncio.to_thread(write))
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            await asyncio.wait([task])
+            raise
+        finally:
+            note.stop()
+            self._saving_note("")
+            self._writing = False
+            if self._quit_waiting is not None:
+                by, self._quit_waiting = self._quit_waiting, None
+                self._quit(by)
+                if task.done() and not task.cancelled() and task.exception() is None:
+                    await asyncio.Event().wait()  # the app is exiting: nothing after the write
+
+    def _saving_note(self, text: str) -> None:
+        """Say "Saving…" on the blank screen while a long write runs (a huge trial)."""
+        for blank in self.query("#blank"):
+            if isinstance(blank, Static):
+                blank.update(text)
 
     async def _open_session(self) -> StudySession:
         problem = ""
@@ -340,8 +380,12 @@ class StudyApp(App[RunResult]):
                     pilot=self.pilot,
                     clock=self.clock,
                 )
-            except UxlabError as exc:
-                problem = str(exc)
+            except (UxlabError, sqlite3.Error) as exc:  # e.g. held by another process
+                problem = (
+                    describe_sqlite_error(exc, self.store.path)
+                    if isinstance(exc, sqlite3.Error)
+                    else str(exc)
+                )
                 self.participant = None
                 self.suggested_id = new_participant_id()
 
@@ -371,6 +415,9 @@ class StudyApp(App[RunResult]):
     def _quit(self, by: str) -> None:
         """Quit by a key or a signal (`by`); a second signal while exiting changes nothing."""
         if self.result.quit_by is not None:
+            return
+        if self._writing:  # a trial is being stored off the loop: quit once it is
+            self._quit_waiting = by
             return
         self.result.quit_by = by
         ss = self.session
