@@ -314,3 +314,33 @@ def test_a_slow_upstream_makes_the_schedule_wait_and_is_logged():
     assert v["violations_n"] >= 1 and v["violation_max_ms"] >= 1000  # lateness, a lower bound
     late = [s for s in ex.schedule.shown if s.violation_ms > 0]
     assert all(s.shown_ms == s.arrival_ms > s.due_ms for s in late)
+
+
+def test_a_client_that_hangs_up_stops_the_upstream_request_and_is_recorded(tmp_path):
+    import threading
+
+    vendor = FakeVendor()  # `stall`: 2 s of silence after the first chunk
+    finished = threading.Event()
+    profile = Profile.from_table({"ttft": "20", "itl": "constant:5"})
+    with serve_in_thread(vendor.app) as up:
+        config = UpstreamConfig(
+            url=up + "/v1", profile=profile, record_dir=tmp_path, on_done=lambda ex: finished.set()
+        )
+        proxy = UpstreamProxy(config)
+        app = build_app(ServeConfig([], shape=lambda r, s: r, upstream=proxy))
+        with serve_in_thread(app) as base:
+            client = openai.OpenAI(base_url=base + "/v1", api_key="k", max_retries=0)
+            stream = client.chat.completions.create(
+                model="stall", messages=[{"role": "user", "content": "hi"}], stream=True
+            )
+            for chunk in stream:
+                if chunk.choices and chunk.choices[0].delta.content:
+                    break
+            stream.close()
+            assert finished.wait(timeout=30)
+    (ex,) = proxy.exchanges
+    assert ex.cancelled and ex.message == "cancelled"
+    (served_file,) = tmp_path.glob("*.served.jsonl")
+    served = read_replay(served_file).header.extra["served"]
+    assert served["client_cancelled"] is True and "not kept" in served["note"]
+    assert not [p for p in tmp_path.glob("*.jsonl") if ".served" not in p.name]

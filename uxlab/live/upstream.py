@@ -361,6 +361,8 @@ class UpstreamProxy:
             except BaseException:  # the client went away: stop the upstream request too
                 exchange.cancelled = not task.done()
                 task.cancel()
+                with contextlib.suppress(BaseException):
+                    await pieces.aclose()  # stops the player (its log is kept)
                 done = asyncio.ensure_future(self._finish(task, exchange))
                 self._finishing.add(done)
                 done.add_done_callback(self._finishing.discard)
