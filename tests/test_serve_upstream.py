@@ -344,3 +344,33 @@ def test_a_client_that_hangs_up_stops_the_upstream_request_and_is_recorded(tmp_p
     served = read_replay(served_file).header.extra["served"]
     assert served["client_cancelled"] is True and "not kept" in served["note"]
     assert not [p for p in tmp_path.glob("*.jsonl") if ".served" not in p.name]
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_the_profiles_error_cuts_the_answer_and_the_upstream_is_still_recorded(tmp_path, stream):
+    import threading
+
+    finished = threading.Event()
+    profile = Profile.from_table({"ttft": "20", "itl": "constant:5", "error_at": "2"})
+    with serve_in_thread(upstream_app()) as up:
+        config = UpstreamConfig(
+            url=up + "/v1", profile=profile, record_dir=tmp_path, on_done=lambda ex: finished.set()
+        )
+        proxy = UpstreamProxy(config)
+        app = build_app(ServeConfig([], shape=lambda r, s: r, upstream=proxy))
+        with serve_in_thread(app) as base:
+            client = openai.OpenAI(base_url=base + "/v1", api_key="k", max_retries=0)
+            ask = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+            got = []
+            with pytest.raises(openai.APIError, match=r"(?i)overloaded|injected"):
+                if stream:
+                    for c in client.chat.completions.create(**ask, stream=True):
+                        got += [c.choices[0].delta.content or ""] if c.choices else []
+                else:
+                    client.chat.completions.create(**ask)
+            assert finished.wait(timeout=30)
+    assert "".join(got) == "".join(WORDS[:2]) if stream else got == []
+    (ex,) = proxy.exchanges
+    assert ex.schedule.cut_by_profile
+    received = [p for p in tmp_path.glob("*.jsonl") if ".served" not in p.name]
+    assert read_replay(received[0]).text == "".join(WORDS)  # the whole upstream answer

@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -326,8 +327,10 @@ class UpstreamProxy:
             ),
         )
         if not body.get("stream"):
-            await asyncio.wait({task})
-            await self._finish(task, exchange)
+            closed = asyncio.ensure_future(schedule.wait_event(sys.maxsize))
+            await asyncio.wait({task, closed}, return_when=asyncio.FIRST_COMPLETED)
+            closed.cancel()
+            await self._finish_now_or_later(task, exchange)
             rec = schedule.to_recording()
             end_ms = rec.end.t_ms if rec.end is not None and rec.end.t_ms is not None else 0.0
             await clock.sleep_until(t0_ms + end_ms)
@@ -363,11 +366,9 @@ class UpstreamProxy:
                 task.cancel()
                 with contextlib.suppress(BaseException):
                     await pieces.aclose()  # stops the player (its log is kept)
-                done = asyncio.ensure_future(self._finish(task, exchange))
-                self._finishing.add(done)
-                done.add_done_callback(self._finishing.discard)
+                self._finish_later(task, exchange)
                 raise
-            await self._finish(task, exchange)  # recorded before the response ends
+            await self._finish_now_or_later(task, exchange)
 
         return StreamingResponse(
             relay(),
@@ -421,6 +422,22 @@ class UpstreamProxy:
             return JSONResponse(body, status_code=status, headers=extra)
         kind = "rate_limit_error" if status == 429 else "api_error"
         return error_response(wire, status, kind, str(err.get("message") or ""), extra)
+
+    async def _finish_now_or_later(
+        self, task: asyncio.Future[LiveResult], exchange: Exchange
+    ) -> None:
+        """Record the exchange before the response ends when the upstream is done; when
+        the profile's error cut the schedule first, the upstream answer is still recorded
+        whole, but in the background (the client is not kept waiting for it)."""
+        if task.done():
+            await self._finish(task, exchange)
+        else:
+            self._finish_later(task, exchange)
+
+    def _finish_later(self, task: asyncio.Future[LiveResult], exchange: Exchange) -> None:
+        done = asyncio.ensure_future(self._finish(task, exchange))
+        self._finishing.add(done)
+        done.add_done_callback(self._finishing.discard)
 
     async def _finish(self, task: asyncio.Future[LiveResult], exchange: Exchange) -> None:
         """Wait for the upstream request, note how it ended, record it, tell `on_done`."""
