@@ -250,6 +250,9 @@ def test_cli_builds_an_upstream_server(tmp_path):
     assert "upstream http://127.0.0.1:9/v1" in what and "$OPENAI_API_KEY" in what
     with pytest.raises(CliError, match="no CORPUS"):
         serve_cmd._config(parser.parse_args([*argv, "constant:30", str(tmp_path)]))
+    unset = [*argv, "constant:30", "--upstream-key-env", "UXLAB_TEST_UNSET_KEY"]
+    with pytest.raises(CliError, match="UXLAB_TEST_UNSET_KEY: that variable is not set"):
+        serve_cmd._config(parser.parse_args(unset))
 
 
 def test_profile_header_wins_over_the_model_suffix():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import socket
 import sys
 
@@ -165,10 +166,20 @@ def _upstream_config(args: argparse.Namespace):  # -> (ServeConfig, str)
     )
     names = "".join(f"; @{n}: {p.describe()}" for n, p in named.items())
     key_env = args.upstream_key_env or default_key_env(args.upstream_api)
+    if args.upstream_key_env and not os.environ.get(args.upstream_key_env):
+        raise CliError(
+            f"--upstream-key-env {args.upstream_key_env}: that variable is not set; "
+            "export it, or leave the option out to pass on each client's own key"
+        )
+    fallback = (
+        "no key if unset (the client's header holds --token)"
+        if args.token
+        else ("else the client's header")
+    )
     what = (
         f"{args.upstream_api} upstream {_origin(args.upstream)} re-timed "
         f"(profile: {profile.describe()}"
-        f"{names}; key from ${key_env}, else the client's header"
+        f"{names}; key from ${key_env}, {fallback}"
         f"{'; recording to ' + args.record if args.record else ''})"
     )
     return config, what
