@@ -377,3 +377,29 @@ def test_the_profiles_error_cuts_the_answer_and_the_upstream_is_still_recorded(t
     assert ex.schedule.cut_by_profile
     received = [p for p in tmp_path.glob("*.jsonl") if ".served" not in p.name]
     assert read_replay(received[0]).text == "".join(WORDS)  # the whole upstream answer
+
+
+def test_a_dripping_upstream_arrives_unchanged():
+    vendor = FakeVendor()  # `drip`: every byte on its own
+    with serve_in_thread(vendor.app) as up:
+        _, app = proxy_for(up + "/v1")
+        with serve_in_thread(app) as base:
+            _, got = stream_chat(base, "drip")
+    assert "".join(t for _, t in got) == "Hello world!"
+
+
+def test_an_upstream_429_reaches_an_anthropic_client_in_its_own_format():
+    import anthropic
+
+    vendor = FakeVendor()
+    with serve_in_thread(vendor.app) as up:
+        _, app = proxy_for(up + "/v1")  # an OpenAI upstream, an Anthropic client
+        with serve_in_thread(app) as base:
+            claude = anthropic.Anthropic(base_url=base, api_key="k", max_retries=0)
+            with pytest.raises(anthropic.RateLimitError) as caught:
+                claude.messages.create(
+                    model="status-429", max_tokens=5, messages=[{"role": "user", "content": "hi"}]
+                )
+    assert caught.value.body["error"]["type"] == "rate_limit_error"
+    assert "Rate limit reached" in caught.value.body["error"]["message"]
+    assert caught.value.response.headers["retry-after"] == "1"

@@ -418,7 +418,7 @@ class UpstreamProxy:
         if retry is not None:
             extra["retry-after"] = str(max(1, round(float(retry))))
         body = err.get("body")
-        if isinstance(body, dict):
+        if isinstance(body, dict) and wire == self.config.api:  # the upstream's own words
             return JSONResponse(body, status_code=status, headers=extra)
         kind = "rate_limit_error" if status == 429 else "api_error"
         return error_response(wire, status, kind, str(err.get("message") or ""), extra)
