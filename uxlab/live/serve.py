@@ -3,7 +3,9 @@
 Routes: `GET /v1/models`, `POST /v1/chat/completions` (streaming and not) and
 `POST /v1/messages` (streaming and not). Each request gets one recording of the corpus,
 shaped with the server's profile and a per-request seed, and played by the player into an
-`SSESink`, so a chat UI sees exactly the shaped schedule.
+`SSESink`, so a chat UI sees exactly the shaped schedule. With `config.upstream` (an
+`uxlab.live.upstream.UpstreamProxy`), a checked request is answered by a real model instead,
+re-timed onto the profile while it arrives, and `/v1/models` lists the profiles.
 
 Which recording: the one whose recorded prompt (last user message) equals the request's,
 else the corpus in order, cycling (`request_index % len(corpus)`). Which seed:
