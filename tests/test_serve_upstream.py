@@ -92,10 +92,13 @@ def test_text_unchanged_and_timing_follows_the_profile(tmp_path):
         assert s.shown_ms == max(s.due_ms, s.arrival_ms)
         assert s.violation_ms == round(max(s.arrival_ms - s.due_ms, 0.0), 3)
     # the client side: never earlier than the profile (the proxy's t0 is after our send)
-    arrivals = [t for t, _ in got]
-    assert arrivals[0] - sent_ms >= TTFT_MS - 1
-    gaps = [b - a for a, b in itertools.pairwise(arrivals)]
-    assert statistics.median(gaps) >= GAP_MS * 0.6
+    for (t, _), s in zip(got, shown, strict=True):
+        assert t - sent_ms >= s.due_ms - 1  # lower bounds: a loaded machine is late, not early
+    gaps = [b - a for (a, _), (b, _) in itertools.pairwise(got)]
+    assert statistics.median(gaps) >= GAP_MS * 0.5  # loosely: the gaps are the profile's
+    log = ex.served.log  # the server's player: never handed an event before it was due
+    assert [r.scheduled_ms for r in log.records] == [s.shown_ms for s in shown]
+    assert all(r.handed_ms >= r.scheduled_ms for r in log.records)
     # the record: the upstream as received (live, arrival times) and as served (retime)
     received = [p for p in tmp_path.glob("*.jsonl") if ".served" not in p.name]
     (served_file,) = tmp_path.glob("*.served.jsonl")

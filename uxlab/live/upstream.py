@@ -162,6 +162,8 @@ class Exchange:
     cancelled: bool = False
     """The client went away before the end."""
     saved: list[Path] = field(default_factory=list)
+    served: Any = None
+    """The server's `Served` entry; its `log` is the player's (handed times) once over."""
 
     @property
     def violations(self) -> dict[str, float | int]:
@@ -301,6 +303,7 @@ class UpstreamProxy:
             "x-uxlab-seed": str(seed),
             "x-uxlab-profile": profile_name,
         }
+        exchange.served = served
         if on_served is not None:
             on_served(served)
         first = asyncio.ensure_future(schedule.wait_event(0))
