@@ -126,7 +126,7 @@ def test_model_suffix_picks_the_profile_and_models_lists_them():
             with pytest.raises(openai.BadRequestError, match="no profile named"):
                 stream_chat(base, "upstream-model@nosuch")
     assert "".join(t for _, t in a) == "".join(t for _, t in b) == "".join(WORDS)
-    slow, inline = proxy.exchanges[:2]
+    slow, inline = list(proxy.exchanges)[:2]
     assert slow.model == inline.model == "upstream-model"
     assert [s.due_ms for s in slow.schedule.shown][:2] == [600.0, 680.0]
     assert [s.due_ms for s in inline.schedule.shown][:2] == [100.0, 110.0]

@@ -34,6 +34,7 @@ import dataclasses
 import sys
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +66,7 @@ from uxlab.streams.replay_file import safe_filename, write_replay
 UPSTREAM_APIS = ("openai", "anthropic")
 PROFILE_SEP = "@"
 """Separates the upstream model name from a per-request profile in `model`."""
+EXCHANGES_KEPT = 1000
 PROFILE_HEADER = "x-uxlab-profile"
 """A request header naming the profile (as the model suffix would), e.g. `fast`."""
 KEY_SEP = ";"
@@ -196,7 +198,8 @@ class UpstreamProxy:
     def __init__(self, config: UpstreamConfig, server_token: str | None = None) -> None:
         self.config = config
         self.server_token = server_token
-        self.exchanges: list[Exchange] = []
+        self.exchanges: deque[Exchange] = deque(maxlen=EXCHANGES_KEPT)
+        """The last exchanges (newest last)."""
         self._http: httpx.AsyncClient | None = None
         self._finishing: set[asyncio.Task[None]] = set()
         if config.record_dir is not None:
