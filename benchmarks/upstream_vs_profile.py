@@ -5,7 +5,7 @@ fast (TTFT 20 ms, 1 ms gaps), the *proxy* is `uxlab serve --upstream` onto it wi
 profile and `--record`. N streams are recorded through the proxy with the live recorder
 (sequentially: request i has seed SEED+i). Printed, per chunk and per gap:
 |recorded - served| (client arrival vs the proxy's schedule as served, from its
-`.served.jsonl` record), the client-side TTFT and gaps against the configured profile, the
+`served/` record), the client-side TTFT and gaps against the configured profile, the
 share of events the upstream delivered late (schedule violations), and whether the text
 arrived unchanged. Target (as `record_vs_serve.py`): p99 < 2 ms per chunk and per gap.
 
@@ -91,10 +91,10 @@ def main() -> int:
                 p.terminate()
                 p.wait(timeout=10)
         served = {}
-        for path in records.glob("*.served.jsonl"):
+        for path in (records / "served").glob("*.jsonl"):
             rec = read_replay(path)
             served[rec.header.extra["served"]["request_index"]] = rec
-        received = load_corpus(records).recordings
+        received = load_corpus(records / "received").recordings
     diffs, gap_diffs, ttfts, gaps, late = [], [], [], [], []
     unchanged = all(r.text == text for r in recorded)
     for i, rec in enumerate(recorded):
@@ -113,7 +113,7 @@ def main() -> int:
     all_gaps, lateness = np.concatenate(gaps), np.concatenate(late)
     print(
         f"client through serve --upstream ({len(recorded)} streams, {d.size} chunks; upstream "
-        f"{len([r for r in received if '.served' not in r.id])} recorded), profile "
+        f"{len(received)} recorded), profile "
         f"ttft=constant:{TTFT_MS:g} itl={ITL}"
     )
     print(f"  text unchanged: {unchanged}")

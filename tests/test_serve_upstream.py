@@ -100,9 +100,9 @@ def test_text_unchanged_and_timing_follows_the_profile(tmp_path):
     assert [r.scheduled_ms for r in log.records] == [s.shown_ms for s in shown]
     assert all(r.handed_ms >= r.scheduled_ms for r in log.records)
     # the record: the upstream as received (live, arrival times) and as served (retime)
-    received = [p for p in tmp_path.glob("*.jsonl") if ".served" not in p.name]
-    (served_file,) = tmp_path.glob("*.served.jsonl")
-    (received_file,) = received
+    (served_file,) = (tmp_path / "served").glob("*.jsonl")
+    (received_file,) = (tmp_path / "received").glob("*.jsonl")
+    assert served_file.name == received_file.name.replace(".jsonl", ".served.jsonl")
     up_rec = read_replay(received_file)
     assert up_rec.header.source["kind"] == "live"
     assert "".join(c.text for c in up_rec.chunks) == "".join(WORDS)
@@ -172,8 +172,8 @@ def test_upstream_http_errors_are_passed_on_and_recorded(tmp_path, model, error)
         assert caught.value.response.headers["retry-after"] == "1"
     (ex,) = proxy.exchanges
     assert ex.status == status and ex.message.startswith(f"HTTP {status}")
-    received = [p for p in tmp_path.glob("*.jsonl") if ".served" not in p.name]
-    rec = read_replay(received[0])
+    (received,) = (tmp_path / "received").glob("*.jsonl")
+    rec = read_replay(received)
     assert rec.errors[0].error["status"] == status
 
 
@@ -186,7 +186,7 @@ def test_a_failing_stream_ends_in_an_error_event_and_is_recorded(tmp_path, model
             stream_chat(base, model)
     (ex,) = proxy.exchanges
     assert ex.status == 200 and ex.message
-    (served_file,) = tmp_path.glob("*.served.jsonl")
+    (served_file,) = (tmp_path / "served").glob("*.jsonl")
     served = read_replay(served_file)
     assert served.errors and served.end.finish_reason == "error"
     assert served.header.extra["served"]["upstream_message"] == ex.message
@@ -346,10 +346,10 @@ def test_a_client_that_hangs_up_stops_the_upstream_request_and_is_recorded(tmp_p
             assert finished.wait(timeout=30)
     (ex,) = proxy.exchanges
     assert ex.cancelled and ex.message == "cancelled"
-    (served_file,) = tmp_path.glob("*.served.jsonl")
+    (served_file,) = (tmp_path / "served").glob("*.jsonl")
     served = read_replay(served_file).header.extra["served"]
     assert served["client_cancelled"] is True and "not kept" in served["note"]
-    assert not [p for p in tmp_path.glob("*.jsonl") if ".served" not in p.name]
+    assert not (tmp_path / "received").exists()
 
 
 @pytest.mark.parametrize("stream", [True, False])
@@ -378,8 +378,8 @@ def test_the_profiles_error_cuts_the_answer_and_the_upstream_is_still_recorded(t
     assert "".join(got) == "".join(WORDS[:2]) if stream else got == []
     (ex,) = proxy.exchanges
     assert ex.schedule.cut_by_profile
-    received = [p for p in tmp_path.glob("*.jsonl") if ".served" not in p.name]
-    assert read_replay(received[0]).text == "".join(WORDS)  # the whole upstream answer
+    (received,) = (tmp_path / "received").glob("*.jsonl")
+    assert read_replay(received).text == "".join(WORDS)  # the whole upstream answer
 
 
 def test_a_dripping_upstream_arrives_unchanged():

@@ -22,8 +22,9 @@ its body and `retry-after` headers, a mid-stream error or a cut as an error even
 stream; an unreachable upstream is HTTP 502.
 
 With a record folder, every exchange writes the upstream stream as received
-(`<id>.jsonl`, source kind `live`, arrival times, with its `.sse` capture) and the stream as
-served (`<id>.served.jsonl`, `retime` set, with each event's due, arrival and shown times).
+(`received/<id>.jsonl`, source kind `live`, arrival times, with its `.sse` capture) and the
+stream as served (`served/<id>.served.jsonl`, `retime` set, with each event's due, arrival
+and shown times), so `received/` alone is a corpus of the real traffic.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ from uxlab.live.live_schedule import (
     live_profile_problem,
     stream_live,
 )
-from uxlab.live.record import RecordOptions, save_result, unique_id
+from uxlab.live.record import RecordOptions, save_result
 from uxlab.live.sse_sink import SSESink
 from uxlab.live.wire_formats import token_counts, tool_calls, tool_calls_by_chunk
 from uxlab.shaping import Profile
@@ -74,7 +75,10 @@ KEY_SEP = ";"
 _CROSS_WIRE_PARAMS = ("max_tokens", "temperature", "top_p")
 """Parameters forwarded when the client's wire is not the upstream's."""
 _NOT_PARAMS = ("model", "messages", "stream", "stream_options", "system")
-_FORWARDED_ERROR_HEADERS = ("retry-after", "retry-after-ms", "x-request-id", "request-id")
+RECEIVED_DIR = "received"
+"""Under `--record DIR`: the upstream streams as received (a corpus as they are)."""
+SERVED_DIR = "served"
+"""Under `--record DIR`: the streams as served (re-timed, with due/arrival/shown times)."""
 
 
 class UpstreamError(UxlabError):
@@ -462,8 +466,11 @@ class UpstreamProxy:
         """Write the upstream stream as received and the stream as served."""
         outdir = self.config.record_dir
         assert outdir is not None
-        rid = unique_id(
-            outdir, f"upstream-{time.strftime('%Y%m%d-%H%M%S')}-{exchange.request_index:05d}"
+        received_dir, served_dir = outdir / RECEIVED_DIR, outdir / SERVED_DIR
+        rid = _free_id(
+            received_dir,
+            served_dir,
+            f"upstream-{time.strftime('%Y%m%d-%H%M%S')}-{exchange.request_index:05d}",
         )
         saved: list[Path] = []
         record = result.record if result is not None else None
@@ -471,7 +478,7 @@ class UpstreamProxy:
         if record is not None:
             record.recording.header.id = rid
             source = dict(record.recording.header.source)
-            saved.append(save_result(record, outdir))
+            saved.append(save_result(record, received_dir))
         served = exchange.schedule.to_recording()
         served.header.id = f"{rid}.served"
         served.header.source = source
@@ -495,7 +502,9 @@ class UpstreamProxy:
             served.header.extra["served"]["note"] = (
                 "the upstream stream was not kept: the request was cancelled before it ended"
             )
-        saved.append(write_replay(served, outdir / f"{safe_filename(served.header.id)}.jsonl"))
+        served_dir.mkdir(parents=True, exist_ok=True)
+        path = served_dir / f"{safe_filename(served.header.id)}.jsonl"
+        saved.append(write_replay(served, path))
         return saved
 
     async def drain(self) -> None:
@@ -507,6 +516,23 @@ class UpstreamProxy:
         await self.drain()
         if self._http is not None:
             await self._http.aclose()
+
+
+def _free_id(received_dir: Path, served_dir: Path, base: str) -> str:
+    """`base`, or `base-2`, `base-3`...: an id no file in either folder has yet."""
+    base = safe_filename(base)
+    rid, n = base, 1
+    while any(
+        p.exists()
+        for p in (
+            received_dir / f"{rid}.jsonl",
+            received_dir / f"{rid}.sse",
+            served_dir / f"{rid}.served.jsonl",
+        )
+    ):
+        n += 1
+        rid = f"{base}-{n}"
+    return rid
 
 
 def warm_up_recording() -> Recording:
