@@ -406,3 +406,80 @@ def test_an_upstream_429_reaches_an_anthropic_client_in_its_own_format():
     assert caught.value.body["error"]["type"] == "rate_limit_error"
     assert "Rate limit reached" in caught.value.body["error"]["message"]
     assert caught.value.response.headers["retry-after"] == "1"
+
+
+def anthropic_tool_upstream():
+    """An Anthropic upstream whose answer is a sentence, then a `tool_use` block."""
+    from starlette.applications import Starlette
+    from starlette.responses import StreamingResponse
+    from starlette.routing import Route
+
+    def sse(event: str, data: dict) -> bytes:
+        return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+
+    def block(i: int, content: dict) -> bytes:
+        start = {"type": "content_block_start", "index": i, "content_block": content}
+        return sse("content_block_start", start)
+
+    def delta(i: int, d: dict) -> bytes:
+        return sse("content_block_delta", {"type": "content_block_delta", "index": i, "delta": d})
+
+    def stop(i: int) -> bytes:
+        return sse("content_block_stop", {"type": "content_block_stop", "index": i})
+
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "content": []}
+    message.update(model="m", usage={"input_tokens": 3, "output_tokens": 1})
+    events = [
+        sse("message_start", {"type": "message_start", "message": message}),
+        block(0, {"type": "text", "text": ""}),
+        delta(0, {"type": "text_delta", "text": "Checking."}),
+        stop(0),
+        block(1, {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}}),
+        delta(1, {"type": "input_json_delta", "partial_json": '{"q": '}),
+        delta(1, {"type": "input_json_delta", "partial_json": '"tides"}'}),
+        stop(1),
+        sse(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "tool_use"},
+                "usage": {"output_tokens": 9},
+            },
+        ),
+        sse("message_stop", {"type": "message_stop"}),
+    ]
+
+    async def messages(request):
+        async def gen():
+            for ev in events:
+                yield ev
+
+        return StreamingResponse(gen(), media_type="text/event-stream")
+
+    return Starlette(routes=[Route("/v1/messages", messages, methods=["POST"])])
+
+
+def test_tool_calls_from_an_anthropic_upstream_reach_both_sdks():
+    import anthropic
+
+    profile = Profile.from_table({"ttft": "20", "itl": "constant:5"})
+    with serve_in_thread(anthropic_tool_upstream()) as up:
+        proxy = UpstreamProxy(UpstreamConfig(url=up + "/v1", api="anthropic", profile=profile))
+        app = build_app(ServeConfig([], shape=lambda r, s: r, upstream=proxy))
+        with serve_in_thread(app) as base:
+            ask = {"model": "m", "max_tokens": 50, "messages": [{"role": "user", "content": "?"}]}
+            claude = anthropic.Anthropic(base_url=base, api_key="k", max_retries=0)
+            with claude.messages.stream(**ask) as s:
+                final = s.get_final_message()
+            client = openai.OpenAI(base_url=base + "/v1", api_key="k", max_retries=0)
+            whole = client.chat.completions.create(**ask).choices[0]
+    text, call = final.content
+    assert text.text == "Checking." and final.stop_reason == "tool_use"
+    assert (call.id, call.name, call.input) == ("toolu_1", "lookup", {"q": "tides"})
+    assert whole.finish_reason == "tool_calls" and whole.message.content == "Checking."
+    (tc,) = whole.message.tool_calls
+    assert (tc.id, tc.function.name, tc.function.arguments) == (
+        "toolu_1",
+        "lookup",
+        '{"q": "tides"}',
+    )
