@@ -483,3 +483,21 @@ def test_tool_calls_from_an_anthropic_upstream_reach_both_sdks():
         "lookup",
         '{"q": "tides"}',
     )
+
+
+def test_interleaved_tool_calls_keep_their_arguments_apart():
+    from uxlab.live.live_schedule import LiveSchedule
+    from uxlab.live.wire_formats import tool_calls
+    from uxlab.streams import Meta
+
+    for chunking in (None, "3"):
+        table = {"ttft": "10", "itl": "constant:5"} | ({"chunk": chunking} if chunking else {})
+        schedule = LiveSchedule(Profile.from_table(table), seed=1)
+        schedule.feed(Meta(0, {"kind": "tool_call", "index": 0, "id": "a", "name": "f"}), 1.0)
+        schedule.feed(Meta(0, {"kind": "tool_call", "index": 1, "id": "b", "name": "g"}), 2.0)
+        for t, (text, call) in enumerate([('{"x":', 0), ('{"y":', 1), (" 1}", 0), (" 2}", 1)]):
+            chunk = Chunk(0, text, "tool", n_tokens=1, extra={"tool_index": call})
+            schedule.feed(chunk, 3.0 + t)
+        schedule.add_end(10.0, "tool_calls")
+        calls = {c["id"]: c["args"] for c in tool_calls(schedule.to_recording())}
+        assert calls == {"a": '{"x": 1}', "b": '{"y": 2}'}, chunking
