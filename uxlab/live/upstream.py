@@ -146,7 +146,10 @@ class UpstreamConfig:
             )
         problem = live_profile_problem(self.profile)
         if problem is not None:
-            raise UpstreamError(f"with --upstream, {problem}")
+            raise UpstreamError(
+                "--upstream needs a sampled timing: give --ttft and --itl (e.g. --ttft 800 "
+                f"--itl lognormal:median=30,sigma=0.5); {problem}"
+            )
 
 
 @dataclass
