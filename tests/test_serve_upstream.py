@@ -19,7 +19,7 @@ from pathlib import Path
 
 import openai
 import pytest
-from live_servers import FakeVendor, serve_in_thread
+from live_servers import FakeVendor, free_port, serve_in_thread
 
 from uxlab.live.serve import ServeConfig, build_app
 from uxlab.live.upstream import (
@@ -193,7 +193,7 @@ def test_a_failing_stream_ends_in_an_error_event_and_is_recorded(tmp_path, model
 
 
 def test_unreachable_upstream_is_a_502():
-    _proxy, app = proxy_for("http://127.0.0.1:9/v1")
+    _proxy, app = proxy_for(f"http://127.0.0.1:{free_port()}/v1")  # nothing listens
     with serve_in_thread(app) as base, pytest.raises(openai.APIStatusError) as caught:
         stream_chat(base, "m")
     assert caught.value.status_code == 502
