@@ -501,3 +501,33 @@ def test_interleaved_tool_calls_keep_their_arguments_apart():
         schedule.add_end(10.0, "tool_calls")
         calls = {c["id"]: c["args"] for c in tool_calls(schedule.to_recording())}
         assert calls == {"a": '{"x": 1}', "b": '{"y": 2}'}, chunking
+
+
+def test_a_browser_page_may_pick_a_profile_and_read_which_it_got():
+    import httpx
+
+    with serve_in_thread(upstream_app()) as up:
+        proxy, _ = proxy_for(up + "/v1")
+        config = ServeConfig([], shape=lambda r, s: r, upstream=proxy, cors_origins=["*"])
+        with serve_in_thread(build_app(config)) as base:
+            origin = {"origin": "http://app.example"}
+            pre = httpx.options(
+                base + "/v1/chat/completions",
+                headers={
+                    **origin,
+                    "access-control-request-method": "POST",
+                    "access-control-request-headers": "content-type,x-uxlab-profile",
+                },
+            )
+            body = {"model": "upstream-model", "messages": [{"role": "user", "content": "hi"}]}
+            answer = httpx.post(
+                base + "/v1/chat/completions",
+                json=body,
+                headers={**origin, "x-uxlab-profile": "slow"},
+                timeout=30,
+            )
+    assert pre.status_code == 200
+    assert "x-uxlab-profile" in pre.headers["access-control-allow-headers"].lower()
+    assert answer.status_code == 200 and answer.headers["x-uxlab-profile"] == "slow"
+    assert "x-uxlab-profile" in answer.headers["access-control-expose-headers"]
+    assert answer.json()["choices"][0]["message"]["content"] == "".join(WORDS)
