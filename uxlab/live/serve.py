@@ -5,7 +5,9 @@ Routes: `GET /v1/models`, `POST /v1/chat/completions` (streaming and not),
 needed, not counted as a request: what benchmark clients such as guidellm probe first).
 Each request gets one recording of the corpus, shaped with the server's profile and a
 per-request seed, and played by the player into an `SSESink`, so a chat UI sees exactly the
-shaped schedule.
+shaped schedule. With `config.upstream` (an `uxlab.live.upstream.UpstreamProxy`), a checked
+request is answered by a real model instead, re-timed onto the profile while it arrives, and
+`/v1/models` lists the profiles.
 
 Which recording: the one whose recorded prompt (last user message) equals the request's,
 else the corpus in order, cycling (`request_index % len(corpus)`). Which seed:
@@ -145,6 +147,8 @@ class ServeConfig:
     on_served: Callable[[Served], None] | None = None
     """Called once per request as soon as its schedule is chosen (e.g. to log it)."""
     served: deque[Served] = field(default_factory=lambda: deque(maxlen=SERVED_KEPT))
+    upstream: Any = None
+    """An `uxlab.live.upstream.UpstreamProxy`: answer from a real model, re-timed."""
     guard: GuardSettings = field(default_factory=GuardSettings)
     """Allowed Host names, body size and time limits (`uxlab.live.serve_guard`); the
     allowed Origins are `cors_origins`."""
@@ -231,7 +235,7 @@ def _error_response(
 
 def build_app(config: ServeConfig) -> Starlette:
     """The ASGI app serving `config.recordings` on their shaped schedules."""
-    if not config.recordings:
+    if not config.recordings and config.upstream is None:
         raise ServeError("the corpus holds no playable recordings")
     counter = itertools.count(config.request_index_start, config.request_index_step)
     pick = config.picker or corpus_picker(config)
@@ -257,6 +261,8 @@ def build_app(config: ServeConfig) -> Starlette:
         if not authorised(request):
             return _error_response("openai", 401, "invalid_api_key", "missing or wrong token")
         data = [{"id": m, "object": "model", "created": 0, "owned_by": "uxlab"} for m in models]
+        if config.upstream is not None:
+            data = config.upstream.models()
         return JSONResponse({"object": "list", "data": data})
 
     async def health_route(request: Request) -> Response:
@@ -286,6 +292,17 @@ def build_app(config: ServeConfig) -> Starlette:
         except _Error as exc:
             return _error_response(wire, exc.status, exc.kind, exc.message, param=exc.param)
         request_index = next(counter)  # taken on the loop: indices follow arrival order
+        if config.upstream is not None:
+            return await config.upstream.answer(
+                request,
+                body,
+                wire,
+                t0_ms,
+                request_index,
+                config.clock,
+                _error_response,
+                config.on_served,
+            )
         prompt = last_user_text(body["messages"])
         try:
             if config.shape_off_loop:  # other streams' chunks keep their deadlines meanwhile
@@ -371,6 +388,7 @@ def build_app(config: ServeConfig) -> Starlette:
                 "x-uxlab-trial-index",
                 "x-uxlab-condition",
                 "x-uxlab-practice",
+                "x-uxlab-profile",
             ],
         )
     guard = replace(config.guard, cors_origins=list(config.cors_origins))
