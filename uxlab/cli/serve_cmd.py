@@ -104,8 +104,8 @@ def _config(args: argparse.Namespace):  # -> ServeConfig
     from uxlab.streams import load_corpus
 
     if args.study:
-        from uxlab.live.study_picker import study_picker
         from uxlab.study import design_trials, load_study
+        from uxlab.study.serve_picker import study_picker
 
         if args.corpus:
             raise CliError("give CORPUS or --study, not both (the study names its corpus)")
