@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,6 +99,10 @@ FLAG_COLUMNS = (
     "fidelity_flag",
 )
 TIME_COLUMNS = ("t_abandon_ms", "shown_first_ms", "shown_last_ms", "scheduled_end_ms")
+MAX_TIME_MS = 24 * 3600 * 1000.0  # a trial time past one day is not a measurement
+MAX_NUMBER_ABS = 1e9  # factor levels and answers beyond this are not plausible values
+MAX_CSV_BYTES = 1024 * 1024 * 1024
+MAX_STUDY_JSON_BYTES = 16 * 1024 * 1024
 _YES = {"1", "1.0", "yes", "y", "true", "t"}
 _NO = {"0", "0.0", "no", "n", "false", "f"}
 
@@ -233,7 +238,7 @@ def load_trial_table(path: str | Path) -> TrialTable:
     trials = validate_trials(trials, data_path)
     factors = _factor_names(trials, study)
     questions = _questions(study)
-    return TrialTable(
+    table = TrialTable(
         trials=trials,
         source=data_path,
         source_sha256=file_sha256(data_path),
@@ -244,6 +249,8 @@ def load_trial_table(path: str | Path) -> TrialTable:
         runs=runs,
         session_events=session_events,
     )
+    check_answers(table)
+    return table
 
 
 def read_sqlite_trials(path: Path, table: str = "trials") -> pd.DataFrame:
@@ -275,6 +282,8 @@ def _is_sqlite(path: Path) -> bool:
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
+    if path.stat().st_size > MAX_CSV_BYTES:
+        raise TrialTableError(path, None, None, f"larger than {MAX_CSV_BYTES:,} bytes")
     try:
         frame = pd.read_csv(path, low_memory=False, dtype=dict.fromkeys(ID_COLUMNS, str))
     except pd.errors.EmptyDataError as exc:
@@ -285,13 +294,32 @@ def _read_csv(path: Path) -> pd.DataFrame:
 
 
 def _read_study_json(path: Path) -> dict[str, Any]:
+    if path.stat().st_size > MAX_STUDY_JSON_BYTES:
+        raise TrialTableError(path, None, None, f"larger than {MAX_STUDY_JSON_BYTES:,} bytes")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(
+            path.read_text(encoding="utf-8"),
+            parse_constant=_no_constant,
+            parse_float=_finite_float,
+        )
     except json.JSONDecodeError as exc:
         raise TrialTableError(path, exc.lineno, None, f"not valid JSON: {exc.msg}") from exc
+    except (UnicodeDecodeError, RecursionError, ValueError) as exc:
+        raise TrialTableError(path, None, None, f"not a readable study.json ({exc})") from exc
     if not isinstance(data, dict):
         raise TrialTableError(path, None, None, "expected a JSON object with the study")
     return data
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is not a finite number")
+    return value
 
 
 def _row_of(frame: pd.DataFrame, mask: np.ndarray) -> int:
@@ -342,6 +370,16 @@ def validate_trials(trials: pd.DataFrame, path: Path) -> pd.DataFrame:
                 r = _row_of(trials, negative)
                 raise TrialTableError(
                     path, r, col, f"{trials[col].iloc[r - 1]} is negative (times are ms from send)"
+                )
+            too_late = (trials[col] > MAX_TIME_MS).to_numpy()
+            if too_late.any():
+                r = _row_of(trials, too_late)
+                raise TrialTableError(
+                    path,
+                    r,
+                    col,
+                    f"{trials[col].iloc[r - 1]:g} ms is not plausible (at most one day, "
+                    f"{MAX_TIME_MS:g} ms)",
                 )
     if "outcome" in trials.columns and "t_abandon_ms" in trials.columns:
         no_time = ((trials["outcome"] == "abandoned") & trials["t_abandon_ms"].isna()).to_numpy()
@@ -397,7 +435,51 @@ def numeric_column(trials: pd.DataFrame, column: str, path: Path) -> pd.Series:
     if bad.any():
         r = _row_of(trials, bad)
         raise TrialTableError(path, r, column, f"{values.iloc[r - 1]!r} is not a number")
-    return numbers.astype(float)
+    numbers = numbers.astype(float)
+    _check_plausible(numbers, path, column)
+    return numbers
+
+
+def _check_plausible(numbers: pd.Series, path: Path, column: str) -> None:
+    """Finite, and within ±MAX_NUMBER_ABS (empty cells, NaN, are fine)."""
+    wild = (np.isinf(numbers) | (numbers.abs() > MAX_NUMBER_ABS)).to_numpy()
+    if wild.any():
+        r = _row_of(numbers.to_frame(), wild)
+        raise TrialTableError(
+            path,
+            r,
+            column,
+            f"{numbers.iloc[r - 1]:g} is not a plausible value (finite, within "
+            f"±{MAX_NUMBER_ABS:g})",
+        )
+
+
+def check_answers(table: TrialTable) -> None:
+    """Each answer column on its question's scale, each factor level plausible: a yes/no
+    answer is 0 or 1, a likert rating a whole number in 1..scale, any number finite and
+    within ±MAX_NUMBER_ABS. Raises TrialTableError naming row and column."""
+    trials, path = table.trials, table.source
+    for name in table.factors:
+        numeric_column(trials, name, path)
+    for q in table.questions.values():
+        col = q.column
+        if col not in trials.columns:
+            continue
+        if q.type == "yesno":
+            binary_column(trials, col, path)
+        elif q.type in ("likert", "slider"):
+            values = numeric_column(trials, col, path)
+            if q.type == "likert" and q.scale_size:
+                ok = values.isna() | (values.between(1, q.scale_size) & (values % 1 == 0))
+                bad = (~ok).to_numpy()
+                if bad.any():
+                    r = _row_of(trials, bad)
+                    raise TrialTableError(
+                        path,
+                        r,
+                        col,
+                        f"{values.iloc[r - 1]:g} is not a rating on the scale 1..{q.scale_size}",
+                    )
 
 
 def question_columns(trials: pd.DataFrame) -> list[str]:
@@ -410,7 +492,7 @@ def _factor_names(trials: pd.DataFrame, study: dict[str, Any]) -> list[str]:
     if isinstance(declared, dict):
         names = list(declared)
     elif isinstance(declared, list):
-        names = [f["name"] if isinstance(f, dict) else str(f) for f in declared]
+        names = [str(f.get("name")) if isinstance(f, dict) else str(f) for f in declared]
     else:
         names = [
             c

@@ -225,6 +225,10 @@ def choose_columns(table: TrialTable, options: ReportOptions) -> tuple[str, str 
                 path, None, None, "no latency factor with 3 or more levels; name it with --stimulus"
             )
     levels = numeric_column(trials, stimulus, path)
+    empty = levels.isna().to_numpy()
+    if empty.any():
+        row = int(np.flatnonzero(empty)[0]) + 1
+        raise TrialTableError(path, row, stimulus, "empty: every trial needs its latency level")
     nonpositive = (levels <= 0).to_numpy()
     if nonpositive.any():
         row = int(np.flatnonzero(nonpositive)[0]) + 1
@@ -509,6 +513,9 @@ def _survival(data: ReportData) -> SurvivalPart:
     return SurvivalPart(sdata, km, km_table(km, ABANDON_SHARES), aft, error, pd.DataFrame(rows))
 
 
+MAX_LIKERT_POINTS = 11
+
+
 def _ratings(data: ReportData, column: str) -> RatingPart | None:
     opts, kept, stim = data.options, data.kept, data.stimulus
     values = numeric_column(kept, column, data.table.source)
@@ -518,6 +525,14 @@ def _ratings(data: ReportData, column: str) -> RatingPart | None:
         return None
     q = data.table.question_for(column)
     scale = (q.scale_size if q else None) or int(values.max())
+    if (q is None or not q.scale_size) and scale > MAX_LIKERT_POINTS:
+        raise TrialTableError(
+            data.table.source,
+            None,
+            column,
+            f"ratings up to {values.max():g} are not on a rating scale of at most "
+            f"{MAX_LIKERT_POINTS} points (give the question's scale in study.json)",
+        )
     if opts.acceptable_at is not None:
         acceptable, source = opts.acceptable_at, "--acceptable-at"
     elif q is not None and q.acceptable_at is not None:

@@ -142,7 +142,10 @@ def _has_trials_table(path: Path) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    from analysis.chains import ChainDataError
     from analysis.exclusions import ExclusionRules
+    from analysis.psychometric import PsychometricInputError
+    from analysis.reference import ReferenceFileError
     from analysis.report import ReportOptions, analyse, write_report
     from analysis.score import ScoreError
     from analysis.trial_table import TrialTableError
@@ -179,7 +182,13 @@ def run(args: argparse.Namespace) -> int:
         table = _load(args.data)
         data = analyse(table, options)
         paths = write_report(data, out)
-    except (TrialTableError, ScoreError) as exc:
+    except (
+        TrialTableError,
+        ScoreError,
+        PsychometricInputError,
+        ChainDataError,
+        ReferenceFileError,
+    ) as exc:  # the analysis package's input errors: one clean line each
         raise ReportError(str(exc)) from exc
     if data.nothing_left:  # the report says so; the message names each rule and option
         print(f"uxlab report: {data.table.source}: {data.nothing_left}", file=sys.stderr)

@@ -10,10 +10,10 @@ field (`param`) and becomes an HTTP 400 in the API's error format, never a 500.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from uxlab.errors import UxlabError
+from uxlab.reading import loads_json
 
 
 class BodyError(UxlabError):
@@ -27,7 +27,7 @@ class BodyError(UxlabError):
 def parse_request_body(raw: bytes, wire: str) -> dict[str, Any]:
     """The request's JSON object, its used fields checked (raises BodyError)."""
     try:
-        body = json.loads(raw)
+        body = loads_json(raw.decode("utf-8"))  # the reading rules: nesting, finite numbers
     except (ValueError, RecursionError) as exc:  # also UnicodeDecodeError, int too long
         raise BodyError(f"the body is not JSON ({_short(exc)})") from None
     if not isinstance(body, dict):

@@ -21,6 +21,14 @@ from typing import Any
 from uxlab.chain import CHAIN_FACTORS, Chain, chain_stimulus, load_chains
 from uxlab.errors import UxlabError
 from uxlab.live.live_schedule import live_profile_problem
+from uxlab.reading import (
+    MAX_SLIDER_ABS,
+    MAX_STUDY_FILE_BYTES,
+    MAX_TIMEOUT_S,
+    InputProblem,
+    read_bounded_text,
+    study_level_max,
+)
 from uxlab.shaping import FACTOR_NAMES, Profile, ProfileError
 from uxlab.streams.corpus import Corpus, load_corpus
 from uxlab.study.keys import check_key
@@ -177,11 +185,21 @@ class _Loader:
     # --- sections -------------------------------------------------------------------------
 
     def load(self, text: str) -> Study:
+        if len(text) > MAX_STUDY_FILE_BYTES:
+            raise self.err(
+                None,
+                f"{len(text):,} characters is too large for a study file "
+                f"(at most {MAX_STUDY_FILE_BYTES:,} bytes)",
+            )
         self.source = text
         try:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise self.err(None, f"not valid TOML: {exc}") from None
+        except RecursionError:
+            raise self.err(None, "not a usable study file: nested too deeply") from None
+        except ValueError as exc:  # an integer past Python's digit limit
+            raise self.err(None, f"not a usable study file ({str(exc)[:60]})") from None
         for key in doc:
             if key not in _SECTIONS:
                 raise self.err(
@@ -470,6 +488,10 @@ class _Loader:
                     raise self.err(key, f"{x} is not a finite number")
                 if x < 0 and name != "rho":
                     raise self.err(key, f"{x} is negative")
+                if x > study_level_max(name):
+                    raise self.err(
+                        key, f"{x:g} is not plausible (at most {study_level_max(name):g})"
+                    )
                 if name in INTEGER_FACTORS and not float(x).is_integer():
                     raise self.err(key, f"{x} is not a whole number")
                 if x in levels:
@@ -637,6 +659,12 @@ class _Loader:
                 hi = self.number(q, "max", where, 100)
                 if hi <= lo:
                     raise self.err(f"{where}.max", f"{hi} must be above min ({lo})")
+                for end, value in (("min", lo), ("max", hi)):
+                    if abs(value) > MAX_SLIDER_ABS:
+                        raise self.err(
+                            f"{where}.{end}",
+                            f"{value:g} is not plausible (within ±{MAX_SLIDER_ABS:g})",
+                        )
                 kw.update(min=float(lo), max=float(hi), labels=self.labels(q, where, 2))
             out.append(Question(**kw))
         return out
@@ -655,6 +683,11 @@ class _Loader:
         timeout = self.number(a, "timeout_s", "[abandon]", None)
         if timeout is not None and timeout <= 0:
             raise self.err("[abandon].timeout_s", f"{timeout} must be positive (or leave it out)")
+        if timeout is not None and timeout > MAX_TIMEOUT_S:
+            raise self.err(
+                "[abandon].timeout_s",
+                f"{timeout:g} s is not plausible (at most {MAX_TIMEOUT_S:g} s, one hour)",
+            )
         # Mid-chain questions share the screen with a live abandonment key.
         step_kinds = {q.type for q in questions if q.when == "step"}
         return Abandon(
@@ -758,6 +791,11 @@ class _Loader:
                     )
                 if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
                     raise self.err(f"[attention].levels.{k}", f"{v!r} is not a valid level")
+                if not math.isfinite(v) or v > study_level_max(k):
+                    raise self.err(
+                        f"[attention].levels.{k}",
+                        f"{v:g} is not plausible (at most {study_level_max(k):g})",
+                    )
             try:
                 profile.with_factors(dict(lv), where="[attention].levels")
             except ProfileError as exc:
@@ -813,9 +851,9 @@ def load_study(path: str | Path) -> Study:
     if not path.is_file():
         raise StudyError(path, None, "no such study file")
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise StudyError(path, None, f"not UTF-8 ({exc.reason})") from None
+        text = read_bounded_text(path, MAX_STUDY_FILE_BYTES, "study file")
+    except InputProblem as exc:
+        raise StudyError(path, None, exc.problem) from None
     return _Loader(path).load(text)
 
 

@@ -529,7 +529,7 @@ def _details_header(block: _Block, open_: bool) -> str:
 def _tool_name(text: str) -> str | None:
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # a model's text: anything may come
         return None
     if isinstance(data, dict):
         name = data.get("name") or (data.get("function") or {}).get("name")
@@ -540,7 +540,7 @@ def _tool_name(text: str) -> str | None:
 def _pretty_json(text: str) -> str:
     try:
         return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text
 
 
