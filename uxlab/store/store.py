@@ -29,8 +29,8 @@ Guarantees:
   planned list (table `requeued`): the same planned trial under a new trial_index; the
   attempt it replaces stays stored as it was. `unfinished_sessions(study)` lists what can
   be resumed; a quit (`set_state(..., "interrupted", by=...)`) leaves a `pause` audit entry.
-- Every start and resume keeps its own environment (`session_runs`, `session_runs(id)`);
-  `sessions.environment` stays the first run's.
+- Every start and resume keeps its own environment (table `session_runs`, exported as
+  `runs.csv`); `sessions.environment` stays the first run's.
 - `withdraw(participant)` deletes every row of the participant and leaves an audit entry with
   counts and the SHA-256 of what was deleted, but no content.
 - The `audit` table is append-only (triggers refuse UPDATE and DELETE) and hash-chained: each
@@ -596,17 +596,6 @@ class Store:
                 json.dumps(environment, sort_keys=True),
             ),
         )
-
-    def session_runs(self, session_id: str) -> list[dict[str, Any]]:
-        """Every start and resume of a session, in order, with its environment."""
-        return [
-            {"run": r, "kind": k, "started_at": at, "next_index": i, "environment": json.loads(e)}
-            for r, k, at, i, e in self.conn.execute(
-                "SELECT run, kind, started_at, next_index, environment FROM session_runs "
-                "WHERE session_id = ? ORDER BY run",
-                (session_id,),
-            )
-        ]
 
     def _resume(
         self,
