@@ -52,6 +52,7 @@ from typing import Any
 from analysis.spreadsheet_cells import write_safe_csv
 from uxlab.fidelity import FIDELITY_COLUMNS as _FIDELITY_COLUMNS
 from uxlab.fidelity import trial_fidelity
+from uxlab.outcomes import Outcome
 from uxlab.store.open_checks import open_read_only, reading
 from uxlab.store.schema import StoreError
 
@@ -352,7 +353,7 @@ def _read_tables(db: str | Path) -> dict[str, Any]:
     study_json["encoding"] = {
         "yesno": "1 = yes, 0 = no",
         "likert": "1..scale",
-        "outcome": ["completed", "abandoned", "timed_out", "error", "interrupted"],
+        "outcome": [o.value for o in Outcome],
     }
     return {
         "trials": (trial_columns, trial_rows),

@@ -66,6 +66,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from uxlab.outcomes import FINISHED, Outcome
 from uxlab.store import lease, open_checks
 from uxlab.store.schema import StoreError, migrate
 from uxlab.study.adaptive import CommittedTrial
@@ -73,7 +74,7 @@ from uxlab.study.design import Trial, design_trials
 from uxlab.study.reproduce import stimulus_files
 from uxlab.study.spec import Condition, Question, Study
 
-OUTCOMES = ("completed", "abandoned", "timed_out", "error")
+OUTCOMES = tuple(FINISHED)
 LIVE_STATES = ("created", "consented", "running")
 """Session states that hold a group slot while the session was seen recently."""
 TRANSITIONS: dict[str, tuple[str, ...]] = {
@@ -937,12 +938,14 @@ class Store:
         SHA-256 of what was stored (also written to the audit log).
         """
         if outcome not in OUTCOMES:
-            raise StoreError(f"trial {trial_index}: outcome {outcome!r} is not one of {OUTCOMES}")
+            raise StoreError(
+                f"trial {trial_index}: outcome {outcome!r} is not one of {', '.join(OUTCOMES)}"
+            )
         timings = dict(timings or {})
         for key, value in timings.items():
             if value is not None and not isinstance(value, (int, float)):
                 raise StoreError(f"trial {trial_index}: timing {key}={value!r} is not a number")
-        if outcome == "abandoned" and timings.get("t_abandon_ms") is None:
+        if outcome == Outcome.ABANDONED and timings.get("t_abandon_ms") is None:
             raise StoreError(f"trial {trial_index}: an abandoned trial needs t_abandon_ms")
         trial = session.trials[trial_index]
         answers = _normalise_responses(
