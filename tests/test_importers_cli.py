@@ -96,4 +96,4 @@ def test_every_importer_is_a_choice_of_from_and_no_other():
     from uxlab.cli.import_cmd import FORMATS
     from uxlab.streams.importers import IMPORTERS
 
-    assert FORMATS == tuple(IMPORTERS)
+    assert tuple(IMPORTERS) == FORMATS
