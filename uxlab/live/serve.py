@@ -1,9 +1,11 @@
 """`uxlab serve`: an OpenAI- and Anthropic-compatible HTTP server that plays a corpus.
 
-Routes: `GET /v1/models`, `POST /v1/chat/completions` (streaming and not) and
-`POST /v1/messages` (streaming and not). Each request gets one recording of the corpus,
-shaped with the server's profile and a per-request seed, and played by the player into an
-`SSESink`, so a chat UI sees exactly the shaped schedule.
+Routes: `GET /v1/models`, `POST /v1/chat/completions` (streaming and not),
+`POST /v1/messages` (streaming and not) and `GET /health` (200 while serving, no token
+needed, not counted as a request: what benchmark clients such as guidellm probe first).
+Each request gets one recording of the corpus, shaped with the server's profile and a
+per-request seed, and played by the player into an `SSESink`, so a chat UI sees exactly the
+shaped schedule.
 
 Which recording: the one whose recorded prompt (last user message) equals the request's,
 else the corpus in order, cycling (`request_index % len(corpus)`). Which seed:
@@ -225,6 +227,9 @@ def build_app(config: ServeConfig) -> Starlette:
         data = [{"id": m, "object": "model", "created": 0, "owned_by": "uxlab"} for m in models]
         return JSONResponse({"object": "list", "data": data})
 
+    async def health_route(request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
     async def chat_route(request: Request) -> Response:
         return await answer(request, "openai")
 
@@ -305,6 +310,7 @@ def build_app(config: ServeConfig) -> Starlette:
     app = Starlette(
         routes=[
             Route("/v1/models", models_route, methods=["GET"]),
+            Route("/health", health_route, methods=["GET"]),
             Route("/v1/chat/completions", chat_route, methods=["POST"]),
             Route("/v1/messages", messages_route, methods=["POST"]),
         ]
@@ -471,12 +477,21 @@ def _text(schedule: Recording, channel: str) -> str:
 def _openai_message(schedule: Recording, model: str, prompt_tokens: int) -> dict[str, Any]:
     inp, out = token_counts(schedule, prompt_tokens)
     calls = tool_calls(schedule)
-    content = _text(schedule, "content")
-    # As the API does: content is null when the answer is only tool calls.
-    message: dict[str, Any] = {"role": "assistant", "content": content or (None if calls else "")}
+    content = "".join(
+        c.text for c in schedule.chunks if c.channel == "content" and not c.extra.get("refusal")
+    )
+    refusal = "".join(c.text for c in schedule.chunks if c.extra.get("refusal"))
+    # As the API does: content is null when the answer is only tool calls (or a refusal).
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": content or (None if calls or refusal else ""),
+    }
+    if refusal:
+        message["refusal"] = refusal
     reasoning = _text(schedule, "reasoning")
     if reasoning:
         message["reasoning_content"] = reasoning
+        message["reasoning"] = reasoning  # current vLLM's and OpenRouter's name for it
     if calls:
         message["tool_calls"] = [
             {
