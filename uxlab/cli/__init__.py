@@ -44,7 +44,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module_name in COMMANDS.values():
-        importlib.import_module(f"uxlab.cli.{module_name}").register(sub)
+        try:
+            module = importlib.import_module(f"uxlab.cli.{module_name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"uxlab.cli.{module_name}":
+                continue  # not built yet
+            raise
+        module.register(sub)
     return parser
 
 
