@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "record": "record_cmd",
     "serve": "serve_cmd",
     "simulate": "simulate_cmd",
+    "plan": "plan_cmd",
     "demo": "demo_cmd",
 }
 
