@@ -153,17 +153,24 @@ def _cluster_bootstrap(
 ) -> np.ndarray:
     """[m, B, P] refits of participant-resampled data, all studies in one batch."""
     m = k.shape[0]
-    ks, ns = [], []
+    ks, ns, starts, inverses, offset = [], [], [], [], 0
     for i in range(m):
         kept = np.flatnonzero(n[i].sum(axis=1) > 0)  # the participants in the trial table
         rng = np.random.default_rng(seeds[i])
         draws = rng.integers(0, kept.size, size=(n_boot, kept.size))
         weights = np.zeros((n_boot, kept.size))
         np.add.at(weights, (np.repeat(np.arange(n_boot), kept.size), draws.ravel()), 1.0)
+        # the same people drawn again make the same dataset: fit it once (with few
+        # participants most resamples repeat; the optimiser is deterministic)
+        weights, inverse = np.unique(weights, axis=0, return_inverse=True)
         kb, nb = weights @ k[i, kept], weights @ n[i, kept]
         ks.append(kb if rising[i] else nb - kb)
         ns.append(nb)
-    start = np.repeat(theta, n_boot, axis=0)
-    fit, ll, _ = maximise(layout, start, np.concatenate(ks), np.concatenate(ns), **BOOT_TOLERANCES)
+        starts.append(np.repeat(theta[i : i + 1], len(weights), axis=0))
+        inverses.append(offset + inverse.ravel())
+        offset += len(weights)
+    fit, ll, _ = maximise(
+        layout, np.concatenate(starts), np.concatenate(ks), np.concatenate(ns), **BOOT_TOLERANCES
+    )
     fit[~np.isfinite(ll)] = np.nan
-    return fit.reshape(m, n_boot, -1)
+    return fit[np.concatenate(inverses)].reshape(m, n_boot, -1)

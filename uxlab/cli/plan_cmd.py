@@ -254,7 +254,7 @@ def render_plan(plan: Any, study: Any, reference: Any, targets: list, truth_text
         f"{reference.label}; Monte-Carlo SE of a share up to "
         f"{0.5 / spec.n_sims**0.5:.3f}; minutes from the study's own duration estimate",
         "",
-        _printed(table),
+        printed_table(table),
         "",
     ]
     if not targets:
@@ -285,7 +285,8 @@ def render_plan(plan: Any, study: Any, reference: Any, targets: list, truth_text
     return "\n".join(lines)
 
 
-def _printed(table: Any) -> str:
+def printed_table(table: Any) -> str:
+    """The table as printed: the columns of `PRINTED`, rounded."""
     cols = [c for c in PRINTED if c in table.columns]
     shown = table[cols].rename(columns=PRINTED)
     fmt = {

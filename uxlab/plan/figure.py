@@ -47,7 +47,8 @@ def write_figure(
         xx, yy = np.meshgrid(x, y)
         ax.plot(xx.ravel(), yy.ravel(), ".", color="black", ms=3, label="simulated cell")
         if best is not None:
-            ax.plot([best["participants"]], [best["repeats"]], "*", color="red", ms=14,
+            star = {"color": "red", "ms": 14, "clip_on": False}
+            ax.plot([best["participants"]], [best["repeats"]], "*", **star,
                     label="cheapest cell meeting the target")  # fmt: skip
         ax.set_xscale("log")
         ax.set_yscale("log")
