@@ -91,10 +91,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--studies", type=int, default=60, help="realised studies per row")
     ap.add_argument("--sims", type=int, default=200, help="plan's simulated studies per cell")
-    ap.add_argument("--cases", default="quick", help="quick (3 rows) or all (5 truths x 3)")
+    ap.add_argument(
+        "--cases",
+        default="quick",
+        help="quick (3 rows), all (5 truths x 3 designs) or a list design:truth,...",
+    )
     ap.add_argument("--jobs", type=int, default=min(os.cpu_count() or 1, 2))
     args = ap.parse_args()
     cases = QUICK if args.cases == "quick" else [(d, t) for d in DESIGNS for t in TRUTHS]
+    if args.cases not in ("quick", "all"):
+        cases = [tuple(case.split(":")) for case in args.cases.split(",")]
     print(
         f"{args.sims} planned / {args.studies} realised studies per row; load average "
         f"{os.getloadavg()[0]:.1f} at start; reference {REFERENCE.label}"

@@ -72,7 +72,8 @@ def test_parse_range_log_spaced_and_lists():
     assert ratios.max() < 2.5 * ratios.min()  # roughly even in log
     assert parse_range("2:20:3", 6) == [2, 6, 20]
     assert parse_range("16,8,32", 6) == [8, 16, 32]
-    for bad in ("40:4", "a:b", "0:10", "4"):
+    assert parse_range("12", 8) == [12]
+    for bad in ("40:4", "a:b", "0:10", "4:"):
         with pytest.raises(PlanError, match=r"expected LOW:HIGH|at least 1"):
             parse_range(bad, 8)
 
@@ -208,3 +209,36 @@ def test_truth_from_pilot_recovers_a_known_population():
     assert "14 participants" in pilot.describe()
     with pytest.raises(PlanError, match="at least 3"):
         truth_from_pilot(df[df.participant < "P02"], "ttft_ms", "q_acceptable", source="x")
+
+
+@pytest.mark.slow
+def test_plan_command_writes_table_figure_and_recommendation(tmp_path, capsys):
+    from uxlab.cli import main
+
+    out = tmp_path / "plan"
+    argv = ["plan", str(STUDIES / "ttft-threshold.toml"), "--participants", "4,12"]
+    argv += ["--repeats", "1", "--sims", "10", "--n-boot", "50", "--jobs", "1", "-q"]
+    argv += ["--target", "ci_width<=2000ms", "-o", str(out)]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    table = pd.read_csv(out / "plan.csv")
+    assert table[["participants", "repeats"]].values.tolist() == [[4, 1], [12, 1]]
+    assert {"ci_width_25_ms", "ci_width_50_ms", "ci_width_75_ms", "coverage_50", "power"} <= set(
+        table.columns
+    )
+    assert (out / "plan.png").stat().st_size > 0 and (out / "plan.md").is_file()
+    assert "recommended: 4 participants x repeats 1" in text  # the cheaper cell meets it
+
+
+def test_plan_command_refuses_bad_input_with_one_line(tmp_path, capsys):
+    from uxlab.cli import main
+
+    study = str(STUDIES / "ttft-threshold.toml")
+    assert main(["plan", study, "--target", "width<3", "-o", str(tmp_path)]) == 2
+    assert "expected ci_width<=200ms" in capsys.readouterr().err
+    assert main(["plan", study, "--participants", "1:4", "-o", str(tmp_path)]) == 2
+    assert "at least 2" in capsys.readouterr().err
+    assert main(["plan", study, "--truth", "width=-1", "-o", str(tmp_path)]) == 2
+    assert "width must be > 0" in capsys.readouterr().err
+    assert main(["plan", str(STUDIES / "live-openai.toml"), "-o", str(tmp_path)]) == 2
+    assert "live study" in capsys.readouterr().err

@@ -176,7 +176,7 @@ def _adaptive_comparison(data: Any, truth: Any, done: list[Any]) -> str:
     return "\n".join(lines)
 
 
-PLAN_SIMS = 40
+PLAN_SIMS = 24
 
 
 def _plan(study: Any, n_people: int, truth: Any, seed: int) -> str:

@@ -93,16 +93,17 @@ def bootstrap_seed(seed: int, study: int) -> int:
     return int(np.random.SeedSequence([seed, study, 3]).generate_state(1)[0])
 
 
-_STUDY_CACHE: dict[Path, tuple[Study, dict[int, SessionDesign]]] = {}
+_STUDY_CACHE: dict[tuple, tuple[Study, dict[int, SessionDesign]]] = {}
 
 
 def _study_and_designs(spec: PlanSpec) -> tuple[Study, dict[int, SessionDesign]]:
     """The study and its session at every number of repeats (cached per process)."""
-    if spec.study_path not in _STUDY_CACHE:
+    key = (spec.study_path, spec.repeats)
+    if key not in _STUDY_CACHE:
         study = load_study(spec.study_path)
         designs = {r: session_design(study, r) for r in spec.repeats}
-        _STUDY_CACHE[spec.study_path] = (study, designs)
-    return _STUDY_CACHE[spec.study_path]
+        _STUDY_CACHE[key] = (study, designs)
+    return _STUDY_CACHE[key]
 
 
 def simulate_counts(

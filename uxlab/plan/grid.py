@@ -2,7 +2,8 @@
 
 `parse_range("4:40", 8)` gives up to 8 whole numbers from 4 to 40, spaced evenly in log
 (the precision of a threshold improves with the square root of the trials, so log steps
-put the cells where the contours bend); "4:40:4" asks for 4 values, "8,16,32" lists them.
+put the cells where the contours bend); "4:40:4" asks for 4 values, "8,16,32" lists them,
+"12" is one value.
 
 Targets (`parse_target`):
 
@@ -35,7 +36,9 @@ def parse_range(text: str, n_values: int, what: str = "range") -> list[int]:
     """Whole numbers for one grid axis (see the module docstring)."""
     text = text.strip()
     try:
-        if "," in text:
+        if text.isdigit():
+            values = [int(text)]
+        elif "," in text:
             values = sorted({int(v) for v in text.split(",") if v.strip()})
         else:
             parts = [int(p) for p in text.split(":")]
@@ -49,8 +52,8 @@ def parse_range(text: str, n_values: int, what: str = "range") -> list[int]:
             values = sorted({round(v) for v in raw} | {lo, hi})
     except ValueError:
         raise PlanError(
-            f"{what} {text!r}: expected LOW:HIGH (e.g. 4:40), LOW:HIGH:COUNT (4:40:8) or a "
-            "list (8,16,32) of whole numbers, LOW <= HIGH"
+            f"{what} {text!r}: expected LOW:HIGH (e.g. 4:40), LOW:HIGH:COUNT (4:40:8), a "
+            "list (8,16,32) or one whole number, LOW <= HIGH"
         ) from None
     if not values or values[0] < 1:
         raise PlanError(f"{what} {text!r}: every value must be at least 1")
