@@ -3,6 +3,8 @@ probability, session designs, the recommendation and a known-truth cell's power.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from pathlib import Path
 
 import numpy as np
@@ -187,6 +189,8 @@ def test_known_truth_cell_power_is_sensible():
     assert (at_truth["power"] - (1 - at_truth["coverage_50"])).abs().max() < 1e-9
     assert far["meets_target"].tolist() == [row <= 400 for row in far["ci_width_50_ms"]]
     assert (far["participant_minutes"] == far["participants"] * far["minutes_each"]).all()
+    other = run_plan(dataclasses.replace(spec, repeats=(2,), n_sims=4), jobs=1)
+    assert set(other.cells) == {(4, 2), (16, 2)}  # a second plan in the same process
 
 
 def test_truth_from_pilot_recovers_a_known_population():
@@ -242,3 +246,26 @@ def test_plan_command_refuses_bad_input_with_one_line(tmp_path, capsys):
     assert "width must be > 0" in capsys.readouterr().err
     assert main(["plan", str(STUDIES / "live-openai.toml"), "-o", str(tmp_path)]) == 2
     assert "live study" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_plan_truth_from_a_pilot_export(tmp_path, capsys):
+    """A pilot run through the real path (simulated sessions, export) gives the truth."""
+    from uxlab.cli import main
+    from uxlab.simulate import simulate_cohort
+    from uxlab.store import Store
+    from uxlab.store.export import export_db
+
+    study = load_study(STUDIES / "ttft-threshold.toml")
+    db = tmp_path / "pilot.sqlite"
+    with Store.open(db) as store:
+        simulate_cohort(study, store, 6, seed=9, truth=PopulationTruth(threshold_ms=1200.0))
+    export_db(db, tmp_path / "export")
+    argv = ["plan", str(study.path), "--truth-from", str(tmp_path / "export"), "-q"]
+    argv += ["--participants", "4,8", "--repeats", "1", "--sims", "10", "--n-boot", "50"]
+    argv += ["--jobs", "1", "--no-figure", "-o", str(tmp_path / "plan")]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    m = re.search(r"\(6 participants, \d+ answered trials\): threshold (\d+)", text)
+    assert m and 700 < int(m.group(1)) < 2000
+    assert re.search(r"between-participant SD [0-9.]+ ln ms \[[0-9.]+, [0-9.]+\]", text)
