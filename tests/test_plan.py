@@ -269,3 +269,21 @@ def test_plan_truth_from_a_pilot_export(tmp_path, capsys):
     m = re.search(r"\(6 participants, \d+ answered trials\): threshold (\d+)", text)
     assert m and 700 < int(m.group(1)) < 2000
     assert re.search(r"between-participant SD [0-9.]+ ln ms \[[0-9.]+, [0-9.]+\]", text)
+
+
+def test_more_participants_narrow_the_projected_interval():
+    from uxlab.plan.more_people import describe, width_with_more_people
+
+    rng = np.random.default_rng(8)
+    rows = []
+    for p in range(6):
+        obs = Observer.draw(PopulationTruth(), rng)
+        for x in LEVELS_MS:
+            slow = rng.random(6) < obs.p_too_slow(Cues(x, None, 0.0, x))
+            rows += [(f"P{p:02d}", x, "no" if s else "yes") for s in slow]
+    df = pd.DataFrame(rows, columns=["participant", "ttft_ms", "q_acceptable"])
+    result = width_with_more_people(df, "ttft_ms", "q_acceptable", 18, sims=20, n_boot=100)
+    assert result.n_now == 6 and result.added == 18
+    assert result.width_more_ms < 0.8 * result.width_now_ms
+    line = describe(result, 400.0)
+    assert "with 18 more participants (24)" in line and "measured 400 ms" in line

@@ -44,7 +44,7 @@ def register(subparsers: Any) -> None:
         help="how many participants and repeats: power contours by simulation",
         description="Simulate whole studies over a grid of participants x repeats (the "
         "study's real design, observers with a known truth), analyse each like `uxlab "
-        "report`, and write the expected 95%% CI width of each threshold, coverage, power "
+        "report`, and write the expected 95% CI width of each threshold, coverage, power "
         "and the cheapest cell meeting the target (plan.csv, plan.png, plan.md).",
     )
     p.add_argument("study", type=Path, help="study file (TOML)")
