@@ -6,13 +6,17 @@ from F = 0.1 to F = 0.9 of one person's curve, ``between_sd`` the SD of people's
 thresholds).
 
 `truth_from_pilot(table, stimulus, judgement)` estimates them from a pilot's trial table
-with `analysis.psychometric`: one fit per participant (threshold m_i, width w_i, guess,
-lapse, and the bootstrap SE of m_i), then the population values: threshold exp(mean m_i),
-width exp(mean ln w_i), guess and lapse the means, and between-participant SD
-sqrt(var(m_i) - mean SE(m_i)^2) (the spread of the estimates less their own noise, at
-least 0). Their uncertainty is a bootstrap over participants: each simulated study of the
-plan draws its own truth from these resampled values, so a power figure includes what the
-pilot does not know. Patience and the other observer values stay at their defaults.
+with `analysis.psychometric`: one fit per participant (threshold m_i and the bootstrap
+SE of m_i) and one pooled fit of everyone's trials. Threshold: exp(mean m_i); between-
+participant SD: sqrt(var(m_i) - mean SE(m_i)^2) (the spread of the estimates less their
+own noise, at least 0); guess and lapse: the pooled fit's; width: the pooled curve's width
+less the spread between people (a logistic's SD is 0.413 w, and the pooled curve's
+variance is about that squared plus the between-participant variance), but never below
+the mean of the per-participant widths (which small samples make too steep; using them
+alone made a 1.6 ln ms truth come out near 0.7). Their uncertainty is a bootstrap over
+participants: each simulated study of the plan draws its own truth from these resampled
+values, so a power figure includes what the pilot does not know. Patience and the other
+observer values stay at their defaults.
 """
 
 from __future__ import annotations
@@ -125,19 +129,28 @@ def truth_from_pilot(
             raise PlanError(f"pilot {source}: no column {col!r} in its trial table")
     y = binary_column(trials, judgement, source)
     df = trials.assign(_y=y).dropna(subset=["_y", stimulus])
-    rows = []
+    levels = np.sort(df[stimulus].astype(float).unique())
+    falls = _falls(df, stimulus)
+    rows, counts = [], []
     for _pid, sub in df.groupby("participant"):
         if sub[stimulus].nunique() < 3:
             continue
         try:
-            fit = PsychometricFitter(direction="falling" if _falls(df, stimulus) else "rising")
+            fit = PsychometricFitter(direction="falling" if falls else "rising")
             fit.fit_trials(sub[stimulus].to_numpy(float), sub["_y"].to_numpy(float), n_boot=200)
         except ValueError:
             continue
         boot_m = np.log(fit.threshold_samples_(0.5))
         p = fit.params_
         se = float(np.nanstd(boot_m)) if np.isfinite(boot_m).any() else 0.0
-        rows.append((p["m"], math.log(p["w"]), p["guess"], p["lapse"], se))
+        rows.append((p["m"], math.log(p["w"]), se))
+        at = np.searchsorted(levels, sub[stimulus].to_numpy(float))
+        counts.append(
+            (
+                np.bincount(at, weights=sub["_y"].to_numpy(float), minlength=levels.size),
+                np.bincount(at, minlength=levels.size).astype(float),
+            )
+        )
     if len(rows) < MIN_PILOT_PARTICIPANTS:
         raise PlanError(
             f"pilot {source}: {len(rows)} participant(s) could be fitted (3 or more levels of "
@@ -145,9 +158,16 @@ def truth_from_pilot(
             f"{MIN_PILOT_PARTICIPANTS}"
         )
     est = np.array(rows)
-    point = _population(est)
+    k_yes = np.array([c[0] for c in counts])
+    n_all = np.array([c[1] for c in counts])
+    direction = "falling" if falls else "rising"
+
+    def population(pick: np.ndarray) -> PopulationTruth:
+        return _population(est[pick], levels, k_yes[pick].sum(0), n_all[pick].sum(0), direction)
+
+    point = population(np.arange(len(est)))
     rng = np.random.default_rng(seed)
-    draws = [_population(est[rng.integers(0, len(est), len(est))]) for _ in range(n_draws)]
+    draws = [population(rng.integers(0, len(est), len(est))) for _ in range(n_draws)]
     return PilotTruth(point, draws, len(rows), len(df), source)
 
 
@@ -158,15 +178,32 @@ def _falls(df, stimulus: str) -> bool:
     return bool(hi < lo)
 
 
-def _population(est: np.ndarray) -> PopulationTruth:
-    """Population values from per-participant (m, ln w, guess, lapse, SE of m) rows."""
-    m, lnw, guess, lapse, se = est.T
+LOGISTIC_SD_PER_WIDTH = math.pi / math.sqrt(3.0) / (2.0 * math.log(9.0))
+"""A logistic F with width w (ln-distance from F = 0.1 to 0.9) has SD 0.413 w."""
+
+
+def _population(
+    est: np.ndarray, levels: np.ndarray, k_yes: np.ndarray, n: np.ndarray, direction: str
+) -> PopulationTruth:
+    """Population values from per-participant (m, ln w, SE of m) rows and the pooled counts
+    of the same participants (see the module docstring)."""
+    from analysis.psychometric import PsychometricFitter
+
+    m, lnw, se = est.T
     spread = float(np.var(m, ddof=1)) - float(np.mean(se**2)) if len(m) > 1 else 0.0
+    between = math.sqrt(max(spread, 0.0))
+    keep = n > 0
+    pooled = PsychometricFitter(direction=direction).fit(
+        levels[keep], k_yes[keep], n[keep], n_boot=0
+    )
+    w_pooled = float(pooled.params_["w"])
+    own = (w_pooled**2 - (between / LOGISTIC_SD_PER_WIDTH) ** 2) if w_pooled > 0 else 0.0
+    width = max(math.sqrt(max(own, 0.0)), float(math.exp(np.mean(lnw))))
     return dataclasses.replace(
         PopulationTruth(),
         threshold_ms=float(math.exp(np.mean(m))),
-        width_log=float(math.exp(np.mean(lnw))),
-        guess=float(np.mean(guess)),
-        lapse=float(np.mean(lapse)),
-        between_sd_log=math.sqrt(max(spread, 0.0)),
+        width_log=width,
+        guess=float(pooled.params_["guess"]),
+        lapse=float(pooled.params_["lapse"]),
+        between_sd_log=between,
     )
