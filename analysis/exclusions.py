@@ -4,8 +4,13 @@ Rules are configurable (`ExclusionRules`); every rule that removes something add
 the log (`ExclusionResult.log`: level, who, reason, n_trials), so the report can list every
 exclusion with its reason. Order: pilot and simulated sessions, practice trials, trials that
 never ran cleanly (`error`, `interrupted`), then participants below the attention-check
-accuracy bar or the completion bar, then attention-check trials themselves (they are not
-stimuli).
+accuracy bar or the completion bar, then trials whose playback was outside the study's
+timing tolerance (`fidelity_flag` 1: the participant did not see the planned schedule; a
+re-run of such a trial, when the session made one, stays), then attention-check trials
+themselves (they are not stimuli). Simulated sessions mixed with real ones are excluded by
+default (a study of simulated sessions only is analysed as such); `rule` in the log names
+the `ExclusionRules` field behind each line and `RULE_FLAGS` the `uxlab report` option that
+changes it.
 """
 
 from __future__ import annotations
@@ -14,7 +19,19 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-LOG_COLUMNS = ["level", "who", "reason", "n_trials"]
+LOG_COLUMNS = ["level", "who", "reason", "n_trials", "rule"]
+# The `uxlab report` option that changes each rule (see `nothing_left_message`).
+RULE_FLAGS = {
+    "drop_pilot": "--keep-pilot",
+    "drop_simulated": "--keep-simulated (without --drop-simulated)",
+    "drop_practice": "--keep-practice",
+    "drop_outcomes": "none (such trials never ran cleanly)",
+    "min_attention_accuracy": "--min-attention SHARE",
+    "min_completion": "--min-completion SHARE",
+    "drop_attention_trials": "none (attention checks are not stimuli)",
+    "drop_fidelity_flagged": "--keep-flagged",
+}
+FIDELITY_REASON = "playback outside the study's timing tolerance (fidelity_flag)"
 
 
 @dataclass(frozen=True)
@@ -23,11 +40,13 @@ class ExclusionRules:
 
     drop_practice: bool = True
     drop_pilot: bool = True
-    drop_simulated: bool = False
+    drop_simulated: bool = False  # True: always; False: only when mixed with real sessions
+    keep_simulated: bool = False  # keep simulated sessions even when mixed with real ones
     drop_outcomes: tuple[str, ...] = ("error", "interrupted")
     min_attention_accuracy: float = 0.75  # participants below this share of passed checks leave
     min_completion: float = 0.5  # participants with fewer analysable main trials than this leave
     drop_attention_trials: bool = True
+    drop_fidelity_flagged: bool = True  # trials shown outside the study's timing tolerance
 
 
 @dataclass
@@ -38,6 +57,7 @@ class ExclusionResult:
     log: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=LOG_COLUMNS))
     n_trials_in: int = 0
     n_participants_in: int = 0
+    simulated: str = "none"  # none | all (kept) | excluded (mixed, left out) | kept (mixed)
 
     @property
     def excluded_participants(self) -> list[str]:
@@ -60,21 +80,38 @@ def apply_exclusions(
     df = trials
     n_in, p_in = len(df), df["participant"].nunique()
 
-    def drop(mask: pd.Series, reason: str) -> None:
+    def drop(mask: pd.Series, reason: str, rule: str = "") -> None:
         nonlocal df
         n = int(mask.sum())
         if n:
-            rows.append({"level": "trial", "who": "all", "reason": reason, "n_trials": n})
+            rows.append(
+                {"level": "trial", "who": "all", "reason": reason, "n_trials": n, "rule": rule}
+            )
             df = df.loc[~mask]
 
-    for flag, wanted in (("pilot", rules.drop_pilot), ("simulated", rules.drop_simulated)):
-        if wanted and flag in df.columns:
-            drop(df[flag] == 1, f"{flag} session")
+    if rules.drop_pilot and "pilot" in df.columns:
+        drop(df["pilot"] == 1, "pilot session", "drop_pilot")
+    simulated = "none"
+    if "simulated" in df.columns:
+        is_sim = df["simulated"] == 1
+        mixed = bool(is_sim.any()) and not bool(is_sim.all())
+        simulated = "all" if is_sim.all() and len(df) else ("kept" if mixed else "none")
+        if rules.drop_simulated:
+            drop(is_sim, "simulated session", "drop_simulated")
+            simulated = "excluded" if is_sim.any() else simulated
+        elif mixed and not rules.keep_simulated:
+            n_sim = df.loc[is_sim, "participant"].nunique()
+            drop(
+                is_sim,
+                f"simulated session ({n_sim} participant(s)) mixed with real ones",
+                "drop_simulated",
+            )
+            simulated = "excluded"
     if rules.drop_practice and "practice" in df.columns:
-        drop(df["practice"] == 1, "practice trial")
+        drop(df["practice"] == 1, "practice trial", "drop_practice")
     if "outcome" in df.columns:
         for outcome in rules.drop_outcomes:
-            drop(df["outcome"] == outcome, f"outcome {outcome}")
+            drop(df["outcome"] == outcome, f"outcome {outcome}", "drop_outcomes")
 
     if "attention_check" in df.columns and "attention_ok" in df.columns:
         checks = df[df["attention_check"] == 1]
@@ -86,7 +123,7 @@ def apply_exclusions(
                     f"attention checks {acc:.0%} passed of {n_checks} "
                     f"(bar {rules.min_attention_accuracy:.0%})"
                 )
-                _drop_participant(rows, df, pid, reason)
+                _drop_participant(rows, df, pid, reason, "min_attention_accuracy")
                 df = df[df["participant"] != pid]
 
     main = df
@@ -108,7 +145,7 @@ def apply_exclusions(
                     f"completed {n_done} of {n_planned} planned trials "
                     f"(bar {rules.min_completion:.0%})"
                 )
-                _drop_participant(rows, df, pid, reason)
+                _drop_participant(rows, df, pid, reason, "min_completion")
                 df = df[df["participant"] != pid]
     elif "session_id" in trials.columns and "trial_index" in trials.columns:
         planned = _planned_main_trials(trials)
@@ -121,19 +158,67 @@ def apply_exclusions(
                     f"completed {n_done} of {n_planned} main trials "
                     f"(bar {rules.min_completion:.0%})"
                 )
-                _drop_participant(rows, df, pid, reason)
+                _drop_participant(rows, df, pid, reason, "min_completion")
                 df = df[df["participant"] != pid]
 
+    if rules.drop_fidelity_flagged and "fidelity_flag" in df.columns:
+        drop(df["fidelity_flag"] == 1, FIDELITY_REASON, "drop_fidelity_flagged")
     if rules.drop_attention_trials and "attention_check" in df.columns:
-        drop(df["attention_check"] == 1, "attention-check trial (not a stimulus)")
+        drop(
+            df["attention_check"] == 1,
+            "attention-check trial (not a stimulus)",
+            "drop_attention_trials",
+        )
 
     log = pd.DataFrame(rows, columns=LOG_COLUMNS)
-    return ExclusionResult(kept=df.copy(), log=log, n_trials_in=n_in, n_participants_in=p_in)
+    return ExclusionResult(
+        kept=df.copy(), log=log, n_trials_in=n_in, n_participants_in=p_in, simulated=simulated
+    )
 
 
-def _drop_participant(rows: list[dict], df: pd.DataFrame, pid: str, reason: str) -> None:
+def _drop_participant(
+    rows: list[dict], df: pd.DataFrame, pid: str, reason: str, rule: str = ""
+) -> None:
     n = int((df["participant"] == pid).sum())
-    rows.append({"level": "participant", "who": str(pid), "reason": reason, "n_trials": n})
+    rows.append(
+        {"level": "participant", "who": str(pid), "reason": reason, "n_trials": n, "rule": rule}
+    )
+
+
+def rule_summary(result: ExclusionResult) -> list[str]:
+    """One line per rule that excluded something: what it took and the option that changes it.
+
+    `attention checks below the bar: 1 participant(s) (SIM-s1-001), 19 trial(s); change with
+    --min-attention SHARE`.
+    """
+    lines = []
+    log = result.log
+    for rule, part in log.groupby("rule", sort=False):
+        people = part.loc[part["level"] == "participant", "who"].tolist()
+        n_trials = int(part["n_trials"].sum())
+        what = (
+            f"{len(people)} participant(s) ({', '.join(people[:5])}"
+            + (", ..." if len(people) > 5 else "")
+            + f"), {n_trials} trial(s)"
+            if people
+            else f"{n_trials} trial(s)"
+        )
+        reasons = "; ".join(dict.fromkeys(part["reason"].astype(str)))
+        if len(reasons) > 120:
+            reasons = reasons[:117] + "..."
+        flag = RULE_FLAGS.get(rule, rule)
+        lines.append(f"{reasons}: {what}" + (f"; change with {flag}" if flag else ""))
+    return lines
+
+
+def nothing_left_message(result: ExclusionResult) -> str:
+    """Why every trial was excluded: each rule, what it took, the option that changes it."""
+    head = (
+        f"every trial was excluded ({result.n_trials_in} trials of "
+        f"{result.n_participants_in} participant(s) in the data):"
+    )
+    lines = rule_summary(result) or ["no rule excluded anything: the table holds no trials"]
+    return "\n".join([head, *(f"  - {line}" for line in lines)])
 
 
 def _planned_main_trials(trials: pd.DataFrame) -> dict[str, int]:

@@ -760,7 +760,7 @@ class PsychometricFitter:
         ax.errorbar(
             [t_ms],
             [y_t],
-            xerr=[[t_ms - low], [high - t_ms]],
+            xerr=[[max(t_ms - low, 0.0)], [max(high - t_ms, 0.0)]],  # NaN/odd CIs: no bar
             fmt="s",
             color="black",
             capsize=4,
@@ -1132,7 +1132,7 @@ class MultiConditionFitter:
                 ax.errorbar(
                     [t.estimate],
                     [y_t],
-                    xerr=[[t.estimate - t.ci_low], [t.ci_high - t.estimate]],
+                    xerr=[[max(t.estimate - t.ci_low, 0.0)], [max(t.ci_high - t.estimate, 0.0)]],
                     fmt="s",
                     color=line.get_color(),
                     capsize=3,

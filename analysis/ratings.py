@@ -1,6 +1,9 @@
 """Ratings: MOS with CI, SOS, %GoB / %PoW per condition, and a proportional-odds model.
 
-* MOS = mean opinion score per condition, with a t-interval over the condition's ratings;
+* MOS = mean opinion score per condition, with a t-interval over the condition's ratings
+  (`interval="t"`) or, as the report uses it, a percentile interval from resampling
+  participants (`interval="participants"`: each person rates several times, and a mean
+  of ratings on 1..K stays in [1, K], so the interval respects the scale by construction);
   SOS = their standard deviation (Hossfeld et al. 2016, "QoE beyond the MOS").
 * %GoB (good or better) = share of ratings above the scale midpoint, %PoW (poor or worse) =
   share below it: on a 5-point ACR scale, 4-5 and 1-2.
@@ -46,29 +49,75 @@ def scale_midpoint(scale_size: int) -> float:
     return (scale_size + 1) / 2
 
 
+def participant_bootstrap_mean(
+    ratings: np.ndarray,
+    participants: np.ndarray,
+    n_boot: int = 1000,
+    seed: int = 0,
+    alpha: float = 0.05,
+) -> tuple[float, float]:
+    """Percentile interval of the mean rating, resampling participants with all their ratings.
+
+    Every replicate is a mean of observed ratings, so the interval lies within the range of
+    the ratings (and the scale). NaN with fewer than 2 participants or no resamples.
+    """
+    keys, inv = np.unique(np.asarray(participants).astype(str), return_inverse=True)
+    if keys.size < 2 or n_boot < 1:
+        return float("nan"), float("nan")
+    sums = np.bincount(inv, weights=np.asarray(ratings, dtype=float), minlength=keys.size)
+    counts = np.bincount(inv, minlength=keys.size).astype(float)
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, keys.size, size=(n_boot, keys.size))
+    weights = np.zeros((n_boot, keys.size))
+    np.add.at(weights, (np.repeat(np.arange(n_boot), keys.size), draws.ravel()), 1.0)
+    means = (weights @ sums) / (weights @ counts)
+    low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    return float(low), float(high)
+
+
 def rating_summary(
-    trials: pd.DataFrame, rating: str, by: list[str], scale_size: int, alpha: float = 0.05
+    trials: pd.DataFrame,
+    rating: str,
+    by: list[str],
+    scale_size: int,
+    alpha: float = 0.05,
+    interval: str = "t",
+    n_boot: int = 1000,
+    seed: int = 0,
+    min_participants: int = 2,
 ) -> pd.DataFrame:
-    """Per condition: n, MOS, its CI, SOS, %GoB, %PoW (ratings on 1..scale_size)."""
+    """Per condition: n, MOS, its CI, SOS, %GoB, %PoW (ratings on 1..scale_size).
+
+    `interval`: "t" (a t-interval over the ratings) or "participants"
+    (`participant_bootstrap_mean`; NaN below `min_participants` in a condition).
+    """
     df = trials.dropna(subset=[rating])
     mid = scale_midpoint(scale_size)
     groups = df.groupby(by) if by else [((), df)]
     rows = []
-    for key, part in groups:
+    for i, (key, part) in enumerate(groups):
         key = key if isinstance(key, tuple) else (key,)
         r = part[rating].to_numpy(dtype=float)
         n = len(r)
         mos = r.mean()
         sos = r.std(ddof=1) if n > 1 else np.nan
-        half = stats.t.ppf(1 - alpha / 2, n - 1) * sos / np.sqrt(n) if n > 1 else np.nan
+        if interval == "participants":
+            low, high = float("nan"), float("nan")
+            if part["participant"].nunique() >= min_participants:
+                low, high = participant_bootstrap_mean(
+                    r, part["participant"].to_numpy(), n_boot, seed + i, alpha
+                )
+        else:
+            half = stats.t.ppf(1 - alpha / 2, n - 1) * sos / np.sqrt(n) if n > 1 else np.nan
+            low, high = mos - half, mos + half
         row = dict(zip(by, key, strict=True))
         row.update(
             {
                 "n": n,
                 "n_participants": part["participant"].nunique(),
                 "mos": mos,
-                "ci_low": mos - half,
-                "ci_high": mos + half,
+                "ci_low": low,
+                "ci_high": high,
                 "sos": sos,
                 "pct_gob": 100 * np.mean(r > mid),
                 "pct_pow": 100 * np.mean(r < mid),
@@ -84,10 +133,14 @@ class OrdinalLatencyFitter:
 
     Fitted attributes: `slope_` (log-odds per doubling), `slope_ci_` (low, high; participant-
     clustered), `cutpoints_` (c_1..c_{K-1} on the log2 scale), `levels_` (rating values),
-    `n_trials_`, `n_clusters_`, `result_` (the statsmodels result).
+    `n_trials_`, `n_clusters_`, `clustered_`, `result_` (the statsmodels result).
+    With fewer than `min_clusters` participants the covariance is the model's own (trials
+    treated as independent: `clustered_` is False); a clustered covariance needs at least
+    2 clusters and is too small with few (see `analysis.report.support`).
     """
 
     alpha: float = 0.05
+    min_clusters: int = 2
 
     def fit(
         self, trials: pd.DataFrame, rating: str, stimulus: str, cluster: str = "participant"
@@ -103,6 +156,15 @@ class OrdinalLatencyFitter:
         endog = pd.Series(pd.Categorical(df[rating], categories=levels, ordered=True), name=rating)
         exog = pd.DataFrame({f"log2_{stimulus}": np.log2(df[stimulus].to_numpy(dtype=float))})
         groups = pd.factorize(df[cluster])[0]
+        n_params = len(levels)  # the slope and the cut points
+        if len(df) <= n_params:
+            raise ValueError(
+                f"{rating}: {len(df)} ratings are too few for the ordinal model (it needs "
+                f"more rows than its {n_params} parameters)"
+            )
+        n_clusters = int(groups.max() + 1) if len(groups) else 0
+        self.clustered_ = n_clusters >= max(self.min_clusters, 2)
+        cov = {"cov_type": "cluster", "cov_kwds": {"groups": groups}}
         model = OrderedModel(endog, exog, distr="logit")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -110,8 +172,7 @@ class OrdinalLatencyFitter:
                 method="bfgs",
                 disp=False,
                 maxiter=500,
-                cov_type="cluster",
-                cov_kwds={"groups": groups},
+                **(cov if self.clustered_ else {"cov_type": "nonrobust"}),
             )
         self.result_ = result
         self.stimulus_ = stimulus
@@ -121,7 +182,7 @@ class OrdinalLatencyFitter:
         self.slope_ci_ = (float(ci.iloc[0, 0]), float(ci.iloc[0, 1]))
         self.slope_se_ = float(result.bse.iloc[0])
         self.cutpoints_ = model.transform_threshold_params(result.params.to_numpy())[1:-1]
-        self.n_trials_, self.n_clusters_ = len(df), int(groups.max() + 1)
+        self.n_trials_, self.n_clusters_ = len(df), n_clusters
         return self
 
     def latency_at_half(self, acceptable_at: float) -> float:

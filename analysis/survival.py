@@ -213,6 +213,9 @@ class AbandonmentAFTFitter:
 
     families: tuple[str, ...] = FAMILIES
     alpha: float = 0.05
+    min_clusters: int = 2
+    """Below this many participants `cov_` is the model's own (trials treated as
+    independent; `clustered_` False): a sandwich from few clusters is too small."""
     specs_: list[CovariateSpec] = field(default_factory=list)
 
     def fit(
@@ -272,7 +275,8 @@ class AbandonmentAFTFitter:
         summed = pd.DataFrame(scores).groupby(clusters).sum().to_numpy()
         n_clusters = summed.shape[0]
         meat = summed.T @ summed * (n_clusters / max(n_clusters - 1, 1))
-        self.cov_ = h_inv @ meat @ h_inv
+        self.clustered_ = n_clusters >= max(self.min_clusters, 2)
+        self.cov_ = h_inv @ meat @ h_inv if self.clustered_ else h_inv
         self.cov_model_ = h_inv
         self.coef_ = pd.Series(coef, index=names)
         self.coef_["Intercept"] += np.log(1000.0)  # back to ms
@@ -317,7 +321,12 @@ class AbandonmentAFTFitter:
         grad = np.r_[x, sigma * zq]
         se = float(np.sqrt(grad @ self.cov_ @ grad))
         zc = stats.norm.ppf(1 - self.alpha / 2)
-        return float(np.exp(log_t)), float(np.exp(log_t - zc * se)), float(np.exp(log_t + zc * se))
+        with np.errstate(over="ignore"):  # a bound beyond ~1e308 ms is inf: unbounded
+            return (
+                float(np.exp(log_t)),
+                float(np.exp(log_t - zc * se)),
+                float(np.exp(log_t + zc * se)),
+            )
 
     def abandon_probability(
         self, levels: pd.DataFrame, t_ms: np.ndarray, n_draws: int = 0, seed: int = 0

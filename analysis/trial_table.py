@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from analysis.spreadsheet_cells import plain_frame
 
 # Columns the analysis needs in every table; the rest of contract 2 is used when present.
 REQUIRED_COLUMNS = ("participant",)
@@ -47,7 +50,7 @@ CONTRACT_COLUMNS = (
     "simulated",
 )
 # Further columns uxlab writes when a study uses them (schedule hashes, agent chains, live
-# endpoints): measurements, never factors.
+# endpoints, trials queued again at the end): measurements, never factors.
 EXTRA_COLUMNS = (
     "schedule_sha256",
     "e2e_ms",
@@ -56,6 +59,25 @@ EXTRA_COLUMNS = (
     "violations_n",
     "violation_max_ms",
     "violation_sum_ms",
+    "rerun_of",
+    "rerun_reason",
+    "rerun_as",
+)
+# Per-trial playback fidelity (contract 2; uxlab computes them from the playback log):
+# how late chunks were handed out and shown, frame sharing, drift, the machine's load and
+# the flag for trials outside the study's timing tolerance. Measurements, never factors.
+FIDELITY_COLUMNS = (
+    "n_chunks",
+    "late_handed_p50_ms",
+    "late_handed_p99_ms",
+    "late_handed_max_ms",
+    "late_shown_p50_ms",
+    "late_shown_p99_ms",
+    "late_shown_max_ms",
+    "frame_shared_share",
+    "drift_ms",
+    "load_1m",
+    "fidelity_flag",
 )
 # Identifiers stay text (a hash of zeros or an id like 007 must not become a number).
 ID_COLUMNS = (
@@ -68,8 +90,19 @@ ID_COLUMNS = (
     "schedule_sha256",
 )
 OUTCOMES = ("completed", "abandoned", "timed_out", "error", "interrupted")
-FLAG_COLUMNS = ("practice", "attention_check", "attention_ok", "pilot", "simulated")
+FLAG_COLUMNS = (
+    "practice",
+    "attention_check",
+    "attention_ok",
+    "pilot",
+    "simulated",
+    "fidelity_flag",
+)
 TIME_COLUMNS = ("t_abandon_ms", "shown_first_ms", "shown_last_ms", "scheduled_end_ms")
+MAX_TIME_MS = 24 * 3600 * 1000.0  # a trial time past one day is not a measurement
+MAX_NUMBER_ABS = 1e9  # factor levels and answers beyond this are not plausible values
+MAX_CSV_BYTES = 1024 * 1024 * 1024
+MAX_STUDY_JSON_BYTES = 16 * 1024 * 1024
 _YES = {"1", "1.0", "yes", "y", "true", "t"}
 _NO = {"0", "0.0", "no", "n", "false", "f"}
 
@@ -114,6 +147,8 @@ class TrialTable:
     sessions: pd.DataFrame | None = None
     factors: list[str] = field(default_factory=list)
     questions: dict[str, Question] = field(default_factory=dict)
+    runs: pd.DataFrame | None = None  # runs.csv: one row per start or resume of a session
+    session_events: pd.DataFrame | None = None  # events.csv rows of SESSION_EVENT_KINDS
 
     def question_for(self, column: str) -> Question | None:
         """The question whose answers are in `column` (`q_<id>`), if the study says."""
@@ -132,13 +167,48 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+# Event kinds about the session rather than a trial's stream (the report's session facts).
+SESSION_EVENT_KINDS = (
+    "terminal",
+    "resize",
+    "terminal_size",
+    "resume",
+    "interrupt",
+    "quit",
+    "signal",
+)
+
+
+def read_session_events(path: Path) -> pd.DataFrame | None:
+    """The rows of an `events.csv` whose kind is in SESSION_EVENT_KINDS (None if unreadable).
+
+    Read in blocks of columns `session_id, trial_index, t_ms, kind, data`, so a large event
+    log (every chunk of every trial) is never held whole.
+    """
+    wanted = ["session_id", "trial_index", "t_ms", "kind", "data"]
+    try:
+        parts = [
+            block[block["kind"].isin(SESSION_EVENT_KINDS)]
+            for block in pd.read_csv(
+                path,
+                usecols=lambda c: c in wanted,
+                dtype={"session_id": str, "kind": str, "data": str},
+                chunksize=200_000,
+            )
+            if "kind" in block.columns
+        ]
+    except (OSError, ValueError, pd.errors.ParserError):
+        return None
+    return pd.concat(parts, ignore_index=True) if parts else None
+
+
 def load_trial_table(path: str | Path) -> TrialTable:
     """Load a trial table from a CSV, an export folder, or a SQLite file with a `trials` table."""
     path = Path(path)
     if not path.exists():
         raise TrialTableError(path, None, None, "no such file or folder")
     study: dict[str, Any] = {}
-    sessions = None
+    sessions = runs = session_events = None
     if path.is_dir():
         csv_path = path / "trials.csv"
         if not csv_path.exists():
@@ -150,7 +220,11 @@ def load_trial_table(path: str | Path) -> TrialTable:
         if study_path.exists():
             study = _read_study_json(study_path)
         if (path / "sessions.csv").exists():
-            sessions = pd.read_csv(path / "sessions.csv")
+            sessions = plain_frame(pd.read_csv(path / "sessions.csv"))
+        if (path / "runs.csv").exists():
+            runs = plain_frame(pd.read_csv(path / "runs.csv"))
+        if (path / "events.csv").exists():
+            session_events = read_session_events(path / "events.csv")
         data_path = csv_path
     elif _is_sqlite(path):
         trials = read_sqlite_trials(path)
@@ -164,7 +238,7 @@ def load_trial_table(path: str | Path) -> TrialTable:
     trials = validate_trials(trials, data_path)
     factors = _factor_names(trials, study)
     questions = _questions(study)
-    return TrialTable(
+    table = TrialTable(
         trials=trials,
         source=data_path,
         source_sha256=file_sha256(data_path),
@@ -172,7 +246,11 @@ def load_trial_table(path: str | Path) -> TrialTable:
         sessions=sessions,
         factors=factors,
         questions=questions,
+        runs=runs,
+        session_events=session_events,
     )
+    check_answers(table)
+    return table
 
 
 def read_sqlite_trials(path: Path, table: str = "trials") -> pd.DataFrame:
@@ -204,28 +282,54 @@ def _is_sqlite(path: Path) -> bool:
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
+    if path.stat().st_size > MAX_CSV_BYTES:
+        raise TrialTableError(path, None, None, f"larger than {MAX_CSV_BYTES:,} bytes")
     try:
         frame = pd.read_csv(path, low_memory=False, dtype=dict.fromkeys(ID_COLUMNS, str))
     except pd.errors.EmptyDataError as exc:
         raise TrialTableError(path, None, None, "empty file (expected a CSV header)") from exc
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise TrialTableError(path, None, None, f"not a readable CSV: {exc}") from exc
-    return frame
+    return plain_frame(frame)  # text cells as stored (the export's `'` prefix taken off)
 
 
 def _read_study_json(path: Path) -> dict[str, Any]:
+    if path.stat().st_size > MAX_STUDY_JSON_BYTES:
+        raise TrialTableError(path, None, None, f"larger than {MAX_STUDY_JSON_BYTES:,} bytes")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(
+            path.read_text(encoding="utf-8"),
+            parse_constant=_no_constant,
+            parse_float=_finite_float,
+        )
     except json.JSONDecodeError as exc:
         raise TrialTableError(path, exc.lineno, None, f"not valid JSON: {exc.msg}") from exc
+    except (UnicodeDecodeError, RecursionError, ValueError) as exc:
+        raise TrialTableError(path, None, None, f"not a readable study.json ({exc})") from exc
     if not isinstance(data, dict):
         raise TrialTableError(path, None, None, "expected a JSON object with the study")
     return data
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is not a finite number")
+    return value
+
+
 def _row_of(frame: pd.DataFrame, mask: np.ndarray) -> int:
     """1-based data row of the first True in `mask`."""
     return int(np.flatnonzero(mask)[0]) + 1
+
+
+def known_columns() -> tuple[str, ...]:
+    """Every non-factor, non-question column of contract 2 that the analysis knows."""
+    return CONTRACT_COLUMNS + EXTRA_COLUMNS + FIDELITY_COLUMNS
 
 
 def validate_trials(trials: pd.DataFrame, path: Path) -> pd.DataFrame:
@@ -266,6 +370,16 @@ def validate_trials(trials: pd.DataFrame, path: Path) -> pd.DataFrame:
                 r = _row_of(trials, negative)
                 raise TrialTableError(
                     path, r, col, f"{trials[col].iloc[r - 1]} is negative (times are ms from send)"
+                )
+            too_late = (trials[col] > MAX_TIME_MS).to_numpy()
+            if too_late.any():
+                r = _row_of(trials, too_late)
+                raise TrialTableError(
+                    path,
+                    r,
+                    col,
+                    f"{trials[col].iloc[r - 1]:g} ms is not plausible (at most one day, "
+                    f"{MAX_TIME_MS:g} ms)",
                 )
     if "outcome" in trials.columns and "t_abandon_ms" in trials.columns:
         no_time = ((trials["outcome"] == "abandoned") & trials["t_abandon_ms"].isna()).to_numpy()
@@ -321,7 +435,51 @@ def numeric_column(trials: pd.DataFrame, column: str, path: Path) -> pd.Series:
     if bad.any():
         r = _row_of(trials, bad)
         raise TrialTableError(path, r, column, f"{values.iloc[r - 1]!r} is not a number")
-    return numbers.astype(float)
+    numbers = numbers.astype(float)
+    _check_plausible(numbers, path, column)
+    return numbers
+
+
+def _check_plausible(numbers: pd.Series, path: Path, column: str) -> None:
+    """Finite, and within ±MAX_NUMBER_ABS (empty cells, NaN, are fine)."""
+    wild = (np.isinf(numbers) | (numbers.abs() > MAX_NUMBER_ABS)).to_numpy()
+    if wild.any():
+        r = _row_of(numbers.to_frame(), wild)
+        raise TrialTableError(
+            path,
+            r,
+            column,
+            f"{numbers.iloc[r - 1]:g} is not a plausible value (finite, within "
+            f"±{MAX_NUMBER_ABS:g})",
+        )
+
+
+def check_answers(table: TrialTable) -> None:
+    """Each answer column on its question's scale, each factor level plausible: a yes/no
+    answer is 0 or 1, a likert rating a whole number in 1..scale, any number finite and
+    within ±MAX_NUMBER_ABS. Raises TrialTableError naming row and column."""
+    trials, path = table.trials, table.source
+    for name in table.factors:
+        numeric_column(trials, name, path)
+    for q in table.questions.values():
+        col = q.column
+        if col not in trials.columns:
+            continue
+        if q.type == "yesno":
+            binary_column(trials, col, path)
+        elif q.type in ("likert", "slider"):
+            values = numeric_column(trials, col, path)
+            if q.type == "likert" and q.scale_size:
+                ok = values.isna() | (values.between(1, q.scale_size) & (values % 1 == 0))
+                bad = (~ok).to_numpy()
+                if bad.any():
+                    r = _row_of(trials, bad)
+                    raise TrialTableError(
+                        path,
+                        r,
+                        col,
+                        f"{values.iloc[r - 1]:g} is not a rating on the scale 1..{q.scale_size}",
+                    )
 
 
 def question_columns(trials: pd.DataFrame) -> list[str]:
@@ -334,13 +492,14 @@ def _factor_names(trials: pd.DataFrame, study: dict[str, Any]) -> list[str]:
     if isinstance(declared, dict):
         names = list(declared)
     elif isinstance(declared, list):
-        names = [f["name"] if isinstance(f, dict) else str(f) for f in declared]
+        names = [str(f.get("name")) if isinstance(f, dict) else str(f) for f in declared]
     else:
         names = [
             c
             for c in trials.columns
             if c not in CONTRACT_COLUMNS
             and c not in EXTRA_COLUMNS
+            and c not in FIDELITY_COLUMNS
             and not str(c).startswith(("q_", "rt_"))
             and pd.api.types.is_numeric_dtype(trials[c])
         ]

@@ -23,7 +23,9 @@ COLUMNS = ["measure", "stimulus", "group", "level", "estimate", "ci_low", "ci_hi
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     root = tmp_path_factory.mktemp("report")
-    folder = write_export_folder(root / "export", simulate_trial_table(n_participants=8, reps=3))
+    # 9 participants, one failing its attention checks: 8 analysed, the minimum for population
+    # intervals (analysis.report.support)
+    folder = write_export_folder(root / "export", simulate_trial_table(n_participants=9, reps=3))
     data = analyse(load_trial_table(folder), ReportOptions(n_boot=200, seed=0))
     return data, write_report(data, root / "out")
 
@@ -42,7 +44,7 @@ def test_writes_self_contained_html_markdown_and_figures(report):
     assert all((paths["markdown"].parent / f).is_file() for f in linked)
     for section in ("The study", "Sample and exclusions", "Abandonment", "Ratings: q_quality"):
         assert f"## {section}" in md
-    assert "P-007" in md  # the participant failing attention checks is listed with its reason
+    assert "P-008" in md  # the participant failing attention checks is listed with its reason
 
 
 def test_thresholds_csv_columns_and_rows(report):
@@ -57,7 +59,7 @@ def test_thresholds_csv_columns_and_rows(report):
     assert (pooled["ci_low"] < pooled["estimate"]).all()
     assert (pooled["estimate"] < pooled["ci_high"]).all()
     people = table[(table.measure == "psychometric") & (table.group.str.startswith("P-"))]
-    assert people["group"].nunique() == 7  # P-007 was excluded
+    assert people["group"].nunique() == 8  # P-008 was excluded
     assert set(table.loc[table.measure == "abandonment", "level"]) == {0.1, 0.5}
     assert (table["n_trials"] > 0).all()
     truth_ms = 1000.0  # the simulated population threshold
@@ -83,7 +85,7 @@ def test_rising_judgement_too_slow(tmp_path):
 
 def test_cli_on_csv_prints_thresholds(tmp_path, capsys):
     path = tmp_path / "trials.csv"
-    simulate_trial_table(n_participants=5, reps=2, seed=3).to_csv(path, index=False)
+    simulate_trial_table(n_participants=9, reps=2, seed=3).to_csv(path, index=False)
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     for name, ttft_ms in (("quick", 150.0), ("slow", 5000.0)):

@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis.report.support import MINIMUMS, estimate_flags, flag_text
+
 FIELDS = ("estimate", "ci_low", "ci_high", "target", "procedure", "n_trials", "reversals")
 _COLUMN = re.compile(r"^adaptive_(?P<key>.+)_(?P<field>" + "|".join(FIELDS) + r")$")
 PROCEDURE_NAMES = {
@@ -69,7 +71,11 @@ def adaptive_part(data: Any) -> dict[str, Any] | None:
     ):
         est = part["estimate"].to_numpy(float)
         boot = np.median(rng.choice(est, (data.options.n_boot, est.size)), axis=1)
-        lo, hi = np.percentile(boot, [2.5, 97.5]) if est.size >= 2 else (np.nan, np.nan)
+        lo, hi = (
+            np.percentile(boot, [2.5, 97.5])
+            if est.size >= MINIMUMS["population"].min_participants  # analysis.report.support
+            else (np.nan, np.nan)
+        )
         medians.append(
             {
                 "factor": factor,
@@ -126,6 +132,7 @@ def adaptive_blocks(part: dict[str, Any] | None) -> list:
                 "95% interval": _interval(r.ci_low, r.ci_high),
                 "trials": int(r.n_trials) if pd.notna(r.n_trials) else None,
                 "reversals": int(r.reversals) if pd.notna(r.reversals) else "–",
+                "flags": flag_text(False, estimate_flags(r.estimate, r.ci_low, r.ci_high)[1]),
             }
         )
         rows.append(row)
@@ -133,10 +140,15 @@ def adaptive_blocks(part: dict[str, Any] | None) -> list:
     for m in medians.itertuples():
         where = "" if m.track == "all" else f" ({m.track})"
         name = PROCEDURE_NAMES.get(m.procedure, m.procedure)
+        interval = (
+            f"{_interval(m.ci_low, m.ci_high)} (95% interval from resampling participants)"
+            if pd.notna(m.ci_low)
+            else "(no interval from resampling participants: it needs "
+            f"{MINIMUMS['population'].min_participants})"
+        )
         lines.append(
             f"Median across {m.participants} participants{where}: {m.median:,.0f} ms "
-            f"{_interval(m.ci_low, m.ci_high)} (95% interval from resampling participants); "
-            f"{name} at P(too slow) = {m.target:.3g}."
+            f"{interval}; {name} at P(too slow) = {m.target:.3g}."
         )
     return [
         Heading("Adaptive estimates"),

@@ -22,6 +22,7 @@ from analysis.exclusions import (
     ExclusionRules,
     apply_exclusions,
     cell_counts,
+    nothing_left_message,
     planned_trials_from_sessions,
 )
 from analysis.ratings import (
@@ -33,6 +34,9 @@ from analysis.ratings import (
 )
 from analysis.report.adaptive_part import adaptive_part, adaptive_threshold_rows
 from analysis.report.chains_part import chain_part
+from analysis.report.fidelity_part import fidelity_part
+from analysis.report.sessions_part import session_facts
+from analysis.report.support import MINIMUMS, enough, estimate_flags, skipped_line
 from analysis.survival import (
     AbandonmentAFTFitter,
     condition_label,
@@ -58,6 +62,9 @@ THRESHOLD_COLUMNS = [
     "ci_high",
     "n_trials",
     "condition",
+    "n_participants",
+    "extrapolated",
+    "degenerate",
 ]
 ABANDON_SHARES = (0.1, 0.5)
 # Wall-clock session stamps in sessions.csv (ISO 8601) that give the study's dates.
@@ -157,11 +164,45 @@ class ReportData:
     references: pd.DataFrame | None = None
     chains: dict[str, Any] | None = None  # agent chains: analysis.chains.chain_section
     adaptive: dict[str, Any] | None = None  # sessions' adaptive estimates (adaptive_part)
+    fidelity: dict[str, Any] | None = None  # playback fidelity per session (fidelity_part)
     thresholds: pd.DataFrame | None = None
     score: pd.DataFrame | None = None
     score_errors: list[str] = field(default_factory=list)
     score_fixed_levels: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # parts below their minimum N, one line each
+    failed_parts: list[tuple[str, str]] = field(default_factory=list)  # (part, one-line error)
+    sessions: pd.DataFrame | None = None  # session facts (sessions_part.session_facts)
+    nothing_left: str | None = None  # why no trial is left (exclusions.nothing_left_message)
+
+    @property
+    def n_participants(self) -> int:
+        """Participants analysed (after exclusions)."""
+        return int(self.kept["participant"].nunique())
+
+    @property
+    def tested_range(self) -> tuple[float, float]:
+        """The lowest and highest stimulus level among the analysed trials (ms)."""
+        levels = self.kept[self.stimulus].astype(float)
+        if levels.empty:
+            return float("nan"), float("nan")
+        return float(levels.min()), float(levels.max())
+
+
+def one_line_error(exc: BaseException) -> str:
+    """`ZeroDivisionError: float division by zero` (first line only, at most 300 characters)."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    line = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return line if len(line) <= 300 else line[:297] + "..."
+
+
+def run_part(data: ReportData, name: str, fn, default=None):
+    """Run one part of the report; a failure is recorded (part, one-line error), not raised."""
+    try:
+        return fn()
+    except Exception as exc:
+        data.failed_parts.append((name, one_line_error(exc)))
+        return default
 
 
 def _log(options: ReportOptions, message: str) -> None:
@@ -184,6 +225,10 @@ def choose_columns(table: TrialTable, options: ReportOptions) -> tuple[str, str 
                 path, None, None, "no latency factor with 3 or more levels; name it with --stimulus"
             )
     levels = numeric_column(trials, stimulus, path)
+    empty = levels.isna().to_numpy()
+    if empty.any():
+        row = int(np.flatnonzero(empty)[0]) + 1
+        raise TrialTableError(path, row, stimulus, "empty: every trial needs its latency level")
     nonpositive = (levels <= 0).to_numpy()
     if nonpositive.any():
         row = int(np.flatnonzero(nonpositive)[0]) + 1
@@ -221,8 +266,6 @@ def analyse(table: TrialTable, options: ReportOptions | None = None) -> ReportDa
     planned = planned_trials_from_sessions(table.sessions)
     excl = apply_exclusions(table.trials, options.rules, planned)
     kept = excl.kept
-    if kept.empty:
-        raise TrialTableError(table.source, None, None, "every trial was excluded")
     data = ReportData(
         table=table,
         options=options,
@@ -233,9 +276,16 @@ def analyse(table: TrialTable, options: ReportOptions | None = None) -> ReportDa
         cells=cell_counts(kept, factors),
         study_info=study_info(table, options),
     )
+    if kept.empty:  # a report that says so, with each rule and the option that changes it
+        data.nothing_left = nothing_left_message(excl)
+        data.thresholds = pd.DataFrame(columns=THRESHOLD_COLUMNS)
+        data.sessions = run_part(data, "session facts", lambda: session_facts(table, kept))
+        return data
     if judgement is not None:
         _log(options, f"psychometric fits on {judgement} vs {stimulus}")
-        data.psychometric = _psychometric(data, judgement)
+        data.psychometric = run_part(
+            data, "psychometric thresholds", lambda: _psychometric_or_note(data, judgement)
+        )
     else:
         data.notes.append(
             "No binary judgement column (a yes/no question in study.json, or a q_<id> column "
@@ -243,19 +293,26 @@ def analyse(table: TrialTable, options: ReportOptions | None = None) -> ReportDa
         )
     if {"outcome", "t_abandon_ms"} <= set(kept.columns):
         _log(options, "abandonment survival models")
-        data.survival = _survival(data)
+        data.survival = run_part(data, "abandonment", lambda: _survival(data))
     else:
         data.notes.append("No outcome / t_abandon_ms columns: no abandonment analysis.")
     if rating is not None:
         _log(options, f"ratings on {rating}")
-        data.ratings = _ratings(data, rating)
-    data.chains = chain_part(data)
-    data.adaptive = adaptive_part(data)
-    data.references = reference_comparison(data)
-    data.thresholds = thresholds_table(data)
+        data.ratings = run_part(data, "ratings", lambda: _ratings(data, rating))
+    data.chains = run_part(data, "agent chains", lambda: chain_part(data))
+    data.adaptive = run_part(data, "adaptive estimates", lambda: adaptive_part(data))
+    data.fidelity = run_part(data, "playback fidelity", lambda: fidelity_part(data))
+    data.references = run_part(data, "published figures", lambda: reference_comparison(data))
+    data.thresholds = run_part(
+        data,
+        "thresholds.csv",
+        lambda: thresholds_table(data),
+        default=pd.DataFrame(columns=THRESHOLD_COLUMNS),
+    )
+    data.sessions = run_part(data, "session facts", lambda: session_facts(table, kept))
     if options.score_corpus is not None:
         _log(options, f"scoring {options.score_corpus}")
-        _score(data)
+        run_part(data, "scored recordings", lambda: _score(data))
     return data
 
 
@@ -333,10 +390,13 @@ def _psychometric(data: ReportData, column: str) -> PsychometricPart:
         df["_x"].to_numpy(), df["_y"].to_numpy(), n_boot=opts.n_boot, seed=opts.seed
     )
     n_people = df["participant"].nunique()
-    if n_people >= 2:
+    if enough("population", n_people):
         population = population_threshold(df, "_x", "_y", "participant", opts.n_boot, opts.seed)
-    else:
+    else:  # the pooled fit of these people's trials, without a population interval
+        data.skipped.append(skipped_line("population", n_people))
         population = pooled.thresholds_.copy()
+        population["ci_low"], population["ci_high"] = np.nan, np.nan
+        population["n_participants"] = n_people
     part = PsychometricPart(column, yes_means, pooled, population)
     for factor in {f for f, _ in _other_factor_levels(data)}:
         try:
@@ -379,6 +439,18 @@ def _psychometric(data: ReportData, column: str) -> PsychometricPart:
     return part
 
 
+def _psychometric_or_note(data: ReportData, column: str) -> PsychometricPart | None:
+    """The psychometric part, or None with a note when the answers cannot be fitted (no
+    answered trials, a single level): a fact about the data, not a failure."""
+    from analysis.psychometric import PsychometricInputError
+
+    try:
+        return _psychometric(data, column)
+    except PsychometricInputError as exc:
+        data.notes.append(f"No psychometric thresholds for {column}: {exc}.")
+        return None
+
+
 def _progress_bar(done: int, total: int, label: str, width: int = 30) -> None:
     """One self-overwriting line on stderr: `[#######.......]  57/200 participant fits`."""
     filled = int(width * done / max(total, 1))
@@ -410,9 +482,15 @@ def _survival(data: ReportData) -> SurvivalPart:
     km = kaplan_meier(sdata, km_by)
     aft, error = None, None
     try:
-        aft = AbandonmentAFTFitter().fit(sdata, data.factors)
+        clusters = MINIMUMS["aft_clustered"].min_participants
+        aft = AbandonmentAFTFitter(min_clusters=clusters).fit(sdata, data.factors)
     except (ValueError, np.linalg.LinAlgError) as exc:
         error = str(exc)
+    if aft is not None and not aft.clustered_:
+        data.skipped.append(
+            skipped_line("aft_clustered", int(sdata["participant"].nunique()))
+            + " The model is fitted with its own covariance (trials treated as independent)."
+        )
     rows = []
     if aft is not None:
         for key, part in sdata.groupby(data.factors):
@@ -435,12 +513,26 @@ def _survival(data: ReportData) -> SurvivalPart:
     return SurvivalPart(sdata, km, km_table(km, ABANDON_SHARES), aft, error, pd.DataFrame(rows))
 
 
-def _ratings(data: ReportData, column: str) -> RatingPart:
+MAX_LIKERT_POINTS = 11
+
+
+def _ratings(data: ReportData, column: str) -> RatingPart | None:
     opts, kept, stim = data.options, data.kept, data.stimulus
     values = numeric_column(kept, column, data.table.source)
     df = kept.assign(**{column: values}).dropna(subset=[column])
+    if df.empty:
+        data.notes.append(f"No ratings in {column} among the analysed trials: no rating analysis.")
+        return None
     q = data.table.question_for(column)
     scale = (q.scale_size if q else None) or int(values.max())
+    if (q is None or not q.scale_size) and scale > MAX_LIKERT_POINTS:
+        raise TrialTableError(
+            data.table.source,
+            None,
+            column,
+            f"ratings up to {values.max():g} are not on a rating scale of at most "
+            f"{MAX_LIKERT_POINTS} points (give the question's scale in study.json)",
+        )
     if opts.acceptable_at is not None:
         acceptable, source = opts.acceptable_at, "--acceptable-at"
     elif q is not None and q.acceptable_at is not None:
@@ -448,19 +540,40 @@ def _ratings(data: ReportData, column: str) -> RatingPart:
     else:
         acceptable, source = float(math.ceil(scale_midpoint(scale))), "scale midpoint (default)"
     by = data.factors if len(data.factors) <= 2 else data.factors[:1]
-    table = rating_summary(df, column, by, scale)
+    n_people = int(df["participant"].nunique())
+    mos_min = MINIMUMS["mos_interval"].min_participants
+    table = rating_summary(
+        df,
+        column,
+        by,
+        scale,
+        interval="participants",
+        n_boot=opts.n_boot,
+        seed=opts.seed,
+        min_participants=mos_min,
+    )
+    if n_people < mos_min:
+        data.skipped.append(skipped_line("mos_interval", n_people))
     ordinal, error = None, None
+    ordinal_min = MINIMUMS["ordinal_clustered"].min_participants
     try:
-        ordinal = OrdinalLatencyFitter().fit(df, column, stim)
+        ordinal = OrdinalLatencyFitter(min_clusters=ordinal_min).fit(df, column, stim)
     except (ValueError, np.linalg.LinAlgError) as exc:
         error = str(exc)
+    if ordinal is not None and not ordinal.clustered_:
+        data.skipped.append(
+            skipped_line("ordinal_clustered", n_people)
+            + " The model is fitted with its own covariance (trials treated as independent)."
+        )
     binary = df.assign(_x=df[stim].astype(float), _y=acceptable_binary(df[column], acceptable))
     population = None
-    enough = 0 < binary["_y"].mean() < 1 and binary["_x"].nunique() >= 3
-    if enough and binary["participant"].nunique() >= 2:  # participant effects: analysis.ratings
+    varied = 0 < binary["_y"].mean() < 1 and binary["_x"].nunique() >= 3
+    if varied and enough("mixed_rating", n_people):  # participant effects: analysis.ratings
         population = fit_mixed_acceptability(
             df, column, stim, acceptable, n_boot=opts.n_boot, seed=opts.seed
         ).thresholds()
+    elif varied:
+        data.skipped.append(skipped_line("mixed_rating", n_people))
     unrated = 0
     if "outcome" in kept.columns:
         unrated = int(((kept["outcome"] == "abandoned") & values.isna()).sum())
@@ -486,7 +599,22 @@ def reference_comparison(data: ReportData) -> pd.DataFrame | None:
     except ImportError:
         data.notes.append("Reference figures are not available in this installation.")
         return None
-    return compare_figures(load_reference_figures(), measured_estimates(data))
+    measured = measured_estimates(data)
+    low, high = data.tested_range
+    withheld = {}
+    for key, (est, *_rest) in measured.items():
+        if not key.startswith("abandonment") and estimate_flags(est, np.nan, np.nan, low, high)[0]:
+            withheld[key] = "the estimate lies outside the tested levels"
+    for key, value in measured.items():  # abandonment: beyond the longest wait observed
+        if key.startswith("abandonment") and len(value) > 4 and value[4]:
+            withheld[key] = "the estimate lies beyond the longest wait observed"
+    return compare_figures(
+        load_reference_figures(),
+        {k: v[:4] for k, v in measured.items()},
+        n_participants=data.n_participants,
+        min_participants=MINIMUMS["verdicts"].min_participants,
+        withheld=withheld,
+    )
 
 
 def measured_estimates(data: ReportData) -> dict[str, tuple]:
@@ -519,6 +647,7 @@ def measured_estimates(data: ReportData) -> dict[str, tuple]:
                 slowest.ci_low,
                 slowest.ci_high,
                 f"AFT, {slowest.condition}",
+                bool(slowest.extrapolated),
             )
     return out
 
@@ -527,9 +656,14 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
     """thresholds.csv: one row per estimate (see README, section report)."""
     rows: list[dict] = []
     stim = data.stimulus
+    n_all = data.n_participants
+    tested = data.tested_range
 
-    def add(measure, group, table, condition="", n_trials=None):
+    def add(measure, group, table, condition="", n_trials=None, n_people=n_all, rng=tested):
         for r in table.itertuples():
+            extrapolated, degenerate = estimate_flags(r.estimate, r.ci_low, r.ci_high, *rng)
+            if measure == "abandonment":
+                extrapolated = bool(r.extrapolated)
             rows.append(
                 {
                     "measure": measure,
@@ -541,6 +675,9 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
                     "ci_high": r.ci_high,
                     "n_trials": int(n_trials if n_trials is not None else r.n_trials),
                     "condition": condition,
+                    "n_participants": n_people,
+                    "extrapolated": extrapolated,
+                    "degenerate": degenerate,
                 }
             )
 
@@ -550,15 +687,64 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
         for label, fitter in p.per_condition.items():
             add("psychometric", "pooled", fitter.thresholds_, label)
         for pid, fitter in p.per_participant.items():
-            add("psychometric", pid, fitter.thresholds_, "all")
+            add("psychometric", pid, fitter.thresholds_, "all", n_people=1, rng=_x_range(fitter))
     if data.survival is not None and not data.survival.times.empty:
         t = data.survival.times.rename(columns={"share": "level"})
         for r in t.itertuples():
             add("abandonment", "pooled", pd.DataFrame([r._asdict()]), r.condition, r.n_trials)
     if data.ratings is not None and data.ratings.population is not None:
         add("rating", "pooled", data.ratings.population, "all")
-    rows.extend(adaptive_threshold_rows(data.adaptive))
+    for row in adaptive_threshold_rows(data.adaptive):
+        row.setdefault("n_participants", 1)
+        row.setdefault("extrapolated", False)
+        row.setdefault("degenerate", "")
+        rows.append(row)
     return pd.DataFrame(rows, columns=THRESHOLD_COLUMNS)
+
+
+def _x_range(fitter) -> tuple[float, float]:
+    """The lowest and highest stimulus level a fitter saw (ms)."""
+    x = np.asarray(fitter.x_ms_, dtype=float)
+    return float(x.min()), float(x.max())
+
+
+def participant_table(data: ReportData) -> pd.DataFrame | None:
+    """Per participant: trials, direction, 50% threshold [CI] and flags.
+
+    Flags: the curve's direction is opposite to the pooled one; the pooled 50% threshold
+    lies outside this participant's 95% interval (the pooled curve does not resemble this
+    person); the estimate lies outside the levels this participant was tested at; the
+    interval is degenerate.
+    """
+    p = data.psychometric
+    if p is None or not p.per_participant:
+        return None
+    pooled_mid = float(p.population.set_index("level").loc[0.5, "estimate"])
+    rows = []
+    for pid, f in p.per_participant.items():
+        row = f.thresholds_.set_index("level").loc[0.5]
+        est, lo, hi = float(row.estimate), float(row.ci_low), float(row.ci_high)
+        extrapolated, degenerate = estimate_flags(est, lo, hi, *_x_range(f))
+        flags = []
+        if f.direction_ != p.pooled.direction_:
+            flags.append(f"direction opposite to the pooled curve ({f.direction_})")
+        if np.isfinite(lo) and np.isfinite(hi) and not lo <= pooled_mid <= hi:
+            flags.append("the pooled threshold lies outside this participant's interval")
+        if extrapolated:
+            flags.append("extrapolated: outside the levels this participant saw")
+        if degenerate:
+            flags.append("degenerate interval: " + degenerate)
+        rows.append(
+            {
+                "participant": pid,
+                "trials": int(np.sum(f.n_total_)),
+                "direction": f.direction_,
+                "50% threshold (ms)": est,
+                "95% CI": f"{lo:,.0f} to {hi:,.0f}" if np.isfinite(lo) else "–",
+                "flags": "; ".join(flags),
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def _score(data: ReportData) -> None:

@@ -163,14 +163,17 @@ def threshold_distribution(part, stimulus: str) -> bytes:
         label="participant (95% CI)",
     )
     pop = part.population.set_index("level").loc[0.5]
-    ax.axvspan(
-        pop.ci_low,
-        pop.ci_high,
-        color="tab:orange",
-        alpha=0.25,
-        label=f"pooled {pop.estimate:.0f} ms [{pop.ci_low:.0f}, {pop.ci_high:.0f}]",
-    )
-    ax.axvline(pop.estimate, color="tab:orange")
+    if np.isfinite(pop.ci_low) and np.isfinite(pop.ci_high):
+        ax.axvspan(
+            pop.ci_low,
+            pop.ci_high,
+            color="tab:orange",
+            alpha=0.25,
+            label=f"pooled {pop.estimate:.0f} ms [{pop.ci_low:.0f}, {pop.ci_high:.0f}]",
+        )
+        ax.axvline(pop.estimate, color="tab:orange")
+    else:  # too few participants for a population interval
+        ax.axvline(pop.estimate, color="tab:orange", label=f"pooled {pop.estimate:.0f} ms")
     if len(rows) <= 40:
         ax.set_yticks(y, [r[0] for r in rows], fontsize=7)
     else:
@@ -233,7 +236,10 @@ def ratings_plot(part, stimulus: str) -> bytes:
         ax.errorbar(
             sub[stimulus],
             sub["mos"],
-            yerr=[sub["mos"] - sub["ci_low"], sub["ci_high"] - sub["mos"]],
+            yerr=[
+                (sub["mos"] - sub["ci_low"]).fillna(0.0),
+                (sub["ci_high"] - sub["mos"]).fillna(0.0),
+            ],
             fmt="o-",
             capsize=3,
             ms=4,

@@ -5,7 +5,10 @@ The figures and their citations live in `analysis/reference_figures.toml` (loade
 with (`compare_with`, e.g. "psychometric ttft_ms 0.5", "rating ttft_ms 0.5",
 "abandonment 0.1"); this module finds that estimate among the report's results and says
 whether the figure lies inside, below or above its 95% CI. A figure whose measure this
-study did not measure is listed as such, so the table always shows every figure.
+study did not measure is listed as such, so the table always shows every figure. Every
+verdict carries the number of participants behind it (`n_participants`); below the minimum
+(`analysis.report.support`), or when the estimate has no interval or lies outside the
+tested levels, the verdict is "not enough data", never "below" / "above".
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ COLUMNS = [
     "ci_high",
     "our_estimate",
     "verdict",
+    "n_participants",
     "evidence",
     "note",
     "citation",
@@ -128,15 +132,25 @@ def _is_number(text: str) -> bool:
     return True
 
 
+NOT_ENOUGH = "not enough data"
+
+
 def compare_figures(
-    figures: Iterable[Any], measured: Mapping[str, tuple[float, float, float]]
+    figures: Iterable[Any],
+    measured: Mapping[str, tuple[float, float, float]],
+    n_participants: int | None = None,
+    min_participants: int = 0,
+    withheld: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """One row per figure: the figure in ms, the matched estimate [CI] and the verdict.
 
     `measured` maps keys like `psychometric:ttft_ms:0.5`, `rating:ttft_ms:0.5`,
     `abandonment:0.1` to (estimate, ci_low, ci_high) in ms, optionally with a fourth item
-    saying where the estimate comes from (e.g. the condition).
+    saying where the estimate comes from (e.g. the condition). With `n_participants` below
+    `min_participants`, a CI that is not finite, or a reason in `withheld` (key -> why,
+    e.g. the estimate is extrapolated), the verdict is "not enough data (...)".
     """
+    withheld = withheld or {}
     rows = []
     for item in figures:
         fig = _as_dict(item)
@@ -171,6 +185,7 @@ def compare_figures(
             "ci_high": np.nan,
             "our_estimate": "not measured in this study",
             "verdict": "–",
+            "n_participants": n_participants,
             "evidence": evidence,
             "note": note,
             "citation": str(_first(fig, "citation", "source", default="")),
@@ -179,13 +194,25 @@ def compare_figures(
             est, ci_lo, ci_hi, *where = measured[key]
             if where:
                 row["compared_with"] = f"{compare_with} ({where[0]})"
+            has_ci = bool(np.isfinite(ci_lo) and np.isfinite(ci_hi))
             row.update(
                 estimate=est,
                 ci_low=ci_lo,
                 ci_high=ci_hi,
-                our_estimate=f"{est:,.0f} ms [{ci_lo:,.0f}, {ci_hi:,.0f}]",
+                our_estimate=(
+                    f"{est:,.0f} ms [{ci_lo:,.0f}, {ci_hi:,.0f}]"
+                    if has_ci
+                    else f"{est:,.0f} ms (no population interval)"
+                ),
                 verdict=verdict(lo, hi, ci_lo, ci_hi),
             )
+            why = withheld.get(key)
+            if n_participants is not None and n_participants < min_participants:
+                why = f"N = {n_participants}, needs {min_participants} participants"
+            elif not has_ci:
+                why = why or "no interval"
+            if why:
+                row["verdict"] = f"{NOT_ENOUGH} ({why})"
         rows.append(row)
     return pd.DataFrame(rows, columns=COLUMNS)
 

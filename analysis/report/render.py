@@ -15,10 +15,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from analysis.exclusions import RULE_FLAGS
 from analysis.report import figures
 from analysis.report.adaptive_part import adaptive_blocks
+from analysis.report.build import participant_table
 from analysis.report.chains_part import chain_blocks
+from analysis.report.fidelity_part import fidelity_blocks
+from analysis.report.md_escape import md_block, md_text
 from analysis.report.summary import plain_summary
+from analysis.report.support import estimate_flags, flag_text
+from analysis.report.support_section import session_blocks, support_blocks
+from analysis.spreadsheet_cells import frame_rows, write_safe_csv
 
 
 @dataclass
@@ -71,7 +78,9 @@ def _fmt_frame(frame: pd.DataFrame) -> list[list[str]]:
 
 def build_blocks(data) -> list:
     """The report's content, in order."""
-    blocks: list = []
+    blocks: list = support_blocks(data)
+    if getattr(data, "nothing_left", None):
+        return _nothing_left_blocks(data, blocks)
     stim = data.stimulus
     blocks.append(Heading("Summary"))
     blocks.append(Bullets(plain_summary(data)))
@@ -92,8 +101,12 @@ def build_blocks(data) -> list:
         )
     )
     if not ex.log.empty:
-        blocks.append(Table(ex.log, "Every exclusion with its reason"))
+        log = ex.log.copy()
+        if "rule" in log.columns:
+            log["changed by"] = log.pop("rule").map(lambda r: RULE_FLAGS.get(r, r))
+        blocks.append(Table(log, "Every exclusion with its reason"))
     blocks.append(Table(data.cells, "Analysed trials per design cell"))
+    blocks.extend(fidelity_blocks(getattr(data, "fidelity", None)))
 
     p = data.psychometric
     if p is not None:
@@ -109,17 +122,35 @@ def build_blocks(data) -> list:
         )
         pooled = p.pooled.thresholds_.set_index("level")
         pop = p.population.set_index("level")
-        rows = []
+        low, high = data.tested_range
+        rows, why_degenerate = [], []
         for level in pop.index:
+            r = pop.loc[level]
+            extrapolated, degenerate = estimate_flags(r.estimate, r.ci_low, r.ci_high, low, high)
+            if not np.isfinite(r.ci_low):  # resampled interval withheld: flag the other one
+                q = pooled.loc[level]
+                degenerate = estimate_flags(r.estimate, q.ci_low, q.ci_high)[1]
+            if degenerate:
+                why_degenerate.append(f"Degenerate interval at {level:.0%}: {degenerate}.")
             rows.append(
                 {
                     "level of F": level,
-                    f"{stim} (ms)": pop.loc[level, "estimate"],
-                    "95% CI, participants resampled": _range(pop.loc[level]),
+                    f"{stim} (ms)": r.estimate,
+                    "95% CI, participants resampled": _range(r)
+                    if np.isfinite(r.ci_low)
+                    else f"withheld (N = {data.n_participants})",
                     "95% CI, parametric bootstrap": _range(pooled.loc[level]),
+                    "flags": flag_text(extrapolated, degenerate),
                 }
             )
-        blocks.append(Table(pd.DataFrame(rows), "Pooled thresholds"))
+        blocks.append(
+            Table(
+                pd.DataFrame(rows),
+                f"Pooled thresholds (tested levels {low:,.0f} to {high:,.0f} ms; "
+                "extrapolated: outside them)",
+            )
+        )
+        blocks.extend(Para(text, "note") for text in why_degenerate)
         params = p.pooled.params_
         blocks.append(
             Para(
@@ -130,9 +161,10 @@ def build_blocks(data) -> list:
             )
         )
         blocks.append(
-            Figure(
+            _figure(
+                data,
                 "psychometric_pooled",
-                figures.psychometric_pooled(p, stim),
+                lambda: figures.psychometric_pooled(p, stim),
                 "Pooled proportion of yes per level with 95% Clopper-Pearson intervals, the "
                 "fitted curve and the 50% threshold with its parametric-bootstrap CI.",
             )
@@ -144,6 +176,7 @@ def build_blocks(data) -> list:
                     f"50% threshold {stim} (ms)": f.threshold(0.5)[0],
                     "95% CI": _range_pair(f.threshold(0.5)[1:]),
                     "trials": int(f.thresholds_["n_trials"].iloc[0]),
+                    "flags": flag_text(*estimate_flags(*f.threshold(0.5), *data.tested_range)),
                 }
                 for label, f in p.per_condition.items()
             ]
@@ -154,20 +187,39 @@ def build_blocks(data) -> list:
                     "by the conditions)",
                 )
             )
+            blocks.extend(_degenerate_note(pd.DataFrame(rows)))
+        people = participant_table(data)
+        if people is not None:
+            flagged = people[people["flags"] != ""]
+            shown = people if len(people) <= 40 else flagged
+            blocks.append(
+                Table(
+                    shown,
+                    "Per participant: 50% threshold with 95% CI (parametric bootstrap of the "
+                    f"person's own trials); {len(flagged)} of {len(people)} flagged (a curve "
+                    "running the other way, a pooled threshold outside the person's interval, "
+                    "an extrapolated estimate or a degenerate interval)"
+                    + (
+                        "" if shown is people else "; only the flagged shown, all in thresholds.csv"
+                    ),
+                )
+            )
         if p.per_participant:
             blocks.append(
-                Figure(
+                _figure(
+                    data,
                     "thresholds_per_participant",
-                    figures.threshold_distribution(p, stim),
+                    lambda: figures.threshold_distribution(p, stim),
                     "50% threshold per participant with its 95% CI; band: pooled estimate "
                     "with the CI from resampling participants.",
                 )
             )
             shown = min(len(p.per_participant), 36)
             blocks.append(
-                Figure(
+                _figure(
+                    data,
                     "psychometric_participants",
-                    figures.psychometric_grid(p.per_participant, stim),
+                    lambda: figures.psychometric_grid(p.per_participant, stim),
                     f"Fits per participant (first {shown} of {len(p.per_participant)}): data with "
                     "95% binomial CIs, curve and 50% threshold with CI. All are in "
                     "thresholds.csv.",
@@ -184,8 +236,10 @@ def build_blocks(data) -> list:
             Para(
                 "Each figure is set beside the measured threshold it should be compared with: "
                 "'inside' means the figure lies within our 95% CI, 'below' / 'above' that it "
-                "lies below / above the whole interval. Figures without a perception study "
-                "behind them are marked."
+                "lies below / above the whole interval; 'not enough data' when the sample is "
+                "below the minimum for a population interval, or the estimate lies outside "
+                "the tested levels. N: participants behind the verdict. Figures without a "
+                "perception study behind them are marked."
             )
         )
         show = refs[[c for c in REF_COLUMNS if c in refs.columns]]
@@ -196,7 +250,13 @@ def build_blocks(data) -> list:
             sources.append(f"{r.label}:{note} Source: {r.citation}")
         blocks.append(Para("What each figure rests on, and its source:"))
         blocks.append(Bullets(sources))
-        forest = figures.reference_forest(refs)
+        try:
+            forest = figures.reference_forest(refs)
+        except Exception as exc:
+            from analysis.report.build import one_line_error
+
+            data.failed_parts.append(("figure reference_comparison", one_line_error(exc)))
+            forest = None
         if forest is not None:
             blocks.append(
                 Figure(
@@ -227,9 +287,10 @@ def build_blocks(data) -> list:
             )
         )
         blocks.append(
-            Figure(
+            _figure(
+                data,
                 "kaplan_meier",
-                figures.kaplan_meier_curves(s, stim),
+                lambda: figures.kaplan_meier_curves(s, stim),
                 "Kaplan-Meier estimate of the share of trials still waiting.",
             )
         )
@@ -237,11 +298,19 @@ def build_blocks(data) -> list:
         km_show = pd.DataFrame(
             {"condition": km["condition"], "trials": km["n_trials"], "abandoned": km["n_abandoned"]}
         )
+        km_flags = [[] for _ in range(len(km))]
         for q in (10, 50):
             km_show[f"{q}% gave up by (ms) [95% CI]"] = [
                 _est_ci(e, lo, hi)
                 for e, lo, hi in zip(km[f"t{q}_ms"], km[f"t{q}_low"], km[f"t{q}_high"], strict=True)
             ]
+            for i, (e, lo, hi) in enumerate(
+                zip(km[f"t{q}_ms"], km[f"t{q}_low"], km[f"t{q}_high"], strict=True)
+            ):
+                bound_equal = np.isfinite(e) and (lo == e or hi == e)
+                if bound_equal or estimate_flags(e, lo, hi)[1]:
+                    km_flags[i].append(f"degenerate interval at {q}%")
+        km_show["flags"] = ["; ".join(f) for f in km_flags]
         blocks.append(
             Table(
                 km_show,
@@ -249,13 +318,29 @@ def build_blocks(data) -> list:
                 "given up ('not reached': fewer gave up while waiting)",
             )
         )
+        if any(km_flags):
+            blocks.append(
+                Para(
+                    "Degenerate interval: a bound equals the estimate, because too few trials "
+                    "were given up in that condition for the curve's band to move away from "
+                    "the one observed give-up (it is not a precise estimate).",
+                    "note",
+                )
+            )
         if s.aft is not None:
             aic = s.aft.aic_.copy()
             blocks.append(Table(aic, f"AFT family by AIC: {s.aft.family_} kept"))
             tr = s.aft.time_ratios_.copy()
             blocks.append(
                 Table(
-                    tr, "Time ratios (participant-clustered 95% CI): > 1 means people wait longer"
+                    tr,
+                    (
+                        "Time ratios (participant-clustered 95% CI): > 1 means people wait longer"
+                        if getattr(s.aft, "clustered_", True)
+                        else "Time ratios (95% CI treating trials as independent: too few "
+                        "participants to cluster, so it describes them only): > 1 means people "
+                        "wait longer"
+                    ),
                 )
             )
             rows = []
@@ -263,6 +348,8 @@ def build_blocks(data) -> list:
                 row = {"condition": label}
                 for r in sub.itertuples():
                     mark = " *" if r.extrapolated else ""
+                    if estimate_flags(r.estimate, r.ci_low, r.ci_high)[1]:
+                        mark += " (degenerate interval)"
                     row[f"{r.share:.0%} gave up by (ms) [95% CI]"] = (
                         _est_ci(r.estimate, r.ci_low, r.ci_high) + mark
                     )
@@ -285,7 +372,10 @@ def build_blocks(data) -> list:
             Para(
                 f"Scale 1-{r.scale_size}; 'acceptable' means {r.acceptable_at:g} or better "
                 f"({r.acceptable_source}). %GoB / %PoW: ratings above / below the scale "
-                "midpoint. MOS intervals are t-intervals over ratings."
+                "midpoint. MOS intervals: 95% percentile intervals from resampling "
+                f"participants with all their ratings (B = {data.options.n_boot}); each "
+                "replicate is a mean of observed ratings, so the interval stays on the "
+                "scale; withheld (–) below the minimum number of participants."
             )
         )
         if r.n_unrated_abandoned:
@@ -301,28 +391,56 @@ def build_blocks(data) -> list:
             )
         blocks.append(Table(r.table, "MOS, SOS, %GoB and %PoW per condition"))
         blocks.append(
-            Figure(
+            _figure(
+                data,
                 "ratings",
-                figures.ratings_plot(r, stim),
+                lambda: figures.ratings_plot(r, stim),
                 "Mean rating with 95% CI per level and the ordinal model's "
                 "expected rating (left); shares of good and poor ratings (right).",
             )
         )
         if r.ordinal is not None:
             o = r.ordinal
+            finite = bool(np.isfinite(o.slope_ci_).all())
+            interval = (
+                f"95% CI {o.slope_ci_[0]:+.3f} to {o.slope_ci_[1]:+.3f}, "
+                if finite
+                else "no finite interval: the ratings are (nearly) perfectly ordered by the "
+                "latency, so the slope is not identified; "
+            )
+            who = (
+                f"clustered by {o.n_clusters_} participants"
+                if getattr(o, "clustered_", True)
+                else f"trials treated as independent: {o.n_clusters_} participant(s) are too "
+                "few to cluster, so it describes them only"
+            )
+            rated = data.kept.dropna(subset=[r.column])[stim].astype(float)
+            half = o.latency_at_half(r.acceptable_at)
+            where = f"{half:,.0f} ms" if np.isfinite(half) else "no latency"
+            if (
+                np.isfinite(half)
+                and estimate_flags(half, np.nan, np.nan, rated.min(), rated.max())[0]
+            ):
+                where += " (extrapolated: outside the tested levels)"
             blocks.append(
                 Para(
                     f"Proportional-odds model on log2 {stim}: {o.slope_:+.3f} log-odds of a "
-                    f"better rating per doubling (95% CI {o.slope_ci_[0]:+.3f} to "
-                    f"{o.slope_ci_[1]:+.3f}, clustered by {o.n_clusters_} participants); "
-                    f"P(rating ≥ {r.acceptable_at:g}) = 0.5 at "
-                    f"{o.latency_at_half(r.acceptable_at):,.0f} ms under this model."
+                    f"better rating per doubling ({interval}{who}); "
+                    f"P(rating ≥ {r.acceptable_at:g}) = 0.5 at {where} under this model."
                 )
             )
         if r.population is not None:
+            rated = data.kept.dropna(subset=[r.column])[stim].astype(float)
+            pop_rows = r.population.copy()
+            pop_rows["flags"] = [
+                flag_text(*estimate_flags(e, lo, hi, rated.min(), rated.max()))
+                for e, lo, hi in zip(
+                    pop_rows["estimate"], pop_rows["ci_low"], pop_rows["ci_high"], strict=True
+                )
+            ]
             blocks.append(
                 Table(
-                    r.population.rename(columns={"estimate": f"{stim} (ms)"}),
+                    pop_rows.rename(columns={"estimate": f"{stim} (ms)"}),
                     f"Latency where the share of ratings below {r.acceptable_at:g} over all "
                     "participants reaches each level (50%: a rating of "
                     f"{r.acceptable_at:g} or better becomes less likely than not, in the "
@@ -331,7 +449,9 @@ def build_blocks(data) -> list:
                     "participant; 95% CI from resampling participants",
                 )
             )
+            blocks.extend(_degenerate_note(pop_rows))
 
+    blocks.extend(session_blocks(data))
     blocks.extend(adaptive_blocks(getattr(data, "adaptive", None)))
     blocks.extend(chain_blocks(getattr(data, "chains", None)))
 
@@ -364,8 +484,52 @@ REF_COLUMNS = {
     "compared_with": "compared with",
     "our_estimate": "our estimate [95% CI]",
     "verdict": "figure lies",
+    "n_participants": "N",
     "evidence": "evidence",
 }
+
+
+def _nothing_left_blocks(data, blocks: list) -> list:
+    """The report when exclusions left no trial: why, the study, the exclusions, sessions."""
+    lines = data.nothing_left.splitlines()
+    blocks += [Heading("Summary"), Para(lines[0][0].upper() + lines[0][1:], "note")]
+    blocks.append(Bullets([line.strip().removeprefix("- ") for line in lines[1:]]))
+    blocks.append(Heading("The study"))
+    info = pd.DataFrame(list(data.study_info.items()), columns=["", "value"])
+    blocks.append(Table(info))
+    ex = data.exclusions
+    if not ex.log.empty:
+        log = ex.log.copy()
+        if "rule" in log.columns:
+            log["changed by"] = log.pop("rule").map(lambda r: RULE_FLAGS.get(r, r))
+        blocks += [Heading("Sample and exclusions"), Table(log, "Every exclusion with its reason")]
+    blocks.extend(session_blocks(data))
+    return blocks
+
+
+def _degenerate_note(frame: pd.DataFrame) -> list:
+    """A note explaining degenerate intervals when a table's `flags` column marks any."""
+    if "flags" not in frame.columns or not frame["flags"].str.contains("degenerate").any():
+        return []
+    return [
+        Para(
+            "Degenerate interval: a bound equals the estimate, or the interval spans under 1% "
+            "of it; the resamples hardly varied (answers perfectly separated between two "
+            "tested levels, or too few units to resample), so it does not show precision.",
+            "note",
+        )
+    ]
+
+
+def _figure(data, name: str, draw, caption: str):
+    """A figure, or a note naming the failure when drawing it fails (recorded in the data)."""
+    try:
+        return Figure(name, draw(), caption)
+    except Exception as exc:
+        from analysis.report.build import one_line_error
+
+        data.failed_parts.append((f"figure {name}", one_line_error(exc)))
+        return Para(f"Figure {name} could not be drawn: {one_line_error(exc)}", "note")
 
 
 def _score_table(score: pd.DataFrame) -> pd.DataFrame:
@@ -405,6 +569,8 @@ def _rules_text(rules) -> str:
     parts.append(f"outcomes {', '.join(rules.drop_outcomes)} out")
     parts.append(f"attention checks ≥ {rules.min_attention_accuracy:.0%} passed")
     parts.append(f"completion ≥ {rules.min_completion:.0%}")
+    if getattr(rules, "drop_fidelity_flagged", False):
+        parts.append("trials shown outside the timing tolerance out")
     return "; ".join(parts)
 
 
@@ -454,6 +620,10 @@ def render_html(blocks: list, title: str) -> str:
     for b in blocks:
         if isinstance(b, Heading):
             out.append(f"<h{b.level}>{html.escape(b.text)}</h{b.level}>")
+            if b.text == "Summary":  # the summary's list is styled as such, not the first one
+                first_bullets = True
+            elif first_bullets and b.text == "What this sample can support":
+                first_bullets = False
         elif isinstance(b, Para):
             cls = ' class="note"' if b.kind == "note" else ""
             out.append(f"<p{cls}>{html.escape(b.text)}</p>")
@@ -495,17 +665,17 @@ def _html_table(t: Table) -> str:
 
 def render_markdown(blocks: list, title: str, figure_dir: str = "figures") -> str:
     """Markdown with figures referenced as `figures/<name>.png`."""
-    out = [f"# {title}", ""]
+    out = [f"# {md_text(title)}", ""]  # every text is literal (`md_escape`): no markup, no HTML
     for b in blocks:
         if isinstance(b, Heading):
-            out += ["#" * b.level + " " + b.text, ""]
+            out += ["#" * b.level + " " + md_text(b.text), ""]
         elif isinstance(b, Para):
-            out += [f"> {b.text}" if b.kind == "note" else b.text, ""]
+            out += [f"> {md_block(b.text)}" if b.kind == "note" else md_block(b.text), ""]
         elif isinstance(b, Bullets):
-            out += [f"- {i}" for i in b.items] + [""]
+            out += [f"- {md_block(i)}" for i in b.items] + [""]
         elif isinstance(b, Table):
             if b.caption:
-                out += [f"**{b.caption}**", ""]
+                out += [f"**{md_text(b.caption)}**", ""]
             cols = [str(c) or " " for c in b.frame.columns]
             out.append("| " + " | ".join(_md_cell(c) for c in cols) + " |")
             out.append("|" + "|".join("---" for _ in cols) + "|")
@@ -513,12 +683,13 @@ def render_markdown(blocks: list, title: str, figure_dir: str = "figures") -> st
                 out.append("| " + " | ".join(_md_cell(v) for v in row) + " |")
             out.append("")
         elif isinstance(b, Figure):
-            out += [f"![{b.caption}]({figure_dir}/{b.name}.png)", "", f"*{b.caption}*", ""]
+            cap = md_text(b.caption)
+            out += [f"![{cap}]({figure_dir}/{b.name}.png)", "", f"*{cap}*", ""]
     return "\n".join(out)
 
 
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return md_text(text)  # pipes and line breaks included
 
 
 def write_report(data, out_dir: str | Path) -> dict[str, Path]:
@@ -528,7 +699,15 @@ def write_report(data, out_dir: str | Path) -> dict[str, Path]:
     fig_dir.mkdir(parents=True, exist_ok=True)
     study = data.study_info.get("study", "study")
     title = data.options.title or f"Impatience thresholds: {study}"
-    blocks = build_blocks(data)
+    if data.exclusions.simulated == "all" and "simulated" not in title.lower():
+        title += " (simulated participants)"
+    try:
+        blocks = build_blocks(data)
+    except Exception as exc:
+        from analysis.report.build import one_line_error
+
+        data.failed_parts.append(("report body", one_line_error(exc)))
+        blocks = support_blocks(data)
     for b in blocks:
         if isinstance(b, Figure):
             (fig_dir / f"{b.name}.png").write_bytes(b.png)
@@ -540,8 +719,13 @@ def write_report(data, out_dir: str | Path) -> dict[str, Path]:
     }
     paths["html"].write_text(render_html(blocks, title), encoding="utf-8")
     paths["markdown"].write_text(render_markdown(blocks, title), encoding="utf-8")
-    data.thresholds.to_csv(paths["thresholds"], index=False, float_format="%.6g")
+    _write_table(data.thresholds, paths["thresholds"])
     if data.score is not None:
         paths["score"] = out_dir / "score.csv"
-        data.score.to_csv(paths["score"], index=False, float_format="%.6g")
+        _write_table(data.score, paths["score"])
     return paths
+
+
+def _write_table(frame: pd.DataFrame, path: Path) -> None:
+    """CSV with spreadsheet-safe cells (participant ids, labels; numbers as `%.6g`)."""
+    write_safe_csv(path, [str(c) for c in frame.columns], frame_rows(frame, "%.6g"))

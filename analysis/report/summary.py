@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from analysis.report.support import MINIMUMS, estimate_flags
+
 
 def ms(value: float) -> str:
     """A duration for prose: 850 ms, 1.9 s, 12 s."""
@@ -24,22 +26,61 @@ def plain_summary(data) -> list[str]:
     excl, kept = data.exclusions, data.kept
     n_people = kept["participant"].nunique()
     dropped = len(excl.excluded_participants)
+    simulated = excl.simulated == "all"
+    who = "participant" + ("s" if n_people != 1 else "")
+    who = f"simulated {who} (not people)" if simulated else who
     out.append(
-        f"{n_people} participants gave {len(kept)} analysable trials"
+        f"{n_people} {who} gave {len(kept)} analysable trials"
         + (f"; {dropped} participant(s) were excluded" if dropped else "")
         + f" ({excl.n_trials_in - len(kept)} of {excl.n_trials_in} trials left out in all)."
     )
+    if simulated:
+        out.append("SIMULATED data: the figures below test the analysis, not people's patience.")
+    n_min = MINIMUMS["population"].min_participants
+    few = n_people < n_min
+    if few:
+        out.append(
+            f"With {n_people} participant(s) this report describes these people only: "
+            f"population intervals and verdicts against published figures need {n_min} "
+            "(see 'What this sample can support')."
+        )
     stim = data.stimulus
+    low, high = data.tested_range
     p = data.psychometric
     if p is not None:
         pop = p.population.set_index("level")
         mid, lo25, hi75 = pop.loc[0.5], pop.loc[0.25], pop.loc[0.75]
-        out.append(
-            f"{p.column} (yes = {p.yes_means}, {p.pooled.direction_} with {stim}): the pooled "
-            f"50% threshold is {ms(mid.estimate)} ({ci(mid.ci_low, mid.ci_high)}, participants "
-            f"resampled); the fitted curve moves from 25% to 75% of its range between "
-            f"{ms(lo25.estimate)} and {ms(hi75.estimate)}."
-        )
+        outside = [
+            f"{level:.0%}"
+            for level, row in ((0.25, lo25), (0.5, mid), (0.75, hi75))
+            if estimate_flags(row.estimate, row.ci_low, row.ci_high, low, high)[0]
+        ]
+        head = f"{p.column} (yes = {p.yes_means}, {p.pooled.direction_} with {stim}): "
+        if "50%" in outside:
+            out.append(
+                head + f"the pooled 50% point lies outside the tested levels ({ms(low)} to "
+                f"{ms(high)}), so this study does not locate it (an extrapolation, not a "
+                "finding)."
+            )
+        else:
+            interval = (
+                f"{ci(mid.ci_low, mid.ci_high)}, participants resampled"
+                if np.isfinite(mid.ci_low)
+                else f"no population interval with {n_people} participant(s)"
+            )
+            spread = (
+                f"; the fitted curve moves from 25% to 75% of its range between "
+                f"{ms(lo25.estimate)} and {ms(hi75.estimate)}"
+                if not outside
+                else f"; its {' and '.join(outside)} points lie outside the tested levels "
+                "(extrapolated)"
+            )
+            subject = (
+                "the 50% threshold of these participants' pooled trials"
+                if few
+                else "the pooled 50% threshold"
+            )
+            out.append(head + f"{subject} is {ms(mid.estimate)} ({interval}){spread}.")
         if p.per_participant:
             values = np.array(
                 [
@@ -47,21 +88,40 @@ def plain_summary(data) -> list[str]:
                     for f in p.per_participant.values()
                 ]
             )
-            q1, q3 = np.percentile(values, [25, 75])
-            out.append(
-                f"Individual thresholds vary: the middle half of participants lie between "
-                f"{ms(q1)} and {ms(q3)}."
-            )
+            if len(values) >= 4:
+                q1, q3 = np.percentile(values, [25, 75])
+                out.append(
+                    f"Individual thresholds vary: the middle half of participants lie between "
+                    f"{ms(q1)} and {ms(q3)}."
+                )
+            elif len(values) >= 2:
+                out.append(
+                    "Individual 50% thresholds: " + ", ".join(ms(v) for v in np.sort(values)) + "."
+                )
+            if len(values) >= 2 and not values.min() <= mid.estimate <= values.max():
+                out.append(
+                    f"The pooled threshold ({ms(mid.estimate)}) lies outside every "
+                    "individual's: the pooled curve resembles none of these participants."
+                )
     refs = data.references
     if refs is not None and not refs.empty and "verdict" in refs:
         compared = refs.dropna(subset=["estimate"])
-        if not compared.empty:
+        judged = compared[compared["verdict"].isin(("inside", "below", "above"))]
+        if not compared.empty and judged.empty:
+            out.append(
+                f"Published figures: not enough data to place any of them (N = {n_people}; "
+                f"verdicts need {MINIMUMS['verdicts'].min_participants} participants and an "
+                "estimate within the tested levels)."
+            )
+        elif not compared.empty:
+            compared = judged
             counts = compared["verdict"].value_counts()
             inside = compared.loc[compared["verdict"] == "inside", "label"].tolist()
             parts = [f"{counts.get(v, 0)} {v}" for v in ("inside", "below", "above")]
             text = (
                 f"Of {len(refs)} published figures, {len(compared)} could be compared with "
-                f"this study's estimates: {', '.join(parts)} our 95% CI"
+                f"this study's estimates (N = {n_people} participants): {', '.join(parts)} our "
+                "95% CI"
             )
             text += f" (inside: {'; '.join(inside)})." if inside else "."
             unsupported = int((~refs["evidence"].str.startswith("perception")).sum())
@@ -75,9 +135,10 @@ def plain_summary(data) -> list[str]:
         paused = "paused_ms" in s.sdata.columns and bool((s.sdata["paused_ms"] > 0).any())
         waited = " of waiting (mid-chain answering not counted)" if paused else " after the send"
         out.append(
-            f"Abandonment: 10% of trials had been given up by {ms(slow.estimate)}{waited} "
-            f"in the least patient condition ({slow.condition}) and by {ms(fast.estimate)} in "
-            f"the most patient one ({fast.condition}); model: {s.aft.family_} AFT."
+            f"Abandonment: 10% of trials had been given up by {_abandon_time(s, slow)}{waited} "
+            f"in the least patient condition ({slow.condition}) and by "
+            f"{_abandon_time(s, fast)} in the most patient one ({fast.condition}); model: "
+            f"{s.aft.family_} AFT."
         )
         for r in s.aft.time_ratios_.itertuples():
             if r.ci_low > 1 or r.ci_high < 1:
@@ -100,11 +161,19 @@ def plain_summary(data) -> list[str]:
         )
         if r.population is not None:
             mid = r.population.set_index("level").loc[0.5]
-            out.append(
-                f"A rating of {r.acceptable_at:g} or better becomes less likely than not at about "
-                f"{ms(mid.estimate)} ({ci(mid.ci_low, mid.ci_high)}), over all participants "
-                "and for the median one."
-            )
+            rated = data.kept.dropna(subset=[r.column])[stim].astype(float)
+            if estimate_flags(mid.estimate, mid.ci_low, mid.ci_high, rated.min(), rated.max())[0]:
+                out.append(
+                    f"Where a rating of {r.acceptable_at:g} or better becomes less likely than "
+                    f"not lies outside the tested levels ({ms(rated.min())} to "
+                    f"{ms(rated.max())}): an extrapolation, not a finding."
+                )
+            else:
+                out.append(
+                    f"A rating of {r.acceptable_at:g} or better becomes less likely than not at "
+                    f"about {ms(mid.estimate)} ({ci(mid.ci_low, mid.ci_high)}), over all "
+                    "participants and for the median one."
+                )
     if data.score is not None and "share_past_threshold" in data.score:
         worst = data.score.sort_values("share_past_threshold").iloc[-1]
         out.append(
@@ -112,3 +181,28 @@ def plain_summary(data) -> list[str]:
             f"the 50% threshold: {worst.share_past_threshold:.0%}."
         )
     return out
+
+
+def _abandon_time(survival, row) -> str:
+    """The AFT time by which a share gave up, or, when that lies beyond the longest wait
+    observed in the condition (an extrapolation), what was observed: the Kaplan-Meier time,
+    or that fewer gave up within the longest wait."""
+    if not row.extrapolated:
+        return ms(row.estimate)
+    km = survival.km_table
+    hit = km[km["condition"] == row.condition] if "condition" in km else km.iloc[0:0]
+    col = f"t{round(row.share * 100)}_ms"
+    if len(hit) and col in hit and np.isfinite(hit[col].iloc[0]):
+        return (
+            f"{ms(hit[col].iloc[0])} (observed, Kaplan-Meier; the model's figure is extrapolated)"
+        )
+    sdata = survival.sdata
+    mask = np.ones(len(sdata), dtype=bool)
+    for factor in row.index:
+        if factor in sdata.columns and factor not in ("duration_ms", "event"):
+            mask &= (sdata[factor] == row[factor]).to_numpy()
+    longest_ms = float(sdata.loc[mask, "duration_ms"].max()) if mask.any() else float("nan")
+    return (
+        f"no time within the longest wait observed ({ms(longest_ms)}; fewer gave up, and the "
+        "model's figure is extrapolated)"
+    )

@@ -117,11 +117,11 @@ def _comparison(data: Any, known: dict[str, Any]) -> str:
         "pooled threshold (TTFT)        true ms   recovered ms   95% CI            inside",
     ]
     for name, true_ms, r in rows:
-        inside = r.ci_low <= true_ms <= r.ci_high
+        inside = "yes" if r.ci_low <= true_ms <= r.ci_high else "NO"
         ci = f"[{r.ci_low:.0f}, {r.ci_high:.0f}]"
-        lines.append(
-            f"{name:<28} {true_ms:9.0f} {r.estimate:14.0f}   {ci:<17} {'yes' if inside else 'NO'}"
-        )
+        if r.ci_low != r.ci_low:  # NaN: too few participants for a population interval
+            ci, inside = "no interval", "–"
+        lines.append(f"{name:<28} {true_ms:9.0f} {r.estimate:14.0f}   {ci:<17} {inside}")
     if any(name.startswith("rating") for name, _, _ in rows):
         lines.append(RATING_TRUTH_NOTE)
     return "\n".join(lines)
@@ -161,6 +161,8 @@ def _adaptive_comparison(data: Any, truth: Any, done: list[Any]) -> str:
         true_ms = _true_at(truth.threshold_ms, m.target, truth)  # the median person's
         ci = f"[{m.ci_low:.0f}, {m.ci_high:.0f}]"
         inside = "yes" if m.ci_low <= true_ms <= m.ci_high else "NO"
+        if m.ci_low != m.ci_low:  # NaN: too few participants for an interval
+            ci, inside = "no interval", "–"
         procedure = PROCEDURE_NAMES.get(m.procedure, m.procedure)
         name = f"{procedure} median {m.target:.0%}" + ("" if m.track == "all" else f" {m.track}")
         lines.append(f"{name:<28} {true_ms:9.0f} {m.median:14.0f}   {ci:<17} {inside}")

@@ -2,7 +2,9 @@
 
 DATA is a uxlab study database (SQLite; exported here to the trial table first, read-only
 apart from what the exporter records), an export folder, or a trial-table CSV from any lab.
-Writes `report.html`, `report.md` + `figures/*.png` and `thresholds.csv` into DIR.
+Writes `report.html`, `report.md` + `figures/*.png` and `thresholds.csv` into DIR. A part of
+the report that fails is named on stderr with its error in one line, the rest is still
+written, and the exit status is `EXIT_PART_FAILED`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import tempfile
 from pathlib import Path
 
 from uxlab.errors import UxlabError
+
+EXIT_PART_FAILED = 1
 
 
 class ReportError(UxlabError):
@@ -25,7 +29,9 @@ def register(subparsers) -> None:
         help="fit impatience thresholds and write the threshold report",
         description="Fit psychometric thresholds, abandonment survival models and rating "
         "models to a study's trials, compare them with the published figures, and write "
-        "report.html, report.md (+ figures/) and thresholds.csv.",
+        "report.html, report.md (+ figures/) and thresholds.csv. Parts that need several "
+        "participants run from 8 (below, the report says which and why); a part that fails "
+        "is named on stderr, the rest is written, and the exit status is 1.",
     )
     p.add_argument("data", type=Path, help="study database, export folder, or trial-table CSV")
     p.add_argument(
@@ -60,7 +66,18 @@ def register(subparsers) -> None:
     )
     p.add_argument("--keep-practice", action="store_true", help="analyse practice trials too")
     p.add_argument("--keep-pilot", action="store_true", help="analyse pilot sessions too")
+    p.add_argument(
+        "--keep-simulated",
+        action="store_true",
+        help="analyse simulated sessions together with real ones (by default they are left "
+        "out when both are present; a database of simulated sessions only is analysed as such)",
+    )
     p.add_argument("--drop-simulated", action="store_true", help="leave simulated sessions out")
+    p.add_argument(
+        "--keep-flagged",
+        action="store_true",
+        help="analyse trials shown outside the study's timing tolerance too (fidelity_flag)",
+    )
     p.add_argument(
         "--min-attention",
         type=float,
@@ -103,11 +120,16 @@ def _load(path: Path):
     if not path.exists():
         raise ReportError(f"{path}: no such file or folder")
     if _is_sqlite(path) and not _has_trials_table(path):
+        from analysis.trial_table import TrialTableError
         from uxlab.store.export import export_db
 
         with tempfile.TemporaryDirectory(prefix="uxlab-report-") as tmp:
             export_db(path, tmp)
-            table = load_trial_table(tmp)
+            try:
+                table = load_trial_table(tmp)
+            except TrialTableError as exc:  # name the database, not the temporary export
+                message = str(exc).replace(str(Path(tmp) / "trials.csv"), f"{path} (its trials)")
+                raise ReportError(message.replace(tmp, str(path))) from exc
         table.source, table.source_sha256 = path, file_sha256(path)
         return table
     return load_trial_table(path)
@@ -117,13 +139,19 @@ def _has_trials_table(path: Path) -> bool:
     """True for a SQLite file holding the exported trial table (not a uxlab study database)."""
     import sqlite3
 
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
-        cols = [r[1] for r in con.execute("PRAGMA table_info(trials)")]
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
+            cols = [r[1] for r in con.execute("PRAGMA table_info(trials)")]
+    except sqlite3.DatabaseError:
+        return False  # damaged: the store's exporter says so in one line
     return "participant" in cols and "outcome" in cols and "levels" not in cols
 
 
 def run(args: argparse.Namespace) -> int:
+    from analysis.chains import ChainDataError
     from analysis.exclusions import ExclusionRules
+    from analysis.psychometric import PsychometricInputError
+    from analysis.reference import ReferenceFileError
     from analysis.report import ReportOptions, analyse, write_report
     from analysis.score import ScoreError
     from analysis.trial_table import TrialTableError
@@ -138,6 +166,8 @@ def run(args: argparse.Namespace) -> int:
         drop_practice=not args.keep_practice,
         drop_pilot=not args.keep_pilot,
         drop_simulated=args.drop_simulated,
+        drop_fidelity_flagged=not args.keep_flagged,
+        keep_simulated=args.keep_simulated,
         min_attention_accuracy=args.min_attention,
         min_completion=args.min_completion,
     )
@@ -158,8 +188,16 @@ def run(args: argparse.Namespace) -> int:
         table = _load(args.data)
         data = analyse(table, options)
         paths = write_report(data, out)
-    except (TrialTableError, ScoreError) as exc:
+    except (
+        TrialTableError,
+        ScoreError,
+        PsychometricInputError,
+        ChainDataError,
+        ReferenceFileError,
+    ) as exc:  # the analysis package's input errors: one clean line each
         raise ReportError(str(exc)) from exc
+    if data.nothing_left:  # the report says so; the message names each rule and option
+        print(f"uxlab report: {data.table.source}: {data.nothing_left}", file=sys.stderr)
     t = data.thresholds
     print(
         f"{len(data.kept)} trials from {data.kept['participant'].nunique()} participants; "
@@ -174,10 +212,13 @@ def run(args: argparse.Namespace) -> int:
         ]
         if len(row):
             r = row.iloc[0]
-            print(
-                f"  {measure:<13} 50% threshold {r.estimate:8.0f} ms  "
+            interval = (
                 f"[{r.ci_low:.0f}, {r.ci_high:.0f}]"
+                if r.ci_low == r.ci_low  # not NaN
+                else f"(no population interval with {data.n_participants} participant(s))"
             )
+            marks = ", extrapolated" if bool(r.get("extrapolated", False)) else ""
+            print(f"  {measure:<13} 50% threshold {r.estimate:8.0f} ms  {interval}{marks}")
     if data.survival is not None and data.survival.aft is not None:
         for r in data.survival.aft.time_ratios_.itertuples():
             print(
@@ -188,11 +229,20 @@ def run(args: argparse.Namespace) -> int:
         print(_more_participants(data, args.more_participants, args.seed))
     for note in data.notes:
         print(f"note: {note}")
+    from analysis.exclusions import rule_summary
+
+    for line in rule_summary(data.exclusions):
+        if "participant(s)" in line:
+            print(f"left out: {line}")
+    for line in dict.fromkeys(data.skipped):
+        print(f"skipped: {line}")
     for key in ("html", "markdown", "thresholds", "score"):
         if key in paths:
             print(f"wrote {paths[key]}")
     sys.stdout.flush()
-    return 0
+    for part, error in data.failed_parts:
+        print(f"uxlab report: part failed: {part}: {error}", file=sys.stderr)
+    return EXIT_PART_FAILED if data.failed_parts else 0
 
 
 def _more_participants(data, add: int, seed: int) -> str:

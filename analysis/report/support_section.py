@@ -1,0 +1,108 @@
+"""The report's first section, "What this sample can support", and its session-facts section.
+
+First: participants and trials analysed, whether the data is simulated, who was left out and
+by which rule (with the option that changes it), which claims need more participants (each
+minimum with its basis, `analysis.report.support`), the parts skipped below their minimum,
+and the parts that failed (with their error in one line).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from analysis.exclusions import rule_summary
+from analysis.report.sessions_part import facts_summary
+from analysis.report.support import MINIMUMS, coverage_phrase
+
+
+def simulated_line(data: Any) -> str | None:
+    """What the report says about simulated sessions (None when there are none)."""
+    status = data.exclusions.simulated
+    if status == "all":
+        return (
+            "Every session analysed is SIMULATED (simulated participants, not people): the "
+            "figures below check the analysis, they are not findings about people."
+        )
+    if status == "excluded":
+        return (
+            "Simulated sessions were mixed with real ones and are left out (use "
+            "--keep-simulated to analyse them together)."
+        )
+    if status == "kept":
+        return "Simulated sessions are analysed together with real ones (--keep-simulated)."
+    return None
+
+
+def support_blocks(data: Any) -> list:
+    """Heading, the sample, what needs more, skipped and failed parts."""
+    from analysis.report.render import Bullets, Heading, Para, Table
+
+    n, ex = data.n_participants, data.exclusions
+    blocks: list = [Heading("What this sample can support")]
+    text = (
+        f"{n} participant(s) and {len(data.kept)} trials analysed (of "
+        f"{ex.n_participants_in} participant(s) and {ex.n_trials_in} trials in the data)."
+    )
+    blocks.append(Para(text))
+    if getattr(data, "nothing_left", None):
+        blocks.append(Para("Nothing: every trial was excluded (see the summary).", "note"))
+    sim = simulated_line(data)
+    if sim:
+        blocks.append(Para(sim, "note"))
+    left_out = [line for line in rule_summary(ex) if "participant(s)" in line]
+    if left_out:
+        blocks.append(Para("Participants left out, by rule (and the option that changes it):"))
+        blocks.append(Bullets(left_out))
+    needs = []
+    for m in MINIMUMS.values():
+        status = "supported" if n >= m.min_participants else f"NOT supported with {n}"
+        needs.append(
+            {"claim": m.part, "minimum N": m.min_participants, "here": status, "basis": m.why}
+        )
+    blocks.append(
+        Table(
+            pd.DataFrame(needs),
+            "Claims that need several participants, and their minimum",
+        )
+    )
+    blocks.append(
+        Para(
+            f"Here, with {n} participant(s), {coverage_phrase(n)}. "
+            "Per-participant fits and the pooled fit of the "
+            "analysed trials run from 1 participant; they describe these people, not a "
+            "population. Below the minimum, verdicts against published figures read 'not "
+            "enough data'."
+        )
+    )
+    if data.skipped:
+        blocks.append(Para("Parts skipped below their minimum:"))
+        blocks.append(Bullets(list(dict.fromkeys(data.skipped))))
+    if data.failed_parts:
+        blocks.append(
+            Para("Parts that FAILED (the rest of the report is complete without them):", "note")
+        )
+        blocks.append(Bullets([f"{part}: {error}" for part, error in data.failed_parts]))
+    facts = facts_summary(getattr(data, "sessions", None))
+    if facts:
+        blocks.append(Bullets(facts))
+    return blocks
+
+
+def session_blocks(data: Any) -> list:
+    """The session facts table (nothing when the export has no sessions table)."""
+    from analysis.report.render import Heading, Para, Table
+
+    facts = getattr(data, "sessions", None)
+    if facts is None or facts.empty:
+        return []
+    return [
+        Heading("Sessions"),
+        Para(
+            "How each session ran: runs (the first start and every resume), trials "
+            "interrupted by a crash or a closed terminal, the terminal size at the start and "
+            "every resize, the frame cap, and the timing warnings stored with the session."
+        ),
+        Table(facts, "Session facts"),
+    ]
