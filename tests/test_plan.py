@@ -169,10 +169,11 @@ def test_recommend_picks_the_cheapest_cell_meeting_the_target():
 
 def test_known_truth_cell_power_is_sensible():
     """More people narrow the interval; a reference far from the truth is excluded almost
-    always with 16 people, the true value itself only when the interval misses it."""
+    always with 20 people, the true value itself only when the interval misses it; with
+    fewer people than the report's minimum there is no interval, as in the report."""
     spec = PlanSpec(
         (STUDIES / "ttft-threshold.toml").resolve(),
-        (4, 16),
+        (4, 9, 20),
         (1,),
         (PopulationTruth(),),
         n_sims=16,
@@ -183,14 +184,17 @@ def test_known_truth_cell_power_is_sensible():
     true_50 = pooled_thresholds_ms(800.0, 1.6, 0.25)["0.5"]
     far = cell_table(results, Reference("far", 3000.0, 3000.0), [parse_target("ci_width<=400")])
     at_truth = cell_table(results, Reference("truth", true_50, true_50), [])
-    assert far.loc[1, "ci_width_50_ms"] < far.loc[0, "ci_width_50_ms"]
-    assert far.loc[1, "power"] >= 0.9
+    assert far.loc[0, "no_interval_share"] == 1.0 and np.isnan(far.loc[0, "ci_width_50_ms"])
+    assert far.loc[0, "power"] == 0.0 and not far.loc[0, "meets_target"]
+    assert far.loc[2, "ci_width_50_ms"] < far.loc[1, "ci_width_50_ms"]
+    assert far.loc[2, "power"] >= 0.9
     assert (at_truth["power"] <= 0.35).all()
-    assert (at_truth["power"] - (1 - at_truth["coverage_50"])).abs().max() < 1e-9
-    assert far["meets_target"].tolist() == [row <= 400 for row in far["ci_width_50_ms"]]
+    missed = (1 - at_truth["coverage_50"]) * (1 - at_truth["no_interval_share"])
+    assert (at_truth["power"][1:] - missed[1:]).abs().max() < 1e-9
+    assert far["meets_target"].tolist()[1:] == [w <= 400 for w in far["ci_width_50_ms"][1:]]
     assert (far["participant_minutes"] == far["participants"] * far["minutes_each"]).all()
     other = run_plan(dataclasses.replace(spec, repeats=(2,), n_sims=4), jobs=1)
-    assert set(other.cells) == {(4, 2), (16, 2)}  # a second plan in the same process
+    assert set(other.cells) == {(4, 2), (9, 2), (20, 2)}  # a second plan in the same process
 
 
 def test_truth_from_pilot_recovers_a_known_population():
@@ -227,11 +231,13 @@ def test_plan_command_writes_table_figure_and_recommendation(tmp_path, capsys):
     text = capsys.readouterr().out
     table = pd.read_csv(out / "plan.csv")
     assert table[["participants", "repeats"]].values.tolist() == [[4, 1], [12, 1]]
+    assert table["no_interval_share"].tolist() == [1.0, 0.0]
     assert {"ci_width_25_ms", "ci_width_50_ms", "ci_width_75_ms", "coverage_50", "power"} <= set(
         table.columns
     )
     assert (out / "plan.png").stat().st_size > 0 and (out / "plan.md").is_file()
-    assert "recommended: 4 participants x repeats 1" in text  # the cheaper cell meets it
+    assert "recommended: 12 participants x repeats 1" in text
+    assert "1 cell(s) show no width" in text  # 4 people: the report gives no interval
 
 
 def test_plan_command_refuses_bad_input_with_one_line(tmp_path, capsys):

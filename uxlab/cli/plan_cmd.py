@@ -273,6 +273,15 @@ def render_plan(plan: Any, study: Any, reference: Any, targets: list, truth_text
             + " and ".join(t.text for t in targets)
             + f": CI width {best['ci_width_50_ms']:.0f} ms at 50%, power {best['power']:.2f}"
         )
+    from uxlab.plan.summarise import report_minimum
+
+    few = table[table["no_interval_share"] >= 0.5]
+    if len(few):
+        lines.append(
+            f"note: {len(few)} cell(s) show no width ('nan'): with fewer than "
+            f"{report_minimum()} participants (after exclusions) `uxlab report` gives no "
+            "population interval, because there its measured coverage is too low"
+        )
     low_cover = table[table["coverage_50"] < 0.9]
     if len(low_cover):
         lines.append(

@@ -5,7 +5,10 @@ estimate and the participant-minutes it costs, the expected (mean) width of the 
 interval of each threshold (25/50/75%) and its median, coverage (how often the interval
 holds the population's pooled threshold), power (how often the interval of the 50%
 threshold leaves out the reference figure), how many participants the attention bar kept,
-how many studies gave no interval, and whether the cell meets every target. Every share
+how many studies gave no interval, and whether the cell meets every target. As in the
+report, a study left with fewer participants than the report's minimum
+(`analysis.report.support.MIN_PARTICIPANTS`, set from its measured coverage) has no
+population interval: it counts against power and is left out of widths and coverage. Every share
 comes from `n_sims` studies; its Monte-Carlo standard error is sqrt(p (1 - p) / n_sims).
 """
 
@@ -20,13 +23,27 @@ from uxlab.plan.engine import LEVELS, PlanResults
 from uxlab.plan.grid import Reference, Target
 
 
+def report_minimum() -> int:
+    """The fewest participants the report gives a population interval for."""
+    try:
+        from analysis.report.support import MIN_PARTICIPANTS
+    except ImportError:  # an analysis package without that rule
+        return 2
+    return int(MIN_PARTICIPANTS)
+
+
 def cell_table(results: PlanResults, reference: Reference, targets: list[Target]) -> pd.DataFrame:
     """The plan's table (see the module docstring), sorted by participants, then repeats."""
+    min_participants = report_minimum()
     rows = []
     for (p, r), cell in sorted(results.cells.items()):
         design = results.designs[r]
         minutes = design.duration_s / 60.0
-        width = cell.ci_high_ms - cell.ci_low_ms  # [S, 3]
+        # as the report: no population interval from fewer than its minimum of participants
+        enough = (cell.n_kept >= min_participants)[:, None]
+        low = np.where(enough, cell.ci_low_ms, np.nan)
+        high = np.where(enough, cell.ci_high_ms, np.nan)
+        width = high - low  # [S, 3]
         ok = np.isfinite(width)
         row = {
             "participants": p,
@@ -45,16 +62,13 @@ def cell_table(results: PlanResults, reference: Reference, targets: list[Target]
             row[f"ci_width_{tag}_median_ms"] = float(np.median(w)) if w.size else math.nan
             truth = cell.true_ms[:, j]
             with np.errstate(invalid="ignore"):
-                inside = (cell.ci_low_ms[:, j] <= truth) & (truth <= cell.ci_high_ms[:, j])
-            row[f"coverage_{tag}"] = (
-                float(np.mean(inside)) if np.isfinite(truth).all() else math.nan
-            )
-        row["power"] = float(
-            np.mean(reference.excluded(cell.ci_low_ms[:, 1], cell.ci_high_ms[:, 1]))
-        )
+                inside = (low[:, j] <= truth) & (truth <= high[:, j])
+            known = np.isfinite(truth).all() and ok[:, j].any()
+            row[f"coverage_{tag}"] = float(np.mean(inside[ok[:, j]])) if known else math.nan
+        row["power"] = float(np.mean(reference.excluded(low[:, 1], high[:, 1])))
         for t in targets:
             if t.kind == "exclude" and t.reference is not None:
-                excl = t.reference.excluded(cell.ci_low_ms[:, 1], cell.ci_high_ms[:, 1])
+                excl = t.reference.excluded(low[:, 1], high[:, 1])
                 row[f"power[{t.reference.label}]"] = float(np.mean(excl))
         row["meets_target"] = all(meets(row, cell, t) for t in targets) if targets else None
         rows.append(row)
