@@ -24,7 +24,8 @@ import numpy as np
 
 from uxlab.plan.design import PlanError
 
-DEFAULT_PARTICIPANTS = "4:40"
+DEFAULT_PARTICIPANTS = "8:48"
+"""From the report's minimum for a population interval (8, `analysis.report.support`)."""
 DEFAULT_REPEATS = "2:20"
 DEFAULT_N_PARTICIPANTS = 8
 DEFAULT_N_REPEATS = 6
