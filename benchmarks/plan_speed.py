@@ -23,7 +23,13 @@ import pandas as pd
 from analysis.population_batch import population_thresholds_batch
 from analysis.psychometric import population_threshold
 from uxlab.plan.engine import PlanSpec, _study_and_designs, run_plan, simulate_counts, study_levels
-from uxlab.plan.grid import parse_range
+from uxlab.plan.grid import (
+    DEFAULT_N_PARTICIPANTS,
+    DEFAULT_N_REPEATS,
+    DEFAULT_PARTICIPANTS,
+    DEFAULT_REPEATS,
+    parse_range,
+)
 from uxlab.simulate.observers import PopulationTruth
 
 STUDY = Path(__file__).resolve().parents[1] / "studies" / "ttft-threshold.toml"
@@ -34,8 +40,11 @@ def main() -> None:
     ap.add_argument("--sims", type=int, default=200)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--baseline", type=int, default=20, help="studies in the baseline")
+    ap.add_argument("--participants", default=DEFAULT_PARTICIPANTS)
+    ap.add_argument("--repeats", default=DEFAULT_REPEATS)
     args = ap.parse_args()
-    people, repeats = tuple(parse_range("4:40", 8)), tuple(parse_range("2:20", 6))
+    people = tuple(parse_range(args.participants, DEFAULT_N_PARTICIPANTS))
+    repeats = tuple(parse_range(args.repeats, DEFAULT_N_REPEATS))
     spec = PlanSpec(STUDY, people, repeats, (PopulationTruth(),), args.sims, 200, 0)
     load0 = os.getloadavg()[0]
     started = time.perf_counter()
