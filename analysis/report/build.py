@@ -226,6 +226,8 @@ def choose_columns(table: TrialTable, options: ReportOptions) -> tuple[str, str 
             )
     levels = numeric_column(trials, stimulus, path)
     empty = levels.isna().to_numpy()
+    if "attention_check" in trials.columns:  # a check has no stream, so no latency level
+        empty &= ~(pd.to_numeric(trials["attention_check"], errors="coerce") == 1).to_numpy()
     if empty.any():
         row = int(np.flatnonzero(empty)[0]) + 1
         raise TrialTableError(path, row, stimulus, "empty: every trial needs its latency level")
