@@ -293,3 +293,12 @@ def test_more_participants_narrow_the_projected_interval():
     assert result.width_more_ms < 0.8 * result.width_now_ms
     line = describe(result, 400.0)
     assert "with 18 more participants (24)" in line and "measured 400 ms" in line
+
+
+def test_default_reference_follows_the_stimulus():
+    from uxlab.plan.grid import default_reference
+
+    assert default_reference("ttft_ms").low_ms == 1000.0
+    itl = default_reference("itl_ms")
+    assert itl is not None and itl.low_ms == 30.0  # the 30 ms/token rule of thumb
+    assert default_reference("call_ttft_ms") is None

@@ -92,10 +92,11 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument(
         "--reference",
-        default=DEFAULT_REFERENCE,
+        default=None,
         metavar="FIGURE",
         help=f"what the power column tests for exclusion: ms or a figure id (default "
-        f"{DEFAULT_REFERENCE}; an exclude target takes its place)",
+        f"{DEFAULT_REFERENCE} for a TTFT study, else the first figure compared with the "
+        "study's stimulus; an exclude target takes its place)",
     )
     p.add_argument("--sims", type=int, default=200, help="studies per cell (default 200)")
     p.add_argument(
@@ -127,14 +128,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from uxlab.plan.grid import parse_range, parse_target, reference_from
+    from uxlab.plan.design import stimulus_factor
+    from uxlab.plan.grid import default_reference, parse_range, parse_target, reference_from
     from uxlab.study import load_study
 
     study = load_study(args.study)
     targets = [parse_target(t, args.power) for t in args.target]
     excludes = [t for t in targets if t.kind == "exclude"]
-    reference = excludes[0].reference if excludes else reference_from(args.reference)
-    assert reference is not None
+    if excludes:
+        reference = excludes[0].reference
+    elif args.reference is not None:
+        reference = reference_from(args.reference)
+    else:
+        reference = default_reference(stimulus_factor(study))
     participants = parse_range(args.participants, DEFAULT_N_PARTICIPANTS, "--participants")
     repeats = parse_range(args.repeats, DEFAULT_N_REPEATS, "--repeats")
     if participants[0] < 2:
@@ -143,7 +149,7 @@ def _run(args: argparse.Namespace) -> int:
         raise PlanError(
             f"--participants {args.participants}: at least 2 (the interval resamples people)"
         )
-    truths, truth_text = _truths(args, study)
+    truths, truth_text = _truths(args, study, stimulus_factor(study))
     out = args.out or Path("results/plan") / study.id
     plan = make_plan(
         study,
@@ -163,7 +169,7 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _truths(args: argparse.Namespace, study: Any) -> tuple[tuple, str]:
+def _truths(args: argparse.Namespace, study: Any, stimulus: str) -> tuple[tuple, str]:
     from uxlab.plan.truth import parse_truth
 
     if args.truth_from is None:
@@ -173,6 +179,13 @@ def _truths(args: argparse.Namespace, study: Any) -> tuple[tuple, str]:
             f"between-participant SD {truth.between_sd_log:g} ln ms, lapse {truth.lapse:g}, "
             f"guess {truth.guess:g}, attention lapse {truth.attention_lapse:g}, patience "
             f"{truth.patience_scale_ms:g} ms"
+            + (
+                ""
+                if stimulus == "ttft_ms"
+                else f", ITL threshold {truth.itl_threshold_ms:g} ms and width "
+                f"{truth.itl_width_log:g} ln ms (joined by probability summation when the "
+                "study varies the streaming)"
+            )
             + ("" if args.truth else " (the simulator's defaults)")
         )
     pilot = pilot_truth(args.truth_from, study, seed=args.seed)
@@ -250,9 +263,15 @@ def render_plan(plan: Any, study: Any, reference: Any, targets: list, truth_text
         f"per cell, each analysed like `uxlab report` (pooled fit, 95% interval from "
         f"{spec.n_boot} participant resamples; the report uses 1000)",
         truth_text,
-        f"power: share of studies whose 95% interval of the 50% threshold excludes "
-        f"{reference.label}; Monte-Carlo SE of a share up to "
-        f"{0.5 / spec.n_sims**0.5:.3f}; minutes from the study's own duration estimate",
+        (
+            f"power: share of studies whose 95% interval of the 50% threshold excludes "
+            f"{reference.label}"
+            if reference is not None
+            else f"power: no reference figure is compared with {design.stimulus}; name one "
+            "with --reference MS"
+        )
+        + f"; Monte-Carlo SE of a share up to {0.5 / spec.n_sims**0.5:.3f}; minutes from the "
+        "study's own duration estimate",
         "",
         printed_table(table),
         "",
@@ -349,7 +368,7 @@ def write_plan(
                 table,
                 out / "plan.png",
                 title=f"{study.id}: {plan.spec.n_sims} simulated studies per cell",
-                reference_label=reference.label,
+                reference_label=reference.label if reference is not None else "(none)",
                 best=best,
             )
         )

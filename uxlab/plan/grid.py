@@ -87,8 +87,9 @@ class Target:
     power: float = DEFAULT_POWER
 
 
-def reference_from(text: str) -> Reference:
-    """`800ms` / `800` or the id of a figure in `analysis/reference_figures.toml`."""
+def reference_from(text: str, units: tuple[str, ...] = ("ms",)) -> Reference:
+    """`800ms` / `800` or the id of a figure in `analysis/reference_figures.toml` (in one of
+    `units`)."""
     m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ms)?\s*", text)
     if m:
         value = float(m.group(1))
@@ -103,7 +104,7 @@ def reference_from(text: str) -> Reference:
             f"reference {text!r}: give a number of ms (e.g. 800ms) or a reference figure id "
             f"({known})"
         )
-    if figure.unit != "ms":
+    if figure.unit not in units:
         raise PlanError(f"reference {text!r} is in {figure.unit}; the planner needs ms")
     low, high = figure.range_ms
     return Reference(f"{figure.id} ({figure.figure})", float(low), float(high))
@@ -124,3 +125,17 @@ def parse_target(text: str, power: float = DEFAULT_POWER) -> Target:
         f"target {text!r}: expected ci_width<=200ms (ci_width@0.75<=300ms for another level) "
         "or exclude=800ms (or exclude=<reference figure id>)"
     )
+
+
+def default_reference(stimulus: str) -> Reference | None:
+    """The figure the power column tests when none is named: `DEFAULT_REFERENCE` for a TTFT
+    study, else the first figure compared with this stimulus's 50% threshold (e.g. 30 ms
+    per token for `itl_ms`); None when the figures have none for it."""
+    if stimulus == "ttft_ms":
+        return reference_from(DEFAULT_REFERENCE)
+    from analysis.reference import load_reference_figures
+
+    for figure in load_reference_figures():
+        if figure.compare_with == f"psychometric {stimulus} 0.5":
+            return reference_from(figure.id, units=("ms", "ms/token"))
+    return None

@@ -32,7 +32,9 @@ def report_minimum() -> int:
     return int(MIN_PARTICIPANTS)
 
 
-def cell_table(results: PlanResults, reference: Reference, targets: list[Target]) -> pd.DataFrame:
+def cell_table(
+    results: PlanResults, reference: Reference | None, targets: list[Target]
+) -> pd.DataFrame:
     """The plan's table (see the module docstring), sorted by participants, then repeats."""
     min_participants = report_minimum()
     rows = []
@@ -65,7 +67,11 @@ def cell_table(results: PlanResults, reference: Reference, targets: list[Target]
                 inside = (low[:, j] <= truth) & (truth <= high[:, j])
             known = np.isfinite(truth).all() and ok[:, j].any()
             row[f"coverage_{tag}"] = float(np.mean(inside[ok[:, j]])) if known else math.nan
-        row["power"] = float(np.mean(reference.excluded(low[:, 1], high[:, 1])))
+        row["power"] = (
+            float(np.mean(reference.excluded(low[:, 1], high[:, 1])))
+            if reference is not None
+            else math.nan
+        )
         for t in targets:
             if t.kind == "exclude" and t.reference is not None:
                 excl = t.reference.excluded(low[:, 1], high[:, 1])

@@ -38,6 +38,8 @@ TRUTH_NAMES = {
     "guess": "guess",
     "attention_lapse": "attention_lapse",
     "patience": "patience_scale_ms",
+    "itl_threshold": "itl_threshold_ms",
+    "itl_width": "itl_width_log",
 }
 MIN_PILOT_PARTICIPANTS = 3
 
