@@ -11,6 +11,8 @@ report's own pooled-threshold code:
 - `uxlab.plan.simulate_cell`: the simulated observers' answers as counts per level.
 - `uxlab.plan.engine`: every cell, in worker processes, analysed in batches
   (`analysis.population_batch`).
-- `uxlab.plan.grid`: the grid axes and targets; `uxlab.plan.summarise`: the table and the
-  recommendation; `uxlab.plan.figure`: the contour figure.
+- `uxlab.plan.grid`: the grid axes, targets and reference figures; `uxlab.plan.summarise`:
+  the table and the recommendation; `uxlab.plan.figure`: the contour figure.
+- `uxlab.plan.more_people`: the same machinery on a trial table (`uxlab report
+  --more-participants K`).
 """
