@@ -37,6 +37,7 @@ import datetime as dt
 import functools
 import http.server
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -44,14 +45,19 @@ import sys
 import tempfile
 import threading
 import time
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+import httpx
 import websockets
 from loopback import free_port, wait_until_serving
 
+from uxlab.live.clients import Prompt
+from uxlab.live.record import record_stream
 from uxlab.streams import read_replay
 from uxlab.streams.importers import import_source
+from uxlab.streams.recording import Recording
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ("chat-one-liner", "chat-clarifying")
@@ -426,6 +432,7 @@ def main() -> None:
     version = subprocess.run(
         [args.chromium, "--version"], capture_output=True, text=True, check=True
     ).stdout.split()[1]
+    today = dt.datetime.now(dt.UTC).date().isoformat()
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         corpus = tmp / "corpus"
@@ -446,7 +453,10 @@ def main() -> None:
             wait_until_serving(f"http://127.0.0.1:{api_port}/v1", server)
             page = serve_page(page_port, f"http://127.0.0.1:{api_port}")
             browser, ws_url = start_chromium(tmp / "profile", args.chromium)
+            load_before = os.getloadavg()[0]
             network, done, replies, bodies = asyncio.run(capture(ws_url, page_origin + "/"))
+            baseline = asyncio.run(record_baseline(api_port))
+            load_after = os.getloadavg()[0]
         finally:
             if browser is not None:
                 browser.terminate()
@@ -468,8 +478,8 @@ def main() -> None:
         har = out / "chat_page.har"
         har.write_text(json.dumps(build_har(network, bodies, version), indent=1) + "\n")
         schedules = served_schedules(network, corpus, out / "served")
-        report(version, done, log, har, schedules)
-        today = dt.datetime.now(dt.UTC).date().isoformat()
+        print(f"{today}, load average (1 min) {load_before:.1f} before, {load_after:.1f} after")
+        report(version, done, log, har, schedules, baseline)
         (out / "page.html").write_text(PAGE.replace("__API__", "http://127.0.0.1:PORT"))
         chromium = [Path(args.chromium).name, *CHROMIUM_FLAGS, "--user-data-dir=TMP", "about:blank"]
         serve = ["uxlab", "serve", "CORPUS", "--port", "PORT", *PROFILE, "--cors", "ORIGIN"]
@@ -484,20 +494,50 @@ def main() -> None:
             print(f"wrote {dest.relative_to(ROOT)}")
 
 
-def report(version: str, done: dict, log: Path, har: Path, schedules: list[Path]) -> None:
-    """What the browser saw (CDP import) against what was served (the schedules)."""
+async def record_baseline(port: int) -> list[Recording]:
+    """The same two prompts recorded by uxlab's own recorder from the same server, after the
+    browser: a baseline from the same run (the profile draws nothing: every seed's schedule
+    is the same)."""
+    out = []
+    async with httpx.AsyncClient() as client:
+        for api, content in (
+            ("openai", "What is the capital of Australia?"),
+            ("anthropic", "Can you help me with something?"),
+        ):
+            prompt = Prompt([{"role": "user", "content": content}], params={"max_tokens": 200})
+            base = f"http://127.0.0.1:{port}/v1"
+            result = await record_stream(client, api, base, "any", prompt, None, f"b-{api}")
+            out.append(result.recording)
+    return out
+
+
+def _late(rec: Recording, served: Recording) -> str:
+    """Each event's time minus its scheduled time (range), and each gap's (largest |error|)."""
+    late = [c.t_ms - s.t_ms for c, s in zip(rec.chunks, served.chunks, strict=True)]
+    gap_error = max(abs(b - a) for a, b in pairwise(late))
+    return f"{min(late):.1f} to {max(late):.1f} ms (gaps within {gap_error:.1f} ms)"
+
+
+def report(
+    version: str,
+    done: dict,
+    log: Path,
+    har: Path,
+    schedules: list[Path],
+    baseline: list[Recording],
+) -> None:
+    """What the browser saw (CDP import) against what was served (the schedules), and what
+    uxlab's recorder saw of the same server."""
     print(f"Chromium {version}; page texts: {json.dumps(done)[:160]}")
     captured = import_source("cdp", log).recordings
     from_har = import_source("har", har).recordings
-    for rec, hrec, path in zip(captured, from_har, schedules, strict=True):
+    for rec, hrec, base, path in zip(captured, from_har, baseline, schedules, strict=True):
         served = read_replay(path)
-        same = rec.text == served.text == hrec.text
-        late = [c.t_ms - s.t_ms for c, s in zip(rec.chunks, served.chunks, strict=False)]
+        same = rec.text == served.text == hrec.text == base.text
         print(
-            f"{path.name}: text equal {same}; {len(rec.chunks)} events vs {len(served.chunks)}"
-            f" chunks; browser minus served per event: min {min(late):.1f} ms,"
-            f" max {max(late):.1f} ms; HAR e2e {hrec.end.t_ms:.1f} vs served"
-            f" {served.end.t_ms:.1f} ms"
+            f"{path.name}: text equal {same}; {len(rec.chunks)} events; per event, minus"
+            f" served: browser {_late(rec, served)}, uxlab's recorder {_late(base, served)};"
+            f" HAR e2e {hrec.end.t_ms:.1f} vs served {served.end.t_ms:.1f} ms"
         )
 
 
