@@ -21,7 +21,7 @@ from uxlab.streams.importers import import_source
 from uxlab.streams.metrics import describe
 from uxlab.streams.recording import Meta, Recording
 
-(FOLDER,) = sorted((Path(__file__).parent / "data").glob("chromium-*"))
+FOLDER = Path(__file__).parent / "data" / "chromium-156.0.8078.114"
 CDP_LOG = FOLDER / "chat_page_network.jsonl"
 HAR = FOLDER / "chat_page.har"
 STALL_BEFORE = {6: 450.0, 12: 200.0}  # benchmarks/browser_capture.py's --stalls
