@@ -38,9 +38,11 @@ from uxlab.host.participant import NOTES_FD_VAR
 HANG_UP_GRACE_S = 30.0
 """How long a hung-up program may take to commit and exit before it is killed."""
 
-# Host environment variables that describe the researcher's terminal, not the participant's.
+# Host environment variables that describe the researcher's terminal or SSH login (with its
+# addresses and agent), not the participant's.
 _TERMINAL_VARS = ("TMUX", "TMUX_PANE", "STY", "TERM_PROGRAM", "TERM_PROGRAM_VERSION",
-                  "COLORTERM", "COLUMNS", "LINES")  # fmt: skip
+                  "COLORTERM", "COLUMNS", "LINES", "SSH_CONNECTION", "SSH_CLIENT", "SSH_TTY",
+                  "SSH_AUTH_SOCK")  # fmt: skip
 
 
 def host_key_path(db: Path) -> Path:
@@ -179,6 +181,7 @@ class ParticipantSession(asyncssh.SSHServerSession):
         env = {k: v for k, v in os.environ.items() if k not in _TERMINAL_VARS}
         env["TERM"] = self.term
         env[NOTES_FD_VAR] = str(notes_write)
+        env["SSH_CONNECTION"] = "uxlab-host"  # the session's environment says `ssh`; no address
         self.ctx.log(f"{self.participant}: connected ({self.term} {self.size[0]}x{self.size[1]})")
         try:
             self.proc = await asyncio.create_subprocess_exec(
