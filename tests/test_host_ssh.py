@@ -157,10 +157,18 @@ async def test_a_window_change_resizes_the_participants_screen(tmp_path):
 
 
 async def server_fingerprint(port: int, code: str) -> str:
-    """The host key fingerprint the client is shown (a connection with a valid code)."""
+    """The host key fingerprint the client is shown (a connection with a valid code), after
+    checking that the connection offers nothing but the study: no command, no sftp, no port
+    forwarding (which could reach the host's other services)."""
     async with asyncssh.connect(
         "127.0.0.1", port, username=code, known_hosts=None, client_keys=None
     ) as conn:
+        with pytest.raises(asyncssh.ChannelOpenError):
+            await conn.open_connection("127.0.0.1", port)
+        with pytest.raises((asyncssh.ChannelOpenError, asyncssh.ProcessError)):
+            await conn.run("id", check=True)
+        with pytest.raises((asyncssh.ChannelOpenError, asyncssh.SFTPError)):
+            await conn.start_sftp_client()
         return conn.get_server_host_key().get_fingerprint()
 
 

@@ -301,6 +301,9 @@ async def start_ssh_host(
         port,
         server_host_keys=[host_key],
         encoding=None,
+        agent_forwarding=False,  # a participant gets the study's terminal and nothing else:
+        x11_forwarding=False,  # no agent, X11 or port forwarding (SSHServer refuses the
+        allow_scp=False,  # last by default), no commands, no subsystems (sftp)
         login_timeout=60,
         keepalive_interval=30,
     )
