@@ -156,6 +156,25 @@ async def test_a_window_change_resizes_the_participants_screen(tmp_path):
         assert host.stop() == 0
 
 
+async def test_a_second_connection_with_the_same_code_replaces_the_first(tmp_path):
+    study = tiny_study(tmp_path, levels="20", itl=2, attention=False)
+    db = tmp_path / "twice.sqlite"
+    (inv,) = invite("tiny", db)
+    host = HostProcess(study, db)
+    try:
+        first = SshTerminal()
+        await first.connect(host.port, inv.code)
+        await first.wait_screen(lambda s: "Press a if you agree" in s)
+        second = SshTerminal()
+        await second.connect(host.port, inv.code)
+        await asyncio.wait_for(first.closed.wait(), timeout=60)  # the first is hung up
+        await second.wait_screen(lambda s: "Press a if you agree" in s)
+        host.wait_line(f"{inv.participant}: a new connection replaces the open one")
+        await second.close()
+    finally:
+        assert host.stop() == 0
+
+
 async def server_fingerprint(port: int, code: str) -> str:
     """The host key fingerprint the client is shown (a connection with a valid code), after
     checking that the connection offers nothing but the study: no command, no sftp, no port
