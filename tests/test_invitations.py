@@ -95,3 +95,47 @@ def test_host_refuses_a_port_out_of_range(tmp_path, capsys, port):
     study = tiny_study(tmp_path)
     assert main(["host", str(study), "--ssh", port]) == 2
     assert "0..65535" in capsys.readouterr().err
+
+
+class _Conn:
+    """What `CodeAuthServer` uses of its connection: extra info and close."""
+
+    def __init__(self) -> None:
+        self.info: dict = {}
+        self.closed = False
+
+    def set_extra_info(self, **info) -> None:
+        self.info.update(info)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+async def test_failed_codes_wait_in_line_and_valid_codes_do_not():
+    import asyncio
+
+    from uxlab.host.ssh_server import CodeAuthServer, HostContext
+
+    logged: list[str] = []
+    ctx = HostContext(
+        study_path=None,
+        study_id="tiny",
+        db=None,
+        lookup={"good-code": "P-GOOD1"}.get,
+        limiter=FailureLimiter(delay_s=0.0, per_connection=2),
+        log=logged.append,
+    )
+    server = CodeAuthServer(ctx)
+    server.connection_made(_Conn())
+    async with ctx.refusing:  # another failed code is being answered
+        assert await asyncio.wait_for(server.begin_auth("good-code"), timeout=30) is False
+        assert server.conn.info == {"participant": "P-GOOD1"}
+        wrong = asyncio.ensure_future(server.begin_auth("bad-guess-1"))
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert not wrong.done(), "a failed code waits for the one before it"
+    assert await asyncio.wait_for(wrong, timeout=30) is True
+    assert not server.conn.closed
+    assert await server.begin_auth("bad-guess-2") is True
+    assert server.conn.closed, "closed after per_connection failures"
+    assert logged and not any("bad-guess" in line for line in logged)

@@ -10,9 +10,10 @@ connecting again with the same code resumes the session. A new connection with a
 hangs up the older one first.
 
 Security: loopback by default; codes are never logged (asyncssh's own log is kept to
-warnings, which name no user); a failed code waits (`FailureLimiter`) and a connection is
-closed after a few; no address is stored or logged. The host key is generated on first
-start beside the database (`DB.ssh_host_key`, mode 0600) and kept.
+warnings, which name no user); a failed code waits (`FailureLimiter`), failed codes are
+answered one at a time host-wide, and a connection is closed after a few; no address is
+stored or logged; a connection offers no commands, sftp, or forwarding. The host key is
+generated on first start beside the database (`DB.ssh_host_key`, mode 0600) and kept.
 """
 
 from __future__ import annotations
@@ -76,6 +77,8 @@ class HostContext:
     log: Callable[[str], None] = print
     running: dict[str, ParticipantSession] = field(default_factory=dict)
     """Participant id -> the session that currently runs their program."""
+    refusing: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """Held while a failed code waits: failures are answered one at a time host-wide."""
 
 
 class CodeAuthServer(asyncssh.SSHServer):
@@ -96,9 +99,10 @@ class CodeAuthServer(asyncssh.SSHServer):
             self.conn.set_extra_info(participant=participant)
             return False  # the code is the credential: no further authentication
         self.failures += 1
-        delay_s = self.ctx.limiter.failed()
-        self.ctx.log(f"refused an unknown invitation code (waiting {delay_s:g} s)")
-        await asyncio.sleep(delay_s)
+        async with self.ctx.refusing:  # parallel guesses wait in line; valid codes do not
+            delay_s = self.ctx.limiter.failed()
+            self.ctx.log(f"refused an unknown invitation code (waiting {delay_s:g} s)")
+            await asyncio.sleep(delay_s)
         if self.failures >= self.ctx.limiter.per_connection and self.conn is not None:
             self.conn.close()
         return True  # no method is offered, so authentication fails
@@ -175,6 +179,7 @@ class ParticipantSession(asyncssh.SSHServerSession):
 
     async def _spawn_and_bridge(self) -> int:
         master, slave = os.openpty()
+        os.set_blocking(master, False)  # a participant's flood of keys never stalls the host
         self.master_fd = master
         self._set_size(*self.size)
         notes_read, notes_write = os.pipe()  # the program's notes for the researcher
@@ -249,7 +254,7 @@ class ParticipantSession(asyncssh.SSHServerSession):
 
     def data_received(self, data: bytes, datatype: object) -> None:
         if self.master_fd is not None:
-            with suppress(OSError):
+            with suppress(OSError):  # BlockingIOError: the program's input queue is full
                 os.write(self.master_fd, data)
 
     def terminal_size_changed(self, width: int, height: int, pixwidth: int, pixheight: int) -> None:
