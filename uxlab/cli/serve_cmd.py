@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import socket
 import sys
 
@@ -92,8 +93,96 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="close a connection that sends no complete request head within S seconds (default 10)",
     )
     p.add_argument("--quiet", action="store_true", help="no line per request on stderr")
+    _add_upstream_arguments(p)
     add_profile_arguments(p)
     p.set_defaults(func=run)
+
+
+def _add_upstream_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group(
+        "study your own product (--upstream)",
+        "Forward each request to a real model and re-time its stream onto the profile "
+        "(give --ttft and --itl). A model name may pick a profile: MODEL@NAME "
+        "(--named-profile) or MODEL@ttft=1500;itl=constant:60.",
+    )
+    g.add_argument("--upstream", metavar="URL", help="the real endpoint's base URL (…/v1)")
+    g.add_argument(
+        "--upstream-api",
+        choices=("openai", "anthropic"),
+        default="openai",
+        help="the upstream's wire (default openai: Chat Completions)",
+    )
+    g.add_argument(
+        "--upstream-key-env",
+        metavar="VAR",
+        help="environment variable holding the upstream key (default OPENAI_API_KEY or "
+        "ANTHROPIC_API_KEY; when unset, the client's own key header is passed on)",
+    )
+    g.add_argument(
+        "--named-profile",
+        action="append",
+        default=[],
+        metavar="NAME:KEY=VALUE;...",
+        help="a profile clients pick with MODEL@NAME, over the base profile (repeatable), "
+        "e.g. 'slow:ttft=2500;itl=constant:80'",
+    )
+    g.add_argument(
+        "--record",
+        metavar="DIR",
+        help="save each exchange: the upstream stream as received and the stream as served",
+    )
+
+
+def _upstream_config(args: argparse.Namespace):  # -> (ServeConfig, str)
+    from pathlib import Path
+
+    from uxlab.cli import CliError
+    from uxlab.live.record import _origin
+    from uxlab.live.serve import ServeConfig
+    from uxlab.live.upstream import (
+        UpstreamConfig,
+        UpstreamProxy,
+        default_key_env,
+        parse_named_profile,
+    )
+    from uxlab.shaping import Profile
+
+    if args.corpus or args.study:
+        raise CliError("--upstream answers from the upstream: give no CORPUS or --study")
+    profile = Profile.from_args(args)
+    named = dict(parse_named_profile(spec, profile) for spec in args.named_profile)
+    upstream = UpstreamConfig(
+        url=args.upstream,
+        api=args.upstream_api,
+        profile=profile,
+        named=named,
+        key_env=args.upstream_key_env,
+        record_dir=Path(args.record) if args.record else None,
+        seed=args.seed,
+    )
+    proxy = UpstreamProxy(upstream, server_token=args.token)
+    config = ServeConfig(
+        recordings=[], shape=lambda r, s: r, seed=args.seed, token=args.token, upstream=proxy
+    )
+    names = "".join(f"; @{n}: {p.describe()}" for n, p in named.items())
+    key_env = args.upstream_key_env or default_key_env(args.upstream_api)
+    if args.upstream_key_env and not os.environ.get(args.upstream_key_env):
+        raise CliError(
+            f"--upstream-key-env {args.upstream_key_env}: that variable is not set; "
+            "export it, or leave the option out to pass on each client's own key"
+        )
+    fallback = (
+        "no key if unset (the client's header holds --token)"
+        if args.token
+        else ("else the client's header")
+    )
+    what = (
+        f"{args.upstream_api} upstream {_origin(args.upstream)} re-timed "
+        f"(profile: {profile.describe()}"
+        f"{names}; key from ${key_env}, {fallback}"
+        f"{'; recording to ' + args.record if args.record else ''})"
+    )
+    return config, what
 
 
 def _config(args: argparse.Namespace):  # -> ServeConfig
@@ -103,6 +192,8 @@ def _config(args: argparse.Namespace):  # -> ServeConfig
     from uxlab.shaping import Profile, shape
     from uxlab.streams import load_corpus
 
+    if getattr(args, "upstream", None):
+        return _upstream_config(args)
     if args.study:
         from uxlab.live.study_picker import study_picker
         from uxlab.study import design_trials, load_study
@@ -156,6 +247,25 @@ def _config(args: argparse.Namespace):  # -> ServeConfig
         f"{profile.describe()}; request i uses seed {args.seed}+i)"
     )
     return config, what
+
+
+def _log_exchange(exchange) -> None:
+    """One line per proxied exchange: how it ended and how late the upstream was."""
+    v = exchange.violations
+    late = (
+        f"upstream late for {v['violations_n']} event(s), max {v['violation_max_ms']:.0f} ms "
+        "(the schedule waited)"
+        if v["violations_n"]
+        else "on schedule"
+    )
+    how = exchange.message or f"HTTP {exchange.status}"
+    saved = f"; saved {', '.join(p.name for p in exchange.saved)}" if exchange.saved else ""
+    print(
+        f"request {exchange.request_index} done: {exchange.model} @{exchange.profile_name}: "
+        f"{late}; {how}{saved}",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 KEEP_ALIVE_S = 5.0
@@ -246,8 +356,17 @@ def run(args: argparse.Namespace) -> int:
             )
 
         config.on_served = log_request
+        if config.upstream is not None:
+            config.upstream.config.on_done = _log_exchange
     app = build_app(config)
-    warm_up(config)  # the first request's costs, paid before anyone can send one
+    if config.upstream is None:
+        warm_up(config)  # the first request's costs, paid before anyone can send one
+    else:  # the same path on a stand-in answer: a warm-up must not reach the upstream
+        from dataclasses import replace
+
+        from uxlab.live.upstream import warm_up_recording
+
+        warm_up(replace(config, upstream=None, recordings=[warm_up_recording()]))
     gc.collect()
     gc.freeze()  # start-up objects out of the collector: no full collection mid-stream
     try:

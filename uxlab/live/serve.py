@@ -1,9 +1,13 @@
 """`uxlab serve`: an OpenAI- and Anthropic-compatible HTTP server that plays a corpus.
 
-Routes: `GET /v1/models`, `POST /v1/chat/completions` (streaming and not) and
-`POST /v1/messages` (streaming and not). Each request gets one recording of the corpus,
-shaped with the server's profile and a per-request seed, and played by the player into an
-`SSESink`, so a chat UI sees exactly the shaped schedule.
+Routes: `GET /v1/models`, `POST /v1/chat/completions` (streaming and not),
+`POST /v1/messages` (streaming and not) and `GET /health` (200 while serving, no token
+needed, not counted as a request: what benchmark clients such as guidellm probe first).
+Each request gets one recording of the corpus, shaped with the server's profile and a
+per-request seed, and played by the player into an `SSESink`, so a chat UI sees exactly the
+shaped schedule. With `config.upstream` (an `uxlab.live.upstream.UpstreamProxy`), a checked
+request is answered by a real model instead, re-timed onto the profile while it arrives, and
+`/v1/models` lists the profiles.
 
 Which recording: the one whose recorded prompt (last user message) equals the request's,
 else the corpus in order, cycling (`request_index % len(corpus)`). Which seed:
@@ -123,6 +127,8 @@ class ServeConfig:
     on_served: Callable[[Served], None] | None = None
     """Called once per request as soon as its schedule is chosen (e.g. to log it)."""
     served: deque[Served] = field(default_factory=lambda: deque(maxlen=SERVED_KEPT))
+    upstream: Any = None
+    """An `uxlab.live.upstream.UpstreamProxy`: answer from a real model, re-timed."""
     guard: GuardSettings = field(default_factory=GuardSettings)
     """Allowed Host names, body size and time limits (`uxlab.live.serve_guard`); the
     allowed Origins are `cors_origins`."""
@@ -197,7 +203,7 @@ def _error_response(
 
 def build_app(config: ServeConfig) -> Starlette:
     """The ASGI app serving `config.recordings` on their shaped schedules."""
-    if not config.recordings:
+    if not config.recordings and config.upstream is None:
         raise ServeError("the corpus holds no playable recordings")
     counter = itertools.count()
     pick = config.picker or corpus_picker(config)
@@ -223,7 +229,12 @@ def build_app(config: ServeConfig) -> Starlette:
         if not authorised(request):
             return _error_response("openai", 401, "invalid_api_key", "missing or wrong token")
         data = [{"id": m, "object": "model", "created": 0, "owned_by": "uxlab"} for m in models]
+        if config.upstream is not None:
+            data = config.upstream.models()
         return JSONResponse({"object": "list", "data": data})
+
+    async def health_route(request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
 
     async def chat_route(request: Request) -> Response:
         return await answer(request, "openai")
@@ -249,6 +260,17 @@ def build_app(config: ServeConfig) -> Starlette:
         except _Error as exc:
             return _error_response(wire, exc.status, exc.kind, exc.message, param=exc.param)
         request_index = next(counter)
+        if config.upstream is not None:
+            return await config.upstream.answer(
+                request,
+                body,
+                wire,
+                t0_ms,
+                request_index,
+                config.clock,
+                _error_response,
+                config.on_served,
+            )
         prompt = last_user_text(body["messages"])
         try:
             chosen = pick(request_index, prompt)
@@ -305,6 +327,7 @@ def build_app(config: ServeConfig) -> Starlette:
     app = Starlette(
         routes=[
             Route("/v1/models", models_route, methods=["GET"]),
+            Route("/health", health_route, methods=["GET"]),
             Route("/v1/chat/completions", chat_route, methods=["POST"]),
             Route("/v1/messages", messages_route, methods=["POST"]),
         ]
@@ -322,6 +345,7 @@ def build_app(config: ServeConfig) -> Starlette:
                 "x-uxlab-trial-index",
                 "x-uxlab-condition",
                 "x-uxlab-practice",
+                "x-uxlab-profile",
             ],
         )
     guard = replace(config.guard, cors_origins=list(config.cors_origins))
@@ -471,12 +495,21 @@ def _text(schedule: Recording, channel: str) -> str:
 def _openai_message(schedule: Recording, model: str, prompt_tokens: int) -> dict[str, Any]:
     inp, out = token_counts(schedule, prompt_tokens)
     calls = tool_calls(schedule)
-    content = _text(schedule, "content")
-    # As the API does: content is null when the answer is only tool calls.
-    message: dict[str, Any] = {"role": "assistant", "content": content or (None if calls else "")}
+    content = "".join(
+        c.text for c in schedule.chunks if c.channel == "content" and not c.extra.get("refusal")
+    )
+    refusal = "".join(c.text for c in schedule.chunks if c.extra.get("refusal"))
+    # As the API does: content is null when the answer is only tool calls (or a refusal).
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": content or (None if calls or refusal else ""),
+    }
+    if refusal:
+        message["refusal"] = refusal
     reasoning = _text(schedule, "reasoning")
     if reasoning:
         message["reasoning_content"] = reasoning
+        message["reasoning"] = reasoning  # current vLLM's and OpenRouter's name for it
     if calls:
         message["tool_calls"] = [
             {
