@@ -102,12 +102,18 @@ async def test_participant_disconnects_mid_study_and_resumes_with_the_same_code(
         await term.close()
         host.wait_line(f"{inv.participant}: program ended", after=mark)
         assert committed(db) == before, "a hang-up loses no committed trial"
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("SELECT state FROM sessions").fetchone() == ("interrupted",)
+        # The researcher's closing lines reach the host's log, not the participant.
+        host.wait_line(f"{inv.participant}: uxlab run: session of {inv.participant} interrupted")
+        assert "resume:" in host.output()
 
         again = SshTerminal(cols=90, rows=28)
         await again.connect(host.port, inv.code)
         welcome = await again.wait_screen(lambda s: "Welcome back" in s or "Trial" in s)
         final = await drive(again)
         assert "The study is finished" in final, final
+        assert "uxlab export" not in final and db.name not in final  # the researcher's lines
         host.wait_line(f"{inv.participant}: program ended", after=mark + 2)
     finally:
         assert host.stop() == 0
