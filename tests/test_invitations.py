@@ -139,3 +139,14 @@ async def test_failed_codes_wait_in_line_and_valid_codes_do_not():
     assert await server.begin_auth("bad-guess-2") is True
     assert server.conn.closed, "closed after per_connection failures"
     assert logged and not any("bad-guess" in line for line in logged)
+
+
+def test_withdrawing_an_invited_participant_retires_their_code(tmp_path):
+    from uxlab.store.invitations import withdraw_invited
+
+    with Store.open(tmp_path / "inv.sqlite") as store:
+        gone, kept = create_invitations(store, "tiny", 2)
+        counts = withdraw_invited(store, gone.participant)
+        assert counts["invitations"] == 1
+        assert participant_for_code(store, "tiny", gone.code) is None
+        assert participant_for_code(store, "tiny", kept.code) == kept.participant

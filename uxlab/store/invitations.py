@@ -4,7 +4,8 @@
 and returns them once; the database keeps only each code's SHA-256, the participant id it
 stands for and when it was made, so a copy of the database holds no usable code.
 `participant_for_code(store, study_id, code)` finds the participant a code stands for,
-comparing hashes in constant time. No address or name is stored.
+comparing hashes in constant time. No address or name is stored. `withdraw_invited` withdraws
+a participant and deletes their invitation (the code then opens nothing).
 
 The table `invitations` is created on first use (it is not part of the versioned schema:
 a database without invitations has no such table).
@@ -104,3 +105,15 @@ def count_invitations(store: Store, study_id: str) -> int:
     return store.conn.execute(
         "SELECT count(*) FROM invitations WHERE study_id = ?", (study_id,)
     ).fetchone()[0]
+
+
+def withdraw_invited(store: Store, participant: str) -> dict[str, int]:
+    """`Store.withdraw(participant)` and delete their invitation, so the code opens nothing.
+
+    (`Store.withdraw` alone leaves the invitation, and the code would start a new session.)
+    """
+    _ensure_table(store)
+    counts = store.withdraw(participant)
+    with store._write() as conn:
+        gone = conn.execute("DELETE FROM invitations WHERE participant = ?", (participant,))
+    return {**counts, "invitations": gone.rowcount}
