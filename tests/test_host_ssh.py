@@ -4,8 +4,10 @@ PTY as the participant's terminal (pyte paints the screen), the real study datab
 An invited participant sees the consent text, takes part, disconnects in the middle (the
 host hangs the program up: a clean quit), connects again with the same code and finishes;
 the store then holds every trial once and the session says it was resumed, in the
-client's terminal type and size. A wrong code is refused and appears nowhere in the host's
-output; the host key is kept across restarts (same fingerprint, mode 0600).
+client's terminal type and size. A window change resizes the app; a second connection
+with the same code replaces the first; stopping the host hangs up open sessions cleanly. A
+wrong code is refused and appears nowhere in the host's output; a valid code opens no
+command, sftp or forwarding; the host key is kept across restarts (same fingerprint, 0600).
 """
 
 from __future__ import annotations
@@ -179,6 +181,23 @@ async def test_a_second_connection_with_the_same_code_replaces_the_first(tmp_pat
         await second.close()
     finally:
         assert host.stop() == 0
+
+
+async def test_stopping_the_host_hangs_up_open_sessions_cleanly(tmp_path):
+    study = tiny_study(tmp_path, levels="20", itl=2, attention=False)
+    db = tmp_path / "stop.sqlite"
+    (inv,) = invite("tiny", db)
+    host = HostProcess(study, db)
+    try:
+        term = SshTerminal()
+        await term.connect(host.port, inv.code)
+        await drive(term, stop_when=lambda s: "Press Enter to send." in s)
+    finally:
+        assert host.stop() == 0  # Ctrl+C: the open session is hung up before the host exits
+    await asyncio.wait_for(term.closed.wait(), timeout=60)
+    assert f"{inv.participant}: program ended" in host.output()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT state FROM sessions").fetchone() == ("interrupted",)
 
 
 async def server_fingerprint(port: int, code: str) -> str:
