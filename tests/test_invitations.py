@@ -150,3 +150,24 @@ def test_withdrawing_an_invited_participant_retires_their_code(tmp_path):
         assert counts["invitations"] == 1
         assert participant_for_code(store, "tiny", gone.code) is None
         assert participant_for_code(store, "tiny", kept.code) == kept.participant
+
+
+def test_remote_app_logs_timing_warnings_for_the_researcher_instead_of_showing_them(tmp_path):
+    import io
+
+    from uxlab.host.participant import _remote_app_class
+    from uxlab.study import load_study
+
+    notes = io.StringIO()
+    app_class = _remote_app_class(notes)
+    with Store.open(tmp_path / "w.sqlite") as store:
+        app = app_class(
+            load_study(tiny_study(tmp_path)),
+            store,
+            participant="P-WARN1",
+            environment={},
+            warnings=["load average\n  7.9 on 2 CPUs"],
+        )
+    assert app.warnings == []  # no warnings screen for the participant
+    assert app.environment["timing_warnings"] == ["load average\n  7.9 on 2 CPUs"]  # stored
+    assert notes.getvalue() == "timing warning: load average 7.9 on 2 CPUs\n"

@@ -68,9 +68,13 @@ def main(argv: list[str]) -> int:
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
     notes = _notes()
     from uxlab.cli import main as uxlab_main
+    from uxlab.cli import run_cmd
     from uxlab.tui import study_app
 
-    study_app.StudyApp = _remote_app_class(notes)  # `uxlab run` imports it when it runs
+    remote_app = _remote_app_class(notes)
+    study_app.StudyApp = remote_app  # `uxlab run` imports it when it runs ...
+    if hasattr(run_cmd, "StudyApp"):  # ... or, should it import it at the top, from there
+        run_cmd.StudyApp = remote_app
     closing = io.StringIO()
     with redirect_stdout(closing):  # the app draws on stderr; the closing lines are stdout
         status = uxlab_main(["run", study, "--db", db, "--participant", participant])
