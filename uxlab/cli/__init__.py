@@ -29,6 +29,8 @@ COMMANDS: dict[str, str] = {
     "serve": "serve_cmd",
     "simulate": "simulate_cmd",
     "plan": "plan_cmd",
+    "invite": "invite_cmd",
+    "host": "host_cmd",
     "demo": "demo_cmd",
 }
 
