@@ -9,7 +9,8 @@ first straight to the mock (the baseline: the client measuring a server's own ti
 then through the proxy. Printed: whether each proxied answer equals the upstream's text as
 received (the `received/` record), chunk for chunk and joined; the client-side TTFT and
 gaps against the configured profile (and, as the baseline, the direct ones against the
-mock's settings; one unmeasured request warms the mock first); the upstream lateness the proxy logged; the load average.
+mock's settings; one unmeasured request warms the mock first); the upstream lateness
+the proxy logged; the load average.
 
     python benchmarks/upstream_peer.py [--requests 5] [--tokens 100] [--venv DIR]
 
