@@ -536,13 +536,14 @@ def test_a_browser_page_may_pick_a_profile_and_read_which_it_got():
 PEER_CAPTURE = Path(__file__).parent / "data" / "guidellm-mock-0.8.1"
 
 
-def captured_peer_upstream(requests: list[dict]):
+def captured_peer_upstream(requests: list[dict], fail: bool = False):
     """guidellm's mock server, replayed: its captured SSE bytes, event by event.
 
     A request with `tools` gets the tool-call capture, any other the text one; the usage
-    event is sent only when the request asks for it (as the mock does)."""
+    event is sent only when the request asks for it (as the mock does). With `fail`, every
+    request gets the mock's captured HTTP 500 body."""
     from starlette.applications import Starlette
-    from starlette.responses import StreamingResponse
+    from starlette.responses import Response, StreamingResponse
     from starlette.routing import Route
 
     def events(name: str) -> list[bytes]:
@@ -552,6 +553,9 @@ def captured_peer_upstream(requests: list[dict]):
     async def chat(request):
         body = await request.json()
         requests.append(body)
+        if fail:
+            error = (PEER_CAPTURE / "error_500.json").read_bytes()
+            return Response(error, status_code=500, media_type="application/json")
         sent = events("tool_call.sse" if body.get("tools") else "chat_usage.sse")
         if not (body.get("stream_options") or {}).get("include_usage"):
             sent = [e for e in sent if b'"usage"' not in e]
@@ -637,3 +641,16 @@ def test_a_peers_captured_tool_call_passes_through():
     )
     assert whole.choices[0].finish_reason == "tool_calls"
     assert requests[0]["tools"] == tools and requests[0]["tool_choice"] == "required"
+
+
+def test_a_peers_captured_http_500_is_passed_on_and_recorded(tmp_path):
+    want = json.loads((PEER_CAPTURE / "error_500.json").read_text())
+    with serve_in_thread(captured_peer_upstream([], fail=True)) as up:
+        proxy, app = proxy_for(up + "/v1", tmp_path)
+        with serve_in_thread(app) as base, pytest.raises(openai.InternalServerError) as caught:
+            stream_chat(base, "mockmodel")
+    assert caught.value.status_code == 500 and caught.value.body == want["error"]
+    (ex,) = proxy.exchanges
+    assert ex.status == 500 and want["error"]["message"] in ex.message
+    (received,) = (tmp_path / "received").glob("*.jsonl")
+    assert read_replay(received).errors[0].error["status"] == 500
