@@ -92,6 +92,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="S",
         help="close a connection that sends no complete request head within S seconds (default 10)",
     )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="N server processes sharing the port, one per core for many concurrent streams "
+        "(default 1; not with --study, whose trial counter is one participant's)",
+    )
     p.add_argument("--quiet", action="store_true", help="no line per request on stderr")
     _add_upstream_arguments(p)
     add_profile_arguments(p)
@@ -311,20 +319,23 @@ def guard_settings(args: argparse.Namespace):  # -> GuardSettings
     )
 
 
-def listen_socket(host: str, port: int) -> socket.socket:
+def listen_socket(host: str, port: int, reuse_port: bool = False) -> socket.socket:
     """A TCP socket bound to (host, port) whose connections send each write at once.
 
     Created with `IPPROTO_TCP` (asyncio sets `TCP_NODELAY` on accepted connections only
     for such sockets) and with `TCP_NODELAY` itself, which accepted connections inherit:
     without it Nagle's algorithm holds a chunk written less than one delayed ACK (~40 ms)
     after the response headers or the previous chunk, so a short TTFT or a fast stream
-    arrives up to 40 ms late.
+    arrives up to 40 ms late. `reuse_port`: `SO_REUSEPORT`, for `--workers` (each worker
+    listens on its own socket on the same port).
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind((host, port))
     except OSError:
         sock.close()
@@ -336,9 +347,16 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from uxlab.cli import CliError
-    from uxlab.live.serve import build_app, warm_up
+    from uxlab.live.serve import GIL_SWITCH_S, build_app, warm_up
     from uxlab.live.serve_guard import raise_open_files_limit
 
+    if args.workers < 1:
+        raise CliError(f"--workers {args.workers}: must be >= 1 (e.g. 2, one per core)")
+    if args.workers > 1 and args.study:
+        raise CliError(
+            f"--workers {args.workers} with --study: a study plays one participant's trials "
+            "in order from one counter, which one process keeps; serve it with --workers 1"
+        )
     config, what = _config(args)
     config.cors_origins = list(args.cors)
     config.guard = guard_settings(args)
@@ -348,8 +366,9 @@ def run(args: argparse.Namespace) -> int:
             labels = "".join(f" {k}={v}" for k, v in served.labels.items())
             cut = served.schedule.header.extra.get("served_max_tokens")
             cut_note = f", cut at max_tokens {cut}" if cut is not None else ""
+            worker = f" [pid {os.getpid()}]" if args.workers > 1 else ""
             print(
-                f"request {served.request_index} ({served.wire}): {served.replay_id} "
+                f"request {served.request_index} ({served.wire}){worker}: {served.replay_id} "
                 f"seed {served.seed}{labels}{cut_note}",
                 file=sys.stderr,
                 flush=True,
@@ -359,6 +378,7 @@ def run(args: argparse.Namespace) -> int:
         if config.upstream is not None:
             config.upstream.config.on_done = _log_exchange
     app = build_app(config)
+    sys.setswitchinterval(GIL_SWITCH_S)  # the loop waits less on a shaping thread
     if config.upstream is None:
         warm_up(config)  # the first request's costs, paid before anyone can send one
     else:  # the same path on a stand-in answer: a warm-up must not reach the upstream
@@ -369,8 +389,19 @@ def run(args: argparse.Namespace) -> int:
         warm_up(replace(config, upstream=None, recordings=[warm_up_recording()]))
     gc.collect()
     gc.freeze()  # start-up objects out of the collector: no full collection mid-stream
-    try:
-        sock = listen_socket(args.host, args.port)  # bound before the banner: no race
+    try:  # bound before the banner: no race
+        if args.workers > 1:
+            from uxlab.live.serve_workers import reuse_port_sockets
+
+            socks = reuse_port_sockets(
+                args.host,
+                args.port,
+                args.workers,
+                lambda h, p: listen_socket(h, p, reuse_port=True),
+            )
+            sock = socks[0]
+        else:
+            sock = listen_socket(args.host, args.port)
     except OSError as exc:
         raise CliError(
             f"--port {args.port}: cannot listen on {args.host} ({exc.strerror}); pick another port"
@@ -378,7 +409,8 @@ def run(args: argparse.Namespace) -> int:
     port = sock.getsockname()[1]
     print(
         f"serving {what} on http://{args.host}:{port}/v1"
-        f"{' (token required)' if args.token else ''}. Ctrl-C stops.",
+        f"{' (token required)' if args.token else ''}"
+        f"{f' with {args.workers} worker processes' if args.workers > 1 else ''}. Ctrl-C stops.",
         file=sys.stderr,
         flush=True,
     )
@@ -388,8 +420,23 @@ def run(args: argparse.Namespace) -> int:
             "must name it (or an --allow-host NAME) in their Host header",
             file=sys.stderr,
         )
-    sock.listen(128)
     raise_open_files_limit()  # many connections: refused by the cap, not by EMFILE
+    if args.workers > 1:
+        from uxlab.live.serve_workers import run_workers, serve_worker
+
+        for s in socks:
+            s.listen(128)
+        return run_workers(
+            socks,
+            lambda k, s: serve_worker(
+                config,
+                k,
+                args.workers,
+                s,
+                lambda a: uvicorn_config(a, args.max_connections, args.header_timeout_s),
+            ),
+        )
+    sock.listen(128)
     config_ = uvicorn_config(app, args.max_connections, args.header_timeout_s)
     with sock:
         uvicorn.Server(config_).run(sockets=[sock])
