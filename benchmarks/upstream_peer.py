@@ -13,6 +13,10 @@ mock's settings; one unmeasured request warms the mock first); the upstream late
 the proxy logged; the load average.
 
     python benchmarks/upstream_peer.py [--requests 5] [--tokens 100] [--venv DIR]
+        [--mock-ttft-ms 50] [--mock-itl-ms 5]
+
+A mock slower than the profile (e.g. `--mock-itl-ms 60`) shows the schedule waiting: each
+late event is an upstream violation, and the proxied gaps follow the upstream's.
 
 Without guidellm in `--venv`, it prints the commands that make the environment and, with
 `--setup`, runs them.
@@ -115,6 +119,8 @@ def main() -> int:
         "--venv", type=Path, default=Path(tempfile.gettempdir()) / "uxlab-peer-guidellm"
     )
     parser.add_argument("--setup", action="store_true", help="make the venv if it is missing")
+    parser.add_argument("--mock-ttft-ms", type=float, default=MOCK_TTFT_MS)
+    parser.add_argument("--mock-itl-ms", type=float, default=MOCK_ITL_MS)
     args = parser.parse_args()
     exe = ensure_venv(args.venv, args.setup)
     load_before = os.getloadavg()
@@ -123,8 +129,8 @@ def main() -> int:
         mock_port, proxy_port = free_port(), free_port()
         mock = subprocess.Popen(
             [str(exe), "mock-server", "--host", "127.0.0.1", "--port", str(mock_port),
-             "--model", "mockmodel", "--ttft-ms", f"{MOCK_TTFT_MS:g}", "--ttft-ms-std", "0",
-             "--itl-ms", f"{MOCK_ITL_MS:g}", "--itl-ms-std", "0",
+             "--model", "mockmodel", "--ttft-ms", f"{args.mock_ttft_ms:g}", "--ttft-ms-std", "0",
+             "--itl-ms", f"{args.mock_itl_ms:g}", "--itl-ms-std", "0",
              "--output-tokens", str(args.tokens), "--output-tokens-std", "0"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
@@ -169,7 +175,8 @@ def main() -> int:
     p_ttft, p_gaps = timing(proxied)
     late = np.array(violations) > 0
     print(
-        f"guidellm mock-server ({GUIDELLM}: TTFT {MOCK_TTFT_MS:g} ms, ITL {MOCK_ITL_MS:g} ms, "
+        f"guidellm mock-server ({GUIDELLM}: TTFT {args.mock_ttft_ms:g} ms, "
+        f"ITL {args.mock_itl_ms:g} ms, "
         f"{args.tokens} tokens) <- uxlab serve --upstream (ttft=constant:{TTFT_MS:g} "
         f"itl=constant:{ITL_MS:g}); {n} requests each way with the openai SDK"
     )
@@ -183,8 +190,8 @@ def main() -> int:
           f"joined {same_joined}/{n}")  # fmt: skip
     print("  client-side measured - configured (signed; min < 0 would be early):")
     rows = [
-        (f"direct  TTFT - {MOCK_TTFT_MS:g} ", d_ttft - MOCK_TTFT_MS),
-        (f"direct  gap  - {MOCK_ITL_MS:g}  ", d_gaps - MOCK_ITL_MS),
+        (f"direct  TTFT - {args.mock_ttft_ms:g} ", d_ttft - args.mock_ttft_ms),
+        (f"direct  gap  - {args.mock_itl_ms:g}  ", d_gaps - args.mock_itl_ms),
         (f"proxied TTFT - {TTFT_MS:g}", p_ttft - TTFT_MS),
         (f"proxied gap  - {ITL_MS:g} ", p_gaps - ITL_MS),
     ]
