@@ -50,6 +50,8 @@ CASES = [
     ("guidellm", DATA / "guidellm-0.8.1" / "benchmarks.json", "json"),
     ("har", DATA / "har" / "chat_app.har", "json"),
     ("cdp", DATA / "cdp" / "chat_app_network.jsonl", "lines"),
+    ("har", DATA / "chromium-156.0.8078.114" / "chat_page.har", "json"),
+    ("cdp", DATA / "chromium-156.0.8078.114" / "chat_page_network.jsonl", "lines"),
     ("json-chunks", DATA / "vendor-shapes" / "openai_chunks_timed.jsonl", "lines"),
     ("json-chunks", DATA / "vendor-shapes" / "gemini_stream_array.json", "json"),
     ("otel", DATA / "traces" / "otlp_genai_spans.json", "json"),

@@ -110,8 +110,11 @@ def import_har(path: Path, options: ImportOptions) -> ImportResult:
         raise ImportFormatError(
             path, None, "log.entries", 'missing (expected a HAR file: {"log": {"entries": [...]}})'
         )
-    creator = log.get("creator") if isinstance(log.get("creator"), dict) else {}
-    browser = " ".join(str(creator.get(k)) for k in ("name", "version") if creator.get(k))
+    # HAR 1.2: `browser` (optional) names the browser, `creator` the program that wrote the
+    # file (the same for DevTools' own export; another for a HAR built from a CDP log)
+    named = log.get("browser") if isinstance(log.get("browser"), dict) else log.get("creator")
+    named = named if isinstance(named, dict) else {}
+    browser = " ".join(str(named.get(k)) for k in ("name", "version") if named.get(k))
     result = ImportResult()
     not_streams = 0
     index = 0  # counts event-stream entries (for --select)
