@@ -1,7 +1,8 @@
 """Where commands write by default: one rule for every command.
 
-- A study's database is `results/<study id>.sqlite` in the current folder (`run`,
-  `simulate`).
+- What is made from a study file goes under `results/` in the current folder, named after
+  the study's id: its database `results/<study id>.sqlite` (`run`, `simulate`, `host`,
+  `invite`) and its plan `results/plan/<study id>/` (`plan`).
 - What is made from a file goes beside it, named after it: `results/quickstart.sqlite`
   gives `results/quickstart-export/` and `results/quickstart-report/`; `lab.csv` gives
   `lab-report/`.
