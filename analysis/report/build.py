@@ -211,7 +211,7 @@ def _log(options: ReportOptions, message: str) -> None:
 def choose_columns(table: TrialTable, options: ReportOptions) -> tuple[str, str | None, str | None]:
     """(stimulus, judgement or None, rating or None) from options, study.json, or the data."""
     trials, path = table.trials, table.source
-    stimulus = options.stimulus
+    stimulus = table.stimulus or options.stimulus  # renamed on load (unit, --measure)
     if stimulus is None:
         candidates = [f for f in table.factors if trials[f].nunique() >= 3]
         preferred = [f for f in candidates if f == "ttft_ms"] + [
@@ -255,7 +255,8 @@ def analyse(table: TrialTable, options: ReportOptions | None = None) -> ReportDa
     """Run exclusions, psychometric fits, survival, ratings, references and scoring."""
     options = options or ReportOptions()
     stimulus, judgement, rating = choose_columns(table, options)
-    factors = [f for f in table.factors if f != stimulus]
+    answers = {judgement, rating}
+    factors = [f for f in table.factors if f != stimulus and f not in answers]
     factors = [stimulus, *[f for f in factors if table.trials[f].nunique() > 1]]
     planned = planned_trials_from_sessions(table.sessions)
     excl = apply_exclusions(table.trials, options.rules, planned)
@@ -270,6 +271,8 @@ def analyse(table: TrialTable, options: ReportOptions | None = None) -> ReportDa
         cells=cell_counts(kept, factors),
         study_info=study_info(table, options),
     )
+    data.notes.extend(table.notes)
+    data.notes.append(f"Design factors: {', '.join(factors)} (from {table.factor_source}).")
     if kept.empty:  # a report that says so, with each rule and the option that changes it
         data.nothing_left = nothing_left_message(excl)
         data.thresholds = pd.DataFrame(columns=THRESHOLD_COLUMNS)

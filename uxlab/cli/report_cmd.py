@@ -51,6 +51,37 @@ def register(subparsers) -> None:
         "--rating", metavar="COLUMN", help="rating question (default: the study's likert question)"
     )
     p.add_argument(
+        "--participant",
+        metavar="COLUMN",
+        help="the column that names the participant (default: participant)",
+    )
+    p.add_argument(
+        "--yes",
+        metavar="VALUE[,VALUE]",
+        help="the judgement's values that mean yes, e.g. j or y,yes (others mean no; "
+        "empty cells are unanswered)",
+    )
+    p.add_argument(
+        "--stimulus-unit",
+        choices=("s", "ms"),
+        help="unit of the stimulus column (default: ms if its name ends _ms, seconds if it "
+        "ends _s or all values are under 30, said in a note)",
+    )
+    p.add_argument(
+        "--measure",
+        choices=("ttft", "itl", "e2e"),
+        help="what the stimulus column is, so it is compared with the matching published "
+        "figures (the column is analysed as <measure>_ms)",
+    )
+    p.add_argument(
+        "--factor",
+        metavar="COLUMN",
+        action="append",
+        default=[],
+        help="a design factor besides the stimulus (repeatable); without it and without "
+        "study.json another lab's table has the stimulus as its only factor",
+    )
+    p.add_argument(
         "--acceptable-at",
         type=float,
         metavar="N",
@@ -102,7 +133,26 @@ def _is_sqlite(path: Path) -> bool:
         return fh.read(16) == b"SQLite format 3\x00"
 
 
-def _load(path: Path):
+def _column_map(args: argparse.Namespace):
+    """The other-lab column options as an `analysis.foreign_table.ColumnMap`."""
+    from analysis.foreign_table import ColumnMap
+
+    yes = tuple(v.strip() for v in (args.yes or "").split(",") if v.strip())
+    if args.yes is not None and not yes:
+        raise ReportError("--yes: expected one or more values, e.g. --yes j or --yes y,yes")
+    return ColumnMap(
+        participant=args.participant,
+        stimulus=args.stimulus,
+        stimulus_unit=args.stimulus_unit,
+        measure=args.measure,
+        judgement=args.judgement,
+        yes=yes,
+        rating=args.rating,
+        factors=tuple(args.factor),
+    )
+
+
+def _load(path: Path, columns=None):
     """The trial table; a uxlab database goes through the store's exporter first."""
     from analysis.trial_table import file_sha256, load_trial_table
 
@@ -115,13 +165,13 @@ def _load(path: Path):
         with tempfile.TemporaryDirectory(prefix="uxlab-report-") as tmp:
             export_db(path, tmp)
             try:
-                table = load_trial_table(tmp)
+                table = load_trial_table(tmp, columns)
             except TrialTableError as exc:  # name the database, not the temporary export
                 message = str(exc).replace(str(Path(tmp) / "trials.csv"), f"{path} (its trials)")
                 raise ReportError(message.replace(tmp, str(path))) from exc
         table.source, table.source_sha256 = path, file_sha256(path)
         return table
-    return load_trial_table(path)
+    return load_trial_table(path, columns)
 
 
 def _has_trials_table(path: Path) -> bool:
@@ -167,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
         title=args.title,
     )
     try:
-        table = _load(args.data)
+        table = _load(args.data, _column_map(args))
         data = analyse(table, options)
         paths = write_report(data, out)
     except (TrialTableError, ScoreError) as exc:
