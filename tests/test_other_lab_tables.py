@@ -28,6 +28,8 @@ PSYCHOPY = [
     "slider.response",
     "--measure",
     "ttft",
+    "--judgement-kind",
+    "acceptability",
 ]
 JSPSYCH = [
     "report",

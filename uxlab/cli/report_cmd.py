@@ -87,6 +87,20 @@ def register(subparsers) -> None:
         metavar="N",
         help="ratings >= N count as acceptable (default: from study.json, else the scale midpoint)",
     )
+    p.add_argument(
+        "--estimand",
+        choices=("population", "median-person"),
+        default="population",
+        help="what the pooled psychometric figures estimate: the population curve's point "
+        "(all trials pooled; default) or the median participant's own point (median of "
+        "per-person fits); the other is written too, under its own group",
+    )
+    p.add_argument(
+        "--judgement-kind",
+        choices=("immediacy", "acceptability", "smoothness"),
+        help="what the yes/no question judges, so it meets only published figures of that "
+        "kind (default: from the question's words, e.g. 'acceptable' -> acceptability)",
+    )
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap samples (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="seed of every bootstrap (default 0)")
     p.add_argument(
@@ -215,6 +229,8 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         score_corpus=args.score,
         title=args.title,
+        estimand=args.estimand,
+        judgement_kind=args.judgement_kind,
     )
     try:
         table = _load(args.data, _column_map(args))
@@ -244,7 +260,8 @@ def run(args: argparse.Namespace) -> int:
                 else f"(no population interval with {data.n_participants} participant(s))"
             )
             marks = ", extrapolated" if bool(r.get("extrapolated", False)) else ""
-            print(f"  {measure:<13} 50% threshold {r.estimate:8.0f} ms  {interval}{marks}")
+            what = f" ({r.estimand})" if isinstance(r.get("estimand"), str) else ""
+            print(f"  {measure:<13} 50% threshold {r.estimate:8.0f} ms  {interval}{marks}{what}")
     if data.survival is not None and data.survival.aft is not None:
         for r in data.survival.aft.time_ratios_.itertuples():
             print(
