@@ -4,10 +4,13 @@ Rules are configurable (`ExclusionRules`); every rule that removes something add
 the log (`ExclusionResult.log`: level, who, reason, n_trials), so the report can list every
 exclusion with its reason. Order: pilot and simulated sessions, practice trials, trials that
 never ran cleanly (`error`, `interrupted`), then participants below the attention-check
-accuracy bar or the completion bar, then attention-check trials themselves (they are not
-stimuli). Simulated sessions mixed with real ones are excluded by default (a study of
-simulated sessions only is analysed as such); `rule` in the log names the `ExclusionRules`
-field behind each line and `RULE_FLAGS` the `uxlab report` option that changes it.
+accuracy bar or the completion bar, then trials whose playback was outside the study's
+timing tolerance (`fidelity_flag` 1: the participant did not see the planned schedule; a
+re-run of such a trial, when the session made one, stays), then attention-check trials
+themselves (they are not stimuli). Simulated sessions mixed with real ones are excluded by
+default (a study of simulated sessions only is analysed as such); `rule` in the log names
+the `ExclusionRules` field behind each line and `RULE_FLAGS` the `uxlab report` option that
+changes it.
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ RULE_FLAGS = {
     "min_attention_accuracy": "--min-attention SHARE",
     "min_completion": "--min-completion SHARE",
     "drop_attention_trials": "none (attention checks are not stimuli)",
+    "drop_fidelity_flagged": "--keep-flagged",
 }
+FIDELITY_REASON = "playback outside the study's timing tolerance (fidelity_flag)"
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,7 @@ class ExclusionRules:
     min_attention_accuracy: float = 0.75  # participants below this share of passed checks leave
     min_completion: float = 0.5  # participants with fewer analysable main trials than this leave
     drop_attention_trials: bool = True
+    drop_fidelity_flagged: bool = True  # trials shown outside the study's timing tolerance
 
 
 @dataclass
@@ -155,6 +161,8 @@ def apply_exclusions(
                 _drop_participant(rows, df, pid, reason, "min_completion")
                 df = df[df["participant"] != pid]
 
+    if rules.drop_fidelity_flagged and "fidelity_flag" in df.columns:
+        drop(df["fidelity_flag"] == 1, FIDELITY_REASON, "drop_fidelity_flagged")
     if rules.drop_attention_trials and "attention_check" in df.columns:
         drop(
             df["attention_check"] == 1,

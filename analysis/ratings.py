@@ -156,6 +156,12 @@ class OrdinalLatencyFitter:
         endog = pd.Series(pd.Categorical(df[rating], categories=levels, ordered=True), name=rating)
         exog = pd.DataFrame({f"log2_{stimulus}": np.log2(df[stimulus].to_numpy(dtype=float))})
         groups = pd.factorize(df[cluster])[0]
+        n_params = len(levels)  # the slope and the cut points
+        if len(df) <= n_params:
+            raise ValueError(
+                f"{rating}: {len(df)} ratings are too few for the ordinal model (it needs "
+                f"more rows than its {n_params} parameters)"
+            )
         n_clusters = int(groups.max() + 1) if len(groups) else 0
         self.clustered_ = n_clusters >= max(self.min_clusters, 2)
         cov = {"cov_type": "cluster", "cov_kwds": {"groups": groups}}

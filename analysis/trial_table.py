@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.foreign_table import ColumnMap, adapt_frame
+from analysis.spreadsheet_cells import plain_frame
 
 # Columns the analysis needs in every table; the rest of contract 2 is used when present.
 REQUIRED_COLUMNS = ("participant",)
@@ -49,7 +51,7 @@ CONTRACT_COLUMNS = (
     "simulated",
 )
 # Further columns uxlab writes when a study uses them (schedule hashes, agent chains, live
-# endpoints): measurements, never factors.
+# endpoints, trials queued again at the end): measurements, never factors.
 EXTRA_COLUMNS = (
     "schedule_sha256",
     "e2e_ms",
@@ -59,7 +61,24 @@ EXTRA_COLUMNS = (
     "violation_max_ms",
     "violation_sum_ms",
     "rerun_of",
+    "rerun_reason",
     "rerun_as",
+)
+# Per-trial playback fidelity (contract 2; uxlab computes them from the playback log):
+# how late chunks were handed out and shown, frame sharing, drift, the machine's load and
+# the flag for trials outside the study's timing tolerance. Measurements, never factors.
+FIDELITY_COLUMNS = (
+    "n_chunks",
+    "late_handed_p50_ms",
+    "late_handed_p99_ms",
+    "late_handed_max_ms",
+    "late_shown_p50_ms",
+    "late_shown_p99_ms",
+    "late_shown_max_ms",
+    "frame_shared_share",
+    "drift_ms",
+    "load_1m",
+    "fidelity_flag",
 )
 # Identifiers stay text (a hash of zeros or an id like 007 must not become a number).
 ID_COLUMNS = (
@@ -72,8 +91,19 @@ ID_COLUMNS = (
     "schedule_sha256",
 )
 OUTCOMES = ("completed", "abandoned", "timed_out", "error", "interrupted")
-FLAG_COLUMNS = ("practice", "attention_check", "attention_ok", "pilot", "simulated")
+FLAG_COLUMNS = (
+    "practice",
+    "attention_check",
+    "attention_ok",
+    "pilot",
+    "simulated",
+    "fidelity_flag",
+)
 TIME_COLUMNS = ("t_abandon_ms", "shown_first_ms", "shown_last_ms", "scheduled_end_ms")
+MAX_TIME_MS = 24 * 3600 * 1000.0  # a trial time past one day is not a measurement
+MAX_NUMBER_ABS = 1e9  # factor levels and answers beyond this are not plausible values
+MAX_CSV_BYTES = 1024 * 1024 * 1024
+MAX_STUDY_JSON_BYTES = 16 * 1024 * 1024
 _YES = {"1", "1.0", "yes", "y", "true", "t"}
 _NO = {"0", "0.0", "no", "n", "false", "f"}
 
@@ -196,9 +226,9 @@ def load_trial_table(path: str | Path, columns: ColumnMap | None = None) -> Tria
         if study_path.exists():
             study = _read_study_json(study_path)
         if (path / "sessions.csv").exists():
-            sessions = pd.read_csv(path / "sessions.csv")
+            sessions = plain_frame(pd.read_csv(path / "sessions.csv"))
         if (path / "runs.csv").exists():
-            runs = pd.read_csv(path / "runs.csv")
+            runs = plain_frame(pd.read_csv(path / "runs.csv"))
         if (path / "events.csv").exists():
             session_events = read_session_events(path / "events.csv")
         data_path = csv_path
@@ -219,7 +249,7 @@ def load_trial_table(path: str | Path, columns: ColumnMap | None = None) -> Tria
     trials = validate_trials(trials, data_path)
     factors, factor_source = _factor_names(trials, study, columns, stimulus)
     questions = _questions(study)
-    return TrialTable(
+    table = TrialTable(
         trials=trials,
         source=data_path,
         source_sha256=file_sha256(data_path),
@@ -233,6 +263,8 @@ def load_trial_table(path: str | Path, columns: ColumnMap | None = None) -> Tria
         stimulus=stimulus,
         notes=notes,
     )
+    check_answers(table)
+    return table
 
 
 def read_sqlite_trials(path: Path, table: str = "trials") -> pd.DataFrame:
@@ -264,23 +296,44 @@ def _is_sqlite(path: Path) -> bool:
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
+    if path.stat().st_size > MAX_CSV_BYTES:
+        raise TrialTableError(path, None, None, f"larger than {MAX_CSV_BYTES:,} bytes")
     try:
         frame = pd.read_csv(path, low_memory=False, dtype=dict.fromkeys(ID_COLUMNS, str))
     except pd.errors.EmptyDataError as exc:
         raise TrialTableError(path, None, None, "empty file (expected a CSV header)") from exc
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise TrialTableError(path, None, None, f"not a readable CSV: {exc}") from exc
-    return frame
+    return plain_frame(frame)  # text cells as stored (the export's `'` prefix taken off)
 
 
 def _read_study_json(path: Path) -> dict[str, Any]:
+    if path.stat().st_size > MAX_STUDY_JSON_BYTES:
+        raise TrialTableError(path, None, None, f"larger than {MAX_STUDY_JSON_BYTES:,} bytes")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(
+            path.read_text(encoding="utf-8"),
+            parse_constant=_no_constant,
+            parse_float=_finite_float,
+        )
     except json.JSONDecodeError as exc:
         raise TrialTableError(path, exc.lineno, None, f"not valid JSON: {exc.msg}") from exc
+    except (UnicodeDecodeError, RecursionError, ValueError) as exc:
+        raise TrialTableError(path, None, None, f"not a readable study.json ({exc})") from exc
     if not isinstance(data, dict):
         raise TrialTableError(path, None, None, "expected a JSON object with the study")
     return data
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is not a finite number")
+    return value
 
 
 def _row_of(frame: pd.DataFrame, mask: np.ndarray) -> int:
@@ -290,6 +343,11 @@ def _row_of(frame: pd.DataFrame, mask: np.ndarray) -> int:
     if pd.api.types.is_integer_dtype(frame.index):
         return int(frame.index[pos]) + 1
     return pos + 1
+
+
+def known_columns() -> tuple[str, ...]:
+    """Every non-factor, non-question column of contract 2 that the analysis knows."""
+    return CONTRACT_COLUMNS + EXTRA_COLUMNS + FIDELITY_COLUMNS
 
 
 def validate_trials(trials: pd.DataFrame, path: Path) -> pd.DataFrame:
@@ -333,6 +391,16 @@ def validate_trials(trials: pd.DataFrame, path: Path) -> pd.DataFrame:
                     r,
                     col,
                     f"{trials[col][negative].iloc[0]} is negative (times are ms from send)",
+                )
+            too_late = (trials[col] > MAX_TIME_MS).to_numpy()
+            if too_late.any():
+                r = _row_of(trials, too_late)
+                raise TrialTableError(
+                    path,
+                    r,
+                    col,
+                    f"{trials[col][too_late].iloc[0]:g} ms is not plausible (at most one day, "
+                    f"{MAX_TIME_MS:g} ms)",
                 )
     if "outcome" in trials.columns and "t_abandon_ms" in trials.columns:
         no_time = ((trials["outcome"] == "abandoned") & trials["t_abandon_ms"].isna()).to_numpy()
@@ -397,7 +465,51 @@ def numeric_column(trials: pd.DataFrame, column: str, path: Path) -> pd.Series:
     if bad.any():
         r = _row_of(trials, bad)
         raise TrialTableError(path, r, column, f"{values[bad].iloc[0]!r} is not a number")
-    return numbers.astype(float)
+    numbers = numbers.astype(float)
+    _check_plausible(numbers, path, column)
+    return numbers
+
+
+def _check_plausible(numbers: pd.Series, path: Path, column: str) -> None:
+    """Finite, and within ±MAX_NUMBER_ABS (empty cells, NaN, are fine)."""
+    wild = (np.isinf(numbers) | (numbers.abs() > MAX_NUMBER_ABS)).to_numpy()
+    if wild.any():
+        r = _row_of(numbers.to_frame(), wild)
+        raise TrialTableError(
+            path,
+            r,
+            column,
+            f"{numbers[wild].iloc[0]:g} is not a plausible value (finite, within "
+            f"±{MAX_NUMBER_ABS:g})",
+        )
+
+
+def check_answers(table: TrialTable) -> None:
+    """Each answer column on its question's scale, each factor level plausible: a yes/no
+    answer is 0 or 1, a likert rating a whole number in 1..scale, any number finite and
+    within ±MAX_NUMBER_ABS. Raises TrialTableError naming row and column."""
+    trials, path = table.trials, table.source
+    for name in table.factors:
+        numeric_column(trials, name, path)
+    for q in table.questions.values():
+        col = q.column
+        if col not in trials.columns:
+            continue
+        if q.type == "yesno":
+            binary_column(trials, col, path)
+        elif q.type in ("likert", "slider"):
+            values = numeric_column(trials, col, path)
+            if q.type == "likert" and q.scale_size:
+                ok = values.isna() | (values.between(1, q.scale_size) & (values % 1 == 0))
+                bad = (~ok).to_numpy()
+                if bad.any():
+                    r = _row_of(trials, bad)
+                    raise TrialTableError(
+                        path,
+                        r,
+                        col,
+                        f"{values[bad].iloc[0]:g} is not a rating on the scale 1..{q.scale_size}",
+                    )
 
 
 def question_columns(trials: pd.DataFrame) -> list[str]:
@@ -424,7 +536,7 @@ def _factor_names(
     elif isinstance(declared, dict):
         names, source = list(declared), "study.json"
     elif isinstance(declared, list):
-        names = [f["name"] if isinstance(f, dict) else str(f) for f in declared]
+        names = [str(f.get("name")) if isinstance(f, dict) else str(f) for f in declared]
         source = "study.json"
     elif is_uxlab_shaped(trials):
         names = [
@@ -432,6 +544,7 @@ def _factor_names(
             for c in trials.columns
             if c not in CONTRACT_COLUMNS
             and c not in EXTRA_COLUMNS
+            and c not in FIDELITY_COLUMNS
             and not str(c).startswith(("q_", "rt_"))
             and pd.api.types.is_numeric_dtype(trials[c])
         ]

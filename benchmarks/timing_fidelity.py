@@ -18,6 +18,13 @@ of the last 200 chunks minus that of the first 200), then our/baseline ratios.
     .venv/bin/python benchmarks/timing_fidelity.py            # full run, a few minutes
     .venv/bin/python benchmarks/timing_fidelity.py --quick    # shorter streams
     .venv/bin/python benchmarks/timing_fidelity.py --json out.json
+    .venv/bin/python benchmarks/timing_fidelity.py --ab       # + the A/B variants below
+
+`--ab` adds, in the same run, ours with the direct frame request off
+(`UXLAB_DIRECT_FRAMES=0`: the screen's idle/timer path paints) and ours with the clock's
+other waits (`UXLAB_CLOCK_WAIT=block`: one blocking nanosleep for the last ms, `timer`:
+the asyncio timer alone; the default is `spin`). Every configuration reports its CPU time
+during the plays (ms of CPU per chunk, all threads of the process).
 """
 
 from __future__ import annotations
@@ -123,6 +130,7 @@ def naive_app(recordings: list[Any], out: Path) -> Any:
         async def _bench(self) -> None:
             view = NaiveView(self.query_one("#text", Static))
             logs = []
+            cpu_start_s = time.process_time()
             for rec in recordings:
                 view.text = ""
                 view.static.update("")
@@ -130,6 +138,7 @@ def naive_app(recordings: list[Any], out: Path) -> Any:
                 logs.append(log.to_dict())
             payload = {"frame_cap": frame_cap(), "has_terminal": self.probe.has_terminal}
             payload["logs"] = logs
+            payload["cpu_s"] = time.process_time() - cpu_start_s
             out.write_text(json.dumps(payload))
             self.exit(0)
 
@@ -146,8 +155,11 @@ def bare_floor(recordings: list[Any], out: Path) -> None:
     async def play_all() -> list[dict[str, Any]]:
         return [(await Player(rec, HeadlessSink()).play()).to_dict() for rec in recordings]
 
+    cpu_start_s = time.process_time()
     logs = asyncio.run(play_all())
-    out.write_text(json.dumps({"frame_cap": 0, "has_terminal": False, "logs": logs}))
+    cpu_s = time.process_time() - cpu_start_s
+    payload = {"frame_cap": 0, "has_terminal": False, "logs": logs, "cpu_s": cpu_s}
+    out.write_text(json.dumps(payload))
 
 
 def worker(args: argparse.Namespace) -> int:
@@ -181,9 +193,21 @@ def worker(args: argparse.Namespace) -> int:
 # -- running configurations (parent side) --------------------------------------------------
 
 
-def run_config(mode: str, view: str, fps: int, folder: Path, timeout_s: float) -> dict[str, Any]:
-    out = folder / f"result-{mode}-{view}-{fps}.json"
-    env = dict(os.environ, TEXTUAL_FPS=str(max(fps, 1)), UXLAB_FPS=str(max(fps, 1)))
+VARIANTS = {
+    "": {},
+    "no-direct-frames": {"UXLAB_DIRECT_FRAMES": "0"},
+    "wait=block": {"UXLAB_CLOCK_WAIT": "block"},
+    "wait=timer": {"UXLAB_CLOCK_WAIT": "timer"},
+}
+"""A/B variant name -> environment it runs with (`--ab`)."""
+
+
+def run_config(
+    mode: str, view: str, fps: int, folder: Path, timeout_s: float, variant: str = ""
+) -> dict[str, Any]:
+    out = folder / f"result-{mode}-{view}-{fps}-{variant.replace('=', '-')}.json"
+    extra = VARIANTS[variant]
+    env = dict(os.environ, TEXTUAL_FPS=str(max(fps, 1)), UXLAB_FPS=str(max(fps, 1)), **extra)
     if mode == "headless" or view == "naive":
         cmd = [sys.executable, str(Path(__file__).resolve()), "--worker"]
         cmd += ["--mode", mode, "--view", view, "--dir", str(folder), "--out", str(out)]
@@ -195,7 +219,8 @@ def run_config(mode: str, view: str, fps: int, folder: Path, timeout_s: float) -
         subprocess.run(cmd, env=env, cwd=ROOT, check=True, timeout=timeout_s)
     else:
         session = f"uxlab-bench-{os.getpid()}"
-        shell = " ".join(f"{k}={v}" for k, v in (("TEXTUAL_FPS", fps), ("UXLAB_FPS", fps)))
+        pairs = [("TEXTUAL_FPS", fps), ("UXLAB_FPS", fps), *extra.items()]
+        shell = " ".join(f"{k}={v}" for k, v in pairs)
         shell += " " + " ".join(_quote(c) for c in cmd)
         width, height = (str(n) for n in SIZE)
         subprocess.run(
@@ -268,6 +293,7 @@ def metrics(log: dict[str, Any]) -> dict[str, float | None]:
         "handed_p99": pct(late_handed, 99),
         "shown_p50": pct(late_shown, 50),
         "shown_p99": pct(late_shown, 99),
+        "shown_sd": float(np.nanstd(late_shown)) if (~np.isnan(late_shown)).sum() > 1 else None,
         "shared_all": float(same_frame.mean()) if len(same_frame) else None,
         "shared_short": float(same_frame[short].mean()) if short.any() else None,
         "gap10": mean_gap(10.0),
@@ -287,13 +313,18 @@ def print_table(results: dict[str, dict[str, Any]]) -> None:
         "schedule",
         "handed−sched p50/p99",
         "shown−sched p50/p99",
+        "shown SD",
         "shared",
         "gap@10",
         "gap@30",
         "drift h/s",
+        "CPU ms/chunk",
     )
     rows = []
     for config, payload in results.items():
+        n_chunks = sum(len(log["records"]) for log in payload["logs"]) or 1
+        cpu = payload.get("cpu_s")
+        cpu_text = "-" if cpu is None else f"{1000.0 * cpu / n_chunks:.3f}"
         for log in payload["logs"]:
             m = metrics(log)
             shared = m["shared_short"] if m["shared_short"] is not None else m["shared_all"]
@@ -303,10 +334,12 @@ def print_table(results: dict[str, dict[str, Any]]) -> None:
                     log["schedule_id"].split("~")[0],
                     f"{_f(m['handed_p50'])} / {_f(m['handed_p99'])}",
                     f"{_f(m['shown_p50'])} / {_f(m['shown_p99'])}",
+                    _f(m["shown_sd"]),
                     _f(None if shared is None else 100 * shared, "{:.1f}%"),
                     _f(m["gap10"]),
                     _f(m["gap30"]),
                     f"{_f(m['drift_handed'])} / {_f(m['drift_shown'])}",
+                    cpu_text,
                 )
             )
     widths = [max(len(str(r[i])) for r in [cols, *rows]) for i in range(len(cols))]
@@ -343,6 +376,14 @@ def main() -> int:
     parser.add_argument(
         "--also-fps", type=int, action="append", default=[], help="also run ours headless at N fps"
     )
+    parser.add_argument(
+        "--ab", action="store_true", help="also ours without direct frames and with other waits"
+    )
+    parser.add_argument(
+        "--only-ab",
+        action="store_true",
+        help="only the floor and ours with its A/B variants (no naive baseline)",
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--mode", choices=("headless", "tty"), help=argparse.SUPPRESS)
     parser.add_argument("--view", choices=("ours", "naive", "bare"), help=argparse.SUPPRESS)
@@ -360,22 +401,31 @@ def main() -> int:
         f"timing fidelity: {os.cpu_count()} CPUs, load {load[0]:.2f}/{load[1]:.2f}/{load[2]:.2f}"
         f" (1/5/15 min), streams {total_s:.0f} s per configuration"
     )
-    configs = [("headless", "bare", 0), ("headless", "ours", 240), ("headless", "naive", 60)]
-    configs += [("headless", "ours", fps) for fps in args.also_fps]
+    ab = args.ab or args.only_ab
+    variants = list(VARIANTS) if ab else [""]
+    configs = [("headless", "bare", 0, "")]
+    configs += [("headless", "ours", 240, v) for v in variants]
+    if not args.only_ab:
+        configs += [("headless", "naive", 60, "")]
+    configs += [("headless", "ours", fps, "") for fps in args.also_fps]
     if shutil.which("tmux") and not args.no_tmux:
-        configs += [("tmux", "ours", 240), ("tmux", "naive", 60)]
-    else:
+        configs += [("tmux", "ours", 240, v) for v in variants if v != "wait=timer"]
+        if not args.only_ab:
+            configs += [("tmux", "naive", 60, "")]
+    elif not args.no_tmux:
         print("tmux not found: headless only")
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="uxlab-bench-") as tmp:
         folder = Path(tmp)
         write_schedules(schedules, folder)
-        for mode, view, fps in configs:
+        for mode, view, fps, variant in configs:
             name = "floor:bare-asyncio" if view == "bare" else f"{mode}:{view}@{fps}"
+            name += f" {variant}" if variant else ""
             load_before = os.getloadavg()[0]
             print(f"  running {name} (load {load_before:.2f}) ...", flush=True)
             mode_arg = "headless" if mode == "headless" else "tty"
-            payload = run_config(mode_arg, view, fps, folder, timeout_s=total_s * 3 + 120)
+            timeout_s = total_s * 3 + 120
+            payload = run_config(mode_arg, view, fps, folder, timeout_s, variant)
             payload["load_before"] = load_before
             if view != "bare" and payload["frame_cap"] != fps:
                 print(f"  warning: {name} ran at {payload['frame_cap']} fps")

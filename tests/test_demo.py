@@ -45,9 +45,11 @@ def test_simulate_command_stores_simulated_sessions(tmp_path, capsys):
     with sqlite3.connect(db) as con:
         rows = con.execute("SELECT simulated, state, adaptive IS NOT NULL FROM sessions").fetchall()
     assert rows == [(1, "completed", 1), (1, "completed", 1)]
-    # the same ids again: refused with a clear message, nothing overwritten
-    assert main(["simulate", study, "-n", "1", "--db", str(db), "--seed", "5"]) == 2
-    assert "already completed" in capsys.readouterr().err
+    # the same ids again (a rerun, e.g. after a kill): kept as they are, nothing overwritten
+    assert main(["simulate", study, "-n", "1", "--db", str(db), "--seed", "5"]) == 0
+    assert "SIM-s5-001: already completed by an earlier run, kept" in capsys.readouterr().out
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT COUNT(*) FROM sessions").fetchone() == (2,)
 
 
 def test_simulate_rejects_bad_arguments(tmp_path, capsys):

@@ -272,3 +272,22 @@ async def test_a_meta_event_due_after_the_stop_does_not_hold_the_play_past_it():
     log = await Player(rec, sink, clock).play(t0_ms=0.0, stop_at_ms=1_000.0)
     assert log.cancelled_at_ms == pytest.approx(1_000.0)
     assert sink.metas == [] and [r.index for r in log.records] == [0]
+
+
+@pytest.mark.parametrize("wait", ["spin", "block", "timer"])
+async def test_every_wait_of_the_monotonic_clock_never_wakes_early(wait):
+    clock = MonotonicClock(wait=wait)
+    for offset_ms in (0.0, 0.3, 2.0, 5.0):
+        deadline = clock.now_ms() + offset_ms
+        await clock.sleep_until(deadline)
+        assert clock.now_ms() >= deadline
+    assert clock.wait == wait and (clock.spin_ms == 0.0) == (wait == "timer")
+    with pytest.raises(ValueError):
+        MonotonicClock(wait="busy")
+
+
+def test_the_clock_wait_can_be_chosen_from_the_environment(monkeypatch):
+    monkeypatch.setenv("UXLAB_CLOCK_WAIT", "block")
+    assert MonotonicClock().wait == "block"
+    monkeypatch.setenv("UXLAB_CLOCK_WAIT", "nonsense")
+    assert MonotonicClock().wait == "spin"

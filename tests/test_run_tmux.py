@@ -75,10 +75,10 @@ def drive(tmux: Tmux, stop_when=None, deadline_s: float = 60.0) -> str:
             lines = [ln.strip() for ln in screen.splitlines() if ln.strip()]
             state = (marker, tuple(lines[:2]), "1/2" in screen, "2/2" in screen)
             if state != last_acted:
-                if keys is None:  # attention check: answer what it asks
-                    keys = ["n", "Enter"] if "1/2" in screen else ["4", "Enter"]
-                    if "1/2" not in screen and "2/2" not in screen:
-                        break  # still streaming
+                if keys is None:  # attention check: its one question, answered as it asks
+                    keys = ["n", "Enter"]
+                    if "Was the wait acceptable?" not in screen:
+                        break  # not painted yet
                 tmux.keys(*keys)
                 last_acted = state
             break
@@ -119,6 +119,7 @@ def test_kill_mid_study_and_resume_loses_and_duplicates_nothing(tmux, tmp_path):
     final = drive(tmux, stop_when=note_welcome)
     assert seen_welcome, "the resumed session must say so on screen"
     assert "completed the study" in final and "uxlab export" in final
+    assert "timing:" in final and "timing tolerance" in final.replace("\n", " ")  # the count
 
     with sqlite3.connect(db) as conn:
         trials = conn.execute(

@@ -29,6 +29,12 @@ async def run_trial(ss: StudySession, give_up_ms: float | None = None, answers=N
     trial = ss.next_trial()
     assert trial is not None
     run = ss.begin(trial)
+    if run.is_check:  # an attention check: its text and one question, nothing streams
+        for q in run.questions:
+            run.answer(q.id, (answers or {}).get(q.id, "no"), 900.0)
+        run.phase = "answered"
+        ss.commit(run)
+        return run, None
     run.key("enter")
     t0 = run.send()
     sink = HeadlessSink(ss.clock)
@@ -65,9 +71,10 @@ async def test_a_whole_session_commits_every_trial_in_order(tmp_path):
     ss.accept_consent()
     ss.start_running()
     n = len(ss.trials)
-    assert ss.n_practice == 1 and ss.n_main == n - 1
+    n_checks = sum(t.attention is not None for t in ss.trials)
+    assert n_checks and ss.n_practice == 1 and ss.n_main == n - 1 - n_checks
     assert ss.progress(ss.trials[0]) == "Practice 1 of 1"
-    assert ss.progress(ss.trials[1]) == f"Trial 1 of {n - 1}"
+    assert ss.progress(ss.trials[1]) == f"Trial 1 of {n - 1 - n_checks}"
     breaks = [t.index for t in ss.trials if ss.break_before(t)]
     assert breaks, "break_every = 2 must put a break in the list"
     while ss.next_trial() is not None:
@@ -168,21 +175,41 @@ async def test_timeout_ends_the_trial_as_timed_out_at_the_deadline(tmp_path):
     assert events == [("timeout", 1500.0)]
 
 
-async def test_attention_check_streams_its_text_and_scores_the_answer(tmp_path):
+async def test_attention_check_asks_only_its_question_and_scores_the_answer(tmp_path):
     ss = open_session(tmp_path, study={"practice": 0, "break_every": 10})
     ss.accept_consent()
     ss.start_running()
-    results = []
+    checks = []
     while (trial := ss.next_trial()) is not None:
         is_check = trial.attention is not None
-        _run, sink = await run_trial(ss, answers={"acceptable": "no" if is_check else "yes"})
         if is_check:
-            assert "attention check" in sink.text
-        results.append(is_check)
-    assert any(results)
+            assert ss.progress(trial) == "Attention check"
+            checks.append(trial.index)
+        run, _ = await run_trial(ss, answers={"acceptable": "no" if is_check else "yes"})
+        assert [q.id for q in run.questions] == (
+            ["acceptable"] if is_check else ["acceptable", "speed"]
+        )
+        assert run.t0_ms is None if is_check else run.t0_ms is not None
+    assert checks and ss.n_main == len(ss.trials) - len(checks)
+    assert [ss.progress(t) for t in ss.trials if t.attention is None][-1] == (
+        f"Trial {ss.n_main} of {ss.n_main}"
+    )
     db = tmp_path / "results.sqlite"
-    got = rows(db, "SELECT attention, attention_ok FROM trials WHERE attention = 1")
-    assert got and all(ok == 1 for _, ok in got)
+    got = rows(
+        db,
+        "SELECT attention_ok, outcome, shown_first_ms, scheduled_end_ms FROM trials "
+        "WHERE attention = 1",
+    )
+    assert got and all(g == (1, "completed", None, None) for g in got)  # no stream, no latency
+    answered = rows(
+        db,
+        "SELECT DISTINCT r.question_id FROM responses r JOIN trials t USING (session_id, "
+        "trial_index) WHERE t.attention = 1",
+    )
+    assert answered == [("acceptable",)]  # the latency questions are not asked
+    kinds = rows(db, "SELECT DISTINCT e.kind FROM events e JOIN trials t USING (session_id, "
+                     "trial_index) WHERE t.attention = 1")  # fmt: skip
+    assert not {"send", "chunk"} & {k for (k,) in kinds}
 
 
 async def test_quit_leaves_the_trial_in_flight_to_be_marked_interrupted(tmp_path):
@@ -298,19 +325,21 @@ async def test_quit_while_answering_stores_the_answers_given_and_empties_the_res
     assert '"unanswered":["speed"]' in data and '"phase":"over"' in data
 
 
-async def test_an_unanswered_attention_check_is_not_scored(tmp_path):
+async def test_an_attention_check_quit_before_its_answer_is_offered_again(tmp_path):
     ss = open_session(tmp_path, study={"practice": 0, "break_every": 10})
     ss.accept_consent()
     ss.start_running()
     while (trial := ss.next_trial()).attention is None:
         await run_trial(ss)
     run = ss.begin(trial)
-    run.send()
-    await run.play(HeadlessSink(ss.clock))
-    assert ss.quit(run) == "committed"
+    assert not run.final  # shown, not answered: never scored as a miss
+    assert ss.quit(run) == "released"
     db = tmp_path / "results.sqlite"
-    got = rows(db, f"SELECT attention, attention_ok FROM trials WHERE trial_index = {trial.index}")
-    assert got == [(1, None)]
+    got = rows(db, f"SELECT attention_ok FROM trials WHERE trial_index = {trial.index}")
+    assert got == []
+    ss.store.close()
+    again = open_session(tmp_path, study={"practice": 0, "break_every": 10})
+    assert again.next_trial().index == trial.index
 
 
 async def test_a_trial_quit_before_it_was_sent_is_offered_again(tmp_path):

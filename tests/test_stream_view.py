@@ -227,7 +227,8 @@ async def test_chunks_applied_before_a_frame_share_it():
     async with app.run_test(size=(40, 10)) as pilot:
         view = app.query_one(StreamView)
         view.start(None, waiting=False)
-        sink = ProbedSink(view, app.probe)
+        view.frames.enabled = False  # the screen's own update path (direct frames: see
+        sink = ProbedSink(view, app.probe)  # tests/test_frame_request.py)
         await pilot.pause()
         sink.apply(0, Chunk(t_ms=0.0, text="a "))
         sink.apply(1, Chunk(t_ms=0.0, text="b "))

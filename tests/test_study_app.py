@@ -19,6 +19,7 @@ from helpers.studies import SLOW_MS, TRIAL_COLUMNS, tiny_study
 from uxlab.cli import main
 from uxlab.store import Store
 from uxlab.study import load_study
+from uxlab.tui.check_screen import CheckScreen
 from uxlab.tui.flow_screens import (
     ConsentScreen,
     EndQuestionsScreen,
@@ -57,6 +58,7 @@ async def test_full_session_through_every_screen_then_rows_and_export(tmp_path):
     app = make_app(tmp_path, warnings=["running inside tmux: ..."])
     seen: list[str] = []
     outcomes: dict[int, str] = {}
+    checks_seen: set[int] = set()
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_screen(pilot, WarningsScreen)
         await pilot.press("enter")
@@ -70,8 +72,10 @@ async def test_full_session_through_every_screen_then_rows_and_export(tmp_path):
             await wait_for(pilot, lambda: type(app.screen).__name__ != "Screen")
             screen = app.screen
             seen.append(type(screen).__name__)
-            if isinstance(screen, TrialScreen):
+            if isinstance(screen, (TrialScreen, CheckScreen)):
                 index = screen.run.trial.index
+                if isinstance(screen, CheckScreen):
+                    checks_seen.add(index)
                 assert app.session.committed == list(range(index)), "commit before next screen"
                 outcomes[index] = await do_trial(pilot)
             elif isinstance(screen, EndQuestionsScreen):
@@ -84,7 +88,9 @@ async def test_full_session_through_every_screen_then_rows_and_export(tmp_path):
                 await wait_for(pilot, lambda s=screen: app.screen is not s)
         await pilot.press("enter")
     assert app.return_value.outcome == "completed"
-    assert {"TrialScreen", "BreakScreen", "TextScreen", "EndQuestionsScreen"} <= set(seen)
+    assert {"TrialScreen", "CheckScreen", "BreakScreen", "TextScreen", "EndQuestionsScreen"} <= set(
+        seen
+    )
     assert "abandoned" in outcomes.values() and "completed" in outcomes.values()
 
     db = tmp_path / "results.sqlite"
@@ -97,12 +103,15 @@ async def test_full_session_through_every_screen_then_rows_and_export(tmp_path):
     assert trials[0][1] == 1 and all(t[1] == 0 for t in trials[1:])
     for index, _, outcome, t_abandon, first, last, end in trials:
         assert outcome == outcomes[index]
-        if outcome == "abandoned":
+        if index in checks_seen:  # its own screen: nothing sent, nothing streamed
+            assert (outcome, t_abandon, first, last, end) == ("completed", None, None, None, None)
+        elif outcome == "abandoned":
             assert 0 <= t_abandon < SLOW_MS and first is None
         else:
             assert t_abandon is None and 0 < first <= last and end > 0
     kinds = dict(conn.execute("SELECT kind, COUNT(*) FROM events GROUP BY kind").fetchall())
-    assert kinds["chunk"] > 0 and kinds["key"] >= len(trials) and kinds["send"] == len(trials)
+    n_sent = len(trials) - len(checks_seen)
+    assert kinds["chunk"] > 0 and kinds["key"] >= len(trials) and kinds["send"] == n_sent
     chunk = json.loads(conn.execute("SELECT data FROM events WHERE kind='chunk'").fetchone()[0])
     assert {"scheduled_ms", "handed_ms", "queued_ms", "flushed_ms"} <= set(chunk)
     assert chunk["queued_ms"] is not None  # the paint probe saw the frame (no tty: no flush)
@@ -121,11 +130,14 @@ async def test_full_session_through_every_screen_then_rows_and_export(tmp_path):
     assert list(table.columns) == TRIAL_COLUMNS
     assert len(table) == len(trials)
     assert table["participant"].unique().tolist() == ["P-TEST1"]
-    done = table[table.outcome == "completed"]
+    done = table[(table.outcome == "completed") & (table.attention_check == 0)]
     assert done["q_speed"].notna().all() and (done["rt_speed_ms"] > 0).all()
     assert table.loc[table.outcome == "abandoned", "q_acceptable"].isna().all()
     checks = table[table.attention_check == 1]
-    assert len(checks) and (checks.attention_ok == 1).all()
+    assert sorted(checks.trial_index) == sorted(checks_seen) and (checks.attention_ok == 1).all()
+    # Not a latency trial: no level, no latency answer besides the check's own question.
+    assert checks.ttft_ms.isna().all() and (checks.condition_id == "attention-check").all()
+    assert checks.q_speed.isna().all() and (checks.q_acceptable == 0).all()
     sessions = pd.read_csv(out / "sessions.csv")
     assert sessions["state"].tolist() == ["completed"]
     assert sessions["q_comments"].tolist() == ["ok"]

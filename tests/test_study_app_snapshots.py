@@ -1,4 +1,5 @@
-"""SVG snapshots (80x24) of every screen of `uxlab run`.
+"""SVG snapshots (80x24; a long prompt also at 60x20, the answer column at 160x30) of every
+screen of `uxlab run`.
 
 Each test shows one screen in the real study app (its stylesheet, its app-wide Quit key)
 without running the flow. Update after a deliberate change with `--snapshot-update` and look
@@ -11,10 +12,12 @@ from pathlib import Path
 
 import pytest
 from helpers.pilot import OneScreen, settle, trial_screen
-from helpers.studies import tiny_study
+from helpers.studies import LONG_PROMPT, long_prompt_study, tiny_study
 
+from uxlab.session import StudySession, TrialRun
 from uxlab.store import Store
 from uxlab.study import load_study
+from uxlab.tui.check_screen import CheckScreen
 from uxlab.tui.flow_screens import (
     BreakScreen,
     ConsentScreen,
@@ -154,5 +157,60 @@ def test_trial_finished_with_question(snap_compare, tmp_path, answered):
             await settle(pilot, lambda k=k: screen.asked == k + 1 and app.focused is not None)
         view = screen.query_one(StreamView)
         await settle(pilot, lambda: view._markdown)  # the answer is shown as Markdown
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def long_prompt_app(tmp_path: Path, prompt: str = LONG_PROMPT) -> OneScreen:
+    store = Store.open(tmp_path / "snap.sqlite")
+    study = load_study(long_prompt_study(tmp_path, prompt))
+    return OneScreen(trial_screen, study, store, participant="P-SNAP1")
+
+
+def test_trial_ready_prompt_longer_than_its_box(snap_compare, tmp_path):
+    app = long_prompt_app(tmp_path, " ".join([LONG_PROMPT] * 3))
+
+    async def run_before(pilot) -> None:
+        await settle(pilot, lambda: isinstance(app.screen, TrialScreen))
+        await settle(pilot, lambda: app.focused is app.screen.query_one("#composer"))
+
+    assert snap_compare(app, terminal_size=(60, 20), run_before=run_before)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=["80x24", "60x20"])
+def test_trial_ready_long_prompt_wraps(snap_compare, tmp_path, size):
+    app = long_prompt_app(tmp_path)
+
+    async def run_before(pilot) -> None:
+        await settle(pilot, lambda: isinstance(app.screen, TrialScreen))
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+def test_trial_answer_column_capped_on_a_wide_terminal(snap_compare, tmp_path):
+    app = long_prompt_app(tmp_path)
+
+    async def run_before(pilot) -> None:
+        await settle(pilot, lambda: isinstance(app.screen, TrialScreen))
+        screen = app.screen
+        await pilot.press("enter")
+        await settle(pilot, lambda: screen.run.phase == "over" and screen.query("QuestionPanel"))
+        view = screen.query_one(StreamView)
+        await settle(pilot, lambda: view._markdown)
+
+    assert snap_compare(app, terminal_size=(160, 30), run_before=run_before)
+
+
+def test_attention_check(snap_compare, tmp_path):
+    def check_screen(app) -> CheckScreen:
+        ss = StudySession.open(app.study, app.store, "P-SNAP1", clock=app.clock)
+        trial = next(t for t in ss.trials if t.attention is not None)
+        run = TrialRun(trial, ss.schedule_for(trial), app.study, app.clock, app.clock.now_ms())
+        return CheckScreen(run, ss.progress(trial))
+
+    app = app_for(tmp_path, check_screen, levels="0, 50")  # 4 trials: a check after 3
+
+    async def run_before(pilot) -> None:
+        await settle(pilot, lambda: isinstance(app.screen, CheckScreen) and app.focused)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

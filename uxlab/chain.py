@@ -61,6 +61,7 @@ from typing import Any, Literal
 from uxlab.clock import Clock
 from uxlab.errors import UxlabError
 from uxlab.player import ChunkTiming, PlaybackLog, Player, Sink
+from uxlab.reading import MAX_JSON_FILE_BYTES, InputProblem, loads_json, read_bounded_text
 from uxlab.shaping import Profile, derive_seed, shape
 from uxlab.streams.recording import Chunk, End, Event, Header, Recording
 from uxlab.streams.replay_file import ReplayFormatError, read_replay
@@ -285,7 +286,11 @@ def _step(raw: Any, i: int, path: Path) -> ChainStep:
     if not isinstance(name, str) or not name:
         raise ChainFormatError(path, f"{key}.replay", "must name a replay file next to the chain")
     replay_path = path.parent / name
-    if not replay_path.is_file():
+    try:
+        found = replay_path.is_file()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+        found = False
+    if not found:
         raise ChainFormatError(path, f"{key}.replay", f"{name!r} does not exist next to the chain")
     try:
         replay = read_replay(replay_path)
@@ -305,11 +310,11 @@ def load_chain(path: str | Path) -> Chain:
     """Read one ``*.chain.json`` file and the replay files it names."""
     path = Path(path)
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = loads_json(read_bounded_text(path, MAX_JSON_FILE_BYTES, "chain file"))
     except OSError as exc:
         raise ChainFormatError(path, None, f"cannot read: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise ChainFormatError(path, f"line {exc.lineno}", f"not JSON: {exc.msg}") from None
+    except InputProblem as exc:
+        raise ChainFormatError(path, exc.field, exc.problem) from None
     if not isinstance(raw, dict):
         raise ChainFormatError(path, None, "must be a JSON object")
     if raw.get("format") != CHAIN_FORMAT:

@@ -9,6 +9,7 @@ check scheduling logic without real sleeps, optionally adding lateness to chosen
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
@@ -27,18 +28,40 @@ class Clock(Protocol):
         ...
 
 
+WAITS = ("spin", "block", "timer")
+"""How `MonotonicClock` spends the last `spin_ms` before a deadline (see its docstring)."""
+
+
+def default_wait() -> str:
+    """``UXLAB_CLOCK_WAIT`` when set to one of `WAITS` (the benchmarks' A/B), else "spin"."""
+    wait = os.environ.get("UXLAB_CLOCK_WAIT", "").strip().lower()
+    return wait if wait in WAITS else "spin"
+
+
 class MonotonicClock:
     """The real clock: CLOCK_MONOTONIC in ms, sleeping on absolute deadlines.
 
-    asyncio timers round their timeout up to the selector's 1 ms grain, so the last
-    `spin_ms` before a deadline are spent yielding to the event loop (`asyncio.sleep(0)`)
-    instead of sleeping; other tasks still run meanwhile. `spin_ms=0` disables that.
+    asyncio timers round their timeout up to the selector's 1 ms grain, so the event loop
+    sleeps until `spin_ms` before the deadline and `wait` says how the rest is spent:
+
+    - "spin": yielding to the event loop (`asyncio.sleep(0)`) until the deadline; other
+      tasks run meanwhile, but the process burns a core for that time;
+    - "block": one blocking `time.sleep` of the rest (nanosecond timer, no CPU); the loop
+      is held for at most `spin_ms`, so it suits one stream at a time (the terminal
+      client), not a server playing many;
+    - "timer": nothing more (the asyncio timer alone; up to ~1 ms late, no CPU).
+
+    `spin_ms=0` is the asyncio timer alone whatever `wait` says.
     """
 
-    def __init__(self, spin_ms: float = 1.0) -> None:
+    def __init__(self, spin_ms: float = 1.0, wait: str | None = None) -> None:
         if spin_ms < 0:
             raise ValueError(f"spin_ms must be >= 0, got {spin_ms}")
-        self.spin_ms = float(spin_ms)
+        wait = default_wait() if wait is None else wait
+        if wait not in WAITS:
+            raise ValueError(f"wait must be one of {', '.join(WAITS)}, got {wait!r}")
+        self.spin_ms = 0.0 if wait == "timer" else float(spin_ms)
+        self.wait = wait
 
     @staticmethod
     def now_ms() -> float:
@@ -49,11 +72,15 @@ class MonotonicClock:
         remaining_ms = t_ms - now
         if remaining_ms > self.spin_ms:
             await asyncio.sleep((remaining_ms - self.spin_ms) / 1000.0)
+        if self.wait == "block":
+            rest_ms = t_ms - time.perf_counter_ns() / 1e6
+            if rest_ms > 0:
+                time.sleep(rest_ms / 1000.0)
         while time.perf_counter_ns() / 1e6 < t_ms:
             await asyncio.sleep(0)
 
     def __repr__(self) -> str:
-        return f"MonotonicClock(spin_ms={self.spin_ms})"
+        return f"MonotonicClock(spin_ms={self.spin_ms}, wait={self.wait!r})"
 
 
 LatenessFn = Callable[[int, float], float]

@@ -1,7 +1,8 @@
 """What a session ran on, and whether that setup can show a study's timing faithfully.
 
 Recorded with every session: terminal program, TERM, size, multiplexer, frame cap, clock
-source, Python and package versions. Nothing that identifies a person (no user name, host
+source, Python and package versions, and the machine's state (load averages, CPUs, CPU
+steal; `uxlab.machine`). Nothing that identifies a person (no user name, host
 name or home path) is collected.
 """
 
@@ -14,6 +15,8 @@ import sys
 import time
 from importlib import metadata
 from typing import Any
+
+from uxlab.machine import machine_state
 
 MIN_COLUMNS = 80
 MIN_ROWS = 24
@@ -64,6 +67,7 @@ def collect_environment(
         "python": sys.version.split()[0],
         "platform": f"{platform.system()} {platform.release()} {platform.machine()}",
         "packages": {name: _version(name) for name in PACKAGES},
+        "machine": machine_state(),
     }
 
 

@@ -26,6 +26,11 @@ only a trial quit mid-stream stays in flight (stored as `interrupted` on resume)
 run again at the end of the session (`requeue`; `[session] rerun_interrupted = false` turns
 this off).
 
+Every stored trial carries how faithfully it was shown (`uxlab.fidelity`: lateness, frame
+sharing, drift, the machine's load); one outside the study's `[timing]` tolerance is
+flagged (`fidelity_flag`) and, with `requeue_flagged`, run again at the end the same way
+(reason `fidelity`). `ss.fidelity_note()` is the researcher's count at the end.
+
 A trial's schedule is `shape(recording, study.profile_for(trial.levels), trial.seed)`: the
 recording (`uxlab.study.stimulus.trial_source`, shared with `uxlab serve --study`) and the
 seed come from the stored trial list, so every draw is reproducible from
@@ -44,7 +49,9 @@ from typing import Any
 
 from uxlab.chain import HeldChainPlayer, chain_steps, offset_at_ms, step_at_ms, step_logs
 from uxlab.clock import Clock, MonotonicClock
+from uxlab.fidelity import Tolerance, default_max_late_p99_ms, outside_tolerance, trial_fidelity
 from uxlab.live.live_schedule import LiveRun, LiveSchedule
+from uxlab.machine import load_1m
 from uxlab.player import PlaybackLog, Player, Sink
 from uxlab.shaping import shape
 from uxlab.store.store import Session, Store
@@ -80,6 +87,10 @@ def shortest_gap_ms(study: Study, shaper: Shaper = shape) -> float | None:
         if gaps:
             medians.append(statistics.median(gaps))
     return min(medians) if medians else None
+
+
+_TOLERANCES: dict[tuple[str, str], Tolerance] = {}
+"""(study file SHA-256, corpus path) -> its `[timing]` tolerance (`StudySession.tolerance`)."""
 
 
 @dataclass
@@ -128,6 +139,8 @@ class TrialRun:
     """What quit: `key` (Ctrl+Q/Ctrl+C), or the signal (`SIGHUP`: the terminal was closed)."""
     committed_sha256: str | None = None
     """Set once the trial is stored (a trial is committed once)."""
+    noted: list[tuple[float, str, dict[str, Any]]] = field(default_factory=list)
+    """(absolute ms, kind, data) of other events during the trial (a terminal `resize`)."""
 
     @property
     def prompt(self) -> str:
@@ -147,6 +160,11 @@ class TrialRun:
     def key(self, name: str, t_ms: float | None = None) -> None:
         """A key press (its name only; text typed into answers is never kept here)."""
         self.keys.append((self.clock.now_ms() if t_ms is None else t_ms, name, self.phase))
+
+    def note(self, kind: str, data: dict[str, Any], t_ms: float | None = None) -> None:
+        """Keep an event that happened during the trial (e.g. `resize`, {"cols", "rows"}):
+        stored with the trial, its time relative to t0 like the key presses."""
+        self.noted.append((self.clock.now_ms() if t_ms is None else t_ms, kind, dict(data)))
 
     def send(self, t_ms: float | None = None) -> float:
         """The participant sent the prompt: `t_ms` (absolute) becomes t = 0. Returns it."""
@@ -222,8 +240,17 @@ class TrialRun:
 
     @property
     def final(self) -> bool:
-        """The outcome can no longer change: the stream is over, or was given up."""
+        """The outcome can no longer change: the stream is over, or was given up (an
+        attention check: once answered; quit before that, it is offered again)."""
+        if self.is_check:
+            return self.phase == "answered"
         return self.abandoned_at_ms is not None or self.phase in ("over", "answered")
+
+    @property
+    def is_check(self) -> bool:
+        """An attention check: its text and its one question on their own screen, with no
+        send, no stream and no latency (so never a latency trial, `uxlab.tui.check_screen`)."""
+        return self.trial.attention is not None
 
     @property
     def unanswered(self) -> list[str]:
@@ -260,6 +287,8 @@ class TrialRun:
     @property
     def questions(self) -> list[Question]:
         """The per-trial questions to ask now (none after a give-up unless the study asks)."""
+        if self.trial.attention is not None:  # only the check's own question
+            return [self.study.question(self.trial.attention.question)]
         if self.outcome == "abandoned" and not self.study.abandon.ask_questions:
             return []
         return list(self.study.trial_questions)
@@ -276,6 +305,13 @@ class TrialRun:
         events: list[dict[str, Any]] = [
             {"kind": "shown", "t_ms": self.shown_at_ms - t0, "prompt_chars": len(self.prompt)}
         ]
+        if self.trial.attention is not None:  # the check's text was shown, not a prompt
+            events[0] = {
+                "kind": "shown",
+                "t_ms": 0.0,
+                "attention_check": True,
+                "text_chars": len(self.trial.attention.text),
+            }
         if self.t0_ms is not None:
             events.append({"kind": "send", "t_ms": 0.0})
         shown_first = shown_last = None
@@ -316,6 +352,8 @@ class TrialRun:
             events.append({"kind": "timeout", "t_ms": self.log.cancelled_at_ms})
         for t_ms, name, phase in self.keys:
             events.append({"kind": "key", "t_ms": t_ms - t0, "key": name, "phase": phase})
+        for t_ms, kind, data in self.noted:
+            events.append({**data, "kind": kind, "t_ms": t_ms - t0})
         for t_ms, qid, rt_ms in self.answer_times:
             events.append({"kind": "answer", "t_ms": t_ms - t0, "question": qid, "rt_ms": rt_ms})
         responses = dict(self.responses)
@@ -353,7 +391,7 @@ class TrialRun:
             "t_abandon_ms": None if self.abandoned_at_ms is None else self.abandoned_at_ms - t0,
             "shown_first_ms": shown_first,
             "shown_last_ms": shown_last,
-            "scheduled_end_ms": self.scheduled_end_ms,
+            "scheduled_end_ms": None if self.is_check else self.scheduled_end_ms,
         }
         if self.live is not None:  # violations, arrivals, due/arrival per chunk, the request
             self.live.add_to_record(timings, events)
@@ -454,6 +492,16 @@ class StudySession:
         self._last_break_shown: int | None = None
         self.adaptive = AdaptivePlan.for_study(study, session.seed)
         """The adaptive factor's procedure (None when every level is fixed by the design)."""
+        self.load_fn: Callable[[], float | None] = load_1m
+        """The machine's load, stored with every trial (`load_1m`)."""
+        self.flagged: list[int] = []
+        """Trials stored this run whose playback was outside the study's `[timing]`
+        tolerance (`fidelity_flag` 1)."""
+        self.fidelity_requeued: list[int] = []
+        """Flagged trials given a re-run at the end (`[timing] requeue_flagged`)."""
+        self._tolerance: Tolerance | None = None
+        self.opened_ms = self.clock.now_ms()
+        """When this start or resume opened the session (absolute ms on `clock`)."""
 
     @classmethod
     def open(
@@ -499,14 +547,21 @@ class StudySession:
 
     @property
     def n_main(self) -> int:
-        return len(self.trials) - self.n_practice
+        """Main trials: neither practice nor attention checks (those are not latency trials)."""
+        return sum(1 for t in self.trials if not t.practice and t.attention is None)
+
+    def main_done_before(self, trial: Trial) -> int:
+        """Main trials before `trial` in the list (checks and practice not counted)."""
+        return sum(1 for t in self.trials[: trial.index] if not t.practice and t.attention is None)
 
     def progress(self, trial: Trial) -> str:
-        """`Practice 1 of 2` or `Trial 12 of 60` (main trials counted from 1)."""
+        """`Practice 1 of 2`, `Trial 12 of 60` (main trials counted from 1) or `Attention
+        check` (not a latency trial, not counted)."""
         if trial.practice:
             return f"Practice {trial.index + 1} of {self.n_practice}"
-        k = sum(1 for t in self.trials[: trial.index] if not t.practice) + 1
-        return f"Trial {k} of {self.n_main}"
+        if trial.attention is not None:
+            return "Attention check"
+        return f"Trial {self.main_done_before(trial) + 1} of {self.n_main}"
 
     def resume_note(self) -> str:
         """What to tell a returning participant (empty for a new session)."""
@@ -518,7 +573,7 @@ class StudySession:
         elif trial.practice:
             note = f"Welcome back. The session continues with practice trial {trial.index + 1}."
         else:
-            done = sum(1 for t in self.trials[: trial.index] if not t.practice)
+            done = self.main_done_before(trial)
             note = f"Welcome back. You have done {done} of {self.n_main} trials; the session "
             note += "continues with the next one."
         if self.session.interrupted:
@@ -528,6 +583,12 @@ class StudySession:
             else:
                 note += " The trial that was running when it stopped is skipped."
         return note
+
+    def log_event(self, kind: str, data: dict[str, Any], t_ms: float | None = None) -> None:
+        """Store a session event now (not of a trial): `t_ms` is kept as ms since this start
+        or resume opened the session (e.g. `terminal` at the start, `resize` between trials)."""
+        now = self.clock.now_ms() if t_ms is None else t_ms
+        self.store.add_session_event(self.session, kind, now - self.opened_ms, data)
 
     # -- consent and state -------------------------------------------------------------------
     def accept_consent(self) -> None:
@@ -641,6 +702,7 @@ class StudySession:
         digest = run.committed_sha256
         if digest is None:
             rec = run.record()
+            reasons = self._judge_fidelity(run, rec)
             digest = self.store.commit_trial(
                 self.session,
                 run.trial.index,
@@ -651,11 +713,86 @@ class StudySession:
             )
             run.committed_sha256 = digest
             self.committed.append(run.trial.index)
+            if reasons:
+                self.flagged.append(run.trial.index)
+                self._requeue(run.trial)
         if self.adaptive is not None:
             state = self.adaptive_state()
             assert state is not None
             self.store.set_adaptive(self.session, state)
         return digest
+
+    # -- playback fidelity (`uxlab.fidelity`) ------------------------------------------------
+    @property
+    def tolerance(self) -> Tolerance:
+        """The study's `[timing]` tolerance; derived from its shortest gap when not set."""
+        if self._tolerance is None:
+            key = (self.study.sha256, str(self.study.corpus_path))
+            if key not in _TOLERANCES:  # shaping every condition: once per study, not session
+                timing = self.study.timing
+                limit, derived = timing.max_late_p99_ms, False
+                if limit is None:
+                    limit, derived = default_max_late_p99_ms(shortest_gap_ms(self.study)), True
+                _TOLERANCES[key] = Tolerance(limit, timing.max_frame_shared_share, derived)
+            self._tolerance = _TOLERANCES[key]
+        return self._tolerance
+
+    def _judge_fidelity(self, run: TrialRun, rec: TrialRecord) -> list[str]:
+        """Add the fidelity columns to the trial's timings; returns why its playback is
+        outside the tolerance (also kept as a `fidelity` event).
+
+        A live trial is measured but not judged: its lateness is mostly the model's
+        (`violations_n`), not this machine's.
+        """
+        if run.log is None:
+            return []
+        fidelity = trial_fidelity(run.log.records)
+        # a simulated participant's data is the same from the same seed on any machine
+        fidelity["load_1m"] = None if self.session.simulated else self.load_fn()
+        reasons: list[str] = []
+        if fidelity["n_chunks"] and run.live is None:
+            reasons = outside_tolerance(fidelity, self.tolerance)
+            fidelity["fidelity_flag"] = int(bool(reasons))
+        rec.timings.update(fidelity)
+        if reasons:
+            rec.events.append(
+                {"kind": "fidelity", "t_ms": None, "reasons": reasons,
+                 "tolerance": self.tolerance.describe()}
+            )  # fmt: skip
+        return reasons
+
+    def _requeue(self, trial: Trial) -> Trial | None:
+        """Give a flagged main trial a re-run after the last trial (`[timing]
+        requeue_flagged`, at most `max_requeued`); returns the re-run, if any.
+
+        The session's re-run queue (`requeue`, reason `fidelity`): the planned trial again
+        (same stimulus and seed) after every other trial, at most once per planned trial.
+        """
+        timing = self.study.timing
+        n_queued = sum(1 for _, why in self.session.reruns.values() if why == "fidelity")
+        if not timing.requeue_flagged or n_queued >= timing.max_requeued:
+            return None
+        if trial.practice or trial.attention is not None:
+            return None
+        rerun = self.requeue(trial, "fidelity")
+        if rerun is not None:
+            self.fidelity_requeued.append(trial.index)
+        return rerun
+
+    def fidelity_note(self) -> str:
+        """For the researcher at the end: how many trials were outside the tolerance."""
+        if not self.committed:
+            return ""
+        n, total = len(self.flagged), len(self.committed)
+        note = (
+            f"{n} of {total} trials stored this run were shown outside the study's timing "
+            f"tolerance ({self.tolerance.describe()})"
+        )
+        if n and self.fidelity_requeued:
+            note += f"; {len(self.fidelity_requeued)} re-run at the end"
+        if n:
+            note += "; they are marked fidelity_flag = 1 and left out of the report by default"
+        return note + "."
 
     def quit(self, run: TrialRun | None, t_ms: float | None = None, by: str = "key") -> str:
         """The participant quits with `run` on screen; returns what became of the trial.

@@ -34,6 +34,7 @@ from analysis.ratings import (
 )
 from analysis.report.adaptive_part import adaptive_part, adaptive_threshold_rows
 from analysis.report.chains_part import chain_part
+from analysis.report.fidelity_part import fidelity_part
 from analysis.report.sessions_part import session_facts
 from analysis.report.support import MINIMUMS, enough, estimate_flags, skipped_line
 from analysis.survival import (
@@ -174,6 +175,7 @@ class ReportData:
     references: pd.DataFrame | None = None
     chains: dict[str, Any] | None = None  # agent chains: analysis.chains.chain_section
     adaptive: dict[str, Any] | None = None  # sessions' adaptive estimates (adaptive_part)
+    fidelity: dict[str, Any] | None = None  # playback fidelity per session (fidelity_part)
     thresholds: pd.DataFrame | None = None
     score: pd.DataFrame | None = None
     score_errors: list[str] = field(default_factory=list)
@@ -234,6 +236,12 @@ def choose_columns(table: TrialTable, options: ReportOptions) -> tuple[str, str 
                 path, None, None, "no latency factor with 3 or more levels; name it with --stimulus"
             )
     levels = numeric_column(trials, stimulus, path)
+    empty = levels.isna().to_numpy()
+    if "attention_check" in trials.columns:  # a check has no stream, so no latency level
+        empty &= ~(pd.to_numeric(trials["attention_check"], errors="coerce") == 1).to_numpy()
+    if empty.any():
+        row = int(np.flatnonzero(empty)[0]) + 1
+        raise TrialTableError(path, row, stimulus, "empty: every trial needs its latency level")
     nonpositive = (levels <= 0).to_numpy()
     if nonpositive.any():
         row = int(np.flatnonzero(nonpositive)[0]) + 1
@@ -309,6 +317,7 @@ def analyse(table: TrialTable, options: ReportOptions | None = None) -> ReportDa
         data.ratings = run_part(data, "ratings", lambda: _ratings(data, rating))
     data.chains = run_part(data, "agent chains", lambda: chain_part(data))
     data.adaptive = run_part(data, "adaptive estimates", lambda: adaptive_part(data))
+    data.fidelity = run_part(data, "playback fidelity", lambda: fidelity_part(data))
     data.references = run_part(data, "published figures", lambda: reference_comparison(data))
     data.thresholds = run_part(
         data,
@@ -629,6 +638,9 @@ def _survival(data: ReportData) -> SurvivalPart:
     return SurvivalPart(sdata, km, km_table(km, ABANDON_SHARES), aft, error, pd.DataFrame(rows))
 
 
+MAX_LIKERT_POINTS = 11
+
+
 def _ratings(data: ReportData, column: str) -> RatingPart | None:
     opts, kept, stim = data.options, data.kept, data.stimulus
     values = numeric_column(kept, column, data.table.source)
@@ -638,6 +650,14 @@ def _ratings(data: ReportData, column: str) -> RatingPart | None:
         return None
     q = data.table.question_for(column)
     scale = (q.scale_size if q else None) or int(values.max())
+    if (q is None or not q.scale_size) and scale > MAX_LIKERT_POINTS:
+        raise TrialTableError(
+            data.table.source,
+            None,
+            column,
+            f"ratings up to {values.max():g} are not on a rating scale of at most "
+            f"{MAX_LIKERT_POINTS} points (give the question's scale in study.json)",
+        )
     if opts.acceptable_at is not None:
         acceptable, source = opts.acceptable_at, "--acceptable-at"
     elif q is not None and q.acceptable_at is not None:

@@ -20,9 +20,12 @@ from analysis.report import figures
 from analysis.report.adaptive_part import adaptive_blocks
 from analysis.report.build import participant_table
 from analysis.report.chains_part import chain_blocks
+from analysis.report.fidelity_part import fidelity_blocks
+from analysis.report.md_escape import md_block, md_text
 from analysis.report.summary import plain_summary
 from analysis.report.support import estimate_flags, flag_text
 from analysis.report.support_section import session_blocks, support_blocks
+from analysis.spreadsheet_cells import frame_rows, write_safe_csv
 
 
 @dataclass
@@ -103,6 +106,7 @@ def build_blocks(data) -> list:
             log["changed by"] = log.pop("rule").map(lambda r: RULE_FLAGS.get(r, r))
         blocks.append(Table(log, "Every exclusion with its reason"))
     blocks.append(Table(data.cells, "Analysed trials per design cell"))
+    blocks.extend(fidelity_blocks(getattr(data, "fidelity", None)))
 
     p = data.psychometric
     if p is not None:
@@ -569,6 +573,8 @@ def _rules_text(rules) -> str:
     parts.append(f"outcomes {', '.join(rules.drop_outcomes)} out")
     parts.append(f"attention checks ≥ {rules.min_attention_accuracy:.0%} passed")
     parts.append(f"completion ≥ {rules.min_completion:.0%}")
+    if getattr(rules, "drop_fidelity_flagged", False):
+        parts.append("trials shown outside the timing tolerance out")
     return "; ".join(parts)
 
 
@@ -663,17 +669,17 @@ def _html_table(t: Table) -> str:
 
 def render_markdown(blocks: list, title: str, figure_dir: str = "figures") -> str:
     """Markdown with figures referenced as `figures/<name>.png`."""
-    out = [f"# {title}", ""]
+    out = [f"# {md_text(title)}", ""]  # every text is literal (`md_escape`): no markup, no HTML
     for b in blocks:
         if isinstance(b, Heading):
-            out += ["#" * b.level + " " + b.text, ""]
+            out += ["#" * b.level + " " + md_text(b.text), ""]
         elif isinstance(b, Para):
-            out += [f"> {b.text}" if b.kind == "note" else b.text, ""]
+            out += [f"> {md_block(b.text)}" if b.kind == "note" else md_block(b.text), ""]
         elif isinstance(b, Bullets):
-            out += [f"- {i}" for i in b.items] + [""]
+            out += [f"- {md_block(i)}" for i in b.items] + [""]
         elif isinstance(b, Table):
             if b.caption:
-                out += [f"**{b.caption}**", ""]
+                out += [f"**{md_text(b.caption)}**", ""]
             cols = [str(c) or " " for c in b.frame.columns]
             out.append("| " + " | ".join(_md_cell(c) for c in cols) + " |")
             out.append("|" + "|".join("---" for _ in cols) + "|")
@@ -681,12 +687,13 @@ def render_markdown(blocks: list, title: str, figure_dir: str = "figures") -> st
                 out.append("| " + " | ".join(_md_cell(v) for v in row) + " |")
             out.append("")
         elif isinstance(b, Figure):
-            out += [f"![{b.caption}]({figure_dir}/{b.name}.png)", "", f"*{b.caption}*", ""]
+            cap = md_text(b.caption)
+            out += [f"![{cap}]({figure_dir}/{b.name}.png)", "", f"*{cap}*", ""]
     return "\n".join(out)
 
 
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return md_text(text)  # pipes and line breaks included
 
 
 def write_report(data, out_dir: str | Path) -> dict[str, Path]:
@@ -716,11 +723,16 @@ def write_report(data, out_dir: str | Path) -> dict[str, Path]:
     }
     paths["html"].write_text(render_html(blocks, title), encoding="utf-8")
     paths["markdown"].write_text(render_markdown(blocks, title), encoding="utf-8")
-    data.thresholds.to_csv(paths["thresholds"], index=False, float_format="%.6g")
+    _write_table(data.thresholds, paths["thresholds"])
     if data.score is not None:
         paths["score"] = out_dir / "score.csv"
-        data.score.to_csv(paths["score"], index=False, float_format="%.6g")
+        _write_table(data.score, paths["score"])
     return paths
+
+
+def _write_table(frame: pd.DataFrame, path: Path) -> None:
+    """CSV with spreadsheet-safe cells (participant ids, labels; numbers as `%.6g`)."""
+    write_safe_csv(path, [str(c) for c in frame.columns], frame_rows(frame, "%.6g"))
 
 
 def _estimand_sentence(p) -> str:

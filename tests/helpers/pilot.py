@@ -13,6 +13,7 @@ from textual.app import App
 
 from helpers.studies import SLOW_MS
 from uxlab.session import StudySession
+from uxlab.tui.check_screen import CheckScreen
 from uxlab.tui.questions import QuestionPanel
 from uxlab.tui.study_app import StudyApp
 from uxlab.tui.trial_screen import TrialScreen
@@ -54,6 +55,12 @@ async def do_trial(pilot, answers=("y", "4"), give_up: bool | None = None) -> st
     """
     app = pilot.app
     screen = app.screen
+    if isinstance(screen, CheckScreen):  # an attention check: only its question, answered right
+        (question,) = screen.run.questions
+        await wait_for(pilot, lambda: asking(app, question.id))
+        await pilot.press("n", "enter")
+        await wait_for(pilot, lambda: app.screen is not screen)
+        return screen.run.outcome
     assert isinstance(screen, TrialScreen)
     run = screen.run
     await pilot.press("enter")

@@ -32,6 +32,17 @@ TRIAL_COLUMNS = [
     "shown_first_ms",
     "shown_last_ms",
     "scheduled_end_ms",
+    "n_chunks",
+    "late_handed_p50_ms",
+    "late_handed_p99_ms",
+    "late_handed_max_ms",
+    "late_shown_p50_ms",
+    "late_shown_p99_ms",
+    "late_shown_max_ms",
+    "frame_shared_share",
+    "drift_ms",
+    "load_1m",
+    "fidelity_flag",
     "q_acceptable",
     "rt_acceptable_ms",
     "q_speed",
@@ -139,4 +150,23 @@ def tiny_study(
     )
     path = tmp_path / "tiny.toml"
     path.write_text(text, encoding="utf-8")
+    return path
+
+
+LONG_PROMPT = (
+    "I am planning a three-day walking trip in the hills next month with two friends who have "
+    "never hiked before. What should each of us pack, how far should we plan to walk each day, "
+    "and what should we do if the weather turns bad halfway through?"
+)
+"""A prompt that needs several lines at 80 and at 60 columns."""
+
+
+def long_prompt_study(tmp_path: Path, prompt: str = LONG_PROMPT) -> Path:
+    """The tiny study (one level, no practice) showing `prompt` on every trial."""
+    path = tiny_study(tmp_path, levels="0", itl=1, practice=0)
+    text = path.read_text(encoding="utf-8")
+    path.write_text(
+        text.replace('assignment = "cycle"', f'assignment = "cycle"\nprompt = "{prompt}"'),
+        encoding="utf-8",
+    )
     return path

@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "replay": "replay_cmd",
     "study": "study_cmd",
     "run": "run_cmd",
+    "check-timing": "check_timing_cmd",
     "export": "export_cmd",
     "verify": "verify_cmd",
     "report": "report_cmd",

@@ -1,4 +1,4 @@
-"""`uxlab export DB [-o DIR] [--format csv|parquet]`: the trial table and its companions."""
+"""`uxlab export DB [-o DIR] [--format csv|parquet] [--raw-cells]`: the trial table and more."""
 
 from __future__ import annotations
 
@@ -24,6 +24,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="csv",
         help="table format (parquet needs pyarrow); default csv",
     )
+    parser.add_argument(
+        "--raw-cells",
+        action="store_true",
+        help="write text cells exactly as stored; by default a cell starting with = + - @, "
+        "a tab or a carriage return gets a leading ' so a spreadsheet shows it as text "
+        "instead of running it as a formula (numbers are never changed)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -32,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
 
     db = Path(args.db)
     out = Path(args.out) if args.out else db.with_name(db.stem + "-export")
-    written = export_db(db, out, args.format)
+    written = export_db(db, out, args.format, raw_cells=args.raw_cells)
     rows = written.rows
     print(
         f"{db}: {rows['sessions']} session(s), {rows['trials']} trial(s), {rows['events']} event(s)"

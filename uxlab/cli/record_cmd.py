@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 DEFAULT_URLS = {
@@ -86,6 +85,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _params(args: argparse.Namespace) -> dict:
     from uxlab.cli import CliError
+    from uxlab.reading import InputProblem, loads_json
 
     params: dict = {}
     if args.max_tokens is not None:
@@ -105,8 +105,8 @@ def _params(args: argparse.Namespace) -> dict:
         if not sep or not name:
             raise CliError(f"--param {item!r}: expected KEY=JSON, e.g. top_p=0.9")
         try:
-            params[name] = json.loads(value)
-        except json.JSONDecodeError:
+            params[name] = loads_json(value)
+        except InputProblem:
             params[name] = value
     return params
 

@@ -119,6 +119,11 @@ def register(subparsers) -> None:
     )
     p.add_argument("--drop-simulated", action="store_true", help="leave simulated sessions out")
     p.add_argument(
+        "--keep-flagged",
+        action="store_true",
+        help="analyse trials shown outside the study's timing tolerance too (fidelity_flag)",
+    )
+    p.add_argument(
         "--min-attention",
         type=float,
         default=0.75,
@@ -192,13 +197,19 @@ def _has_trials_table(path: Path) -> bool:
     """True for a SQLite file holding the exported trial table (not a uxlab study database)."""
     import sqlite3
 
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
-        cols = [r[1] for r in con.execute("PRAGMA table_info(trials)")]
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
+            cols = [r[1] for r in con.execute("PRAGMA table_info(trials)")]
+    except sqlite3.DatabaseError:
+        return False  # damaged: the store's exporter says so in one line
     return "participant" in cols and "outcome" in cols and "levels" not in cols
 
 
 def run(args: argparse.Namespace) -> int:
+    from analysis.chains import ChainDataError
     from analysis.exclusions import ExclusionRules
+    from analysis.psychometric import PsychometricInputError
+    from analysis.reference import ReferenceFileError
     from analysis.report import ReportOptions, analyse, write_report
     from analysis.score import ScoreError
     from analysis.trial_table import TrialTableError
@@ -213,6 +224,7 @@ def run(args: argparse.Namespace) -> int:
         drop_practice=not args.keep_practice,
         drop_pilot=not args.keep_pilot,
         drop_simulated=args.drop_simulated,
+        drop_fidelity_flagged=not args.keep_flagged,
         keep_simulated=args.keep_simulated,
         min_attention_accuracy=args.min_attention,
         min_completion=args.min_completion,
@@ -236,7 +248,13 @@ def run(args: argparse.Namespace) -> int:
         table = _load(args.data, _column_map(args))
         data = analyse(table, options)
         paths = write_report(data, out)
-    except (TrialTableError, ScoreError) as exc:
+    except (
+        TrialTableError,
+        ScoreError,
+        PsychometricInputError,
+        ChainDataError,
+        ReferenceFileError,
+    ) as exc:  # the analysis package's input errors: one clean line each
         raise ReportError(str(exc)) from exc
     if data.nothing_left:  # the report says so; the message names each rule and option
         print(f"uxlab report: {data.table.source}: {data.nothing_left}", file=sys.stderr)

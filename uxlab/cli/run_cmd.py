@@ -3,7 +3,10 @@
 Runs one participant's session of a study in the terminal (see `uxlab/tui/study_app.py`),
 stores it in the study's SQLite database (`results/<study id>.sqlite` by default) and says
 at exit where the data is and how to export it. The same command with the same participant
-id resumes an interrupted session.
+id resumes an interrupted session. Before the first trial it plays a short test schedule
+off-screen (`uxlab check-timing`) and warns the researcher when this machine cannot keep
+the study's shortest gaps; at exit it says how many trials were shown outside the
+study's timing tolerance (`[timing]`).
 """
 
 from __future__ import annotations
@@ -38,6 +41,18 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--seed", type=int, metavar="N", help="seed of the trial list (default: the study's)"
     )
+    parser.add_argument(
+        "--nice",
+        type=int,
+        metavar="N",
+        help="raise the runner's scheduling priority by N (niceness -N; needs root or "
+        "CAP_SYS_NICE), so other programs delay chunks less",
+    )
+    parser.add_argument(
+        "--no-timing-check",
+        action="store_true",
+        help="skip the timing check before the first trial (see `uxlab check-timing`)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -64,8 +79,25 @@ def run(args: argparse.Namespace) -> int:
     if args.fps is not None and frame_cap() != args.fps:
         raise CliError(f"--fps {args.fps}: Textual was already loaded with {frame_cap()} fps")
     db = args.db if args.db is not None else default_db_path(study)
+    if args.nice:
+        from uxlab.machine import raise_priority
+
+        try:
+            raise_priority(args.nice)
+        except (PermissionError, ValueError) as exc:
+            raise CliError(
+                f"--nice {args.nice}: cannot raise the priority ({exc}); run it as "
+                f"`sudo nice -n -{abs(args.nice)} uxlab run ...` or leave --nice out"
+            ) from None
     env = collect_environment(frame_cap())
     warnings = timing_warnings(env, shortest_gap_ms(study))
+    if not args.no_timing_check:  # off-screen, before the app: the researcher sees it
+        from uxlab.timing_check import check_timing
+
+        check = check_timing(study, frame_cap_fps=frame_cap(), multiplexer=env["multiplexer"])
+        env["timing_check"] = check.to_environment()
+        if check.warning() is not None:
+            warnings.append(check.warning())
     store = Store.open(db, busy_timeout_s=5.0)  # then the participant sees why, and r retries
     try:
         app = StudyApp(
@@ -81,7 +113,10 @@ def run(args: argparse.Namespace) -> int:
     finally:
         store.close()
     try:
-        return report(result, db, args)
+        status = report(result, db, args)
+        if app.session is not None and app.session.fidelity_note():
+            print(f"timing:  {app.session.fidelity_note()}")
+        return status
     except OSError:  # the terminal is gone (closed window, SIGHUP): the data is stored
         return 3
 

@@ -59,7 +59,37 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="ORIGIN",
-        help="let a web page from ORIGIN call the server directly (CORS; repeatable; * for any)",
+        help="let a web page from ORIGIN call the server directly (CORS; repeatable; * for "
+        "any); requests from other web pages (an Origin header) are refused with 403",
+    )
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also accept requests whose Host header names NAME (repeatable; * for any); "
+        "default: loopback names and the address bound",
+    )
+    p.add_argument(
+        "--max-body-mb",
+        type=float,
+        default=4.0,
+        metavar="MB",
+        help="largest request body accepted (default 4; larger: HTTP 413)",
+    )
+    p.add_argument(
+        "--max-connections",
+        type=int,
+        default=256,
+        metavar="N",
+        help="connections served at once (default 256; beyond: HTTP 503)",
+    )
+    p.add_argument(
+        "--header-timeout-s",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="close a connection that sends no complete request head within S seconds (default 10)",
     )
     p.add_argument("--quiet", action="store_true", help="no line per request on stderr")
     add_profile_arguments(p)
@@ -128,6 +158,49 @@ def _config(args: argparse.Namespace):  # -> ServeConfig
     return config, what
 
 
+KEEP_ALIVE_S = 5.0
+"""An idle keep-alive connection is closed after this time."""
+
+
+def uvicorn_config(app: object, max_connections: int, header_timeout_s: float):
+    """uvicorn's settings for `uxlab serve`: the connection cap (503 beyond it), the
+    keep-alive timeout and the request-head timeout (`serve_guard.guarded_h11_protocol`)."""
+    import uvicorn
+
+    from uxlab.live.serve_guard import guarded_h11_protocol
+
+    return uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        http=guarded_h11_protocol(header_timeout_s),
+        limit_concurrency=max_connections,
+        timeout_keep_alive=KEEP_ALIVE_S,
+    )
+
+
+def guard_settings(args: argparse.Namespace):  # -> GuardSettings
+    """Allowed Host names and the body limit from the options (origins: `--cors`)."""
+    from uxlab.cli import CliError
+    from uxlab.live.serve_guard import LOOPBACK_HOSTS, GuardSettings
+
+    if not args.max_body_mb > 0:
+        raise CliError(f"--max-body-mb {args.max_body_mb:g}: must be > 0 (e.g. 4)")
+    if not args.header_timeout_s > 0:
+        raise CliError(f"--header-timeout-s {args.header_timeout_s:g}: must be > 0 (e.g. 10)")
+    if args.max_connections < 1:
+        raise CliError(f"--max-connections {args.max_connections}: must be >= 1 (e.g. 256)")
+    hosts = set(LOOPBACK_HOSTS) | {h.strip().lower() for h in args.allow_host}
+    if args.host not in ("0.0.0.0", "::", ""):
+        hosts.add(f"[{args.host.lower()}]" if ":" in args.host else args.host.lower())
+    return GuardSettings(
+        allowed_hosts=hosts,
+        cors_origins=list(args.cors),
+        max_body_bytes=int(args.max_body_mb * 1024 * 1024),
+    )
+
+
 def listen_socket(host: str, port: int) -> socket.socket:
     """A TCP socket bound to (host, port) whose connections send each write at once.
 
@@ -154,9 +227,11 @@ def run(args: argparse.Namespace) -> int:
 
     from uxlab.cli import CliError
     from uxlab.live.serve import build_app, warm_up
+    from uxlab.live.serve_guard import raise_open_files_limit
 
     config, what = _config(args)
     config.cors_origins = list(args.cors)
+    config.guard = guard_settings(args)
     if not args.quiet:
 
         def log_request(served) -> None:
@@ -190,10 +265,13 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(
-            f"warning: binding {args.host} exposes the server beyond this machine", file=sys.stderr
+            f"warning: binding {args.host} exposes the server beyond this machine; requests "
+            "must name it (or an --allow-host NAME) in their Host header",
+            file=sys.stderr,
         )
     sock.listen(128)
-    config_ = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    raise_open_files_limit()  # many connections: refused by the cap, not by EMFILE
+    config_ = uvicorn_config(app, args.max_connections, args.header_timeout_s)
     with sock:
         uvicorn.Server(config_).run(sockets=[sock])
     return 0

@@ -95,15 +95,20 @@ def run(args: argparse.Namespace) -> int:
         done = simulate_cohort(
             study, store, args.participants, seed=args.seed, truth=truth, durable=args.durable,
             progress=lambda s: print(
+                f"  {s.participant}: already completed by an earlier run, kept "
+                f"({s.n_trials} trials)" if s.kept else
                 f"  {s.participant}: {s.n_trials} trials, {s.n_abandoned} abandoned "
-                f"({s.seconds:.2f} s)"
+                f"({s.seconds:.2f} s{', resumed' if s.resumed else ''})"
             ),
         )  # fmt: skip
-    n_trials = sum(s.n_trials for s in done)
-    seconds = sum(s.seconds for s in done)
+    kept = [s for s in done if s.kept]
+    ran = [s for s in done if not s.kept]
+    n_trials = sum(s.n_trials for s in ran)
+    seconds = sum(s.seconds for s in ran)
+    per = f" ({seconds / len(ran):.2f} s per session)" if ran else ""
     print(
-        f"simulated {len(done)} participant(s), {n_trials} trials in {seconds:.1f} s "
-        f"({seconds / len(done):.2f} s per session) into {db}"
+        f"simulated {len(ran)} participant(s), {n_trials} trials in {seconds:.1f} s{per} "
+        f"into {db}" + (f"; {len(kept)} already complete from an earlier run, kept" if kept else "")
     )
     print(f"next: uxlab export {db}   or   uxlab report {db}")
     return 0
@@ -115,7 +120,7 @@ def _run_through_ui(args: argparse.Namespace, study: Any, db: Path, truth: Any) 
 
     from uxlab.store import Store
     from uxlab.tui import frame_cap
-    from uxlab.tui.simulated_run import simulate_through_ui
+    from uxlab.tui.simulated_run import simulate_through_ui, ui_participant_id
 
     env = {"frame_cap_fps": frame_cap(), "headless": True}
     print(f"through the terminal runner (headless, 80x24), times x{args.time_scale:g} faster")
@@ -124,6 +129,10 @@ def _run_through_ui(args: argparse.Namespace, study: Any, db: Path, truth: Any) 
         if not args.durable:
             store.conn.execute("PRAGMA synchronous = NORMAL")
         for number in range(1, args.participants + 1):
+            before = store.session_state(study, ui_participant_id(args.seed, number))
+            if before is not None and before[0] == "completed":  # a rerun after a kill
+                print(f"  {ui_participant_id(args.seed, number)}: already completed, kept")
+                continue
             s = asyncio.run(
                 simulate_through_ui(
                     study,

@@ -89,6 +89,20 @@ def at_level(trials: list, factor: str, level_ms: float) -> list:
     ]
 
 
+def timing_text(study) -> str:
+    """The `[timing]` tolerance in force and what happens to a trial outside it."""
+    from uxlab.fidelity import Tolerance, default_max_late_p99_ms
+    from uxlab.session import shortest_gap_ms
+
+    t = study.timing
+    limit = t.max_late_p99_ms
+    if limit is None:
+        limit = default_max_late_p99_ms(shortest_gap_ms(study))
+    tol = Tolerance(limit, t.max_frame_shared_share, derived=t.max_late_p99_ms is None)
+    fate = f"re-run (at most {t.max_requeued})" if t.requeue_flagged else "marked"
+    return f"{tol.describe()}; a trial outside it is {fate}"
+
+
 def adaptive_text(f) -> str:
     """`QUEST+ on 25 log levels 100-5000 ms` (the procedure and its log-spaced grid)."""
     name = {"quest": "QUEST+", "interleaved": "interleaved staircases"}.get(f.procedure)
@@ -119,6 +133,7 @@ def describe(
         stimuli = [f"live {e.api}:{e.model} {e.url}; {asks}; {study.assignment}"]
     out += wrap_labelled("Stimuli  ", stimuli)
     out += wrap_labelled("Profile  ", [study.profile.describe()])
+    out += wrap_labelled("Timing   ", [timing_text(study)])
     adaptive = next((f for f in study.within_factors if f.adaptive), None)
     for f in study.factors:
         kind = "between" if f.between else "within"
@@ -176,7 +191,7 @@ def describe(
             "  ", [f"adaptive: {adaptive.name} by {how} from the '{question}' answers"]
         )
         out += wrap_labelled("  ", [f"on the {n_main} main trials ({tracks})"])
-        out.append("  practice and attention-check trials play their planned levels")
+        out.append("  practice trials play their planned levels; attention checks have no stream")
     out.append("")
     out.append(
         f"Estimated duration: {estimate.total_s / 60:.1f} min "

@@ -39,6 +39,7 @@ import numpy as np
 from uxlab.clock import Clock, MonotonicClock
 from uxlab.errors import UxlabError
 from uxlab.live.clients import APIS, Prompt, api_key_from_env
+from uxlab.live.key_scrub import KeyScrubber, KeyStreamGuard
 from uxlab.live.mapping import MAPPERS
 from uxlab.live.record import RecordOptions, RecordResult, record_stream
 from uxlab.live.wire_events import WireEvent
@@ -408,6 +409,8 @@ async def stream_live(
         return now - t0_ms
 
     sent_ms: list[float] = []
+    scrubber = KeyScrubber(key)
+    guards: dict[str, KeyStreamGuard] = {}
 
     def on_event(ev: WireEvent, arrival_ns: int) -> None:
         t_ms = arrival_ms(arrival_ns)
@@ -420,6 +423,14 @@ async def stream_live(
         # full mapping below.
         rec, _ = mapper([ev], header)
         for e in rec.events:
+            if isinstance(e, ErrorEvent):  # the participant never sees an upstream body
+                e = ErrorEvent(t_ms=e.t_ms, error=neutral_error(e.error))
+            elif isinstance(e, Chunk) and scrubber.key is not None:
+                guard = guards.setdefault(e.channel, KeyStreamGuard(scrubber))
+                text = guard.feed(e.text)  # a key is never shown, even one piece at a time
+                if not text:
+                    continue
+                e = dataclasses.replace(e, text=text)
             schedule.feed(e, t_ms)
 
     own_client = client is None
@@ -448,9 +459,13 @@ async def stream_live(
             await http.aclose()
     if not schedule.closed:
         now_ms = clock.now_ms() - t0_ms
+        for channel, guard in guards.items():  # text held back in case it began the key
+            rest = guard.flush()
+            if rest:
+                schedule.feed(Chunk(t_ms=None, text=rest, channel=channel), now_ms)
         rec = result.recording
         if rec.errors:
-            schedule.add_error(dict(rec.errors[-1].error), now_ms)
+            schedule.add_error(neutral_error(rec.errors[-1].error), now_ms)
         else:
             end = rec.end
             end_ms = now_ms
@@ -459,6 +474,34 @@ async def stream_live(
                 end_ms = min(now_ms, max(end.t_ms + sent_ms[0], last))
             schedule.add_end(end_ms, end.finish_reason if end else None, end.usage if end else None)
     return LiveResult(result, result.message, sent_ms[0] if sent_ms else None)
+
+
+_OWN_ERROR_KINDS = {
+    "http_error": "The model service refused the request.",
+    "connect_timeout": "The model service could not be reached.",
+    "connect_error": "The model service could not be reached.",
+    "read_timeout": "The model service stopped answering.",
+    "connection_closed": "The connection to the model service was cut.",
+    "malformed_stream": "The model service sent an unreadable answer.",
+    "truncated": "The answer ended early.",
+}
+
+
+def neutral_error(error: dict[str, Any]) -> dict[str, Any]:
+    """What a live trial shows and stores of an upstream failure: the recorder's own kind
+    and a fixed message, never the server's text (it can echo keys or anything else). The
+    recorder's scrubbed, decoded message is kept in the trial's `live_request` event."""
+    kind = error.get("type")
+    if kind not in _OWN_ERROR_KINDS:
+        kind = "stream_error"
+    out: dict[str, Any] = {
+        "type": kind,
+        "message": _OWN_ERROR_KINDS.get(kind, "The model service reported an error."),
+    }
+    status = error.get("status")
+    if isinstance(status, int) and not isinstance(status, bool):
+        out["status"] = status
+    return out
 
 
 def _warm_up() -> None:

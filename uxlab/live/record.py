@@ -20,6 +20,7 @@ never stored: it is scrubbed from every text that came back from the server.
 from __future__ import annotations
 
 import asyncio
+import copy
 import email.utils
 import json
 import time
@@ -33,10 +34,13 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from uxlab.live.clients import API_NAMES, Prompt, build_request, request_record
+from uxlab.live.key_scrub import KeyScrubber
 from uxlab.live.mapping import map_capture
 from uxlab.live.wire_events import SSEFramer, WireEvent, dumps_capture
-from uxlab.streams.recording import End, ErrorEvent, Header, Recording
+from uxlab.reading import InputProblem, loads_json
+from uxlab.streams.recording import Chunk, End, ErrorEvent, Header, Recording
 from uxlab.streams.replay_file import safe_filename, write_replay
+from uxlab.streams.sse import SseLimitError
 
 OnEvent = Callable[[WireEvent, int], None]
 """(framed SSE event, perf_counter_ns of its arrival) -> None."""
@@ -78,16 +82,71 @@ class RecordResult:
         return self.message is None
 
 
-class _Scrubber:
-    """Removes the API key from any text that came back (servers echo keys in 401s)."""
+_Scrubber = KeyScrubber
+"""Removes the API key from any text that came back (servers echo keys in 401s), in any
+encoding and across events (`uxlab.live.key_scrub`)."""
 
-    def __init__(self, key: str | None):
-        self.key = key
 
-    def __call__(self, text: str) -> str:
-        if self.key and len(self.key) >= 4:
-            return text.replace(self.key, "[redacted]")
-        return text
+def _scrub_across_events(
+    api: str, capture: list[WireEvent], header: Header, scrub: KeyScrubber
+) -> None:
+    """Remove a key that only shows when events are joined (each event is scrubbed alone as
+    it arrives): in the raw data of consecutive events, and in the decoded chunk texts of
+    each channel, where the event that carried each touched text gets the scrubbed text."""
+    if scrub.key is None or not capture:
+        return
+    for ev, data in zip(capture, scrub.scrub_pieces([ev.data for ev in capture]), strict=True):
+        ev.data = data
+    whole, _ = map_capture(api, capture, copy.deepcopy(header))
+    channels = {c.channel for c in whole.chunks}
+    joined = ["".join(c.text for c in whole.chunks if c.channel == ch) for ch in channels]
+    if not any(scrub.found_in(text) for text in joined):
+        return  # the usual case: no key anywhere in the decoded text
+    pieces: dict[str, list[tuple[int, str]]] = {}  # channel -> [(event index, chunk text)]
+    for j, ev in enumerate(capture):
+        rec, _ = map_capture(api, [ev], copy.deepcopy(header))
+        for c in rec.chunks:
+            pieces.setdefault(c.channel, []).append((j, c.text))
+    for channel_pieces in pieces.values():
+        texts = [text for _, text in channel_pieces]
+        for (j, old), new in zip(channel_pieces, scrub.scrub_pieces(texts), strict=True):
+            if old == new:
+                continue
+            ev = capture[j]
+            try:
+                obj = loads_json(ev.data, check=False)  # nesting bounded: safe to walk
+            except InputProblem:
+                continue
+            changed = _replace_strings(obj, {old: new})
+            if changed is not obj:
+                ev.data = json.dumps(changed, ensure_ascii=False, separators=(",", ":"))
+
+
+def _scrub_chunks(recording: Recording, scrub: KeyScrubber) -> None:
+    """Last guard on the mapped recording: a key still joined across chunk texts."""
+    if scrub.key is None:
+        return
+    by_channel: dict[str, list[Chunk]] = {}
+    for c in recording.chunks:
+        by_channel.setdefault(c.channel, []).append(c)
+    for chunks in by_channel.values():
+        for c, text in zip(chunks, scrub.scrub_pieces([c.text for c in chunks]), strict=True):
+            c.text = text
+
+
+def _replace_strings(value: Any, replace: dict[str, str]) -> Any:
+    """`value` with every string found in `replace` swapped (the same object if none was)."""
+    if isinstance(value, str):
+        return replace.get(value, value)
+    if isinstance(value, dict):
+        items = {k: _replace_strings(v, replace) for k, v in value.items()}
+        return items if any(items[k] is not value[k] for k in value) else value
+    if isinstance(value, list):
+        items_list = [_replace_strings(v, replace) for v in value]
+        return (
+            items_list if any(a is not b for a, b in zip(items_list, value, strict=True)) else value
+        )
+    return value
 
 
 def _vendor(api: str, url: str) -> str:
@@ -137,8 +196,8 @@ def retry_after_s(headers: httpx.Headers) -> float | None:
 
 def _error_message(body_text: str) -> tuple[str, Any]:
     try:
-        body: Any = json.loads(body_text)
-    except json.JSONDecodeError:
+        body: Any = loads_json(body_text)
+    except InputProblem:
         return body_text.strip()[:300], body_text[:2000]
     err = body.get("error") if isinstance(body, dict) else None
     if isinstance(err, dict):
@@ -285,6 +344,8 @@ async def _record_once(
             )
         except UnicodeDecodeError as exc:
             problem = ("malformed_stream", f"the stream is not UTF-8 ({exc.reason})")
+        except SseLimitError as exc:
+            problem = ("malformed_stream", f"the stream broke the SSE limits ({exc})")
         end_t_ms = ms_since_t0(time.perf_counter_ns())
         if problem is None or problem[0] != "malformed_stream":
             for ev in framer.close(end_t_ms):
@@ -292,7 +353,9 @@ async def _record_once(
                 capture.append(ev)
     finally:
         await response.aclose()
+    _scrub_across_events(api, capture, header, scrub)
     recording, malformed = map_capture(api, capture, header)
+    _scrub_chunks(recording, scrub)
     message = None
     if problem is not None:
         kind, text = problem

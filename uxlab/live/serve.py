@@ -19,6 +19,10 @@ error answers with an HTTP error then.
 output tokens with finish reason `length` (`uxlab.live.request_limits`); `n` other than 1
 is refused with HTTP 400 in the API's error format.
 
+Every request first passes `uxlab.live.serve_guard`: a loopback (or configured) `Host`,
+no `Origin` other than the `--cors` ones, a body within the size and time limits; a body
+that is not a well-formed request (`uxlab.live.request_body`) is a 400 in the API's format.
+
 Response headers `x-uxlab-request-index`, `x-uxlab-replay-id` and `x-uxlab-seed` say what
 was served; the app keeps the last schedules it served (`app.state.served`).
 
@@ -48,7 +52,9 @@ from starlette.routing import Route
 
 from uxlab.clock import VirtualClock
 from uxlab.errors import UxlabError
+from uxlab.live.request_body import BodyError, parse_request_body
 from uxlab.live.request_limits import RequestParamError, cut_at_tokens, request_limits
+from uxlab.live.serve_guard import GuardMiddleware, GuardSettings
 from uxlab.live.sse_sink import SSESink
 from uxlab.live.wire_formats import (
     anthropic_stop_reason,
@@ -117,6 +123,9 @@ class ServeConfig:
     on_served: Callable[[Served], None] | None = None
     """Called once per request as soon as its schedule is chosen (e.g. to log it)."""
     served: deque[Served] = field(default_factory=lambda: deque(maxlen=SERVED_KEPT))
+    guard: GuardSettings = field(default_factory=GuardSettings)
+    """Allowed Host names, body size and time limits (`uxlab.live.serve_guard`); the
+    allowed Origins are `cors_origins`."""
 
 
 def corpus_picker(config: ServeConfig) -> Picker:
@@ -230,13 +239,9 @@ def build_app(config: ServeConfig) -> Starlette:
             raw = await request.body()
             t0_ms = clock_now()  # the request is in: time zero of its schedule
             try:
-                body = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                raise _Error(400, "invalid_request_error", "the body is not JSON") from None
-            if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-                raise _Error(
-                    400, "invalid_request_error", "messages: expected a list of {role, content}"
-                )
+                body = parse_request_body(raw, wire)
+            except BodyError as exc:  # every malformed body is a 400, never a 500
+                raise _Error(400, "invalid_request_error", str(exc), exc.param) from None
             try:
                 limits = request_limits(body, wire)
             except RequestParamError as exc:
@@ -319,6 +324,8 @@ def build_app(config: ServeConfig) -> Starlette:
                 "x-uxlab-practice",
             ],
         )
+    guard = replace(config.guard, cors_origins=list(config.cors_origins))
+    app.add_middleware(GuardMiddleware, settings=guard)  # outermost: runs before CORS
     app.state.served = config.served
     return app
 

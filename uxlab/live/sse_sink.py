@@ -26,6 +26,11 @@ import asyncio
 import json
 from typing import Any
 
+try:
+    import orjson
+except ImportError:  # pragma: no cover - orjson is a dependency; the stdlib path still works
+    orjson = None  # type: ignore[assignment]
+
 from uxlab.live.wire_formats import (
     anthropic_stop_reason,
     openai_finish_reason,
@@ -38,11 +43,22 @@ from uxlab.streams.recording import Chunk, End, ErrorEvent, Meta, Recording
 WIRES = ("openai", "anthropic")
 
 
+def json_bytes(data: Any) -> bytes:
+    """Compact UTF-8 JSON: orjson (several times faster on the serving hot path), else the
+    stdlib with the same separators (an integer beyond 64 bits, which orjson refuses)."""
+    if orjson is not None:
+        try:
+            return orjson.dumps(data)
+        except TypeError:
+            pass
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
+
+
 def sse_bytes(data: Any, event: str | None = None) -> bytes:
     """One SSE event (`event:` line when named, one `data:` line, blank line)."""
-    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
-    head = f"event: {event}\n" if event else ""
-    return f"{head}data: {text}\n\n".encode()
+    body = data.encode() if isinstance(data, str) else json_bytes(data)
+    head = b"event: " + event.encode() + b"\n" if event else b""
+    return head + b"data: " + body + b"\n\n"
 
 
 class SSESink:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import sys
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -29,6 +28,7 @@ from uxlab.clock import Clock, MonotonicClock
 from uxlab.errors import UxlabError
 from uxlab.live.clients import Prompt
 from uxlab.live.record import RecordOptions, RecordResult, record_stream, save_result, unique_id
+from uxlab.reading import MAX_JSON_FILE_BYTES, InputProblem, loads_json, read_bounded_text
 from uxlab.streams.recording import Recording
 
 
@@ -40,16 +40,19 @@ def load_prompts(path: str | Path) -> list[Prompt]:
     """Read a JSONL prompts file; raise PromptsFileError naming the file, line and key."""
     path = Path(path)
     prompts: list[Prompt] = []
-    for lineno, raw in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
+    try:
+        text = read_bounded_text(path, MAX_JSON_FILE_BYTES, "prompts file")
+    except InputProblem as exc:
+        raise PromptsFileError(f"{path}: {exc.problem}") from None
+    for lineno, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip() or raw.lstrip().startswith("#"):
             continue
         where = f"{path}:{lineno}"
         try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as exc:
+            obj = loads_json(raw)
+        except InputProblem as exc:
             raise PromptsFileError(
-                f"{where}: not JSON ({exc.msg} at column {exc.colno}); "
-                'expected {"prompt": "..."} or {"messages": [...]}'
+                f'{where}: {exc}; expected {{"prompt": "..."}} or {{"messages": [...]}}'
             ) from None
         if not isinstance(obj, dict):
             raise PromptsFileError(f"{where}: expected a JSON object, got {type(obj).__name__}")

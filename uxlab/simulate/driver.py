@@ -67,6 +67,10 @@ class SimulatedSession:
     n_abandoned: int
     seconds: float
     adaptive: dict[str, Any] | None = None
+    resumed: bool = False
+    """True when this run continued a session an earlier (killed) run left unfinished."""
+    kept: bool = False
+    """True when an earlier run had already completed this participant (nothing was redone)."""
 
 
 def simulated_environment(
@@ -109,6 +113,13 @@ async def run_trial(
     time spent answering moves the planned give-up on, as it holds the chain.
     """
     script = TrialScript.draw(observer, run.schedule, rng)
+    if run.is_check:  # an attention check: its text and its one question, nothing streams
+        for q in run.questions:
+            value, rt = script.answer(q, run.trial.attention)
+            clock.advance(rt)
+            run.answer(q.id, value, rt)
+        run.phase = "answered"
+        return
     clock.advance(script.send_delay_ms)
     t0 = run.send()
     if script.give_up_ms is not None:
@@ -143,6 +154,9 @@ async def simulate_session(
 ) -> SimulatedSession:
     """Take simulated participant `number` through the study (resuming if unfinished).
 
+    A participant who already completed the study (an earlier run of the same command, e.g.
+    one that was killed later on) is kept as stored: returned with `kept=True`.
+
     `stop_after` ends the run after that many trials in this call, leaving a trial in
     flight as a killed process would (for resume tests).
     """
@@ -151,6 +165,9 @@ async def simulate_session(
     pid = participant_id(seed, number)
     observer = draw_observer(study, truth, seed, number)
     env = simulated_environment(study, truth, observer, seed)
+    before = store.session_state(study, pid)
+    if before is not None and before[0] == "completed":  # a rerun after a kill: keep it
+        return SimulatedSession(pid, before[2], observer, before[1], 0, 0.0, None, kept=True)
     clock = GiveUpClock()
     ss = StudySession.open(study, store, pid, environment=env, simulated=True, clock=clock)
     if ss.needs_consent:
@@ -173,7 +190,7 @@ async def simulate_session(
         ss.finish({k: v for k, v in answers.items() if v[0] is not None})
     return SimulatedSession(
         pid, ss.session.id, observer, n, abandoned, time.perf_counter() - started,
-        ss.adaptive_state(),
+        ss.adaptive_state(), resumed=ss.resumed,
     )  # fmt: skip
 
 

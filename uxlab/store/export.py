@@ -4,11 +4,18 @@
 
 - `trials.csv`   one row per trial begun, tidy (no JSON in cells): the contract's columns in
                  order, one column per factor and one `q_<id>`/`rt_<id>_ms` pair per
-                 per-trial question. yes/no answers are 1 (yes) / 0 (no); a trial still in
+                 per-trial question, and the playback-fidelity columns
+                 (`FIDELITY_COLUMNS`). yes/no answers are 1 (yes) / 0 (no); a trial still in
                  flight (its process died and it was never resumed) is exported as
                  `interrupted`. A trial queued again at the end adds `RERUN_COLUMNS`.
 - `events.csv`   `session_id, trial_index, t_ms, kind, data` (data: the event's other fields
-                 as compact JSON), in stored order.
+                 as compact JSON), in stored order. A trial's events have `t_ms` from its
+                 send; session events have `trial_index` -1 and `t_ms` from the start or
+                 resume they happened in: `terminal` (the size at each start and resume,
+                 `{"cols", "rows", "resumed"}`) and `resize` (`{"cols", "rows"}`, also among
+                 a trial's events when the terminal was resized during it).
+                 An attention check shown on its own screen has no stream: its trial row has
+                 empty factor columns and `condition_id` `attention-check`.
 - `sessions.csv` one row per session: state, pilot/simulated flags, resumed count, trial
                  counts, end-of-study answers (`q_<id>`) and the environment flattened into
                  `env_<key>` columns.
@@ -25,21 +32,33 @@
                  `acceptable_at`, `yes_means`), design and base profile, and every study
                  version found.
 
-With `fmt="parquet"` the four tables are written as `.parquet` (needs pyarrow). The export
-reads one consistent snapshot through a read-only connection; the only write it makes is
-one `export` entry in the audit log (with the SHA-256 of every file written), so it can be
-rerun at any time, also while a study is running.
+CSV cells are spreadsheet-safe: text starting with `= + - @`, a tab or a carriage return
+(a formula to Excel, LibreOffice, Google Sheets) gets a leading `'`; numbers never do; a
+cell holding a bare carriage return is quoted (`analysis.spreadsheet_cells`; `raw_cells`
+writes the values unchanged). With `fmt="parquet"` the four tables are written as
+`.parquet` (needs pyarrow). The export reads one consistent snapshot through a read-only
+connection; the only write it makes is one `export` entry in the audit log (with the
+SHA-256 of every file written), so it can be rerun at any time, also while a study runs.
 """
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import sqlite3
 from pathlib import Path
 from typing import Any
 
+from analysis.spreadsheet_cells import write_safe_csv
+from uxlab.fidelity import FIDELITY_COLUMNS as _FIDELITY_COLUMNS
+from uxlab.fidelity import trial_fidelity
+from uxlab.store.open_checks import (
+    SQLITE_HEADER,
+    check_database,
+    describe_sqlite_error,
+    is_environmental,
+    reading,
+)
 from uxlab.store.schema import StoreError
 
 BASE_COLUMNS = [
@@ -63,6 +82,23 @@ AFTER_FACTOR_COLUMNS = [
     "scheduled_end_ms",
 ]
 TAIL_COLUMNS = ["attention_check", "attention_ok", "pilot", "simulated"]
+ATTENTION_CONDITION = "attention-check"
+"""`condition_id` of an attention check shown on its own screen: no stream, so no latency
+and empty factor columns (a check that streamed, as before, keeps its levels)."""
+
+
+def _shown_without_stream(
+    attention: Any, outcome: str, shown_first_ms: Any, scheduled_end_ms: Any
+) -> bool:
+    """An attention check shown on its own screen (nothing scheduled, nothing streamed)."""
+    return (
+        bool(attention)
+        and outcome == "completed"
+        and shown_first_ms is None
+        and (scheduled_end_ms is None)
+    )
+
+
 CHAIN_COLUMNS = ["e2e_ms", "abandon_step", "paused_ms"]
 """Agent-chain trials only (from the trial's `timings`): measured end of the answer, the
 step (0-based) running when the participant gave up, and the time mid-chain questions held
@@ -75,6 +111,10 @@ RERUN_COLUMNS = ["rerun_of", "rerun_reason", "rerun_as"]
 """Only when a session queued a trial again (`requeued`, schema version 5), at the end: on a
 re-run, the trial_index of the attempt it replaces and why (`interrupted`, ...); on the
 replaced attempt, the trial_index of its re-run (and the same reason)."""
+FIDELITY_COLUMNS = list(_FIDELITY_COLUMNS)
+"""Every trial: how faithfully its stream was shown (`uxlab.fidelity`), from the trial's
+`timings`; for a trial stored before these were kept, computed from its `chunk` events
+(then `load_1m` and `fidelity_flag` stay empty)."""
 EVENT_COLUMNS = ["session_id", "trial_index", "t_ms", "kind", "data"]
 SESSION_COLUMNS = [
     "session_id",
@@ -151,17 +191,31 @@ def open_read_only(db: str | Path) -> sqlite3.Connection:
     db = Path(db)
     if not db.is_file():
         raise StoreError(f"{db}: no such database")
+    with db.open("rb") as fh:
+        if fh.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
+            raise StoreError(f"{db}: not a uxlab study database (not a SQLite file at all)")
     conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
     try:
+        check_database(conn, db)  # a damaged or foreign file: one line, not a traceback
         conn.execute("SELECT COUNT(*) FROM sessions").fetchone()
+    except StoreError:
+        conn.close()
+        raise
     except sqlite3.DatabaseError as exc:
         conn.close()
+        if is_environmental(exc):
+            raise StoreError(describe_sqlite_error(exc, db)) from None
         raise StoreError(f"{db}: not a uxlab study database ({exc})") from None
     return conn
 
 
 def read_tables(db: str | Path) -> dict[str, Any]:
     """The export's content from one snapshot: rows of each table and the study summary."""
+    with reading(Path(db)):  # a damaged stored value: one line, not a traceback
+        return _read_tables(db)
+
+
+def _read_tables(db: str | Path) -> dict[str, Any]:
     conn = open_read_only(db)
     try:
         conn.execute("BEGIN")  # one read snapshot for every query below
@@ -200,10 +254,12 @@ def read_tables(db: str | Path) -> dict[str, Any]:
             BASE_COLUMNS
             + factors
             + AFTER_FACTOR_COLUMNS
+            + FIDELITY_COLUMNS
             + [c for q in trial_qs for c in (f"q_{q}", f"rt_{q}_ms")]
             + TAIL_COLUMNS
         )
         trial_rows = []
+        unmeasured: dict[tuple[str, int], dict[str, Any]] = {}  # stored before fidelity
         trial_cols = {c[1] for c in conn.execute("PRAGMA table_info(trials)")}
         schedule_sha = "t.schedule_sha256" if "schedule_sha256" in trial_cols else "NULL"  # v4
         for r in conn.execute(
@@ -220,6 +276,8 @@ def read_tables(db: str | Path) -> dict[str, Any]:
         ):
             levels = json.loads(r[8])
             row: dict[str, Any] = dict(zip(BASE_COLUMNS, r[:8], strict=True))
+            if _shown_without_stream(r[16], r[11], r[13], r[15]):
+                levels, row["condition_id"] = {}, ATTENTION_CONDITION  # no latency was shown
             row.update({f: levels.get(f) for f in factors})
             outcome = "interrupted" if r[11] == "running" else r[11]
             row.update(
@@ -239,6 +297,9 @@ def read_tables(db: str | Path) -> dict[str, Any]:
             for group in OPTIONAL_COLUMNS:
                 if any(c in extra for c in group):
                     row.update({c: extra.get(c) for c in group})
+            row.update({c: extra.get(c) for c in FIDELITY_COLUMNS})
+            if "n_chunks" not in extra and r[11] != "running":
+                unmeasured[(r[2], r[4])] = row
             trial_rows.append(row)
         at = trial_columns.index("scheduled_end_ms") + 1
         for group in OPTIONAL_COLUMNS:
@@ -265,6 +326,7 @@ def read_tables(db: str | Path) -> dict[str, Any]:
                 "ORDER BY s.created_at, e.session_id, e.trial_index, e.seq"
             )
         ]
+        _fidelity_from_events(unmeasured, event_rows)
 
         columns = {c[1] for c in conn.execute("PRAGMA table_info(sessions)")}
         adaptive = "s.adaptive" if "adaptive" in columns else "NULL"  # schema version 1
@@ -334,6 +396,25 @@ def read_tables(db: str | Path) -> dict[str, Any]:
 TABLES = ("trials", "events", "sessions", "runs")
 
 
+def _fidelity_from_events(
+    rows: dict[tuple[str, int], dict[str, Any]], events: list[dict[str, Any]]
+) -> None:
+    """Fill the fidelity columns of trials stored without them from their `chunk` events
+    (only events that say how many characters they showed count)."""
+    if not rows:
+        return
+    chunks: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for e in events:
+        key = (e["session_id"], e["trial_index"])
+        if e["kind"] == "chunk" and key in rows:
+            data = json.loads(e["data"]) if e["data"] else {}
+            if "n_chars" in data:
+                chunks.setdefault(key, []).append(data)
+    for key, records in chunks.items():
+        fidelity = trial_fidelity(records)
+        rows[key].update({c: v for c, v in fidelity.items() if v is not None})
+
+
 def _read_runs(conn: sqlite3.Connection) -> tuple[list[str], list[dict[str, Any]]]:
     """runs.csv: every start and resume with its environment (inside the read snapshot)."""
     has_runs = conn.execute(
@@ -364,8 +445,14 @@ class Exported(dict[str, Path]):
     rows: dict[str, int]
 
 
-def export_db(db: str | Path, out_dir: str | Path, fmt: str = "csv") -> Exported:
-    """Write trials, events, sessions and study.json to `out_dir`; returns the paths."""
+def export_db(
+    db: str | Path, out_dir: str | Path, fmt: str = "csv", raw_cells: bool = False
+) -> Exported:
+    """Write trials, events, sessions and study.json to `out_dir`; returns the paths.
+
+    CSV cells that a spreadsheet would run as a formula get a leading `'` unless
+    `raw_cells` (see `analysis.spreadsheet_cells`; `load_trial_table` takes it off again).
+    """
     if fmt not in ("csv", "parquet"):
         raise StoreError(f"format {fmt!r}: use csv or parquet")
     content = read_tables(db)
@@ -375,7 +462,10 @@ def export_db(db: str | Path, out_dir: str | Path, fmt: str = "csv") -> Exported
     for name in TABLES:
         columns, rows = content[name]
         path = out / f"{name}.{fmt}"
-        (_write_csv if fmt == "csv" else _write_parquet)(path, columns, rows)
+        if fmt == "csv":
+            _write_csv(path, columns, rows, raw_cells)
+        else:
+            _write_parquet(path, columns, rows)
         written[name] = path
     study_path = out / "study.json"
     _atomic_write(study_path, json.dumps(content["study"], indent=2, ensure_ascii=False) + "\n")
@@ -441,13 +531,13 @@ def _atomic_write(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
-def _write_csv(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> None:
+def _write_csv(
+    path: Path, columns: list[str], rows: list[dict[str, Any]], raw_cells: bool = False
+) -> None:
+    """Spreadsheet-safe cells unless `raw_cells` (`analysis.spreadsheet_cells`)."""
     tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    cells = ([("" if (v := row.get(c)) is None else v) for c in columns] for row in rows)
+    write_safe_csv(tmp, columns, cells, raw=raw_cells)
     tmp.replace(path)
 
 

@@ -23,6 +23,9 @@ Tables:
   counters      persistent counters: participant numbers, between-group allocation
   refusals      a count of declined consents (no ids)
   audit         append-only log: create, run, resume, finish, export, delete, refuse, ...
+
+Not versioned: `session_leases` (which process runs a session now; `uxlab.store.lease`)
+is created on first use, as it holds only live-process state.
 """
 
 from __future__ import annotations
@@ -211,7 +214,8 @@ def migrate(conn: sqlite3.Connection, path: str, now_iso: str) -> int:
         conn.execute("COMMIT")
         return version
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # a failed COMMIT (disk full) has already rolled back
+            conn.execute("ROLLBACK")
         raise
 
 

@@ -37,6 +37,12 @@ Guarantees:
   row's `chain` is the SHA-256 of the previous chain value and the row (`verify_audit`).
 - Participant ids are pseudonymous: use `new_participant_id()` (e.g. `P-7K3QX`) or your own
   code, never a name. Ids with spaces are refused.
+- `Store.open` refuses a read-only, damaged (`PRAGMA quick_check`) or foreign file before
+  changing anything in it, and says what a SQLite error means (a full disk, a lock, ...):
+  `uxlab.store.open_checks`.
+- One live process per session: starting or resuming takes the session's lease, refused
+  (naming the holder's host, pid and age) while another live process holds it; a dead
+  holder's lease is taken over (`uxlab.store.lease`); `close()` gives leases back.
 
 One `Store` per process (or thread); several processes may write one file at once (WAL and a
 busy timeout serialise their short transactions). Wall-clock times come from `clock`
@@ -54,12 +60,13 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from uxlab.store import lease, open_checks
 from uxlab.store.schema import StoreError, migrate
 from uxlab.study.adaptive import CommittedTrial
 from uxlab.study.design import Trial, design_trials
@@ -108,6 +115,36 @@ def sha256_json(obj: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def sha256_json_streamed(obj: Any) -> str:
+    """`sha256_json(obj)`, the same digest, encoded piece by piece (one list item at a time).
+
+    For a trial of 100,000 events: no single call holds the interpreter for the whole
+    encoding, so a commit in a worker thread leaves the UI loop free to run meanwhile.
+    """
+    digest = hashlib.sha256()
+    for piece in _json_pieces(obj):
+        digest.update(piece.encode())
+    return digest.hexdigest()
+
+
+def _json_pieces(obj: Any) -> Iterator[str]:
+    if isinstance(obj, dict) and all(isinstance(k, str) for k in obj):
+        yield "{"
+        for n, key in enumerate(sorted(obj)):
+            yield ("," if n else "") + json.dumps(key, ensure_ascii=False) + ":"
+            yield from _json_pieces(obj[key])
+        yield "}"
+    elif isinstance(obj, (list, tuple)):
+        yield "["
+        for n, item in enumerate(obj):
+            if n:
+                yield ","
+            yield from _json_pieces(item)
+        yield "]"
+    else:
+        yield json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def study_summary(study: Study) -> dict[str, Any]:
     """What an analysis needs to know about a study (stored, and exported as study.json)."""
     d = study.design
@@ -147,6 +184,7 @@ def study_summary(study: Study) -> dict[str, Any]:
             "question": study.attention.question,
             "answer": study.attention.answer,
         },
+        "timing": dataclasses.asdict(study.timing),
         "profile": study.profile.to_table(),
     }
 
@@ -205,6 +243,8 @@ class Store:
         self.conn = conn
         self.path = path
         self.clock = clock
+        self.leases: set[str] = set()
+        """Sessions whose lease this store holds (`uxlab.store.lease`), given back at close."""
 
     # --- opening ----------------------------------------------------------------------------
 
@@ -219,25 +259,45 @@ class Store:
 
         A write waits up to `busy_timeout_s` for another process's transaction, then fails
         with `sqlite3.OperationalError` ("database is locked"); nothing is half-written.
+        A read-only, damaged or foreign file is refused (StoreError) before anything in it
+        is changed (`uxlab.store.open_checks`). The connection may be used from another
+        thread (a trial committed off the UI loop), one thread at a time.
         """
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        open_checks.check_path(path)
+        conn = None
         try:
-            conn = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout_s)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(
+                path, isolation_level=None, timeout=busy_timeout_s, check_same_thread=False
+            )
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+            open_checks.check_database(conn, path)  # before WAL: nothing changed yet
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{path}: not a uxlab study database ({exc})") from None
-        if mode.lower() != "wal":
-            raise StoreError(f"{path}: could not switch to WAL mode (got {mode})")
-        conn.execute("PRAGMA synchronous = FULL")
-        conn.execute("PRAGMA foreign_keys = ON")
-        conn.execute("PRAGMA secure_delete = ON")  # a withdrawal leaves no readable remains
-        store = cls(conn, path, clock)
-        migrate(conn, str(path), store._now_iso())
+            if mode.lower() != "wal":
+                raise StoreError(f"{path}: could not switch to WAL mode (got {mode})")
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA secure_delete = ON")  # a withdrawal leaves no readable remains
+            store = cls(conn, path, clock)
+            migrate(conn, str(path), store._now_iso())
+        except (sqlite3.Error, OSError, StoreError) as exc:
+            if conn is not None:
+                conn.close()
+            if isinstance(exc, StoreError):
+                raise
+            if isinstance(exc, OSError):
+                raise StoreError(f"{path}: cannot create its folder ({exc.strerror})") from None
+            if conn is not None and not open_checks.is_environmental(exc):
+                raise  # a bug (e.g. a failing migration), not the file's or the disk's fault
+            raise StoreError(open_checks.describe_sqlite_error(exc, path)) from None
         return store
 
     def close(self) -> None:
+        """Give back this store's session leases and close the connection."""
+        with suppress(sqlite3.Error):  # the lease is stale once this process is gone
+            lease.give_back(self.conn, sorted(self.leases))
+        self.leases.clear()
         self.conn.close()
 
     def __enter__(self) -> Store:
@@ -451,6 +511,7 @@ class Store:
                     f"{study.id!r} (session {row[0]}); use a new participant id"
                 )
             if row:
+                self._take_lease(study, participant, row[0], now_s, now)
                 return self._resume(study, participant, number, row, now, now_s, environment)
             (group_id,) = self.conn.execute(
                 "SELECT group_id FROM participants WHERE participant = ?", (participant,)
@@ -495,6 +556,7 @@ class Store:
                 {"study_sha256": study.sha256, "seed": seed, "n_trials": len(trials)},
             )
             self._add_run(session_id, 0, 0, environment, now)
+            self._take_lease(study, participant, session_id, now_s, now)
         return Session(
             id=session_id,
             participant=participant,
@@ -509,6 +571,14 @@ class Store:
             simulated=simulated,
             n_planned=len(trials),
         )
+
+    def _take_lease(
+        self, study: Study, participant: str, session_id: str, now_s: float, now: str
+    ) -> None:
+        """Hold the session for this process (raises while another live process holds it)."""
+        stale_s = study.counterbalance.stale_after_min * 60.0
+        lease.take(self.conn, self.path, session_id, participant, now_s, now, stale_s)
+        self.leases.add(session_id)
 
     def _add_run(
         self, session_id: str, run: int, next_index: int, environment: dict[str, Any], now: str
@@ -914,7 +984,7 @@ class Store:
             "responses": answers,
             "events": event_rows,
         }
-        digest = sha256_json(payload)
+        digest = sha256_json_streamed(payload)  # = sha256_json(payload), loop-friendly
         now = self._now_iso()
         with self._write():
             cur = self.conn.execute(
@@ -984,6 +1054,23 @@ class Store:
         ).fetchone()
         return json.loads(row[0]) if row and row[0] else None
 
+    def add_session_event(
+        self, session: Session, kind: str, t_ms: float | None, data: dict[str, Any]
+    ) -> None:
+        """Store one event of the session, not of a trial (e.g. the terminal's size at a start
+        or a resize between trials), at once, under `trial_index` -1 (`END_INDEX`)."""
+        payload = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        with self._write():
+            (seq,) = self.conn.execute(
+                "SELECT COALESCE(MAX(seq), -1) + 1 FROM events WHERE session_id = ? "
+                "AND trial_index = ?",
+                (session.id, END_INDEX),
+            ).fetchone()
+            self.conn.execute(
+                "INSERT INTO events VALUES (?,?,?,?,?,?)",
+                (session.id, END_INDEX, seq, t_ms, kind, payload),
+            )
+
     def commit_end_responses(self, session: Session, responses: dict[str, Any]) -> None:
         """Store the answers to the end-of-study questions (one transaction)."""
         answers = _normalise_responses(session.study.end_questions, responses, "end questions")
@@ -1038,6 +1125,18 @@ class Store:
         return counts
 
     # --- reading ----------------------------------------------------------------------------
+
+    def session_state(self, study: Study, participant: str) -> tuple[str, int, str] | None:
+        """The state of the participant's latest session of `study`, its trials stored
+        (committed or in flight) and its id, or None when they have none (read only)."""
+        row = self.conn.execute(
+            "SELECT s.state, (SELECT COUNT(*) FROM trials t WHERE t.session_id = s.session_id "
+            "AND t.trial_index >= 0), s.session_id FROM sessions s JOIN studies st ON st.sha256 = "
+            "s.study_sha256 WHERE s.participant = ? AND st.study_id = ? "
+            "ORDER BY s.created_at DESC, s.rowid DESC LIMIT 1",
+            (participant, study.id),
+        ).fetchone()
+        return None if row is None else (row[0], row[1], row[2])
 
     def audit_entries(self) -> list[dict[str, Any]]:
         cur = self.conn.execute(

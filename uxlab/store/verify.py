@@ -36,6 +36,7 @@ from typing import Any
 from uxlab.errors import UxlabError
 from uxlab.live.live_schedule import LiveSchedule
 from uxlab.store.export import open_read_only
+from uxlab.store.open_checks import reading
 from uxlab.store.store import sha256_json
 from uxlab.study.adaptive import AdaptivePlan, CommittedTrial
 from uxlab.study.design import Trial, design_trials
@@ -122,9 +123,10 @@ def verify_db(
     report = VerifyReport(Path(db), None if study_file is None else Path(study_file))
     conn = open_read_only(db)
     try:
-        conn.execute("BEGIN")
-        _verify(conn, report, Path.cwd() if cwd is None else Path(cwd))
-        conn.execute("COMMIT")
+        with reading(Path(db)):  # a damaged stored value: one line, not a traceback
+            conn.execute("BEGIN")
+            _verify(conn, report, Path.cwd() if cwd is None else Path(cwd))
+            conn.execute("COMMIT")
     finally:
         conn.close()
     return report

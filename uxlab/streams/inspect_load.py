@@ -182,6 +182,10 @@ def _load_batch(paths: Sequence[Path], allow_truncated: bool) -> LoadedArrays:
             except ReplayFormatError as exc:
                 errors.append(exc)
                 continue
+            except Exception as exc:  # one bad file never stops the others
+                problem = f"could not be read ({type(exc).__name__}: {str(exc)[:120]})"
+                errors.append(ReplayFormatError(path, None, None, problem))
+                continue
             good.append(path)
         return LoadedArrays(arrays_from_columns(cols), good, errors)
 

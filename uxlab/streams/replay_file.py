@@ -26,6 +26,14 @@ from typing import Any
 import numpy as np
 
 from uxlab.errors import UxlabError
+from uxlab.reading import (
+    MAX_JSON_FILE_BYTES,
+    MAX_TIME_MS,
+    MAX_TOKENS,
+    InputProblem,
+    read_bounded_text,
+    tree_problem,
+)
 
 try:  # twice as fast as the stdlib decoder on whole files; the stdlib one is the fallback
     import orjson
@@ -178,7 +186,20 @@ class _Reader:
             raise self.err(line, "t_ms", f"must be finite, got {t!r}")
         if t < 0:
             raise self.err(line, "t_ms", f"{t} is negative (times count from the request)")
+        if t > MAX_TIME_MS:
+            raise self.err(
+                line, "t_ms", f"{t:g} is not plausible (at most {MAX_TIME_MS:g} ms, one day)"
+            )
         return float(t)
+
+    def tree(self, obj: dict[str, Any], line: int, skip: tuple[str, ...] = ()) -> None:
+        """Nesting, finite numbers and integer size of every value of `obj` but `skip`."""
+        for key, value in obj.items():
+            if key in skip or type(value) not in (dict, list, float, int):
+                continue
+            found = tree_problem({key: value})
+            if found is not None:
+                raise self.err(line, found[0], found[1])
 
     def typed(
         self,
@@ -233,6 +254,7 @@ class _Reader:
                 line, "text_source", f"{text_source!r} is not one of {', '.join(TEXT_SOURCES)}"
             )
         retime = self.typed(obj, "retime", (dict,), line, "null or an object", optional=True)
+        self.tree(obj, line)
         extra = {k: v for k, v in obj.items() if k not in _HEADER_KEYS}
         return Header(
             id=rid,
@@ -258,21 +280,29 @@ class _Reader:
             )
             if n_tokens is not None and n_tokens < 0:
                 raise self.err(line, "n_tokens", f"{n_tokens} is negative")
+            if n_tokens is not None and n_tokens > MAX_TOKENS:
+                raise self.err(
+                    line, "n_tokens", f"{n_tokens:g} is not plausible (at most {MAX_TOKENS:,})"
+                )
+            self.tree(obj, line, skip=("t_ms", "n_tokens"))
             extra = {k: v for k, v in obj.items() if k not in _CHUNK_KEYS}
             return Chunk(t_ms=t, text=text, channel=channel, n_tokens=n_tokens, extra=extra)
         if kind == "meta":
             t = self.time(obj, line, required=False)
+            self.tree(obj, line, skip=("t_ms",))
             data = {k: v for k, v in obj.items() if k not in ("type", "t_ms")}
             return Meta(t_ms=t, data=data)
         if kind == "error":
             t = self.time(obj, line)
             error = self.typed(obj, "error", (dict,), line, "an object")
+            self.tree(obj, line, skip=("t_ms",))
             extra = {k: v for k, v in obj.items() if k not in _ERROR_KEYS}
             return ErrorEvent(t_ms=t, error=error, extra=extra)
         if kind == "end":
             t = self.time(obj, line)
             fr = self.typed(obj, "finish_reason", (str,), line, "null or a string", optional=True)
             usage = self.typed(obj, "usage", (dict,), line, "null or an object", optional=True)
+            self.tree(obj, line, skip=("t_ms",))
             extra = {k: v for k, v in obj.items() if k not in _END_KEYS}
             return End(t_ms=t, finish_reason=fr, usage=usage, extra=extra)
         if kind == "header":
@@ -314,6 +344,10 @@ def _decode_line(raw: str, lineno: int, reader: _Reader) -> Any:
         raise reader.err(
             lineno, None, f"not JSON ({exc.args[0]} is not a JSON number; use null)"
         ) from None
+    except RecursionError:
+        raise reader.err(lineno, None, "nested too deeply to be a replay event") from None
+    except ValueError as exc:  # an integer past Python's digit limit
+        raise reader.err(lineno, None, f"not a usable number ({str(exc)[:60]})") from None
     return obj
 
 
@@ -397,14 +431,21 @@ class ValidEvents:
 
 
 def _has_huge_float(value: Any) -> bool:
-    """A float of 2**63 or more inside `value`: maybe an integer orjson could not keep."""
-    if type(value) is float:
-        return abs(value) >= _HUGE
-    if type(value) is dict:
-        return any(map(_has_huge_float, value.values()))
-    if type(value) is list:
-        return any(map(_has_huge_float, value))
-    return False
+    """A float of 2**63 or more inside `value` (maybe an integer orjson could not keep), or
+    anything else the reading rules refuse: the precise checker then names it. Iterative,
+    so any depth is safe."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        t = type(v)
+        if t is float:
+            if not abs(v) < _HUGE:  # NaN too
+                return True
+        elif t is dict:
+            stack.extend(v.values())
+        elif t is list:
+            stack.extend(v)
+    return tree_problem(value) is not None
 
 
 def _check_in_bulk(
@@ -460,7 +501,9 @@ def _check_in_bulk(
     # precise checker rejects.
     except (KeyError, TypeError, OverflowError, ReplayFormatError):
         return None
-    if (t_ms < 0.0).any() or (t_ms >= _HUGE).any() or (tokens < 0.0).any():
+    if (t_ms < 0.0).any() or (t_ms > MAX_TIME_MS).any() or (tokens < 0.0).any():
+        return None
+    if (tokens > MAX_TOKENS).any():
         return None
     if int in time_types:
         times = [None if t is None else float(t) for t in times]
@@ -599,11 +642,14 @@ def paused_gc() -> Iterator[None]:
 
 
 def read_text(path: str | Path) -> str:
-    """The text of a replay file (UTF-8), or ReplayFormatError naming the file."""
+    """The text of a replay file (UTF-8, at most `MAX_JSON_FILE_BYTES`), or
+    ReplayFormatError naming the file."""
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ReplayFormatError(path, None, None, f"not UTF-8 ({exc.reason})") from None
+        return read_bounded_text(path, MAX_JSON_FILE_BYTES, "replay file")
+    except InputProblem as exc:
+        raise ReplayFormatError(path, None, exc.field, exc.problem) from None
+    except OSError as exc:
+        raise ReplayFormatError(path, None, None, f"cannot be read ({exc.strerror})") from None
 
 
 def read_replay(path: str | Path, allow_truncated: bool = False) -> Recording:

@@ -24,8 +24,10 @@ import codecs
 import re
 from dataclasses import dataclass, field
 
+from uxlab.errors import UxlabError
+
 CAPTURE_TIME_KEY = "t_ms="
-_TIME_COMMENT = re.compile(r"^\s*t_ms=([-+0-9.eE]+|null)\s*$")
+_TIME_COMMENT = re.compile(r"^\s*t_ms=([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|null)\s*$")
 
 
 @dataclass
@@ -54,12 +56,39 @@ class SseEvent:
         return None
 
 
-class SseParser:
-    """Incremental SSE parser: `feed()` text or bytes, get the events completed so far."""
+class SseLimitError(UxlabError, ValueError):
+    """A line or an event longer than the parser's bound (a stream that never ends a line)."""
 
-    def __init__(self) -> None:
+    def __init__(self, line: int, what: str, limit: int):
+        self.line = line
+        self.what = what
+        self.limit = limit
+        super().__init__(
+            f"line {line}: {what} is longer than {limit:,} characters "
+            "(not an SSE stream, or one that never ends a line)"
+        )
+
+
+MAX_LINE_CHARS = 8 * 1024 * 1024
+"""The longest SSE line (and event) accepted: far beyond any real event, small enough that a
+stream without line ends cannot take the memory."""
+MAX_CARRIED_COMMENTS = 64
+"""Comments carried over from comment-only blocks (keep-alives) to the next event."""
+
+
+class SseParser:
+    """Incremental SSE parser: `feed()` text or bytes, get the events completed so far.
+
+    Linear in the input: each piece is scanned once for line ends, and a line that is not
+    finished yet is kept as a list of pieces (joined once, when its end arrives). A line or
+    an event longer than `max_line_chars` raises `SseLimitError`.
+    """
+
+    def __init__(self, max_line_chars: int | None = None) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="strict")
-        self._buffer = ""
+        self.max_line_chars = MAX_LINE_CHARS if max_line_chars is None else max_line_chars
+        self._partial: list[str] = []
+        self._partial_len = 0
         self._line_no = 0
         self._started = False
         self._pending_cr = False
@@ -68,6 +97,7 @@ class SseParser:
     def _reset_event(self) -> None:
         self._event: str | None = None
         self._data: list[str] = []
+        self._event_len = 0
         self._id: str | None = None
         self._retry: int | None = None
         self._comments: list[str] = []
@@ -79,44 +109,61 @@ class SseParser:
         if not self._started and text:
             self._started = True
             text = text.removeprefix("\ufeff")
-        if self._pending_cr:
+        if self._pending_cr and text:
             self._pending_cr = False
             text = text.removeprefix("\n")  # the LF of a CRLF cut between two reads
-        self._buffer += text
-        return self._drain(final=False)
+        return self._scan(text, final=False)
 
     def close(self) -> list[SseEvent]:
         """End of stream: dispatch an event left without its closing blank line."""
         tail = self._decoder.decode(b"", final=True)
-        self._buffer += tail
-        events = self._drain(final=True)
-        if self._buffer:
-            events.extend(self._line(self._buffer))
-            self._buffer = ""
+        if self._pending_cr:
+            tail = tail.removeprefix("\n")
+        events = self._scan(tail, final=True)
+        if self._partial:
+            events.extend(self._line(self._take_partial("")))
         events.extend(self._dispatch())
         return events
 
-    def _drain(self, final: bool) -> list[SseEvent]:
+    def _take_partial(self, rest: str) -> str:
+        """The unfinished line so far plus `rest`, and the partial line emptied."""
+        if not self._partial:
+            return rest
+        self._partial.append(rest)
+        line = "".join(self._partial)
+        self._partial = []
+        self._partial_len = 0
+        return line
+
+    def _scan(self, text: str, final: bool) -> list[SseEvent]:
+        """Split `text` (new input only) at line ends; keep an unfinished last line."""
         events: list[SseEvent] = []
-        buf = self._buffer
         start = 0
-        while True:
-            i_lf = buf.find("\n", start)
-            i_cr = buf.find("\r", start)
+        n = len(text)
+        while start < n:
+            i_lf = text.find("\n", start)
+            i_cr = text.find("\r", start, i_lf if i_lf >= 0 else n)
             if i_lf < 0 and i_cr < 0:
                 break
-            if i_cr >= 0 and (i_lf < 0 or i_cr < i_lf):
+            if i_cr >= 0:
                 end, nxt = i_cr, i_cr + 1
-                if nxt < len(buf):
-                    if buf[nxt] == "\n":
+                if nxt < n:
+                    if text[nxt] == "\n":
                         nxt += 1
                 elif not final:
                     self._pending_cr = True
             else:
                 end, nxt = i_lf, i_lf + 1
-            events.extend(self._line(buf[start:end]))
+            if self._partial_len + end - start > self.max_line_chars:
+                raise SseLimitError(self._line_no + 1, "a line", self.max_line_chars)
+            events.extend(self._line(self._take_partial(text[start:end])))
             start = nxt
-        self._buffer = buf[start:]
+        if start < n:
+            rest = text[start:]
+            self._partial_len += len(rest)
+            if self._partial_len > self.max_line_chars:
+                raise SseLimitError(self._line_no + 1, "a line", self.max_line_chars)
+            self._partial.append(rest)
         return events
 
     def _line(self, line: str) -> list[SseEvent]:
@@ -127,11 +174,16 @@ class SseParser:
             self._first_line = self._line_no
         if line.startswith(":"):
             self._comments.append(line[1:].removeprefix(" "))
+            if len(self._comments) > MAX_CARRIED_COMMENTS:  # keep-alives without an event
+                del self._comments[0]
             return []
         name, sep, value = line.partition(":")
         if sep:
             value = value.removeprefix(" ")
         if name == "data":
+            self._event_len += len(value) + 1
+            if self._event_len > self.max_line_chars:
+                raise SseLimitError(self._line_no, "an event's data", self.max_line_chars)
             self._data.append(value)
         elif name == "event":
             self._event = value

@@ -5,7 +5,7 @@ seeded, so the figure is stable) under each condition's profile; a trial timeout
 Question times are rough per-type figures (`ANSWER_S`), for the per-trial questions, the
 mid-chain questions (once per asked step the trial's chain reaches) and the end questions;
 `OVERHEAD_S` covers reading the prompt, sending it and moving on. Breaks are counted at
-`BREAK_S` each.
+`BREAK_S` each. An attention check streams nothing and asks its one question.
 """
 
 from __future__ import annotations
@@ -58,15 +58,21 @@ def estimate_duration(study: Study, trials: list[Trial]) -> DurationEstimate:
     per_step = sum(ANSWER_S[q.type] for q in study.step_questions)
     end_questions = sum(ANSWER_S[q.type] for q in study.end_questions)
     cap_ms = study.abandon.timeout_s * 1000.0 if study.abandon.timeout_s else float("inf")
-    streams_ms, n_holds = 0.0, 0
+    streams_ms, n_holds, check_questions = 0.0, 0, 0.0
     for t in trials:
+        if t.attention is not None:  # its own screen: no stream, only its one question
+            check_questions += ANSWER_S[study.question(t.attention.question).type]
+            continue
         schedule = trial_schedule(study, t)
         streams_ms += min(schedule_end_ms(schedule), cap_ms)  # the timeout excludes holds
         steps = chain_steps(schedule) if per_step else None
         n_holds += len(study.asks_in(len(steps))) if steps is not None else 0
     return DurationEstimate(
         streams_s=streams_ms / 1000.0,
-        questions_s=per_question * len(trials) + per_step * n_holds + end_questions,
+        questions_s=per_question * sum(t.attention is None for t in trials)
+        + check_questions
+        + per_step * n_holds
+        + end_questions,
         overhead_s=OVERHEAD_S * len(trials),
         breaks_s=BREAK_S * sum(t.break_before for t in trials),
     )

@@ -21,8 +21,17 @@ from typing import Any
 from uxlab.chain import CHAIN_FACTORS, Chain, chain_stimulus, load_chains
 from uxlab.errors import UxlabError
 from uxlab.live.live_schedule import live_profile_problem
+from uxlab.reading import (
+    MAX_SLIDER_ABS,
+    MAX_STUDY_FILE_BYTES,
+    MAX_TIMEOUT_S,
+    InputProblem,
+    read_bounded_text,
+    study_level_max,
+)
 from uxlab.shaping import FACTOR_NAMES, Profile, ProfileError
 from uxlab.streams.corpus import Corpus, load_corpus
+from uxlab.study.keys import check_key
 from uxlab.study.live_stimuli import LiveStimuli, live_corpus, parse_live
 from uxlab.study.spec import (
     ASSIGNMENTS,
@@ -42,6 +51,7 @@ from uxlab.study.spec import (
     SessionOptions,
     Study,
     StudyError,
+    Timing,
     make_conditions,
     profile_levels,
     step_response_id,
@@ -61,6 +71,7 @@ _SECTIONS = {
     "abandon": ("key", "timeout_s", "ask_questions"),
     "attention": ("every", "text", "question", "answer", "levels"),
     "chain": ("ask_after_steps",),
+    "timing": ("max_late_p99_ms", "max_frame_shared_share", "requeue_flagged", "max_requeued"),
     "session": ("rerun_interrupted",),
 }
 _FACTOR_KEYS = ("levels", "between", "procedure", "down", "grid")
@@ -94,6 +105,7 @@ class _Loader:
     def __init__(self, path: Path):
         self.path = path
         self.live: LiveStimuli | None = None
+        self.source = ""
 
     def live_profiles(self, profile: Profile, factors: list[Factor]) -> None:
         """A live study's profile must draw its timing (a live stream has none to keep)."""
@@ -173,10 +185,21 @@ class _Loader:
     # --- sections -------------------------------------------------------------------------
 
     def load(self, text: str) -> Study:
+        if len(text) > MAX_STUDY_FILE_BYTES:
+            raise self.err(
+                None,
+                f"{len(text):,} characters is too large for a study file "
+                f"(at most {MAX_STUDY_FILE_BYTES:,} bytes)",
+            )
+        self.source = text
         try:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise self.err(None, f"not valid TOML: {exc}") from None
+        except RecursionError:
+            raise self.err(None, "not a usable study file: nested too deeply") from None
+        except ValueError as exc:  # an integer past Python's digit limit
+            raise self.err(None, f"not a usable study file ({str(exc)[:60]})") from None
         for key in doc:
             if key not in _SECTIONS:
                 raise self.err(
@@ -221,7 +244,8 @@ class _Loader:
                 f"{adaptive[0].procedure!r} needs a per-trial yes/no question to adapt to "
                 '(add [[questions]] with type = "yesno")',
             )
-        abandon = self.abandon(doc)
+        abandon = self.abandon(doc, questions)
+        timing = self.timing(doc)
         attention = self.attention(doc, questions, factors, profile)
         ask_after_steps, questions = self.chain_asks(doc, chains, questions)
         return Study(
@@ -248,6 +272,7 @@ class _Loader:
             chains=chains,
             live=live,
             ask_after_steps=ask_after_steps,
+            timing=timing,
             session=self.session_options(doc),
         )
 
@@ -463,6 +488,10 @@ class _Loader:
                     raise self.err(key, f"{x} is not a finite number")
                 if x < 0 and name != "rho":
                     raise self.err(key, f"{x} is negative")
+                if x > study_level_max(name):
+                    raise self.err(
+                        key, f"{x:g} is not plausible (at most {study_level_max(name):g})"
+                    )
                 if name in INTEGER_FACTORS and not float(x).is_integer():
                     raise self.err(key, f"{x} is not a whole number")
                 if x in levels:
@@ -630,6 +659,12 @@ class _Loader:
                 hi = self.number(q, "max", where, 100)
                 if hi <= lo:
                     raise self.err(f"{where}.max", f"{hi} must be above min ({lo})")
+                for end, value in (("min", lo), ("max", hi)):
+                    if abs(value) > MAX_SLIDER_ABS:
+                        raise self.err(
+                            f"{where}.{end}",
+                            f"{value:g} is not plausible (within ±{MAX_SLIDER_ABS:g})",
+                        )
                 kw.update(min=float(lo), max=float(hi), labels=self.labels(q, where, 2))
             out.append(Question(**kw))
         return out
@@ -642,19 +677,67 @@ class _Loader:
             )
         return tuple(labels)
 
-    def abandon(self, doc: dict) -> Abandon:
+    def abandon(self, doc: dict, questions: list[Question]) -> Abandon:
         a = self.table(doc, "abandon", required=False)
         self.unknown(a, _SECTIONS["abandon"], "[abandon]")
         timeout = self.number(a, "timeout_s", "[abandon]", None)
         if timeout is not None and timeout <= 0:
             raise self.err("[abandon].timeout_s", f"{timeout} must be positive (or leave it out)")
+        if timeout is not None and timeout > MAX_TIMEOUT_S:
+            raise self.err(
+                "[abandon].timeout_s",
+                f"{timeout:g} s is not plausible (at most {MAX_TIMEOUT_S:g} s, one hour)",
+            )
+        # Mid-chain questions share the screen with a live abandonment key.
+        step_kinds = {q.type for q in questions if q.when == "step"}
         return Abandon(
-            key=self.text(a, "key", "[abandon]", "escape"),
+            key=self.key_name(a, "key", "abandon", "escape", step_kinds),
             timeout_s=None if timeout is None else float(timeout),
             ask_questions=self.get(
                 a, "ask_questions", "[abandon]", (bool,), False, "true or false"
             ),
         )
+
+    def timing(self, doc: dict) -> Timing:
+        """`[timing]`: the playback-fidelity tolerance (`uxlab.fidelity`)."""
+        t = self.table(doc, "timing", required=False)
+        self.unknown(t, _SECTIONS["timing"], "[timing]")
+        late = self.number(t, "max_late_p99_ms", "[timing]", None)
+        if late is not None and late <= 0:
+            raise self.err(
+                "[timing].max_late_p99_ms",
+                f"{late} must be positive ms (or leave it out: half the shortest gap)",
+            )
+        share = self.number(t, "max_frame_shared_share", "[timing]", None)
+        if share is not None and not 0 <= share <= 1:
+            raise self.err(
+                "[timing].max_frame_shared_share", f"{share} must be a share in [0, 1], e.g. 0.1"
+            )
+        return Timing(
+            max_late_p99_ms=None if late is None else float(late),
+            max_frame_shared_share=None if share is None else float(share),
+            requeue_flagged=self.get(
+                t, "requeue_flagged", "[timing]", (bool,), False, "true or false"
+            ),
+            max_requeued=self.positive_int(t, "max_requeued", "[timing]", 5, minimum=0),
+        )
+
+    def key_name(
+        self, table: dict, key: str, section: str, default: str, live_question_types: set[str]
+    ) -> str:
+        """A key the participant presses, in Textual's spelling (`esc` -> `escape`), or a
+        StudyError with the line when no terminal can deliver it to the trial screen
+        (`live_question_types`: the kinds of question on screen while the key is live)."""
+        raw = self.text(table, key, f"[{section}]", default)
+        name, problem = check_key(
+            raw,
+            questions_live=bool(live_question_types),
+            typing_live="text" in live_question_types,
+        )
+        if problem is not None:
+            line = _line_of(self.source, section, key)
+            raise StudyError(self.path, f"[{section}].{key}", problem, line=line)
+        return name
 
     def session_options(self, doc: dict) -> SessionOptions:
         s = self.table(doc, "session", required=False)
@@ -708,12 +791,29 @@ class _Loader:
                     )
                 if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
                     raise self.err(f"[attention].levels.{k}", f"{v!r} is not a valid level")
+                if not math.isfinite(v) or v > study_level_max(k):
+                    raise self.err(
+                        f"[attention].levels.{k}",
+                        f"{v:g} is not plausible (at most {study_level_max(k):g})",
+                    )
             try:
                 profile.with_factors(dict(lv), where="[attention].levels")
             except ProfileError as exc:
                 raise StudyError(self.path, None, str(exc)) from None
             levels = dict(lv)
         return Attention(every=every, text=text, question=qid, answer=answer, levels=levels)
+
+
+def _line_of(text: str, section: str, key: str) -> int | None:
+    """The 1-based line of `key = ...` in `[section]` (None when written another way)."""
+    current = None
+    for i, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if header := re.match(r"^\[\s*([A-Za-z0-9_.-]+)\s*\]", stripped):
+            current = header.group(1)
+        elif current == section and re.match(rf"^{re.escape(key)}\s*=", stripped):
+            return i
+    return None
 
 
 def _valid_answers(q: Question) -> list[str] | None:
@@ -751,9 +851,9 @@ def load_study(path: str | Path) -> Study:
     if not path.is_file():
         raise StudyError(path, None, "no such study file")
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise StudyError(path, None, f"not UTF-8 ({exc.reason})") from None
+        text = read_bounded_text(path, MAX_STUDY_FILE_BYTES, "study file")
+    except InputProblem as exc:
+        raise StudyError(path, None, exc.problem) from None
     return _Loader(path).load(text)
 
 

@@ -4,8 +4,9 @@ A study file is TOML with these sections (see `studies/quickstart.toml` for a co
 example): `[study]` (id, title, version, seed), `[texts]` (consent, instructions, debrief),
 `[stimuli]` (corpus, assignment, prompt, kind), `[profile]` (the base shaping profile),
 `[factors]` (each factor a list of levels, or a table with `levels` and `between`),
-`[design]`, `[counterbalance]`, `[[questions]]`, `[abandon]`, `[attention]` and, in a chain
-study, `[chain]` (questions asked mid-chain: `ask_after_steps`, see `Study.ask_after_steps`).
+`[design]`, `[counterbalance]`, `[[questions]]`, `[abandon]`, `[attention]`, `[timing]`
+(the playback-fidelity tolerance) and, in a chain study, `[chain]` (questions asked
+mid-chain: `ask_after_steps`, see `Study.ask_after_steps`).
 
 `uxlab.study.loader` reads and validates a file into this model (`load_study`,
 `parse_study`), so the rest of uxlab can trust a `Study`; `StudyError` is its error.
@@ -45,11 +46,14 @@ ANSWER_S = {"likert": 4.0, "yesno": 2.5, "choice": 4.0, "slider": 5.0, "text": 2
 class StudyError(UxlabError, ValueError):
     """A study file that is not valid: names the file, the key path and the problem."""
 
-    def __init__(self, path: str | Path, key: str | None, problem: str):
+    def __init__(self, path: str | Path, key: str | None, problem: str, line: int | None = None):
         self.path = str(path)
         self.key = key
         self.problem = problem
-        super().__init__(f"{self.path}: {key}: {problem}" if key else f"{self.path}: {problem}")
+        self.line = line
+        """The line of the file the key is on, when the loader could find it."""
+        where = f"{self.path}:{line}" if line else self.path
+        super().__init__(f"{where}: {key}: {problem}" if key else f"{where}: {problem}")
 
 
 # --- the model ----------------------------------------------------------------------------
@@ -149,6 +153,21 @@ class Abandon:
 
 
 @dataclass(frozen=True)
+class Timing:
+    """`[timing]`: how faithfully trials must be shown (`uxlab.fidelity`)."""
+
+    max_late_p99_ms: float | None = None
+    """A trial whose chunks' p99 lateness exceeds this is flagged (None: derived from the
+    study's shortest gap, `uxlab.fidelity.default_max_late_p99_ms`)."""
+    max_frame_shared_share: float | None = None
+    """Also flag a trial when more than this share of its chunks shared a frame."""
+    requeue_flagged: bool = False
+    """Run a flagged main trial again at the end of the session."""
+    max_requeued: int = 5
+    """At most this many re-runs per session."""
+
+
+@dataclass(frozen=True)
 class SessionOptions:
     """`[session]`: how a participant's session treats trials that did not run cleanly."""
 
@@ -202,6 +221,8 @@ class Study:
     """`[chain] ask_after_steps`: a chain trial holds after these steps (0-based positions,
     tool pauses counted, as in `abandon_step`) and asks the `when = "step"` questions; a
     step that is a trial's final answer, or beyond its (cut) chain, is skipped."""
+    timing: Timing = field(default_factory=Timing)
+    """`[timing]`: the playback-fidelity tolerance and whether flagged trials run again."""
     session: SessionOptions = field(default_factory=SessionOptions)
     """`[session]`: e.g. whether interrupted trials are run again at the end."""
 

@@ -226,6 +226,8 @@ class ChainView(Vertical, can_focus=True):
         marker = step_marker(chunk)
         if marker is None:
             self.stream.append(chunk.text, chunk.channel)
+            if chunk.text:  # painted at once, as in StreamView.apply
+                self.stream.frames.request(self.stream)
             return
         if self.current is not None:
             self.end_step(self.current)

@@ -195,9 +195,9 @@ class ProbedSink:
         probe.new_stream()
 
     def apply(self, index: int, chunk: Chunk) -> None:
-        self.view.apply(index, chunk)
-        if chunk.text:
+        if chunk.text:  # first: the view may paint the chunk's frame before it returns
             self.probe.applied(index)
+        self.view.apply(index, chunk)
 
     def apply_meta(self, meta: Meta) -> None:
         apply_meta = getattr(self.view, "apply_meta", None)

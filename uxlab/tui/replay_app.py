@@ -16,6 +16,7 @@ import gc
 import itertools
 import json
 import statistics
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -243,6 +244,7 @@ class ReplayApp(App[int]):
     async def _bench(self) -> None:
         view = self.query_one(StreamView)
         results = []
+        cpu_start_s = time.process_time()
         for position in range(len(self.recordings)):
             self.position = position
             self._show_title()
@@ -254,6 +256,7 @@ class ReplayApp(App[int]):
         assert self.bench_json is not None
         payload = {"frame_cap": frame_cap(), "has_terminal": self.probe.has_terminal}
         payload["logs"] = results
+        payload["cpu_s"] = time.process_time() - cpu_start_s  # the plays only, all threads
         self.bench_json.write_text(json.dumps(payload))
         self.exit(0)
 

@@ -41,6 +41,7 @@ from uxlab.simulate.scripted import ScaledClock, TrialScript, answer_keys
 from uxlab.store import Store
 from uxlab.study import Study
 from uxlab.study.spec import step_response_id
+from uxlab.tui.check_screen import CheckScreen
 from uxlab.tui.flow_screens import (
     ConsentScreen,
     EndQuestionsScreen,
@@ -160,6 +161,8 @@ class _Driver:
             screen = seen[0] = app.screen
             if isinstance(screen, TrialScreen):
                 await self.trial(screen)
+            elif isinstance(screen, CheckScreen):
+                await self.check(screen)
             elif isinstance(screen, EndQuestionsScreen):
                 await self.end_questions(screen)
             elif isinstance(screen, ConsentScreen):
@@ -178,6 +181,21 @@ class _Driver:
 
     async def _sleep(self, ms: float) -> None:
         await self.clock.sleep_until(self.clock.now_ms() + ms)
+
+    async def check(self, screen: CheckScreen) -> None:
+        """An attention check: read its text, answer its one question (nothing streams)."""
+        run = screen.run
+        index = run.trial.index
+        script = TrialScript.draw(
+            self.observer, run.schedule, trial_rng(self.seed, self.number, index)
+        )
+        for q in run.questions:
+            value, rt_ms = script.answer(q, run.trial.attention)
+            await self._answer(q, value, rt_ms, index)
+        await _wait_for(
+            self.app, lambda: self.app.screen is not screen, "the check to be committed"
+        )
+        self.out.n_trials += 1
 
     async def trial(self, screen: TrialScreen) -> None:
         run, app = screen.run, self.app

@@ -13,7 +13,9 @@ After `finish`, the answer is rendered once as Markdown (code blocks, lists, emp
 after the frame holding the last chunk has been painted, keeping the bottom anchored.
 
 A width change (a resize, or a sibling's layout) re-wraps every line once, before the next
-frame is drawn. The view is also a player `Sink` (`apply`, `finish`, `cancel`).
+frame is drawn. The view is also a player `Sink` (`apply`, `finish`, `cancel`); a chunk
+applied through `apply` is painted at once (`uxlab.tui.frame_request`), not on the
+screen's next update tick.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Meta
+from uxlab.tui.frame_request import FrameRequester
 
 StreamState = Literal["idle", "waiting", "streaming", "finished", "cancelled", "error"]
 
@@ -161,6 +164,8 @@ class StreamView(ScrollView, can_focus=True):
         self._waiting_frame = 0
         self._waiting_timer: Any = None
         self._uxlab_style_cache: dict[str, Style] = {}
+        self.frames = FrameRequester()
+        """Paints each applied chunk's frame at once (`uxlab.tui.frame_request`)."""
 
     # -- public lifecycle ----------------------------------------------------------------
     def start(self, prompt: str | None = None, waiting: bool = True) -> None:
@@ -242,8 +247,10 @@ class StreamView(ScrollView, can_focus=True):
 
     # -- Sink protocol (uxlab.player) ----------------------------------------------------
     def apply(self, index: int, chunk: Chunk) -> None:
-        """Player sink: show chunk `index` now."""
+        """Player sink: show chunk `index` now, and paint its frame now."""
         self.append(chunk.text, chunk.channel)
+        if chunk.text:
+            self.frames.request(self)
 
     def apply_meta(self, meta: Meta) -> None:
         """Player sink (optional): a tool call's name arrives as a meta event."""
@@ -522,7 +529,7 @@ def _details_header(block: _Block, open_: bool) -> str:
 def _tool_name(text: str) -> str | None:
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # a model's text: anything may come
         return None
     if isinstance(data, dict):
         name = data.get("name") or (data.get("function") or {}).get("name")
@@ -533,7 +540,7 @@ def _tool_name(text: str) -> str | None:
 def _pretty_json(text: str) -> str:
     try:
         return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text
 
 

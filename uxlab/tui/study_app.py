@@ -39,7 +39,9 @@ from uxlab.clock import MonotonicClock
 from uxlab.errors import UxlabError
 from uxlab.session import StudySession, TrialRun
 from uxlab.store import Store, new_participant_id
+from uxlab.store.open_checks import describe_sqlite_error, short_reason
 from uxlab.study import Study
+from uxlab.tui.check_screen import CheckScreen
 from uxlab.tui.flow_screens import (
     BreakScreen,
     ConsentScreen,
@@ -56,6 +58,8 @@ from uxlab.tui.resume_screen import ResumeScreen
 from uxlab.tui.trial_screen import TrialScreen, key_label
 
 T = TypeVar("T")
+SAVING_NOTE_S = 0.3
+"""A write in a worker thread that takes longer than this shows "Saving…"."""
 QUIT_SIGNALS = (signal.SIGHUP, signal.SIGTERM)
 """Signals that quit like Ctrl+Q: what is on screen is committed and the session paused."""
 _signals_owner: StudyApp | None = None
@@ -128,6 +132,8 @@ class StudyApp(App[RunResult]):
         self.current_run: TrialRun | None = None
         self.key_time_ms: float | None = None
         self.result = RunResult()
+        self._size_logged: tuple[int, int] | None = None
+        self._unsaved_events: list[tuple[str, dict[str, Any], float]] = []
         self._signals_before: dict[int, Any] = {}
 
     def compose(self) -> ComposeResult:
@@ -180,12 +186,50 @@ class StudyApp(App[RunResult]):
         if isinstance(event, events.Key) and not event.is_forwarded:
             self.key_time_ms = self.clock.now_ms()
             run = self.current_run
-            if run is not None and run.phase != "answered" and isinstance(self.screen, TrialScreen):
+            trial_screen = isinstance(self.screen, (TrialScreen, CheckScreen))
+            if run is not None and run.phase != "answered" and trial_screen:
                 name = event.key
                 if event.is_printable and isinstance(self.focused, Input):
                     name = "char"  # typed text is stored only as the answer itself
                 run.key(name, self.key_time_ms)
         await super().on_event(event)
+
+    # -- the terminal's size: at the start, and every resize -----------------------------------
+    def _log_start_size(self) -> None:
+        """The size the session starts (or resumes) at, as a session event `terminal`."""
+        assert self.session is not None
+        cols, rows = self.size
+        data = {"cols": cols, "rows": rows, "resumed": self.session.resumed}
+        self.session.log_event("terminal", data)
+        self._size_logged = (cols, rows)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Log a resize as a `resize` event: with the trial on screen (stored with it), or
+        else as a session event at once (if that write fails, it is kept and written at the
+        next resize or after the next trial is stored)."""
+        size = (event.size.width, event.size.height)
+        ss = self.session
+        if ss is None or self._size_logged is None or size == self._size_logged:
+            return
+        self._size_logged = size
+        data = {"cols": size[0], "rows": size[1]}
+        run = self.current_run
+        if run is not None and run.committed_sha256 is None:
+            run.note("resize", data)
+            return
+        self._unsaved_events.append(("resize", data, self.clock.now_ms()))
+        self._write_session_events()
+
+    def _write_session_events(self) -> None:
+        """Write the session events kept so far, in order (a failure keeps the rest)."""
+        ss = self.session
+        try:
+            while ss is not None and self._unsaved_events:
+                kind, what, t_ms = self._unsaved_events[0]
+                ss.log_event(kind, what, t_ms)
+                self._unsaved_events.pop(0)
+        except SAVE_ERRORS:  # a locked database: tried again later
+            pass
 
     # -- the flow ----------------------------------------------------------------------------
     @work(exclusive=True, group="flow")
@@ -195,6 +239,7 @@ class StudyApp(App[RunResult]):
             await self.push_screen_wait(WarningsScreen(self.warnings))
         ss = await self._open_session()
         self.session = ss
+        await self._saving("the session", self._log_start_size)
         self.result.participant = ss.participant
         self.result.session_id = ss.session.id
         note = ss.resume_note()
@@ -234,10 +279,12 @@ class StudyApp(App[RunResult]):
                 )
             run = await self._saving("the start of this trial", lambda t=trial: ss.begin(t))
             self.current_run = run
-            run = await self.push_screen_wait(TrialScreen(run, ss.progress(trial), self.probe))
-            # One transaction, before anything else appears (retried until it is stored).
-            await self._saving("this trial", lambda r=run: ss.commit(r))
+            run = await self.push_screen_wait(self._trial_screen(run, ss.progress(trial)))
+            # One transaction, before anything else appears (retried until it is stored),
+            # in a worker thread: a trial of 100,000 events does not freeze the screen.
+            await self._saving("this trial", lambda r=run: ss.commit(r), off_loop=True)
             self.current_run = None
+            self._write_session_events()
             self.result.committed.append(trial.index)
         answers: dict[str, Any] = {}
         if ss.end_questions:
@@ -257,14 +304,56 @@ class StudyApp(App[RunResult]):
         )
         self.exit(self.result)
 
-    async def _saving(self, what: str, write: Callable[[], T]) -> T:
+    def _trial_screen(self, run: TrialRun, progress: str) -> TrialScreen | CheckScreen:
+        """An attention check has its own screen (no stream, only its question)."""
+        if run.is_check:
+            return CheckScreen(run, progress)
+        return TrialScreen(run, progress, self.probe)
+
+    async def _saving(self, what: str, write: Callable[[], T], off_loop: bool = False) -> T:
         """Run a store write; when it fails, say why and run it again on `r`."""
         while True:
             try:
-                return write()
+                return await self._off_loop(write) if off_loop else write()
             except SAVE_ERRORS as exc:
-                reason = str(exc).rstrip(".") or type(exc).__name__
+                reason = short_reason(exc, self.store.path)  # e.g. "... (the disk is full)"
                 await self.push_screen_wait(SaveFailedScreen(what, reason))
+
+    _writing = False
+    """A store write runs in a worker thread (`_off_loop`)."""
+    _quit_waiting: str | None = None
+    """A quit asked for during that write (by a key or a signal): it runs once it is over."""
+
+    async def _off_loop(self, write: Callable[[], T]) -> T:
+        """Run a store write in a worker thread, so the screen stays live meanwhile.
+
+        The store is used by one thread at a time: a quit asked for meanwhile waits for the
+        write (one transaction), then runs, and the flow goes no further. A cancelled flow
+        also waits for the write before it ends, so the store is never closed under it.
+        """
+        self._writing = True
+        note = self.set_timer(SAVING_NOTE_S, lambda: self._saving_note("Saving…"))
+        task = asyncio.ensure_future(asyncio.to_thread(write))
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            await asyncio.wait([task])
+            raise
+        finally:
+            note.stop()
+            self._saving_note("")
+            self._writing = False
+            if self._quit_waiting is not None:
+                by, self._quit_waiting = self._quit_waiting, None
+                self._quit(by)
+                if task.done() and not task.cancelled() and task.exception() is None:
+                    await asyncio.Event().wait()  # the app is exiting: nothing after the write
+
+    def _saving_note(self, text: str) -> None:
+        """Say "Saving…" on the blank screen while a long write runs (a huge trial)."""
+        for blank in self.query("#blank"):
+            if isinstance(blank, Static):
+                blank.update(text)
 
     async def _open_session(self) -> StudySession:
         problem = ""
@@ -291,8 +380,12 @@ class StudyApp(App[RunResult]):
                     pilot=self.pilot,
                     clock=self.clock,
                 )
-            except UxlabError as exc:
-                problem = str(exc)
+            except (UxlabError, sqlite3.Error) as exc:  # e.g. held by another process
+                problem = (
+                    describe_sqlite_error(exc, self.store.path)
+                    if isinstance(exc, sqlite3.Error)
+                    else str(exc)
+                )
                 self.participant = None
                 self.suggested_id = new_participant_id()
 
@@ -305,13 +398,14 @@ class StudyApp(App[RunResult]):
         if ss.n_practice and ss.next_trial() is not None and ss.next_trial().practice:
             n = ss.n_practice
             parts.append(f"You start with {n} practice trial{'s' if n > 1 else ''}.")
-        parts.append(f"There are {ss.n_main} trials. Press **Enter** to begin.")
+        n_checks = sum(1 for t in ss.trials if t.attention is not None)
+        checks = f", and {n_checks} short attention check{'s' * (n_checks > 1)}" if n_checks else ""
+        parts.append(f"There are {ss.n_main} trials{checks}. Press **Enter** to begin.")
         return "\n\n".join(parts)
 
     @staticmethod
     def _done_text(ss: StudySession, trial: Any) -> str:
-        done = sum(1 for t in ss.trials[: trial.index] if not t.practice)
-        return f"Trial {done} of {ss.n_main} done"
+        return f"Trial {ss.main_done_before(trial)} of {ss.n_main} done"
 
     # -- quitting ----------------------------------------------------------------------------
     def action_quit_study(self) -> None:
@@ -321,6 +415,9 @@ class StudyApp(App[RunResult]):
     def _quit(self, by: str) -> None:
         """Quit by a key or a signal (`by`); a second signal while exiting changes nothing."""
         if self.result.quit_by is not None:
+            return
+        if self._writing:  # a trial is being stored off the loop: quit once it is
+            self._quit_waiting = by
             return
         self.result.quit_by = by
         ss = self.session

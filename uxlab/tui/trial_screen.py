@@ -24,8 +24,9 @@ from typing import Any, ClassVar
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.css.query import NoMatches
+from textual.keys import format_key
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
@@ -41,8 +42,13 @@ KEY_NAMES = {"escape": "Esc", "space": "Space", "backspace": "Backspace", "tab":
 
 
 def key_label(key: str) -> str:
-    """How a Textual key name reads in the footer and the instructions (`escape` -> Esc)."""
-    return KEY_NAMES.get(key, key.replace("ctrl+", "Ctrl+").replace("_", " "))
+    """How a Textual key name reads in the footer and the instructions (`escape` -> Esc,
+    `slash` -> /)."""
+    if key in KEY_NAMES:
+        return KEY_NAMES[key]
+    if "+" not in key and len(format_key(key)) == 1:  # a punctuation key's character
+        return format_key(key)
+    return key.replace("ctrl+", "Ctrl+").replace("alt+", "Alt+").replace("_", " ")
 
 
 class TrialScreen(Screen[TrialRun]):
@@ -75,7 +81,7 @@ class TrialScreen(Screen[TrialRun]):
         yield Static(f"{self.progress}{practice}", id="trial-header")
         chain = self.run.study.kind == "chain"  # an agent chain: steps, tools, answer
         yield ChainView(id="chat") if chain else StreamView(id="chat")
-        with Vertical(id="composer"):
+        with VerticalScroll(id="composer"):  # grows with the prompt; scrolls past half the screen
             if self.typing:  # a live study where the participant writes the prompt
                 yield Input(placeholder="Type your message", id="composer-input")
             yield Static(self.run.prompt, id="composer-text")
@@ -91,6 +97,18 @@ class TrialScreen(Screen[TrialRun]):
         if self.typing:
             self.query_one("#composer-text").display = False
             self.query_one("#composer-input", Input).focus()
+        else:
+            self.call_after_refresh(self._fit_prompt)
+
+    def _fit_prompt(self) -> None:
+        """A prompt longer than its box can show: the box takes the focus, so the arrows and
+        PgDn scroll it, and the hint says so; the participant reads it all before sending."""
+        box = self.query_one("#composer", VerticalScroll)
+        if self.run.phase == "ready" and box.max_scroll_y > 0:
+            box.focus()
+            self.query_one("#trial-hint", Static).update(
+                "The prompt goes on: ↓ or PgDn to read it all, then Enter to send."
+            )
 
     @property
     def typing(self) -> bool:
@@ -116,6 +134,7 @@ class TrialScreen(Screen[TrialRun]):
         self.run.send(t0)
         view = self.query_one("#chat", StreamView | ChainView)
         view.start(self.run.prompt)  # the prompt is now the user's message; waiting shows
+        view.focus()  # (a long prompt's box had it)
         self.query_one("#composer-text", Static).update("")
         if isinstance(view, ChainView):  # an agent at work: the steps and answer need the room
             self.query_one("#composer").display = False

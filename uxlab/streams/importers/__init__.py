@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from uxlab.reading import InputProblem
 from uxlab.streams.importers.aiperf import import_aiperf
 from uxlab.streams.importers.anthropic_sse import (
     anthropic_events_to_recording,
@@ -24,6 +25,7 @@ from uxlab.streams.importers.base import (
     ImportResult,
     Skipped,
     StreamEventError,
+    check_result,
 )
 from uxlab.streams.importers.event_mapping import count_malformed
 from uxlab.streams.importers.gemini_sse import gemini_events_to_recording, import_gemini_sse
@@ -39,6 +41,7 @@ from uxlab.streams.importers.openai_sse import (
 )
 from uxlab.streams.importers.sse_capture import EventMapping
 from uxlab.streams.importers.vllm_bench import import_vllm_bench
+from uxlab.streams.sse import SseLimitError
 
 Importer = Callable[[Path, ImportOptions], ImportResult]
 
@@ -63,12 +66,17 @@ EVENT_MAPPINGS: dict[str, EventMapping] = {
 
 
 def import_source(fmt: str, path: str | Path, options: ImportOptions | None = None) -> ImportResult:
-    """Run the importer named `fmt` on `path`."""
+    """Run the importer named `fmt` on `path`; every recording is checked (`check_result`)
+    before the result comes back, so nothing is written from a source that fails."""
     if fmt not in IMPORTERS:
         raise ImportFormatError(
             path, None, "--from", f"unknown format {fmt!r} (one of {', '.join(IMPORTERS)})"
         )
-    return IMPORTERS[fmt](Path(path), options or ImportOptions())
+    try:
+        result = IMPORTERS[fmt](Path(path), options or ImportOptions())
+    except (InputProblem, SseLimitError) as exc:  # a check below the importer's own ones
+        raise ImportFormatError(path, None, None, str(exc)) from None
+    return check_result(result, path)
 
 
 __all__ = [

@@ -34,6 +34,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from uxlab.reading import MAX_TOKENS, InputProblem
 from uxlab.streams.importers.base import (
     ImportFormatError,
     ImportOptions,
@@ -78,7 +79,10 @@ def import_aiperf(path: Path, options: ImportOptions) -> ImportResult:
         if "responses" in obj:
             rec = _raw_record(path, where, obj, rid, origin, model)
         elif "metrics" in obj:
-            rec = _metric_record(path, where, obj, rid, origin, model, text, options)
+            try:
+                rec = _metric_record(path, where, obj, rid, origin, model, text, options)
+            except InputProblem as exc:
+                raise ImportFormatError(path, where, exc.field, exc.problem) from None
         else:
             raise ImportFormatError(
                 path,
@@ -176,7 +180,7 @@ def _metric_record(
             "reasoning_token_count",
         )
     }
-    meta = obj.get("metadata") or {}
+    meta = _metadata(obj, path, where)
     header = import_header(
         rid,
         importer="aiperf",
@@ -202,9 +206,46 @@ def _metric_record(
 
 def _count(metrics: dict[str, Any], key: str) -> int | None:
     m = metrics.get(key)
-    if isinstance(m, dict) and isinstance(m.get("value"), int | float):
-        return int(m["value"])
-    return None
+    value = m.get("value") if isinstance(m, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if not 0 <= value <= MAX_TOKENS:
+        raise InputProblem(f"metrics.{key}.value", f"{value!r:.40} is not a plausible count")
+    return int(value)
+
+
+def _metadata(obj: dict[str, Any], path: Path, where: str) -> dict[str, Any]:
+    """The record's `metadata` object ({} when absent or null), else an error."""
+    meta = obj.get("metadata")
+    if meta is None:
+        return {}
+    if not isinstance(meta, dict):
+        raise ImportFormatError(
+            path, where, "metadata", f"expected an object, got {type(meta).__name__}"
+        )
+    rid = meta.get("x_request_id")
+    if rid is not None and not isinstance(rid, str | int):
+        raise ImportFormatError(path, where, "metadata.x_request_id", "expected a string")
+    return meta
+
+
+def _packets(value: Any, path: Path, where: str, name: str) -> list[tuple[str, str]]:
+    """`[(name, value)]` of a raw response's `packets` (a list of {name, value} strings)."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ImportFormatError(path, where, name, f"expected a list, got {type(value).__name__}")
+    out: list[tuple[str, str]] = []
+    for i, packet in enumerate(value):
+        if not isinstance(packet, dict):
+            raise ImportFormatError(path, where, f"{name}[{i}]", "expected {name, value}")
+        key, text = packet.get("name"), packet.get("value")
+        if not isinstance(key, str) or not isinstance(text, str | None):
+            raise ImportFormatError(
+                path, where, f"{name}[{i}]", "expected string `name` and `value`"
+            )
+        out.append((key, text or ""))
+    return out
 
 
 def _raw_record(
@@ -227,9 +268,9 @@ def _raw_record(
                 path, where, f"responses[{k}].perf_ns", "earlier than start_perf_ns"
             )
         if "packets" in resp:
-            packets = resp["packets"] or []
-            name = next((p.get("value") for p in packets if p.get("name") == "event"), None)
-            data = "\n".join(p.get("value") or "" for p in packets if p.get("name") == "data")
+            packets = _packets(resp["packets"], path, where, f"responses[{k}].packets")
+            name = next((v for n, v in packets if n == "event"), None)
+            data = "\n".join(v for n, v in packets if n == "data")
             if data or name:
                 events.append((t_ms, name, data))
         elif "text" in resp:
@@ -242,13 +283,14 @@ def _raw_record(
                 path, where, f"responses[{k}]", "expected `text` or `packets` next to `perf_ns`"
             )
     payload = obj.get("payload") if isinstance(obj.get("payload"), dict) else {}
-    meta = obj.get("metadata") or {}
+    meta = _metadata(obj, path, where)
+    model_name = payload.get("model")
     header = import_header(
         rid,
         importer="aiperf-raw",
         origin=origin,
         api="openai.chat",
-        model=payload.get("model") or model,
+        model=model_name if isinstance(model_name, str) and model_name else model,
         request=payload,
         timing="recorded",
         request_id=meta.get("x_request_id"),

@@ -114,8 +114,12 @@ def _delta(b: StreamBuilder, i: int, t_ms: float | None, obj: dict[str, Any]) ->
     if not isinstance(delta, dict):
         raise StreamEventError(i, "delta", f"missing or not an object: {delta!r:.60}")
     dtype = delta.get("type")
+    if not isinstance(dtype, str):
+        raise StreamEventError(i, "delta.type", f"expected a string, got {dtype!r:.60}")
     if dtype == "signature_delta":
-        b.meta(t_ms, kind="signature", length=len(delta.get("signature", "")))
+        signature = delta.get("signature", "")
+        length = len(signature) if isinstance(signature, str) else None
+        b.meta(t_ms, kind="signature", length=length)
         return
     if dtype not in _DELTA_CHANNELS:
         b.meta(t_ms, kind="delta", delta_type=dtype)

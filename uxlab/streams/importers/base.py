@@ -7,15 +7,27 @@ the request inside it, and reports every request it skipped with the reason.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from uxlab.errors import UxlabError
+from uxlab.reading import (
+    MAX_JSON_FILE_BYTES,
+    MAX_TIME_MS,
+    InputProblem,
+    check_range,
+    loads_json,
+    read_bounded_text,
+)
 from uxlab.streams.recording import Chunk, Header, Recording
-from uxlab.streams.replay_file import safe_filename
+from uxlab.streams.replay_file import (
+    ReplayFormatError,
+    dumps_recording,
+    parse_replay,
+    safe_filename,
+)
 
 T = TypeVar("T")
 
@@ -90,11 +102,10 @@ class ImportResult:
 def event_json_object(index: int, data: str) -> dict[str, Any]:
     """The JSON object in an SSE event's data, else a StreamEventError for event `index`."""
     try:
-        obj = json.loads(data)
-    except json.JSONDecodeError as exc:
-        raise StreamEventError(
-            index, "data", f"not JSON ({exc.msg} at column {exc.colno}): {data[:60]!r}"
-        ) from None
+        obj = loads_json(data)
+    except InputProblem as exc:
+        field = f"data.{exc.field}" if exc.field else "data"
+        raise StreamEventError(index, field, f"{exc.problem}: {data[:60]!r}") from None
     if not isinstance(obj, dict):
         raise StreamEventError(index, "data", f"expected a JSON object, got {type(obj).__name__}")
     return obj
@@ -162,22 +173,24 @@ def import_header(
 
 
 def _read_utf8(path: Path) -> str:
-    """The file's text, or an ImportFormatError naming the file when it is not UTF-8."""
+    """The file's text (UTF-8, within the size limit), else an ImportFormatError."""
     try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ImportFormatError(path, None, None, f"not UTF-8 ({exc.reason})") from None
+        return read_bounded_text(path, MAX_JSON_FILE_BYTES, "source file")
+    except InputProblem as exc:
+        raise ImportFormatError(path, None, exc.field, exc.problem) from None
+
+
+def loads_checked(text: str, path: Path, where: str | None) -> Any:
+    """JSON `text` under the reading rules (`uxlab.reading`), else an ImportFormatError."""
+    try:
+        return loads_json(text)
+    except InputProblem as exc:
+        raise ImportFormatError(path, where, exc.field, exc.problem) from None
 
 
 def read_json(path: Path) -> Any:
-    """A whole JSON file, with errors naming the file, line and column."""
-    text = _read_utf8(path)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ImportFormatError(
-            path, f"{exc.lineno}", None, f"not JSON ({exc.msg} at column {exc.colno})"
-        ) from None
+    """A whole JSON file, with errors naming the file, line and column (or the field)."""
+    return loads_checked(_read_utf8(path), path, None)
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -186,12 +199,7 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     for lineno, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ImportFormatError(
-                path, f"{lineno}", None, f"not JSON ({exc.msg} at column {exc.colno})"
-            ) from None
+        obj = loads_checked(raw, path, f"{lineno}")
         if not isinstance(obj, dict):
             raise ImportFormatError(
                 path,
@@ -231,9 +239,9 @@ def number_list(value: Any, name: str, path: Path, where: str) -> list[float]:
         raise ImportFormatError(path, where, name, f"expected a list of numbers, got {value!r:.60}")
     out: list[float] = []
     for i, v in enumerate(value):
-        if isinstance(v, bool) or not isinstance(v, int | float) or v != v or v < 0:
+        if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= MAX_TIME_MS:
             raise ImportFormatError(
-                path, where, f"{name}[{i}]", f"expected a non-negative number, got {v!r}"
+                path, where, f"{name}[{i}]", f"expected a non-negative number, got {v!r:.60}"
             )
         out.append(float(v))
     return out
@@ -257,3 +265,46 @@ def chunks_from_gaps(
         channel = channels[i] if channels is not None else "content"
         chunks.append(Chunk(t_ms=t_ms, text=text, channel=channel, n_tokens=n_tokens))
     return chunks
+
+
+def optional_list(doc: dict[str, Any], key: str, path: Path, where: str) -> list[Any]:
+    """`doc[key]` when it is a list, [] when absent or null, else an ImportFormatError."""
+    value = doc.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ImportFormatError(
+            path, where, key, f"expected a list, got {type(value).__name__} {value!r:.60}"
+        )
+    return value
+
+
+def check_result(result: ImportResult, path: str | Path) -> ImportResult:
+    """Every recording of `result` read back through the replay reader (the same rules as
+    reading a replay file: finite, plausible times and counts, bounded nesting), so an
+    import fails as a whole, naming the request, before any file is written."""
+    for rec in result.recordings:
+        origin = str(rec.header.source.get("origin") or rec.id)
+        where = origin.partition("#")[2] or None
+        events = [*rec.events, *([rec.end] if rec.end is not None else [])]
+        for i, event in enumerate(events):
+            if event.t_ms is not None:
+                try:
+                    check_range(event.t_ms, "t_ms", "t_ms")
+                except InputProblem as exc:
+                    raise ImportFormatError(
+                        path, f"{where or rec.id} (event {i})", exc.field, exc.problem
+                    ) from None
+        try:
+            text = dumps_recording(rec)
+        except (ValueError, TypeError, RecursionError) as exc:
+            problem = f"cannot be stored ({str(exc)[:80]})"
+            raise ImportFormatError(path, where, None, problem) from None
+        try:
+            parse_replay(text, rec.id, allow_truncated=True)
+        except ReplayFormatError as exc:
+            event = "" if exc.line is None or exc.line < 2 else f" (event {exc.line - 2})"
+            raise ImportFormatError(
+                path, (where or rec.id) + event, exc.field, exc.problem
+            ) from None
+    return result

@@ -19,11 +19,11 @@ are. Request index in `source.origin`: `experiment=E&request=R`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from uxlab.reading import InputProblem, loads_json
 from uxlab.streams.importers.base import (
     ImportFormatError,
     ImportOptions,
@@ -102,16 +102,16 @@ def _request(
     payload = inputs.get("payload") if isinstance(inputs, dict) else None
     if isinstance(payload, str) and payload:
         try:
-            request = json.loads(payload)
-        except json.JSONDecodeError:
+            request = loads_json(payload)
+        except InputProblem:
             request = {"payload": payload}
     origin = origin_of(path, experiment=e, request=r)
     header = import_header(
         f"{id_base(path, options)}-e{e}-r{r:04d}",
         importer="genai-perf",
         origin=origin,
-        api="openai.chat" if "chat" in endpoint else (doc.get("service_kind") or None),
-        model=request.get("model") if isinstance(request, dict) else None,
+        api="openai.chat" if "chat" in endpoint else _text_or_none(doc.get("service_kind")),
+        model=_text_or_none(request.get("model")) if isinstance(request, dict) else None,
         request=request if isinstance(request, dict) else {},
         experiment=(doc["experiments"][e].get("experiment") or None),
     )
@@ -157,3 +157,8 @@ def _request(
         raise ImportFormatError(
             path, f"{where}.response_outputs (event {exc.index})", exc.field, exc.problem
         ) from None
+
+
+def _text_or_none(value: Any) -> str | None:
+    """A non-empty string as it is; anything else (a number, a list) is not a name."""
+    return value if isinstance(value, str) and value else None

@@ -19,6 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from uxlab.reading import MAX_CHUNKS, MAX_TIME_MS
 from uxlab.streams.importers.base import (
     ImportFormatError,
     ImportOptions,
@@ -69,6 +70,13 @@ def import_llmperf(path: Path, options: ImportOptions) -> ImportResult:
         ttft_s = _seconds(entry, "ttft_s", path, where)
         e2e_s = _seconds(entry, "end_to_end_latency_s", path, where)
         n_tokens = require(entry, "number_output_tokens", (int,), "a whole number", path, where)
+        if n_tokens > MAX_CHUNKS:
+            raise ImportFormatError(
+                path,
+                where,
+                "number_output_tokens",
+                f"{n_tokens:g} is not plausible (at most {MAX_CHUNKS:,} chunks are built)",
+            )
         if n_tokens < 1:
             result.skipped.append(Skipped(origin, "no output tokens"))
             continue
@@ -110,6 +118,8 @@ def import_llmperf(path: Path, options: ImportOptions) -> ImportResult:
 
 def _seconds(entry: dict[str, Any], key: str, path: Path, where: str) -> float:
     value = require(entry, key, (int, float), "a number of seconds", path, where)
-    if value < 0 or value != value:
-        raise ImportFormatError(path, where, key, f"expected a non-negative number, got {value!r}")
+    if not 0 <= value <= MAX_TIME_MS / 1000:
+        raise ImportFormatError(
+            path, where, key, f"expected a plausible number of seconds (0 to a day), got {value!r}"
+        )
     return float(value)

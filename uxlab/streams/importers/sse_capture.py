@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from uxlab.reading import MAX_JSON_FILE_BYTES, InputProblem, check_range, read_bounded_bytes
 from uxlab.streams.importers.base import (
     ImportFormatError,
     ImportOptions,
@@ -26,7 +27,7 @@ from uxlab.streams.importers.base import (
 from uxlab.streams.importers.event_mapping import TimedEvent, count_malformed
 from uxlab.streams.recording import Header, Recording
 from uxlab.streams.replay_file import safe_filename
-from uxlab.streams.sse import parse_sse
+from uxlab.streams.sse import SseLimitError, parse_sse
 
 EventMapping = Callable[..., Recording]
 """`(events, header, *, strict) -> Recording`: one API's event mapping."""
@@ -65,10 +66,14 @@ def _capture_id(file: Path, options: ImportOptions) -> str:
 def read_capture(path: Path) -> tuple[list[TimedEvent], list[int]]:
     """The events of one capture file as (t_ms, name, data), and each event's line number."""
     try:
-        raw = path.read_bytes()
+        raw = read_bounded_bytes(path, MAX_JSON_FILE_BYTES, "capture file")
         sse = parse_sse(raw)
     except UnicodeDecodeError as exc:
         raise ImportFormatError(path, None, None, f"not UTF-8 ({exc.reason})") from None
+    except InputProblem as exc:
+        raise ImportFormatError(path, None, exc.field, exc.problem) from None
+    except SseLimitError as exc:
+        raise ImportFormatError(path, str(exc.line), None, str(exc).partition(": ")[2]) from None
     timed = [ev.t_ms for ev in sse]
     n_timed = sum(t is not None for t in timed)
     if 0 < n_timed < len(sse):
@@ -83,6 +88,10 @@ def read_capture(path: Path) -> tuple[list[TimedEvent], list[int]]:
     for ev in sse:
         t = ev.t_ms
         if t is not None:
+            try:
+                check_range(t, "t_ms", "t_ms")
+            except InputProblem as exc:
+                raise ImportFormatError(path, str(ev.line), exc.field, exc.problem) from None
             if t < last:
                 raise ImportFormatError(
                     path, str(ev.line), "t_ms", f"{t} is earlier than the previous event ({last})"

@@ -27,6 +27,7 @@ from uxlab.streams.importers.base import (
     id_base,
     import_header,
     number_list,
+    optional_list,
     origin_of,
     read_json,
     require,
@@ -50,10 +51,12 @@ def import_vllm_bench(path: Path, options: ImportOptions) -> ImportResult:
     if len(itls) != len(ttfts):
         raise ImportFormatError(path, top, "itls", f"{len(itls)} entries for {len(ttfts)} ttfts")
     texts = doc.get("generated_texts")
-    errors = doc.get("errors") or []
-    output_lens = doc.get("output_lens") or []
-    start_times = doc.get("start_times") or []
+    errors = optional_list(doc, "errors", path, top)
+    output_lens = optional_list(doc, "output_lens", path, top)
+    start_times = optional_list(doc, "start_times", path, top)
+    input_lens = optional_list(doc, "input_lens", path, top)
     model = doc.get("model_id")
+    model = model if isinstance(model, str) else None
     fallback = options.text if options.text is not None else neutral_text()
     result = ImportResult()
     for i, ttft_s in selected(ttfts, options, result):
@@ -74,6 +77,10 @@ def import_vllm_bench(path: Path, options: ImportOptions) -> ImportResult:
                 "laid the neutral text over it instead"
             )
         out_len = output_lens[i] if i < len(output_lens) else None
+        if out_len is not None and (
+            isinstance(out_len, bool) or not isinstance(out_len, int) or out_len < 0
+        ):
+            raise ImportFormatError(path, where, f"output_lens[{i}]", "expected a token count")
         chunks = chunks_from_gaps(
             ttft_s * 1000.0, gaps_ms, pieces, n_tokens=1 if out_len == n_chunks else None
         )
@@ -90,8 +97,8 @@ def import_vllm_bench(path: Path, options: ImportOptions) -> ImportResult:
             start_time_s=start_s,
         )
         usage: dict[str, Any] = {"output_tokens": out_len}
-        if i < len(doc.get("input_lens") or []):
-            usage["input_tokens"] = doc["input_lens"][i]
+        if i < len(input_lens) and isinstance(input_lens[i], int):
+            usage["input_tokens"] = input_lens[i]
         result.recordings.append(
             Recording(
                 header=header,

@@ -1,0 +1,121 @@
+"""The report's "Playback fidelity" section: how faithfully each session's streams were shown.
+
+Present when the trial table has contract 2's fidelity columns (`late_*_ms`,
+`frame_shared_share`, `load_1m`, `fidelity_flag`). One row per session, over every trial
+that showed at least one chunk (before exclusions: this is about what was shown): the
+median of the trials' lateness p50 and p99 (shown lateness where the paint was measured,
+else handed), the worst trial's p99, the mean share of chunks that shared a frame, the
+trials flagged as outside the study's timing tolerance, and the machine's load while the
+trials were stored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+COLUMNS = [
+    "participant",
+    "session_id",
+    "trials measured",
+    "lateness measured at",
+    "p50 lateness, median trial (ms)",
+    "p99 lateness, median trial (ms)",
+    "p99 lateness, worst trial (ms)",
+    "chunks sharing a frame (%)",
+    "flagged",
+    "load (1 min), median",
+    "load (1 min), max",
+]
+
+
+def _numbers(frame: pd.DataFrame, column: str) -> pd.Series:
+    if column not in frame.columns:
+        return pd.Series(float("nan"), index=frame.index)
+    return pd.to_numeric(frame[column], errors="coerce")
+
+
+def fidelity_table(trials: pd.DataFrame) -> pd.DataFrame | None:
+    """One row per session with the summary above; None without fidelity columns."""
+    if "n_chunks" not in trials.columns or "participant" not in trials.columns:
+        return None
+    n_chunks = _numbers(trials, "n_chunks")
+    measured = trials[n_chunks > 0]
+    if measured.empty:
+        return None
+    by = "session_id" if "session_id" in measured.columns else "participant"
+    rows = []
+    for _, part in measured.groupby(by, sort=False, dropna=False):
+        shown_p50 = _numbers(part, "late_shown_p50_ms")
+        shown = shown_p50.notna().all()
+        which = "late_shown" if shown else "late_handed"
+        p50, p99 = _numbers(part, f"{which}_p50_ms"), _numbers(part, f"{which}_p99_ms")
+        flag = _numbers(part, "fidelity_flag")
+        load = _numbers(part, "load_1m")
+        share = _numbers(part, "frame_shared_share")
+        judged = int(flag.notna().sum())
+        rows.append(
+            {
+                "participant": str(part["participant"].iloc[0]),
+                "session_id": part["session_id"].iloc[0] if by == "session_id" else "",
+                "trials measured": len(part),
+                "lateness measured at": "screen (frame flushed)" if shown else "hand-off",
+                "p50 lateness, median trial (ms)": p50.median(),
+                "p99 lateness, median trial (ms)": p99.median(),
+                "p99 lateness, worst trial (ms)": p99.max(),
+                "chunks sharing a frame (%)": 100.0 * share.mean(),
+                "flagged": f"{int((flag == 1).sum())} of {judged}" if judged else "not judged",
+                "load (1 min), median": load.median(),
+                "load (1 min), max": load.max(),
+            }
+        )
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def fidelity_part(data: Any) -> dict[str, Any] | None:
+    """The section's content from the report's data: the table and the totals."""
+    trials = data.table.trials
+    table = fidelity_table(trials)
+    if table is None:
+        return None
+    flag = _numbers(trials, "fidelity_flag")
+    cpus = None
+    sessions = getattr(data.table, "sessions", None)
+    if sessions is not None and "env_machine_cpus" in sessions.columns:
+        values = pd.to_numeric(sessions["env_machine_cpus"], errors="coerce").dropna()
+        cpus = sorted({int(v) for v in values}) or None
+    return {
+        "table": table,
+        "n_flagged": int((flag == 1).sum()),
+        "n_judged": int(flag.notna().sum()),
+        "excluded": bool(getattr(data.options.rules, "drop_fidelity_flagged", False)),
+        "cpus": cpus,
+    }
+
+
+def fidelity_blocks(part: dict[str, Any] | None) -> list:
+    """Heading, what the columns mean, what happened to flagged trials, the table."""
+    if part is None:
+        return []
+    from analysis.report.render import Heading, Para, Table
+
+    fate = (
+        "left out of this analysis (see the exclusions above)"
+        if part["excluded"]
+        else "kept in this analysis (--keep-flagged)"
+    )
+    text = (
+        "Lateness is when a chunk reached the screen minus when the schedule said it should "
+        "(where the screen was not measured, when it was handed to the view). "
+        f"{part['n_flagged']} of {part['n_judged']} judged trials were shown outside the "
+        f"study's timing tolerance (fidelity_flag = 1) and are {fate}."
+    )
+    if part["cpus"]:
+        text += f" CPUs on the machines: {', '.join(str(c) for c in part['cpus'])}."
+    text += " Load is the 1-minute load average when each trial was stored."
+    return [
+        Heading("Playback fidelity"),
+        Para(text),
+        Table(part["table"], "Per session: lateness, frame sharing, flagged trials, load"),
+    ]

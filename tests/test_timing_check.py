@@ -1,0 +1,97 @@
+"""The pre-session timing check (`uxlab.timing_check`, `uxlab check-timing`), judged on an
+injected clock and injected machine readings: no absolute-time assertions."""
+
+from __future__ import annotations
+
+import pytest
+from helpers.studies import tiny_study
+
+from uxlab.clock import VirtualClock
+from uxlab.machine import CpuTimes
+from uxlab.study import load_study
+from uxlab.timing_check import check_schedule, check_timing
+
+IDLE = {"load_1m": 0.2, "cpus": 4, "cpus_usable": 4}
+
+
+def steady_steal(share: float):
+    """cpu_times readings: 1000 ticks pass between the two, `share` of them stolen."""
+    readings = iter([CpuTimes(0, 0), CpuTimes(int(1000 * share), 1000)])
+    return lambda: next(readings)
+
+
+def check(tmp_path, late_ms: float = 0.0, machine=IDLE, steal: float = 0.0, **kw):
+    study = load_study(tiny_study(tmp_path, itl=20))
+    clock = VirtualClock(0.0, lateness_ms=lambda n, t: late_ms)
+    return check_timing(
+        study,
+        frame_cap_fps=240,
+        clock=clock,
+        machine_fn=lambda: dict(machine),
+        cpu_times_fn=steady_steal(steal),
+        **kw,
+    )
+
+
+def test_the_test_schedule_plays_the_gap_for_the_duration():
+    rec = check_schedule(10.0, duration_ms=500.0)
+    times = [c.t_ms for c in rec.chunks]
+    assert times[1] - times[0] == 10.0 and times[-1] <= 500.0 and len(times) == 48
+
+
+def test_a_punctual_idle_machine_passes(tmp_path):
+    c = check(tmp_path)
+    assert c.ok and c.warning() is None and c.late_p99_ms == 0.0
+    assert c.gap_ms == pytest.approx(20.0, abs=1.0) and c.n_chunks > 10
+    assert c.to_environment()["ok"] is True
+
+
+def test_late_hand_offs_fail_with_what_to_do(tmp_path):
+    c = check(tmp_path, late_ms=9.0, multiplexer="tmux")
+    assert not c.ok
+    text = c.warning()
+    assert "handed out 9.0 ms late at p99" in text
+    assert "run outside tmux" in text and "--nice 10" in text and "close other programs" in text
+
+
+def test_lateness_within_the_tolerance_but_not_a_frame_below_it_fails(tmp_path):
+    # tolerance 10 ms (half the 20 ms gap); one frame at 240 fps leaves 5.8 ms for hand-off
+    assert check(tmp_path, late_ms=5.0).ok
+    assert not check(tmp_path, late_ms=7.0).ok
+
+
+def test_load_is_a_caution_until_it_overloads_the_cpus(tmp_path):
+    busy = check(tmp_path, machine={"load_1m": 2.5, "cpus": 2, "cpus_usable": 2})
+    assert busy.ok and busy.cautions == ["load average 2.5 on 2 CPUs"]
+    overloaded = check(tmp_path, machine={"load_1m": 9.0, "cpus": 2, "cpus_usable": 2})
+    assert not overloaded.ok and "load average 9 on 2 CPUs" in overloaded.warning()
+
+
+def test_cpu_steal_fails_and_says_so(tmp_path):
+    c = check(tmp_path, steal=0.2)
+    assert c.steal_share == pytest.approx(0.2)
+    assert not c.ok and "20% of CPU time stolen" in c.warning()
+    assert "virtual machine" in c.warning()
+
+
+def test_an_explicit_tolerance_is_used(tmp_path):
+    path = tiny_study(tmp_path, itl=20)
+    path.write_text(path.read_text() + "\n[timing]\nmax_late_p99_ms = 30\n")
+    c = check_timing(
+        load_study(path),
+        frame_cap_fps=240,
+        clock=VirtualClock(0.0, lateness_ms=lambda n, t: 20.0),
+        machine_fn=lambda: dict(IDLE),
+        cpu_times_fn=lambda: None,
+    )
+    assert c.ok and not c.tolerance.derived and c.steal_share is None
+
+
+def test_check_timing_command_runs_on_a_study(tmp_path, capsys):
+    from uxlab.cli import main
+
+    status = main(["check-timing", str(tiny_study(tmp_path, itl=20))])
+    out = capsys.readouterr().out
+    assert status in (0, 1)  # depends on this machine's load today; the text must say which
+    assert "timing check:" in out and "tolerance: p99 lateness <=" in out
+    assert ("ok: this machine keeps" in out) == (status == 0)

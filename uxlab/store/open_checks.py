@@ -1,0 +1,248 @@
+"""What a study database must pass before uxlab changes anything in it, and plain messages.
+
+`Store.open` calls, in order:
+
+1. `check_path(path)` before connecting: a folder, a file marked read-only (no write bit, or
+   on a read-only file system), a file that is not SQLite at all (wrong 16-byte header) are
+   refused with one line.
+2. `check_database(conn, path)` on the fresh connection, before the switch to WAL and before
+   any migration: `PRAGMA quick_check` must say `ok` (a damaged file is refused, untouched),
+   and a file that already holds tables must be a uxlab study database (its schema version in
+   `PRAGMA user_version` and uxlab's core tables), so a foreign SQLite file, even one with its
+   own `trials` table, is refused with nothing changed.
+3. `describe_sqlite_error(exc, path)` turns any `sqlite3.Error` met while opening (or later)
+   into what happened: a full disk, a disk error, a read-only file, a damaged file, a lock held
+   by another process, rather than one catch-all "not a uxlab study database".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from uxlab.store.schema import SCHEMA_VERSION, StoreError
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+CORE_TABLES = ("studies", "participants", "sessions", "trials", "responses", "events", "audit")
+"""Tables every uxlab study database has had since schema version 1."""
+LOW_DISK_BYTES = 1 << 20
+"""Free space below which a failed write is reported as a full disk."""
+_NOTHING_CHANGED = "nothing was changed"
+
+
+def check_path(path: Path) -> None:
+    """Refuse a path uxlab must not write to; a missing or empty file is a new database."""
+    if path.is_dir():
+        raise StoreError(f"{path}: is a folder, not a study database file; give a file path")
+    if not path.exists():
+        return
+    try:
+        st = path.stat()
+        with path.open("rb") as fh:
+            header = fh.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise StoreError(
+            f"{path}: cannot read the file ({exc.strerror}); {_NOTHING_CHANGED}"
+        ) from None
+    if st.st_size == 0:
+        return
+    if header != SQLITE_HEADER:
+        raise StoreError(
+            f"{path}: not a uxlab study database (not a SQLite file at all: it does not start "
+            "with the SQLite header); "
+            f"{_NOTHING_CHANGED}. Give the path of a study database (results/<study id>.sqlite) "
+            "or a new file name"
+        )
+    if not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(
+        path, os.W_OK
+    ):
+        raise StoreError(
+            f"{path}: the database is read-only (mode {stat.filemode(st.st_mode)}); uxlab must "
+            f"write every answer to it, so {_NOTHING_CHANGED}. Make it writable "
+            f"(chmod u+w {path}) or read it without changes with `uxlab export {path}`"
+        )
+
+
+def check_database(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse a damaged or foreign database; reads only (call before any write or pragma)."""
+    text_factory = conn.text_factory
+    conn.text_factory = _lenient_text  # a damaged name in quick_check's report is not UTF-8
+    try:
+        _check_database(conn, path)
+    finally:
+        conn.text_factory = text_factory
+
+
+def _lenient_text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
+def _check_database(conn: sqlite3.Connection, path: Path) -> None:
+    try:
+        problems = [r[0] for r in conn.execute("PRAGMA quick_check(5)").fetchall()]
+    except sqlite3.DatabaseError as exc:
+        name = getattr(exc, "sqlite_errorname", "") or ""
+        if is_environmental(exc) and not name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+            raise  # a full disk, a lock: `describe_sqlite_error` says which
+        problems = [str(exc)]  # also a damaged schema ("unknown function: ...")
+    except UnicodeDecodeError:  # SQLite's message quotes damaged bytes
+        problems = ["a damaged name or page (SQLite's own message is not readable text)"]
+    if problems != ["ok"]:
+        raise StoreError(damaged_message(path, problems))
+    try:
+        (version,) = conn.execute("PRAGMA user_version").fetchone()
+        tables = sorted(
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            )
+        )
+    except sqlite3.DatabaseError as exc:
+        if not is_environmental(exc):
+            raise StoreError(damaged_message(path, [str(exc)])) from None
+        raise
+    if not tables and version == 0:
+        return  # an empty file: a new database
+    if version > SCHEMA_VERSION:
+        return  # a newer uxlab's file: `migrate` refuses it with that message
+    missing = [t for t in CORE_TABLES if t not in tables]
+    if version == 0 or missing:
+        shown = ", ".join(tables[:6]) + (", ..." if len(tables) > 6 else "")
+        why = (
+            "it has no uxlab schema version"
+            if version == 0
+            else f"it lacks uxlab's tables {', '.join(missing)}"
+        )
+        raise StoreError(
+            f"{path}: not a uxlab study database ({why}; its tables: {shown or 'none'}); "
+            f"{_NOTHING_CHANGED}. Give uxlab its own database file, e.g. "
+            "results/<study id>.sqlite"
+        )
+
+
+@contextmanager
+def reading(path: Path) -> Iterator[None]:
+    """Turn what a damaged value raises while a database is read (bytes that are not UTF-8,
+    JSON that does not parse, a page SQLite cannot read) into one clear StoreError.
+
+    `PRAGMA quick_check` checks the file's structure, not the stored values: a flipped byte
+    inside a text can pass it and is only met here.
+    """
+    try:
+        yield
+    except sqlite3.DatabaseError as exc:
+        if is_environmental(exc) and not (exc.sqlite_errorname or "").startswith(
+            ("SQLITE_CORRUPT", "SQLITE_NOTADB")
+        ):
+            raise StoreError(describe_sqlite_error(exc, path)) from None
+        raise StoreError(damaged_message(path, [_short(str(exc))])) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise StoreError(
+            damaged_message(path, [f"a stored value cannot be read: {_short(str(exc))}"])
+        ) from None
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def damaged_message(path: Path, problems: list[str]) -> str:
+    """One line for a file that fails `PRAGMA quick_check`."""
+    first = "; ".join(p.replace("\n", " ") for p in problems[:2])
+    return (
+        f"{path}: the database is damaged (SQLite quick_check: {first}); {_NOTHING_CHANGED}. "
+        f"Keep the file as it is, work on a copy (sqlite3 {path} .recover > recovered.sql) or "
+        "restore a backup"
+    )
+
+
+def describe_sqlite_error(exc: sqlite3.Error, path: Path) -> str:
+    """What a SQLite error at `path` means for the user, in one line."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    text = str(exc)
+    maybe_space = name.startswith(("SQLITE_FULL", "SQLITE_IOERR", "SQLITE_CANTOPEN"))
+    if name == "SQLITE_FULL" or (maybe_space and _disk_is_full(path)):
+        return (
+            f"{path}: the disk is full ({text}); free some space and run the same command "
+            "again, nothing already stored is lost"
+        )
+    if name.startswith("SQLITE_READONLY"):
+        return (
+            f"{path}: the database or its folder is read-only ({text}); make both writable "
+            "and run the same command again"
+        )
+    if name.startswith("SQLITE_CORRUPT"):
+        return damaged_message(path, [text])
+    if name == "SQLITE_NOTADB":
+        return f"{path}: not a SQLite database ({text}); {_NOTHING_CHANGED}"
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+        return (
+            f"{path}: another process holds the database locked ({text}); wait for it to "
+            "finish and run the same command again"
+        )
+    if name.startswith("SQLITE_CANTOPEN"):
+        return (
+            f"{path}: cannot open the file ({text}); check that its folder exists and is writable"
+        )
+    if name.startswith("SQLITE_IOERR"):
+        return (
+            f"{path}: disk I/O error ({text}, {name}): the disk may be full (or a file size "
+            "limit reached), failing or removed; check it and run the same command again"
+        )
+    return f"{path}: SQLite error ({text}{', ' + name if name else ''})"
+
+
+_PLAIN_CAUSES = (
+    ("SQLITE_FULL", "the disk is full"),
+    ("SQLITE_READONLY", "the database file is read-only"),
+    ("SQLITE_BUSY", "another program is using the study database"),
+    ("SQLITE_LOCKED", "another program is using the study database"),
+    ("SQLITE_CORRUPT", "the database file is damaged"),
+    ("SQLITE_CANTOPEN", "the database file cannot be opened"),
+    ("SQLITE_IOERR", "a disk error"),
+)
+
+
+def short_reason(exc: BaseException, path: Path) -> str:
+    """A failed write's reason for the screen: SQLite's words and what they mean."""
+    text = str(exc).rstrip(".") or type(exc).__name__
+    if not isinstance(exc, sqlite3.Error):
+        return text
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name.startswith(("SQLITE_IOERR", "SQLITE_CANTOPEN")) and _disk_is_full(path):
+        return f"{text} (the disk is full)"
+    cause = next((c for prefix, c in _PLAIN_CAUSES if name.startswith(prefix)), None)
+    return f"{text} ({cause})" if cause else text
+
+
+ENVIRONMENTAL = (
+    "SQLITE_FULL",
+    "SQLITE_IOERR",
+    "SQLITE_READONLY",
+    "SQLITE_CORRUPT",
+    "SQLITE_NOTADB",
+    "SQLITE_BUSY",
+    "SQLITE_LOCKED",
+    "SQLITE_CANTOPEN",
+    "SQLITE_PERM",
+)
+"""Error names that come from the file, the disk or another process, not from uxlab's SQL."""
+
+
+def is_environmental(exc: sqlite3.Error) -> bool:
+    """Whether `exc` says something about the file, the disk or another process."""
+    return (getattr(exc, "sqlite_errorname", "") or "").startswith(ENVIRONMENTAL)
+
+
+def _disk_is_full(path: Path) -> bool:
+    folder = path.parent if path.parent.exists() else Path(".")
+    try:
+        return shutil.disk_usage(folder).free < LOW_DISK_BYTES
+    except OSError:
+        return False
