@@ -91,6 +91,13 @@ def test_psychopy_keys_without_yes_name_the_option_and_the_file_row(tmp_path, ca
     assert "row 5 column 'key_resp.keys': 'j' is not 0/1" in err and "--yes VALUE" in err
 
 
+def test_a_stimulus_without_a_measure_says_it_is_not_compared(tmp_path, capsys):
+    argv = [a for a in JSPSYCH if a not in ("--measure", "ttft")]
+    _, printed = _run(argv, tmp_path / "r", capsys)
+    assert "stimulus 'delay' is not a measure the published figures name" in printed
+    assert "--measure ttft|itl|e2e" in printed
+
+
 def test_an_unknown_factor_column_is_an_input_error(tmp_path, capsys):
     argv = [*JSPSYCH, "--factor", "colour", "-o", str(tmp_path / "r"), "-q"]
     assert main(argv) == 2

@@ -734,6 +734,12 @@ def reference_comparison(data: ReportData) -> pd.DataFrame | None:
         if key.startswith("abandonment") and len(value) > 4 and value[4]:
             withheld[key] = "the estimate lies beyond the longest wait observed"
     figures = load_reference_figures()
+    if data.stimulus not in {f.stimulus for f in figures if f.stimulus}:
+        data.notes.append(
+            f"The stimulus {data.stimulus!r} is not a measure the published figures name "
+            "(ttft_ms, itl_ms): its thresholds are not compared with them; say what it is "
+            "with --measure ttft|itl|e2e."
+        )
     table = compare_figures(
         figures,
         {k: v[:4] for k, v in measured.items()},
