@@ -50,7 +50,7 @@ def main() -> None:
     for r in rows:
         flag = "" if 0.93 <= r["coverage"] <= 0.97 else " (off target)"
         print(
-            f"| {r['place']} | {r['width']:g} | {r['n']} | {r['coverage']:.2f}{flag} | "
+            f"| {r['place']} | {r['width']:g} | {r['n']} | {r['coverage']:.3f}{flag} | "
             f"{r['rel_bias']:+.1%} | ×{r['ratio']:.2f} | {r['degenerate']:.0%} | {r['s']:.3f} |"
         )
     cov = np.array([r["coverage"] for r in rows])
