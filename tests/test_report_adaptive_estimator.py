@@ -49,3 +49,24 @@ def test_quest_study_below_the_minimum_withholds_25_and_75(quest_table):
     assert np.isnan(pop.loc[0.25, "estimate"]) and np.isnan(pop.loc[0.75, "estimate"])
     assert np.isfinite(pop.loc[0.5, "estimate"])
     assert "withheld" in data.psychometric.estimator
+
+
+def test_staircase_levels_measured_biased_are_withheld_with_the_bias_said():
+    import pandas as pd
+
+    from analysis.report.build import PsychometricPart, _withhold_measured_bias
+
+    table = pd.DataFrame(
+        {"level": [0.25, 0.5, 0.75], "estimate": [500.0, 800.0, 1200.0], "ci_low": 1.0}
+    ).assign(ci_high=2000.0)
+    fresh = table.copy()
+    part = PsychometricPart("q", "too slow", None, table, estimator="adaptive design (staircase)")
+    _withhold_measured_bias(part, "staircase")
+    pop = part.population.set_index("level")
+    assert np.isnan(pop.loc[0.75, "estimate"]) and pop.loc[0.5, "estimate"] == 800.0
+    assert pop.loc[0.25, "estimate"] == 500.0
+    assert "bias was 50% +6.8%, 75% +17.2%" in part.estimator
+    assert "the 75% point is withheld" in part.estimator
+    quest = PsychometricPart("q", "too slow", None, fresh, estimator="x")
+    _withhold_measured_bias(quest, "quest")
+    assert quest.estimator == "x" and quest.population["estimate"].notna().all()
