@@ -67,9 +67,7 @@ def main() -> None:
     args = ap.parse_args()
     truth = {level: population_point(level) for level in LEVELS}
     load, t0 = os.getloadavg()[0], time.perf_counter()
-    print(
-        "truth (population curve): " + ", ".join(f"{k:.0%} {v:.0f} ms" for k, v in truth.items())
-    )
+    print("truth (population curve): " + ", ".join(f"{k:.0%} {v:.0f} ms" for k, v in truth.items()))
     print("| design | estimator | 25% bias | 50% bias | 75% bias |")
     print("|---|---|---:|---:|---:|")
     for method in args.methods.split(","):
