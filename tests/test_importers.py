@@ -43,6 +43,13 @@ def test_registry_names_every_format():
         "aiperf",
         "vllm-bench",
         "llmperf",
+        "guidellm",
+        "har",
+        "cdp",
+        "json-chunks",
+        "otel",
+        "langfuse",
+        "bedrock",
     }
 
 
@@ -297,7 +304,10 @@ def test_error_names_missing_field(tmp_path):
     rec = json.loads((DATA / "aiperf-run1" / "profile_export.jsonl").read_text().splitlines()[11])
     del rec["metrics"]["ttft"]
     p = _write(tmp_path, "profile_export.jsonl", "\n" + json.dumps(rec) + "\n")
-    with pytest.raises(ImportFormatError, match=r"profile_export.jsonl:2: metrics.ttft: missing"):
+    with pytest.raises(
+        ImportFormatError,
+        match=r"profile_export.jsonl:2: metrics.time_to_first_token: missing \(expected .*`ttft`",
+    ):
         import_source("aiperf", p)
 
 

@@ -104,7 +104,7 @@ def test_table_fits_80_columns_and_names_its_definitions(
     # gaps sorted 10, 30, 40, 330, 1200: p50 40, p99 at position 3.96 = 330 + 0.96 * 870
     assert rows["known"] == ["7", "400", "40.0", "1,165", "2/1", "2,100", "stop"]
     assert rows["failing"] == ["2", "50", "10.0", "10.0", "0/0", "71", "!api"]
-    assert rows["untimed"] == ["2", "-", "-", "-", "-", "-", "stop"]
+    assert rows["untimed"] == ["2", "-", "-", "-", "-", "5", "stop"]  # the end has a time
     text = "\n".join(lines)
     assert "Pooled over 3 recordings (ITL and stalls pool all 6 gaps" in " ".join(lines)
     assert "TTFT: first non-empty content/reasoning chunk" in " ".join(lines)

@@ -14,6 +14,13 @@ FORMATS = (
     "aiperf",
     "vllm-bench",
     "llmperf",
+    "guidellm",
+    "har",
+    "cdp",
+    "json-chunks",
+    "otel",
+    "langfuse",
+    "bedrock",
 )
 
 

@@ -22,7 +22,9 @@ LEGEND = (
     "TTFT: first non-empty content/reasoning chunk (a role "
     "prelude does not count). ITL: gaps between consecutive content/reasoning chunks "
     "(p50, p99; TTFT is not a gap). stalls: such gaps over 250 ms / over 1000 ms. "
-    "e2e: the end event. finish: the finish reason, or !type of a mid-stream error."
+    "e2e: the end event. finish: the finish reason, or !type of a mid-stream error. "
+    "synth: the importer made up the times between TTFT and the end (llmperf, guidellm), so "
+    "ITL and stalls are left out (--include-synthetic pools them, marked ~)."
 )
 
 
@@ -38,13 +40,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--json",
         action="store_true",
         help="one JSON object per recording per line (keys: id, n_chunks, n_tokens, ttft_ms, "
-        "ttft_first_event_ms, e2e_ms, itl_ms{mean,p50,p90,p99,max,cv,lag1}, tpot_ms, "
-        "stalls{over_250,over_1000,longest_ms}, chars_per_s, finish_reason, error, ...)",
+        "ttft_first_event_ms, ttst_ms, second_token_gap_ms, e2e_ms, "
+        "itl_ms{mean,p50,p90,p99,max,cv,lag1}, tpot_ms, stalls{over_250,over_1000,longest_ms}, "
+        "chars_per_s, finish_reason, error, timing: recorded|synthetic|none, ...)",
     )
     parser.add_argument(
         "--truncated",
         action="store_true",
         help="accept files without an end event (truncated streams)",
+    )
+    parser.add_argument(
+        "--include-synthetic",
+        action="store_true",
+        help="count the made-up gaps of imports that kept only TTFT and the end (llmperf, "
+        "guidellm; timing: synthetic) in ITL and stalls (default: left out)",
     )
     parser.add_argument(
         "--jobs",
@@ -60,7 +69,12 @@ def run(args: argparse.Namespace) -> int:
     from uxlab.streams.inspect_load import inspect_paths
     from uxlab.streams.metrics import nest
 
-    found = inspect_paths(args.paths, allow_truncated=args.truncated, jobs=args.jobs)
+    found = inspect_paths(
+        args.paths,
+        allow_truncated=args.truncated,
+        jobs=args.jobs,
+        include_synthetic=args.include_synthetic,
+    )
     paths, errors = found.paths, found.errors
     if errors:
         print(f"uxlab inspect: {len(errors)} bad replay file(s):", file=sys.stderr)
@@ -140,10 +154,24 @@ def _finish(row: dict[str, Any]) -> str:
     return row["finish_reason"] or "-"
 
 
+def _synthetic(row: dict[str, Any]) -> bool:
+    return row.get("timing") == "synthetic"
+
+
+def _itl_cells(row: dict[str, Any]) -> tuple[str, str]:
+    """ITL p50 and p99, `synth` where made-up gaps are left out, `~` where they are pooled."""
+    p50, p99 = row["itl_p50_ms"], row["itl_p99_ms"]
+    if not _synthetic(row) or row["n_output_chunks"] < 2:  # no gap at all: nothing left out
+        return _ms(p50, 1), _ms(p99, 1)
+    if p50 != p50:  # NaN: left out
+        return "synth", "synth"
+    return "~" + _ms(p50, 1), "~" + _ms(p99, 1)
+
+
 def _stalls(row: dict[str, Any]) -> str:
     over_250, over_1000 = row["stalls_over_250"], row["stalls_over_1000"]
-    if over_250 != over_250:  # NaN: no timing
-        return "-"
+    if over_250 != over_250:  # NaN: no timing, or made-up gaps left out
+        return "synth" if _synthetic(row) and row["n_output_chunks"] >= 2 else "-"
     return f"{int(over_250)}/{int(over_1000)}"
 
 
@@ -168,8 +196,7 @@ def write_table(
         cells = (
             str(int(row["n_chunks"])),
             _ms(row["ttft_ms"]),
-            _ms(row["itl_p50_ms"], 1),
-            _ms(row["itl_p99_ms"], 1),
+            *_itl_cells(row),
             _stalls(row),
             _ms(row["e2e_ms"]),
         )
@@ -210,4 +237,8 @@ def summary_lines(summary: dict[str, Any], width: int = 80) -> list[str]:
         f"  mid-stream errors {summary['errors']}  truncated {summary['truncated']}  "
         f"without timing {summary['without_timing']}"
     )
+    n_synthetic = summary.get("synthetic_timing", 0)
+    if n_synthetic:
+        how = "pooled (~)" if summary.get("synthetic_gaps_pooled") else "left out of ITL/stalls"
+        lines.append(f"  synthetic gaps in {n_synthetic} recording(s): {how}")
     return lines

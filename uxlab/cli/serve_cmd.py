@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import socket
 import sys
 
@@ -91,9 +92,105 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="S",
         help="close a connection that sends no complete request head within S seconds (default 10)",
     )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="N server processes sharing the port, one per core for many concurrent streams "
+        "(default 1; not with --study, whose trial counter is one participant's)",
+    )
     p.add_argument("--quiet", action="store_true", help="no line per request on stderr")
+    _add_upstream_arguments(p)
     add_profile_arguments(p)
     p.set_defaults(func=run)
+
+
+def _add_upstream_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group(
+        "study your own product (--upstream)",
+        "Forward each request to a real model and re-time its stream onto the profile "
+        "(give --ttft and --itl). A model name may pick a profile: MODEL@NAME "
+        "(--named-profile) or MODEL@ttft=1500;itl=constant:60.",
+    )
+    g.add_argument("--upstream", metavar="URL", help="the real endpoint's base URL (…/v1)")
+    g.add_argument(
+        "--upstream-api",
+        choices=("openai", "anthropic"),
+        default="openai",
+        help="the upstream's wire (default openai: Chat Completions)",
+    )
+    g.add_argument(
+        "--upstream-key-env",
+        metavar="VAR",
+        help="environment variable holding the upstream key (default OPENAI_API_KEY or "
+        "ANTHROPIC_API_KEY; when unset, the client's own key header is passed on)",
+    )
+    g.add_argument(
+        "--named-profile",
+        action="append",
+        default=[],
+        metavar="NAME:KEY=VALUE;...",
+        help="a profile clients pick with MODEL@NAME, over the base profile (repeatable), "
+        "e.g. 'slow:ttft=2500;itl=constant:80'",
+    )
+    g.add_argument(
+        "--record",
+        metavar="DIR",
+        help="save each exchange: the upstream stream as received and the stream as served",
+    )
+
+
+def _upstream_config(args: argparse.Namespace):  # -> (ServeConfig, str)
+    from pathlib import Path
+
+    from uxlab.cli import CliError
+    from uxlab.live.record import _origin
+    from uxlab.live.serve import ServeConfig
+    from uxlab.live.upstream import (
+        UpstreamConfig,
+        UpstreamProxy,
+        default_key_env,
+        parse_named_profile,
+    )
+    from uxlab.shaping import Profile
+
+    if args.corpus or args.study:
+        raise CliError("--upstream answers from the upstream: give no CORPUS or --study")
+    profile = Profile.from_args(args)
+    named = dict(parse_named_profile(spec, profile) for spec in args.named_profile)
+    upstream = UpstreamConfig(
+        url=args.upstream,
+        api=args.upstream_api,
+        profile=profile,
+        named=named,
+        key_env=args.upstream_key_env,
+        record_dir=Path(args.record) if args.record else None,
+        seed=args.seed,
+    )
+    proxy = UpstreamProxy(upstream, server_token=args.token)
+    config = ServeConfig(
+        recordings=[], shape=lambda r, s: r, seed=args.seed, token=args.token, upstream=proxy
+    )
+    names = "".join(f"; @{n}: {p.describe()}" for n, p in named.items())
+    key_env = args.upstream_key_env or default_key_env(args.upstream_api)
+    if args.upstream_key_env and not os.environ.get(args.upstream_key_env):
+        raise CliError(
+            f"--upstream-key-env {args.upstream_key_env}: that variable is not set; "
+            "export it, or leave the option out to pass on each client's own key"
+        )
+    fallback = (
+        "no key if unset (the client's header holds --token)"
+        if args.token
+        else ("else the client's header")
+    )
+    what = (
+        f"{args.upstream_api} upstream {_origin(args.upstream)} re-timed "
+        f"(profile: {profile.describe()}"
+        f"{names}; key from ${key_env}, {fallback}"
+        f"{'; recording to ' + args.record if args.record else ''})"
+    )
+    return config, what
 
 
 def _config(args: argparse.Namespace):  # -> ServeConfig
@@ -103,6 +200,8 @@ def _config(args: argparse.Namespace):  # -> ServeConfig
     from uxlab.shaping import Profile, shape
     from uxlab.streams import load_corpus
 
+    if getattr(args, "upstream", None):
+        return _upstream_config(args)
     if args.study:
         from uxlab.live.study_picker import study_picker
         from uxlab.study import design_trials, load_study
@@ -158,6 +257,25 @@ def _config(args: argparse.Namespace):  # -> ServeConfig
     return config, what
 
 
+def _log_exchange(exchange) -> None:
+    """One line per proxied exchange: how it ended and how late the upstream was."""
+    v = exchange.violations
+    late = (
+        f"upstream late for {v['violations_n']} event(s), max {v['violation_max_ms']:.0f} ms "
+        "(the schedule waited)"
+        if v["violations_n"]
+        else "on schedule"
+    )
+    how = exchange.message or f"HTTP {exchange.status}"
+    saved = f"; saved {', '.join(p.name for p in exchange.saved)}" if exchange.saved else ""
+    print(
+        f"request {exchange.request_index} done: {exchange.model} @{exchange.profile_name}: "
+        f"{late}; {how}{saved}",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 KEEP_ALIVE_S = 5.0
 """An idle keep-alive connection is closed after this time."""
 
@@ -201,20 +319,23 @@ def guard_settings(args: argparse.Namespace):  # -> GuardSettings
     )
 
 
-def listen_socket(host: str, port: int) -> socket.socket:
+def listen_socket(host: str, port: int, reuse_port: bool = False) -> socket.socket:
     """A TCP socket bound to (host, port) whose connections send each write at once.
 
     Created with `IPPROTO_TCP` (asyncio sets `TCP_NODELAY` on accepted connections only
     for such sockets) and with `TCP_NODELAY` itself, which accepted connections inherit:
     without it Nagle's algorithm holds a chunk written less than one delayed ACK (~40 ms)
     after the response headers or the previous chunk, so a short TTFT or a fast stream
-    arrives up to 40 ms late.
+    arrives up to 40 ms late. `reuse_port`: `SO_REUSEPORT`, for `--workers` (each worker
+    listens on its own socket on the same port).
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind((host, port))
     except OSError:
         sock.close()
@@ -226,9 +347,16 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from uxlab.cli import CliError
-    from uxlab.live.serve import build_app, warm_up
+    from uxlab.live.serve import GIL_SWITCH_S, build_app, warm_up
     from uxlab.live.serve_guard import raise_open_files_limit
 
+    if args.workers < 1:
+        raise CliError(f"--workers {args.workers}: must be >= 1 (e.g. 2, one per core)")
+    if args.workers > 1 and args.study:
+        raise CliError(
+            f"--workers {args.workers} with --study: a study plays one participant's trials "
+            "in order from one counter, which one process keeps; serve it with --workers 1"
+        )
     config, what = _config(args)
     config.cors_origins = list(args.cors)
     config.guard = guard_settings(args)
@@ -238,20 +366,42 @@ def run(args: argparse.Namespace) -> int:
             labels = "".join(f" {k}={v}" for k, v in served.labels.items())
             cut = served.schedule.header.extra.get("served_max_tokens")
             cut_note = f", cut at max_tokens {cut}" if cut is not None else ""
+            worker = f" [pid {os.getpid()}]" if args.workers > 1 else ""
             print(
-                f"request {served.request_index} ({served.wire}): {served.replay_id} "
+                f"request {served.request_index} ({served.wire}){worker}: {served.replay_id} "
                 f"seed {served.seed}{labels}{cut_note}",
                 file=sys.stderr,
                 flush=True,
             )
 
         config.on_served = log_request
+        if config.upstream is not None:
+            config.upstream.config.on_done = _log_exchange
     app = build_app(config)
-    warm_up(config)  # the first request's costs, paid before anyone can send one
+    sys.setswitchinterval(GIL_SWITCH_S)  # the loop waits less on a shaping thread
+    if config.upstream is None:
+        warm_up(config)  # the first request's costs, paid before anyone can send one
+    else:  # the same path on a stand-in answer: a warm-up must not reach the upstream
+        from dataclasses import replace
+
+        from uxlab.live.upstream import warm_up_recording
+
+        warm_up(replace(config, upstream=None, recordings=[warm_up_recording()]))
     gc.collect()
     gc.freeze()  # start-up objects out of the collector: no full collection mid-stream
-    try:
-        sock = listen_socket(args.host, args.port)  # bound before the banner: no race
+    try:  # bound before the banner: no race
+        if args.workers > 1:
+            from uxlab.live.serve_workers import reuse_port_sockets
+
+            socks = reuse_port_sockets(
+                args.host,
+                args.port,
+                args.workers,
+                lambda h, p: listen_socket(h, p, reuse_port=True),
+            )
+            sock = socks[0]
+        else:
+            sock = listen_socket(args.host, args.port)
     except OSError as exc:
         raise CliError(
             f"--port {args.port}: cannot listen on {args.host} ({exc.strerror}); pick another port"
@@ -259,7 +409,8 @@ def run(args: argparse.Namespace) -> int:
     port = sock.getsockname()[1]
     print(
         f"serving {what} on http://{args.host}:{port}/v1"
-        f"{' (token required)' if args.token else ''}. Ctrl-C stops.",
+        f"{' (token required)' if args.token else ''}"
+        f"{f' with {args.workers} worker processes' if args.workers > 1 else ''}. Ctrl-C stops.",
         file=sys.stderr,
         flush=True,
     )
@@ -269,8 +420,23 @@ def run(args: argparse.Namespace) -> int:
             "must name it (or an --allow-host NAME) in their Host header",
             file=sys.stderr,
         )
-    sock.listen(128)
     raise_open_files_limit()  # many connections: refused by the cap, not by EMFILE
+    if args.workers > 1:
+        from uxlab.live.serve_workers import run_workers, serve_worker
+
+        for s in socks:
+            s.listen(128)
+        return run_workers(
+            socks,
+            lambda k, s: serve_worker(
+                config,
+                k,
+                args.workers,
+                s,
+                lambda a: uvicorn_config(a, args.max_connections, args.header_timeout_s),
+            ),
+        )
+    sock.listen(128)
     config_ = uvicorn_config(app, args.max_connections, args.header_timeout_s)
     with sock:
         uvicorn.Server(config_).run(sockets=[sock])

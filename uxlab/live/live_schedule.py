@@ -187,6 +187,7 @@ class LiveSchedule:
         self.shown: list[ShownChunk] = []
         self.arrivals: list[Arrival] = []
         self._open: list[tuple[str, str]] = []  # (text, channel) of the group being filled
+        self._open_tool: int | None = None  # the tool call (`tool_index`) of the open group
         self._units_done = 0
         self._shift_ms: float | None = None
         self._last_shown_ms = 0.0
@@ -248,21 +249,28 @@ class LiveSchedule:
         return float(due[unit])
 
     def add_chunk(
-        self, text: str, arrival_ms: float, channel: str = "content", n_tokens: int | None = None
+        self,
+        text: str,
+        arrival_ms: float,
+        channel: str = "content",
+        n_tokens: int | None = None,
+        tool_index: int | None = None,
     ) -> None:
-        """A live chunk arrived at `arrival_ms` (from t0)."""
+        """A live chunk arrived at `arrival_ms` (from t0); a tool call's argument chunk
+        names its call (`tool_index`), and a group never spans two calls."""
         t = self._arrived(arrival_ms, "chunk", channel, len(text))
         if self.closed or not text:
             return
         pieces = [text] if self._sizes is None else split_pieces(text, n_tokens)
         error_unit = self._times.error_unit
         for piece in pieces:
-            if self._open and self._open[-1][1] != channel:
+            if self._open and (self._open[-1][1] != channel or self._open_tool != tool_index):
                 self._release(t)
             if error_unit is not None and self._units_done + len(self._open) >= error_unit:
                 self._profile_error(t)
                 return
             self._open.append((piece, channel))
+            self._open_tool = tool_index
             target = 1 if self._sizes is None else self._size(len(self.shown))
             if len(self._open) >= target:
                 self._release(t)
@@ -324,9 +332,10 @@ class LiveSchedule:
             )
         )
         n_tokens = len(self._open) if self._sizes is not None else None
-        self.events.append(
-            Chunk(t_ms=round(shown, 3), text=text, channel=channel, n_tokens=n_tokens)
-        )
+        chunk = Chunk(t_ms=round(shown, 3), text=text, channel=channel, n_tokens=n_tokens)
+        if self._open_tool is not None:
+            chunk.extra["tool_index"] = self._open_tool
+        self.events.append(chunk)
         self._units_done += len(self._open)
         self._last_shown_ms = shown
         self._open = []
@@ -349,7 +358,8 @@ class LiveSchedule:
     def feed(self, event: Event, arrival_ms: float) -> None:
         """Add one mapped live event (chunk, meta or error) that arrived at `arrival_ms`."""
         if isinstance(event, Chunk):
-            self.add_chunk(event.text, arrival_ms, event.channel, event.n_tokens)
+            tool_index = event.extra.get("tool_index") if event.channel == "tool" else None
+            self.add_chunk(event.text, arrival_ms, event.channel, event.n_tokens, tool_index)
         elif isinstance(event, Meta):
             self.add_meta(event.data, arrival_ms)
         elif isinstance(event, ErrorEvent):
@@ -385,15 +395,19 @@ class LiveResult:
 async def stream_live(
     schedule: LiveSchedule,
     endpoint: LiveEndpoint,
-    prompt: str,
+    prompt: str | Prompt,
     *,
     t0_ms: float,
     clock: Clock,
     client: httpx.AsyncClient | None = None,
     options: RecordOptions | None = None,
     on_sent: Callable[[float], None] | None = None,
+    key: str | None = None,
 ) -> LiveResult:
     """Send `prompt` to `endpoint` and feed the answer into `schedule` as it arrives.
+
+    `prompt` is the user's text, or a whole `Prompt` (messages, system, params) as a proxy
+    forwards it; `key` overrides the endpoint's key variable (never stored).
 
     Arrivals are stamped on `clock` (the recorder's `perf_counter_ns` instant when the
     clock is a `MonotonicClock`, the same time base) relative to `t0_ms`, the send key
@@ -401,7 +415,10 @@ async def stream_live(
     """
     mapper = MAPPERS[endpoint.api]
     header = Header(id="live")
-    key = api_key_from_env(endpoint.api, endpoint.api_key_env)
+    if key is None:
+        key = api_key_from_env(endpoint.api, endpoint.api_key_env)
+    if isinstance(prompt, str):
+        prompt = Prompt(messages=[{"role": "user", "content": prompt}], where="live study")
     monotonic = isinstance(clock, MonotonicClock)
 
     def arrival_ms(arrival_ns: int) -> float:
@@ -442,7 +459,7 @@ async def stream_live(
             endpoint.api,
             endpoint.url,
             endpoint.model,
-            Prompt(messages=[{"role": "user", "content": prompt}], where="live study"),
+            prompt,
             key,
             "live",
             options or RecordOptions(params=dict(endpoint.params)),

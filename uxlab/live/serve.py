@@ -1,9 +1,13 @@
 """`uxlab serve`: an OpenAI- and Anthropic-compatible HTTP server that plays a corpus.
 
-Routes: `GET /v1/models`, `POST /v1/chat/completions` (streaming and not) and
-`POST /v1/messages` (streaming and not). Each request gets one recording of the corpus,
-shaped with the server's profile and a per-request seed, and played by the player into an
-`SSESink`, so a chat UI sees exactly the shaped schedule.
+Routes: `GET /v1/models`, `POST /v1/chat/completions` (streaming and not),
+`POST /v1/messages` (streaming and not) and `GET /health` (200 while serving, no token
+needed, not counted as a request: what benchmark clients such as guidellm probe first).
+Each request gets one recording of the corpus, shaped with the server's profile and a
+per-request seed, and played by the player into an `SSESink`, so a chat UI sees exactly the
+shaped schedule. With `config.upstream` (an `uxlab.live.upstream.UpstreamProxy`), a checked
+request is answered by a real model instead, re-timed onto the profile while it arrives, and
+`/v1/models` lists the profiles.
 
 Which recording: the one whose recorded prompt (last user message) equals the request's,
 else the corpus in order, cycling (`request_index % len(corpus)`). Which seed:
@@ -24,7 +28,13 @@ no `Origin` other than the `--cors` ones, a body within the size and time limits
 that is not a well-formed request (`uxlab.live.request_body`) is a 400 in the API's format.
 
 Response headers `x-uxlab-request-index`, `x-uxlab-replay-id` and `x-uxlab-seed` say what
-was served; the app keeps the last schedules it served (`app.state.served`).
+was served, `x-uxlab-worker-pid` which process served it (`uxlab serve --workers N`); the
+app keeps the last schedules it served (`app.state.served`).
+
+Choosing and shaping a request's schedule (and cutting it at `max_tokens`, counting its
+tokens for the SSE sink, building a non-streaming body) runs in a worker thread
+(`ServeConfig.shape_off_loop`), so a long recording's shaping never holds the event loop
+that hands every other stream its chunks; the request index is taken on the loop first.
 
 `warm_up(config)` answers a few requests in memory before the server takes real ones (the
 first request otherwise pays ~50-250 ms of first-use costs, e.g. importing anyio's asyncio
@@ -34,9 +44,11 @@ backend, and a chat UI under study would show its first trial with too long a TT
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import itertools
 import json
+import os
 import time
 import uuid
 from collections import deque
@@ -66,6 +78,11 @@ from uxlab.player import PlaybackLog, Player
 from uxlab.streams.recording import Recording
 
 SERVED_KEPT = 1000
+
+GIL_SWITCH_S = 0.0005
+"""The server's interpreter switch interval (default 5 ms): while a thread shapes a
+schedule, the event loop gets the interpreter back within 0.5 ms instead of 5
+(`benchmarks/serve_shaping_off_loop.py`)."""
 
 
 class ServeError(UxlabError):
@@ -119,10 +136,19 @@ class ServeConfig:
     cors_origins: list[str] = field(default_factory=list)
     """Browser origins allowed to call the server directly (CORS), e.g. `["*"]`."""
     clock: Any = None
+    shape_off_loop: bool = True
+    """Choose and shape each request's schedule in a worker thread, not on the event loop
+    (False: on the loop, as before; the benchmarks' A/B)."""
+    request_index_start: int = 0
+    request_index_step: int = 1
+    """Request indices are start, start + step, ...: with `--workers N` worker k numbers
+    its requests k, k + N, k + 2N, so indices (and seeds) are unique across workers."""
     picker: Picker | None = None
     on_served: Callable[[Served], None] | None = None
     """Called once per request as soon as its schedule is chosen (e.g. to log it)."""
     served: deque[Served] = field(default_factory=lambda: deque(maxlen=SERVED_KEPT))
+    upstream: Any = None
+    """An `uxlab.live.upstream.UpstreamProxy`: answer from a real model, re-timed."""
     guard: GuardSettings = field(default_factory=GuardSettings)
     """Allowed Host names, body size and time limits (`uxlab.live.serve_guard`); the
     allowed Origins are `cors_origins`."""
@@ -144,6 +170,18 @@ def corpus_picker(config: ServeConfig) -> Picker:
         return Pick(config.shape(source, seed), seed, source.id)
 
     return pick
+
+
+def _choose(
+    pick: Picker, request_index: int, prompt: str | None, max_tokens: int | None
+) -> tuple[Pick, Recording]:
+    """The pick for a request and its schedule, cut at `max_tokens` (no event loop needed:
+    run in a worker thread, shaping a long recording holds no other stream up)."""
+    chosen = pick(request_index, prompt)
+    schedule = chosen.schedule
+    if max_tokens is not None:
+        schedule = cut_at_tokens(schedule, max_tokens)
+    return chosen, schedule
 
 
 def _now_ms() -> float:
@@ -197,9 +235,9 @@ def _error_response(
 
 def build_app(config: ServeConfig) -> Starlette:
     """The ASGI app serving `config.recordings` on their shaped schedules."""
-    if not config.recordings:
+    if not config.recordings and config.upstream is None:
         raise ServeError("the corpus holds no playable recordings")
-    counter = itertools.count()
+    counter = itertools.count(config.request_index_start, config.request_index_step)
     pick = config.picker or corpus_picker(config)
     models = sorted(
         {
@@ -223,7 +261,12 @@ def build_app(config: ServeConfig) -> Starlette:
         if not authorised(request):
             return _error_response("openai", 401, "invalid_api_key", "missing or wrong token")
         data = [{"id": m, "object": "model", "created": 0, "owned_by": "uxlab"} for m in models]
+        if config.upstream is not None:
+            data = config.upstream.models()
         return JSONResponse({"object": "list", "data": data})
+
+    async def health_route(request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
 
     async def chat_route(request: Request) -> Response:
         return await answer(request, "openai")
@@ -248,15 +291,29 @@ def build_app(config: ServeConfig) -> Starlette:
                 raise _Error(400, "invalid_request_error", str(exc), exc.param) from None
         except _Error as exc:
             return _error_response(wire, exc.status, exc.kind, exc.message, param=exc.param)
-        request_index = next(counter)
+        request_index = next(counter)  # taken on the loop: indices follow arrival order
+        if config.upstream is not None:
+            return await config.upstream.answer(
+                request,
+                body,
+                wire,
+                t0_ms,
+                request_index,
+                config.clock,
+                _error_response,
+                config.on_served,
+            )
         prompt = last_user_text(body["messages"])
         try:
-            chosen = pick(request_index, prompt)
+            if config.shape_off_loop:  # other streams' chunks keep their deadlines meanwhile
+                chosen, schedule = await asyncio.to_thread(
+                    _choose, pick, request_index, prompt, limits.max_tokens
+                )
+            else:
+                chosen, schedule = _choose(pick, request_index, prompt, limits.max_tokens)
         except UxlabError as exc:  # e.g. a profile that cannot shape this recording
             return _error_response(wire, 500, "api_error", f"uxlab serve: {exc}")
-        schedule, seed = chosen.schedule, chosen.seed
-        if limits.max_tokens is not None:
-            schedule = cut_at_tokens(schedule, limits.max_tokens)
+        seed = chosen.seed
         served = Served(
             request_index, seed, wire, schedule, t0_ms, chosen.replay_id, dict(chosen.labels)
         )
@@ -265,6 +322,7 @@ def build_app(config: ServeConfig) -> Starlette:
             config.on_served(served)
         model = str(body.get("model") or schedule.header.source.get("model") or "uxlab")
         headers = {
+            "x-uxlab-worker-pid": str(os.getpid()),
             "x-uxlab-request-index": str(request_index),
             "x-uxlab-replay-id": chosen.replay_id,
             "x-uxlab-seed": str(seed),
@@ -274,8 +332,8 @@ def build_app(config: ServeConfig) -> Starlette:
         headers_ms = _headers_ms(schedule)
         player_clock = config.clock
         if body.get("stream"):
-            await _sleep_until(player_clock, t0_ms + headers_ms)
-            sink = SSESink(
+            make_sink = functools.partial(
+                SSESink,
                 wire,
                 schedule,
                 model,
@@ -283,7 +341,9 @@ def build_app(config: ServeConfig) -> Starlette:
                 created_s=int(time.time()),
                 include_usage=bool((body.get("stream_options") or {}).get("include_usage")),
                 prompt_tokens=prompt_tokens,
-            )
+            )  # counts tokens and tool calls over the whole schedule
+            sink = await asyncio.to_thread(make_sink) if config.shape_off_loop else make_sink()
+            await _sleep_until(player_clock, t0_ms + headers_ms)
             return StreamingResponse(
                 _stream(schedule, sink, t0_ms, player_clock, served),
                 media_type="text/event-stream",
@@ -300,11 +360,16 @@ def build_app(config: ServeConfig) -> Starlette:
             return _error_response(wire, status, kind, message, headers)
         await _sleep_until(player_clock, t0_ms + (end_ms or 0.0))
         make = _openai_message if wire == "openai" else _anthropic_message
-        return JSONResponse(make(schedule, model, prompt_tokens), headers=headers)
+        if config.shape_off_loop:
+            message = await asyncio.to_thread(make, schedule, model, prompt_tokens)
+        else:
+            message = make(schedule, model, prompt_tokens)
+        return JSONResponse(message, headers=headers)
 
     app = Starlette(
         routes=[
             Route("/v1/models", models_route, methods=["GET"]),
+            Route("/health", health_route, methods=["GET"]),
             Route("/v1/chat/completions", chat_route, methods=["POST"]),
             Route("/v1/messages", messages_route, methods=["POST"]),
         ]
@@ -316,12 +381,14 @@ def build_app(config: ServeConfig) -> Starlette:
             allow_methods=["GET", "POST", "OPTIONS"],
             allow_headers=["*"],
             expose_headers=[
+                "x-uxlab-worker-pid",
                 "x-uxlab-request-index",
                 "x-uxlab-replay-id",
                 "x-uxlab-seed",
                 "x-uxlab-trial-index",
                 "x-uxlab-condition",
                 "x-uxlab-practice",
+                "x-uxlab-profile",
             ],
         )
     guard = replace(config.guard, cors_origins=list(config.cors_origins))
@@ -471,12 +538,21 @@ def _text(schedule: Recording, channel: str) -> str:
 def _openai_message(schedule: Recording, model: str, prompt_tokens: int) -> dict[str, Any]:
     inp, out = token_counts(schedule, prompt_tokens)
     calls = tool_calls(schedule)
-    content = _text(schedule, "content")
-    # As the API does: content is null when the answer is only tool calls.
-    message: dict[str, Any] = {"role": "assistant", "content": content or (None if calls else "")}
+    content = "".join(
+        c.text for c in schedule.chunks if c.channel == "content" and not c.extra.get("refusal")
+    )
+    refusal = "".join(c.text for c in schedule.chunks if c.extra.get("refusal"))
+    # As the API does: content is null when the answer is only tool calls (or a refusal).
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": content or (None if calls or refusal else ""),
+    }
+    if refusal:
+        message["refusal"] = refusal
     reasoning = _text(schedule, "reasoning")
     if reasoning:
         message["reasoning_content"] = reasoning
+        message["reasoning"] = reasoning  # current vLLM's and OpenRouter's name for it
     if calls:
         message["tool_calls"] = [
             {

@@ -12,7 +12,9 @@ is an Anthropic `ping` (OpenAI has none). A `tool_call` meta event starts the to
 its own time (OpenAI: a `tool_calls` delta with id, name and empty arguments; Anthropic:
 `content_block_start` of the `tool_use` block); other meta kinds send nothing.
 
-OpenAI: content deltas, reasoning as `reasoning_content`, tool calls as `tool_calls` deltas
+OpenAI: content deltas (a chunk recorded as a refusal, `refusal: true`, as a `refusal`
+delta), reasoning as `reasoning_content` and `reasoning` (the same text under both names),
+tool calls as `tool_calls` deltas
 (id, type and name on the first fragment), a finish chunk, the `include_usage` chunk when
 asked, then `data: [DONE]`; an error event becomes `data: {"error": {...}}` and the stream
 stops. Anthropic: `content_block_start/delta/stop` for text, thinking and tool_use
@@ -222,9 +224,13 @@ class SSESink:
 
     def _openai_chunk(self, index: int, chunk: Chunk) -> bytes:
         if chunk.channel == "reasoning":
-            return self._openai({"reasoning_content": chunk.text})
+            # Both names: DeepSeek and older vLLM read `reasoning_content`, current vLLM and
+            # OpenRouter `reasoning`; clients read one of them (the first they know).
+            return self._openai({"reasoning_content": chunk.text, "reasoning": chunk.text})
         if chunk.channel == "tool":
             return self._openai_call(self.tools[index], chunk.text)
+        if chunk.extra.get("refusal"):  # a recorded refusal goes out as the API sends it
+            return self._openai({"refusal": chunk.text})
         return self._openai({"content": chunk.text})
 
     def _openai_finish(self, end: End | None) -> bytes:

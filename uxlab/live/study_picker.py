@@ -3,7 +3,8 @@
 The trial list comes from the study file and the participant id exactly as the terminal
 runner builds it (`design_trials`), and each trial's schedule is `trial_schedule(study,
 trial)`: the trial's recording, the study's base profile with the trial's factor levels,
-drawn from the trial's stored seed. After the last trial the list starts again.
+drawn from the trial's stored seed. After the last trial the list starts again. The list is
+finite, so every schedule is shaped once when the server starts: no request pays for it.
 
 Only single-stream studies over a recorded corpus can be served (`serve_study_problem`):
 an agent-chain study's trials are chains of steps (each opened by an empty step marker,
@@ -47,14 +48,20 @@ def study_picker(study: Study, trials: list[Trial]) -> Picker:
     if not trials:
         raise ValueError(f"study {study.id!r}: the trial list is empty")
 
+    picks = [_trial_pick(study, trial) for trial in trials]  # shaped once, before serving
+
     def pick(request_index: int, prompt: str | None) -> Pick:
-        trial = trials[request_index % len(trials)]
-        labels = {
-            "trial-index": str(trial.index),
-            "condition": trial.condition_id,
-            "practice": "1" if trial.practice else "0",
-        }
-        replay_id = trial.replay_id or "attention-check"
-        return Pick(trial_schedule(study, trial), trial.seed, replay_id, labels)
+        return picks[request_index % len(picks)]
 
     return pick
+
+
+def _trial_pick(study: Study, trial: Trial) -> Pick:
+    """A trial's schedule (shaped now; served as is, never changed) and its headers."""
+    labels = {
+        "trial-index": str(trial.index),
+        "condition": trial.condition_id,
+        "practice": "1" if trial.practice else "0",
+    }
+    replay_id = trial.replay_id or "attention-check"
+    return Pick(trial_schedule(study, trial), trial.seed, replay_id, labels)

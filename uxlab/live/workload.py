@@ -6,15 +6,16 @@ per line, optional `"system"` and `"params"`). `run_workload` records every
 request starts per second, writes one replay file (plus `.sse` capture) per response,
 shows progress on a text stream and returns per-model timing statistics.
 
-Metric definitions: TTFT is the `t_ms` of the first non-empty content or reasoning chunk
-(a role-only prelude does not count); ITL is every gap between consecutive non-empty chunks
-after the first, pooled over the streams of a model.
+Metric definitions are `uxlab inspect`'s (`uxlab.streams.metrics`, one code path): TTFT is
+the `t_ms` of the first non-empty content or reasoning chunk (a role-only prelude or a tool
+call does not count); ITL is every gap between consecutive such chunks, pooled over the
+streams of a model (tool-call arguments are not output, so their gaps are not counted).
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
+import math
 import sys
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -29,6 +30,7 @@ from uxlab.errors import UxlabError
 from uxlab.live.clients import Prompt
 from uxlab.live.record import RecordOptions, RecordResult, record_stream, save_result, unique_id
 from uxlab.reading import MAX_JSON_FILE_BYTES, InputProblem, loads_json, read_bounded_text
+from uxlab.streams.metrics import StreamArrays, describe_columns
 from uxlab.streams.recording import Recording
 
 
@@ -94,17 +96,15 @@ def _prompt(obj: dict[str, Any], where: str) -> Prompt:
 
 
 def ttft_ms(rec: Recording) -> float | None:
-    """Time of the first non-empty content or reasoning chunk (None if there is none)."""
-    for c in rec.chunks:
-        if c.text and c.channel in ("content", "reasoning") and c.t_ms is not None:
-            return c.t_ms
-    return None
+    """`inspect`'s TTFT (`metrics.describe`): the first non-empty content/reasoning chunk."""
+    value = float(describe_columns([rec])["ttft_ms"][0])
+    return None if math.isnan(value) else value
 
 
 def itl_gaps_ms(rec: Recording) -> list[float]:
-    """Gaps between consecutive non-empty chunks (any channel), in ms."""
-    times = [c.t_ms for c in rec.chunks if c.text and c.t_ms is not None]
-    return [b - a for a, b in itertools.pairwise(times)]
+    """`inspect`'s ITL gaps: between consecutive non-empty content/reasoning chunks, in ms
+    (tool-call arguments are not output, as in `metrics`)."""
+    return StreamArrays.from_recordings([rec]).measured_gaps()[0].tolist()
 
 
 @dataclass
@@ -169,7 +169,10 @@ def summary_table(stats: dict[str, ModelStats]) -> str:
         )
         for r in rows
     ]
-    return "\n".join(lines) + "\n(times in ms; TTFT = first non-empty content/reasoning chunk)"
+    return "\n".join(lines) + (
+        "\n(times in ms, as `uxlab inspect` defines them: TTFT = first non-empty "
+        "content/reasoning chunk; ITL = gaps between such chunks, tool arguments left out)"
+    )
 
 
 class Progress:

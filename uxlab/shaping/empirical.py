@@ -84,7 +84,8 @@ def load_pool(source: str, path_for_errors: str, base_dir: Path | None = None) -
         raise ProfileError(
             path_for_errors,
             f"empirical source {source!r} holds no timed gaps (it needs recordings with "
-            "at least two timed chunks)",
+            "at least two timed chunks whose times were measured; made-up gaps of llmperf "
+            "or guidellm imports are not used)",
         )
     return pool
 
@@ -92,7 +93,11 @@ def load_pool(source: str, path_for_errors: str, base_dir: Path | None = None) -
 @lru_cache(maxsize=32)
 def _load_pool_cached(path: str, stamp: tuple[int, ...]) -> GapPool:
     from uxlab.streams.corpus import load_corpus
+    from uxlab.streams.metrics import has_synthetic_gaps
 
     corpus = load_corpus(path)
     corpus.raise_if_errors()
-    return GapPool.from_recordings(corpus.recordings)
+    # Gaps an importer made up (llmperf, guidellm) are not measurements: never resampled.
+    return GapPool.from_recordings(
+        [r for r in corpus.recordings if not has_synthetic_gaps(r.header)]
+    )

@@ -9,6 +9,7 @@ Validation is the same: a bad file is reported with file, line and field, and sk
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
@@ -25,6 +26,7 @@ from uxlab.streams.metrics import (
     StreamArrays,
     describe_columns,
     error_type,
+    has_synthetic_gaps,
     pooled_summary,
 )
 from uxlab.streams.recording import Chunk, ErrorEvent, Recording
@@ -67,9 +69,11 @@ class RecordingColumns:
     error: str | None
     """The type of the first mid-stream error event, or None."""
     truncated: bool
+    synthetic: bool = False
+    """The header says the gaps were made up on import (`metrics.has_synthetic_gaps`)."""
 
 
-def columns_of_valid(rid: str, valid: ValidEvents) -> RecordingColumns:
+def columns_of_valid(rid: str, valid: ValidEvents, synthetic: bool = False) -> RecordingColumns:
     """The columns of a file that passed the bulk checks (no object per chunk)."""
     n = len(valid.texts)
     channels = valid.channels
@@ -93,6 +97,7 @@ def columns_of_valid(rid: str, valid: ValidEvents) -> RecordingColumns:
         finish_reason=None if end is None else end.finish_reason,
         error=error_type(errors[0].error) if errors else None,
         truncated=end is None,
+        synthetic=synthetic,
     )
 
 
@@ -114,6 +119,7 @@ def columns_of_recording(rec: Recording) -> RecordingColumns:
         finish_reason=None if end is None else end.finish_reason,
         error=error_type(rec.errors[0].error) if rec.errors else None,
         truncated=end is None,
+        synthetic=has_synthetic_gaps(rec.header),
     )
 
 
@@ -123,7 +129,7 @@ def read_columns(path: str | Path, allow_truncated: bool = False) -> RecordingCo
     header, parsed = parse_events(text, path, allow_truncated=allow_truncated)
     if isinstance(parsed, Recording):
         return columns_of_recording(parsed)
-    return columns_of_valid(header.id, parsed)
+    return columns_of_valid(header.id, parsed, has_synthetic_gaps(header))
 
 
 def arrays_from_columns(cols: Sequence[RecordingColumns]) -> StreamArrays:
@@ -159,6 +165,7 @@ def arrays_from_columns(cols: Sequence[RecordingColumns]) -> StreamArrays:
         finish_reason=[c.finish_reason for c in cols],
         error=[c.error for c in cols],
         truncated=np.array([c.truncated for c in cols], dtype=bool),
+        synthetic=np.array([c.synthetic for c in cols], dtype=bool),
     )
 
 
@@ -250,16 +257,21 @@ class Inspection:
     """Every ITL gap of every good file, in order (for the pooled summary)."""
     paths: list[Path] = field(default_factory=list)
     errors: list[ReplayFormatError] = field(default_factory=list)
+    include_synthetic: bool = False
+    """Whether synthetic gaps were pooled (see `metrics.has_synthetic_gaps`)."""
 
     def summary(self) -> dict[str, Any]:
         """The pooled summary (`metrics.summarize`)."""
-        return pooled_summary(self.table, self.gaps_ms)
+        return pooled_summary(self.table, self.gaps_ms, self.include_synthetic)
 
 
-def _inspect_batch(paths: Sequence[Path], allow_truncated: bool) -> Inspection:
+def _inspect_batch(
+    paths: Sequence[Path], allow_truncated: bool, include_synthetic: bool = False
+) -> Inspection:
     loaded = _load_batch(paths, allow_truncated)
-    table = describe_columns(loaded.arrays)
-    return Inspection(table, loaded.arrays.gaps()[0], loaded.paths, loaded.errors)
+    table = describe_columns(loaded.arrays, include_synthetic)
+    gaps_ms = loaded.arrays.measured_gaps(include_synthetic)[0]
+    return Inspection(table, gaps_ms, loaded.paths, loaded.errors, include_synthetic)
 
 
 def _concat_tables(tables: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -274,7 +286,10 @@ def _concat_tables(tables: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def inspect_paths(
-    paths: Sequence[str | Path], allow_truncated: bool = False, jobs: int | None = None
+    paths: Sequence[str | Path],
+    allow_truncated: bool = False,
+    jobs: int | None = None,
+    include_synthetic: bool = False,
 ) -> Inspection:
     """Read every replay file at `paths` and compute its metrics, on `jobs` processes.
 
@@ -285,11 +300,13 @@ def inspect_paths(
     files = _find_files(paths)
     jobs = default_jobs(len(files)) if jobs is None else max(1, jobs)
     if jobs == 1:
-        return _inspect_batch(files, allow_truncated)
-    parts = _run_batches(_inspect_batch, files, allow_truncated, jobs)
+        return _inspect_batch(files, allow_truncated, include_synthetic)
+    work = functools.partial(_inspect_batch, include_synthetic=include_synthetic)
+    parts = _run_batches(work, files, allow_truncated, jobs)
     return Inspection(
         table=_concat_tables([p.table for p in parts]),
         gaps_ms=np.concatenate([p.gaps_ms for p in parts]),
         paths=[p for part in parts for p in part.paths],
         errors=[e for part in parts for e in part.errors],
+        include_synthetic=include_synthetic,
     )

@@ -16,7 +16,18 @@ output chunk
     Time of the first event of any kind: role prelude, ping, empty chunk, error or end.
 ``ttst_ms`` (time to second token)
     The first output chunk's time when it carries two or more tokens, else the time of the
-    second output chunk.
+    second output chunk: an absolute time from the request, like TTFT.
+``second_token_gap_ms``
+    ``ttst_ms - ttft_ms``: the wait between the first and the second token (0 when the first
+    chunk carries two tokens). AIPerf's and GenAI-Perf's "time to second token" is this gap.
+``timing``
+    Where the chunk times come from: ``recorded`` (the stream's own times: measured, or the
+    schedule a generated or shaped stream is played on), ``synthetic`` (the source kept only
+    some moments, e.g. TTFT and the end, and the importer filled in the times between; the
+    header's ``source.timing`` starts with ``synthetic``) or ``none`` (no times). Synthetic
+    gaps are not measurements: ITL, stalls, TTST and the second-token gap are left out
+    (null) for such recordings and their gaps are not pooled, unless
+    ``include_synthetic=True``. TTFT, e2e and TPOT come from the kept moments and stay.
 ``itl_ms`` (inter-token latency, per gap)
     Gaps between consecutive output chunks, one sample per gap, not divided by the tokens a
     chunk carries (vLLM's convention). TTFT is not a gap. Summaries: ``mean, p50, p90, p99,
@@ -37,7 +48,8 @@ output chunk
     ``n_tokens / n_output_chunks`` when ``n_tokens`` is known (chunking: 1.0 means one token
     per event).
 ``e2e_ms``
-    Time of the ``end`` event (missing for a truncated stream).
+    Time of the ``end`` event (missing for a truncated stream, or when the end's time is
+    unknown); shown even when the chunks' times are not known (a HAR import).
 
 A recording without timing (an output chunk with ``t_ms`` null) gets NaN for every timing
 metric and still reports its counts and characters.
@@ -58,7 +70,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from uxlab.streams.recording import Chunk, ErrorEvent, Recording
+from uxlab.streams.recording import Chunk, ErrorEvent, Header, Recording
 from uxlab.streams.replay_file import paused_gc
 
 if TYPE_CHECKING:
@@ -84,6 +96,7 @@ COLUMNS: tuple[str, ...] = (
     "ttft_ms",
     "ttft_first_event_ms",
     "ttst_ms",
+    "second_token_gap_ms",
     "e2e_ms",
     "itl_mean_ms",
     "itl_p50_ms",
@@ -103,7 +116,32 @@ COLUMNS: tuple[str, ...] = (
     "error",
     "truncated",
     "has_timing",
+    "timing",
 )
+
+TIMINGS: tuple[str, ...] = ("recorded", "synthetic", "none")
+"""The values of the `timing` metric (see the module docstring)."""
+
+# ITL kinds of a shaping profile that keep the source's gaps (scaled or not): a shaped
+# schedule of a synthetic recording keeps synthetic gaps only with these.
+_GAP_KEEPING_ITL = ("recorded", "scale", "rate")
+
+
+def has_synthetic_gaps(header: Header) -> bool:
+    """Whether a recording's chunk times between its kept moments were made up on import.
+
+    True when `source.timing` starts with ``synthetic`` (llmperf, guidellm imports), unless
+    the recording is a shaped schedule whose inter-token gaps were drawn anew.
+    """
+    timing = header.source.get("timing") if isinstance(header.source, dict) else None
+    if not (isinstance(timing, str) and timing.startswith("synthetic")):
+        return False
+    retime = header.retime
+    if isinstance(retime, dict):
+        itl = (retime.get("profile") or {}).get("itl")
+        kind = itl.get("dist") if isinstance(itl, dict) else itl
+        return kind in _GAP_KEEPING_ITL
+    return True
 
 
 @dataclass
@@ -134,6 +172,15 @@ class StreamArrays:
     error: list[str | None]
     """The type of the first mid-stream error event, or None."""
     truncated: np.ndarray
+    synthetic: np.ndarray | None = None
+    """bool per recording: `has_synthetic_gaps` of its header (None: none is)."""
+
+    @cached_property
+    def is_synthetic(self) -> np.ndarray:
+        """bool per recording: its gaps were made up on import (see `has_synthetic_gaps`)."""
+        if self.synthetic is None:
+            return np.zeros(len(self), dtype=bool)
+        return np.asarray(self.synthetic, dtype=bool)
 
     @classmethod
     def from_recordings(cls, recs: Sequence[Recording]) -> StreamArrays:
@@ -215,6 +262,7 @@ class StreamArrays:
             finish_reason=finish,
             error=error,
             truncated=truncated,
+            synthetic=np.array([has_synthetic_gaps(rec.header) for rec in recs], dtype=bool),
         )
 
     @classmethod
@@ -244,6 +292,7 @@ class StreamArrays:
             finish_reason=[f for p in parts for f in p.finish_reason],
             error=[e for p in parts for e in p.error],
             truncated=cat("truncated"),
+            synthetic=np.concatenate([p.is_synthetic for p in parts]),
         )
 
     def __len__(self) -> int:
@@ -282,6 +331,14 @@ class StreamArrays:
     def gaps(self) -> tuple[np.ndarray, np.ndarray]:
         """ITL gaps of recordings with timing, and the recording index of each gap."""
         return self._gaps
+
+    def measured_gaps(self, include_synthetic: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """`gaps()` without those of recordings whose gaps are synthetic (unless included)."""
+        gaps_ms, gap_rec = self._gaps
+        if include_synthetic or not self.is_synthetic.any():
+            return gaps_ms, gap_rec
+        keep = ~self.is_synthetic[gap_rec]
+        return gaps_ms[keep], gap_rec[keep]
 
 
 def error_type(error: Mapping[str, Any]) -> str:
@@ -332,17 +389,22 @@ def grouped_percentiles(
     return out, sizes
 
 
-def describe_many(recs: Sequence[Recording] | StreamArrays) -> pd.DataFrame:
+def describe_many(
+    recs: Sequence[Recording] | StreamArrays, include_synthetic: bool = False
+) -> pd.DataFrame:
     """One row per recording with every metric of the module docstring (columns `COLUMNS`).
 
-    Timing metrics are NaN where undefined (no output, one chunk, no timing, truncated).
+    Timing metrics are NaN where undefined (no output, one chunk, no timing, truncated, or
+    synthetic gaps unless `include_synthetic`).
     """
     import pandas as pd
 
-    return pd.DataFrame(describe_columns(recs), columns=list(COLUMNS))
+    return pd.DataFrame(describe_columns(recs, include_synthetic), columns=list(COLUMNS))
 
 
-def describe_columns(recs: Sequence[Recording] | StreamArrays) -> dict[str, Any]:
+def describe_columns(
+    recs: Sequence[Recording] | StreamArrays, include_synthetic: bool = False
+) -> dict[str, Any]:
     """`describe_many` as a dict of columns (numpy arrays and lists), without pandas.
 
     For callers that only print or write the numbers (`uxlab inspect`): importing pandas
@@ -352,6 +414,8 @@ def describe_columns(recs: Sequence[Recording] | StreamArrays) -> dict[str, Any]
     n_recs = len(a)
     counts = a.n_output_chunks
     timed = a.has_timing
+    synthetic = a.is_synthetic
+    gaps_known = timed if include_synthetic else timed & ~synthetic
     rec_of = a.recording_of_chunk()
     nonempty = counts > 0
     first_idx = np.minimum(a.starts[:-1], max(len(a.t_ms) - 1, 0))
@@ -384,6 +448,7 @@ def describe_columns(recs: Sequence[Recording] | StreamArrays) -> dict[str, Any]
     second_idx = np.minimum(first_idx + 1, max(len(a.t_ms) - 1, 0))
     t_second = at(a.t_ms, second_idx, ok_t & (counts >= 2))
     ttst_ms = np.where(first_tokens >= 2, t_first, t_second)
+    ttst_ms = np.where(gaps_known, ttst_ms, np.nan)  # a made-up second chunk is no TTST
 
     chars_total = np.bincount(rec_of, weights=a.n_chars, minlength=n_recs).astype(np.int64)
     chars_first = at(a.n_chars.astype(float), first_idx, nonempty)
@@ -393,7 +458,7 @@ def describe_columns(recs: Sequence[Recording] | StreamArrays) -> dict[str, Any]
         )
 
     # Gaps between consecutive output chunks, grouped by recording.
-    gaps_ms, gap_rec = a.gaps()
+    gaps_ms, gap_rec = a.measured_gaps(include_synthetic)
     pct, n_gaps = grouped_percentiles(gaps_ms, gap_rec, n_recs, (*ITL_PERCENTILES, 100))
     has_gaps = n_gaps > 0
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -408,12 +473,12 @@ def describe_columns(recs: Sequence[Recording] | StreamArrays) -> dict[str, Any]
         lag_den = var * n_gaps
         lag1 = np.where((n_gaps >= 3) & (lag_den > 0), lag_num / lag_den, np.nan)
     over = [
-        np.where(timed, np.bincount(gap_rec, weights=gaps_ms > thr, minlength=n_recs), np.nan)
+        np.where(gaps_known, np.bincount(gap_rec, weights=gaps_ms > thr, minlength=n_recs), np.nan)
         for thr in STALL_THRESHOLDS_MS
     ]
 
     first_event = np.where(timed, a.first_event_ms, np.nan)
-    end = np.where(timed, a.end_ms, np.nan)
+    end = a.end_ms  # the end's own time, known or not, whatever the chunks' times
     data = {
         "id": a.ids,
         "n_chunks": a.n_chunks,
@@ -425,6 +490,7 @@ def describe_columns(recs: Sequence[Recording] | StreamArrays) -> dict[str, Any]
         "ttft_ms": t_first,
         "ttft_first_event_ms": first_event,
         "ttst_ms": ttst_ms,
+        "second_token_gap_ms": ttst_ms - t_first,
         "e2e_ms": end,
         "itl_mean_ms": np.where(has_gaps, mean, np.nan),
         "itl_p50_ms": pct[0],
@@ -444,6 +510,7 @@ def describe_columns(recs: Sequence[Recording] | StreamArrays) -> dict[str, Any]
         "error": a.error,
         "truncated": a.truncated,
         "has_timing": timed,
+        "timing": np.where(timed, np.where(synthetic, "synthetic", "recorded"), "none").tolist(),
     }
     return data
 
@@ -477,6 +544,7 @@ def nest(row: Mapping[str, Any], ndigits: int | None = None) -> dict[str, Any]:
         "ttft_ms": _num(row["ttft_ms"]),
         "ttft_first_event_ms": _num(row["ttft_first_event_ms"]),
         "ttst_ms": _num(row["ttst_ms"]),
+        "second_token_gap_ms": _num(row["second_token_gap_ms"]),
         "e2e_ms": _num(row["e2e_ms"]),
         "itl_ms": {
             "mean": _num(row["itl_mean_ms"]),
@@ -500,33 +568,41 @@ def nest(row: Mapping[str, Any], ndigits: int | None = None) -> dict[str, Any]:
         "error": row["error"],
         "truncated": bool(row["truncated"]),
         "has_timing": bool(row["has_timing"]),
+        "timing": row["timing"],
     }
 
 
-def describe(rec: Recording) -> dict[str, Any]:
+def describe(rec: Recording, include_synthetic: bool = False) -> dict[str, Any]:
     """The metrics of one recording as a nested dict (``itl_ms: {mean, p50, ...}``, ``stalls``).
 
     Same definitions as `describe_many` (see the module docstring); NaN becomes None.
     """
-    row = describe_many([rec]).iloc[0]
-    return nest(row)
+    return nest(_first_row(describe_columns([rec], include_synthetic)))
+
+
+def _first_row(columns: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: values[0] for name, values in columns.items()}
 
 
 def summarize(
     recs: Sequence[Recording] | StreamArrays,
     table: pd.DataFrame | Mapping[str, Any] | None = None,
+    include_synthetic: bool = False,
 ) -> dict[str, Any]:
     """A pooled summary over many recordings (pass `table` if `describe_many` already ran).
 
     ITL and stall figures pool the gaps of all recordings (every gap weighs the same, so long
-    recordings weigh more); TTFT and e2e figures are percentiles across recordings.
+    recordings weigh more), synthetic gaps left out unless `include_synthetic`; TTFT and e2e
+    figures are percentiles across recordings.
     """
     a = _as_arrays(recs)
-    df = describe_columns(a) if table is None else table
-    return pooled_summary(df, a.gaps()[0])
+    df = describe_columns(a, include_synthetic) if table is None else table
+    return pooled_summary(df, a.measured_gaps(include_synthetic)[0], include_synthetic)
 
 
-def pooled_summary(table: pd.DataFrame | Mapping[str, Any], gaps_ms: np.ndarray) -> dict[str, Any]:
+def pooled_summary(
+    table: pd.DataFrame | Mapping[str, Any], gaps_ms: np.ndarray, include_synthetic: bool = False
+) -> dict[str, Any]:
     """`summarize` from a `describe_columns` table and the pooled ITL gaps of its recordings.
 
     For tables put together from parts (the groups of files `uxlab inspect` reads in
@@ -569,4 +645,6 @@ def pooled_summary(table: pd.DataFrame | Mapping[str, Any], gaps_ms: np.ndarray)
         "errors": sum(e is not None for e in df["error"]),
         "truncated": int(np.asarray(df["truncated"], dtype=bool).sum()),
         "without_timing": int((~np.asarray(df["has_timing"], dtype=bool)).sum()),
+        "synthetic_timing": sum(t == "synthetic" for t in df["timing"]),
+        "synthetic_gaps_pooled": include_synthetic,
     }

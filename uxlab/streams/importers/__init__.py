@@ -27,9 +27,15 @@ from uxlab.streams.importers.base import (
     StreamEventError,
     check_result,
 )
+from uxlab.streams.importers.bedrock import import_bedrock
+from uxlab.streams.importers.cdp import import_cdp
 from uxlab.streams.importers.event_mapping import count_malformed
 from uxlab.streams.importers.gemini_sse import gemini_events_to_recording, import_gemini_sse
 from uxlab.streams.importers.genai_perf import import_genai_perf
+from uxlab.streams.importers.guidellm import import_guidellm
+from uxlab.streams.importers.har import import_har
+from uxlab.streams.importers.json_chunks import import_json_chunks
+from uxlab.streams.importers.langfuse import import_langfuse
 from uxlab.streams.importers.llmperf import import_llmperf
 from uxlab.streams.importers.openai_responses_sse import (
     import_openai_responses_sse,
@@ -39,6 +45,7 @@ from uxlab.streams.importers.openai_sse import (
     import_openai_sse,
     openai_chat_events_to_recording,
 )
+from uxlab.streams.importers.otel import import_otel
 from uxlab.streams.importers.sse_capture import EventMapping
 from uxlab.streams.importers.vllm_bench import import_vllm_bench
 from uxlab.streams.sse import SseLimitError
@@ -54,6 +61,13 @@ IMPORTERS: dict[str, Importer] = {
     "aiperf": import_aiperf,
     "vllm-bench": import_vllm_bench,
     "llmperf": import_llmperf,
+    "guidellm": import_guidellm,
+    "har": import_har,
+    "cdp": import_cdp,
+    "json-chunks": import_json_chunks,
+    "otel": import_otel,
+    "langfuse": import_langfuse,
+    "bedrock": import_bedrock,
 }
 
 EVENT_MAPPINGS: dict[str, EventMapping] = {

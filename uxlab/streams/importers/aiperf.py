@@ -3,19 +3,32 @@
 `profile_export.jsonl`, one record per request (`MetricRecordInfo` in ai-dynamo/aiperf)::
 
     {"metadata": {"x_request_id": ..., "timestamp_ns": ..., ...},
-     "metrics": {"ttft": {"value": 1680.5, "unit": "ms"},
-                 "inter_chunk_latency": {"value": [134.4, ...], "unit": "ms"},
+     "metrics": {"time_to_first_token": {"value": 305.6, "unit": "ms"},   # or "ttft"
+                 "inter_chunk_latency": {"value": [24.8, ...], "unit": "ms"},
                  "request_latency": {...}, "output_sequence_length": {...},
-                 "reasoning_token_count": {...}, ...},
+                 "time_to_first_output_token": {...}, "reasoning_token_count": {...}, ...},
      "error": null | {"code": 499, "type": "RequestCancellationError", "message": ...}}
 
-The first chunk arrives at `ttft`, each next one `inter_chunk_latency[i]` later (exactly);
-the end is at `request_latency`. Records with an `error` (cancelled: code 499) are skipped
-and reported. The records carry no text, so a text is laid over the chunks
-(`text_source: "split"`). When `reasoning_token_count` is given, the first chunks (as many
-as reasoning tokens, scaled when chunks != tokens) go on channel `reasoning`, the rest on
-`content`, each channel's run laid from the start of the text. `n_tokens` is 1 when the
-chunk count equals `output_sequence_length`, else null.
+Two sets of metric names exist, told apart per record: the current one (AIPerf 0.13.0,
+checked: `time_to_first_token`, `time_to_second_token`, `time_to_first_output_token`) and
+the older one of AIPerf's 2025 example artifacts (`ttft`, `ttst`). `inter_chunk_latency`
+and `request_latency` are named alike in both. The header says which was read
+(`source.aiperf_metric_names`: `current` or `legacy`).
+
+The first chunk arrives at the TTFT, each next one `inter_chunk_latency[i]` later (exactly);
+the end is at `request_latency`, which AIPerf takes at the last response *with output*, not
+at the stream's terminator (a finish chunk and `[DONE]` that come later are not in it).
+Records with an `error` (cancelled: code 499) are skipped and reported. The records carry
+no text, so a text is laid over the chunks (`text_source: "split"`). AIPerf counts every
+response with output as a chunk, tool-call argument deltas included; the records do not say
+which is which, so those go on `content` here (the raw export keeps the channels).
+
+Reasoning: with `time_to_first_output_token` (current names) later than the TTFT, the chunks
+before it are `reasoning` and the rest `content` (exact). Otherwise, when
+`reasoning_token_count` is given, the first chunks (as many as reasoning tokens, scaled when
+chunks != tokens) go on `reasoning` (inferred, and the header says so). Each channel's run is
+laid from the start of the text. `n_tokens` is 1 when the chunk count equals
+`output_sequence_length`, else null.
 
 `profile_export_raw.jsonl` (`RawRecordInfo`, with `--export-level raw`)::
 
@@ -33,6 +46,8 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from uxlab.reading import MAX_TOKENS, InputProblem
 from uxlab.streams.importers.base import (
@@ -111,17 +126,43 @@ def _model_from_summary(summary: Path) -> str | None:
     if not summary.is_file():
         return None
     try:
-        doc = read_json(summary)
-        names = doc["input_config"]["endpoint"]["model_names"]
+        config = read_json(summary)["input_config"]
+        if "models" in config:  # current: {"models": {"items": [{"name": ...}]}}
+            return str(config["models"]["items"][0]["name"])
+        names = config["endpoint"]["model_names"]  # legacy
         return str(names[0]) if names else None
     except (ImportFormatError, KeyError, IndexError, TypeError):
         return None
 
 
+TTFT_NAMES: dict[str, str] = {"current": "time_to_first_token", "legacy": "ttft"}
+"""The TTFT metric's name in each of AIPerf's two sets of metric names."""
+
+
+def metric_names(metrics: dict[str, Any], path: Path, where: str) -> str:
+    """`current` or `legacy`: which of AIPerf's metric names a record uses."""
+    for names, ttft in TTFT_NAMES.items():
+        if ttft in metrics:
+            return names
+    raise ImportFormatError(
+        path,
+        where,
+        "metrics.time_to_first_token",
+        "missing (expected `time_to_first_token` (AIPerf 0.13) or `ttft` (older AIPerf); "
+        f"the record has {', '.join(sorted(metrics)[:8]) or 'no metrics'})",
+    )
+
+
 def _metric(
-    metrics: dict[str, Any], key: str, path: Path, where: str, required: bool = True
+    metrics: dict[str, Any],
+    key: str,
+    path: Path,
+    where: str,
+    required: bool = True,
+    is_list: bool = False,
 ) -> Any:
-    """A metric's value converted to ms when it has a time unit (None when absent)."""
+    """A time metric's value in ms: a number, or a list of numbers with `is_list` (None when
+    absent and not required)."""
     if key not in metrics:
         if required:
             raise ImportFormatError(path, where, f"metrics.{key}", "missing")
@@ -130,14 +171,22 @@ def _metric(
     if not isinstance(m, dict) or "value" not in m:
         raise ImportFormatError(path, where, f"metrics.{key}", 'expected {"value", "unit"}')
     value, unit = m["value"], m.get("unit")
-    scale = _TO_MS.get(unit or "")
+    scale = _TO_MS.get(unit) if isinstance(unit, str) else None
     if scale is None:
-        return value
-    if isinstance(value, list):
-        return [v * scale for v in number_list(value, f"metrics.{key}.value", path, where)]
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
         raise ImportFormatError(
-            path, where, f"metrics.{key}.value", f"expected a non-negative number, got {value!r}"
+            path,
+            where,
+            f"metrics.{key}.unit",
+            f"expected a time unit (ms, ns, us, s), got {unit!r:.40}",
+        )
+    if is_list:
+        return [v * scale for v in number_list(value, f"metrics.{key}.value", path, where)]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+        raise ImportFormatError(
+            path,
+            where,
+            f"metrics.{key}.value",
+            f"expected a non-negative number, got {value!r:.60}",
         )
     return value * scale
 
@@ -153,14 +202,23 @@ def _metric_record(
     options: ImportOptions,
 ) -> Recording | str:
     metrics = require(obj, "metrics", (dict,), "an object of metrics", path, where)
-    ttft_ms = _metric(metrics, "ttft", path, where)
-    gaps_ms = _metric(metrics, "inter_chunk_latency", path, where, required=False) or []
+    names = metric_names(metrics, path, where)
+    ttft_ms = _metric(metrics, TTFT_NAMES[names], path, where)
+    gaps_ms = _metric(metrics, "inter_chunk_latency", path, where, False, is_list=True) or []
     n_chunks = len(gaps_ms) + 1
     osl = _count(metrics, "output_sequence_length")
     n_reasoning_tokens = _count(metrics, "reasoning_token_count") or 0
     tokens_are_chunks = osl == n_chunks
-    if n_reasoning_tokens and osl:
+    first_output_ms = _metric(metrics, "time_to_first_output_token", path, where, required=False)
+    channels_from = None
+    if first_output_ms is not None and n_reasoning_tokens:
+        # Chunks before the first non-reasoning output are reasoning: exact, from the times.
+        times = ttft_ms + np.concatenate([[0.0], np.cumsum(gaps_ms)])
+        n_reasoning = int(np.argmin(np.abs(times - first_output_ms)))
+        channels_from = "time_to_first_output_token"
+    elif n_reasoning_tokens and osl:
         n_reasoning = min(n_chunks, round(n_reasoning_tokens * n_chunks / osl))
+        channels_from = "inferred from reasoning_token_count"
     else:
         n_reasoning = 0
     channels = ["reasoning"] * n_reasoning + ["content"] * (n_chunks - n_reasoning)
@@ -190,7 +248,8 @@ def _metric_record(
         text_source="split",
         timing="recorded",
         request_id=meta.get("x_request_id"),
-        channels="inferred from reasoning_token_count" if n_reasoning else None,
+        aiperf_metric_names=names,
+        channels=channels_from if n_reasoning else None,
         text=options.text_name or "uxlab neutral text",
     )
     return Recording(
@@ -205,6 +264,7 @@ def _metric_record(
 
 
 def _count(metrics: dict[str, Any], key: str) -> int | None:
+    """A count metric's value (None when absent or not a count: counts are only informative)."""
     m = metrics.get(key)
     value = m.get("value") if isinstance(m, dict) else None
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -266,6 +326,10 @@ def _raw_record(
         if t_ms < 0:
             raise ImportFormatError(
                 path, where, f"responses[{k}].perf_ns", "earlier than start_perf_ns"
+            )
+        if events and events[-1][0] is not None and t_ms < events[-1][0]:
+            raise ImportFormatError(
+                path, where, f"responses[{k}].perf_ns", "earlier than the response before"
             )
         if "packets" in resp:
             packets = _packets(resp["packets"], path, where, f"responses[{k}].packets")

@@ -19,7 +19,8 @@ this API: the importers call it strict, the live recorder tolerant; see `event_m
 - `error` (e.g. `overloaded_error` after HTTP 200) -> `error` event, then `end` with
   `finish_reason: "error"` at its time (tolerant mode wraps an `error` that is not an
   object as `{"message": ...}`);
-- any other event type -> `meta {"kind": <type>}`.
+- any other event type -> `meta {"kind": <type>}`; a delta of another type (e.g.
+  `citations_delta`) -> `meta {"kind": "delta", "delta_type", "index", "delta"}` (kept whole).
 
 The event's kind is its `event:` name, else the `type` in its data.
 """
@@ -94,7 +95,9 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
     elif kind == "message_delta":
         delta = field_of(i, obj, "delta", dict, "an object", "delta") or {}
         if delta.get("stop_reason"):
-            b.finish_reason = delta["stop_reason"]
+            b.finish_reason = field_of(
+                i, delta, "stop_reason", str, "a string", "delta.stop_reason"
+            )
         _add_usage(b, field_of(i, obj, "usage", dict, "an object", "usage"))
     elif kind == "message_stop":
         b.close(t_ms)
@@ -121,8 +124,9 @@ def _delta(b: StreamBuilder, i: int, t_ms: float | None, obj: dict[str, Any]) ->
         length = len(signature) if isinstance(signature, str) else None
         b.meta(t_ms, kind="signature", length=length)
         return
-    if dtype not in _DELTA_CHANNELS:
-        b.meta(t_ms, kind="delta", delta_type=dtype)
+    if dtype not in _DELTA_CHANNELS:  # e.g. citations_delta: kept whole
+        rest = {k: v for k, v in delta.items() if k != "type"}
+        b.meta(t_ms, kind="delta", delta_type=dtype, index=obj.get("index", 0), delta=rest)
         return
     key, channel = _DELTA_CHANNELS[dtype]
     text = delta.get(key)

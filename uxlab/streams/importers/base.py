@@ -180,6 +180,11 @@ def _read_utf8(path: Path) -> str:
         raise ImportFormatError(path, None, exc.field, exc.problem) from None
 
 
+def read_text_checked(path: Path) -> str:
+    """A source file's text under the reading rules (UTF-8, size), else an ImportFormatError."""
+    return _read_utf8(path)
+
+
 def loads_checked(text: str, path: Path, where: str | None) -> Any:
     """JSON `text` under the reading rules (`uxlab.reading`), else an ImportFormatError."""
     try:

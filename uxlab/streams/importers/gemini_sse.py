@@ -11,6 +11,12 @@ API: the importers call it strict, the live recorder tolerant):
   `"thought": true` -> `reasoning`; a `functionCall` -> `meta {"kind": "tool_call",
   "index", "id", "name"}` (calls numbered from 0 in arrival order) and its `args` as one
   `tool` chunk of JSON with `tool_index`;
+- code execution: an `executableCode` part -> `meta {"kind": "tool_call", "name":
+  "code_execution"}` and its code as a `tool` chunk; `codeExecutionResult` -> `meta {"kind":
+  "code_execution_result", "outcome", "output"}`; `inlineData` / `fileData` -> `meta {"kind":
+  "inline_data" | "file_data", "mime_type", ...}` (the size of inline data, not the bytes);
+  a part with none of the known keys is refused in strict mode with its keys named (the
+  tolerant mode keeps it as a `malformed_event` meta);
 - `finishReason` -> `end.finish_reason`; `usageMetadata` -> `end.usage`; `modelVersion`
   fills `source.model` when empty. Gemini has no terminator event: a stream whose last
   event carried a finish reason ends at its last event, else it is truncated;
@@ -72,7 +78,9 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
     for part in parts:
         _part(b, i, t_ms, part)
     if cand.get("finishReason"):
-        b.finish_reason = cand["finishReason"]
+        b.finish_reason = field_of(
+            i, cand, "finishReason", str, "a string", "candidates[0].finishReason"
+        )
 
 
 def _part(b: StreamBuilder, i: int, t_ms: float | None, part: Any) -> None:
@@ -87,8 +95,42 @@ def _part(b: StreamBuilder, i: int, t_ms: float | None, part: Any) -> None:
         b.tool_call(t_ms, index, call.get("id"), call.get("name"))
         b.chunk(t_ms, json.dumps(call.get("args", {})), "tool", tool_index=index)
         return
+    if "executableCode" in part:
+        code = part["executableCode"] if isinstance(part["executableCode"], dict) else {}
+        index = b.n_tools
+        b.tool_call(t_ms, index, None, "code_execution")
+        text = code.get("code")
+        b.chunk(t_ms, text if isinstance(text, str) else "", "tool", tool_index=index)
+        return
+    if "codeExecutionResult" in part:
+        result = (
+            part["codeExecutionResult"] if isinstance(part["codeExecutionResult"], dict) else {}
+        )
+        b.meta(
+            t_ms,
+            kind="code_execution_result",
+            outcome=result.get("outcome"),
+            output=result.get("output"),
+        )
+        return
+    for key, kind in (("inlineData", "inline_data"), ("fileData", "file_data")):
+        if key in part:
+            blob = part[key] if isinstance(part[key], dict) else {}
+            extra = {"file_uri": blob.get("fileUri")} if key == "fileData" else {}
+            if isinstance(blob.get("data"), str):
+                extra["data_chars"] = len(blob["data"])
+            b.meta(t_ms, kind=kind, mime_type=blob.get("mimeType"), **extra)
+            return
+    if "text" not in part and not set(part) <= _TEXT_PART_KEYS:
+        raise StreamEventError(
+            i, where, f"a part with unknown keys {sorted(part)} (not mapped; --tolerant keeps it)"
+        )
     text = field_of(i, part, "text", str, "a string", f"{where}.text") or ""
     b.chunk(t_ms, text, "reasoning" if part.get("thought") else "content")
+
+
+_TEXT_PART_KEYS = {"text", "thought", "thoughtSignature"}
+"""Keys of a text part (a signature may come without text)."""
 
 
 def import_gemini_sse(path: Path, options: ImportOptions) -> ImportResult:

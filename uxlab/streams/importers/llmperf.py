@@ -7,11 +7,15 @@ Each entry of the list (`src/llmperf/common_metrics.py` keys) is one request::
      "number_input_tokens": 550, "number_output_tokens": 150, "number_total_tokens": 700}
 
 Only per-request aggregates exist, so the stream is built: `number_output_tokens` chunks of
-one token, the first at `ttft_s`, the last at `end_to_end_latency_s`, the gaps between them
-equal (`text_source: "synthetic"`: timing as well as text are made up between those two
-recorded moments). `inter_token_latency_s` is not used for the gaps: llmperf computes it
-as all gaps *including TTFT* divided by the output tokens. Entries with an `error_code` or
-`error_msg` are skipped and reported.
+one token, the first at `ttft_s`, the last at `inter_token_latency_s * number_output_tokens`,
+the gaps between them equal, the end at `end_to_end_latency_s`. llmperf sums the time to
+each content chunk (TTFT, then every gap) and divides by the output tokens, so that
+product is when its last content chunk arrived (on the leaderboard data 7-84 ms before the
+end). When it is missing, or not between TTFT and the end, the last chunk goes at the end
+and the header's `source.last_chunk` says so. Only those moments were recorded: the times
+between them are made up (`source.timing` starts with `synthetic`, so `inspect` leaves the
+gaps out of ITL and stalls), and so is the text (`text_source: "synthetic"`). Entries with
+an `error_code` or `error_msg` are skipped and reported.
 """
 
 from __future__ import annotations
@@ -87,12 +91,13 @@ def import_llmperf(path: Path, options: ImportOptions) -> ImportResult:
                 "end_to_end_latency_s",
                 f"{e2e_s} s is before ttft_s {ttft_s} s (the end cannot precede the first token)",
             )
-        gap_ms = (e2e_s - ttft_s) * 1000.0 / (n_tokens - 1) if n_tokens > 1 else 0.0
+        last_s, last_from = _last_chunk_s(entry, ttft_s, e2e_s, n_tokens)
+        gap_ms = (last_s - ttft_s) * 1000.0 / (n_tokens - 1) if n_tokens > 1 else 0.0
         chunks = chunks_from_gaps(
             ttft_s * 1000.0, [gap_ms] * (n_tokens - 1), lay_text(text, n_tokens), n_tokens=1
         )
         if n_tokens > 1:
-            chunks[-1].t_ms = e2e_s * 1000.0  # exact, not a sum of rounded gaps
+            chunks[-1].t_ms = last_s * 1000.0  # exact, not a sum of rounded gaps
         header = import_header(
             f"{id_base(path, options)}-r{i:04d}",
             importer="llmperf",
@@ -100,7 +105,8 @@ def import_llmperf(path: Path, options: ImportOptions) -> ImportResult:
             api="openai.chat",
             model=model,
             text_source="synthetic",
-            timing="synthetic: recorded ttft_s and end_to_end_latency_s, even gaps between",
+            timing="synthetic: recorded TTFT, last chunk and end; even gaps between",
+            last_chunk=last_from,
             text=options.text_name or "uxlab neutral text",
         )
         usage: dict[str, Any] = {"output_tokens": n_tokens}
@@ -114,6 +120,24 @@ def import_llmperf(path: Path, options: ImportOptions) -> ImportResult:
             )
         )
     return result
+
+
+def _last_chunk_s(
+    entry: dict[str, Any], ttft_s: float, e2e_s: float, n_tokens: int
+) -> tuple[float, str]:
+    """When the last chunk arrived (s), and where that comes from."""
+    itl_s = entry.get("inter_token_latency_s")
+    if isinstance(itl_s, bool) or not isinstance(itl_s, int | float) or itl_s != itl_s:
+        return e2e_s, "end_to_end_latency_s (no inter_token_latency_s)"
+    last_s = float(itl_s) * n_tokens
+    if n_tokens > 1 and ttft_s <= last_s <= e2e_s:
+        return last_s, "inter_token_latency_s * number_output_tokens"
+    if n_tokens == 1:
+        return ttft_s, "ttft_s (one token)"
+    return e2e_s, (
+        f"end_to_end_latency_s (inter_token_latency_s * number_output_tokens = {last_s:.3f} s "
+        "is not between ttft_s and the end)"
+    )
 
 
 def _seconds(entry: dict[str, Any], key: str, path: Path, where: str) -> float:

@@ -12,14 +12,25 @@ mapping of this API: the importers call it strict, the live recorder tolerant):
 - `response.output_text.delta` -> `content`; `response.refusal.delta` -> `content` with
   `"refusal": true`; `response.reasoning_text.delta` and
   `response.reasoning_summary_text.delta` -> `reasoning`;
-- `response.output_item.added` of a `function_call` item -> `meta {"kind": "tool_call",
-  "index": output_index, "id": call_id, "name"}`; `response.function_call_arguments.delta`
-  -> `tool` chunks with `tool_index`;
+- `response.output_item.added` of a `function_call`, `custom_tool_call` or `mcp_call`
+  item -> `meta {"kind": "tool_call", "index": output_index, "id": call_id, "name"}`;
+  `response.function_call_arguments.delta`, `response.custom_tool_call_input.delta`,
+  `response.mcp_call_arguments.delta` and `response.code_interpreter_call_code.delta` ->
+  `tool` chunks with `tool_index`; when a call's `output_item.done` arrives and no piece of
+  its arguments (or custom tool input) did, the whole of it becomes one `tool` chunk then;
+- an added item of another kind that is not the message or reasoning (web search, file
+  search, code interpreter, image generation, computer use, ...) -> `meta {"kind":
+  "output_item", "item_type", "index"}`; the progress events of built-in tools
+  (`response.web_search_call.searching`, `...completed`, ...) and
+  `response.output_text.annotation.added` -> `meta {"kind": <event name>}`, so the time a
+  tool ran stays visible;
 - `response.completed` / `response.incomplete` -> the end (`finish_reason`: the incomplete
   reason, else the status) with `response.usage`; `response.failed` -> `error` event
   (`response.error`) and `end` with `finish_reason: "error"`; an `error` event likewise;
-- the other lifecycle events (`response.in_progress`, `...done`, `content_part.added`...)
-  carry nothing to show and are skipped.
+- the lifecycle events whose content the deltas already carried (`response.in_progress`,
+  `response.queued`, `...text.done`, `content_part.added`/`done`, ...) are skipped;
+- any other event is refused in strict mode (`event: unknown Responses event 'x'`), and
+  kept as a `malformed_event` meta by the tolerant mode: never dropped silently.
 """
 
 from __future__ import annotations
@@ -40,7 +51,7 @@ from uxlab.streams.importers.event_mapping import (
     named_event,
 )
 from uxlab.streams.importers.sse_capture import import_capture_files
-from uxlab.streams.recording import Header, Recording
+from uxlab.streams.recording import Chunk, Header, Recording
 
 _TEXT_DELTAS = {
     "response.output_text.delta": "content",
@@ -49,6 +60,41 @@ _TEXT_DELTAS = {
     "response.reasoning_summary_text.delta": "reasoning",
 }
 _ENDS = ("response.completed", "response.incomplete", "response.failed")
+_TOOL_ITEMS = {"function_call": "arguments", "custom_tool_call": "input", "mcp_call": "arguments"}
+"""Output items that are a call of a named tool, and the field holding its whole input."""
+_TOOL_DELTAS = (
+    "response.function_call_arguments.delta",
+    "response.custom_tool_call_input.delta",
+    "response.mcp_call_arguments.delta",
+    "response.code_interpreter_call_code.delta",
+)
+_SKIPPED = frozenset(
+    {
+        "response.in_progress",
+        "response.queued",
+        "response.content_part.added",
+        "response.content_part.done",
+        "response.output_text.done",
+        "response.refusal.done",
+        "response.reasoning_text.done",
+        "response.reasoning_summary_text.done",
+        "response.reasoning_summary_part.added",
+        "response.reasoning_summary_part.done",
+        "response.function_call_arguments.done",
+        "response.custom_tool_call_input.done",
+        "response.mcp_call_arguments.done",
+        "response.code_interpreter_call_code.done",
+    }
+)
+"""Events whose content the deltas before them already carried."""
+_BUILTIN_TOOL_EVENTS = (
+    "response.web_search_call.",
+    "response.file_search_call.",
+    "response.code_interpreter_call.",
+    "response.image_generation_call.",
+    "response.mcp_call.",
+    "response.mcp_list_tools.",
+)
 
 
 def openai_responses_events_to_recording(
@@ -83,11 +129,24 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
             b.chunk(t_ms, text, _TEXT_DELTAS[kind])
     elif kind == "response.output_item.added":
         item = field_of(i, obj, "item", dict, "an object", "item") or {}
-        if item.get("type") == "function_call":
+        index = obj.get("output_index", 0)
+        item_type = item.get("type")
+        if item_type in _TOOL_ITEMS:
             call_id = item.get("call_id") or item.get("id")
-            b.tool_call(t_ms, obj.get("output_index", 0), call_id, item.get("name"))
-    elif kind == "response.function_call_arguments.delta":
+            b.tool_call(t_ms, index, call_id, item.get("name"))
+        elif item_type not in ("message", "reasoning"):
+            b.meta(t_ms, kind="output_item", item_type=item_type, index=index)
+    elif kind == "response.output_item.done":
+        item = field_of(i, obj, "item", dict, "an object", "item") or {}
+        whole = item.get(_TOOL_ITEMS.get(str(item.get("type")), ""))
+        index = obj.get("output_index", 0)
+        if isinstance(whole, str) and whole and not _has_tool_text(b, index):
+            b.chunk(t_ms, whole, "tool", tool_index=index, from_done=True)
+    elif kind in _TOOL_DELTAS:
         b.chunk(t_ms, _delta_text(i, obj), "tool", tool_index=obj.get("output_index", 0))
+    elif kind == "response.output_text.annotation.added" or kind.startswith(_BUILTIN_TOOL_EVENTS):
+        extra = {"annotation": obj["annotation"]} if "annotation" in obj else {}
+        b.meta(t_ms, kind=kind, index=obj.get("output_index"), item_id=obj.get("item_id"), **extra)
     elif kind in _ENDS:
         resp = field_of(i, obj, "response", dict, "an object", "response") or {}
         b.usage = field_of(i, resp, "usage", dict, "an object", "response.usage")
@@ -96,10 +155,26 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
             b.error(t_ms, err if isinstance(err, dict) else {"type": "response.failed"})
         else:
             details = resp.get("incomplete_details") or {}
-            b.finish_reason = details.get("reason") or resp.get("status") or "completed"
+            reason = details.get("reason") if isinstance(details, dict) else None
+            status = resp.get("status")
+            b.finish_reason = next(
+                (x for x in (reason, status) if isinstance(x, str) and x), "completed"
+            )
             b.close(t_ms)
     elif kind == "error":
         b.error(t_ms, {k: v for k, v in obj.items() if k != "type"} or {"type": "error"})
+    elif kind not in _SKIPPED:
+        raise StreamEventError(
+            i, "event", f"unknown Responses event {kind!r} (not mapped; --tolerant keeps it)"
+        )
+
+
+def _has_tool_text(b: StreamBuilder, index: Any) -> bool:
+    """Whether a piece of tool call `index`'s input has arrived already."""
+    return any(
+        isinstance(e, Chunk) and e.channel == "tool" and e.extra.get("tool_index") == index
+        for e in b.events
+    )
 
 
 def import_openai_responses_sse(path: Path, options: ImportOptions) -> ImportResult:

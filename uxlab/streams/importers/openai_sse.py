@@ -13,6 +13,10 @@ this API: the importers call it strict, the live recorder tolerant; see `event_m
 - `delta.content` (and Completions' `choices[].text`) -> `chunk` on channel `content`;
   `delta.refusal` -> `content` with `"refusal": true`;
 - `delta.reasoning_content` / `delta.reasoning` (vLLM, DeepSeek, OpenRouter) -> `reasoning`;
+- `delta.content` as a list of parts (Mistral): `{"type": "text", "text"}` -> `content`,
+  `{"type": "thinking", "thinking": [{"type": "text", "text"}, ...]}` -> `reasoning`,
+  `{"type": "reference", "reference_ids"}` -> `meta {"kind": "reference"}`; a part of any
+  other type is refused in strict mode with its type named (kept by the tolerant mode);
 - `delta.tool_calls[]`: the fragment carrying `id`/`name` -> `meta {"kind": "tool_call"}`,
   each `function.arguments` piece -> `chunk` on channel `tool` (with `tool_index`);
 - `finish_reason` -> `end.finish_reason`; the `include_usage` chunk (`choices: []`) ->
@@ -84,7 +88,9 @@ def openai_chat_events_to_recording(
                 continue
             _choice(b, i, t_ms, choice)
             if choice.get("finish_reason"):
-                b.finish_reason = choice["finish_reason"]
+                b.finish_reason = field_of(
+                    i, choice, "finish_reason", str, "a string", "choices[0].finish_reason"
+                )
 
     b = map_events(events, header, step, strict=strict, finish_ends=True)
     if other_choices:
@@ -102,7 +108,13 @@ def _choice(b: StreamBuilder, i: int, t_ms: float | None, choice: dict[str, Any]
         return
     if not isinstance(delta, dict):
         raise StreamEventError(i, "choices[0].delta", f"expected an object, got {delta!r:.60}")
-    content = field_of(i, delta, "content", str, "a string", "choices[0].delta.content")
+    content = delta.get("content")
+    if isinstance(content, list):
+        content = _content_parts(b, i, t_ms, content)
+    content = field_of(
+        i, {"content": content}, "content", str, "a string or a list of parts",
+        "choices[0].delta.content",
+    )  # fmt: skip
     tool_calls = field_of(i, delta, "tool_calls", list, "a list", "choices[0].delta.tool_calls")
     if delta.get("role"):
         b.role_prelude(t_ms, delta["role"])
@@ -129,6 +141,40 @@ def _choice(b: StreamBuilder, i: int, t_ms: float | None, choice: dict[str, Any]
         args = fn.get("arguments")
         if isinstance(args, str):
             b.chunk(t_ms, args, "tool", tool_index=index)
+
+
+def _content_parts(b: StreamBuilder, i: int, t_ms: float | None, parts: list[Any]) -> str:
+    """Map Mistral's list of content parts; returns the text of its `text` parts."""
+    text = ""
+    for k, part in enumerate(parts):
+        where = f"choices[0].delta.content[{k}]"
+        if not isinstance(part, dict):
+            raise StreamEventError(i, where, f"expected a content part object, got {part!r:.60}")
+        kind = part.get("type")
+        if kind == "text":
+            text += field_of(i, part, "text", str, "a string", f"{where}.text") or ""
+        elif kind == "thinking":
+            thinking = part.get("thinking")
+            pieces = thinking if isinstance(thinking, list) else [thinking]
+            for piece in pieces:
+                if isinstance(piece, str):
+                    b.chunk(t_ms, piece, "reasoning")
+                elif isinstance(piece, dict) and piece.get("type") == "text":
+                    value = field_of(i, piece, "text", str, "a string", f"{where}.thinking[].text")
+                    b.chunk(t_ms, value or "", "reasoning")
+                elif isinstance(piece, dict) and piece.get("type") == "reference":
+                    b.meta(t_ms, kind="reference", reference_ids=piece.get("reference_ids"))
+                else:
+                    raise StreamEventError(
+                        i, f"{where}.thinking", f"unknown thinking part {piece!r:.60}"
+                    )
+        elif kind == "reference":
+            b.meta(t_ms, kind="reference", reference_ids=part.get("reference_ids"))
+        else:
+            raise StreamEventError(
+                i, f"{where}.type", f"unknown content part type {kind!r} (not mapped)"
+            )
+    return text
 
 
 def import_openai_sse(path: Path, options: ImportOptions) -> ImportResult:

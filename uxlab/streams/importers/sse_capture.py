@@ -100,6 +100,15 @@ def read_capture(path: Path) -> tuple[list[TimedEvent], list[int]]:
     return [(ev.t_ms, ev.event, ev.data) for ev in sse], [ev.line for ev in sse]
 
 
+def _json_hint(file: Path) -> str:
+    """A hint when a file that is not SSE is JSON (Gemini's array answer, SDK chunk logs)."""
+    with file.open("rb") as f:
+        head = f.read(64).lstrip()
+    if head.startswith((b"[", b"{")):
+        return " (it is JSON: import it with --from json-chunks)"
+    return ""
+
+
 def import_capture_files(
     path: Path,
     options: ImportOptions,
@@ -114,7 +123,7 @@ def import_capture_files(
         events, lines = read_capture(file)
         origin = origin_of(file, request=0)
         if not events:
-            result.skipped.append(Skipped(origin, "no SSE events in the file"))
+            result.skipped.append(Skipped(origin, "no SSE events in the file" + _json_hint(file)))
             continue
         timed = events[0][0] is not None
         header: Header = import_header(

@@ -10,7 +10,8 @@ each chunk was not kept, so the generated text is cut into as many pieces as the
 chunks (`text_source: "split"`); with `--text`, or when the result has no text, the given
 or bundled neutral text is laid over instead. Failed requests (`errors[i]` non-empty) are
 skipped and reported. `n_tokens` is 1 when `output_lens[i]` equals the chunk count.
-Note vLLM's TTFT counts the role-only first chunk of a chat stream.
+Older vLLM releases' TTFT counts the role-only first chunk of a chat stream; 0.33.0's
+counts the first chunk with content, `reasoning` or tool calls (checked on its own result).
 """
 
 from __future__ import annotations

@@ -1,0 +1,34 @@
+"""vLLM 0.33.0's own `bench serve --save-detailed` result (made against `uxlab serve`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from uxlab.streams.importers import import_source
+from uxlab.streams.metrics import describe
+
+RESULT = Path(__file__).parent / "data" / "vllm-0.33.0" / "result.json"
+
+
+def test_vllm_033_result_imports_with_its_own_ttft_gaps_and_text():
+    doc = json.loads(RESULT.read_text())
+    result = import_source("vllm-bench", RESULT)
+    assert not result.skipped and not any(doc["errors"])
+    assert len(result.recordings) == len(doc["ttfts"]) == 4
+    for i, rec in enumerate(result.recordings):
+        times = rec.chunk_times_ms()
+        assert times[0] == pytest.approx(doc["ttfts"][i] * 1000, abs=1e-9)
+        np.testing.assert_allclose(np.diff(times), np.array(doc["itls"][i]) * 1000, atol=1e-9)
+        if doc["generated_texts"][i]:  # vLLM keeps content only (request 2 is all reasoning)
+            assert rec.text == doc["generated_texts"][i]
+        d = describe(rec)
+        assert d["ttft_ms"] == pytest.approx(doc["ttfts"][i] * 1000, abs=1e-9)
+        assert d["timing"] == "recorded"
+        # vLLM's tpot is (latency - ttft) / (output_len - 1): uxlab's when tokens = chunks
+        if doc["output_lens"][i] == len(times):
+            tpot = (doc["latencies"][i] - doc["ttfts"][i]) / (doc["output_lens"][i] - 1) * 1000
+            assert d["tpot_ms"] == pytest.approx(tpot, rel=1e-6)

@@ -1,0 +1,254 @@
+"""`uxlab serve` at scale: shaping off the event loop, and `--workers N` sharing the port.
+
+The loop test holds one request's shaping on a gate and checks that another request is
+answered meanwhile (no timing). The workers test starts the real command over loopback,
+sends concurrent streaming requests, sees both worker processes answer (their pid in a
+response header) and stops it with SIGTERM, leaving no process behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from uxlab.cli import main
+from uxlab.clock import VirtualClock
+from uxlab.live.serve import ServeConfig, asgi_post, build_app
+from uxlab.live.serve_workers import run_workers
+from uxlab.streams import load_corpus
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "replays" / "chat"
+STUDY = ROOT / "studies" / "quickstart.toml"
+BODY = json.dumps({"model": "m", "stream": True, "messages": [{"role": "user", "content": "x"}]})
+
+
+def _headers(sent: list[dict]) -> dict[str, str]:
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    return {k.decode(): v.decode() for k, v in start["headers"]}
+
+
+def test_a_request_is_answered_while_another_ones_shaping_is_held():
+    """Request 0's shaping waits on a gate in its thread; request 1 is answered meanwhile.
+    Were shaping on the event loop, request 0 would hold the loop until the gate's timeout
+    and request 1 would finish after it."""
+    gate, shaping = threading.Event(), threading.Event()
+
+    def held_shape(rec, seed):
+        if seed == 0:
+            shaping.set()
+            gate.wait(timeout=5)
+        return rec
+
+    recs = load_corpus(CORPUS).recordings[:1]
+    app = build_app(ServeConfig(recordings=recs, shape=held_shape, clock=VirtualClock()))
+
+    async def both() -> tuple[bool, list[dict], list[dict]]:
+        first = asyncio.create_task(asgi_post(app, "/v1/chat/completions", BODY))
+        await asyncio.to_thread(shaping.wait, 5)  # request 0 has its index and is shaping
+        second = await asgi_post(app, "/v1/chat/completions", BODY)
+        first_was_done = first.done()
+        gate.set()
+        return first_was_done, await first, second
+
+    first_was_done, first, second = asyncio.run(both())
+    assert not first_was_done
+    assert _headers(second)["x-uxlab-request-index"] == "1"
+    assert _headers(first)["x-uxlab-request-index"] == "0"
+    assert any(b"[DONE]" in m.get("body", b"") for m in first)
+
+
+def test_a_worker_numbers_its_requests_with_its_stride_and_says_its_pid():
+    recs = load_corpus(CORPUS).recordings
+    config = ServeConfig(
+        recordings=recs,
+        shape=lambda r, s: r,
+        clock=VirtualClock(),
+        seed=100,
+        request_index_start=1,
+        request_index_step=2,
+    )
+    app = build_app(config)
+
+    async def three() -> list[dict[str, str]]:
+        return [_headers(await asgi_post(app, "/v1/chat/completions", BODY)) for _ in range(3)]
+
+    headers = asyncio.run(three())
+    assert [h["x-uxlab-request-index"] for h in headers] == ["1", "3", "5"]
+    assert [h["x-uxlab-seed"] for h in headers] == ["101", "103", "105"]
+    assert [h["x-uxlab-replay-id"] for h in headers] == [recs[i].id for i in (1, 3, 5)]
+    assert {h["x-uxlab-worker-pid"] for h in headers} == {str(os.getpid())}
+
+
+def test_workers_with_a_study_are_refused_before_listening(capsys):
+    args = ["serve", "--study", str(STUDY), "--participant", "p", "--port", "0"]
+    assert main([*args, "--workers", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "--workers 2 with --study" in err and "--workers 1" in err
+    assert "serving" not in err
+    assert main(["serve", str(CORPUS), "--workers", "0"]) == 2
+    assert "--workers 0: must be >= 1" in capsys.readouterr().err
+
+
+def test_a_worker_that_ends_on_its_own_stops_the_others():
+    """Worker 0 fails at once; worker 1 would wait forever: the parent stops it, says which
+    worker ended and returns 1."""
+
+    def serve_one(k: int, sock: socket.socket) -> None:
+        if k == 0:
+            raise RuntimeError("worker 0 broke")
+        signal.pause()  # until the parent's SIGTERM (default action: end)
+
+    socks = [socket.socket(), socket.socket()]
+    assert run_workers(socks, serve_one) == 1
+    assert all(s.fileno() == -1 for s in socks)  # the parent closed its copies
+
+
+def _parent_pid(pid: int) -> int:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie, ended but not yet reaped by whoever adopted it, is not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _children(pid: int) -> list[int]:
+    return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+@pytest.mark.slow
+def test_workers_end_when_their_parent_is_killed():
+    """SIGKILL leaves the parent no chance to stop its workers: the kernel does
+    (`PR_SET_PDEATHSIG`), so no worker outlives the server."""
+    cmd = [sys.executable, "-m", "uxlab", "serve", str(CORPUS), "--workers", "2", "--port", "0"]
+    proc = subprocess.Popen([*cmd, "--quiet"], stderr=subprocess.PIPE, text=True)
+    workers: list[int] = []
+    try:
+        assert "with 2 worker processes" in (proc.stderr.readline() if proc.stderr else "")
+        deadline = time.monotonic() + 30  # the banner comes just before the forks
+        while len(workers) < 2 and time.monotonic() < deadline:
+            workers = _children(proc.pid)
+        assert len(workers) == 2
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 30
+        while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(_alive(pid) for pid in workers)
+    finally:
+        if proc.poll() is None:
+            proc.terminate()  # its workers end with it
+            proc.wait()
+        for pid in workers:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.slow
+def test_two_workers_serve_concurrent_requests_and_stop_cleanly():
+    cmd = [sys.executable, "-m", "uxlab", "serve", str(CORPUS), "--workers", "2", "--port", "0"]
+    cmd += ["--ttft", "constant:200", "--itl", "constant:10", "--quiet"]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    try:
+        banner = proc.stderr.readline() if proc.stderr else ""
+        assert "with 2 worker processes" in banner, banner
+        base = re.search(r"(http://127\.0\.0\.1:\d+/v1)", banner).group(1)
+
+        async def many() -> list[httpx.Response]:
+            async with httpx.AsyncClient(timeout=60) as client:
+
+                async def one() -> httpx.Response:
+                    r = await client.post(f"{base}/chat/completions", content=BODY)
+                    assert r.status_code == 200 and r.content.startswith(b"data: ")
+                    return r
+
+                return await asyncio.gather(*(one() for _ in range(24)))
+
+        answers = asyncio.run(many())
+        pids = {int(r.headers["x-uxlab-worker-pid"]) for r in answers}
+        indices = [int(r.headers["x-uxlab-request-index"]) for r in answers]
+        assert len(pids) == 2 and proc.pid not in pids
+        assert all(_parent_pid(pid) == proc.pid for pid in pids)
+        assert sorted(indices) == sorted(set(indices))  # unique across the workers
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+        assert not any(_alive(pid) for pid in pids)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_a_study_is_shaped_once_before_serving(monkeypatch):
+    """`--study` plays a finite trial list: each schedule is shaped when the picker is built,
+    and no request shapes anything."""
+    import uxlab.live.study_picker as study_picker_module
+    from uxlab.study import design_trials, load_study
+
+    calls: list[int] = []
+    real = study_picker_module.trial_schedule
+
+    def counted(study, trial):
+        calls.append(trial.index)
+        return real(study, trial)
+
+    monkeypatch.setattr(study_picker_module, "trial_schedule", counted)
+    study = load_study(STUDY)
+    trials = design_trials(study, "p-test", 1)
+    pick = study_picker_module.study_picker(study, trials)
+    assert len(calls) == len(trials)
+    picks = [pick(i, None) for i in range(2 * len(trials))]
+    assert len(calls) == len(trials)
+    assert picks[0].schedule is picks[len(trials)].schedule
+    assert [p.labels["trial-index"] for p in picks[: len(trials)]] == [str(t.index) for t in trials]
+
+
+@pytest.mark.slow
+def test_ctrl_c_lets_open_streams_finish_then_stops_every_worker():
+    """SIGINT to the whole process group, as a terminal's Ctrl-C sends it, while streams
+    are open: each stream still arrives whole, then the server and its workers are gone."""
+    cmd = [sys.executable, "-m", "uxlab", "serve", str(CORPUS), "--workers", "2", "--port", "0"]
+    cmd += ["--ttft", "constant:100", "--itl", "constant:10", "--quiet"]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        banner = proc.stderr.readline() if proc.stderr else ""
+        base = re.search(r"(http://127\.0\.0\.1:\d+/v1)", banner).group(1)
+
+        async def open_then_interrupt() -> tuple[set[int], list[bytes]]:
+            async with httpx.AsyncClient(timeout=60) as client:
+                requests = [
+                    client.build_request("POST", f"{base}/chat/completions", content=BODY)
+                    for _ in range(8)
+                ]
+                responses = await asyncio.gather(*(client.send(r, stream=True) for r in requests))
+                os.killpg(proc.pid, signal.SIGINT)  # every stream's headers are in
+                bodies = [await r.aread() for r in responses]  # raises if a body is cut
+                pids = {int(r.headers["x-uxlab-worker-pid"]) for r in responses}
+                return pids, bodies
+
+        pids, bodies = asyncio.run(open_then_interrupt())
+        assert all(b.rstrip().endswith((b"data: [DONE]", b"}")) for b in bodies)
+        assert proc.wait(timeout=30) == 0
+        assert not any(_alive(pid) for pid in pids)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

@@ -1,0 +1,118 @@
+"""`uxlab host STUDY.toml --ssh PORT [--db PATH] [--bind ADDR]`.
+
+Hosts a study for remote participants over SSH (`uxlab.host.ssh_server`): each participant
+invited with `uxlab invite` runs `ssh -p PORT CODE@HOST` and gets the same flow as
+`uxlab run` in their own terminal. Listens on loopback unless `--bind` says otherwise.
+Runs until Ctrl+C; open sessions are then hung up (a clean quit) before it exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "host",
+        help="host a study for remote participants (over SSH)",
+        description="Host a study for invited remote participants over SSH: a participant "
+        "runs `ssh -p PORT CODE@HOST` with the code from `uxlab invite` and takes part in "
+        "their own terminal. The host key is kept beside the database (DB.ssh_host_key).",
+    )
+    parser.add_argument("study", metavar="STUDY.toml", help="the study file")
+    parser.add_argument(
+        "--db", type=Path, metavar="PATH", help="study database (default results/<id>.sqlite)"
+    )
+    parser.add_argument(
+        "--ssh",
+        type=int,
+        required=True,
+        metavar="PORT",
+        help="serve over SSH on this TCP port (0: any free port, printed at start)",
+    )
+    parser.add_argument(
+        "--bind",
+        default="127.0.0.1",
+        metavar="ADDR",
+        help="address to listen on (default 127.0.0.1: this machine only)",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from uxlab.cli import CliError
+
+    if not 0 <= args.ssh <= 65535:
+        raise CliError(f"--ssh {args.ssh}: a TCP port is 0..65535 (e.g. --ssh 2222)")
+    import asyncio
+
+    from uxlab.store import Store, default_db_path
+    from uxlab.store.invitations import count_invitations
+    from uxlab.study import load_study
+
+    study = load_study(args.study)
+    db = args.db if args.db is not None else default_db_path(study)
+    with Store.open(db) as store:
+        invited = count_invitations(store, study.id)
+    if invited == 0:
+        raise CliError(
+            f"{db}: no invitations for study {study.id!r}; make some first with "
+            f"`uxlab invite {args.study} --db {db} -n 10`"
+        )
+    try:
+        asyncio.run(_serve(args, study.id, db, invited))
+    except KeyboardInterrupt:
+        pass
+    except OSError as exc:
+        raise CliError(f"--ssh {args.ssh} --bind {args.bind}: cannot listen ({exc})") from None
+    return 0
+
+
+async def _serve(args: argparse.Namespace, study_id: str, db: Path, invited: int) -> None:
+    import asyncio
+    import signal
+
+    from uxlab.host.ssh_server import (
+        HostContext,
+        host_key_path,
+        load_or_create_host_key,
+        start_ssh_host,
+    )
+    from uxlab.store import Store
+    from uxlab.store.invitations import participant_for_code
+
+    key, created = load_or_create_host_key(db)
+    store = Store.open(db)  # read by the host for codes only; each participant has its own
+
+    def log(line: str) -> None:
+        print(f"uxlab host: {line}", flush=True)
+
+    ctx = HostContext(
+        study_path=Path(args.study).resolve(),
+        study_id=study_id,
+        db=db.resolve(),
+        lookup=lambda code: participant_for_code(store, study_id, code),
+        log=log,
+    )
+    acceptor = await start_ssh_host(ctx, args.bind, args.ssh, key)
+    port = acceptor.sockets[0].getsockname()[1]
+    log(
+        f"study {study_id!r} ({invited} invitations) over SSH on {args.bind}:{port}; "
+        f"host key {key.get_fingerprint()} ({'new' if created else 'kept'}, "
+        f"{host_key_path(db)})"
+    )
+    log(f"a participant connects with: ssh -p {port} CODE@{args.bind}; Ctrl+C stops")
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        acceptor.close()
+        for session in list(ctx.running.values()):
+            if session.chan is not None:
+                session.chan.close()
+            await session.hang_up()
+        store.close()

@@ -1,0 +1,61 @@
+"""`uxlab invite STUDY.toml [--db PATH] [-n N] [-o FILE]`.
+
+Makes N single-participant invitation codes for remote participants (`uxlab host --ssh`),
+each bound to a new pseudonymous participant id. The codes are printed (or written to FILE,
+readable by its owner only) once: the database keeps only their SHA-256.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "invite",
+        help="make invitation codes for remote participants",
+        description="Make N unguessable single-participant invitation codes, each bound to a "
+        "pseudonymous participant id. A participant connects with `ssh -p PORT CODE@HOST` "
+        "(see `uxlab host`). The codes are shown only now: the database keeps their hashes.",
+    )
+    parser.add_argument("study", metavar="STUDY.toml", help="the study file")
+    parser.add_argument(
+        "--db", type=Path, metavar="PATH", help="study database (default results/<id>.sqlite)"
+    )
+    parser.add_argument("-n", type=int, default=1, metavar="N", help="how many (default 1)")
+    parser.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="FILE",
+        help="write `code<TAB>participant` lines to FILE (mode 0600) instead of printing them",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from uxlab.cli import CliError
+    from uxlab.store import Store, default_db_path
+    from uxlab.store.invitations import create_invitations
+    from uxlab.study import load_study
+
+    if args.n < 1 or args.n > 100_000:
+        raise CliError(f"-n {args.n}: make between 1 and 100000 invitations (e.g. -n 50)")
+    if args.output is not None and args.output.exists():
+        raise CliError(f"-o {args.output}: the file exists; choose a new file name")
+    study = load_study(args.study)
+    db = args.db if args.db is not None else default_db_path(study)
+    with Store.open(db) as store:
+        made = create_invitations(store, study.id, args.n)
+    lines = "".join(f"{inv.code}\t{inv.participant}\n" for inv in made)
+    if args.output is None:
+        print(lines, end="")
+        return 0
+    fd = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(lines)
+    print(f"uxlab invite: {len(made)} codes for study {study.id!r} written to {args.output}")
+    return 0

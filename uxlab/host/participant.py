@@ -1,0 +1,90 @@
+"""The program each SSH connection runs in its pseudo-terminal: `uxlab run` for one participant.
+
+`python -m uxlab.host.participant STUDY DB PARTICIPANT` makes the pseudo-terminal on its
+stdin its controlling terminal (so the kernel delivers SIGWINCH and SIGHUP as for a local
+terminal) and runs `uxlab run STUDY --db DB --participant PARTICIPANT` in this process, with
+two differences that keep the researcher's words away from the participant:
+- the timing warnings are stored with the session as always, but not shown as a screen
+  (no researcher sits at a remote participant's terminal); they go to the host's log;
+- the closing lines (database path, resume and export commands) go to the host's log, and
+  the participant reads a note of their own instead.
+The host's log is the descriptor named by `UXLAB_HOST_NOTES_FD`, when the host passes one.
+Errors (e.g. a session already completed) still reach the participant on the terminal.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import io
+import os
+import sys
+import termios
+from contextlib import redirect_stdout, suppress
+from typing import Any, TextIO
+
+NOTES_FD_VAR = "UXLAB_HOST_NOTES_FD"
+"""Names the descriptor the host reads researcher notes from (one line each)."""
+
+FAREWELL = {
+    0: "The study is finished. Thank you for taking part; you may close this connection.",
+    1: "Nothing was stored. Connect again with the same command to take part.",
+    3: "Your answers so far are stored. Connect again with the same command to continue.",
+}
+
+
+def _notes() -> TextIO | None:
+    try:
+        fd = int(os.environ.pop(NOTES_FD_VAR, ""))
+        os.fstat(fd)
+    except (ValueError, OSError):
+        return None
+    return os.fdopen(fd, "w", encoding="utf-8", buffering=1)
+
+
+def _remote_app_class(notes: TextIO | None) -> type:
+    from uxlab.tui import study_app
+
+    class RemoteStudyApp(study_app.StudyApp):
+        """The study app with its timing warnings logged for the researcher, not shown."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            for line in self.warnings:  # still in self.environment["timing_warnings"]
+                _note(notes, f"timing warning: {' '.join(line.split())}")
+            self.warnings = []
+
+    return RemoteStudyApp
+
+
+def _note(notes: TextIO | None, line: str) -> None:
+    if notes is not None:
+        with suppress(OSError):
+            notes.write(line + "\n")
+
+
+def main(argv: list[str]) -> int:
+    study, db, participant = argv
+    with suppress(OSError):  # we are a session leader (the host starts a new session)
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    notes = _notes()
+    from uxlab.cli import main as uxlab_main
+    from uxlab.cli import run_cmd
+    from uxlab.tui import study_app
+
+    remote_app = _remote_app_class(notes)
+    study_app.StudyApp = remote_app  # `uxlab run` imports it when it runs ...
+    if hasattr(run_cmd, "StudyApp"):  # ... or, should it import it at the top, from there
+        run_cmd.StudyApp = remote_app
+    closing = io.StringIO()
+    with redirect_stdout(closing):  # the app draws on stderr; the closing lines are stdout
+        status = uxlab_main(["run", study, "--db", db, "--participant", participant])
+    for line in closing.getvalue().splitlines():
+        _note(notes, line)
+    with suppress(OSError):  # the connection may be gone (SIGHUP): the data is stored
+        if status in FAREWELL:
+            print(FAREWELL[status], flush=True)
+    return status
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,155 @@
+"""`uxlab serve --workers N`: N server processes sharing one port.
+
+Each worker is a forked copy of the prepared server (corpus loaded, app warmed up, start-up
+objects frozen out of the collector) with its own listening socket bound to the same
+address with `SO_REUSEPORT`, so the kernel spreads new connections evenly over the workers
+and each keeps time for its own streams on its own core. All sockets are bound and
+listening before the first worker starts (a connection made after the banner waits in a
+queue, never meets a refusal), and the parent only supervises:
+
+- SIGINT or SIGTERM to the parent (Ctrl-C reaches the whole process group) asks every
+  worker to stop as one `uxlab serve` would (stop accepting, finish the open streams); a
+  second Ctrl-C stops them at once;
+- a worker that exits on its own (a crash) stops the others, and the parent says which
+  worker and how it ended;
+- a worker whose parent dies (even by SIGKILL) is sent SIGTERM by the kernel
+  (`PR_SET_PDEATHSIG`), so no worker outlives the server.
+
+Worker k numbers its requests k, k + N, k + 2N, ... (`ServeConfig.request_index_start`
+and `request_index_step`), so request indices and seeds are unique across workers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import socket
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+PR_SET_PDEATHSIG = 1
+
+
+def reuse_port_sockets(
+    host: str, port: int, n: int, make: Callable[[str, int], socket.socket]
+) -> list[socket.socket]:
+    """`n` sockets bound to (host, port) with `SO_REUSEPORT` (port 0: any free one, the same
+    for all). `make(host, port)` creates one unbound-but-configured socket and binds it;
+    the option is set before binding through `make`'s own `reuse_port` flag."""
+    socks: list[socket.socket] = []
+    try:
+        for _ in range(n):
+            sock = make(host, port)
+            port = sock.getsockname()[1]  # port 0: the rest join the port the first got
+            socks.append(sock)
+    except OSError:
+        for sock in socks:
+            sock.close()
+        raise
+    return socks
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Ask the kernel for SIGTERM when the parent dies (Linux); exit if it already has."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):  # not Linux: the parent's signal forwarding still works
+        pass
+    if os.getppid() != parent_pid:
+        os._exit(0)
+
+
+def _exit_note(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        return f"killed by {signal.Signals(sig).name}"
+    return f"exit status {os.WEXITSTATUS(status)}"
+
+
+def run_workers(socks: list[socket.socket], serve_one: Callable[[int, socket.socket], None]) -> int:
+    """Fork one worker per socket, run `serve_one(k, sock)` in worker k, supervise them.
+
+    Returns 0 when the workers stopped because the parent was asked to stop, 1 when a
+    worker ended on its own (the others are stopped and the reason is printed).
+    """
+    parent_pid = os.getpid()
+    pids: dict[int, int] = {}  # pid -> worker number
+    for k, sock in enumerate(socks):
+        pid = os.fork()
+        if pid == 0:  # the worker
+            code = 0
+            try:
+                _die_with_parent(parent_pid)
+                for other in socks:
+                    if other is not sock:
+                        other.close()
+                serve_one(k, sock)
+            except BaseException:
+                code = 1
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                sys.stderr.flush()
+                os._exit(code)
+        pids[pid] = k
+    for sock in socks:
+        sock.close()  # the workers hold them now
+
+    stopping = {"signals": 0}
+
+    def forward(signum: int, frame: object) -> None:
+        stopping["signals"] += 1
+        # SIGTERM first (finish open streams), SIGINT after (uvicorn: stop at once)
+        sig = signal.SIGTERM if stopping["signals"] == 1 else signal.SIGINT
+        for pid in list(pids):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+
+    previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
+    failed = 0
+    try:
+        while pids:
+            pid, status = os.wait()  # retried after a signal handler runs (PEP 475)
+            k = pids.pop(pid, None)
+            if k is None:
+                continue
+            if not stopping["signals"]:  # a worker ended on its own: stop the rest
+                print(
+                    f"uxlab serve: worker {k} (pid {pid}) ended ({_exit_note(status)}); "
+                    f"stopping the other {len(pids)}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                failed = 1
+                forward(signal.SIGTERM, None)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    return failed
+
+
+def serve_worker(
+    config: Any, k: int, n: int, sock: socket.socket, make_uvicorn_config: Callable[[Any], Any]
+) -> None:
+    """Worker k of n: the app numbering its requests k, k + n, ..., served by uvicorn on
+    `sock` until SIGTERM (finish open streams) or SIGINT twice (stop at once)."""
+    import uvicorn
+
+    from uxlab.live.serve import build_app
+
+    app = build_app(replace(config, request_index_start=k, request_index_step=n))
+    server = uvicorn.Server(make_uvicorn_config(app))
+
+    def stop(signum: int, frame: object) -> None:  # before uvicorn's own handlers, and after
+        server.should_exit = True
+
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, stop)
+    with sock:
+        server.run(sockets=[sock])

@@ -1,0 +1,133 @@
+"""Langfuse generations -> Recordings (`--from langfuse`).
+
+**Langfuse** (`--from langfuse`): observations as the public API lists them (a JSON list, or
+`{"data": [...]}`, or one per line), each `{"type": "GENERATION", "startTime",
+"completionStartTime", "endTime", "model", "output", "usage" | "usageDetails", "level",
+"statusMessage", ...}` with ISO times; `level: "ERROR"` is skipped and reported.
+
+The recording is built as `trace_recording` describes (first chunk and end recorded, gaps
+between made up).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from uxlab.streams.importers.base import (
+    ImportFormatError,
+    ImportOptions,
+    ImportResult,
+    Skipped,
+    id_base,
+    limit_reached,
+    origin_of,
+    wanted,
+)
+from uxlab.streams.importers.trace_recording import (
+    arguments,
+    documents,
+    iso_us,
+    output_messages,
+    trace_recording,
+)
+
+# -- Langfuse --------------------------------------------------------------------------
+
+
+def _observations(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    for where, doc in documents(path):
+        items = doc.get("data") if isinstance(doc, dict) and "data" in doc else doc
+        if isinstance(items, dict):
+            items = [items]
+        if not isinstance(items, list):
+            raise ImportFormatError(path, where, None, "expected Langfuse observations (a list)")
+        for i, obs in enumerate(items):
+            if isinstance(obs, dict):
+                yield (f"{where}:[{i}]" if len(items) > 1 or where != "1" else f"[{i}]"), obs
+
+
+def import_langfuse(path: Path, options: ImportOptions) -> ImportResult:
+    """One recording per Langfuse GENERATION observation."""
+    path = Path(path)
+    result = ImportResult()
+    index = 0
+    others = 0
+    for where, obs in _observations(path):
+        if obs.get("type") != "GENERATION":
+            others += 1
+            continue
+        this = index
+        index += 1
+        if not wanted(this, options):
+            continue
+        if limit_reached(options, len(result.recordings)):
+            break
+        origin = origin_of(path, observation=obs.get("id"))
+        if obs.get("level") == "ERROR":
+            result.skipped.append(Skipped(origin, f"error: {obs.get('statusMessage') or 'ERROR'}"))
+            continue
+        start = iso_us(obs.get("startTime"))
+        end = iso_us(obs.get("endTime"))
+        if start is None or end is None:
+            missing = "startTime" if start is None else "endTime"
+            raise ImportFormatError(path, where, missing, "missing (expected an ISO 8601 time)")
+        if end < start:
+            raise ImportFormatError(path, where, "endTime", "before startTime")
+        first = iso_us(obs.get("completionStartTime"))
+        ttft_ms = None if first is None else (first - start) / 1000.0
+        if ttft_ms is not None and not 0 <= ttft_ms <= (end - start) / 1000.0:
+            raise ImportFormatError(
+                path, where, "completionStartTime", "not between startTime and endTime"
+            )
+        parts, calls, finish = _langfuse_output(obs.get("output"))
+        usage_raw = obs.get("usageDetails") or obs.get("usage") or {}
+        usage = {
+            f"{k}_tokens": v
+            for k, v in (usage_raw.items() if isinstance(usage_raw, dict) else [])
+            if k in ("input", "output") and isinstance(v, int) and not isinstance(v, bool)
+        }
+        result.recordings.append(
+            trace_recording(
+                f"{id_base(path, options)}-g{this:04d}",
+                importer="langfuse",
+                origin=origin,
+                ttft_ms=ttft_ms,
+                end_ms=(end - start) / 1000.0,
+                parts=parts,
+                tool_calls=calls,
+                output_tokens=usage.get("output_tokens"),
+                finish_reason=finish,
+                usage=usage or None,
+                model=obs.get("model") if isinstance(obs.get("model"), str) else None,
+                trace_id=obs.get("traceId"),
+            )
+        )
+    if others:
+        result.warnings.append(f"{others} observation(s) are not generations (not imported)")
+    return result
+
+
+def _langfuse_output(output: Any) -> tuple[list[tuple[str, str]], list[dict[str, Any]], str | None]:
+    if isinstance(output, str):
+        return [("content", output)], [], None
+    if isinstance(output, dict):
+        calls = [
+            {
+                "id": c.get("id"),
+                "name": (c.get("function") or {}).get("name"),
+                "arguments": arguments((c.get("function") or {}).get("arguments")),
+            }
+            for c in output.get("tool_calls") or []
+            if isinstance(c, dict)
+        ]
+        parts: list[tuple[str, str]] = []
+        if isinstance(output.get("reasoning_content"), str):
+            parts.append(("reasoning", output["reasoning_content"]))
+        if isinstance(output.get("content"), str):
+            parts.append(("content", output["content"]))
+        return parts, calls, None
+    if isinstance(output, list):
+        return output_messages(output)
+    return [], [], None

@@ -1,0 +1,240 @@
+"""OpenTelemetry GenAI spans (OTLP JSON) -> Recordings (`--from otel`).
+
+**OTLP JSON** (`--from otel`): what an OpenTelemetry collector's file exporter or an OTLP/HTTP
+JSON body holds, one document or one per line::
+
+    {"resourceSpans": [{"resource": {"attributes": [...]}, "scopeSpans": [{"spans": [
+      {"traceId", "spanId", "name": "chat gpt-4o", "startTimeUnixNano": "...",
+       "endTimeUnixNano": "...", "status": {"code": 2?, "message"},
+       "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+                      {"key": "gen_ai.response.time_to_first_chunk",
+                       "value": {"doubleValue": 0.41}},
+                      {"key": "gen_ai.output.messages", "value": {"stringValue": "[...]"}}, ...],
+       "events": [...]}]}]}]}
+
+A span is a model call when it has `gen_ai.operation.name` (`chat`, `text_completion`,
+`generate_content`) or, for older instrumentations, `gen_ai.system` with a completion.
+Read (GenAI semantic conventions): `gen_ai.response.time_to_first_chunk` (s, from the
+request; also `langfuse.observation.completion_start_time` as an ISO time), the output from
+`gen_ai.output.messages` (parts of type `text`, `reasoning`, `tool_call`), else the older
+`gen_ai.completion.N.content` attributes or a `gen_ai.choice` event; `gen_ai.request.model`
+/ `gen_ai.response.model`, `gen_ai.usage.input_tokens` / `output_tokens`,
+`gen_ai.response.finish_reasons`. Spans with an error status are skipped and reported.
+
+The recording is built as `trace_recording` describes (first chunk and end recorded, gaps
+between made up).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from uxlab.reading import InputProblem, loads_json
+from uxlab.streams.importers.base import (
+    ImportFormatError,
+    ImportOptions,
+    ImportResult,
+    Skipped,
+    id_base,
+    limit_reached,
+    origin_of,
+    wanted,
+)
+from uxlab.streams.importers.trace_recording import (
+    documents,
+    iso_us,
+    output_messages,
+    trace_recording,
+)
+
+_OPERATIONS = ("chat", "text_completion", "generate_content")
+
+
+def _any_value(value: Any) -> Any:
+    """An OTLP `AnyValue` (`{"stringValue": ...}`, `{"intValue": "12"}`, ...) as Python."""
+    if not isinstance(value, dict):
+        return value
+    for key in ("stringValue", "boolValue", "doubleValue"):
+        if key in value:
+            return value[key]
+    if "intValue" in value:
+        try:
+            return int(value["intValue"])
+        except (TypeError, ValueError, OverflowError):
+            return None
+    for key in ("arrayValue", "kvlistValue"):
+        inner = value.get(key)
+        items = inner.get("values") if isinstance(inner, dict) else None
+        if isinstance(items, list):
+            return [_any_value(v) for v in items] if key == "arrayValue" else _attributes(items)
+    return None
+
+
+def _attributes(items: Any) -> dict[str, Any]:
+    if not isinstance(items, list):
+        return {}
+    return {
+        a["key"]: _any_value(a.get("value"))
+        for a in items
+        if isinstance(a, dict) and isinstance(a.get("key"), str)
+    }
+
+
+def _nanos(value: Any, path: Path, where: str, name: str) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ImportFormatError(
+            path, where, name, f"expected a time in ns since the epoch, got {value!r:.40}"
+        ) from None
+
+
+# -- OpenTelemetry ---------------------------------------------------------------------
+
+
+def _spans(path: Path) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """`(where, span, resource attributes)` of every span of every document."""
+    for where, doc in documents(path):
+        if not isinstance(doc, dict) or not isinstance(doc.get("resourceSpans"), list):
+            raise ImportFormatError(
+                path, where, "resourceSpans", "missing (expected an OTLP JSON trace export)"
+            )
+        for r, rs in enumerate(doc["resourceSpans"]):
+            at = f"{where}:resourceSpans[{r}]"
+            rs = _object(rs, path, at)
+            resource = _attributes(_object(rs.get("resource") or {}, path, at).get("attributes"))
+            for s, ss in enumerate(_list(rs.get("scopeSpans"), path, f"{at}.scopeSpans")):
+                at_s = f"{at}.scopeSpans[{s}]"
+                ss = _object(ss, path, at_s)
+                for k, span in enumerate(_list(ss.get("spans"), path, f"{at_s}.spans")):
+                    yield f"{at_s}.spans[{k}]", _object(span, path, f"{at_s}.spans[{k}]"), resource
+
+
+def _object(value: Any, path: Path, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ImportFormatError(path, where, None, f"expected an object, got {value!r:.40}")
+    return value
+
+
+def _list(value: Any, path: Path, where: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ImportFormatError(path, where, None, f"expected a list, got {value!r:.40}")
+    return value
+
+
+def _span_output(attrs: dict[str, Any], span: dict[str, Any]):
+    if "gen_ai.output.messages" in attrs:
+        return output_messages(attrs["gen_ai.output.messages"])
+    parts: list[tuple[str, str]] = []
+    finish = None
+    k = 0
+    while f"gen_ai.completion.{k}.content" in attrs or f"gen_ai.completion.{k}.role" in attrs:
+        text = attrs.get(f"gen_ai.completion.{k}.content")
+        if isinstance(text, str):
+            parts.append(("content", text))
+        finish = finish or attrs.get(f"gen_ai.completion.{k}.finish_reason")
+        k += 1
+    if parts:
+        return parts, [], finish
+    for event in span.get("events") or []:
+        if isinstance(event, dict) and event.get("name") == "gen_ai.choice":
+            body = _attributes(event.get("attributes"))
+            message = body.get("message")
+            if isinstance(message, str):
+                try:
+                    message = loads_json(message)
+                except InputProblem:
+                    message = {"content": message}
+            if isinstance(message, dict) and isinstance(message.get("content"), str):
+                parts.append(("content", message["content"]))
+            finish = finish or body.get("finish_reason")
+    return parts, [], finish
+
+
+def import_otel(path: Path, options: ImportOptions) -> ImportResult:
+    """One recording per GenAI model-call span of an OTLP JSON trace export."""
+    path = Path(path)
+    result = ImportResult()
+    index = 0
+    not_genai = 0
+    for where, span, resource in _spans(path):
+        attrs = _attributes(span.get("attributes"))
+        operation = attrs.get("gen_ai.operation.name")
+        if operation not in _OPERATIONS and not (
+            operation is None and ("gen_ai.system" in attrs or "gen_ai.provider.name" in attrs)
+        ):
+            not_genai += 1
+            continue
+        this = index
+        index += 1
+        if not wanted(this, options):
+            continue
+        if limit_reached(options, len(result.recordings)):
+            break
+        origin = origin_of(path, trace=span.get("traceId"), span=span.get("spanId"))
+        status = span.get("status") or {}
+        if isinstance(status, dict) and status.get("code") in (2, "STATUS_CODE_ERROR"):
+            result.skipped.append(
+                Skipped(origin, f"error: {status.get('message') or 'status ERROR'}")
+            )
+            continue
+        start = _nanos(span.get("startTimeUnixNano"), path, where, "startTimeUnixNano")
+        end = _nanos(span.get("endTimeUnixNano"), path, where, "endTimeUnixNano")
+        if end < start:
+            raise ImportFormatError(path, where, "endTimeUnixNano", "before startTimeUnixNano")
+        end_ms = (end - start) / 1e6
+        ttft_ms = _span_ttft_ms(attrs, start, where, path)
+        if ttft_ms is not None and not 0 <= ttft_ms <= end_ms + 1e-6:
+            raise ImportFormatError(
+                path, where, "gen_ai.response.time_to_first_chunk",
+                f"{ttft_ms:.3f} ms is not within the span (0 to {end_ms:.3f} ms)",
+            )  # fmt: skip
+        parts, calls, finish = _span_output(attrs, span)
+        reasons = attrs.get("gen_ai.response.finish_reasons")
+        if finish is None and isinstance(reasons, list) and reasons:
+            finish = str(reasons[0])
+        usage = {
+            k.removeprefix("gen_ai.usage."): attrs[k]
+            for k in ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens")
+            if isinstance(attrs.get(k), int)
+        }
+        result.recordings.append(
+            trace_recording(
+                f"{id_base(path, options)}-s{this:04d}",
+                importer="otel",
+                origin=origin,
+                ttft_ms=ttft_ms,
+                end_ms=end_ms,
+                parts=parts,
+                tool_calls=calls,
+                output_tokens=usage.get("output_tokens"),
+                finish_reason=finish,
+                usage=usage or None,
+                api=attrs.get("gen_ai.system") or attrs.get("gen_ai.provider.name"),
+                model=attrs.get("gen_ai.response.model") or attrs.get("gen_ai.request.model"),
+                operation=operation,
+                service=resource.get("service.name"),
+            )
+        )
+    if not_genai:
+        result.warnings.append(f"{not_genai} span(s) are not GenAI model calls (not imported)")
+    return result
+
+
+def _span_ttft_ms(attrs: dict[str, Any], start_ns: int, where: str, path: Path) -> float | None:
+    value = attrs.get("gen_ai.response.time_to_first_chunk")
+    if value is not None:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ImportFormatError(
+                path,
+                where,
+                "gen_ai.response.time_to_first_chunk",
+                f"expected seconds, got {value!r:.40}",
+            )
+        return float(value) * 1000.0
+    t_us = iso_us(attrs.get("langfuse.observation.completion_start_time"))
+    return None if t_us is None else (t_us * 1000 - start_ns) / 1e6
