@@ -47,30 +47,39 @@ def wrap_overflow(tail: str, width: int) -> tuple[list[str], str]:
     """Split finished lines off `tail` until what is left fits in `width` cells.
 
     Greedy word wrap: break at the last space that fits, else hard-break a long word.
-    Returns (finished lines, the unfinished rest). Cost is O(len(tail)).
+    Returns (finished lines, the unfinished rest). Cost is O(len(tail)): one pass with an
+    index (no re-slicing or re-measuring of the rest per line), so a 1 MB chunk is linear.
     """
     width = max(1, width)
+    n = len(tail)
+    one_cell = tail.isascii() and tail.isprintable()  # every character is one cell wide
     done: list[str] = []
-    while cell_len(tail) > width:
-        cells = 0
-        cut = 0
-        for ch in tail:
-            size = get_character_cell_size(ch)
-            if cells + size > width:
-                break
-            cells += size
-            cut += 1
-        if tail[cut] == " ":
-            line, tail = tail[:cut], tail[cut + 1 :]
+    start = 0
+    while True:
+        if one_cell:
+            cut = start + width
         else:
-            space = tail.rfind(" ", 0, cut)
-            if space > 0:
-                line, tail = tail[:space], tail[space + 1 :]
+            cells = 0
+            cut = start
+            while cut < n:
+                size = get_character_cell_size(tail[cut])
+                if cells + size > width:
+                    break
+                cells += size
+                cut += 1
+        if cut >= n:
+            break  # the rest fits
+        if tail[cut] == " ":
+            line, start = tail[start:cut], cut + 1
+        else:
+            space = tail.rfind(" ", start, cut)
+            if space > start:
+                line, start = tail[start:space], space + 1
             else:
-                cut = max(cut, 1)
-                line, tail = tail[:cut], tail[cut:]
+                cut = max(cut, start + 1)
+                line, start = tail[start:cut], cut
         done.append(line.rstrip(" "))
-    return done, tail
+    return done, tail[start:] if start else tail
 
 
 @dataclass
