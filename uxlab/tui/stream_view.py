@@ -16,11 +16,23 @@ A width change (a resize, or a sibling's layout) re-wraps every line once, befor
 frame is drawn. The view is also a player `Sink` (`apply`, `finish`, `cancel`); a chunk
 applied through `apply` is painted at once (`uxlab.tui.frame_request`), not on the
 screen's next update tick.
+
+A large chunk (more than `PIECE_CHARS` characters) is applied in bounded pieces, one per
+event-loop turn, so keys (the abandon key) are handled between pieces instead of after the
+whole chunk; later chunks and `finish` wait their turn behind it. Such a chunk counts as
+shown when its *last* piece is fed (`on_chunk_fed`, which the paint probe uses), so its
+shown time is the frame that completed it, while its handed time stays the player's.
+`cancel` drops pieces not yet fed: they were never on screen. An answer longer than
+`MARKDOWN_MAX_CHARS` stays plain wrapped text after `finish` (Markdown of 1 MB blocks the
+loop for about half a second).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -40,6 +52,10 @@ from uxlab.tui.frame_request import FrameRequester
 StreamState = Literal["idle", "waiting", "streaming", "finished", "cancelled", "error"]
 
 WAITING_FRAMES = ("●  ○  ○", "○  ●  ○", "○  ○  ●")
+PIECE_CHARS = 8192
+"""A chunk longer than this is fed in pieces of this size, one per event-loop turn."""
+MARKDOWN_MAX_CHARS = 100_000
+"""Longer answers are not re-rendered as Markdown on `finish` (it would block the loop)."""
 _CONTROL = {ord(c): None for c in map(chr, range(32)) if c not in "\n\t"}
 
 
@@ -175,11 +191,18 @@ class StreamView(ScrollView, can_focus=True):
         self._uxlab_style_cache: dict[str, Style] = {}
         self.frames = FrameRequester()
         """Paints each applied chunk's frame at once (`uxlab.tui.frame_request`)."""
+        self.on_chunk_fed: Callable[[int], None] | None = None
+        """Called with a non-empty chunk's index just before its last piece is fed."""
+        self._backlog: deque[tuple[str, str, int | None]] = deque()
+        """Pieces of large chunks not yet fed: (text, channel, index on the last piece)."""
+        self._backlog_handle: asyncio.Handle | None = None
+        self._finish_after_backlog: tuple[End | None, ErrorEvent | None] | None = None
 
     # -- public lifecycle ----------------------------------------------------------------
     def start(self, prompt: str | None = None, waiting: bool = True) -> None:
         """Clear the view and show `prompt`; with `waiting`, show "● ● ●" until text comes."""
         self._stop_waiting()
+        self._drop_backlog()
         self._blocks = []
         self._markdown = False
         self._follow = True
@@ -226,6 +249,9 @@ class StreamView(ScrollView, can_focus=True):
         """The stream is over: close it, show an error if there was one, then Markdown."""
         if self.state in ("finished", "cancelled", "error"):
             return
+        if self._backlog:  # after the last piece of a large chunk
+            self._finish_after_backlog = (end, error)
+            return
         self._stop_waiting()
         first_changed = len(self._lines)
         self._close_open_block()
@@ -237,12 +263,14 @@ class StreamView(ScrollView, can_focus=True):
         else:
             self.state = "finished"
         self._after_change(first_changed)
-        if self.markdown_on_finish and any(b.kind == "content" for b in self._blocks):
+        content_chars = sum(len(b.text) for b in self._blocks if b.kind == "content")
+        if self.markdown_on_finish and 0 < content_chars <= MARKDOWN_MAX_CHARS:
             # After the frame with the last chunk is painted, so its timing is untouched.
             self.call_after_refresh(self._swap_to_markdown)
 
     def cancel(self) -> None:
         """The reader stopped the stream: keep what was shown and say it was stopped."""
+        self._drop_backlog()  # pieces not fed yet were never on screen
         if self.state in ("finished", "cancelled", "error", "idle"):
             return
         self._stop_waiting()
@@ -256,10 +284,66 @@ class StreamView(ScrollView, can_focus=True):
 
     # -- Sink protocol (uxlab.player) ----------------------------------------------------
     def apply(self, index: int, chunk: Chunk) -> None:
-        """Player sink: show chunk `index` now, and paint its frame now."""
-        self.append(chunk.text, chunk.channel)
-        if chunk.text:
+        """Player sink: show chunk `index` now, and paint its frame now.
+
+        A chunk longer than `PIECE_CHARS` (or one arriving behind such a chunk) is queued
+        and fed in pieces across event-loop turns (see the module docstring).
+        """
+        text = chunk.text
+        if not self._backlog and len(text) <= PIECE_CHARS:
+            self._feed_piece(text, chunk.channel, index)
+            return
+        pieces = [text[i : i + PIECE_CHARS] for i in range(0, len(text), PIECE_CHARS)] or [""]
+        last = len(pieces) - 1
+        for n, piece in enumerate(pieces):
+            self._backlog.append((piece, chunk.channel, index if n == last else None))
+        self._schedule_backlog()
+
+    @property
+    def backlog_chars(self) -> int:
+        """Characters handed to `apply` but not fed to the screen yet."""
+        return sum(len(piece) for piece, _, _ in self._backlog)
+
+    def _feed_piece(self, text: str, channel: str, index: int | None) -> None:
+        if text and index is not None and self.on_chunk_fed is not None:
+            self.on_chunk_fed(index)  # first: the frame may be painted before we return
+        self.append(text, channel)
+        if text:
             self.frames.request(self)
+
+    def _schedule_backlog(self) -> None:
+        if self._backlog_handle is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (a plain call): feed everything now
+            while self._backlog:
+                self._feed_piece(*self._backlog.popleft())
+            self._finish_backlog()
+            return
+        self._backlog_handle = loop.call_soon(self._feed_backlog)
+
+    def _feed_backlog(self) -> None:
+        """One piece per loop turn: whatever else is ready (a key) runs in between."""
+        self._backlog_handle = None
+        if self._backlog:
+            self._feed_piece(*self._backlog.popleft())
+        if self._backlog:
+            self._schedule_backlog()
+        else:
+            self._finish_backlog()
+
+    def _finish_backlog(self) -> None:
+        pending, self._finish_after_backlog = self._finish_after_backlog, None
+        if pending is not None:
+            self.finish(*pending)
+
+    def _drop_backlog(self) -> None:
+        self._backlog.clear()
+        self._finish_after_backlog = None
+        if self._backlog_handle is not None:
+            self._backlog_handle.cancel()
+            self._backlog_handle = None
 
     def apply_meta(self, meta: Meta) -> None:
         """Player sink (optional): a tool call's name arrives as a meta event."""
