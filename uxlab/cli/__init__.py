@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "record": "record_cmd",
     "serve": "serve_cmd",
     "simulate": "simulate_cmd",
+    "plan": "plan_cmd",
     "invite": "invite_cmd",
     "host": "host_cmd",
     "demo": "demo_cmd",

@@ -1,7 +1,9 @@
 """`uxlab demo [-o DIR] [--participants N] [--seed S]`: the one-command showcase.
 
-Simulates a cohort on `studies/ttft-threshold.toml` (observers with a known threshold),
-exports the database, writes the threshold report (what `uxlab report` does), and prints
+First prints a small plan for the study (`uxlab plan` on a 3 x 2 grid around the cohort's
+size: the expected width of the threshold's interval and the power), then simulates a
+cohort on `studies/ttft-threshold.toml` (observers with a known threshold), exports the
+database, writes the threshold report (what `uxlab report` does), and prints
 where it is and how close the recovered thresholds are to the simulated truth.
 
 Every truth is the population's: pooled over simulated people, as the pooled estimates
@@ -39,6 +41,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="simulation and bootstrap seed")
     p.add_argument("--n-boot", type=int, default=300, help="bootstrap samples (default 300)")
     p.add_argument("--study", type=Path, default=None, help=f"study file (default {DEMO_STUDY})")
+    p.add_argument("--no-plan", action="store_true", help="skip the plan printed first")
     p.set_defaults(func=run)
 
 
@@ -65,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
     for old in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
         old.unlink(missing_ok=True)  # the demo's own database: a fresh cohort every time
     truth = PopulationTruth()
+    if not args.no_plan:
+        print(_plan(study, args.participants, truth, args.seed), flush=True)
     print(f"simulating {args.participants} participants on {study.path.name} ...", flush=True)
     with Store.open(db) as store:
         done = simulate_cohort(study, store, args.participants, seed=args.seed, truth=truth)
@@ -171,3 +176,27 @@ def _adaptive_comparison(data: Any, truth: Any, done: list[Any]) -> str:
         f"of their estimates {np.median([r.estimate for r in rows]):.0f} ms"
     )
     return "\n".join(lines)
+
+
+PLAN_SIMS = 24
+
+
+def _plan(study: Any, n_people: int, truth: Any, seed: int) -> str:
+    """`uxlab plan` for the demo's own study on a small grid: half, the same and twice the
+    cohort, at half and the study's own repeats (40 simulated studies per cell)."""
+    from uxlab.cli.plan_cmd import make_plan, printed_table
+    from uxlab.plan.grid import reference_from
+    from uxlab.plan.summarise import cell_table
+
+    repeats = sorted({max(1, study.design.repeats // 2), study.design.repeats})
+    people = sorted({max(2, n_people // 2), n_people, 2 * n_people})
+    plan = make_plan(
+        study, people, repeats, (truth,), sims=PLAN_SIMS, n_boot=100, seed=seed, quiet=True
+    )
+    reference = reference_from("nielsen1993-1s")
+    table = cell_table(plan, reference, [])
+    return (
+        f"plan first (`uxlab plan`, {PLAN_SIMS} simulated studies per cell, the same truth): "
+        f"expected 95% CI width of each threshold, coverage of the true 50% point, power to "
+        f"exclude {reference.label}\n{printed_table(table)}\n"
+    )

@@ -96,6 +96,12 @@ def register(subparsers) -> None:
         "--no-participant-fits", action="store_true", help="skip per-participant psychometric fits"
     )
     p.add_argument("--title", help="report title")
+    p.add_argument(
+        "--more-participants",
+        type=int,
+        metavar="K",
+        help="also say what CI width K more participants would likely give (by simulation)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=run)
 
@@ -219,6 +225,8 @@ def run(args: argparse.Namespace) -> int:
                 f"  abandonment   time ratio {r.per} of {r.factor}: {r.time_ratio:.2f} "
                 f"[{r.ci_low:.2f}, {r.ci_high:.2f}]"
             )
+    if args.more_participants:
+        print(_more_participants(data, args.more_participants, args.seed))
     for note in data.notes:
         print(f"note: {note}")
     from analysis.exclusions import rule_summary
@@ -235,3 +243,22 @@ def run(args: argparse.Namespace) -> int:
     for part, error in data.failed_parts:
         print(f"uxlab report: part failed: {part}: {error}", file=sys.stderr)
     return EXIT_PART_FAILED if data.failed_parts else 0
+
+
+def _more_participants(data, add: int, seed: int) -> str:
+    """`--more-participants K`: the CI width K more people would likely give (uxlab.plan)."""
+    from uxlab.plan.design import PlanError
+    from uxlab.plan.more_people import describe, width_with_more_people
+
+    if add < 1:
+        raise ReportError(f"--more-participants {add}: expected 1 or more")
+    part = data.psychometric
+    if part is None:
+        return "note: --more-participants needs a yes/no judgement (no psychometric threshold)"
+    row = part.population.set_index("level").loc[0.5]
+    measured = float(row.ci_high - row.ci_low)
+    try:
+        result = width_with_more_people(data.kept, data.stimulus, part.column, add, seed=seed)
+    except PlanError as exc:
+        return f"note: --more-participants: {exc}"
+    return describe(result, measured if measured == measured else None)

@@ -1,0 +1,176 @@
+"""`population_threshold` for many studies at once: the report's pooled thresholds, batched.
+
+Planning a study (how many participants, how many trials) simulates hundreds of studies
+per design cell and analyses each like the report does. This module runs exactly the
+computation of `analysis.psychometric.population_threshold` (a pooled binomial fit of all
+trials, started from the same grid of starting points and trying both directions, then a
+percentile cluster bootstrap that resamples participants and refits), but for S studies
+in one batch of `batch_mle.maximise` calls instead of S separate ones.
+
+Input is counts per participant and stimulus level, ``k`` and ``n`` of shape [S, P, L]
+(participant p of study s answered "yes" k times out of n at level l; n = 0 where a
+participant had no trial there). Studies whose tested levels span the same range with the
+same smallest spacing share a `Layout` (the bounds and starting grid depend on nothing
+else; a level without trials adds nothing to the likelihood), so an adaptive design whose
+levels differ between studies is fitted in a few groups. With S = 1 the result equals
+`population_threshold` on the same trials and seed (tests/test_plan.py checks this).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from analysis.batch_mle import BOOT_TOLERANCES, Layout, maximise
+from analysis.bootstrap import percentile_interval
+from analysis.psychometric import (
+    DEFAULT_LEVELS,
+    _build_layout,
+    _grid_starts,
+    _Spec,
+    _threshold_logs,
+)
+
+
+@dataclass
+class BatchThresholds:
+    """Per study s and threshold level j: the pooled estimate and its participant-resampled
+    percentile interval (ms), as `population_threshold` reports them."""
+
+    levels: tuple[float, ...]
+    estimate_ms: np.ndarray  # [S, J]
+    ci_low_ms: np.ndarray  # [S, J]
+    ci_high_ms: np.ndarray  # [S, J]
+    direction: np.ndarray  # [S] "rising" / "falling"
+    n_participants: np.ndarray  # [S] participants with at least one trial
+
+
+def _signature(u: np.ndarray, present: np.ndarray) -> tuple[float, float, float]:
+    """What the layout's bounds depend on: lowest and highest tested level, smallest gap."""
+    up = u[present]
+    return (float(up[0]), float(up[-1]), float(np.min(np.diff(up))))
+
+
+def population_thresholds_batch(
+    levels_ms: np.ndarray,
+    k: np.ndarray,
+    n: np.ndarray,
+    *,
+    n_boot: int = 1000,
+    seeds: Sequence[int] | None = None,
+    levels: Sequence[float] = DEFAULT_LEVELS,
+    alpha: float = 0.05,
+) -> BatchThresholds:
+    """Pooled thresholds with participant-resampled intervals for S studies at once.
+
+    levels_ms: [L] increasing stimulus levels; k, n: [S, P, L] "yes" counts and trials per
+    participant; seeds: one bootstrap seed per study (default 0, 1, ...). Studies with
+    fewer than two levels tried get NaN.
+    """
+    levels_ms = np.asarray(levels_ms, dtype=float)
+    k = np.asarray(k, dtype=float)
+    n = np.asarray(n, dtype=float)
+    n_s = k.shape[0]
+    seeds = list(range(n_s)) if seeds is None else list(seeds)
+    u = np.log(levels_ms)
+    pooled_k, pooled_n = k.sum(axis=1), n.sum(axis=1)
+    n_j = len(levels)
+    est = np.full((n_s, n_j), np.nan)
+    low = np.full((n_s, n_j), np.nan)
+    high = np.full((n_s, n_j), np.nan)
+    direction = np.full(n_s, "", dtype=object)
+    groups: dict[tuple[float, float, float], list[int]] = {}
+    for s in range(n_s):
+        present = pooled_n[s] > 0
+        if present.sum() >= 2:
+            groups.setdefault(_signature(u, present), []).append(s)
+    spec = _Spec("logistic", None, None, False)
+    for (u_lo, u_hi, gap), members in groups.items():
+        # the layout `PsychometricFitter` builds for these tested levels, on all L rows
+        u_sig = np.array([u_lo, u_lo + gap, u_hi]) if u_hi > u_lo + gap else np.array([u_lo, u_hi])
+        layout = _build_layout(spec, u_sig, np.zeros(u_sig.size, dtype=int), 1)
+        starts = _grid_starts(layout, 1)
+        layout = replace(layout, u=u, cond=np.zeros(u.size, dtype=int))
+        idx = np.array(members)
+        theta, rising = _pooled_fits(layout, starts, pooled_k[idx], pooled_n[idx])
+        direction[idx] = np.where(rising, "rising", "falling")
+        est[idx] = _threshold_logs(layout, theta, levels)
+        boot = _cluster_bootstrap(
+            layout, theta, rising, k[idx], n[idx], n_boot, [seeds[s] for s in members]
+        )  # [m, B, P]
+        for row, s in enumerate(members):
+            lo_s, hi_s = percentile_interval(_threshold_logs(layout, boot[row], levels), alpha)
+            low[s], high[s] = lo_s, hi_s
+    people = (n.sum(axis=2) > 0).sum(axis=1)
+    return BatchThresholds(
+        tuple(levels), np.exp(est), np.exp(low), np.exp(high), direction, people.astype(int)
+    )
+
+
+def _pooled_fits(
+    layout: Layout, starts: np.ndarray, k: np.ndarray, n: np.ndarray, top: int = 6
+) -> tuple[np.ndarray, np.ndarray]:
+    """The pooled MLE of each study [m, P] and whether it is rising (the direction with the
+    higher likelihood, as `PsychometricFitter(direction="auto")` picks it).
+
+    `psychometric._best_of` for every study and direction in one batch: each maximises
+    from the `top` best starting points and keeps its best fit.
+    """
+    m, n_starts = len(k), len(starts)
+    rows, row_k, row_n = [], [], []
+    for counts in (k, n - k):  # rising, then falling
+        for i in range(m):
+            kk = np.broadcast_to(counts[i], (n_starts, counts.shape[1]))
+            ll0 = layout.loglik(starts, kk, np.broadcast_to(n[i], kk.shape))
+            order = np.argsort(-np.nan_to_num(ll0, nan=-np.inf))[:top]
+            rows.append(starts[order])
+            row_k.append(kk[: order.size])
+            row_n.append(np.broadcast_to(n[i], (order.size, n.shape[1])))
+    theta, ll, _ = maximise(
+        layout, np.concatenate(rows), np.concatenate(row_k), np.concatenate(row_n)
+    )
+    per = len(rows[0])
+    theta = theta.reshape(2, m, per, -1)
+    ll = np.nan_to_num(ll.reshape(2, m, per), nan=-np.inf)
+    best = np.argmax(ll, axis=2)  # [2, m]
+    pick = np.arange(m)
+    best_theta = np.stack([theta[d, pick, best[d]] for d in range(2)])  # [2, m, P]
+    best_ll = np.stack([ll[d, pick, best[d]] for d in range(2)])
+    rising = best_ll[0] >= best_ll[1]
+    return np.where(rising[:, None], best_theta[0], best_theta[1]), rising
+
+
+def _cluster_bootstrap(
+    layout: Layout,
+    theta: np.ndarray,
+    rising: np.ndarray,
+    k: np.ndarray,
+    n: np.ndarray,
+    n_boot: int,
+    seeds: list[int],
+) -> np.ndarray:
+    """[m, B, P] refits of participant-resampled data, all studies in one batch."""
+    m = k.shape[0]
+    ks, ns, starts, inverses, offset = [], [], [], [], 0
+    for i in range(m):
+        kept = np.flatnonzero(n[i].sum(axis=1) > 0)  # the participants in the trial table
+        rng = np.random.default_rng(seeds[i])
+        draws = rng.integers(0, kept.size, size=(n_boot, kept.size))
+        weights = np.zeros((n_boot, kept.size))
+        np.add.at(weights, (np.repeat(np.arange(n_boot), kept.size), draws.ravel()), 1.0)
+        # the same people drawn again make the same dataset: fit it once (with few
+        # participants most resamples repeat; the optimiser is deterministic)
+        weights, inverse = np.unique(weights, axis=0, return_inverse=True)
+        kb, nb = weights @ k[i, kept], weights @ n[i, kept]
+        ks.append(kb if rising[i] else nb - kb)
+        ns.append(nb)
+        starts.append(np.repeat(theta[i : i + 1], len(weights), axis=0))
+        inverses.append(offset + inverse.ravel())
+        offset += len(weights)
+    fit, ll, _ = maximise(
+        layout, np.concatenate(starts), np.concatenate(ks), np.concatenate(ns), **BOOT_TOLERANCES
+    )
+    fit[~np.isfinite(ll)] = np.nan
+    return fit[np.concatenate(inverses)].reshape(m, n_boot, -1)

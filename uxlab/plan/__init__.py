@@ -1,0 +1,26 @@
+"""Planning a study before running it: power contours by simulation (`uxlab plan`).
+
+How many participants, and how many trials each? For a threshold there is no closed
+formula, so the plan simulates whole studies over a grid of participants x repeats
+(Baker et al. 2021, "Power contours", Psychological Methods) and analyses each with the
+report's own pooled-threshold code:
+
+- `uxlab.plan.design`: one participant's session at a number of repeats (the study's real
+  trial list, schedules, cues, adaptive procedure and duration estimate).
+- `uxlab.plan.truth`: the truth simulated (`--truth`, or estimated from a pilot).
+- `uxlab.plan.simulate_cell`: the simulated observers' answers as counts per level.
+- `uxlab.plan.engine`: every cell, in worker processes, analysed in batches
+  (`analysis.population_batch`).
+- `uxlab.plan.grid`: the grid axes, targets and reference figures; `uxlab.plan.summarise`:
+  the table and the recommendation; `uxlab.plan.figure`: the contour figure.
+- `uxlab.plan.more_people`: the same machinery on a trial table (`uxlab report
+  --more-participants K`).
+
+Two methods checks live here too, simulation judged by the real analysis (as the CLI,
+planning may import `analysis`; `uxlab.simulate` may not):
+
+- `uxlab.plan.adaptive_validation`: how many trials each adaptive procedure needs
+  (`benchmarks/adaptive_validation.py`).
+- `uxlab.plan.cluster_coverage`: how often the participant-resampled interval of the pooled
+  threshold holds the truth (`benchmarks/cluster_bootstrap_coverage.py`).
+"""

@@ -1,0 +1,229 @@
+"""Running a plan: simulated studies in every grid cell, analysed like the report, in processes.
+
+`run_plan(spec)` splits the `n_sims` simulated studies into chunks; a worker process takes
+one chunk through every cell of the grid (participants x repeats): it draws each study's
+observers once (the first P of them make the cell with P participants), simulates the
+sessions at every number of repeats (`plan.simulate_cell`) and analyses each cell's
+studies in one batch with `analysis.population_batch` (the report's pooled thresholds and
+participant-resampled intervals). The parent collects the per-study intervals and prints
+a progress line on stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from uxlab.plan.design import SessionDesign, session_design
+from uxlab.plan.simulate_cell import (
+    adaptive_counts,
+    adaptive_runs,
+    attention_kept,
+    constant_counts,
+    draw_people,
+    judged_p_slow,
+)
+from uxlab.simulate.observers import PopulationTruth, study_truth
+from uxlab.study import load_study
+from uxlab.study.spec import Study
+
+LEVELS = (0.25, 0.5, 0.75)
+
+
+@dataclass(frozen=True)
+class PlanSpec:
+    """What to simulate: the study, the grid, the truth(s), how many studies per cell."""
+
+    study_path: Path
+    participants: tuple[int, ...]
+    repeats: tuple[int, ...]
+    truths: tuple[PopulationTruth, ...]
+    """One truth, or draws of it (study s uses truths[s % len(truths)])."""
+    n_sims: int = 200
+    n_boot: int = 200
+    seed: int = 0
+    min_attention_accuracy: float = 0.75
+
+
+@dataclass
+class CellResults:
+    """Per simulated study of one cell: estimates and 95% intervals (ms) per level [S, 3],
+    participants left after the attention bar [S], and the truth per level [S, 3]."""
+
+    estimate_ms: np.ndarray
+    ci_low_ms: np.ndarray
+    ci_high_ms: np.ndarray
+    n_kept: np.ndarray
+    true_ms: np.ndarray
+
+
+@dataclass
+class PlanResults:
+    spec: PlanSpec
+    designs: dict[int, SessionDesign]
+    cells: dict[tuple[int, int], CellResults] = field(default_factory=dict)
+    seconds: float = 0.0
+    jobs: int = 1
+
+
+def true_thresholds(study: Study, stimulus: str, truth: PopulationTruth) -> np.ndarray:
+    """[3] the population's pooled thresholds at LEVELS (NaN when the truth record has
+    none for this stimulus)."""
+    pooled = study_truth(study, truth)["pooled_thresholds_ms"].get(stimulus)
+    if pooled is None:
+        return np.full(len(LEVELS), np.nan)
+    return np.array([pooled[str(level)] for level in LEVELS])
+
+
+def study_levels(design: SessionDesign) -> np.ndarray:
+    """The stimulus levels (ms) the trial table can hold, increasing."""
+    if design.adaptive_grid_ms is not None:
+        return np.asarray(design.adaptive_grid_ms, dtype=float)
+    return np.array(sorted({c.stimulus_ms for c in design.conditions}), dtype=float)
+
+
+def bootstrap_seed(seed: int, study: int) -> int:
+    return int(np.random.SeedSequence([seed, study, 3]).generate_state(1)[0])
+
+
+_STUDY_CACHE: dict[tuple, tuple[Study, dict[int, SessionDesign]]] = {}
+
+
+def _study_and_designs(spec: PlanSpec) -> tuple[Study, dict[int, SessionDesign]]:
+    """The study and its session at every number of repeats (cached per process)."""
+    key = (spec.study_path, spec.repeats)
+    if key not in _STUDY_CACHE:
+        study = load_study(spec.study_path)
+        designs = {r: session_design(study, r) for r in spec.repeats}
+        _STUDY_CACHE[key] = (study, designs)
+    return _STUDY_CACHE[key]
+
+
+def simulate_counts(
+    spec: PlanSpec, study: Study, designs: dict[int, SessionDesign], s: int
+) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Study s at every number of repeats: {repeats: (k, n) [P_max, L]}, with participants
+    under the attention bar given no trials (the report leaves them out)."""
+    truth = spec.truths[s % len(spec.truths)]
+    n_max, r_max = max(spec.participants), max(spec.repeats)
+    people = draw_people(study, truth, n_max, np.random.default_rng([spec.seed, s, 0]))
+    longest = designs[r_max]
+    levels = study_levels(longest)
+    out = {}
+    runs = None
+    if longest.adaptive is not None:
+        runs = adaptive_runs(study, longest, people, np.random.default_rng([spec.seed, s, 1]))
+    else:
+        p_slow = judged_p_slow(longest, people)
+        order = {c.condition_id: i for i, c in enumerate(longest.conditions)}
+    for r in spec.repeats:
+        d = designs[r]
+        if runs is not None:
+            k, n = adaptive_counts(*runs, d.n_adaptive_trials, levels.size)
+        else:
+            cols = [order[c.condition_id] for c in d.conditions]
+            rng = np.random.default_rng([spec.seed, s, 2, r])
+            k, n = constant_counts(study, d, people, p_slow[:, cols], rng, levels)
+        rng = np.random.default_rng([spec.seed, s, 4, r])
+        kept = attention_kept(study, d, people, rng, spec.min_attention_accuracy)
+        out[r] = (k * kept[:, None], n * kept[:, None])
+    return out
+
+
+def run_chunk(spec: PlanSpec, first: int, last: int) -> dict[tuple[int, int], CellResults]:
+    """Studies first..last-1 through every cell (one worker's task)."""
+    from analysis.population_batch import population_thresholds_batch
+
+    study, designs = _study_and_designs(spec)
+    stimulus = designs[spec.repeats[0]].stimulus
+    levels = study_levels(designs[max(spec.repeats)])
+    counts = [simulate_counts(spec, study, designs, s) for s in range(first, last)]
+    truth_ms = np.array(
+        [
+            true_thresholds(study, stimulus, spec.truths[s % len(spec.truths)])
+            for s in range(first, last)
+        ]
+    )
+    seeds = [bootstrap_seed(spec.seed, s) for s in range(first, last)]
+    out = {}
+    for r in spec.repeats:
+        for p in spec.participants:
+            k = np.stack([c[r][0][:p] for c in counts])
+            n = np.stack([c[r][1][:p] for c in counts])
+            fit = population_thresholds_batch(
+                levels, k, n, n_boot=spec.n_boot, seeds=seeds, levels=LEVELS
+            )
+            out[(p, r)] = CellResults(
+                fit.estimate_ms, fit.ci_low_ms, fit.ci_high_ms, fit.n_participants, truth_ms
+            )
+    return out
+
+
+def default_jobs() -> int:
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
+def run_plan(
+    spec: PlanSpec,
+    *,
+    jobs: int | None = None,
+    progress: Callable[[int, int, float], None] | None = None,
+) -> PlanResults:
+    """Simulate and analyse every cell (see the module docstring)."""
+    started = time.perf_counter()
+    jobs = default_jobs() if jobs is None else max(1, jobs)
+    _, designs = _study_and_designs(spec)  # fails early, in this process, on a bad study
+    per_chunk = max(1, min(25, -(-spec.n_sims // (jobs * 3))))
+    chunks = [(a, min(a + per_chunk, spec.n_sims)) for a in range(0, spec.n_sims, per_chunk)]
+    parts: list[tuple[int, dict]] = []
+    done = 0
+
+    def collect(first: int, last: int, part: dict) -> None:
+        nonlocal done
+        parts.append((first, part))
+        done += last - first
+        if progress is not None:
+            progress(done, spec.n_sims, time.perf_counter() - started)
+
+    if jobs == 1 or len(chunks) == 1:
+        for a, b in chunks:
+            collect(a, b, run_chunk(spec, a, b))
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            futures = {pool.submit(run_chunk, spec, a, b): (a, b) for a, b in chunks}
+            for fut in as_completed(futures):
+                a, b = futures[fut]
+                collect(a, b, fut.result())
+    parts.sort(key=lambda x: x[0])
+    results = PlanResults(spec, designs, jobs=jobs)
+    for key in parts[0][1]:
+        pieces = [part[key] for _, part in parts]
+        results.cells[key] = CellResults(
+            *(
+                np.concatenate([getattr(c, f) for c in pieces])
+                for f in CellResults.__dataclass_fields__
+            )
+        )
+    results.seconds = time.perf_counter() - started
+    return results
+
+
+def progress_line(done: int, total: int, seconds: float, cells: int, width: int = 30) -> None:
+    """`[#########.....]  60/200 simulated studies in each of 48 cells, 21 s` on stderr."""
+    filled = int(width * done / max(total, 1))
+    bar = "#" * filled + "." * (width - filled)
+    end = "\n" if done >= total else ""
+    print(
+        f"\r  [{bar}] {done:>{len(str(total))}}/{total} simulated studies in each of {cells} "
+        f"cells, {seconds:.0f} s",
+        end=end,
+        file=sys.stderr,
+        flush=True,
+    )

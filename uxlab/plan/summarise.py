@@ -1,0 +1,101 @@
+"""From simulated studies to the plan's table and its recommendation.
+
+One row per cell (participants x repeats): the session's length from the study's own
+estimate and the participant-minutes it costs, the expected (mean) width of the 95%
+interval of each threshold (25/50/75%) and its median, coverage (how often the interval
+holds the population's pooled threshold), power (how often the interval of the 50%
+threshold leaves out the reference figure), how many participants the attention bar kept,
+how many studies gave no interval, and whether the cell meets every target. As in the
+report, a study left with fewer participants than the report's minimum
+(`analysis.report.support.MIN_PARTICIPANTS`, set from its measured coverage) has no
+population interval: it counts against power and is left out of widths and coverage. Every share
+comes from `n_sims` studies; its Monte-Carlo standard error is sqrt(p (1 - p) / n_sims).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from uxlab.plan.engine import LEVELS, PlanResults
+from uxlab.plan.grid import Reference, Target
+
+
+def report_minimum() -> int:
+    """The fewest participants the report gives a population interval for."""
+    try:
+        from analysis.report.support import MIN_PARTICIPANTS
+    except ImportError:  # an analysis package without that rule
+        return 2
+    return int(MIN_PARTICIPANTS)
+
+
+def cell_table(
+    results: PlanResults, reference: Reference | None, targets: list[Target]
+) -> pd.DataFrame:
+    """The plan's table (see the module docstring), sorted by participants, then repeats."""
+    min_participants = report_minimum()
+    rows = []
+    for (p, r), cell in sorted(results.cells.items()):
+        design = results.designs[r]
+        minutes = design.duration_s / 60.0
+        # as the report: no population interval from fewer than its minimum of participants
+        enough = (cell.n_kept >= min_participants)[:, None]
+        low = np.where(enough, cell.ci_low_ms, np.nan)
+        high = np.where(enough, cell.ci_high_ms, np.nan)
+        width = high - low  # [S, 3]
+        ok = np.isfinite(width)
+        row = {
+            "participants": p,
+            "repeats": r,
+            "main_trials_each": design.n_main_trials,
+            "minutes_each": minutes,
+            "participant_minutes": p * minutes,
+            "kept_participants_mean": float(np.mean(cell.n_kept)),
+            "studies": int(width.shape[0]),
+            "no_interval_share": float(np.mean(~ok[:, 1])),
+        }
+        for j, level in enumerate(LEVELS):
+            tag = f"{int(level * 100)}"
+            w = width[:, j][ok[:, j]]
+            row[f"ci_width_{tag}_ms"] = float(np.mean(w)) if w.size else math.nan
+            row[f"ci_width_{tag}_median_ms"] = float(np.median(w)) if w.size else math.nan
+            truth = cell.true_ms[:, j]
+            with np.errstate(invalid="ignore"):
+                inside = (low[:, j] <= truth) & (truth <= high[:, j])
+            known = np.isfinite(truth).all() and ok[:, j].any()
+            row[f"coverage_{tag}"] = float(np.mean(inside[ok[:, j]])) if known else math.nan
+        row["power"] = (
+            float(np.mean(reference.excluded(low[:, 1], high[:, 1])))
+            if reference is not None
+            else math.nan
+        )
+        for t in targets:
+            if t.kind == "exclude" and t.reference is not None:
+                excl = t.reference.excluded(low[:, 1], high[:, 1])
+                row[f"power[{t.reference.label}]"] = float(np.mean(excl))
+        row["meets_target"] = all(meets(row, cell, t) for t in targets) if targets else None
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def meets(row: dict, cell, target: Target) -> bool:
+    """Whether one cell's row meets one target."""
+    if target.kind == "ci_width":
+        value = row[f"ci_width_{int(target.level * 100)}_ms"]
+        return bool(np.isfinite(value) and value <= (target.max_ms or 0.0))
+    assert target.reference is not None
+    return row[f"power[{target.reference.label}]"] >= target.power
+
+
+def recommend(table: pd.DataFrame) -> pd.Series | None:
+    """The cheapest cell (participant-minutes, then fewer participants) meeting every
+    target; None when none does (or there is no target)."""
+    if table.empty or table["meets_target"].isna().all():
+        return None
+    good = table[table["meets_target"] == True]  # noqa: E712 (a column of bool / None)
+    if good.empty:
+        return None
+    return good.sort_values(["participant_minutes", "participants", "repeats"]).iloc[0]
