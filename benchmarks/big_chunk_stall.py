@@ -9,10 +9,11 @@ the chunk the key was handled, and how long until the whole chunk was on screen.
 
 Modes, in the same run:
 - *before*: the view as it was: the old wrap (re-slicing and re-measuring the rest of a
-  line per wrapped line, copied here as `quadratic_wrap_overflow`), the whole chunk fed in
-  one loop turn, and the Markdown swap on finish whatever the length;
-- *after*: the current view: linear wrap, pieces of `PIECE_CHARS` fed one per loop turn,
-  plain text kept above `MARKDOWN_MAX_CHARS`.
+  line per wrapped line, copied here as `quadratic_wrap_overflow`), every finished line
+  built as a `Strip` at once, the whole chunk fed in one loop turn, and the Markdown swap
+  on finish whatever the length;
+- *after*: the current view: linear wrap, finished lines kept as text until drawn, pieces
+  of `PIECE_CHARS` fed one per loop turn, plain text kept above `MARKDOWN_MAX_CHARS`.
 
 Usage:
     uv run python benchmarks/big_chunk_stall.py                 # 1 MB, both modes
@@ -130,13 +131,16 @@ async def one_run(text: str) -> dict[str, float]:
 
 def run_mode(mode: str, text: str) -> dict[str, float]:
     saved = (stream_view.wrap_overflow, stream_view.PIECE_CHARS, stream_view.MARKDOWN_MAX_CHARS)
+    lazy_line = StreamView._line
     if mode == "before":
+        StreamView._line = StreamView._strip  # type: ignore[method-assign]  (eager strips)
         stream_view.wrap_overflow = quadratic_wrap_overflow
         stream_view.PIECE_CHARS = 1 << 60
         stream_view.MARKDOWN_MAX_CHARS = 1 << 60
     try:
         return asyncio.run(one_run(text))
     finally:
+        StreamView._line = lazy_line  # type: ignore[method-assign]
         (stream_view.wrap_overflow, stream_view.PIECE_CHARS, stream_view.MARKDOWN_MAX_CHARS) = saved
 
 

@@ -9,6 +9,7 @@ from typing import ClassVar
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.strip import Strip
 
 from uxlab.player import Player
 from uxlab.streams.recording import Chunk, End, Header, Recording
@@ -70,6 +71,10 @@ async def test_a_key_pressed_after_a_1mb_chunk_is_handled_before_the_chunk_is_al
         assert shown_text(view).replace(" ", "") == text.replace(" ", "")
         # Its frame is the one that completed it, not the one after its first piece.
         assert 0 in app.probe.frame_of and app.probe.frames_queued_ms
+        # ~12,500 finished lines, but strips (each with its own caches) only for drawn ones.
+        assert len(view.finished_lines) > 10_000
+        assert not any(isinstance(line, Strip) for line in view.finished_lines)
+        assert 0 < len(view._drawn) <= 4 * 24 + 1
 
 
 async def test_player_log_holds_the_big_chunks_completing_frame_and_finish_waits_for_it():

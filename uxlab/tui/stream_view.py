@@ -56,6 +56,8 @@ PIECE_CHARS = 8192
 """A chunk longer than this is fed in pieces of this size, one per event-loop turn."""
 MARKDOWN_MAX_CHARS = 100_000
 """Longer answers are not re-rendered as Markdown on `finish` (it would block the loop)."""
+_TextLine = tuple[str, Style | None]
+"""A finished line of wrapped text and its style, before it is drawn."""
 _CONTROL = {ord(c): None for c in map(chr, range(32)) if c not in "\n\t"}
 
 
@@ -175,8 +177,12 @@ class StreamView(ScrollView, can_focus=True):
         self.state: StreamState = "idle"
         self.stats = ViewStats()
         self._blocks: list[_Block] = []
-        self._lines: list[Strip] = []
-        """Finished screen lines: never changed by `append`."""
+        self._lines: list[Strip | _TextLine] = []
+        """Finished screen lines: never changed by `append`. Wrapped text is kept as
+        (text, style) and made a `Strip` only when drawn (`_drawn`): a 1 MB answer's
+        ~17,000 strips, each with its own caches, made the garbage collector stall the loop."""
+        self._drawn: dict[int, tuple[Strip | _TextLine, Strip]] = {}
+        """Strips built for drawn finished lines: index -> (the line, its strip)."""
         self._live: list[Strip] = []
         """The lines that may still change: the unfinished last line or a status line."""
         self._tail = ""
@@ -356,13 +362,13 @@ class StreamView(ScrollView, can_focus=True):
         return len(self._lines) + len(self._live)
 
     @property
-    def finished_lines(self) -> tuple[Strip, ...]:
+    def finished_lines(self) -> tuple[Strip | _TextLine, ...]:
         """The cached finished lines (identity is stable while streaming)."""
         return tuple(self._lines)
 
     def lines_text(self) -> list[str]:
         """Plain text of every line, finished and live (for tests and debugging)."""
-        return [strip.text.rstrip() for strip in (*self._lines, *self._live)]
+        return [_line_text(line).rstrip() for line in (*self._lines, *self._live)]
 
     def answer_text(self) -> str:
         """All content text received so far."""
@@ -414,7 +420,17 @@ class StreamView(ScrollView, can_focus=True):
         index = y + self.scroll_offset.y
         n_done = len(self._lines)
         if index < n_done:
-            strip = self._lines[index]
+            line = self._lines[index]
+            if isinstance(line, Strip):
+                strip = line
+            else:
+                drawn = self._drawn.get(index)
+                if drawn is None or drawn[0] is not line:
+                    if len(self._drawn) > 4 * max(24, self.size.height):
+                        self._drawn.clear()
+                    drawn = (line, self._build_strip(*line))
+                    self._drawn[index] = drawn
+                strip = drawn[1]
         elif index - n_done < len(self._live):
             strip = self._live[index - n_done]
         else:
@@ -446,9 +462,17 @@ class StreamView(ScrollView, can_focus=True):
             self._uxlab_style_cache[kind] = style
         return style
 
-    def _strip(self, text: str, style: Style | None = None) -> Strip:
-        """A finished screen line: padded to the width with the base style baked in."""
+    def _line(self, text: str, style: Style | None = None) -> _TextLine:
+        """A finished line of text, made a `Strip` when drawn (see `_lines`)."""
         self.stats.last_lines_built += 1
+        return (text, style)
+
+    def _strip(self, text: str, style: Style | None = None) -> Strip:
+        """A live screen line: padded to the width with the base style baked in."""
+        self.stats.last_lines_built += 1
+        return self._build_strip(text, style)
+
+    def _build_strip(self, text: str, style: Style | None) -> Strip:
         base = self._base_style
         cells = cell_len(text)
         segments = [Segment(text, base + style if style else base)]
@@ -458,14 +482,14 @@ class StreamView(ScrollView, can_focus=True):
 
     def _open_block(self, block: _Block, prev: _Block | None) -> None:
         if prev is not None and prev.kind != "prompt":
-            self._lines.append(self._strip(""))
+            self._lines.append(self._line(""))
         self._open_start = len(self._lines)
         if block.kind == "content":
             self._tail, self._tail_style = "", None
             self._live = [self._strip("")]
         elif self.expanded:
             header = _details_header(block, open_=True)
-            self._lines.append(self._strip(header, self._style(block.kind)))
+            self._lines.append(self._line(header, self._style(block.kind)))
             self._tail, self._tail_style = "", self._style(block.kind)
             self._live = [self._strip("", self._tail_style)]
         else:
@@ -479,28 +503,28 @@ class StreamView(ScrollView, can_focus=True):
         pieces = text.split("\n")
         for n, piece in enumerate(pieces):
             if n > 0:
-                self._lines.append(self._strip(self._tail, style))
+                self._lines.append(self._line(self._tail, style))
                 self._tail = ""
             tail = self._tail + piece
             self.stats.last_wrapped_chars += len(tail)
             done, self._tail = wrap_overflow(tail, self._width)
-            self._lines.extend(self._strip(line, style) for line in done)
+            self._lines.extend(self._line(line, style) for line in done)
         self._live = [self._strip(self._tail, style)]
 
     def _close_block(self, block: _Block) -> None:
         block.closed = True
         if block.kind == "content" or self.expanded:
             if self._tail:
-                self._lines.append(self._strip(self._tail, self._tail_style))
+                self._lines.append(self._line(self._tail, self._tail_style))
             if block.kind == "tool" and self.expanded:
                 # Once, when it closes: the raw JSON becomes indented JSON.
                 style = self._style("tool")
                 del self._lines[self._open_start + 1 :]
                 for line in _pretty_json(block.text).split("\n"):
-                    self._lines.append(self._strip(line[: self._width], style))
+                    self._lines.append(self._line(line[: self._width], style))
         else:
             header = _details_header(block, open_=False)
-            self._lines.append(self._strip(header, self._style(block.kind)))
+            self._lines.append(self._line(header, self._style(block.kind)))
         self._tail, self._tail_style, self._live = "", None, []
 
     def _close_open_block(self) -> None:
@@ -513,17 +537,17 @@ class StreamView(ScrollView, can_focus=True):
         if block.kind == "prompt":
             style = self._style("prompt")
             done, tail = wrap_overflow("You: " + block.text.strip(), self._width)
-            self._lines.extend(self._strip(line, style) for line in [*done, tail])
-            self._lines.append(self._strip(""))
+            self._lines.extend(self._line(line, style) for line in [*done, tail])
+            self._lines.append(self._line(""))
         elif block.kind in ("error", "status"):
-            if self._lines and self._lines[-1].cell_length:
-                self._lines.append(self._strip(""))
+            if self._lines:  # a blank line between the answer and the status
+                self._lines.append(self._line(""))
             done, tail = wrap_overflow(block.text, self._width)
             style = self._style(block.kind)
-            self._lines.extend(self._strip(line, style) for line in [*done, tail])
+            self._lines.extend(self._line(line, style) for line in [*done, tail])
         elif block.kind == "content" and self._markdown:
             if prev is not None and prev.kind != "prompt":
-                self._lines.append(self._strip(""))
+                self._lines.append(self._line(""))
             self._lines.extend(self._markdown_strips(block.text))
         else:
             self._open_block(block, prev)
@@ -551,6 +575,7 @@ class StreamView(ScrollView, can_focus=True):
         self.stats.rebuilds += 1
         self._width = self._wrap_width()
         self._lines, self._live, self._tail = [], [], ""
+        self._drawn.clear()
         prev = None
         for block in self._blocks:
             if block.closed:
@@ -604,6 +629,10 @@ class StreamView(ScrollView, can_focus=True):
         if self._waiting_timer is not None:
             self._waiting_timer.stop()
             self._waiting_timer = None
+
+
+def _line_text(line: Strip | _TextLine) -> str:
+    return line[0] if isinstance(line, tuple) else line.text
 
 
 def _details_header(block: _Block, open_: bool) -> str:
