@@ -1,7 +1,8 @@
 """The chat message view: one prompt and one streamed answer, one chunk per update, O(1).
 
-`StreamView` is a Line-API widget. Finished screen lines are cached `Strip`s that are never
-touched again while the stream runs; an `append` re-wraps only the last, unfinished line
+`StreamView` is a Line-API widget. Finished screen lines are kept (as text, made `Strip`s
+only when drawn) and never touched again while the stream runs; an `append` re-wraps only
+the last, unfinished line
 (its cost depends on the chunk and the width, not on how long the answer already is). The
 scroll stays anchored to the bottom unless the reader scrolls up. The lifecycle is explicit:
 
