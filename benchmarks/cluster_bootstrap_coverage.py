@@ -9,7 +9,7 @@ pooled threshold (with its Monte-Carlo standard error), the median width (high /
 share of degenerate intervals, and the load average before and after. The report's minimum
 number of participants for population thresholds (`analysis.report.support`) rests on it.
 A second table does the same for the MOS interval per TTFT level (population mean rating on
-1-5, `uxlab.simulate.cluster_coverage.true_mos`): the t-interval over ratings against the
+1-5, `uxlab.plan.cluster_coverage.true_mos`): the t-interval over ratings against the
 participant bootstrap the report uses, with how often each leaves the 1-5 scale.
 
     uv run python benchmarks/cluster_bootstrap_coverage.py                 # 400 studies per N
@@ -24,7 +24,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from uxlab.simulate.cluster_coverage import coverage_table, mos_coverage_table, study_design
+from uxlab.plan.cluster_coverage import coverage_table, mos_coverage_table, study_design
 
 REPO = Path(__file__).resolve().parents[1]
 

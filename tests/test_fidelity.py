@@ -355,3 +355,33 @@ def test_raising_the_priority_asks_for_the_niceness_and_names_a_refusal():
         raise_priority(10, setpriority=refuse)
     with pytest.raises(ValueError):
         raise_priority(-1)
+
+
+def test_fidelity_table_without_load_or_paint_is_quiet():
+    """Simulated sessions store no load and no paint: the table says NaN without warnings."""
+    import warnings
+
+    import pandas as pd
+
+    from analysis.report.fidelity_part import fidelity_table
+
+    trials = pd.DataFrame(
+        {
+            "participant": ["SIM-1", "SIM-1"],
+            "session_id": ["s1", "s1"],
+            "n_chunks": [40, 38],
+            "late_handed_p50_ms": [0.2, 0.3],
+            "late_handed_p99_ms": [1.0, 1.2],
+            "late_shown_p50_ms": [float("nan")] * 2,
+            "load_1m": [float("nan")] * 2,
+            "frame_shared_share": [float("nan")] * 2,
+        }
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        table = fidelity_table(trials)
+    assert table is not None
+    row = table.iloc[0]
+    assert row["lateness measured at"] == "hand-off"
+    assert row["p99 lateness, worst trial (ms)"] == 1.2
+    assert pd.isna(row["load (1 min), median"])

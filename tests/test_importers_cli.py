@@ -89,3 +89,11 @@ def test_missing_source_and_bad_select(tmp_path, capsys):
         main(["import", "--from", "llmperf", str(src), "-o", str(tmp_path), "--select", "a"]) == 2
     )
     assert "--select: expected comma-separated whole numbers" in capsys.readouterr().err
+
+
+def test_every_importer_is_a_choice_of_from_and_no_other():
+    """`--from` lists its choices without importing the importers (a fast `uxlab --help`)."""
+    from uxlab.cli.import_cmd import FORMATS
+    from uxlab.streams.importers import IMPORTERS
+
+    assert tuple(IMPORTERS) == FORMATS

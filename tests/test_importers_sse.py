@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from uxlab.streams.sse import SseParser, capture_events, format_capture_event, parse_sse
+from uxlab.streams.sse import SseParser, format_capture_event, parse_sse
 
 
 def test_named_events_multiline_data_comments_and_fields():
@@ -62,8 +62,12 @@ def test_capture_round_trip_and_untimed_events():
         430.0, "line1\nline2", event="delta"
     )
     assert text.startswith(": t_ms=412.700\ndata: ")
-    assert capture_events(text) == [(412.7, None, '{"x": 1}'), (430.0, "delta", "line1\nline2")]
-    assert capture_events("data: a\n\n") == [(None, None, "a")]
+    assert _timed(text) == [(412.7, None, '{"x": 1}'), (430.0, "delta", "line1\nline2")]
+    assert _timed("data: a\n\n") == [(None, None, "a")]
+
+
+def _timed(text: str) -> list[tuple[float | None, str | None, str]]:
+    return [(ev.t_ms, ev.event, ev.data) for ev in parse_sse(text)]
 
 
 def test_recorder_sidecar_with_keepalive_imports_with_its_own_times(tmp_path):

@@ -155,7 +155,7 @@ def test_withdrawing_an_invited_participant_retires_their_code(tmp_path):
 def test_remote_app_logs_timing_warnings_for_the_researcher_instead_of_showing_them(tmp_path):
     import io
 
-    from uxlab.host.participant import _remote_app_class
+    from uxlab.cli.remote_participant import _remote_app_class
     from uxlab.study import load_study
 
     notes = io.StringIO()

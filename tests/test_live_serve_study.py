@@ -11,8 +11,8 @@ from live_servers import serve_in_thread
 from uxlab.cli import main
 from uxlab.clock import VirtualClock
 from uxlab.live.serve import ServeConfig, build_app
-from uxlab.live.study_picker import study_picker
 from uxlab.study import design_trials, load_study
+from uxlab.study.serve_picker import study_picker
 from uxlab.study.stimulus import trial_schedule
 
 QUICKSTART = Path(__file__).resolve().parents[1] / "studies" / "quickstart.toml"

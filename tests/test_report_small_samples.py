@@ -247,7 +247,7 @@ def test_estimate_flags():
 
 def test_coverage_of_the_participant_bootstrap_grows_with_participants():
     """Small version of benchmarks/cluster_bootstrap_coverage.py."""
-    from uxlab.simulate.cluster_coverage import coverage_table, study_design
+    from uxlab.plan.cluster_coverage import coverage_table, study_design
 
     design = study_design(Path(__file__).parents[1] / "studies" / "ttft-threshold.toml")
     table = coverage_table((2, 16), 40, design, n_boot=200, seed=1)
@@ -311,7 +311,7 @@ def test_summary_never_quotes_an_extrapolated_abandonment_time(tmp_path):
 
 def test_mos_interval_by_participants_never_leaves_the_scale():
     """Small version of the MOS table of benchmarks/cluster_bootstrap_coverage.py."""
-    from uxlab.simulate.cluster_coverage import mos_coverage_table, study_design, true_mos
+    from uxlab.plan.cluster_coverage import mos_coverage_table, study_design, true_mos
     from uxlab.simulate.observers import PopulationTruth
 
     truth = PopulationTruth()

@@ -9,8 +9,8 @@ import pytest
 from uxlab.cli import main
 from uxlab.errors import UxlabError
 from uxlab.live.serve import ServeError
-from uxlab.live.study_picker import serve_study_problem, study_picker
 from uxlab.study import design_trials, load_study
+from uxlab.study.serve_picker import serve_study_problem, study_picker
 
 STUDIES = Path(__file__).resolve().parents[1] / "studies"
 

@@ -531,3 +531,126 @@ def test_a_browser_page_may_pick_a_profile_and_read_which_it_got():
     assert answer.status_code == 200 and answer.headers["x-uxlab-profile"] == "slow"
     assert "x-uxlab-profile" in answer.headers["access-control-expose-headers"]
     assert answer.json()["choices"][0]["message"]["content"] == "".join(WORDS)
+
+
+PEER_CAPTURE = Path(__file__).parent / "data" / "guidellm-mock-0.8.1"
+
+
+def captured_peer_upstream(requests: list[dict], fail: bool = False):
+    """guidellm's mock server, replayed: its captured SSE bytes, event by event.
+
+    A request with `tools` gets the tool-call capture, any other the text one; the usage
+    event is sent only when the request asks for it (as the mock does). With `fail`, every
+    request gets the mock's captured HTTP 500 body."""
+    from starlette.applications import Starlette
+    from starlette.responses import Response, StreamingResponse
+    from starlette.routing import Route
+
+    def events(name: str) -> list[bytes]:
+        raw = (PEER_CAPTURE / name).read_bytes()
+        return [part + b"\n\n" for part in raw.split(b"\n\n") if part]
+
+    async def chat(request):
+        body = await request.json()
+        requests.append(body)
+        if fail:
+            error = (PEER_CAPTURE / "error_500.json").read_bytes()
+            return Response(error, status_code=500, media_type="application/json")
+        sent = events("tool_call.sse" if body.get("tools") else "chat_usage.sse")
+        if not (body.get("stream_options") or {}).get("include_usage"):
+            sent = [e for e in sent if b'"usage"' not in e]
+
+        async def gen():
+            for ev in sent:
+                yield ev
+
+        return StreamingResponse(gen(), media_type="text/event-stream")
+
+    return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
+
+
+def peer_deltas(name: str) -> list[dict]:
+    raw = (PEER_CAPTURE / name).read_text()
+    datas = [line[6:] for line in raw.splitlines() if line.startswith("data: ")]
+    return [json.loads(d) for d in datas if d != "[DONE]"]
+
+
+def test_a_peers_captured_stream_passes_through_chunk_for_chunk(tmp_path):
+    """guidellm's mock (no `role`, whitespace-only pieces, a usage event with no choices)."""
+    want = [
+        c["choices"][0]["delta"]["content"]
+        for c in peer_deltas("chat_usage.sse")
+        if c["choices"] and c["choices"][0]["delta"].get("content")
+    ]
+    assert " " in want  # the capture has the whitespace-only pieces this checks
+    requests: list[dict] = []
+    with serve_in_thread(captured_peer_upstream(requests)) as up:
+        proxy, app = proxy_for(up + "/v1", tmp_path)
+        with serve_in_thread(app) as base:
+            client = openai.OpenAI(base_url=base + "/v1", api_key="k", max_retries=0)
+            ask = {"model": "mockmodel", "messages": [{"role": "user", "content": "Say hello"}]}
+            chunks = list(
+                client.chat.completions.create(
+                    **ask, stream=True, stream_options={"include_usage": True}
+                )
+            )
+            plain = list(client.chat.completions.create(**ask, stream=True))
+            whole = client.chat.completions.create(**ask)
+    for got in (chunks, plain):
+        pieces = [c.choices[0].delta.content for c in got if c.choices]
+        assert [p for p in pieces if p] == want  # chunk for chunk, spaces kept
+        assert [c.choices[0].finish_reason for c in got if c.choices][-1] == "stop"
+    usage = [c.usage for c in chunks if c.usage]
+    assert [(u.prompt_tokens, u.completion_tokens) for u in usage] == [(3, 6)]
+    assert not [c for c in plain if c.usage]  # not asked for, not sent
+    assert whole.choices[0].message.content == "".join(want)
+    assert whole.usage.completion_tokens == 6
+    received = sorted((tmp_path / "received").glob("*.jsonl"))
+    assert len(received) == 3
+    for path in received:  # the record: the upstream's pieces as they came
+        assert [c.text for c in read_replay(path).chunks] == want
+    assert all(ex.violations["violations_n"] == 0 for ex in proxy.exchanges)
+
+
+def test_a_peers_captured_tool_call_passes_through():
+    """The mock's tool call: id and name first with empty arguments, then one char each."""
+    deltas = peer_deltas("tool_call.sse")
+    (first,) = deltas[0]["choices"][0]["delta"]["tool_calls"]
+    requests: list[dict] = []
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
+    with serve_in_thread(captured_peer_upstream(requests)) as up:
+        _proxy, app = proxy_for(up + "/v1")
+        with serve_in_thread(app) as base:
+            client = openai.OpenAI(base_url=base + "/v1", api_key="k", max_retries=0)
+            ask = {"model": "mockmodel", "messages": [{"role": "user", "content": "weather?"}]}
+            got = list(
+                client.chat.completions.create(
+                    **ask, tools=tools, tool_choice="required", stream=True
+                )
+            )
+            whole = client.chat.completions.create(**ask, tools=tools, tool_choice="required")
+    calls = [t for c in got if c.choices for t in c.choices[0].delta.tool_calls or []]
+    assert (calls[0].id, calls[0].function.name) == (first["id"], "get_weather")
+    assert "".join(t.function.arguments or "" for t in calls) == "{}"
+    assert [c.choices[0].finish_reason for c in got if c.choices][-1] == "tool_calls"
+    (call,) = whole.choices[0].message.tool_calls
+    assert (call.id, call.function.name, call.function.arguments) == (
+        first["id"],
+        "get_weather",
+        "{}",
+    )
+    assert whole.choices[0].finish_reason == "tool_calls"
+    assert requests[0]["tools"] == tools and requests[0]["tool_choice"] == "required"
+
+
+def test_a_peers_captured_http_500_is_passed_on_and_recorded(tmp_path):
+    want = json.loads((PEER_CAPTURE / "error_500.json").read_text())
+    with serve_in_thread(captured_peer_upstream([], fail=True)) as up:
+        proxy, app = proxy_for(up + "/v1", tmp_path)
+        with serve_in_thread(app) as base, pytest.raises(openai.InternalServerError) as caught:
+            stream_chat(base, "mockmodel")
+    assert caught.value.status_code == 500 and caught.value.body == want["error"]
+    (ex,) = proxy.exchanges
+    assert ex.status == 500 and want["error"]["message"] in ex.message
+    (received,) = (tmp_path / "received").glob("*.jsonl")
+    assert read_replay(received).errors[0].error["status"] == 500

@@ -200,7 +200,7 @@ def test_two_workers_serve_concurrent_requests_and_stop_cleanly():
 def test_a_study_is_shaped_once_before_serving(monkeypatch):
     """`--study` plays a finite trial list: each schedule is shaped when the picker is built,
     and no request shapes anything."""
-    import uxlab.live.study_picker as study_picker_module
+    import uxlab.study.serve_picker as study_picker_module
     from uxlab.study import design_trials, load_study
 
     calls: list[int] = []

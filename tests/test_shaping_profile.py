@@ -8,6 +8,7 @@ import tomllib
 
 import pytest
 
+from uxlab.cli.profile_options import add_profile_arguments, profile_from_args
 from uxlab.errors import UxlabError
 from uxlab.shaping import (
     FACTOR_NAMES,
@@ -17,7 +18,6 @@ from uxlab.shaping import (
     Profile,
     ProfileError,
     Stalls,
-    add_profile_arguments,
 )
 
 STUDY_TOML = """
@@ -35,7 +35,7 @@ error_at = {token = 120, type = "api_error"}
 def parse_cli(*argv: str) -> Profile:
     parser = argparse.ArgumentParser()
     add_profile_arguments(parser)
-    return Profile.from_args(parser.parse_args(list(argv)))
+    return profile_from_args(parser.parse_args(list(argv)))
 
 
 def test_a_study_table_reads_every_part() -> None:

@@ -1,4 +1,4 @@
-"""SSE event encoding in `uxlab serve` (orjson, with the stdlib as the fallback)."""
+"""SSE event encoding in `uxlab serve` (orjson, the stdlib for what orjson refuses)."""
 
 from __future__ import annotations
 

@@ -285,19 +285,22 @@ def test_migrations_upgrade_in_place_and_roll_back_on_failure(tmp_path, study, m
 
 
 def test_every_start_and_resume_keeps_its_own_environment(store, study, tmp_path):
-    from uxlab.store import export_db
+    from uxlab.store import export_db, read_tables
 
     first = {"term": "xterm-256color", "columns": 80, "timing_warnings": []}
     later = {"term": "tmux-256color", "columns": 70, "timing_warnings": ["inside tmux", "70x20"]}
     session = store.start_or_resume_session(study, "P-RUNS1", environment=first)
     store.begin_trial(session, 0)  # then the process dies
     again = store.start_or_resume_session(study, "P-RUNS1", environment=later)
-    runs = store.session_runs(session.id)
+    _columns, runs = read_tables(store.path)["runs"]
     assert [(r["run"], r["kind"], r["next_index"]) for r in runs] == [
         (0, "start", 0),
         (1, "resume", 1),
     ]
-    assert [r["environment"] for r in runs] == [first, later]
+    assert [(r["env_term"], r["env_columns"]) for r in runs] == [
+        ("xterm-256color", 80),
+        ("tmux-256color", 70),
+    ]
     assert again.resumed_count == 1
     out = export_db(store.path, tmp_path / "out")
     sessions = (out["sessions"]).read_text().splitlines()
@@ -334,19 +337,14 @@ def test_a_version_2_database_gets_session_runs_from_its_sessions(tmp_path, stud
         old.close()
     from uxlab.store import read_tables
 
-    _columns, runs = read_tables(db)["runs"]  # read-only, as found: from the sessions table
+    as_found = read_tables(db)["runs"]  # read-only, as found: from the sessions table
+    _columns, runs = as_found
     assert [(r["run"], r["kind"], r["env_term"]) for r in runs] == [(0, "start", "vt100")]
+    assert runs[0]["started_at"] == "2026-01-01T00:00:00" and runs[0]["next_index"] == 0
     with Store.open(db) as store:
         assert store.conn.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
-        assert store.session_runs("S-old") == [
-            {
-                "run": 0,
-                "kind": "start",
-                "started_at": "2026-01-01T00:00:00",
-                "next_index": 0,
-                "environment": {"term": "vt100"},
-            }
-        ]
+        assert store.conn.execute("SELECT COUNT(*) FROM session_runs").fetchone() == (1,)
+    assert read_tables(db)["runs"] == as_found  # migrated: the same run, now in session_runs
 
 
 def test_a_live_session_keeps_its_group_slot_while_it_begins_and_commits_trials(tmp_path):

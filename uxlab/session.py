@@ -52,6 +52,7 @@ from uxlab.clock import Clock, MonotonicClock
 from uxlab.fidelity import Tolerance, default_max_late_p99_ms, outside_tolerance, trial_fidelity
 from uxlab.live.live_schedule import LiveRun, LiveSchedule
 from uxlab.machine import load_1m
+from uxlab.outcomes import Outcome
 from uxlab.player import PlaybackLog, Player, Sink
 from uxlab.shaping import shape
 from uxlab.store.store import Session, Store
@@ -275,21 +276,21 @@ class TrialRun:
         return True
 
     @property
-    def outcome(self) -> str:
+    def outcome(self) -> Outcome:
         if self.abandoned_at_ms is not None:
-            return "abandoned"
+            return Outcome.ABANDONED
         if self.timed_out:
-            return "timed_out"
+            return Outcome.TIMED_OUT
         if self.log is not None and self.log.error_at_ms is not None:
-            return "error"
-        return "completed"
+            return Outcome.ERROR
+        return Outcome.COMPLETED
 
     @property
     def questions(self) -> list[Question]:
         """The per-trial questions to ask now (none after a give-up unless the study asks)."""
         if self.trial.attention is not None:  # only the check's own question
             return [self.study.question(self.trial.attention.question)]
-        if self.outcome == "abandoned" and not self.study.abandon.ask_questions:
+        if self.outcome == Outcome.ABANDONED and not self.study.abandon.ask_questions:
             return []
         return list(self.study.trial_questions)
 

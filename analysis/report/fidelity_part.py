@@ -36,6 +36,12 @@ def _numbers(frame: pd.DataFrame, column: str) -> pd.Series:
     return pd.to_numeric(frame[column], errors="coerce")
 
 
+def _stat(values: pd.Series, how: str) -> float:
+    """median / max / mean of the measured values; NaN, quietly, when none was measured."""
+    values = values.dropna()
+    return float(getattr(values, how)()) if len(values) else float("nan")
+
+
 def fidelity_table(trials: pd.DataFrame) -> pd.DataFrame | None:
     """One row per session with the summary above; None without fidelity columns."""
     if "n_chunks" not in trials.columns or "participant" not in trials.columns:
@@ -61,13 +67,13 @@ def fidelity_table(trials: pd.DataFrame) -> pd.DataFrame | None:
                 "session_id": part["session_id"].iloc[0] if by == "session_id" else "",
                 "trials measured": len(part),
                 "lateness measured at": "screen (frame flushed)" if shown else "hand-off",
-                "p50 lateness, median trial (ms)": p50.median(),
-                "p99 lateness, median trial (ms)": p99.median(),
-                "p99 lateness, worst trial (ms)": p99.max(),
-                "chunks sharing a frame (%)": 100.0 * share.mean(),
+                "p50 lateness, median trial (ms)": _stat(p50, "median"),
+                "p99 lateness, median trial (ms)": _stat(p99, "median"),
+                "p99 lateness, worst trial (ms)": _stat(p99, "max"),
+                "chunks sharing a frame (%)": 100.0 * _stat(share, "mean"),
                 "flagged": f"{int((flag == 1).sum())} of {judged}" if judged else "not judged",
-                "load (1 min), median": load.median(),
-                "load (1 min), max": load.max(),
+                "load (1 min), median": _stat(load, "median"),
+                "load (1 min), max": _stat(load, "max"),
             }
         )
     return pd.DataFrame(rows, columns=COLUMNS)

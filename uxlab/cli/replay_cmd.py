@@ -29,12 +29,9 @@ def register(subparsers: Any) -> None:
         "--truncated", action="store_true", help="also load streams without an end event"
     )
     parser.add_argument("--bench-json", type=Path, help=argparse.SUPPRESS)
-    try:
-        from uxlab.shaping import add_profile_arguments
-    except ImportError:  # shaping not installed: play recordings as recorded
-        parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    else:
-        add_profile_arguments(parser)
+    from uxlab.cli.profile_options import add_profile_arguments
+
+    add_profile_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -96,25 +93,16 @@ def run(args: argparse.Namespace) -> int:
     for error in corpus.errors:
         print(f"uxlab replay: skipped {error}")
 
-    profile = shaper = parser = None
-    text = ""
-    try:
-        from uxlab.shaping import Profile, shape
-    except ImportError:
-        pass
-    else:
-        profile = Profile.from_args(args)
-        shaper = shape
-        parser = parse_settings
-        text = settings_text(args)
+    from uxlab.cli.profile_options import profile_from_args
+    from uxlab.shaping import shape
 
     app = ReplayApp(
         corpus.recordings,
-        profile=profile,
+        profile=profile_from_args(args),
         seed=args.seed,
-        shaper=shaper,
-        parse_settings=parser,
-        settings_text=text,
+        shaper=shape,
+        parse_settings=parse_settings,
+        settings_text=settings_text(args),
         bench_json=args.bench_json,
     )
     if args.fps is not None and frame_cap() != args.fps:

@@ -12,7 +12,7 @@ _PROFILE_OPTIONS = ("ttft", "headers_ms", "itl", "rho", "chunk", "stalls", "erro
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from uxlab.shaping import add_profile_arguments
+    from uxlab.cli.profile_options import add_profile_arguments
 
     p = subparsers.add_parser(
         "serve",
@@ -195,16 +195,17 @@ def _upstream_config(args: argparse.Namespace):  # -> (ServeConfig, str)
 
 def _config(args: argparse.Namespace):  # -> ServeConfig
     from uxlab.cli import CliError
+    from uxlab.cli.profile_options import profile_from_args
     from uxlab.live.serve import ServeConfig
     from uxlab.player import PlaybackError
-    from uxlab.shaping import Profile, shape
+    from uxlab.shaping import shape
     from uxlab.streams import load_corpus
 
     if getattr(args, "upstream", None):
         return _upstream_config(args)
     if args.study:
-        from uxlab.live.study_picker import study_picker
         from uxlab.study import design_trials, load_study
+        from uxlab.study.serve_picker import study_picker
 
         if args.corpus:
             raise CliError("give CORPUS or --study, not both (the study names its corpus)")
@@ -231,7 +232,7 @@ def _config(args: argparse.Namespace):  # -> ServeConfig
         return config, what
     if not args.corpus:
         raise CliError("give a CORPUS (a replay file or folder) or --study FILE")
-    profile = Profile.from_args(args)
+    profile = profile_from_args(args)
     corpus = load_corpus(args.corpus)
     for err in corpus.errors:
         print(f"skipped: {err}", file=sys.stderr)

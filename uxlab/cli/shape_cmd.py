@@ -13,7 +13,7 @@ from pathlib import Path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from uxlab.shaping import add_profile_arguments
+    from uxlab.cli.profile_options import add_profile_arguments
 
     p = subparsers.add_parser(
         "shape",
@@ -35,8 +35,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from uxlab.cli import CliError
+    from uxlab.cli.profile_options import profile_from_args
     from uxlab.cli.wrapping import WIDTH, wrap_parts
-    from uxlab.shaping import Profile, derive_seed, shape
+    from uxlab.shaping import derive_seed, shape
     from uxlab.shaping.summary import summarise
     from uxlab.streams.replay_file import (
         ReplayFormatError,
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         write_replay,
     )
 
-    profile = Profile.from_args(args)
+    profile = profile_from_args(args)
     if args.seed < 0:
         raise CliError(f"--seed: {args.seed} is negative (use a whole number >= 0)")
     src = Path(args.input)

@@ -3,7 +3,7 @@
 A participant runs `ssh -p PORT CODE@HOST`; the user name is their invitation code
 (`uxlab.store.invitations`), so no password is asked. An accepted connection that asks for a
 terminal gets a pseudo-terminal of the client's type and size running
-`python -m uxlab.host.participant` (the same flow as `uxlab run`), and the bytes are bridged
+`python -m uxlab.cli.remote_participant` (the same flow as `uxlab run`), and the bytes are bridged
 both ways; a window change resizes the pseudo-terminal (the program gets SIGWINCH). Closing
 the connection hangs up the program (SIGHUP: a clean quit that keeps what is on screen);
 connecting again with the same code resumes the session. A new connection with a code in use
@@ -33,8 +33,8 @@ from pathlib import Path
 
 import asyncssh
 
+from uxlab.host import NOTES_FD_VAR
 from uxlab.host.limits import FailureLimiter
-from uxlab.host.participant import NOTES_FD_VAR
 
 HANG_UP_GRACE_S = 30.0
 """How long a hung-up program may take to commit and exit before it is killed."""
@@ -192,7 +192,7 @@ class ParticipantSession(asyncssh.SSHServerSession):
             self.proc = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
-                "uxlab.host.participant",
+                "uxlab.cli.remote_participant",
                 str(self.ctx.study_path),
                 str(self.ctx.db),
                 self.participant,

@@ -28,10 +28,7 @@ import asyncio
 import json
 from typing import Any
 
-try:
-    import orjson
-except ImportError:  # pragma: no cover - orjson is a dependency; the stdlib path still works
-    orjson = None  # type: ignore[assignment]
+import orjson
 
 from uxlab.live.wire_formats import (
     anthropic_stop_reason,
@@ -46,13 +43,12 @@ WIRES = ("openai", "anthropic")
 
 
 def json_bytes(data: Any) -> bytes:
-    """Compact UTF-8 JSON: orjson (several times faster on the serving hot path), else the
-    stdlib with the same separators (an integer beyond 64 bits, which orjson refuses)."""
-    if orjson is not None:
-        try:
-            return orjson.dumps(data)
-        except TypeError:
-            pass
+    """Compact UTF-8 JSON: orjson (several times faster on the serving hot path), or the
+    stdlib with the same separators for what orjson refuses (an integer beyond 64 bits)."""
+    try:
+        return orjson.dumps(data)
+    except TypeError:
+        pass
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
 
 

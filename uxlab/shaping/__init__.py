@@ -11,7 +11,6 @@ from uxlab.shaping.profile import (
     ErrorAt,
     Profile,
     Stalls,
-    add_profile_arguments,
 )
 from uxlab.shaping.retime import ShapeError, derive_seed, schedule_id, shape
 from uxlab.shaping.spec import ProfileError
@@ -25,7 +24,6 @@ __all__ = [
     "ProfileError",
     "ShapeError",
     "Stalls",
-    "add_profile_arguments",
     "correlated_scores",
     "derive_seed",
     "schedule_id",

@@ -1,14 +1,13 @@
 """The shaping `Profile`: what TTFT, inter-token gaps, chunking, stalls and errors to apply.
 
 One profile is read from a TOML table (the `[profile]` of a study file), from the CLI
-(`add_profile_arguments` + `Profile.from_args`), or from a study factor level applied to a
+(`uxlab.cli.profile_options`), or from a study factor level applied to a
 base profile (`with_factors`). `to_table()` is the full profile, stored in every schedule's
 header, and `Profile.from_table(p.to_table()) == p`.
 """
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -147,7 +146,7 @@ class Profile:
     """Folder that a relative `empirical` source is resolved against (not serialised)."""
 
     def __post_init__(self) -> None:
-        _check_rho_fits(self.itl, self.rho, "rho")
+        check_rho_fits(self.itl, self.rho, "rho")
 
     # -- TOML ------------------------------------------------------------------------------
     @classmethod
@@ -187,7 +186,7 @@ class Profile:
             kwargs["stalls"] = parse_stalls(table["stalls"], at("stalls"))
         if "error_at" in table:
             kwargs["error_at"] = parse_error_at(table["error_at"], at("error_at"))
-        _check_rho_fits(kwargs.get("itl", RECORDED), kwargs.get("rho", 0.0), at("rho"))
+        check_rho_fits(kwargs.get("itl", RECORDED), kwargs.get("rho", 0.0), at("rho"))
         profile = cls(**kwargs, base_dir=Path(base_dir) if base_dir is not None else None)
         factors = {k: v for k, v in table.items() if k in FACTOR_NAMES and k not in _KEYS}
         if factors:
@@ -221,29 +220,6 @@ class Profile:
         if self.error_at is not None:
             parts.append(f"error_at={self.error_at.token}:{self.error_at.type}")
         return " ".join(parts)
-
-    # -- CLI -------------------------------------------------------------------------------
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> Profile:
-        """Read the options registered by `add_profile_arguments`; errors name the option."""
-        kwargs: dict[str, Any] = {}
-        if getattr(args, "ttft", None) is not None:
-            kwargs["ttft"] = parse_dist(args.ttft, "--ttft", TTFT_KINDS)
-        if getattr(args, "headers_ms", None) is not None:
-            kwargs["headers_ms"] = parse_headers(args.headers_ms, "--headers-ms")
-        if getattr(args, "itl", None) is not None:
-            kwargs["itl"] = parse_dist(args.itl, "--itl", ITL_KINDS)
-        if getattr(args, "rho", None) is not None:
-            kwargs["rho"] = parse_rho(args.rho, "--rho")
-        if getattr(args, "chunk", None) is not None:
-            kwargs["chunk"] = parse_chunk(args.chunk, "--chunk")
-        stalls = getattr(args, "stalls", None)
-        if stalls:
-            kwargs["stalls"] = parse_stalls(list(stalls), "--stalls")
-        if getattr(args, "error_at", None) is not None:
-            kwargs["error_at"] = parse_error_at(args.error_at, "--error-at")
-        _check_rho_fits(kwargs.get("itl", RECORDED), kwargs.get("rho", 0.0), "--rho")
-        return cls(**kwargs)
 
     # -- study factors -----------------------------------------------------------------------
     def with_factors(self, factors: dict[str, Any], where: str = "factors") -> Profile:
@@ -297,7 +273,7 @@ class Profile:
             v = check_range(values["itl_scale"], at("itl_scale"), 0, strict=True)
             itl = itl.scaled(v, at("itl_scale"))
         rho = parse_rho(values["rho"], at("rho")) if "rho" in values else p.rho
-        _check_rho_fits(itl, rho, at("rho" if "rho" in values else "itl_ms"))
+        check_rho_fits(itl, rho, at("rho" if "rho" in values else "itl_ms"))
         p = replace(p, itl=itl, rho=rho)
         if "chunk_tokens" in values:
             k = parse_int(values["chunk_tokens"], at("chunk_tokens"))
@@ -342,7 +318,7 @@ def _stalls_with(stalls: Stalls, values: dict[str, float], at: Any) -> Stalls:
     return Stalls(at=at_list, rate_per_s=rate, ms=ms)
 
 
-def _check_rho_fits(itl: Dist, rho: float, path: str) -> None:
+def check_rho_fits(itl: Dist, rho: float, path: str) -> None:
     if rho == 0:
         return
     if itl.kind in FROM_RECORDING:
@@ -531,40 +507,3 @@ def parse_error_at(value: Any, path: str) -> ErrorAt:
     if not kind.replace("_", "").isalnum():
         raise ProfileError(path, f"error type {kind!r} should be a name like overloaded_error")
     return ErrorAt(n, kind, message)
-
-
-def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
-    """Register --ttft --headers-ms --itl --rho --chunk --stalls --error-at --seed."""
-    g = parser.add_argument_group(
-        "shaping profile",
-        "Re-time streams. Distributions: constant:MS | uniform:mean=M,j=J | "
-        "normal:mean=M,sd=S | lognormal:median=M,sigma=S | gamma:mean=M,cv=C | "
-        "pareto:median=M,alpha=A. Unset options keep the recording's timing.",
-    )
-    g.add_argument(
-        "--ttft",
-        metavar="SPEC",
-        help="time to first token: MS | recorded | scale:F | a distribution "
-        "(e.g. lognormal:median=800,sigma=0.3)",
-    )
-    g.add_argument("--headers-ms", metavar="MS", help="when response headers arrive (ms)")
-    g.add_argument(
-        "--itl",
-        metavar="SPEC",
-        help="inter-token gaps: recorded | scale:F | rate:TOKENS_PER_S | "
-        "constant:MS | a distribution | empirical:PATH[,block=B]",
-    )
-    g.add_argument("--rho", metavar="R", help="lag-1 correlation of successive gaps (-1..1)")
-    g.add_argument("--chunk", metavar="K", help="tokens per event: K | uniform:MIN,MAX")
-    g.add_argument(
-        "--stalls",
-        metavar="SPEC",
-        action="append",
-        help="at=TOKENS:MS,... | poisson:rate_per_s=R,ms=DIST (repeatable)",
-    )
-    g.add_argument(
-        "--error-at",
-        metavar="N[:TYPE]",
-        help="end with an error after N tokens (default type overloaded_error)",
-    )
-    g.add_argument("--seed", type=int, default=0, help="random seed (default 0)")

@@ -8,7 +8,9 @@
   keys that give an answer in the runner (`answer_keys`), a sped-up real clock (`ScaledClock`).
   `uxlab.tui.simulated_run` uses them to drive the real terminal runner (the layering keeps
   everything that imports `textual` in `uxlab/tui`).
-- `uxlab.simulate.validation`: how many trials the adaptive procedures need, by simulation.
+- Simulations judged by the real analysis live in `uxlab.plan` (only the CLI and planning
+  import `analysis`): `adaptive_validation` (how many trials the adaptive procedures need)
+  and `cluster_coverage` (how often the pooled threshold's interval holds the truth).
 """
 
 from uxlab.simulate.driver import (

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from uxlab.clock import VirtualClock
+from uxlab.outcomes import Outcome
 from uxlab.player import HeadlessSink
 from uxlab.session import StudySession, TrialRun
 from uxlab.simulate.observers import (
@@ -181,7 +182,7 @@ async def simulate_session(
         await run_trial(run, observer, clock, trial_rng(seed, number, trial.index))
         ss.commit(run)
         n += 1
-        abandoned += run.outcome == "abandoned"
+        abandoned += run.outcome == Outcome.ABANDONED
     else:
         rng = end_rng(seed, number)
         answers = {

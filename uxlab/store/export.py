@@ -52,13 +52,8 @@ from typing import Any
 from analysis.spreadsheet_cells import write_safe_csv
 from uxlab.fidelity import FIDELITY_COLUMNS as _FIDELITY_COLUMNS
 from uxlab.fidelity import trial_fidelity
-from uxlab.store.open_checks import (
-    SQLITE_HEADER,
-    check_database,
-    describe_sqlite_error,
-    is_environmental,
-    reading,
-)
+from uxlab.outcomes import Outcome
+from uxlab.store.open_checks import open_read_only, reading
 from uxlab.store.schema import StoreError
 
 BASE_COLUMNS = [
@@ -184,29 +179,6 @@ def _read_reruns(conn: sqlite3.Connection) -> dict[tuple[str, int], dict[str, An
         replaced["rerun_as"] = idx
         replaced.setdefault("rerun_reason", reason)
     return out
-
-
-def open_read_only(db: str | Path) -> sqlite3.Connection:
-    """A read-only connection (`mode=ro`): an export cannot change the data."""
-    db = Path(db)
-    if not db.is_file():
-        raise StoreError(f"{db}: no such database")
-    with db.open("rb") as fh:
-        if fh.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
-            raise StoreError(f"{db}: not a uxlab study database (not a SQLite file at all)")
-    conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
-    try:
-        check_database(conn, db)  # a damaged or foreign file: one line, not a traceback
-        conn.execute("SELECT COUNT(*) FROM sessions").fetchone()
-    except StoreError:
-        conn.close()
-        raise
-    except sqlite3.DatabaseError as exc:
-        conn.close()
-        if is_environmental(exc):
-            raise StoreError(describe_sqlite_error(exc, db)) from None
-        raise StoreError(f"{db}: not a uxlab study database ({exc})") from None
-    return conn
 
 
 def read_tables(db: str | Path) -> dict[str, Any]:
@@ -381,7 +353,7 @@ def _read_tables(db: str | Path) -> dict[str, Any]:
     study_json["encoding"] = {
         "yesno": "1 = yes, 0 = no",
         "likert": "1..scale",
-        "outcome": ["completed", "abandoned", "timed_out", "error", "interrupted"],
+        "outcome": [o.value for o in Outcome],
     }
     return {
         "trials": (trial_columns, trial_rows),

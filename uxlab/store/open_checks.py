@@ -13,6 +13,9 @@
 3. `describe_sqlite_error(exc, path)` turns any `sqlite3.Error` met while opening (or later)
    into what happened: a full disk, a disk error, a read-only file, a damaged file, a lock held
    by another process, rather than one catch-all "not a uxlab study database".
+
+Readers (export, verify) open with `open_read_only(path)`: the same checks on a `mode=ro`
+connection, so reading can never change the data.
 """
 
 from __future__ import annotations
@@ -246,3 +249,26 @@ def _disk_is_full(path: Path) -> bool:
         return shutil.disk_usage(folder).free < LOW_DISK_BYTES
     except OSError:
         return False
+
+
+def open_read_only(db: str | Path) -> sqlite3.Connection:
+    """A read-only connection (`mode=ro`): an export cannot change the data."""
+    db = Path(db)
+    if not db.is_file():
+        raise StoreError(f"{db}: no such database")
+    with db.open("rb") as fh:
+        if fh.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
+            raise StoreError(f"{db}: not a uxlab study database (not a SQLite file at all)")
+    conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    try:
+        check_database(conn, db)  # a damaged or foreign file: one line, not a traceback
+        conn.execute("SELECT COUNT(*) FROM sessions").fetchone()
+    except StoreError:
+        conn.close()
+        raise
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        if is_environmental(exc):
+            raise StoreError(describe_sqlite_error(exc, db)) from None
+        raise StoreError(f"{db}: not a uxlab study database ({exc})") from None
+    return conn

@@ -29,8 +29,8 @@ Guarantees:
   planned list (table `requeued`): the same planned trial under a new trial_index; the
   attempt it replaces stays stored as it was. `unfinished_sessions(study)` lists what can
   be resumed; a quit (`set_state(..., "interrupted", by=...)`) leaves a `pause` audit entry.
-- Every start and resume keeps its own environment (`session_runs`, `session_runs(id)`);
-  `sessions.environment` stays the first run's.
+- Every start and resume keeps its own environment (table `session_runs`, exported as
+  `runs.csv`); `sessions.environment` stays the first run's.
 - `withdraw(participant)` deletes every row of the participant and leaves an audit entry with
   counts and the SHA-256 of what was deleted, but no content.
 - The `audit` table is append-only (triggers refuse UPDATE and DELETE) and hash-chained: each
@@ -66,6 +66,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from uxlab.outcomes import FINISHED, Outcome
 from uxlab.store import lease, open_checks
 from uxlab.store.schema import StoreError, migrate
 from uxlab.study.adaptive import CommittedTrial
@@ -73,7 +74,7 @@ from uxlab.study.design import Trial, design_trials
 from uxlab.study.reproduce import stimulus_files
 from uxlab.study.spec import Condition, Question, Study
 
-OUTCOMES = ("completed", "abandoned", "timed_out", "error")
+OUTCOMES = tuple(FINISHED)
 LIVE_STATES = ("created", "consented", "running")
 """Session states that hold a group slot while the session was seen recently."""
 TRANSITIONS: dict[str, tuple[str, ...]] = {
@@ -597,17 +598,6 @@ class Store:
             ),
         )
 
-    def session_runs(self, session_id: str) -> list[dict[str, Any]]:
-        """Every start and resume of a session, in order, with its environment."""
-        return [
-            {"run": r, "kind": k, "started_at": at, "next_index": i, "environment": json.loads(e)}
-            for r, k, at, i, e in self.conn.execute(
-                "SELECT run, kind, started_at, next_index, environment FROM session_runs "
-                "WHERE session_id = ? ORDER BY run",
-                (session_id,),
-            )
-        ]
-
     def _resume(
         self,
         study: Study,
@@ -948,12 +938,14 @@ class Store:
         SHA-256 of what was stored (also written to the audit log).
         """
         if outcome not in OUTCOMES:
-            raise StoreError(f"trial {trial_index}: outcome {outcome!r} is not one of {OUTCOMES}")
+            raise StoreError(
+                f"trial {trial_index}: outcome {outcome!r} is not one of {', '.join(OUTCOMES)}"
+            )
         timings = dict(timings or {})
         for key, value in timings.items():
             if value is not None and not isinstance(value, (int, float)):
                 raise StoreError(f"trial {trial_index}: timing {key}={value!r} is not a number")
-        if outcome == "abandoned" and timings.get("t_abandon_ms") is None:
+        if outcome == Outcome.ABANDONED and timings.get("t_abandon_ms") is None:
             raise StoreError(f"trial {trial_index}: an abandoned trial needs t_abandon_ms")
         trial = session.trials[trial_index]
         answers = _normalise_responses(

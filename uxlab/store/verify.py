@@ -35,8 +35,7 @@ from typing import Any
 
 from uxlab.errors import UxlabError
 from uxlab.live.live_schedule import LiveSchedule
-from uxlab.store.export import open_read_only
-from uxlab.store.open_checks import reading
+from uxlab.store.open_checks import open_read_only, reading
 from uxlab.store.store import sha256_json
 from uxlab.study.adaptive import AdaptivePlan, CommittedTrial
 from uxlab.study.design import Trial, design_trials

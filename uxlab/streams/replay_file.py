@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson  # twice as fast as the stdlib decoder on whole files
 
 from uxlab.errors import UxlabError
 from uxlab.reading import (
@@ -34,11 +35,6 @@ from uxlab.reading import (
     read_bounded_text,
     tree_problem,
 )
-
-try:  # twice as fast as the stdlib decoder on whole files; the stdlib one is the fallback
-    import orjson
-except ImportError:  # pragma: no cover - orjson is a dependency, but the code runs without it
-    orjson = None  # type: ignore[assignment]
 from uxlab.streams.recording import (
     CHANNELS,
     FORMAT,
@@ -370,7 +366,7 @@ def _decode_joined(body: str) -> list[Any] | None:
     as many items as lines, each line then holds exactly one item, as line-by-line decoding
     would find, once every item is known to be an object (`_check_in_bulk`). A blank line
     makes two commas meet, so it takes the precise path too. Any doubt returns None.
-    orjson decodes when it is installed and gives what the stdlib would, except that it makes
+    orjson decodes and gives what the stdlib would, except that it makes
     integers beyond 64 bits floats: `_check_in_bulk` sends events holding such numbers to the
     precise path.
     """
@@ -380,10 +376,9 @@ def _decode_joined(body: str) -> list[Any] | None:
         return None
     joined = "[" + body.replace("\n", ",\n") + "]"
     objs = None
-    if orjson is not None:
-        # On an error the stdlib decides: it keeps lone surrogates and reads 1e999 as inf.
-        with suppress(orjson.JSONDecodeError):
-            objs = orjson.loads(joined)
+    # On an error the stdlib decides: it keeps lone surrogates and reads 1e999 as inf.
+    with suppress(orjson.JSONDecodeError):
+        objs = orjson.loads(joined)
     if objs is None:
         try:
             objs = _DECODER.decode(joined)

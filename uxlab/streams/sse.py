@@ -220,11 +220,6 @@ def parse_sse(text: str | bytes) -> list[SseEvent]:
     return events
 
 
-def capture_events(text: str | bytes) -> list[tuple[float | None, str | None, str]]:
-    """A timed capture as `(t_ms, event name, data)` tuples (t_ms None when untimed)."""
-    return [(ev.t_ms, ev.event, ev.data) for ev in parse_sse(text)]
-
-
 def format_capture_event(t_ms: float | None, data: str, event: str | None = None) -> str:
     """One event of a timed capture: the `: t_ms=` comment, `event:`, `data:` lines, blank."""
     lines = [f": {CAPTURE_TIME_KEY}{'null' if t_ms is None else f'{t_ms:.3f}'}"]

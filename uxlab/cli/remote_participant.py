@@ -1,6 +1,6 @@
 """The program each SSH connection runs in its pseudo-terminal: `uxlab run` for one participant.
 
-`python -m uxlab.host.participant STUDY DB PARTICIPANT` makes the pseudo-terminal on its
+`python -m uxlab.cli.remote_participant STUDY DB PARTICIPANT` makes the pseudo-terminal on its
 stdin its controlling terminal (so the kernel delivers SIGWINCH and SIGHUP as for a local
 terminal) and runs `uxlab run STUDY --db DB --participant PARTICIPANT` in this process, with
 two differences that keep the researcher's words away from the participant:
@@ -22,8 +22,7 @@ import termios
 from contextlib import redirect_stdout, suppress
 from typing import Any, TextIO
 
-NOTES_FD_VAR = "UXLAB_HOST_NOTES_FD"
-"""Names the descriptor the host reads researcher notes from (one line each)."""
+from uxlab.host import NOTES_FD_VAR
 
 FAREWELL = {
     0: "The study is finished. Thank you for taking part; you may close this connection.",
