@@ -18,6 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from analysis.table_errors import TrialTableError
+
 MEASURES = ("ttft", "itl", "e2e")
 UNITS = ("s", "ms")
 SECONDS_IF_MAX_BELOW = 30.0  # a latency column whose largest value is under this is seconds
@@ -51,9 +53,7 @@ class ColumnMap:
         )
 
 
-def _error(path: Path, row: int | None, column: str | None, message: str):
-    from analysis.trial_table import TrialTableError
-
+def _error(path: Path, row: int | None, column: str | None, message: str) -> TrialTableError:
     return TrialTableError(path, row, column, message)
 
 

@@ -25,6 +25,7 @@ import pandas as pd
 
 from analysis.foreign_table import ColumnMap, adapt_frame
 from analysis.spreadsheet_cells import plain_frame
+from analysis.table_errors import TrialTableError
 
 # Columns the analysis needs in every table; the rest of contract 2 is used when present.
 REQUIRED_COLUMNS = ("participant",)
@@ -106,19 +107,6 @@ MAX_CSV_BYTES = 1024 * 1024 * 1024
 MAX_STUDY_JSON_BYTES = 16 * 1024 * 1024
 _YES = {"1", "1.0", "yes", "y", "true", "t"}
 _NO = {"0", "0.0", "no", "n", "false", "f"}
-
-
-class TrialTableError(ValueError):
-    """A trial table that cannot be analysed: file, row, column, and what would be right."""
-
-    def __init__(self, path: Path | str, row: int | None, column: str | None, message: str):
-        self.path, self.row, self.column = Path(path), row, column
-        where = str(path)
-        if row is not None:
-            where += f" row {row}"
-        if column is not None:
-            where += f" column {column!r}"
-        super().__init__(f"{where}: {message}")
 
 
 @dataclass
