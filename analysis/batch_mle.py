@@ -58,6 +58,8 @@ class Layout:
     fixed: [C, 5] the value used where idx is -1.
     lo, hi: [P] bounds of theta.
     beta_binomial: whether rho enters the likelihood.
+    width_floor: [C] log w below which a width penalty applies (None: no penalty).
+    width_floor_sd: how fast the penalty grows below the floor (in log w).
     """
 
     sigmoid: Sigmoid
@@ -68,6 +70,8 @@ class Layout:
     lo: np.ndarray
     hi: np.ndarray
     beta_binomial: bool
+    width_floor: np.ndarray | None = None
+    width_floor_sd: float = 0.5
 
     @property
     def n_params(self) -> int:
@@ -261,9 +265,15 @@ class Layout:
         out = terms.reshape(-1, n_b).T @ matrix
         grad = out[:, :n_p]
         observed = out[:, n_p + n_p * n_p :].reshape(-1, n_p, n_p)
-        if not fisher:
-            return grad, observed, None
-        return grad, observed, out[:, n_p : n_p + n_p * n_p].reshape(-1, n_p, n_p)
+        fisher_info = out[:, n_p : n_p + n_p * n_p].reshape(-1, n_p, n_p) if fisher else None
+        if self.width_floor is not None:
+            _, pen_grad, pen_curv = self.width_penalty(theta)
+            grad = grad + pen_grad
+            diag = np.arange(n_p)
+            observed[:, diag, diag] += pen_curv
+            if fisher_info is not None:
+                fisher_info[:, diag, diag] += pen_curv
+        return grad, observed, fisher_info
 
     def grad_info(
         self, theta: np.ndarray, k: np.ndarray, n: np.ndarray
@@ -316,17 +326,50 @@ class Layout:
             out[:, m_pos] = nearest + (m - nearest) * np.exp(np.minimum(v_new - v, 50.0))
         return out
 
+    # -- the width penalty (a one-sided prior on log w) --------------------------------------
+
+    def width_penalty(self, theta: np.ndarray):
+        """(log-prior [B], its gradient [B, P], minus its second derivative [B, P]).
+
+        A half-Gaussian on log w below `width_floor` (zero above): w narrower than the
+        floor costs 0.5 ((floor - log w) / sd)^2. Separated data (every level all-or-none)
+        have no finite maximum-likelihood width; this keeps the fit, and the parametric
+        bootstrap drawn from it, at a width the design could have told apart.
+        """
+        n_b = theta.shape[0]
+        pen = np.zeros(n_b)
+        grad = np.zeros((n_b, self.n_params))
+        curv = np.zeros((n_b, self.n_params))
+        if self.width_floor is None:
+            return pen, grad, curv
+        inv_var = 1.0 / self.width_floor_sd**2
+        for c in range(self.idx.shape[0]):
+            pos = self.idx[c, 1]
+            if pos < 0:
+                continue
+            below = np.maximum(self.width_floor[c] - theta[:, pos], 0.0)
+            pen -= 0.5 * below * below * inv_var
+            grad[:, pos] += below * inv_var
+            curv[:, pos] += np.where(below > 0.0, inv_var, 0.0)
+        return pen, grad, curv
+
     # -- likelihood -------------------------------------------------------------------------
 
     def loglik(self, theta: np.ndarray, k: np.ndarray, n: np.ndarray) -> np.ndarray:
-        """[B] log-likelihood (without the binomial coefficients) of counts k of n [B, L]."""
+        """[B] log-likelihood (without the binomial coefficients) of counts k of n [B, L],
+        plus the width penalty (`width_penalty`) when the layout has one: the objective
+        every fit maximises."""
         psi = np.clip(self._psi_rows(theta), PSI_EPS, 1.0 - PSI_EPS)  # [L, B]
         k_t = np.broadcast_to(k, psi.shape[::-1]).T
         n_t = np.broadcast_to(n, psi.shape[::-1]).T
         if not self.beta_binomial:
-            return np.sum(k_t * np.log(psi) + (n_t - k_t) * np.log1p(-psi), axis=0)
-        rho = np.broadcast_to(self._rows(self._cond_param(theta.T, 4)), psi.shape)
-        return np.sum(_betabin_terms(psi, rho, k_t, n_t)[0], axis=0)
+            ll = np.sum(k_t * np.log(psi) + (n_t - k_t) * np.log1p(-psi), axis=0)
+        else:
+            rho = np.broadcast_to(self._rows(self._cond_param(theta.T, 4)), psi.shape)
+            ll = np.sum(_betabin_terms(psi, rho, k_t, n_t)[0], axis=0)
+        if self.width_floor is None:
+            return ll
+        return ll + self.width_penalty(theta)[0]
 
     def _grad_betabin(self, theta: np.ndarray, k: np.ndarray, n: np.ndarray) -> np.ndarray:
         a, c = self._sigmoid_constants
@@ -343,7 +386,10 @@ class Layout:
         per_row = np.stack(
             [np.broadcast_to(d * dl_dpsi, psi.shape).T for d in first] + [dl_drho.T], axis=-1
         )  # [B, L, 5]
-        return self._scatter(per_row)
+        grad = self._scatter(per_row)
+        if self.width_floor is not None:
+            grad = grad + self.width_penalty(theta)[1]
+        return grad
 
     def _fd_information(
         self, theta: np.ndarray, k: np.ndarray, n: np.ndarray, grad: np.ndarray

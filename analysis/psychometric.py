@@ -35,6 +35,9 @@ small samples overestimate slopes. Both bootstraps draw their datasets from the 
 uniforms (inverse-CDF sampling), so a sensitivity dataset is often one the main bootstrap
 already fitted, or close to one, and its refit starts there; identical datasets are fitted
 once (`batch_mle.refit`).
+Width penalty: every fit adds a half-Gaussian log-prior on ln w below the smallest level
+spacing (SD 0.5 in ln w; `batch_mle.Layout.width_penalty`), so separated data have a finite
+width and the bootstrap drawn from it is not one repeated step (an interval of zero width).
 Goodness of fit: the deviance against its bootstrap distribution. Bounds that keep the MLE
 finite: m within half the tested log range beyond either end; w from a quarter of the
 smallest level spacing (at least 1/100 of the range) to 4 times the range.
@@ -58,6 +61,8 @@ DEFAULT_LEVELS = (0.25, 0.5, 0.75)
 NUISANCE_BOUNDS = (0.0, 0.1)  # guess and lapse when free
 RHO_MAX = 0.5  # eta <= ~0.71
 WIDTH_MIN_GAPS = 0.25  # w (F 0.1 -> 0.9) is at least this many smallest level spacings
+WIDTH_FLOOR_GAPS = 1.0  # the width penalty starts below this many smallest level spacings
+WIDTH_FLOOR_SD = 0.5  # ... and grows as a half-Gaussian of this SD in log w
 THRESHOLD_COLUMNS = ["level", "estimate", "ci_low", "ci_high", "n_trials"]
 MAIN_TOLERANCES = {"tol": 1e-9, "decrement_tol": 1e-6}
 DEVIANCE_TIE = 1e-6  # deviances closer than this are equal (optimiser precision)
@@ -169,6 +174,7 @@ class _Spec:
     beta_binomial: bool
     share_guess: bool = False
     share_lapse: bool = True
+    width_penalty: bool = True
 
 
 def _build_layout(spec: _Spec, u: np.ndarray, cond: np.ndarray, n_cond: int) -> Layout:
@@ -177,6 +183,7 @@ def _build_layout(spec: _Spec, u: np.ndarray, cond: np.ndarray, n_cond: int) -> 
     fixed = np.zeros((n_cond, 5))
     lo: list[float] = []
     hi: list[float] = []
+    floors = np.zeros(n_cond)
 
     def add(low: float, high: float) -> int:
         lo.append(low)
@@ -189,6 +196,7 @@ def _build_layout(spec: _Spec, u: np.ndarray, cond: np.ndarray, n_cond: int) -> 
         min_gap = float(np.min(np.diff(uc)))
         idx[c, 0] = add(uc[0] - span / 2.0, uc[-1] + span / 2.0)
         idx[c, 1] = add(np.log(max(WIDTH_MIN_GAPS * min_gap, span / 100.0)), np.log(4.0 * span))
+        floors[c] = np.log(max(WIDTH_FLOOR_GAPS * min_gap, span / 100.0))
     for j, value, shared in ((2, spec.guess, spec.share_guess), (3, spec.lapse, spec.share_lapse)):
         if value is not None:
             fixed[:, j] = value
@@ -208,6 +216,8 @@ def _build_layout(spec: _Spec, u: np.ndarray, cond: np.ndarray, n_cond: int) -> 
         lo=np.array(lo),
         hi=np.array(hi),
         beta_binomial=spec.beta_binomial,
+        width_floor=floors if spec.width_penalty else None,
+        width_floor_sd=WIDTH_FLOOR_SD,
     )
 
 
@@ -853,7 +863,10 @@ def population_threshold(
 
     The estimate is the pooled fit of all trials; each bootstrap replicate draws
     participants with replacement, pools their counts and refits (all replicates at once),
-    so the interval carries between-participant variation. Percentile intervals.
+    so the interval carries between-participant variation. Percentile intervals, each end
+    at least as far out as the parametric bootstrap's of the pooled counts (trials
+    independent): when every participant's answers separate at the same gap, every
+    resampled pool separates there too and the cluster bootstrap alone has zero width.
     Columns: level, estimate, ci_low, ci_high, n_trials, n_participants.
     """
     x_col, r_col, p_col = _column(df, stimulus), _column(df, response), _column(df, participant)
@@ -861,7 +874,7 @@ def population_threshold(
         x_col, r_col, field=stimulus, response_field=response
     )
     pooled = PsychometricFitter(levels=levels, alpha=alpha, **fitter_kwargs).fit(
-        levels_ms, n_yes, n_total, n_boot=0
+        levels_ms, n_yes, n_total, n_boot=n_boot, seed=seed + 1, sensitivity=False
     )
     keys, p_inv = np.unique(p_col.astype(str).to_numpy(), return_inverse=True)
     x_inv = np.searchsorted(levels_ms, _as_float_array(x_col, stimulus))
@@ -884,6 +897,11 @@ def population_threshold(
     est = _threshold_logs(res.layout, res.theta[None, :], levels)[0]
     boot = _threshold_logs(res.layout, theta, levels)
     low, high = percentile_interval(boot, alpha)
+    if n_boot > 0:
+        p_low, p_high = _intervals(
+            pooled._threshold_samples(levels)[1], est, None, None, "percentile", alpha
+        )
+        low, high = np.fmin(low, p_low), np.fmax(high, p_high)
     return pd.DataFrame(
         {
             "level": list(levels),

@@ -19,6 +19,17 @@ import pandas as pd
 DEFAULT_PATH = Path(__file__).with_name("reference_figures.toml")
 UNITS = ("ms", "ms/token")
 MEASURES = ("psychometric", "rating", "abandonment")
+# What kind of judgement a figure is about; a figure is compared only with a measure of the
+# same kind (a reading pace with smoothness), and a server SLO with none (not perception).
+JUDGEMENTS = ("immediacy", "acceptability", "abandonment", "smoothness", "reading", "server-slo")
+COMPARABLE = {
+    "immediacy": ("immediacy",),
+    "acceptability": ("acceptability",),
+    "abandonment": ("abandonment",),
+    "smoothness": ("smoothness",),
+    "reading": ("smoothness",),
+    "server-slo": (),
+}
 REQUIRED = (
     "id",
     "label",
@@ -53,6 +64,7 @@ class ReferenceFigure:
     url: str = ""
     compare_note: str = ""
     evidence: str = ""
+    judgement: str = ""  # one of JUDGEMENTS ("" in old files: compared as before)
 
     @property
     def range_ms(self) -> tuple[float, float]:
@@ -96,7 +108,7 @@ def _check(entry: dict, where: str) -> ReferenceFigure:
             f"{where}: unknown key(s) {', '.join(unknown)}; "
             f"known keys are {', '.join(sorted(known))}"
         )
-    if entry["unit"] not in UNITS:
+    if entry.get("unit") not in UNITS:
         raise ReferenceFileError(
             f"{where}: unit {entry['unit']!r}; use one of {', '.join(UNITS)} (convert seconds "
             "and tokens/s first)"
@@ -124,6 +136,10 @@ def _check(entry: dict, where: str) -> ReferenceFigure:
             f"{where}: compare_with {entry['compare_with']!r}; expected "
             "'<psychometric|rating> <stimulus column> <level>' or 'abandonment <share>', "
             "with the level or share between 0 and 1"
+        )
+    if "judgement" in entry and entry["judgement"] not in JUDGEMENTS:
+        raise ReferenceFileError(
+            f"{where}: judgement {entry['judgement']!r}; use one of {', '.join(JUDGEMENTS)}"
         )
     if not isinstance(entry["perception_study"], bool):
         raise ReferenceFileError(f"{where}: perception_study must be true or false")

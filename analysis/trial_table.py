@@ -23,7 +23,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis.foreign_table import ColumnMap, adapt_frame
 from analysis.spreadsheet_cells import plain_frame
+from analysis.table_errors import TrialTableError
 
 # Columns the analysis needs in every table; the rest of contract 2 is used when present.
 REQUIRED_COLUMNS = ("participant",)
@@ -107,19 +109,6 @@ _YES = {"1", "1.0", "yes", "y", "true", "t"}
 _NO = {"0", "0.0", "no", "n", "false", "f"}
 
 
-class TrialTableError(ValueError):
-    """A trial table that cannot be analysed: file, row, column, and what would be right."""
-
-    def __init__(self, path: Path | str, row: int | None, column: str | None, message: str):
-        self.path, self.row, self.column = Path(path), row, column
-        where = str(path)
-        if row is not None:
-            where += f" row {row}"
-        if column is not None:
-            where += f" column {column!r}"
-        super().__init__(f"{where}: {message}")
-
-
 @dataclass
 class Question:
     """One question of the study: `q_<id>` holds the answer."""
@@ -149,6 +138,9 @@ class TrialTable:
     questions: dict[str, Question] = field(default_factory=dict)
     runs: pd.DataFrame | None = None  # runs.csv: one row per start or resume of a session
     session_events: pd.DataFrame | None = None  # events.csv rows of SESSION_EVENT_KINDS
+    factor_source: str = "study.json"  # where `factors` came from, in words
+    stimulus: str | None = None  # the stimulus column named on load (after unit/measure)
+    notes: list[str] = field(default_factory=list)  # what loading did to the data
 
     def question_for(self, column: str) -> Question | None:
         """The question whose answers are in `column` (`q_<id>`), if the study says."""
@@ -202,8 +194,10 @@ def read_session_events(path: Path) -> pd.DataFrame | None:
     return pd.concat(parts, ignore_index=True) if parts else None
 
 
-def load_trial_table(path: str | Path) -> TrialTable:
-    """Load a trial table from a CSV, an export folder, or a SQLite file with a `trials` table."""
+def load_trial_table(path: str | Path, columns: ColumnMap | None = None) -> TrialTable:
+    """Load a trial table from a CSV, an export folder, or a SQLite file with a `trials` table.
+
+    `columns` names the columns of another lab's table (`analysis.foreign_table`)."""
     path = Path(path)
     if not path.exists():
         raise TrialTableError(path, None, None, "no such file or folder")
@@ -235,8 +229,13 @@ def load_trial_table(path: str | Path) -> TrialTable:
         sidecar = path.with_name("study.json")
         if sidecar.exists():
             study = _read_study_json(sidecar)
+    columns = columns or ColumnMap()
+    notes: list[str] = []
+    stimulus = None
+    if not columns.is_empty:
+        trials, notes, stimulus = adapt_frame(trials, columns, data_path)
     trials = validate_trials(trials, data_path)
-    factors = _factor_names(trials, study)
+    factors, factor_source = _factor_names(trials, study, columns, stimulus)
     questions = _questions(study)
     table = TrialTable(
         trials=trials,
@@ -248,6 +247,9 @@ def load_trial_table(path: str | Path) -> TrialTable:
         questions=questions,
         runs=runs,
         session_events=session_events,
+        factor_source=factor_source,
+        stimulus=stimulus,
+        notes=notes,
     )
     check_answers(table)
     return table
@@ -323,8 +325,12 @@ def _finite_float(text: str) -> float:
 
 
 def _row_of(frame: pd.DataFrame, mask: np.ndarray) -> int:
-    """1-based data row of the first True in `mask`."""
-    return int(np.flatnonzero(mask)[0]) + 1
+    """1-based data row of the first True in `mask` (the file's row when rows were dropped
+    but the index kept, as `analysis.foreign_table` does)."""
+    pos = int(np.flatnonzero(mask)[0])
+    if pd.api.types.is_integer_dtype(frame.index):
+        return int(frame.index[pos]) + 1
+    return pos + 1
 
 
 def known_columns() -> tuple[str, ...]:
@@ -356,7 +362,7 @@ def validate_trials(trials: pd.DataFrame, path: Path) -> pd.DataFrame:
                 path,
                 r,
                 "outcome",
-                f"{trials['outcome'].iloc[r - 1]!r} is not one of {', '.join(OUTCOMES)}",
+                f"{trials['outcome'][bad].iloc[0]!r} is not one of {', '.join(OUTCOMES)}",
             )
         trials["outcome"] = outcome
     for col in FLAG_COLUMNS:
@@ -369,7 +375,10 @@ def validate_trials(trials: pd.DataFrame, path: Path) -> pd.DataFrame:
             if negative.any():
                 r = _row_of(trials, negative)
                 raise TrialTableError(
-                    path, r, col, f"{trials[col].iloc[r - 1]} is negative (times are ms from send)"
+                    path,
+                    r,
+                    col,
+                    f"{trials[col][negative].iloc[0]} is negative (times are ms from send)",
                 )
             too_late = (trials[col] > MAX_TIME_MS).to_numpy()
             if too_late.any():
@@ -378,7 +387,7 @@ def validate_trials(trials: pd.DataFrame, path: Path) -> pd.DataFrame:
                     path,
                     r,
                     col,
-                    f"{trials[col].iloc[r - 1]:g} ms is not plausible (at most one day, "
+                    f"{trials[col][too_late].iloc[0]:g} ms is not plausible (at most one day, "
                     f"{MAX_TIME_MS:g} ms)",
                 )
     if "outcome" in trials.columns and "t_abandon_ms" in trials.columns:
@@ -401,7 +410,7 @@ def _flag_column(values: pd.Series, path: Path, col: str) -> pd.Series:
     bad = ~(empty | yes | no)
     if bad.any():
         r = _row_of(values.to_frame(), bad.to_numpy())
-        raise TrialTableError(path, r, col, f"{values.iloc[r - 1]!r} is not 0/1")
+        raise TrialTableError(path, r, col, f"{values[bad].iloc[0]!r} is not 0/1")
     return pd.Series(np.where(yes, 1.0, np.where(no, 0.0, np.nan)), index=values.index)
 
 
@@ -410,7 +419,7 @@ def _number_column(values: pd.Series, path: Path, col: str) -> pd.Series:
     bad = (numbers.isna() & values.notna() & (values.astype(str).str.strip() != "")).to_numpy()
     if bad.any():
         r = _row_of(values.to_frame(), bad)
-        raise TrialTableError(path, r, col, f"{values.iloc[r - 1]!r} is not a number of ms")
+        raise TrialTableError(path, r, col, f"{values[bad].iloc[0]!r} is not a number of ms")
     return numbers.astype(float)
 
 
@@ -420,7 +429,16 @@ def binary_column(trials: pd.DataFrame, column: str, path: Path) -> pd.Series:
         raise TrialTableError(
             path, None, column, f"no such column (question columns: {question_columns(trials)})"
         )
-    return _flag_column(trials[column], path, column)
+    try:
+        return _flag_column(trials[column], path, column)
+    except TrialTableError as exc:
+        raise TrialTableError(
+            path,
+            exc.row,
+            column,
+            f"{str(exc).rsplit(': ', 1)[-1]}; name the values that mean yes with "
+            "--yes VALUE[,VALUE] (e.g. --yes j), the others then mean no",
+        ) from None
 
 
 def numeric_column(trials: pd.DataFrame, column: str, path: Path) -> pd.Series:
@@ -434,7 +452,7 @@ def numeric_column(trials: pd.DataFrame, column: str, path: Path) -> pd.Series:
     bad = (numbers.isna() & values.notna() & (values.astype(str).str.strip() != "")).to_numpy()
     if bad.any():
         r = _row_of(trials, bad)
-        raise TrialTableError(path, r, column, f"{values.iloc[r - 1]!r} is not a number")
+        raise TrialTableError(path, r, column, f"{values[bad].iloc[0]!r} is not a number")
     numbers = numbers.astype(float)
     _check_plausible(numbers, path, column)
     return numbers
@@ -449,7 +467,7 @@ def _check_plausible(numbers: pd.Series, path: Path, column: str) -> None:
             path,
             r,
             column,
-            f"{numbers.iloc[r - 1]:g} is not a plausible value (finite, within "
+            f"{numbers[wild].iloc[0]:g} is not a plausible value (finite, within "
             f"±{MAX_NUMBER_ABS:g})",
         )
 
@@ -478,7 +496,7 @@ def check_answers(table: TrialTable) -> None:
                         path,
                         r,
                         col,
-                        f"{values.iloc[r - 1]:g} is not a rating on the scale 1..{q.scale_size}",
+                        f"{values[bad].iloc[0]:g} is not a rating on the scale 1..{q.scale_size}",
                     )
 
 
@@ -487,13 +505,28 @@ def question_columns(trials: pd.DataFrame) -> list[str]:
     return [c for c in trials.columns if str(c).startswith("q_")]
 
 
-def _factor_names(trials: pd.DataFrame, study: dict[str, Any]) -> list[str]:
+def is_uxlab_shaped(trials: pd.DataFrame) -> bool:
+    """True for a table in contract 2's shape (a uxlab export), whose column names say
+    which columns are design factors; False for another lab's table."""
+    cols = set(trials.columns)
+    return "study_sha256" in cols or {"trial_index", "condition_id", "outcome"} <= cols
+
+
+def _factor_names(
+    trials: pd.DataFrame, study: dict[str, Any], columns: ColumnMap, stimulus: str | None
+) -> tuple[list[str], str]:
+    """(design factors, where they came from): --factor, else study.json, else the column
+    names of a uxlab export; another lab's table without either has the stimulus only."""
     declared = study.get("factors")
-    if isinstance(declared, dict):
-        names = list(declared)
+    first = [stimulus] if stimulus else []
+    if columns.factors:
+        names, source = [*first, *columns.factors], "--factor"
+    elif isinstance(declared, dict):
+        names, source = list(declared), "study.json"
     elif isinstance(declared, list):
         names = [str(f.get("name")) if isinstance(f, dict) else str(f) for f in declared]
-    else:
+        source = "study.json"
+    elif is_uxlab_shaped(trials):
         names = [
             c
             for c in trials.columns
@@ -503,7 +536,19 @@ def _factor_names(trials: pd.DataFrame, study: dict[str, Any]) -> list[str]:
             and not str(c).startswith(("q_", "rt_"))
             and pd.api.types.is_numeric_dtype(trials[c])
         ]
-    return [n for n in names if n in trials.columns]
+        source = "the uxlab export's column names (no study.json)"
+    else:
+        names = first or [
+            c
+            for c in ("ttft_ms", "itl_ms", "e2e_ms")
+            if c in trials.columns and pd.api.types.is_numeric_dtype(trials[c])
+        ]
+        source = (
+            "the stimulus only: not a uxlab export and no study.json; "
+            "name other design factors with --factor COL"
+        )
+    names = list(dict.fromkeys(n for n in names if n in trials.columns))
+    return names, source
 
 
 def _questions(study: dict[str, Any]) -> dict[str, Question]:

@@ -16,6 +16,8 @@ from analysis.psychometric import (
     MultiConditionFitter,
     PsychometricFitter,
     PsychometricInputError,
+    _build_layout,
+    _Spec,
     fit_by_group,
     population_threshold,
     tidy_thresholds,
@@ -255,22 +257,65 @@ def test_sensitivity_bootstrap_only_ever_widens_the_interval():
 
 
 def test_steep_data_reach_the_end_of_their_ridge():
-    # every level but one answered all-or-none: the likelihood rises towards w -> 0 along
-    # a curved ridge; the fit and every bootstrap refit must get to its end, not stall
+    # every level but one answered all-or-none: the likelihood alone rises towards w -> 0
+    # along a curved ridge; the width penalty ends the ridge between the hard bound and the
+    # penalty's floor, and the fit and every bootstrap refit must get there, not stall
     x, k, n = LEVELS_MS, np.array([0, 0, 0, 4, 9, 10, 9]), np.full(7, 10)
     fit = PsychometricFitter(direction="rising").fit(x, k, n, n_boot=500, seed=0)
     layout = fit._result.layout
-    assert fit._result.theta[1] == pytest.approx(layout.lo[1])  # w at its smallest
+    assert layout.lo[1] + 0.1 < fit._result.theta[1] < layout.width_floor[0]
     best = _scipy_best_loglik(layout, k.astype(float), n.astype(float), 12, 0)
     assert fit.loglik_ >= best - 1e-6
     assert fit.n_boot_unconverged_ == 0 and fit.n_boot_failed_ == 0
-    # fitted perfectly (deviance ~0): every bootstrap deviance is at least as large, also
-    # the copies of the data itself that tie with it up to rounding
+    # without the penalty the ridge runs to the hard bound on w
+    plain = _build_layout(
+        _Spec("logistic", None, None, False, width_penalty=False),
+        np.log(x),
+        np.zeros(7, dtype=int),
+        1,
+    )
+    theta, _, _ = maximise(plain, fit._result.theta[None, :], k[None, :].astype(float), n)
+    assert theta[0, 1] == pytest.approx(plain.lo[1])
+    # nearly perfect: the p-value is a probability whatever rounding does to ties
     perfect = PsychometricFitter(direction="rising").fit(
         x, [0, 0, 0, 4, 10, 10, 10], n, n_boot=500, seed=0
     )
-    assert perfect.deviance_ < 1e-5
-    assert perfect.deviance_p_ == 1.0
+    assert 0.0 <= perfect.deviance_p_ <= 1.0
+
+
+SEPARATED_MS = np.array([200.0, 400.0, 650.0, 1000.0, 1500.0, 2500.0])
+SEPARATED_YES = np.array([0, 0, 0, 10, 10, 10])
+
+
+def test_separated_person_gets_an_interval_like_psignifits():
+    # 0/10 up to 650 ms, 10/10 from 1,000 ms: psignifit 4.3 (logistic, yes/no, eta = 0)
+    # gives 806 ms [683, 922] (eta free: [654, 955]); the maximum-likelihood bootstrap
+    # alone gave [806, 806]. The width penalty keeps the fit, and the data drawn from it,
+    # at a slope the design can tell apart, so the interval spans most of the gap.
+    fit = PsychometricFitter(direction="rising").fit(
+        SEPARATED_MS, SEPARATED_YES, np.full(6, 10), n_boot=1000, seed=3
+    )
+    low, high = fit.threshold_ci_(0.5)
+    assert fit.threshold_(0.5) == pytest.approx(806.0, rel=0.01)
+    assert 650.0 <= low <= 740.0 and 880.0 <= high <= 1000.0
+    for level in (0.25, 0.75):  # never zero-width
+        lo_p, hi_p = fit.threshold_ci_(level)
+        assert hi_p / lo_p > 1.1
+
+
+def test_separated_pool_gets_an_interval_like_psignifits():
+    # three people all separated at the same gap: resampling people alone would give
+    # identical pools (a zero-width interval); the pooled interval is at least the
+    # parametric bootstrap's of the pooled counts
+    rows = [
+        {"participant": p, "x": x, "y": int(x >= 1000.0)}
+        for p in ("a", "b", "c")
+        for x in SEPARATED_MS
+        for _ in range(10)
+    ]
+    table = population_threshold(pd.DataFrame(rows), "x", "y", "participant", 400, 1)
+    mid = table.set_index("level").loc[0.5]
+    assert 650.0 <= mid.ci_low < 790.0 and 820.0 < mid.ci_high <= 1000.0
 
 
 def test_same_seed_same_intervals_other_seed_other_intervals():

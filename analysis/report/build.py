@@ -65,7 +65,13 @@ THRESHOLD_COLUMNS = [
     "n_participants",
     "extrapolated",
     "degenerate",
+    "estimand",
 ]
+# What a pooled psychometric figure estimates (`--estimand`), in words for the report.
+ESTIMANDS = {
+    "population": "the population curve's point (all participants' trials pooled)",
+    "median-person": "the median participant's own point (median of per-person fits)",
+}
 ABANDON_SHARES = (0.1, 0.5)
 # Wall-clock session stamps in sessions.csv (ISO 8601) that give the study's dates.
 SESSION_TIME_COLUMNS = ("created_at", "updated_at", "started_at", "finished_at", "ended_at")
@@ -86,6 +92,8 @@ class ReportOptions:
     progress: bool = False
     score_corpus: Path | None = None
     title: str | None = None
+    estimand: str = "population"  # or "median-person" (see ESTIMANDS)
+    judgement_kind: str | None = None  # immediacy | acceptability | smoothness (else inferred)
 
 
 @dataclass
@@ -117,6 +125,9 @@ class PsychometricPart:
     per_participant: dict[str, Any] = field(default_factory=dict)
     per_condition: dict[str, ConditionFit] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
+    estimand: str = "population"  # what `population` estimates (ESTIMANDS)
+    estimator: str = "pooled fit of all trials, participants resampled"  # how, in words
+    other: pd.DataFrame | None = None  # the other estimand's table, when it could be made
 
 
 @dataclass
@@ -213,7 +224,7 @@ def _log(options: ReportOptions, message: str) -> None:
 def choose_columns(table: TrialTable, options: ReportOptions) -> tuple[str, str | None, str | None]:
     """(stimulus, judgement or None, rating or None) from options, study.json, or the data."""
     trials, path = table.trials, table.source
-    stimulus = options.stimulus
+    stimulus = table.stimulus or options.stimulus  # renamed on load (unit, --measure)
     if stimulus is None:
         candidates = [f for f in table.factors if trials[f].nunique() >= 3]
         preferred = [f for f in candidates if f == "ttft_ms"] + [
@@ -263,7 +274,8 @@ def analyse(table: TrialTable, options: ReportOptions | None = None) -> ReportDa
     """Run exclusions, psychometric fits, survival, ratings, references and scoring."""
     options = options or ReportOptions()
     stimulus, judgement, rating = choose_columns(table, options)
-    factors = [f for f in table.factors if f != stimulus]
+    answers = {judgement, rating}
+    factors = [f for f in table.factors if f != stimulus and f not in answers]
     factors = [stimulus, *[f for f in factors if table.trials[f].nunique() > 1]]
     planned = planned_trials_from_sessions(table.sessions)
     excl = apply_exclusions(table.trials, options.rules, planned)
@@ -278,6 +290,8 @@ def analyse(table: TrialTable, options: ReportOptions | None = None) -> ReportDa
         cells=cell_counts(kept, factors),
         study_info=study_info(table, options),
     )
+    data.notes.extend(table.notes)
+    data.notes.append(f"Design factors: {', '.join(factors)} (from {table.factor_source}).")
     if kept.empty:  # a report that says so, with each rule and the option that changes it
         data.nothing_left = nothing_left_message(excl)
         data.thresholds = pd.DataFrame(columns=THRESHOLD_COLUMNS)
@@ -400,6 +414,9 @@ def _psychometric(data: ReportData, column: str) -> PsychometricPart:
         population["ci_low"], population["ci_high"] = np.nan, np.nan
         population["n_participants"] = n_people
     part = PsychometricPart(column, yes_means, pooled, population)
+    procedure = adaptive_design(data)
+    if procedure is not None:
+        _adaptive_population(data, part, df, procedure, n_people)
     for factor in {f for f, _ in _other_factor_levels(data)}:
         try:
             multi = MultiConditionFitter().fit(
@@ -438,7 +455,145 @@ def _psychometric(data: ReportData, column: str) -> PsychometricPart:
                 _progress_bar(i + 1, len(keys), "participant fits")
         if opts.progress and keys:
             print(file=sys.stderr)
+    _set_estimand(data, part, n_people)
     return part
+
+
+def median_person_thresholds(
+    per_participant: dict[str, Any], n_boot: int, seed: int, alpha: float = 0.05
+) -> pd.DataFrame:
+    """The median of per-person thresholds at each level, 95% percentile interval from
+    resampling participants (their point estimates). Columns as `population_threshold`."""
+    tables = [f.thresholds_.set_index("level") for f in per_participant.values()]
+    levels = list(tables[0].index)
+    est = np.array([[t.loc[level, "estimate"] for level in levels] for t in tables])  # [P, L]
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(tables), size=(max(n_boot, 1), len(tables)))
+    boot = np.median(est[draws], axis=1)  # [B, L]
+    return pd.DataFrame(
+        {
+            "level": levels,
+            "estimate": np.median(est, axis=0),
+            "ci_low": np.quantile(boot, alpha / 2, axis=0) if n_boot else np.nan,
+            "ci_high": np.quantile(boot, 1 - alpha / 2, axis=0) if n_boot else np.nan,
+            "n_trials": int(sum(t["n_trials"].iloc[0] for t in tables)),
+            "n_participants": len(tables),
+        }
+    )
+
+
+def _set_estimand(data: ReportData, part: PsychometricPart, n_people: int) -> None:
+    """Put the `--estimand` table in `part.population` and the other in `part.other`."""
+    wanted = data.options.estimand
+    if wanted not in ESTIMANDS:
+        raise ValueError(f"estimand {wanted!r}: use one of {', '.join(ESTIMANDS)}")
+    median = None
+    if len(part.per_participant) >= 2:
+        median = median_person_thresholds(
+            part.per_participant, data.options.n_boot, data.options.seed
+        )
+        if not enough("population", n_people):
+            median["ci_low"], median["ci_high"] = np.nan, np.nan
+    if wanted == "median-person":
+        if median is None:
+            data.notes.append(
+                "--estimand median-person needs per-participant fits of 2 or more people; "
+                "the pooled figures are the population curve's points."
+            )
+            return
+        part.population, part.other, part.estimand = median, part.population, wanted
+    else:
+        part.other = median
+
+
+def adaptive_design(data: ReportData) -> str | None:
+    """The adaptive procedure that chose the stimulus levels (study.json's factor
+    `procedure`, else the sessions' adaptive columns), or None for a fixed design."""
+    declared = data.table.study.get("factors")
+    specs = declared.values() if isinstance(declared, dict) else declared or []
+    for spec in specs:
+        if isinstance(spec, dict) and spec.get("procedure"):
+            return str(spec["procedure"])
+    from analysis.report.adaptive_part import adaptive_estimates
+
+    sessions = adaptive_estimates(getattr(data.table, "sessions", None))
+    if sessions is not None:
+        return ", ".join(sorted({str(p) for p in sessions["procedure"].dropna()})) or "adaptive"
+    return None
+
+
+def _adaptive_population(
+    data: ReportData, part: PsychometricPart, df: pd.DataFrame, procedure: str, n_people: int
+) -> None:
+    """Adaptive designs test each person where that person is unsure, so a pooled fit
+    without participant effects mixes people at different latencies: its 25% / 75% points
+    were biased (-21% / +32% on simulated staircases with people who differ). The
+    population thresholds then come from a logit with a random intercept per participant
+    (`analysis.ratings.fit_mixed_acceptability`), or are withheld with the reason."""
+    rising = part.pooled.direction_ == "rising"
+    falls = df.assign(_falls=(1.0 - df["_y"]) if rising else df["_y"])
+    if not enough("population", n_people):
+        part.population.loc[part.population["level"] != 0.5, ["estimate", "ci_low", "ci_high"]] = (
+            np.nan
+        )
+        part.estimator = (
+            f"adaptive design ({procedure}): 25% / 75% points withheld; they need a model with "
+            f"participant effects, which needs {MINIMUMS['population'].min_participants} "
+            "participants"
+        )
+        data.notes.append(f"Psychometric thresholds: {part.estimator}.")
+        return
+    mixed = fit_mixed_acceptability(
+        falls, "_falls", "_x", 1.0, n_boot=data.options.n_boot, seed=data.options.seed
+    )
+    table = mixed.thresholds()
+    if table["estimate"].isna().any():
+        part.population.loc[part.population["level"] != 0.5, ["estimate", "ci_low", "ci_high"]] = (
+            np.nan
+        )
+        part.estimator = (
+            f"adaptive design ({procedure}): the participant-effects model found no "
+            "falling curve; 25% / 75% points withheld"
+        )
+    else:
+        part.population = table
+        part.estimator = (
+            f"adaptive design ({procedure}): logit on ln latency with a random intercept per "
+            "participant (population curve, marginal over participants), participants resampled"
+        )
+        _withhold_measured_bias(part, procedure)
+    data.notes.append(f"Psychometric thresholds: {part.estimator}.")
+
+
+# Relative bias of the random-intercept thresholds where it missed the targets (under 2% at
+# 50%, under 5% at 25 / 75%) on simulated adaptive studies (benchmarks/adaptive_pooled_bias.py,
+# 100 studies x 16 people who differ x 40 trials, 2026-12-03): procedure -> {level: bias}.
+# Withheld there (a 1-up/2-down staircase tests mostly below each person's 50% point); the
+# 50% point of a staircase is kept, with its bias said.
+ADAPTIVE_BIAS = {
+    "staircase": {0.5: "+6.8%", 0.75: "+17.2%"},
+    "interleaved": {0.25: "-6.1%"},
+}
+
+
+def _withhold_measured_bias(part: PsychometricPart, procedure: str) -> None:
+    """Blank the levels this estimator was measured biased at for this procedure."""
+    for name, biases in ADAPTIVE_BIAS.items():
+        if name not in procedure:
+            continue
+        withheld = [level for level in biases if level != 0.5]
+        rows = part.population["level"].isin(withheld)
+        part.population.loc[rows, ["estimate", "ci_low", "ci_high"]] = np.nan
+        said = ", ".join(f"{level:.0%} {bias}" for level, bias in biases.items())
+        part.estimator += (
+            f"; on simulated {name} studies this model's bias was {said} "
+            f"(benchmarks/adaptive_pooled_bias.py)"
+            + (
+                f", so the {', '.join(f'{v:.0%}' for v in withheld)} point is withheld"
+                if withheld
+                else ""
+            )
+        )
 
 
 def _psychometric_or_note(data: ReportData, column: str) -> PsychometricPart | None:
@@ -610,13 +765,75 @@ def reference_comparison(data: ReportData) -> pd.DataFrame | None:
     for key, value in measured.items():  # abandonment: beyond the longest wait observed
         if key.startswith("abandonment") and len(value) > 4 and value[4]:
             withheld[key] = "the estimate lies beyond the longest wait observed"
-    return compare_figures(
-        load_reference_figures(),
+    figures = load_reference_figures()
+    if data.stimulus not in {f.stimulus for f in figures if f.stimulus}:
+        data.notes.append(
+            f"The stimulus {data.stimulus!r} is not a measure the published figures name "
+            "(ttft_ms, itl_ms): its thresholds are not compared with them; say what it is "
+            "with --measure ttft|itl|e2e."
+        )
+    table = compare_figures(
+        figures,
         {k: v[:4] for k, v in measured.items()},
         n_participants=data.n_participants,
         min_participants=MINIMUMS["verdicts"].min_participants,
         withheld=withheld,
     )
+    return match_judgement_kinds(table, figures, judgement_kind(data))
+
+
+# Words in a yes/no question's column or meaning that say what kind of judgement it is.
+KIND_WORDS = (
+    ("immediacy", ("instant", "immediate", "notice", "delay")),
+    ("smoothness", ("smooth", "stutter", "choppy", "fluid", "jerky")),
+    ("acceptability", ("accept", "slow", "fast", "ok", "wait", "patien", "fine")),
+)
+QUESTION_KINDS = ("immediacy", "acceptability", "smoothness")
+
+
+def judgement_kind(data: ReportData) -> str | None:
+    """What the yes/no question judges: `--judgement-kind`, else from its words (None when
+    they do not say)."""
+    if data.options.judgement_kind:
+        return data.options.judgement_kind
+    p = data.psychometric
+    if p is None:
+        return None
+    text = f"{p.column} {p.yes_means}".lower()
+    for kind, words in KIND_WORDS:
+        if any(w in text for w in words):
+            return kind
+    return None
+
+
+def match_judgement_kinds(
+    table: pd.DataFrame, figures: list, psychometric_kind: str | None
+) -> pd.DataFrame:
+    """Withhold verdicts where a figure's judgement kind does not match the estimate's:
+    a psychometric estimate has the question's kind, a rating threshold is acceptability,
+    abandonment is abandonment; a server SLO is not a perception figure and is never judged."""
+    from analysis.reference import COMPARABLE
+
+    by_id = {f.id: f for f in figures}
+    measured_kind = {"rating": "acceptability", "abandonment": "abandonment"}
+    table = table.copy()
+    for i, row in table.iterrows():
+        fig = by_id.get(row["id"])
+        if fig is None or not fig.judgement or row["verdict"] == "–":
+            continue
+        if fig.judgement == "server-slo":
+            table.at[i, "verdict"] = "not compared (a server SLO, not a perception figure)"
+            continue
+        kind = measured_kind.get(fig.measure, psychometric_kind)
+        if kind is None:
+            table.at[i, "verdict"] = (
+                "not compared (the question's kind is unknown: say it with --judgement-kind)"
+            )
+        elif kind not in COMPARABLE[fig.judgement]:
+            table.at[i, "verdict"] = (
+                f"not compared (a figure about {fig.judgement}; this estimate is about {kind})"
+            )
+    return table
 
 
 def measured_estimates(data: ReportData) -> dict[str, tuple]:
@@ -661,7 +878,9 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
     n_all = data.n_participants
     tested = data.tested_range
 
-    def add(measure, group, table, condition="", n_trials=None, n_people=n_all, rng=tested):
+    def add(
+        measure, group, table, condition="", n_trials=None, n_people=n_all, rng=tested, what=""
+    ):
         for r in table.itertuples():
             extrapolated, degenerate = estimate_flags(r.estimate, r.ci_low, r.ci_high, *rng)
             if measure == "abandonment":
@@ -680,26 +899,46 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
                     "n_participants": n_people,
                     "extrapolated": extrapolated,
                     "degenerate": degenerate,
+                    "estimand": what,
                 }
             )
 
     if data.psychometric is not None:
         p = data.psychometric
-        add("psychometric", "pooled", p.population, "all")
+        add("psychometric", "pooled", p.population, "all", what=p.estimand)
+        if p.other is not None:  # the other estimand, under its own name
+            other = "population" if p.estimand == "median-person" else "median-person"
+            add("psychometric", other, p.other, "all", what=other)
         for label, fitter in p.per_condition.items():
-            add("psychometric", "pooled", fitter.thresholds_, label)
+            add("psychometric", "pooled", fitter.thresholds_, label, what="population")
         for pid, fitter in p.per_participant.items():
-            add("psychometric", pid, fitter.thresholds_, "all", n_people=1, rng=_x_range(fitter))
+            add(
+                "psychometric",
+                pid,
+                fitter.thresholds_,
+                "all",
+                n_people=1,
+                rng=_x_range(fitter),
+                what="this participant",
+            )
     if data.survival is not None and not data.survival.times.empty:
         t = data.survival.times.rename(columns={"share": "level"})
         for r in t.itertuples():
-            add("abandonment", "pooled", pd.DataFrame([r._asdict()]), r.condition, r.n_trials)
+            add(
+                "abandonment",
+                "pooled",
+                pd.DataFrame([r._asdict()]),
+                r.condition,
+                r.n_trials,
+                what="population",
+            )
     if data.ratings is not None and data.ratings.population is not None:
-        add("rating", "pooled", data.ratings.population, "all")
+        add("rating", "pooled", data.ratings.population, "all", what="population")
     for row in adaptive_threshold_rows(data.adaptive):
         row.setdefault("n_participants", 1)
         row.setdefault("extrapolated", False)
         row.setdefault("degenerate", "")
+        row.setdefault("estimand", "this session")
         rows.append(row)
     return pd.DataFrame(rows, columns=THRESHOLD_COLUMNS)
 

@@ -111,6 +111,7 @@ def build_blocks(data) -> list:
     p = data.psychometric
     if p is not None:
         blocks.append(Heading(f"Psychometric thresholds: {p.column} against {stim}"))
+        blocks.append(Para(_estimand_sentence(p)))
         blocks.append(
             Para(
                 "Model: ψ(x) = γ + (1−γ−λ)·F(ln x; m, w), F logistic, guess γ and lapse λ "
@@ -156,8 +157,11 @@ def build_blocks(data) -> list:
             Para(
                 f"Direction: {p.pooled.direction_}; guess {params['guess']:.3f}, lapse "
                 f"{params['lapse']:.3f}; deviance {p.pooled.deviance_:.1f} (bootstrap p = "
-                f"{p.pooled.deviance_p_:.2f}; a small p means the curve does not fit the "
-                "pooled data, e.g. because participants differ)."
+                f"{p.pooled.deviance_p_:.2f}; a small p means the curve's shape does not "
+                "fit the pooled counts; a large p does not mean participants are alike: "
+                "pooling people who differ gives a flatter curve that can fit as well, so "
+                "this test does not detect people differing - the per-participant table and "
+                "the two estimands do)."
             )
         )
         blocks.append(
@@ -275,8 +279,8 @@ def build_blocks(data) -> list:
         paused = "paused_ms" in s.sdata.columns and bool((s.sdata["paused_ms"] > 0).any())
         blocks.append(
             Para(
-                f"{len(s.sdata)} trials, {n_ev} abandoned. The clock starts at the send; a "
-                "trial not abandoned is censored at its scheduled end (scheduled_end_ms)."
+                f"{len(s.sdata)} trials, {n_ev} abandoned. The clock starts at the send; "
+                + _censoring_sentence(data.kept)
                 + (
                     " Times are waiting time: the time spent answering mid-chain questions "
                     "(paused_ms) is taken off both the give-up (t_abandon_ms - paused_ms) "
@@ -729,3 +733,35 @@ def write_report(data, out_dir: str | Path) -> dict[str, Path]:
 def _write_table(frame: pd.DataFrame, path: Path) -> None:
     """CSV with spreadsheet-safe cells (participant ids, labels; numbers as `%.6g`)."""
     write_safe_csv(path, [str(c) for c in frame.columns], frame_rows(frame, "%.6g"))
+
+
+def _estimand_sentence(p) -> str:
+    """What the pooled psychometric figures estimate, and where the other estimand is."""
+    from analysis.report.build import ESTIMANDS
+
+    other = "population" if p.estimand == "median-person" else "median-person"
+    text = (
+        f"Estimand: the pooled figures are {ESTIMANDS[p.estimand]} (`--estimand`). "
+        f"Estimator: {p.estimator}."
+    )
+    if p.other is not None:
+        text += (
+            f" {ESTIMANDS[other][0].upper()}{ESTIMANDS[other][1:]} is in thresholds.csv as "
+            f"group `{other}`: the two differ when people's thresholds are spread unevenly "
+            "(a skewed spread) or their curves differ in slope."
+        )
+    return text
+
+
+def _censoring_sentence(kept) -> str:
+    """Where a trial that was not abandoned is censored, for the columns this table has."""
+    has_end = "scheduled_end_ms" in kept.columns and kept["scheduled_end_ms"].notna().any()
+    timed_out = " (a timed-out trial at the study's trial timeout when that is earlier)"
+    if has_end:
+        return (
+            f"a trial not abandoned is censored at its scheduled end (scheduled_end_ms){timed_out}."
+        )
+    return (
+        "this table has no scheduled_end_ms, so a trial not abandoned is censored when its "
+        f"last chunk was shown (shown_last_ms){timed_out}; trials with neither are left out."
+    )

@@ -75,11 +75,12 @@ def plain_summary(data) -> list[str]:
                 else f"; its {' and '.join(outside)} points lie outside the tested levels "
                 "(extrapolated)"
             )
-            subject = (
-                "the 50% threshold of these participants' pooled trials"
-                if few
-                else "the pooled 50% threshold"
-            )
+            if p.estimand == "median-person":
+                subject = "the median participant's own 50% threshold"
+            elif few:
+                subject = "the 50% threshold of these participants' pooled trials"
+            else:
+                subject = "the population curve's 50% threshold (all trials pooled)"
             out.append(head + f"{subject} is {ms(mid.estimate)} ({interval}){spread}.")
         if p.per_participant:
             values = np.array(

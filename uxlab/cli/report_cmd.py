@@ -59,10 +59,55 @@ def register(subparsers) -> None:
         "--rating", metavar="COLUMN", help="rating question (default: the study's likert question)"
     )
     p.add_argument(
+        "--participant",
+        metavar="COLUMN",
+        help="the column that names the participant (default: participant)",
+    )
+    p.add_argument(
+        "--yes",
+        metavar="VALUE[,VALUE]",
+        help="the judgement's values that mean yes, e.g. j or y,yes (others mean no; "
+        "empty cells are unanswered)",
+    )
+    p.add_argument(
+        "--stimulus-unit",
+        choices=("s", "ms"),
+        help="unit of the stimulus column (default: ms if its name ends _ms, seconds if it "
+        "ends _s or all values are under 30, said in a note)",
+    )
+    p.add_argument(
+        "--measure",
+        choices=("ttft", "itl", "e2e"),
+        help="what the stimulus column is, so it is compared with the matching published "
+        "figures (the column is analysed as <measure>_ms)",
+    )
+    p.add_argument(
+        "--factor",
+        metavar="COLUMN",
+        action="append",
+        default=[],
+        help="a design factor besides the stimulus (repeatable); without it and without "
+        "study.json another lab's table has the stimulus as its only factor",
+    )
+    p.add_argument(
         "--acceptable-at",
         type=float,
         metavar="N",
         help="ratings >= N count as acceptable (default: from study.json, else the scale midpoint)",
+    )
+    p.add_argument(
+        "--estimand",
+        choices=("population", "median-person"),
+        default="population",
+        help="what the pooled psychometric figures estimate: the population curve's point "
+        "(all trials pooled; default) or the median participant's own point (median of "
+        "per-person fits); the other is written too, under its own group",
+    )
+    p.add_argument(
+        "--judgement-kind",
+        choices=("immediacy", "acceptability", "smoothness"),
+        help="what the yes/no question judges, so it meets only published figures of that "
+        "kind (default: from the question's words, e.g. 'acceptable' -> acceptability)",
     )
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap samples (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="seed of every bootstrap (default 0)")
@@ -120,14 +165,14 @@ ACCEPTS = (
 )
 
 
-def check_input(data: Path) -> None:
+def check_input(data: Path, participant_column: str | None = None) -> None:
     """Refuse, in one line, DATA that is not one of the inputs the report reads (`ACCEPTS`)."""
-    what = _not_a_trial_table(data)
+    what = _not_a_trial_table(data, participant_column or "participant")
     if what is not None:
         raise ReportError(f"{data}: {what}; {ACCEPTS}")
 
 
-def _not_a_trial_table(data: Path) -> str | None:
+def _not_a_trial_table(data: Path, participant_column: str = "participant") -> str | None:
     """What DATA is instead of a trial table, or None when it may be one."""
     if not data.exists():
         return "no such file or folder"
@@ -157,8 +202,11 @@ def _not_a_trial_table(data: Path) -> str | None:
     import csv
 
     header = next(csv.reader([first_line]), [])
-    if "participant" not in [h.strip() for h in header]:
-        return "not a trial table: its first line is not a header with a 'participant' column"
+    if participant_column not in [h.strip() for h in header]:
+        return (
+            f"not a trial table: its first line is not a header with a {participant_column!r} "
+            "column (--participant COLUMN names another)"
+        )
     return None
 
 
@@ -169,7 +217,26 @@ def _is_sqlite(path: Path) -> bool:
         return fh.read(16) == b"SQLite format 3\x00"
 
 
-def _load(path: Path):
+def _column_map(args: argparse.Namespace):
+    """The other-lab column options as an `analysis.foreign_table.ColumnMap`."""
+    from analysis.foreign_table import ColumnMap
+
+    yes = tuple(v.strip() for v in (args.yes or "").split(",") if v.strip())
+    if args.yes is not None and not yes:
+        raise ReportError("--yes: expected one or more values, e.g. --yes j or --yes y,yes")
+    return ColumnMap(
+        participant=args.participant,
+        stimulus=args.stimulus,
+        stimulus_unit=args.stimulus_unit,
+        measure=args.measure,
+        judgement=args.judgement,
+        yes=yes,
+        rating=args.rating,
+        factors=tuple(args.factor),
+    )
+
+
+def _load(path: Path, columns=None):
     """The trial table; a uxlab database goes through the store's exporter first."""
     from analysis.trial_table import file_sha256, load_trial_table
 
@@ -182,13 +249,13 @@ def _load(path: Path):
         with tempfile.TemporaryDirectory(prefix="uxlab-report-") as tmp:
             export_db(path, tmp)
             try:
-                table = load_trial_table(tmp)
+                table = load_trial_table(tmp, columns)
             except TrialTableError as exc:  # name the database, not the temporary export
                 message = str(exc).replace(str(Path(tmp) / "trials.csv"), f"{path} (its trials)")
                 raise ReportError(message.replace(tmp, str(path))) from exc
         table.source, table.source_sha256 = path, file_sha256(path)
         return table
-    return load_trial_table(path)
+    return load_trial_table(path, columns)
 
 
 def _has_trials_table(path: Path) -> bool:
@@ -217,7 +284,7 @@ def run(args: argparse.Namespace) -> int:
             raise ReportError(f"--{name.replace('_', '-')}: expected a share in [0, 1]")
     if args.n_boot < 0:
         raise ReportError("--n-boot: expected 0 or more")
-    check_input(args.data)
+    check_input(args.data, args.participant)
     if args.score is not None and not args.score.exists():
         raise ReportError(f"--score {args.score}: no such file or folder (a folder of recordings)")
     out = args.out or output_for(args.data, "report")
@@ -242,9 +309,11 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         score_corpus=args.score,
         title=args.title,
+        estimand=args.estimand,
+        judgement_kind=args.judgement_kind,
     )
     try:
-        table = _load(args.data)
+        table = _load(args.data, _column_map(args))
         data = analyse(table, options)
         paths = write_report(data, out)
     except (
@@ -277,7 +346,8 @@ def run(args: argparse.Namespace) -> int:
                 else f"(no population interval with {data.n_participants} participant(s))"
             )
             marks = ", extrapolated" if bool(r.get("extrapolated", False)) else ""
-            print(f"  {measure:<13} 50% threshold {r.estimate:8.0f} ms  {interval}{marks}")
+            what = f" ({r.estimand})" if isinstance(r.get("estimand"), str) else ""
+            print(f"  {measure:<13} 50% threshold {r.estimate:8.0f} ms  {interval}{marks}{what}")
     if data.survival is not None and data.survival.aft is not None:
         for r in data.survival.aft.time_ratios_.itertuples():
             print(

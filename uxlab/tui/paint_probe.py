@@ -193,10 +193,15 @@ class ProbedSink:
         self.view = view
         self.probe = probe
         probe.new_stream()
+        # A view that feeds a large chunk in pieces says when its last piece goes in: the
+        # chunk's frame is the one that completes it (`uxlab.tui.stream_view`).
+        self._view_reports_fed = hasattr(view, "on_chunk_fed")
+        if self._view_reports_fed:
+            view.on_chunk_fed = probe.applied
 
     def apply(self, index: int, chunk: Chunk) -> None:
-        if chunk.text:  # first: the view may paint the chunk's frame before it returns
-            self.probe.applied(index)
+        if chunk.text and not self._view_reports_fed:
+            self.probe.applied(index)  # first: the view may paint the frame before it returns
         self.view.apply(index, chunk)
 
     def apply_meta(self, meta: Meta) -> None:
@@ -214,4 +219,10 @@ class ProbedSink:
         return self.probe.paint_times_ms()
 
     async def wait_painted(self, index: int, timeout_ms: float) -> bool:
-        return await self.probe.wait_painted(index, timeout_ms)
+        give_up = time.monotonic() + timeout_ms / 1000.0
+        while getattr(self.view, "backlog_chars", 0):  # a large chunk still being fed
+            if time.monotonic() > give_up:
+                return False
+            await asyncio.sleep(0.002)
+        left_ms = max(0.0, (give_up - time.monotonic()) * 1000.0)
+        return await self.probe.wait_painted(index, left_ms)

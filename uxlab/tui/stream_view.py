@@ -1,7 +1,8 @@
 """The chat message view: one prompt and one streamed answer, one chunk per update, O(1).
 
-`StreamView` is a Line-API widget. Finished screen lines are cached `Strip`s that are never
-touched again while the stream runs; an `append` re-wraps only the last, unfinished line
+`StreamView` is a Line-API widget. Finished screen lines are kept (as text, made `Strip`s
+only when drawn) and never touched again while the stream runs; an `append` re-wraps only
+the last, unfinished line
 (its cost depends on the chunk and the width, not on how long the answer already is). The
 scroll stays anchored to the bottom unless the reader scrolls up. The lifecycle is explicit:
 
@@ -16,11 +17,23 @@ A width change (a resize, or a sibling's layout) re-wraps every line once, befor
 frame is drawn. The view is also a player `Sink` (`apply`, `finish`, `cancel`); a chunk
 applied through `apply` is painted at once (`uxlab.tui.frame_request`), not on the
 screen's next update tick.
+
+A large chunk (more than `PIECE_CHARS` characters) is applied in bounded pieces, one per
+event-loop turn, so keys (the abandon key) are handled between pieces instead of after the
+whole chunk; later chunks and `finish` wait their turn behind it. Such a chunk counts as
+shown when its *last* piece is fed (`on_chunk_fed`, which the paint probe uses), so its
+shown time is the frame that completed it, while its handed time stays the player's.
+`cancel` drops pieces not yet fed: they were never on screen. An answer longer than
+`MARKDOWN_MAX_CHARS` stays plain wrapped text after `finish` (Markdown of 1 MB blocks the
+loop for about half a second).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -40,6 +53,12 @@ from uxlab.tui.frame_request import FrameRequester
 StreamState = Literal["idle", "waiting", "streaming", "finished", "cancelled", "error"]
 
 WAITING_FRAMES = ("●  ○  ○", "○  ●  ○", "○  ○  ●")
+PIECE_CHARS = 8192
+"""A chunk longer than this is fed in pieces of this size, one per event-loop turn."""
+MARKDOWN_MAX_CHARS = 100_000
+"""Longer answers are not re-rendered as Markdown on `finish` (it would block the loop)."""
+_TextLine = tuple[str, Style | None]
+"""A finished line of wrapped text and its style, before it is drawn."""
 _CONTROL = {ord(c): None for c in map(chr, range(32)) if c not in "\n\t"}
 
 
@@ -47,30 +66,39 @@ def wrap_overflow(tail: str, width: int) -> tuple[list[str], str]:
     """Split finished lines off `tail` until what is left fits in `width` cells.
 
     Greedy word wrap: break at the last space that fits, else hard-break a long word.
-    Returns (finished lines, the unfinished rest). Cost is O(len(tail)).
+    Returns (finished lines, the unfinished rest). Cost is O(len(tail)): one pass with an
+    index (no re-slicing or re-measuring of the rest per line), so a 1 MB chunk is linear.
     """
     width = max(1, width)
+    n = len(tail)
+    one_cell = tail.isascii() and tail.isprintable()  # every character is one cell wide
     done: list[str] = []
-    while cell_len(tail) > width:
-        cells = 0
-        cut = 0
-        for ch in tail:
-            size = get_character_cell_size(ch)
-            if cells + size > width:
-                break
-            cells += size
-            cut += 1
-        if tail[cut] == " ":
-            line, tail = tail[:cut], tail[cut + 1 :]
+    start = 0
+    while True:
+        if one_cell:
+            cut = start + width
         else:
-            space = tail.rfind(" ", 0, cut)
-            if space > 0:
-                line, tail = tail[:space], tail[space + 1 :]
+            cells = 0
+            cut = start
+            while cut < n:
+                size = get_character_cell_size(tail[cut])
+                if cells + size > width:
+                    break
+                cells += size
+                cut += 1
+        if cut >= n:
+            break  # the rest fits
+        if tail[cut] == " ":
+            line, start = tail[start:cut], cut + 1
+        else:
+            space = tail.rfind(" ", start, cut)
+            if space > start:
+                line, start = tail[start:space], space + 1
             else:
-                cut = max(cut, 1)
-                line, tail = tail[:cut], tail[cut:]
+                cut = max(cut, start + 1)
+                line, start = tail[start:cut], cut
         done.append(line.rstrip(" "))
-    return done, tail
+    return done, tail[start:] if start else tail
 
 
 @dataclass
@@ -150,8 +178,12 @@ class StreamView(ScrollView, can_focus=True):
         self.state: StreamState = "idle"
         self.stats = ViewStats()
         self._blocks: list[_Block] = []
-        self._lines: list[Strip] = []
-        """Finished screen lines: never changed by `append`."""
+        self._lines: list[Strip | _TextLine] = []
+        """Finished screen lines: never changed by `append`. Wrapped text is kept as
+        (text, style) and made a `Strip` only when drawn (`_drawn`): a 1 MB answer's
+        ~17,000 strips, each with its own caches, made the garbage collector stall the loop."""
+        self._drawn: dict[int, tuple[Strip | _TextLine, Strip]] = {}
+        """Strips built for drawn finished lines: index -> (the line, its strip)."""
         self._live: list[Strip] = []
         """The lines that may still change: the unfinished last line or a status line."""
         self._tail = ""
@@ -166,11 +198,18 @@ class StreamView(ScrollView, can_focus=True):
         self._uxlab_style_cache: dict[str, Style] = {}
         self.frames = FrameRequester()
         """Paints each applied chunk's frame at once (`uxlab.tui.frame_request`)."""
+        self.on_chunk_fed: Callable[[int], None] | None = None
+        """Called with a non-empty chunk's index just before its last piece is fed."""
+        self._backlog: deque[tuple[str, str, int | None]] = deque()
+        """Pieces of large chunks not yet fed: (text, channel, index on the last piece)."""
+        self._backlog_handle: asyncio.Handle | None = None
+        self._finish_after_backlog: tuple[End | None, ErrorEvent | None] | None = None
 
     # -- public lifecycle ----------------------------------------------------------------
     def start(self, prompt: str | None = None, waiting: bool = True) -> None:
         """Clear the view and show `prompt`; with `waiting`, show "● ● ●" until text comes."""
         self._stop_waiting()
+        self._drop_backlog()
         self._blocks = []
         self._markdown = False
         self._follow = True
@@ -217,6 +256,9 @@ class StreamView(ScrollView, can_focus=True):
         """The stream is over: close it, show an error if there was one, then Markdown."""
         if self.state in ("finished", "cancelled", "error"):
             return
+        if self._backlog:  # after the last piece of a large chunk
+            self._finish_after_backlog = (end, error)
+            return
         self._stop_waiting()
         first_changed = len(self._lines)
         self._close_open_block()
@@ -228,12 +270,14 @@ class StreamView(ScrollView, can_focus=True):
         else:
             self.state = "finished"
         self._after_change(first_changed)
-        if self.markdown_on_finish and any(b.kind == "content" for b in self._blocks):
+        content_chars = sum(len(b.text) for b in self._blocks if b.kind == "content")
+        if self.markdown_on_finish and 0 < content_chars <= MARKDOWN_MAX_CHARS:
             # After the frame with the last chunk is painted, so its timing is untouched.
             self.call_after_refresh(self._swap_to_markdown)
 
     def cancel(self) -> None:
         """The reader stopped the stream: keep what was shown and say it was stopped."""
+        self._drop_backlog()  # pieces not fed yet were never on screen
         if self.state in ("finished", "cancelled", "error", "idle"):
             return
         self._stop_waiting()
@@ -247,10 +291,66 @@ class StreamView(ScrollView, can_focus=True):
 
     # -- Sink protocol (uxlab.player) ----------------------------------------------------
     def apply(self, index: int, chunk: Chunk) -> None:
-        """Player sink: show chunk `index` now, and paint its frame now."""
-        self.append(chunk.text, chunk.channel)
-        if chunk.text:
+        """Player sink: show chunk `index` now, and paint its frame now.
+
+        A chunk longer than `PIECE_CHARS` (or one arriving behind such a chunk) is queued
+        and fed in pieces across event-loop turns (see the module docstring).
+        """
+        text = chunk.text
+        if not self._backlog and len(text) <= PIECE_CHARS:
+            self._feed_piece(text, chunk.channel, index)
+            return
+        pieces = [text[i : i + PIECE_CHARS] for i in range(0, len(text), PIECE_CHARS)] or [""]
+        last = len(pieces) - 1
+        for n, piece in enumerate(pieces):
+            self._backlog.append((piece, chunk.channel, index if n == last else None))
+        self._schedule_backlog()
+
+    @property
+    def backlog_chars(self) -> int:
+        """Characters handed to `apply` but not fed to the screen yet."""
+        return sum(len(piece) for piece, _, _ in self._backlog)
+
+    def _feed_piece(self, text: str, channel: str, index: int | None) -> None:
+        if text and index is not None and self.on_chunk_fed is not None:
+            self.on_chunk_fed(index)  # first: the frame may be painted before we return
+        self.append(text, channel)
+        if text:
             self.frames.request(self)
+
+    def _schedule_backlog(self) -> None:
+        if self._backlog_handle is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (a plain call): feed everything now
+            while self._backlog:
+                self._feed_piece(*self._backlog.popleft())
+            self._finish_backlog()
+            return
+        self._backlog_handle = loop.call_soon(self._feed_backlog)
+
+    def _feed_backlog(self) -> None:
+        """One piece per loop turn: whatever else is ready (a key) runs in between."""
+        self._backlog_handle = None
+        if self._backlog:
+            self._feed_piece(*self._backlog.popleft())
+        if self._backlog:
+            self._schedule_backlog()
+        else:
+            self._finish_backlog()
+
+    def _finish_backlog(self) -> None:
+        pending, self._finish_after_backlog = self._finish_after_backlog, None
+        if pending is not None:
+            self.finish(*pending)
+
+    def _drop_backlog(self) -> None:
+        self._backlog.clear()
+        self._finish_after_backlog = None
+        if self._backlog_handle is not None:
+            self._backlog_handle.cancel()
+            self._backlog_handle = None
 
     def apply_meta(self, meta: Meta) -> None:
         """Player sink (optional): a tool call's name arrives as a meta event."""
@@ -263,13 +363,13 @@ class StreamView(ScrollView, can_focus=True):
         return len(self._lines) + len(self._live)
 
     @property
-    def finished_lines(self) -> tuple[Strip, ...]:
+    def finished_lines(self) -> tuple[Strip | _TextLine, ...]:
         """The cached finished lines (identity is stable while streaming)."""
         return tuple(self._lines)
 
     def lines_text(self) -> list[str]:
         """Plain text of every line, finished and live (for tests and debugging)."""
-        return [strip.text.rstrip() for strip in (*self._lines, *self._live)]
+        return [_line_text(line).rstrip() for line in (*self._lines, *self._live)]
 
     def answer_text(self) -> str:
         """All content text received so far."""
@@ -321,7 +421,17 @@ class StreamView(ScrollView, can_focus=True):
         index = y + self.scroll_offset.y
         n_done = len(self._lines)
         if index < n_done:
-            strip = self._lines[index]
+            line = self._lines[index]
+            if isinstance(line, Strip):
+                strip = line
+            else:
+                drawn = self._drawn.get(index)
+                if drawn is None or drawn[0] is not line:
+                    if len(self._drawn) > 4 * max(24, self.size.height):
+                        self._drawn.clear()
+                    drawn = (line, self._build_strip(*line))
+                    self._drawn[index] = drawn
+                strip = drawn[1]
         elif index - n_done < len(self._live):
             strip = self._live[index - n_done]
         else:
@@ -353,9 +463,17 @@ class StreamView(ScrollView, can_focus=True):
             self._uxlab_style_cache[kind] = style
         return style
 
-    def _strip(self, text: str, style: Style | None = None) -> Strip:
-        """A finished screen line: padded to the width with the base style baked in."""
+    def _line(self, text: str, style: Style | None = None) -> _TextLine:
+        """A finished line of text, made a `Strip` when drawn (see `_lines`)."""
         self.stats.last_lines_built += 1
+        return (text, style)
+
+    def _strip(self, text: str, style: Style | None = None) -> Strip:
+        """A live screen line: padded to the width with the base style baked in."""
+        self.stats.last_lines_built += 1
+        return self._build_strip(text, style)
+
+    def _build_strip(self, text: str, style: Style | None) -> Strip:
         base = self._base_style
         cells = cell_len(text)
         segments = [Segment(text, base + style if style else base)]
@@ -365,14 +483,14 @@ class StreamView(ScrollView, can_focus=True):
 
     def _open_block(self, block: _Block, prev: _Block | None) -> None:
         if prev is not None and prev.kind != "prompt":
-            self._lines.append(self._strip(""))
+            self._lines.append(self._line(""))
         self._open_start = len(self._lines)
         if block.kind == "content":
             self._tail, self._tail_style = "", None
             self._live = [self._strip("")]
         elif self.expanded:
             header = _details_header(block, open_=True)
-            self._lines.append(self._strip(header, self._style(block.kind)))
+            self._lines.append(self._line(header, self._style(block.kind)))
             self._tail, self._tail_style = "", self._style(block.kind)
             self._live = [self._strip("", self._tail_style)]
         else:
@@ -386,28 +504,28 @@ class StreamView(ScrollView, can_focus=True):
         pieces = text.split("\n")
         for n, piece in enumerate(pieces):
             if n > 0:
-                self._lines.append(self._strip(self._tail, style))
+                self._lines.append(self._line(self._tail, style))
                 self._tail = ""
             tail = self._tail + piece
             self.stats.last_wrapped_chars += len(tail)
             done, self._tail = wrap_overflow(tail, self._width)
-            self._lines.extend(self._strip(line, style) for line in done)
+            self._lines.extend(self._line(line, style) for line in done)
         self._live = [self._strip(self._tail, style)]
 
     def _close_block(self, block: _Block) -> None:
         block.closed = True
         if block.kind == "content" or self.expanded:
             if self._tail:
-                self._lines.append(self._strip(self._tail, self._tail_style))
+                self._lines.append(self._line(self._tail, self._tail_style))
             if block.kind == "tool" and self.expanded:
                 # Once, when it closes: the raw JSON becomes indented JSON.
                 style = self._style("tool")
                 del self._lines[self._open_start + 1 :]
                 for line in _pretty_json(block.text).split("\n"):
-                    self._lines.append(self._strip(line[: self._width], style))
+                    self._lines.append(self._line(line[: self._width], style))
         else:
             header = _details_header(block, open_=False)
-            self._lines.append(self._strip(header, self._style(block.kind)))
+            self._lines.append(self._line(header, self._style(block.kind)))
         self._tail, self._tail_style, self._live = "", None, []
 
     def _close_open_block(self) -> None:
@@ -420,17 +538,17 @@ class StreamView(ScrollView, can_focus=True):
         if block.kind == "prompt":
             style = self._style("prompt")
             done, tail = wrap_overflow("You: " + block.text.strip(), self._width)
-            self._lines.extend(self._strip(line, style) for line in [*done, tail])
-            self._lines.append(self._strip(""))
+            self._lines.extend(self._line(line, style) for line in [*done, tail])
+            self._lines.append(self._line(""))
         elif block.kind in ("error", "status"):
-            if self._lines and self._lines[-1].cell_length:
-                self._lines.append(self._strip(""))
+            if self._lines:  # a blank line between the answer and the status
+                self._lines.append(self._line(""))
             done, tail = wrap_overflow(block.text, self._width)
             style = self._style(block.kind)
-            self._lines.extend(self._strip(line, style) for line in [*done, tail])
+            self._lines.extend(self._line(line, style) for line in [*done, tail])
         elif block.kind == "content" and self._markdown:
             if prev is not None and prev.kind != "prompt":
-                self._lines.append(self._strip(""))
+                self._lines.append(self._line(""))
             self._lines.extend(self._markdown_strips(block.text))
         else:
             self._open_block(block, prev)
@@ -458,6 +576,7 @@ class StreamView(ScrollView, can_focus=True):
         self.stats.rebuilds += 1
         self._width = self._wrap_width()
         self._lines, self._live, self._tail = [], [], ""
+        self._drawn.clear()
         prev = None
         for block in self._blocks:
             if block.closed:
@@ -511,6 +630,10 @@ class StreamView(ScrollView, can_focus=True):
         if self._waiting_timer is not None:
             self._waiting_timer.stop()
             self._waiting_timer = None
+
+
+def _line_text(line: Strip | _TextLine) -> str:
+    return line[0] if isinstance(line, tuple) else line.text
 
 
 def _details_header(block: _Block, open_: bool) -> str:

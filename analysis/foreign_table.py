@@ -1,0 +1,196 @@
+"""Another lab's trial table read as contract 2: named columns, mapped keys, units, dropped rows.
+
+A PsychoPy or jsPsych export has one row per routine (instructions, trials, breaks), its
+own names (`key_resp.keys`, `response`, `subject`), response keys rather than 0/1, times in
+seconds and loop counters that are numbers but not design factors. `ColumnMap` says which
+column is what; `adapt_frame` rewrites the raw table before validation and returns a note
+for every change it made (rows dropped, keys mapped, units converted), so the report says
+what was done to the data. Nothing is guessed silently: a guess (seconds from the size of
+the numbers) is a note that names the option that overrides it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis.table_errors import TrialTableError
+
+MEASURES = ("ttft", "itl", "e2e")
+UNITS = ("s", "ms")
+SECONDS_IF_MAX_BELOW = 30.0  # a latency column whose largest value is under this is seconds
+_LIST_CELL = re.compile(r"""^\[\s*['"]?([^'"\]]*)['"]?\s*\]$""")  # "['j']" (PsychoPy lists)
+
+
+@dataclass
+class ColumnMap:
+    """Which column of another lab's table is what (None: not said; then the defaults)."""
+
+    participant: str | None = None
+    stimulus: str | None = None
+    stimulus_unit: str | None = None  # "s" | "ms" | None (from the name, else the values)
+    measure: str | None = None  # "ttft" | "itl" | "e2e": the stimulus becomes <measure>_ms
+    judgement: str | None = None
+    yes: tuple[str, ...] = ()  # values of `judgement` that mean yes (1); others mean no (0)
+    rating: str | None = None
+    factors: tuple[str, ...] = ()  # design factors besides the stimulus (--factor)
+
+    @property
+    def is_empty(self) -> bool:
+        return not any(
+            (
+                self.participant,
+                self.stimulus,
+                self.stimulus_unit,
+                self.measure,
+                self.yes,
+                self.factors,
+            )
+        )
+
+
+def _error(path: Path, row: int | None, column: str | None, message: str) -> TrialTableError:
+    return TrialTableError(path, row, column, message)
+
+
+def _need(frame: pd.DataFrame, column: str, option: str, path: Path) -> None:
+    if column not in frame.columns:
+        raise _error(
+            path,
+            None,
+            column,
+            f"no such column ({option} {column}; columns present: "
+            f"{', '.join(map(str, frame.columns))})",
+        )
+
+
+def cell_text(values: pd.Series) -> pd.Series:
+    """Cells as stripped text; a one-item list cell (`['j']`, `["j"]`) becomes its item."""
+    text = values.astype(str).str.strip()
+    text = text.where(values.notna(), "")
+    return text.str.replace(_LIST_CELL, r"\1", regex=True).str.strip()
+
+
+def adapt_frame(
+    frame: pd.DataFrame, columns: ColumnMap, path: Path
+) -> tuple[pd.DataFrame, list[str], str | None]:
+    """Apply `columns` to a raw table: (table, notes, the stimulus column's final name).
+
+    Errors are `TrialTableError`s naming the file, row, column and the option to use.
+    """
+    frame = frame.copy()
+    notes: list[str] = []
+    if columns.participant:
+        _need(frame, columns.participant, "--participant", path)
+        if columns.participant != "participant":
+            if "participant" in frame.columns:
+                frame = frame.rename(columns={"participant": "participant_original"})
+                notes.append(
+                    "The table's own 'participant' column is kept as 'participant_original'."
+                )
+            frame = frame.rename(columns={columns.participant: "participant"})
+            notes.append(f"Participants are the values of column {columns.participant!r}.")
+    stimulus = columns.stimulus
+    if stimulus is None and (columns.measure or columns.stimulus_unit):
+        raise _error(
+            path, None, None, "--measure and --stimulus-unit need the column: add --stimulus COL"
+        )
+    if stimulus is not None:
+        _need(frame, stimulus, "--stimulus", path)
+        frame, stimulus = _stimulus(frame, columns, path, notes)
+    if columns.yes:
+        if not columns.judgement:
+            raise _error(path, None, None, "--yes maps a judgement column: add --judgement COL")
+        _need(frame, columns.judgement, "--judgement", path)
+        frame[columns.judgement] = _map_yes(frame[columns.judgement], columns, notes)
+    if columns.rating:
+        _need(frame, columns.rating, "--rating", path)
+    for name in columns.factors:
+        _need(frame, name, "--factor", path)
+    return frame, notes, stimulus
+
+
+def _stimulus(frame: pd.DataFrame, columns: ColumnMap, path: Path, notes: list[str]):
+    name = str(columns.stimulus)
+    raw = frame[name]
+    empty = raw.isna() | (raw.astype(str).str.strip() == "")
+    if empty.any():
+        frame = frame.loc[~empty.to_numpy()]  # the index keeps the file's row numbers
+        notes.append(
+            f"{int(empty.sum())} row(s) without a value in the stimulus column {name!r} "
+            "(instructions, breaks or other non-trial rows) were dropped; "
+            f"{len(frame)} trial row(s) remain."
+        )
+        raw = frame[name]
+    values = pd.to_numeric(raw, errors="coerce")
+    bad = values.isna().to_numpy()
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        raise _error(
+            path,
+            int(frame.index[pos]) + 1,
+            name,
+            f"{raw.iloc[pos]!r} is not a number (the stimulus is a latency)",
+        )
+    unit = columns.stimulus_unit
+    if unit is not None and unit not in UNITS:
+        raise _error(path, None, name, f"--stimulus-unit {unit}: use s or ms")
+    if unit is None:
+        if name.endswith("_ms"):
+            unit = "ms"
+        elif name.endswith("_s") or (len(values) and values.max() < SECONDS_IF_MAX_BELOW):
+            unit = "s"
+            notes.append(
+                f"Stimulus {name!r} read as seconds (largest value {values.max():g}) and "
+                "converted to ms; pass --stimulus-unit ms if it is already in ms."
+            )
+        else:
+            unit = "ms"
+    if unit == "s":
+        values = values * 1000.0
+        if columns.stimulus_unit == "s":
+            notes.append(f"Stimulus {name!r} converted from seconds to ms.")
+    target = name
+    if columns.measure is not None:
+        if columns.measure not in MEASURES:
+            raise _error(path, None, name, f"--measure {columns.measure}: use ttft, itl or e2e")
+        target = f"{columns.measure}_ms"
+        if target != name and target in frame.columns:
+            raise _error(
+                path,
+                None,
+                target,
+                f"--measure {columns.measure} names the stimulus {target!r}, but the table "
+                "already has such a column",
+            )
+        if target != name:
+            notes.append(
+                f"Stimulus {name!r} is compared with published {columns.measure.upper()} "
+                f"figures as {target!r}."
+            )
+    elif unit == "s" and not name.endswith("_ms"):
+        target = f"{name.removesuffix('_s')}_ms"
+        if target in frame.columns:
+            target = f"{name}_ms"
+    frame = frame.drop(columns=[name]) if target != name else frame
+    frame[target] = values.astype(float).to_numpy()
+    return frame, target
+
+
+def _map_yes(values: pd.Series, columns: ColumnMap, notes: list[str]) -> pd.Series:
+    text = cell_text(values)
+    yes_set = {v.strip().lower() for v in columns.yes}
+    lowered = text.str.lower()
+    answered = lowered != ""
+    is_yes = lowered.isin(yes_set)
+    seen_no = sorted(set(text[answered & ~is_yes]))
+    notes.append(
+        f"Judgement {columns.judgement!r}: {', '.join(repr(v) for v in sorted(yes_set))} "
+        f"mean yes (1); {', '.join(repr(v) for v in seen_no[:6]) or 'nothing else'} "
+        f"mean no (0); {int((~answered).sum())} row(s) unanswered."
+    )
+    return pd.Series(np.where(~answered, np.nan, np.where(is_yes, 1.0, 0.0)), index=values.index)

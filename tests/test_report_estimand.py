@@ -1,0 +1,60 @@
+"""The estimand named: pooled psychometric figures say whether they are the population
+curve's point or the median participant's, and `--estimand` picks which is `pooled`."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from analysis_fixtures import simulate_trial_table, write_export_folder
+
+from analysis.report import ReportOptions, analyse
+from analysis.report.build import median_person_thresholds, thresholds_table
+from analysis.trial_table import load_trial_table
+
+
+def _data(tmp_path, estimand: str):
+    trials = simulate_trial_table(n_participants=8, reps=2, seed=11, failing_participant=False)
+    table = load_trial_table(write_export_folder(tmp_path / estimand, trials))
+    return analyse(table, ReportOptions(n_boot=60, estimand=estimand))
+
+
+def test_both_estimands_are_written_and_named(tmp_path):
+    pop = thresholds_table(_data(tmp_path, "population"))
+    med = thresholds_table(_data(tmp_path, "median-person"))
+    for t in (pop, med):
+        psy = t[t.measure == "psychometric"]
+        assert set(psy["estimand"]) >= {"population", "median-person", "this participant"}
+        assert psy["estimand"].ne("").all()
+    pooled_pop = pop[(pop.group == "pooled") & (pop.measure == "psychometric")]
+    pooled_med = med[(med.group == "pooled") & (med.measure == "psychometric")]
+    assert set(pooled_pop.loc[pooled_pop.condition == "all", "estimand"]) == {"population"}
+    assert set(pooled_med.loc[pooled_med.condition == "all", "estimand"]) == {"median-person"}
+    # the same two numbers, swapped between `pooled` and the other estimand's group
+    a = pop[(pop.group == "median-person")].set_index("level")["estimate"]
+    b = pooled_med[pooled_med.condition == "all"].set_index("level")["estimate"]
+    pd.testing.assert_series_equal(a, b)
+
+
+def test_median_person_is_the_median_of_per_person_points():
+    class Fit:  # what median_person_thresholds reads of a fitted person
+        def __init__(self, m):
+            self.thresholds_ = pd.DataFrame(
+                {"level": [0.25, 0.5, 0.75], "estimate": [m * 0.8, m, m * 1.2], "n_trials": 40}
+            )
+
+    fits = {str(i): Fit(m) for i, m in enumerate([500.0, 700.0, 800.0, 900.0, 3000.0])}
+    table = median_person_thresholds(fits, 400, 0).set_index("level")
+    assert table.loc[0.5, "estimate"] == 800.0  # the skewed 3,000 ms person does not pull it
+    assert table.loc[0.5, "ci_low"] <= 800.0 <= table.loc[0.5, "ci_high"]
+    assert np.isclose(table.loc[0.25, "estimate"], 640.0)
+
+
+def test_censoring_sentence_follows_the_columns_the_table_has():
+    from analysis.report.render import _censoring_sentence
+
+    with_end = pd.DataFrame({"scheduled_end_ms": [900.0, np.nan], "shown_last_ms": [880.0, 1.0]})
+    without = pd.DataFrame({"shown_last_ms": [880.0, 950.0]})
+    assert "censored at its scheduled end (scheduled_end_ms)" in _censoring_sentence(with_end)
+    text = _censoring_sentence(without)
+    assert "no scheduled_end_ms" in text and "shown_last_ms" in text
+    assert "scheduled end (" not in text
