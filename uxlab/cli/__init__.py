@@ -132,13 +132,7 @@ def build_parser() -> Parser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for module_name in COMMANDS.values():
-        try:
-            module = importlib.import_module(f"uxlab.cli.{module_name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"uxlab.cli.{module_name}":
-                continue  # not built yet
-            raise
-        module.register(sub)
+        importlib.import_module(f"uxlab.cli.{module_name}").register(sub)
     for subparser in _subparsers(parser):
         subparser.epilog = subparser.epilog or EPILOG
         subparser.add_argument(
