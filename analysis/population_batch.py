@@ -27,8 +27,10 @@ from analysis.batch_mle import BOOT_TOLERANCES, Layout, maximise
 from analysis.bootstrap import percentile_interval
 from analysis.psychometric import (
     DEFAULT_LEVELS,
+    PsychometricFitter,
     _build_layout,
     _grid_starts,
+    _intervals,
     _Spec,
     _threshold_logs,
 )
@@ -102,10 +104,41 @@ def population_thresholds_batch(
         )  # [m, B, P]
         for row, s in enumerate(members):
             lo_s, hi_s = percentile_interval(_threshold_logs(layout, boot[row], levels), alpha)
+            if n_boot > 0:  # each end at least the pooled counts' parametric bootstrap's
+                p_lo, p_hi = _pooled_parametric_interval(
+                    levels_ms, pooled_k[s], pooled_n[s], est[s], n_boot, seeds[s], levels, alpha
+                )
+                lo_s, hi_s = np.fmin(lo_s, p_lo), np.fmax(hi_s, p_hi)
             low[s], high[s] = lo_s, hi_s
     people = (n.sum(axis=2) > 0).sum(axis=1)
     return BatchThresholds(
         tuple(levels), np.exp(est), np.exp(low), np.exp(high), direction, people.astype(int)
+    )
+
+
+def _pooled_parametric_interval(
+    levels_ms: np.ndarray,
+    k: np.ndarray,
+    n: np.ndarray,
+    est_log: np.ndarray,
+    n_boot: int,
+    seed: int,
+    levels: Sequence[float],
+    alpha: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The parametric bootstrap interval of one study's pooled counts (log ms), exactly as
+    `population_threshold` widens its cluster interval with it (same fitter, same seed)."""
+    present = n > 0
+    pooled = PsychometricFitter(levels=levels, alpha=alpha).fit(
+        levels_ms[present],
+        k[present],
+        n[present],
+        n_boot=n_boot,
+        seed=seed + 1,
+        sensitivity=False,
+    )
+    return _intervals(
+        pooled._threshold_samples(levels)[1], est_log, None, None, "percentile", alpha
     )
 
 

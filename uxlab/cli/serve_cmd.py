@@ -153,11 +153,11 @@ def _upstream_config(args: argparse.Namespace):  # -> (ServeConfig, str)
         default_key_env,
         parse_named_profile,
     )
-    from uxlab.shaping import Profile
+    from uxlab.cli.profile_options import profile_from_args
 
     if args.corpus or args.study:
         raise CliError("--upstream answers from the upstream: give no CORPUS or --study")
-    profile = Profile.from_args(args)
+    profile = profile_from_args(args)
     named = dict(parse_named_profile(spec, profile) for spec in args.named_profile)
     upstream = UpstreamConfig(
         url=args.upstream,
