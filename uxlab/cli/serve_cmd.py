@@ -145,6 +145,7 @@ def _upstream_config(args: argparse.Namespace):  # -> (ServeConfig, str)
     from pathlib import Path
 
     from uxlab.cli import CliError
+    from uxlab.cli.profile_options import profile_from_args
     from uxlab.live.record import _origin
     from uxlab.live.serve import ServeConfig
     from uxlab.live.upstream import (
@@ -153,7 +154,6 @@ def _upstream_config(args: argparse.Namespace):  # -> (ServeConfig, str)
         default_key_env,
         parse_named_profile,
     )
-    from uxlab.cli.profile_options import profile_from_args
 
     if args.corpus or args.study:
         raise CliError("--upstream answers from the upstream: give no CORPUS or --study")
