@@ -53,9 +53,12 @@ class Participant:
 
     - gives up (the abandon key) on the first main trial seen still waiting for its first
       token; answers yes / 4 / "ok" elsewhere;
-    - answers the first attention check wrongly (yes where it asks for no), the others right.
+    - answers the first `missed_checks` attention checks wrongly (yes where it asks for no),
+      the others right (0: a careful participant; a large number: one who misses them all);
+    - on the list of unfinished sessions (a database others used) starts a new participant.
     """
 
+    missed_checks: int = 1
     gave_up: bool = False
     attention_seen: int = 0
     log: list[str] = field(default_factory=list)
@@ -66,6 +69,9 @@ class Participant:
         lines = [ln.rstrip() for ln in screen.splitlines()]
         head = next((ln.strip() for ln in lines if ln.strip()), "")
         asks = "1/2" if "1/2" in screen else "2/2" if "2/2" in screen else ""
+        words = " ".join(screen.split())
+        if "unfinished session" in words and "new participant, press n" in words:
+            return "unfinished sessions", ["n"]
         if "Timing warnings" in screen:
             return "warnings", ["Enter"]
         if "Participant id:" in screen:
@@ -88,7 +94,8 @@ class Participant:
         if "Please answer 'No'" in screen and ACCEPTABLE in screen and asks != "2/2":
             # An attention check: its own screen, its text and its one question.
             self.attention_seen += 1
-            return f"{head} attention", ["y" if self.attention_seen == 1 else "n", "Enter"]
+            miss = self.attention_seen <= self.missed_checks
+            return f"{head} attention", ["y" if miss else "n", "Enter"]
         if ACCEPTABLE in screen:
             return f"{head} acceptable", ["y", "Enter"]
         if "How fast did the answer feel?" in screen:
