@@ -2,7 +2,9 @@
 
 Each participant takes the quickstart through the real terminal client in an 80x24 pane with
 README's command, typed as README types it (`uv run uxlab run studies/quickstart.toml`),
-one after the other on the same database; one of them misses every attention check. Then
+one after the other on the same database: the first leaves at trial 4 and comes back last
+with the printed `resume:` command, so the others meet the list of unfinished sessions and
+start a new participant there; one of them misses every attention check. Then
 the `export:` and `report:` commands printed at the end are run exactly as printed. Asserts
 a report is written; its first section counts the participants analysed and in the data,
 names the excluded participant with the rule and the option that changes it; no
@@ -20,7 +22,7 @@ import subprocess
 import pytest
 from helpers.tmux import need_tmux
 from helpers.tmux_participant import Participant, Tmux
-from test_readme_path_tmux import REPO, newcomer_env, printed_command
+from test_readme_path_tmux import REPO, SEND, SEND_4, newcomer_env, printed_command
 
 pytestmark = [
     pytest.mark.slow,
@@ -68,28 +70,44 @@ def test_participants_one_after_another_one_excluded_then_export_and_report(
     shutil.copytree(REPO / "replays" / "chat", lab / "replays" / "chat")
     env = newcomer_env()
 
-    # The second participant misses every check; the others answer every check right.
+    # The first participant leaves at trial 4 (Ctrl+Q) and comes back last with the printed
+    # `resume:` command; meanwhile the next ones run README's command on the same database,
+    # see the first one's unfinished session listed and start a new participant (`n`). The
+    # second participant misses every check; the others answer every check right.
     people = [Participant(missed_checks=MISSES_ALL if k == 1 else 0) for k in range(n_people)]
-    final = ""
-    for k, participant in enumerate(people):
-        if k:
-            tmux.fresh()  # a new server: the old one may still be going away
+    tmux.start_in(README_RUN, lab, env)
+    people[0].take(tmux, deadline_s=300, stop_when=lambda s: SEND_4 in s and SEND in s)
+    tmux.keys("C-q")
+    paused = tmux.wait_exit(deadline_s=30)
+    assert "Traceback" not in paused, paused
+    resume = printed_command(paused, "resume")
+    assert resume.startswith(f"{README_RUN} --participant P-"), resume
+    for participant in people[1:]:
+        tmux.fresh()  # a new server: the old one may still be going away
         tmux.start_in(README_RUN, lab, env)  # the same command for everyone, as README says
-        final = participant.take(tmux, deadline_s=600)
-        assert "Traceback" not in final, final
-        assert "completed the study" in final, final
-        assert participant.gave_up, participant.log
+        done = participant.take(tmux, deadline_s=600)
+        assert "Traceback" not in done, done
+        assert "completed the study" in done, done
+        assert any("unfinished sessions" in a for a in participant.log), participant.log
+    tmux.fresh()
+    tmux.start_in(resume, lab, env)  # as printed: straight back to the paused session
+    final = people[0].take(tmux, deadline_s=600)
+    assert "Traceback" not in final, final
+    assert "completed the study" in final, final
+    assert all(p.gave_up for p in people), [p.log for p in people]
     assert people[1].attention_seen >= 1, people[1].log
 
     db = lab / "results" / "quickstart.sqlite"
     with sqlite3.connect(db) as conn:
         sessions = conn.execute("SELECT participant, state FROM sessions").fetchall()
+        resumed = conn.execute("SELECT SUM(resumed_count) FROM sessions").fetchone()[0]
         missed = conn.execute(
             "SELECT s.participant, SUM(t.attention_ok = 0), COUNT(*) FROM trials t "
             "JOIN sessions s USING (session_id) WHERE t.attention GROUP BY s.participant"
         ).fetchall()
     assert len(sessions) == n_people, sessions  # each person is one new participant
     assert {state for _, state in sessions} == {"completed"}, sessions
+    assert resumed == 1, "only the first participant left and came back"
     careless = [pid for pid, n_missed, n_checks in missed if n_missed == n_checks]
     assert len(careless) == 1, missed  # exactly one missed every check ...
     assert [pid for pid, n_missed, _ in missed if n_missed] == careless, missed  # ... only one
