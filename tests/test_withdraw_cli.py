@@ -8,7 +8,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import socket
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ import pytest
 from uxlab.cli import EXIT_INPUT, EXIT_OK, EXIT_PARTIAL, main
 from uxlab.store import Store
 from uxlab.store.invitations import participant_for_code
+from uxlab.store.lease import CREATE_LEASES, process_started
 
 REPO = Path(__file__).resolve().parents[1]
 STUDY = REPO / "studies" / "quickstart.toml"
@@ -167,3 +170,27 @@ def test_a_withdrawn_invitees_code_opens_nothing(db, capsys, tmp_path):
         assert participant_for_code(store, "quickstart", code_b) == who_b
     code, _, err = exits(["withdraw", db, "--participant", who_a, "--yes"], capsys)
     assert code == EXIT_INPUT and "no such participant" in err
+
+
+def test_a_session_running_in_a_live_process_is_not_deleted_under_it(db, capsys):
+    (session_id,) = sessions_of(db, WITHDRAWN)
+    runner = subprocess.Popen(["sleep", "60"])  # a live process holding the session's lease
+    try:
+        conn = sqlite3.connect(db)
+        conn.execute(CREATE_LEASES)
+        conn.execute(
+            "INSERT INTO session_leases VALUES (?, ?, ?, ?, '2026-12-03T00:00:00', 0)",
+            (session_id, socket.gethostname(), runner.pid, process_started(runner.pid)),
+        )
+        conn.commit()
+        conn.close()
+        code, _, err = exits(["withdraw", db, "--participant", WITHDRAWN, "--yes"], capsys)
+        assert code == EXIT_INPUT
+        assert f"session {session_id} is running now (process {runner.pid}" in err
+        assert sessions_of(db, WITHDRAWN) == {session_id}
+    finally:
+        runner.kill()
+        runner.wait()
+    code, _, err = exits(["withdraw", db, "--participant", WITHDRAWN, "--yes"], capsys)
+    assert code == EXIT_OK, err  # the holder is gone: its lease is stale
+    assert not sessions_of(db, WITHDRAWN)

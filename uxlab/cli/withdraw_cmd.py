@@ -52,6 +52,9 @@ def run(args: argparse.Namespace) -> int:
         who = args.participant
         if who not in known:
             raise CliError(_unknown(db, who, known))
+        busy = _live_session(store.conn, who)
+        if busy:
+            raise CliError(f"--participant {who}: {busy}; nothing was deleted")
         planned = _counts(store.conn, who)
         print(
             f"Withdraw {who} from {db}: deletes {_say(planned)}"
@@ -95,6 +98,34 @@ def _has_invitations(conn: sqlite3.Connection) -> bool:
         ).fetchone()
         is not None
     )
+
+
+def _live_session(conn: sqlite3.Connection, who: str) -> str | None:
+    """What says a process on this host still runs one of `who`'s sessions, or None.
+
+    (Deleting under it would fail its next commit; a lease of a process that is gone is
+    stale and does not count. A lease held on another host is not checked.)
+    """
+    import socket
+
+    from uxlab.store.lease import Holder, process_alive
+
+    if not conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session_leases'"
+    ).fetchone():
+        return None
+    here = socket.gethostname()
+    for session_id, host, pid, pid_started in conn.execute(
+        "SELECT l.session_id, l.host, l.pid, l.pid_started FROM session_leases l "
+        "JOIN sessions s ON s.session_id = l.session_id WHERE s.participant = ?",
+        (who,),
+    ):
+        if host == here and process_alive(Holder(host, pid, pid_started)):
+            return (
+                f"session {session_id} is running now (process {pid} on {host}); "
+                "withdraw after it ends or is stopped"
+            )
+    return None
 
 
 def _participant_ids(conn: sqlite3.Connection, invited: bool) -> list[str]:
