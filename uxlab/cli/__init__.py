@@ -38,6 +38,7 @@ COMMANDS: dict[str, str] = {
     "check-timing": "check_timing_cmd",
     "export": "export_cmd",
     "verify": "verify_cmd",
+    "withdraw": "withdraw_cmd",
     "report": "report_cmd",
     "record": "record_cmd",
     "serve": "serve_cmd",

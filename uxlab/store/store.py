@@ -1139,13 +1139,7 @@ class Store:
 
     def verify_audit(self) -> bool:
         """True when every audit row's chain value matches the rows before it."""
-        prev = ""
-        for e in self.audit_entries():
-            chain = _chain(prev, e["at"], e["action"], e["subject"], e["sha256"], e["detail"])
-            if chain != e["chain"]:
-                return False
-            prev = chain
-        return True
+        return first_broken_audit_entry(self.conn)[1] is None
 
     def record_export(self, digest: str, detail: dict[str, Any]) -> None:
         """Append an `export` entry to the audit log (the only write an export makes)."""
@@ -1177,6 +1171,35 @@ def _location(path: Path) -> str | None:
 def _chain(prev: str, at: str, action: str, subject: str | None, sha: str, detail: str) -> str:
     text = "\x1f".join((prev, at, action, subject or "", sha, detail))
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def first_broken_audit_entry(conn: sqlite3.Connection) -> tuple[int, dict[str, Any] | None]:
+    """The number of audit entries and the first whose `chain` does not follow (or None).
+
+    Each entry's chain is recomputed from the one before; a changed, removed or inserted
+    entry breaks it there. Reads only, so it also runs on a read-only connection.
+    """
+    prev = ""
+    n_entries = 0
+    broken = None
+    cur = conn.execute(
+        "SELECT seq, at, action, subject, sha256, detail, chain FROM audit ORDER BY seq"
+    )
+    cols = [c[0] for c in cur.description]
+    for row in cur:
+        n_entries += 1
+        if broken is not None:
+            continue
+        entry = dict(zip(cols, row, strict=True))
+        fields = (entry["at"], entry["action"], entry["subject"], entry["sha256"], entry["detail"])
+        if not all(f is None or isinstance(f, str) for f in fields):
+            broken = entry  # a value changed to a number or bytes
+            continue
+        chain = _chain(prev, *fields)
+        if chain != entry["chain"]:
+            broken = entry
+        prev = chain
+    return n_entries, broken
 
 
 def _normalise_responses(

@@ -16,6 +16,8 @@
 4. Every trial's schedule: rebuilt from the corpus (`rebuild_schedule`) and its SHA-256
    compared with the one stored when the trial began (for live trials, the profile, seed
    and source id only: the text came from the model).
+5. The audit log's hash chain (`first_broken_audit_entry`): the first entry that does not
+   follow from the ones before it is named (changed, removed or inserted before it).
 
 The result is a `VerifyReport`; `format_report` prints it at 80 columns.
 """
@@ -36,7 +38,7 @@ from typing import Any
 from uxlab.errors import UxlabError
 from uxlab.live.live_schedule import LiveSchedule
 from uxlab.store.open_checks import open_read_only, reading
-from uxlab.store.store import sha256_json
+from uxlab.store.store import first_broken_audit_entry, sha256_json
 from uxlab.study.adaptive import AdaptivePlan, CommittedTrial
 from uxlab.study.design import Trial, design_trials
 from uxlab.study.loader import parse_study
@@ -88,6 +90,8 @@ class VerifyReport:
     """Live trials among `n_schedules`: only their profile, seed and source were compared."""
     n_unchecked: int = 0
     """Trials without a stored schedule SHA-256 (begun before schema version 4)."""
+    n_audit: int = 0
+    """Audit log entries whose hash chain was checked."""
     mismatches: list[Mismatch] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -132,6 +136,21 @@ def verify_db(
 
 
 def _verify(conn: sqlite3.Connection, report: VerifyReport, cwd: Path) -> None:
+    _check_audit(conn, report)
+    _verify_studies(conn, report, cwd)
+
+
+def _check_audit(conn: sqlite3.Connection, report: VerifyReport) -> None:
+    """Recompute the audit log's hash chain; name its first entry that does not follow."""
+    report.n_audit, bad = first_broken_audit_entry(conn)
+    if bad is not None:
+        report.mismatches.append(Mismatch(
+            f"audit log entry {bad['seq']} ({bad['action']!r} at {bad['at']}) breaks the hash "
+            "chain: it was changed, or an entry before it was removed or inserted"
+        ))  # fmt: skip
+
+
+def _verify_studies(conn: sqlite3.Connection, report: VerifyReport, cwd: Path) -> None:
     cols = _columns(conn, "studies")
     extra = ", stimuli, location" if "stimuli" in cols else ", NULL, NULL"
     studies = conn.execute(
@@ -409,11 +428,12 @@ def format_report(report: VerifyReport, width: int = 80) -> str:
     if report.n_unchecked:
         checked += f"; {report.n_unchecked} trial(s) without a stored schedule SHA-256 (begun "
         checked += "before schema version 4) not rebuilt"
-    say(checked + ".")
+    say(checked + f"; audit log: {report.n_audit} entr{'y' if report.n_audit == 1 else 'ies'}.")
     if report.ok:
         say(
             "OK: every trial list and schedule was rebuilt from the study file, the "
-            "participant ids and numbers, the groups and the seeds, and matches what ran."
+            "participant ids and numbers, the groups and the seeds, and matches what ran; "
+            "the audit log's hash chain is intact."
         )
         return "\n".join(lines)
     say(f"{len(report.mismatches)} MISMATCH(ES) (trials numbered from 0, as in trials.csv):")

@@ -1,0 +1,196 @@
+"""`uxlab withdraw` and the audit chain in `uxlab verify`: a simulated participant withdrawn
+is gone from every exported table, the audit keeps a contentless `delete` entry, the chain
+still verifies; a tampered audit row is named; an unknown id gets a did-you-mean; a withdrawn
+invitee's code opens nothing; without a terminal `--yes` is required."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import socket
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from uxlab.cli import EXIT_INPUT, EXIT_OK, EXIT_PARTIAL, main
+from uxlab.store import Store
+from uxlab.store.invitations import participant_for_code
+from uxlab.store.lease import CREATE_LEASES, process_started
+
+REPO = Path(__file__).resolve().parents[1]
+STUDY = REPO / "studies" / "quickstart.toml"
+WITHDRAWN = "SIM-s0-002"
+
+
+def exits(argv: list[str], capsys) -> tuple[int, str, str]:
+    """`main(argv)` whether it returns or argparse exits; (status, stdout, stderr)."""
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return int(code or 0), out, err
+
+
+class Tty(io.StringIO):
+    """Typed input on a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture
+def db(tmp_path, capsys, monkeypatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "study.sqlite"
+    code, _, err = exits(["simulate", "-n", "3", "--db", path, STUDY], capsys)
+    assert code == EXIT_OK, err
+    return path
+
+
+def rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def sessions_of(db: Path, participant: str) -> set[str]:
+    conn = sqlite3.connect(db)
+    try:
+        q = "SELECT session_id FROM sessions WHERE participant = ?"
+        return {r[0] for r in conn.execute(q, (participant,))}
+    finally:
+        conn.close()
+
+
+def verify(db: Path, capsys) -> tuple[int, str]:
+    code, out, err = exits(["verify", db, "--study", STUDY], capsys)
+    return code, " ".join((out + err).split())  # lines wrapped at 80 columns, joined
+
+
+def test_withdrawal_removes_every_row_keeps_a_contentless_audit_entry_and_verifies(db, capsys):
+    gone = sessions_of(db, WITHDRAWN)
+    assert gone
+    marks = ",".join("?" * len(gone))
+    conn = sqlite3.connect(db)
+    answers = {
+        r[0]
+        for r in conn.execute(
+            f"SELECT value FROM responses WHERE session_id IN ({marks})",
+            sorted(gone),
+        )
+        if r[0] and len(r[0]) > 3
+    }
+    (n_trials,) = conn.execute(
+        f"SELECT count(*) FROM trials WHERE session_id IN ({marks})",
+        sorted(gone),
+    ).fetchone()
+    conn.close()
+
+    code, out, err = exits(["withdraw", db, "--participant", WITHDRAWN, "--yes"], capsys)
+    assert code == EXIT_OK, err
+    assert f"Withdrew {WITHDRAWN}: deleted 1 session(s), {n_trials} trial(s)" in out
+    assert all(answer not in out for answer in answers)  # counts only, never an answer
+
+    code, _, err = exits(["export", db, "-o", db.parent / "export"], capsys)
+    assert code == EXIT_OK, err
+    for table in ("trials", "events", "sessions", "runs"):
+        exported = rows(db.parent / "export" / f"{table}.csv")
+        assert exported, table  # the other two participants are still there
+        assert not [r for r in exported if r["session_id"] in gone], table
+        assert all(r.get("participant") != WITHDRAWN for r in exported), table
+
+    with Store.open(db) as store:
+        entries = store.audit_entries()
+    deletes = [e for e in entries if e["action"] == "delete"]
+    assert len(deletes) == 1
+    assert deletes[0]["subject"] is None
+    detail = json.loads(deletes[0]["detail"])
+    assert detail["sessions"] == 1 and detail["trials"] == n_trials > 0
+    text = json.dumps(deletes[0])
+    assert WITHDRAWN not in text and not any(s in text for s in gone)
+
+    code, out = verify(db, capsys)
+    assert code == EXIT_OK, out
+    assert "hash chain is intact" in out
+
+
+def test_a_tampered_audit_row_fails_verify_naming_it(db, capsys):
+    assert verify(db, capsys)[0] == EXIT_OK
+    conn = sqlite3.connect(db)
+    (seq,) = conn.execute(
+        "SELECT seq FROM audit WHERE action = 'trial' LIMIT 1 OFFSET 3"
+    ).fetchone()
+    conn.execute("DROP TRIGGER audit_no_update")
+    conn.execute("UPDATE audit SET detail = ? WHERE seq = ?", ('{"trial_index":99}', seq))
+    conn.commit()
+    conn.close()
+    code, out = verify(db, capsys)
+    assert code == EXIT_PARTIAL
+    assert f"audit log entry {seq} ('trial' at " in out
+    assert "breaks the hash chain" in out
+    assert out.count("audit log entry") == 1  # the first bad entry, not every one after it
+
+
+def test_an_unknown_participant_gets_a_did_you_mean_and_nothing_is_deleted(db, capsys):
+    code, _, err = exits(["withdraw", db, "--participant", "SIM-s0-02", "--yes"], capsys)
+    assert code == EXIT_INPUT
+    assert "no such participant" in err and "did you mean SIM-s0-002?" in err
+    assert len(sessions_of(db, WITHDRAWN)) == 1
+
+
+def test_without_a_terminal_yes_is_required_and_a_wrong_answer_deletes_nothing(
+    db, capsys, monkeypatch
+):
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    code, _, err = exits(["withdraw", db, "--participant", WITHDRAWN], capsys)
+    assert code == EXIT_INPUT and "--yes" in err and "nothing was deleted" in err
+    monkeypatch.setattr("sys.stdin", Tty("no\n"))
+    code, _, err = exits(["withdraw", db, "--participant", WITHDRAWN], capsys)
+    assert code == EXIT_INPUT and "not confirmed" in err
+    assert len(sessions_of(db, WITHDRAWN)) == 1
+    monkeypatch.setattr("sys.stdin", Tty(f"{WITHDRAWN}\n"))
+    code, _, err = exits(["withdraw", db, "--participant", WITHDRAWN], capsys)
+    assert code == EXIT_OK, err
+    assert not sessions_of(db, WITHDRAWN)
+
+
+def test_a_withdrawn_invitees_code_opens_nothing(db, capsys, tmp_path):
+    codes = tmp_path / "codes.tsv"
+    code, _, err = exits(["invite", STUDY, "--db", db, "-n", "2", "-o", codes], capsys)
+    assert code == EXIT_OK, err
+    (code_a, who_a), (code_b, who_b) = [line.split("\t") for line in codes.read_text().splitlines()]
+    code, out, err = exits(["withdraw", db, "--participant", who_a, "--yes"], capsys)
+    assert code == EXIT_OK, err
+    assert "1 invitation (its code opens nothing now)" in out
+    with Store.open(db) as store:
+        assert participant_for_code(store, "quickstart", code_a) is None
+        assert participant_for_code(store, "quickstart", code_b) == who_b
+    code, _, err = exits(["withdraw", db, "--participant", who_a, "--yes"], capsys)
+    assert code == EXIT_INPUT and "no such participant" in err
+
+
+def test_a_session_running_in_a_live_process_is_not_deleted_under_it(db, capsys):
+    (session_id,) = sessions_of(db, WITHDRAWN)
+    runner = subprocess.Popen(["sleep", "60"])  # a live process holding the session's lease
+    try:
+        conn = sqlite3.connect(db)
+        conn.execute(CREATE_LEASES)
+        conn.execute(
+            "INSERT INTO session_leases VALUES (?, ?, ?, ?, '2026-12-03T00:00:00', 0)",
+            (session_id, socket.gethostname(), runner.pid, process_started(runner.pid)),
+        )
+        conn.commit()
+        conn.close()
+        code, _, err = exits(["withdraw", db, "--participant", WITHDRAWN, "--yes"], capsys)
+        assert code == EXIT_INPUT
+        assert f"session {session_id} is running now (process {runner.pid}" in err
+        assert sessions_of(db, WITHDRAWN) == {session_id}
+    finally:
+        runner.kill()
+        runner.wait()
+    code, _, err = exits(["withdraw", db, "--participant", WITHDRAWN, "--yes"], capsys)
+    assert code == EXIT_OK, err  # the holder is gone: its lease is stale
+    assert not sessions_of(db, WITHDRAWN)

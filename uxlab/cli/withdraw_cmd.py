@@ -1,0 +1,178 @@
+"""`uxlab withdraw DB --participant ID [--yes]`: delete one participant's data everywhere.
+
+Deletes the participant's sessions, trials, answers, events and runs (`Store.withdraw`) and
+their invitation, if they had one (`withdraw_invited`: the code then opens nothing). The
+audit log keeps a `delete` entry with the counts and the SHA-256 of what was deleted, never
+its content. Asks first, unless `--yes`; without a terminal to ask on, `--yes` is required.
+Prints counts only, never an answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import sqlite3
+import sys
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "withdraw",
+        help="delete a participant's data (their right to withdraw); the audit keeps counts",
+        description="Delete everything the database holds about one participant: sessions, "
+        "trials, answers, events, runs and their invitation code (which then opens nothing). "
+        "The audit log keeps a 'delete' entry with the counts and a SHA-256 of what was "
+        "deleted, never the content. Exports and reports made before stay as they are: "
+        "delete or remake them. Asks for confirmation unless --yes.",
+    )
+    parser.add_argument("db", metavar="DB", help="the study database (results/<study>.sqlite)")
+    parser.add_argument(
+        "--participant", required=True, metavar="ID", help="the participant id, e.g. P-7K3QX"
+    )
+    parser.add_argument(
+        "--yes", action="store_true", help="do not ask (required when stdin is not a terminal)"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from uxlab.cli import CliError
+    from uxlab.cli.hints import command
+    from uxlab.cli.places import output_for
+    from uxlab.store import Store
+    from uxlab.store.invitations import withdraw_invited
+
+    db = Path(args.db)
+    if not db.is_file():
+        raise CliError(f"{db}: no such database (a study database is results/<study id>.sqlite)")
+    with Store.open(db) as store:
+        invited = _has_invitations(store.conn)
+        known = _participant_ids(store.conn, invited)
+        who = args.participant
+        if who not in known:
+            raise CliError(_unknown(db, who, known))
+        busy = _live_session(store.conn, who)
+        if busy:
+            raise CliError(f"--participant {who}: {busy}; nothing was deleted")
+        planned = _counts(store.conn, who)
+        print(
+            f"Withdraw {who} from {db}: deletes {_say(planned)}"
+            + (", and their invitation" if invited and _is_invited(store.conn, who) else "")
+            + ". This cannot be undone."
+        )
+        if not args.yes:
+            if not (sys.stdin and sys.stdin.isatty()):
+                raise CliError(
+                    "no terminal to confirm on: nothing was deleted; to withdraw without "
+                    f"asking: {command('withdraw', db, '--participant', who, '--yes')}"
+                )
+            try:
+                answer = input(f"Type the participant id ({who}) to confirm: ").strip()
+            except EOFError:
+                answer = ""
+            if answer != who:
+                raise CliError("not confirmed: nothing was deleted")
+        counts = withdraw_invited(store, who) if invited else store.withdraw(who)
+    gone = {**counts, "runs": planned["runs"]}
+    invitation = counts.get("invitations", 0)
+    print(
+        f"Withdrew {who}: deleted {_say(gone)}"
+        + (f", {invitation} invitation (its code opens nothing now)" if invitation else "")
+        + ". The audit log keeps a 'delete' entry with these counts and no content."
+    )
+    stale = [p for p in (output_for(db, "export"), output_for(db, "report")) if p.exists()]
+    if stale:
+        print(
+            "Made before the withdrawal and still holding their data: "
+            + ", ".join(f"{p}/" for p in stale)
+            + f"; remake them ({command('export', db)}) or delete them."
+        )
+    return 0
+
+
+def _has_invitations(conn: sqlite3.Connection) -> bool:
+    return (
+        conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'invitations'"
+        ).fetchone()
+        is not None
+    )
+
+
+def _live_session(conn: sqlite3.Connection, who: str) -> str | None:
+    """What says a process on this host still runs one of `who`'s sessions, or None.
+
+    (Deleting under it would fail its next commit; a lease of a process that is gone is
+    stale and does not count. A lease held on another host is not checked.)
+    """
+    import socket
+
+    from uxlab.store.lease import Holder, process_alive
+
+    if not conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session_leases'"
+    ).fetchone():
+        return None
+    here = socket.gethostname()
+    for session_id, host, pid, pid_started in conn.execute(
+        "SELECT l.session_id, l.host, l.pid, l.pid_started FROM session_leases l "
+        "JOIN sessions s ON s.session_id = l.session_id WHERE s.participant = ?",
+        (who,),
+    ):
+        if host == here and process_alive(Holder(host, pid, pid_started)):
+            return (
+                f"session {session_id} is running now (process {pid} on {host}); "
+                "withdraw after it ends or is stopped"
+            )
+    return None
+
+
+def _participant_ids(conn: sqlite3.Connection, invited: bool) -> list[str]:
+    """Every participant the database knows: those with data, and those only invited."""
+    ids = [r[0] for r in conn.execute("SELECT participant FROM participants ORDER BY number")]
+    if invited:
+        ids += [r[0] for r in conn.execute("SELECT participant FROM invitations ORDER BY 1")]
+    return list(dict.fromkeys(ids))
+
+
+def _is_invited(conn: sqlite3.Connection, who: str) -> bool:
+    row = conn.execute("SELECT 1 FROM invitations WHERE participant = ?", (who,)).fetchone()
+    return row is not None
+
+
+def _unknown(db: Path, who: str, known: list[str]) -> str:
+    """`--participant X: not in DB; did you mean Y?` with how to list the ids."""
+    if not known:
+        return f"--participant {who}: {db} holds no participant"
+    close = difflib.get_close_matches(who, known, n=1, cutoff=0.6)
+    if not close:
+        close = difflib.get_close_matches(who.upper(), known, n=1, cutoff=0.6)
+    guess = f"; did you mean {close[0]}?" if close else ""
+    return (
+        f"--participant {who}: no such participant in {db}{guess} "
+        f"({len(known)} participant(s); their ids are in sessions.csv of the export)"
+    )
+
+
+def _counts(conn: sqlite3.Connection, who: str) -> dict[str, int]:
+    """How many rows of each kind the participant has (counts only, never content)."""
+    counts = {}
+    for table in ("trials", "responses", "events", "session_runs"):
+        counts[table] = conn.execute(
+            f"SELECT count(*) FROM {table} t JOIN sessions s ON s.session_id = t.session_id "
+            "WHERE s.participant = ?",
+            (who,),
+        ).fetchone()[0]
+    counts["sessions"] = conn.execute(
+        "SELECT count(*) FROM sessions WHERE participant = ?", (who,)
+    ).fetchone()[0]
+    counts["runs"] = counts.pop("session_runs")
+    return counts
+
+
+def _say(counts: dict[str, int]) -> str:
+    """`1 session(s), 12 trial(s), 24 answer(s), 310 event(s)`."""
+    names = (("sessions", "session"), ("trials", "trial"), ("responses", "answer"),
+             ("events", "event"), ("runs", "run"))  # fmt: skip
+    return ", ".join(f"{counts.get(key, 0)} {name}(s)" for key, name in names)
