@@ -71,6 +71,7 @@ def coverage_table(
     """Per N and level: coverage of the 95% interval, median width (high / low), share of
     degenerate intervals (a bound equal to the estimate, or a span under 1%), seconds."""
     from analysis.psychometric import population_threshold
+    from analysis.report.support import estimate_flags  # the report's own rule
 
     truth = truth or PopulationTruth()
     true_ms = pooled_thresholds_ms(
@@ -91,9 +92,8 @@ def coverage_table(
                 ok = bool(np.isfinite(r.ci_low) and np.isfinite(r.ci_high))
                 hits[level].append(ok and r.ci_low <= true_ms[str(level)] <= r.ci_high)
                 ratios[level].append(r.ci_high / r.ci_low if ok else math.nan)
-                span = (r.ci_high - r.ci_low) / r.estimate if ok else math.nan
                 degenerate[level].append(
-                    ok and (span < 0.01 or r.ci_low == r.estimate or r.ci_high == r.estimate)
+                    ok and bool(estimate_flags(r.estimate, r.ci_low, r.ci_high)[1])
                 )
         cpu_s = time.process_time() - started
         for level in LEVELS:
