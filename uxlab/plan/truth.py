@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from psychometric_function import LOGISTIC_SD_PER_WIDTH
 from uxlab.plan.design import PlanError
 from uxlab.simulate.observers import PopulationTruth
 
@@ -178,10 +179,6 @@ def _falls(df, stimulus: str) -> bool:
     lo = df[df[stimulus] <= df[stimulus].median()]["_y"].mean()
     hi = df[df[stimulus] > df[stimulus].median()]["_y"].mean()
     return bool(hi < lo)
-
-
-LOGISTIC_SD_PER_WIDTH = math.pi / math.sqrt(3.0) / (2.0 * math.log(9.0))
-"""A logistic F with width w (ln-distance from F = 0.1 to 0.9) has SD 0.413 w."""
 
 
 def _population(
