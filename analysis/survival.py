@@ -31,6 +31,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from analysis.fitter import Fitter
+
 FAMILIES = ("weibull", "lognormal", "loglogistic")
 CENSORED_OUTCOMES = ("completed", "timed_out")
 
@@ -197,7 +199,7 @@ def _score_g(family: str, z: np.ndarray, event: np.ndarray) -> np.ndarray:
 
 
 @dataclass
-class AbandonmentAFTFitter:
+class AbandonmentAFTFitter(Fitter):
     """AFT model of patience with latency factors as covariates, family chosen by AIC.
 
     Parameters
@@ -217,6 +219,7 @@ class AbandonmentAFTFitter:
     """Below this many participants `cov_` is the model's own (trials treated as
     independent; `clustered_` False): a sandwich from few clusters is too small."""
     specs_: list[CovariateSpec] = field(default_factory=list)
+    _fitted_attribute = "cov_"
 
     def fit(
         self, sdata: pd.DataFrame, factors: list[str], cluster: str = "participant"
@@ -346,8 +349,7 @@ class AbandonmentAFTFitter:
         prob = -np.expm1(_log_s0(self.family_, z))
         return prob if n_draws else prob[0]
 
-    @property
-    def summary(self) -> pd.DataFrame:
+    def _summary_table(self) -> pd.DataFrame:
         """Coefficients on the log-time scale with robust SEs and time ratios."""
         se = np.sqrt(np.diag(self.cov_))
         zc = stats.norm.ppf(1 - self.alpha / 2)
@@ -364,14 +366,14 @@ class AbandonmentAFTFitter:
             index=pd.Index(names, name="param"),
         )
 
-    def print_summary(self) -> None:
-        """Print the model, AIC comparison and time ratios."""
-        print(
-            f"AFT {self.family_} (lowest AIC), {self.n_trials_} trials, {self.n_events_} "
-            f"abandonments, {self.n_clusters_} participants (cluster-robust SE)"
-        )
-        print(self.aic_.to_string(index=False))
-        print(self.summary.to_string())
+    def _summary_header(self, decimals: int) -> list[str]:
+        return [
+            f"<AbandonmentAFTFitter: {self.family_} (lowest AIC), {self.n_trials_} trials, "
+            f"{self.n_events_} abandonments, {self.n_clusters_} participants "
+            f"({'cluster-robust' if self.clustered_ else 'model'} SE)>",
+            self.aic_.to_string(index=False),
+            "",
+        ]
 
     def plot(self, ax=None, levels: list[dict[str, float]] | None = None):
         """Predicted share still waiting over time for each condition in `levels`."""

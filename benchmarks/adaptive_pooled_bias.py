@@ -76,7 +76,7 @@ def main() -> None:
         for _ in range(args.studies):
             df = simulate_study(method, rng)
             fit = PsychometricFitter(direction="rising").fit_trials(df.x, df.y, n_boot=0)
-            pooled.append([fit.threshold_(level) for level in LEVELS])
+            pooled.append([fit.threshold(level) for level in LEVELS])
             model = fit_mixed_acceptability(df.assign(f=1 - df.y), "f", "x", 1.0, n_boot=2)
             mixed.append([model.threshold_ms(level) for level in LEVELS])
         for name, est in (("pooled fit", pooled), ("random intercept (report)", mixed)):

@@ -998,7 +998,7 @@ def _score(data: ReportData) -> None:
         return
     draws = None
     if data.psychometric is not None:
-        draws = data.psychometric.pooled.threshold_samples_(0.5)
+        draws = data.psychometric.pooled.threshold_samples(0.5)
         draws = draws[np.isfinite(draws)]
     aft = data.survival.aft if data.survival is not None else None
     from analysis.score import STREAM_METRIC_FOR_FACTOR

@@ -82,7 +82,7 @@ def _constant(obs: TrueObserver, budget: int, rng: np.random.Generator) -> float
     k = rng.binomial(n, [obs.p(x) for x in levels])
     try:
         fit = PsychometricFitter(direction="rising").fit(levels, k, n, n_boot=0)
-        est = fit.threshold_(0.5)
+        est = fit.threshold(0.5)
     except ValueError:
         return math.nan
     return float(est) if np.isfinite(est) else math.nan

@@ -143,7 +143,7 @@ def truth_from_pilot(
             fit.fit_trials(sub[stimulus].to_numpy(float), sub["_y"].to_numpy(float), n_boot=200)
         except ValueError:
             continue
-        boot_m = np.log(fit.threshold_samples_(0.5))
+        boot_m = np.log(fit.threshold_samples(0.5))
         p = fit.params_
         se = float(np.nanstd(boot_m)) if np.isfinite(boot_m).any() else 0.0
         rows.append((p["m"], math.log(p["w"]), se))
