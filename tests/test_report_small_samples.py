@@ -122,7 +122,7 @@ def test_a_failing_part_is_named_and_the_rest_is_written(tmp_path, capsys, monke
     def broken(data):
         raise RuntimeError("survival exploded\nsecond line")
 
-    monkeypatch.setattr(build, "_survival", broken)
+    monkeypatch.setattr(build, "abandonment_part", broken)
     path = tmp_path / "t.csv"
     simulate_trial_table(n_participants=4, reps=1, seed=1).to_csv(path, index=False)
     rc = main(["report", str(path), "-o", str(tmp_path / "r"), "--n-boot", "40", "-q"])
@@ -263,7 +263,7 @@ def test_a_participant_running_the_other_way_is_flagged(tmp_path):
     data = analyse(
         load_trial_table(write_export_folder(tmp_path / "e", trials)), ReportOptions(n_boot=60)
     )
-    from analysis.report.build import participant_table
+    from analysis.report.psychometric_part import participant_table
 
     flags = participant_table(data).set_index("participant")["flags"]
     assert "direction opposite to the pooled curve (rising)" in flags["P-000"]

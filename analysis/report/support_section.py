@@ -37,7 +37,7 @@ def simulated_line(data: Any) -> str | None:
 
 def support_blocks(data: Any) -> list:
     """Heading, the sample, what needs more, skipped and failed parts."""
-    from analysis.report.render import Bullets, Heading, Para, Table
+    from analysis.report.blocks import Bullets, Heading, Para, Table
 
     n, ex = data.n_participants, data.exclusions
     blocks: list = [Heading("What this sample can support")]
@@ -92,7 +92,7 @@ def support_blocks(data: Any) -> list:
 
 def session_blocks(data: Any) -> list:
     """The session facts table (nothing when the export has no sessions table)."""
-    from analysis.report.render import Heading, Para, Table
+    from analysis.report.blocks import Heading, Para, Table
 
     facts = getattr(data, "sessions", None)
     if facts is None or facts.empty:

@@ -93,7 +93,7 @@ def coverage_table(
                 hits[level].append(ok and r.ci_low <= true_ms[str(level)] <= r.ci_high)
                 ratios[level].append(r.ci_high / r.ci_low if ok else math.nan)
                 degenerate[level].append(
-                    ok and bool(estimate_flags(r.estimate, r.ci_low, r.ci_high)[1])
+                    ok and bool(estimate_flags(r.estimate, r.ci_low, r.ci_high).degenerate)
                 )
         cpu_s = time.process_time() - started
         for level in LEVELS:
