@@ -213,7 +213,7 @@ def test_batched_bootstrap_fits_match_one_at_a_time_fits():
 
 @pytest.mark.parametrize("n_per_level", [20, 3000])  # 3000: keys too long for one int64
 def test_refit_fits_each_distinct_dataset_once_and_reuses_known_fits(n_per_level, monkeypatch):
-    import analysis.batch_mle as batch_mle
+    import analysis.batch_mle.optimise as batch_mle
 
     x, k, n = simulate_counts(LEVELS_MS, n_per_level, 800.0, 1.0, seed=4)
     fit = PsychometricFitter(direction="rising").fit(x, k, n, n_boot=0)
