@@ -55,6 +55,7 @@ from uxlab.fidelity import trial_fidelity
 from uxlab.outcomes import Outcome
 from uxlab.store.open_checks import open_read_only, reading
 from uxlab.store.schema import StoreError
+from uxlab.study.questions import REGISTRY
 
 BASE_COLUMNS = [
     "study_id",
@@ -351,8 +352,7 @@ def _read_tables(db: str | Path) -> dict[str, Any]:
         {"sha256": sha, "study_id": sid, "version": v} for sha, sid, v, _ in studies
     ]
     study_json["encoding"] = {
-        "yesno": "1 = yes, 0 = no",
-        "likert": "1..scale",
+        **{name: t.export_encoding for name, t in REGISTRY.items() if t.export_encoding},
         "outcome": [o.value for o in Outcome],
     }
     return {
@@ -486,15 +486,11 @@ def _flatten(d: dict[str, Any], prefix: str) -> dict[str, Any]:
 
 
 def _export_value(qtype: str, value: str | None) -> Any:
-    if value is None:
-        return None
-    if qtype == "yesno":
-        return 1 if value == "yes" else 0
-    if qtype == "likert":
-        return int(value)
-    if qtype == "slider":
-        return float(value)
-    return value
+    """A stored answer as its `q_<id>` cell (its type's `export_value`; as stored when the
+    type is not known)."""
+    if value is None or qtype not in REGISTRY:
+        return value
+    return REGISTRY[qtype].export_value(value)
 
 
 def _atomic_write(path: Path, text: str) -> None:
