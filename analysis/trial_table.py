@@ -23,84 +23,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+import trial_table_spec as spec
 from analysis.foreign_table import ColumnMap, adapt_frame
 from analysis.spreadsheet_cells import plain_frame
 from analysis.table_errors import TrialTableError
 
 # Columns the analysis needs in every table; the rest of contract 2 is used when present.
 REQUIRED_COLUMNS = ("participant",)
-# Contract-2 columns that are not factors or questions.
-CONTRACT_COLUMNS = (
-    "study_id",
-    "study_sha256",
-    "session_id",
-    "participant",
-    "trial_index",
-    "block",
-    "practice",
-    "condition_id",
-    "replay_id",
-    "seed",
-    "outcome",
-    "t_abandon_ms",
-    "shown_first_ms",
-    "shown_last_ms",
-    "scheduled_end_ms",
-    "attention_check",
-    "attention_ok",
-    "pilot",
-    "simulated",
-)
-# Further columns uxlab writes when a study uses them (schedule hashes, agent chains, live
-# endpoints, trials queued again at the end): measurements, never factors.
-EXTRA_COLUMNS = (
-    "schedule_sha256",
-    "e2e_ms",
-    "abandon_step",
-    "paused_ms",
-    "violations_n",
-    "violation_max_ms",
-    "violation_sum_ms",
-    "rerun_of",
-    "rerun_reason",
-    "rerun_as",
-)
-# Per-trial playback fidelity (contract 2; uxlab computes them from the playback log):
-# how late chunks were handed out and shown, frame sharing, drift, the machine's load and
-# the flag for trials outside the study's timing tolerance. Measurements, never factors.
-FIDELITY_COLUMNS = (
-    "n_chunks",
-    "late_handed_p50_ms",
-    "late_handed_p99_ms",
-    "late_handed_max_ms",
-    "late_shown_p50_ms",
-    "late_shown_p99_ms",
-    "late_shown_max_ms",
-    "frame_shared_share",
-    "drift_ms",
-    "load_1m",
-    "fidelity_flag",
-)
+# Contract 2's columns are data (`trial_table_spec`, shared with the export): every column
+# it lists is a measurement or an identifier, never a design factor.
+FIDELITY_COLUMNS = tuple(spec.names(spec.FIDELITY))
 # Identifiers stay text (a hash of zeros or an id like 007 must not become a number).
-ID_COLUMNS = (
-    "study_id",
-    "study_sha256",
-    "session_id",
-    "participant",
-    "condition_id",
-    "replay_id",
-    "schedule_sha256",
-)
-OUTCOMES = ("completed", "abandoned", "timed_out", "error", "interrupted")
-FLAG_COLUMNS = (
-    "practice",
-    "attention_check",
-    "attention_ok",
-    "pilot",
-    "simulated",
-    "fidelity_flag",
-)
-TIME_COLUMNS = ("t_abandon_ms", "shown_first_ms", "shown_last_ms", "scheduled_end_ms")
+ID_COLUMNS = spec.of_kind("id")
+OUTCOMES = spec.OUTCOMES
+FLAG_COLUMNS = spec.of_kind("flag")
+TIME_COLUMNS = spec.of_kind("time")
 MAX_TIME_MS = 24 * 3600 * 1000.0  # a trial time past one day is not a measurement
 MAX_NUMBER_ABS = 1e9  # factor levels and answers beyond this are not plausible values
 MAX_CSV_BYTES = 1024 * 1024 * 1024
@@ -334,8 +271,8 @@ def _row_of(frame: pd.DataFrame, mask: np.ndarray) -> int:
 
 
 def known_columns() -> tuple[str, ...]:
-    """Every non-factor, non-question column of contract 2 that the analysis knows."""
-    return CONTRACT_COLUMNS + EXTRA_COLUMNS + FIDELITY_COLUMNS
+    """Every non-factor, non-question column of contract 2 (`trial_table_spec.COLUMNS`)."""
+    return tuple(c.name for c in spec.COLUMNS)
 
 
 def validate_trials(trials: pd.DataFrame, path: Path) -> pd.DataFrame:
@@ -527,12 +464,11 @@ def _factor_names(
         names = [str(f.get("name")) if isinstance(f, dict) else str(f) for f in declared]
         source = "study.json"
     elif is_uxlab_shaped(trials):
+        known = set(known_columns())
         names = [
             c
             for c in trials.columns
-            if c not in CONTRACT_COLUMNS
-            and c not in EXTRA_COLUMNS
-            and c not in FIDELITY_COLUMNS
+            if c not in known
             and not str(c).startswith(("q_", "rt_"))
             and pd.api.types.is_numeric_dtype(trials[c])
         ]

@@ -49,35 +49,17 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import trial_table_spec as spec
 from analysis.spreadsheet_cells import write_safe_csv
-from uxlab.fidelity import FIDELITY_COLUMNS as _FIDELITY_COLUMNS
 from uxlab.fidelity import trial_fidelity
 from uxlab.outcomes import Outcome
 from uxlab.store.open_checks import open_read_only, reading
 from uxlab.store.schema import StoreError
 from uxlab.study.questions import REGISTRY
 
-BASE_COLUMNS = [
-    "study_id",
-    "study_sha256",
-    "session_id",
-    "participant",
-    "trial_index",
-    "block",
-    "practice",
-    "condition_id",
-]
-AFTER_FACTOR_COLUMNS = [
-    "replay_id",
-    "seed",
-    "schedule_sha256",
-    "outcome",
-    "t_abandon_ms",
-    "shown_first_ms",
-    "shown_last_ms",
-    "scheduled_end_ms",
-]
-TAIL_COLUMNS = ["attention_check", "attention_ok", "pilot", "simulated"]
+BASE_COLUMNS = spec.names(spec.LEADING)
+AFTER_FACTOR_COLUMNS = spec.names(spec.AFTER_FACTORS)
+TAIL_COLUMNS = spec.names(spec.TRAILING)
 ATTENTION_CONDITION = "attention-check"
 """`condition_id` of an attention check shown on its own screen: no stream, so no latency
 and empty factor columns (a check that streamed, as before, keeps its levels)."""
@@ -95,19 +77,19 @@ def _shown_without_stream(
     )
 
 
-CHAIN_COLUMNS = ["e2e_ms", "abandon_step", "paused_ms"]
+CHAIN_COLUMNS = spec.names(spec.CHAIN)
 """Agent-chain trials only (from the trial's `timings`): measured end of the answer, the
 step (0-based) running when the participant gave up, and the time mid-chain questions held
 the chain (studies with `[chain] ask_after_steps`)."""
-LIVE_COLUMNS = ["violations_n", "violation_max_ms", "violation_sum_ms"]
+LIVE_COLUMNS = spec.names(spec.LIVE)
 """Live-study trials only (from `timings`): chunks shown late because the live model was
 slower than the schedule, and the largest and summed lateness (ms)."""
-OPTIONAL_COLUMNS = (CHAIN_COLUMNS, LIVE_COLUMNS)
-RERUN_COLUMNS = ["rerun_of", "rerun_reason", "rerun_as"]
+OPTIONAL_COLUMNS = tuple(spec.names(group) for group in spec.OPTIONAL_GROUPS)
+RERUN_COLUMNS = spec.names(spec.RERUN)
 """Only when a session queued a trial again (`requeued`, schema version 5), at the end: on a
 re-run, the trial_index of the attempt it replaces and why (`interrupted`, ...); on the
 replaced attempt, the trial_index of its re-run (and the same reason)."""
-FIDELITY_COLUMNS = list(_FIDELITY_COLUMNS)
+FIDELITY_COLUMNS = spec.names(spec.FIDELITY)
 """Every trial: how faithfully its stream was shown (`uxlab.fidelity`), from the trial's
 `timings`; for a trial stored before these were kept, computed from its `chunk` events
 (then `load_1m` and `fidelity_flag` stay empty)."""
