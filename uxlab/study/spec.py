@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from uxlab.chain import CHAIN_FACTORS, Chain
-from uxlab.errors import UxlabError
+from uxlab.errors import LocatedError
 from uxlab.shaping import Profile
 from uxlab.streams.corpus import Corpus
 from uxlab.study.live_stimuli import LiveStimuli
@@ -44,17 +44,16 @@ ANSWER_S = {name: t.answer_s for name, t in REGISTRY.items()}
 """Seconds a participant needs to answer one question of each type (duration estimates)."""
 
 
-class StudyError(UxlabError, ValueError):
+class StudyError(LocatedError):
     """A study file that is not valid: names the file, the key path and the problem."""
 
     def __init__(self, path: str | Path, key: str | None, problem: str, line: int | None = None):
-        self.path = str(path)
+        super().__init__(path, line, key, problem)
         self.key = key
-        self.problem = problem
-        self.line = line
-        """The line of the file the key is on, when the loader could find it."""
-        where = f"{self.path}:{line}" if line else self.path
-        super().__init__(f"{where}: {key}: {problem}" if key else f"{where}: {problem}")
+        """The key path at fault (`[abandon].key`); `line` is its line when the loader found it."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.path, self.key, self.problem, self.line))
 
 
 # --- the model ----------------------------------------------------------------------------
