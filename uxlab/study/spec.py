@@ -246,6 +246,12 @@ class Study:
         return [q for q in self.questions if q.when == "end"]
 
     @property
+    def judgement_question(self) -> Question | None:
+        """The first per-trial yes/no question: the judgement an adaptive procedure adapts to
+        and the threshold is fitted to (None when the study asks none)."""
+        return next((q for q in self.trial_questions if q.type == "yesno"), None)
+
+    @property
     def step_questions(self) -> list[Question]:
         """Questions asked mid-chain, after each of `ask_after_steps`."""
         return [q for q in self.questions if q.when == "step"]
