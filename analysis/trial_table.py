@@ -56,6 +56,7 @@ class Question:
     labels: list[str] = field(default_factory=list)
     acceptable_at: int | None = None  # likert: ratings >= this count as acceptable
     yes_means: str | None = None  # yesno: what "yes" (1) means, e.g. "acceptable" or "too slow"
+    answer_kind: str | None = None  # what q_<id> holds (trial_table_spec.AnswerKind)
 
     @property
     def column(self) -> str:
@@ -410,9 +411,10 @@ def _check_plausible(numbers: pd.Series, path: Path, column: str) -> None:
 
 
 def check_answers(table: TrialTable) -> None:
-    """Each answer column on its question's scale, each factor level plausible: a yes/no
-    answer is 0 or 1, a likert rating a whole number in 1..scale, any number finite and
-    within ±MAX_NUMBER_ABS. Raises TrialTableError naming row and column."""
+    """Each answer column on its question's scale, each factor level plausible: by the
+    question's answer kind (`study.json` "answer_kinds"), a binary answer is 0 or 1, a rating
+    a whole number in 1..scale, any number finite and within ±MAX_NUMBER_ABS. Raises
+    TrialTableError naming row and column."""
     trials, path = table.trials, table.source
     for name in table.factors:
         numeric_column(trials, name, path)
@@ -420,11 +422,11 @@ def check_answers(table: TrialTable) -> None:
         col = q.column
         if col not in trials.columns:
             continue
-        if q.type == "yesno":
+        if q.answer_kind == "binary":
             binary_column(trials, col, path)
-        elif q.type in ("likert", "slider"):
+        elif q.answer_kind in ("rating", "number"):
             values = numeric_column(trials, col, path)
-            if q.type == "likert" and q.scale_size:
+            if q.answer_kind == "rating" and q.scale_size:
                 ok = values.isna() | (values.between(1, q.scale_size) & (values % 1 == 0))
                 bad = (~ok).to_numpy()
                 if bad.any():
@@ -487,7 +489,14 @@ def _factor_names(
     return names, source
 
 
+DEFAULT_ANSWER_KINDS = {"yesno": "binary", "likert": "rating", "slider": "number"}
+"""The answer kind of a question type when `study.json` has no "answer_kinds" (an export
+from before it was written, or another lab's file using uxlab's type names)."""
+
+
 def _questions(study: dict[str, Any]) -> dict[str, Question]:
+    kinds = study.get("answer_kinds")
+    kinds = {**DEFAULT_ANSWER_KINDS, **(kinds if isinstance(kinds, dict) else {})}
     raw = study.get("questions") or []
     if isinstance(raw, dict):
         raw = [dict(v, id=k) if isinstance(v, dict) else {"id": k} for k, v in raw.items()]
@@ -509,5 +518,11 @@ def _questions(study: dict[str, Any]) -> dict[str, Question]:
             labels=[str(x) for x in labels] if isinstance(labels, list) else [],
             acceptable_at=int(acceptable) if isinstance(acceptable, int | float) else None,
             yes_means=str(yes_means) if yes_means is not None else None,
+            answer_kind=_answer_kind(kinds.get(str(item.get("type", "")))),
         )
     return out
+
+
+def _answer_kind(kind: Any) -> str | None:
+    """A known answer kind (`trial_table_spec.ANSWER_KINDS`), else None (not checked)."""
+    return kind if kind in spec.ANSWER_KINDS else None

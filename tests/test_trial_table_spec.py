@@ -3,12 +3,14 @@ analysis, reading the table alone (no study.json), takes none of them for a desi
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 import trial_table_spec as spec
-from analysis.trial_table import known_columns, load_trial_table
+from analysis.trial_table import TrialTableError, known_columns, load_trial_table
 from uxlab.store import Store, export_db
 from uxlab.study import load_study
 
@@ -54,6 +56,22 @@ def test_every_exported_column_is_in_the_spec_and_no_spec_column_becomes_a_facto
     for group in (*spec.OPTIONAL_GROUPS, spec.RERUN):
         assert set(spec.names(group)) <= set(columns)
 
+    kinds = {q.id: q.answer_kind for q in load_trial_table(out).questions.values()}
+    assert kinds == {"acceptable": "binary", "speed": "rating", "comments": "text"}
+
     (out / "study.json").unlink()  # the analysis must tell factors from the columns alone
     table = load_trial_table(out)
     assert table.factors == factors
+
+
+def test_answers_are_checked_by_the_kind_study_json_gives_their_type(tmp_path):
+    """A question type the analysis has never heard of is checked by its answer kind."""
+    (tmp_path / "trials.csv").write_text("participant,q_stars\nP1,4\nP2,7\n")
+    study = {"questions": [{"id": "stars", "type": "stars", "scale": 5}]}
+    (tmp_path / "study.json").write_text(json.dumps(study))
+    load_trial_table(tmp_path)  # no kind for "stars": not checked
+
+    study["answer_kinds"] = {"stars": "rating"}
+    (tmp_path / "study.json").write_text(json.dumps(study))
+    with pytest.raises(TrialTableError, match=r"row 2 column 'q_stars': 7 is not a rating"):
+        load_trial_table(tmp_path)

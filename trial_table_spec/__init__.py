@@ -93,6 +93,13 @@ OUTCOMES = ("completed", "abandoned", "timed_out", "error", "interrupted")
 """How a trial ended (the `outcome` column); `uxlab.outcomes.Outcome` names each."""
 
 
+AnswerKind = Literal["binary", "rating", "number", "text"]
+"""What a `q_<id>` cell holds, by its question's type (`study.json` "answer_kinds"): binary
+1 (yes) / 0 (no); rating a whole number on 1..scale; number any finite number; text as typed
+or chosen. The analysis checks answers by kind, so a new question type needs no analysis code."""
+ANSWER_KINDS: tuple[AnswerKind, ...] = ("binary", "rating", "number", "text")
+
+
 def names(*groups: tuple[Column, ...]) -> list[str]:
     """The column names of `groups`, in order."""
     return [c.name for group in groups for c in group]

@@ -169,6 +169,7 @@ def study_json(studies: list[sqlite3.Row], latest: dict[str, Any]) -> dict[str, 
         **{name: t.export_encoding for name, t in REGISTRY.items() if t.export_encoding},
         "outcome": [o.value for o in Outcome],
     }
+    out["answer_kinds"] = {name: t.answer_kind for name, t in REGISTRY.items()}
     return out
 
 

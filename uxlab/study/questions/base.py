@@ -15,6 +15,8 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
+from trial_table_spec import AnswerKind
+
 
 class AskedQuestion(Protocol):
     """The fields of a study question a type reads (`uxlab.study.spec.Question`)."""
@@ -93,6 +95,9 @@ class QuestionType:
     """Whether an attention check can ask it (a known answer can be given)."""
     export_encoding: ClassVar[str | None] = None
     """How `export_value` codes an answer, for `study.json` (None: as stored)."""
+    answer_kind: ClassVar[AnswerKind] = "text"
+    """What its `q_<id>` cell holds (`trial_table_spec.AnswerKind`): the analysis checks
+    answers by kind, read from `study.json`."""
 
     def parse(self, r: FieldReader, table: dict[str, Any], where: str) -> dict[str, Any]:
         """The `Question` fields of this type read from its table (checked)."""

@@ -15,6 +15,7 @@ class Likert(QuestionType):
     answer_s = 4.0
     example: ClassVar[dict[str, Any]] = {"scale": 5, "labels": ["Slow", "Fast"], "acceptable_at": 4}
     export_encoding = "1..scale"
+    answer_kind = "rating"
 
     def parse(self, r: FieldReader, table: dict[str, Any], where: str) -> dict[str, Any]:
         scale = r.positive_int(table, "scale", where, minimum=2)

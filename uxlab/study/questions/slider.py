@@ -21,6 +21,7 @@ class Slider(QuestionType):
     name = "slider"
     keys = ("min", "max", "labels")
     answer_s = 5.0
+    answer_kind = "number"
     example: ClassVar[dict[str, Any]] = {"min": 0, "max": 100}
 
     def parse(self, r: FieldReader, table: dict[str, Any], where: str) -> dict[str, Any]:

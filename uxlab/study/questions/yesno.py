@@ -17,6 +17,7 @@ class YesNo(QuestionType):
     answer_s = 2.5
     example: ClassVar[dict[str, Any]] = {"yes_means": "acceptable"}
     export_encoding = "1 = yes, 0 = no"
+    answer_kind = "binary"
 
     def parse(self, r: FieldReader, table: dict[str, Any], where: str) -> dict[str, Any]:
         return {"yes_means": r.choice(table, "yes_means", where, YES_MEANS, "acceptable")}
