@@ -418,7 +418,8 @@ def read_runs(conn: sqlite3.Connection) -> Table:
         "created_at AS started_at, 0 AS next_index, environment "
         "FROM sessions ORDER BY created_at, session_id"
     )
-    rows, env_keys = [], []
+    rows: list[dict[str, Any]] = []
+    env_keys: list[str] = []
     for r in conn.execute(query):
         row = {c: r[c] for c in RUN_COLUMNS}
         env = _flatten(json.loads(r["environment"]), "env")

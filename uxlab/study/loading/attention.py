@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from uxlab.reading import study_level_max
 from uxlab.shaping import Profile, ProfileError
-from uxlab.study.loading.reader import SECTIONS, StudyReader, did_you_mean
+from uxlab.study.loading.reader import StudyReader, did_you_mean, section_keys
 from uxlab.study.questions import REGISTRY, question_type
 from uxlab.study.spec import Attention, Factor, Question, StudyError
 
@@ -16,13 +17,17 @@ _KNOWN_ANSWER_TYPES = ", ".join(_known[:-1]) + " or " + _known[-1]
 
 
 def read_attention(
-    r: StudyReader, doc: dict, questions: list[Question], factors: list[Factor], profile: Profile
+    r: StudyReader,
+    doc: dict[str, Any],
+    questions: list[Question],
+    factors: list[Factor],
+    profile: Profile,
 ) -> Attention | None:
     """`[attention]` (optional): how often, the text streamed, the question and its answer."""
     a = r.table(doc, "attention", required=False)
     if not a:
         return None
-    r.unknown(a, SECTIONS["attention"], "[attention]")
+    r.unknown(a, section_keys("attention"), "[attention]")
     every = r.positive_int(a, "every", "[attention]", minimum=2)
     text = r.text(a, "text", "[attention]")
     trial_qs = [q for q in questions if q.when == "trial"]

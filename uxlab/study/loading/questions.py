@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from uxlab.chain import Chain
-from uxlab.study.loading.reader import SECTIONS, StudyReader
+from uxlab.study.loading.reader import StudyReader, section_keys
 from uxlab.study.questions import REGISTRY, question_type
 from uxlab.study.spec import QUESTION_TYPES, QUESTION_WHEN, Question, step_response_id
 
@@ -16,7 +16,7 @@ _TYPE_KEYS = tuple(dict.fromkeys(k for t in REGISTRY.values() for k in t.keys))
 QUESTION_KEYS = ("id", "type", "text", "when", *_TYPE_KEYS)
 
 
-def read_questions(r: StudyReader, doc: dict) -> list[Question]:
+def read_questions(r: StudyReader, doc: dict[str, Any]) -> list[Question]:
     """`[[questions]]`: each question's id, type, text, when and its type's own keys (read by
     the type, `uxlab.study.questions`)."""
     qs = doc.get("questions", [])
@@ -52,7 +52,7 @@ def read_questions(r: StudyReader, doc: dict) -> list[Question]:
 
 
 def read_chain_asks(
-    r: StudyReader, doc: dict, chains: dict[str, Chain] | None, questions: list[Question]
+    r: StudyReader, doc: dict[str, Any], chains: dict[str, Chain] | None, questions: list[Question]
 ) -> tuple[tuple[int, ...], list[Question]]:
     """`[chain] ask_after_steps` and the `when = "step"` questions asked there."""
     c = r.table(doc, "chain", required=False)
@@ -67,7 +67,7 @@ def read_chain_asks(
                 '([stimuli] kind = "chain"); use "trial" or "end"',
             )
         return (), questions
-    r.unknown(c, SECTIONS["chain"], "[chain]")
+    r.unknown(c, section_keys("chain"), "[chain]")
     where = "[chain].ask_after_steps"
     raw = r.get(c, "ask_after_steps", "[chain]", (list,), [], "a list of step numbers")
     last = max(len(ch.steps) for ch in chains.values()) - 2  # the last working step

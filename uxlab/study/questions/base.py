@@ -47,7 +47,7 @@ class FieldReader(Protocol):
     def err(self, key: str | None, problem: str) -> Exception: ...
     def get(
         self,
-        table: dict,
+        table: dict[str, Any],
         key: str,
         where: str,
         types: tuple[type, ...],
@@ -55,11 +55,16 @@ class FieldReader(Protocol):
         what: str | None = None,
     ) -> Any: ...
     def positive_int(
-        self, table: dict, key: str, where: str, default: Any = ..., minimum: int = 1
+        self, table: dict[str, Any], key: str, where: str, default: Any = ..., minimum: int = 1
     ) -> Any: ...
-    def number(self, table: dict, key: str, where: str, default: Any = ...) -> Any: ...
+    def number(self, table: dict[str, Any], key: str, where: str, default: Any = ...) -> Any: ...
     def choice(
-        self, table: dict, key: str, where: str, choices: tuple[str, ...], default: Any = ...
+        self,
+        table: dict[str, Any],
+        key: str,
+        where: str,
+        choices: tuple[str, ...],
+        default: Any = ...,
     ) -> Any: ...
 
 
@@ -136,7 +141,7 @@ class QuestionType:
         raise NotImplementedError
 
 
-def read_labels(r: FieldReader, table: dict, where: str, n: int) -> tuple[str, ...]:
+def read_labels(r: FieldReader, table: dict[str, Any], where: str, n: int) -> tuple[str, ...]:
     """`labels`: empty, or `n` strings (the end labels of a scale)."""
     labels = r.get(table, "labels", where, (list,), [], "a list of strings")
     if labels and (len(labels) != n or not all(isinstance(x, str) for x in labels)):
