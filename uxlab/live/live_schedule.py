@@ -42,11 +42,11 @@ from uxlab.live.clients import APIS, Prompt, api_key_from_env
 from uxlab.live.key_scrub import KeyScrubber, KeyStreamGuard
 from uxlab.live.mapping import MAPPERS
 from uxlab.live.record import RecordOptions, RecordResult, record_stream
-from uxlab.live.wire_events import WireEvent
 from uxlab.shaping import Profile, shape
 from uxlab.shaping.retime import _CHUNK as CHUNK_STEP
 from uxlab.shaping.tokens import split_pieces
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Event, Header, Meta, Recording
+from uxlab.streams.sse import SseEvent
 
 TEMPLATE_UNITS = 2048
 """Units in the first timing template; it doubles when a live answer is longer."""
@@ -429,9 +429,10 @@ async def stream_live(
     scrubber = KeyScrubber(key)
     guards: dict[str, KeyStreamGuard] = {}
 
-    def on_event(ev: WireEvent, arrival_ns: int) -> None:
+    def on_event(ev: SseEvent, arrival_ns: int) -> None:
         t_ms = arrival_ms(arrival_ns)
-        if not sent_ms:  # the recorder's times count from its send; ours from the key press
+        # the recorder's times (stamped on every event) count from its send; ours from the key
+        if not sent_ms and ev.t_ms is not None:
             sent_ms.append(round(t_ms - ev.t_ms, 3))
             if on_sent is not None:
                 on_sent(sent_ms[0])

@@ -37,6 +37,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,19 +55,20 @@ from uxlab.streams.importers.base import (
     read_json,
     wanted,
 )
-from uxlab.streams.importers.event_mapping import TimedEvent
 from uxlab.streams.importers.sse_capture import EventMapping, response_text_events
 from uxlab.streams.recording import End, Meta, Recording
+from uxlab.streams.sse import SseEvent
 
 _PHASES = ("blocked", "dns", "connect", "ssl", "send", "wait", "receive")
 
 
-def api_of(url: str, events: list[TimedEvent]) -> str | None:
+def api_of(url: str, events: Sequence[SseEvent]) -> str | None:
     """The API of an event stream (`uxlab record --api` names): from the shape of its first
     JSON event, else from the URL (a chat app's own path may say nothing or mislead)."""
-    for _, name, data in events:
+    for ev in events:
+        name = ev.event
         try:
-            obj = json.loads(data)
+            obj = json.loads(ev.data)
         except json.JSONDecodeError:
             continue
         if not isinstance(obj, dict):
@@ -186,7 +188,7 @@ def _entry(
 ) -> Recording | str:
     request = entry.get("request") if isinstance(entry.get("request"), dict) else {}
     url = str(request.get("url") or "")
-    events = response_text_events(None, body)  # type: ignore[arg-type]
+    events = response_text_events(None, body)
     api = api_of(url, events)
     if api is None:
         return f"an event stream of an API uxlab does not map ({url[:80]})"
