@@ -87,7 +87,11 @@ class ChainSchedule:
         """
         events: list[Event] = []
         for step in self.steps:
-            marker = {"position": step.position, "kind": step.kind, "label": step.label}
+            marker: dict[str, Any] = {
+                "position": step.position,
+                "kind": step.kind,
+                "label": step.label,
+            }
             if step.tool is not None:
                 marker["tool"] = step.tool
             events.append(Chunk(t_ms=round(step.start_ms, 3), text="", extra={STEP_MARKER: marker}))
@@ -210,6 +214,8 @@ def build_chain_schedule(
             )
             t_ms += duration_ms
             continue
+        if step.replay is None:  # `load_chain` gives every call and the answer its stream
+            raise ChainFormatError(where, f"steps[{index}].replay", "a model call needs a stream")
         table = {**(base_profile or {}), **step.profile}
         profile = Profile.from_table(table, where=f"{where}: steps[{index}].profile")
         profile = profile.with_factors(call_factors) if call_factors else profile

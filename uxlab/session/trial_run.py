@@ -9,7 +9,7 @@ from typing import Any
 
 from uxlab.chain import HeldChainPlayer, chain_steps, offset_at_ms, step_at_ms, step_logs
 from uxlab.clock import Clock
-from uxlab.live.live_schedule import LiveRun
+from uxlab.live.live_schedule import LiveRun, LiveSchedule
 from uxlab.outcomes import Outcome
 from uxlab.player import PlaybackLog, Player, Sink
 from uxlab.streams.recording import Chunk, Recording
@@ -39,7 +39,7 @@ class TrialRun:
     """
 
     trial: Trial
-    schedule: Recording
+    schedule: Recording | LiveSchedule
     study: Study
     clock: Clock
     shown_at_ms: float
@@ -56,7 +56,7 @@ class TrialRun:
     keys: list[tuple[float, str, str]] = field(default_factory=list)
     """(absolute ms, key name, phase) of every key press during the trial."""
     answer_times: list[tuple[float, str, float | None]] = field(default_factory=list)
-    player: Player | None = None
+    player: Player | HeldChainPlayer | None = None
     typed_prompt: str | None = None
     """A live study with `prompt_from = "participant"`: what the participant sent."""
     live: LiveRun | None = None
@@ -107,7 +107,7 @@ class TrialRun:
     @property
     def step_asks(self) -> list[int]:
         """A chain trial's steps followed by mid-chain questions (`[chain] ask_after_steps`)."""
-        steps = chain_steps(self.schedule)
+        steps = self._chain_steps()
         if steps is None or not self.study.step_questions:
             return []
         return self.study.asks_in(len(steps))
@@ -122,15 +122,17 @@ class TrialRun:
         if self.t0_ms is None:
             raise RuntimeError("send() the prompt before playing the trial")
         asks = self.step_asks if ask is not None else []
-        if asks and ask is not None:
-            self.player = HeldChainPlayer(  # type: ignore[assignment]
+        player: Player | HeldChainPlayer
+        if asks and ask is not None and isinstance(self.schedule, Recording):
+            player = HeldChainPlayer(
                 self.schedule, _PhaseSink(sink, self), self.clock, asks, self._asker(ask)
             )
         else:
-            self.player = Player(self.schedule, _PhaseSink(sink, self), self.clock)
+            player = Player(self.schedule, _PhaseSink(sink, self), self.clock)
+        self.player = player
         if self.abandoned_at_ms is not None:  # gave up before the play started
-            self.player.cancel()
-        log = await self.player.play(self.t0_ms, stop_at_ms=self.timeout_ms)
+            player.cancel()
+        log = await player.play(self.t0_ms, stop_at_ms=self.timeout_ms)
         if self.live is not None:
             await self.live.finish()
         self.log = log
@@ -323,10 +325,14 @@ class TrialRun:
         }
         if self.live is not None:  # violations, arrivals, due/arrival per chunk, the request
             self.live.add_to_record(timings, events)
-        steps = chain_steps(self.schedule)
+        steps = self._chain_steps()
         if steps is not None:  # an agent chain: per-step timings, e2e and the step given up in
             self._chain_record(steps, timings, events)
         return TrialRecord(self.outcome, timings, responses, events)
+
+    def _chain_steps(self) -> list[dict[str, Any]] | None:
+        """A chain trial's step timings (None: a single stream, recorded or live)."""
+        return chain_steps(self.schedule) if isinstance(self.schedule, Recording) else None
 
     def _chain_record(
         self, steps: list[dict[str, Any]], timings: dict[str, Any], events: list[dict[str, Any]]
@@ -335,11 +341,11 @@ class TrialRun:
         event per step begun: `t_ms` when its marker was handed out, with the scheduled
         `start_ms`, `end_ms`, per-call `ttft_ms`, `step_kind`, `label` and `tool`."""
         handed: dict[int, float] = {}
-        if self.log is not None:  # when each step's marker was handed out
+        if self.log is not None and isinstance(self.schedule, Recording):  # markers handed out
             handed = {s.step: s.started_ms for s in step_logs(self.schedule, self.log)}
         t_abandon = timings["t_abandon_ms"]
         timings["e2e_ms"] = self.log.finished_ms if self.log is not None else None
-        holds = list(getattr(self.player, "holds", []))
+        holds = list(self.player.holds) if isinstance(self.player, HeldChainPlayer) else []
         if t_abandon is None:
             timings["abandon_step"] = None
         elif self.abandoned_while == "asking" and holds:

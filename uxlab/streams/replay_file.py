@@ -375,7 +375,7 @@ def _decode_joined(body: str) -> list[Any] | None:
     if _TWO_OBJECTS_ON_A_LINE.search(body):
         return None
     joined = "[" + body.replace("\n", ",\n") + "]"
-    objs = None
+    objs: list[Any] | None = None
     # On an error the stdlib decides: it keeps lone surrogates and reads 1e999 as inf.
     with suppress(orjson.JSONDecodeError):
         objs = orjson.loads(joined)

@@ -346,7 +346,8 @@ def _raw_record(
             raise ImportFormatError(
                 path, where, f"responses[{k}]", "expected `text` or `packets` next to `perf_ns`"
             )
-    payload = obj.get("payload") if isinstance(obj.get("payload"), dict) else {}
+    raw_payload = obj.get("payload")
+    payload = raw_payload if isinstance(raw_payload, dict) else {}
     meta = _metadata(obj, path, where)
     model_name = payload.get("model")
     header = import_header(

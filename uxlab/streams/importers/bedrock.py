@@ -143,7 +143,8 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
         b.finish_reason = field_of(i, obj, "stopReason", str, "a string", "stopReason")
     elif kind == "metadata":
         b.usage = field_of(i, obj, "usage", dict, "an object", "usage")
-        metrics = obj.get("metrics") if isinstance(obj.get("metrics"), dict) else {}
+        raw_metrics = obj.get("metrics")
+        metrics = raw_metrics if isinstance(raw_metrics, dict) else {}
         b.meta(t_ms, kind="metadata", latency_ms=metrics.get("latencyMs"))
         b.close(t_ms)
     else:

@@ -108,13 +108,14 @@ def import_har(path: Path, options: ImportOptions) -> ImportResult:
     doc = read_json(path)
     log = doc.get("log") if isinstance(doc, dict) else None
     entries = log.get("entries") if isinstance(log, dict) else None
-    if not isinstance(entries, list):
+    if not isinstance(log, dict) or not isinstance(entries, list):
         raise ImportFormatError(
             path, None, "log.entries", 'missing (expected a HAR file: {"log": {"entries": [...]}})'
         )
     # HAR 1.2: `browser` (optional) names the browser, `creator` the program that wrote the
     # file (the same for DevTools' own export; another for a HAR built from a CDP log)
-    named = log.get("browser") if isinstance(log.get("browser"), dict) else log.get("creator")
+    named = log.get("browser")
+    named = named if isinstance(named, dict) else log.get("creator")
     named = named if isinstance(named, dict) else {}
     browser = " ".join(str(named.get(k)) for k in ("name", "version") if named.get(k))
     result = ImportResult()
@@ -186,7 +187,8 @@ def _entry(
     options: ImportOptions,
     browser: str,
 ) -> Recording | str:
-    request = entry.get("request") if isinstance(entry.get("request"), dict) else {}
+    raw_request = entry.get("request")
+    request = raw_request if isinstance(raw_request, dict) else {}
     url = str(request.get("url") or "")
     events = response_text_events(None, body)
     api = api_of(url, events)
