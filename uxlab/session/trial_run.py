@@ -9,7 +9,8 @@ from typing import Any
 
 from uxlab.chain import HeldChainPlayer, chain_steps, offset_at_ms, step_at_ms, step_logs
 from uxlab.clock import Clock
-from uxlab.live.live_schedule import LiveRun, LiveSchedule
+from uxlab.live.live_request import LiveRun
+from uxlab.live.live_schedule import LiveSchedule
 from uxlab.outcomes import Outcome
 from uxlab.player import PlaybackLog, Player, Sink
 from uxlab.streams.recording import Chunk, Recording
