@@ -245,32 +245,10 @@ class TrialRun:
             }
         if self.t0_ms is not None:
             events.append({"kind": "send", "t_ms": 0.0})
-        shown_first = shown_last = None
-        source = None
+        shown_first = shown_last = source = None
         if self.log is not None:
-            visible = [r for r in self.log.records if r.n_chars > 0]
-            for r in self.log.records:
-                events.append(
-                    {
-                        "kind": "chunk",
-                        "t_ms": r.shown_ms,
-                        "index": r.index,
-                        "scheduled_ms": r.scheduled_ms,
-                        "handed_ms": r.handed_ms,
-                        "queued_ms": r.queued_ms,
-                        "flushed_ms": r.flushed_ms,
-                        "channel": r.channel,
-                        "n_chars": r.n_chars,
-                    }
-                )
-            if visible:
-                shown_first, shown_last = visible[0].shown_ms, visible[-1].shown_ms
-                if all(r.flushed_ms is not None for r in visible):
-                    source = "flushed"
-                elif all(r.queued_ms is not None or r.flushed_ms is not None for r in visible):
-                    source = "queued"
-                else:
-                    source = "handed"
+            events.extend(chunk_events(self.log))
+            shown_first, shown_last, source = shown_span(self.log)
         if self.abandoned_at_ms is not None:
             events.append(
                 {
@@ -300,17 +278,10 @@ class TrialRun:
                     "by": self.quit_by,
                 }
             )
-        end_ms = None
-        if self.log is not None:
-            end_ms = self.log.finished_ms
-            if end_ms is None:
-                end_ms = self.log.cancelled_at_ms
-            if end_ms is None:
-                end_ms = self.log.error_at_ms
         events.append(
             {
                 "kind": "outcome",
-                "t_ms": end_ms,
+                "t_ms": None if self.log is None else ended_ms(self.log),
                 "outcome": self.outcome,
                 "shown_source": source,
                 "abandoned_while": self.abandoned_while,
@@ -380,6 +351,47 @@ class TrialRun:
                 )
             events.append(event)
         events.sort(key=lambda e: float("inf") if e["t_ms"] is None else e["t_ms"])
+
+
+def chunk_events(log: PlaybackLog) -> list[dict[str, Any]]:
+    """One stored `chunk` event per chunk played: when it was due, handed out and shown."""
+    return [
+        {
+            "kind": "chunk",
+            "t_ms": r.shown_ms,
+            "index": r.index,
+            "scheduled_ms": r.scheduled_ms,
+            "handed_ms": r.handed_ms,
+            "queued_ms": r.queued_ms,
+            "flushed_ms": r.flushed_ms,
+            "channel": r.channel,
+            "n_chars": r.n_chars,
+        }
+        for r in log.records
+    ]
+
+
+def shown_span(log: PlaybackLog) -> tuple[float | None, float | None, str | None]:
+    """When the first and the last visible chunk were shown, and what "shown" is measured
+    by for all of them (`flushed`, `queued` or `handed`); all None when nothing was shown."""
+    visible = [r for r in log.records if r.n_chars > 0]
+    if not visible:
+        return None, None, None
+    if all(r.flushed_ms is not None for r in visible):
+        source = "flushed"
+    elif all(r.queued_ms is not None or r.flushed_ms is not None for r in visible):
+        source = "queued"
+    else:
+        source = "handed"
+    return visible[0].shown_ms, visible[-1].shown_ms, source
+
+
+def ended_ms(log: PlaybackLog) -> float | None:
+    """When the play ended: finished, else cancelled, else cut by an error (ms from t0)."""
+    for t_ms in (log.finished_ms, log.cancelled_at_ms, log.error_at_ms):
+        if t_ms is not None:
+            return t_ms
+    return None
 
 
 class _PhaseSink:
