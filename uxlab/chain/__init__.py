@@ -33,9 +33,9 @@ Chain factors (`CHAIN_FACTORS`), any other factor goes to every call's profile:
 Playing a chain is playing one schedule: `ChainSchedule.to_recording()` flattens the steps
 into one `Recording` (each step opened by an empty *step marker* chunk, read back as a typed
 `StepStart` by `step_marker(chunk)`) that the one playback path, `uxlab.player.Player`, plays
-to any sink on absolute deadlines and can abandon at any point. `step_logs(schedule, log)` reads the per-step timings back from the player's log (when
-each step began and ended, each call's TTFT as shown) and `abandon_step(schedule, log)` the
-step given up in. No Textual here.
+to any sink on absolute deadlines and can abandon at any point. `step_logs(schedule, log)`
+reads the per-step timings back from the player's log (when each step began and ended, each
+call's TTFT as shown) and `abandon_step(schedule, log)` the step given up in. No Textual here.
 
 Questions after chosen steps: `HeldChainPlayer` plays the flattened schedule as consecutive
 `Player`s, one per segment between holds, and *holds* after chosen steps while an
