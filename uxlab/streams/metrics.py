@@ -245,8 +245,8 @@ class StreamArrays:
             truncated[i] = end is None
             finish.append(end.finish_reason if end is not None else None)
             if ErrorEvent in kinds:
-                first_error = events[kinds.index(ErrorEvent)]
-                error.append(error_type(first_error.error))  # type: ignore[union-attr]
+                first_error = cast(ErrorEvent, events[kinds.index(ErrorEvent)])
+                error.append(error_type(first_error.error))
             else:
                 error.append(None)
         starts = np.zeros(len(recs) + 1, dtype=np.int64)
