@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from uxlab.store.store import check_participant_id
     from uxlab.study.design import design_trials
     from uxlab.study.estimate import condition_stream_ms, estimate_duration
-    from uxlab.study.loader import load_study
+    from uxlab.study.loading import load_study
 
     study = load_study(args.file)
     participant = args.participant or EXAMPLE_PARTICIPANT
@@ -253,7 +253,7 @@ def _track(levels: dict[str, float], adaptive: str) -> str:
 
 
 def _adaptive_question(study) -> str:
-    return next(q.id for q in study.trial_questions if q.type == "yesno")
+    return study.judgement_question.id
 
 
 def _adaptive_conditions(study, adaptive, names, stream_ms) -> list[str]:
