@@ -61,7 +61,7 @@ def _standard_cdf(z: Any, family: str) -> Any:
     z = np.asarray(z, dtype=float)
     if family == "gumbel":
         return 1.0 - np.exp(-np.exp(z))
-    return 0.5 * (1.0 + _ERF(z / math.sqrt(2.0)).astype(float))
+    return 0.5 * (1.0 + np.asarray(_ERF(z / math.sqrt(2.0)), dtype=float))
 
 
 def _standard_ppf(p: float, family: str) -> float:
