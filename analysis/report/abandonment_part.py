@@ -73,104 +73,119 @@ def abandonment_part(data: ReportData) -> SurvivalPart:
 
 def abandonment_blocks(data) -> list:
     """The abandonment section."""
+    s = data.survival
+    if s is None:
+        return []
+    return [
+        *_kaplan_meier_blocks(data, s),
+        *_aft_blocks(data, s),
+    ]
+
+
+def _kaplan_meier_blocks(data, s) -> list:
+    """What is censored where, the Kaplan-Meier curves and their 10% / 50% times."""
     blocks: list = []
     stim = data.stimulus
-    s = data.survival
-    if s is not None:
-        blocks.append(Heading("Abandonment"))
-        n_ev = int(s.sdata["event"].sum())
-        paused = "paused_ms" in s.sdata.columns and bool((s.sdata["paused_ms"] > 0).any())
+    blocks.append(Heading("Abandonment"))
+    n_ev = int(s.sdata["event"].sum())
+    paused = "paused_ms" in s.sdata.columns and bool((s.sdata["paused_ms"] > 0).any())
+    blocks.append(
+        Para(
+            f"{len(s.sdata)} trials, {n_ev} abandoned. The clock starts at the send; "
+            + _censoring_sentence(data.kept)
+            + (
+                " Times are waiting time: the time spent answering mid-chain questions "
+                "(paused_ms) is taken off both the give-up (t_abandon_ms - paused_ms) "
+                "and the censoring time."
+                if paused
+                else ""
+            )
+        )
+    )
+    blocks.append(
+        figure_or_note(
+            data,
+            "kaplan_meier",
+            lambda: figures.kaplan_meier_curves(s, stim),
+            "Kaplan-Meier estimate of the share of trials still waiting.",
+        )
+    )
+    km = s.km_table
+    km_show = pd.DataFrame(
+        {"condition": km["condition"], "trials": km["n_trials"], "abandoned": km["n_abandoned"]}
+    )
+    km_flags = [[] for _ in range(len(km))]
+    for q in (10, 50):
+        km_show[f"{q}% gave up by (ms) [95% CI]"] = [
+            estimate_with_ci(e, lo, hi)
+            for e, lo, hi in zip(km[f"t{q}_ms"], km[f"t{q}_low"], km[f"t{q}_high"], strict=True)
+        ]
+        for i, (e, lo, hi) in enumerate(
+            zip(km[f"t{q}_ms"], km[f"t{q}_low"], km[f"t{q}_high"], strict=True)
+        ):
+            bound_equal = np.isfinite(e) and (lo == e or hi == e)
+            if bound_equal or estimate_flags(e, lo, hi).degenerate:
+                km_flags[i].append(f"degenerate interval at {q}%")
+    km_show["flags"] = ["; ".join(f) for f in km_flags]
+    blocks.append(
+        Table(
+            km_show,
+            "Kaplan-Meier: time since send by which 10% / 50% had "
+            "given up ('not reached': fewer gave up while waiting)",
+        )
+    )
+    if any(km_flags):
         blocks.append(
             Para(
-                f"{len(s.sdata)} trials, {n_ev} abandoned. The clock starts at the send; "
-                + _censoring_sentence(data.kept)
-                + (
-                    " Times are waiting time: the time spent answering mid-chain questions "
-                    "(paused_ms) is taken off both the give-up (t_abandon_ms - paused_ms) "
-                    "and the censoring time."
-                    if paused
-                    else ""
-                )
+                "Degenerate interval: a bound equals the estimate, because too few trials "
+                "were given up in that condition for the curve's band to move away from "
+                "the one observed give-up (it is not a precise estimate).",
+                "note",
             )
         )
-        blocks.append(
-            figure_or_note(
-                data,
-                "kaplan_meier",
-                lambda: figures.kaplan_meier_curves(s, stim),
-                "Kaplan-Meier estimate of the share of trials still waiting.",
-            )
-        )
-        km = s.km_table
-        km_show = pd.DataFrame(
-            {"condition": km["condition"], "trials": km["n_trials"], "abandoned": km["n_abandoned"]}
-        )
-        km_flags = [[] for _ in range(len(km))]
-        for q in (10, 50):
-            km_show[f"{q}% gave up by (ms) [95% CI]"] = [
-                estimate_with_ci(e, lo, hi)
-                for e, lo, hi in zip(km[f"t{q}_ms"], km[f"t{q}_low"], km[f"t{q}_high"], strict=True)
-            ]
-            for i, (e, lo, hi) in enumerate(
-                zip(km[f"t{q}_ms"], km[f"t{q}_low"], km[f"t{q}_high"], strict=True)
-            ):
-                bound_equal = np.isfinite(e) and (lo == e or hi == e)
-                if bound_equal or estimate_flags(e, lo, hi).degenerate:
-                    km_flags[i].append(f"degenerate interval at {q}%")
-        km_show["flags"] = ["; ".join(f) for f in km_flags]
+    return blocks
+
+
+def _aft_blocks(data, s) -> list:
+    """The AFT model: family by AIC, time ratios and times by which 10% / 50% gave up."""
+    blocks: list = []
+    if s.aft is not None:
+        aic = s.aft.aic_.copy()
+        blocks.append(Table(aic, f"AFT family by AIC: {s.aft.family_} kept"))
+        tr = s.aft.time_ratios_.copy()
         blocks.append(
             Table(
-                km_show,
-                "Kaplan-Meier: time since send by which 10% / 50% had "
-                "given up ('not reached': fewer gave up while waiting)",
+                tr,
+                (
+                    "Time ratios (participant-clustered 95% CI): > 1 means people wait longer"
+                    if getattr(s.aft, "clustered_", True)
+                    else "Time ratios (95% CI treating trials as independent: too few "
+                    "participants to cluster, so it describes them only): > 1 means people "
+                    "wait longer"
+                ),
             )
         )
-        if any(km_flags):
-            blocks.append(
-                Para(
-                    "Degenerate interval: a bound equals the estimate, because too few trials "
-                    "were given up in that condition for the curve's band to move away from "
-                    "the one observed give-up (it is not a precise estimate).",
-                    "note",
+        rows = []
+        for label, sub in s.times.groupby("condition", sort=False):
+            row = {"condition": label}
+            for r in sub.itertuples():
+                mark = " *" if r.extrapolated else ""
+                if estimate_flags(r.estimate, r.ci_low, r.ci_high).degenerate:
+                    mark += " (degenerate interval)"
+                row[f"{r.share:.0%} gave up by (ms) [95% CI]"] = (
+                    estimate_with_ci(r.estimate, r.ci_low, r.ci_high) + mark
                 )
+            rows.append(row)
+        blocks.append(
+            Table(
+                pd.DataFrame(rows),
+                f"AFT ({s.aft.family_}): time since send "
+                "by which 10% / 50% have given up; * beyond the longest wait "
+                "observed in that condition (extrapolated)",
             )
-        if s.aft is not None:
-            aic = s.aft.aic_.copy()
-            blocks.append(Table(aic, f"AFT family by AIC: {s.aft.family_} kept"))
-            tr = s.aft.time_ratios_.copy()
-            blocks.append(
-                Table(
-                    tr,
-                    (
-                        "Time ratios (participant-clustered 95% CI): > 1 means people wait longer"
-                        if getattr(s.aft, "clustered_", True)
-                        else "Time ratios (95% CI treating trials as independent: too few "
-                        "participants to cluster, so it describes them only): > 1 means people "
-                        "wait longer"
-                    ),
-                )
-            )
-            rows = []
-            for label, sub in s.times.groupby("condition", sort=False):
-                row = {"condition": label}
-                for r in sub.itertuples():
-                    mark = " *" if r.extrapolated else ""
-                    if estimate_flags(r.estimate, r.ci_low, r.ci_high).degenerate:
-                        mark += " (degenerate interval)"
-                    row[f"{r.share:.0%} gave up by (ms) [95% CI]"] = (
-                        estimate_with_ci(r.estimate, r.ci_low, r.ci_high) + mark
-                    )
-                rows.append(row)
-            blocks.append(
-                Table(
-                    pd.DataFrame(rows),
-                    f"AFT ({s.aft.family_}): time since send "
-                    "by which 10% / 50% have given up; * beyond the longest wait "
-                    "observed in that condition (extrapolated)",
-                )
-            )
-        elif s.aft_error:
-            blocks.append(Para(f"No AFT model: {s.aft_error}.", "note"))
+        )
+    elif s.aft_error:
+        blocks.append(Para(f"No AFT model: {s.aft_error}.", "note"))
     return blocks
 
 

@@ -306,134 +306,156 @@ def participant_table(data: ReportData) -> pd.DataFrame | None:
 
 def psychometric_blocks(data) -> list:
     """The psychometric section: pooled thresholds, per condition, per participant."""
+    p = data.psychometric
+    if p is None:
+        return []
+    return [
+        *_pooled_blocks(data, p),
+        *_per_condition_blocks(data, p),
+        *_per_participant_blocks(data, p),
+    ]
+
+
+def _pooled_blocks(data, p) -> list:
+    """Estimand, model, the pooled thresholds with both intervals, fit facts, figure."""
     blocks: list = []
     stim = data.stimulus
-    p = data.psychometric
-    if p is not None:
-        blocks.append(Heading(f"Psychometric thresholds: {p.column} against {stim}"))
-        blocks.append(Para(_estimand_sentence(p)))
-        blocks.append(
-            Para(
-                "Model: ψ(x) = γ + (1−γ−λ)·F(ln x; m, w), F logistic, guess γ and lapse λ "
-                "free in [0, 0.1], fitted by maximum likelihood; for a falling curve the "
-                "threshold is still where F crosses the level. Pooled intervals resample "
-                f"participants (B = {data.options.n_boot}); the parametric-bootstrap interval "
-                "of the pooled fit, which treats trials as independent, is shown beside it."
-            )
+    blocks.append(Heading(f"Psychometric thresholds: {p.column} against {stim}"))
+    blocks.append(Para(_estimand_sentence(p)))
+    blocks.append(
+        Para(
+            "Model: ψ(x) = γ + (1−γ−λ)·F(ln x; m, w), F logistic, guess γ and lapse λ "
+            "free in [0, 0.1], fitted by maximum likelihood; for a falling curve the "
+            "threshold is still where F crosses the level. Pooled intervals resample "
+            f"participants (B = {data.options.n_boot}); the parametric-bootstrap interval "
+            "of the pooled fit, which treats trials as independent, is shown beside it."
         )
-        pooled = p.pooled.thresholds_.set_index("level")
-        pop = p.population.set_index("level")
-        low, high = data.tested_range
-        rows, why_degenerate = [], []
-        for level in pop.index:
-            r = pop.loc[level]
-            extrapolated, degenerate = estimate_flags(r.estimate, r.ci_low, r.ci_high, low, high)
-            if not np.isfinite(r.ci_low):  # resampled interval withheld: flag the other one
-                q = pooled.loc[level]
-                degenerate = estimate_flags(r.estimate, q.ci_low, q.ci_high).degenerate
-            if degenerate:
-                why_degenerate.append(f"Degenerate interval at {level:.0%}: {degenerate}.")
-            rows.append(
-                {
-                    "level of F": level,
-                    f"{stim} (ms)": r.estimate,
-                    "95% CI, participants resampled": ci_range(r.ci_low, r.ci_high)
-                    if np.isfinite(r.ci_low)
-                    else f"withheld (N = {data.n_participants})",
-                    "95% CI, parametric bootstrap": ci_range(
-                        pooled.loc[level].ci_low, pooled.loc[level].ci_high
-                    ),
-                    "flags": flag_text(extrapolated, degenerate),
-                }
-            )
+    )
+    pooled = p.pooled.thresholds_.set_index("level")
+    pop = p.population.set_index("level")
+    low, high = data.tested_range
+    rows, why_degenerate = [], []
+    for level in pop.index:
+        r = pop.loc[level]
+        extrapolated, degenerate = estimate_flags(r.estimate, r.ci_low, r.ci_high, low, high)
+        if not np.isfinite(r.ci_low):  # resampled interval withheld: flag the other one
+            q = pooled.loc[level]
+            degenerate = estimate_flags(r.estimate, q.ci_low, q.ci_high).degenerate
+        if degenerate:
+            why_degenerate.append(f"Degenerate interval at {level:.0%}: {degenerate}.")
+        rows.append(
+            {
+                "level of F": level,
+                f"{stim} (ms)": r.estimate,
+                "95% CI, participants resampled": ci_range(r.ci_low, r.ci_high)
+                if np.isfinite(r.ci_low)
+                else f"withheld (N = {data.n_participants})",
+                "95% CI, parametric bootstrap": ci_range(
+                    pooled.loc[level].ci_low, pooled.loc[level].ci_high
+                ),
+                "flags": flag_text(extrapolated, degenerate),
+            }
+        )
+    blocks.append(
+        Table(
+            pd.DataFrame(rows),
+            f"Pooled thresholds (tested levels {low:,.0f} to {high:,.0f} ms; "
+            "extrapolated: outside them)",
+        )
+    )
+    blocks.extend(Para(text, "note") for text in why_degenerate)
+    params = p.pooled.params_
+    blocks.append(
+        Para(
+            f"Direction: {p.pooled.direction_}; guess {params['guess']:.3f}, lapse "
+            f"{params['lapse']:.3f}; deviance {p.pooled.deviance_:.1f} (bootstrap p = "
+            f"{p.pooled.deviance_p_:.2f}; a small p means the curve's shape does not "
+            "fit the pooled counts; a large p does not mean participants are alike: "
+            "pooling people who differ gives a flatter curve that can fit as well, so "
+            "this test does not detect people differing - the per-participant table and "
+            "the two estimands do)."
+        )
+    )
+    blocks.append(
+        figure_or_note(
+            data,
+            "psychometric_pooled",
+            lambda: figures.psychometric_pooled(p, stim),
+            "Pooled proportion of yes per level with 95% Clopper-Pearson intervals, the "
+            "fitted curve and the 50% threshold with its parametric-bootstrap CI.",
+        )
+    )
+    return blocks
+
+
+def _per_condition_blocks(data, p) -> list:
+    """Thresholds per level of the other factors (joint fit)."""
+    blocks: list = []
+    stim = data.stimulus
+    if p.per_condition:
+        rows = [
+            {
+                "condition": label,
+                f"50% threshold {stim} (ms)": f.threshold(0.5).estimate,
+                "95% CI": ci_range(f.threshold(0.5).ci_low, f.threshold(0.5).ci_high),
+                "trials": int(f.thresholds_["n_trials"].iloc[0]),
+                "flags": flag_text(*estimate_flags(*f.threshold(0.5), *data.tested_range)),
+            }
+            for label, f in p.per_condition.items()
+        ]
         blocks.append(
             Table(
                 pd.DataFrame(rows),
-                f"Pooled thresholds (tested levels {low:,.0f} to {high:,.0f} ms; "
-                "extrapolated: outside them)",
+                "Thresholds per level of the other factors (joint fit, one lapse shared "
+                "by the conditions)",
             )
         )
-        blocks.extend(Para(text, "note") for text in why_degenerate)
-        params = p.pooled.params_
+        blocks.extend(degenerate_note(pd.DataFrame(rows)))
+    return blocks
+
+
+def _per_participant_blocks(data, p) -> list:
+    """The per-participant table and figures, and the fits that could not be made."""
+    blocks: list = []
+    stim = data.stimulus
+    people = participant_table(data)
+    if people is not None:
+        flagged = people[people["flags"] != ""]
+        shown = people if len(people) <= 40 else flagged
         blocks.append(
-            Para(
-                f"Direction: {p.pooled.direction_}; guess {params['guess']:.3f}, lapse "
-                f"{params['lapse']:.3f}; deviance {p.pooled.deviance_:.1f} (bootstrap p = "
-                f"{p.pooled.deviance_p_:.2f}; a small p means the curve's shape does not "
-                "fit the pooled counts; a large p does not mean participants are alike: "
-                "pooling people who differ gives a flatter curve that can fit as well, so "
-                "this test does not detect people differing - the per-participant table and "
-                "the two estimands do)."
+            Table(
+                shown,
+                "Per participant: 50% threshold with 95% CI (parametric bootstrap of the "
+                f"person's own trials); {len(flagged)} of {len(people)} flagged (a curve "
+                "running the other way, a pooled threshold outside the person's interval, "
+                "an extrapolated estimate or a degenerate interval)"
+                + ("" if shown is people else "; only the flagged shown, all in thresholds.csv"),
             )
         )
+    if p.per_participant:
         blocks.append(
             figure_or_note(
                 data,
-                "psychometric_pooled",
-                lambda: figures.psychometric_pooled(p, stim),
-                "Pooled proportion of yes per level with 95% Clopper-Pearson intervals, the "
-                "fitted curve and the 50% threshold with its parametric-bootstrap CI.",
+                "thresholds_per_participant",
+                lambda: figures.threshold_distribution(p, stim),
+                "50% threshold per participant with its 95% CI; band: pooled estimate "
+                "with the CI from resampling participants.",
             )
         )
-        if p.per_condition:
-            rows = [
-                {
-                    "condition": label,
-                    f"50% threshold {stim} (ms)": f.threshold(0.5).estimate,
-                    "95% CI": ci_range(f.threshold(0.5).ci_low, f.threshold(0.5).ci_high),
-                    "trials": int(f.thresholds_["n_trials"].iloc[0]),
-                    "flags": flag_text(*estimate_flags(*f.threshold(0.5), *data.tested_range)),
-                }
-                for label, f in p.per_condition.items()
-            ]
-            blocks.append(
-                Table(
-                    pd.DataFrame(rows),
-                    "Thresholds per level of the other factors (joint fit, one lapse shared "
-                    "by the conditions)",
-                )
+        shown = min(len(p.per_participant), 36)
+        blocks.append(
+            figure_or_note(
+                data,
+                "psychometric_participants",
+                lambda: figures.psychometric_grid(p.per_participant, stim),
+                f"Fits per participant (first {shown} of {len(p.per_participant)}): data with "
+                "95% binomial CIs, curve and 50% threshold with CI. All are in "
+                "thresholds.csv.",
             )
-            blocks.extend(degenerate_note(pd.DataFrame(rows)))
-        people = participant_table(data)
-        if people is not None:
-            flagged = people[people["flags"] != ""]
-            shown = people if len(people) <= 40 else flagged
-            blocks.append(
-                Table(
-                    shown,
-                    "Per participant: 50% threshold with 95% CI (parametric bootstrap of the "
-                    f"person's own trials); {len(flagged)} of {len(people)} flagged (a curve "
-                    "running the other way, a pooled threshold outside the person's interval, "
-                    "an extrapolated estimate or a degenerate interval)"
-                    + (
-                        "" if shown is people else "; only the flagged shown, all in thresholds.csv"
-                    ),
-                )
-            )
-        if p.per_participant:
-            blocks.append(
-                figure_or_note(
-                    data,
-                    "thresholds_per_participant",
-                    lambda: figures.threshold_distribution(p, stim),
-                    "50% threshold per participant with its 95% CI; band: pooled estimate "
-                    "with the CI from resampling participants.",
-                )
-            )
-            shown = min(len(p.per_participant), 36)
-            blocks.append(
-                figure_or_note(
-                    data,
-                    "psychometric_participants",
-                    lambda: figures.psychometric_grid(p.per_participant, stim),
-                    f"Fits per participant (first {shown} of {len(p.per_participant)}): data with "
-                    "95% binomial CIs, curve and 50% threshold with CI. All are in "
-                    "thresholds.csv.",
-                )
-            )
-        if p.failed:
-            failed = pd.DataFrame(list(p.failed.items()), columns=["group", "not fitted because"])
-            blocks.append(Table(failed, "Fits that could not be made"))
+        )
+    if p.failed:
+        failed = pd.DataFrame(list(p.failed.items()), columns=["group", "not fitted because"])
+        blocks.append(Table(failed, "Fits that could not be made"))
     return blocks
 
 
