@@ -15,7 +15,9 @@ MARKER = "<!-- cli-reference -->"
 WIDTH = "100"
 
 
-def _subparsers(parser: argparse.ArgumentParser, prefix: str) -> list[tuple[str, argparse.ArgumentParser]]:
+def _subparsers(
+    parser: argparse.ArgumentParser, prefix: str
+) -> list[tuple[str, argparse.ArgumentParser]]:
     found = []
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
@@ -52,7 +54,7 @@ def render() -> str:
     return "\n".join(out)
 
 
-def on_page_markdown(markdown: str, page, config, files) -> str:  # noqa: ARG001 (mkdocs API)
+def on_page_markdown(markdown: str, page, config, files) -> str:
     if MARKER in markdown:
         return markdown.replace(MARKER, render())
     return markdown
