@@ -5,7 +5,8 @@ mkdocstrings reference to a module that no longer exists; the site goes to a tem
 folder. The command-line page is generated from the parsers by a hook
 (docs/hooks/cli_reference.py); here it is compared with what `uxlab <command> --help`
 prints. README is the landing page: short, with the newcomer and test commands exactly as
-CI runs them, and links that resolve.
+CI runs them, and links that resolve. The trial-table reference names every column of
+contract 2 as `trial_table_spec` lists them.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+import trial_table_spec
 from uxlab.cli import COMMANDS, main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -89,3 +91,17 @@ def test_readme_links_and_images_resolve():
     assert "docs/images/trial-screen.svg" in local, "README shows the trial screen"
     missing = [t for t in local if not (REPO / t).exists()]
     assert not missing, f"README links to missing files: {missing}"
+
+
+def test_the_trial_table_reference_lists_every_column_of_contract_2():
+    page = (REPO / "docs" / "reference" / "trial-table.md").read_text(encoding="utf-8")
+    section = page.split("## `trials.csv`", 1)[1].split("\n## ", 1)[0]
+    documented = {
+        name
+        for row in section.splitlines()
+        if row.startswith("| `")
+        for name in re.findall(r"`([a-z0-9_]+)`", row.split("|")[1])
+    }
+    spec = set(trial_table_spec.names(trial_table_spec.COLUMNS))
+    assert not spec - documented, f"trial-table.md does not describe {sorted(spec - documented)}"
+    assert not documented - spec, f"trial-table.md describes unknown {sorted(documented - spec)}"
