@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import trial_table_spec
-from uxlab.cli import COMMANDS, main
+from uxlab.cli import COMMANDS, build_parser, main
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
@@ -105,3 +106,15 @@ def test_the_trial_table_reference_lists_every_column_of_contract_2():
     spec = set(trial_table_spec.names(trial_table_spec.COLUMNS))
     assert not spec - documented, f"trial-table.md does not describe {sorted(spec - documented)}"
     assert not documented - spec, f"trial-table.md describes unknown {sorted(documented - spec)}"
+
+
+def test_the_readme_tour_is_commands_uxlab_accepts():
+    text = README.read_text(encoding="utf-8")
+    tour = text.split("## A tour", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    commands = [line.split("  #", 1)[0].strip() for line in tour.splitlines() if line.strip()]
+    assert 5 <= len(commands) <= 12, "the tour is about ten lines"
+    for command in commands:
+        words = shlex.split(command)
+        assert words[0] == "uxlab", command
+        args, extras = build_parser().parse_known_args(words[1:])
+        assert args.command and not extras, f"README's tour: uxlab does not take `{command}`"
