@@ -61,7 +61,16 @@ class Block:
 
     @property
     def commands(self) -> list[str]:
-        return [x[2:] for x in self.lines if x.startswith("$ ")]
+        """The `$ ` lines, each joined with the lines it continues onto (a trailing `\\`)."""
+        out: list[str] = []
+        open_ = False
+        for line in self.lines:
+            if open_:
+                out[-1] += " " + line.strip().removesuffix("\\").strip()
+            elif line.startswith("$ "):
+                out.append(line[2:].removesuffix("\\").strip())
+            open_ = (open_ or line.startswith("$ ")) and line.rstrip().endswith("\\")
+        return out
 
 
 @dataclass
