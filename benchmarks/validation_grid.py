@@ -34,6 +34,8 @@ from analysis.validation_grid import grid_cells, run_grid
 
 
 def _band(cov: float) -> str:
+    if cov != cov:  # NaN: not computed
+        return "–"
     return f"{cov:.2f}" if 0.93 <= cov <= 0.97 else f"**{cov:.2f}**"
 
 
@@ -65,7 +67,7 @@ def pooled_part(args) -> None:
     people = [int(v) for v in args.people.split(",")]
     print(
         f"pooled: {args.studies} studies per fixed cell, {args.adaptive_studies} per adaptive "
-        f"cell, B = {args.pooled_boot}, seed {args.seed}"
+        f"cell, B = {args.pooled_boot} (fixed) / {args.adaptive_boot} (adaptive), seed {args.seed}"
     )
     print(
         "| design | observers | N | level | truth (ms) | bias | bootstrap cov | "
@@ -74,10 +76,11 @@ def pooled_part(args) -> None:
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for design in args.designs.split(","):
         studies = args.studies if design == "fixed" else args.adaptive_studies
+        n_boot = args.pooled_boot if design == "fixed" else args.adaptive_boot
         for observers in OBSERVERS:
             for n in people:
                 for r in run_pooled_cell(
-                    PooledCell(n, observers, design), studies, args.pooled_boot, args.seed
+                    PooledCell(n, observers, design), studies, n_boot, args.seed
                 ):
                     print(
                         f"| {design} | {observers} | {n} | {r['level']:.0%} | "
@@ -98,8 +101,11 @@ def main() -> None:
     ap.add_argument("--designs", default="fixed,staircase,quest")
     ap.add_argument("--people", default="4,10,20,40")
     ap.add_argument("--studies", type=int, default=100, help="studies per fixed pooled cell")
-    ap.add_argument("--adaptive-studies", type=int, default=40)
-    ap.add_argument("--pooled-boot", type=int, default=200, help="B of the pooled intervals")
+    ap.add_argument("--adaptive-studies", type=int, default=100)
+    ap.add_argument("--pooled-boot", type=int, default=200, help="B, fixed designs")
+    ap.add_argument(
+        "--adaptive-boot", type=int, default=0, help="B of the mixed model's bootstrap (0: none)"
+    )
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     load_before = os.getloadavg()

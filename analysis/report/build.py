@@ -545,9 +545,7 @@ def _adaptive_population(
         )
         data.notes.append(f"Psychometric thresholds: {part.estimator}.")
         return
-    _, table = mixed_threshold_small_n(
-        falls, "_falls", "_x", n_boot=data.options.n_boot, seed=data.options.seed
-    )
+    _, table = mixed_threshold_small_n(falls, "_falls", "_x", n_boot=0)  # jackknife-t only
     if table["estimate"].isna().any():
         part.population.loc[part.population["level"] != 0.5, ["estimate", "ci_low", "ci_high"]] = (
             np.nan

@@ -33,13 +33,13 @@ MEASURED_COVERAGE: dict[int, tuple[float, float]] = {
     6: (0.92, 0.935),
     8: (0.93, 0.95),
     12: (0.93, 0.96),
-    16: (0.93, 0.95),
+    16: (0.905, 0.96),
 }
 BOOTSTRAP_COVERAGE: dict[int, tuple[float, float]] = {
     2: (0.66, 0.735),
     4: (0.825, 0.855),
     8: (0.855, 0.875),
-    16: (0.90, 0.93),
+    16: (0.875, 0.935),
 }
 MIN_POPULATION = 4
 """The smallest N the report prints a population interval for: the jackknife-t interval

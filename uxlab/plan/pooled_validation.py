@@ -21,7 +21,9 @@ A cell is a study: N participants x who they are x how the latencies were chosen
   (`analysis.small_sample_interval.mixed_threshold_small_n`).
 
 `run_pooled_cell` returns per level: coverage of each interval, relative bias of the
-estimate and the median interval width (high / low). benchmarks/validation_grid.py prints
+estimate and the median interval width (high / low); with `n_boot = 0` only the
+jackknife-t interval is computed (the report's; the mixed model's bootstrap costs seconds
+per study). benchmarks/validation_grid.py prints
 the table; tests/test_validation_grid.py runs a small cell.
 """
 
@@ -164,8 +166,10 @@ def run_pooled_cell(cell: PooledCell, n_studies: int, n_boot: int, seed: int) ->
             "studies": n_studies,
             "s_per_study": seconds,
         }
-        for name in hits:
-            row[f"coverage {name}"] = float(np.mean(hits[name][level]))
-            row[f"ratio {name}"] = float(np.nanmedian(ratio[name][level]))
+        for name in hits:  # NaN: no interval of that kind was computed (B = 0)
+            widths = np.array(ratio[name][level], dtype=float)
+            some = bool(np.isfinite(widths).any())
+            row[f"coverage {name}"] = float(np.mean(hits[name][level])) if some else math.nan
+            row[f"ratio {name}"] = float(np.nanmedian(widths)) if some else math.nan
         rows.append(row)
     return rows
