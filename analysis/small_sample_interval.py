@@ -34,12 +34,11 @@ from analysis.batch_mle import BOOT_TOLERANCES, maximise
 from analysis.psychometric import (
     DEFAULT_LEVELS,
     PsychometricFitter,
-    _as_float_array,
-    _column,
     _intervals,
     _threshold_logs,
     aggregate_trials,
 )
+from analysis.psychometric.inputs import _as_float_array, _column
 
 METHOD = "participant jackknife, t on N - 1 df, on ln ms"
 
