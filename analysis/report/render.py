@@ -142,7 +142,9 @@ def build_blocks(data) -> list:
                     f"{stim} (ms)": r.estimate,
                     "95% CI, participant jackknife-t": _range(r)
                     if np.isfinite(r.ci_low)
-                    else f"withheld (N = {data.n_participants})",
+                    else f"withheld (N = {data.n_participants})"
+                    if np.isfinite(r.estimate)
+                    else "withheld (see the estimator above)",
                     "95% CI, parametric bootstrap": _range(pooled.loc[level]),
                     "flags": flag_text(extrapolated, degenerate),
                 }
