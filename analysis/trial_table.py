@@ -55,6 +55,15 @@ CONTRACT_COLUMNS = (
 # endpoints, trials queued again at the end): measurements, never factors.
 EXTRA_COLUMNS = (
     "schedule_sha256",
+    # browser sessions (`uxlab host`): painted lateness, the browser and its display
+    "n_painted",
+    "late_painted_p50_ms",
+    "late_painted_p99_ms",
+    "late_painted_max_ms",
+    "paint_clock_uncertainty_ms",
+    "browser",
+    "display_hz",
+    "display_keeps_gaps",
     "e2e_ms",
     "abandon_step",
     "paused_ms",

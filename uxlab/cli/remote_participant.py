@@ -80,6 +80,8 @@ def _remote_app_class(notes: TextIO | None, browser: dict[str, Any] | None = Non
 
                 self.environment["browser"] = browser
                 warning = display_warning(browser.get("display_hz"), shortest_gap_ms(self.study))
+                if browser.get("display_hz"):
+                    browser["display_keeps_gaps"] = warning is None
                 if warning is not None:
                     self.warnings.append(warning)
                 enable_paint_marks(self)

@@ -18,9 +18,11 @@ withdrawal deletes them. No address, token or user agent string is stored here.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 _TABLE = """
 CREATE TABLE IF NOT EXISTS browser_paints (
@@ -104,3 +106,81 @@ def read_paints(conn: sqlite3.Connection) -> dict[tuple[str, int], dict[int, Chu
         paint = ChunkPaint(*row)
         out.setdefault((paint.session_id, paint.trial_index), {})[paint.chunk_index] = paint
     return out
+
+
+PAINTED_COLUMNS = [
+    "n_painted",
+    "late_painted_p50_ms",
+    "late_painted_p99_ms",
+    "late_painted_max_ms",
+    "paint_clock_uncertainty_ms",
+    "browser",
+    "display_hz",
+    "display_keeps_gaps",
+]
+"""Trial-table columns of a database with browser sessions (`uxlab export`): chunks with a
+painted time, painted lateness (painted - scheduled, over chunks with text) p50/p99/max, the
+largest clock uncertainty of those paints, and the session's browser family, display
+refresh rate and whether that refresh was no longer than the study's shortest gap (1/0)."""
+
+
+def _quantile(values: list[float], q: float) -> float:
+    xs = sorted(values)
+    pos = (len(xs) - 1) * q
+    lo = int(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def add_painted(
+    conn: sqlite3.Connection,
+    trial_columns: list[str],
+    trial_rows: list[dict[str, Any]],
+    event_rows: list[dict[str, Any]],
+) -> list[str]:
+    """Add `PAINTED_COLUMNS` to the trial rows and `painted_ms` to the chunk events' data
+    (in place) when the database has painted times; returns the trial table's columns."""
+    paints = read_paints(conn)
+    if not paints:
+        return trial_columns
+    late: dict[tuple[str, int], list[float]] = {}
+    for event in event_rows:
+        key = (event["session_id"], event["trial_index"])
+        if event["kind"] != "chunk" or key not in paints:
+            continue
+        data = json.loads(event["data"])
+        paint = paints[key].get(data.get("index"))
+        if paint is None:
+            continue
+        data["painted_ms"] = paint.painted_ms
+        event["data"] = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        if data.get("n_chars") and data.get("scheduled_ms") is not None:
+            late.setdefault(key, []).append(paint.painted_ms - data["scheduled_ms"])
+    browsers: dict[str, dict[str, Any]] = {}
+    for sid, env in conn.execute("SELECT session_id, environment FROM sessions"):
+        browser = json.loads(env).get("browser") if env else None
+        if isinstance(browser, dict):
+            browsers[sid] = browser
+    for row in trial_rows:
+        key = (row["session_id"], row["trial_index"])
+        chunk_paints = paints.get(key, {})
+        values = late.get(key, [])
+        browser = browsers.get(row["session_id"], {})
+        keeps = browser.get("display_keeps_gaps")
+        row.update(
+            {
+                "n_painted": len(chunk_paints) if browser else None,
+                "late_painted_p50_ms": round(_quantile(values, 0.5), 3) if values else None,
+                "late_painted_p99_ms": round(_quantile(values, 0.99), 3) if values else None,
+                "late_painted_max_ms": round(max(values), 3) if values else None,
+                "paint_clock_uncertainty_ms": (
+                    max(p.clock_uncertainty_ms for p in chunk_paints.values())
+                    if chunk_paints
+                    else None
+                ),
+                "browser": browser.get("family"),
+                "display_hz": browser.get("display_hz"),
+                "display_keeps_gaps": None if keeps is None else int(bool(keeps)),
+            }
+        )
+    return [*trial_columns, *PAINTED_COLUMNS]

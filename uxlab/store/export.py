@@ -53,6 +53,7 @@ from analysis.spreadsheet_cells import write_safe_csv
 from uxlab.fidelity import FIDELITY_COLUMNS as _FIDELITY_COLUMNS
 from uxlab.fidelity import trial_fidelity
 from uxlab.outcomes import Outcome
+from uxlab.store.browser_paints import add_painted
 from uxlab.store.open_checks import open_read_only, reading
 from uxlab.store.schema import StoreError
 
@@ -299,6 +300,7 @@ def _read_tables(db: str | Path) -> dict[str, Any]:
             )
         ]
         _fidelity_from_events(unmeasured, event_rows)
+        trial_columns = add_painted(conn, trial_columns, trial_rows, event_rows)  # browser
 
         columns = {c[1] for c in conn.execute("PRAGMA table_info(sessions)")}
         adaptive = "s.adaptive" if "adaptive" in columns else "NULL"  # schema version 1
