@@ -107,3 +107,20 @@ async def test_a_whole_study_in_chromium_with_a_give_up_and_a_resume(tmp_path):
         assert flushed is not None
         assert painted_ms + uncertainty >= flushed, "painted before it was flushed?"
         assert parse_to_paint >= 0
+
+    # The trial table carries the painted lateness beside handed and shown, per trial.
+    from uxlab.store.export import read_tables
+
+    columns, rows = read_tables(db)["trials"]
+    assert {"late_painted_p99_ms", "display_hz", "browser", "n_painted"} <= set(columns)
+    painted_rows = [r for r in rows if r["late_painted_p99_ms"] is not None]
+    assert {r["trial_index"] for r in painted_rows} == streamed
+    assert all(r["browser"] == "Chromium (headless)" for r in rows)
+
+    # Withdrawing the participant deletes their painted times with their trials.
+    from uxlab.store.invitations import withdraw_invited
+
+    with Store.open(db) as store:
+        withdraw_invited(store, inv.participant)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM browser_paints").fetchone() == (0,)
