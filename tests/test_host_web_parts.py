@@ -183,3 +183,16 @@ def test_a_wrong_code_is_refused_counted_and_never_logged(tmp_path):
     assert ctx.limiter.recent_failures() == 2
     assert lines == ["refused an unknown link (waiting 0 s)"] * 2
     assert ctx.running == {}
+
+
+def test_one_participant_more_than_max_open_is_asked_to_come_back(tmp_path):
+    lines: list[str] = []
+    ctx = _ctx(tmp_path, lines)
+    ctx.max_open = 1
+    ctx.running["P-OTHER"] = object()  # one open session already
+    with TestClient(make_app(ctx)).websocket_connect("/ws") as ws:
+        ws.send_text(json.dumps({"t": "hello", "code": "good-code"}))
+        reply = json.loads(ws.receive_text())
+    assert reply["t"] == "refused" and "full" in reply["message"]
+    assert ctx.limiter.recent_failures() == 0  # a valid code is not a failure
+    assert lines == ["P-AAAAA: turned away, 1 sessions are open"]

@@ -51,6 +51,14 @@ def register(subparsers: Any) -> None:
         help="web: the participants' frame cap (default 240, or UXLAB_FPS)",
     )
     parser.add_argument(
+        "--max-open",
+        type=int,
+        default=20,
+        metavar="N",
+        help="web: at most N participants at once; one more is asked to come back later "
+        "(default 20)",
+    )
+    parser.add_argument(
         "--enrol",
         metavar="PARAM",
         help="web: open enrolment; the link's query parameter PARAM (e.g. PROLIFIC_PID) "

@@ -33,6 +33,8 @@ def run_web(args: argparse.Namespace) -> int:
         fps = int(from_env) if from_env.isdigit() and int(from_env) > 0 else 240
     if fps < 1:
         raise CliError(f"--fps {fps}: the frame cap must be >= 1 (e.g. --fps 240)")
+    if args.max_open < 1:
+        raise CliError(f"--max-open {args.max_open}: at least 1 (e.g. --max-open 20)")
     if args.enrol is not None and not re.match(PARAM_RE, args.enrol):
         raise CliError(
             f"--enrol {args.enrol!r}: name the link's query parameter that holds the "
@@ -105,6 +107,7 @@ async def _serve(
         lookup=lambda code: participant_for_code(store, study_id, code),
         fps=fps,
         enrolment=enrolment,
+        max_open=args.max_open,
         log=log,
         session_state=session_state,
         paints=paints,

@@ -91,6 +91,8 @@ class WebHostContext:
     """Invitation code -> participant id (None for an unknown code)."""
     fps: int
     enrolment: Enrolment | None = None
+    max_open: int = 20
+    """At most this many participants' programs at once; one more is asked to come back."""
     limiter: FailureLimiter = field(default_factory=FailureLimiter)
     log: Callable[[str], None] = print
     session_state: Callable[[str], str | None] = lambda participant: None
@@ -203,7 +205,9 @@ class ParticipantConnection:
         hz = hello.get("hz")
         browser = {
             "family": browser_family(self.ws.headers.get("user-agent", "")),
-            "display_hz": round(float(hz), 1) if isinstance(hz, int | float) and hz > 0 else None,
+            "display_hz": round(float(hz), 1)
+            if isinstance(hz, int | float) and 1 <= hz <= 1000
+            else None,
         }
         self.ctx.log(
             f"{self.participant}: connected ({browser['family']}, "
@@ -406,6 +410,20 @@ def make_app(ctx: WebHostContext) -> Starlette:
                     )
                 )
                 await ws.close(code=1008)
+            return
+        if participant not in ctx.running and len(ctx.running) >= ctx.max_open:
+            ctx.log(f"{participant}: turned away, {ctx.max_open} sessions are open")
+            with suppress(Exception):
+                await ws.send_text(
+                    json.dumps(
+                        {
+                            "t": "refused",
+                            "message": "The study is full right now. Please open your link "
+                            "again in a few minutes.",
+                        }
+                    )
+                )
+                await ws.close(code=1013)
             return
         older = ctx.running.get(participant)
         if older is not None:
