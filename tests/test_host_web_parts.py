@@ -196,3 +196,56 @@ def test_one_participant_more_than_max_open_is_asked_to_come_back(tmp_path):
     assert reply["t"] == "refused" and "full" in reply["message"]
     assert ctx.limiter.recent_failures() == 0  # a valid code is not a failure
     assert lines == ["P-AAAAA: turned away, 1 sessions are open"]
+
+
+def test_the_report_renders_the_browser_table_inside_playback_fidelity():
+    from analysis.report.fidelity_part import fidelity_blocks, fidelity_table
+    from analysis.report.render import Heading
+
+    df = pd.DataFrame(
+        [
+            {
+                "participant": "P-1",
+                "session_id": "S-1",
+                "n_chunks": 10,
+                "late_handed_p50_ms": 0.5,
+                "late_handed_p99_ms": 1.0,
+                "late_shown_p50_ms": 2.0,
+                "late_shown_p99_ms": 3.0,
+                "late_painted_p99_ms": 20.0,
+                "display_hz": 60.0,
+                "display_keeps_gaps": 1,
+                "browser": "Firefox",
+            }
+        ]
+    )
+    part = {
+        "table": fidelity_table(df),
+        "n_flagged": 0,
+        "n_judged": 0,
+        "excluded": False,
+        "cpus": None,
+        "browser": browser_paint_table(df),
+    }
+    headings = [b.text for b in fidelity_blocks(part) if isinstance(b, Heading)]
+    assert headings == ["Playback fidelity", "Painted in the browser"]
+
+
+def test_invite_writes_browser_links_with_the_code_in_the_fragment(tmp_path, capsys):
+    from helpers.studies import tiny_study
+
+    from uxlab.cli import main
+
+    study = tiny_study(tmp_path)
+    db = tmp_path / "inv.sqlite"
+    assert (
+        main(["invite", str(study), "--db", str(db), "-n", "2", "--base-url", "https://s.example/"])
+        == 0
+    )
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2
+    for line in lines:
+        code, participant, link = line.split("\t")
+        assert link == f"https://s.example/#{code}" and participant.startswith("P-")
+    assert main(["invite", str(study), "--db", str(db), "--base-url", "ftp://s/#x"]) != 0
+    assert "--base-url" in capsys.readouterr().err
