@@ -169,7 +169,7 @@ async def participant(browser, url: str, deadline_s: float) -> bool:
                             await page.keyboard.press(key)
                         last = state
                     break
-            await asyncio.sleep(0.15)
+            await asyncio.sleep(0.3)
         return False
     finally:
         await context.close()
