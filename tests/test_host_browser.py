@@ -97,6 +97,10 @@ async def test_a_whole_study_in_chromium_with_a_give_up_and_a_resume(tmp_path):
     assert env["browser"]["family"] == "Chromium (headless)"
     assert env["browser"]["display_hz"] > 0
     assert env["ssh"] is False
+    # 4 ms gaps are below what any display shows: warned, stored, logged for the researcher
+    assert env["browser"]["display_keeps_gaps"] is False
+    assert any("display refreshes every" in w for w in env["timing_warnings"])
+    assert f"{inv.participant}: timing warning: the participant's display refreshes" in output
 
     streamed = {t for (t, _), c in chunks.items() if c.get("flushed_ms") is not None}
     assert streamed, "the completed trials streamed chunks with flush times"

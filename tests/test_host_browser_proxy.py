@@ -1,7 +1,9 @@
 """The TLS reverse-proxy configuration of docs/how-to/remote-participants.md, run for real:
 nginx (the OS package) with that site block, a self-signed certificate, `uxlab host` behind
-it, and a participant in headless Chromium over https and wss who consents and reaches the
-first trial. nginx writes no access log, and neither log holds the invitation code."""
+it in open-enrolment mode, and a participant in headless Chromium over https and wss who
+arrives with a recruitment platform's id, takes the one-trial study to its end and is sent
+to the completion link. The store holds a salted hash of the id, never the id; neither
+nginx's log nor the host's output holds it."""
 
 from __future__ import annotations
 
@@ -19,12 +21,12 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-from helpers.browser import WebHost, launch_chromium, wait_screen
+from helpers.browser import WebHost, drive, launch_chromium, wait_screen
 from helpers.studies import tiny_study
 from playwright.async_api import async_playwright
 
+from uxlab.host.enrolment import enrolled_participant, load_or_create_salt
 from uxlab.store import Store
-from uxlab.store.invitations import create_invitations
 
 pytestmark = pytest.mark.slow
 DOC = Path(__file__).resolve().parents[1] / "docs" / "how-to" / "remote-participants.md"
@@ -108,12 +110,14 @@ http {{
 
 async def test_a_participant_takes_part_through_nginx_with_tls(tmp_path):
     assert Path(NGINX).exists(), "nginx is missing: install the OS package `nginx-light`"
-    study = tiny_study(tmp_path, levels="20", itl=2, repeats=1, attention=False)
+    study = tiny_study(
+        tmp_path, levels="20", itl=2, repeats=1, practice=0, attention=False, end_question=False
+    )
     db = tmp_path / "proxy.sqlite"
-    with Store.open(db) as store:
-        (inv,) = create_invitations(store, "tiny", 1)
-    host = WebHost(study, db)
     tls_port = free_port()
+    done = f"https://localhost:{tls_port}/static/xterm.css?cc=C0MPLETE"
+    platform_id = "5f3c0a1b2c3d4e5f6a7b8c9d"
+    host = WebHost(study, db, ["--enrol", "PROLIFIC_PID", "--completion-url", done])
     conf = nginx_conf(tmp_path, tls_port, host.port)
     check = subprocess.run([NGINX, "-t", "-c", str(conf)], capture_output=True, text=True)
     assert check.returncode == 0, check.stderr
@@ -131,19 +135,22 @@ async def test_a_participant_takes_part_through_nginx_with_tls(tmp_path):
             browser = await launch_chromium(pw)
             context = await browser.new_context(ignore_https_errors=True)
             page = await context.new_page()
-            await page.goto(f"https://localhost:{tls_port}/#{inv.code}")
+            await page.goto(f"https://localhost:{tls_port}/?PROLIFIC_PID={platform_id}")
             await wait_screen(page, lambda s: "Press a if you agree" in s)
-            await page.keyboard.press("a")  # a key through wss and the proxy
-            after = await wait_screen(page, lambda s: "Press a if you agree" not in s)
-            assert "Consent" not in after
+            final = await drive(page)  # keys through wss and the proxy, to the end
+            assert "The study is finished" in final, final
+            await page.wait_for_url("**/xterm.css?cc=C0MPLETE", timeout=30_000)
             await browser.close()
-        host.wait_line(f"{inv.participant}: program ended")
     finally:
         nginx.terminate()
         nginx.wait(timeout=30)
         assert host.stop() == 0
+    salt = load_or_create_salt(db)
     with Store.open(db) as store:
-        state = store.conn.execute("SELECT state FROM sessions").fetchone()[0]
-    assert state != "created", "the consent key reached the program through the proxy"
+        participant, state = store.conn.execute(
+            "SELECT participant, state FROM sessions"
+        ).fetchone()
+    assert (participant, state) == (enrolled_participant(salt, platform_id), "completed")
+    assert platform_id.encode() not in db.read_bytes()
     logs = "".join(p.read_text(errors="replace") for p in tmp_path.glob("*.log"))
-    assert inv.code not in logs and inv.code not in host.output()
+    assert platform_id not in logs and platform_id not in host.output()
