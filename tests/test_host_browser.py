@@ -106,11 +106,16 @@ async def test_a_whole_study_in_chromium_with_a_give_up_and_a_resume(tmp_path):
     assert streamed, "the completed trials streamed chunks with flush times"
     painted_trials = {t for t, *_ in paints}
     assert streamed <= painted_trials, "every streamed trial has painted chunks"
+    after_flush = []
     for trial, index, painted_ms, uncertainty, parse_to_paint in paints:
-        flushed = chunks[(trial, index)]["flushed_ms"]
-        assert flushed is not None
-        assert painted_ms + uncertainty >= flushed, "painted before it was flushed?"
+        chunk = chunks[(trial, index)]
+        # A frame is queued before its bytes are written: no paint can precede that. (The
+        # flush is timed when the writer thread gets back from it, which a loaded machine
+        # can delay past the paint, so only most paints must follow it.)
+        assert painted_ms + uncertainty >= chunk["queued_ms"], "painted before it was queued?"
         assert parse_to_paint >= 0
+        after_flush.append(painted_ms + uncertainty >= chunk["flushed_ms"])
+    assert sum(after_flush) > len(after_flush) / 2
 
     # The trial table carries the painted lateness beside handed and shown, per trial.
     from uxlab.store.export import read_tables

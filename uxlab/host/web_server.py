@@ -187,8 +187,8 @@ class ParticipantConnection:
         self.rewriter = MarkRewriter()
         self.marks: dict[int, PaintMark] = {}
         self.clock = ClockMapping()
-        self.pings_sent: dict[float, None] = {}
         self.replaced = False
+        self.writes: set[asyncio.Future] = set()
 
     def _output(self, data: bytes) -> None:
         out, found = self.rewriter.feed(data)
@@ -239,6 +239,8 @@ class ParticipantConnection:
         with suppress(Exception):
             await asyncio.wait_for(sender, timeout=5.0)
         receiver.cancel()
+        if self.writes:
+            await asyncio.gather(*self.writes, return_exceptions=True)
         with suppress(Exception):
             await self.ws.close()
 
@@ -304,9 +306,9 @@ class ParticipantConnection:
                 if isinstance(h, int | float) and isinstance(p, int | float):
                     self.clock.add(float(h), float(p), received)
             elif kind == "paints" and isinstance(msg.get("m"), list):
-                await self._store_paints(msg["m"])
+                self._store_paints(msg["m"])
 
-    async def _store_paints(self, reports: list[Any]) -> None:
+    def _store_paints(self, reports: list[Any]) -> None:
         mapping = self.clock.best()
         if mapping is None or self.ctx.paints is None:
             return
@@ -333,11 +335,16 @@ class ParticipantConnection:
                         painted - parsed,
                     )
                 )
-        if paints:
-            try:
-                await self.ctx.paints.write(paints)
-            except sqlite3.Error as exc:
-                self._note(f"painted times not stored ({exc})")
+        if paints:  # written off this loop: keys behind a paint report never wait for SQLite
+            task = asyncio.ensure_future(self._write_paints(self.ctx.paints, paints))
+            self.writes.add(task)
+            task.add_done_callback(self.writes.discard)
+
+    async def _write_paints(self, writer: PaintWriter, paints: list[ChunkPaint]) -> None:
+        try:
+            await writer.write(paints)
+        except sqlite3.Error as exc:
+            self._note(f"painted times not stored ({exc})")
 
     async def replace(self) -> None:
         """Another tab opened the same link: tell this one and hang its program up."""
