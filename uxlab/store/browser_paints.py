@@ -24,6 +24,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import trial_table_spec as spec
+
 _TABLE = """
 CREATE TABLE IF NOT EXISTS browser_paints (
     session_id TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
@@ -108,16 +110,7 @@ def read_paints(conn: sqlite3.Connection) -> dict[tuple[str, int], dict[int, Chu
     return out
 
 
-PAINTED_COLUMNS = [
-    "n_painted",
-    "late_painted_p50_ms",
-    "late_painted_p99_ms",
-    "late_painted_max_ms",
-    "paint_clock_uncertainty_ms",
-    "browser",
-    "display_hz",
-    "display_keeps_gaps",
-]
+PAINTED_COLUMNS = spec.names(spec.BROWSER)
 """Trial-table columns of a database with browser sessions (`uxlab export`): chunks with a
 painted time, painted lateness (painted - scheduled, over chunks with text) p50/p99/max, the
 largest clock uncertainty of those paints, and the session's browser family, display
