@@ -188,7 +188,7 @@ class ParticipantConnection:
         self.marks: dict[int, PaintMark] = {}
         self.clock = ClockMapping()
         self.replaced = False
-        self.writes: set[asyncio.Future] = set()
+        self.writes: set[asyncio.Future[None]] = set()
 
     def _output(self, data: bytes) -> None:
         out, found = self.rewriter.feed(data)
