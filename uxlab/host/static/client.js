@@ -144,7 +144,6 @@
       }
     };
     ws.onclose = () => {
-      if (timed.length) timed = [];
       if (!ended) {
         show("The connection was lost. Your answers so far are stored: open your link " +
              "again to continue.");
@@ -159,5 +158,7 @@
     send({ t: "size", cols: cols, rows: rows });
   });
 
-  measureHz(41).then(start, () => start(null));
+  // A tab opened in the background gets no animation frames: start without a rate then.
+  const noRate = new Promise((resolve) => setTimeout(() => resolve(null), 3000));
+  Promise.race([measureHz(41), noRate]).then(start, () => start(null));
 })();
