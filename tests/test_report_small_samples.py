@@ -240,9 +240,9 @@ def test_ordinal_model_with_one_participant_is_not_clustered():
 
 def test_estimate_flags():
     assert estimate_flags(900, 700, 1100, 200, 3000) == (False, "")
-    assert estimate_flags(4000, 3000, 5000, 200, 3000)[0]
-    assert "bound equals" in estimate_flags(806, 806, 806)[1]
-    assert "under 1%" in estimate_flags(1000, 998, 1003)[1]
+    assert estimate_flags(4000, 3000, 5000, 200, 3000).extrapolated
+    assert "bound equals" in estimate_flags(806, 806, 806).degenerate
+    assert "under 1%" in estimate_flags(1000, 998, 1003).degenerate
 
 
 def test_coverage_of_the_participant_bootstrap_grows_with_participants():

@@ -99,7 +99,9 @@ class PsychometricPart:
     per_condition: dict[str, ConditionFit] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
     estimand: str = "population"  # what `population` estimates (ESTIMANDS)
-    estimator: str = "pooled fit of all trials, participants resampled"  # how, in words
+    estimator: str = (  # how, in words
+        "pooled fit of all trials; 95% interval: participant jackknife, t on N - 1 df"
+    )
     other: pd.DataFrame | None = None  # the other estimand's table, when it could be made
 
 

@@ -10,11 +10,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.ratings import fit_mixed_acceptability
 from analysis.report import figures
 from analysis.report.blocks import Heading, Para, Table, ci_range, degenerate_note, figure_or_note
 from analysis.report.data import ESTIMANDS, ConditionFit, PsychometricPart, ReportData
 from analysis.report.support import MINIMUMS, enough, estimate_flags, flag_text, skipped_line
+from analysis.small_sample_interval import mixed_threshold_small_n
 from analysis.survival import condition_label
 from analysis.trial_table import binary_column
 
@@ -30,11 +30,8 @@ def _other_factor_levels(data: ReportData) -> list[tuple[str, float]]:
 
 
 def _psychometric(data: ReportData, column: str) -> PsychometricPart:
-    from analysis.psychometric import (
-        MultiConditionFitter,
-        PsychometricFitter,
-        population_threshold,
-    )
+    from analysis.psychometric import MultiConditionFitter, PsychometricFitter
+    from analysis.small_sample_interval import population_threshold_small_n
 
     opts, kept, stim = data.options, data.kept, data.stimulus
     df = kept.assign(_y=binary_column(kept, column, data.table.source)).dropna(subset=["_y"])
@@ -47,7 +44,9 @@ def _psychometric(data: ReportData, column: str) -> PsychometricPart:
     )
     n_people = df["participant"].nunique()
     if enough("population", n_people):
-        population = population_threshold(df, "_x", "_y", "participant", opts.n_boot, opts.seed)
+        population = population_threshold_small_n(
+            df, "_x", "_y", "participant", opts.n_boot, opts.seed
+        )
     else:  # the pooled fit of these people's trials, without a population interval
         data.skipped.append(skipped_line("population", n_people))
         population = pooled.thresholds_.copy()
@@ -132,7 +131,7 @@ def _set_estimand(data: ReportData, part: PsychometricPart, n_people: int) -> No
         median = median_person_thresholds(
             part.per_participant, data.options.n_boot, data.options.seed
         )
-        if not enough("population", n_people):
+        if not enough("median_person", n_people):
             median["ci_low"], median["ci_high"] = np.nan, np.nan
     if wanted == "median-person":
         if median is None:
@@ -183,10 +182,7 @@ def _adaptive_population(
         )
         data.notes.append(f"Psychometric thresholds: {part.estimator}.")
         return
-    mixed = fit_mixed_acceptability(
-        falls, "_falls", "_x", 1.0, n_boot=data.options.n_boot, seed=data.options.seed
-    )
-    table = mixed.thresholds()
+    _, table = mixed_threshold_small_n(falls, "_falls", "_x", n_boot=0)  # jackknife-t only
     if table["estimate"].isna().any():
         part.population.loc[part.population["level"] != 0.5, ["estimate", "ci_low", "ci_high"]] = (
             np.nan
@@ -199,26 +195,35 @@ def _adaptive_population(
         part.population = table
         part.estimator = (
             f"adaptive design ({procedure}): logit on ln latency with a random intercept per "
-            "participant (population curve, marginal over participants), participants resampled"
+            "participant (population curve, marginal over participants); 95% interval: "
+            "participant jackknife, t on N - 1 df"
         )
         _withhold_measured_bias(part, procedure)
     data.notes.append(f"Psychometric thresholds: {part.estimator}.")
 
 
 # Relative bias of the random-intercept thresholds where it missed the targets (under 2% at
-# 50%, under 5% at 25 / 75%) on simulated adaptive studies (benchmarks/adaptive_pooled_bias.py,
-# 100 studies x 16 people who differ x 40 trials, 2026-12-03): procedure -> {level: bias}.
-# Withheld there (a 1-up/2-down staircase tests mostly below each person's 50% point); the
-# 50% point of a staircase is kept, with its bias said.
-ADAPTIVE_BIAS = {
-    "staircase": {0.5: "+6.8%", 0.75: "+17.2%"},
-    "interleaved": {0.25: "-6.1%"},
+# 50%, under 5% at 25 / 75%) on simulated adaptive studies: procedure -> (source, {level:
+# bias}, what else was measured). Staircase: benchmarks/validation_grid.py --part pooled
+# (100 studies per cell, 4-40 people alike or differing, 48 trials, 2026-12-03; the range
+# over the cells); interleaved: benchmarks/adaptive_pooled_bias.py (100 studies x 16 people
+# who differ x 40 trials). Levels other than 50% are withheld where biased (a 1-up/2-down
+# staircase tests mostly below each person's 50% point, so the model extrapolates to 75%
+# through a logit without guess or lapse); the 50% point is kept, with its bias said.
+ADAPTIVE_BIAS: dict[str, tuple[str, dict[float, str], str]] = {
+    "staircase": (
+        "benchmarks/validation_grid.py",
+        {0.5: "+2% to +13%", 0.75: "+8% to +56%"},
+        "; its 25% point was within 4% but its interval covered only 0.55-0.87 with 10-40 "
+        "people who all answer alike (bias against a narrow interval)",
+    ),
+    "interleaved": ("benchmarks/adaptive_pooled_bias.py", {0.25: "-6.1%"}, ""),
 }
 
 
 def _withhold_measured_bias(part: PsychometricPart, procedure: str) -> None:
     """Blank the levels this estimator was measured biased at for this procedure."""
-    for name, biases in ADAPTIVE_BIAS.items():
+    for name, (source, biases, more) in ADAPTIVE_BIAS.items():
         if name not in procedure:
             continue
         withheld = [level for level in biases if level != 0.5]
@@ -226,13 +231,13 @@ def _withhold_measured_bias(part: PsychometricPart, procedure: str) -> None:
         part.population.loc[rows, ["estimate", "ci_low", "ci_high"]] = np.nan
         said = ", ".join(f"{level:.0%} {bias}" for level, bias in biases.items())
         part.estimator += (
-            f"; on simulated {name} studies this model's bias was {said} "
-            f"(benchmarks/adaptive_pooled_bias.py)"
+            f"; on simulated {name} studies this model's bias was {said} ({source})"
             + (
                 f", so the {', '.join(f'{v:.0%}' for v in withheld)} point is withheld"
                 if withheld
                 else ""
             )
+            + more
         )
 
 
@@ -326,9 +331,12 @@ def _pooled_blocks(data, p) -> list:
         Para(
             "Model: ψ(x) = γ + (1−γ−λ)·F(ln x; m, w), F logistic, guess γ and lapse λ "
             "free in [0, 0.1], fitted by maximum likelihood; for a falling curve the "
-            "threshold is still where F crosses the level. Pooled intervals resample "
-            f"participants (B = {data.options.n_boot}); the parametric-bootstrap interval "
-            "of the pooled fit, which treats trials as independent, is shown beside it."
+            "threshold is still where F crosses the level. Pooled intervals: the pooled fit "
+            "refitted without each participant in turn (participant jackknife), the "
+            "estimate ± t on N − 1 degrees of freedom × the jackknife SE on ln ms, each end "
+            "at least as far out as the parametric bootstrap's of the pooled counts (B = "
+            f"{data.options.n_boot}); that parametric-bootstrap interval, which treats "
+            "trials as independent, is shown beside it."
         )
     )
     pooled = p.pooled.thresholds_.set_index("level")
@@ -347,9 +355,11 @@ def _pooled_blocks(data, p) -> list:
             {
                 "level of F": level,
                 f"{stim} (ms)": r.estimate,
-                "95% CI, participants resampled": ci_range(r.ci_low, r.ci_high)
+                "95% CI, participant jackknife-t": ci_range(r.ci_low, r.ci_high)
                 if np.isfinite(r.ci_low)
-                else f"withheld (N = {data.n_participants})",
+                else f"withheld (N = {data.n_participants})"
+                if np.isfinite(r.estimate)
+                else "withheld (see the estimator above)",
                 "95% CI, parametric bootstrap": ci_range(
                     pooled.loc[level].ci_low, pooled.loc[level].ci_high
                 ),
@@ -439,7 +449,7 @@ def _per_participant_blocks(data, p) -> list:
                 "thresholds_per_participant",
                 lambda: figures.threshold_distribution(p, stim),
                 "50% threshold per participant with its 95% CI; band: pooled estimate "
-                "with the CI from resampling participants.",
+                "with its CI over participants (jackknife-t).",
             )
         )
         shown = min(len(p.per_participant), 36)
