@@ -41,7 +41,7 @@ def test_quest_study_uses_the_participant_effects_model(quest_table):
 
 def test_quest_study_below_the_minimum_withholds_25_and_75(quest_table):
     few = quest_table.trials["participant"].isin(
-        sorted(quest_table.trials.participant.unique())[:4]
+        sorted(quest_table.trials.participant.unique())[:3]
     )
     table = replace(quest_table, trials=quest_table.trials[few])
     data = analyse(table, ReportOptions(n_boot=40, per_participant=False))
