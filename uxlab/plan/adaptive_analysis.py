@@ -37,9 +37,11 @@ def counts_to_trials(levels_ms: np.ndarray, k: np.ndarray, n: np.ndarray) -> pd.
 
 def mixed_thresholds(
     levels_ms: np.ndarray, k: np.ndarray, n: np.ndarray, rising: bool, levels: tuple
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(estimate, ci_low, ci_high) [J] in ms at `levels` for one study's counts [P, L] "yes"
-    of n, as the report gives them on an adaptive design; NaN where it gives none.
+    of n, as the report gives them on an adaptive design; NaN where it gives none. None
+    where the model finds no falling curve: the report then keeps the pooled fit's 50%
+    point (and withholds the others).
 
     `rising`: the pooled fit's direction (the report models the falling share: "not yes"
     when "yes" rises with latency)."""
@@ -53,8 +55,11 @@ def mixed_thresholds(
     except ValueError:  # the model's own refusal (e.g. answers all on one side)
         return nan, nan.copy(), nan.copy()
     table = table.set_index("level")
-    if table["estimate"].isna().any():  # the report withholds the points then
-        return nan, nan.copy(), nan.copy()
-    return tuple(
-        table.loc[list(levels), c].to_numpy(float) for c in ("estimate", "ci_low", "ci_high")
-    )  # type: ignore[return-value]
+    if table["estimate"].isna().any():
+        return None
+    rows = table.loc[list(levels)]
+    return (
+        rows["estimate"].to_numpy(float),
+        rows["ci_low"].to_numpy(float),
+        rows["ci_high"].to_numpy(float),
+    )

@@ -179,10 +179,13 @@ def _adaptive_estimates(fit, levels_ms: np.ndarray, k: np.ndarray, n: np.ndarray
     for s in range(k.shape[0]):
         if not fit.direction[s] or fit.n_participants[s] < 2:
             continue
-        est, low, high = mixed_thresholds(
-            levels_ms, k[s], n[s], fit.direction[s] == "rising", LEVELS
-        )
-        fit.estimate_ms[s], fit.ci_low_ms[s], fit.ci_high_ms[s] = est, low, high
+        mixed = mixed_thresholds(levels_ms, k[s], n[s], fit.direction[s] == "rising", LEVELS)
+        if mixed is None:  # as the report: the pooled 50% point, the others withheld
+            others = [j for j, level in enumerate(LEVELS) if level != 0.5]
+            for table in (fit.estimate_ms, fit.ci_low_ms, fit.ci_high_ms):
+                table[s, others] = np.nan
+            continue
+        fit.estimate_ms[s], fit.ci_low_ms[s], fit.ci_high_ms[s] = mixed
 
 
 def default_jobs() -> int:
