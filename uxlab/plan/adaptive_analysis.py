@@ -8,9 +8,8 @@ jackknife-t interval (`analysis.report.build._adaptive_population`, which calls
 `analysis.small_sample_interval.mixed_threshold_small_n` with `n_boot = 0`). The planner
 must predict the interval the report will print, so its adaptive cells are analysed with
 that same call here; the pooled batch (`analysis.population_batch`) stays the estimator of
-fixed designs. Without this the plan's QUEST+ widths were those of a different estimator
-(measured by benchmarks/plan_validation.py: 0.82 of the realised width with a
-between-participant SD of 0.5 ln ms).
+fixed designs. tests/test_plan_validation.py checks that both give the report's interval
+on the same answers.
 """
 
 from __future__ import annotations
