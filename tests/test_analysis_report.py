@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from analysis_fixtures import simulate_trial_table, write_export_folder
+from helpers.shared import built_once
 
 from analysis.report import ReportOptions, analyse, write_report
 from analysis.trial_table import load_trial_table
@@ -22,7 +23,10 @@ COLUMNS = ["measure", "stimulus", "group", "level", "estimate", "ci_low", "ci_hi
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    root = tmp_path_factory.mktemp("report")
+    return built_once(tmp_path_factory, "report", _report)
+
+
+def _report(root):
     # 9 participants, one failing its attention checks: 8 analysed, the minimum for population
     # intervals (analysis.report.support)
     folder = write_export_folder(root / "export", simulate_trial_table(n_participants=9, reps=3))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from helpers.shared import built_once
 
 from analysis.chains import MODELS, chain_judgements, fit_multiplication
 from uxlab.chain import step_at_ms
@@ -122,8 +123,9 @@ def _simulate(tmp_path: Path, k: float, n: int) -> tuple[pd.DataFrame, pd.DataFr
 
 @pytest.fixture(scope="module")
 def simulated(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("chain-sim")
-    return {k: _simulate(tmp, k, 8) for k in (1.0, 0.0)}
+    return built_once(
+        tmp_path_factory, "chain-sim", lambda tmp: {k: _simulate(tmp, k, 8) for k in (1.0, 0.0)}
+    )
 
 
 def test_export_keeps_the_step_given_up_in_and_the_end_to_end_time(simulated) -> None:

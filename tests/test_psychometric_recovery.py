@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.shared import built_once
 
 from analysis.psychometric_recovery import Cell, recovery_cell
 
@@ -23,8 +24,14 @@ SIMS_PER_CELL = 20
 
 
 @pytest.fixture(scope="module")
-def results():
-    return [recovery_cell(cell, SIMS_PER_CELL, seed=i, n_boot=1000) for i, cell in enumerate(CELLS)]
+def results(tmp_path_factory):
+    return built_once(
+        tmp_path_factory,
+        "psychometric-recovery",
+        lambda _: [
+            recovery_cell(cell, SIMS_PER_CELL, seed=i, n_boot=1000) for i, cell in enumerate(CELLS)
+        ],
+    )
 
 
 def test_95_percent_intervals_cover_the_true_threshold_about_95_percent_of_the_time(results):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.shared import built_once
 
 from uxlab.cli import main
 from uxlab.simulate import simulate_cohort
@@ -70,7 +71,10 @@ def test_study_check_lists_one_track_per_other_level(tmp_path, capsys):
 @pytest.fixture(scope="module")
 def quest_export(tmp_path_factory):
     """Six simulated QUEST+ participants, exported."""
-    tmp = tmp_path_factory.mktemp("quest")
+    return built_once(tmp_path_factory, "quest-outputs", _quest_export)
+
+
+def _quest_export(tmp):
     study = load_study(QUEST)
     with Store.open(tmp / "quest.sqlite") as store:
         done = simulate_cohort(study, store, 6, seed=5)

@@ -19,6 +19,7 @@ import json
 import sqlite3
 
 import pytest
+from helpers.shared import built_once
 from helpers.studies import tiny_study
 
 from uxlab.cli import main
@@ -37,7 +38,10 @@ SLOW_MS = 30000.0
 
 @pytest.fixture(scope="module")
 def ui_run(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("through-ui")
+    return built_once(tmp_path_factory, "through-ui", _ui_run)
+
+
+def _ui_run(tmp):
     study = load_study(tiny_study(tmp, levels=f"20, 400, {SLOW_MS:g}"))
     db = tmp / "ui.sqlite"
     with Store.open(db) as store:
