@@ -87,6 +87,7 @@ def test_rising_judgement_too_slow(tmp_path):
     assert rising_mid == pytest.approx(falling.psychometric.pooled.threshold_(0.5), rel=1e-3)
 
 
+@pytest.mark.slow
 def test_cli_on_csv_prints_thresholds(tmp_path, capsys):
     path = tmp_path / "trials.csv"
     simulate_trial_table(n_participants=9, reps=2, seed=3).to_csv(path, index=False)
@@ -190,6 +191,7 @@ def _run_simulated_study(db: Path, n_participants: int = 6) -> None:
         store.close()
 
 
+@pytest.mark.slow
 def test_cli_on_a_uxlab_study_database(tmp_path, capsys):
     db = tmp_path / "ttft.sqlite"
     _run_simulated_study(db, n_participants=4)

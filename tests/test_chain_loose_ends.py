@@ -152,6 +152,7 @@ def test_survival_counts_waiting_time_not_answering_time():
     )
 
 
+@pytest.mark.slow
 def test_report_says_abandonment_is_waiting_time_when_chains_were_held(tmp_path):
     trials = simulate_trial_table(n_participants=8, reps=2, seed=1)
     texts = {}

@@ -128,6 +128,7 @@ def simulated(tmp_path_factory):
     )
 
 
+@pytest.mark.slow
 def test_export_keeps_the_step_given_up_in_and_the_end_to_end_time(simulated) -> None:
     trials, events = simulated[1.0]
     cols = list(trials.columns)
@@ -156,6 +157,7 @@ def test_export_keeps_the_step_given_up_in_and_the_end_to_end_time(simulated) ->
     assert call_ttfts == {float(trials.loc[0, "call_ttft_ms"])}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("k_true", "verdict", "preferred"),
     [(1.0, "multiplies", MODELS[1]), (0.0, "per-call", MODELS[2])],
@@ -170,6 +172,7 @@ def test_the_simulated_study_answers_the_multiplication_question(
     assert fit.preferred_ == preferred
 
 
+@pytest.mark.slow
 def test_the_report_section_reads_the_export(simulated) -> None:
     from analysis.chains import chain_section
     from analysis.report.chains_part import chain_blocks

@@ -34,6 +34,7 @@ def results(tmp_path_factory):
     )
 
 
+@pytest.mark.slow
 def test_95_percent_intervals_cover_the_true_threshold_about_95_percent_of_the_time(results):
     assert sum(r.n_sims for r in results) == len(CELLS) * SIMS_PER_CELL == 100
     hits = sum(r.coverage * r.n_sims for r in results)
@@ -43,6 +44,7 @@ def test_95_percent_intervals_cover_the_true_threshold_about_95_percent_of_the_t
     assert min(r.coverage for r in results) >= 0.8
 
 
+@pytest.mark.slow
 def test_threshold_estimates_are_nearly_unbiased(results):
     for r in results:
         # bias well inside the sampling error of 20 datasets, and under 5% of the truth
@@ -52,6 +54,7 @@ def test_threshold_estimates_are_nearly_unbiased(results):
     assert abs(pooled_rel) < 0.02
 
 
+@pytest.mark.slow
 def test_intervals_shrink_with_more_trials():
     few = recovery_cell(Cell(800, 1.0, n_per_level=10), 8, seed=50, n_boot=300)
     many = recovery_cell(Cell(800, 1.0, n_per_level=40), 8, seed=50, n_boot=300)

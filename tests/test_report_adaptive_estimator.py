@@ -32,6 +32,7 @@ def quest_table(tmp_path_factory):
     return load_trial_table(built_once(tmp_path_factory, "quest-estimator", _quest_export))
 
 
+@pytest.mark.slow
 def test_quest_study_uses_the_participant_effects_model(quest_table):
     data = analyse(quest_table, ReportOptions(n_boot=60, per_participant=False))
     part = data.psychometric
@@ -43,6 +44,7 @@ def test_quest_study_uses_the_participant_effects_model(quest_table):
     assert any("random intercept" in note for note in data.notes)
 
 
+@pytest.mark.slow
 def test_quest_study_below_the_minimum_withholds_25_and_75(quest_table):
     few = quest_table.trials["participant"].isin(
         sorted(quest_table.trials.participant.unique())[:4]

@@ -13,6 +13,7 @@ import sqlite3
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from helpers.pilot import asking, do_trial, wait_for, wait_screen
 from helpers.studies import SLOW_MS, TRIAL_COLUMNS, tiny_study
 
@@ -54,6 +55,7 @@ async def next_trial_screen(pilot) -> None:
             await wait_for(pilot, lambda s=screen: pilot.app.screen is not s)
 
 
+@pytest.mark.slow
 async def test_full_session_through_every_screen_then_rows_and_export(tmp_path):
     app = make_app(tmp_path, warnings=["running inside tmux: ..."])
     seen: list[str] = []

@@ -72,6 +72,7 @@ def _rows(db, sql, *params):
         return conn.execute(sql, params).fetchall()
 
 
+@pytest.mark.slow
 def test_every_trial_is_committed_and_marked_simulated(ui_run):
     _, db, sessions, _ = ui_run
     assert [s.outcome for s in sessions] == ["completed", "completed"]
@@ -93,6 +94,7 @@ def test_every_trial_is_committed_and_marked_simulated(ui_run):
         assert {o for (o,) in outcomes} <= {"completed", "abandoned"}
 
 
+@pytest.mark.slow
 def test_stored_answers_are_the_observers_choices(ui_run):
     _, db, sessions, _ = ui_run
     for s in sessions:
@@ -111,6 +113,7 @@ def test_stored_answers_are_the_observers_choices(ui_run):
         assert chosen[(-1, "comments")] == "none"  # free text was typed
 
 
+@pytest.mark.slow
 def test_give_ups_are_pressed_at_the_observers_patience_and_ask_nothing(ui_run):
     _, db, sessions, _ = ui_run
     planned = {(s.session_id, i): ms for s in sessions for i, ms in s.planned_give_ups.items()}
@@ -137,6 +140,7 @@ def test_give_ups_are_pressed_at_the_observers_patience_and_ask_nothing(ui_run):
         assert json.loads(events[0])["key"] == "escape"
 
 
+@pytest.mark.slow
 def test_same_person_same_choices_as_on_the_virtual_clock(ui_run):
     study, db, sessions, tmp = ui_run
     with Store.open(tmp / "virtual.sqlite") as store:
@@ -192,6 +196,7 @@ def test_cli_through_ui_refuses_a_time_scale_without_it(tmp_path, capsys):
     assert ui_participant_id(3, 1) == "SIM-s3-ui001"
 
 
+@pytest.mark.slow
 def test_cli_runs_a_participant_through_the_runner(tmp_path, capsys):
     path = tiny_study(tmp_path, levels="20, 40", repeats=1, attention=False)
     db = tmp_path / "cli.sqlite"
