@@ -69,8 +69,9 @@ def _get(record: Any, name: str) -> Any:
 
 
 def _painted_ms(record: Any) -> float | None:
-    flushed = _get(record, "flushed_ms")
-    return flushed if flushed is not None else _get(record, "queued_ms")
+    flushed: float | None = _get(record, "flushed_ms")
+    queued: float | None = _get(record, "queued_ms")
+    return flushed if flushed is not None else queued
 
 
 def _summary(late_ms: list[float], prefix: str) -> dict[str, float | None]:

@@ -21,7 +21,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import orjson  # twice as fast as the stdlib decoder on whole files
@@ -375,7 +375,7 @@ def _decode_joined(body: str) -> list[Any] | None:
     if _TWO_OBJECTS_ON_A_LINE.search(body):
         return None
     joined = "[" + body.replace("\n", ",\n") + "]"
-    objs = None
+    objs: list[Any] | None = None
     # On an error the stdlib decides: it keeps lone surrogates and reads 1e999 as inf.
     with suppress(orjson.JSONDecodeError):
         objs = orjson.loads(joined)
@@ -422,7 +422,7 @@ class ValidEvents:
             events[pos] = chunk
         for pos, ev in self.others.items():
             events[pos] = ev
-        return events  # type: ignore[return-value]
+        return cast(list[Event], events)  # every position is filled: chunks and the others
 
 
 def _has_huge_float(value: Any) -> bool:
@@ -485,11 +485,17 @@ def _check_in_bulk(
                 if i not in chunk_set:
                     if _has_huge_float(objs[i]):
                         return None
-                    others[i] = reader.event(objs[i], linenos[i])  # type: ignore[assignment]
+                    other = reader.event(objs[i], linenos[i])
+                    if isinstance(other, End):  # never: an end is last (counted above)
+                        return None
+                    others[i] = other
         if has_end:
             if _has_huge_float(objs[-1]):
                 return None
-            end = reader.event(objs[-1], linenos[-1])  # type: ignore[assignment]
+            last = reader.event(objs[-1], linenos[-1])
+            if not isinstance(last, End):  # never: its type is "end"
+                return None
+            end = last
         t_ms = np.array(times, dtype=float)  # None -> NaN
         tokens = np.array(n_tokens, dtype=float)
     # A missing key, an unhashable channel, an integer beyond float range, or an event the

@@ -308,8 +308,6 @@ def check_result(result: ImportResult, path: str | Path) -> ImportResult:
         try:
             parse_replay(text, rec.id, allow_truncated=True)
         except ReplayFormatError as exc:
-            event = "" if exc.line is None or exc.line < 2 else f" (event {exc.line - 2})"
-            raise ImportFormatError(
-                path, (where or rec.id) + event, exc.field, exc.problem
-            ) from None
+            at = "" if exc.line is None or exc.line < 2 else f" (event {exc.line - 2})"
+            raise ImportFormatError(path, (where or rec.id) + at, exc.field, exc.problem) from None
     return result

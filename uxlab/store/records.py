@@ -1,0 +1,69 @@
+"""What the store hands back: sessions as the runner sees them, and the state names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from uxlab.outcomes import FINISHED
+from uxlab.study.design import Trial
+from uxlab.study.spec import Study
+
+OUTCOMES = tuple(FINISHED)
+LIVE_STATES = ("created", "consented", "running")
+"""Session states that hold a group slot while the session was seen recently."""
+TRANSITIONS: dict[str, tuple[str, ...]] = {
+    "created": ("consented", "interrupted", "withdrawn"),
+    "consented": ("running", "interrupted", "withdrawn"),
+    "running": ("completed", "interrupted", "withdrawn"),
+    "interrupted": ("consented", "running", "withdrawn"),
+    "completed": ("withdrawn",),
+}
+TIMING_COLUMNS = ("t_abandon_ms", "shown_first_ms", "shown_last_ms", "scheduled_end_ms")
+END_INDEX = -1  # trial_index of end-of-study responses
+
+
+@dataclass
+class Session:
+    """A participant's run through a study, as the runner sees it."""
+
+    id: str
+    participant: str
+    participant_number: int
+    study: Study = field(repr=False)
+    seed: int
+    trials: list[Trial] = field(repr=False)
+    next_index: int
+    """The first trial not yet begun (the runner continues here)."""
+    state: str
+    resumed: bool = False
+    resumed_count: int = 0
+    interrupted: list[int] = field(default_factory=list)
+    """Trials found in flight when this session was resumed (now stored as `interrupted`)."""
+    group: str | None = None
+    pilot: bool = False
+    simulated: bool = False
+    reruns: dict[int, tuple[int, str]] = field(default_factory=dict)
+    """Re-runs queued at the end (`Store.requeue_trial`): their trial_index -> (the index
+    of the attempt they replace, why). `trials` holds them after the planned list."""
+    n_planned: int | None = None
+    """The planned list's length (`trials` beyond it are re-runs); None: all of `trials`."""
+
+
+@dataclass(frozen=True)
+class UnfinishedSession:
+    """A session that can be resumed, as the first screen of `uxlab run` lists it."""
+
+    session_id: str
+    participant: str
+    state: str
+    """`interrupted`: paused by a quit; `running` (or earlier): the program ended without
+    a quit, or is still running elsewhere."""
+    n_done: int
+    """Trials with a final outcome (`interrupted` attempts not counted)."""
+    n_trials: int
+    """The trial list's length, re-runs included."""
+    updated_at: str
+    """Last activity (ISO 8601, UTC)."""
+    last_seen_s: float
+    """Last activity (wall-clock seconds)."""
+    pilot: bool

@@ -1,0 +1,246 @@
+"""Trials: begun (in flight), committed with their answers and events in one transaction."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from uxlab.outcomes import Outcome
+from uxlab.store.answers import _matches, _normalise_responses
+from uxlab.store.base import StoreBase
+from uxlab.store.digests import sha256_json, sha256_json_streamed
+from uxlab.store.records import END_INDEX, OUTCOMES, TIMING_COLUMNS, Session
+from uxlab.store.schema import StoreError
+from uxlab.study.adaptive import CommittedTrial
+from uxlab.study.design import Trial
+
+
+class Trials(StoreBase):
+    """Begin, release and commit trials; session events and end-of-study answers."""
+
+    def begin_trial(
+        self,
+        session: Session,
+        trial_index: int,
+        planned: Trial | None = None,
+        schedule_sha256: str | None = None,
+    ) -> None:
+        """Record the trial as in flight (committed), before its stream starts.
+
+        `planned` is the trial as played (an adaptive level resolved); `schedule_sha256`
+        the SHA-256 of the schedule it plays (`uxlab.study.reproduce.schedule_sha256`).
+        """
+        if trial_index != session.next_index:
+            raise StoreError(
+                f"session {session.id}: trial {trial_index} begun out of order "
+                f"(the next trial is {session.next_index})"
+            )
+        if not 0 <= trial_index < len(session.trials):
+            raise StoreError(f"session {session.id}: no trial {trial_index} in the trial list")
+        t = planned or session.trials[trial_index]
+        now = self._now_iso()
+        with self._write():
+            self.conn.execute(
+                "INSERT INTO trials (session_id, trial_index, block, practice, kind, "
+                "condition_id, levels, replay_id, seed, attention, outcome, started_at, "
+                "schedule_sha256) VALUES (?,?,?,?,?,?,?,?,?,?, 'running', ?, ?)",
+                (
+                    session.id,
+                    trial_index,
+                    t.block,
+                    int(t.practice),
+                    t.kind,
+                    t.condition_id,
+                    json.dumps(t.levels, sort_keys=True),
+                    t.replay_id,
+                    t.seed,
+                    int(t.attention is not None),
+                    now,
+                    schedule_sha256,
+                ),
+            )
+            self.conn.execute(
+                "UPDATE sessions SET updated_at = ?, last_seen_s = ? WHERE session_id = ?",
+                (now, self.clock(), session.id),
+            )
+        session.next_index = trial_index + 1
+
+    def release_trial(self, session: Session, trial_index: int) -> bool:
+        """Take back a trial begun but never sent (the participant quit before Enter).
+
+        Its in-flight row is deleted, so a resume offers the same trial again instead of
+        storing it as `interrupted`. Only the last trial begun, only while still in flight
+        and with nothing stored for it; returns False (and changes nothing) otherwise.
+        """
+        if trial_index != session.next_index - 1:
+            return False
+        with self._write():
+            stored = self.conn.execute(
+                "SELECT (SELECT COUNT(*) FROM events WHERE session_id = ?1 AND trial_index = ?2)"
+                " + (SELECT COUNT(*) FROM responses WHERE session_id = ?1 AND trial_index = ?2)",
+                (session.id, trial_index),
+            ).fetchone()[0]
+            if stored:
+                return False
+            cur = self.conn.execute(
+                "DELETE FROM trials WHERE session_id = ? AND trial_index = ? "
+                "AND outcome = 'running'",
+                (session.id, trial_index),
+            )
+            if cur.rowcount != 1:
+                return False
+            self._audit("release", session.id, sha256_json(trial_index),
+                        {"trial_index": trial_index})  # fmt: skip
+        session.next_index = trial_index
+        return True
+
+    def commit_trial(
+        self,
+        session: Session,
+        trial_index: int,
+        outcome: str,
+        timings: dict[str, float | None] | None = None,
+        responses: dict[str, Any] | None = None,
+        events: list[dict[str, Any]] | None = None,
+    ) -> str:
+        """Store a trial's outcome, timings, responses and events in ONE transaction.
+
+        `responses` maps question id to `(value, rt_ms)` or `{"value": ..., "rt_ms": ...}`;
+        `events` are dicts with `kind` and `t_ms` (the rest is kept as data). Returns the
+        SHA-256 of what was stored (also written to the audit log).
+        """
+        if outcome not in OUTCOMES:
+            raise StoreError(
+                f"trial {trial_index}: outcome {outcome!r} is not one of {', '.join(OUTCOMES)}"
+            )
+        timings = dict(timings or {})
+        for key, value in timings.items():
+            if value is not None and not isinstance(value, (int, float)):
+                raise StoreError(f"trial {trial_index}: timing {key}={value!r} is not a number")
+        if outcome == Outcome.ABANDONED and timings.get("t_abandon_ms") is None:
+            raise StoreError(f"trial {trial_index}: an abandoned trial needs t_abandon_ms")
+        trial = session.trials[trial_index]
+        answers = _normalise_responses(
+            session.study.trial_response_questions, responses or {}, f"trial {trial_index}"
+        )
+        attention_ok = None
+        check = trial.attention
+        given = None if check is None else answers.get(check.question, (None, None))[0]
+        if check is not None and given is not None:  # unanswered (a quit): stays empty
+            question = session.study.question(check.question)
+            attention_ok = int(_matches(question, given, check.answer))
+        events = list(events or [])
+        event_rows = []
+        for seq, ev in enumerate(events):
+            ev = dict(ev)
+            kind = ev.pop("kind", None)
+            if not isinstance(kind, str):
+                raise StoreError(f"trial {trial_index}: event {seq} has no 'kind'")
+            t_ms = ev.pop("t_ms", None)
+            data = json.dumps(ev, sort_keys=True, separators=(",", ":"))
+            event_rows.append((session.id, trial_index, seq, t_ms, kind, data))
+        extra = {k: v for k, v in timings.items() if k not in TIMING_COLUMNS}
+        payload = {
+            "session_id": session.id,
+            "trial_index": trial_index,
+            "outcome": outcome,
+            "timings": timings,
+            "responses": answers,
+            "events": event_rows,
+        }
+        digest = sha256_json_streamed(payload)  # = sha256_json(payload), loop-friendly
+        now = self._now_iso()
+        with self._write():
+            cur = self.conn.execute(
+                "UPDATE trials SET outcome = ?, attention_ok = ?, t_abandon_ms = ?, "
+                "shown_first_ms = ?, shown_last_ms = ?, scheduled_end_ms = ?, timings = ?, "
+                "committed_at = ? WHERE session_id = ? AND trial_index = ? "
+                "AND outcome = 'running'",
+                (
+                    outcome,
+                    attention_ok,
+                    *(timings.get(k) for k in TIMING_COLUMNS),
+                    json.dumps(extra, sort_keys=True) if extra else None,
+                    now,
+                    session.id,
+                    trial_index,
+                ),
+            )
+            if cur.rowcount != 1:
+                raise StoreError(
+                    f"session {session.id}: trial {trial_index} is not in flight (call "
+                    "begin_trial first; a trial is committed once)"
+                )
+            self.conn.executemany(
+                "INSERT INTO responses VALUES (?,?,?,?,?)",
+                [(session.id, trial_index, q, v, rt) for q, (v, rt) in answers.items()],
+            )
+            self.conn.executemany("INSERT INTO events VALUES (?,?,?,?,?,?)", event_rows)
+            self.conn.execute(
+                "UPDATE sessions SET updated_at = ?, last_seen_s = ? WHERE session_id = ?",
+                (now, self.clock(), session.id),
+            )
+            self._audit("trial", session.id, digest, {"trial_index": trial_index})
+        return digest
+
+    def committed_trials(self, session: Session) -> list[CommittedTrial]:
+        """The session's committed trials in order: levels, outcome and answers."""
+        answers: dict[int, dict[str, str | None]] = {}
+        for idx, qid, value in self.conn.execute(
+            "SELECT trial_index, question_id, value FROM responses WHERE session_id = ?",
+            (session.id,),
+        ):
+            answers.setdefault(idx, {})[qid] = value
+        return [
+            CommittedTrial(
+                idx, bool(practice), bool(att), json.loads(levels), outcome, answers.get(idx, {})
+            )
+            for idx, practice, att, levels, outcome in self.conn.execute(
+                "SELECT trial_index, practice, attention, levels, outcome FROM trials "
+                "WHERE session_id = ? AND committed_at IS NOT NULL AND outcome != 'interrupted' "
+                "ORDER BY trial_index",
+                (session.id,),
+            )
+        ]
+
+    def set_adaptive(self, session: Session, state: dict[str, Any]) -> None:
+        """Keep the adaptive procedures' state (estimates, posterior) with the session."""
+        with self._write():
+            self.conn.execute(
+                "UPDATE sessions SET adaptive = ? WHERE session_id = ?",
+                (json.dumps(state, sort_keys=True), session.id),
+            )
+
+    def adaptive_state(self, session_id: str) -> dict[str, Any] | None:
+        """The stored adaptive state of a session (None when the study is not adaptive)."""
+        row = self.conn.execute(
+            "SELECT adaptive FROM sessions WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        return json.loads(row[0]) if row and row[0] else None
+
+    def add_session_event(
+        self, session: Session, kind: str, t_ms: float | None, data: dict[str, Any]
+    ) -> None:
+        """Store one event of the session, not of a trial (e.g. the terminal's size at a start
+        or a resize between trials), at once, under `trial_index` -1 (`END_INDEX`)."""
+        payload = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        with self._write():
+            (seq,) = self.conn.execute(
+                "SELECT COALESCE(MAX(seq), -1) + 1 FROM events WHERE session_id = ? "
+                "AND trial_index = ?",
+                (session.id, END_INDEX),
+            ).fetchone()
+            self.conn.execute(
+                "INSERT INTO events VALUES (?,?,?,?,?,?)",
+                (session.id, END_INDEX, seq, t_ms, kind, payload),
+            )
+
+    def commit_end_responses(self, session: Session, responses: dict[str, Any]) -> None:
+        """Store the answers to the end-of-study questions (one transaction)."""
+        answers = _normalise_responses(session.study.end_questions, responses, "end questions")
+        with self._write():
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?)",
+                [(session.id, END_INDEX, q, v, rt) for q, (v, rt) in answers.items()],
+            )
+            self._audit("answers", session.id, sha256_json(answers), {"n": len(answers)})
