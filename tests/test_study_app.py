@@ -299,7 +299,7 @@ async def test_quit_on_the_stopped_screen_keeps_the_give_up(tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await start_trials(pilot)
         await pilot.press("enter", "escape")
-        await wait_for(pilot, lambda: screen._awaiting_next)  # "You stopped this answer."
+        await wait_for(pilot, lambda: screen.awaiting_next)  # "You stopped this answer."
         await pilot.press("ctrl+q")
     assert app.return_value.outcome == "interrupted"
     assert app.return_value.committed == [0] and app.return_value.quit_trial == "committed"
