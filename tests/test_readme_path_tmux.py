@@ -5,7 +5,7 @@ One scripted participant (`helpers.tmux_participant`) takes the quickstart with
 attention check; quits with Ctrl+Q before trial 4 and comes back with the `resume:` command
 printed at exit; then the `export:` and `report:` commands printed at the end are run
 exactly as printed. The study file is the shipped quickstart shortened by `short_quickstart`
-(fewer trials, shorter waits; every text, question, key and check as shipped), so the test
+(fewer trials, shorter fast waits; every text, question, key and check as shipped), so the test
 waits seconds on the study's clock instead of the quickstart's minutes.
 The shell is a newcomer's: the project's `.venv` is not on PATH, so the hints
 must say `uv run uxlab`. Asserts a report is written, its first section says what this one
@@ -34,14 +34,15 @@ pytestmark = [
 SEND_4, SEND = "Trial 4 of", "Press Enter to send."
 
 SHORTER = (
-    ("ttft_ms = [200, 1000, 3000]", "ttft_ms = [100, 300, 1500]"),
+    ("ttft_ms = [200, 1000, 3000]", "ttft_ms = [100, 300, 3000]"),
     ("repeats = 5", "repeats = 2"),
     ("practice = 2", "practice = 1"),
-    ("[profile]\n", '[profile]\nitl = "scale:0.25"\n'),
 )
 """The quickstart's lines changed for the README-path tests, and what they become: 6 main
-trials (trial 4 to leave at, the attention check after trial 6), 1 practice trial, a slow
-level still long enough to give up while waiting, and inter-token gaps a quarter as long."""
+trials (trial 4 to leave at, the attention check after trial 6), 1 practice trial, shorter
+fast levels and the slow level kept (the participant gives up only on a long wait). The
+streams keep their recorded gaps: shorter ones are more than a loaded machine keeps, and
+trials shown late are left out of the report (fidelity_flag)."""
 
 
 def short_quickstart(lab: Path) -> None:
