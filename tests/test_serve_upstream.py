@@ -95,7 +95,8 @@ def test_text_unchanged_and_timing_follows_the_profile(tmp_path):
     for (t, _), s in zip(got, shown, strict=True):
         assert t - sent_ms >= s.due_ms - 1  # lower bounds: a loaded machine is late, not early
     gaps = [b - a for (a, _), (b, _) in itertools.pairwise(got)]
-    assert statistics.median(gaps) >= GAP_MS * 0.5  # loosely: the gaps are the profile's
+    if not any(s.violation_ms for s in shown):  # a late upstream is passed on in a burst
+        assert statistics.median(gaps) >= GAP_MS * 0.5  # loosely: the gaps are the profile's
     log = ex.served.log  # the server's player: never handed an event before it was due
     assert [r.scheduled_ms for r in log.records] == [s.shown_ms for s in shown]
     assert all(r.handed_ms >= r.scheduled_ms for r in log.records)
