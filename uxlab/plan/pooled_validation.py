@@ -71,7 +71,7 @@ def person_offsets(observers: str, size: int, rng: np.random.Generator) -> np.nd
     raise ValueError(f"observers {observers!r}: use one of {', '.join(OBSERVERS)}")
 
 
-def population_truth_ms(observers: str, levels=LEVELS) -> dict[float, float]:
+def population_truth_ms(observers: str, levels: tuple[float, ...] = LEVELS) -> dict[float, float]:
     """Where the population curve (mean F over people, no guess / lapse) crosses each level
     (a fixed 40,000-person sample of the population; median person: 800 ms x e^median)."""
     m = math.log(POP_MS) + person_offsets(observers, 40_000, np.random.default_rng(2026))
@@ -109,7 +109,9 @@ def simulate_pooled_study(cell: PooledCell, rng: np.random.Generator) -> pd.Data
     return pd.concat(frames, ignore_index=True)
 
 
-def fit_pooled_study(df: pd.DataFrame, design: str, n_boot: int, seed: int) -> dict:
+def fit_pooled_study(
+    df: pd.DataFrame, design: str, n_boot: int, seed: int
+) -> dict[str, pd.DataFrame]:
     """{interval name: table with level, estimate, ci_low, ci_high} for one study."""
     from analysis.small_sample_interval import (
         mixed_threshold_small_n,
@@ -127,12 +129,14 @@ def fit_pooled_study(df: pd.DataFrame, design: str, n_boot: int, seed: int) -> d
     return {"bootstrap": boot, "jackknife-t": jack}
 
 
-def run_pooled_cell(cell: PooledCell, n_studies: int, n_boot: int, seed: int) -> list[dict]:
+def run_pooled_cell(
+    cell: PooledCell, n_studies: int, n_boot: int, seed: int
+) -> list[dict[str, object]]:
     """One row per level: cell, level, truth, relative bias, coverage and median width
     ratio of each interval, seconds per study."""
     truth = population_truth_ms(cell.observers)
     rng = np.random.default_rng([seed, cell.people, OBSERVERS.index(cell.observers)])
-    est = {level: [] for level in LEVELS}
+    est: dict[float, list[float]] = {level: [] for level in LEVELS}
     hits: dict[str, dict[float, list[bool]]] = {}
     ratio: dict[str, dict[float, list[float]]] = {}
     t0 = time.perf_counter()
