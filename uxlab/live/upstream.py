@@ -51,6 +51,9 @@ from uxlab.live.clients import DEFAULT_KEY_ENV, Prompt, api_key_from_env
 from uxlab.live.live_request import LiveResult, _warm_up, stream_live
 from uxlab.live.live_schedule import LiveEndpoint, LiveSchedule, live_profile_problem
 from uxlab.live.record import RecordOptions, save_result
+from uxlab.live.serve.config import Served
+from uxlab.live.serve.messages import anthropic_message, openai_message
+from uxlab.live.serve.playing import stream_to_client
 from uxlab.live.sse_sink import SSESink
 from uxlab.live.wire_formats import token_counts, tool_calls, tool_calls_by_chunk
 from uxlab.shaping import Profile
@@ -268,8 +271,6 @@ class UpstreamProxy:
         on_served: Callable[[Any], None] | None = None,
     ) -> Response:
         """Forward `body` upstream and answer on the chosen profile's timing."""
-        from uxlab.live.serve import Served, _anthropic_message, _openai_message, _stream
-
         requested = str(body.get("model") or "")
         try:
             model, profile_name, profile = self.profile_for(
@@ -347,7 +348,7 @@ class UpstreamProxy:
                 status = 529 if kind == "overloaded_error" else 500
                 message = str(err.get("message") or "upstream error")
                 return error_response(wire, status, kind, message, headers)
-            make = _openai_message if wire == "openai" else _anthropic_message
+            make = openai_message if wire == "openai" else anthropic_message
             return JSONResponse(make(rec, requested, prompt_tokens), headers=headers)
         if profile.headers_ms is not None:
             first_ms = schedule.events[0].t_ms if schedule.events else None
@@ -362,7 +363,7 @@ class UpstreamProxy:
             include_usage=bool((body.get("stream_options") or {}).get("include_usage")),
             prompt_tokens=prompt_tokens,
         )
-        pieces = _stream(schedule, sink, t0_ms, clock, served)  # type: ignore[arg-type]
+        pieces = stream_to_client(schedule, sink, t0_ms, clock, served)  # type: ignore[arg-type]
 
         async def relay() -> Any:
             try:
