@@ -12,6 +12,7 @@ from uxlab.clock import Clock
 from uxlab.live.live_request import LiveRun
 from uxlab.live.live_schedule import LiveSchedule
 from uxlab.outcomes import Outcome
+from uxlab.phases import DONE, LIVE, Phase
 from uxlab.player import PlaybackLog, Player, Sink
 from uxlab.streams.recording import Chunk, Recording
 from uxlab.study.design import Trial
@@ -46,11 +47,11 @@ class TrialRun:
     shown_at_ms: float
     """When the trial screen was shown (absolute): keys before the send are kept too."""
     t0_ms: float | None = None
-    phase: str = "ready"
+    phase: Phase = Phase.READY
     """ready -> waiting -> streaming -> over (the stream is done) -> answered; a chain held
-    for mid-chain questions is `asking` meanwhile."""
+    for mid-chain questions is `asking` meanwhile (`uxlab.phases`)."""
     abandoned_at_ms: float | None = None
-    abandoned_while: str | None = None
+    abandoned_while: Phase | None = None
     timed_out: bool = False
     log: PlaybackLog | None = None
     responses: dict[str, tuple[Any, float | None]] = field(default_factory=dict)
@@ -100,7 +101,7 @@ class TrialRun:
         if self.t0_ms is not None:
             return self.t0_ms
         self.t0_ms = self.clock.now_ms() if t_ms is None else float(t_ms)
-        self.phase = "waiting"
+        self.phase = Phase.WAITING
         if self.live is not None:  # a live study: the request goes out before any repaint
             self.live.start(self.prompt, self.t0_ms)
         return self.t0_ms
@@ -139,16 +140,16 @@ class TrialRun:
         self.log = log
         if self.abandoned_at_ms is None and log.cancelled_at_ms is not None:
             self.timed_out = True
-        self.phase = "over"
+        self.phase = Phase.OVER
         return log
 
     def _asker(self, ask: AskStep) -> Callable[[int], Awaitable[None]]:
         async def asker(step: int) -> None:
-            before, self.phase = self.phase, "asking"
+            before, self.phase = self.phase, Phase.ASKING
             try:
                 await ask(step, list(self.study.step_questions))
             finally:
-                if self.phase == "asking" and self.abandoned_at_ms is None:
+                if self.phase == Phase.ASKING and self.abandoned_at_ms is None:
                     self.phase = before
 
         return asker
@@ -160,8 +161,7 @@ class TrialRun:
     def abandon(self, t_ms: float | None = None) -> bool:
         """Give up on the stream now (waiting, mid-stream or during mid-chain questions);
         False when it is already over."""
-        live = ("waiting", "streaming", "asking")
-        if self.phase not in live or self.abandoned_at_ms is not None:
+        if self.phase not in LIVE or self.abandoned_at_ms is not None:
             return False
         self.abandoned_at_ms = self.clock.now_ms() if t_ms is None else float(t_ms)
         self.abandoned_while = self.phase
@@ -174,8 +174,8 @@ class TrialRun:
         """The outcome can no longer change: the stream is over, or was given up (an
         attention check: once answered; quit before that, it is offered again)."""
         if self.is_check:
-            return self.phase == "answered"
-        return self.abandoned_at_ms is not None or self.phase in ("over", "answered")
+            return self.phase == Phase.ANSWERED
+        return self.abandoned_at_ms is not None or self.phase in DONE
 
     @property
     def is_check(self) -> bool:
@@ -320,7 +320,7 @@ class TrialRun:
         holds = list(self.player.holds) if isinstance(self.player, HeldChainPlayer) else []
         if t_abandon is None:
             timings["abandon_step"] = None
-        elif self.abandoned_while == "asking" and holds:
+        elif self.abandoned_while == Phase.ASKING and holds:
             timings["abandon_step"] = holds[-1].step  # gave up at a hold: the step just done
         else:
             t_chain = t_abandon - offset_at_ms(holds, t_abandon)
@@ -402,8 +402,8 @@ class _PhaseSink:
         self.run = run
 
     def apply(self, index: int, chunk: Chunk) -> None:
-        if chunk.text and self.run.phase == "waiting":
-            self.run.phase = "streaming"
+        if chunk.text and self.run.phase == Phase.WAITING:
+            self.run.phase = Phase.STREAMING
         self.sink.apply(index, chunk)
 
     def finish(self, end: Any, error: Any) -> None:

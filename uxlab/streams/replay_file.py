@@ -26,7 +26,7 @@ from typing import Any, cast
 import numpy as np
 import orjson  # twice as fast as the stdlib decoder on whole files
 
-from uxlab.errors import UxlabError
+from uxlab.errors import LocatedError
 from uxlab.reading import (
     MAX_JSON_FILE_BYTES,
     MAX_TIME_MS,
@@ -50,21 +50,10 @@ from uxlab.streams.recording import (
 )
 
 
-class ReplayFormatError(UxlabError, ValueError):
-    """A replay file that does not follow the format; says where and what."""
+class ReplayFormatError(LocatedError):
+    """A replay file that does not follow the format; says where (file, line, field) and what."""
 
-    def __init__(self, path: str | Path, line: int | None, field: str | None, problem: str):
-        self.path = str(path)
-        self.line = line
-        self.field = field
-        self.problem = problem
-        where = self.path if line is None else f"{self.path}:{line}"
-        what = f"{field}: {problem}" if field else problem
-        super().__init__(f"{where}: {what}")
-
-    def __reduce__(self) -> tuple[type, tuple[str, int | None, str | None, str]]:
-        # Rebuilt from its parts when it crosses a process boundary (the inspect pool).
-        return (type(self), (self.path, self.line, self.field, self.problem))
+    line: int | None
 
 
 _HEADER_KEYS = ("type", "format", "id", "source", "request", "clock", "text_source", "retime")
