@@ -474,9 +474,16 @@ def _failed(
 
 def unique_id(outdir: Path, rid: str) -> str:
     """`rid`, or `rid-2`, `rid-3`... so an earlier recording in `outdir` is never overwritten."""
+    return free_id(
+        rid, lambda c: (outdir / f"{c}.jsonl").exists() or (outdir / f"{c}.sse").exists()
+    )
+
+
+def free_id(rid: str, taken: Callable[[str], bool]) -> str:
+    """`rid` made safe as a file name, or `rid-2`, `rid-3`...: the first one not `taken`."""
     base = safe_filename(rid)
     candidate, n = base, 1
-    while (outdir / f"{candidate}.jsonl").exists() or (outdir / f"{candidate}.sse").exists():
+    while taken(candidate):
         n += 1
         candidate = f"{base}-{n}"
     return candidate

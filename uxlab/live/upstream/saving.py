@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from uxlab.live.live_request import LiveResult
-from uxlab.live.record import save_result
+from uxlab.live.record import free_id, save_result
 from uxlab.live.upstream.config import Exchange
 from uxlab.streams.replay_file import safe_filename, write_replay
 
@@ -65,16 +65,14 @@ def save_exchange(outdir: Path, exchange: Exchange, result: LiveResult | None) -
 
 def _free_id(received_dir: Path, served_dir: Path, base: str) -> str:
     """`base`, or `base-2`, `base-3`...: an id no file in either folder has yet."""
-    base = safe_filename(base)
-    rid, n = base, 1
-    while any(
-        p.exists()
-        for p in (
-            received_dir / f"{rid}.jsonl",
-            received_dir / f"{rid}.sse",
-            served_dir / f"{rid}.served.jsonl",
-        )
-    ):
-        n += 1
-        rid = f"{base}-{n}"
-    return rid
+    return free_id(
+        base,
+        lambda rid: any(
+            p.exists()
+            for p in (
+                received_dir / f"{rid}.jsonl",
+                received_dir / f"{rid}.sse",
+                served_dir / f"{rid}.served.jsonl",
+            )
+        ),
+    )
