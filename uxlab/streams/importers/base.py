@@ -7,10 +7,10 @@ the request inside it, and reports every request it skipped with the reason.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from uxlab.errors import LocatedError, UxlabError
 from uxlab.reading import (
@@ -131,6 +131,36 @@ def selected(
         if limit_reached(options, len(result.recordings)):
             return
         yield index, item
+
+
+class Requests(Generic[T]):
+    """`selected` over the items that are requests (`is_request`), counting the others.
+
+    A file may hold items that are not requests (spans of other kinds, entries that are
+    not streams): they take no request index, and `n_others` counts those read (up to
+    where `--limit` stopped the reading), for the importer's warning.
+    """
+
+    def __init__(
+        self,
+        items: Iterable[T],
+        is_request: Callable[[T], bool],
+        options: ImportOptions,
+        result: ImportResult,
+    ) -> None:
+        self.items, self.is_request = items, is_request
+        self.options, self.result = options, result
+        self.n_others = 0
+
+    def __iter__(self) -> Iterator[tuple[int, T]]:
+        return selected(self._requests(), self.options, self.result)
+
+    def _requests(self) -> Iterator[T]:
+        for item in self.items:
+            if self.is_request(item):
+                yield item
+            else:
+                self.n_others += 1
 
 
 def id_base(path: Path, options: ImportOptions) -> str:

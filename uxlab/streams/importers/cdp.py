@@ -40,11 +40,10 @@ from uxlab.streams.importers.base import (
     StreamEventError,
     id_base,
     import_header,
-    limit_reached,
     loads_checked,
     origin_of,
     read_text_checked,
-    wanted,
+    selected,
 )
 from uxlab.streams.importers.har import api_of
 from uxlab.streams.importers.sse_capture import EventMapping
@@ -173,11 +172,7 @@ def import_cdp(path: Path, options: ImportOptions) -> ImportResult:
             "the log holds no stream (enable Network and, for fetch streams, call "
             "Network.streamResourceContent)",
         )
-    for index, (rid, req) in enumerate(streams):
-        if not wanted(index, options):
-            continue
-        if limit_reached(options, len(result.recordings)):
-            break
+    for index, (rid, req) in selected(streams, options, result):
         origin = origin_of(path, request=rid)
         if req.start_s is None:
             result.skipped.append(

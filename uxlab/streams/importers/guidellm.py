@@ -32,6 +32,7 @@ Errored and incomplete (cancelled) requests are skipped and reported. `source.or
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,10 +46,9 @@ from uxlab.streams.importers.base import (
     Skipped,
     id_base,
     import_header,
-    limit_reached,
     origin_of,
     read_json,
-    wanted,
+    selected,
 )
 from uxlab.streams.recording import Chunk, End, Event, Meta, Recording
 from uxlab.streams.split_text import split_text
@@ -77,7 +77,25 @@ def import_guidellm(path: Path, options: ImportOptions) -> ImportResult:
     result = ImportResult()
     if options.text is not None:
         result.warnings.append("guidellm reports keep the model's own text: --text is not used")
-    index = 0  # counts successful requests over the whole file (for --select)
+    successful = _successful(path, benchmarks, result)  # reports the others as it goes
+    for _, (b, i, req) in selected(successful, options, result):
+        where = f"benchmarks[{b}].requests.successful[{i}]"
+        origin = origin_of(path, benchmark=b, request=i)
+        rid = f"{id_base(path, options)}-b{b}-r{i:03d}"
+        rec = _request(path, where, req, rid, origin, version)
+        if isinstance(rec, str):
+            result.skipped.append(Skipped(origin, rec))
+        else:
+            result.recordings.append(rec)
+    return result
+
+
+def _successful(
+    path: Path, benchmarks: list[Any], result: ImportResult
+) -> Iterator[tuple[int, int, Any]]:
+    """(benchmark, request number, request) for every successful request of the file, in
+    order (request indices count them over the whole file); each benchmark's errored and
+    incomplete requests are reported as skipped when the reading reaches it."""
     for b, bench in enumerate(benchmarks):
         where_b = f"benchmarks[{b}]"
         if not isinstance(bench, dict) or not isinstance(bench.get("requests"), dict):
@@ -96,21 +114,7 @@ def import_guidellm(path: Path, options: ImportOptions) -> ImportResult:
         if not isinstance(successful, list):
             raise ImportFormatError(path, where_b, "requests.successful", "expected a list")
         for i, req in enumerate(successful):
-            this = index
-            index += 1
-            if not wanted(this, options):
-                continue
-            if limit_reached(options, len(result.recordings)):
-                return result
-            where = f"{where_b}.requests.successful[{i}]"
-            origin = origin_of(path, benchmark=b, request=i)
-            rid = f"{id_base(path, options)}-b{b}-r{i:03d}"
-            rec = _request(path, where, req, rid, origin, version)
-            if isinstance(rec, str):
-                result.skipped.append(Skipped(origin, rec))
-            else:
-                result.recordings.append(rec)
-    return result
+            yield b, i, req
 
 
 def _not_completed_reason(kind: str, req: Any) -> str:
