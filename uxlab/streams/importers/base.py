@@ -133,6 +133,35 @@ def selected(
         yield index, item
 
 
+class TimedItems:
+    """A stream log's items, read one by one: all `{"t_ms": MS, "data": ...}` with times
+    that never go back, or all bare (untimed). `what` names an item in the error for a
+    log that mixes both (e.g. "line")."""
+
+    def __init__(self, path: Path, what: str) -> None:
+        self.path, self.what = path, what
+        self.timed: bool | None = None
+        """Whether the items carry times (None until the first item)."""
+        self._last = -1.0
+
+    def read(self, where: str, item: dict[str, Any]) -> tuple[float | None, Any]:
+        """(the item's time or None, its data)."""
+        wrapped = "t_ms" in item and "data" in item
+        if self.timed is None:
+            self.timed = wrapped
+        elif wrapped != self.timed:
+            raise ImportFormatError(self.path, where, "t_ms", f"time every {self.what} or none")
+        if not wrapped:
+            return None, item
+        t_ms = item["t_ms"]
+        if isinstance(t_ms, bool) or not isinstance(t_ms, int | float) or not t_ms >= self._last:
+            raise ImportFormatError(
+                self.path, where, "t_ms", f"expected ms not before the previous, got {t_ms!r:.40}"
+            )
+        self._last = float(t_ms)
+        return t_ms, item["data"]
+
+
 class Requests(Generic[T]):
     """`selected` over the items that are requests (`is_request`), counting the others.
 

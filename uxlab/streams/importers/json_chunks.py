@@ -27,6 +27,7 @@ from uxlab.streams.importers.base import (
     ImportResult,
     Skipped,
     StreamEventError,
+    TimedItems,
     import_header,
     loads_checked,
     origin_of,
@@ -65,28 +66,11 @@ def _items(path: Path) -> list[tuple[str, Any]]:
 def _events(path: Path, items: list[tuple[str, Any]]) -> tuple[list[SseEvent], list[str]]:
     events: list[SseEvent] = []
     wheres: list[str] = []
-    timed: bool | None = None
-    last = -1.0
+    timed_items = TimedItems(path, 'element ({"t_ms", "data"})')
     for where, item in items:
         if not isinstance(item, dict):
             raise ImportFormatError(path, where, None, "expected a JSON object")
-        wrapped = "t_ms" in item and "data" in item
-        if timed is None:
-            timed = wrapped
-        elif wrapped != timed:
-            raise ImportFormatError(
-                path, where, "t_ms", 'time every element ({"t_ms", "data"}) or none'
-            )
-        t_ms = None
-        data: Any = item
-        if wrapped:
-            t_ms = item["t_ms"]
-            if isinstance(t_ms, bool) or not isinstance(t_ms, int | float) or not t_ms >= last:
-                raise ImportFormatError(
-                    path, where, "t_ms", f"expected ms not before the previous, got {t_ms!r:.40}"
-                )
-            last = float(t_ms)
-            data = item["data"]
+        t_ms, data = timed_items.read(where, item)
         name = data.get("type") if isinstance(data, dict) else None
         text = data if isinstance(data, str) else json.dumps(data)
         # Named-event APIs take the event name; the others ignore it.
