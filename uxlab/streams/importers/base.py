@@ -28,6 +28,7 @@ from uxlab.streams.replay_file import (
     parse_replay,
     safe_filename,
 )
+from uxlab.streams.sse import SseEvent
 
 T = TypeVar("T")
 
@@ -131,6 +132,31 @@ def selected(
         if limit_reached(options, len(result.recordings)):
             return
         yield index, item
+
+
+def map_located(
+    mapping: Callable[..., Recording],
+    events: Sequence[SseEvent],
+    header: Header,
+    path: Path,
+    where: Callable[[int], str],
+    *,
+    strict: bool = True,
+    hint: str = "",
+) -> Recording:
+    """`mapping(events, header, strict=strict)`; an event it cannot read is an
+    ImportFormatError at `where(the event's index)`, its problem followed by `hint`."""
+    try:
+        return mapping(events, header, strict=strict)
+    except StreamEventError as exc:
+        raise ImportFormatError(path, where(exc.index), exc.field, exc.problem + hint) from None
+
+
+def event_mapping(api: str) -> Callable[..., Recording]:
+    """`EVENT_MAPPINGS[api]` (looked up when called: that table imports every importer)."""
+    from uxlab.streams.importers import EVENT_MAPPINGS
+
+    return EVENT_MAPPINGS[api]
 
 
 class TimedItems:

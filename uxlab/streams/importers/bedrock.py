@@ -48,6 +48,7 @@ from uxlab.streams.importers.base import (
     event_json_object,
     import_header,
     loads_checked,
+    map_located,
     origin_of,
     selected,
 )
@@ -255,10 +256,14 @@ def import_bedrock(path: Path, options: ImportOptions) -> ImportResult:
             vendor="aws",
             timing="recorded" if timed else "none",
         )
-        try:
-            rec = bedrock_events_to_recording(events, header, strict=not options.tolerant)
-        except StreamEventError as exc:
-            raise ImportFormatError(file, wheres[exc.index], exc.field, exc.problem) from None
+        rec = map_located(
+            bedrock_events_to_recording,
+            events,
+            header,
+            file,
+            wheres.__getitem__,
+            strict=not options.tolerant,
+        )
         if not timed:
             result.warnings.append(f"{file.name}: no times per event, imported text only")
         result.recordings.append(rec)

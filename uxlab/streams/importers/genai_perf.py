@@ -29,9 +29,9 @@ from uxlab.streams.importers.base import (
     ImportOptions,
     ImportResult,
     Skipped,
-    StreamEventError,
     id_base,
     import_header,
+    map_located,
     origin_of,
     read_json,
     require,
@@ -151,12 +151,13 @@ def _request(
         return Recording(
             header=header, events=list(triton), end=End(t_ms=triton[-1].t_ms, finish_reason=None)
         )
-    try:
-        return openai_chat_events_to_recording(events, header)
-    except StreamEventError as exc:
-        raise ImportFormatError(
-            path, f"{where}.response_outputs (event {exc.index})", exc.field, exc.problem
-        ) from None
+    return map_located(
+        openai_chat_events_to_recording,
+        events,
+        header,
+        path,
+        lambda i: f"{where}.response_outputs (event {i})",
+    )
 
 
 def _text_or_none(value: Any) -> str | None:

@@ -48,13 +48,14 @@ from uxlab.streams.importers.base import (
     ImportResult,
     Requests,
     Skipped,
-    StreamEventError,
+    event_mapping,
     id_base,
     import_header,
+    map_located,
     origin_of,
     read_json,
 )
-from uxlab.streams.importers.sse_capture import EventMapping, response_text_events
+from uxlab.streams.importers.sse_capture import response_text_events
 from uxlab.streams.recording import End, Meta, Recording
 from uxlab.streams.sse import SseEvent
 
@@ -93,12 +94,6 @@ def api_of(url: str, events: Sequence[SseEvent]) -> str | None:
         if marker in path:
             return api
     return None
-
-
-def _mappings() -> dict[str, EventMapping]:
-    from uxlab.streams.importers import EVENT_MAPPINGS
-
-    return EVENT_MAPPINGS
 
 
 def import_har(path: Path, options: ImportOptions) -> ImportResult:
@@ -209,12 +204,14 @@ def _entry(
         har_timings={k: timings.get(k) for k in _PHASES if k in timings},
         http_status=(entry.get("response") or {}).get("status"),
     )
-    try:
-        rec = _mappings()[api](events, header, strict=not options.tolerant)
-    except StreamEventError as exc:
-        raise ImportFormatError(
-            path, f"{where} (event {exc.index})", exc.field, exc.problem
-        ) from None
+    rec = map_located(
+        event_mapping(api),
+        events,
+        header,
+        path,
+        lambda i: f"{where} (event {i})",
+        strict=not options.tolerant,
+    )
     rec.events.insert(0, Meta(t_ms=first_byte_ms, data={"kind": "first_byte"}))
     if rec.end is not None:  # else the body was cut off: kept as a truncated stream
         rec.end = End(t_ms=end_ms, finish_reason=rec.end.finish_reason, usage=rec.end.usage)

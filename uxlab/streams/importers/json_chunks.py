@@ -26,10 +26,11 @@ from uxlab.streams.importers.base import (
     ImportOptions,
     ImportResult,
     Skipped,
-    StreamEventError,
     TimedItems,
+    event_mapping,
     import_header,
     loads_checked,
+    map_located,
     origin_of,
     read_text_checked,
     selected,
@@ -81,7 +82,6 @@ def _events(path: Path, items: list[tuple[str, Any]]) -> tuple[list[SseEvent], l
 
 def import_json_chunks(path: Path, options: ImportOptions) -> ImportResult:
     """Import JSON-array or JSON-Lines stream logs (one stream per file)."""
-    from uxlab.streams.importers import EVENT_MAPPINGS
 
     result = ImportResult()
     for _, file in selected(_files(Path(path)), options, result):
@@ -107,10 +107,14 @@ def import_json_chunks(path: Path, options: ImportOptions) -> ImportResult:
         )
         if api != "anthropic" and api != "openai-responses":
             events = [SseEvent(None, ev.data, ev.t_ms) for ev in events]
-        try:
-            rec = EVENT_MAPPINGS[api](events, header, strict=not options.tolerant)
-        except StreamEventError as exc:
-            raise ImportFormatError(file, wheres[exc.index], exc.field, exc.problem) from None
+        rec = map_located(
+            event_mapping(api),
+            events,
+            header,
+            file,
+            wheres.__getitem__,
+            strict=not options.tolerant,
+        )
         if not timed:
             result.warnings.append(f"{file.name}: no t_ms per element, imported text only")
         if rec.end is None:
