@@ -145,7 +145,7 @@ class _Server:
             return error_response(wire, exc.status, exc.kind, exc.message, param=exc.param)
         request_index = next(self.counter)  # taken on the loop: indices follow arrival order
         if config.upstream is not None:
-            return await config.upstream.answer(
+            answered: Response = await config.upstream.answer(
                 request,
                 body,
                 wire,
@@ -155,6 +155,7 @@ class _Server:
                 error_response,
                 config.on_served,
             )
+            return answered
         prompt = last_user_text(body["messages"])
         try:
             if config.shape_off_loop:  # other streams' chunks keep their deadlines meanwhile

@@ -42,8 +42,9 @@ def choose(
 def recorded_prompt(rec: Recording) -> str | None:
     """The last user message a recording was made with (None when unknown)."""
     req = rec.header.request or {}
-    if isinstance(req.get("prompt"), str):
-        return req["prompt"]
+    prompt = req.get("prompt")
+    if isinstance(prompt, str):
+        return prompt
     return last_user_text(req.get("messages") or [])
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from uxlab.live.serve.config import Served
@@ -42,7 +42,7 @@ async def sleep_until(clock: Any, t_ms: float) -> None:
 
 async def stream_to_client(
     schedule: Recording, sink: SSESink, t0_ms: float, clock: Any, served: Served
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     """Play `schedule` into `sink` and yield its SSE pieces; `served.log` gets the log
     (a partial one when the client goes away)."""
     player = Player(schedule, sink, clock=clock) if clock is not None else Player(schedule, sink)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import deque
+from collections.abc import MutableMapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -73,7 +74,7 @@ def warm_up(config: ServeConfig) -> WarmUp:
 
 async def asgi_post(
     app: Starlette, path: str, body: str, headers: list[tuple[bytes, bytes]] | None = None
-) -> list[dict[str, Any]]:
+) -> list[MutableMapping[str, Any]]:
     """POST `body` to `app` in memory as uvicorn would; the ASGI messages it sent back.
 
     The client stays connected until the response is complete.
@@ -92,7 +93,7 @@ async def asgi_post(
         "client": ("127.0.0.1", 0),
         "server": ("127.0.0.1", 0),
     }
-    sent: list[dict[str, Any]] = []
+    sent: list[MutableMapping[str, Any]] = []
     over = asyncio.Event()
     pending = [{"type": "http.request", "body": body.encode(), "more_body": False}]
 
@@ -102,7 +103,7 @@ async def asgi_post(
         await over.wait()
         return {"type": "http.disconnect"}
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: MutableMapping[str, Any]) -> None:
         sent.append(message)
         if message["type"] == "http.response.body" and not message.get("more_body"):
             over.set()

@@ -31,7 +31,7 @@ from uxlab.live.upstream.saving import save_exchange
 from uxlab.live.upstream.wire import http_failure, upstream_prompt
 from uxlab.live.wire_formats import token_counts, tool_calls, tool_calls_by_chunk
 from uxlab.shaping import Profile
-from uxlab.streams.recording import Chunk, End, ErrorEvent, Header, Meta, Recording
+from uxlab.streams.recording import Chunk, End, ErrorEvent, Event, Header, Meta, Recording
 
 
 @dataclass
@@ -205,7 +205,8 @@ class UpstreamProxy:
         task, exchange, schedule = call.task, call.exchange, call.exchange.schedule
         first = asyncio.ensure_future(schedule.wait_event(0))
         try:
-            await asyncio.wait({first, task}, return_when=asyncio.FIRST_COMPLETED)
+            racing: set[asyncio.Future[Any]] = {first, task}
+            await asyncio.wait(racing, return_when=asyncio.FIRST_COMPLETED)
             event = first.result() if first.done() else None
             first.cancel()
             if isinstance(event, ErrorEvent) or task.done():
@@ -229,7 +230,8 @@ class UpstreamProxy:
         task, exchange, schedule = call.task, call.exchange, call.exchange.schedule
         wire = exchange.wire
         closed = asyncio.ensure_future(schedule.wait_event(sys.maxsize))
-        await asyncio.wait({task, closed}, return_when=asyncio.FIRST_COMPLETED)
+        racing: set[asyncio.Future[Any]] = {task, closed}
+        await asyncio.wait(racing, return_when=asyncio.FIRST_COMPLETED)
         closed.cancel()
         await self._finish_now_or_later(task, exchange)
         rec = schedule.to_recording()
@@ -255,7 +257,7 @@ class UpstreamProxy:
             await call.clock.sleep_until(t0_ms + due)
         sink = _LiveSSESink(
             wire,
-            schedule,  # type: ignore[arg-type]
+            schedule,
             call.requested,
             response_id=("chatcmpl-" if wire == "openai" else "msg_") + uuid.uuid4().hex[:24],
             created_s=int(time.time()),
@@ -326,7 +328,7 @@ class UpstreamProxy:
 def warm_up_recording() -> Recording:
     """A tiny timed answer for `uxlab serve`'s in-memory warm-up in upstream mode (the
     real warm-up would send its requests to the upstream)."""
-    events = [
+    events: list[Event] = [
         Meta(1.0, {"kind": "role", "role": "assistant"}),
         Chunk(2.0, "warm", n_tokens=1),
         Chunk(3.0, "-up", n_tokens=1),
