@@ -38,6 +38,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="require this bearer token (Authorization: Bearer T or "
         "x-api-key: T); default: no token",
     )
+    _add_study_arguments(p)
+    _add_guard_arguments(p)
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="N server processes sharing the port, one per core for many concurrent streams "
+        "(default 1; not with --study, whose trial counter is one participant's)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no line per request on stderr")
+    _add_upstream_arguments(p)
+    add_profile_arguments(p)
+    p.set_defaults(func=run)
+
+
+def _add_study_arguments(p: argparse.ArgumentParser) -> None:
+    """Serving a study participant's trial list instead of a corpus."""
     p.add_argument(
         "--study",
         metavar="FILE",
@@ -56,6 +74,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help="the participant's number (Latin-square row; default 1)",
     )
+
+
+def _add_guard_arguments(p: argparse.ArgumentParser) -> None:
+    """Who may call the server and how much it takes (`uxlab.live.serve_guard`)."""
     p.add_argument(
         "--cors",
         action="append",
@@ -93,18 +115,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="S",
         help="close a connection that sends no complete request head within S seconds (default 10)",
     )
-    p.add_argument(
-        "--workers",
-        type=int,
-        default=1,
-        metavar="N",
-        help="N server processes sharing the port, one per core for many concurrent streams "
-        "(default 1; not with --study, whose trial counter is one participant's)",
-    )
-    p.add_argument("--quiet", action="store_true", help="no line per request on stderr")
-    _add_upstream_arguments(p)
-    add_profile_arguments(p)
-    p.set_defaults(func=run)
 
 
 def _add_upstream_arguments(p: argparse.ArgumentParser) -> None:
