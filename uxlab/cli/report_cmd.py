@@ -45,6 +45,32 @@ def register(subparsers) -> None:
         help="output folder (default: NAME-report/ beside a file DATA, as "
         "results/quickstart.sqlite -> results/quickstart-report/; report/ inside a folder DATA)",
     )
+    _add_column_arguments(p)
+    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap samples (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of every bootstrap (default 0)")
+    p.add_argument(
+        "--score",
+        metavar="CORPUS",
+        type=Path,
+        help="score a folder of recordings with the fitted models",
+    )
+    _add_exclusion_arguments(p)
+    p.add_argument(
+        "--no-participant-fits", action="store_true", help="skip per-participant psychometric fits"
+    )
+    p.add_argument("--title", help="report title")
+    p.add_argument(
+        "--more-participants",
+        type=int,
+        metavar="K",
+        help="also say what CI width K more participants would likely give (by simulation)",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    p.set_defaults(func=run)
+
+
+def _add_column_arguments(p: argparse.ArgumentParser) -> None:
+    """What to analyse: the stimulus, judgement and rating columns, the factors, the estimand."""
     p.add_argument(
         "--stimulus",
         metavar="COLUMN",
@@ -109,14 +135,10 @@ def register(subparsers) -> None:
         help="what the yes/no question judges, so it meets only published figures of that "
         "kind (default: from the question's words, e.g. 'acceptable' -> acceptability)",
     )
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap samples (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of every bootstrap (default 0)")
-    p.add_argument(
-        "--score",
-        metavar="CORPUS",
-        type=Path,
-        help="score a folder of recordings with the fitted models",
-    )
+
+
+def _add_exclusion_arguments(p: argparse.ArgumentParser) -> None:
+    """Which trials and sessions are analysed (the exclusion rules)."""
     p.add_argument("--keep-practice", action="store_true", help="analyse practice trials too")
     p.add_argument("--keep-pilot", action="store_true", help="analyse pilot sessions too")
     p.add_argument(
@@ -145,18 +167,6 @@ def register(subparsers) -> None:
         metavar="SHARE",
         help="exclude participants completing fewer main trials (default 0.5)",
     )
-    p.add_argument(
-        "--no-participant-fits", action="store_true", help="skip per-participant psychometric fits"
-    )
-    p.add_argument("--title", help="report title")
-    p.add_argument(
-        "--more-participants",
-        type=int,
-        metavar="K",
-        help="also say what CI width K more participants would likely give (by simulation)",
-    )
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
-    p.set_defaults(func=run)
 
 
 ACCEPTS = (
