@@ -106,10 +106,7 @@ def import_aiperf(path: Path, options: ImportOptions) -> ImportResult:
                 "missing (expected an AIPerf record with `metrics`, or a raw record with "
                 "`responses`)",
             )
-        if isinstance(rec, str):
-            result.skipped.append(Skipped(origin, rec))
-            continue
-        result.recordings.append(rec)
+        result.add(origin, rec)
     return result
 
 

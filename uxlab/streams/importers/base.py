@@ -89,6 +89,13 @@ class ImportResult:
     skipped: list[Skipped] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
+    def add(self, origin: str, rec: Recording | str) -> None:
+        """Keep `rec`, or note why the request at `origin` was skipped (`rec` the reason)."""
+        if isinstance(rec, str):
+            self.skipped.append(Skipped(origin, rec))
+        else:
+            self.recordings.append(rec)
+
     def skipped_by_reason(self) -> dict[str, int]:
         """Skip counts per reason, most frequent first."""
         counts: dict[str, int] = {}

@@ -174,10 +174,7 @@ def import_cdp(path: Path, options: ImportOptions) -> ImportResult:
             )
             continue
         rec = _recording(path, rid, req, options, index, origin)
-        if isinstance(rec, str):
-            result.skipped.append(Skipped(origin, rec))
-        else:
-            result.recordings.append(rec)
+        result.add(origin, rec)
     return result
 
 

@@ -84,10 +84,7 @@ def import_guidellm(path: Path, options: ImportOptions) -> ImportResult:
         origin = origin_of(path, benchmark=b, request=i)
         rid = f"{id_base(path, options)}-b{b}-r{i:03d}"
         rec = _request(path, where, req, rid, origin, version)
-        if isinstance(rec, str):
-            result.skipped.append(Skipped(origin, rec))
-        else:
-            result.recordings.append(rec)
+        result.add(origin, rec)
     return result
 
 

@@ -47,7 +47,6 @@ from uxlab.streams.importers.base import (
     ImportOptions,
     ImportResult,
     Requests,
-    Skipped,
     event_mapping,
     id_base,
     import_header,
@@ -118,10 +117,7 @@ def import_har(path: Path, options: ImportOptions) -> ImportResult:
         assert body is not None
         rec = _entry(path, where, e, entry, body, options, browser)
         origin = origin_of(path, entry=e)
-        if isinstance(rec, str):
-            result.skipped.append(Skipped(origin, rec))
-        else:
-            result.recordings.append(rec)
+        result.add(origin, rec)
     if streams.n_others:
         result.warnings.append(f"{streams.n_others} entries are not event streams (not imported)")
     return result
