@@ -20,7 +20,6 @@ never stored: it is scrubbed from every text that came back from the server.
 from __future__ import annotations
 
 import asyncio
-import copy
 import email.utils
 import json
 import time
@@ -36,8 +35,9 @@ import httpx
 from uxlab.live.clients import API_NAMES, Prompt, build_request, request_record
 from uxlab.live.key_scrub import KeyScrubber
 from uxlab.live.mapping import map_capture
+from uxlab.live.record_scrub import scrub_across_events, scrub_chunks
 from uxlab.reading import InputProblem, loads_json
-from uxlab.streams.recording import Chunk, End, ErrorEvent, Header, Recording
+from uxlab.streams.recording import End, ErrorEvent, Header, Recording
 from uxlab.streams.replay_file import safe_filename, write_replay
 from uxlab.streams.sse import SseEvent, SseLimitError, SseParser, format_capture
 
@@ -84,68 +84,6 @@ class RecordResult:
 _Scrubber = KeyScrubber
 """Removes the API key from any text that came back (servers echo keys in 401s), in any
 encoding and across events (`uxlab.live.key_scrub`)."""
-
-
-def _scrub_across_events(
-    api: str, capture: list[SseEvent], header: Header, scrub: KeyScrubber
-) -> None:
-    """Remove a key that only shows when events are joined (each event is scrubbed alone as
-    it arrives): in the raw data of consecutive events, and in the decoded chunk texts of
-    each channel, where the event that carried each touched text gets the scrubbed text."""
-    if scrub.key is None or not capture:
-        return
-    for ev, data in zip(capture, scrub.scrub_pieces([ev.data for ev in capture]), strict=True):
-        ev.data = data
-    whole, _ = map_capture(api, capture, copy.deepcopy(header))
-    channels = {c.channel for c in whole.chunks}
-    joined = ["".join(c.text for c in whole.chunks if c.channel == ch) for ch in channels]
-    if not any(scrub.found_in(text) for text in joined):
-        return  # the usual case: no key anywhere in the decoded text
-    pieces: dict[str, list[tuple[int, str]]] = {}  # channel -> [(event index, chunk text)]
-    for j, ev in enumerate(capture):
-        rec, _ = map_capture(api, [ev], copy.deepcopy(header))
-        for c in rec.chunks:
-            pieces.setdefault(c.channel, []).append((j, c.text))
-    for channel_pieces in pieces.values():
-        texts = [text for _, text in channel_pieces]
-        for (j, old), new in zip(channel_pieces, scrub.scrub_pieces(texts), strict=True):
-            if old == new:
-                continue
-            ev = capture[j]
-            try:
-                obj = loads_json(ev.data, check=False)  # nesting bounded: safe to walk
-            except InputProblem:
-                continue
-            changed = _replace_strings(obj, {old: new})
-            if changed is not obj:
-                ev.data = json.dumps(changed, ensure_ascii=False, separators=(",", ":"))
-
-
-def _scrub_chunks(recording: Recording, scrub: KeyScrubber) -> None:
-    """Last guard on the mapped recording: a key still joined across chunk texts."""
-    if scrub.key is None:
-        return
-    by_channel: dict[str, list[Chunk]] = {}
-    for c in recording.chunks:
-        by_channel.setdefault(c.channel, []).append(c)
-    for chunks in by_channel.values():
-        for c, text in zip(chunks, scrub.scrub_pieces([c.text for c in chunks]), strict=True):
-            c.text = text
-
-
-def _replace_strings(value: Any, replace: dict[str, str]) -> Any:
-    """`value` with every string found in `replace` swapped (the same object if none was)."""
-    if isinstance(value, str):
-        return replace.get(value, value)
-    if isinstance(value, dict):
-        items = {k: _replace_strings(v, replace) for k, v in value.items()}
-        return items if any(items[k] is not value[k] for k in value) else value
-    if isinstance(value, list):
-        items_list = [_replace_strings(v, replace) for v in value]
-        return (
-            items_list if any(a is not b for a, b in zip(items_list, value, strict=True)) else value
-        )
-    return value
 
 
 def _vendor(api: str, url: str) -> str:
@@ -296,9 +234,9 @@ async def _record_once(
         problem, end_t_ms = await _read_events(response, capture, stamps, scrub, options, on_event)
     finally:
         await response.aclose()
-    _scrub_across_events(api, capture, header, scrub)
+    scrub_across_events(api, capture, header, scrub)
     recording, malformed = map_capture(api, capture, header)
-    _scrub_chunks(recording, scrub)
+    scrub_chunks(recording, scrub)
     message = _close_recording(recording, problem, end_t_ms, response.status_code, scrub)
     if malformed and message is None:
         message = f"{malformed} malformed event(s) kept as meta events"
