@@ -161,20 +161,22 @@ class MixedPsychometricFit:
     def median_person_log(self, levels: Sequence[float]) -> np.ndarray:
         """ln ms where the median person's F crosses each level."""
         s = get_sigmoid(self.sigmoid)
-        return s.inverse(np.asarray(levels, float), self.m, self.width)
+        m, w = np.asarray(self.m), np.asarray(self.width)
+        return s.inverse(np.asarray(levels, float), m, w)
 
     def population_log(self, levels: Sequence[float]) -> np.ndarray:
         """ln ms where the population-averaged F (mean over people's offsets) crosses each
         level."""
         s = get_sigmoid(self.sigmoid)
         z, wq = _nodes(2 * NODES)
+        m, w = np.asarray(self.m), np.asarray(self.width)
         out = []
         for level in levels:
 
             def gap(u: float, level: float = level) -> float:
-                return float(wq @ s.core(u, self.m + self.sd * z, self.width)) - level
+                return float(wq @ s.core(np.asarray(u), m + self.sd * z, w)) - level
 
-            centre = float(s.inverse(level, self.m, self.width))
+            centre = float(s.inverse(level, m, w))
             reach = 10.0 * (self.width + self.sd) + 1.0
             out.append(optimize.brentq(gap, centre - reach, centre + reach, xtol=1e-10))
         return np.array(out)
