@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
 from uxlab.store.audit import _chain
+from uxlab.store.backend import Connection
 from uxlab.store.digests import sha256_json, study_summary
 from uxlab.study.reproduce import stimulus_files
 from uxlab.study.spec import Study
@@ -18,9 +18,10 @@ from uxlab.study.spec import Study
 class StoreBase:
     """The connection, the clock and the write helpers every part of `Store` uses."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path, clock: Callable[[], float]):
+    def __init__(self, conn: Connection, path: Path | str, clock: Callable[[], float]):
         self.conn = conn
         self.path = path
+        """The SQLite file, or the PostgreSQL URL without its password (for messages)."""
         self.clock = clock
         self.leases: set[str] = set()
         """Sessions whose lease this store holds (`uxlab.store.lease`), given back at close."""
@@ -31,7 +32,7 @@ class StoreBase:
         return datetime.fromtimestamp(self.clock(), UTC).isoformat(timespec="milliseconds")
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self) -> Iterator[Connection]:
         """One short write transaction, taken with BEGIN IMMEDIATE (no lock upgrades)."""
         self.conn.execute("BEGIN IMMEDIATE")
         try:
@@ -58,7 +59,7 @@ class StoreBase:
         """Increment and return a persistent counter (inside a write transaction)."""
         self.conn.execute(
             "INSERT INTO counters (name, n) VALUES (?, 1) "
-            "ON CONFLICT(name) DO UPDATE SET n = n + 1",
+            "ON CONFLICT(name) DO UPDATE SET n = counters.n + 1",
             (name,),
         )
         return self.conn.execute("SELECT n FROM counters WHERE name = ?", (name,)).fetchone()[0]

@@ -53,6 +53,7 @@ from analysis.spreadsheet_cells import write_safe_csv
 from uxlab.fidelity import FIDELITY_COLUMNS as _FIDELITY_COLUMNS
 from uxlab.fidelity import trial_fidelity
 from uxlab.outcomes import Outcome
+from uxlab.store.dialect import db_name
 from uxlab.store.open_checks import open_read_only, reading
 from uxlab.store.schema import StoreError
 
@@ -183,7 +184,7 @@ def _read_reruns(conn: sqlite3.Connection) -> dict[tuple[str, int], dict[str, An
 
 def read_tables(db: str | Path) -> dict[str, Any]:
     """The export's content from one snapshot: rows of each table and the study summary."""
-    with reading(Path(db)):  # a damaged stored value: one line, not a traceback
+    with reading(db_name(db)):  # a damaged stored value: one line, not a traceback
         return _read_tables(db)
 
 

@@ -10,8 +10,7 @@ seen (`sessions.last_seen_s`) for the study's `stale_after_min`. The same proces
 its own lease again (a host serving many sessions, a test). `Store.close` gives the leases
 back; a killed process leaves a stale one behind.
 
-The table holds only live-process state and no participant content, so it is created on
-first use and is not part of the versioned schema.
+The table is part of the schema from version 6 on (created on first use before).
 """
 
 from __future__ import annotations
@@ -22,18 +21,12 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from uxlab.store.schema import StoreError
+from uxlab.store.schema import MIGRATIONS, StoreError, _statements
 
-CREATE_LEASES = """
-CREATE TABLE IF NOT EXISTS session_leases (
-    session_id    TEXT PRIMARY KEY REFERENCES sessions(session_id) ON DELETE CASCADE,
-    host          TEXT NOT NULL,
-    pid           INTEGER NOT NULL,
-    pid_started   TEXT,                   -- the process's start stamp (Linux), against pid reuse
-    taken_at      TEXT NOT NULL,
-    taken_s       REAL NOT NULL           -- wall-clock seconds
+CREATE_LEASES = next(
+    statement for statement in _statements(MIGRATIONS[5]) if "session_leases" in statement
 )
-"""
+"""The table's definition (schema version 6), for tests that build an older file."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +89,6 @@ def take(
     Call inside the write transaction that starts or resumes the session, before anything
     of it is changed.
     """
-    conn.execute(CREATE_LEASES)
     me = this_process()
     row = conn.execute(
         "SELECT l.host, l.pid, l.pid_started, l.taken_s, s.last_seen_s FROM session_leases l "
@@ -121,8 +113,10 @@ def take(
                     f"{_ago(idle_s)} ago)"
                 )
     conn.execute(
-        "INSERT OR REPLACE INTO session_leases (session_id, host, pid, pid_started, taken_at, "
-        "taken_s) VALUES (?,?,?,?,?,?)",
+        "INSERT INTO session_leases (session_id, host, pid, pid_started, taken_at, taken_s) "
+        "VALUES (?,?,?,?,?,?) ON CONFLICT (session_id) DO UPDATE SET host = excluded.host, "
+        "pid = excluded.pid, pid_started = excluded.pid_started, taken_at = excluded.taken_at, "
+        "taken_s = excluded.taken_s",
         (session_id, me.host, me.pid, me.pid_started, now_iso, now_s),
     )
 

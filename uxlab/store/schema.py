@@ -24,8 +24,10 @@ Tables:
   refusals      a count of declined consents (no ids)
   audit         append-only log: create, run, resume, finish, export, delete, refuse, ...
 
-Not versioned: `session_leases` (which process runs a session now; `uxlab.store.lease`)
-is created on first use, as it holds only live-process state.
+  session_leases which process runs a session now (`uxlab.store.lease`; schema version 6,
+                created on first use before)
+  invitations   invitation codes' SHA-256 and the participant each stands for
+                (`uxlab.store.invitations`; schema version 6, created on first use before)
 """
 
 from __future__ import annotations
@@ -180,8 +182,28 @@ CREATE TABLE requeued (
 );
 """
 
+_V6 = """
+-- Which process runs a session now (`uxlab.store.lease`). Before version 6 this table and
+-- `invitations` were created on first use, so a database may hold them already.
+CREATE TABLE IF NOT EXISTS session_leases (
+    session_id    TEXT PRIMARY KEY REFERENCES sessions(session_id) ON DELETE CASCADE,
+    host          TEXT NOT NULL,
+    pid           INTEGER NOT NULL,
+    pid_started   TEXT,                   -- the process's start stamp (Linux), against pid reuse
+    taken_at      TEXT NOT NULL,
+    taken_s       REAL NOT NULL           -- wall-clock seconds
+);
+-- Invitation codes (`uxlab.store.invitations`): only each code's SHA-256 is kept.
+CREATE TABLE IF NOT EXISTS invitations (
+    code_sha256   TEXT PRIMARY KEY,
+    study_id      TEXT NOT NULL,
+    participant   TEXT NOT NULL UNIQUE,
+    created_at    TEXT NOT NULL
+);
+"""
+
 # MIGRATIONS[k] upgrades version k to k + 1. Version 0 is an empty file.
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

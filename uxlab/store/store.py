@@ -61,7 +61,9 @@ from typing import Any
 from uxlab.store import lease, open_checks
 from uxlab.store.audit import first_broken_audit_entry
 from uxlab.store.base import StoreBase
+from uxlab.store.dialect import is_postgres
 from uxlab.store.digests import sha256_json, sha256_json_streamed, study_summary
+from uxlab.store.errors import STORE_ERRORS
 from uxlab.store.groups import GroupAllocation
 from uxlab.store.ids import check_participant_id, default_db_path, new_participant_id
 from uxlab.store.records import (
@@ -117,7 +119,12 @@ class Store(GroupAllocation, Sessions, Trials, Withdrawal):
         A read-only, damaged or foreign file is refused (StoreError) before anything in it
         is changed (`uxlab.store.open_checks`). The connection may be used from another
         thread (a trial committed off the UI loop), one thread at a time.
+
+        A `postgresql://` URL opens that PostgreSQL database instead (`uxlab.store.postgres`):
+        the same schema and guarantees, shared by several hosts.
         """
+        if is_postgres(path):
+            return cls._open_postgres(str(path), clock)
         path = Path(path)
         open_checks.check_path(path)
         conn = None
@@ -148,9 +155,22 @@ class Store(GroupAllocation, Sessions, Trials, Withdrawal):
             raise StoreError(open_checks.describe_sqlite_error(exc, path)) from None
         return store
 
+    @classmethod
+    def _open_postgres(cls, url: str, clock: Callable[[], float]) -> Store:
+        from uxlab.store.postgres import PostgresConnection
+
+        conn = PostgresConnection(url)
+        try:
+            store = cls(conn, conn.name, clock)
+            migrate(conn, conn.name, store._now_iso())
+        except BaseException:
+            conn.close()
+            raise
+        return store
+
     def close(self) -> None:
         """Give back this store's session leases and close the connection."""
-        with suppress(sqlite3.Error):  # the lease is stale once this process is gone
+        with suppress(*STORE_ERRORS):  # the lease is stale once this process is gone
             lease.give_back(self.conn, sorted(self.leases))
         self.leases.clear()
         self.conn.close()

@@ -37,6 +37,7 @@ from typing import Any
 
 from uxlab.errors import UxlabError
 from uxlab.live.live_schedule import LiveSchedule
+from uxlab.store.dialect import db_name
 from uxlab.store.open_checks import open_read_only, reading
 from uxlab.store.store import first_broken_audit_entry, sha256_json
 from uxlab.study.adaptive import AdaptivePlan, CommittedTrial
@@ -123,10 +124,10 @@ def verify_db(
     `cwd` is the folder a stored study `location` is relative to (default: the current one).
     Raises UxlabError when the database or the study file cannot be read at all.
     """
-    report = VerifyReport(Path(db), None if study_file is None else Path(study_file))
+    report = VerifyReport(db_name(db), None if study_file is None else Path(study_file))
     conn = open_read_only(db)
     try:
-        with reading(Path(db)):  # a damaged stored value: one line, not a traceback
+        with reading(db_name(db)):  # a damaged stored value: one line, not a traceback
             conn.execute("BEGIN")
             _verify(conn, report, Path.cwd() if cwd is None else Path(cwd))
             conn.execute("COMMIT")
