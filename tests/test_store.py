@@ -6,10 +6,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from helpers.postgres import db, postgres_cluster  # noqa: F401 (fixtures)
 
 from uxlab.store import SCHEMA_VERSION, Store, StoreError, new_participant_id
-from uxlab.store.errors import STORE_ERRORS
+from uxlab.store.errors import store_errors
 from uxlab.study import load_study, parse_study
 
 BAD = Path(__file__).parent / "data" / "bad_studies"
@@ -208,9 +207,9 @@ def test_withdrawal_deletes_everything_and_audits_without_content(tmp_path, stud
 
 def test_audit_is_append_only(store, study):
     store.start_or_resume_session(study, "P-AUDIT")
-    with pytest.raises(STORE_ERRORS, match="append-only"):
+    with pytest.raises(store_errors(), match="append-only"):
         store.conn.execute("UPDATE audit SET action = 'x'")
-    with pytest.raises(STORE_ERRORS, match="append-only"):
+    with pytest.raises(store_errors(), match="append-only"):
         store.conn.execute("DELETE FROM audit")
     assert store.verify_audit()
 

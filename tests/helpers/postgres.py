@@ -175,3 +175,25 @@ def db(request, tmp_path):
     if request.param == "sqlite":
         return tmp_path / "results" / "study.sqlite"
     return request.getfixturevalue("postgres_cluster").database()
+
+
+def query(db, sql: str, params: tuple = ()) -> list[tuple]:
+    """Rows of one statement in the store's SQL, read straight from either backend (a
+    SQLite file is checked with `PRAGMA integrity_check` first)."""
+    if isinstance(db, str):
+        from uxlab.store.postgres import PostgresConnection
+
+        pg = PostgresConnection(db, max_connections=1, migrations_needed=True)
+        try:
+            return pg.execute(sql, params).fetchall()
+        finally:
+            pg.close()
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        with conn:
+            return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()

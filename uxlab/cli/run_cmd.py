@@ -16,6 +16,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from uxlab.store.dialect import database_arg
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -30,7 +32,11 @@ def register(subparsers: Any) -> None:
         "--participant", metavar="ID", help="pseudonymous participant id (default: asked)"
     )
     parser.add_argument(
-        "--db", type=Path, metavar="PATH", help="study database (default results/<id>.sqlite)"
+        "--db",
+        type=database_arg,
+        metavar="PATH|URL",
+        help="study database: a SQLite file (default results/<id>.sqlite) or a "
+        "postgresql:// URL shared by several hosts",
     )
     parser.add_argument(
         "--pilot", action="store_true", help="mark the session as a pilot (kept apart in analysis)"

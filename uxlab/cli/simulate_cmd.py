@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from uxlab.cli.hints import after_database
+from uxlab.store.dialect import database_arg
 
 
 def register(subparsers: Any) -> None:
@@ -28,7 +29,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("study", metavar="STUDY.toml", help="the study file")
     p.add_argument("--participants", "-n", type=int, default=10, metavar="N", help="default 10")
     p.add_argument(
-        "--db", type=Path, metavar="PATH", help="study database (default results/<id>.sqlite)"
+        "--db",
+        type=database_arg,
+        metavar="PATH|URL",
+        help="study database: a SQLite file (default results/<id>.sqlite) or a "
+        "postgresql:// URL shared by several hosts",
     )
     p.add_argument("--seed", type=int, default=0, help="simulation seed (default 0)")
     p.add_argument(

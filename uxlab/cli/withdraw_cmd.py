@@ -15,6 +15,8 @@ import sqlite3
 import sys
 from pathlib import Path
 
+from uxlab.store.dialect import database_arg
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -43,8 +45,8 @@ def run(args: argparse.Namespace) -> int:
     from uxlab.store import Store
     from uxlab.store.invitations import withdraw_invited
 
-    db = Path(args.db)
-    if not db.is_file():
+    db = database_arg(args.db)
+    if isinstance(db, Path) and not db.is_file():
         raise CliError(f"{db}: no such database (a study database is results/<study id>.sqlite)")
     with Store.open(db) as store:
         invited = _has_invitations(store.conn)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -23,6 +24,8 @@ class StoreBase:
         self.path = path
         """The SQLite file, or the PostgreSQL URL without its password (for messages)."""
         self.clock = clock
+        self.new_session_id: Callable[[], str] = lambda: "S-" + uuid.uuid4().hex[:12]
+        """Makes each new session's id (random; a test may make them repeatable)."""
         self.leases: set[str] = set()
         """Sessions whose lease this store holds (`uxlab.store.lease`), given back at close."""
 

@@ -87,6 +87,17 @@ def ddl_to_postgres(statement: str) -> str:
     return re.sub(r"\bREAL\b", "DOUBLE PRECISION", statement)
 
 
+def database_arg(text: str) -> str | Path:
+    """A `--db` value: a PostgreSQL URL as given, anything else a SQLite file's path."""
+    return text if is_postgres(text) else Path(text)
+
+
+def database_stem(url: str) -> str:
+    """A PostgreSQL URL's database name (what default output folders are named after)."""
+    tail = url.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+    return tail if tail and "@" not in tail and ":" not in tail else "postgresql"
+
+
 def db_name(db: object) -> Any:
     """How messages name a database: a SQLite file's Path, or a URL without its password."""
     return redact(str(db)) if is_postgres(db) else Path(str(db))

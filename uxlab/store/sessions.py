@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import uuid
 from typing import Any
 
 from uxlab.store import lease
@@ -75,7 +74,7 @@ class Sessions(StoreBase):
             trials = design_trials(study, participant, number, seed, group)
             plan = [t.to_dict() for t in trials]
             plan_sha = sha256_json(plan)
-            session_id = "S-" + uuid.uuid4().hex[:12]
+            session_id = self.new_session_id()
             self.conn.execute(
                 "INSERT INTO sessions (session_id, participant, study_sha256, seed, state, pilot,"
                 " simulated, environment, plan, plan_sha256, group_id, resumed_count, created_at,"

@@ -63,7 +63,7 @@ from uxlab.store.audit import first_broken_audit_entry
 from uxlab.store.base import StoreBase
 from uxlab.store.dialect import is_postgres
 from uxlab.store.digests import sha256_json, sha256_json_streamed, study_summary
-from uxlab.store.errors import STORE_ERRORS
+from uxlab.store.errors import store_errors
 from uxlab.store.groups import GroupAllocation
 from uxlab.store.ids import check_participant_id, default_db_path, new_participant_id
 from uxlab.store.records import (
@@ -170,7 +170,7 @@ class Store(GroupAllocation, Sessions, Trials, Withdrawal):
 
     def close(self) -> None:
         """Give back this store's session leases and close the connection."""
-        with suppress(*STORE_ERRORS):  # the lease is stale once this process is gone
+        with suppress(*store_errors()):  # the lease is stale once this process is gone
             lease.give_back(self.conn, sorted(self.leases))
         self.leases.clear()
         self.conn.close()
