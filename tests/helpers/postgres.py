@@ -95,9 +95,11 @@ class PostgresCluster:
             conn.execute(f'CREATE DATABASE "{name}"')
         return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
 
-    def restart(self) -> None:
-        """Stop the server at once (a crash, a failover) and start it again."""
+    def stop_now(self) -> None:
+        """Stop the server at once, as a crash or a failover does (`-m immediate`)."""
         self._pg_ctl("stop", "-m", "immediate")
+
+    def start_again(self) -> None:
         self._pg_ctl("start")
 
     def stop(self) -> None:
