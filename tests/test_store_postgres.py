@@ -7,6 +7,7 @@ from __future__ import annotations
 import filecmp
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -138,6 +139,17 @@ def _commit(store: Store, session, index: int) -> str:
     )
 
 
+def until_reconnected(write, timeout_s: float = 60.0):
+    """Run `write` again while the server is unreachable, as the runner's screen does."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return write()
+        except StoreUnreachable:
+            if time.monotonic() > deadline:
+                raise
+
+
 def test_a_connection_dropped_mid_transaction_stores_nothing_of_it(postgres_cluster):
     db = postgres_cluster.database()
     name = db.rsplit("/", 1)[1]
@@ -167,7 +179,7 @@ def test_a_server_restart_during_a_session_loses_nothing_committed(postgres_clus
     server is down fails with a "reconnecting" error and stores nothing; once it is back the
     same write goes through and every trial committed before is there."""
     db = postgres_cluster.database()
-    with Store.open(db) as store:
+    with Store.open(db, busy_timeout_s=1.0) as store:
         session = _running(store, "P-RESTART")
         digests = [_commit(store, session, i) for i in range(3)]
         postgres_cluster.stop_now()
@@ -177,7 +189,7 @@ def test_a_server_restart_during_a_session_loses_nothing_committed(postgres_clus
             assert session.next_index == 3  # the failed write moved nothing on
         finally:
             postgres_cluster.start_again()
-        digests.append(_commit(store, session, 3))
+        digests.append(until_reconnected(lambda: _commit(store, session, 3)))
         rows = query(db, "SELECT trial_index, outcome FROM trials ORDER BY 1")
         assert rows == [(i, "completed") for i in range(4)]
         trail = [e["sha256"] for e in store.audit_entries() if e["action"] == "trial"]

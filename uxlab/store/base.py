@@ -29,6 +29,10 @@ class StoreBase:
         self.leases: set[str] = set()
         """Sessions whose lease this store holds (`uxlab.store.lease`), given back at close."""
 
+    def ping(self) -> None:
+        """One round trip to the database (raises StoreUnreachable while a server is away)."""
+        self.conn.execute("SELECT 1").fetchone()
+
     # --- helpers ----------------------------------------------------------------------------
 
     def _now_iso(self) -> str:

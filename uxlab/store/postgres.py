@@ -21,6 +21,7 @@ write connects anew. `StoreUnreachable` (a StoreError) says so, so the runner sh
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -30,16 +31,16 @@ import psycopg.errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from uxlab.store.dialect import REFUSE_CHANGE_FUNCTION, redact, to_postgres
-from uxlab.store.schema import StoreError
+from uxlab.store.schema import StoreError, StoreUnreachable
+
+# The pool logs each failed reconnection as a warning; with no handler configured Python
+# prints it on stderr, over a participant's screen. Whoever configures logging still gets it.
+logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
 
 WRITE_LOCK = 0x75786C6162  # "uxlab": the advisory lock every write transaction holds
 CONNECT_TIMEOUT_S = 10.0
 ERRORS: tuple[type[BaseException], ...] = (psycopg.Error, PoolTimeout)
 """What a PostgreSQL store may raise besides StoreError (the counterpart of sqlite3.Error)."""
-
-
-class StoreUnreachable(StoreError):
-    """The database server cannot be reached now; nothing of the failed write is stored."""
 
 
 class Rows:
@@ -74,7 +75,13 @@ class Rows:
 class PostgresConnection:
     """The store's connection to a PostgreSQL database (see the module docstring)."""
 
-    def __init__(self, url: str, max_connections: int = 4, migrations_needed: bool = False):
+    def __init__(
+        self,
+        url: str,
+        max_connections: int = 4,
+        migrations_needed: bool = False,
+        timeout_s: float = CONNECT_TIMEOUT_S,
+    ):
         self.url = url
         self.name = redact(url)
         self._tx: psycopg.Connection[Any] | None = None
@@ -85,7 +92,7 @@ class PostgresConnection:
             max_size=max_connections,
             kwargs={"autocommit": True, "connect_timeout": int(CONNECT_TIMEOUT_S)},
             check=ConnectionPool.check_connection,  # a connection broken by a restart: anew
-            timeout=CONNECT_TIMEOUT_S,
+            timeout=timeout_s,
             open=False,
             name="uxlab-store",
         )

@@ -211,6 +211,11 @@ class StoreError(UxlabError):
     """A store that cannot be used as asked (newer schema, bad id, wrong state, ...)."""
 
 
+class StoreUnreachable(StoreError):
+    """The database server cannot be reached now (a PostgreSQL store: restarted, failed
+    over, the network); nothing of the failed write is stored and it can be tried again."""
+
+
 def migrate(conn: sqlite3.Connection, path: str, now_iso: str) -> int:
     """Bring the database to SCHEMA_VERSION; returns the version it was at."""
     conn.execute("BEGIN IMMEDIATE")

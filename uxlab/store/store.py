@@ -121,10 +121,12 @@ class Store(GroupAllocation, Sessions, Trials, Withdrawal):
         thread (a trial committed off the UI loop), one thread at a time.
 
         A `postgresql://` URL opens that PostgreSQL database instead (`uxlab.store.postgres`):
-        the same schema and guarantees, shared by several hosts.
+        the same schema and guarantees, shared by several hosts; `busy_timeout_s` is then
+        how long a write waits for a connection (a server away: restarting, failing over)
+        before it fails with StoreUnreachable.
         """
         if is_postgres(path):
-            return cls._open_postgres(str(path), clock)
+            return cls._open_postgres(str(path), clock, busy_timeout_s)
         path = Path(path)
         open_checks.check_path(path)
         conn = None
@@ -156,10 +158,10 @@ class Store(GroupAllocation, Sessions, Trials, Withdrawal):
         return store
 
     @classmethod
-    def _open_postgres(cls, url: str, clock: Callable[[], float]) -> Store:
+    def _open_postgres(cls, url: str, clock: Callable[[], float], timeout_s: float) -> Store:
         from uxlab.store.postgres import PostgresConnection
 
-        conn = PostgresConnection(url)
+        conn = PostgresConnection(url, timeout_s=timeout_s)
         try:
             store = cls(conn, conn.name, clock)
             migrate(conn, conn.name, store._now_iso())
