@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from uxlab.store.store import check_participant_id
     from uxlab.study.design import design_trials
     from uxlab.study.estimate import condition_stream_ms, estimate_duration
-    from uxlab.study.loader import load_study
+    from uxlab.study.loading import load_study
 
     study = load_study(args.file)
     participant = args.participant or EXAMPLE_PARTICIPANT

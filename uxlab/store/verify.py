@@ -42,7 +42,7 @@ from uxlab.store.open_checks import open_read_only, reading
 from uxlab.store.store import first_broken_audit_entry, sha256_json
 from uxlab.study.adaptive import AdaptivePlan, CommittedTrial
 from uxlab.study.design import Trial, design_trials
-from uxlab.study.loader import parse_study
+from uxlab.study.loading import parse_study
 from uxlab.study.reproduce import (
     file_sha256,
     rebuild_schedule,

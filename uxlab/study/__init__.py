@@ -2,7 +2,7 @@
 
 from uxlab.study.design import AttentionCheck, Trial, design_trials
 from uxlab.study.estimate import estimate_duration
-from uxlab.study.loader import load_study, parse_study
+from uxlab.study.loading import load_study, parse_study
 from uxlab.study.spec import Condition, Factor, Question, Study, StudyError
 from uxlab.study.stimulus import trial_schedule
 

@@ -8,7 +8,7 @@ example): `[study]` (id, title, version, seed), `[texts]` (consent, instructions
 (the playback-fidelity tolerance) and, in a chain study, `[chain]` (questions asked
 mid-chain: `ask_after_steps`, see `Study.ask_after_steps`).
 
-`uxlab.study.loader` reads and validates a file into this model (`load_study`,
+`uxlab.study.loading` reads and validates a file into this model (`load_study`,
 `parse_study`), so the rest of uxlab can trust a `Study`; `StudyError` is its error.
 """
 

@@ -1,0 +1,151 @@
+"""Several fits: one per group (participant), their tidy thresholds, and the pooled
+population threshold with a cluster bootstrap over participants."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from analysis.batch_mle import BOOT_TOLERANCES, maximise
+from analysis.bootstrap import percentile_interval
+from analysis.psychometric.inputs import (
+    PsychometricInputError,
+    _as_float_array,
+    _column,
+    _sorted_keys,
+    aggregate_trials,
+)
+from analysis.psychometric.ml_fit import _threshold_logs
+from analysis.psychometric.resampling import _intervals
+from analysis.psychometric.single import DEFAULT_LEVELS, PsychometricFitter, _report_progress
+
+THRESHOLD_COLUMNS = ["level", "estimate", "ci_low", "ci_high", "n_trials"]
+
+
+def fit_by_group(
+    df: pd.DataFrame,
+    stimulus: str,
+    response: str,
+    group: str,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    ci_method: str = "percentile",
+    sensitivity: bool = True,
+    progress: bool | Callable[[int, int], None] = False,
+    **fitter_kwargs,
+) -> dict[str, PsychometricFitter]:
+    """One fitted PsychometricFitter per value of `group` (e.g. per participant).
+
+    Groups are fitted in sorted order with seeds derived from `seed` and the group's
+    position, so results do not depend on row order.
+    """
+    x_col, r_col, g_col = _column(df, stimulus), _column(df, response), _column(df, group)
+    keys = _sorted_keys(g_col.astype(str).unique())
+    seeds = np.random.SeedSequence(seed).spawn(len(keys))
+    fits: dict[str, PsychometricFitter] = {}
+    for i, key in enumerate(keys):
+        rows = g_col.astype(str) == key
+        try:
+            levels, n_yes, n_total = aggregate_trials(
+                x_col[rows], r_col[rows], field=stimulus, response_field=response
+            )
+            fitter = PsychometricFitter(**fitter_kwargs)
+            fits[key] = fitter.fit(
+                levels,
+                n_yes,
+                n_total,
+                n_boot=n_boot,
+                seed=int(seeds[i].generate_state(1)[0]),
+                ci_method=ci_method,
+                sensitivity=sensitivity,
+            )
+        except PsychometricInputError as exc:
+            raise PsychometricInputError(f"{group}={key}: {exc}") from None
+        _report_progress(progress, i + 1, len(keys), str(key))
+    return fits
+
+
+def tidy_thresholds(
+    fits: Mapping[str, PsychometricFitter], *, stimulus: str, measure: str = "psychometric"
+) -> pd.DataFrame:
+    """Rows for thresholds.csv: measure, stimulus, group, level, estimate, ci_low, ci_high,
+    n_trials."""
+    frames = []
+    for key, fitter in fits.items():
+        t = fitter.thresholds_.copy()
+        t.insert(0, "group", key)
+        frames.append(t)
+    out = pd.concat(frames, ignore_index=True)
+    out.insert(0, "stimulus", stimulus)
+    out.insert(0, "measure", measure)
+    return out[["measure", "stimulus", "group", *THRESHOLD_COLUMNS]]
+
+
+def population_threshold(
+    df: pd.DataFrame,
+    stimulus: str,
+    response: str,
+    participant: str,
+    n_boot: int = 1000,
+    seed: int = 0,
+    *,
+    levels: Sequence[float] = DEFAULT_LEVELS,
+    alpha: float = 0.05,
+    **fitter_kwargs,
+) -> pd.DataFrame:
+    """Pooled thresholds with intervals from resampling participants (a cluster bootstrap).
+
+    The estimate is the pooled fit of all trials; each bootstrap replicate draws
+    participants with replacement, pools their counts and refits (all replicates at once),
+    so the interval carries between-participant variation. Percentile intervals, each end
+    at least as far out as the parametric bootstrap's of the pooled counts (trials
+    independent): when every participant's answers separate at the same gap, every
+    resampled pool separates there too and the cluster bootstrap alone has zero width.
+    Columns: level, estimate, ci_low, ci_high, n_trials, n_participants.
+    """
+    x_col, r_col, p_col = _column(df, stimulus), _column(df, response), _column(df, participant)
+    levels_ms, n_yes, n_total = aggregate_trials(
+        x_col, r_col, field=stimulus, response_field=response
+    )
+    pooled = PsychometricFitter(levels=levels, alpha=alpha, **fitter_kwargs).fit(
+        levels_ms, n_yes, n_total, n_boot=n_boot, seed=seed + 1, sensitivity=False
+    )
+    keys, p_inv = np.unique(p_col.astype(str).to_numpy(), return_inverse=True)
+    x_inv = np.searchsorted(levels_ms, _as_float_array(x_col, stimulus))
+    r = _as_float_array(r_col, response)
+    per_k = np.zeros((keys.size, levels_ms.size))
+    per_n = np.zeros((keys.size, levels_ms.size))
+    np.add.at(per_k, (p_inv, x_inv), r)
+    np.add.at(per_n, (p_inv, x_inv), 1.0)
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, keys.size, size=(n_boot, keys.size))
+    weights = np.zeros((n_boot, keys.size))
+    np.add.at(weights, (np.repeat(np.arange(n_boot), keys.size), draws.ravel()), 1.0)
+    k_boot, n_boot_tot = weights @ per_k, weights @ per_n
+    res = pooled._result
+    k_rise = k_boot if pooled.direction_ == "rising" else n_boot_tot - k_boot
+    theta, ll, _ = maximise(
+        res.layout, np.tile(res.theta, (n_boot, 1)), k_rise, n_boot_tot, **BOOT_TOLERANCES
+    )
+    theta[~np.isfinite(ll)] = np.nan
+    est = _threshold_logs(res.layout, res.theta[None, :], levels)[0]
+    boot = _threshold_logs(res.layout, theta, levels)
+    low, high = percentile_interval(boot, alpha)
+    if n_boot > 0:
+        p_low, p_high = _intervals(
+            pooled._threshold_samples(levels)[1], est, None, None, "percentile", alpha
+        )
+        low, high = np.fmin(low, p_low), np.fmax(high, p_high)
+    return pd.DataFrame(
+        {
+            "level": list(levels),
+            "estimate": np.exp(est),
+            "ci_low": np.exp(low),
+            "ci_high": np.exp(high),
+            "n_trials": int(n_total.sum()),
+            "n_participants": int(keys.size),
+        }
+    )

@@ -1,0 +1,273 @@
+"""`MultiConditionFitter`: one psychometric function per condition, fitted jointly."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from analysis.batch_mle import Layout
+from analysis.psychometric.inputs import (
+    PsychometricInputError,
+    _column,
+    _sorted_keys,
+    aggregate_trials,
+    check_counts,
+)
+from analysis.psychometric.ml_fit import (
+    _best_of,
+    _build_layout,
+    _deviance,
+    _deviance_p,
+    _Spec,
+    _threshold_logs,
+)
+from analysis.psychometric.resampling import _intervals, _run_engine, _widest
+from analysis.psychometric.single import DEFAULT_LEVELS, PsychometricFitter, _ms_axis
+
+
+class MultiConditionFitter:
+    """One psychometric function per condition, fitted jointly with shared nuisances.
+
+    Each condition c has its own m_c and w_c (and guess_c unless shared); the lapse is one
+    parameter for all conditions with ``share_lapse=True`` (lapses are attention slips, not
+    a property of the condition), else one per condition. The direction is decided once on
+    the pooled data. Same model, bounds and bootstrap as `PsychometricFitter`.
+
+    Fitted attributes: conditions_, direction_, params_ (DataFrame, one row per condition),
+    thresholds_ (condition, level, estimate, ci_low, ci_high, n_trials), loglik_,
+    deviance_, deviance_p_, n_boot_failed_.
+    """
+
+    def __init__(
+        self,
+        sigmoid: str = "logistic",
+        guess: float | None = None,
+        lapse: float | None = None,
+        likelihood: str = "binomial",
+        direction: str = "auto",
+        alpha: float = 0.05,
+        levels: Sequence[float] = DEFAULT_LEVELS,
+    ):
+        self._template = PsychometricFitter(
+            sigmoid, guess, lapse, likelihood, direction, alpha, levels
+        )
+        self.sigmoid, self.guess, self.lapse = sigmoid, guess, lapse
+        self.likelihood, self.direction, self.alpha = likelihood, direction, alpha
+        self.levels = tuple(levels)
+
+    def fit(
+        self,
+        df: pd.DataFrame,
+        stimulus: str,
+        response: str,
+        condition: str,
+        *,
+        share_lapse: bool = True,
+        share_guess: bool = False,
+        n_boot: int = 1000,
+        seed: int = 0,
+        ci_method: str = "percentile",
+        sensitivity: bool = True,
+    ) -> MultiConditionFitter:
+        """Fit one row per trial of df, one curve per value of the `condition` column."""
+        x_col, r_col = _column(df, stimulus), _column(df, response)
+        c_col = _column(df, condition).astype(str)
+        keys = _sorted_keys(c_col.unique())
+        if len(keys) < 2:
+            raise PsychometricInputError(
+                f"{condition}: a multi-condition fit needs 2 or more conditions; got {keys}"
+            )
+        u_rows, c_rows, k_rows, n_rows = [], [], [], []
+        singles = {}
+        for c, key in enumerate(keys):
+            rows = c_col == key
+            try:
+                lv, k, n = aggregate_trials(
+                    x_col[rows], r_col[rows], field=stimulus, response_field=response
+                )
+                lv, k, n = check_counts(lv, k, n, field=stimulus)
+            except PsychometricInputError as exc:
+                raise PsychometricInputError(f"{condition}={key}: {exc}") from None
+            u_rows.append(np.log(lv))
+            c_rows.append(np.full(lv.size, c))
+            k_rows.append(k)
+            n_rows.append(n)
+            singles[key] = (lv, k, n)
+        u, cond = np.concatenate(u_rows), np.concatenate(c_rows)
+        k_yes, n = np.concatenate(k_rows), np.concatenate(n_rows)
+        pooled = PsychometricFitter(
+            self.sigmoid, self.guess, self.lapse, "binomial", self.direction
+        ).fit(*aggregate_trials(x_col, r_col, field=stimulus, response_field=response), n_boot=0)
+        direction = pooled.direction_
+        spec = _Spec(
+            self.sigmoid,
+            self.guess,
+            self.lapse,
+            self.likelihood == "beta-binomial",
+            share_guess=share_guess,
+            share_lapse=share_lapse,
+        )
+        layout = _build_layout(spec, u, cond, len(keys))
+        start = 0.5 * (layout.lo + layout.hi)
+        for c, key in enumerate(keys):
+            single = PsychometricFitter(
+                self.sigmoid, self.guess, self.lapse, "binomial", direction
+            ).fit(*singles[key], n_boot=0)
+            values = (
+                single.params_["m"],
+                np.log(single.params_["w"]),
+                single.params_["guess"],
+                single.params_["lapse"],
+            )
+            for j, value in enumerate(values):
+                if layout.idx[c, j] >= 0:
+                    start[layout.idx[c, j]] = value
+        if spec.beta_binomial:
+            start[layout.idx[0, 4]] = 0.01
+        alt = start.copy()
+        for pos in {int(p) for p in layout.idx[:, 2:4].ravel() if p >= 0}:
+            alt[pos] = 0.02
+        starts = np.clip(np.vstack([start, alt]), layout.lo, layout.hi)
+        k = k_yes if direction == "rising" else n - k_yes
+        result = _run_engine(
+            layout,
+            k,
+            n,
+            _best_of(layout, starts, [k], n)[0],
+            n_boot=n_boot,
+            seed=seed,
+            need_jackknife=ci_method == "bca" and n_boot > 0,
+            jackknife_unit="blocks" if spec.beta_binomial else "trials",
+            sensitivity=sensitivity,
+        )
+        self.conditions_ = keys
+        self.condition_column_ = condition
+        self.direction_ = direction
+        self.share_lapse_, self.share_guess_ = share_lapse, share_guess
+        self.n_boot_, self.seed_, self.ci_method_ = n_boot, seed, ci_method
+        self._result = result
+        self._n_by_cond = {key: float(n[cond == c].sum()) for c, key in enumerate(keys)}
+        self.loglik_ = result.loglik
+        self.deviance_ = float(_deviance(layout.psi(result.theta[None, :]), k, n)[0])
+        self.deviance_p_ = _deviance_p(result.boot_deviance, self.deviance_)
+        self.n_boot_failed_ = result.n_boot_failed
+        self._singles = singles
+        self.params_ = self._params_table()
+        self.thresholds_ = self._thresholds_table()
+        return self
+
+    def _params_table(self) -> pd.DataFrame:
+        r = self._result
+        rp = r.layout.row_params(r.theta[None, :])[0]
+        rows = []
+        for c, key in enumerate(self.conditions_):
+            vals = rp[r.layout.cond == c][0]
+            row = {
+                "condition": key,
+                "m": vals[0],
+                "w": np.exp(vals[1]),
+                "guess": vals[2],
+                "lapse": vals[3],
+            }
+            if r.layout.beta_binomial:
+                row["eta"] = float(np.sqrt(vals[4]))
+            rows.append(row)
+        return pd.DataFrame(rows).set_index("condition")
+
+    def _thresholds_table(self) -> pd.DataFrame:
+        r = self._result
+        frames = []
+        for c, key in enumerate(self.conditions_):
+            est = _threshold_logs(r.layout, r.theta[None, :], self.levels, c)[0]
+            boot = _threshold_logs(r.layout, r.boot_theta, self.levels, c)
+            jack = _threshold_logs(r.layout, r.jack_theta, self.levels, c)
+            low, high = _intervals(boot, est, jack, r.jack_weights, self.ci_method_, self.alpha)
+            sens = _threshold_logs(r.layout, r.sens_theta, self.levels, c)
+            low, high = _widest(low, high, sens, self.alpha)
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "condition": key,
+                        "level": list(self.levels),
+                        "estimate": np.exp(est),
+                        "ci_low": np.exp(low),
+                        "ci_high": np.exp(high),
+                        "n_trials": int(self._n_by_cond[key]),
+                    }
+                )
+            )
+        return pd.concat(frames, ignore_index=True)
+
+    def predict(self, x, condition: str) -> np.ndarray:
+        """Probability of "yes" at stimulus x (ms) in `condition`."""
+        r = self._result
+        c = self.conditions_.index(str(condition))
+        u = np.log(np.asarray(x, dtype=float)).ravel()
+        layout = Layout(
+            r.layout.sigmoid,
+            u,
+            np.full(u.size, c),
+            r.layout.idx,
+            r.layout.fixed,
+            r.layout.lo,
+            r.layout.hi,
+            r.layout.beta_binomial,
+        )
+        psi = layout.psi(r.theta[None, :])[0]
+        return psi if self.direction_ == "rising" else 1.0 - psi
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        """Thresholds per condition and level, with the condition's parameters."""
+        return self.thresholds_.merge(self.params_.reset_index(), on="condition")
+
+    def print_summary(self, decimals: int = 3) -> None:
+        """Print the model, fit statistics and the per-condition table."""
+        lapse = "shared" if self.share_lapse_ else "per condition"
+        print(
+            f"<MultiConditionFitter: {self.sigmoid}, {self.likelihood}, {self.direction_}, "
+            f"lapse {lapse}>"
+        )
+        print(
+            f"  conditions = {len(self.conditions_)}, log-likelihood = {self.loglik_:.3f}, "
+            f"deviance = {self.deviance_:.3f} (bootstrap p = {self.deviance_p_:.3f})"
+        )
+        with pd.option_context(
+            "display.float_format", lambda v: f"{v:.{decimals}f}", "display.width", 140
+        ):
+            print(self.summary.to_string(index=False))
+
+    def plot(self, ax=None, *, level: float = 0.5):
+        """Data and fitted curve per condition, with each condition's threshold and CI."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 4))
+        for key in self.conditions_:
+            lv, k, n = self._singles[key]
+            p_obs = k / n
+            (line,) = ax.plot(lv, p_obs, "o", label=f"{key}")
+            grid = np.exp(np.linspace(np.log(lv[0]), np.log(lv[-1]), 200))
+            ax.plot(grid, self.predict(grid, key), color=line.get_color())
+            row = self.thresholds_[
+                (self.thresholds_.condition == key) & np.isclose(self.thresholds_.level, level)
+            ]
+            if len(row):
+                t = row.iloc[0]
+                y_t = float(self.predict([t.estimate], key)[0])
+                ax.errorbar(
+                    [t.estimate],
+                    [y_t],
+                    xerr=[[max(t.estimate - t.ci_low, 0.0)], [max(t.ci_high - t.estimate, 0.0)]],
+                    fmt="s",
+                    color=line.get_color(),
+                    capsize=3,
+                )
+        _ms_axis(ax, np.concatenate([self._singles[key][0] for key in self.conditions_]))
+        ax.set_ylim(-0.03, 1.03)
+        ax.set_xlabel("stimulus (ms)")
+        ax.set_ylabel("P(yes)")
+        ax.legend(fontsize="small", title=self.condition_column_)
+        return ax

@@ -1,0 +1,336 @@
+"""`PsychometricFitter`: one psychometric function fitted to one set of counts."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from analysis.batch_mle import Layout
+from analysis.psychometric.inputs import aggregate_trials, check_counts
+from analysis.psychometric.ml_fit import (
+    _best_of,
+    _build_layout,
+    _deviance,
+    _deviance_p,
+    _grid_starts,
+    _Spec,
+    _threshold_logs,
+)
+from analysis.psychometric.resampling import _FitResult, _intervals, _run_engine, _widest
+from analysis.sigmoids import get_sigmoid
+
+DEFAULT_LEVELS = (0.25, 0.5, 0.75)
+
+
+def _report_progress(progress, done: int, total: int, label: str = "") -> None:
+    if callable(progress):
+        progress(done, total)
+    elif progress:
+        print(f"\rpsychometric fits {done}/{total} {label}", end="", file=sys.stderr)
+        if done == total:
+            print(file=sys.stderr)
+
+
+def _ms_axis(ax, levels_ms) -> None:
+    """Log x axis labelled in plain ms at the tested levels (no 10^k minor-tick clutter)."""
+    from matplotlib.ticker import FixedLocator, NullFormatter
+
+    ax.set_xscale("log")
+    ticks = np.unique(np.asarray(levels_ms, dtype=float))
+    if ticks.size > 9:
+        ticks = ticks[:: int(np.ceil(ticks.size / 9))]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.set_xticklabels([f"{t:,.0f}" for t in ticks])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+class PsychometricFitter:
+    """Fit psi(x) = guess + (1 - guess - lapse) F(ln x; m, w) to binary judgements.
+
+    Parameters
+    ----------
+    sigmoid: "logistic", "gumbel" (= Weibull on ms) or "normal".
+    guess, lapse: None to estimate in [0, 0.1]; a float to fix.
+    likelihood: "binomial" or "beta-binomial" (overdispersion eta estimated).
+    direction: "rising" (P(yes) grows with latency), "falling", or "auto" (the direction
+        with the higher likelihood).
+    alpha: 1 - confidence level of the intervals.
+    levels: the levels of F at which `thresholds_` is reported.
+
+    Fitted attributes (after `fit`): params_, direction_, loglik_, deviance_, deviance_p_,
+    thresholds_, summary, x_ms_, n_yes_, n_total_, boot_params_ (DataFrame, one row per
+    bootstrap fit), n_boot_failed_.
+    """
+
+    def __init__(
+        self,
+        sigmoid: str = "logistic",
+        guess: float | None = None,
+        lapse: float | None = None,
+        likelihood: str = "binomial",
+        direction: str = "auto",
+        alpha: float = 0.05,
+        levels: Sequence[float] = DEFAULT_LEVELS,
+    ):
+        get_sigmoid(sigmoid)
+        if likelihood not in ("binomial", "beta-binomial"):
+            raise ValueError(f"likelihood {likelihood!r}: use 'binomial' or 'beta-binomial'")
+        if direction not in ("auto", "rising", "falling"):
+            raise ValueError(f"direction {direction!r}: use 'auto', 'rising' or 'falling'")
+        for name, value in (("guess", guess), ("lapse", lapse)):
+            if value is not None and not 0.0 <= value < 0.5:
+                raise ValueError(f"{name}={value}: a fixed {name} must be in [0, 0.5)")
+        self.sigmoid = sigmoid
+        self.guess = guess
+        self.lapse = lapse
+        self.likelihood = likelihood
+        self.direction = direction
+        self.alpha = alpha
+        self.levels = tuple(levels)
+
+    # fitting --------------------------------------------------------------------------------
+
+    def fit(
+        self,
+        x,
+        n_yes,
+        n_total,
+        *,
+        n_boot: int = 1000,
+        seed: int = 0,
+        ci_method: str = "percentile",
+        sensitivity: bool = True,
+        progress: bool | Callable[[int, int], None] = False,
+    ) -> PsychometricFitter:
+        """Fit counts per level: x (ms, > 0), n_yes and n_total per level. Returns self.
+
+        n_boot parametric bootstrap datasets give the intervals (0: point estimates only);
+        with ``sensitivity`` a second bootstrap from a shallower model widens them where
+        needed (see `_sensitivity_bootstrap`); ci_method is "percentile" or "bca".
+        """
+        x_ms, k_yes, n = check_counts(x, n_yes, n_total)
+        order = np.argsort(x_ms, kind="stable")
+        x_ms, k_yes, n = x_ms[order], k_yes[order], n[order]
+        spec = _Spec(self.sigmoid, self.guess, self.lapse, self.likelihood == "beta-binomial")
+        u = np.log(x_ms)
+        layout = _build_layout(spec, u, np.zeros(u.size, dtype=int), 1)
+        starts = _grid_starts(layout, 1)
+        directions = ["rising", "falling"] if self.direction == "auto" else [self.direction]
+        counts = {"rising": k_yes, "falling": n - k_yes}
+        best = _best_of(layout, starts, [counts[d] for d in directions], n)
+        fits = dict(zip(directions, best, strict=True))
+        direction = max(directions, key=lambda d: fits[d][1])
+        unit = "blocks" if spec.beta_binomial else "trials"
+        result = _run_engine(
+            layout,
+            counts[direction],
+            n,
+            fits[direction],
+            n_boot=n_boot,
+            seed=seed,
+            need_jackknife=ci_method == "bca" and n_boot > 0,
+            jackknife_unit=unit,
+            sensitivity=sensitivity,
+        )
+        _report_progress(progress, 1, 1)
+        self.x_ms_, self.n_yes_, self.n_total_ = x_ms, k_yes, n
+        self.direction_ = direction
+        self.n_boot_ = n_boot
+        self.seed_ = seed
+        self.ci_method_ = ci_method
+        self._result = result
+        self._store(result)
+        return self
+
+    def fit_trials(self, stimulus, response, **fit_kwargs) -> PsychometricFitter:
+        """Fit one row per trial: stimulus (ms) and response (1 = yes, 0 = no)."""
+        levels, n_yes, n_total = aggregate_trials(stimulus, response)
+        return self.fit(levels, n_yes, n_total, **fit_kwargs)
+
+    def _store(self, result: _FitResult) -> None:
+        layout, theta = result.layout, result.theta
+        self.loglik_ = result.loglik
+        psi = layout.psi(theta[None, :])
+        self.deviance_ = float(_deviance(psi, result.k, result.n)[0])
+        self.deviance_p_ = _deviance_p(result.boot_deviance, self.deviance_)
+        self.n_boot_failed_ = result.n_boot_failed
+        self.n_boot_unconverged_ = result.n_boot_unconverged
+        self.params_ = self._param_dict(theta[None, :])
+        self.boot_params_ = pd.DataFrame(
+            {key: val for key, val in self._param_dict(result.boot_theta, arrays=True).items()}
+        )
+        self.thresholds_ = self._threshold_table(self.levels)
+
+    def _param_dict(self, theta: np.ndarray, arrays: bool = False) -> dict:
+        layout = self._result.layout if hasattr(self, "_result") else None
+        rp_idx, fixed = layout.idx[0], layout.fixed[0]
+
+        def get(j):
+            return theta[:, rp_idx[j]] if rp_idx[j] >= 0 else np.full(len(theta), fixed[j])
+
+        out = {"m": get(0), "w": np.exp(get(1)), "guess": get(2), "lapse": get(3)}
+        if layout.beta_binomial:
+            out["eta"] = np.sqrt(get(4))
+        return out if arrays else {key: float(val[0]) for key, val in out.items()}
+
+    def _threshold_samples(self, levels: Sequence[float]):
+        r = self._result
+        est = _threshold_logs(r.layout, r.theta[None, :], levels)[0]
+        boot = _threshold_logs(r.layout, r.boot_theta, levels)
+        jack = _threshold_logs(r.layout, r.jack_theta, levels)
+        return est, boot, jack
+
+    def _threshold_table(self, levels: Sequence[float]) -> pd.DataFrame:
+        est, boot, jack = self._threshold_samples(levels)
+        low, high = _intervals(
+            boot, est, jack, self._result.jack_weights, self.ci_method_, self.alpha
+        )
+        sens = _threshold_logs(self._result.layout, self._result.sens_theta, levels)
+        low, high = _widest(low, high, sens, self.alpha)
+        return pd.DataFrame(
+            {
+                "level": list(levels),
+                "estimate": np.exp(est),
+                "ci_low": np.exp(low),
+                "ci_high": np.exp(high),
+                "n_trials": int(self.n_total_.sum()),
+            }
+        )
+
+    # results --------------------------------------------------------------------------------
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "_result"):
+            raise RuntimeError("call fit(...) or fit_trials(...) first")
+
+    def threshold_(self, level: float = 0.5) -> float:
+        """Stimulus (ms) where F crosses `level`."""
+        self._check_fitted()
+        return float(np.exp(self._threshold_samples([level])[0][0]))
+
+    def threshold_ci_(self, level: float = 0.5) -> tuple[float, float]:
+        """Bootstrap (1 - alpha) interval (ms) of threshold_(level)."""
+        self._check_fitted()
+        row = self._threshold_table([level]).iloc[0]
+        return float(row.ci_low), float(row.ci_high)
+
+    def threshold_samples_(self, level: float = 0.5) -> np.ndarray:
+        """The bootstrap distribution (ms) of threshold_(level); NaN where a fit failed."""
+        self._check_fitted()
+        return np.exp(self._threshold_samples([level])[1][:, 0])
+
+    def predict(self, x) -> np.ndarray:
+        """Probability of "yes" at stimulus x (ms)."""
+        self._check_fitted()
+        r = self._result
+        u = np.log(np.asarray(x, dtype=float))
+        layout = Layout(
+            r.layout.sigmoid,
+            u.ravel(),
+            np.zeros(u.size, dtype=int),
+            r.layout.idx,
+            r.layout.fixed,
+            r.layout.lo,
+            r.layout.hi,
+            r.layout.beta_binomial,
+        )
+        psi = layout.psi(r.theta[None, :])[0].reshape(u.shape)
+        return psi if self.direction_ == "rising" else 1.0 - psi
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        """Tidy table: one row per parameter and threshold, estimate, se, CI."""
+        self._check_fitted()
+        r = self._result
+        rows = []
+        boot = self._param_dict(r.boot_theta, arrays=True)
+        jack = self._param_dict(r.jack_theta, arrays=True) if len(r.jack_theta) else None
+        sens = self._param_dict(r.sens_theta, arrays=True)
+        for name, value in self.params_.items():
+            samples = boot[name][:, None]
+            jk = jack[name][:, None] if jack is not None else np.empty((0, 1))
+            low, high = _intervals(
+                samples, np.array([value]), jk, r.jack_weights, self.ci_method_, self.alpha
+            )
+            low, high = _widest(low, high, sens[name][:, None], self.alpha)
+            se = float(np.nanstd(samples)) if len(samples) else float("nan")
+            unit = {"m": "ln ms", "w": "ln ms (F 0.1->0.9)"}.get(name, "probability")
+            rows.append((name, value, se, low[0], high[0], unit))
+        for row in self.thresholds_.itertuples():
+            se = float(np.nanstd(self.threshold_samples_(row.level)))
+            rows.append(
+                (f"threshold_{row.level:g}", row.estimate, se, row.ci_low, row.ci_high, "ms")
+            )
+        table = pd.DataFrame(rows, columns=["param", "estimate", "se", "ci_low", "ci_high", "unit"])
+        return table.set_index("param")
+
+    def print_summary(self, decimals: int = 3) -> None:
+        """Print the model, fit statistics and the summary table."""
+        self._check_fitted()
+        lines = [
+            f"<PsychometricFitter: {self.sigmoid}, {self.likelihood}, {self.direction_}>",
+            f"  levels = {self.x_ms_.size}, trials = {int(self.n_total_.sum())}",
+            f"  log-likelihood = {self.loglik_:.{decimals}f}",
+            f"  deviance = {self.deviance_:.{decimals}f} (bootstrap p = {self.deviance_p_:.3f})",
+            f"  bootstrap: B = {self.n_boot_}, seed = {self.seed_}, {self.ci_method_} "
+            f"{100 * (1 - self.alpha):g}% intervals, failed fits = {self.n_boot_failed_}, "
+            f"stopped short = {self.n_boot_unconverged_}",
+            "",
+        ]
+        with pd.option_context(
+            "display.float_format", lambda v: f"{v:.{decimals}f}", "display.width", 120
+        ):
+            lines.append(self.summary.to_string())
+        print("\n".join(lines))
+
+    def plot(self, ax=None, *, level: float = 0.5, label: str | None = None):
+        """Data with 95% Clopper-Pearson intervals, the fitted curve and threshold with CI."""
+        self._check_fitted()
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 4))
+        p_obs = self.n_yes_ / self.n_total_
+        lo_ci = np.nan_to_num(stats.beta.ppf(0.025, self.n_yes_, self.n_total_ - self.n_yes_ + 1))
+        hi_ci = stats.beta.ppf(0.975, self.n_yes_ + 1, self.n_total_ - self.n_yes_)
+        hi_ci = np.where(np.isnan(hi_ci), 1.0, hi_ci)
+        (line,) = ax.plot([], [])
+        color = line.get_color()
+        ax.errorbar(
+            self.x_ms_,
+            p_obs,
+            yerr=[p_obs - lo_ci, hi_ci - p_obs],
+            fmt="o",
+            color=color,
+            capsize=3,
+            label=label or "data (95% CI)",
+        )
+        span = np.log(self.x_ms_[-1] / self.x_ms_[0])
+        grid = np.exp(
+            np.linspace(
+                np.log(self.x_ms_[0]) - 0.15 * span, np.log(self.x_ms_[-1]) + 0.15 * span, 300
+            )
+        )
+        ax.plot(grid, self.predict(grid), color=color, label="fit")
+        t_ms = self.threshold_(level)
+        low, high = self.threshold_ci_(level)
+        y_t = float(self.predict([t_ms])[0])
+        ax.errorbar(
+            [t_ms],
+            [y_t],
+            xerr=[[max(t_ms - low, 0.0)], [max(high - t_ms, 0.0)]],  # NaN/odd CIs: no bar
+            fmt="s",
+            color="black",
+            capsize=4,
+            label=f"{level:g} threshold {t_ms:.0f} ms [{low:.0f}, {high:.0f}]",
+        )
+        _ms_axis(ax, self.x_ms_)
+        ax.set_ylim(-0.03, 1.03)
+        ax.set_xlabel("stimulus (ms)")
+        ax.set_ylabel("P(yes)")
+        ax.legend(fontsize="small")
+        return ax

@@ -1,0 +1,151 @@
+"""`[profile]` and `[factors]`: the base shaping profile and the factors varied from it."""
+
+from __future__ import annotations
+
+import math
+
+from uxlab.chain import CHAIN_FACTORS, Chain
+from uxlab.live.live_schedule import live_profile_problem
+from uxlab.reading import study_level_max
+from uxlab.shaping import FACTOR_NAMES, Profile, ProfileError
+from uxlab.study.loading.reader import StudyReader, did_you_mean, strip_path
+from uxlab.study.spec import INTEGER_FACTORS, PROCEDURES, Factor, StudyError, profile_levels
+
+FACTOR_KEYS = ("levels", "between", "procedure", "down", "grid")
+"""The keys of a factor written as a table, `[factors.ttft_ms]`."""
+
+
+def read_profile(r: StudyReader, doc: dict) -> Profile:
+    """`[profile]`: the base profile (checked by `Profile.from_table`)."""
+    table = r.table(doc, "profile", required=False)
+    try:
+        return Profile.from_table(table, where=f"{r.path} [profile]", base_dir=r.path.parent)
+    except ProfileError as exc:
+        raise StudyError(r.path, None, strip_path(str(exc), r.path)) from None
+
+
+def check_live_profile(r: StudyReader, profile: Profile, factors: list[Factor]) -> None:
+    """A live study's profile must draw its timing (a live stream has none to keep)."""
+    problem = live_profile_problem(profile.with_factors({f.name: f.levels[0] for f in factors}))
+    if problem is not None:
+        raise r.err("[profile]", f"{problem} (a live study)")
+
+
+def read_factors(
+    r: StudyReader, doc: dict, profile: Profile, chains: dict[str, Chain] | None = None
+) -> list[Factor]:
+    """`[factors]`: each a list of levels, or a table with `levels`, `between`, `procedure`."""
+    table = r.table(doc, "factors")
+    if not table:
+        raise r.err("[factors]", "needs at least one factor, e.g. ttft_ms = [200, 800]")
+    out = []
+    for name, value in table.items():
+        if name not in FACTOR_NAMES and name not in CHAIN_FACTORS:
+            choices = (*FACTOR_NAMES, *(CHAIN_FACTORS if chains is not None else ()))
+            raise r.err(
+                f"[factors].{name}",
+                "not a profile parameter" + did_you_mean(name, choices),
+            )
+        where = f"[factors].{name}"
+        between, procedure, down, grid = False, "fixed", 2, 25
+        if isinstance(value, dict):
+            where = f"[factors.{name}]"
+            r.unknown(value, FACTOR_KEYS, where)
+            between = r.get(value, "between", where, (bool,), False, "true or false")
+            procedure = r.choice(value, "procedure", where, PROCEDURES, "fixed")
+            down, grid = _adaptive_options(r, value, where, name, procedure, between)
+            value = r.get(value, "levels", where, (list,), what="a list of levels")
+            where = f"{where}.levels"
+        elif not isinstance(value, list):
+            raise r.err(where, f"{value!r} is not a list of levels (or a table)")
+        if not value:
+            raise r.err(where, "has no levels")
+        levels = []
+        for i, x in enumerate(value):
+            key = f"{where}[{i}]"
+            if isinstance(x, bool) or not isinstance(x, (int, float)):
+                raise r.err(key, f"{x!r} is not a number")
+            if not math.isfinite(x):
+                raise r.err(key, f"{x} is not a finite number")
+            if x < 0 and name != "rho":
+                raise r.err(key, f"{x} is negative")
+            if x > study_level_max(name):
+                raise r.err(key, f"{x:g} is not plausible (at most {study_level_max(name):g})")
+            if name in INTEGER_FACTORS and not float(x).is_integer():
+                raise r.err(key, f"{x} is not a whole number")
+            if x in levels:
+                raise r.err(key, f"{x} repeats level {levels.index(x)}")
+            if name in CHAIN_FACTORS:
+                _chain_level(r, name, x, key, chains)
+            try:
+                profile.with_factors(profile_levels({name: x}))
+            except ProfileError as exc:
+                raise r.err(key, f"{x} is not a valid level: {exc.problem}") from None
+            levels.append(x)
+        if procedure != "fixed" and (len(levels) < 2 or min(levels) <= 0):
+            raise r.err(
+                f"{where}",
+                f"procedure {procedure!r} needs at least two levels above 0 (the range "
+                "it searches, e.g. [100, 5000])",
+            )
+        out.append(Factor(name, tuple(levels), between, procedure, down, grid))
+    adaptive = [f.name for f in out if f.procedure != "fixed"]
+    if len(adaptive) > 1:
+        raise r.err(
+            f"[factors.{adaptive[1]}].procedure",
+            f"only one factor may be adaptive; {adaptive[0]!r} already is",
+        )
+    if all(f.between for f in out):
+        raise r.err(
+            "[factors]",
+            "every factor is between-participant; at least one must vary within a participant",
+        )
+    return out
+
+
+def _chain_level(
+    r: StudyReader, name: str, x: float, key: str, chains: dict[str, Chain] | None
+) -> None:
+    """Check one level of a chain factor (`CHAIN_FACTORS`)."""
+    if chains is None:
+        raise r.err(key, f'{name!r} is a chain factor: use it with [stimuli] kind = "chain"')
+    if name == "n_steps":
+        if not float(x).is_integer() or x < 1:
+            raise r.err(key, f"{x} is not a whole number of model calls (1 or more)")
+        short = min(chains.values(), key=lambda c: c.n_calls)
+        if x > short.n_calls:
+            raise r.err(
+                key,
+                f"{x:g} model calls: chain {short.id!r} has only {short.n_calls} "
+                f"(use 1..{short.n_calls})",
+            )
+
+
+def _adaptive_options(
+    r: StudyReader, table: dict, where: str, name: str, procedure: str, between: bool
+) -> tuple[int, int]:
+    """`down` and `grid` of an adaptive factor (refused on a fixed one)."""
+    for key in ("down", "grid"):
+        if key in table and procedure == "fixed":
+            raise r.err(
+                f"{where}.{key}", "only used with an adaptive procedure (quest, staircase, ...)"
+            )
+    if procedure != "fixed" and between:
+        raise r.err(
+            f"{where}.procedure", "an adaptive factor varies within a participant, not between"
+        )
+    if procedure != "fixed" and not name.endswith("_ms"):
+        raise r.err(
+            f"{where}.procedure",
+            f"adaptive procedures search a latency in ms; {name!r} is not one (use ttft_ms, "
+            "itl_ms, ...)",
+        )
+    down = r.positive_int(table, "down", where, 2)
+    if down > 4:
+        raise r.err(f"{where}.down", f"{down} is too many (1 to 4)")
+    if "down" in table and procedure != "staircase":
+        raise r.err(f"{where}.down", f"only used with procedure = 'staircase', not {procedure!r}")
+    grid = r.positive_int(table, "grid", where, 25, minimum=5)
+    if grid > 200:
+        raise r.err(f"{where}.grid", f"{grid} levels is too many (5 to 200)")
+    return down, grid

@@ -1,0 +1,166 @@
+"""The study file reader's typed getters: each raises `StudyError` naming file, key and problem."""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from uxlab.study.keys import check_key
+from uxlab.study.spec import StudyError
+
+SECTIONS = {
+    "study": ("id", "title", "version", "seed"),
+    "texts": ("consent", "instructions", "debrief"),
+    "stimuli": ("corpus", "chains", "live", "files", "assignment", "prompt", "kind"),
+    "profile": None,  # checked by Profile.from_table
+    "factors": None,  # any profile parameter
+    "design": ("repeats", "blocks", "order", "blocked_by", "max_run", "practice", "break_every"),
+    "counterbalance": ("group_cap", "stale_after_min"),
+    "questions": None,
+    "abandon": ("key", "timeout_s", "ask_questions"),
+    "attention": ("every", "text", "question", "answer", "levels"),
+    "chain": ("ask_after_steps",),
+    "timing": ("max_late_p99_ms", "max_frame_shared_share", "requeue_flagged", "max_requeued"),
+    "session": ("rerun_interrupted",),
+}
+"""Every section of a study file and its keys (None: checked by the section's own parser)."""
+
+
+def did_you_mean(word: str, choices: list[str] | tuple[str, ...], fmt: str = "{!r}") -> str:
+    """` (did you mean 'x'?)` or ` (one of 'a', 'b')`, as the shaping errors say it."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    close = close or [c for c in choices if word and c.startswith(word)][:1]
+    if close:
+        return f" (did you mean {fmt.format(close[0])}?)"
+    return " (one of " + ", ".join(fmt.format(c) for c in choices) + ")"
+
+
+class StudyReader:
+    """Reads values from one study file's tables, raising StudyError at the first problem."""
+
+    def __init__(self, path: Path, source: str = ""):
+        self.path = path
+        self.source = source
+        """The file's text (to find the line of a key)."""
+
+    def err(self, key: str | None, problem: str) -> StudyError:
+        return StudyError(self.path, key, problem)
+
+    def table(self, doc: dict[str, Any], name: str, required: bool = True) -> dict[str, Any]:
+        if name not in doc:
+            if required:
+                raise self.err(f"[{name}]", "missing section")
+            return {}
+        value = doc[name]
+        if not isinstance(value, dict):
+            raise self.err(f"[{name}]", f"must be a table, not {type_name(value)}")
+        return value
+
+    def unknown(self, table: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
+        for key in table:
+            if key not in allowed:
+                raise self.err(f"{where}.{key}", "unknown key" + did_you_mean(key, allowed))
+
+    def get(
+        self,
+        table: dict,
+        key: str,
+        where: str,
+        types: tuple[type, ...],
+        default: Any = ...,
+        what: str | None = None,
+    ) -> Any:
+        if key not in table:
+            if default is ...:
+                raise self.err(f"{where}.{key}", "missing (required)")
+            return default
+        value = table[key]
+        ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
+        if not ok:
+            want = what or " or ".join(TYPE_WORDS.get(t, t.__name__) for t in types)
+            raise self.err(f"{where}.{key}", f"{value!r} is not {want}")
+        return value
+
+    def text(self, table: dict, key: str, where: str, default: Any = ...) -> Any:
+        value = self.get(table, key, where, (str,), default, "a string")
+        if isinstance(value, str) and not value.strip():
+            raise self.err(f"{where}.{key}", "is empty")
+        return value
+
+    def positive_int(
+        self, table: dict, key: str, where: str, default: Any = ..., minimum: int = 1
+    ) -> Any:
+        value = self.get(table, key, where, (int,), default, "a whole number")
+        if isinstance(value, int) and value < minimum:
+            raise self.err(f"{where}.{key}", f"{value} must be at least {minimum}")
+        return value
+
+    def number(self, table: dict, key: str, where: str, default: Any = ...) -> Any:
+        value = self.get(table, key, where, (int, float), default, "a number")
+        if isinstance(value, (int, float)) and not math.isfinite(value):
+            raise self.err(f"{where}.{key}", f"{value} is not a finite number")
+        return value
+
+    def choice(
+        self, table: dict, key: str, where: str, choices: tuple[str, ...], default: Any = ...
+    ) -> Any:
+        value = self.get(table, key, where, (str,), default, "a string")
+        if value is not None and value not in choices:
+            raise self.err(
+                f"{where}.{key}",
+                f"{value!r} is not allowed" + did_you_mean(value, choices),
+            )
+        return value
+
+    def key_name(
+        self, table: dict, key: str, section: str, default: str, live_question_types: set[str]
+    ) -> str:
+        """A key the participant presses, in Textual's spelling (`esc` -> `escape`), or a
+        StudyError with the line when no terminal can deliver it to the trial screen
+        (`live_question_types`: the kinds of question on screen while the key is live)."""
+        raw = self.text(table, key, f"[{section}]", default)
+        name, problem = check_key(
+            raw,
+            questions_live=bool(live_question_types),
+            typing_live="text" in live_question_types,
+        )
+        if problem is not None:
+            line = line_of(self.source, section, key)
+            raise StudyError(self.path, f"[{section}].{key}", problem, line=line)
+        return name
+
+
+def line_of(text: str, section: str, key: str) -> int | None:
+    """The 1-based line of `key = ...` in `[section]` (None when written another way)."""
+    current = None
+    for i, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if header := re.match(r"^\[\s*([A-Za-z0-9_.-]+)\s*\]", stripped):
+            current = header.group(1)
+        elif current == section and re.match(rf"^{re.escape(key)}\s*=", stripped):
+            return i
+    return None
+
+
+def strip_path(message: str, path: Path) -> str:
+    """`message` without a leading `<path> ` (an inner error that named the file already)."""
+    prefix = f"{path} "
+    return message[len(prefix) :] if message.startswith(prefix) else message
+
+
+TYPE_WORDS = {
+    str: "a string",
+    int: "a whole number",
+    float: "a number",
+    bool: "true or false",
+    list: "a list",
+    dict: "a table",
+}
+
+
+def type_name(value: Any) -> str:
+    """A TOML value's kind in words (`a string`, `a table`, ...)."""
+    return TYPE_WORDS.get(type(value), type(value).__name__)
