@@ -106,7 +106,8 @@ def main() -> int:
     print(f"date: {datetime.now(UTC).isoformat(timespec='minutes')}")
     print(f"load before: {uptime}")
     folder = Path(tempfile.mkdtemp(prefix="uxlab-bench-"))
-    cluster = PostgresCluster.start(folder / "pg", fsync=True)
+    pg_folder = Path(tempfile.mkdtemp(prefix="uxlab-bench-pg-"))  # its own: owned by nobody
+    cluster = PostgresCluster.start(pg_folder, fsync=True)
     results: dict[tuple[str, int], dict[str, float]] = {}
     try:
         for n in counts:
@@ -116,6 +117,7 @@ def main() -> int:
     finally:
         cluster.stop()
         shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(pg_folder, ignore_errors=True)
     uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     print(f"load after:  {uptime}")
     base = results["sqlite", counts[0]]

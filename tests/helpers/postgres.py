@@ -57,7 +57,9 @@ class PostgresCluster:
 
     @classmethod
     def start(cls, folder: Path, fsync: bool = False) -> PostgresCluster:
-        """initdb into `folder`/data and start the server; `fsync` off unless asked (tests)."""
+        """initdb into `folder`/data and start the server; `fsync` off unless asked (tests).
+
+        As root, `folder` must be reachable by `nobody` (a fresh `tempfile.mkdtemp()`)."""
         folder.mkdir(parents=True, exist_ok=True)
         cluster = cls(folder, free_port(), bindir(), os.geteuid() == 0)
         if cluster.as_root:

@@ -75,7 +75,7 @@ from uxlab.store.records import (
     Session,
     UnfinishedSession,
 )
-from uxlab.store.schema import StoreError, migrate
+from uxlab.store.schema import StoreError, StoreUnreachable, migrate
 from uxlab.store.sessions import Sessions
 from uxlab.store.trials import Trials
 from uxlab.store.withdrawal import Withdrawal
@@ -172,7 +172,8 @@ class Store(GroupAllocation, Sessions, Trials, Withdrawal):
 
     def close(self) -> None:
         """Give back this store's session leases and close the connection."""
-        with suppress(*store_errors()):  # the lease is stale once this process is gone
+        # the lease is stale once this process is gone (or its server is away)
+        with suppress(*store_errors(), StoreUnreachable):
             lease.give_back(self.conn, sorted(self.leases))
         self.leases.clear()
         self.conn.close()
