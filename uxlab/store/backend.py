@@ -15,7 +15,8 @@ from typing import Any, Protocol
 class Result(Protocol):
     """A statement's rows, as a sqlite3 cursor gives them."""
 
-    rowcount: int
+    @property
+    def rowcount(self) -> int: ...
 
     @property
     def description(self) -> Any: ...

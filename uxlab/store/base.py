@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from uxlab.store.audit import _chain
 from uxlab.store.backend import Connection
@@ -28,6 +29,10 @@ class StoreBase:
         """Makes each new session's id (random; a test may make them repeatable)."""
         self.leases: set[str] = set()
         """Sessions whose lease this store holds (`uxlab.store.lease`), given back at close."""
+
+    def _withdraw(self, participant: str) -> dict[str, int]:
+        """`Withdrawal.withdraw` (the part of `Store` that deletes a participant)."""
+        raise NotImplementedError
 
     def ping(self) -> None:
         """One round trip to the database (raises StoreUnreachable while a server is away)."""
@@ -52,7 +57,7 @@ class StoreBase:
                 self.conn.execute("ROLLBACK")
             raise
 
-    def _audit(self, action: str, subject: str | None, sha256: str, detail: dict) -> None:
+    def _audit(self, action: str, subject: str | None, sha256: str, detail: dict[str, Any]) -> None:
         at = self._now_iso()
         detail_json = json.dumps(detail, sort_keys=True, separators=(",", ":"))
         row = self.conn.execute("SELECT chain FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
@@ -69,14 +74,15 @@ class StoreBase:
             "ON CONFLICT(name) DO UPDATE SET n = counters.n + 1",
             (name,),
         )
-        return self.conn.execute("SELECT n FROM counters WHERE name = ?", (name,)).fetchone()[0]
+        (n,) = self.conn.execute("SELECT n FROM counters WHERE name = ?", (name,)).fetchone()
+        return int(n)
 
     def _ensure_participant(self, participant: str) -> int:
         row = self.conn.execute(
             "SELECT number FROM participants WHERE participant = ?", (participant,)
         ).fetchone()
         if row:
-            return row[0]
+            return int(row[0])
         number = self._counter("participant_number")
         self.conn.execute(
             "INSERT INTO participants (participant, number, created_at, created_s) "

@@ -53,6 +53,7 @@ from analysis.spreadsheet_cells import write_safe_csv
 from uxlab.fidelity import FIDELITY_COLUMNS as _FIDELITY_COLUMNS
 from uxlab.fidelity import trial_fidelity
 from uxlab.outcomes import Outcome
+from uxlab.store.backend import Connection
 from uxlab.store.dialect import db_name
 from uxlab.store.open_checks import open_read_only, reading
 from uxlab.store.schema import StoreError
@@ -166,7 +167,7 @@ def _slug(track: str) -> str:
     return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in track.replace("&", "_"))
 
 
-def _read_reruns(conn: sqlite3.Connection) -> dict[tuple[str, int], dict[str, Any]]:
+def _read_reruns(conn: Connection) -> dict[tuple[str, int], dict[str, Any]]:
     """(session_id, trial_index) -> its `RERUN_COLUMNS` cells; empty before schema 5."""
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     if "requeued" not in tables:
@@ -388,7 +389,7 @@ def _fidelity_from_events(
         rows[key].update({c: v for c, v in fidelity.items() if v is not None})
 
 
-def _read_runs(conn: sqlite3.Connection) -> tuple[list[str], list[dict[str, Any]]]:
+def _read_runs(conn: Connection) -> tuple[list[str], list[dict[str, Any]]]:
     """runs.csv: every start and resume with its environment (inside the read snapshot)."""
     has_runs = conn.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session_runs'"
@@ -401,7 +402,8 @@ def _read_runs(conn: sqlite3.Connection) -> tuple[list[str], list[dict[str, Any]
         else "SELECT session_id, participant, 0, 'start', created_at, 0, environment "
         "FROM sessions ORDER BY created_at, session_id"
     )
-    rows, env_keys = [], []
+    rows: list[dict[str, Any]] = []
+    env_keys: list[str] = []
     for r in conn.execute(query):
         row = dict(zip(RUN_COLUMNS, r[:6], strict=True))
         env = _flatten(json.loads(r[6]), "env")
@@ -516,8 +518,8 @@ def _write_csv(
 
 def _write_parquet(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> None:
     try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        import pyarrow as pa  # type: ignore[import-untyped]
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
     except ImportError:
         raise StoreError("--format parquet needs pyarrow: uv sync --extra parquet") from None
     table = pa.table({c: [row.get(c) for row in rows] for c in columns})

@@ -85,9 +85,10 @@ def participant_for_code(store: Store, study_id: str, code: str) -> str | None:
 
 def count_invitations(store: Store, study_id: str) -> int:
     """How many invitations `study_id` has."""
-    return store.conn.execute(
+    (n,) = store.conn.execute(
         "SELECT count(*) FROM invitations WHERE study_id = ?", (study_id,)
-    ).fetchone()[0]
+    ).fetchone()
+    return int(n)
 
 
 def withdraw_invited(store: Store, participant: str) -> dict[str, int]:

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import os
 import socket
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from uxlab.store.backend import Connection
 from uxlab.store.schema import MIGRATIONS, StoreError, _statements
 
 CREATE_LEASES = next(
@@ -76,8 +76,8 @@ def process_alive(holder: Holder) -> bool:
 
 
 def take(
-    conn: sqlite3.Connection,
-    path: Path,
+    conn: Connection,
+    path: Path | str,
     session_id: str,
     participant: str,
     now_s: float,
@@ -121,7 +121,7 @@ def take(
     )
 
 
-def give_back(conn: sqlite3.Connection, session_ids: list[str]) -> None:
+def give_back(conn: Connection, session_ids: list[str]) -> None:
     """Release this process's leases on `session_ids` (one short transaction)."""
     if not session_ids:
         return
@@ -140,7 +140,7 @@ def give_back(conn: sqlite3.Connection, session_ids: list[str]) -> None:
         raise
 
 
-def _held(path: Path, participant: str, session_id: str, holder: Holder, age_s: float) -> str:
+def _held(path: Path | str, participant: str, session_id: str, holder: Holder, age_s: float) -> str:
     return (
         f"{path}: participant {participant} is taking part right now in another process "
         f"(pid {holder.pid} on host {holder.host}, session {session_id}, started "

@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from uxlab.store.backend import Connection
 from uxlab.store.dialect import is_postgres
 from uxlab.store.schema import SCHEMA_VERSION, StoreError
 
@@ -252,7 +253,7 @@ def _disk_is_full(path: Path) -> bool:
         return False
 
 
-def open_read_only(db: str | Path) -> sqlite3.Connection:
+def open_read_only(db: str | Path) -> Connection:
     """A read-only connection (`mode=ro`): an export cannot change the data.
 
     For a PostgreSQL URL: a connection whose `BEGIN` is a READ ONLY snapshot.
@@ -260,8 +261,7 @@ def open_read_only(db: str | Path) -> sqlite3.Connection:
     if is_postgres(db):
         from uxlab.store.postgres import PostgresConnection
 
-        conn = PostgresConnection(str(db), max_connections=1, migrations_needed=True)
-        return conn  # type: ignore[return-value]
+        return PostgresConnection(str(db), max_connections=1, migrations_needed=True)
     db = Path(db)
     if not db.is_file():
         raise StoreError(f"{db}: no such database")

@@ -35,6 +35,7 @@ from __future__ import annotations
 import sqlite3
 
 from uxlab.errors import UxlabError
+from uxlab.store.backend import Connection
 
 _V1 = """
 CREATE TABLE studies (
@@ -216,7 +217,7 @@ class StoreUnreachable(StoreError):
     over, the network); nothing of the failed write is stored and it can be tried again."""
 
 
-def migrate(conn: sqlite3.Connection, path: str, now_iso: str) -> int:
+def migrate(conn: Connection, path: str, now_iso: str) -> int:
     """Bring the database to SCHEMA_VERSION; returns the version it was at."""
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -228,7 +229,7 @@ def migrate(conn: sqlite3.Connection, path: str, now_iso: str) -> int:
             )
         if version == SCHEMA_VERSION:
             conn.execute("COMMIT")
-            return version
+            return int(version)
         conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
             "applied_at TEXT NOT NULL)"
@@ -239,7 +240,7 @@ def migrate(conn: sqlite3.Connection, path: str, now_iso: str) -> int:
             conn.execute("INSERT INTO schema_migrations VALUES (?, ?)", (k + 1, now_iso))
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
-        return version
+        return int(version)
     except BaseException:
         if conn.in_transaction:  # a failed COMMIT (disk full) has already rolled back
             conn.execute("ROLLBACK")

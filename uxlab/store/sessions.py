@@ -149,7 +149,7 @@ class Sessions(StoreBase):
         study: Study,
         participant: str,
         number: int,
-        row: tuple,
+        row: tuple[Any, ...],
         now: str,
         now_s: float,
         environment: dict[str, Any],
@@ -231,7 +231,8 @@ class Sessions(StoreBase):
             "SELECT root_index FROM requeued WHERE session_id = ? AND trial_index = ?",
             (session_id, trial_index),
         ).fetchone()
-        return dataclasses.replace(planned[root], index=trial_index, break_before=False)
+        rerun: Trial = dataclasses.replace(planned[root], index=trial_index, break_before=False)
+        return rerun
 
     def requeue_trial(
         self, session: Session, of_index: int, reason: str, max_per_reason: int = 1
@@ -368,7 +369,7 @@ class Sessions(StoreBase):
                 f"(allowed: {', '.join(allowed) or 'nothing'})"
             )
         if state == "withdrawn":
-            self.withdraw(session.participant)
+            self._withdraw(session.participant)
             session.state = state
             return
         with self._write():
