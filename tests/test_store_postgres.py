@@ -195,3 +195,33 @@ def test_a_server_restart_during_a_session_loses_nothing_committed(postgres_clus
         trail = [e["sha256"] for e in store.audit_entries() if e["action"] == "trial"]
         assert trail == digests
         assert store.verify_audit()
+
+
+@pytest.mark.slow
+def test_every_command_that_takes_a_database_takes_a_postgresql_url(
+    tmp_path, postgres_db, capsys, monkeypatch
+):
+    """simulate, export, verify, report and withdraw with `postgresql://...`: the same
+    results as with a file; output folders are named after the database; no password in
+    what the commands print."""
+    from uxlab.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    url = postgres_db.replace("postgres@", "postgres:not-a-secret@")  # trust auth ignores it
+    name = url.rsplit("/", 1)[1]
+    assert main(["simulate", str(GOOD), "--participants", "3", "--db", url, "--seed", "5"]) == 0
+    assert main(["export", url]) == 0
+    assert main(["verify", url, "--study", str(GOOD)]) == 0
+    out = capsys.readouterr().out
+    assert (tmp_path / "results" / f"{name}-export" / "trials.csv").is_file()
+    assert "3 session(s)" in out and "not-a-secret" not in out and "postgres:***@" in out
+    assert main(["report", url, "--n-boot", "0", "-q"]) == 0
+    assert (tmp_path / "results" / f"{name}-report").is_dir()
+    capsys.readouterr()
+    assert main(["withdraw", url, "--participant", "SIM-s5-002", "--yes"]) == 0
+    assert "not-a-secret" not in capsys.readouterr().out
+    assert query(postgres_db, "SELECT participant FROM participants ORDER BY 1") == [
+        ("SIM-s5-001",),
+        ("SIM-s5-003",),
+    ]
+    assert main(["verify", url, "--study", str(GOOD)]) == 0  # the audit chain still holds

@@ -259,7 +259,7 @@ def _load(path: Path | str, columns=None):
 def _load_exported(db: Path | str, columns=None):
     """A uxlab study database's trial table, through the store's exporter."""
     from analysis.trial_table import TrialTableError, file_sha256, load_trial_table
-    from uxlab.store.dialect import db_name
+    from uxlab.store.dialect import database_stem, db_name
     from uxlab.store.export import export_db
 
     name = db_name(db)
@@ -270,9 +270,11 @@ def _load_exported(db: Path | str, columns=None):
         except TrialTableError as exc:  # name the database, not the temporary export
             message = str(exc).replace(str(Path(tmp) / "trials.csv"), f"{name} (its trials)")
             raise ReportError(message.replace(tmp, str(name))) from exc
-        # a PostgreSQL database is no file: the digest is of the trial table exported from it
+        # a PostgreSQL database is no file: the digest is of the trial table exported from it,
+        # and the report names the database as `postgresql:<database name>`
         digest = file_sha256(db if isinstance(db, Path) else Path(tmp) / "trials.csv")
-    table.source, table.source_sha256 = name, digest
+    source = db if isinstance(db, Path) else Path(f"postgresql:{database_stem(db)}")
+    table.source, table.source_sha256 = source, digest
     return table
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from uxlab.cli.hints import after_database
-from uxlab.store.dialect import database_arg
+from uxlab.store.dialect import database_arg, db_name
 
 
 def register(subparsers: Any) -> None:
@@ -115,7 +115,8 @@ def run(args: argparse.Namespace) -> int:
     per = f" ({seconds / len(ran):.2f} s per session)" if ran else ""
     print(
         f"simulated {len(ran)} participant(s), {n_trials} trials in {seconds:.1f} s{per} "
-        f"into {db}" + (f"; {len(kept)} already complete from an earlier run, kept" if kept else "")
+        f"into {db_name(db)}"
+        + (f"; {len(kept)} already complete from an earlier run, kept" if kept else "")
     )
     print("\n".join(after_database(db)))
     return 0
@@ -160,7 +161,7 @@ def _run_through_ui(args: argparse.Namespace, study: Any, db: Path, truth: Any) 
     seconds = sum(s.seconds for s in done)
     print(
         f"simulated {len(done)} participant(s) through the runner, {n_trials} trials in "
-        f"{seconds:.1f} s into {db}"
+        f"{seconds:.1f} s into {db_name(db)}"
     )
     print("\n".join(after_database(db)))
     return 0
