@@ -1,4 +1,8 @@
-"""The study store: one SQLite file per study, written so that no committed answer is lost.
+"""The study store: one database per study, written so that no committed answer is lost.
+
+The database is a SQLite file (the default), or a PostgreSQL database shared by several
+study hosts (`Store.open("postgresql://...")`, `uxlab.store.postgres`): the same SQL, schema
+and guarantees through one storage interface (`uxlab.store.backend`).
 
 The runner and the simulator call, in this order::
 
@@ -45,7 +49,7 @@ Guarantees:
   holder's lease is taken over (`uxlab.store.lease`); `close()` gives leases back.
 
 One `Store` per process (or thread); several processes may write one file at once (WAL and a
-busy timeout serialise their short transactions). Wall-clock times come from `clock`
+busy timeout serialise their short transactions; on PostgreSQL an advisory lock does). Wall-clock times come from `clock`
 (injectable for tests), used only for timestamps and stale-slot detection.
 """
 
