@@ -49,8 +49,9 @@ Guarantees:
   holder's lease is taken over (`uxlab.store.lease`); `close()` gives leases back.
 
 One `Store` per process (or thread); several processes may write one file at once (WAL and a
-busy timeout serialise their short transactions; on PostgreSQL an advisory lock does). Wall-clock times come from `clock`
-(injectable for tests), used only for timestamps and stale-slot detection.
+busy timeout serialise their short transactions; on PostgreSQL an advisory lock does).
+Wall-clock times come from `clock` (injectable for tests), used only for timestamps and
+stale-slot detection.
 """
 
 from __future__ import annotations
