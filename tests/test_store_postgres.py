@@ -65,6 +65,16 @@ def test_export_gives_byte_identical_tables_from_both_backends(tmp_path, postgre
     assert out["sqlite"].rows["trials"] > 40 and out["sqlite"].rows["events"] > 100
 
 
+def test_a_database_that_cannot_be_opened_is_named_in_one_line(postgres_cluster):
+    from uxlab.store import StoreError
+
+    url = postgres_cluster.url.rsplit("/", 1)[0] + "/no_such_db"
+    secret = url.replace("postgres@", "postgres:hunter2@")
+    with pytest.raises(StoreError, match=r'no_such_db.*database "no_such_db" does not exist') as e:
+        Store.open(secret)
+    assert "hunter2" not in str(e.value)
+
+
 def _three_groups(tmp_path: Path) -> Path:
     text = GOOD.read_text().replace("[design]", THREE_GROUPS + "\n[design]")
     text = text.replace("[profile]\n", '[profile]\nitl = "lognormal:median=30,sigma=0.5"\n')

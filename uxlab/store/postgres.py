@@ -86,6 +86,10 @@ class PostgresConnection:
         self.name = redact(url)
         self._tx: psycopg.Connection[Any] | None = None
         self._lock = threading.Lock()  # one transaction at a time, as with sqlite3
+        try:  # one direct connection first: the server's own words when it refuses (fast)
+            psycopg.connect(url, connect_timeout=int(CONNECT_TIMEOUT_S)).close()
+        except psycopg.Error as exc:
+            raise StoreError(f"{self.name}: cannot open the database ({_reason(exc)})") from None
         self.pool = ConnectionPool(
             url,
             min_size=1,
