@@ -86,7 +86,7 @@ def _three_groups(tmp_path: Path) -> Path:
 
 
 def test_two_hosts_allocate_200_concurrent_starts_balanced_without_duplicates(tmp_path, db):
-    """Two processes with 8 stores each start 100 participants apiece at the same moment.
+    """Two processes with 4 stores (threads) each start 100 participants apiece at the same moment.
     The design's rule: each start takes the emptiest group, so with every slot live the
     groups differ by at most one; every participant has one number, one group, one session,
     and the audit chain has one entry per write, in one line."""
@@ -95,7 +95,7 @@ def test_two_hosts_allocate_200_concurrent_starts_balanced_without_duplicates(tm
         store.register_study(load_study(study_path))
     hosts = [
         subprocess.Popen(
-            [sys.executable, str(ALLOCATE), str(db), str(study_path), prefix, "100", "8"],
+            [sys.executable, str(ALLOCATE), str(db), str(study_path), prefix, "100", "4"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -185,13 +185,11 @@ def query(db, sql: str, params: tuple = ()) -> list[tuple]:
     """Rows of one statement in the store's SQL, read straight from either backend (a
     SQLite file is checked with `PRAGMA integrity_check` first)."""
     if isinstance(db, str):
-        from uxlab.store.postgres import PostgresConnection
+        from uxlab.store.dialect import to_postgres
 
-        pg = PostgresConnection(db, max_connections=1, migrations_needed=True)
-        try:
-            return pg.execute(sql, params).fetchall()
-        finally:
-            pg.close()
+        with psycopg.connect(db, autocommit=True) as pg:
+            cur = pg.execute(to_postgres(sql), tuple(params))
+            return cur.fetchall() if cur.description is not None else []
     import sqlite3
 
     conn = sqlite3.connect(db)

@@ -116,6 +116,10 @@ class PostgresConnection:
 
     def _bootstrap(self) -> None:
         """What the migrations need first: their table and the audit triggers' function."""
+        with self.pool.connection() as conn:
+            (made,) = conn.execute("SELECT to_regclass('schema_migrations')").fetchone() or (None,)
+            if made is not None:  # made with the function, in one transaction, earlier
+                return
         with self.pool.connection() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
             conn.execute(REFUSE_CHANGE_FUNCTION)
