@@ -23,84 +23,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+import trial_table_spec as spec
 from analysis.foreign_table import ColumnMap, adapt_frame
 from analysis.spreadsheet_cells import plain_frame
 from analysis.table_errors import TrialTableError
 
 # Columns the analysis needs in every table; the rest of contract 2 is used when present.
 REQUIRED_COLUMNS = ("participant",)
-# Contract-2 columns that are not factors or questions.
-CONTRACT_COLUMNS = (
-    "study_id",
-    "study_sha256",
-    "session_id",
-    "participant",
-    "trial_index",
-    "block",
-    "practice",
-    "condition_id",
-    "replay_id",
-    "seed",
-    "outcome",
-    "t_abandon_ms",
-    "shown_first_ms",
-    "shown_last_ms",
-    "scheduled_end_ms",
-    "attention_check",
-    "attention_ok",
-    "pilot",
-    "simulated",
-)
-# Further columns uxlab writes when a study uses them (schedule hashes, agent chains, live
-# endpoints, trials queued again at the end): measurements, never factors.
-EXTRA_COLUMNS = (
-    "schedule_sha256",
-    "e2e_ms",
-    "abandon_step",
-    "paused_ms",
-    "violations_n",
-    "violation_max_ms",
-    "violation_sum_ms",
-    "rerun_of",
-    "rerun_reason",
-    "rerun_as",
-)
-# Per-trial playback fidelity (contract 2; uxlab computes them from the playback log):
-# how late chunks were handed out and shown, frame sharing, drift, the machine's load and
-# the flag for trials outside the study's timing tolerance. Measurements, never factors.
-FIDELITY_COLUMNS = (
-    "n_chunks",
-    "late_handed_p50_ms",
-    "late_handed_p99_ms",
-    "late_handed_max_ms",
-    "late_shown_p50_ms",
-    "late_shown_p99_ms",
-    "late_shown_max_ms",
-    "frame_shared_share",
-    "drift_ms",
-    "load_1m",
-    "fidelity_flag",
-)
+# Contract 2's columns are data (`trial_table_spec`, shared with the export): every column
+# it lists is a measurement or an identifier, never a design factor.
+FIDELITY_COLUMNS = tuple(spec.names(spec.FIDELITY))
 # Identifiers stay text (a hash of zeros or an id like 007 must not become a number).
-ID_COLUMNS = (
-    "study_id",
-    "study_sha256",
-    "session_id",
-    "participant",
-    "condition_id",
-    "replay_id",
-    "schedule_sha256",
-)
-OUTCOMES = ("completed", "abandoned", "timed_out", "error", "interrupted")
-FLAG_COLUMNS = (
-    "practice",
-    "attention_check",
-    "attention_ok",
-    "pilot",
-    "simulated",
-    "fidelity_flag",
-)
-TIME_COLUMNS = ("t_abandon_ms", "shown_first_ms", "shown_last_ms", "scheduled_end_ms")
+ID_COLUMNS = spec.of_kind("id")
+OUTCOMES = spec.OUTCOMES
+FLAG_COLUMNS = spec.of_kind("flag")
+TIME_COLUMNS = spec.of_kind("time")
 MAX_TIME_MS = 24 * 3600 * 1000.0  # a trial time past one day is not a measurement
 MAX_NUMBER_ABS = 1e9  # factor levels and answers beyond this are not plausible values
 MAX_CSV_BYTES = 1024 * 1024 * 1024
@@ -119,6 +56,7 @@ class Question:
     labels: list[str] = field(default_factory=list)
     acceptable_at: int | None = None  # likert: ratings >= this count as acceptable
     yes_means: str | None = None  # yesno: what "yes" (1) means, e.g. "acceptable" or "too slow"
+    answer_kind: str | None = None  # what q_<id> holds (trial_table_spec.AnswerKind)
 
     @property
     def column(self) -> str:
@@ -334,8 +272,8 @@ def _row_of(frame: pd.DataFrame, mask: np.ndarray) -> int:
 
 
 def known_columns() -> tuple[str, ...]:
-    """Every non-factor, non-question column of contract 2 that the analysis knows."""
-    return CONTRACT_COLUMNS + EXTRA_COLUMNS + FIDELITY_COLUMNS
+    """Every non-factor, non-question column of contract 2 (`trial_table_spec.COLUMNS`)."""
+    return tuple(c.name for c in spec.COLUMNS)
 
 
 def validate_trials(trials: pd.DataFrame, path: Path) -> pd.DataFrame:
@@ -473,9 +411,10 @@ def _check_plausible(numbers: pd.Series, path: Path, column: str) -> None:
 
 
 def check_answers(table: TrialTable) -> None:
-    """Each answer column on its question's scale, each factor level plausible: a yes/no
-    answer is 0 or 1, a likert rating a whole number in 1..scale, any number finite and
-    within ±MAX_NUMBER_ABS. Raises TrialTableError naming row and column."""
+    """Each answer column on its question's scale, each factor level plausible: by the
+    question's answer kind (`study.json` "answer_kinds"), a binary answer is 0 or 1, a rating
+    a whole number in 1..scale, any number finite and within ±MAX_NUMBER_ABS. Raises
+    TrialTableError naming row and column."""
     trials, path = table.trials, table.source
     for name in table.factors:
         numeric_column(trials, name, path)
@@ -483,11 +422,11 @@ def check_answers(table: TrialTable) -> None:
         col = q.column
         if col not in trials.columns:
             continue
-        if q.type == "yesno":
+        if q.answer_kind == "binary":
             binary_column(trials, col, path)
-        elif q.type in ("likert", "slider"):
+        elif q.answer_kind in ("rating", "number"):
             values = numeric_column(trials, col, path)
-            if q.type == "likert" and q.scale_size:
+            if q.answer_kind == "rating" and q.scale_size:
                 ok = values.isna() | (values.between(1, q.scale_size) & (values % 1 == 0))
                 bad = (~ok).to_numpy()
                 if bad.any():
@@ -527,12 +466,11 @@ def _factor_names(
         names = [str(f.get("name")) if isinstance(f, dict) else str(f) for f in declared]
         source = "study.json"
     elif is_uxlab_shaped(trials):
+        known = set(known_columns())
         names = [
             c
             for c in trials.columns
-            if c not in CONTRACT_COLUMNS
-            and c not in EXTRA_COLUMNS
-            and c not in FIDELITY_COLUMNS
+            if c not in known
             and not str(c).startswith(("q_", "rt_"))
             and pd.api.types.is_numeric_dtype(trials[c])
         ]
@@ -551,7 +489,14 @@ def _factor_names(
     return names, source
 
 
+DEFAULT_ANSWER_KINDS = {"yesno": "binary", "likert": "rating", "slider": "number"}
+"""The answer kind of a question type when `study.json` has no "answer_kinds" (an export
+from before it was written, or another lab's file using uxlab's type names)."""
+
+
 def _questions(study: dict[str, Any]) -> dict[str, Question]:
+    kinds = study.get("answer_kinds")
+    kinds = {**DEFAULT_ANSWER_KINDS, **(kinds if isinstance(kinds, dict) else {})}
     raw = study.get("questions") or []
     if isinstance(raw, dict):
         raw = [dict(v, id=k) if isinstance(v, dict) else {"id": k} for k, v in raw.items()]
@@ -573,5 +518,11 @@ def _questions(study: dict[str, Any]) -> dict[str, Question]:
             labels=[str(x) for x in labels] if isinstance(labels, list) else [],
             acceptable_at=int(acceptable) if isinstance(acceptable, int | float) else None,
             yes_means=str(yes_means) if yes_means is not None else None,
+            answer_kind=_answer_kind(kinds.get(str(item.get("type", "")))),
         )
     return out
+
+
+def _answer_kind(kind: Any) -> str | None:
+    """A known answer kind (`trial_table_spec.ANSWER_KINDS`), else None (not checked)."""
+    return kind if kind in spec.ANSWER_KINDS else None

@@ -26,7 +26,8 @@ import sys
 from loopback import free_port, pct, wait_until_serving
 
 from uxlab.clock import MonotonicClock
-from uxlab.live.live_schedule import LiveEndpoint, LiveRun, LiveSchedule
+from uxlab.live.live_request import LiveRun
+from uxlab.live.live_schedule import LiveEndpoint, LiveSchedule
 from uxlab.player import HeadlessSink, Player
 from uxlab.shaping import Profile
 

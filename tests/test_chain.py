@@ -189,7 +189,7 @@ def test_bad_chain_files_name_the_file_the_key_and_the_fix(tmp_path, steps, key,
 
 def marker_positions(sink: HeadlessSink) -> list[int]:
     """The steps begun on the sink, in order (their markers as handed out)."""
-    return [step_marker(c)["position"] for _, c in sink.applied if step_marker(c) is not None]
+    return [m.position for _, c in sink.applied if (m := step_marker(c)) is not None]
 
 
 async def test_player_runs_every_step_at_its_scheduled_time(chains) -> None:
@@ -292,9 +292,9 @@ def test_flattened_chain_is_a_replay_file_with_step_markers(chains, tmp_path) ->
     back = read_replay(path)
     assert write_replay(back, tmp_path / "again.jsonl").read_bytes() == path.read_bytes()
     markers = [(c.t_ms, step_marker(c)) for c in back.chunks if step_marker(c) is not None]
-    assert [m["position"] for _, m in markers] == [s.position for s in sched.steps]
+    assert [m.position for _, m in markers] == [s.position for s in sched.steps]
     assert [t for t, _ in markers] == pytest.approx([s.start_ms for s in sched.steps], abs=1e-3)
-    assert markers[1][1]["tool"]["name"] == "sql"
+    assert markers[1][1].tool["name"] == "sql"
     assert back.text == "".join(s.schedule.text for s in sched.steps if s.schedule is not None)
     assert back.end.t_ms == pytest.approx(sched.e2e_ms, abs=1e-3)
     times = [c.t_ms for c in back.chunks]

@@ -220,25 +220,6 @@ def test_the_derived_tolerance_comes_from_the_shortest_gap(tmp_path):
         assert "derived" in tol.describe()
 
 
-def test_every_column_uxlab_exports_is_known_to_the_analysis():
-    """Contract 2's column list lives twice by design (analysis never imports uxlab)."""
-    from analysis.trial_table import FIDELITY_COLUMNS as ANALYSIS_FIDELITY
-    from analysis.trial_table import known_columns
-    from uxlab.store import export
-
-    exported = (
-        export.BASE_COLUMNS
-        + export.AFTER_FACTOR_COLUMNS
-        + export.FIDELITY_COLUMNS
-        + export.TAIL_COLUMNS
-        + [c for group in export.OPTIONAL_COLUMNS for c in group]
-        + export.RERUN_COLUMNS
-    )
-    unknown = [c for c in exported if c not in known_columns()]
-    assert unknown == [], f"add {unknown} to analysis/trial_table.py (never factors)"
-    assert list(ANALYSIS_FIDELITY) == export.FIDELITY_COLUMNS
-
-
 def test_a_trial_stored_before_fidelity_columns_gets_them_from_its_chunk_events(tmp_path):
     study = load_study(tiny_study(tmp_path))
     db = tmp_path / "old.sqlite"

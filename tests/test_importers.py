@@ -17,6 +17,13 @@ from uxlab.streams.importers import (
     openai_chat_events_to_recording,
 )
 from uxlab.streams.replay_file import dumps_recording
+from uxlab.streams.sse import SseEvent
+
+
+def timed(*events: tuple[float, str | None, str]) -> list[SseEvent]:
+    """SSE events from (arrival t_ms, event name, data)."""
+    return [SseEvent(name, data, t_ms) for t_ms, name, data in events]
+
 
 DATA = Path(__file__).parent / "data"
 
@@ -107,15 +114,15 @@ def test_openai_plain_body_imports_text_with_unknown_times():
 
 
 def test_openai_mapping_for_the_live_recorder_and_truncation():
-    events = [
+    events = timed(
         (10.0, None, '{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}'),
         (20.0, None, '{"choices":[{"index":0,"delta":{"content":"Hi"}}]}'),
         (21.0, None, '{"choices":[{"index":1,"delta":{"content":"other"}}]}'),
-    ]
+    )
     rec = openai_chat_events_to_recording(events, Header(id="live-1"))
     assert rec.truncated and rec.text == "Hi"  # no [DONE]: kept, marked truncated
     assert "index 0" in rec.header.extra["import_notes"][0]
-    events.append((30.0, None, '{"error":{"message":"server overloaded","type":"server_error"}}'))
+    events += timed((30.0, None, '{"error":{"message":"server overloaded","type":"server_error"}}'))
     rec = openai_chat_events_to_recording(events, Header(id="live-2"))
     assert isinstance(rec.events[-1], ErrorEvent)
     assert rec.end.finish_reason == "error" and rec.end.t_ms == 30.0
@@ -160,7 +167,7 @@ def test_anthropic_mid_stream_overloaded_error():
 
 
 def test_anthropic_mapping_accepts_type_without_event_name():
-    events = [
+    events = timed(
         (5.0, None, '{"type":"message_start","message":{"id":"m","role":"assistant"}}'),
         (
             9.0,
@@ -168,7 +175,7 @@ def test_anthropic_mapping_accepts_type_without_event_name():
             '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"ok"}}',
         ),
         (11.0, None, '{"type":"message_stop"}'),
-    ]
+    )
     rec = anthropic_events_to_recording(events, Header(id="a"))
     assert rec.text == "ok" and rec.end.t_ms == 11.0
 

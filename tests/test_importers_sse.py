@@ -72,17 +72,17 @@ def _timed(text: str) -> list[tuple[float | None, str | None, str]]:
 
 def test_recorder_sidecar_with_keepalive_imports_with_its_own_times(tmp_path):
     """The live recorder's `.sse` sidecar is this capture format; keep-alives do not shift times."""
-    from uxlab.live.wire_events import WireEvent, dumps_capture
     from uxlab.streams.importers import import_source
+    from uxlab.streams.sse import SseEvent, format_capture
 
     role = '{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}'
     hello = '{"choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":"stop"}]}'
     wire = [
-        WireEvent(t_ms=100.0, event=None, data=role),
-        WireEvent(t_ms=300.5, event=None, data=hello),
-        WireEvent(t_ms=301.0, event=None, data="[DONE]"),
+        SseEvent(t_ms=100.0, event=None, data=role),
+        SseEvent(t_ms=300.5, event=None, data=hello),
+        SseEvent(t_ms=301.0, event=None, data="[DONE]"),
     ]
-    first, rest = dumps_capture(wire[:1]), dumps_capture(wire[1:])
+    first, rest = format_capture(wire[:1]), format_capture(wire[1:])
     keepalive = ": t_ms=150.000\n: keep-alive\n\n"  # a comment-only block, as proxies send
     path = tmp_path / "rec-1.sse"
     path.write_text(first + keepalive + rest, encoding="utf-8")

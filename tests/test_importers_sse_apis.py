@@ -18,6 +18,13 @@ from uxlab.streams.importers import (
     import_source,
     openai_chat_events_to_recording,
 )
+from uxlab.streams.sse import SseEvent
+
+
+def timed(*events: tuple[float, str | None, str]) -> list[SseEvent]:
+    """SSE events from (arrival t_ms, event name, data)."""
+    return [SseEvent(name, data, t_ms) for t_ms, name, data in events]
+
 
 AGREE = Path(__file__).parent / "data" / "sse-agreement"
 
@@ -110,11 +117,11 @@ def test_cli_tolerant_import_warns_and_writes(tmp_path, capsys):
 
 
 def test_role_repeated_in_every_delta_is_one_prelude():
-    events = [
+    events = timed(
         (10.0, None, '{"choices":[{"index":0,"delta":{"role":"assistant","content":"A"}}]}'),
         (20.0, None, '{"choices":[{"index":0,"delta":{"role":"assistant","content":"B"}}]}'),
         (30.0, None, "[DONE]"),
-    ]
+    )
     rec = openai_chat_events_to_recording(events, Header(id="r"))
     assert [e.data for e in rec.events if isinstance(e, Meta)] == [
         {"kind": "role", "role": "assistant"}
@@ -123,11 +130,11 @@ def test_role_repeated_in_every_delta_is_one_prelude():
 
 
 def test_nothing_is_mapped_after_the_end_and_the_rest_is_counted():
-    events = [
+    events = timed(
         (5.0, "message_start", '{"type":"message_start","message":{"role":"assistant"}}'),
         (9.0, "error", '{"type":"error","error":{"type":"overloaded_error"}}'),
         (12.0, "message_stop", '{"type":"message_stop"}'),
-    ]
+    )
     rec = anthropic_events_to_recording(events, Header(id="a"))
     assert rec.end.finish_reason == "error" and rec.end.t_ms == 9.0
     assert rec.header.extra["import_notes"] == [
@@ -136,7 +143,7 @@ def test_nothing_is_mapped_after_the_end_and_the_rest_is_counted():
 
 
 def test_error_that_is_not_an_object_strict_and_tolerant():
-    events = [(9.0, "error", '{"type":"error","error":"boom"}')]
+    events = timed((9.0, "error", '{"type":"error","error":"boom"}'))
     with pytest.raises(StreamEventError, match="event 0: error: expected an object"):
         anthropic_events_to_recording(events, Header(id="s"))
     rec = anthropic_events_to_recording(events, Header(id="t"), strict=False)

@@ -25,11 +25,11 @@ from uxlab.cli import main
 from uxlab.live.clients import Prompt
 from uxlab.live.mapping import MAPPERS
 from uxlab.live.record import RecordResult, record_stream, save_result
-from uxlab.live.wire_events import loads_capture
 from uxlab.streams import ErrorEvent, Meta, read_replay
 from uxlab.streams.importers import ImportFormatError, ImportOptions, import_source
 from uxlab.streams.recording import Header
 from uxlab.streams.replay_file import dumps_recording
+from uxlab.streams.sse import parse_sse
 
 DATA = Path(__file__).parent / "data"
 AGREE = DATA / "sse-agreement"
@@ -195,7 +195,7 @@ def test_tolerant_mapping_never_raises_on_structurally_wrong_events():
         '{"candidates": [{"content": {"parts": [3]}}]}',
     ]
     for api, mapper in MAPPERS.items():
-        wire = loads_capture("".join(f": t_ms={10 + i}\ndata: {d}\n\n" for i, d in enumerate(junk)))
+        wire = parse_sse("".join(f": t_ms={10 + i}\ndata: {d}\n\n" for i, d in enumerate(junk)))
         rec, n_bad = mapper(wire, Header(id=api))
         bad = [e for e in rec.events if isinstance(e, Meta) and e.data["kind"] == "malformed_event"]
         assert n_bad == len(bad) >= 2, api

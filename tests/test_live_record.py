@@ -15,10 +15,10 @@ from uxlab.clock import VirtualClock
 from uxlab.live.clients import Prompt
 from uxlab.live.mapping import MAPPERS
 from uxlab.live.record import RecordOptions, record_stream, save_result
-from uxlab.live.wire_events import loads_capture
 from uxlab.live.workload import run_workload
 from uxlab.streams import read_replay
 from uxlab.streams.replay_file import ReplayFormatError
+from uxlab.streams.sse import parse_sse
 
 KEY = "sk-test-UNMISTAKABLE-7f3a9c"
 HI = Prompt(messages=[{"role": "user", "content": "hi"}])
@@ -70,7 +70,7 @@ async def test_each_api_records_text_usage_and_times(vendor, api, tmp_path):
     assert read_replay(path).text == "Hello world!"
     # The sidecar re-parses into the same recording.
     sidecar = tmp_path / rec.header.extra["capture"]
-    again, _ = MAPPERS[api](loads_capture(sidecar.read_text()), rec.header)
+    again, _ = MAPPERS[api](parse_sse(sidecar.read_text()), rec.header)
     assert [(c.t_ms, c.text) for c in again.chunks] == [
         (pytest.approx(c.t_ms, abs=1e-3), c.text) for c in rec.chunks
     ]

@@ -13,7 +13,8 @@ from helpers.recordings import word_stream
 from live_servers import serve_in_thread
 
 from uxlab.clock import MonotonicClock
-from uxlab.live.live_schedule import LiveEndpoint, LiveRun, LiveSchedule, stream_live
+from uxlab.live.live_request import LiveRun, stream_live
+from uxlab.live.live_schedule import LiveEndpoint, LiveSchedule
 from uxlab.live.serve import ServeConfig, build_app
 from uxlab.player import HeadlessSink, Player
 from uxlab.shaping import Profile, shape

@@ -6,7 +6,6 @@ import io
 
 import pytest
 
-from uxlab.live.wire_events import SSEFramer, dumps_capture, loads_capture
 from uxlab.live.workload import (
     ModelStats,
     Progress,
@@ -14,6 +13,7 @@ from uxlab.live.workload import (
     load_prompts,
     summary_table,
 )
+from uxlab.streams.sse import SseParser, format_capture, parse_sse
 
 
 def test_prompts_file_accepts_prompt_and_messages(tmp_path):
@@ -45,7 +45,7 @@ def test_prompts_file_errors_name_the_line_and_key(tmp_path, line, expected):
 
 
 def test_framer_splits_across_pieces_crlf_comments_and_multiline_data():
-    framer = SSEFramer()
+    framer = SseParser()
     stream = (
         b': keep-alive\r\n\r\nevent: message_start\r\ndata: {"a":\r\ndata: 1}\r\n\r\n'
         b"data: [DONE]\n\n"
@@ -61,18 +61,18 @@ def test_framer_splits_across_pieces_crlf_comments_and_multiline_data():
 
 
 def test_framer_close_returns_an_unterminated_last_event():
-    framer = SSEFramer()
+    framer = SseParser()
     assert framer.feed(b"data: x", 1.0) == []
     (ev,) = framer.close(2.0)
     assert (ev.data, ev.t_ms) == ("x", 2.0)
 
 
 def test_capture_round_trip_keeps_times_names_and_data():
-    framer = SSEFramer()
+    framer = SseParser()
     events = framer.feed(b"event: ping\ndata: {}\n\n", 1.5) + framer.feed(b"data: a\n\n", 2.25)
-    text = dumps_capture(events)
+    text = format_capture(events)
     assert text.startswith(": t_ms=1.500\nevent: ping\ndata: {}\n\n: t_ms=2.250\n")
-    back = loads_capture(text)
+    back = parse_sse(text)
     assert [(e.t_ms, e.event, e.data) for e in back] == [(1.5, "ping", "{}"), (2.25, None, "a")]
 
 

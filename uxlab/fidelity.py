@@ -26,22 +26,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-FIDELITY_COLUMNS = [
-    "n_chunks",
-    "late_handed_p50_ms",
-    "late_handed_p99_ms",
-    "late_handed_max_ms",
-    "late_shown_p50_ms",
-    "late_shown_p99_ms",
-    "late_shown_max_ms",
-    "frame_shared_share",
-    "drift_ms",
-    "load_1m",
-    "fidelity_flag",
-]
-"""Contract 2's per-trial fidelity columns, in order (`load_1m`: the machine's 1-minute
-load average when the trial was stored; `fidelity_flag`: 1 outside the study's `[timing]`
-tolerance, 0 within, empty when not judged)."""
+import trial_table_spec as spec
+
+FIDELITY_COLUMNS = spec.names(spec.FIDELITY)
+"""Contract 2's per-trial fidelity columns, in order (`trial_table_spec.FIDELITY`: `load_1m`
+the machine's 1-minute load average when the trial was stored; `fidelity_flag` 1 outside
+the study's `[timing]` tolerance, 0 within, empty when not judged)."""
 
 MIN_DEFAULT_LATE_P99_MS = 8.0
 """The floor of the derived tolerance: uxlab's own shown-time p99 target (ms)."""
@@ -69,8 +59,9 @@ def _get(record: Any, name: str) -> Any:
 
 
 def _painted_ms(record: Any) -> float | None:
-    flushed = _get(record, "flushed_ms")
-    return flushed if flushed is not None else _get(record, "queued_ms")
+    flushed: float | None = _get(record, "flushed_ms")
+    queued: float | None = _get(record, "queued_ms")
+    return flushed if flushed is not None else queued
 
 
 def _summary(late_ms: list[float], prefix: str) -> dict[str, float | None]:

@@ -3,8 +3,8 @@
 `Outcome` is a `StrEnum`: each member is its stored text (`Outcome.TIMED_OUT == "timed_out"`),
 so it goes into SQLite, CSV and JSON as that text. `FINISHED` are the outcomes of a trial
 that played to its end and was answered; `interrupted` is set by the store alone, for a trial
-in flight when its process stopped. `analysis.trial_table.OUTCOMES` lists the same values
-(analysis never imports uxlab; tests/test_outcomes.py checks they agree).
+in flight when its process stopped. `trial_table_spec.OUTCOMES` (contract 2 as data, which
+the analysis reads) lists the same values; tests/test_outcomes.py checks they agree.
 """
 
 from __future__ import annotations

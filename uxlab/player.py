@@ -21,16 +21,18 @@ from typing import Any, Protocol, runtime_checkable
 
 from uxlab.clock import Clock, MonotonicClock, VirtualClock
 from uxlab.errors import UxlabError
-from uxlab.streams.recording import Chunk, End, ErrorEvent, Event, Meta, Recording
+from uxlab.streams.recording import Chunk, End, ErrorEvent, Event, Meta
 
 __all__ = [
     "ChunkTiming",
     "HeadlessSink",
+    "LearntSchedule",
     "MonotonicClock",
     "PaintReporter",
     "PlaybackError",
     "PlaybackLog",
     "Player",
+    "Schedule",
     "Sink",
     "VirtualClock",
 ]
@@ -38,6 +40,36 @@ __all__ = [
 
 class PlaybackError(UxlabError):
     """A schedule that cannot be played (e.g. chunks without times)."""
+
+
+class Schedule(Protocol):
+    """What a `Player` plays: a `Recording` with chunk times, or a schedule learnt while it
+    plays (`LearntSchedule`, e.g. `uxlab.live.live_schedule.LiveSchedule`)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def events(self) -> list[Event]: ...
+
+    @property
+    def chunks(self) -> list[Chunk]: ...
+
+    @property
+    def end(self) -> End | None: ...
+
+
+@runtime_checkable
+class LearntSchedule(Protocol):
+    """A schedule that learns its events while it plays: the player awaits each one."""
+
+    def known(self, i: int) -> bool:
+        """Event `i` is released, or the schedule is over (so it never will be)."""
+        ...
+
+    async def wait_event(self, i: int) -> Event | None:
+        """Event `i` once it is released; None when the schedule ended before it."""
+        ...
 
 
 @runtime_checkable
@@ -179,7 +211,7 @@ class Player:
 
     def __init__(
         self,
-        schedule: Recording,
+        schedule: Schedule,
         sink: Sink,
         clock: Clock | None = None,
         paint_timeout_ms: float = 500.0,
@@ -253,16 +285,16 @@ class Player:
         it is known (None: there are no more). The wait ends early on `cancel()` and at
         `stop_at_ms`, so a silent live model still times out.
         """
-        wait_event = getattr(self.schedule, "wait_event", None)
-        if wait_event is None:
+        learnt = self.schedule
+        if not isinstance(learnt, LearntSchedule):
             for event in self.schedule.events:
                 yield event
             return
         i = 0
         while not self._cancelled:
-            waiter = asyncio.ensure_future(wait_event(i))
+            waiter = asyncio.ensure_future(learnt.wait_event(i))
             timer = None
-            if stop_at_ms is not None and not self.schedule.known(i):
+            if stop_at_ms is not None and not learnt.known(i):
                 timer = asyncio.ensure_future(self._stop_at(t0 + stop_at_ms))
             self._sleeping = True
             try:
@@ -279,10 +311,10 @@ class Player:
             if self._cancelled or not waiter.done():
                 waiter.cancel()
                 return
-            event = waiter.result()
-            if event is None:
+            learnt_event = waiter.result()
+            if learnt_event is None:
                 return
-            yield event
+            yield learnt_event
             i += 1
 
     async def _stop_at(self, deadline_ms: float) -> None:

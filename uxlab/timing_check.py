@@ -173,14 +173,17 @@ def _judge(check: TimingCheck) -> None:
     """Fill `problems` and `advice`."""
     load = check.machine.get("load_1m")
     cpus = check.machine.get("cpus_usable") or check.machine.get("cpus")
-    busy = load is not None and bool(cpus) and load >= cpus
+    busy = overloaded = False
+    if load is not None and cpus:
+        busy = load >= cpus
+        overloaded = busy and load > OVERLOAD_PER_CPU * cpus
     late = check.late_p99_ms is not None and check.late_p99_ms > check.budget_ms
     if late:
         check.problems.append(
             f"chunks were handed out {check.late_p99_ms:.1f} ms late at p99 (allowed "
             f"{check.budget_ms:.1f} ms for a {check.gap_ms:.1f} ms gap)"
         )
-    if busy and load > OVERLOAD_PER_CPU * cpus:
+    if overloaded:
         check.problems.append(f"load average {load:g} on {cpus} CPUs")
     elif busy:
         check.cautions.append(f"load average {load:g} on {cpus} CPUs")

@@ -31,11 +31,11 @@ Chain factors (`CHAIN_FACTORS`), any other factor goes to every call's profile:
   a plain chat answer; the largest value is the whole chain as written.
 
 Playing a chain is playing one schedule: `ChainSchedule.to_recording()` flattens the steps
-into one `Recording` (each step opened by an empty *step marker* chunk) that the one playback
-path, `uxlab.player.Player`, plays to any sink on absolute deadlines and can abandon at any
-point. `step_logs(schedule, log)` reads the per-step timings back from the player's log (when
-each step began and ended, each call's TTFT as shown) and `abandon_step(schedule, log)` the
-step given up in. No Textual here.
+into one `Recording` (each step opened by an empty *step marker* chunk, read back as a typed
+`StepStart` by `step_marker(chunk)`) that the one playback path, `uxlab.player.Player`, plays
+to any sink on absolute deadlines and can abandon at any point. `step_logs(schedule, log)`
+reads the per-step timings back from the player's log (when each step began and ended, each
+call's TTFT as shown) and `abandon_step(schedule, log)` the step given up in. No Textual here.
 
 Questions after chosen steps: `HeldChainPlayer` plays the flattened schedule as consecutive
 `Player`s, one per segment between holds, and *holds* after chosen steps while an
@@ -64,6 +64,7 @@ from uxlab.chain.schedule import (
     STEP_MARKER,
     ChainSchedule,
     ScheduledStep,
+    StepStart,
     build_chain_schedule,
     chain_steps,
     chain_stimulus,
@@ -99,6 +100,7 @@ __all__ = [
     "ScheduledStep",
     "StepKind",
     "StepLog",
+    "StepStart",
     "abandon_step",
     "build_chain_schedule",
     "chain_steps",

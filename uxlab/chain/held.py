@@ -53,7 +53,7 @@ def split_at_steps(schedule: Recording, after_steps: Sequence[int]) -> list[Chai
     for event in schedule.events:
         marker = step_marker(event) if isinstance(event, Chunk) else None
         if marker is not None:
-            position = int(marker["position"])
+            position = marker.position
         groups[sum(position > h for h in holds)].append(event)
     firsts = [0, *(h + 1 for h in holds)]
     out: list[ChainSegment] = []

@@ -52,9 +52,9 @@ def step_logs(schedule: Recording, log: PlaybackLog) -> list[StepLog]:
             out[-1].ended_ms = record.handed_ms
         out.append(
             StepLog(
-                int(marker["position"]),
-                str(marker["kind"]),
-                str(marker["label"]),
+                marker.position,
+                marker.kind,
+                marker.label,
                 record.scheduled_ms,
                 record.handed_ms,
                 None,

@@ -87,10 +87,8 @@ class ChainSchedule:
         """
         events: list[Event] = []
         for step in self.steps:
-            marker = {"position": step.position, "kind": step.kind, "label": step.label}
-            if step.tool is not None:
-                marker["tool"] = step.tool
-            events.append(Chunk(t_ms=round(step.start_ms, 3), text="", extra={STEP_MARKER: marker}))
+            marker = StepStart(step.position, step.kind, step.label, step.tool)
+            events.append(marker.chunk(step.start_ms))
             if step.schedule is not None:
                 events.extend(_shifted(e, step.start_ms) for e in step.schedule.events)
         last = self.steps[-1]
@@ -127,9 +125,36 @@ def _shifted(event: Event, offset_ms: float) -> Event:
     return dataclasses.replace(event, t_ms=t_ms)
 
 
-def step_marker(chunk: Chunk) -> dict[str, Any] | None:
-    """The step a marker chunk starts (None for ordinary chunks)."""
-    return chunk.extra.get(STEP_MARKER) if chunk.extra else None
+@dataclass(frozen=True)
+class StepStart:
+    """What a step marker says: the step it begins (see `ChainSchedule.to_recording`).
+
+    In the flattened schedule (a replay file like any) it travels as an empty chunk whose
+    ``extra`` holds it under `STEP_MARKER`, so the player hands and logs it like any chunk.
+    """
+
+    position: int
+    """The step's position in the schedule (0-based)."""
+    kind: StepKind
+    label: str
+    tool: dict[str, Any] | None = None
+
+    def chunk(self, t_ms: float) -> Chunk:
+        """The marker chunk beginning this step at `t_ms` (ms from the send)."""
+        marker: dict[str, Any] = {"position": self.position, "kind": self.kind, "label": self.label}
+        if self.tool is not None:
+            marker["tool"] = self.tool
+        return Chunk(t_ms=round(t_ms, 3), text="", extra={STEP_MARKER: marker})
+
+
+def step_marker(chunk: Chunk) -> StepStart | None:
+    """The step a marker chunk begins (None for ordinary chunks)."""
+    marker = chunk.extra.get(STEP_MARKER) if chunk.extra else None
+    if marker is None:
+        return None
+    return StepStart(
+        int(marker["position"]), marker["kind"], str(marker["label"]), marker.get("tool")
+    )
 
 
 def chain_steps(schedule: Recording) -> list[dict[str, Any]] | None:
@@ -210,6 +235,8 @@ def build_chain_schedule(
             )
             t_ms += duration_ms
             continue
+        if step.replay is None:  # `load_chain` gives every call and the answer its stream
+            raise ChainFormatError(where, f"steps[{index}].replay", "a model call needs a stream")
         table = {**(base_profile or {}), **step.profile}
         profile = Profile.from_table(table, where=f"{where}: steps[{index}].profile")
         profile = profile.with_factors(call_factors) if call_factors else profile

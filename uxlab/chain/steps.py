@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from uxlab.errors import UxlabError
+from uxlab.errors import LocatedError
 from uxlab.streams.recording import Recording
 
 CHAIN_FORMAT = "uxlab.chain/1"
@@ -23,12 +23,15 @@ CHAIN_FACTORS: dict[str, str] = {
 StepKind = Literal["call", "pause", "answer"]
 
 
-class ChainFormatError(UxlabError, ValueError):
+class ChainFormatError(LocatedError):
     """A chain file or chain factor that cannot be used: names the file, the key and the fix."""
 
     def __init__(self, where: str | Path, key: str | None, problem: str) -> None:
-        self.where, self.key, self.problem = str(where), key, problem
-        super().__init__(f"{where}: {key}: {problem}" if key else f"{where}: {problem}")
+        super().__init__(where, None, key, problem)
+        self.where, self.key = str(where), key
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.where, self.key, self.problem))
 
 
 @dataclass(frozen=True)

@@ -202,7 +202,7 @@ def pilot_truth(path: Path, study: Any, seed: int = 0):
 
     table = _load(path)
     kept = apply_exclusions(table.trials, ExclusionRules(drop_pilot=False)).kept
-    q = next(q for q in study.trial_questions if q.type == "yesno")
+    q = study.judgement_question
     return truth_from_pilot(kept, stimulus_factor(study), f"q_{q.id}", seed=seed, source=str(path))
 
 

@@ -253,7 +253,7 @@ def _track(levels: dict[str, float], adaptive: str) -> str:
 
 
 def _adaptive_question(study) -> str:
-    return next(q.id for q in study.trial_questions if q.type == "yesno")
+    return study.judgement_question.id
 
 
 def _adaptive_conditions(study, adaptive, names, stream_ms) -> list[str]:

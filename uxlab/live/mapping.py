@@ -13,23 +13,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from uxlab.live.wire_events import WireEvent
 from uxlab.streams.importers import EVENT_MAPPINGS, count_malformed
 from uxlab.streams.recording import Header, Recording
+from uxlab.streams.sse import SseEvent
 
-Mapper = Callable[[list[WireEvent], Header], tuple[Recording, int]]
+Mapper = Callable[[list[SseEvent], Header], tuple[Recording, int]]
 """(arrival-stamped events, header) -> (Recording, malformed event count)."""
 
 
-def map_capture(api: str, events: list[WireEvent], header: Header) -> tuple[Recording, int]:
+def map_capture(api: str, events: list[SseEvent], header: Header) -> tuple[Recording, int]:
     """Map a live capture of `api` tolerantly: (Recording, malformed event count)."""
-    timed = [(ev.t_ms, ev.event, ev.data) for ev in events]
-    rec = EVENT_MAPPINGS[api](timed, header, strict=False)
+    rec = EVENT_MAPPINGS[api](events, header, strict=False)
     return rec, count_malformed(rec)
 
 
 def _mapper(api: str) -> Mapper:
-    def mapper(events: list[WireEvent], header: Header) -> tuple[Recording, int]:
+    def mapper(events: list[SseEvent], header: Header) -> tuple[Recording, int]:
         return map_capture(api, events, header)
 
     mapper.__name__ = mapper.__qualname__ = f"map_{api.replace('-', '_')}"

@@ -36,14 +36,13 @@ import httpx
 from uxlab.live.clients import API_NAMES, Prompt, build_request, request_record
 from uxlab.live.key_scrub import KeyScrubber
 from uxlab.live.mapping import map_capture
-from uxlab.live.wire_events import SSEFramer, WireEvent, dumps_capture
 from uxlab.reading import InputProblem, loads_json
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Header, Recording
 from uxlab.streams.replay_file import safe_filename, write_replay
-from uxlab.streams.sse import SseLimitError
+from uxlab.streams.sse import SseEvent, SseLimitError, SseParser, format_capture
 
-OnEvent = Callable[[WireEvent, int], None]
-"""(framed SSE event, perf_counter_ns of its arrival) -> None."""
+OnEvent = Callable[[SseEvent, int], None]
+"""(SSE event stamped with its arrival, perf_counter_ns of that arrival) -> None."""
 RETRY_STATUSES = (429, 500, 502, 503, 504, 529)
 _ERROR_BODY_BYTES = 64_000
 SMALL_BODY_BYTES = 64 * 1024
@@ -71,7 +70,7 @@ class RecordResult:
     """A recorded stream, its raw capture, and what went wrong (None when nothing did)."""
 
     recording: Recording
-    capture: list[WireEvent]
+    capture: list[SseEvent]
     status: int | None
     attempts: int
     message: str | None = None
@@ -88,7 +87,7 @@ encoding and across events (`uxlab.live.key_scrub`)."""
 
 
 def _scrub_across_events(
-    api: str, capture: list[WireEvent], header: Header, scrub: KeyScrubber
+    api: str, capture: list[SseEvent], header: Header, scrub: KeyScrubber
 ) -> None:
     """Remove a key that only shows when events are joined (each event is scrubbed alone as
     it arrives): in the raw data of consecutive events, and in the decoded chunk texts of
@@ -304,7 +303,7 @@ async def _record_once(
         if body_bytes <= SMALL_BODY_BYTES
         else "send_request_body.complete"
     )
-    capture: list[WireEvent] = []
+    capture: list[SseEvent] = []
     before_send_ns = time.perf_counter_ns()
     try:
         response = await client.send(request, stream=True)
@@ -324,7 +323,7 @@ async def _record_once(
     try:
         if response.status_code >= 400:
             return await _http_error(header, response, ms_since_t0, scrub)
-        framer = SSEFramer()
+        framer = SseParser()  # stamps each event with the arrival of the read completing it
         problem: tuple[str, str] | None = None
         try:
             async for piece in response.aiter_raw():
@@ -445,5 +444,5 @@ def save_result(result: RecordResult, outdir: str | Path) -> Path:
     if result.capture:
         sidecar = outdir / f"{safe_filename(rec.id)}.sse"
         rec.header.extra["capture"] = sidecar.name
-        sidecar.write_text(dumps_capture(result.capture), encoding="utf-8")
+        sidecar.write_text(format_capture(result.capture), encoding="utf-8")
     return write_replay(rec, outdir / f"{safe_filename(rec.id)}.jsonl")

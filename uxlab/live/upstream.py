@@ -48,14 +48,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from uxlab.clock import Clock, MonotonicClock
 from uxlab.errors import UxlabError
 from uxlab.live.clients import DEFAULT_KEY_ENV, Prompt, api_key_from_env
-from uxlab.live.live_schedule import (
-    LiveEndpoint,
-    LiveResult,
-    LiveSchedule,
-    _warm_up,
-    live_profile_problem,
-    stream_live,
-)
+from uxlab.live.live_request import LiveResult, _warm_up, stream_live
+from uxlab.live.live_schedule import LiveEndpoint, LiveSchedule, live_profile_problem
 from uxlab.live.record import RecordOptions, save_result
 from uxlab.live.sse_sink import SSESink
 from uxlab.live.wire_formats import token_counts, tool_calls, tool_calls_by_chunk

@@ -102,7 +102,7 @@ def check_plannable(study: Study) -> None:
             f"{study.path}: between-participant factors ({names}) are not simulated by "
             "`uxlab plan` yet; plan the study without them (the pooled threshold ignores them)"
         )
-    if not any(q.type == "yesno" for q in study.trial_questions):
+    if study.judgement_question is None:
         raise PlanError(
             f"{study.path}: no yes/no trial question; the planner simulates the report's "
             "psychometric threshold, which is fitted to a yes/no judgement"

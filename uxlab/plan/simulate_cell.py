@@ -70,7 +70,8 @@ def draw_people(
 
 
 def _yes_is_slow(study: Study) -> bool:
-    q = next(q for q in study.trial_questions if q.type == "yesno")
+    q = study.judgement_question
+    assert q is not None  # the planner refuses a study without one
     return (q.yes_means or "acceptable") != "acceptable"
 
 
@@ -85,7 +86,8 @@ def attention_kept(
     n_checks = len(design.attention)
     if n_checks == 0 or study.attention is None:
         return np.ones(len(observers), dtype=bool)
-    yesno = next(q for q in study.trial_questions if q.type == "yesno")
+    yesno = study.judgement_question
+    assert yesno is not None
     kept = np.empty(len(observers), dtype=bool)
     for i, obs in enumerate(observers):
         lapse = obs.truth.attention_lapse

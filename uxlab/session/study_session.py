@@ -9,7 +9,8 @@ from typing import Any
 
 from uxlab.clock import Clock, MonotonicClock
 from uxlab.fidelity import Tolerance, outside_tolerance, trial_fidelity
-from uxlab.live.live_schedule import LiveRun, LiveSchedule
+from uxlab.live.live_request import LiveRun
+from uxlab.live.live_schedule import LiveSchedule
 from uxlab.machine import load_1m
 from uxlab.session.tolerance import Shaper, study_tolerance
 from uxlab.session.trial_run import TrialRecord, TrialRun

@@ -30,7 +30,11 @@ def shortest_gap_ms(study: Study, shaper: Shaper = shape) -> float | None:
     medians = []
     for levels in conditions:
         schedule = shaper(rec, study.profile_for(levels), study.seed)
-        times = [c.t_ms for c in schedule.chunks if c.text and c.channel == "content"]
+        times = [
+            c.t_ms
+            for c in schedule.chunks
+            if c.text and c.channel == "content" and c.t_ms is not None  # shaped: all timed
+        ]
         gaps = [b - a for a, b in itertools.pairwise(times) if b - a > 0]
         if gaps:
             medians.append(statistics.median(gaps))

@@ -9,8 +9,10 @@ from typing import Any
 
 from uxlab.chain import HeldChainPlayer, chain_steps, offset_at_ms, step_at_ms, step_logs
 from uxlab.clock import Clock
-from uxlab.live.live_schedule import LiveRun
+from uxlab.live.live_request import LiveRun
+from uxlab.live.live_schedule import LiveSchedule
 from uxlab.outcomes import Outcome
+from uxlab.phases import DONE, LIVE, Phase
 from uxlab.player import PlaybackLog, Player, Sink
 from uxlab.streams.recording import Chunk, Recording
 from uxlab.study.design import Trial
@@ -39,24 +41,24 @@ class TrialRun:
     """
 
     trial: Trial
-    schedule: Recording
+    schedule: Recording | LiveSchedule
     study: Study
     clock: Clock
     shown_at_ms: float
     """When the trial screen was shown (absolute): keys before the send are kept too."""
     t0_ms: float | None = None
-    phase: str = "ready"
+    phase: Phase = Phase.READY
     """ready -> waiting -> streaming -> over (the stream is done) -> answered; a chain held
-    for mid-chain questions is `asking` meanwhile."""
+    for mid-chain questions is `asking` meanwhile (`uxlab.phases`)."""
     abandoned_at_ms: float | None = None
-    abandoned_while: str | None = None
+    abandoned_while: Phase | None = None
     timed_out: bool = False
     log: PlaybackLog | None = None
     responses: dict[str, tuple[Any, float | None]] = field(default_factory=dict)
     keys: list[tuple[float, str, str]] = field(default_factory=list)
     """(absolute ms, key name, phase) of every key press during the trial."""
     answer_times: list[tuple[float, str, float | None]] = field(default_factory=list)
-    player: Player | None = None
+    player: Player | HeldChainPlayer | None = None
     typed_prompt: str | None = None
     """A live study with `prompt_from = "participant"`: what the participant sent."""
     live: LiveRun | None = None
@@ -99,7 +101,7 @@ class TrialRun:
         if self.t0_ms is not None:
             return self.t0_ms
         self.t0_ms = self.clock.now_ms() if t_ms is None else float(t_ms)
-        self.phase = "waiting"
+        self.phase = Phase.WAITING
         if self.live is not None:  # a live study: the request goes out before any repaint
             self.live.start(self.prompt, self.t0_ms)
         return self.t0_ms
@@ -107,7 +109,7 @@ class TrialRun:
     @property
     def step_asks(self) -> list[int]:
         """A chain trial's steps followed by mid-chain questions (`[chain] ask_after_steps`)."""
-        steps = chain_steps(self.schedule)
+        steps = self._chain_steps()
         if steps is None or not self.study.step_questions:
             return []
         return self.study.asks_in(len(steps))
@@ -122,30 +124,32 @@ class TrialRun:
         if self.t0_ms is None:
             raise RuntimeError("send() the prompt before playing the trial")
         asks = self.step_asks if ask is not None else []
-        if asks and ask is not None:
-            self.player = HeldChainPlayer(  # type: ignore[assignment]
+        player: Player | HeldChainPlayer
+        if asks and ask is not None and isinstance(self.schedule, Recording):
+            player = HeldChainPlayer(
                 self.schedule, _PhaseSink(sink, self), self.clock, asks, self._asker(ask)
             )
         else:
-            self.player = Player(self.schedule, _PhaseSink(sink, self), self.clock)
+            player = Player(self.schedule, _PhaseSink(sink, self), self.clock)
+        self.player = player
         if self.abandoned_at_ms is not None:  # gave up before the play started
-            self.player.cancel()
-        log = await self.player.play(self.t0_ms, stop_at_ms=self.timeout_ms)
+            player.cancel()
+        log = await player.play(self.t0_ms, stop_at_ms=self.timeout_ms)
         if self.live is not None:
             await self.live.finish()
         self.log = log
         if self.abandoned_at_ms is None and log.cancelled_at_ms is not None:
             self.timed_out = True
-        self.phase = "over"
+        self.phase = Phase.OVER
         return log
 
     def _asker(self, ask: AskStep) -> Callable[[int], Awaitable[None]]:
         async def asker(step: int) -> None:
-            before, self.phase = self.phase, "asking"
+            before, self.phase = self.phase, Phase.ASKING
             try:
                 await ask(step, list(self.study.step_questions))
             finally:
-                if self.phase == "asking" and self.abandoned_at_ms is None:
+                if self.phase == Phase.ASKING and self.abandoned_at_ms is None:
                     self.phase = before
 
         return asker
@@ -157,8 +161,7 @@ class TrialRun:
     def abandon(self, t_ms: float | None = None) -> bool:
         """Give up on the stream now (waiting, mid-stream or during mid-chain questions);
         False when it is already over."""
-        live = ("waiting", "streaming", "asking")
-        if self.phase not in live or self.abandoned_at_ms is not None:
+        if self.phase not in LIVE or self.abandoned_at_ms is not None:
             return False
         self.abandoned_at_ms = self.clock.now_ms() if t_ms is None else float(t_ms)
         self.abandoned_while = self.phase
@@ -171,8 +174,8 @@ class TrialRun:
         """The outcome can no longer change: the stream is over, or was given up (an
         attention check: once answered; quit before that, it is offered again)."""
         if self.is_check:
-            return self.phase == "answered"
-        return self.abandoned_at_ms is not None or self.phase in ("over", "answered")
+            return self.phase == Phase.ANSWERED
+        return self.abandoned_at_ms is not None or self.phase in DONE
 
     @property
     def is_check(self) -> bool:
@@ -242,32 +245,10 @@ class TrialRun:
             }
         if self.t0_ms is not None:
             events.append({"kind": "send", "t_ms": 0.0})
-        shown_first = shown_last = None
-        source = None
+        shown_first = shown_last = source = None
         if self.log is not None:
-            visible = [r for r in self.log.records if r.n_chars > 0]
-            for r in self.log.records:
-                events.append(
-                    {
-                        "kind": "chunk",
-                        "t_ms": r.shown_ms,
-                        "index": r.index,
-                        "scheduled_ms": r.scheduled_ms,
-                        "handed_ms": r.handed_ms,
-                        "queued_ms": r.queued_ms,
-                        "flushed_ms": r.flushed_ms,
-                        "channel": r.channel,
-                        "n_chars": r.n_chars,
-                    }
-                )
-            if visible:
-                shown_first, shown_last = visible[0].shown_ms, visible[-1].shown_ms
-                if all(r.flushed_ms is not None for r in visible):
-                    source = "flushed"
-                elif all(r.queued_ms is not None or r.flushed_ms is not None for r in visible):
-                    source = "queued"
-                else:
-                    source = "handed"
+            events.extend(chunk_events(self.log))
+            shown_first, shown_last, source = shown_span(self.log)
         if self.abandoned_at_ms is not None:
             events.append(
                 {
@@ -297,17 +278,10 @@ class TrialRun:
                     "by": self.quit_by,
                 }
             )
-        end_ms = None
-        if self.log is not None:
-            end_ms = self.log.finished_ms
-            if end_ms is None:
-                end_ms = self.log.cancelled_at_ms
-            if end_ms is None:
-                end_ms = self.log.error_at_ms
         events.append(
             {
                 "kind": "outcome",
-                "t_ms": end_ms,
+                "t_ms": None if self.log is None else ended_ms(self.log),
                 "outcome": self.outcome,
                 "shown_source": source,
                 "abandoned_while": self.abandoned_while,
@@ -323,10 +297,14 @@ class TrialRun:
         }
         if self.live is not None:  # violations, arrivals, due/arrival per chunk, the request
             self.live.add_to_record(timings, events)
-        steps = chain_steps(self.schedule)
+        steps = self._chain_steps()
         if steps is not None:  # an agent chain: per-step timings, e2e and the step given up in
             self._chain_record(steps, timings, events)
         return TrialRecord(self.outcome, timings, responses, events)
+
+    def _chain_steps(self) -> list[dict[str, Any]] | None:
+        """A chain trial's step timings (None: a single stream, recorded or live)."""
+        return chain_steps(self.schedule) if isinstance(self.schedule, Recording) else None
 
     def _chain_record(
         self, steps: list[dict[str, Any]], timings: dict[str, Any], events: list[dict[str, Any]]
@@ -335,14 +313,14 @@ class TrialRun:
         event per step begun: `t_ms` when its marker was handed out, with the scheduled
         `start_ms`, `end_ms`, per-call `ttft_ms`, `step_kind`, `label` and `tool`."""
         handed: dict[int, float] = {}
-        if self.log is not None:  # when each step's marker was handed out
+        if self.log is not None and isinstance(self.schedule, Recording):  # markers handed out
             handed = {s.step: s.started_ms for s in step_logs(self.schedule, self.log)}
         t_abandon = timings["t_abandon_ms"]
         timings["e2e_ms"] = self.log.finished_ms if self.log is not None else None
-        holds = list(getattr(self.player, "holds", []))
+        holds = list(self.player.holds) if isinstance(self.player, HeldChainPlayer) else []
         if t_abandon is None:
             timings["abandon_step"] = None
-        elif self.abandoned_while == "asking" and holds:
+        elif self.abandoned_while == Phase.ASKING and holds:
             timings["abandon_step"] = holds[-1].step  # gave up at a hold: the step just done
         else:
             t_chain = t_abandon - offset_at_ms(holds, t_abandon)
@@ -375,6 +353,47 @@ class TrialRun:
         events.sort(key=lambda e: float("inf") if e["t_ms"] is None else e["t_ms"])
 
 
+def chunk_events(log: PlaybackLog) -> list[dict[str, Any]]:
+    """One stored `chunk` event per chunk played: when it was due, handed out and shown."""
+    return [
+        {
+            "kind": "chunk",
+            "t_ms": r.shown_ms,
+            "index": r.index,
+            "scheduled_ms": r.scheduled_ms,
+            "handed_ms": r.handed_ms,
+            "queued_ms": r.queued_ms,
+            "flushed_ms": r.flushed_ms,
+            "channel": r.channel,
+            "n_chars": r.n_chars,
+        }
+        for r in log.records
+    ]
+
+
+def shown_span(log: PlaybackLog) -> tuple[float | None, float | None, str | None]:
+    """When the first and the last visible chunk were shown, and what "shown" is measured
+    by for all of them (`flushed`, `queued` or `handed`); all None when nothing was shown."""
+    visible = [r for r in log.records if r.n_chars > 0]
+    if not visible:
+        return None, None, None
+    if all(r.flushed_ms is not None for r in visible):
+        source = "flushed"
+    elif all(r.queued_ms is not None or r.flushed_ms is not None for r in visible):
+        source = "queued"
+    else:
+        source = "handed"
+    return visible[0].shown_ms, visible[-1].shown_ms, source
+
+
+def ended_ms(log: PlaybackLog) -> float | None:
+    """When the play ended: finished, else cancelled, else cut by an error (ms from t0)."""
+    for t_ms in (log.finished_ms, log.cancelled_at_ms, log.error_at_ms):
+        if t_ms is not None:
+            return t_ms
+    return None
+
+
 class _PhaseSink:
     """Passes chunks on to the real sink and moves the run from waiting to streaming."""
 
@@ -383,8 +402,8 @@ class _PhaseSink:
         self.run = run
 
     def apply(self, index: int, chunk: Chunk) -> None:
-        if chunk.text and self.run.phase == "waiting":
-            self.run.phase = "streaming"
+        if chunk.text and self.run.phase == Phase.WAITING:
+            self.run.phase = Phase.STREAMING
         self.sink.apply(index, chunk)
 
     def finish(self, end: Any, error: Any) -> None:

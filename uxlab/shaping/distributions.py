@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from scipy import special
@@ -139,16 +139,16 @@ class Dist:
         if k == "constant":
             return np.full(z.shape, float(p["ms"]))
         if k == "lognormal":
-            return p["median"] * np.exp(p["sigma"] * z)
+            return cast(np.ndarray, p["median"] * np.exp(p["sigma"] * z))
         if k == "uniform":
-            return p["mean"] - p["j"] + 2.0 * p["j"] * special.ndtr(z)
+            return cast(np.ndarray, p["mean"] - p["j"] + 2.0 * p["j"] * special.ndtr(z))
         if k == "normal":
             if p["sd"] == 0:
                 return np.full(z.shape, float(p["mean"]))
             # Truncated at 0: F^-1(u) = mean + sd * Phi^-1(p0 + u (1 - p0)), p0 = Phi(-mean/sd).
             # Work with upper-tail probabilities so large z does not round to 1.
             q0 = special.ndtr(p["mean"] / p["sd"])  # 1 - p0
-            return p["mean"] - p["sd"] * special.ndtri(q0 * special.ndtr(-z))
+            return cast(np.ndarray, p["mean"] - p["sd"] * special.ndtri(q0 * special.ndtr(-z)))
         if k == "gamma":
             if p["cv"] == 0:
                 return np.full(z.shape, float(p["mean"]))
@@ -158,10 +158,10 @@ class Dist:
             out = np.empty(z.shape)
             out[lower] = special.gammaincinv(shape, special.ndtr(z[lower]))
             out[~lower] = special.gammainccinv(shape, special.ndtr(-z[~lower]))
-            return out * scale
+            return cast(np.ndarray, out * scale)
         if k == "pareto":
             x_min = p["median"] / 2.0 ** (1.0 / p["alpha"])
-            return x_min * special.ndtr(-z) ** (-1.0 / p["alpha"])
+            return cast(np.ndarray, x_min * special.ndtr(-z) ** (-1.0 / p["alpha"]))
         raise ValueError(f"{k} is not a parametric distribution")
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
@@ -210,7 +210,7 @@ class Dist:
             if p["alpha"] <= 1:
                 return math.inf
             x_min = p["median"] / 2.0 ** (1.0 / p["alpha"])
-            return p["alpha"] * x_min / (p["alpha"] - 1)
+            return float(p["alpha"] * x_min / (p["alpha"] - 1))
         raise ValueError(f"{k} has no mean of its own")
 
     # -- study factors ---------------------------------------------------------------------
@@ -332,15 +332,15 @@ def parse_dist(value: Any, path: str, allowed: tuple[str, ...]) -> Dist:
     if isinstance(value, int | float):
         return _build("constant", {"ms": value}, path, allowed)
     if isinstance(value, dict):
-        given = dict(value)
-        kind = given.pop("dist", None)
+        table = dict(value)
+        kind = table.pop("dist", None)
         if not isinstance(kind, str):
             raise ProfileError(
                 path,
                 'an inline table needs dist = "<kind>", e.g. {dist="lognormal", '
                 "median=30, sigma=0.5}",
             )
-        return _build(kind, given, path, allowed)
+        return _build(kind, table, path, allowed)
     if not isinstance(value, str) or not value.strip():
         raise ProfileError(path, f"expected a number or a spec string, got {value!r}")
     text = value.strip()

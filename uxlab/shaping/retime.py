@@ -25,6 +25,7 @@ import copy
 import hashlib
 import json
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from scipy import special
@@ -162,7 +163,7 @@ def draw_gaps_ms(
         if itl.kind == "recorded":
             return recorded
         if itl.kind == "scale":
-            return recorded * itl["factor"]
+            return cast(np.ndarray, recorded * itl["factor"])
         total_ms = float(recorded.sum())
         if total_ms <= 0:
             raise ShapeError(
@@ -170,7 +171,7 @@ def draw_gaps_ms(
                 "keep; use a sampled ITL such as constant:50"
             )
         target_ms = float(units.tokens[1:].sum()) * 1000.0 / itl["tokens_per_s"]
-        return recorded * (target_ms / total_ms)
+        return cast(np.ndarray, recorded * (target_ms / total_ms))
     if itl.kind == "empirical":
         if itl["source"] == "self":
             pool = self_pool if self_pool is not None else GapPool(np.zeros(0), ())
@@ -182,7 +183,7 @@ def draw_gaps_ms(
             gaps = pool.block_bootstrap(rng, n_gaps, int(itl["block"]))
         else:
             gaps = pool.quantiles(special.ndtr(correlated_scores(rng, n_gaps, profile.rho)))
-        return gaps * itl["scale"]
+        return cast(np.ndarray, gaps * itl["scale"])
     return itl.from_scores(correlated_scores(rng, n_gaps, profile.rho))
 
 

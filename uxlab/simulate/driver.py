@@ -20,6 +20,7 @@ import numpy as np
 
 from uxlab.clock import VirtualClock
 from uxlab.outcomes import Outcome
+from uxlab.phases import Phase
 from uxlab.player import HeadlessSink
 from uxlab.session import StudySession, TrialRun
 from uxlab.simulate.observers import (
@@ -119,7 +120,7 @@ async def run_trial(
             value, rt = script.answer(q, run.trial.attention)
             clock.advance(rt)
             run.answer(q.id, value, rt)
-        run.phase = "answered"
+        run.phase = Phase.ANSWERED
         return
     clock.advance(script.send_delay_ms)
     t0 = run.send()

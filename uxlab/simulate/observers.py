@@ -34,6 +34,7 @@ import numpy as np
 
 from uxlab.chain import chain_steps
 from uxlab.streams.recording import Recording
+from uxlab.study.questions import question_type
 from uxlab.study.spec import Question, Study
 
 LOGISTIC_C = 2.0 * math.log(9.0)
@@ -198,24 +199,31 @@ class Observer:
         self, q: Question, cues: Cues, rng: np.random.Generator, attention: Any = None
     ) -> Any:
         """The value this person gives to question `q` (as the store takes it)."""
+        qt = question_type(q.type)
         if (
             attention is not None
             and attention.question == q.id
             and rng.random() >= self.truth.attention_lapse
         ):
-            return attention.answer if q.type != "likert" else int(attention.answer)
-        if q.type == "yesno":
-            slow = rng.random() < self.p_too_slow(cues)
-            yes = (not slow) if (q.yes_means or "acceptable") == "acceptable" else slow
-            return "yes" if yes else "no"
-        if q.type == "likert":
-            return self.rating(cues, q.scale or 5, rng)
-        if q.type == "choice":
-            return q.options[int(rng.integers(len(q.options)))]
-        if q.type == "slider":
-            lo, hi = q.min or 0.0, q.max or 100.0
-            return round(lo + (hi - lo) * (1.0 - self.core_too_slow(cues)), 1)
-        return None  # free text: nothing typed
+            return qt.attention_value(attention.answer)
+        return qt.simulated_answer(q, _Judging(self, cues), rng)
+
+
+@dataclass(frozen=True)
+class _Judging:
+    """An observer's judgement of one trial's cues, as a question type asks for it."""
+
+    observer: Observer
+    cues: Cues
+
+    def p_too_slow(self) -> float:
+        return self.observer.p_too_slow(self.cues)
+
+    def core_too_slow(self) -> float:
+        return self.observer.core_too_slow(self.cues)
+
+    def rating(self, scale: int, rng: np.random.Generator) -> int:
+        return self.observer.rating(self.cues, scale, rng)
 
 
 def likert_cuts(truth: PopulationTruth, scale: int) -> np.ndarray:

@@ -26,10 +26,8 @@ from uxlab.clock import MonotonicClock
 from uxlab.errors import UxlabError
 from uxlab.simulate.observers import Cues, Observer, stream_cues
 from uxlab.streams.recording import Recording
+from uxlab.study.questions import REGISTRY
 from uxlab.study.spec import Question
-
-FREE_TEXT_ANSWER = "none"
-"""What a simulated participant types into a free-text box (the runner needs some text)."""
 
 
 class ScaledClock(MonotonicClock):
@@ -92,49 +90,13 @@ class TrialScript:
 
 
 def answer_keys(q: Question, value: Any) -> tuple[list[str], Any]:
-    """The keys that give `value` to question `q` in the runner, and the value they give.
+    """The keys that give `value` to question `q` in the runner, and the value they give
+    (`QuestionType.answer_keys` of its type, `uxlab.study.questions`).
 
     The value differs from `value` only where the widget cannot hold it: a slider moves in
     steps (its value is rounded to the step) and a free-text box needs some text
-    (`FREE_TEXT_ANSWER` for an observer who has nothing to type).
+    (`uxlab.study.questions.FREE_TEXT_ANSWER` for an observer who has nothing to type).
     """
-    if q.type == "yesno":
-        return ["y" if value == "yes" else "n", "enter"], value
-    if q.type == "likert":
-        point = int(value)
-        if point <= 9:
-            return [str(point), "enter"], point
-        return ["right"] * point + ["enter"], point  # the first arrow selects point 1
-    if q.type == "choice":
-        i = list(q.options).index(value)
-        if i < 9:
-            return [str(i + 1), "enter"], value
-        return ["down"] * (i + 1) + ["enter"], value
-    if q.type == "slider":
-        return _slider_keys(q, float(value))
-    if q.type == "text":
-        text = FREE_TEXT_ANSWER if value is None or not str(value).strip() else str(value)
-        if not all(ch.isascii() and ch.isalnum() for ch in text):
-            raise UxlabError(f"question {q.id!r}: can only type letters and digits, not {text!r}")
-        return [*text, "enter"], text
-    raise UxlabError(f"question {q.id!r}: no keys for type {q.type!r}")
-
-
-def slider_step(lo: float, hi: float) -> float:
-    """The slider widget's step: about 100 presses over the span (1 for 0..100)."""
-    step = (hi - lo) / 100.0
-    return 1.0 if step >= 1.0 else 10 ** round(math.log10(step))
-
-
-def _slider_keys(q: Question, value: float) -> tuple[list[str], float]:
-    lo = float(q.min if q.min is not None else 0.0)
-    hi = float(q.max if q.max is not None else 100.0)
-    step = slider_step(lo, hi)
-    start = lo + round((hi - lo) / 2 / step) * step  # the first arrow places it mid-way
-    target = min(hi, max(lo, lo + round((value - lo) / step) * step))
-    n = round((target - start) / step)
-    right, left = ("shift+right", "right"), ("shift+left", "left")
-    big, small = right if n >= 0 else left
-    keys = ["right"] + [big] * (abs(n) // 10) + [small] * (abs(n) % 10) + ["enter"]
-    reached = min(hi, max(lo, round((start + n * step) / step) * step))
-    return keys, round(reached, 10)
+    if q.type not in REGISTRY:
+        raise UxlabError(f"question {q.id!r}: no keys for type {q.type!r}")
+    return REGISTRY[q.type].answer_keys(q, value)

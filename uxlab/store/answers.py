@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from uxlab.store.schema import StoreError
+from uxlab.study.questions import question_type
 from uxlab.study.spec import Question
 
 
@@ -33,44 +34,15 @@ def _normalise_responses(
 
 
 def _check_value(q: Question, value: Any, where: str) -> str | None:
+    """The answer as stored: its type's `normalise` (`uxlab.study.questions`)."""
     if value is None:
         return None
-    bad = StoreError(f"{where}: {q.id} ({q.type}) cannot take {value!r}")
-    if q.type == "yesno":
-        if isinstance(value, bool):
-            return "yes" if value else "no"
-        if str(value).lower() in ("yes", "no"):
-            return str(value).lower()
-        raise bad
-    if q.type == "likert":
-        if isinstance(value, bool) or not isinstance(value, (int, str)):
-            raise bad
-        try:
-            n = int(value)
-        except ValueError:
-            raise bad from None
-        if not 1 <= n <= (q.scale or 0):
-            raise bad
-        return str(n)
-    if q.type == "choice":
-        if value not in q.options:
-            raise bad
-        return str(value)
-    if q.type == "slider":
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise bad
-        if not (q.min or 0.0) <= value <= (q.max or 0.0):
-            raise bad
-        return repr(float(value))
-    return str(value)
+    try:
+        return question_type(q.type).normalise(q, value)
+    except ValueError:
+        raise StoreError(f"{where}: {q.id} ({q.type}) cannot take {value!r}") from None
 
 
 def _matches(q: Question, given: str | None, answer: str) -> bool:
-    if given is None:
-        return False
-    if q.type == "slider":
-        span = (q.max or 0.0) - (q.min or 0.0)
-        return abs(float(given) - float(answer)) <= 0.05 * span
-    if q.type == "likert":
-        return int(given) == int(answer)
-    return given == answer
+    """Whether a stored answer is an attention check's known answer (its type's `matches`)."""
+    return given is not None and question_type(q.type).matches(q, given, answer)

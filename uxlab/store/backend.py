@@ -28,8 +28,22 @@ class Result(Protocol):
     def __iter__(self) -> Iterator[Any]: ...
 
 
+class NamedRow(Protocol):
+    """A row read by position or by column name (`sqlite3.Row`, or PostgreSQL's `Row`)."""
+
+    def __getitem__(self, key: Any, /) -> Any: ...
+
+    def keys(self) -> list[str]: ...
+
+
 class Connection(Protocol):
-    """One process's connection to a study database."""
+    """One process's connection to a study database.
+
+    `row_factory`: None gives rows as tuples; `sqlite3.Row` gives `NamedRow`s (on
+    PostgreSQL too: any factory set there does).
+    """
+
+    row_factory: Any
 
     @property
     def in_transaction(self) -> bool: ...

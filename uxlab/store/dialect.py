@@ -55,7 +55,8 @@ def to_postgres(sql: str) -> str | None:
     """The PostgreSQL text of one store statement; None: nothing to run (a SQLite pragma)."""
     if m := _TABLE_INFO.match(sql):
         return (
-            "SELECT ordinal_position - 1, column_name FROM information_schema.columns "
+            "SELECT ordinal_position - 1 AS cid, column_name AS name "
+            "FROM information_schema.columns "
             f"WHERE table_schema = current_schema() AND table_name = '{m.group(1)}' "
             "ORDER BY ordinal_position"
         )

@@ -43,6 +43,31 @@ ERRORS: tuple[type[BaseException], ...] = (psycopg.Error, PoolTimeout)
 """What a PostgreSQL store may raise besides StoreError (the counterpart of sqlite3.Error)."""
 
 
+class Row(tuple[Any, ...]):
+    """A row read by position or by column name, as `sqlite3.Row` is."""
+
+    names: dict[str, int]
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            return tuple.__getitem__(self, self.names[key])
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> list[str]:
+        return list(self.names)
+
+
+def named(rows: list[tuple[Any, ...]], description: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """`rows` as `Row`s (their column names from the cursor's `description`)."""
+    names = {c.name: i for i, c in enumerate(description)}
+    out: list[tuple[Any, ...]] = []
+    for values in rows:
+        row = Row(values)
+        row.names = names
+        out.append(row)
+    return out
+
+
 class Rows:
     """A finished statement's rows, read like a sqlite3 cursor."""
 
@@ -86,6 +111,8 @@ class PostgresConnection:
         self.name = redact(url)
         self._tx: psycopg.Connection[Any] | None = None
         self._lock = threading.Lock()  # one transaction at a time, as with sqlite3
+        self.row_factory: Any = None
+        """None: rows are tuples; anything else (`sqlite3.Row`): rows read by name too."""
         try:  # one direct connection first: the server's own words when it refuses (fast)
             psycopg.connect(url, connect_timeout=int(CONNECT_TIMEOUT_S)).close()
         except psycopg.Error as exc:
@@ -228,6 +255,8 @@ class PostgresConnection:
         try:
             cur = conn.execute(text, tuple(params))
             rows = cur.fetchall() if cur.description is not None else []
+            if self.row_factory is not None and cur.description is not None:
+                rows = named(rows, cur.description)
             return Rows(rows, cur.rowcount, cur.description)
         except psycopg.OperationalError as exc:
             raise self._unreachable(exc) from None

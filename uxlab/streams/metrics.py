@@ -66,7 +66,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -209,10 +209,13 @@ class StreamArrays:
         for i, rec in enumerate(recs):
             events = rec.events
             kinds = list(map(type, events))
+            chunks: list[Chunk]
             if kinds.count(Chunk) == len(kinds):
-                chunks = events
+                chunks = cast(list[Chunk], events)  # every event is a chunk
             else:
-                chunks = [e for e, kind in zip(events, kinds, strict=True) if kind is Chunk]
+                chunks = cast(
+                    list[Chunk], [e for e, kind in zip(events, kinds, strict=True) if kind is Chunk]
+                )
             channels = list(map(get_channel, chunks))
             n_tool[i] = channels.count("tool")
             n_chunks[i] = len(chunks)
@@ -242,8 +245,8 @@ class StreamArrays:
             truncated[i] = end is None
             finish.append(end.finish_reason if end is not None else None)
             if ErrorEvent in kinds:
-                first_error = events[kinds.index(ErrorEvent)]
-                error.append(error_type(first_error.error))  # type: ignore[union-attr]
+                first_error = cast(ErrorEvent, events[kinds.index(ErrorEvent)])
+                error.append(error_type(first_error.error))
             else:
                 error.append(None)
         starts = np.zeros(len(recs) + 1, dtype=np.int64)
@@ -309,7 +312,7 @@ class StreamArrays:
         """Per recording: every output chunk has a time."""
         rec_of = self.recording_of_chunk()
         unknown = np.bincount(rec_of, weights=np.isnan(self.t_ms), minlength=len(self))
-        return unknown == 0
+        return cast(np.ndarray, unknown == 0)
 
     @cached_property
     def _recording_of_chunk(self) -> np.ndarray:
@@ -524,10 +527,10 @@ def nest(row: Mapping[str, Any], ndigits: int | None = None) -> dict[str, Any]:
     def _num(value: Any) -> float | None:
         if value is None:
             return None
-        value = float(value)
-        if math.isnan(value):
+        number = float(value)
+        if math.isnan(number):
             return None
-        return value if ndigits is None else round(value, ndigits)
+        return number if ndigits is None else round(number, ndigits)
 
     def _count(value: Any) -> int | None:
         value = _num(value)

@@ -21,12 +21,12 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import orjson  # twice as fast as the stdlib decoder on whole files
 
-from uxlab.errors import UxlabError
+from uxlab.errors import LocatedError
 from uxlab.reading import (
     MAX_JSON_FILE_BYTES,
     MAX_TIME_MS,
@@ -50,21 +50,10 @@ from uxlab.streams.recording import (
 )
 
 
-class ReplayFormatError(UxlabError, ValueError):
-    """A replay file that does not follow the format; says where and what."""
+class ReplayFormatError(LocatedError):
+    """A replay file that does not follow the format; says where (file, line, field) and what."""
 
-    def __init__(self, path: str | Path, line: int | None, field: str | None, problem: str):
-        self.path = str(path)
-        self.line = line
-        self.field = field
-        self.problem = problem
-        where = self.path if line is None else f"{self.path}:{line}"
-        what = f"{field}: {problem}" if field else problem
-        super().__init__(f"{where}: {what}")
-
-    def __reduce__(self) -> tuple[type, tuple[str, int | None, str | None, str]]:
-        # Rebuilt from its parts when it crosses a process boundary (the inspect pool).
-        return (type(self), (self.path, self.line, self.field, self.problem))
+    line: int | None
 
 
 _HEADER_KEYS = ("type", "format", "id", "source", "request", "clock", "text_source", "retime")
@@ -375,7 +364,7 @@ def _decode_joined(body: str) -> list[Any] | None:
     if _TWO_OBJECTS_ON_A_LINE.search(body):
         return None
     joined = "[" + body.replace("\n", ",\n") + "]"
-    objs = None
+    objs: list[Any] | None = None
     # On an error the stdlib decides: it keeps lone surrogates and reads 1e999 as inf.
     with suppress(orjson.JSONDecodeError):
         objs = orjson.loads(joined)
@@ -422,7 +411,7 @@ class ValidEvents:
             events[pos] = chunk
         for pos, ev in self.others.items():
             events[pos] = ev
-        return events  # type: ignore[return-value]
+        return cast(list[Event], events)  # every position is filled: chunks and the others
 
 
 def _has_huge_float(value: Any) -> bool:
@@ -485,11 +474,17 @@ def _check_in_bulk(
                 if i not in chunk_set:
                     if _has_huge_float(objs[i]):
                         return None
-                    others[i] = reader.event(objs[i], linenos[i])  # type: ignore[assignment]
+                    other = reader.event(objs[i], linenos[i])
+                    if isinstance(other, End):  # never: an end is last (counted above)
+                        return None
+                    others[i] = other
         if has_end:
             if _has_huge_float(objs[-1]):
                 return None
-            end = reader.event(objs[-1], linenos[-1])  # type: ignore[assignment]
+            last = reader.event(objs[-1], linenos[-1])
+            if not isinstance(last, End):  # never: its type is "end"
+                return None
+            end = last
         t_ms = np.array(times, dtype=float)  # None -> NaN
         tokens = np.array(n_tokens, dtype=float)
     # A missing key, an unhashable channel, an integer beyond float range, or an event the

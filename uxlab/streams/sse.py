@@ -16,12 +16,17 @@ giving its arrival time in milliseconds from the moment the request was sent::
 The file stays valid SSE (any SSE reader skips comments), it is readable and diffable, and a
 recorder can append to it one event at a time (`format_capture_event`). A body without any
 `t_ms=` comment is a plain capture: its events get `t_ms=None` (text without timing).
+
+`SseEvent` is the one type of an SSE event in uxlab: parsed from a capture (its time from
+the comment), from a live stream (`feed(piece, t_ms)` stamps the arrival), or made by an
+importer from another log format; the event mappings of `uxlab.streams.importers` read it.
 """
 
 from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from uxlab.errors import UxlabError
@@ -32,28 +37,34 @@ _TIME_COMMENT = re.compile(r"^\s*t_ms=([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?
 
 @dataclass
 class SseEvent:
-    """One dispatched SSE event: name (None when unnamed), data, and where it started."""
+    """One SSE event: its name (None when unnamed), data, and when it arrived.
+
+    The one event type of streams and live: the parser makes it, the importers' event
+    mappings and the live recorder read it, a timed capture writes it (`format_capture`).
+    Importers of other stream logs (JSON chunks, AWS event streams) make it too.
+    """
 
     event: str | None
     data: str
+    t_ms: float | None = None
+    """Arrival in ms from the request's send: stamped by `SseParser.feed(piece, t_ms)` as the
+    event arrives, read from a timed capture's last `: t_ms=` comment before the event (a
+    keep-alive block written with its own time carries its comments over to the next
+    event, whose own time comment comes after it), else None (text without timing)."""
     id: str | None = None
     retry_ms: int | None = None
     comments: list[str] = field(default_factory=list)
     line: int = 0
     """1-based line of the event's first line, leading comments included (for errors)."""
 
-    @property
-    def t_ms(self) -> float | None:
-        """The arrival time from the last `: t_ms=...` comment before the event, else None.
 
-        The last one counts: a keep-alive block written with its own time carries its
-        comments over to the next event, whose own time comment comes after it.
-        """
-        for comment in reversed(self.comments):
-            m = _TIME_COMMENT.match(comment)
-            if m and m.group(1) != "null":
-                return float(m.group(1))
-        return None
+def _comment_time(comments: list[str]) -> float | None:
+    """The time of the last `: t_ms=...` comment (None when there is none)."""
+    for comment in reversed(comments):
+        m = _TIME_COMMENT.match(comment)
+        if m and m.group(1) != "null":
+            return float(m.group(1))
+    return None
 
 
 class SseLimitError(UxlabError, ValueError):
@@ -103,8 +114,13 @@ class SseParser:
         self._comments: list[str] = []
         self._first_line = 0
 
-    def feed(self, chunk: str | bytes) -> list[SseEvent]:
-        """Add the next piece of the stream; return the events it completed."""
+    def feed(self, chunk: str | bytes, t_ms: float | None = None) -> list[SseEvent]:
+        """Add the next piece of the stream; return the events it completed.
+
+        `t_ms`: when the piece arrived; the events it completed are stamped with it (a live
+        stream's arrival, instead of any `: t_ms=` comment). Bytes that are not UTF-8 raise
+        `UnicodeDecodeError`.
+        """
         text = self._decoder.decode(chunk) if isinstance(chunk, bytes) else chunk
         if not self._started and text:
             self._started = True
@@ -112,10 +128,11 @@ class SseParser:
         if self._pending_cr and text:
             self._pending_cr = False
             text = text.removeprefix("\n")  # the LF of a CRLF cut between two reads
-        return self._scan(text, final=False)
+        return _stamped(self._scan(text, final=False), t_ms)
 
-    def close(self) -> list[SseEvent]:
-        """End of stream: dispatch an event left without its closing blank line."""
+    def close(self, t_ms: float | None = None) -> list[SseEvent]:
+        """End of stream: dispatch an event left without its closing blank line (stamped
+        with `t_ms`, the end's arrival, when given)."""
         tail = self._decoder.decode(b"", final=True)
         if self._pending_cr:
             tail = tail.removeprefix("\n")
@@ -123,7 +140,7 @@ class SseParser:
         if self._partial:
             events.extend(self._line(self._take_partial("")))
         events.extend(self._dispatch())
-        return events
+        return _stamped(events, t_ms)
 
     def _take_partial(self, rest: str) -> str:
         """The unfinished line so far plus `rest`, and the partial line emptied."""
@@ -204,12 +221,20 @@ class SseParser:
             event=self._event,
             data="\n".join(self._data),
             id=self._id,
+            t_ms=_comment_time(self._comments),
             retry_ms=self._retry,
             comments=self._comments,
             line=self._first_line,
         )
         self._reset_event()
         return [ev]
+
+
+def _stamped(events: list[SseEvent], t_ms: float | None) -> list[SseEvent]:
+    if t_ms is not None:
+        for ev in events:
+            ev.t_ms = t_ms
+    return events
 
 
 def parse_sse(text: str | bytes) -> list[SseEvent]:
@@ -227,3 +252,9 @@ def format_capture_event(t_ms: float | None, data: str, event: str | None = None
         lines.append(f"event: {event}")
     lines.extend(f"data: {part}" for part in data.split("\n"))
     return "\n".join(lines) + "\n\n"
+
+
+def format_capture(events: Iterable[SseEvent]) -> str:
+    """A timed capture of `events` (the live recorder's `.sse` sidecar): each event preceded
+    by its `: t_ms=` comment, so `parse_sse` reads the same events and times back."""
+    return "".join(format_capture_event(ev.t_ms, ev.data, ev.event) for ev in events)

@@ -376,7 +376,8 @@ class AdaptivePlan:
         factor = next((f for f in study.within_factors if f.procedure != "fixed"), None)
         if factor is None:
             return None
-        q = next(q for q in study.trial_questions if q.type == "yesno")
+        q = study.judgement_question
+        assert q is not None  # the loader refuses an adaptive factor without one
         spec = AdaptiveSpec(
             procedure=factor.procedure,
             low=float(min(factor.levels)),

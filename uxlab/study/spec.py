@@ -21,39 +21,39 @@ from pathlib import Path
 from typing import Any
 
 from uxlab.chain import CHAIN_FACTORS, Chain
-from uxlab.errors import UxlabError
+from uxlab.errors import LocatedError
 from uxlab.shaping import Profile
 from uxlab.streams.corpus import Corpus
 from uxlab.study.live_stimuli import LiveStimuli
+from uxlab.study.questions import REGISTRY, question_type
 
 ORDERS = ("random", "fixed", "latin-square", "blocked")
 ASSIGNMENTS = ("cycle", "random", "by_condition")
 TRIAL_KINDS = ("single", "chain")
 """single: one shaped stream per trial; chain: an agent chain (`uxlab.chain`) per trial."""
-QUESTION_TYPES = ("likert", "yesno", "choice", "slider", "text")
+QUESTION_TYPES = tuple(REGISTRY)
+"""Every question type (`uxlab.study.questions`: one module per type)."""
 QUESTION_WHEN = ("trial", "end", "step")
 """trial: after each trial; end: once at the end; step: mid-chain, after `[chain]
 ask_after_steps` (chain studies only; answers go to `q_<id>_s<step>`)."""
-YES_MEANS = ("acceptable", "too_slow")
 PROCEDURES = ("fixed", "quest", "staircase", "interleaved")
 """How a factor's level is chosen: "fixed" (the design's list) or adaptively (study/adaptive)."""
 # Factors whose levels must be whole numbers.
 INTEGER_FACTORS = ("chunk_tokens", "error_at_token")
-# Seconds a participant needs to answer one question of each type (for duration estimates).
-ANSWER_S = {"likert": 4.0, "yesno": 2.5, "choice": 4.0, "slider": 5.0, "text": 20.0}
+ANSWER_S = {name: t.answer_s for name, t in REGISTRY.items()}
+"""Seconds a participant needs to answer one question of each type (duration estimates)."""
 
 
-class StudyError(UxlabError, ValueError):
+class StudyError(LocatedError):
     """A study file that is not valid: names the file, the key path and the problem."""
 
     def __init__(self, path: str | Path, key: str | None, problem: str, line: int | None = None):
-        self.path = str(path)
+        super().__init__(path, line, key, problem)
         self.key = key
-        self.problem = problem
-        self.line = line
-        """The line of the file the key is on, when the loader could find it."""
-        where = f"{self.path}:{line}" if line else self.path
-        super().__init__(f"{where}: {key}: {problem}" if key else f"{where}: {problem}")
+        """The key path at fault (`[abandon].key`); `line` is its line when the loader found it."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.path, self.key, self.problem, self.line))
 
 
 # --- the model ----------------------------------------------------------------------------
@@ -111,14 +111,7 @@ class Question:
         d["when"] = self.when
         if self.when == "step":
             d["after_steps"] = list(self.after_steps)
-        if self.type == "likert":
-            d.update(scale=self.scale, labels=list(self.labels), acceptable_at=self.acceptable_at)
-        elif self.type == "yesno":
-            d["yes_means"] = self.yes_means
-        elif self.type == "choice":
-            d["options"] = list(self.options)
-        elif self.type == "slider":
-            d.update(min=self.min, max=self.max, labels=list(self.labels))
+        d.update(question_type(self.type).fields(self))
         return d
 
 
@@ -251,6 +244,12 @@ class Study:
     @property
     def end_questions(self) -> list[Question]:
         return [q for q in self.questions if q.when == "end"]
+
+    @property
+    def judgement_question(self) -> Question | None:
+        """The first per-trial yes/no question: the judgement an adaptive procedure adapts to
+        and the threshold is fitted to (None when the study asks none)."""
+        return next((q for q in self.trial_questions if q.type == "yesno"), None)
 
     @property
     def step_questions(self) -> list[Question]:

@@ -233,13 +233,13 @@ class ChainView(Vertical, can_focus=True):
             self.end_step(self.current)
         t_ms = chunk.t_ms or 0.0
         step = ScheduledStep(
-            index=int(marker["position"]),
-            position=int(marker["position"]),
-            kind=marker["kind"],
-            label=str(marker["label"]),
+            index=marker.position,
+            position=marker.position,
+            kind=marker.kind,
+            label=marker.label,
             start_ms=t_ms,
             end_ms=t_ms,
-            tool=marker.get("tool"),
+            tool=marker.tool,
         )
         if step.kind != "pause":
             step = dataclasses.replace(step, schedule=_PLACEHOLDER)

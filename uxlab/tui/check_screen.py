@@ -16,6 +16,7 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from uxlab.phases import Phase
 from uxlab.session import TrialRun
 from uxlab.tui.questions import Answered, QuestionPanel, question_view
 
@@ -46,5 +47,5 @@ class CheckScreen(Screen[TrialRun]):
     def _answered(self, message: Answered) -> None:
         message.stop()
         self.run.answer(message.question_id, message.value, message.rt_ms)
-        self.run.phase = "answered"
+        self.run.phase = Phase.ANSWERED
         self.dismiss(self.run)

@@ -1,4 +1,5 @@
-"""Keyboard-only question widgets: Likert, yes/no, choice, slider and free text.
+"""Keyboard-only question widgets: Likert, yes/no, choice, slider and free text, one per
+question type of `uxlab.study.questions` (`WIDGETS`, by the type's name).
 
 Each widget shows one question, takes its answer from the keyboard only, and posts an
 `Answered` message with the value and the response time (from the moment the widget was
@@ -7,7 +8,6 @@ first painted to the confirming key press, on the session's monotonic clock).
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +22,8 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input, Static
+
+from uxlab.study.questions import question_type, slider_step
 
 NowMs = Callable[[], float]
 
@@ -254,56 +256,73 @@ def question_view(q: Any) -> QuestionView:
     """The view of a study question (`uxlab.study.Question`: id, type, text, scale, ...)."""
     labels = tuple(q.labels) if len(q.labels) == 2 else ("", "")
     kw: dict[str, Any] = {"id": q.id, "kind": q.type, "text": q.text, "labels": labels}
-    if q.type == "likert":
+    kw["required"] = question_type(q.type).answer_required
+    if q.scale is not None:
         kw["scale"] = int(q.scale)
-    elif q.type == "choice":
+    if q.options:
         kw["options"] = tuple(q.options)
-    elif q.type == "text":
-        kw["required"] = False  # free text is optional: Enter on an empty box skips it
-    elif q.type == "slider":
+    if q.min is not None and q.max is not None:
         lo, hi = float(q.min), float(q.max)
-        kw.update(minimum=lo, maximum=hi, step=_slider_step(hi - lo))
+        kw.update(minimum=lo, maximum=hi, step=slider_step(lo, hi))
     return QuestionView(**kw)
 
 
-def _slider_step(span: float) -> float:
-    """A step that takes about 100 presses over the span (1 for 0..100)."""
-    step = span / 100.0
-    return 1.0 if step >= 1.0 else 10 ** round(math.log10(step))
+@dataclass(frozen=True)
+class QuestionWidget:
+    """How the terminal shows one question type: its widget and its one-line key help."""
+
+    build: Callable[[QuestionView, NowMs | None], Widget]
+    help: Callable[[QuestionView], str]
+
+
+def _likert(q: QuestionView, now_ms: NowMs | None) -> Widget:
+    values = list(range(1, q.scale + 1))
+    hotkeys = {str(v): i for i, v in enumerate(values) if v < 10}
+    return ChoiceRow(q, values, [str(v) for v in values], hotkeys=hotkeys, now_ms=now_ms)
+
+
+def _yesno(q: QuestionView, now_ms: NowMs | None) -> Widget:
+    return ChoiceRow(
+        q, ["yes", "no"], ["Yes (y)", "No (n)"], hotkeys={"y": 0, "n": 1}, now_ms=now_ms
+    )
+
+
+def _choice(q: QuestionView, now_ms: NowMs | None) -> Widget:
+    hotkeys = {str(i + 1): i for i in range(min(9, len(q.options)))}
+    captions = [f"{i + 1}. {opt}" for i, opt in enumerate(q.options)]
+    return ChoiceRow(q, list(q.options), captions, hotkeys=hotkeys, vertical=True, now_ms=now_ms)
+
+
+WIDGETS: dict[str, QuestionWidget] = {
+    "likert": QuestionWidget(
+        _likert, lambda q: f"← → or 1-{min(q.scale, 9)} to choose, Enter to confirm"
+    ),
+    "yesno": QuestionWidget(_yesno, lambda q: "y / n (or ← →) to choose, Enter to confirm"),
+    "choice": QuestionWidget(
+        _choice, lambda q: "↑ ↓ or the number keys to choose, Enter to confirm"
+    ),
+    "slider": QuestionWidget(
+        lambda q, now_ms: Slider(q, now_ms=now_ms),
+        lambda q: "← → to move (Shift for big steps), Enter to confirm",
+    ),
+    "text": QuestionWidget(
+        lambda q, now_ms: FreeText(q, now_ms=now_ms),
+        lambda q: "type your answer, then Enter (Enter on an empty box skips it)",
+    ),
+}
+"""The widget of each question type (`uxlab.study.questions.REGISTRY`), by its name."""
 
 
 def build_question_widget(q: QuestionView, now_ms: NowMs | None = None) -> Widget:
     """The widget for a question of any kind."""
-    if q.kind == "likert":
-        values = list(range(1, q.scale + 1))
-        hotkeys = {str(v): i for i, v in enumerate(values) if v < 10}
-        return ChoiceRow(q, values, [str(v) for v in values], hotkeys=hotkeys, now_ms=now_ms)
-    if q.kind == "yesno":
-        return ChoiceRow(
-            q, ["yes", "no"], ["Yes (y)", "No (n)"], hotkeys={"y": 0, "n": 1}, now_ms=now_ms
-        )
-    if q.kind == "choice":
-        hotkeys = {str(i + 1): i for i in range(min(9, len(q.options)))}
-        captions = [f"{i + 1}. {opt}" for i, opt in enumerate(q.options)]
-        return ChoiceRow(
-            q, list(q.options), captions, hotkeys=hotkeys, vertical=True, now_ms=now_ms
-        )
-    if q.kind == "slider":
-        return Slider(q, now_ms=now_ms)
-    if q.kind == "text":
-        return FreeText(q, now_ms=now_ms)
-    raise ValueError(f"unknown question kind {q.kind!r}")
+    if q.kind not in WIDGETS:
+        raise ValueError(f"unknown question kind {q.kind!r}")
+    return WIDGETS[q.kind].build(q, now_ms)
 
 
 def question_help(q: QuestionView) -> str:
     """The one-line key help shown under a question."""
-    return {
-        "likert": f"← → or 1-{min(q.scale, 9)} to choose, Enter to confirm",
-        "yesno": "y / n (or ← →) to choose, Enter to confirm",
-        "choice": "↑ ↓ or the number keys to choose, Enter to confirm",
-        "slider": "← → to move (Shift for big steps), Enter to confirm",
-        "text": "type your answer, then Enter (Enter on an empty box skips it)",
-    }[q.kind]
+    return WIDGETS[q.kind].help(q)
 
 
 class QuestionPanel(Vertical):

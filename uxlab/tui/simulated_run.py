@@ -29,6 +29,7 @@ from textual.pilot import WaitForScreenTimeout
 
 from uxlab.chain import ChainHold
 from uxlab.errors import UxlabError
+from uxlab.phases import DONE, Phase
 from uxlab.session import StudySession, TrialRun
 from uxlab.simulate.driver import (
     draw_observer,
@@ -233,13 +234,12 @@ class _Driver:
             return list(getattr(run.player, "holds", []))
 
         n_seen = 0
-        while run.phase not in ("over", "answered"):
+        while run.phase not in DONE:
             waiter = asyncio.ensure_future(
                 _wait_for(
                     app,
                     lambda n=n_seen: (
-                        run.phase in ("over", "answered")
-                        or (run.phase == "asking" and len(holds()) > n)
+                        run.phase in DONE or (run.phase == Phase.ASKING and len(holds()) > n)
                     ),
                     "the stream to end or a mid-chain question",
                 )
@@ -254,13 +254,13 @@ class _Driver:
             await asyncio.gather(*pending, return_exceptions=True)
             if waiter in done:
                 waiter.result()  # a stall raises here
-            if run.phase == "asking" and len(holds()) > n_seen:
+            if run.phase == Phase.ASKING and len(holds()) > n_seen:
                 hold = holds()[n_seen]
                 n_seen += 1
                 await self._answer_hold(run, script, index, hold)
                 paused_ms += hold.held_ms or 0.0
             elif waiter not in done:  # the give-up instant came first
-                if run.phase in ("waiting", "streaming"):
+                if run.phase in (Phase.WAITING, Phase.STREAMING):
                     self.out.planned_give_ups[index] = give_up_ms  # type: ignore[assignment]
                     await self.pilot.press(run.study.abandon.key)
                 give_up_ms = None

@@ -37,6 +37,7 @@ from textual.widgets import Input, Static
 
 from uxlab.clock import MonotonicClock
 from uxlab.errors import UxlabError
+from uxlab.phases import Phase
 from uxlab.session import StudySession, TrialRun
 from uxlab.store import Store, new_participant_id
 from uxlab.store.open_checks import describe_sqlite_error, short_reason
@@ -189,7 +190,7 @@ class StudyApp(App[RunResult]):
             self.key_time_ms = self.clock.now_ms()
             run = self.current_run
             trial_screen = isinstance(self.screen, (TrialScreen, CheckScreen))
-            if run is not None and run.phase != "answered" and trial_screen:
+            if run is not None and run.phase != Phase.ANSWERED and trial_screen:
                 name = event.key
                 if event.is_printable and isinstance(self.focused, Input):
                     name = "char"  # typed text is stored only as the answer itself

@@ -31,6 +31,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
+from uxlab.phases import LIVE, Phase
 from uxlab.session import TrialRun
 from uxlab.study.spec import Question
 from uxlab.tui.chain_view import ChainView
@@ -104,7 +105,7 @@ class TrialScreen(Screen[TrialRun]):
         """A prompt longer than its box can show: the box takes the focus, so the arrows and
         PgDn scroll it, and the hint says so; the participant reads it all before sending."""
         box = self.query_one("#composer", VerticalScroll)
-        if self.run.phase == "ready" and box.max_scroll_y > 0:
+        if self.run.phase == Phase.READY and box.max_scroll_y > 0:
             box.focus()
             self.query_one("#trial-hint", Static).update(
                 "The prompt goes on: ↓ or PgDn to read it all, then Enter to send."
@@ -128,7 +129,7 @@ class TrialScreen(Screen[TrialRun]):
 
     # -- sending and playing -------------------------------------------------------------
     def action_send(self) -> None:
-        if self.run.phase != "ready":
+        if self.run.phase != Phase.READY:
             return
         t0 = getattr(self.app, "key_time_ms", None)
         self.run.send(t0)
@@ -243,15 +244,14 @@ class TrialScreen(Screen[TrialRun]):
         if self.asked < len(self.run.questions):
             self._ask()
         else:
-            self.run.phase = "answered"
+            self.run.phase = Phase.ANSWERED
             self.dismiss(self.run)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "send":
-            return self.run.phase == "ready"
+            return self.run.phase == Phase.READY
         if action == "next":
             return self._awaiting_next
         if action == "give_up":
-            live = ("waiting", "streaming", "asking")
-            return self.run.phase in live and self.run.abandoned_at_ms is None
+            return self.run.phase in LIVE and self.run.abandoned_at_ms is None
         return True

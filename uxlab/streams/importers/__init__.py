@@ -4,8 +4,9 @@
 mappings (one per API, shared with the live recorder, which calls them with
 `strict=False`) are `openai_chat_events_to_recording`, `anthropic_events_to_recording`,
 `openai_responses_events_to_recording` and `gemini_events_to_recording`, each
-`(events, header, *, strict=True) -> Recording` where `events` is a list of
-`(t_ms | None, event name | None, data text)`; `EVENT_MAPPINGS` names them by API.
+`(events, header, *, strict=True) -> Recording` where `events` is a sequence of
+`uxlab.streams.sse.SseEvent` (arrival `t_ms` or None, event name or None, data text);
+`EVENT_MAPPINGS` names them by API.
 """
 
 from __future__ import annotations

@@ -66,11 +66,11 @@ from uxlab.streams.importers.base import (
     require,
     selected,
 )
-from uxlab.streams.importers.event_mapping import TimedEvent
 from uxlab.streams.importers.openai_sse import openai_chat_events_to_recording
 from uxlab.streams.importers.sse_capture import response_text_events
 from uxlab.streams.recording import End, Recording
 from uxlab.streams.split_text import lay_text, neutral_text
+from uxlab.streams.sse import SseEvent
 
 _TO_MS = {"ms": 1.0, "ns": 1e-6, "us": 1e-3, "s": 1000.0, "sec": 1000.0}
 
@@ -315,7 +315,7 @@ def _raw_record(
     responses = require(obj, "responses", (list,), "a list of responses", path, where)
     if not responses:
         return "no responses"
-    events: list[TimedEvent] = []
+    events: list[SseEvent] = []
     for k, resp in enumerate(responses):
         if not isinstance(resp, dict):
             raise ImportFormatError(path, where, f"responses[{k}]", "expected an object")
@@ -327,7 +327,7 @@ def _raw_record(
             raise ImportFormatError(
                 path, where, f"responses[{k}].perf_ns", "earlier than start_perf_ns"
             )
-        if events and events[-1][0] is not None and t_ms < events[-1][0]:
+        if events and events[-1].t_ms is not None and t_ms < events[-1].t_ms:
             raise ImportFormatError(
                 path, where, f"responses[{k}].perf_ns", "earlier than the response before"
             )
@@ -336,7 +336,7 @@ def _raw_record(
             name = next((v for n, v in packets if n == "event"), None)
             data = "\n".join(v for n, v in packets if n == "data")
             if data or name:
-                events.append((t_ms, name, data))
+                events.append(SseEvent(name, data, t_ms))
         elif "text" in resp:
             raw = resp["text"]
             if not isinstance(raw, str):
@@ -346,7 +346,8 @@ def _raw_record(
             raise ImportFormatError(
                 path, where, f"responses[{k}]", "expected `text` or `packets` next to `perf_ns`"
             )
-    payload = obj.get("payload") if isinstance(obj.get("payload"), dict) else {}
+    raw_payload = obj.get("payload")
+    payload = raw_payload if isinstance(raw_payload, dict) else {}
     meta = _metadata(obj, path, where)
     model_name = payload.get("model")
     header = import_header(

@@ -27,6 +27,7 @@ The event's kind is its `event:` name, else the `type` in its data.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,13 +38,13 @@ from uxlab.streams.importers.base import (
 )
 from uxlab.streams.importers.event_mapping import (
     StreamBuilder,
-    TimedEvent,
     field_of,
     map_events,
     named_event,
 )
 from uxlab.streams.importers.sse_capture import import_capture_files
 from uxlab.streams.recording import Header, Recording
+from uxlab.streams.sse import SseEvent
 
 _DELTA_CHANNELS = {
     "text_delta": ("text", "content"),
@@ -53,7 +54,7 @@ _DELTA_CHANNELS = {
 
 
 def anthropic_events_to_recording(
-    events: list[TimedEvent], header: Header, *, strict: bool = True
+    events: Sequence[SseEvent], header: Header, *, strict: bool = True
 ) -> Recording:
     """Map Anthropic Messages SSE events to a Recording (see the module docstring).
 

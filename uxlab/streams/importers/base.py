@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from uxlab.errors import UxlabError
+from uxlab.errors import LocatedError, UxlabError
 from uxlab.reading import (
     MAX_JSON_FILE_BYTES,
     MAX_TIME_MS,
@@ -32,17 +32,14 @@ from uxlab.streams.replay_file import (
 T = TypeVar("T")
 
 
-class ImportFormatError(UxlabError, ValueError):
-    """A source file that does not follow its documented format; says where and what."""
+class ImportFormatError(LocatedError):
+    """A source file that does not follow its documented format; says where and what.
+
+    `where` is the position in the source's own terms (a line number, `event 3`)."""
 
     def __init__(self, path: str | Path, where: str | None, field: str | None, problem: str):
-        self.path = str(path)
+        super().__init__(path, where, field, problem)
         self.where = where
-        self.field = field
-        self.problem = problem
-        loc = self.path if where is None else f"{self.path}:{where}"
-        what = f"{field}: {problem}" if field else problem
-        super().__init__(f"{loc}: {what}")
 
 
 class StreamEventError(UxlabError, ValueError):
@@ -308,8 +305,6 @@ def check_result(result: ImportResult, path: str | Path) -> ImportResult:
         try:
             parse_replay(text, rec.id, allow_truncated=True)
         except ReplayFormatError as exc:
-            event = "" if exc.line is None or exc.line < 2 else f" (event {exc.line - 2})"
-            raise ImportFormatError(
-                path, (where or rec.id) + event, exc.field, exc.problem
-            ) from None
+            at = "" if exc.line is None or exc.line < 2 else f" (event {exc.line - 2})"
+            raise ImportFormatError(path, (where or rec.id) + at, exc.field, exc.problem) from None
     return result

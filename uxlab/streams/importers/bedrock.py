@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import struct
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,12 +52,12 @@ from uxlab.streams.importers.base import (
 )
 from uxlab.streams.importers.event_mapping import (
     StreamBuilder,
-    TimedEvent,
     field_of,
     map_events,
 )
 from uxlab.streams.recording import Header, Recording
 from uxlab.streams.replay_file import safe_filename
+from uxlab.streams.sse import SseEvent
 
 _HEADER_VALUE_SIZES = {0: 0, 1: 0, 2: 1, 3: 2, 4: 4, 5: 8, 8: 8, 9: 16}
 """Fixed sizes of event-stream header values by type (true, false, byte, short, int,
@@ -114,9 +115,10 @@ def decode_event_stream(body: bytes) -> list[tuple[int, dict[str, str], bytes]]:
 
 
 def bedrock_events_to_recording(
-    events: list[TimedEvent], header: Header, *, strict: bool = True
+    events: Sequence[SseEvent], header: Header, *, strict: bool = True
 ) -> Recording:
-    """Map ConverseStream events `(t_ms, event type, JSON payload)` to a Recording."""
+    """Map ConverseStream events (event type as the name, JSON payload as the data) to a
+    Recording."""
     return map_events(events, header, _step, strict=strict).recording()
 
 
@@ -141,7 +143,8 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
         b.finish_reason = field_of(i, obj, "stopReason", str, "a string", "stopReason")
     elif kind == "metadata":
         b.usage = field_of(i, obj, "usage", dict, "an object", "usage")
-        metrics = obj.get("metrics") if isinstance(obj.get("metrics"), dict) else {}
+        raw_metrics = obj.get("metrics")
+        metrics = raw_metrics if isinstance(raw_metrics, dict) else {}
         b.meta(t_ms, kind="metadata", latency_ms=metrics.get("latencyMs"))
         b.close(t_ms)
     else:
@@ -170,7 +173,7 @@ def _delta(b: StreamBuilder, i: int, t_ms: float | None, obj: dict[str, Any]) ->
         b.meta(t_ms, kind="delta", index=index, delta=delta)
 
 
-def _events(path: Path) -> tuple[list[TimedEvent], list[str], bool]:
+def _events(path: Path) -> tuple[list[SseEvent], list[str], bool]:
     """The events of a capture, where each came from, and whether they are timed."""
     try:
         raw = read_bounded_bytes(path, MAX_JSON_FILE_BYTES, "source file")
@@ -184,17 +187,17 @@ def _events(path: Path) -> tuple[list[TimedEvent], list[str], bool]:
         raise ImportFormatError(
             path, f"byte {exc.offset}", None, f"not an AWS event stream ({exc})"
         ) from None
-    events: list[TimedEvent] = []
+    events: list[SseEvent] = []
     wheres: list[str] = []
     for offset, headers, payload in messages:
         name = headers.get(":exception-type") or headers.get(":event-type")
-        events.append((None, name, payload.decode("utf-8", "replace")))
+        events.append(SseEvent(name, payload.decode("utf-8", "replace")))
         wheres.append(f"byte {offset}")
     return events, wheres, False
 
 
-def _json_events(path: Path, raw: bytes) -> tuple[list[TimedEvent], list[str], bool]:
-    events: list[TimedEvent] = []
+def _json_events(path: Path, raw: bytes) -> tuple[list[SseEvent], list[str], bool]:
+    events: list[SseEvent] = []
     wheres: list[str] = []
     timed: bool | None = None
     last = -1.0
@@ -228,7 +231,7 @@ def _json_events(path: Path, raw: bytes) -> tuple[list[TimedEvent], list[str], b
                 path, where, None, 'expected one event as boto3 yields it: {"<eventType>": {...}}'
             )
         ((name, payload),) = obj.items()
-        events.append((t_ms, str(name), json.dumps(payload)))
+        events.append(SseEvent(str(name), json.dumps(payload), t_ms))
         wheres.append(where)
     return events, wheres, bool(timed)
 

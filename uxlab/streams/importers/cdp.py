@@ -46,10 +46,10 @@ from uxlab.streams.importers.base import (
     read_text_checked,
     wanted,
 )
-from uxlab.streams.importers.event_mapping import TimedEvent
 from uxlab.streams.importers.har import api_of
+from uxlab.streams.importers.sse_capture import EventMapping
 from uxlab.streams.recording import Recording
-from uxlab.streams.sse import SseParser
+from uxlab.streams.sse import SseEvent, SseParser
 
 
 @dataclass
@@ -61,7 +61,8 @@ class _Request:
     url: str = ""
     post: str | None = None
     status: int | None = None
-    events: list[TimedEvent] = field(default_factory=list)
+    events: list[tuple[float, SseEvent]] = field(default_factory=list)
+    """The stream's events with their arrival in CDP seconds (MonotonicTime)."""
     finished_s: float | None = None
     failed: str | None = None
     parser: SseParser | None = None
@@ -129,7 +130,7 @@ def _collect(path: Path) -> dict[str, _Request]:
                 raise ImportFormatError(path, where, "params.data", "expected a string")
             name = params.get("eventName")
             name = None if name in (None, "", "message") else str(name)
-            req.events.append((_seconds(params, path, where), name, data))
+            req.events.append((_seconds(params, path, where), SseEvent(name, data)))
             req.from_event_source = True
         elif method == "Network.dataReceived" and isinstance(params.get("data"), str):
             try:
@@ -138,18 +139,18 @@ def _collect(path: Path) -> dict[str, _Request]:
                 raise ImportFormatError(path, where, "params.data", "not base64") from None
             t_s = _seconds(params, path, where)
             req.parser = req.parser or SseParser()
-            req.events.extend((t_s, ev.event, ev.data) for ev in req.parser.feed(piece))
+            req.events.extend((t_s, ev) for ev in req.parser.feed(piece))
         elif method == "Network.loadingFinished":
             req.finished_s = _seconds(params, path, where)
             if req.parser is not None:
-                req.events.extend((req.finished_s, e.event, e.data) for e in req.parser.close())
+                req.events.extend((req.finished_s, ev) for ev in req.parser.close())
         elif method == "Network.loadingFailed":
             req.failed = str(params.get("errorText") or "failed")
             req.finished_s = _seconds(params, path, where)
     return requests
 
 
-def _mappings():  # -> dict[str, EventMapping]
+def _mappings() -> dict[str, EventMapping]:
     from uxlab.streams.importers import EVENT_MAPPINGS
 
     return EVENT_MAPPINGS
@@ -196,12 +197,12 @@ def _recording(
 ) -> Recording | str:
     assert req.start_s is not None
     # CDP times have microsecond resolution: keep the ms to 3 decimals, not float noise
-    events = [(round((t - req.start_s) * 1000.0, 3), name, data) for t, name, data in req.events]
-    if any(t < 0 for t, _, _ in events):
+    times = [round((t_s - req.start_s) * 1000.0, 3) for t_s, _ in req.events]
+    events = [SseEvent(ev.event, ev.data, t) for t, (_, ev) in zip(times, req.events, strict=True)]
+    if any(t < 0 for t in times):
         raise ImportFormatError(
             path, f"request {rid}", "params.timestamp", "an event before requestWillBeSent"
         )
-    times = [t for t, _, _ in events]
     back = next((k for k in range(1, len(times)) if times[k] < times[k - 1]), None)
     if back is not None:
         raise ImportFormatError(

@@ -22,15 +22,13 @@ A stream without its terminator has no `end` (a truncated stream).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from uxlab.streams.importers.base import StreamEventError, event_json_object
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Event, Header, Meta, Recording
-
-TimedEvent = tuple[float | None, str | None, str]
-"""(arrival t_ms or None, SSE event name or None, data text)."""
+from uxlab.streams.sse import SseEvent
 
 MALFORMED = "malformed_event"
 """The meta kind of an event the tolerant mode kept instead of mapping."""
@@ -98,7 +96,7 @@ Step = Callable[[StreamBuilder, int, float | None, str | None, str], None]
 
 
 def map_events(
-    events: list[TimedEvent],
+    events: Sequence[SseEvent],
     header: Header,
     step: Step,
     *,
@@ -113,7 +111,8 @@ def map_events(
     """
     b = StreamBuilder(header, strict=strict)
     after_end = 0
-    for i, (t_ms, name, data) in enumerate(events):
+    for i, ev in enumerate(events):
+        t_ms, name, data = ev.t_ms, ev.event, ev.data
         if b.end is not None:
             if data.strip() not in ("", "[DONE]"):
                 after_end += 1

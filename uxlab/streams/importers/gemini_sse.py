@@ -28,6 +28,7 @@ Candidates other than the first are not imported (chat UIs show one answer).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,17 +40,17 @@ from uxlab.streams.importers.base import (
 )
 from uxlab.streams.importers.event_mapping import (
     StreamBuilder,
-    TimedEvent,
     error_event,
     field_of,
     map_events,
 )
 from uxlab.streams.importers.sse_capture import import_capture_files
 from uxlab.streams.recording import Header, Recording
+from uxlab.streams.sse import SseEvent
 
 
 def gemini_events_to_recording(
-    events: list[TimedEvent], header: Header, *, strict: bool = True
+    events: Sequence[SseEvent], header: Header, *, strict: bool = True
 ) -> Recording:
     """Map Gemini `alt=sse` events to a Recording (see the module docstring).
 

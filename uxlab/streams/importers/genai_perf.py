@@ -37,10 +37,10 @@ from uxlab.streams.importers.base import (
     require,
     selected,
 )
-from uxlab.streams.importers.event_mapping import TimedEvent
 from uxlab.streams.importers.openai_sse import openai_chat_events_to_recording
 from uxlab.streams.importers.sse_capture import response_text_events
 from uxlab.streams.recording import Chunk, End, Recording
+from uxlab.streams.sse import SseEvent
 
 
 def import_genai_perf(path: Path, options: ImportOptions) -> ImportResult:
@@ -115,7 +115,7 @@ def _request(
         request=request if isinstance(request, dict) else {},
         experiment=(doc["experiments"][e].get("experiment") or None),
     )
-    events: list[TimedEvent] = []
+    events: list[SseEvent] = []
     triton: list[Chunk] = []
     for k, (ts, out) in enumerate(zip(stamps, outputs, strict=True)):
         if isinstance(ts, bool) or not isinstance(ts, int | float):

@@ -147,7 +147,7 @@ def _request(
             path, where, "info.timings", "missing (expected the request's timings; guidellm "
             "reports older than 0.4 keep other fields and are not read)"
         )  # fmt: skip
-    start = _time(timings, "request_start", path, where, True)
+    start: float = _time(timings, "request_start", path, where, True)
     first = _time(timings, "first_token_iteration", path, where, False)
     if first is None:
         return "no output tokens"

@@ -37,6 +37,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,19 +55,20 @@ from uxlab.streams.importers.base import (
     read_json,
     wanted,
 )
-from uxlab.streams.importers.event_mapping import TimedEvent
 from uxlab.streams.importers.sse_capture import EventMapping, response_text_events
 from uxlab.streams.recording import End, Meta, Recording
+from uxlab.streams.sse import SseEvent
 
 _PHASES = ("blocked", "dns", "connect", "ssl", "send", "wait", "receive")
 
 
-def api_of(url: str, events: list[TimedEvent]) -> str | None:
+def api_of(url: str, events: Sequence[SseEvent]) -> str | None:
     """The API of an event stream (`uxlab record --api` names): from the shape of its first
     JSON event, else from the URL (a chat app's own path may say nothing or mislead)."""
-    for _, name, data in events:
+    for ev in events:
+        name = ev.event
         try:
-            obj = json.loads(data)
+            obj = json.loads(ev.data)
         except json.JSONDecodeError:
             continue
         if not isinstance(obj, dict):
@@ -106,13 +108,14 @@ def import_har(path: Path, options: ImportOptions) -> ImportResult:
     doc = read_json(path)
     log = doc.get("log") if isinstance(doc, dict) else None
     entries = log.get("entries") if isinstance(log, dict) else None
-    if not isinstance(entries, list):
+    if not isinstance(log, dict) or not isinstance(entries, list):
         raise ImportFormatError(
             path, None, "log.entries", 'missing (expected a HAR file: {"log": {"entries": [...]}})'
         )
     # HAR 1.2: `browser` (optional) names the browser, `creator` the program that wrote the
     # file (the same for DevTools' own export; another for a HAR built from a CDP log)
-    named = log.get("browser") if isinstance(log.get("browser"), dict) else log.get("creator")
+    named = log.get("browser")
+    named = named if isinstance(named, dict) else log.get("creator")
     named = named if isinstance(named, dict) else {}
     browser = " ".join(str(named.get(k)) for k in ("name", "version") if named.get(k))
     result = ImportResult()
@@ -184,9 +187,10 @@ def _entry(
     options: ImportOptions,
     browser: str,
 ) -> Recording | str:
-    request = entry.get("request") if isinstance(entry.get("request"), dict) else {}
+    raw_request = entry.get("request")
+    request = raw_request if isinstance(raw_request, dict) else {}
     url = str(request.get("url") or "")
-    events = response_text_events(None, body)  # type: ignore[arg-type]
+    events = response_text_events(None, body)
     api = api_of(url, events)
     if api is None:
         return f"an event stream of an API uxlab does not map ({url[:80]})"

@@ -33,9 +33,9 @@ from uxlab.streams.importers.base import (
     read_text_checked,
     selected,
 )
-from uxlab.streams.importers.event_mapping import TimedEvent
 from uxlab.streams.importers.har import api_of
 from uxlab.streams.replay_file import safe_filename
+from uxlab.streams.sse import SseEvent
 
 
 def _files(path: Path) -> list[Path]:
@@ -62,8 +62,8 @@ def _items(path: Path) -> list[tuple[str, Any]]:
     ]
 
 
-def _events(path: Path, items: list[tuple[str, Any]]) -> tuple[list[TimedEvent], list[str]]:
-    events: list[TimedEvent] = []
+def _events(path: Path, items: list[tuple[str, Any]]) -> tuple[list[SseEvent], list[str]]:
+    events: list[SseEvent] = []
     wheres: list[str] = []
     timed: bool | None = None
     last = -1.0
@@ -90,7 +90,7 @@ def _events(path: Path, items: list[tuple[str, Any]]) -> tuple[list[TimedEvent],
         name = data.get("type") if isinstance(data, dict) else None
         text = data if isinstance(data, str) else json.dumps(data)
         # Named-event APIs take the event name; the others ignore it.
-        events.append((t_ms, name if isinstance(name, str) else None, text))
+        events.append(SseEvent(name if isinstance(name, str) else None, text, t_ms))
         wheres.append(where)
     return events, wheres
 
@@ -112,7 +112,7 @@ def import_json_chunks(path: Path, options: ImportOptions) -> ImportResult:
                 Skipped(origin, "objects of an API uxlab does not map (no choices/candidates/type)")
             )
             continue
-        timed = events[0][0] is not None
+        timed = events[0].t_ms is not None
         stem = safe_filename(file.stem)
         header = import_header(
             f"{safe_filename(options.id_prefix)}-{stem}" if options.id_prefix else stem,
@@ -122,7 +122,7 @@ def import_json_chunks(path: Path, options: ImportOptions) -> ImportResult:
             timing="recorded" if timed else "none",
         )
         if api != "anthropic" and api != "openai-responses":
-            events = [(t, None, d) for t, _, d in events]
+            events = [SseEvent(None, ev.data, ev.t_ms) for ev in events]
         try:
             rec = EVENT_MAPPINGS[api](events, header, strict=not options.tolerant)
         except StreamEventError as exc:

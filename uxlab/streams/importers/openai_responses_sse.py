@@ -35,6 +35,7 @@ mapping of this API: the importers call it strict, the live recorder tolerant):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,13 +46,13 @@ from uxlab.streams.importers.base import (
 )
 from uxlab.streams.importers.event_mapping import (
     StreamBuilder,
-    TimedEvent,
     field_of,
     map_events,
     named_event,
 )
 from uxlab.streams.importers.sse_capture import import_capture_files
 from uxlab.streams.recording import Chunk, Header, Recording
+from uxlab.streams.sse import SseEvent
 
 _TEXT_DELTAS = {
     "response.output_text.delta": "content",
@@ -98,7 +99,7 @@ _BUILTIN_TOOL_EVENTS = (
 
 
 def openai_responses_events_to_recording(
-    events: list[TimedEvent], header: Header, *, strict: bool = True
+    events: Sequence[SseEvent], header: Header, *, strict: bool = True
 ) -> Recording:
     """Map OpenAI Responses API SSE events to a Recording (see the module docstring).
 

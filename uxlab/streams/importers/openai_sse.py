@@ -30,6 +30,7 @@ warning. SSE chunks are not tokens, so `n_tokens` is null.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,17 +42,17 @@ from uxlab.streams.importers.base import (
 )
 from uxlab.streams.importers.event_mapping import (
     StreamBuilder,
-    TimedEvent,
     error_event,
     field_of,
     map_events,
 )
 from uxlab.streams.importers.sse_capture import import_capture_files
 from uxlab.streams.recording import Header, Recording
+from uxlab.streams.sse import SseEvent
 
 
 def openai_chat_events_to_recording(
-    events: list[TimedEvent], header: Header, *, strict: bool = True
+    events: Sequence[SseEvent], header: Header, *, strict: bool = True
 ) -> Recording:
     """Map OpenAI Chat Completions SSE events to a Recording (see the module docstring).
 

@@ -126,7 +126,10 @@ def _list(value: Any, path: Path, where: str) -> list[Any]:
     return value
 
 
-def _span_output(attrs: dict[str, Any], span: dict[str, Any]):
+def _span_output(
+    attrs: dict[str, Any], span: dict[str, Any]
+) -> tuple[list[tuple[str, str]], list[dict[str, Any]], str | None]:
+    """Text runs, tool calls and finish reason of a span's output, whichever way it is kept."""
     if "gen_ai.output.messages" in attrs:
         return output_messages(attrs["gen_ai.output.messages"])
     parts: list[tuple[str, str]] = []

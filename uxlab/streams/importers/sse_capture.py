@@ -24,16 +24,16 @@ from uxlab.streams.importers.base import (
     origin_of,
     selected,
 )
-from uxlab.streams.importers.event_mapping import TimedEvent, count_malformed
+from uxlab.streams.importers.event_mapping import count_malformed
 from uxlab.streams.recording import Header, Recording
 from uxlab.streams.replay_file import safe_filename
-from uxlab.streams.sse import SseLimitError, parse_sse
+from uxlab.streams.sse import SseEvent, SseLimitError, parse_sse
 
 EventMapping = Callable[..., Recording]
 """`(events, header, *, strict) -> Recording`: one API's event mapping."""
 
 
-def response_text_events(t_ms: float, raw: str) -> list[TimedEvent]:
+def response_text_events(t_ms: float | None, raw: str) -> list[SseEvent]:
     """The events of one benchmark-recorded response body, all arriving at `t_ms`.
 
     A body that starts like SSE (`data:`, `event:` or a `:` comment) is parsed as SSE; any
@@ -41,8 +41,8 @@ def response_text_events(t_ms: float, raw: str) -> list[TimedEvent]:
     """
     parsed = parse_sse(raw) if raw.lstrip().startswith(("data:", "event:", ":")) else []
     if parsed:
-        return [(t_ms, ev.event, ev.data) for ev in parsed]
-    return [(t_ms, None, raw)] if raw.strip() else []
+        return [SseEvent(ev.event, ev.data, t_ms) for ev in parsed]
+    return [SseEvent(None, raw, t_ms)] if raw.strip() else []
 
 
 def _capture_files(path: Path) -> list[Path]:
@@ -63,8 +63,8 @@ def _capture_id(file: Path, options: ImportOptions) -> str:
     return f"{safe_filename(options.id_prefix)}-{stem}" if options.id_prefix else stem
 
 
-def read_capture(path: Path) -> tuple[list[TimedEvent], list[int]]:
-    """The events of one capture file as (t_ms, name, data), and each event's line number."""
+def read_capture(path: Path) -> list[SseEvent]:
+    """The events of one capture file, their times checked (each knows its line)."""
     try:
         raw = read_bounded_bytes(path, MAX_JSON_FILE_BYTES, "capture file")
         sse = parse_sse(raw)
@@ -97,7 +97,7 @@ def read_capture(path: Path) -> tuple[list[TimedEvent], list[int]]:
                     path, str(ev.line), "t_ms", f"{t} is earlier than the previous event ({last})"
                 )
             last = t
-    return [(ev.t_ms, ev.event, ev.data) for ev in sse], [ev.line for ev in sse]
+    return sse
 
 
 def _json_hint(file: Path) -> str:
@@ -120,12 +120,12 @@ def import_capture_files(
     """Shared driver for SSE capture importers: one recording per capture file."""
     result = ImportResult()
     for _, file in selected(_capture_files(path), options, result):
-        events, lines = read_capture(file)
+        events = read_capture(file)
         origin = origin_of(file, request=0)
         if not events:
             result.skipped.append(Skipped(origin, "no SSE events in the file" + _json_hint(file)))
             continue
-        timed = events[0][0] is not None
+        timed = events[0].t_ms is not None
         header: Header = import_header(
             _capture_id(file, options),
             importer=importer,
@@ -139,7 +139,7 @@ def import_capture_files(
         except StreamEventError as exc:
             hint = " (--tolerant keeps such an event as a malformed_event meta)"
             raise ImportFormatError(
-                file, str(lines[exc.index]), exc.field, exc.problem + hint
+                file, str(events[exc.index].line), exc.field, exc.problem + hint
             ) from None
         if not timed:
             result.warnings.append(f"{file.name}: no `: t_ms=` comments, imported text only")

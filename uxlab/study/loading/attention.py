@@ -3,21 +3,31 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from uxlab.reading import study_level_max
 from uxlab.shaping import Profile, ProfileError
-from uxlab.study.loading.reader import SECTIONS, StudyReader, did_you_mean
+from uxlab.study.loading.reader import StudyReader, did_you_mean, section_keys
+from uxlab.study.questions import REGISTRY, question_type
 from uxlab.study.spec import Attention, Factor, Question, StudyError
+
+_known = [name for name, t in REGISTRY.items() if t.known_answer]
+_KNOWN_ANSWER_TYPES = ", ".join(_known[:-1]) + " or " + _known[-1]
+"""The question types an attention check can ask, in words: `likert, yesno, choice or slider`."""
 
 
 def read_attention(
-    r: StudyReader, doc: dict, questions: list[Question], factors: list[Factor], profile: Profile
+    r: StudyReader,
+    doc: dict[str, Any],
+    questions: list[Question],
+    factors: list[Factor],
+    profile: Profile,
 ) -> Attention | None:
     """`[attention]` (optional): how often, the text streamed, the question and its answer."""
     a = r.table(doc, "attention", required=False)
     if not a:
         return None
-    r.unknown(a, SECTIONS["attention"], "[attention]")
+    r.unknown(a, section_keys("attention"), "[attention]")
     every = r.positive_int(a, "every", "[attention]", minimum=2)
     text = r.text(a, "text", "[attention]")
     trial_qs = [q for q in questions if q.when == "trial"]
@@ -28,17 +38,16 @@ def read_attention(
             "[attention].question",
             f"{qid!r} is not a per-trial question" + did_you_mean(qid, [x.id for x in trial_qs]),
         )
-    if q.type == "text":
+    if not question_type(q.type).known_answer:
         raise r.err(
             "[attention].question",
-            f"{qid!r} is a free-text question; a "
-            "known answer needs likert, yesno, choice or slider",
+            f"{qid!r} is a free-text question; a known answer needs {_KNOWN_ANSWER_TYPES}",
         )
     answer = a.get("answer")
     if isinstance(answer, bool) or not isinstance(answer, (str, int, float)):
         raise r.err("[attention].answer", f"{answer!r} is not a valid answer")
     answer = str(answer)
-    valid = _valid_answers(q)
+    valid = question_type(q.type).valid_answers(q)
     if valid is not None and answer not in valid:
         raise r.err(
             "[attention].answer",
@@ -67,13 +76,3 @@ def read_attention(
             raise StudyError(r.path, None, str(exc)) from None
         levels = dict(lv)
     return Attention(every=every, text=text, question=qid, answer=answer, levels=levels)
-
-
-def _valid_answers(q: Question) -> list[str] | None:
-    if q.type == "yesno":
-        return ["yes", "no"]
-    if q.type == "likert":
-        return [str(i) for i in range(1, (q.scale or 0) + 1)]
-    if q.type == "choice":
-        return list(q.options)
-    return None

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from uxlab.study.loading.reader import SECTIONS, StudyReader, did_you_mean
+from typing import Any
+
+from uxlab.study.loading.reader import StudyReader, did_you_mean, section_keys
 from uxlab.study.spec import ORDERS, Counterbalance, Design, Factor, make_conditions
 
 
-def read_design(r: StudyReader, doc: dict, factors: list[Factor]) -> Design:
+def read_design(r: StudyReader, doc: dict[str, Any], factors: list[Factor]) -> Design:
     """`[design]` (optional): checked against the study's within factors."""
     d = r.table(doc, "design", required=False)
-    r.unknown(d, SECTIONS["design"], "[design]")
+    r.unknown(d, section_keys("design"), "[design]")
     order = r.choice(d, "order", "[design]", ORDERS, "random")
     blocked_by = r.get(d, "blocked_by", "[design]", (str,), None, "a factor name")
     within = [f.name for f in factors if not f.between]
@@ -42,10 +44,10 @@ def read_design(r: StudyReader, doc: dict, factors: list[Factor]) -> Design:
     )
 
 
-def read_counterbalance(r: StudyReader, doc: dict) -> Counterbalance:
+def read_counterbalance(r: StudyReader, doc: dict[str, Any]) -> Counterbalance:
     """`[counterbalance]` (optional): between-group caps and when a slot goes stale."""
     c = r.table(doc, "counterbalance", required=False)
-    r.unknown(c, SECTIONS["counterbalance"], "[counterbalance]")
+    r.unknown(c, section_keys("counterbalance"), "[counterbalance]")
     stale = r.number(c, "stale_after_min", "[counterbalance]", 120.0)
     if stale <= 0:
         raise r.err("[counterbalance].stale_after_min", f"{stale} must be positive")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from uxlab.chain import CHAIN_FACTORS, Chain
 from uxlab.live.live_schedule import live_profile_problem
@@ -15,7 +16,7 @@ FACTOR_KEYS = ("levels", "between", "procedure", "down", "grid")
 """The keys of a factor written as a table, `[factors.ttft_ms]`."""
 
 
-def read_profile(r: StudyReader, doc: dict) -> Profile:
+def read_profile(r: StudyReader, doc: dict[str, Any]) -> Profile:
     """`[profile]`: the base profile (checked by `Profile.from_table`)."""
     table = r.table(doc, "profile", required=False)
     try:
@@ -32,7 +33,7 @@ def check_live_profile(r: StudyReader, profile: Profile, factors: list[Factor]) 
 
 
 def read_factors(
-    r: StudyReader, doc: dict, profile: Profile, chains: dict[str, Chain] | None = None
+    r: StudyReader, doc: dict[str, Any], profile: Profile, chains: dict[str, Chain] | None = None
 ) -> list[Factor]:
     """`[factors]`: each a list of levels, or a table with `levels`, `between`, `procedure`."""
     table = r.table(doc, "factors")
@@ -60,7 +61,7 @@ def read_factors(
             raise r.err(where, f"{value!r} is not a list of levels (or a table)")
         if not value:
             raise r.err(where, "has no levels")
-        levels = []
+        levels: list[float] = []
         for i, x in enumerate(value):
             key = f"{where}[{i}]"
             if isinstance(x, bool) or not isinstance(x, (int, float)):
@@ -122,7 +123,7 @@ def _chain_level(
 
 
 def _adaptive_options(
-    r: StudyReader, table: dict, where: str, name: str, procedure: str, between: bool
+    r: StudyReader, table: dict[str, Any], where: str, name: str, procedure: str, between: bool
 ) -> tuple[int, int]:
     """`down` and `grid` of an adaptive factor (refused on a fixed one)."""
     for key in ("down", "grid"):

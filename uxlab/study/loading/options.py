@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from uxlab.reading import MAX_TIMEOUT_S
-from uxlab.study.loading.reader import SECTIONS, StudyReader
+from uxlab.study.loading.reader import StudyReader, section_keys
 from uxlab.study.spec import Abandon, Question, SessionOptions, Timing
 
 
-def read_abandon(r: StudyReader, doc: dict, questions: list[Question]) -> Abandon:
+def read_abandon(r: StudyReader, doc: dict[str, Any], questions: list[Question]) -> Abandon:
     """`[abandon]` (optional): the give-up key, the trial timeout, questions after giving up."""
     a = r.table(doc, "abandon", required=False)
-    r.unknown(a, SECTIONS["abandon"], "[abandon]")
+    r.unknown(a, section_keys("abandon"), "[abandon]")
     timeout = r.number(a, "timeout_s", "[abandon]", None)
     if timeout is not None and timeout <= 0:
         raise r.err("[abandon].timeout_s", f"{timeout} must be positive (or leave it out)")
@@ -28,10 +30,10 @@ def read_abandon(r: StudyReader, doc: dict, questions: list[Question]) -> Abando
     )
 
 
-def read_timing(r: StudyReader, doc: dict) -> Timing:
+def read_timing(r: StudyReader, doc: dict[str, Any]) -> Timing:
     """`[timing]`: the playback-fidelity tolerance (`uxlab.fidelity`)."""
     t = r.table(doc, "timing", required=False)
-    r.unknown(t, SECTIONS["timing"], "[timing]")
+    r.unknown(t, section_keys("timing"), "[timing]")
     late = r.number(t, "max_late_p99_ms", "[timing]", None)
     if late is not None and late <= 0:
         raise r.err(
@@ -51,9 +53,9 @@ def read_timing(r: StudyReader, doc: dict) -> Timing:
     )
 
 
-def read_session_options(r: StudyReader, doc: dict) -> SessionOptions:
+def read_session_options(r: StudyReader, doc: dict[str, Any]) -> SessionOptions:
     """`[session]` (optional): whether interrupted trials run again at the end."""
     s = r.table(doc, "session", required=False)
-    r.unknown(s, SECTIONS["session"], "[session]")
+    r.unknown(s, section_keys("session"), "[session]")
     rerun = r.get(s, "rerun_interrupted", "[session]", (bool,), True, "true or false")
     return SessionOptions(rerun_interrupted=rerun)

@@ -7,27 +7,18 @@ import re
 from typing import Any
 
 from uxlab.chain import Chain
-from uxlab.reading import MAX_SLIDER_ABS
-from uxlab.study.loading.reader import SECTIONS, StudyReader
-from uxlab.study.spec import QUESTION_TYPES, QUESTION_WHEN, YES_MEANS, Question, step_response_id
+from uxlab.study.loading.reader import StudyReader, section_keys
+from uxlab.study.questions import REGISTRY, question_type
+from uxlab.study.spec import QUESTION_TYPES, QUESTION_WHEN, Question, step_response_id
 
-QUESTION_KEYS = (
-    "id",
-    "type",
-    "text",
-    "when",
-    "scale",
-    "labels",
-    "acceptable_at",
-    "yes_means",
-    "options",
-    "min",
-    "max",
-)
+_TYPE_KEYS = tuple(dict.fromkeys(k for t in REGISTRY.values() for k in t.keys))
+"""Every question type's own keys (a key of another type is refused by name)."""
+QUESTION_KEYS = ("id", "type", "text", "when", *_TYPE_KEYS)
 
 
-def read_questions(r: StudyReader, doc: dict) -> list[Question]:
-    """`[[questions]]`: each question's id, type, text, when and its type's own keys."""
+def read_questions(r: StudyReader, doc: dict[str, Any]) -> list[Question]:
+    """`[[questions]]`: each question's id, type, text, when and its type's own keys (read by
+    the type, `uxlab.study.questions`)."""
     qs = doc.get("questions", [])
     if not isinstance(qs, list) or not all(isinstance(q, dict) for q in qs):
         raise r.err("[[questions]]", "must be an array of tables ([[questions]])")
@@ -51,58 +42,17 @@ def read_questions(r: StudyReader, doc: dict) -> list[Question]:
             "text": r.text(q, "text", where),
             "when": r.choice(q, "when", where, QUESTION_WHEN, "trial"),
         }
-        allowed = {
-            "likert": ("scale", "labels", "acceptable_at"),
-            "yesno": ("yes_means",),
-            "choice": ("options",),
-            "slider": ("min", "max", "labels"),
-            "text": (),
-        }[qtype]
-        for key in ("scale", "labels", "acceptable_at", "yes_means", "options", "min", "max"):
-            if key in q and key not in allowed:
+        qt = question_type(qtype)
+        for key in _TYPE_KEYS:
+            if key in q and key not in qt.keys:
                 raise r.err(f"{where}.{key}", f"not used by a {qtype} question")
-        if qtype == "likert":
-            scale = r.positive_int(q, "scale", where, minimum=2)
-            if scale > 11:
-                raise r.err(f"{where}.scale", f"{scale} points is too many (2 to 11)")
-            kw["scale"] = scale
-            kw["labels"] = _labels(r, q, where, 2)
-            acc = r.positive_int(q, "acceptable_at", where, None)
-            if acc is not None and acc > scale:
-                raise r.err(f"{where}.acceptable_at", f"{acc} is outside the scale 1..{scale}")
-            kw["acceptable_at"] = acc
-        elif qtype == "yesno":
-            kw["yes_means"] = r.choice(q, "yes_means", where, YES_MEANS, "acceptable")
-        elif qtype == "choice":
-            opts = r.get(q, "options", where, (list,), what="a list of options")
-            if len(opts) < 2 or not all(isinstance(o, str) and o for o in opts):
-                raise r.err(f"{where}.options", "needs at least two non-empty strings")
-            kw["options"] = tuple(opts)
-        elif qtype == "slider":
-            lo = r.number(q, "min", where, 0)
-            hi = r.number(q, "max", where, 100)
-            if hi <= lo:
-                raise r.err(f"{where}.max", f"{hi} must be above min ({lo})")
-            for end, value in (("min", lo), ("max", hi)):
-                if abs(value) > MAX_SLIDER_ABS:
-                    raise r.err(
-                        f"{where}.{end}",
-                        f"{value:g} is not plausible (within ±{MAX_SLIDER_ABS:g})",
-                    )
-            kw.update(min=float(lo), max=float(hi), labels=_labels(r, q, where, 2))
+        kw.update(qt.parse(r, q, where))
         out.append(Question(**kw))
     return out
 
 
-def _labels(r: StudyReader, q: dict, where: str, n: int) -> tuple[str, ...]:
-    labels = r.get(q, "labels", where, (list,), [], "a list of strings")
-    if labels and (len(labels) != n or not all(isinstance(x, str) for x in labels)):
-        raise r.err(f"{where}.labels", f"needs {n} strings (the two end labels), got {labels!r}")
-    return tuple(labels)
-
-
 def read_chain_asks(
-    r: StudyReader, doc: dict, chains: dict[str, Chain] | None, questions: list[Question]
+    r: StudyReader, doc: dict[str, Any], chains: dict[str, Chain] | None, questions: list[Question]
 ) -> tuple[tuple[int, ...], list[Question]]:
     """`[chain] ask_after_steps` and the `when = "step"` questions asked there."""
     c = r.table(doc, "chain", required=False)
@@ -117,7 +67,7 @@ def read_chain_asks(
                 '([stimuli] kind = "chain"); use "trial" or "end"',
             )
         return (), questions
-    r.unknown(c, SECTIONS["chain"], "[chain]")
+    r.unknown(c, section_keys("chain"), "[chain]")
     where = "[chain].ask_after_steps"
     raw = r.get(c, "ask_after_steps", "[chain]", (list,), [], "a list of step numbers")
     last = max(len(ch.steps) for ch in chains.values()) - 2  # the last working step

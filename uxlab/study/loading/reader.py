@@ -11,7 +11,7 @@ from typing import Any
 from uxlab.study.keys import check_key
 from uxlab.study.spec import StudyError
 
-SECTIONS = {
+SECTIONS: dict[str, tuple[str, ...] | None] = {
     "study": ("id", "title", "version", "seed"),
     "texts": ("consent", "instructions", "debrief"),
     "stimuli": ("corpus", "chains", "live", "files", "assignment", "prompt", "kind"),
@@ -27,6 +27,14 @@ SECTIONS = {
     "session": ("rerun_interrupted",),
 }
 """Every section of a study file and its keys (None: checked by the section's own parser)."""
+
+
+def section_keys(name: str) -> tuple[str, ...]:
+    """The keys allowed in `[name]`, a section whose keys `SECTIONS` lists."""
+    keys = SECTIONS[name]
+    if keys is None:
+        raise KeyError(f"[{name}]'s keys are checked by its own parser")
+    return keys
 
 
 def did_you_mean(word: str, choices: list[str] | tuple[str, ...], fmt: str = "{!r}") -> str:
@@ -66,7 +74,7 @@ class StudyReader:
 
     def get(
         self,
-        table: dict,
+        table: dict[str, Any],
         key: str,
         where: str,
         types: tuple[type, ...],
@@ -84,28 +92,33 @@ class StudyReader:
             raise self.err(f"{where}.{key}", f"{value!r} is not {want}")
         return value
 
-    def text(self, table: dict, key: str, where: str, default: Any = ...) -> Any:
+    def text(self, table: dict[str, Any], key: str, where: str, default: Any = ...) -> Any:
         value = self.get(table, key, where, (str,), default, "a string")
         if isinstance(value, str) and not value.strip():
             raise self.err(f"{where}.{key}", "is empty")
         return value
 
     def positive_int(
-        self, table: dict, key: str, where: str, default: Any = ..., minimum: int = 1
+        self, table: dict[str, Any], key: str, where: str, default: Any = ..., minimum: int = 1
     ) -> Any:
         value = self.get(table, key, where, (int,), default, "a whole number")
         if isinstance(value, int) and value < minimum:
             raise self.err(f"{where}.{key}", f"{value} must be at least {minimum}")
         return value
 
-    def number(self, table: dict, key: str, where: str, default: Any = ...) -> Any:
+    def number(self, table: dict[str, Any], key: str, where: str, default: Any = ...) -> Any:
         value = self.get(table, key, where, (int, float), default, "a number")
         if isinstance(value, (int, float)) and not math.isfinite(value):
             raise self.err(f"{where}.{key}", f"{value} is not a finite number")
         return value
 
     def choice(
-        self, table: dict, key: str, where: str, choices: tuple[str, ...], default: Any = ...
+        self,
+        table: dict[str, Any],
+        key: str,
+        where: str,
+        choices: tuple[str, ...],
+        default: Any = ...,
     ) -> Any:
         value = self.get(table, key, where, (str,), default, "a string")
         if value is not None and value not in choices:
@@ -116,7 +129,12 @@ class StudyReader:
         return value
 
     def key_name(
-        self, table: dict, key: str, section: str, default: str, live_question_types: set[str]
+        self,
+        table: dict[str, Any],
+        key: str,
+        section: str,
+        default: str,
+        live_question_types: set[str],
     ) -> str:
         """A key the participant presses, in Textual's spelling (`esc` -> `escape`), or a
         StudyError with the line when no terminal can deliver it to the trial screen

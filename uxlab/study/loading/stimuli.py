@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from uxlab.chain import Chain, chain_stimulus, load_chains
 from uxlab.errors import UxlabError
 from uxlab.streams.corpus import Corpus, load_corpus
 from uxlab.study.live_stimuli import LiveStimuli, live_corpus, parse_live
-from uxlab.study.loading.reader import SECTIONS, StudyReader
+from uxlab.study.loading.reader import StudyReader, section_keys
 from uxlab.study.spec import ASSIGNMENTS, TRIAL_KINDS
 
 
@@ -26,10 +27,10 @@ class Stimuli:
     live: LiveStimuli | None = None
 
 
-def read_stimuli(r: StudyReader, doc: dict) -> Stimuli:
+def read_stimuli(r: StudyReader, doc: dict[str, Any]) -> Stimuli:
     """`[stimuli]`: a replay corpus (optionally some of its files), chains or a live model."""
     s = r.table(doc, "stimuli")
-    r.unknown(s, SECTIONS["stimuli"], "[stimuli]")
+    r.unknown(s, section_keys("stimuli"), "[stimuli]")
     kind = r.choice(s, "kind", "[stimuli]", TRIAL_KINDS, "single")
     if kind == "chain":
         chains_path, corpus, chains = _chain_stimuli(r, s)
@@ -88,7 +89,7 @@ def read_stimuli(r: StudyReader, doc: dict) -> Stimuli:
     return Stimuli(corpus_path, corpus, assignment, prompt, kind, None)
 
 
-def _chain_stimuli(r: StudyReader, s: dict) -> tuple[Path, Corpus, dict[str, Chain]]:
+def _chain_stimuli(r: StudyReader, s: dict[str, Any]) -> tuple[Path, Corpus, dict[str, Chain]]:
     """`kind = "chain"`: the chains folder; the corpus holds one stream per chain."""
     for key in ("corpus", "files"):
         if key in s:

@@ -13,7 +13,7 @@ from uxlab.study.loading.design import read_counterbalance, read_design
 from uxlab.study.loading.factors import check_live_profile, read_factors, read_profile
 from uxlab.study.loading.options import read_abandon, read_session_options, read_timing
 from uxlab.study.loading.questions import read_chain_asks, read_questions
-from uxlab.study.loading.reader import SECTIONS, StudyReader, did_you_mean
+from uxlab.study.loading.reader import SECTIONS, StudyReader, did_you_mean, section_keys
 from uxlab.study.loading.stimuli import read_stimuli
 from uxlab.study.spec import Study, StudyError
 
@@ -43,7 +43,7 @@ def read_study(path: Path, text: str) -> Study:
             raise r.err(f"[{key}]", "unknown section" + did_you_mean(key, tuple(SECTIONS), "[{}]"))
 
     st = r.table(doc, "study")
-    r.unknown(st, SECTIONS["study"], "[study]")
+    r.unknown(st, section_keys("study"), "[study]")
     sid = r.text(st, "id", "[study]")
     if not _ID_RE.match(sid):
         raise r.err("[study].id", f"{sid!r} may hold only letters, digits, '-', '_', '.'")
@@ -56,7 +56,7 @@ def read_study(path: Path, text: str) -> Study:
         raise r.err("[study].seed", f"{seed} is negative")
 
     tx = r.table(doc, "texts")
-    r.unknown(tx, SECTIONS["texts"], "[texts]")
+    r.unknown(tx, section_keys("texts"), "[texts]")
     texts = {
         "consent": r.text(tx, "consent", "[texts]"),
         "instructions": r.text(tx, "instructions", "[texts]"),
