@@ -65,6 +65,15 @@ def test_export_gives_byte_identical_tables_from_both_backends(tmp_path, postgre
     assert out["sqlite"].rows["trials"] > 40 and out["sqlite"].rows["events"] > 100
 
 
+def test_every_commit_is_durable_whatever_the_servers_default(postgres_cluster):
+    db = postgres_cluster.database()
+    name = db.rsplit("/", 1)[1]
+    query(db, f"ALTER DATABASE {name} SET synchronous_commit = off")  # a lax server default
+    assert query(db, "SHOW synchronous_commit") == [("off",)]
+    with Store.open(db) as store:
+        assert store.conn.execute("SHOW synchronous_commit").fetchone() == ("on",)
+
+
 def test_a_database_that_cannot_be_opened_is_named_in_one_line(postgres_cluster):
     from uxlab.store import StoreError
 

@@ -121,7 +121,12 @@ class PostgresConnection:
             url,
             min_size=1,
             max_size=max_connections,
-            kwargs={"autocommit": True, "connect_timeout": int(CONNECT_TIMEOUT_S)},
+            kwargs={
+                "autocommit": True,
+                "connect_timeout": int(CONNECT_TIMEOUT_S),
+                # each COMMIT durable before it returns, whatever the server's default
+                "options": "-c synchronous_commit=on",
+            },
             check=ConnectionPool.check_connection,  # a connection broken by a restart: anew
             timeout=timeout_s,
             open=False,
