@@ -1,15 +1,17 @@
-"""A study host stand-in that starts many participants at once (run as a subprocess).
+"""Two study hosts that start many participants at once (run as a subprocess).
 
-    python tests/store_allocate_child.py DB STUDY PREFIX N THREADS
+    python tests/store_allocate_child.py DB STUDY N THREADS
 
-Waits for a line on stdin (so two hosts start together), then starts participants
-PREFIX-0 ... PREFIX-(N-1) from THREADS threads, each thread with its own store (as each
-participant's process has): `allocate_group` then `start_or_resume_session`. Prints
-`DONE <n>` when every start is stored.
+Imports uxlab once, then forks two host processes, HOST1 and HOST2 (separate processes
+with their own connections, as two machines have; forking saves a second interpreter
+start). Each opens THREADS stores, prints `READY`, waits for a line on stdin (so both go
+at once) and starts participants HOSTk-000 ... from THREADS threads, each thread with its
+own store: `allocate_group` then `start_or_resume_session`. Each prints `DONE <n>`.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
@@ -17,11 +19,11 @@ from uxlab.store import Store
 from uxlab.study import load_study
 
 
-def main(db: str, study_path: str, prefix: str, n: int, threads: int) -> int:
+def host(db: str, study_path: str, prefix: str, n: int, threads: int, go: int) -> int:
     study = load_study(study_path)
     stores = [Store.open(db) for _ in range(threads)]
     print("READY", flush=True)
-    sys.stdin.readline()
+    os.read(go, 1)  # both hosts wait for the same byte stream
 
     def start(k: int) -> str:
         store = stores[k % threads]
@@ -45,6 +47,32 @@ def main(db: str, study_path: str, prefix: str, n: int, threads: int) -> int:
     return 0
 
 
+def main(db: str, study_path: str, n: int, threads: int) -> int:
+    if db.startswith("postgresql://"):
+        import uxlab.store.postgres  # noqa: F401 - its driver imported once, before the fork
+    go_read, go_write = os.pipe()
+    children = []
+    for prefix in ("HOST1", "HOST2"):
+        pid = os.fork()
+        if pid == 0:
+            os.close(go_write)
+            code = 1
+            try:
+                code = host(db, study_path, prefix, n, threads, go_read)
+            finally:
+                sys.stdout.flush()
+                os._exit(code)
+        children.append(pid)
+    os.close(go_read)
+    sys.stdin.readline()
+    os.write(go_write, b"GO")  # one byte for each host
+    status = 0
+    for pid in children:
+        _, code = os.waitpid(pid, 0)
+        status |= code
+    return 0 if status == 0 else 1
+
+
 if __name__ == "__main__":
-    db, study_path, prefix, n, threads = sys.argv[1:6]
-    sys.exit(main(db, study_path, prefix, int(n), int(threads)))
+    db, study_path, n, threads = sys.argv[1:5]
+    sys.exit(main(db, study_path, int(n), int(threads)))

@@ -102,24 +102,17 @@ def test_two_hosts_allocate_200_concurrent_starts_balanced_without_duplicates(tm
     study_path = _three_groups(tmp_path)
     with Store.open(db) as store:
         store.register_study(load_study(study_path))
-    hosts = [
-        subprocess.Popen(
-            [sys.executable, str(ALLOCATE), str(db), str(study_path), prefix, "100", "4"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for prefix in ("HOST1", "HOST2")
-    ]
-    for host in hosts:
-        assert host.stdout.readline().strip() == "READY", host.stderr.read()
-    for host in hosts:  # both go at once
-        host.stdin.write("GO\n")
-        host.stdin.flush()
-    for host in hosts:
-        out, err = host.communicate(timeout=300)
-        assert host.returncode == 0 and out.strip() == "DONE 100", err
+    hosts = subprocess.Popen(  # one process that forks the two hosts
+        [sys.executable, str(ALLOCATE), str(db), str(study_path), "100", "4"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    for _ in range(2):
+        assert hosts.stdout.readline().strip() == "READY", hosts.stderr.read()
+    out, err = hosts.communicate("GO\n", timeout=300)  # both go at once
+    assert hosts.returncode == 0 and out.split() == ["DONE", "100", "DONE", "100"], err
     rows = query(db, "SELECT participant, number, group_id FROM participants")
     assert len(rows) == 200
     assert sorted(n for _, n, _ in rows) == list(range(1, 201))  # no number twice
