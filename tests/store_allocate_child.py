@@ -19,10 +19,15 @@ from uxlab.store import Store
 from uxlab.study import load_study
 
 
+def say(line: str) -> None:
+    """One line in one write: the two hosts share stdout (`print` may split a line)."""
+    os.write(1, (line + "\n").encode())
+
+
 def host(db: str, study_path: str, prefix: str, n: int, threads: int, go: int) -> int:
     study = load_study(study_path)
     stores = [Store.open(db) for _ in range(threads)]
-    print("READY", flush=True)
+    say("READY")
     os.read(go, 1)  # both hosts wait for the same byte stream
 
     def start(k: int) -> str:
@@ -43,7 +48,7 @@ def host(db: str, study_path: str, prefix: str, n: int, threads: int, go: int) -
         ]
     for store in stores:
         store.close()
-    print(f"DONE {len(groups)}", flush=True)
+    say(f"DONE {len(groups)}")
     return 0
 
 
@@ -60,7 +65,6 @@ def main(db: str, study_path: str, n: int, threads: int) -> int:
             try:
                 code = host(db, study_path, prefix, n, threads, go_read)
             finally:
-                sys.stdout.flush()
                 os._exit(code)
         children.append(pid)
     os.close(go_read)

@@ -109,8 +109,10 @@ def test_two_hosts_allocate_200_concurrent_starts_balanced_without_duplicates(tm
         stderr=subprocess.PIPE,
         text=True,
     )
-    for _ in range(2):
-        assert hosts.stdout.readline().strip() == "READY", hosts.stderr.read()
+    ready = [hosts.stdout.readline() for _ in range(2)]
+    if ready != ["READY\n", "READY\n"]:
+        hosts.kill()
+        pytest.fail(f"the hosts did not start: {ready} {hosts.communicate()[1][-2000:]}")
     out, err = hosts.communicate("GO\n", timeout=300)  # both go at once
     assert hosts.returncode == 0 and out.split() == ["DONE", "100", "DONE", "100"], err
     rows = query(db, "SELECT participant, number, group_id FROM participants")
