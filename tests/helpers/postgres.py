@@ -163,7 +163,7 @@ def postgres_cluster():
     try:
         yield cluster
     finally:
-        cluster.stop()
+        cluster.stop_now()  # no shutdown checkpoint: the folder is deleted next
         shutil.rmtree(folder, ignore_errors=True)
 
 
