@@ -1,10 +1,11 @@
-"""`population_threshold` for many studies at once: the report's pooled thresholds, batched.
+"""The report's pooled thresholds for many studies at once (`analysis.small_sample_interval.
+population_threshold_small_n`, batched).
 
 Planning a study (how many participants, how many trials) simulates hundreds of studies
 per design cell and analyses each like the report does. This module runs exactly the
-computation of `analysis.psychometric.population_threshold` (a pooled binomial fit of all
+computation of `population_threshold_small_n` (a pooled binomial fit of all
 trials, started from the same grid of starting points and trying both directions, then a
-percentile cluster bootstrap that resamples participants and refits), but for S studies
+participant jackknife-t interval, `analysis.small_sample_interval`), but for S studies
 in one batch of `batch_mle.maximise` calls instead of S separate ones.
 
 Input is counts per participant and stimulus level, ``k`` and ``n`` of shape [S, P, L]
@@ -13,7 +14,7 @@ participant had no trial there). Studies whose tested levels span the same range
 same smallest spacing share a `Layout` (the bounds and starting grid depend on nothing
 else; a level without trials adds nothing to the likelihood), so an adaptive design whose
 levels differ between studies is fitted in a few groups. With S = 1 the result equals
-`population_threshold` on the same trials and seed (tests/test_plan.py checks this).
+`population_threshold_small_n` on the same trials and seed (tests/test_plan.py checks this).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from analysis.batch_mle import BOOT_TOLERANCES, Layout, maximise
-from analysis.bootstrap import percentile_interval
 from analysis.psychometric import (
     DEFAULT_LEVELS,
     PsychometricFitter,
@@ -34,12 +34,13 @@ from analysis.psychometric import (
     _Spec,
     _threshold_logs,
 )
+from analysis.small_sample_interval import jackknife_t
 
 
 @dataclass
 class BatchThresholds:
-    """Per study s and threshold level j: the pooled estimate and its participant-resampled
-    percentile interval (ms), as `population_threshold` reports them."""
+    """Per study s and threshold level j: the pooled estimate and its participant
+    jackknife-t interval (ms), as `population_threshold_small_n` reports them."""
 
     levels: tuple[float, ...]
     estimate_ms: np.ndarray  # [S, J]
@@ -65,7 +66,7 @@ def population_thresholds_batch(
     levels: Sequence[float] = DEFAULT_LEVELS,
     alpha: float = 0.05,
 ) -> BatchThresholds:
-    """Pooled thresholds with participant-resampled intervals for S studies at once.
+    """Pooled thresholds with participant jackknife-t intervals for S studies at once.
 
     levels_ms: [L] increasing stimulus levels; k, n: [S, P, L] "yes" counts and trials per
     participant; seeds: one bootstrap seed per study (default 0, 1, ...). Studies with
@@ -99,11 +100,9 @@ def population_thresholds_batch(
         theta, rising = _pooled_fits(layout, starts, pooled_k[idx], pooled_n[idx])
         direction[idx] = np.where(rising, "rising", "falling")
         est[idx] = _threshold_logs(layout, theta, levels)
-        boot = _cluster_bootstrap(
-            layout, theta, rising, k[idx], n[idx], n_boot, [seeds[s] for s in members]
-        )  # [m, B, P]
+        jack = _cluster_jackknife(layout, theta, rising, k[idx], n[idx])  # [m] x [P_s, P]
         for row, s in enumerate(members):
-            lo_s, hi_s = percentile_interval(_threshold_logs(layout, boot[row], levels), alpha)
+            lo_s, hi_s = jackknife_t(est[s], _threshold_logs(layout, jack[row], levels), alpha)
             if n_boot > 0:  # each end at least the pooled counts' parametric bootstrap's
                 p_lo, p_hi = _pooled_parametric_interval(
                     levels_ms, pooled_k[s], pooled_n[s], est[s], n_boot, seeds[s], levels, alpha
@@ -127,7 +126,8 @@ def _pooled_parametric_interval(
     alpha: float,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The parametric bootstrap interval of one study's pooled counts (log ms), exactly as
-    `population_threshold` widens its cluster interval with it (same fitter, same seed)."""
+    `population_threshold_small_n` widens its jackknife interval with it (same fitter, same
+    seed)."""
     present = n > 0
     pooled = PsychometricFitter(levels=levels, alpha=alpha).fit(
         levels_ms[present],
@@ -175,35 +175,23 @@ def _pooled_fits(
     return np.where(rising[:, None], best_theta[0], best_theta[1]), rising
 
 
-def _cluster_bootstrap(
-    layout: Layout,
-    theta: np.ndarray,
-    rising: np.ndarray,
-    k: np.ndarray,
-    n: np.ndarray,
-    n_boot: int,
-    seeds: list[int],
-) -> np.ndarray:
-    """[m, B, P] refits of participant-resampled data, all studies in one batch."""
-    m = k.shape[0]
-    ks, ns, starts, inverses, offset = [], [], [], [], 0
-    for i in range(m):
-        kept = np.flatnonzero(n[i].sum(axis=1) > 0)  # the participants in the trial table
-        rng = np.random.default_rng(seeds[i])
-        draws = rng.integers(0, kept.size, size=(n_boot, kept.size))
-        weights = np.zeros((n_boot, kept.size))
-        np.add.at(weights, (np.repeat(np.arange(n_boot), kept.size), draws.ravel()), 1.0)
-        # the same people drawn again make the same dataset: fit it once (with few
-        # participants most resamples repeat; the optimiser is deterministic)
-        weights, inverse = np.unique(weights, axis=0, return_inverse=True)
-        kb, nb = weights @ k[i, kept], weights @ n[i, kept]
+def _cluster_jackknife(
+    layout: Layout, theta: np.ndarray, rising: np.ndarray, k: np.ndarray, n: np.ndarray
+) -> list[np.ndarray]:
+    """Per study, [P_s, P] refits of the pooled counts without each of its P_s participants
+    in turn (those with trials), all studies in one batch; as
+    `analysis.small_sample_interval.population_threshold_small_n` refits them."""
+    ks, ns, starts, sizes = [], [], [], []
+    for i in range(k.shape[0]):
+        kept = np.flatnonzero(n[i].sum(axis=1) > 0)
+        keep = 1.0 - np.eye(kept.size)
+        kb, nb = keep @ k[i, kept], keep @ n[i, kept]
         ks.append(kb if rising[i] else nb - kb)
         ns.append(nb)
-        starts.append(np.repeat(theta[i : i + 1], len(weights), axis=0))
-        inverses.append(offset + inverse.ravel())
-        offset += len(weights)
+        starts.append(np.repeat(theta[i : i + 1], kept.size, axis=0))
+        sizes.append(kept.size)
     fit, ll, _ = maximise(
         layout, np.concatenate(starts), np.concatenate(ks), np.concatenate(ns), **BOOT_TOLERANCES
     )
     fit[~np.isfinite(ll)] = np.nan
-    return fit[np.concatenate(inverses)].reshape(m, n_boot, -1)
+    return np.split(fit, np.cumsum(sizes)[:-1])

@@ -3,11 +3,12 @@
 For N = 2, 4, 8, 16, 32 simulated participants (the project's observers,
 `uxlab.simulate.observers`, on the design of `studies/ttft-threshold.toml`: 8 TTFT levels,
 6 main trials per level and person) it simulates `--datasets` independent studies, fits each
-as `uxlab report` does (`analysis.psychometric.population_threshold`, B = `--n-boot`) and
+with the percentile participant bootstrap (`analysis.psychometric.population_threshold`,
+B = `--n-boot`; the report's population interval is now the participant jackknife-t,
+measured against this one by benchmarks/small_sample_coverage.py) and
 prints, per N and level of F (25 / 50 / 75%): how often the interval holds the population's
 pooled threshold (with its Monte-Carlo standard error), the median width (high / low), the
-share of degenerate intervals, and the load average before and after. The report's minimum
-number of participants for population thresholds (`analysis.report.support`) rests on it.
+share of degenerate intervals, and the load average before and after.
 A second table does the same for the MOS interval per TTFT level (population mean rating on
 1-5, `uxlab.plan.cluster_coverage.true_mos`): the t-interval over ratings against the
 participant bootstrap the report uses, with how often each leaves the 1-5 scale.

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.population_batch import population_thresholds_batch
-from analysis.psychometric import population_threshold
+from analysis.small_sample_interval import population_threshold_small_n as population_threshold
 from uxlab.plan.engine import PlanSpec, _study_and_designs, run_plan, simulate_counts, study_levels
 from uxlab.plan.grid import (
     DEFAULT_N_PARTICIPANTS,

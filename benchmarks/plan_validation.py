@@ -8,7 +8,7 @@ For each (study design, truth, cell of participants x repeats):
 - realised: `--studies` independent studies (a different seed stream) run through the real
   path: `simulate_cohort` (observers through `StudySession` and the SQLite store, as
   `uxlab simulate`), `export_db`, `load_trial_table`, then the report's exclusions
-  (`apply_exclusions`, default rules) and its pooled threshold (`population_threshold`
+  (`apply_exclusions`, default rules) and its pooled threshold (`population_threshold_small_n`
   on the yes/no column, B = 1000: the lines `analysis.report.analyse` runs for it; the
   rest of the report, e.g. ratings and survival, is skipped to save time).
 
@@ -63,7 +63,7 @@ def realised_study(args: tuple) -> tuple[float, float, float]:
     (estimate, ci_low, ci_high) at 50%."""
     study_file, n_people, repeats, truth, seed = args
     from analysis.exclusions import ExclusionRules, apply_exclusions, planned_trials_from_sessions
-    from analysis.psychometric import population_threshold
+    from analysis.small_sample_interval import population_threshold_small_n as population_threshold
     from analysis.trial_table import binary_column, load_trial_table
     from uxlab.simulate import simulate_cohort
     from uxlab.store import Store

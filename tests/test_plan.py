@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from analysis.population_batch import population_thresholds_batch
-from analysis.psychometric import population_threshold
+from analysis.small_sample_interval import population_threshold_small_n
 from uxlab.plan.design import PlanError, session_design
 from uxlab.plan.engine import PlanSpec, run_plan
 from uxlab.plan.grid import Reference, parse_range, parse_target, reference_from
@@ -50,7 +50,7 @@ def test_batch_equals_population_threshold_study_by_study():
             for y in [1] * int(k[s, p, j]) + [0] * int(n[s, p, j] - k[s, p, j])
         ]
         df = pd.DataFrame(rows, columns=["participant", "x", "y"])
-        one = population_threshold(df, "x", "y", "participant", 150, 11 + s)
+        one = population_threshold_small_n(df, "x", "y", "participant", 150, 11 + s)
         np.testing.assert_allclose(batch.estimate_ms[s], one["estimate"], rtol=1e-6)
         np.testing.assert_allclose(batch.ci_low_ms[s], one["ci_low"], rtol=1e-6)
         np.testing.assert_allclose(batch.ci_high_ms[s], one["ci_high"], rtol=1e-6)
@@ -167,13 +167,14 @@ def test_recommend_picks_the_cheapest_cell_meeting_the_target():
     assert recommend(table.assign(meets_target=None)) is None
 
 
+@pytest.mark.slow
 def test_known_truth_cell_power_is_sensible():
     """More people narrow the interval; a reference far from the truth is excluded almost
     always with 20 people, the true value itself only when the interval misses it; with
     fewer people than the report's minimum there is no interval, as in the report."""
     spec = PlanSpec(
         (STUDIES / "ttft-threshold.toml").resolve(),
-        (4, 9, 20),
+        (3, 9, 20),
         (1,),
         (PopulationTruth(),),
         n_sims=16,
@@ -194,7 +195,7 @@ def test_known_truth_cell_power_is_sensible():
     assert far["meets_target"].tolist()[1:] == [w <= 400 for w in far["ci_width_50_ms"][1:]]
     assert (far["participant_minutes"] == far["participants"] * far["minutes_each"]).all()
     other = run_plan(dataclasses.replace(spec, repeats=(2,), n_sims=4), jobs=1)
-    assert set(other.cells) == {(4, 2), (9, 2), (20, 2)}  # a second plan in the same process
+    assert set(other.cells) == {(3, 2), (9, 2), (20, 2)}  # a second plan in the same process
 
 
 def test_truth_from_pilot_recovers_a_known_population():
@@ -224,20 +225,20 @@ def test_plan_command_writes_table_figure_and_recommendation(tmp_path, capsys):
     from uxlab.cli import main
 
     out = tmp_path / "plan"
-    argv = ["plan", str(STUDIES / "ttft-threshold.toml"), "--participants", "4,12"]
+    argv = ["plan", str(STUDIES / "ttft-threshold.toml"), "--participants", "3,12"]
     argv += ["--repeats", "1", "--sims", "10", "--n-boot", "50", "--jobs", "1", "-q"]
     argv += ["--target", "ci_width<=2000ms", "-o", str(out)]
     assert main(argv) == 0
     text = capsys.readouterr().out
     table = pd.read_csv(out / "plan.csv")
-    assert table[["participants", "repeats"]].values.tolist() == [[4, 1], [12, 1]]
+    assert table[["participants", "repeats"]].values.tolist() == [[3, 1], [12, 1]]
     assert table["no_interval_share"].tolist() == [1.0, 0.0]
     assert {"ci_width_25_ms", "ci_width_50_ms", "ci_width_75_ms", "coverage_50", "power"} <= set(
         table.columns
     )
     assert (out / "plan.png").stat().st_size > 0 and (out / "plan.md").is_file()
     assert "recommended: 12 participants x repeats 1" in text
-    assert "1 cell(s) show no width" in text  # 4 people: the report gives no interval
+    assert "1 cell(s) show no width" in text  # 3 people: the report gives no interval
 
 
 def test_plan_command_refuses_bad_input_with_one_line(tmp_path, capsys):
@@ -277,6 +278,7 @@ def test_plan_truth_from_a_pilot_export(tmp_path, capsys):
     assert re.search(r"between-participant SD [0-9.]+ ln ms \[[0-9.]+, [0-9.]+\]", text)
 
 
+@pytest.mark.slow
 def test_more_participants_narrow_the_projected_interval():
     from uxlab.plan.more_people import describe, width_with_more_people
 

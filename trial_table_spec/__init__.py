@@ -10,7 +10,8 @@ pyproject.toml).
 
 A trial row holds, in order: `LEADING`, one column per design factor, `AFTER_FACTORS`, the
 `OPTIONAL_GROUPS` a study uses (`CHAIN`, `LIVE`), `FIDELITY`, a `q_<id>` / `rt_<id>_ms` pair
-per per-trial question, `TRAILING`, and `RERUN` when a session queued a trial again.
+per per-trial question, `TRAILING`, `RERUN` when a session queued a trial again, and
+`BROWSER` when the database has painted times.
 """
 
 from __future__ import annotations
@@ -83,7 +84,25 @@ RERUN = (Column("rerun_of", "number"), Column("rerun_reason", "text"), Column("r
 """Only when a session queued a trial again, at the end: on a re-run, the trial_index of the
 attempt it replaces and why; on the replaced attempt, the trial_index of its re-run."""
 
-COLUMNS = (*LEADING, *AFTER_FACTORS, *CHAIN, *LIVE, *FIDELITY, *TRAILING, *RERUN)
+BROWSER = (
+    *_group(
+        "number",
+        "n_painted",
+        "late_painted_p50_ms",
+        "late_painted_p99_ms",
+        "late_painted_max_ms",
+        "paint_clock_uncertainty_ms",
+    ),
+    Column("browser", "text"),
+    Column("display_hz", "number"),
+    Column("display_keeps_gaps", "flag"),
+)
+"""Only when the database has painted times (sessions in a browser tab, `uxlab host`), at
+the end: chunks with a painted time, painted lateness (painted - scheduled) p50/p99/max, the
+largest clock uncertainty of those paints (ms), and the session's browser family, display
+refresh rate and whether one refresh fits in the study's shortest gap."""
+
+COLUMNS = (*LEADING, *AFTER_FACTORS, *CHAIN, *LIVE, *FIDELITY, *TRAILING, *RERUN, *BROWSER)
 """Every column the spec knows, besides factors and questions."""
 
 QUESTION_PREFIX = "q_"

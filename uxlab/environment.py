@@ -96,3 +96,22 @@ def timing_warnings(env: dict[str, Any], shortest_gap_ms: float | None) -> list[
     if env.get("ssh"):
         warnings.append("running over SSH: network delay adds to every shown time")
     return warnings
+
+
+def display_warning(display_hz: float | None, shortest_gap_ms: float | None) -> str | None:
+    """Why a display refreshing `display_hz` times a second cannot show the study's gaps.
+
+    A display shows a new image once per refresh, so chunks less than one refresh apart
+    share an image: warned when the refresh interval exceeds the study's shortest gap.
+    None when it does not (or when either is unknown).
+    """
+    if not display_hz or display_hz <= 0 or not shortest_gap_ms:
+        return None
+    refresh_ms = 1000.0 / display_hz
+    if refresh_ms <= shortest_gap_ms:
+        return None
+    return (
+        f"the participant's display refreshes every {refresh_ms:.1f} ms ({display_hz:.0f} Hz), "
+        f"longer than the study's shortest gap of {shortest_gap_ms:g} ms: chunks closer "
+        "than one refresh share an image"
+    )

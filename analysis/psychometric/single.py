@@ -22,6 +22,7 @@ from analysis.psychometric.ml_fit import (
 )
 from analysis.psychometric.resampling import _FitResult, _intervals, _run_engine, _widest
 from analysis.sigmoids import get_sigmoid
+from analysis.steep_tails import widen_steep_tails
 
 DEFAULT_LEVELS = (0.25, 0.5, 0.75)
 
@@ -191,6 +192,7 @@ class PsychometricFitter:
         )
         sens = _threshold_logs(self._result.layout, self._result.sens_theta, levels)
         low, high = _widest(low, high, sens, self.alpha)
+        low, high = widen_steep_tails(self._result.layout, self._result.theta, levels, low, high)
         return pd.DataFrame(
             {
                 "level": list(levels),

@@ -73,7 +73,7 @@ def adaptive_part(data: Any) -> dict[str, Any] | None:
         boot = np.median(rng.choice(est, (data.options.n_boot, est.size)), axis=1)
         lo, hi = (
             np.percentile(boot, [2.5, 97.5])
-            if est.size >= MINIMUMS["population"].min_participants  # analysis.report.support
+            if est.size >= MINIMUMS["adaptive_median"].min_participants  # analysis.report.support
             else (np.nan, np.nan)
         )
         medians.append(
@@ -144,7 +144,7 @@ def adaptive_blocks(part: dict[str, Any] | None) -> list:
             f"{_interval(m.ci_low, m.ci_high)} (95% interval from resampling participants)"
             if pd.notna(m.ci_low)
             else "(no interval from resampling participants: it needs "
-            f"{MINIMUMS['population'].min_participants})"
+            f"{MINIMUMS['adaptive_median'].min_participants})"
         )
         lines.append(
             f"Median across {m.participants} participants{where}: {m.median:,.0f} ms "

@@ -37,6 +37,7 @@ from analysis.report.chains_part import chain_part
 from analysis.report.fidelity_part import fidelity_part
 from analysis.report.sessions_part import session_facts
 from analysis.report.support import MINIMUMS, enough, estimate_flags, skipped_line
+from analysis.small_sample_interval import mixed_threshold_small_n
 from analysis.survival import (
     AbandonmentAFTFitter,
     condition_label,
@@ -126,7 +127,9 @@ class PsychometricPart:
     per_condition: dict[str, ConditionFit] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
     estimand: str = "population"  # what `population` estimates (ESTIMANDS)
-    estimator: str = "pooled fit of all trials, participants resampled"  # how, in words
+    estimator: str = (  # how, in words
+        "pooled fit of all trials; 95% interval: participant jackknife, t on N - 1 df"
+    )
     other: pd.DataFrame | None = None  # the other estimand's table, when it could be made
 
 
@@ -390,11 +393,8 @@ def _other_factor_levels(data: ReportData) -> list[tuple[str, float]]:
 
 
 def _psychometric(data: ReportData, column: str) -> PsychometricPart:
-    from analysis.psychometric import (
-        MultiConditionFitter,
-        PsychometricFitter,
-        population_threshold,
-    )
+    from analysis.psychometric import MultiConditionFitter, PsychometricFitter
+    from analysis.small_sample_interval import population_threshold_small_n
 
     opts, kept, stim = data.options, data.kept, data.stimulus
     df = kept.assign(_y=binary_column(kept, column, data.table.source)).dropna(subset=["_y"])
@@ -407,7 +407,9 @@ def _psychometric(data: ReportData, column: str) -> PsychometricPart:
     )
     n_people = df["participant"].nunique()
     if enough("population", n_people):
-        population = population_threshold(df, "_x", "_y", "participant", opts.n_boot, opts.seed)
+        population = population_threshold_small_n(
+            df, "_x", "_y", "participant", opts.n_boot, opts.seed
+        )
     else:  # the pooled fit of these people's trials, without a population interval
         data.skipped.append(skipped_line("population", n_people))
         population = pooled.thresholds_.copy()
@@ -492,7 +494,7 @@ def _set_estimand(data: ReportData, part: PsychometricPart, n_people: int) -> No
         median = median_person_thresholds(
             part.per_participant, data.options.n_boot, data.options.seed
         )
-        if not enough("population", n_people):
+        if not enough("median_person", n_people):
             median["ci_low"], median["ci_high"] = np.nan, np.nan
     if wanted == "median-person":
         if median is None:
@@ -543,10 +545,7 @@ def _adaptive_population(
         )
         data.notes.append(f"Psychometric thresholds: {part.estimator}.")
         return
-    mixed = fit_mixed_acceptability(
-        falls, "_falls", "_x", 1.0, n_boot=data.options.n_boot, seed=data.options.seed
-    )
-    table = mixed.thresholds()
+    _, table = mixed_threshold_small_n(falls, "_falls", "_x", n_boot=0)  # jackknife-t only
     if table["estimate"].isna().any():
         part.population.loc[part.population["level"] != 0.5, ["estimate", "ci_low", "ci_high"]] = (
             np.nan
@@ -559,26 +558,35 @@ def _adaptive_population(
         part.population = table
         part.estimator = (
             f"adaptive design ({procedure}): logit on ln latency with a random intercept per "
-            "participant (population curve, marginal over participants), participants resampled"
+            "participant (population curve, marginal over participants); 95% interval: "
+            "participant jackknife, t on N - 1 df"
         )
         _withhold_measured_bias(part, procedure)
     data.notes.append(f"Psychometric thresholds: {part.estimator}.")
 
 
 # Relative bias of the random-intercept thresholds where it missed the targets (under 2% at
-# 50%, under 5% at 25 / 75%) on simulated adaptive studies (benchmarks/adaptive_pooled_bias.py,
-# 100 studies x 16 people who differ x 40 trials, 2026-12-03): procedure -> {level: bias}.
-# Withheld there (a 1-up/2-down staircase tests mostly below each person's 50% point); the
-# 50% point of a staircase is kept, with its bias said.
-ADAPTIVE_BIAS = {
-    "staircase": {0.5: "+6.8%", 0.75: "+17.2%"},
-    "interleaved": {0.25: "-6.1%"},
+# 50%, under 5% at 25 / 75%) on simulated adaptive studies: procedure -> (source, {level:
+# bias}, what else was measured). Staircase: benchmarks/validation_grid.py --part pooled
+# (100 studies per cell, 4-40 people alike or differing, 48 trials, 2026-12-03; the range
+# over the cells); interleaved: benchmarks/adaptive_pooled_bias.py (100 studies x 16 people
+# who differ x 40 trials). Levels other than 50% are withheld where biased (a 1-up/2-down
+# staircase tests mostly below each person's 50% point, so the model extrapolates to 75%
+# through a logit without guess or lapse); the 50% point is kept, with its bias said.
+ADAPTIVE_BIAS: dict[str, tuple[str, dict[float, str], str]] = {
+    "staircase": (
+        "benchmarks/validation_grid.py",
+        {0.5: "+2% to +13%", 0.75: "+8% to +56%"},
+        "; its 25% point was within 4% but its interval covered only 0.55-0.87 with 10-40 "
+        "people who all answer alike (bias against a narrow interval)",
+    ),
+    "interleaved": ("benchmarks/adaptive_pooled_bias.py", {0.25: "-6.1%"}, ""),
 }
 
 
 def _withhold_measured_bias(part: PsychometricPart, procedure: str) -> None:
     """Blank the levels this estimator was measured biased at for this procedure."""
-    for name, biases in ADAPTIVE_BIAS.items():
+    for name, (source, biases, more) in ADAPTIVE_BIAS.items():
         if name not in procedure:
             continue
         withheld = [level for level in biases if level != 0.5]
@@ -586,13 +594,13 @@ def _withhold_measured_bias(part: PsychometricPart, procedure: str) -> None:
         part.population.loc[rows, ["estimate", "ci_low", "ci_high"]] = np.nan
         said = ", ".join(f"{level:.0%} {bias}" for level, bias in biases.items())
         part.estimator += (
-            f"; on simulated {name} studies this model's bias was {said} "
-            f"(benchmarks/adaptive_pooled_bias.py)"
+            f"; on simulated {name} studies this model's bias was {said} ({source})"
             + (
                 f", so the {', '.join(f'{v:.0%}' for v in withheld)} point is withheld"
                 if withheld
                 else ""
             )
+            + more
         )
 
 

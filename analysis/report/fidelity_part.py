@@ -6,7 +6,7 @@ that showed at least one chunk (before exclusions: this is about what was shown)
 median of the trials' lateness p50 and p99 (shown lateness where the paint was measured,
 else handed), the worst trial's p99, the mean share of chunks that shared a frame, the
 trials flagged as outside the study's timing tolerance, and the machine's load while the
-trials were stored.
+trials were stored. Browser sessions add a table of painted times (`browser_part`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
+
+from analysis.report.browser_part import browser_blocks, browser_paint_table
 
 COLUMNS = [
     "participant",
@@ -97,6 +99,7 @@ def fidelity_part(data: Any) -> dict[str, Any] | None:
         "n_judged": int(flag.notna().sum()),
         "excluded": bool(getattr(data.options.rules, "drop_fidelity_flagged", False)),
         "cpus": cpus,
+        "browser": browser_paint_table(trials),
     }
 
 
@@ -124,4 +127,5 @@ def fidelity_blocks(part: dict[str, Any] | None) -> list:
         Heading("Playback fidelity"),
         Para(text),
         Table(part["table"], "Per session: lateness, frame sharing, flagged trials, load"),
+        *browser_blocks(part.get("browser")),
     ]

@@ -116,9 +116,12 @@ def build_blocks(data) -> list:
             Para(
                 "Model: ψ(x) = γ + (1−γ−λ)·F(ln x; m, w), F logistic, guess γ and lapse λ "
                 "free in [0, 0.1], fitted by maximum likelihood; for a falling curve the "
-                "threshold is still where F crosses the level. Pooled intervals resample "
-                f"participants (B = {data.options.n_boot}); the parametric-bootstrap interval "
-                "of the pooled fit, which treats trials as independent, is shown beside it."
+                "threshold is still where F crosses the level. Pooled intervals: the pooled fit "
+                "refitted without each participant in turn (participant jackknife), the "
+                "estimate ± t on N − 1 degrees of freedom × the jackknife SE on ln ms, each end "
+                "at least as far out as the parametric bootstrap's of the pooled counts (B = "
+                f"{data.options.n_boot}); that parametric-bootstrap interval, which treats "
+                "trials as independent, is shown beside it."
             )
         )
         pooled = p.pooled.thresholds_.set_index("level")
@@ -137,9 +140,11 @@ def build_blocks(data) -> list:
                 {
                     "level of F": level,
                     f"{stim} (ms)": r.estimate,
-                    "95% CI, participants resampled": _range(r)
+                    "95% CI, participant jackknife-t": _range(r)
                     if np.isfinite(r.ci_low)
-                    else f"withheld (N = {data.n_participants})",
+                    else f"withheld (N = {data.n_participants})"
+                    if np.isfinite(r.estimate)
+                    else "withheld (see the estimator above)",
                     "95% CI, parametric bootstrap": _range(pooled.loc[level]),
                     "flags": flag_text(extrapolated, degenerate),
                 }
@@ -215,7 +220,7 @@ def build_blocks(data) -> list:
                     "thresholds_per_participant",
                     lambda: figures.threshold_distribution(p, stim),
                     "50% threshold per participant with its 95% CI; band: pooled estimate "
-                    "with the CI from resampling participants.",
+                    "with its CI over participants (jackknife-t).",
                 )
             )
             shown = min(len(p.per_participant), 36)

@@ -64,7 +64,7 @@ def plain_summary(data) -> list[str]:
             )
         else:
             interval = (
-                f"{ci(mid.ci_low, mid.ci_high)}, participants resampled"
+                f"{ci(mid.ci_low, mid.ci_high)}, participant jackknife-t"
                 if np.isfinite(mid.ci_low)
                 else f"no population interval with {n_people} participant(s)"
             )

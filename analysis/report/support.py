@@ -1,12 +1,16 @@
 """What a sample can support: the minimum number of participants of each part, with its basis.
 
-Parts that resample or cluster participants need several of them: with few, a percentile
-cluster bootstrap can only recombine the people there are, and its 95% interval is far too
-narrow. The minimum is measured, not assumed: `benchmarks/cluster_bootstrap_coverage.py`
-(400 simulated studies per size, the project's observers on `studies/ttft-threshold.toml`)
-found the participant-resampled interval of the pooled threshold covering the truth
-`MEASURED_COVERAGE` of the time (worst of the 25 / 50 / 75% points). Below
-`MIN_PARTICIPANTS` such parts are skipped with one line saying why, and verdicts against
+Parts that resample or cluster participants need several of them. The population
+thresholds' interval is the participant jackknife with t on N - 1 degrees of freedom
+(`analysis.small_sample_interval`): `benchmarks/small_sample_coverage.py` (200 simulated
+studies per size, people who differ, the design of `studies/ttft-threshold.toml`) found it
+covering the truth `MEASURED_COVERAGE` of the time (worst and best of the 25 / 50 / 75%
+points) where the percentile participant bootstrap it replaced covered
+`BOOTSTRAP_COVERAGE`. Below `MIN_POPULATION` no interval is printed: with 2 participants
+it covered, but only by spanning 40-60x (t on 1 degree of freedom), which says nothing;
+docs/explanation/small-samples.md has the table and the reasons. Parts still resting on a
+percentile participant bootstrap or a sandwich covariance keep `MIN_PARTICIPANTS`.
+Below its minimum a part is skipped with one line saying why, and verdicts against
 published figures read "not enough data".
 
 Flags for single estimates: `estimate_flags` marks an estimate outside the tested stimulus
@@ -20,25 +24,40 @@ import math
 from dataclasses import dataclass
 
 MEASURED_ON = "2026-12-03"
-# N -> (worst, best) coverage of the nominal 95% interval over the 25/50/75% points.
+# N -> (worst, best) coverage of the nominal 95% interval over the 25/50/75% points:
+# participant jackknife-t (the report's) and the percentile participant bootstrap.
 MEASURED_COVERAGE: dict[int, tuple[float, float]] = {
-    2: (0.81, 0.82),
-    4: (0.87, 0.89),
-    8: (0.90, 0.93),
-    16: (0.92, 0.92),
-    32: (0.92, 0.95),
+    2: (0.955, 0.965),
+    3: (0.93, 0.98),
+    4: (0.945, 0.98),
+    6: (0.92, 0.935),
+    8: (0.93, 0.95),
+    12: (0.93, 0.96),
+    16: (0.905, 0.96),
 }
+BOOTSTRAP_COVERAGE: dict[int, tuple[float, float]] = {
+    2: (0.66, 0.735),
+    4: (0.825, 0.855),
+    8: (0.855, 0.875),
+    16: (0.875, 0.935),
+}
+MIN_POPULATION = 4
+"""The smallest N the report prints a population interval for: the jackknife-t interval
+covered 0.93 or more at every level from 3 participants, but spans over 4x at 3 (t on 2
+degrees of freedom); from 4 it is at most about 2.9x."""
 MIN_PARTICIPANTS = 8
-"""The smallest measured N at which the interval covers at least 0.90 at every level
-(the participant bootstrap with the pooled counts' parametric bootstrap as its floor)."""
+"""The minimum of parts still resting on a percentile participant bootstrap or a sandwich
+covariance (the bootstrap covered at least 0.85 at every level from 8 participants)."""
 
 COVERAGE_BASIS = (
-    "a percentile bootstrap that resamples participants covers the truth only "
-    f"{MEASURED_COVERAGE[2][0]:.0%}-{MEASURED_COVERAGE[2][1]:.0%} of the time with 2 "
-    f"participants, {MEASURED_COVERAGE[4][0]:.0%}-{MEASURED_COVERAGE[4][1]:.0%} with 4 and "
-    f"{MEASURED_COVERAGE[8][0]:.0%}-{MEASURED_COVERAGE[8][1]:.0%} with 8 (nominal 95%; "
-    "measured by simulation, benchmarks/cluster_bootstrap_coverage.py, "
-    f"{MEASURED_ON})"
+    "the 95% interval of the pooled threshold (participant jackknife, t on N - 1 degrees "
+    f"of freedom) covered the truth {MEASURED_COVERAGE[4][0]:.0%}-{MEASURED_COVERAGE[4][1]:.0%} "
+    f"of the time with 4 participants and {MEASURED_COVERAGE[8][0]:.0%}-"
+    f"{MEASURED_COVERAGE[8][1]:.0%} with 8 (the percentile participant bootstrap: "
+    f"{BOOTSTRAP_COVERAGE[4][0]:.0%}-{BOOTSTRAP_COVERAGE[4][1]:.0%} and "
+    f"{BOOTSTRAP_COVERAGE[8][0]:.0%}-{BOOTSTRAP_COVERAGE[8][1]:.0%}); with 2 it spans "
+    "40-60x and with 3 over 4x, so none is printed below 4 (measured by simulation, "
+    f"benchmarks/small_sample_coverage.py, {MEASURED_ON})"
 )
 
 
@@ -53,23 +72,26 @@ class Minimum:
 
 MINIMUMS: dict[str, Minimum] = {
     "population": Minimum(
-        "population thresholds (pooled fit, participants resampled)",
-        MIN_PARTICIPANTS,
+        "population thresholds (pooled fit, participant jackknife-t interval)",
+        MIN_POPULATION,
         COVERAGE_BASIS,
     ),
     "mixed_rating": Minimum(
         "mixed rating fit (random intercept per participant, participants resampled)",
         MIN_PARTICIPANTS,
         "the spread between participants cannot be estimated from a handful of them, and "
-        "its interval is the participant bootstrap of the population thresholds (as measured "
-        "there)",
+        "its interval is a percentile participant bootstrap, which covered only "
+        f"{BOOTSTRAP_COVERAGE[4][0]:.0%}-{BOOTSTRAP_COVERAGE[4][1]:.0%} with 4 participants "
+        f"and {BOOTSTRAP_COVERAGE[8][0]:.0%}-{BOOTSTRAP_COVERAGE[8][1]:.0%} with 8 on the "
+        "pooled threshold (benchmarks/small_sample_coverage.py)",
     ),
     "ordinal_clustered": Minimum(
         "clustered interval of the ordinal rating model",
         MIN_PARTICIPANTS,
         "a cluster-robust (sandwich) covariance rests on one score sum per participant; "
         "with few participants it is too small (with one it cannot be computed); the "
-        "same minimum as the participant bootstrap is used, not measured separately",
+        "same minimum as the percentile participant bootstrap is used, not measured "
+        "separately",
     ),
     "aft_clustered": Minimum(
         "clustered intervals of the abandonment model (time ratios, times to give up)",
@@ -88,11 +110,25 @@ MINIMUMS: dict[str, Minimum] = {
     ),
     "verdicts": Minimum(
         "verdicts against published figures (inside / below / above)",
-        MIN_PARTICIPANTS,
+        MIN_POPULATION,
         "a verdict compares a figure with the population interval, which needs the "
         "population thresholds' minimum (as measured there)",
     ),
 }
+
+
+MINIMUMS["median_person"] = Minimum(
+    "interval of the median person's thresholds (--estimand median-person; participants resampled)",
+    MIN_PARTICIPANTS,
+    "a percentile bootstrap of a median over participants, with the percentile participant "
+    "bootstrap's minimum (its coverage not measured separately)",
+)
+MINIMUMS["adaptive_median"] = Minimum(
+    "interval of the median of the sessions' own adaptive estimates (participants resampled)",
+    MIN_PARTICIPANTS,
+    "a percentile bootstrap of a median over participants, with the percentile participant "
+    "bootstrap's minimum (its coverage not measured separately)",
+)
 
 
 def coverage_at(n_participants: int) -> tuple[int, tuple[float, float]] | None:
@@ -109,17 +145,23 @@ def enough(key: str, n_participants: int) -> bool:
 
 
 def coverage_phrase(n_participants: int) -> str:
-    """`a participant-resampled 95% interval covers the truth about 46-49% of the time
-    (measured at N = 2)`, or a plain statement below the smallest measured N."""
+    """`the population thresholds' 95% interval covers the truth about 93-98% of the time
+    (measured at N = 3)`, or a plain statement below the smallest measured N."""
     at = coverage_at(n_participants)
     if n_participants < 1:
         return "no participant is left to analyse"
     if n_participants < 2 or at is None:
         return "one participant cannot be resampled"
     n, (worst, best) = at
+    if n_participants < MIN_POPULATION:
+        return (
+            f"the population thresholds' 95% interval (participant jackknife-t) would span "
+            f"{'40-60' if n_participants < 3 else 'over 4'}x: it covers the truth only by "
+            "saying almost nothing"
+        )
     return (
-        f"a participant-resampled 95% interval covers the truth about {worst:.0%}-{best:.0%} "
-        f"of the time (measured at N = {n})"
+        f"the population thresholds' 95% interval (participant jackknife-t) covers the truth "
+        f"about {worst:.0%}-{best:.0%} of the time (measured at N = {n})"
     )
 
 
@@ -127,6 +169,13 @@ def skipped_line(key: str, n_participants: int) -> str:
     """`<part>: skipped with 2 participant(s), <why>; runs from 8 participants.`"""
     m = MINIMUMS[key]
     why = coverage_phrase(n_participants)
+    if key not in ("population", "verdicts") and n_participants >= 2:
+        measured = [n for n in sorted(BOOTSTRAP_COVERAGE) if n <= n_participants]
+        worst, best = BOOTSTRAP_COVERAGE[measured[-1]]
+        why = (
+            f"a percentile participant bootstrap covers the truth only about {worst:.0%}-"
+            f"{best:.0%} of the time (measured on the pooled threshold at N = {measured[-1]})"
+        )
     if key in ("ordinal_clustered", "aft_clustered"):
         why = "a cluster-robust covariance from so few participants is too small (from one it "
         why += "cannot be computed)"

@@ -1,9 +1,13 @@
-"""`uxlab host STUDY.toml --ssh PORT [--db PATH] [--bind ADDR]`.
+"""`uxlab host STUDY.toml [--db PATH] [--bind ADDR] [--port PORT | --ssh PORT] [--fps N]
+[--enrol PARAM [--completion-url URL]]`.
 
-Hosts a study for remote participants over SSH (`uxlab.host.ssh_server`): each participant
-invited with `uxlab invite` runs `ssh -p PORT CODE@HOST` and gets the same flow as
-`uxlab run` in their own terminal. Listens on loopback unless `--bind` says otherwise.
-Runs until Ctrl+C; open sessions are then hung up (a clean quit) before it exits.
+Hosts a study for remote participants. By default in the browser (`uxlab.host.web_server`):
+each participant opens their invitation link (`uxlab invite --base-url`) or, with `--enrol`,
+the study link with a recruitment platform's participant id in it, and takes part in a
+terminal in the browser tab. With `--ssh PORT`, over SSH (`uxlab.host.ssh_server`): each
+invited participant runs `ssh -p PORT CODE@HOST`. Either way the flow is `uxlab run`'s.
+Listens on loopback unless `--bind` says otherwise. Runs until Ctrl+C or SIGTERM; open
+sessions are then hung up (a clean quit) before it exits.
 """
 
 from __future__ import annotations
@@ -18,10 +22,12 @@ from uxlab.store.dialect import database_arg, database_stem, db_name, is_postgre
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "host",
-        help="host a study for remote participants (over SSH)",
-        description="Host a study for invited remote participants over SSH: a participant "
-        "runs `ssh -p PORT CODE@HOST` with the code from `uxlab invite` and takes part in "
-        "their own terminal. The host key is kept beside the database (DB.ssh_host_key).",
+        help="host a study for remote participants (in the browser, or over SSH)",
+        description="Host a study for remote participants. In the browser (the default): a "
+        "participant opens their invitation link (`uxlab invite --base-url URL`) or, with "
+        "--enrol, the study link with a recruitment platform's id in it. Over SSH (--ssh "
+        "PORT): a participant runs `ssh -p PORT CODE@HOST` with the code from `uxlab invite`; "
+        "the host key is kept beside the database (DB.ssh_host_key).",
     )
     parser.add_argument("study", metavar="STUDY.toml", help="the study file")
     parser.add_argument(
@@ -34,9 +40,41 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--ssh",
         type=int,
-        required=True,
         metavar="PORT",
-        help="serve over SSH on this TCP port (0: any free port, printed at start)",
+        help="serve over SSH on this TCP port instead of the web (0: any free port)",
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=8350,
+        metavar="PORT",
+        help="web: the HTTP port (default 8350; 0: any free port, printed at start)",
+    )
+    parser.add_argument(
+        "--fps",
+        type=int,
+        metavar="N",
+        help="web: the participants' frame cap (default 240, or UXLAB_FPS)",
+    )
+    parser.add_argument(
+        "--max-open",
+        type=int,
+        default=20,
+        metavar="N",
+        help="web: at most N participants at once; one more is asked to come back later "
+        "(default 20)",
+    )
+    parser.add_argument(
+        "--enrol",
+        metavar="PARAM",
+        help="web: open enrolment; the link's query parameter PARAM (e.g. PROLIFIC_PID) "
+        "names the participant (only a salted hash of it is stored)",
+    )
+    parser.add_argument(
+        "--completion-url",
+        metavar="URL",
+        help="web, with --enrol: where a participant who completed the study is sent "
+        "(e.g. the platform's completion link with its code)",
     )
     parser.add_argument(
         "--bind",
@@ -48,10 +86,21 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.ssh is None:
+        from uxlab.cli.host_web import run_web
+
+        return run_web(args)
+    return run_ssh(args)
+
+
+def run_ssh(args: argparse.Namespace) -> int:
     from uxlab.cli import CliError
 
     if not 0 <= args.ssh <= 65535:
         raise CliError(f"--ssh {args.ssh}: a TCP port is 0..65535 (e.g. --ssh 2222)")
+    for given, name in ((args.enrol, "--enrol"), (args.completion_url, "--completion-url")):
+        if given is not None:
+            raise CliError(f"{name}: open enrolment is for the browser; leave out --ssh")
     import asyncio
 
     from uxlab.store import Store, default_db_path

@@ -1,8 +1,10 @@
-"""`uxlab invite STUDY.toml [--db PATH] [-n N] [-o FILE]`.
+"""`uxlab invite STUDY.toml [--db PATH] [-n N] [-o FILE] [--base-url URL]`.
 
-Makes N single-participant invitation codes for remote participants (`uxlab host --ssh`),
-each bound to a new pseudonymous participant id. The codes are printed (or written to FILE,
-readable by its owner only) once: the database keeps only their SHA-256.
+Makes N single-participant invitation codes for remote participants (`uxlab host`), each
+bound to a new pseudonymous participant id. The codes are printed (or written to FILE,
+readable by its owner only) once: the database keeps only their SHA-256. With `--base-url`
+each line also has the participant's browser link, `URL#CODE` (the code in the fragment,
+which browsers never send to a server, so no proxy or server log holds it).
 """
 
 from __future__ import annotations
@@ -39,6 +41,12 @@ def register(subparsers: Any) -> None:
         metavar="FILE",
         help="write `code<TAB>participant` lines to FILE (mode 0600) instead of printing them",
     )
+    parser.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="add each participant's browser link, URL#CODE (URL: where `uxlab host` is "
+        "reached, e.g. https://study.example.org/)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -50,13 +58,24 @@ def run(args: argparse.Namespace) -> int:
 
     if args.n < 1 or args.n > 100_000:
         raise CliError(f"-n {args.n}: make between 1 and 100000 invitations (e.g. -n 50)")
+    base = args.base_url
+    if base is not None:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(base)
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.fragment:
+            raise CliError(
+                f"--base-url {base!r}: give the http(s) address participants open, without "
+                "a '#' part (e.g. --base-url https://study.example.org/)"
+            )
     if args.output is not None and args.output.exists():
         raise CliError(f"-o {args.output}: the file exists; choose a new file name")
     study = load_study(args.study)
     db = args.db if args.db is not None else default_db_path(study)
     with Store.open(db) as store:
         made = create_invitations(store, study.id, args.n)
-    lines = "".join(f"{inv.code}\t{inv.participant}\n" for inv in made)
+    link = (lambda code: f"\t{base}#{code}") if base is not None else (lambda code: "")
+    lines = "".join(f"{inv.code}\t{inv.participant}{link(inv.code)}\n" for inv in made)
     if args.output is None:
         print(lines, end="")
         return 0

@@ -10,6 +10,12 @@ two differences that keep the researcher's words away from the participant:
   the participant reads a note of their own instead.
 The host's log is the descriptor named by `UXLAB_HOST_NOTES_FD`, when the host passes one.
 Errors (e.g. a session already completed) still reach the participant on the terminal.
+
+In a browser tab (`uxlab host` without `--ssh`), the host passes `UXLAB_HOST_BROWSER`: the
+browser family and the display refresh rate the page measured. They are stored with the
+session's environment (`browser`), a display too slow for the study's shortest gap adds a
+timing warning, and the app writes paint marks after each frame that holds chunks
+(`uxlab.tui.browser_marks`), so the page can report when it painted them.
 """
 
 from __future__ import annotations
@@ -22,13 +28,32 @@ import termios
 from contextlib import redirect_stdout, suppress
 from typing import Any, TextIO
 
-from uxlab.host import NOTES_FD_VAR
+from uxlab.host import BROWSER_VAR, NOTES_FD_VAR
 
 FAREWELL = {
     0: "The study is finished. Thank you for taking part; you may close this connection.",
     1: "Nothing was stored. Connect again with the same command to take part.",
     3: "Your answers so far are stored. Connect again with the same command to continue.",
 }
+BROWSER_FAREWELL = {
+    0: "The study is finished. Thank you for taking part; you may close this tab.",
+    1: "Nothing was stored. Open your link again to take part.",
+    3: "Your answers so far are stored. Open your link again to continue.",
+}
+
+
+def _browser() -> dict[str, Any] | None:
+    """What the host says about the participant's browser (family, display_hz), or None."""
+    import json
+
+    raw = os.environ.pop(BROWSER_VAR, "")
+    if not raw:
+        return None
+    try:
+        info = json.loads(raw)
+    except ValueError:
+        return None
+    return info if isinstance(info, dict) else None
 
 
 def _notes() -> TextIO | None:
@@ -40,7 +65,7 @@ def _notes() -> TextIO | None:
     return os.fdopen(fd, "w", encoding="utf-8", buffering=1)
 
 
-def _remote_app_class(notes: TextIO | None) -> type:
+def _remote_app_class(notes: TextIO | None, browser: dict[str, Any] | None = None) -> type:
     from uxlab.tui import study_app
 
     class RemoteStudyApp(study_app.StudyApp):
@@ -48,6 +73,18 @@ def _remote_app_class(notes: TextIO | None) -> type:
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
+            if browser is not None:
+                from uxlab.environment import display_warning
+                from uxlab.session import shortest_gap_ms
+                from uxlab.tui.browser_marks import enable_paint_marks
+
+                self.environment["browser"] = browser
+                warning = display_warning(browser.get("display_hz"), shortest_gap_ms(self.study))
+                if browser.get("display_hz"):
+                    browser["display_keeps_gaps"] = warning is None
+                if warning is not None:
+                    self.warnings.append(warning)
+                enable_paint_marks(self)
             for line in self.warnings:  # still in self.environment["timing_warnings"]
                 _note(notes, f"timing warning: {' '.join(line.split())}")
             self.warnings = []
@@ -66,11 +103,12 @@ def main(argv: list[str]) -> int:
     with suppress(OSError):  # we are a session leader (the host starts a new session)
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
     notes = _notes()
+    browser = _browser()
     from uxlab.cli import main as uxlab_main
     from uxlab.cli import run_cmd
     from uxlab.tui import study_app
 
-    remote_app = _remote_app_class(notes)
+    remote_app = _remote_app_class(notes, browser)
     study_app.StudyApp = remote_app  # `uxlab run` imports it when it runs ...
     if hasattr(run_cmd, "StudyApp"):  # ... or, should it import it at the top, from there
         run_cmd.StudyApp = remote_app
@@ -80,8 +118,9 @@ def main(argv: list[str]) -> int:
     for line in closing.getvalue().splitlines():
         _note(notes, line)
     with suppress(OSError):  # the connection may be gone (SIGHUP): the data is stored
-        if status in FAREWELL:
-            print(FAREWELL[status], flush=True)
+        farewell = FAREWELL if browser is None else BROWSER_FAREWELL
+        if status in farewell:
+            print(farewell[status], flush=True)
     return status
 
 

@@ -19,13 +19,8 @@ generated on first start beside the database (`DB.ssh_host_key`, mode 0600) and 
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import logging
 import os
-import signal
-import struct
-import sys
-import termios
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -33,17 +28,8 @@ from pathlib import Path
 
 import asyncssh
 
-from uxlab.host import NOTES_FD_VAR
 from uxlab.host.limits import FailureLimiter
-
-HANG_UP_GRACE_S = 30.0
-"""How long a hung-up program may take to commit and exit before it is killed."""
-
-# Host environment variables that describe the researcher's terminal or SSH login (with its
-# addresses and agent), not the participant's.
-_TERMINAL_VARS = ("TMUX", "TMUX_PANE", "STY", "TERM_PROGRAM", "TERM_PROGRAM_VERSION",
-                  "COLORTERM", "COLUMNS", "LINES", "SSH_CONNECTION", "SSH_CLIENT", "SSH_TTY",
-                  "SSH_AUTH_SOCK")  # fmt: skip
+from uxlab.host.pty_program import PtyProgram
 
 
 def host_key_path(db: Path) -> Path:
@@ -130,8 +116,8 @@ class ParticipantSession(asyncssh.SSHServerSession):
         self.term = "xterm-256color"
         self.size = (80, 24)
         self.has_pty = False
-        self.master_fd: int | None = None
-        self.proc: asyncio.subprocess.Process | None = None
+        self.program: PtyProgram | None = None
+        self.hung_up = False
         self.ended = asyncio.Event()
         self.tasks: set[asyncio.Future] = set()
 
@@ -178,96 +164,38 @@ class ParticipantSession(asyncssh.SSHServerSession):
             self.chan.exit(status if status >= 0 else 1)
 
     async def _spawn_and_bridge(self) -> int:
-        master, slave = os.openpty()
-        os.set_blocking(master, False)  # a participant's flood of keys never stalls the host
-        self.master_fd = master
-        self._set_size(*self.size)
-        notes_read, notes_write = os.pipe()  # the program's notes for the researcher
-        env = {k: v for k, v in os.environ.items() if k not in _TERMINAL_VARS}
-        env["TERM"] = self.term
-        env[NOTES_FD_VAR] = str(notes_write)
-        env["SSH_CONNECTION"] = "uxlab-host"  # the session's environment says `ssh`; no address
+        env = {"SSH_CONNECTION": "uxlab-host"}  # the session's environment says `ssh`; no address
+        if os.environ.get("UXLAB_FPS"):  # the researcher's frame cap, if they set one
+            env["UXLAB_FPS"] = os.environ["UXLAB_FPS"]
+        self.program = PtyProgram(
+            self.ctx.study_path,
+            self.ctx.db,
+            self.participant,
+            term=self.term,
+            size=self.size,
+            env=env,
+            on_output=self._forward_output,
+            on_note=lambda line: self.ctx.log(f"{self.participant}: {line}"),
+        )
+        self.program.hung_up = self.hung_up  # the connection closed while this one waited
         self.ctx.log(f"{self.participant}: connected ({self.term} {self.size[0]}x{self.size[1]})")
-        try:
-            self.proc = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "uxlab.cli.remote_participant",
-                str(self.ctx.study_path),
-                str(self.ctx.db),
-                self.participant,
-                stdin=slave,
-                stdout=slave,
-                stderr=slave,
-                start_new_session=True,
-                pass_fds=(notes_write,),
-                env=env,
-            )
-        finally:
-            os.close(slave)
-            os.close(notes_write)
-        loop = asyncio.get_running_loop()
-        output_done = asyncio.Event()
-        notes_done = asyncio.Event()
-        loop.add_reader(master, self._forward_output, output_done)
-        notes_buf = bytearray()
-        loop.add_reader(notes_read, self._read_notes, notes_read, notes_buf, notes_done)
-        status = await self.proc.wait()
-        with suppress(TimeoutError):  # the program's last bytes, then the slave side is closed
-            await asyncio.wait_for(
-                asyncio.gather(output_done.wait(), notes_done.wait()), timeout=2.0
-            )
-        loop.remove_reader(master)
-        loop.remove_reader(notes_read)
-        os.close(master)
-        os.close(notes_read)
-        self.master_fd = None
+        status = await self.program.run()
         self.ended.set()
         return status
 
-    def _read_notes(self, fd: int, buf: bytearray, done: asyncio.Event) -> None:
-        try:
-            data = os.read(fd, 65536)
-        except OSError:
-            data = b""
-        buf += data
-        while b"\n" in buf or (not data and buf):
-            line, _, rest = bytes(buf).partition(b"\n")
-            buf[:] = rest
-            self.ctx.log(f"{self.participant}: {line.decode('utf-8', 'replace')}")
-        if not data:
-            asyncio.get_running_loop().remove_reader(fd)
-            done.set()
-
-    def _forward_output(self, done: asyncio.Event) -> None:
-        assert self.master_fd is not None
-        try:
-            data = os.read(self.master_fd, 65536)
-        except OSError:  # EIO: every slave descriptor is closed (the program ended)
-            data = b""
-        if not data:
-            asyncio.get_running_loop().remove_reader(self.master_fd)
-            done.set()
-            return
+    def _forward_output(self, data: bytes) -> None:
         if self.chan is not None and not self.chan.is_closing():
             self.chan.write(data)
 
     def data_received(self, data: bytes, datatype: object) -> None:
-        if self.master_fd is not None:
-            with suppress(OSError):  # BlockingIOError: the program's input queue is full
-                os.write(self.master_fd, data)
+        if self.program is not None:
+            self.program.write(data)
 
     def terminal_size_changed(self, width: int, height: int, pixwidth: int, pixheight: int) -> None:
         if width > 0 and height > 0:
             self.size = (width, height)
-            self._set_size(width, height)
-            if self.proc is not None and self.proc.returncode is None:
-                with suppress(ProcessLookupError):
-                    os.kill(self.proc.pid, signal.SIGWINCH)
-
-    def _set_size(self, cols: int, rows: int) -> None:
-        if self.master_fd is not None:
-            fcntl.ioctl(self.master_fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+            if self.program is not None:
+                self.program.resize(width, height)
 
     def eof_received(self) -> bool:
         return False
@@ -281,18 +209,9 @@ class ParticipantSession(asyncssh.SSHServerSession):
 
     async def hang_up(self) -> None:
         """SIGHUP the program (a clean quit) and wait until it has exited; kill it if it hangs."""
-        proc = self.proc
-        if proc is None or proc.returncode is not None:
-            return
-        with suppress(ProcessLookupError):
-            os.kill(proc.pid, signal.SIGHUP)
-        try:
-            await asyncio.wait_for(self.ended.wait(), timeout=HANG_UP_GRACE_S)
-        except TimeoutError:
-            self.ctx.log(f"{self.participant}: program did not exit after SIGHUP; killed")
-            with suppress(ProcessLookupError):
-                proc.kill()
-            await self.ended.wait()
+        self.hung_up = True
+        if self.program is not None:
+            await self.program.hang_up()
 
 
 async def start_ssh_host(

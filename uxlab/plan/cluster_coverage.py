@@ -1,16 +1,18 @@
 """How often the participant-resampled interval of the pooled threshold covers the truth.
 
-The report's pooled thresholds carry a 95% interval from resampling participants (a
-percentile cluster bootstrap, `analysis.psychometric.population_threshold`). With few
-participants such an interval is too narrow: the resamples can only recombine the few
-people there are. This module measures by how much, with the project's observers
+The percentile cluster bootstrap (`analysis.psychometric.population_threshold`) resamples
+participants; with few of them its interval is too narrow: the resamples can only recombine
+the few people there are. This module measures by how much, with the project's observers
 (`uxlab.simulate.observers.Observer`, the population of `PopulationTruth`) on the design of
 `studies/ttft-threshold.toml` (its TTFT levels, `repeats x blocks` main trials per level):
 `coverage_table(ns, n_datasets)` simulates `n_datasets` independent studies of each size N
-(different people every time), fits each like the report does and counts how often the
-interval holds the population's pooled threshold (`pooled_thresholds_ms`: the 25 / 50 /
-75% points of the curve pooled over people). `benchmarks/cluster_bootstrap_coverage.py`
-prints the full table; the report's minimum number of participants comes from it.
+(different people every time), fits each and counts how often the interval holds the
+population's pooled threshold (`pooled_thresholds_ms`: the 25 / 50 / 75% points of the
+curve pooled over people). `benchmarks/cluster_bootstrap_coverage.py` prints the table.
+The report no longer uses this interval for the population thresholds: it uses the
+participant jackknife-t (`analysis.small_sample_interval`), measured against it by
+`benchmarks/small_sample_coverage.py`; the MOS interval (`mos_coverage_table`) is still a
+participant bootstrap.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ holds the population's pooled threshold), power (how often the interval of the 5
 threshold leaves out the reference figure), how many participants the attention bar kept,
 how many studies gave no interval, and whether the cell meets every target. As in the
 report, a study left with fewer participants than the report's minimum
-(`analysis.report.support.MIN_PARTICIPANTS`, set from its measured coverage) has no
+(`analysis.report.support.MIN_POPULATION`, set from its measured coverage) has no
 population interval: it counts against power and is left out of widths and coverage. Every share
 comes from `n_sims` studies; its Monte-Carlo standard error is sqrt(p (1 - p) / n_sims).
 """
@@ -26,10 +26,10 @@ from uxlab.plan.grid import Reference, Target
 def report_minimum() -> int:
     """The fewest participants the report gives a population interval for."""
     try:
-        from analysis.report.support import MIN_PARTICIPANTS
+        from analysis.report.support import MINIMUMS
     except ImportError:  # an analysis package without that rule
         return 2
-    return int(MIN_PARTICIPANTS)
+    return int(MINIMUMS["population"].min_participants)
 
 
 def cell_table(

@@ -20,6 +20,7 @@ import trial_table_spec as spec
 from uxlab.fidelity import trial_fidelity
 from uxlab.outcomes import Outcome
 from uxlab.store.backend import Connection, NamedRow
+from uxlab.store.browser_paints import add_painted
 from uxlab.store.dialect import db_name
 from uxlab.store.open_checks import open_read_only, reading
 from uxlab.store.schema import StoreError
@@ -117,6 +118,7 @@ def _read_tables(db: str | Path) -> dict[str, Any]:
         trials, unmeasured = read_trials(conn, columns, answers)
         events = read_events(conn)
         _fidelity_from_events(unmeasured, events[1])
+        trials = (add_painted(conn, *trials, events[1]), trials[1])  # browser sessions
         sessions, posteriors = read_sessions(conn, columns, answers)
         runs = read_runs(conn)
         conn.execute("COMMIT")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from textual.drivers.linux_driver import LinuxDriver
+from uxlab.tui.paint_probe import FlushTimedLinuxDriver
 
 HANGUP_GRACE_S = 0.5
 """How long after a failed read the app is told the terminal is gone (SIGHUP comes first)."""
@@ -44,8 +44,13 @@ class _HangupSafeFile:
         return self._file.fileno()
 
 
-class HangupSafeDriver(LinuxDriver):
-    """`LinuxDriver` that keeps running, without a terminal, long enough to quit cleanly."""
+class HangupSafeDriver(FlushTimedLinuxDriver):
+    """`LinuxDriver` that keeps running, without a terminal, long enough to quit cleanly.
+
+    It times flushes for the app's `PaintProbe` as `FlushTimedLinuxDriver` does (the study
+    app replaces the Linux driver with this one before the probe is attached, so without it
+    a study's chunks would have no flush times).
+    """
 
     def __init__(self, app: Any, **kwargs: Any) -> None:
         super().__init__(app, **kwargs)

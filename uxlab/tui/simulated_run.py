@@ -214,7 +214,7 @@ class _Driver:
             # nothing to ask after a give-up: the stopped answer stays until Enter
             await _wait_for(
                 app,
-                lambda: app.screen is not screen or getattr(screen, "_awaiting_next", False),
+                lambda: app.screen is not screen or screen.awaiting_next,
                 "the next-trial prompt",
             )
             if app.screen is screen:

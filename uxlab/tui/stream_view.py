@@ -367,6 +367,16 @@ class StreamView(ScrollView, can_focus=True):
         """The cached finished lines (identity is stable while streaming)."""
         return tuple(self._lines)
 
+    @property
+    def shows_markdown(self) -> bool:
+        """True once the finished answer is drawn as Markdown (swapped in after its last frame)."""
+        return self._markdown
+
+    @property
+    def wrap_width(self) -> int:
+        """The width the lines are wrapped to, as of the last draw (0 before the first)."""
+        return self._width
+
     def lines_text(self) -> list[str]:
         """Plain text of every line, finished and live (for tests and debugging)."""
         return [_line_text(line).rstrip() for line in (*self._lines, *self._live)]

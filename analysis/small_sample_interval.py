@@ -1,0 +1,175 @@
+"""A pooled threshold's interval for few participants: the participant jackknife with t.
+
+The percentile cluster bootstrap (`analysis.psychometric.population_threshold`) is too
+narrow with few participants: a resample only recombines the N people there are, so its
+spread is about sqrt((N - 1) / N) of the sampling spread, and its 2.5 / 97.5% points are
+normal-like where the small-sample distribution of an estimate over N clusters has t-like
+tails. The classical remedy for few clusters (Cameron & Miller 2015, "A practitioner's
+guide to cluster-robust inference", sections VI.B-C; Bell & McCaffrey 2002) is a
+leave-one-cluster-out jackknife standard error with the t distribution on N - 1 degrees
+of freedom:
+
+    theta_(i)  = the pooled fit without participant i        (N refits)
+    SE_jack^2  = (N - 1) / N * sum_i (theta_(i) - mean theta_(.))^2
+    interval   = theta_hat -/+ t_{N-1, 0.975} * SE_jack      (on ln ms)
+
+It is computed on ln ms (thresholds are positive and their sampling distribution is
+closer to symmetric there). As in `population_threshold`, each end is then at least as
+far out as the parametric bootstrap's of the pooled counts: when everyone's answers
+separate at the same gap, every leave-one-out pool separates there too and the jackknife
+alone would give zero width. How well it covers, by N, is measured by
+`benchmarks/small_sample_coverage.py`; docs/explanation/small-samples.md says why this
+method and from which N the report prints it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from analysis.batch_mle import BOOT_TOLERANCES, maximise
+from analysis.psychometric import (
+    DEFAULT_LEVELS,
+    PsychometricFitter,
+    _intervals,
+    _threshold_logs,
+    aggregate_trials,
+)
+from analysis.psychometric.inputs import _as_float_array, _column
+
+METHOD = "participant jackknife, t on N - 1 df, on ln ms"
+
+
+def participant_counts(
+    df: pd.DataFrame, stimulus: str, response: str, participant: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(levels_ms, n_yes, n_total, per_k [P, L], per_n [P, L]): pooled counts per level and
+    each participant's counts at the same levels."""
+    x_col, r_col, p_col = _column(df, stimulus), _column(df, response), _column(df, participant)
+    levels_ms, n_yes, n_total = aggregate_trials(
+        x_col, r_col, field=stimulus, response_field=response
+    )
+    keys, p_inv = np.unique(p_col.astype(str).to_numpy(), return_inverse=True)
+    x_inv = np.searchsorted(levels_ms, _as_float_array(x_col, stimulus))
+    r = _as_float_array(r_col, response)
+    per_k = np.zeros((keys.size, levels_ms.size))
+    per_n = np.zeros((keys.size, levels_ms.size))
+    np.add.at(per_k, (p_inv, x_inv), r)
+    np.add.at(per_n, (p_inv, x_inv), 1.0)
+    return levels_ms, n_yes, n_total, per_k, per_n
+
+
+def jackknife_t(
+    estimate: np.ndarray, leave_one_out: np.ndarray, alpha: float = 0.05
+) -> tuple[np.ndarray, np.ndarray]:
+    """estimate [J] -/+ t_{N-1} * jackknife SE from leave-one-out estimates [N, J]
+    (NaN rows, refits that failed, are dropped; NaN bounds with fewer than 2 left)."""
+    est = np.asarray(estimate, dtype=float)
+    jack = np.asarray(leave_one_out, dtype=float)
+    low, high = np.full(est.shape, np.nan), np.full(est.shape, np.nan)
+    for j in range(est.size):
+        col = jack[:, j][np.isfinite(jack[:, j])]
+        if col.size < 2 or not np.isfinite(est[j]):
+            continue
+        n = col.size
+        se = np.sqrt((n - 1) / n * np.sum((col - col.mean()) ** 2))
+        half = stats.t.ppf(1.0 - alpha / 2.0, n - 1) * se
+        low[j], high[j] = est[j] - half, est[j] + half
+    return low, high
+
+
+def population_threshold_small_n(
+    df: pd.DataFrame,
+    stimulus: str,
+    response: str,
+    participant: str,
+    n_boot: int = 1000,
+    seed: int = 0,
+    *,
+    levels: Sequence[float] = DEFAULT_LEVELS,
+    alpha: float = 0.05,
+) -> pd.DataFrame:
+    """Pooled thresholds (the same estimate as `population_threshold`) with the participant
+    jackknife-t interval, each end at least as far out as the pooled counts' parametric
+    bootstrap (`n_boot` datasets, seed + 1, as `population_threshold` draws them).
+
+    Columns: level, estimate, ci_low, ci_high, n_trials, n_participants.
+    """
+    levels_ms, n_yes, n_total, per_k, per_n = participant_counts(
+        df, stimulus, response, participant
+    )
+    pooled = PsychometricFitter(levels=levels, alpha=alpha).fit(
+        levels_ms, n_yes, n_total, n_boot=n_boot, seed=seed + 1, sensitivity=False
+    )
+    res = pooled._result
+    est = _threshold_logs(res.layout, res.theta[None, :], levels)[0]
+    people = per_k.shape[0]
+    keep = 1.0 - np.eye(people)  # row i: everyone but participant i
+    k_loo, n_loo = keep @ per_k, keep @ per_n
+    k_rise = k_loo if pooled.direction_ == "rising" else n_loo - k_loo
+    theta, ll, _ = maximise(
+        res.layout, np.tile(res.theta, (people, 1)), k_rise, n_loo, **BOOT_TOLERANCES
+    )
+    theta[~np.isfinite(ll)] = np.nan
+    low, high = jackknife_t(est, _threshold_logs(res.layout, theta, levels), alpha)
+    if n_boot > 0:
+        p_low, p_high = _intervals(
+            pooled._threshold_samples(levels)[1], est, None, None, "percentile", alpha
+        )
+        low, high = np.fmin(low, p_low), np.fmax(high, p_high)
+    return pd.DataFrame(
+        {
+            "level": list(levels),
+            "estimate": np.exp(est),
+            "ci_low": np.exp(low),
+            "ci_high": np.exp(high),
+            "n_trials": int(n_total.sum()),
+            "n_participants": int(people),
+        }
+    )
+
+
+def mixed_threshold_small_n(
+    trials: pd.DataFrame,
+    acceptable: str,
+    stimulus: str,
+    participant: str = "participant",
+    n_boot: int = 1000,
+    seed: int = 0,
+    *,
+    levels: Sequence[float] = DEFAULT_LEVELS,
+    alpha: float = 0.05,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The random-intercept logit's population thresholds (`analysis.ratings.
+    fit_mixed_acceptability`, the report's model on adaptive designs) with two intervals:
+    (participant bootstrap percentile as the report prints it, participant jackknife-t).
+
+    `acceptable` is 1 / 0 per trial (1 = acceptable, i.e. not too slow). Both tables have
+    the columns of `MixedAcceptabilityFit.thresholds`.
+    """
+    from analysis.ratings import _cells, _maximise, _thresholds_ms, fit_mixed_acceptability
+
+    fit = fit_mixed_acceptability(
+        trials, acceptable, stimulus, 1.0, participant, n_boot=n_boot, seed=seed
+    )
+    bootstrap = fit.thresholds(levels, alpha)
+    df = trials.dropna(subset=[acceptable, stimulus])
+    df = df[df[stimulus] > 0]
+    person, u, k, n = _cells(df, acceptable, stimulus, participant)
+    people = int(person.max() + 1)
+    starts = np.flatnonzero(np.r_[True, person[1:] != person[:-1]])
+    u_mid = float(np.average(u, weights=n))
+    centred = np.array([[fit.a + fit.b * u_mid, fit.b, fit.s]])
+    theta, _, ok = _maximise(
+        np.repeat(centred, people, 0), starts, u - u_mid, k, n, 1.0 - np.eye(people)
+    )
+    theta[~ok] = np.nan
+    theta[:, 0] -= theta[:, 1] * u_mid
+    est = np.log(bootstrap["estimate"].to_numpy(float))
+    jack = np.column_stack([np.log(_thresholds_ms(theta, level)) for level in levels])
+    low, high = jackknife_t(est, jack, alpha)
+    jackknife = bootstrap.assign(ci_low=np.exp(low), ci_high=np.exp(high))
+    return bootstrap, jackknife

@@ -1,0 +1,164 @@
+"""Browser host tests: `uxlab host STUDY --port 0` as a real process and participants in real
+headless Chromium (the OS package, /usr/bin/chromium) driven by Playwright.
+
+`WebHost` starts the host, reads its port from the first line and keeps every later line.
+`launch_chromium` starts the OS's Chromium (Playwright never downloads a browser here).
+`screen(page)` reads the terminal's rows from xterm.js's DOM; `drive(page, ...)` answers the
+study's screens like the SSH tests' participant, and gives up on a slow answer (Escape)
+when it has waited `give_up_after_s`. Waits poll with generous deadlines: a hang becomes a
+failure, not a timing claim.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+# Screen markers -> keys, as in the SSH test (the first marker on the screen decides).
+ACTIONS = [
+    ("Press a if you agree", ["a"]),
+    ("Practice over", ["Enter"]),
+    ("Take a short rest", ["Enter"]),
+    ("Press Enter to begin", ["Enter"]),
+    ("Press Enter to send.", ["Enter"]),
+    ("Press Enter for the next trial", ["Enter"]),
+    ("Was the wait acceptable?", ["y", "Enter"]),
+    ("How fast did the answer feel?", ["4", "Enter"]),
+    ("Anything else you noticed?", ["o", "k", "Enter"]),
+    ("Press Enter to close", ["Enter"]),
+]
+WAITING = "to stop waiting"
+
+
+class WebHost:
+    """`python -m uxlab host STUDY --db DB --port 0 [extra]`, its output collected by line."""
+
+    def __init__(
+        self, study: Path, db: Path, extra: list[str] | None = None, env: dict | None = None
+    ) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "uxlab", "host", str(study), "--db", str(db), "--port", "0"]
+            + (extra or []),
+            cwd=REPO,
+            env=dict(os.environ, PYTHONPATH=str(REPO), **(env or {})),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        first = self.wait_line("in the browser on", deadline_s=60)
+        self.port = int(re.search(r":(\d+)/", first).group(1))
+        self.url = f"http://127.0.0.1:{self.port}/"
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def output(self) -> str:
+        return "\n".join(self.lines)
+
+    def wait_line(self, needle: str, deadline_s: float = 60.0, after: int = 0) -> str:
+        """The first line (from index `after`) containing `needle`, waiting for it."""
+        give_up = time.monotonic() + deadline_s
+        while time.monotonic() < give_up:
+            for line in self.lines[after:]:
+                if needle in line:
+                    return line
+            if self.proc.poll() is not None and not self._reader.is_alive():
+                raise AssertionError(f"the host ended; its output:\n{self.output()}")
+            time.sleep(0.05)
+        raise AssertionError(f"no line with {needle!r}; the host's output:\n{self.output()}")
+
+    def stop(self) -> int:
+        """Ctrl+C: the host hangs up open sessions and exits; returns its exit status."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        status = self.proc.wait(timeout=60)
+        self._reader.join(timeout=5)
+        return status
+
+
+async def launch_chromium(playwright: Any) -> Any:
+    """The OS's headless Chromium (fails, not skips, when it is missing)."""
+    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: install the OS package `chromium`"
+    return await playwright.chromium.launch(
+        executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+    )
+
+
+async def screen(page: Any) -> str:
+    """The terminal's rows as text ('' before the terminal has rows), then the page's notice."""
+    return await page.evaluate(
+        """() => {
+            const rows = document.querySelector('.xterm-rows');
+            const status = document.getElementById('status');
+            const note = status && !status.hidden ? status.innerText : '';
+            return (rows ? rows.innerText.replace(/\\u00a0/g, ' ') : '') + '\\n' + note;
+        }"""
+    )
+
+
+async def wait_screen(page: Any, condition, deadline_s: float = 90.0) -> str:
+    give_up = time.monotonic() + deadline_s
+    while time.monotonic() < give_up:
+        text = await screen(page)
+        if condition(text):
+            return text
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"timed out waiting; the screen:\n{await screen(page)}")
+
+
+async def drive(
+    page: Any, stop_when=None, deadline_s: float = 180.0, give_up_after_s: float = 1.5
+) -> str:
+    """Answer screens until the page says the session ended (or `stop_when(screen)`)."""
+    give_up = time.monotonic() + deadline_s
+    last_acted = None
+    waiting_since: float | None = None
+    while time.monotonic() < give_up:
+        text = await screen(page)
+        if "you may close this tab" in text or "Open your link again" in text:
+            return text
+        if stop_when is not None and stop_when(text):
+            return text
+        if WAITING in text and "Press Enter to send." not in text:
+            waiting_since = waiting_since or time.monotonic()
+            if time.monotonic() - waiting_since > give_up_after_s:
+                await page.keyboard.press("Escape")
+                waiting_since = None
+        else:
+            waiting_since = None
+        for marker, keys in ACTIONS:
+            if marker in text:
+                lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+                state = (marker, tuple(lines[:3]))
+                if state != last_acted:
+                    for key in keys:
+                        await page.keyboard.press(key)
+                    last_acted = state
+                break
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"the study did not finish in time; the screen:\n{await screen(page)}")

@@ -1,0 +1,180 @@
+"""Painted times of chunks shown in a browser tab (`uxlab host`), one row per chunk.
+
+The page times each paint mark (`uxlab.paint_marks`) on its own clock: when its terminal
+parsed the mark and the next animation frame after it (when xterm.js has rendered the frame
+that holds the chunk and the browser is about to paint it). The host stores:
+
+- `painted_ms`: that animation frame on the player's clock, relative to the trial's send
+  (as `handed_ms` and `flushed_ms` are). The page's clock is mapped to the host's by the
+  ping exchange with the smallest round trip (offset = host midpoint - page time), so it
+  is an estimate within +- `clock_uncertainty_ms` (half that round trip);
+- `parse_to_paint_ms`: from the mark's parse to that animation frame, on the page's clock
+  alone (no clock mapping: exact to the page timer's resolution).
+
+The table is created on first use (not part of the versioned schema: a database without a
+browser session has none); its rows go with their session (`ON DELETE CASCADE`), so a
+withdrawal deletes them. No address, token or user agent string is stored here.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import trial_table_spec as spec
+from uxlab.store.backend import Connection
+
+_TABLE = """
+CREATE TABLE IF NOT EXISTS browser_paints (
+    session_id TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
+    trial_index INTEGER NOT NULL,
+    chunk_index INTEGER NOT NULL,
+    painted_ms REAL NOT NULL,
+    clock_uncertainty_ms REAL NOT NULL,
+    parse_to_paint_ms REAL NOT NULL,
+    PRIMARY KEY (session_id, trial_index, chunk_index)
+)
+"""
+
+
+@dataclass(frozen=True)
+class ChunkPaint:
+    """When one chunk was painted in the participant's browser (see the module docstring)."""
+
+    session_id: str
+    trial_index: int
+    chunk_index: int
+    painted_ms: float
+    clock_uncertainty_ms: float
+    parse_to_paint_ms: float
+
+
+def ensure_table(conn: sqlite3.Connection) -> None:
+    """Create `browser_paints` when it is missing."""
+    conn.execute(_TABLE)
+
+
+def record_paints(conn: sqlite3.Connection, paints: Iterable[ChunkPaint]) -> int:
+    """Store `paints` in one transaction (a chunk painted again replaces its row); the count.
+
+    Rows of a session that is not (or no longer) stored are dropped.
+    """
+    ensure_table(conn)
+    rows = [
+        (
+            p.session_id,
+            p.trial_index,
+            p.chunk_index,
+            round(p.painted_ms, 3),
+            round(p.clock_uncertainty_ms, 3),
+            round(p.parse_to_paint_ms, 3),
+        )
+        for p in paints
+    ]
+    if not rows:
+        return 0
+    with conn:
+        known = {
+            r[0]
+            for r in conn.execute(
+                f"SELECT session_id FROM sessions WHERE session_id IN "
+                f"({','.join('?' * len({r[0] for r in rows}))})",
+                sorted({r[0] for r in rows}),
+            )
+        }
+        kept = [r for r in rows if r[0] in known]
+        conn.executemany(
+            "INSERT OR REPLACE INTO browser_paints (session_id, trial_index, chunk_index, "
+            "painted_ms, clock_uncertainty_ms, parse_to_paint_ms) VALUES (?,?,?,?,?,?)",
+            kept,
+        )
+    return len(kept)
+
+
+def read_paints(conn: Connection) -> dict[tuple[str, int], dict[int, ChunkPaint]]:
+    """Every stored paint: (session, trial) -> chunk index -> paint; empty without the table."""
+    has = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'browser_paints'"
+    ).fetchone()
+    if not has:
+        return {}
+    out: dict[tuple[str, int], dict[int, ChunkPaint]] = {}
+    for row in conn.execute(
+        "SELECT session_id, trial_index, chunk_index, painted_ms, clock_uncertainty_ms, "
+        "parse_to_paint_ms FROM browser_paints"
+    ):
+        paint = ChunkPaint(*row)
+        out.setdefault((paint.session_id, paint.trial_index), {})[paint.chunk_index] = paint
+    return out
+
+
+PAINTED_COLUMNS = spec.names(spec.BROWSER)
+"""Trial-table columns of a database with browser sessions (`uxlab export`): chunks with a
+painted time, painted lateness (painted - scheduled, over chunks with text) p50/p99/max, the
+largest clock uncertainty of those paints, and the session's browser family, display
+refresh rate and whether that refresh was no longer than the study's shortest gap (1/0)."""
+
+
+def _quantile(values: list[float], q: float) -> float:
+    xs = sorted(values)
+    pos = (len(xs) - 1) * q
+    lo = int(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def add_painted(
+    conn: Connection,
+    trial_columns: list[str],
+    trial_rows: list[dict[str, Any]],
+    event_rows: list[dict[str, Any]],
+) -> list[str]:
+    """Add `PAINTED_COLUMNS` to the trial rows and `painted_ms` to the chunk events' data
+    (in place) when the database has painted times; returns the trial table's columns."""
+    paints = read_paints(conn)
+    if not paints:
+        return trial_columns
+    late: dict[tuple[str, int], list[float]] = {}
+    for event in event_rows:
+        key = (event["session_id"], event["trial_index"])
+        if event["kind"] != "chunk" or key not in paints:
+            continue
+        data = json.loads(event["data"])
+        paint = paints[key].get(data.get("index"))
+        if paint is None:
+            continue
+        data["painted_ms"] = paint.painted_ms
+        event["data"] = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        if data.get("n_chars") and data.get("scheduled_ms") is not None:
+            late.setdefault(key, []).append(paint.painted_ms - data["scheduled_ms"])
+    browsers: dict[str, dict[str, Any]] = {}
+    for sid, env in conn.execute("SELECT session_id, environment FROM sessions"):
+        browser = json.loads(env).get("browser") if env else None
+        if isinstance(browser, dict):
+            browsers[sid] = browser
+    for row in trial_rows:
+        key = (row["session_id"], row["trial_index"])
+        chunk_paints = paints.get(key, {})
+        values = late.get(key, [])
+        browser = browsers.get(row["session_id"], {})
+        keeps = browser.get("display_keeps_gaps")
+        row.update(
+            {
+                "n_painted": len(chunk_paints) if browser else None,
+                "late_painted_p50_ms": round(_quantile(values, 0.5), 3) if values else None,
+                "late_painted_p99_ms": round(_quantile(values, 0.99), 3) if values else None,
+                "late_painted_max_ms": round(max(values), 3) if values else None,
+                "paint_clock_uncertainty_ms": (
+                    max(p.clock_uncertainty_ms for p in chunk_paints.values())
+                    if chunk_paints
+                    else None
+                ),
+                "browser": browser.get("family"),
+                "display_hz": browser.get("display_hz"),
+                "display_keeps_gaps": None if keeps is None else int(bool(keeps)),
+            }
+        )
+    return [*trial_columns, *PAINTED_COLUMNS]
