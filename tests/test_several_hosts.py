@@ -26,10 +26,10 @@ PAGE = REPO / "docs" / "how-to" / "several-hosts.md"
 
 
 def page_commands() -> list[list[str]]:
-    """The `uxlab` lines of the page's first block that starts hosts, as argument lists."""
-    blocks = re.findall(r"```sh\n(.*?)```", PAGE.read_text(), re.S)
+    """The `$ uxlab` lines of the page's first block that starts hosts, as argument lists."""
+    blocks = re.findall(r"```console\n(.*?)```", PAGE.read_text(), re.S)
     block = next(b for b in blocks if "uxlab host" in b)
-    return [shlex.split(line) for line in block.splitlines() if line.startswith("uxlab ")]
+    return [shlex.split(line[2:]) for line in block.splitlines() if line.startswith("$ uxlab ")]
 
 
 def committed(db: str) -> list[tuple]:
