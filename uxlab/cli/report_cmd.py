@@ -17,6 +17,7 @@ from pathlib import Path
 from uxlab.cli.hints import command
 from uxlab.cli.places import output_for
 from uxlab.errors import UxlabError
+from uxlab.store.dialect import database_arg
 
 EXIT_PART_FAILED = 1
 
@@ -35,7 +36,11 @@ def register(subparsers) -> None:
         "participants run from 8 (below, the report says which and why); a part that fails "
         "is named on stderr, the rest is written, and the exit status is 1.",
     )
-    p.add_argument("data", type=Path, help="study database, export folder, or trial-table CSV")
+    p.add_argument(
+        "data",
+        type=database_arg,
+        help="study database (a file or a postgresql:// URL), export folder, or trial-table CSV",
+    )
     p.add_argument(
         "-o",
         "--out",
@@ -45,6 +50,32 @@ def register(subparsers) -> None:
         help="output folder (default: NAME-report/ beside a file DATA, as "
         "results/quickstart.sqlite -> results/quickstart-report/; report/ inside a folder DATA)",
     )
+    _add_column_arguments(p)
+    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap samples (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of every bootstrap (default 0)")
+    p.add_argument(
+        "--score",
+        metavar="CORPUS",
+        type=Path,
+        help="score a folder of recordings with the fitted models",
+    )
+    _add_exclusion_arguments(p)
+    p.add_argument(
+        "--no-participant-fits", action="store_true", help="skip per-participant psychometric fits"
+    )
+    p.add_argument("--title", help="report title")
+    p.add_argument(
+        "--more-participants",
+        type=int,
+        metavar="K",
+        help="also say what CI width K more participants would likely give (by simulation)",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    p.set_defaults(func=run)
+
+
+def _add_column_arguments(p: argparse.ArgumentParser) -> None:
+    """What to analyse: the stimulus, judgement and rating columns, the factors, the estimand."""
     p.add_argument(
         "--stimulus",
         metavar="COLUMN",
@@ -109,14 +140,10 @@ def register(subparsers) -> None:
         help="what the yes/no question judges, so it meets only published figures of that "
         "kind (default: from the question's words, e.g. 'acceptable' -> acceptability)",
     )
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap samples (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of every bootstrap (default 0)")
-    p.add_argument(
-        "--score",
-        metavar="CORPUS",
-        type=Path,
-        help="score a folder of recordings with the fitted models",
-    )
+
+
+def _add_exclusion_arguments(p: argparse.ArgumentParser) -> None:
+    """Which trials and sessions are analysed (the exclusion rules)."""
     p.add_argument("--keep-practice", action="store_true", help="analyse practice trials too")
     p.add_argument("--keep-pilot", action="store_true", help="analyse pilot sessions too")
     p.add_argument(
@@ -145,18 +172,6 @@ def register(subparsers) -> None:
         metavar="SHARE",
         help="exclude participants completing fewer main trials (default 0.5)",
     )
-    p.add_argument(
-        "--no-participant-fits", action="store_true", help="skip per-participant psychometric fits"
-    )
-    p.add_argument("--title", help="report title")
-    p.add_argument(
-        "--more-participants",
-        type=int,
-        metavar="K",
-        help="also say what CI width K more participants would likely give (by simulation)",
-    )
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
-    p.set_defaults(func=run)
 
 
 ACCEPTS = (
@@ -165,8 +180,10 @@ ACCEPTS = (
 )
 
 
-def check_input(data: Path, participant_column: str | None = None) -> None:
+def check_input(data: Path | str, participant_column: str | None = None) -> None:
     """Refuse, in one line, DATA that is not one of the inputs the report reads (`ACCEPTS`)."""
+    if isinstance(data, str):  # a PostgreSQL URL: the exporter says what is wrong with it
+        return
     what = _not_a_trial_table(data, participant_column or "participant")
     if what is not None:
         raise ReportError(f"{data}: {what}; {ACCEPTS}")
@@ -236,26 +253,39 @@ def _column_map(args: argparse.Namespace):
     )
 
 
-def _load(path: Path, columns=None):
+def _load(path: Path | str, columns=None):
     """The trial table; a uxlab database goes through the store's exporter first."""
-    from analysis.trial_table import file_sha256, load_trial_table
+    from analysis.trial_table import load_trial_table
 
+    if isinstance(path, str):  # a PostgreSQL study database (`--db postgresql://...`)
+        return _load_exported(path, columns)
     if not path.exists():
         raise ReportError(f"{path}: no such file or folder")
     if _is_sqlite(path) and not _has_trials_table(path):
-        from analysis.trial_table import TrialTableError
-        from uxlab.store.export import export_db
-
-        with tempfile.TemporaryDirectory(prefix="uxlab-report-") as tmp:
-            export_db(path, tmp)
-            try:
-                table = load_trial_table(tmp, columns)
-            except TrialTableError as exc:  # name the database, not the temporary export
-                message = str(exc).replace(str(Path(tmp) / "trials.csv"), f"{path} (its trials)")
-                raise ReportError(message.replace(tmp, str(path))) from exc
-        table.source, table.source_sha256 = path, file_sha256(path)
-        return table
+        return _load_exported(path, columns)
     return load_trial_table(path, columns)
+
+
+def _load_exported(db: Path | str, columns=None):
+    """A uxlab study database's trial table, through the store's exporter."""
+    from analysis.trial_table import TrialTableError, file_sha256, load_trial_table
+    from uxlab.store.dialect import database_stem, db_name
+    from uxlab.store.export import export_db
+
+    name = db_name(db)
+    with tempfile.TemporaryDirectory(prefix="uxlab-report-") as tmp:
+        export_db(db, tmp)
+        try:
+            table = load_trial_table(tmp, columns)
+        except TrialTableError as exc:  # name the database, not the temporary export
+            message = str(exc).replace(str(Path(tmp) / "trials.csv"), f"{name} (its trials)")
+            raise ReportError(message.replace(tmp, str(name))) from exc
+        # a PostgreSQL database is no file: the digest is of the trial table exported from it,
+        # and the report names the database as `postgresql:<database name>`
+        digest = file_sha256(db if isinstance(db, Path) else Path(tmp) / "trials.csv")
+    source = db if isinstance(db, Path) else Path(f"postgresql:{database_stem(db)}")
+    table.source, table.source_sha256 = source, digest
+    return table
 
 
 def _has_trials_table(path: Path) -> bool:
@@ -272,46 +302,15 @@ def _has_trials_table(path: Path) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from analysis.chains import ChainDataError
-    from analysis.exclusions import ExclusionRules
     from analysis.psychometric import PsychometricInputError
     from analysis.reference import ReferenceFileError
-    from analysis.report import ReportOptions, analyse, write_report
+    from analysis.report import analyse, write_report
     from analysis.score import ScoreError
     from analysis.trial_table import TrialTableError
 
-    for name in ("min_attention", "min_completion"):
-        if not 0 <= getattr(args, name) <= 1:
-            raise ReportError(f"--{name.replace('_', '-')}: expected a share in [0, 1]")
-    if args.n_boot < 0:
-        raise ReportError("--n-boot: expected 0 or more")
-    check_input(args.data, args.participant)
-    if args.score is not None and not args.score.exists():
-        raise ReportError(f"--score {args.score}: no such file or folder (a folder of recordings)")
+    _check_args(args)
     out = args.out or output_for(args.data, "report")
-    rules = ExclusionRules(
-        drop_practice=not args.keep_practice,
-        drop_pilot=not args.keep_pilot,
-        drop_simulated=args.drop_simulated,
-        drop_fidelity_flagged=not args.keep_flagged,
-        keep_simulated=args.keep_simulated,
-        min_attention_accuracy=args.min_attention,
-        min_completion=args.min_completion,
-    )
-    options = ReportOptions(
-        stimulus=args.stimulus,
-        judgement=args.judgement,
-        rating=args.rating,
-        acceptable_at=args.acceptable_at,
-        n_boot=args.n_boot,
-        seed=args.seed,
-        rules=rules,
-        per_participant=not args.no_participant_fits,
-        progress=not args.quiet,
-        score_corpus=args.score,
-        title=args.title,
-        estimand=args.estimand,
-        judgement_kind=args.judgement_kind,
-    )
+    options = _report_options(args)
     try:
         table = _load(args.data, _column_map(args))
         data = analyse(table, options)
@@ -326,6 +325,64 @@ def run(args: argparse.Namespace) -> int:
         raise ReportError(str(exc)) from exc
     if data.nothing_left:  # the report says so; the message names each rule and option
         print(f"uxlab report: {data.table.source}: {data.nothing_left}", file=sys.stderr)
+    _print_summary(data)
+    if args.more_participants:
+        print(_more_participants(data, args.more_participants, args.seed))
+    _print_notes(data)
+    for key in ("html", "markdown", "thresholds", "score"):
+        if key in paths:
+            print(f"wrote {paths[key]}")
+    sys.stdout.flush()
+    for part, error in data.failed_parts:
+        print(f"uxlab report: part failed: {part}: {error}", file=sys.stderr)
+    return EXIT_PART_FAILED if data.failed_parts else 0
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    """The options' values, and the input, before anything is read."""
+    for name in ("min_attention", "min_completion"):
+        if not 0 <= getattr(args, name) <= 1:
+            raise ReportError(f"--{name.replace('_', '-')}: expected a share in [0, 1]")
+    if args.n_boot < 0:
+        raise ReportError("--n-boot: expected 0 or more")
+    check_input(args.data, args.participant)
+    if args.score is not None and not args.score.exists():
+        raise ReportError(f"--score {args.score}: no such file or folder (a folder of recordings)")
+
+
+def _report_options(args: argparse.Namespace):  # -> analysis.report.ReportOptions
+    """The report's options (and its exclusion rules) from the command line."""
+    from analysis.exclusions import ExclusionRules
+    from analysis.report import ReportOptions
+
+    rules = ExclusionRules(
+        drop_practice=not args.keep_practice,
+        drop_pilot=not args.keep_pilot,
+        drop_simulated=args.drop_simulated,
+        drop_fidelity_flagged=not args.keep_flagged,
+        keep_simulated=args.keep_simulated,
+        min_attention_accuracy=args.min_attention,
+        min_completion=args.min_completion,
+    )
+    return ReportOptions(
+        stimulus=args.stimulus,
+        judgement=args.judgement,
+        rating=args.rating,
+        acceptable_at=args.acceptable_at,
+        n_boot=args.n_boot,
+        seed=args.seed,
+        rules=rules,
+        per_participant=not args.no_participant_fits,
+        progress=not args.quiet,
+        score_corpus=args.score,
+        title=args.title,
+        estimand=args.estimand,
+        judgement_kind=args.judgement_kind,
+    )
+
+
+def _print_summary(data) -> None:  # data: analysis.report.ReportData
+    """The trials, the pooled 50% thresholds and the abandonment time ratios."""
     t = data.thresholds
     print(
         f"{len(data.kept)} trials from {data.kept['participant'].nunique()} participants; "
@@ -354,24 +411,19 @@ def run(args: argparse.Namespace) -> int:
                 f"  abandonment   time ratio {r.per} of {r.factor}: {r.time_ratio:.2f} "
                 f"[{r.ci_low:.2f}, {r.ci_high:.2f}]"
             )
-    if args.more_participants:
-        print(_more_participants(data, args.more_participants, args.seed))
-    for note in data.notes:
-        print(f"note: {note}")
+
+
+def _print_notes(data) -> None:  # data: analysis.report.ReportData
+    """The report's notes, the participants left out and the parts skipped."""
     from analysis.exclusions import rule_summary
 
+    for note in data.notes:
+        print(f"note: {note}")
     for line in rule_summary(data.exclusions):
         if "participant(s)" in line:
             print(f"left out: {line}")
     for line in dict.fromkeys(data.skipped):
         print(f"skipped: {line}")
-    for key in ("html", "markdown", "thresholds", "score"):
-        if key in paths:
-            print(f"wrote {paths[key]}")
-    sys.stdout.flush()
-    for part, error in data.failed_parts:
-        print(f"uxlab report: part failed: {part}: {error}", file=sys.stderr)
-    return EXIT_PART_FAILED if data.failed_parts else 0
 
 
 def _more_participants(data, add: int, seed: int) -> str:
