@@ -336,3 +336,18 @@ def test_a_database_without_trials_names_the_database(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"{db} (its trials): the table has no trial rows" in err
     assert "uxlab-report-" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_the_printed_threshold_below_the_minimum_says_whose_it_is(tmp_path, capsys, n):
+    """Below 4 participants the console line does not label the figure `(population)`."""
+    trials = simulate_trial_table(n_participants=n, reps=3, seed=4, failing_participant=False)
+    path = tmp_path / "t.csv"
+    trials.to_csv(path, index=False)
+    assert main(["report", str(path), "-o", str(tmp_path / "r"), "--n-boot", "40", "-q"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if "50% threshold" in x)
+    assert "(population)" not in line and "no population interval below 4 participants" in line
+    who = "this participant's trials" if n == 1 else "these 2 participants' trials"
+    assert who in line
+    assert f"from {n} participant{'' if n == 1 else 's'};" in out
