@@ -351,3 +351,17 @@ def test_the_printed_threshold_below_the_minimum_says_whose_it_is(tmp_path, caps
     who = "this participant's trials" if n == 1 else "these 2 participants' trials"
     assert who in line
     assert f"from {n} participant{'' if n == 1 else 's'};" in out
+
+
+@pytest.mark.parametrize("n", [2, 5])
+def test_the_support_section_says_a_population_fit_from_4_participants(tmp_path, n):
+    """From 4 participants the pooled fit is not described as 'not a population'."""
+    trials = simulate_trial_table(n_participants=n, reps=2, seed=5, failing_participant=False)
+    data = analyse(
+        load_trial_table(write_export_folder(tmp_path / "e", trials)),
+        ReportOptions(n_boot=40, per_participant=False),
+    )
+    md = write_report(data, tmp_path / "r")["markdown"].read_text(encoding="utf-8")
+    support = md[: md.index("## Summary")]
+    assert ("they describe these people, not a population" in support) == (n < 4)
+    assert ("the pooled fit estimates the population curve" in support) == (n >= 4)
