@@ -350,9 +350,14 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {measure:<13} 50% threshold {r.estimate:8.0f} ms  {interval}{marks}{what}")
     if data.survival is not None and data.survival.aft is not None:
         for r in data.survival.aft.time_ratios_.itertuples():
-            print(
-                f"  abandonment   time ratio {r.per} of {r.factor}: {r.time_ratio:.2f} "
+            finite = r.ci_low > 0 and r.ci_high < float("inf")  # False for NaN too
+            interval = (
                 f"[{r.ci_low:.2f}, {r.ci_high:.2f}]"
+                if finite
+                else "(no finite interval: the give-ups do not pin it down)"
+            )
+            print(
+                f"  abandonment   time ratio {r.per} of {r.factor}: {r.time_ratio:.2f} {interval}"
             )
     if args.more_participants:
         print(_more_participants(data, args.more_participants, args.seed))
