@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
+import pytest
 from helpers.pilot import do_trial, wait_for, wait_screen
 from helpers.studies import tiny_study
 
@@ -18,6 +19,7 @@ from uxlab.tui.study_app import StudyApp
 from uxlab.tui.trial_screen import TrialScreen
 
 
+@pytest.mark.slow
 async def test_a_staircase_study_runs_in_the_terminal_runner(tmp_path):
     path = tiny_study(
         tmp_path, levels="20, 400", repeats=3, practice=1, attention=False, end_question=False

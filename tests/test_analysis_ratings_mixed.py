@@ -83,6 +83,7 @@ def test_recovers_the_observer_model_and_reads_its_own_curve():
     assert fit.threshold_ms(0.5) == pytest.approx(np.exp(-fit.a / fit.b))
 
 
+@pytest.mark.slow
 def test_pooled_fit_is_biased_when_the_design_follows_each_person():
     """150 people on a staircase: trials cluster around each person's own threshold, and
     the pooled psychometric fit without person effects misses the truth; the mixed fit
@@ -99,6 +100,7 @@ def test_pooled_fit_is_biased_when_the_design_follows_each_person():
     assert abs(np.log(m50.estimate / true_ms)) < abs(np.log(p50.estimate / true_ms)) / 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("design", ["fixed", "staircase"])
 def test_the_interval_covers_the_truth_at_about_its_nominal_rate(design):
     """20 studies of 16 people each: the 95% interval should miss about once."""

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from analysis_fixtures import simulate_trial_table, write_export_folder
+from helpers.shared import built_once
 
 from analysis.report import ReportOptions, analyse, write_report
 from analysis.trial_table import load_trial_table
@@ -22,7 +23,10 @@ COLUMNS = ["measure", "stimulus", "group", "level", "estimate", "ci_low", "ci_hi
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    root = tmp_path_factory.mktemp("report")
+    return built_once(tmp_path_factory, "report", _report)
+
+
+def _report(root):
     # 9 participants, one failing its attention checks: 8 analysed, the minimum for population
     # intervals (analysis.report.support)
     folder = write_export_folder(root / "export", simulate_trial_table(n_participants=9, reps=3))
@@ -83,6 +87,7 @@ def test_rising_judgement_too_slow(tmp_path):
     assert rising_mid == pytest.approx(falling.psychometric.pooled.threshold_(0.5), rel=1e-3)
 
 
+@pytest.mark.slow
 def test_cli_on_csv_prints_thresholds(tmp_path, capsys):
     path = tmp_path / "trials.csv"
     simulate_trial_table(n_participants=9, reps=2, seed=3).to_csv(path, index=False)
@@ -186,6 +191,7 @@ def _run_simulated_study(db: Path, n_participants: int = 6) -> None:
         store.close()
 
 
+@pytest.mark.slow
 def test_cli_on_a_uxlab_study_database(tmp_path, capsys):
     db = tmp_path / "ttft.sqlite"
     _run_simulated_study(db, n_participants=4)

@@ -60,6 +60,7 @@ def test_true_time_ratio_is_inside_its_ci(sdata):
     assert fit.cov_[1, 1] > 1.2 * fit.cov_model_[1, 1]
 
 
+@pytest.mark.slow
 def test_singleton_clusters_match_lifelines_sandwich(sdata):
     from lifelines import WeibullAFTFitter
 

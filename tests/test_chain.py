@@ -251,7 +251,7 @@ async def test_cancel_from_another_task_wakes_a_pause(chains) -> None:
     async def sleep_until(t_ms: float) -> None:
         if t_ms - clock.now_ms() > 10_000:
             await gate.wait()
-        clock._now_ms = max(clock._now_ms, t_ms)
+        clock.advance(max(0.0, t_ms - clock.now_ms()))
 
     clock.sleep_until = sleep_until  # type: ignore[method-assign]
     task = asyncio.create_task(player.play(t0_ms=0.0))

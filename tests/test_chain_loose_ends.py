@@ -105,13 +105,18 @@ def test_through_ui_answers_mid_chain_and_gives_up_on_waiting_time(tmp_path, mon
     assert {i: o for i, (o, _, _) in got.items()} == {i: o for i, (o, _, _) in vt.items()}
     # the hold was answered through the widget, as the same person answers it on the
     # virtual clock (the same draws), and stored as q_progress_ok_s1
+    # (on the real clock a loaded machine can only press the give-up late, so the chain may
+    # reach a hold the virtual person gave up before: the one difference allowed)
     held = [i for i, (_, _, t) in got.items() if t["paused_ms"] > 0]
-    assert held and held == [i for i, (_, _, t) in vt.items() if t["paused_ms"] > 0]
+    vt_held = [i for i, (_, _, t) in vt.items() if t["paused_ms"] > 0]
+    assert vt_held and set(vt_held) <= set(held)
+    assert all(vt[i][0] == "abandoned" for i in set(held) - set(vt_held)), (got, vt)
     ui_answers = _responses(tmp_path / "ui.sqlite", ui.session_id)
     vt_answers = _responses(tmp_path / "virtual.sqlite", virtual.session_id)
     step_answers = {r for r in ui_answers if r[1] == "progress_ok_s1"}
     assert {i for i, _, _ in step_answers} == set(held)
-    assert step_answers == {r for r in vt_answers if r[1] == "progress_ok_s1"}
+    vt_step_answers = {r for r in vt_answers if r[1] == "progress_ok_s1"}
+    assert {r for r in step_answers if r[0] in vt_held} == vt_step_answers
     # a give-up after the hold: pressed at the planned waiting time plus the time answering
     after = [i for i in held if got[i][0] == "abandoned"]
     assert after, "the observer gave up after the hold"
@@ -120,7 +125,10 @@ def test_through_ui_answers_mid_chain_and_gives_up_on_waiting_time(tmp_path, mon
         assert timings["abandon_step"] == 2
         waited_ms = t_abandon_ms - timings["paused_ms"]
         planned_ms = ui.planned_give_ups[i]
-        assert planned_ms <= waited_ms < planned_ms + 3000.0  # the key lands a few frames late
+        # never early; late by the frames the key waits for, and on a loaded machine by
+        # however long the real clock kept the driver from running (seen: 0.5 s real at load
+        # 12, 4.9 s of study time at 10x): the upper bound allows 1 s of real time
+        assert planned_ms <= waited_ms < planned_ms + 10_000.0
 
 
 # -- 2. survival on waiting time ------------------------------------------------------------
@@ -152,6 +160,7 @@ def test_survival_counts_waiting_time_not_answering_time():
     )
 
 
+@pytest.mark.slow
 def test_report_says_abandonment_is_waiting_time_when_chains_were_held(tmp_path):
     trials = simulate_trial_table(n_participants=8, reps=2, seed=1)
     texts = {}

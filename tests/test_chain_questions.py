@@ -417,7 +417,7 @@ async def test_escape_during_the_mid_chain_question_stops_the_chain(tmp_path) ->
             await pilot.press("enter")
             await settle(pilot, lambda: run.phase == "asking" and screen.query("QuestionPanel"))
             await pilot.press("escape")
-            await settle(pilot, lambda: screen._awaiting_next)
+            await settle(pilot, lambda: screen.awaiting_next)
             assert not screen.query("QuestionPanel")
             assert view.steps_view.lines_text()[-1] == "■ Stopped"
             assert "You stopped this answer." in str(screen.query_one("#trial-hint").render())

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from helpers.shared import built_once
 
 from analysis.chains import MODELS, chain_judgements, fit_multiplication
 from uxlab.chain import step_at_ms
@@ -122,10 +123,12 @@ def _simulate(tmp_path: Path, k: float, n: int) -> tuple[pd.DataFrame, pd.DataFr
 
 @pytest.fixture(scope="module")
 def simulated(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("chain-sim")
-    return {k: _simulate(tmp, k, 8) for k in (1.0, 0.0)}
+    return built_once(
+        tmp_path_factory, "chain-sim", lambda tmp: {k: _simulate(tmp, k, 8) for k in (1.0, 0.0)}
+    )
 
 
+@pytest.mark.slow
 def test_export_keeps_the_step_given_up_in_and_the_end_to_end_time(simulated) -> None:
     trials, events = simulated[1.0]
     cols = list(trials.columns)
@@ -154,6 +157,7 @@ def test_export_keeps_the_step_given_up_in_and_the_end_to_end_time(simulated) ->
     assert call_ttfts == {float(trials.loc[0, "call_ttft_ms"])}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("k_true", "verdict", "preferred"),
     [(1.0, "multiplies", MODELS[1]), (0.0, "per-call", MODELS[2])],
@@ -168,6 +172,7 @@ def test_the_simulated_study_answers_the_multiplication_question(
     assert fit.preferred_ == preferred
 
 
+@pytest.mark.slow
 def test_the_report_section_reads_the_export(simulated) -> None:
     from analysis.chains import chain_section
     from analysis.report.chains_part import chain_blocks

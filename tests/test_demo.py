@@ -6,11 +6,14 @@ import re
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from uxlab.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_demo_writes_the_report_and_recovers_the_truth(tmp_path, capsys):
     out = tmp_path / "demo"
     # 10 people (one fails the attention checks): at least 8 for population intervals
@@ -36,6 +39,7 @@ def test_demo_writes_the_report_and_recovers_the_truth(tmp_path, capsys):
     assert re.search(r"done in \d+\.\d s", text)
 
 
+@pytest.mark.slow
 def test_simulate_command_stores_simulated_sessions(tmp_path, capsys):
     db = tmp_path / "s.sqlite"
     study = str(REPO / "studies" / "ttft-quest.toml")
@@ -58,6 +62,7 @@ def test_simulate_rejects_bad_arguments(tmp_path, capsys):
     assert "--participants 0: need at least 1" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_demo_on_the_quest_study_checks_each_sessions_own_estimate(tmp_path, capsys):
     study = str(REPO / "studies" / "ttft-quest.toml")
     # 8 people: the minimum for an interval from resampling participants

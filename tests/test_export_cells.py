@@ -123,6 +123,7 @@ def test_export_writes_safe_cells_and_a_bare_cr_stays_in_its_row(tmp_path, capsy
     assert rows[0]["q_why"] == FORMULA and rows[1]["q_why"] == "line one\rline two"
 
 
+@pytest.mark.slow
 def test_report_csv_and_markdown_keep_hostile_strings_inert(tmp_path):
     trials = simulate_trial_table(n_participants=6, reps=2)
     evil_id = "<img src=x onerror=alert(1)>"

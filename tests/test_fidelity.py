@@ -241,6 +241,7 @@ def test_a_trial_stored_before_fidelity_columns_gets_them_from_its_chunk_events(
     assert row["fidelity_flag"] == "" and row["load_1m"] == ""  # not known then: not guessed
 
 
+@pytest.mark.slow
 def test_the_report_has_a_fidelity_section_and_drops_flagged_trials_unless_asked(tmp_path):
     from analysis_fixtures import simulate_trial_table, write_export_folder
 

@@ -170,6 +170,7 @@ def test_empty_folder_and_missing_path(tmp_path: Path, capsys: pytest.CaptureFix
     assert err.strip() == f"uxlab inspect: {tmp_path / 'nope'}: no such file or folder"
 
 
+@pytest.mark.slow
 def test_the_readme_command_works_on_the_bundled_corpus() -> None:
     # As a newcomer runs it: the installed entry point, from the project folder.
     proc = subprocess.run(

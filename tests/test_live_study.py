@@ -153,7 +153,7 @@ async def scripted_arrivals(
     of known events, move the virtual clock to the next arrival (if that is later) and
     push it."""
     for t_ms, text in [*script, (end_ms, "")]:
-        while live._waiters == [] and not live.closed:  # the player is not waiting yet
+        while not live.awaited and not live.closed:  # the player is not waiting yet
             await asyncio.sleep(0)
         if clock.now_ms() < t_ms:
             clock.advance(t_ms - clock.now_ms())
@@ -187,7 +187,7 @@ async def test_abandoning_while_waiting_for_the_first_chunk_stops_at_once():
     sink = HeadlessSink(clock)
     player = Player(live, sink, clock)
     task = asyncio.create_task(player.play(t0_ms=0.0))
-    while not live._waiters:
+    while not live.awaited:
         await asyncio.sleep(0)
     clock.advance(1200)
     player.cancel()

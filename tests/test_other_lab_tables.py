@@ -55,6 +55,7 @@ def _run(argv, out: Path, capsys) -> tuple[pd.DataFrame, str]:
     return pd.read_csv(out / "thresholds.csv"), printed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv", [PSYCHOPY, JSPSYCH], ids=["psychopy", "jspsych"])
 def test_other_lab_table_gives_a_report_with_no_undeclared_factor(argv, tmp_path, capsys):
     thresholds, printed = _run(argv, tmp_path / "r", capsys)
@@ -74,6 +75,7 @@ def test_other_lab_table_gives_a_report_with_no_undeclared_factor(argv, tmp_path
         assert bookkeeping not in report
 
 
+@pytest.mark.slow
 def test_psychopy_seconds_keys_and_rating_are_said(tmp_path, capsys):
     thresholds, printed = _run(PSYCHOPY, tmp_path / "r", capsys)
     assert "16 row(s) without a value in the stimulus column 'delay_s'" in printed
@@ -91,6 +93,7 @@ def test_psychopy_keys_without_yes_name_the_option_and_the_file_row(tmp_path, ca
     assert "row 5 column 'key_resp.keys': 'j' is not 0/1" in err and "--yes VALUE" in err
 
 
+@pytest.mark.slow
 def test_a_stimulus_without_a_measure_says_it_is_not_compared(tmp_path, capsys):
     argv = [a for a in JSPSYCH if a not in ("--measure", "ttft")]
     _, printed = _run(argv, tmp_path / "r", capsys)

@@ -167,6 +167,7 @@ def test_recommend_picks_the_cheapest_cell_meeting_the_target():
     assert recommend(table.assign(meets_target=None)) is None
 
 
+@pytest.mark.slow
 def test_known_truth_cell_power_is_sensible():
     """More people narrow the interval; a reference far from the truth is excluded almost
     always with 20 people, the true value itself only when the interval misses it; with
@@ -277,6 +278,7 @@ def test_plan_truth_from_a_pilot_export(tmp_path, capsys):
     assert re.search(r"between-participant SD [0-9.]+ ln ms \[[0-9.]+, [0-9.]+\]", text)
 
 
+@pytest.mark.slow
 def test_more_participants_narrow_the_projected_interval():
     from uxlab.plan.more_people import describe, width_with_more_people
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.shared import built_once
 
 from analysis.psychometric_recovery import Cell, recovery_cell
 
@@ -23,10 +24,17 @@ SIMS_PER_CELL = 20
 
 
 @pytest.fixture(scope="module")
-def results():
-    return [recovery_cell(cell, SIMS_PER_CELL, seed=i, n_boot=1000) for i, cell in enumerate(CELLS)]
+def results(tmp_path_factory):
+    return built_once(
+        tmp_path_factory,
+        "psychometric-recovery",
+        lambda _: [
+            recovery_cell(cell, SIMS_PER_CELL, seed=i, n_boot=1000) for i, cell in enumerate(CELLS)
+        ],
+    )
 
 
+@pytest.mark.slow
 def test_95_percent_intervals_cover_the_true_threshold_about_95_percent_of_the_time(results):
     assert sum(r.n_sims for r in results) == len(CELLS) * SIMS_PER_CELL == 100
     hits = sum(r.coverage * r.n_sims for r in results)
@@ -36,6 +44,7 @@ def test_95_percent_intervals_cover_the_true_threshold_about_95_percent_of_the_t
     assert min(r.coverage for r in results) >= 0.8
 
 
+@pytest.mark.slow
 def test_threshold_estimates_are_nearly_unbiased(results):
     for r in results:
         # bias well inside the sampling error of 20 datasets, and under 5% of the truth
@@ -45,6 +54,7 @@ def test_threshold_estimates_are_nearly_unbiased(results):
     assert abs(pooled_rel) < 0.02
 
 
+@pytest.mark.slow
 def test_intervals_shrink_with_more_trials():
     few = recovery_cell(Cell(800, 1.0, n_per_level=10), 8, seed=50, n_boot=300)
     many = recovery_cell(Cell(800, 1.0, n_per_level=40), 8, seed=50, n_boot=300)

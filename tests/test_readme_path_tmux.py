@@ -4,7 +4,10 @@ One scripted participant (`helpers.tmux_participant`) takes the quickstart with
 `uv run uxlab run studies/quickstart.toml` in an 80x24 pane, giving up once and missing an
 attention check; quits with Ctrl+Q before trial 4 and comes back with the `resume:` command
 printed at exit; then the `export:` and `report:` commands printed at the end are run
-exactly as printed. The shell is a newcomer's: the project's `.venv` is not on PATH, so the hints
+exactly as printed. The study file is the shipped quickstart shortened by `short_quickstart`
+(fewer trials, shorter fast waits; every text, question, key and check as shipped), so the test
+waits seconds on the study's clock instead of the quickstart's minutes.
+The shell is a newcomer's: the project's `.venv` is not on PATH, so the hints
 must say `uv run uxlab`. Asserts a report is written, its first section says what this one
 participant can support, and no traceback is printed anywhere.
 """
@@ -29,6 +32,31 @@ pytestmark = [
 
 
 SEND_4, SEND = "Trial 4 of", "Press Enter to send."
+
+SHORTER = (
+    ("ttft_ms = [200, 1000, 3000]", "ttft_ms = [100, 300, 3000]"),
+    ("repeats = 5", "repeats = 2"),
+    ("practice = 2", "practice = 1"),
+)
+"""The quickstart's lines changed for the README-path tests, and what they become: 6 main
+trials (trial 4 to leave at, the attention check after trial 6), 1 practice trial, shorter
+fast levels and the slow level kept (the participant gives up only on a long wait). The
+streams keep their recorded gaps: shorter ones are more than a loaded machine keeps, and
+trials shown late are left out of the report (fidelity_flag)."""
+
+
+def short_quickstart(lab: Path) -> None:
+    """Write the shipped quickstart, shortened by `SHORTER`, as `lab/studies/quickstart.toml`.
+
+    Fails when a line to change is not in the shipped file, so the tests cannot drift into
+    running some other study unnoticed.
+    """
+    text = (REPO / "studies" / "quickstart.toml").read_text()
+    for line, shorter in SHORTER:
+        assert text.count(line) == 1, f"studies/quickstart.toml no longer has {line!r}"
+        text = text.replace(line, shorter)
+    (lab / "studies").mkdir(parents=True, exist_ok=True)
+    (lab / "studies" / "quickstart.toml").write_text(text)
 
 
 def newcomer_env() -> dict[str, str]:
@@ -67,8 +95,7 @@ def printed_command(screen: str, label: str) -> str:
 
 def test_one_participant_takes_the_quickstart_then_export_and_report(tmux, tmp_path):
     lab = tmp_path / "lab"
-    (lab / "studies").mkdir(parents=True)
-    shutil.copy(REPO / "studies" / "quickstart.toml", lab / "studies")
+    short_quickstart(lab)
     shutil.copytree(REPO / "replays" / "chat", lab / "replays" / "chat")
     env = newcomer_env()
 

@@ -5,7 +5,8 @@ README's command, typed as README types it (`uv run uxlab run studies/quickstart
 one after the other on the same database: the first leaves at trial 4 and comes back last
 with the printed `resume:` command, so the others meet the list of unfinished sessions and
 start a new participant there; one of them misses every attention check. Then
-the `export:` and `report:` commands printed at the end are run exactly as printed. Asserts
+the `export:` and `report:` commands printed at the end are run exactly as printed (the
+study is the quickstart shortened by `test_readme_path_tmux.short_quickstart`). Asserts
 a report is written; its first section counts the participants analysed and in the data,
 names the excluded participant with the rule and the option that changes it; no
 "below" / "above" verdict against published figures appears (fewer than 8 participants);
@@ -22,7 +23,14 @@ import subprocess
 import pytest
 from helpers.tmux import need_tmux
 from helpers.tmux_participant import Participant, Tmux
-from test_readme_path_tmux import REPO, SEND, SEND_4, newcomer_env, printed_command
+from test_readme_path_tmux import (
+    REPO,
+    SEND,
+    SEND_4,
+    newcomer_env,
+    printed_command,
+    short_quickstart,
+)
 
 pytestmark = [
     pytest.mark.slow,
@@ -65,8 +73,7 @@ def test_participants_one_after_another_one_excluded_then_export_and_report(
     tmux, tmp_path, n_people
 ):
     lab = tmp_path / "lab"
-    (lab / "studies").mkdir(parents=True)
-    shutil.copy(REPO / "studies" / "quickstart.toml", lab / "studies")
+    short_quickstart(lab)
     shutil.copytree(REPO / "replays" / "chat", lab / "replays" / "chat")
     env = newcomer_env()
 

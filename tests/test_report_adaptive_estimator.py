@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.shared import built_once
 
 from analysis.report import ReportOptions, analyse
 from analysis.trial_table import load_trial_table
@@ -19,15 +20,19 @@ from uxlab.study import load_study
 QUEST = Path(__file__).resolve().parents[1] / "studies" / "ttft-quest.toml"
 
 
-@pytest.fixture(scope="module")
-def quest_table(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("quest-estimator")
+def _quest_export(tmp: Path) -> Path:
     with Store.open(tmp / "q.sqlite") as store:
         simulate_cohort(load_study(QUEST), store, 9, seed=3)
     export_db(tmp / "q.sqlite", tmp / "export")
-    return load_trial_table(tmp / "export")
+    return tmp / "export"
 
 
+@pytest.fixture(scope="module")
+def quest_table(tmp_path_factory):
+    return load_trial_table(built_once(tmp_path_factory, "quest-estimator", _quest_export))
+
+
+@pytest.mark.slow
 def test_quest_study_uses_the_participant_effects_model(quest_table):
     data = analyse(quest_table, ReportOptions(n_boot=60, per_participant=False))
     part = data.psychometric
@@ -39,6 +44,7 @@ def test_quest_study_uses_the_participant_effects_model(quest_table):
     assert any("random intercept" in note for note in data.notes)
 
 
+@pytest.mark.slow
 def test_quest_study_below_the_minimum_withholds_25_and_75(quest_table):
     few = quest_table.trials["participant"].isin(
         sorted(quest_table.trials.participant.unique())[:3]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from analysis_fixtures import simulate_trial_table, write_export_folder
 
 from analysis.report import ReportOptions, analyse
@@ -18,6 +19,7 @@ def _data(tmp_path, estimand: str):
     return analyse(table, ReportOptions(n_boot=60, estimand=estimand))
 
 
+@pytest.mark.slow
 def test_both_estimands_are_written_and_named(tmp_path):
     pop = thresholds_table(_data(tmp_path, "population"))
     med = thresholds_table(_data(tmp_path, "median-person"))

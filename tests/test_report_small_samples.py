@@ -38,6 +38,7 @@ def _simulated_export(tmp: Path, n: int, exclude_last: bool) -> Path:
     return folder
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [1, 2, 3])
 def test_one_two_three_participants_one_excluded_write_a_report(tmp_path, capsys, n):
     folder = _simulated_export(tmp_path, n, exclude_last=True)
@@ -116,6 +117,7 @@ def test_a_cohort_above_the_minimum_still_gets_verdicts(tmp_path):
     assert not data.skipped
 
 
+@pytest.mark.slow
 def test_a_failing_part_is_named_and_the_rest_is_written(tmp_path, capsys, monkeypatch):
     import analysis.report.build as build
 
@@ -135,6 +137,7 @@ def test_a_failing_part_is_named_and_the_rest_is_written(tmp_path, capsys, monke
     assert "## Psychometric thresholds" in md and "## Ratings" in md
 
 
+@pytest.mark.slow
 def test_real_and_simulated_sessions(tmp_path):
     trials = simulate_trial_table(n_participants=6, reps=1, seed=4, failing_participant=False)
     trials.loc[trials["participant"].isin(["P-000", "P-001"]), "simulated"] = 0
@@ -154,6 +157,7 @@ def test_real_and_simulated_sessions(tmp_path):
     assert analyse(load_trial_table(folder), keep).n_participants == 6
 
 
+@pytest.mark.slow
 def test_session_facts_from_sessions_runs_and_resize_events(tmp_path):
     trials = simulate_trial_table(n_participants=2, reps=1, seed=4, failing_participant=False)
     trials.loc[3, "outcome"] = "interrupted"
@@ -245,6 +249,7 @@ def test_estimate_flags():
     assert "under 1%" in estimate_flags(1000, 998, 1003)[1]
 
 
+@pytest.mark.slow
 def test_coverage_of_the_participant_bootstrap_grows_with_participants():
     """Small version of benchmarks/cluster_bootstrap_coverage.py."""
     from uxlab.plan.cluster_coverage import coverage_table, study_design
@@ -270,6 +275,7 @@ def test_a_participant_running_the_other_way_is_flagged(tmp_path):
     assert "direction opposite" not in flags["P-001"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["all_yes", "all_abandoned"])
 def test_data_a_study_can_produce_is_a_note_not_a_failure(tmp_path, case):
     n = 1 if case == "all_yes" else 2

@@ -71,6 +71,7 @@ def resume_offers_trial(tmux: Tmux, study: Path, db: Path, participant: str) -> 
     return screen
 
 
+@pytest.mark.slow
 def test_closing_the_pane_on_the_stopped_screen_keeps_the_give_up(tmux, tmp_path):
     study = tiny_study(tmp_path, levels=f"{SLOW_MS:g}", practice=0, attention=False)
     db = tmp_path / "hup.sqlite"
@@ -94,6 +95,7 @@ def test_closing_the_pane_on_the_stopped_screen_keeps_the_give_up(tmux, tmp_path
     assert rows(db, "SELECT trial_index, outcome FROM trials ORDER BY 1") == [(0, "abandoned")]
 
 
+@pytest.mark.slow
 def test_closing_the_window_while_answering_keeps_the_answers(tmux, tmp_path):
     study = tiny_study(tmp_path, levels="20", practice=0, attention=False)
     db = tmp_path / "hup.sqlite"
@@ -118,6 +120,7 @@ def test_closing_the_window_while_answering_keeps_the_answers(tmux, tmp_path):
     assert "Trial 2 of 2" in screen
 
 
+@pytest.mark.slow
 def test_sigterm_mid_stream_restores_the_terminal_and_the_trial_runs_again(tmux, tmp_path):
     study = tiny_study(tmp_path, levels=f"{SLOW_MS:g}", practice=0, attention=False)
     db = tmp_path / "term.sqlite"

@@ -86,6 +86,7 @@ def drive(tmux: Tmux, stop_when=None, deadline_s: float = 60.0) -> str:
     raise AssertionError(f"uxlab run did not finish in time; the screen:\n{tmux.screen()}")
 
 
+@pytest.mark.slow
 def test_kill_mid_study_and_resume_loses_and_duplicates_nothing(tmux, tmp_path):
     study = tiny_study(tmp_path, levels="20, 40", itl=2)
     db = tmp_path / "tmux.sqlite"

@@ -95,7 +95,8 @@ def test_text_unchanged_and_timing_follows_the_profile(tmp_path):
     for (t, _), s in zip(got, shown, strict=True):
         assert t - sent_ms >= s.due_ms - 1  # lower bounds: a loaded machine is late, not early
     gaps = [b - a for (a, _), (b, _) in itertools.pairwise(got)]
-    assert statistics.median(gaps) >= GAP_MS * 0.5  # loosely: the gaps are the profile's
+    if not any(s.violation_ms for s in shown):  # a late upstream is passed on in a burst
+        assert statistics.median(gaps) >= GAP_MS * 0.5  # loosely: the gaps are the profile's
     log = ex.served.log  # the server's player: never handed an event before it was due
     assert [r.scheduled_ms for r in log.records] == [s.shown_ms for s in shown]
     assert all(r.handed_ms >= r.scheduled_ms for r in log.records)
@@ -609,7 +610,10 @@ def test_a_peers_captured_stream_passes_through_chunk_for_chunk(tmp_path):
     assert len(received) == 3
     for path in received:  # the record: the upstream's pieces as they came
         assert [c.text for c in read_replay(path).chunks] == want
-    assert all(ex.violations["violations_n"] == 0 for ex in proxy.exchanges)
+    for ex in proxy.exchanges:  # on schedule, or as the upstream came when it came late
+        assert all(s.shown_ms == max(s.due_ms, s.arrival_ms) for s in ex.schedule.shown)
+        late = [s for s in ex.schedule.shown if s.arrival_ms > s.due_ms]
+        assert ex.violations["violations_n"] == len(late)
 
 
 def test_a_peers_captured_tool_call_passes_through():

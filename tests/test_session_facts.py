@@ -120,13 +120,13 @@ async def test_a_resize_on_a_locked_database_is_written_after_the_next_trial(tmp
         other = sqlite3.connect(db, isolation_level=None)
         other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
         await pilot.resize_terminal(100, 30)
-        await wait_for(pilot, lambda: app._unsaved_events)  # the write failed: kept
+        await wait_for(pilot, lambda: app.events_pending)  # the write failed: kept
         other.execute("ROLLBACK")
         other.close()
         await pilot.press("enter")
         await wait_screen(pilot, TrialScreen)
         await do_trial(pilot, give_up=False)
-        await wait_for(pilot, lambda: not app._unsaved_events)
+        await wait_for(pilot, lambda: not app.events_pending)
         await pilot.press("ctrl+q")
     app.store.close()
     assert events(db) == [

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.shared import built_once
 
 from uxlab.cli import main
 from uxlab.simulate import simulate_cohort
@@ -70,7 +71,10 @@ def test_study_check_lists_one_track_per_other_level(tmp_path, capsys):
 @pytest.fixture(scope="module")
 def quest_export(tmp_path_factory):
     """Six simulated QUEST+ participants, exported."""
-    tmp = tmp_path_factory.mktemp("quest")
+    return built_once(tmp_path_factory, "quest-outputs", _quest_export)
+
+
+def _quest_export(tmp):
     study = load_study(QUEST)
     with Store.open(tmp / "quest.sqlite") as store:
         done = simulate_cohort(study, store, 6, seed=5)
@@ -83,6 +87,7 @@ def _csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
+@pytest.mark.slow
 def test_sessions_csv_has_each_sessions_adaptive_estimate_without_json(quest_export):
     tmp, done = quest_export
     rows = {r["session_id"]: r for r in _csv(tmp / "export" / "sessions.csv")}
@@ -121,6 +126,7 @@ def test_staircase_tracks_get_their_own_columns_and_reversal_counts(tmp_path):
     assert "adaptive_posteriors" in written
 
 
+@pytest.mark.slow
 def test_report_shows_each_participants_adaptive_estimate_and_the_median(quest_export):
     from analysis.report import ReportOptions, analyse, write_report
     from analysis.report.adaptive_part import adaptive_estimates
@@ -148,6 +154,7 @@ def test_report_shows_each_participants_adaptive_estimate_and_the_median(quest_e
     assert adaptive_estimates(table.sessions.drop(columns="adaptive_ttft_ms_estimate")) is None
 
 
+@pytest.mark.slow
 def test_report_without_adaptive_columns_has_no_adaptive_section(quest_export):
     from analysis.report import ReportOptions, analyse
     from analysis.trial_table import load_trial_table

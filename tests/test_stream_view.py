@@ -40,7 +40,7 @@ async def test_append_wraps_and_keeps_finished_lines_untouched():
         assert lines[0] == "You: Tell me a story"
         assert lines[1] == ""
         assert lines[2].startswith("w0000 w0001")
-        assert all(len(line) <= view._wrap_width() for line in lines)
+        assert all(len(line) <= view.wrap_width for line in lines)
         assert " ".join(" ".join(lines[2:]).split()) == " ".join(t.strip() for t in words(30))
         assert view.answer_text() == "".join(words(30))
 
@@ -57,7 +57,7 @@ async def test_per_append_work_does_not_grow_with_the_answer():
         view = pilot.app.query_one(StreamView)
         view.start(None, waiting=False)
         await pilot.pause()
-        width = view._wrap_width()
+        width = view.wrap_width
         rebuilds_before = view.stats.rebuilds
         work = []
         for n, token in enumerate(words(2000)):
@@ -277,7 +277,7 @@ async def test_a_width_change_rewraps_before_the_next_frame_is_drawn():
             view.append(token)
         view.finish(None)
         await pilot.pause()
-        narrow = view._width
+        narrow = view.wrap_width
         drawn: list[tuple[int, int]] = []
         render_line = view.render_line
 
@@ -291,7 +291,7 @@ async def test_a_width_change_rewraps_before_the_next_frame_is_drawn():
         pilot.app.query_one("#composer").display = False  # the questions replace the input
         await pilot.pause()
         await pilot.pause()
-        assert view._width == narrow + 2
+        assert view.wrap_width == narrow + 2
         assert drawn and all(got == want for got, want in drawn), drawn
         assert view.stats.rebuilds == rebuilds + 1  # re-wrapped once for the new width
         before = view.stats.rebuilds
@@ -317,7 +317,7 @@ async def test_a_markdown_swap_with_fewer_lines_repaints_the_rows_below_its_end(
 
         view.render_line = recording
         view.finish(None)
-        while not view._markdown:
+        while not view.shows_markdown:
             await pilot.pause()
         await pilot.pause()
         assert view.line_count < raw_rows and view.lines_text()[-1] == "two"

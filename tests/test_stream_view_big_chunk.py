@@ -123,4 +123,4 @@ async def test_cancel_drops_unfed_pieces_and_a_huge_answer_stays_plain_text():
         while view.state != "finished":
             await pilot.pause()
         await pilot.pause()
-        assert not view._markdown and view.lines_text()[0].startswith("**bold**")
+        assert not view.shows_markdown and view.lines_text()[0].startswith("**bold**")

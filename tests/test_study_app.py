@@ -13,6 +13,7 @@ import sqlite3
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from helpers.pilot import asking, do_trial, wait_for, wait_screen
 from helpers.studies import SLOW_MS, TRIAL_COLUMNS, tiny_study
 
@@ -54,6 +55,7 @@ async def next_trial_screen(pilot) -> None:
             await wait_for(pilot, lambda s=screen: pilot.app.screen is not s)
 
 
+@pytest.mark.slow
 async def test_full_session_through_every_screen_then_rows_and_export(tmp_path):
     app = make_app(tmp_path, warnings=["running inside tmux: ..."])
     seen: list[str] = []
@@ -297,7 +299,7 @@ async def test_quit_on_the_stopped_screen_keeps_the_give_up(tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await start_trials(pilot)
         await pilot.press("enter", "escape")
-        await wait_for(pilot, lambda: screen._awaiting_next)  # "You stopped this answer."
+        await wait_for(pilot, lambda: screen.awaiting_next)  # "You stopped this answer."
         await pilot.press("ctrl+q")
     assert app.return_value.outcome == "interrupted"
     assert app.return_value.committed == [0] and app.return_value.quit_trial == "committed"

@@ -135,7 +135,7 @@ def test_trial_stopped_while_waiting(snap_compare, tmp_path):
     async def run_before(pilot) -> None:
         await settle(pilot, lambda: isinstance(app.screen, TrialScreen))
         await pilot.press("enter", "escape")
-        await settle(pilot, lambda: app.screen._awaiting_next)
+        await settle(pilot, lambda: app.screen.awaiting_next)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -156,7 +156,7 @@ def test_trial_finished_with_question(snap_compare, tmp_path, answered):
             await pilot.press(*keys[k])
             await settle(pilot, lambda k=k: screen.asked == k + 1 and app.focused is not None)
         view = screen.query_one(StreamView)
-        await settle(pilot, lambda: view._markdown)  # the answer is shown as Markdown
+        await settle(pilot, lambda: view.shows_markdown)  # the answer is shown as Markdown
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -196,7 +196,7 @@ def test_trial_answer_column_capped_on_a_wide_terminal(snap_compare, tmp_path):
         await pilot.press("enter")
         await settle(pilot, lambda: screen.run.phase == "over" and screen.query("QuestionPanel"))
         view = screen.query_one(StreamView)
-        await settle(pilot, lambda: view._markdown)
+        await settle(pilot, lambda: view.shows_markdown)
 
     assert snap_compare(app, terminal_size=(160, 30), run_before=run_before)
 

@@ -211,7 +211,7 @@ async def test_the_configured_key_gives_up_through_the_real_app(tmp_path, config
         await wait_for(pilot, lambda: isinstance(app.screen, TrialScreen))
         screen = app.screen
         await pilot.press("enter", pressed)
-        await wait_for(pilot, lambda: screen._awaiting_next)
+        await wait_for(pilot, lambda: screen.awaiting_next)
         assert screen.run.outcome == "abandoned"
         await pilot.press("enter")
         await wait_for(pilot, lambda: 0 in app.session.committed)

@@ -1,10 +1,15 @@
 """Simulated participants through the real terminal runner (`StudyApp` headless, Pilot keys).
 
-The tiny study (`test_session.tiny_study`) with a slow level (3 s to the first token) and
+The tiny study (`helpers.studies.tiny_study`) with a slow level (30 s to the first token) and
 impatient observers (patience scale 3 s), played 20x faster on the real monotonic clock:
 the observers give up with the study's key, answer through the question widgets, and what
 is stored must be what they chose. The same observer on the virtual-clock path makes the
 same choices wherever a trial ends the same way.
+
+The real clock is shared with whatever else the machine runs, so only the slow level's
+give-ups are asserted exactly: there the give-up comes seconds of study time (over 1 s of
+real time) before the first token. On the faster levels a give-up planned near the stream's
+end may lose the race on a loaded machine; the tests allow that and nothing else.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import json
 import sqlite3
 
 import pytest
+from helpers.shared import built_once
 from helpers.studies import tiny_study
 
 from uxlab.cli import main
@@ -26,12 +32,17 @@ from uxlab.tui.simulated_run import simulate_through_ui, ui_participant_id
 
 TRUTH = PopulationTruth(patience_scale_ms=3000.0)
 SCALE = 20.0
+SLOW_MS = 30000.0
+"""The slow level: every impatient observer gives up long before its first token."""
 
 
 @pytest.fixture(scope="module")
 def ui_run(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("through-ui")
-    study = load_study(tiny_study(tmp, levels="20, 400, 3000"))
+    return built_once(tmp_path_factory, "through-ui", _ui_run)
+
+
+def _ui_run(tmp):
+    study = load_study(tiny_study(tmp, levels=f"20, 400, {SLOW_MS:g}"))
     db = tmp / "ui.sqlite"
     with Store.open(db) as store:
         sessions = [
@@ -51,11 +62,17 @@ def ui_run(tmp_path_factory):
     return study, db, sessions, tmp
 
 
+SLOW_TRIALS = (
+    "FROM trials WHERE attention = 0 AND practice = 0 AND json_extract(levels, '$.ttft_ms') = ?"
+)
+
+
 def _rows(db, sql, *params):
     with sqlite3.connect(db) as conn:
         return conn.execute(sql, params).fetchall()
 
 
+@pytest.mark.slow
 def test_every_trial_is_committed_and_marked_simulated(ui_run):
     _, db, sessions, _ = ui_run
     assert [s.outcome for s in sessions] == ["completed", "completed"]
@@ -77,6 +94,7 @@ def test_every_trial_is_committed_and_marked_simulated(ui_run):
         assert {o for (o,) in outcomes} <= {"completed", "abandoned"}
 
 
+@pytest.mark.slow
 def test_stored_answers_are_the_observers_choices(ui_run):
     _, db, sessions, _ = ui_run
     for s in sessions:
@@ -95,14 +113,18 @@ def test_stored_answers_are_the_observers_choices(ui_run):
         assert chosen[(-1, "comments")] == "none"  # free text was typed
 
 
+@pytest.mark.slow
 def test_give_ups_are_pressed_at_the_observers_patience_and_ask_nothing(ui_run):
     _, db, sessions, _ = ui_run
     planned = {(s.session_id, i): ms for s in sessions for i, ms in s.planned_give_ups.items()}
-    assert planned, "the impatient observers gave up at least once on the slow level"
+    slow = set(_rows(db, f"SELECT session_id, trial_index {SLOW_TRIALS}", SLOW_MS))
+    assert planned.keys() & slow, "the impatient observers gave up at least once on the slow level"
     abandoned = _rows(
         db, "SELECT session_id, trial_index, t_abandon_ms FROM trials WHERE outcome = 'abandoned'"
     )
-    assert {(sid, i) for sid, i, _ in abandoned} == set(planned)
+    stored = {(sid, i) for sid, i, _ in abandoned}
+    assert stored <= set(planned)  # nobody gave up unplanned
+    assert planned.keys() & slow <= stored  # and no slow-level give-up was lost
     for sid, i, t_abandon_ms in abandoned:
         assert t_abandon_ms >= planned[(sid, i)]  # the key is stamped when it arrives, never early
         assert not _rows(
@@ -118,6 +140,7 @@ def test_give_ups_are_pressed_at_the_observers_patience_and_ask_nothing(ui_run):
         assert json.loads(events[0])["key"] == "escape"
 
 
+@pytest.mark.slow
 def test_same_person_same_choices_as_on_the_virtual_clock(ui_run):
     study, db, sessions, tmp = ui_run
     with Store.open(tmp / "virtual.sqlite") as store:
@@ -129,7 +152,11 @@ def test_same_person_same_choices_as_on_the_virtual_clock(ui_run):
     ui = dict(_rows(db, outcomes, ui_sid))
     vt = dict(_rows(tmp / "virtual.sqlite", outcomes, v_sid))
     same = [i for i in ui if ui[i] == vt[i]]
-    assert len(same) >= len(ui) - 1  # a give-up planned at the very end may race the stream
+    # Only a give-up racing a fast stream's end may differ; every slow-level trial ends alike.
+    slow = {i for sid, i in _rows(db, f"SELECT session_id, trial_index {SLOW_TRIALS}", SLOW_MS)
+            if sid == ui_sid}  # fmt: skip
+    assert slow and slow <= set(same), (ui, vt)
+    assert all({ui[i], vt[i]} == {"completed", "abandoned"} for i in ui if i not in same)
     sql = "SELECT question_id, value FROM responses WHERE session_id = ? AND trial_index = ?"
     for i in same:
         assert sorted(_rows(db, sql, ui_sid, i)) == sorted(
@@ -169,6 +196,7 @@ def test_cli_through_ui_refuses_a_time_scale_without_it(tmp_path, capsys):
     assert ui_participant_id(3, 1) == "SIM-s3-ui001"
 
 
+@pytest.mark.slow
 def test_cli_runs_a_participant_through_the_runner(tmp_path, capsys):
     path = tiny_study(tmp_path, levels="20, 40", repeats=1, attention=False)
     db = tmp_path / "cli.sqlite"

@@ -334,13 +334,12 @@ class Player:
         """
         if self.log is not None:
             raise PlaybackError(f"recording {self.schedule.id!r}: a Player plays only once")
-        clock = self.clock
-        t0 = clock.now_ms() if t0_ms is None else float(t0_ms)
+        t0 = self.clock.now_ms() if t0_ms is None else float(t0_ms)
         end = self.schedule.end
         log = PlaybackLog(
             schedule_id=self.schedule.id,
             t0_ms=t0,
-            clock=type(clock).__name__,
+            clock=type(self.clock).__name__,
             scheduled_end_ms=end.t_ms if end is not None else None,
         )
         self.log = log
@@ -349,63 +348,72 @@ class Player:
             self._done = True
             return log
         self._task = asyncio.current_task()
-        sink = self.sink
-        # Optional for sinks: e.g. a tool call's name arrives as a meta event.
-        apply_meta = getattr(sink, "apply_meta", None)
-        index = 0
         try:
-            async for event in self._events(t0, stop_at_ms):
-                if self._cancelled:
-                    break
-                if event.t_ms is None:
-                    continue
-                if stop_at_ms is not None and event.t_ms > stop_at_ms:
-                    # Any event due after the stop (a meta too) ends the play at the stop.
-                    await self._stop_at(t0 + stop_at_ms)
-                    break
-                if isinstance(event, Meta):
-                    if apply_meta is not None:
-                        await self._wait_until(t0 + event.t_ms)
-                        if not self._cancelled:
-                            apply_meta(event)
-                    continue
-                await self._wait_until(t0 + event.t_ms)
-                if self._cancelled:
-                    break
-                if isinstance(event, ErrorEvent):
-                    log.error_at_ms = clock.now_ms() - t0
-                    log.error = dict(event.error)
-                    self._done = True
-                    sink.finish(None, event)
-                    break
-                log.records.append(
-                    ChunkTiming(
-                        index=index,
-                        scheduled_ms=event.t_ms,
-                        handed_ms=clock.now_ms() - t0,
-                        channel=event.channel,
-                        n_chars=len(event.text),
-                    )
-                )
-                sink.apply(index, event)
-                index += 1
-            else:
-                end = self.schedule.end  # a live schedule knows its end only now
-                log.scheduled_end_ms = end.t_ms if end is not None else None
-                if end is not None and end.t_ms is not None and not self._cancelled:
-                    if stop_at_ms is not None and end.t_ms > stop_at_ms:
-                        await self._stop_at(t0 + stop_at_ms)
-                    else:
-                        await self._wait_until(t0 + end.t_ms)
-                if not self._cancelled:
-                    self._done = True
-                    log.finished_ms = clock.now_ms() - t0
-                    sink.finish(end, None)
+            if await self._hand_events(log, t0, stop_at_ms):
+                await self._reach_end(log, t0, stop_at_ms)
         finally:
             self._task = None
             self._done = True
         await self._collect_paint_times(log)
         return log
+
+    async def _hand_events(self, log: PlaybackLog, t0: float, stop_at_ms: float | None) -> bool:
+        """Hand each event to the sink at its instant, logging chunks; False if the play
+        ended before the schedule did (cancelled, stopped at `stop_at_ms`, or an error)."""
+        clock, sink = self.clock, self.sink
+        # Optional for sinks: e.g. a tool call's name arrives as a meta event.
+        apply_meta = getattr(sink, "apply_meta", None)
+        index = 0
+        async for event in self._events(t0, stop_at_ms):
+            if self._cancelled:
+                return False
+            if event.t_ms is None:
+                continue
+            if stop_at_ms is not None and event.t_ms > stop_at_ms:
+                # Any event due after the stop (a meta too) ends the play at the stop.
+                await self._stop_at(t0 + stop_at_ms)
+                return False
+            if isinstance(event, Meta):
+                if apply_meta is not None:
+                    await self._wait_until(t0 + event.t_ms)
+                    if not self._cancelled:
+                        apply_meta(event)
+                continue
+            await self._wait_until(t0 + event.t_ms)
+            if self._cancelled:
+                return False
+            if isinstance(event, ErrorEvent):
+                log.error_at_ms = clock.now_ms() - t0
+                log.error = dict(event.error)
+                self._done = True
+                sink.finish(None, event)
+                return False
+            log.records.append(
+                ChunkTiming(
+                    index=index,
+                    scheduled_ms=event.t_ms,
+                    handed_ms=clock.now_ms() - t0,
+                    channel=event.channel,
+                    n_chars=len(event.text),
+                )
+            )
+            sink.apply(index, event)
+            index += 1
+        return True
+
+    async def _reach_end(self, log: PlaybackLog, t0: float, stop_at_ms: float | None) -> None:
+        """After the last event: wait for the schedule's end (or the stop) and finish the sink."""
+        end = self.schedule.end  # a live schedule knows its end only now
+        log.scheduled_end_ms = end.t_ms if end is not None else None
+        if end is not None and end.t_ms is not None and not self._cancelled:
+            if stop_at_ms is not None and end.t_ms > stop_at_ms:
+                await self._stop_at(t0 + stop_at_ms)
+            else:
+                await self._wait_until(t0 + end.t_ms)
+        if not self._cancelled:
+            self._done = True
+            log.finished_ms = self.clock.now_ms() - t0
+            self.sink.finish(end, None)
 
     async def _collect_paint_times(self, log: PlaybackLog) -> None:
         sink = self.sink

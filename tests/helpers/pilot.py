@@ -73,7 +73,7 @@ async def do_trial(pilot, answers=("y", "4"), give_up: bool | None = None) -> st
         await wait_for(pilot, lambda q=question: asking(app, q.id))
         await pilot.press(*key, "enter")  # "secret" types six letters
     if not run.questions:  # a give-up: the stopped answer stays until Enter
-        await wait_for(pilot, lambda: screen._awaiting_next)
+        await wait_for(pilot, lambda: screen.awaiting_next)
         await pilot.press("enter")
     await wait_for(pilot, lambda: app.screen is not screen)
     return run.outcome

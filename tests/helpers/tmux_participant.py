@@ -52,17 +52,22 @@ class Participant:
     """Answers every screen like a person; gives up once and misses one attention check.
 
     - gives up (the abandon key) on the first main trial seen still waiting for its first
-      token; answers yes / 4 / "ok" elsewhere;
+      token `patience_s` after it first saw it waiting; answers yes / 4 / "ok" elsewhere.
+      Only a long wait qualifies, so the key arrives well before the first token even on a
+      loaded machine (a give-up pressed as a short wait ends may land after the token);
     - answers the first `missed_checks` attention checks wrongly (yes where it asks for no),
       the others right (0: a careful participant; a large number: one who misses them all);
     - on the list of unfinished sessions (a database others used) starts a new participant.
     """
 
     missed_checks: int = 1
+    patience_s: float = 0.8
     gave_up: bool = False
     attention_seen: int = 0
     log: list[str] = field(default_factory=list)
     """The screens acted on, for the failure message."""
+    waiting_since: tuple[str, float] | None = None
+    """(the trial's heading, when it was first seen waiting for its first token)."""
 
     def keys_for(self, screen: str) -> tuple[str, list[str]] | None:
         """(a name of the screen state, the keys to press) or None to wait and look again."""
@@ -86,10 +91,16 @@ class Participant:
             return f"{head} send", ["Enter"]
         if "Press Enter for the next trial" in screen:
             return f"{head} next", ["Enter"]
+        waiting = "Press Esc to stop waiting." in screen and _no_answer_yet(lines)
+        if not waiting or (self.waiting_since and self.waiting_since[0] != head):
+            self.waiting_since = None
         if "Press Esc to stop waiting." in screen:
-            if not self.gave_up and head.startswith("Trial ") and _no_answer_yet(lines):
-                self.gave_up = True
-                return f"{head} give up", ["Escape"]
+            if not self.gave_up and head.startswith("Trial ") and waiting:
+                now = time.monotonic()
+                self.waiting_since = self.waiting_since or (head, now)
+                if now - self.waiting_since[1] >= self.patience_s:
+                    self.gave_up = True
+                    return f"{head} give up", ["Escape"]
             return None
         if "Please answer 'No'" in screen and ACCEPTABLE in screen and asks != "2/2":
             # An attention check: its own screen, its text and its one question.

@@ -45,6 +45,32 @@ def register(subparsers) -> None:
         help="output folder (default: NAME-report/ beside a file DATA, as "
         "results/quickstart.sqlite -> results/quickstart-report/; report/ inside a folder DATA)",
     )
+    _add_column_arguments(p)
+    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap samples (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of every bootstrap (default 0)")
+    p.add_argument(
+        "--score",
+        metavar="CORPUS",
+        type=Path,
+        help="score a folder of recordings with the fitted models",
+    )
+    _add_exclusion_arguments(p)
+    p.add_argument(
+        "--no-participant-fits", action="store_true", help="skip per-participant psychometric fits"
+    )
+    p.add_argument("--title", help="report title")
+    p.add_argument(
+        "--more-participants",
+        type=int,
+        metavar="K",
+        help="also say what CI width K more participants would likely give (by simulation)",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    p.set_defaults(func=run)
+
+
+def _add_column_arguments(p: argparse.ArgumentParser) -> None:
+    """What to analyse: the stimulus, judgement and rating columns, the factors, the estimand."""
     p.add_argument(
         "--stimulus",
         metavar="COLUMN",
@@ -109,14 +135,10 @@ def register(subparsers) -> None:
         help="what the yes/no question judges, so it meets only published figures of that "
         "kind (default: from the question's words, e.g. 'acceptable' -> acceptability)",
     )
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap samples (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of every bootstrap (default 0)")
-    p.add_argument(
-        "--score",
-        metavar="CORPUS",
-        type=Path,
-        help="score a folder of recordings with the fitted models",
-    )
+
+
+def _add_exclusion_arguments(p: argparse.ArgumentParser) -> None:
+    """Which trials and sessions are analysed (the exclusion rules)."""
     p.add_argument("--keep-practice", action="store_true", help="analyse practice trials too")
     p.add_argument("--keep-pilot", action="store_true", help="analyse pilot sessions too")
     p.add_argument(
@@ -145,18 +167,6 @@ def register(subparsers) -> None:
         metavar="SHARE",
         help="exclude participants completing fewer main trials (default 0.5)",
     )
-    p.add_argument(
-        "--no-participant-fits", action="store_true", help="skip per-participant psychometric fits"
-    )
-    p.add_argument("--title", help="report title")
-    p.add_argument(
-        "--more-participants",
-        type=int,
-        metavar="K",
-        help="also say what CI width K more participants would likely give (by simulation)",
-    )
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
-    p.set_defaults(func=run)
 
 
 ACCEPTS = (
@@ -272,46 +282,15 @@ def _has_trials_table(path: Path) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from analysis.chains import ChainDataError
-    from analysis.exclusions import ExclusionRules
     from analysis.psychometric import PsychometricInputError
     from analysis.reference import ReferenceFileError
-    from analysis.report import ReportOptions, analyse, write_report
+    from analysis.report import analyse, write_report
     from analysis.score import ScoreError
     from analysis.trial_table import TrialTableError
 
-    for name in ("min_attention", "min_completion"):
-        if not 0 <= getattr(args, name) <= 1:
-            raise ReportError(f"--{name.replace('_', '-')}: expected a share in [0, 1]")
-    if args.n_boot < 0:
-        raise ReportError("--n-boot: expected 0 or more")
-    check_input(args.data, args.participant)
-    if args.score is not None and not args.score.exists():
-        raise ReportError(f"--score {args.score}: no such file or folder (a folder of recordings)")
+    _check_args(args)
     out = args.out or output_for(args.data, "report")
-    rules = ExclusionRules(
-        drop_practice=not args.keep_practice,
-        drop_pilot=not args.keep_pilot,
-        drop_simulated=args.drop_simulated,
-        drop_fidelity_flagged=not args.keep_flagged,
-        keep_simulated=args.keep_simulated,
-        min_attention_accuracy=args.min_attention,
-        min_completion=args.min_completion,
-    )
-    options = ReportOptions(
-        stimulus=args.stimulus,
-        judgement=args.judgement,
-        rating=args.rating,
-        acceptable_at=args.acceptable_at,
-        n_boot=args.n_boot,
-        seed=args.seed,
-        rules=rules,
-        per_participant=not args.no_participant_fits,
-        progress=not args.quiet,
-        score_corpus=args.score,
-        title=args.title,
-        estimand=args.estimand,
-        judgement_kind=args.judgement_kind,
-    )
+    options = _report_options(args)
     try:
         table = _load(args.data, _column_map(args))
         data = analyse(table, options)
@@ -326,6 +305,64 @@ def run(args: argparse.Namespace) -> int:
         raise ReportError(str(exc)) from exc
     if data.nothing_left:  # the report says so; the message names each rule and option
         print(f"uxlab report: {data.table.source}: {data.nothing_left}", file=sys.stderr)
+    _print_summary(data)
+    if args.more_participants:
+        print(_more_participants(data, args.more_participants, args.seed))
+    _print_notes(data)
+    for key in ("html", "markdown", "thresholds", "score"):
+        if key in paths:
+            print(f"wrote {paths[key]}")
+    sys.stdout.flush()
+    for part, error in data.failed_parts:
+        print(f"uxlab report: part failed: {part}: {error}", file=sys.stderr)
+    return EXIT_PART_FAILED if data.failed_parts else 0
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    """The options' values, and the input, before anything is read."""
+    for name in ("min_attention", "min_completion"):
+        if not 0 <= getattr(args, name) <= 1:
+            raise ReportError(f"--{name.replace('_', '-')}: expected a share in [0, 1]")
+    if args.n_boot < 0:
+        raise ReportError("--n-boot: expected 0 or more")
+    check_input(args.data, args.participant)
+    if args.score is not None and not args.score.exists():
+        raise ReportError(f"--score {args.score}: no such file or folder (a folder of recordings)")
+
+
+def _report_options(args: argparse.Namespace):  # -> analysis.report.ReportOptions
+    """The report's options (and its exclusion rules) from the command line."""
+    from analysis.exclusions import ExclusionRules
+    from analysis.report import ReportOptions
+
+    rules = ExclusionRules(
+        drop_practice=not args.keep_practice,
+        drop_pilot=not args.keep_pilot,
+        drop_simulated=args.drop_simulated,
+        drop_fidelity_flagged=not args.keep_flagged,
+        keep_simulated=args.keep_simulated,
+        min_attention_accuracy=args.min_attention,
+        min_completion=args.min_completion,
+    )
+    return ReportOptions(
+        stimulus=args.stimulus,
+        judgement=args.judgement,
+        rating=args.rating,
+        acceptable_at=args.acceptable_at,
+        n_boot=args.n_boot,
+        seed=args.seed,
+        rules=rules,
+        per_participant=not args.no_participant_fits,
+        progress=not args.quiet,
+        score_corpus=args.score,
+        title=args.title,
+        estimand=args.estimand,
+        judgement_kind=args.judgement_kind,
+    )
+
+
+def _print_summary(data) -> None:  # data: analysis.report.ReportData
+    """The trials, the pooled 50% thresholds and the abandonment time ratios."""
     t = data.thresholds
     n_people = data.kept["participant"].nunique()
     print(
@@ -359,24 +396,19 @@ def run(args: argparse.Namespace) -> int:
             print(
                 f"  abandonment   time ratio {r.per} of {r.factor}: {r.time_ratio:.2f} {interval}"
             )
-    if args.more_participants:
-        print(_more_participants(data, args.more_participants, args.seed))
-    for note in data.notes:
-        print(f"note: {note}")
+
+
+def _print_notes(data) -> None:  # data: analysis.report.ReportData
+    """The report's notes, the participants left out and the parts skipped."""
     from analysis.exclusions import rule_summary
 
+    for note in data.notes:
+        print(f"note: {note}")
     for line in rule_summary(data.exclusions):
         if "participant(s)" in line:
             print(f"left out: {line}")
     for line in dict.fromkeys(data.skipped):
         print(f"skipped: {line}")
-    for key in ("html", "markdown", "thresholds", "score"):
-        if key in paths:
-            print(f"wrote {paths[key]}")
-    sys.stdout.flush()
-    for part, error in data.failed_parts:
-        print(f"uxlab report: part failed: {part}: {error}", file=sys.stderr)
-    return EXIT_PART_FAILED if data.failed_parts else 0
 
 
 def _no_interval(n_participants: int) -> str:

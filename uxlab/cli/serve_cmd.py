@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import os
 import socket
@@ -37,6 +38,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="require this bearer token (Authorization: Bearer T or "
         "x-api-key: T); default: no token",
     )
+    _add_study_arguments(p)
+    _add_guard_arguments(p)
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="N server processes sharing the port, one per core for many concurrent streams "
+        "(default 1; not with --study, whose trial counter is one participant's)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no line per request on stderr")
+    _add_upstream_arguments(p)
+    add_profile_arguments(p)
+    p.set_defaults(func=run)
+
+
+def _add_study_arguments(p: argparse.ArgumentParser) -> None:
+    """Serving a study participant's trial list instead of a corpus."""
     p.add_argument(
         "--study",
         metavar="FILE",
@@ -55,6 +74,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help="the participant's number (Latin-square row; default 1)",
     )
+
+
+def _add_guard_arguments(p: argparse.ArgumentParser) -> None:
+    """Who may call the server and how much it takes (`uxlab.live.serve_guard`)."""
     p.add_argument(
         "--cors",
         action="append",
@@ -92,18 +115,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="S",
         help="close a connection that sends no complete request head within S seconds (default 10)",
     )
-    p.add_argument(
-        "--workers",
-        type=int,
-        default=1,
-        metavar="N",
-        help="N server processes sharing the port, one per core for many concurrent streams "
-        "(default 1; not with --study, whose trial counter is one participant's)",
-    )
-    p.add_argument("--quiet", action="store_true", help="no line per request on stderr")
-    _add_upstream_arguments(p)
-    add_profile_arguments(p)
-    p.set_defaults(func=run)
 
 
 def _add_upstream_arguments(p: argparse.ArgumentParser) -> None:
@@ -345,10 +356,8 @@ def listen_socket(host: str, port: int, reuse_port: bool = False) -> socket.sock
 
 
 def run(args: argparse.Namespace) -> int:
-    import uvicorn
-
     from uxlab.cli import CliError
-    from uxlab.live.serve import GIL_SWITCH_S, build_app, warm_up
+    from uxlab.live.serve import GIL_SWITCH_S, build_app
     from uxlab.live.serve_guard import raise_open_files_limit
 
     if args.workers < 1:
@@ -362,52 +371,71 @@ def run(args: argparse.Namespace) -> int:
     config.cors_origins = list(args.cors)
     config.guard = guard_settings(args)
     if not args.quiet:
-
-        def log_request(served) -> None:
-            labels = "".join(f" {k}={v}" for k, v in served.labels.items())
-            cut = served.schedule.header.extra.get("served_max_tokens")
-            cut_note = f", cut at max_tokens {cut}" if cut is not None else ""
-            worker = f" [pid {os.getpid()}]" if args.workers > 1 else ""
-            print(
-                f"request {served.request_index} ({served.wire}){worker}: {served.replay_id} "
-                f"seed {served.seed}{labels}{cut_note}",
-                file=sys.stderr,
-                flush=True,
-            )
-
-        config.on_served = log_request
+        config.on_served = functools.partial(_log_request, many_workers=args.workers > 1)
         if config.upstream is not None:
             config.upstream.config.on_done = _log_exchange
     app = build_app(config)
     sys.setswitchinterval(GIL_SWITCH_S)  # the loop waits less on a shaping thread
-    if config.upstream is None:
-        warm_up(config)  # the first request's costs, paid before anyone can send one
-    else:  # the same path on a stand-in answer: a warm-up must not reach the upstream
-        from dataclasses import replace
+    _warm_up(config)
+    gc.collect()
+    gc.freeze()  # start-up objects out of the collector: no full collection mid-stream
+    socks = _listen(args)  # bound before the banner: no race
+    _banner(args, what, socks[0].getsockname()[1])
+    raise_open_files_limit()  # many connections: refused by the cap, not by EMFILE
+    return _serve(args, config, app, socks)
 
+
+def _log_request(served, many_workers: bool) -> None:  # served: uxlab.live.serve.Served
+    """One line on stderr per request: what was served, with which seed."""
+    labels = "".join(f" {k}={v}" for k, v in served.labels.items())
+    cut = served.schedule.header.extra.get("served_max_tokens")
+    cut_note = f", cut at max_tokens {cut}" if cut is not None else ""
+    worker = f" [pid {os.getpid()}]" if many_workers else ""
+    print(
+        f"request {served.request_index} ({served.wire}){worker}: {served.replay_id} "
+        f"seed {served.seed}{labels}{cut_note}",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _warm_up(config) -> None:  # config: ServeConfig
+    """Pay the first request's costs before anyone can send one; in upstream mode on a
+    stand-in answer (a warm-up must not reach the upstream)."""
+    from dataclasses import replace
+
+    from uxlab.live.serve import warm_up
+
+    if config.upstream is None:
+        warm_up(config)
+    else:
         from uxlab.live.upstream import warm_up_recording
 
         warm_up(replace(config, upstream=None, recordings=[warm_up_recording()]))
-    gc.collect()
-    gc.freeze()  # start-up objects out of the collector: no full collection mid-stream
-    try:  # bound before the banner: no race
+
+
+def _listen(args: argparse.Namespace) -> list[socket.socket]:
+    """The bound sockets: one, or one per worker sharing the port (SO_REUSEPORT)."""
+    from uxlab.cli import CliError
+
+    try:
         if args.workers > 1:
             from uxlab.live.serve_workers import reuse_port_sockets
 
-            socks = reuse_port_sockets(
+            return reuse_port_sockets(
                 args.host,
                 args.port,
                 args.workers,
                 lambda h, p: listen_socket(h, p, reuse_port=True),
             )
-            sock = socks[0]
-        else:
-            sock = listen_socket(args.host, args.port)
+        return [listen_socket(args.host, args.port)]
     except OSError as exc:
         raise CliError(
             f"--port {args.port}: cannot listen on {args.host} ({exc.strerror}); pick another port"
         ) from None
-    port = sock.getsockname()[1]
+
+
+def _banner(args: argparse.Namespace, what: str, port: int) -> None:
     print(
         f"serving {what} on http://{args.host}:{port}/v1"
         f"{' (token required)' if args.token else ''}"
@@ -421,7 +449,12 @@ def run(args: argparse.Namespace) -> int:
             "must name it (or an --allow-host NAME) in their Host header",
             file=sys.stderr,
         )
-    raise_open_files_limit()  # many connections: refused by the cap, not by EMFILE
+
+
+def _serve(args: argparse.Namespace, config, app, socks: list[socket.socket]) -> int:
+    """Serve until stopped: in this process, or in one worker process per socket."""
+    import uvicorn
+
     if args.workers > 1:
         from uxlab.live.serve_workers import run_workers, serve_worker
 
@@ -437,6 +470,7 @@ def run(args: argparse.Namespace) -> int:
                 lambda a: uvicorn_config(a, args.max_connections, args.header_timeout_s),
             ),
         )
+    sock = socks[0]
     sock.listen(128)
     config_ = uvicorn_config(app, args.max_connections, args.header_timeout_s)
     with sock:

@@ -121,9 +121,25 @@ def describe(
     With an adaptive factor, `range_s` is the duration with every main trial at its lowest
     and at its highest level (`estimate` is at the geometric middle of the range).
     """
-    d = study.design
-    out = [f"{study.path}: valid", ""]
-    out += wrap_labelled("Study    ", [f"{study.id} v{study.version}: {study.title}"])
+    adaptive = next((f for f in study.within_factors if f.adaptive), None)
+    return [
+        f"{study.path}: valid",
+        "",
+        *_study_lines(study),
+        "",
+        *_condition_lines(study, adaptive, stream_ms),
+        "",
+        *_trial_rule_lines(study, trials, adaptive),
+        "",
+        *_duration_lines(estimate, adaptive, range_s),
+        "",
+        *_trial_list_lines(study, trials, adaptive, participant, args, group),
+    ]
+
+
+def _study_lines(study) -> list[str]:
+    """The study, its stimuli, profile, timing and factors."""
+    out = wrap_labelled("Study    ", [f"{study.id} v{study.version}: {study.title}"])
     out.append(f"         seed {study.seed}, sha256 {study.sha256[:16]}")
     n_rec = len(study.corpus.recordings)
     prompt = "the recording's" if study.prompt is None else "the study's"
@@ -135,17 +151,20 @@ def describe(
     out += wrap_labelled("Stimuli  ", stimuli)
     out += wrap_labelled("Profile  ", [study.profile.describe()])
     out += wrap_labelled("Timing   ", [timing_text(study)])
-    adaptive = next((f for f in study.within_factors if f.adaptive), None)
     for f in study.factors:
         kind = "between" if f.between else "within"
         levels = ", ".join(_num(x) for x in f.levels)
         if f.adaptive:
             kind, levels = "adaptive", adaptive_text(f)
         out += wrap_labelled("Factor   ", [f"{f.name} ({kind}): {levels}"])
-    out.append("")
+    return out
 
+
+def _condition_lines(study, adaptive, stream_ms) -> list[str]:
+    """The within conditions with their mean stream, and the groups."""
     conds = study.conditions
     names = [f.name for f in study.within_factors]
+    out: list[str] = []
     if adaptive is None:
         out.append(f"Conditions ({len(conds)})")
         head = "  #  " + "".join(f"{n:>14}" for n in names) + f"{'mean stream':>14}"
@@ -160,15 +179,19 @@ def describe(
         groups = [g.id for g in study.groups]
         groups[-1] += f" (cap {cap if cap else 'none'} each, allocated by the store)"
         out += wrap_labelled("Groups   ", groups)
-    out.append("")
+    return out
 
+
+def _trial_rule_lines(study, trials, adaptive) -> list[str]:
+    """How many trials of each kind, their order, the questions, giving up, the adaptive rule."""
+    d = study.design
     n_practice = sum(t.practice for t in trials)
     n_attention = sum(t.attention is not None for t in trials)
     n_main = len(trials) - n_practice - n_attention
-    out.append(
+    out = [
         f"Trials per participant: {len(trials)} = {n_practice} practice + {n_main} main "
         f"+ {n_attention} attention"
-    )
+    ]
     order = d.order + (f" by {d.blocked_by}" if d.blocked_by else "")
     rules = [f"order {order}", f"{d.blocks} block(s) x {d.repeats} repeat(s)"]
     if d.max_run:
@@ -184,7 +207,7 @@ def describe(
     rerun = "run again at the end" if study.session.rerun_interrupted else "not run again"
     out += wrap_labelled("  ", [f"interrupted trials: {rerun} ([session] rerun_interrupted)"])
     if adaptive is not None:
-        n_tracks = len({_track(c.levels, adaptive.name) for c in conds})
+        n_tracks = len({_track(c.levels, adaptive.name) for c in study.conditions})
         tracks = f"{n_tracks} tracks of {n_main // n_tracks}" if n_tracks > 1 else "1 track"
         how = adaptive_text(adaptive).split(" on ")[0]
         question = _adaptive_question(study)
@@ -193,25 +216,32 @@ def describe(
         )
         out += wrap_labelled("  ", [f"on the {n_main} main trials ({tracks})"])
         out.append("  practice trials play their planned levels; attention checks have no stream")
-    out.append("")
-    out.append(
+    return out
+
+
+def _duration_lines(estimate, adaptive, range_s) -> list[str]:
+    """The estimated session length (and its range over an adaptive factor's levels)."""
+    out = [
         f"Estimated duration: {estimate.total_s / 60:.1f} min "
         f"(streams {estimate.streams_s / 60:.1f}, questions {estimate.questions_s / 60:.1f}, "
-    )
-    out[-1] += f"other {(estimate.overhead_s + estimate.breaks_s) / 60:.1f})"
+        f"other {(estimate.overhead_s + estimate.breaks_s) / 60:.1f})"
+    ]
     if adaptive is not None and range_s is not None:
         lo, hi = min(adaptive.levels), max(adaptive.levels)
         low_s, high_s = range_s
         mid = f"with {adaptive.name} at {_num(round(math.sqrt(lo * hi)))} ms (mid-range);"
         ends = f"{low_s / 60:.1f} min if all at {_num(lo)}, {high_s / 60:.1f} at {_num(hi)}"
         out += wrap_labelled("  ", [f"{mid} {ends}"])
-    out.append("")
+    return out
 
+
+def _trial_list_lines(study, trials, adaptive, participant, args, group) -> list[str]:
+    """One participant's trial list (the first PREVIEW_ROWS unless one was asked for)."""
     shown = trials if args.participant else trials[:PREVIEW_ROWS]
     who = f"Trial list for {participant} (number {args.number}"
     who += f", seed {args.seed if args.seed is not None else study.seed}"
     who += f", group {group.id})" if group else ")"
-    out += wrap_labelled("", [who])
+    out = wrap_labelled("", [who])
     if adaptive is not None:
         out.append(f"({adaptive.name}=? : chosen by the procedure when the trial runs)")
     out.append(
@@ -220,9 +250,8 @@ def describe(
     for t in shown:
         kind = "practice" if t.practice else "attention" if t.attention else "main"
         rec = t.replay_id or "(check text)"
-        mark = "  -- break --" if t.break_before else None
-        if mark:
-            out.append(mark)
+        if t.break_before:
+            out.append("  -- break --")
         condition = t.condition_id
         if adaptive is not None and kind == "main":  # the level is chosen when it runs
             levels = {**t.levels, adaptive.name: "?"}

@@ -20,9 +20,9 @@ from uxlab.clock import Clock, MonotonicClock
 from uxlab.live.clients import Prompt, api_key_from_env
 from uxlab.live.key_scrub import KeyScrubber, KeyStreamGuard
 from uxlab.live.live_schedule import LiveEndpoint, LiveSchedule
-from uxlab.live.mapping import MAPPERS
+from uxlab.live.mapping import MAPPERS, Mapper
 from uxlab.live.record import RecordOptions, RecordResult, record_stream
-from uxlab.streams.recording import Chunk, ErrorEvent, Header
+from uxlab.streams.recording import Chunk, ErrorEvent, Header, Recording
 from uxlab.streams.sse import SseEvent
 
 TAIL_WAIT_S = 2.0
@@ -61,47 +61,13 @@ async def stream_live(
     clock is a `MonotonicClock`, the same time base) relative to `t0_ms`, the send key
     press. Failures (HTTP errors, timeouts, cuts) end the schedule with an error event.
     """
-    mapper = MAPPERS[endpoint.api]
-    header = Header(id="live")
     if key is None:
         key = api_key_from_env(endpoint.api, endpoint.api_key_env)
     if isinstance(prompt, str):
         prompt = Prompt(messages=[{"role": "user", "content": prompt}], where="live study")
-    monotonic = isinstance(clock, MonotonicClock)
-
-    def arrival_ms(arrival_ns: int) -> float:
-        now = arrival_ns / 1e6 if monotonic else clock.now_ms()
-        return now - t0_ms
-
-    sent_ms: list[float] = []
-    scrubber = KeyScrubber(key)
-    guards: dict[str, KeyStreamGuard] = {}
-
-    def on_event(ev: SseEvent, arrival_ns: int) -> None:
-        t_ms = arrival_ms(arrival_ns)
-        # the recorder's times (stamped on every event) count from its send; ours from the key
-        if not sent_ms and ev.t_ms is not None:
-            sent_ms.append(round(t_ms - ev.t_ms, 3))
-            if on_sent is not None:
-                on_sent(sent_ms[0])
-        # Events are mapped one at a time so chunks reach the schedule as they arrive; the
-        # end (finish reason, usage) needs the whole stream and comes from the recorder's
-        # full mapping below.
-        rec, _ = mapper([ev], header)
-        for e in rec.events:
-            if isinstance(e, ErrorEvent):  # the participant never sees an upstream body
-                e = ErrorEvent(t_ms=e.t_ms, error=neutral_error(e.error))
-            elif isinstance(e, Chunk) and scrubber.key is not None:
-                guard = guards.setdefault(e.channel, KeyStreamGuard(scrubber))
-                text = guard.feed(e.text)  # a key is never shown, even one piece at a time
-                if not text:
-                    continue
-                e = dataclasses.replace(e, text=text)
-            schedule.feed(e, t_ms)
-
+    feed = _ScheduleFeed(schedule, MAPPERS[endpoint.api], KeyScrubber(key), clock, t0_ms, on_sent)
     own_client = client is None
     http = client if client is not None else httpx.AsyncClient()
-    result: RecordResult | None = None
     try:
         result = await record_stream(
             http,
@@ -112,7 +78,7 @@ async def stream_live(
             key,
             "live",
             options or RecordOptions(params=dict(endpoint.params)),
-            on_event=on_event,
+            on_event=feed.on_event,
         )
     except asyncio.CancelledError:
         if not schedule.closed:
@@ -124,22 +90,75 @@ async def stream_live(
         if own_client:
             await http.aclose()
     if not schedule.closed:
-        now_ms = clock.now_ms() - t0_ms
-        for channel, guard in guards.items():  # text held back in case it began the key
+        feed.close(result.recording)
+    return LiveResult(result, result.message, feed.sent_ms)
+
+
+class _ScheduleFeed:
+    """Feeds a recorder's events into a `LiveSchedule` as they arrive: each mapped on its
+    own, stamped on `clock` from `t0_ms`, with errors made neutral and the key held back."""
+
+    def __init__(
+        self,
+        schedule: LiveSchedule,
+        mapper: Mapper,
+        scrubber: KeyScrubber,
+        clock: Clock,
+        t0_ms: float,
+        on_sent: Callable[[float], None] | None,
+    ) -> None:
+        self.schedule, self.mapper, self.scrubber = schedule, mapper, scrubber
+        self.clock, self.t0_ms, self.on_sent = clock, t0_ms, on_sent
+        self.monotonic = isinstance(clock, MonotonicClock)
+        self.header = Header(id="live")
+        self.guards: dict[str, KeyStreamGuard] = {}
+        self.sent_ms: float | None = None
+        """The recorder's send on our timeline (ms from the key press), once an event says."""
+
+    def arrival_ms(self, arrival_ns: int) -> float:
+        now = arrival_ns / 1e6 if self.monotonic else self.clock.now_ms()
+        return now - self.t0_ms
+
+    def on_event(self, ev: SseEvent, arrival_ns: int) -> None:
+        t_ms = self.arrival_ms(arrival_ns)
+        # the recorder's times (stamped on every event) count from its send; ours from the key
+        if self.sent_ms is None and ev.t_ms is not None:
+            self.sent_ms = round(t_ms - ev.t_ms, 3)
+            if self.on_sent is not None:
+                self.on_sent(self.sent_ms)
+        # Events are mapped one at a time so chunks reach the schedule as they arrive; the
+        # end (finish reason, usage) needs the whole stream and comes from the recorder's
+        # full mapping (`close`).
+        rec, _ = self.mapper([ev], self.header)
+        for e in rec.events:
+            if isinstance(e, ErrorEvent):  # the participant never sees an upstream body
+                e = ErrorEvent(t_ms=e.t_ms, error=neutral_error(e.error))
+            elif isinstance(e, Chunk) and self.scrubber.key is not None:
+                guard = self.guards.setdefault(e.channel, KeyStreamGuard(self.scrubber))
+                text = guard.feed(e.text)  # a key is never shown, even one piece at a time
+                if not text:
+                    continue
+                e = dataclasses.replace(e, text=text)
+            self.schedule.feed(e, t_ms)
+
+    def close(self, rec: Recording) -> None:
+        """End the schedule from the recorder's whole recording: its last error, or its end
+        at the recorded instant (never later than now, never before the last arrival)."""
+        schedule = self.schedule
+        now_ms = self.clock.now_ms() - self.t0_ms
+        for channel, guard in self.guards.items():  # text held back in case it began the key
             rest = guard.flush()
             if rest:
                 schedule.feed(Chunk(t_ms=None, text=rest, channel=channel), now_ms)
-        rec = result.recording
         if rec.errors:
             schedule.add_error(neutral_error(rec.errors[-1].error), now_ms)
-        else:
-            end = rec.end
-            end_ms = now_ms
-            if end is not None and end.t_ms is not None and sent_ms:
-                last = schedule.arrivals[-1].t_ms if schedule.arrivals else 0.0
-                end_ms = min(now_ms, max(end.t_ms + sent_ms[0], last))
-            schedule.add_end(end_ms, end.finish_reason if end else None, end.usage if end else None)
-    return LiveResult(result, result.message, sent_ms[0] if sent_ms else None)
+            return
+        end = rec.end
+        end_ms = now_ms
+        if end is not None and end.t_ms is not None and self.sent_ms is not None:
+            last = schedule.arrivals[-1].t_ms if schedule.arrivals else 0.0
+            end_ms = min(now_ms, max(end.t_ms + self.sent_ms, last))
+        schedule.add_end(end_ms, end.finish_reason if end else None, end.usage if end else None)
 
 
 _OWN_ERROR_KINDS = {

@@ -209,6 +209,11 @@ class LiveSchedule:
         """Event `i` is released, or the schedule is over (so it never will be)."""
         return i < len(self.events) or self.closed
 
+    @property
+    def awaited(self) -> bool:
+        """True while a reader (the player) waits in `wait_event` for an event not yet released."""
+        return bool(self._waiters)
+
     async def wait_event(self, i: int) -> Event | None:
         """Event `i` once it is released; None when the schedule ended before it."""
         while not self.known(i):

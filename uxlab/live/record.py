@@ -20,7 +20,6 @@ never stored: it is scrubbed from every text that came back from the server.
 from __future__ import annotations
 
 import asyncio
-import copy
 import email.utils
 import json
 import time
@@ -36,8 +35,9 @@ import httpx
 from uxlab.live.clients import API_NAMES, Prompt, build_request, request_record
 from uxlab.live.key_scrub import KeyScrubber
 from uxlab.live.mapping import map_capture
+from uxlab.live.record_scrub import scrub_across_events, scrub_chunks
 from uxlab.reading import InputProblem, loads_json
-from uxlab.streams.recording import Chunk, End, ErrorEvent, Header, Recording
+from uxlab.streams.recording import End, ErrorEvent, Header, Recording
 from uxlab.streams.replay_file import safe_filename, write_replay
 from uxlab.streams.sse import SseEvent, SseLimitError, SseParser, format_capture
 
@@ -84,68 +84,6 @@ class RecordResult:
 _Scrubber = KeyScrubber
 """Removes the API key from any text that came back (servers echo keys in 401s), in any
 encoding and across events (`uxlab.live.key_scrub`)."""
-
-
-def _scrub_across_events(
-    api: str, capture: list[SseEvent], header: Header, scrub: KeyScrubber
-) -> None:
-    """Remove a key that only shows when events are joined (each event is scrubbed alone as
-    it arrives): in the raw data of consecutive events, and in the decoded chunk texts of
-    each channel, where the event that carried each touched text gets the scrubbed text."""
-    if scrub.key is None or not capture:
-        return
-    for ev, data in zip(capture, scrub.scrub_pieces([ev.data for ev in capture]), strict=True):
-        ev.data = data
-    whole, _ = map_capture(api, capture, copy.deepcopy(header))
-    channels = {c.channel for c in whole.chunks}
-    joined = ["".join(c.text for c in whole.chunks if c.channel == ch) for ch in channels]
-    if not any(scrub.found_in(text) for text in joined):
-        return  # the usual case: no key anywhere in the decoded text
-    pieces: dict[str, list[tuple[int, str]]] = {}  # channel -> [(event index, chunk text)]
-    for j, ev in enumerate(capture):
-        rec, _ = map_capture(api, [ev], copy.deepcopy(header))
-        for c in rec.chunks:
-            pieces.setdefault(c.channel, []).append((j, c.text))
-    for channel_pieces in pieces.values():
-        texts = [text for _, text in channel_pieces]
-        for (j, old), new in zip(channel_pieces, scrub.scrub_pieces(texts), strict=True):
-            if old == new:
-                continue
-            ev = capture[j]
-            try:
-                obj = loads_json(ev.data, check=False)  # nesting bounded: safe to walk
-            except InputProblem:
-                continue
-            changed = _replace_strings(obj, {old: new})
-            if changed is not obj:
-                ev.data = json.dumps(changed, ensure_ascii=False, separators=(",", ":"))
-
-
-def _scrub_chunks(recording: Recording, scrub: KeyScrubber) -> None:
-    """Last guard on the mapped recording: a key still joined across chunk texts."""
-    if scrub.key is None:
-        return
-    by_channel: dict[str, list[Chunk]] = {}
-    for c in recording.chunks:
-        by_channel.setdefault(c.channel, []).append(c)
-    for chunks in by_channel.values():
-        for c, text in zip(chunks, scrub.scrub_pieces([c.text for c in chunks]), strict=True):
-            c.text = text
-
-
-def _replace_strings(value: Any, replace: dict[str, str]) -> Any:
-    """`value` with every string found in `replace` swapped (the same object if none was)."""
-    if isinstance(value, str):
-        return replace.get(value, value)
-    if isinstance(value, dict):
-        items = {k: _replace_strings(v, replace) for k, v in value.items()}
-        return items if any(items[k] is not value[k] for k in value) else value
-    if isinstance(value, list):
-        items_list = [_replace_strings(v, replace) for v in value]
-        return (
-            items_list if any(a is not b for a, b in zip(items_list, value, strict=True)) else value
-        )
-    return value
 
 
 def _vendor(api: str, url: str) -> str:
@@ -260,34 +198,10 @@ async def _record_once(
 ) -> RecordResult:
     scrub = _Scrubber(key)
     built = build_request(api, base_url, model, prompt, key, options.params)
-    header = Header(
-        id=rid,
-        source={
-            "kind": "live",
-            "api": API_NAMES[api],
-            "vendor": _vendor(api, built.url),
-            "model": model,
-            "origin": _origin(built.url),
-        },
-        request=request_record(api, model, prompt, built.body),
-        clock={"t0": "request_sent", "unit": "ms", "source": "perf_counter"},
-        extra={
-            "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "http": {"status": None, "headers_ms": None},
-        },
+    header = _live_header(
+        api, built.url, model, rid, request_record(api, model, prompt, built.body)
     )
-    stamps: dict[str, int] = {}
-
-    async def trace(event_name: str, info: dict[str, Any]) -> None:
-        if event_name.endswith(_STAMPED_TRACE_EVENTS):
-            stamps[event_name.split(".", 1)[1]] = time.perf_counter_ns()
-
-    def ms_since_t0(ns: int) -> float:
-        return max(0.0, (ns - t0_ns()) / 1e6)
-
-    def t0_ns() -> int:
-        return stamps.get(t0_event, stamps.get("send_request_body.complete", before_send_ns))
-
+    stamps = _Stamps()
     timeout = httpx.Timeout(options.read_timeout_s, connect=options.connect_timeout_s)
     request = client.build_request(
         "POST",
@@ -295,66 +209,138 @@ async def _record_once(
         headers=built.headers,
         json=built.body,
         timeout=timeout,
-        extensions={"trace": trace},
+        extensions={"trace": stamps.trace},
     )
-    body_bytes = int(request.headers.get("content-length", "0") or 0)
-    t0_event = (
-        "send_request_body.started"
-        if body_bytes <= SMALL_BODY_BYTES
-        else "send_request_body.complete"
-    )
-    capture: list[SseEvent] = []
-    before_send_ns = time.perf_counter_ns()
+    stamps.choose_t0(int(request.headers.get("content-length", "0") or 0))
     try:
         response = await client.send(request, stream=True)
     except httpx.ConnectTimeout:
         text = f"no connection within {options.connect_timeout_s:g} s"
         return _failed(header, "connect_timeout", text, scrub)
     except httpx.TimeoutException as exc:
-        t_ms = ms_since_t0(time.perf_counter_ns())
+        t_ms = stamps.ms_since_t0(time.perf_counter_ns())
         text = f"no response headers within {options.read_timeout_s:g} s ({type(exc).__name__})"
         return _failed(header, "read_timeout", text, scrub, t_ms)
     except httpx.TransportError as exc:
         return _failed(header, "connect_error", f"{type(exc).__name__}: {exc}", scrub)
     http = header.extra["http"]
     http["status"] = response.status_code
-    headers_ns = stamps.get("receive_response_headers.complete", time.perf_counter_ns())
-    http["headers_ms"] = round(ms_since_t0(headers_ns), 3)
+    headers_ns = stamps.stamps.get("receive_response_headers.complete", time.perf_counter_ns())
+    http["headers_ms"] = round(stamps.ms_since_t0(headers_ns), 3)
+    capture: list[SseEvent] = []
     try:
         if response.status_code >= 400:
-            return await _http_error(header, response, ms_since_t0, scrub)
-        framer = SseParser()  # stamps each event with the arrival of the read completing it
-        problem: tuple[str, str] | None = None
-        try:
-            async for piece in response.aiter_raw():
-                arrival_ns = time.perf_counter_ns()
-                t_ms = ms_since_t0(arrival_ns)
-                for ev in framer.feed(piece, t_ms):
-                    ev.data, ev.event = scrub(ev.data), ev.event and scrub(ev.event)
-                    capture.append(ev)
-                    if on_event is not None:
-                        on_event(ev, arrival_ns)
-        except httpx.ReadTimeout:
-            problem = ("read_timeout", f"no bytes for {options.read_timeout_s:g} s mid-stream")
-        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-            problem = (
-                "connection_closed",
-                f"the connection was cut mid-stream ({type(exc).__name__}: {exc})",
-            )
-        except UnicodeDecodeError as exc:
-            problem = ("malformed_stream", f"the stream is not UTF-8 ({exc.reason})")
-        except SseLimitError as exc:
-            problem = ("malformed_stream", f"the stream broke the SSE limits ({exc})")
-        end_t_ms = ms_since_t0(time.perf_counter_ns())
-        if problem is None or problem[0] != "malformed_stream":
-            for ev in framer.close(end_t_ms):
-                ev.data, ev.event = scrub(ev.data), ev.event and scrub(ev.event)
-                capture.append(ev)
+            return await _http_error(header, response, stamps.ms_since_t0, scrub)
+        problem, end_t_ms = await _read_events(response, capture, stamps, scrub, options, on_event)
     finally:
         await response.aclose()
-    _scrub_across_events(api, capture, header, scrub)
+    scrub_across_events(api, capture, header, scrub)
     recording, malformed = map_capture(api, capture, header)
-    _scrub_chunks(recording, scrub)
+    scrub_chunks(recording, scrub)
+    message = _close_recording(recording, problem, end_t_ms, response.status_code, scrub)
+    if malformed and message is None:
+        message = f"{malformed} malformed event(s) kept as meta events"
+    return RecordResult(recording, capture, response.status_code, 1, message, malformed)
+
+
+def _live_header(api: str, url: str, model: str, rid: str, request: dict[str, Any]) -> Header:
+    """A live recording's header before the response: where it went, what was asked."""
+    return Header(
+        id=rid,
+        source={
+            "kind": "live",
+            "api": API_NAMES[api],
+            "vendor": _vendor(api, url),
+            "model": model,
+            "origin": _origin(url),
+        },
+        request=request,
+        clock={"t0": "request_sent", "unit": "ms", "source": "perf_counter"},
+        extra={
+            "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "http": {"status": None, "headers_ms": None},
+        },
+    )
+
+
+class _Stamps:
+    """The request's time base from httpx's trace events: t0 is the send (see the module
+    docstring: `...started` for a small body, `...complete` for a big one)."""
+
+    def __init__(self) -> None:
+        self.stamps: dict[str, int] = {}
+        self.t0_event = "send_request_body.started"
+        self.before_send_ns = time.perf_counter_ns()
+
+    async def trace(self, event_name: str, info: dict[str, Any]) -> None:
+        if event_name.endswith(_STAMPED_TRACE_EVENTS):
+            self.stamps[event_name.split(".", 1)[1]] = time.perf_counter_ns()
+
+    def choose_t0(self, body_bytes: int) -> None:
+        """Set the event that is t0 for a body of `body_bytes`; called just before sending."""
+        if body_bytes > SMALL_BODY_BYTES:
+            self.t0_event = "send_request_body.complete"
+        self.before_send_ns = time.perf_counter_ns()
+
+    def t0_ns(self) -> int:
+        stamps = self.stamps
+        return stamps.get(
+            self.t0_event, stamps.get("send_request_body.complete", self.before_send_ns)
+        )
+
+    def ms_since_t0(self, ns: int) -> float:
+        return max(0.0, (ns - self.t0_ns()) / 1e6)
+
+
+async def _read_events(
+    response: httpx.Response,
+    capture: list[SseEvent],
+    stamps: _Stamps,
+    scrub: _Scrubber,
+    options: RecordOptions,
+    on_event: OnEvent | None,
+) -> tuple[tuple[str, str] | None, float]:
+    """Frame the body's SSE events into `capture` as they arrive, each stamped and scrubbed;
+    returns (what cut the stream, if anything: (kind, text)), and the stream's end in ms."""
+    framer = SseParser()  # stamps each event with the arrival of the read completing it
+    problem: tuple[str, str] | None = None
+    try:
+        async for piece in response.aiter_raw():
+            arrival_ns = time.perf_counter_ns()
+            t_ms = stamps.ms_since_t0(arrival_ns)
+            for ev in framer.feed(piece, t_ms):
+                ev.data, ev.event = scrub(ev.data), ev.event and scrub(ev.event)
+                capture.append(ev)
+                if on_event is not None:
+                    on_event(ev, arrival_ns)
+    except httpx.ReadTimeout:
+        problem = ("read_timeout", f"no bytes for {options.read_timeout_s:g} s mid-stream")
+    except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+        problem = (
+            "connection_closed",
+            f"the connection was cut mid-stream ({type(exc).__name__}: {exc})",
+        )
+    except UnicodeDecodeError as exc:
+        problem = ("malformed_stream", f"the stream is not UTF-8 ({exc.reason})")
+    except SseLimitError as exc:
+        problem = ("malformed_stream", f"the stream broke the SSE limits ({exc})")
+    end_t_ms = stamps.ms_since_t0(time.perf_counter_ns())
+    if problem is None or problem[0] != "malformed_stream":
+        for ev in framer.close(end_t_ms):
+            ev.data, ev.event = scrub(ev.data), ev.event and scrub(ev.event)
+            capture.append(ev)
+    return problem, end_t_ms
+
+
+def _close_recording(
+    recording: Recording,
+    problem: tuple[str, str] | None,
+    end_t_ms: float,
+    status: int,
+    scrub: _Scrubber,
+) -> str | None:
+    """End a recording whose stream was cut or had no terminator with an error event;
+    the one-line message for the user (None: nothing went wrong)."""
     message = None
     if problem is not None:
         kind, text = problem
@@ -375,12 +361,10 @@ async def _record_once(
     if recording.end is not None and recording.end.finish_reason == "error" and message is None:
         err = recording.errors[-1].error if recording.errors else {}
         message = (
-            f"mid-stream error after HTTP {response.status_code}: "
+            f"mid-stream error after HTTP {status}: "
             + scrub(str(err.get("type") or "") + " " + str(err.get("message") or "")).strip()
         )
-    if malformed and message is None:
-        message = f"{malformed} malformed event(s) kept as meta events"
-    return RecordResult(recording, capture, response.status_code, 1, message, malformed)
+    return message
 
 
 async def _http_error(
@@ -428,9 +412,16 @@ def _failed(
 
 def unique_id(outdir: Path, rid: str) -> str:
     """`rid`, or `rid-2`, `rid-3`... so an earlier recording in `outdir` is never overwritten."""
+    return free_id(
+        rid, lambda c: (outdir / f"{c}.jsonl").exists() or (outdir / f"{c}.sse").exists()
+    )
+
+
+def free_id(rid: str, taken: Callable[[str], bool]) -> str:
+    """`rid` made safe as a file name, or `rid-2`, `rid-3`...: the first one not `taken`."""
     base = safe_filename(rid)
     candidate, n = base, 1
-    while (outdir / f"{candidate}.jsonl").exists() or (outdir / f"{candidate}.sse").exists():
+    while taken(candidate):
         n += 1
         candidate = f"{base}-{n}"
     return candidate

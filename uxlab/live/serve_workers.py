@@ -116,9 +116,9 @@ def run_workers(socks: list[socket.socket], serve_one: Callable[[int, socket.soc
     try:
         while pids:
             pid, status = os.wait()  # retried after a signal handler runs (PEP 475)
-            k = pids.pop(pid, None)
-            if k is None:
+            if pid not in pids:
                 continue
+            k = pids.pop(pid)
             if not stopping["signals"]:  # a worker ended on its own: stop the rest
                 print(
                     f"uxlab serve: worker {k} (pid {pid}) ended ({_exit_note(status)}); "

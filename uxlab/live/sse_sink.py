@@ -181,7 +181,7 @@ class SSESink:
         """The bytes that open the stream (role chunk, or `message_start` and `ping`)."""
         if self.wire == "openai":
             return self._openai({"role": "assistant", "content": ""})
-        message = {
+        message: dict[str, Any] = {
             "id": self.response_id,
             "type": "message",
             "role": "assistant",

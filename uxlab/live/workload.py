@@ -104,7 +104,8 @@ def ttft_ms(rec: Recording) -> float | None:
 def itl_gaps_ms(rec: Recording) -> list[float]:
     """`inspect`'s ITL gaps: between consecutive non-empty content/reasoning chunks, in ms
     (tool-call arguments are not output, as in `metrics`)."""
-    return StreamArrays.from_recordings([rec]).measured_gaps()[0].tolist()
+    gaps: list[float] = StreamArrays.from_recordings([rec]).measured_gaps()[0].tolist()
+    return gaps
 
 
 @dataclass

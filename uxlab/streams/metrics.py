@@ -419,23 +419,65 @@ def describe_columns(
     timed = a.has_timing
     synthetic = a.is_synthetic
     gaps_known = timed if include_synthetic else timed & ~synthetic
-    rec_of = a.recording_of_chunk()
     nonempty = counts > 0
     first_idx = np.minimum(a.starts[:-1], max(len(a.t_ms) - 1, 0))
     last_idx = np.maximum(a.starts[1:] - 1, 0)
-
-    def at(values: np.ndarray, idx: np.ndarray, ok: np.ndarray) -> np.ndarray:
-        res = np.full(n_recs, np.nan)
-        if len(values):
-            res[ok] = values[idx[ok]]
-        return res
-
     ok_t = nonempty & timed
-    t_first = at(a.t_ms, first_idx, ok_t)
-    t_last = at(a.t_ms, last_idx, ok_t)
-    decode_ms = t_last - t_first
+    t_first = _at(a.t_ms, first_idx, ok_t, n_recs)
+    decode_ms = _at(a.t_ms, last_idx, ok_t, n_recs) - t_first
+    tokens = _token_columns(a, nonempty, decode_ms)
+    ttst_ms = _ttst(a, first_idx, t_first, ok_t, gaps_known)
+    chars_total, chars_per_s = _char_columns(a, first_idx, decode_ms)
+    gaps = _gap_columns(a, include_synthetic, gaps_known)
+    return {
+        "id": a.ids,
+        "n_chunks": a.n_chunks,
+        "n_output_chunks": counts,
+        "n_reasoning_chunks": a.n_reasoning_chunks,
+        "n_tool_chunks": a.n_tool_chunks,
+        "n_tokens": tokens["n_tokens"],
+        "n_chars": chars_total,
+        "ttft_ms": t_first,
+        "ttft_first_event_ms": np.where(timed, a.first_event_ms, np.nan),
+        "ttst_ms": ttst_ms,
+        "second_token_gap_ms": ttst_ms - t_first,
+        "e2e_ms": a.end_ms,  # the end's own time, known or not, whatever the chunks' times
+        "itl_mean_ms": gaps["itl_mean_ms"],
+        "itl_p50_ms": gaps["itl_p50_ms"],
+        "itl_p90_ms": gaps["itl_p90_ms"],
+        "itl_p99_ms": gaps["itl_p99_ms"],
+        "itl_max_ms": gaps["itl_max_ms"],
+        "itl_cv": gaps["itl_cv"],
+        "itl_lag1": gaps["itl_lag1"],
+        "tpot_ms": tokens["tpot_ms"],
+        "decode_tokens_per_s": tokens["decode_tokens_per_s"],
+        "chars_per_s": chars_per_s,
+        "tokens_per_chunk": tokens["tokens_per_chunk"],
+        "stalls_over_250": gaps["stalls_over_250"],
+        "stalls_over_1000": gaps["stalls_over_1000"],
+        "stall_longest_ms": gaps["itl_max_ms"],
+        "finish_reason": a.finish_reason,
+        "error": a.error,
+        "truncated": a.truncated,
+        "has_timing": timed,
+        "timing": np.where(timed, np.where(synthetic, "synthetic", "recorded"), "none").tolist(),
+    }
 
-    # Tokens: summed n_tokens when every output chunk has it, else the chunk count.
+
+def _at(values: np.ndarray, idx: np.ndarray, ok: np.ndarray, n_recs: int) -> np.ndarray:
+    """Per recording: `values[idx]` where `ok`, NaN elsewhere."""
+    res = np.full(n_recs, np.nan)
+    if len(values):
+        res[ok] = values[idx[ok]]
+    return res
+
+
+def _token_columns(
+    a: StreamArrays, nonempty: np.ndarray, decode_ms: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Tokens and the rates they give: summed n_tokens when every output chunk has it,
+    else the chunk count stands in for the rates (and n_tokens is NaN)."""
+    n_recs, counts, rec_of = len(a), a.n_output_chunks, a.recording_of_chunk()
     tok_unknown = np.bincount(rec_of, weights=np.isnan(a.n_tokens), minlength=n_recs) > 0
     tok_sum = np.bincount(rec_of, weights=np.nan_to_num(a.n_tokens), minlength=n_recs)
     n_tokens = np.where(tok_unknown | ~nonempty, np.nan, tok_sum)
@@ -443,24 +485,50 @@ def describe_columns(
     tokens_for_tpot = np.where(np.isnan(n_tokens), counts, n_tokens).astype(float)
     with np.errstate(divide="ignore", invalid="ignore"):
         tpot_ms = np.where(tokens_for_tpot > 1, decode_ms / (tokens_for_tpot - 1), np.nan)
-        decode_tps = np.where(tpot_ms > 0, 1000.0 / tpot_ms, np.nan)
-        tokens_per_chunk = np.where(nonempty, n_tokens / np.maximum(counts, 1), np.nan)
+        return {
+            "n_tokens": n_tokens,
+            "tpot_ms": tpot_ms,
+            "decode_tokens_per_s": np.where(tpot_ms > 0, 1000.0 / tpot_ms, np.nan),
+            "tokens_per_chunk": np.where(nonempty, n_tokens / np.maximum(counts, 1), np.nan),
+        }
 
-    # TTST: the first chunk if it carries two or more tokens, else the second chunk.
-    first_tokens = at(a.n_tokens, first_idx, nonempty)
+
+def _ttst(
+    a: StreamArrays,
+    first_idx: np.ndarray,
+    t_first: np.ndarray,
+    ok_t: np.ndarray,
+    gaps_known: np.ndarray,
+) -> np.ndarray:
+    """TTST: the first chunk if it carries two or more tokens, else the second chunk."""
+    n_recs, counts = len(a), a.n_output_chunks
+    first_tokens = _at(a.n_tokens, first_idx, counts > 0, n_recs)
     second_idx = np.minimum(first_idx + 1, max(len(a.t_ms) - 1, 0))
-    t_second = at(a.t_ms, second_idx, ok_t & (counts >= 2))
+    t_second = _at(a.t_ms, second_idx, ok_t & (counts >= 2), n_recs)
     ttst_ms = np.where(first_tokens >= 2, t_first, t_second)
-    ttst_ms = np.where(gaps_known, ttst_ms, np.nan)  # a made-up second chunk is no TTST
+    return np.where(gaps_known, ttst_ms, np.nan)  # a made-up second chunk is no TTST
 
-    chars_total = np.bincount(rec_of, weights=a.n_chars, minlength=n_recs).astype(np.int64)
-    chars_first = at(a.n_chars.astype(float), first_idx, nonempty)
+
+def _char_columns(
+    a: StreamArrays, first_idx: np.ndarray, decode_ms: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(characters in all, characters per second after the first chunk)."""
+    n_recs = len(a)
+    chars_total = np.bincount(a.recording_of_chunk(), weights=a.n_chars, minlength=n_recs)
+    chars_total = chars_total.astype(np.int64)
+    chars_first = _at(a.n_chars.astype(float), first_idx, a.n_output_chunks > 0, n_recs)
     with np.errstate(divide="ignore", invalid="ignore"):
         chars_per_s = np.where(
             decode_ms > 0, (chars_total - chars_first) / (decode_ms / 1000), np.nan
         )
+    return chars_total, chars_per_s
 
-    # Gaps between consecutive output chunks, grouped by recording.
+
+def _gap_columns(
+    a: StreamArrays, include_synthetic: bool, gaps_known: np.ndarray
+) -> dict[str, np.ndarray]:
+    """The inter-chunk gaps' statistics, per recording (consecutive output chunks)."""
+    n_recs = len(a)
     gaps_ms, gap_rec = a.measured_gaps(include_synthetic)
     pct, n_gaps = grouped_percentiles(gaps_ms, gap_rec, n_recs, (*ITL_PERCENTILES, 100))
     has_gaps = n_gaps > 0
@@ -475,26 +543,11 @@ def describe_columns(
         )
         lag_den = var * n_gaps
         lag1 = np.where((n_gaps >= 3) & (lag_den > 0), lag_num / lag_den, np.nan)
-    over = [
+    over_250, over_1000 = (
         np.where(gaps_known, np.bincount(gap_rec, weights=gaps_ms > thr, minlength=n_recs), np.nan)
         for thr in STALL_THRESHOLDS_MS
-    ]
-
-    first_event = np.where(timed, a.first_event_ms, np.nan)
-    end = a.end_ms  # the end's own time, known or not, whatever the chunks' times
-    data = {
-        "id": a.ids,
-        "n_chunks": a.n_chunks,
-        "n_output_chunks": counts,
-        "n_reasoning_chunks": a.n_reasoning_chunks,
-        "n_tool_chunks": a.n_tool_chunks,
-        "n_tokens": n_tokens,
-        "n_chars": chars_total,
-        "ttft_ms": t_first,
-        "ttft_first_event_ms": first_event,
-        "ttst_ms": ttst_ms,
-        "second_token_gap_ms": ttst_ms - t_first,
-        "e2e_ms": end,
+    )
+    return {
         "itl_mean_ms": np.where(has_gaps, mean, np.nan),
         "itl_p50_ms": pct[0],
         "itl_p90_ms": pct[1],
@@ -502,20 +555,9 @@ def describe_columns(
         "itl_max_ms": pct[3],
         "itl_cv": np.where(has_gaps, cv, np.nan),
         "itl_lag1": lag1,
-        "tpot_ms": tpot_ms,
-        "decode_tokens_per_s": decode_tps,
-        "chars_per_s": chars_per_s,
-        "tokens_per_chunk": tokens_per_chunk,
-        "stalls_over_250": over[0],
-        "stalls_over_1000": over[1],
-        "stall_longest_ms": pct[3],
-        "finish_reason": a.finish_reason,
-        "error": a.error,
-        "truncated": a.truncated,
-        "has_timing": timed,
-        "timing": np.where(timed, np.where(synthetic, "synthetic", "recorded"), "none").tolist(),
+        "stalls_over_250": over_250,
+        "stalls_over_1000": over_1000,
     }
-    return data
 
 
 def nest(row: Mapping[str, Any], ndigits: int | None = None) -> dict[str, Any]:

@@ -466,30 +466,15 @@ def _check_in_bulk(
             return None
         if set(map(type, texts)) - {str} or not set(map(type, n_tokens)) <= _TOKEN_TYPES:
             return None
-        others: dict[int, Event] = {}
-        end: End | None = None
-        if chunk_at is not None:
-            chunk_set = set(chunk_at)
-            for i in range(n_events):
-                if i not in chunk_set:
-                    if _has_huge_float(objs[i]):
-                        return None
-                    other = reader.event(objs[i], linenos[i])
-                    if isinstance(other, End):  # never: an end is last (counted above)
-                        return None
-                    others[i] = other
-        if has_end:
-            if _has_huge_float(objs[-1]):
-                return None
-            last = reader.event(objs[-1], linenos[-1])
-            if not isinstance(last, End):  # never: its type is "end"
-                return None
-            end = last
+        others = (
+            {} if chunk_at is None else _other_events(objs, linenos, reader, chunk_at, n_events)
+        )
+        end = _last_end(objs, linenos, reader) if has_end else None
         t_ms = np.array(times, dtype=float)  # None -> NaN
         tokens = np.array(n_tokens, dtype=float)
-    # A missing key, an unhashable channel, an integer beyond float range, or an event the
-    # precise checker rejects.
-    except (KeyError, TypeError, OverflowError, ReplayFormatError):
+    # A missing key, an unhashable channel, an integer beyond float range, an event the
+    # precise checker rejects, or one this check is unsure of.
+    except (KeyError, TypeError, OverflowError, ReplayFormatError, _Unsure):
         return None
     if (t_ms < 0.0).any() or (t_ms > MAX_TIME_MS).any() or (tokens < 0.0).any():
         return None
@@ -508,9 +493,7 @@ def _check_in_bulk(
         all_t = t_ms
     known = all_t[~np.isnan(all_t)] if type(None) in time_types or others else all_t
     first_event_ms = float(known[0]) if len(known) else math.nan
-    if end is not None and end.t_ms is not None:
-        known = np.append(known, end.t_ms)
-    if len(known) > 1 and not (np.diff(known) >= 0.0).all():
+    if not _never_decrease(known, end):
         return None
     return ValidEvents(
         t_ms=t_ms,
@@ -524,6 +507,48 @@ def _check_in_bulk(
         end=end,
         first_event_ms=first_event_ms,
     )
+
+
+class _Unsure(Exception):
+    """The bulk check cannot vouch for an event: the precise checker decides."""
+
+
+def _other_events(
+    objs: list[dict[str, Any]],
+    linenos: Sequence[int],
+    reader: _Reader,
+    chunk_at: list[int],
+    n_events: int,
+) -> dict[int, Event]:
+    """The first `n_events` events (the end excluded) that are not chunks, read one by one."""
+    chunk_set = set(chunk_at)
+    others: dict[int, Event] = {}
+    for i in range(n_events):
+        if i not in chunk_set:
+            if _has_huge_float(objs[i]):
+                raise _Unsure
+            other = reader.event(objs[i], linenos[i])
+            if isinstance(other, End):  # never: an end is last (counted by the caller)
+                raise _Unsure
+            others[i] = other
+    return others
+
+
+def _last_end(objs: list[dict[str, Any]], linenos: Sequence[int], reader: _Reader) -> End:
+    """The end event (the last object, whose type is "end")."""
+    if _has_huge_float(objs[-1]):
+        raise _Unsure
+    last = reader.event(objs[-1], linenos[-1])
+    if not isinstance(last, End):  # never: its type is "end"
+        raise _Unsure
+    return last
+
+
+def _never_decrease(known: np.ndarray, end: End | None) -> bool:
+    """Whether the known times, then the end's, never go back."""
+    if end is not None and end.t_ms is not None:
+        known = np.append(known, end.t_ms)
+    return len(known) <= 1 or bool((np.diff(known) >= 0.0).all())
 
 
 def _check_line_by_line(

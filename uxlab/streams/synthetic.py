@@ -199,22 +199,11 @@ def synthesize(
     `stall_at` and `error_at` count answer tokens (pieces of `tokenize(text)`), from 0;
     `tokens_per_chunk` groups that many pieces into one chunk (provider coalescing).
     """
-    if ttft_ms < 0:
-        raise SyntheticSpecError(f"ttft_ms must not be negative, got {ttft_ms}")
-    if tokens_per_chunk < 1:
-        raise SyntheticSpecError(f"tokens_per_chunk must be at least 1, got {tokens_per_chunk}")
-    if prelude_ms is not None and not 0 <= prelude_ms <= ttft_ms:
-        raise SyntheticSpecError(f"prelude_ms must lie in [0, ttft_ms], got {prelude_ms}")
-    gaps = _gap_model(itl)
-    rng = np.random.default_rng(seed)
     answer = tokenize(text)
     stalls = _as_list(stall_at)
-    for name, at in [("stall_at", a) for a in stalls] + [("error_at", error_at)]:
-        if at is not None and not 0 <= at < max(len(answer), 1):
-            raise SyntheticSpecError(
-                f"{name}={at} is outside the answer's {len(answer)} tokens "
-                f"(use 0..{max(len(answer) - 1, 0)}; tokens are pieces of tokenize(text))"
-            )
+    _check_spec(ttft_ms, tokens_per_chunk, prelude_ms, stalls, error_at, len(answer))
+    gaps = _gap_model(itl)
+    rng = np.random.default_rng(seed)
 
     line = _Timeline(rng, tokens_per_chunk)
     if prelude_ms is not None:
@@ -226,19 +215,7 @@ def synthesize(
         line.stream(tokenize(reasoning), "reasoning", gaps, next_at)
         next_at = line.t_ms + line.next_gap(gaps) if line.t_ms is not None else next_at
     if tool_call is not None:
-        line.events.append(
-            Meta(
-                t_ms=round(next_at, 3),
-                data={"kind": "tool_call", "id": tool_call.call_id, "name": tool_call.name},
-            )
-        )
-        args = json.dumps(tool_call.arguments, ensure_ascii=False)
-        line.stream(tokenize(args), "tool", gaps, next_at)
-        done_ms = (line.t_ms or next_at) + tool_call.run_ms
-        line.events.append(
-            Meta(t_ms=round(done_ms, 3), data={"kind": "tool_result", "id": tool_call.call_id})
-        )
-        next_at = done_ms + tool_call.resume_ms
+        next_at = _stream_tool_call(line, tool_call, gaps, next_at)
 
     shown = answer if error_at is None else answer[:error_at]
     pauses = {at: float(stall_ms) for at in stalls if at < len(shown)}
@@ -266,13 +243,16 @@ def synthesize(
         "stall_ms": stall_ms if stalls else None,
         "error_at": error_at,
     }
-    origin = f"{GENERATOR} seed={seed} ttft_ms={ttft_ms:g} itl={gaps.describe()}"
-    if tokens_per_chunk > 1:
-        origin += f" tokens_per_chunk={tokens_per_chunk}"
-    if stalls:
-        origin += f" stall_at={stalls} stall_ms={stall_ms:g}"
-    if error_at is not None:
-        origin += f" error_at={error_at} error={error_type}"
+    origin = _origin(
+        seed=seed,
+        ttft_ms=ttft_ms,
+        gaps=gaps,
+        tokens_per_chunk=tokens_per_chunk,
+        stalls=stalls,
+        stall_ms=stall_ms,
+        error_at=error_at,
+        error_type=error_type,
+    )
     header = Header(
         id=id,
         source={
@@ -290,3 +270,66 @@ def synthesize(
     return Recording(
         header=header, events=line.events, end=End(t_ms=end_ms, finish_reason=reason, usage=usage)
     )
+
+
+def _check_spec(
+    ttft_ms: float,
+    tokens_per_chunk: int,
+    prelude_ms: float | None,
+    stalls: list[int],
+    error_at: int | None,
+    n_answer: int,
+) -> None:
+    """Raise `SyntheticSpecError` naming the first parameter `synthesize` cannot honour."""
+    if ttft_ms < 0:
+        raise SyntheticSpecError(f"ttft_ms must not be negative, got {ttft_ms}")
+    if tokens_per_chunk < 1:
+        raise SyntheticSpecError(f"tokens_per_chunk must be at least 1, got {tokens_per_chunk}")
+    if prelude_ms is not None and not 0 <= prelude_ms <= ttft_ms:
+        raise SyntheticSpecError(f"prelude_ms must lie in [0, ttft_ms], got {prelude_ms}")
+    for name, at in [("stall_at", a) for a in stalls] + [("error_at", error_at)]:
+        if at is not None and not 0 <= at < max(n_answer, 1):
+            raise SyntheticSpecError(
+                f"{name}={at} is outside the answer's {n_answer} tokens "
+                f"(use 0..{max(n_answer - 1, 0)}; tokens are pieces of tokenize(text))"
+            )
+
+
+def _stream_tool_call(line: _Timeline, tool_call: ToolCall, gaps: GapModel, at_ms: float) -> float:
+    """The call's name, its streamed arguments and its result on `line`; returns when the
+    answer resumes."""
+    line.events.append(
+        Meta(
+            t_ms=round(at_ms, 3),
+            data={"kind": "tool_call", "id": tool_call.call_id, "name": tool_call.name},
+        )
+    )
+    args = json.dumps(tool_call.arguments, ensure_ascii=False)
+    line.stream(tokenize(args), "tool", gaps, at_ms)
+    done_ms = (line.t_ms or at_ms) + tool_call.run_ms
+    line.events.append(
+        Meta(t_ms=round(done_ms, 3), data={"kind": "tool_result", "id": tool_call.call_id})
+    )
+    return done_ms + tool_call.resume_ms
+
+
+def _origin(
+    *,
+    seed: int,
+    ttft_ms: float,
+    gaps: GapModel,
+    tokens_per_chunk: int,
+    stalls: list[int],
+    stall_ms: float,
+    error_at: int | None,
+    error_type: str,
+) -> str:
+    """The header's one-line account of how the recording was made."""
+    origin = f"{GENERATOR} seed={seed} ttft_ms={ttft_ms:g} itl={gaps.describe()}"
+    if tokens_per_chunk > 1:
+        origin += f" tokens_per_chunk={tokens_per_chunk}"
+    if stalls:
+        origin += f" stall_at={stalls} stall_ms={stall_ms:g}"
+    if error_at is not None:
+        origin += f" error_at={error_at} error={error_type}"
+    return origin

@@ -91,6 +91,11 @@ class ChainSteps(Static):
     def running(self) -> bool:
         return bool(self._state) and self._state[-1] == "running"
 
+    @property
+    def states(self) -> tuple[str, ...]:
+        """Each step's state so far, in order: running, done or stopped."""
+        return tuple(self._state)
+
     def tick(self) -> None:
         self.frame += 1
         if self.running:

@@ -27,7 +27,7 @@ from typing import Any
 
 from textual.pilot import WaitForScreenTimeout
 
-from uxlab.chain import ChainHold
+from uxlab.chain import ChainHold, HeldChainPlayer
 from uxlab.errors import UxlabError
 from uxlab.phases import DONE, Phase
 from uxlab.session import StudySession, TrialRun
@@ -214,7 +214,7 @@ class _Driver:
             # nothing to ask after a give-up: the stopped answer stays until Enter
             await _wait_for(
                 app,
-                lambda: app.screen is not screen or getattr(screen, "_awaiting_next", False),
+                lambda: app.screen is not screen or screen.awaiting_next,
                 "the next-trial prompt",
             )
             if app.screen is screen:
@@ -231,7 +231,8 @@ class _Driver:
         app, give_up_ms, paused_ms = self.app, script.give_up_ms, 0.0
 
         def holds() -> list[ChainHold]:
-            return list(getattr(run.player, "holds", []))
+            player = run.player
+            return list(player.holds) if isinstance(player, HeldChainPlayer) else []
 
         n_seen = 0
         while run.phase not in DONE:

@@ -30,14 +30,11 @@ loop for about half a second).
 
 from __future__ import annotations
 
-import asyncio
-import json
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from rich.cells import cell_len, get_character_cell_size
+from rich.cells import cell_len
 from rich.markdown import Markdown
 from rich.segment import Segment
 from rich.style import Style
@@ -48,7 +45,17 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Meta
+from uxlab.tui.answer_text import (
+    Block,
+    details_header,
+    error_message,
+    pretty_json,
+    wrap_overflow,
+)
+from uxlab.tui.chunk_pieces import ChunkPieces
 from uxlab.tui.frame_request import FrameRequester
+
+__all__ = ["MARKDOWN_MAX_CHARS", "PIECE_CHARS", "StreamView", "ViewStats", "wrap_overflow"]
 
 StreamState = Literal["idle", "waiting", "streaming", "finished", "cancelled", "error"]
 
@@ -60,62 +67,6 @@ MARKDOWN_MAX_CHARS = 100_000
 _TextLine = tuple[str, Style | None]
 """A finished line of wrapped text and its style, before it is drawn."""
 _CONTROL = {ord(c): None for c in map(chr, range(32)) if c not in "\n\t"}
-
-
-def wrap_overflow(tail: str, width: int) -> tuple[list[str], str]:
-    """Split finished lines off `tail` until what is left fits in `width` cells.
-
-    Greedy word wrap: break at the last space that fits, else hard-break a long word.
-    Returns (finished lines, the unfinished rest). Cost is O(len(tail)): one pass with an
-    index (no re-slicing or re-measuring of the rest per line), so a 1 MB chunk is linear.
-    """
-    width = max(1, width)
-    n = len(tail)
-    one_cell = tail.isascii() and tail.isprintable()  # every character is one cell wide
-    done: list[str] = []
-    start = 0
-    while True:
-        if one_cell:
-            cut = start + width
-        else:
-            cells = 0
-            cut = start
-            while cut < n:
-                size = get_character_cell_size(tail[cut])
-                if cells + size > width:
-                    break
-                cells += size
-                cut += 1
-        if cut >= n:
-            break  # the rest fits
-        if tail[cut] == " ":
-            line, start = tail[start:cut], cut + 1
-        else:
-            space = tail.rfind(" ", start, cut)
-            if space > start:
-                line, start = tail[start:space], space + 1
-            else:
-                cut = max(cut, start + 1)
-                line, start = tail[start:cut], cut
-        done.append(line.rstrip(" "))
-    return done, tail[start:] if start else tail
-
-
-@dataclass
-class _Block:
-    """One run of same-channel output (or the prompt, or a status line)."""
-
-    kind: str  # prompt | content | reasoning | tool | error | status
-    parts: list[str] = field(default_factory=list)
-    closed: bool = False
-    name: str | None = None
-    """A tool call's name, when a meta event gave it."""
-
-    @property
-    def text(self) -> str:
-        if len(self.parts) > 1:
-            self.parts[:] = ["".join(self.parts)]
-        return self.parts[0] if self.parts else ""
 
 
 @dataclass
@@ -177,7 +128,7 @@ class StreamView(ScrollView, can_focus=True):
         """Whether reasoning and tool blocks are shown in full."""
         self.state: StreamState = "idle"
         self.stats = ViewStats()
-        self._blocks: list[_Block] = []
+        self._blocks: list[Block] = []
         self._lines: list[Strip | _TextLine] = []
         """Finished screen lines: never changed by `append`. Wrapped text is kept as
         (text, style) and made a `Strip` only when drawn (`_drawn`): a 1 MB answer's
@@ -200,22 +151,20 @@ class StreamView(ScrollView, can_focus=True):
         """Paints each applied chunk's frame at once (`uxlab.tui.frame_request`)."""
         self.on_chunk_fed: Callable[[int], None] | None = None
         """Called with a non-empty chunk's index just before its last piece is fed."""
-        self._backlog: deque[tuple[str, str, int | None]] = deque()
-        """Pieces of large chunks not yet fed: (text, channel, index on the last piece)."""
-        self._backlog_handle: asyncio.Handle | None = None
-        self._finish_after_backlog: tuple[End | None, ErrorEvent | None] | None = None
+        self._backlog = ChunkPieces(self._feed_piece, self.finish, PIECE_CHARS)
+        """Pieces of large chunks not yet fed (`uxlab.tui.chunk_pieces`)."""
 
     # -- public lifecycle ----------------------------------------------------------------
     def start(self, prompt: str | None = None, waiting: bool = True) -> None:
         """Clear the view and show `prompt`; with `waiting`, show "● ● ●" until text comes."""
         self._stop_waiting()
-        self._drop_backlog()
+        self._backlog.drop()
         self._blocks = []
         self._markdown = False
         self._follow = True
         self.state = "idle"
         if prompt:
-            self._blocks.append(_Block("prompt", [prompt], closed=True))
+            self._blocks.append(Block("prompt", [prompt], closed=True))
         self._rebuild()
         if waiting:
             self.state = "waiting"
@@ -243,7 +192,7 @@ class StreamView(ScrollView, can_focus=True):
         if block is None or block.closed or block.kind != kind:
             if block is not None and not block.closed:
                 self._close_block(block)
-            block = _Block(kind)
+            block = Block(kind)
             if kind == "tool":
                 block.name, self._next_tool_name = self._next_tool_name, None
             self._blocks.append(block)
@@ -257,13 +206,13 @@ class StreamView(ScrollView, can_focus=True):
         if self.state in ("finished", "cancelled", "error"):
             return
         if self._backlog:  # after the last piece of a large chunk
-            self._finish_after_backlog = (end, error)
+            self._backlog.finish_after(end, error)
             return
         self._stop_waiting()
         first_changed = len(self._lines)
         self._close_open_block()
         if error is not None:
-            block = _Block("error", [_error_message(error.error)], closed=True)
+            block = Block("error", [error_message(error.error)], closed=True)
             self._blocks.append(block)
             self._render_closed(block, None)
             self.state = "error"
@@ -277,13 +226,13 @@ class StreamView(ScrollView, can_focus=True):
 
     def cancel(self) -> None:
         """The reader stopped the stream: keep what was shown and say it was stopped."""
-        self._drop_backlog()  # pieces not fed yet were never on screen
+        self._backlog.drop()  # pieces not fed yet were never on screen
         if self.state in ("finished", "cancelled", "error", "idle"):
             return
         self._stop_waiting()
         first_changed = len(self._lines)
         self._close_open_block()
-        block = _Block("status", ["■ Stopped"], closed=True)
+        block = Block("status", ["■ Stopped"], closed=True)
         self._blocks.append(block)
         self._render_closed(block, None)
         self.state = "cancelled"
@@ -296,20 +245,15 @@ class StreamView(ScrollView, can_focus=True):
         A chunk longer than `PIECE_CHARS` (or one arriving behind such a chunk) is queued
         and fed in pieces across event-loop turns (see the module docstring).
         """
-        text = chunk.text
-        if not self._backlog and len(text) <= PIECE_CHARS:
-            self._feed_piece(text, chunk.channel, index)
-            return
-        pieces = [text[i : i + PIECE_CHARS] for i in range(0, len(text), PIECE_CHARS)] or [""]
-        last = len(pieces) - 1
-        for n, piece in enumerate(pieces):
-            self._backlog.append((piece, chunk.channel, index if n == last else None))
-        self._schedule_backlog()
+        if self._backlog.feeds_at_once(chunk.text):
+            self._feed_piece(chunk.text, chunk.channel, index)
+        else:
+            self._backlog.add(chunk.text, chunk.channel, index)
 
     @property
     def backlog_chars(self) -> int:
         """Characters handed to `apply` but not fed to the screen yet."""
-        return sum(len(piece) for piece, _, _ in self._backlog)
+        return self._backlog.chars
 
     def _feed_piece(self, text: str, channel: str, index: int | None) -> None:
         if text and index is not None and self.on_chunk_fed is not None:
@@ -318,39 +262,9 @@ class StreamView(ScrollView, can_focus=True):
         if text:
             self.frames.request(self)
 
-    def _schedule_backlog(self) -> None:
-        if self._backlog_handle is not None:
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # no loop (a plain call): feed everything now
-            while self._backlog:
-                self._feed_piece(*self._backlog.popleft())
-            self._finish_backlog()
-            return
-        self._backlog_handle = loop.call_soon(self._feed_backlog)
-
     def _feed_backlog(self) -> None:
-        """One piece per loop turn: whatever else is ready (a key) runs in between."""
-        self._backlog_handle = None
-        if self._backlog:
-            self._feed_piece(*self._backlog.popleft())
-        if self._backlog:
-            self._schedule_backlog()
-        else:
-            self._finish_backlog()
-
-    def _finish_backlog(self) -> None:
-        pending, self._finish_after_backlog = self._finish_after_backlog, None
-        if pending is not None:
-            self.finish(*pending)
-
-    def _drop_backlog(self) -> None:
-        self._backlog.clear()
-        self._finish_after_backlog = None
-        if self._backlog_handle is not None:
-            self._backlog_handle.cancel()
-            self._backlog_handle = None
+        """Feed one queued piece, as the next loop turn would."""
+        self._backlog.feed_one()
 
     def apply_meta(self, meta: Meta) -> None:
         """Player sink (optional): a tool call's name arrives as a meta event."""
@@ -366,6 +280,16 @@ class StreamView(ScrollView, can_focus=True):
     def finished_lines(self) -> tuple[Strip | _TextLine, ...]:
         """The cached finished lines (identity is stable while streaming)."""
         return tuple(self._lines)
+
+    @property
+    def shows_markdown(self) -> bool:
+        """True once the finished answer is drawn as Markdown (swapped in after its last frame)."""
+        return self._markdown
+
+    @property
+    def wrap_width(self) -> int:
+        """The width the lines are wrapped to, as of the last draw (0 before the first)."""
+        return self._width
 
     def lines_text(self) -> list[str]:
         """Plain text of every line, finished and live (for tests and debugging)."""
@@ -481,7 +405,7 @@ class StreamView(ScrollView, can_focus=True):
             segments.append(Segment(" " * (self._width - cells), base))
         return Strip(segments, max(cells, self._width))
 
-    def _open_block(self, block: _Block, prev: _Block | None) -> None:
+    def _open_block(self, block: Block, prev: Block | None) -> None:
         if prev is not None and prev.kind != "prompt":
             self._lines.append(self._line(""))
         self._open_start = len(self._lines)
@@ -489,14 +413,14 @@ class StreamView(ScrollView, can_focus=True):
             self._tail, self._tail_style = "", None
             self._live = [self._strip("")]
         elif self.expanded:
-            header = _details_header(block, open_=True)
+            header = details_header(block, open_=True)
             self._lines.append(self._line(header, self._style(block.kind)))
             self._tail, self._tail_style = "", self._style(block.kind)
             self._live = [self._strip("", self._tail_style)]
         else:
-            self._live = [self._strip(_details_header(block, open_=False), self._style(block.kind))]
+            self._live = [self._strip(details_header(block, open_=False), self._style(block.kind))]
 
-    def _feed(self, block: _Block, text: str) -> None:
+    def _feed(self, block: Block, text: str) -> None:
         """Add `text` to the open block's lines: O(len(text) + width)."""
         if block.kind != "content" and not self.expanded:
             return  # collapsed: its one summary line does not change until it closes
@@ -512,7 +436,7 @@ class StreamView(ScrollView, can_focus=True):
             self._lines.extend(self._line(line, style) for line in done)
         self._live = [self._strip(self._tail, style)]
 
-    def _close_block(self, block: _Block) -> None:
+    def _close_block(self, block: Block) -> None:
         block.closed = True
         if block.kind == "content" or self.expanded:
             if self._tail:
@@ -521,10 +445,10 @@ class StreamView(ScrollView, can_focus=True):
                 # Once, when it closes: the raw JSON becomes indented JSON.
                 style = self._style("tool")
                 del self._lines[self._open_start + 1 :]
-                for line in _pretty_json(block.text).split("\n"):
+                for line in pretty_json(block.text).split("\n"):
                     self._lines.append(self._line(line[: self._width], style))
         else:
-            header = _details_header(block, open_=False)
+            header = details_header(block, open_=False)
             self._lines.append(self._line(header, self._style(block.kind)))
         self._tail, self._tail_style, self._live = "", None, []
 
@@ -533,7 +457,7 @@ class StreamView(ScrollView, can_focus=True):
             self._close_block(self._blocks[-1])
         self._live = []
 
-    def _render_closed(self, block: _Block, prev: _Block | None) -> None:
+    def _render_closed(self, block: Block, prev: Block | None) -> None:
         """Render a whole closed block into finished lines (rebuilds and status lines)."""
         if block.kind == "prompt":
             style = self._style("prompt")
@@ -634,41 +558,3 @@ class StreamView(ScrollView, can_focus=True):
 
 def _line_text(line: Strip | _TextLine) -> str:
     return line[0] if isinstance(line, tuple) else line.text
-
-
-def _details_header(block: _Block, open_: bool) -> str:
-    arrow, verb = ("▾", "collapse") if open_ else ("▸", "expand")
-    if block.kind == "reasoning":
-        if not block.closed:
-            return f"{arrow} Thinking…"
-        return f"{arrow} Thought ({len(block.text.split())} words) · t to {verb}"
-    name = block.name or (_tool_name(block.text) if block.closed else None)
-    label = f"Tool call: {name}" if name else "Tool call"
-    if not block.closed:
-        return f"{arrow} {label}…"
-    return f"{arrow} {label} ({len(block.text)} chars) · t to {verb}"
-
-
-def _tool_name(text: str) -> str | None:
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):  # a model's text: anything may come
-        return None
-    if isinstance(data, dict):
-        name = data.get("name") or (data.get("function") or {}).get("name")
-        return str(name) if name else None
-    return None
-
-
-def _pretty_json(text: str) -> str:
-    try:
-        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
-    except (ValueError, RecursionError):
-        return text
-
-
-def _error_message(error: dict[str, Any]) -> str:
-    inner = error.get("error") if isinstance(error.get("error"), dict) else error
-    kind = inner.get("type") or inner.get("code") or "error"
-    message = inner.get("message")
-    return f"⚠ The response failed: {kind}" + (f" ({message})" if message else "")

@@ -221,6 +221,11 @@ class StudyApp(App[RunResult]):
         self._unsaved_events.append(("resize", data, self.clock.now_ms()))
         self._write_session_events()
 
+    @property
+    def events_pending(self) -> int:
+        """Session events (a resize) not written yet: the database was locked; tried again."""
+        return len(self._unsaved_events)
+
     def _write_session_events(self) -> None:
         """Write the session events kept so far, in order (a failure keeps the rest)."""
         ss = self.session

@@ -152,6 +152,11 @@ class TrialScreen(Screen[TrialRun]):
         await self.run.play(sink, ask)
         self.post_message(self.Played())
 
+    @property
+    def awaiting_next(self) -> bool:
+        """True once the trial has nothing to ask and waits for Enter to the next trial."""
+        return self._awaiting_next
+
     def action_next(self) -> None:
         if self._awaiting_next:
             self.dismiss(self.run)

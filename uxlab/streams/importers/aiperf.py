@@ -55,11 +55,11 @@ from uxlab.streams.importers.base import (
     ImportOptions,
     ImportResult,
     Skipped,
-    StreamEventError,
     chunks_from_gaps,
     id_base,
     import_header,
     iter_jsonl,
+    map_located,
     number_list,
     origin_of,
     read_json,
@@ -106,10 +106,7 @@ def import_aiperf(path: Path, options: ImportOptions) -> ImportResult:
                 "missing (expected an AIPerf record with `metrics`, or a raw record with "
                 "`responses`)",
             )
-        if isinstance(rec, str):
-            result.skipped.append(Skipped(origin, rec))
-            continue
-        result.recordings.append(rec)
+        result.add(origin, rec)
     return result
 
 
@@ -361,9 +358,6 @@ def _raw_record(
         request_id=meta.get("x_request_id"),
         http_status=obj.get("status"),
     )
-    try:
-        return openai_chat_events_to_recording(events, header)
-    except StreamEventError as exc:
-        raise ImportFormatError(
-            path, f"{where} (response {exc.index})", exc.field, exc.problem
-        ) from None
+    return map_located(
+        openai_chat_events_to_recording, events, header, path, lambda i: f"{where} (response {i})"
+    )

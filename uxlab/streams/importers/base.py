@@ -7,10 +7,10 @@ the request inside it, and reports every request it skipped with the reason.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from uxlab.errors import LocatedError, UxlabError
 from uxlab.reading import (
@@ -28,6 +28,7 @@ from uxlab.streams.replay_file import (
     parse_replay,
     safe_filename,
 )
+from uxlab.streams.sse import SseEvent
 
 T = TypeVar("T")
 
@@ -88,6 +89,13 @@ class ImportResult:
     skipped: list[Skipped] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
+    def add(self, origin: str, rec: Recording | str) -> None:
+        """Keep `rec`, or note why the request at `origin` was skipped (`rec` the reason)."""
+        if isinstance(rec, str):
+            self.skipped.append(Skipped(origin, rec))
+        else:
+            self.recordings.append(rec)
+
     def skipped_by_reason(self) -> dict[str, int]:
         """Skip counts per reason, most frequent first."""
         counts: dict[str, int] = {}
@@ -131,6 +139,90 @@ def selected(
         if limit_reached(options, len(result.recordings)):
             return
         yield index, item
+
+
+def map_located(
+    mapping: Callable[..., Recording],
+    events: Sequence[SseEvent],
+    header: Header,
+    path: Path,
+    where: Callable[[int], str],
+    *,
+    strict: bool = True,
+    hint: str = "",
+) -> Recording:
+    """`mapping(events, header, strict=strict)`; an event it cannot read is an
+    ImportFormatError at `where(the event's index)`, its problem followed by `hint`."""
+    try:
+        return mapping(events, header, strict=strict)
+    except StreamEventError as exc:
+        raise ImportFormatError(path, where(exc.index), exc.field, exc.problem + hint) from None
+
+
+def event_mapping(api: str) -> Callable[..., Recording]:
+    """`EVENT_MAPPINGS[api]` (looked up when called: that table imports every importer)."""
+    from uxlab.streams.importers import EVENT_MAPPINGS
+
+    return EVENT_MAPPINGS[api]
+
+
+class TimedItems:
+    """A stream log's items, read one by one: all `{"t_ms": MS, "data": ...}` with times
+    that never go back, or all bare (untimed). `what` names an item in the error for a
+    log that mixes both (e.g. "line")."""
+
+    def __init__(self, path: Path, what: str) -> None:
+        self.path, self.what = path, what
+        self.timed: bool | None = None
+        """Whether the items carry times (None until the first item)."""
+        self._last = -1.0
+
+    def read(self, where: str, item: dict[str, Any]) -> tuple[float | None, Any]:
+        """(the item's time or None, its data)."""
+        wrapped = "t_ms" in item and "data" in item
+        if self.timed is None:
+            self.timed = wrapped
+        elif wrapped != self.timed:
+            raise ImportFormatError(self.path, where, "t_ms", f"time every {self.what} or none")
+        if not wrapped:
+            return None, item
+        t_ms = item["t_ms"]
+        if isinstance(t_ms, bool) or not isinstance(t_ms, int | float) or not t_ms >= self._last:
+            raise ImportFormatError(
+                self.path, where, "t_ms", f"expected ms not before the previous, got {t_ms!r:.40}"
+            )
+        self._last = float(t_ms)
+        return t_ms, item["data"]
+
+
+class Requests(Generic[T]):
+    """`selected` over the items that are requests (`is_request`), counting the others.
+
+    A file may hold items that are not requests (spans of other kinds, entries that are
+    not streams): they take no request index, and `n_others` counts those read (up to
+    where `--limit` stopped the reading), for the importer's warning.
+    """
+
+    def __init__(
+        self,
+        items: Iterable[T],
+        is_request: Callable[[T], bool],
+        options: ImportOptions,
+        result: ImportResult,
+    ) -> None:
+        self.items, self.is_request = items, is_request
+        self.options, self.result = options, result
+        self.n_others = 0
+
+    def __iter__(self) -> Iterator[tuple[int, T]]:
+        return selected(self._requests(), self.options, self.result)
+
+    def _requests(self) -> Iterator[T]:
+        for item in self.items:
+            if self.is_request(item):
+                yield item
+            else:
+                self.n_others += 1
 
 
 def id_base(path: Path, options: ImportOptions) -> str:

@@ -44,9 +44,11 @@ from uxlab.streams.importers.base import (
     ImportResult,
     Skipped,
     StreamEventError,
+    TimedItems,
     event_json_object,
     import_header,
     loads_checked,
+    map_located,
     origin_of,
     selected,
 )
@@ -199,8 +201,7 @@ def _events(path: Path) -> tuple[list[SseEvent], list[str], bool]:
 def _json_events(path: Path, raw: bytes) -> tuple[list[SseEvent], list[str], bool]:
     events: list[SseEvent] = []
     wheres: list[str] = []
-    timed: bool | None = None
-    last = -1.0
+    items = TimedItems(path, "line")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -212,20 +213,7 @@ def _json_events(path: Path, raw: bytes) -> tuple[list[SseEvent], list[str], boo
         obj = loads_checked(line, path, where)
         if not isinstance(obj, dict):
             raise ImportFormatError(path, where, None, "expected a JSON object")
-        wrapped = "t_ms" in obj and "data" in obj
-        if timed is None:
-            timed = wrapped
-        elif wrapped != timed:
-            raise ImportFormatError(path, where, "t_ms", "time every line or none")
-        t_ms = None
-        if wrapped:
-            t_ms = obj["t_ms"]
-            if isinstance(t_ms, bool) or not isinstance(t_ms, int | float) or not t_ms >= last:
-                raise ImportFormatError(
-                    path, where, "t_ms", f"expected ms not before the previous, got {t_ms!r:.40}"
-                )
-            last = float(t_ms)
-            obj = obj["data"]
+        t_ms, obj = items.read(where, obj)
         if not isinstance(obj, dict) or len(obj) != 1:
             raise ImportFormatError(
                 path, where, None, 'expected one event as boto3 yields it: {"<eventType>": {...}}'
@@ -233,7 +221,7 @@ def _json_events(path: Path, raw: bytes) -> tuple[list[SseEvent], list[str], boo
         ((name, payload),) = obj.items()
         events.append(SseEvent(str(name), json.dumps(payload), t_ms))
         wheres.append(where)
-    return events, wheres, bool(timed)
+    return events, wheres, bool(items.timed)
 
 
 def import_bedrock(path: Path, options: ImportOptions) -> ImportResult:
@@ -268,10 +256,14 @@ def import_bedrock(path: Path, options: ImportOptions) -> ImportResult:
             vendor="aws",
             timing="recorded" if timed else "none",
         )
-        try:
-            rec = bedrock_events_to_recording(events, header, strict=not options.tolerant)
-        except StreamEventError as exc:
-            raise ImportFormatError(file, wheres[exc.index], exc.field, exc.problem) from None
+        rec = map_located(
+            bedrock_events_to_recording,
+            events,
+            header,
+            file,
+            wheres.__getitem__,
+            strict=not options.tolerant,
+        )
         if not timed:
             result.warnings.append(f"{file.name}: no times per event, imported text only")
         result.recordings.append(rec)

@@ -37,17 +37,16 @@ from uxlab.streams.importers.base import (
     ImportOptions,
     ImportResult,
     Skipped,
-    StreamEventError,
+    event_mapping,
     id_base,
     import_header,
-    limit_reached,
     loads_checked,
+    map_located,
     origin_of,
     read_text_checked,
-    wanted,
+    selected,
 )
 from uxlab.streams.importers.har import api_of
-from uxlab.streams.importers.sse_capture import EventMapping
 from uxlab.streams.recording import Recording
 from uxlab.streams.sse import SseEvent, SseParser
 
@@ -150,12 +149,6 @@ def _collect(path: Path) -> dict[str, _Request]:
     return requests
 
 
-def _mappings() -> dict[str, EventMapping]:
-    from uxlab.streams.importers import EVENT_MAPPINGS
-
-    return EVENT_MAPPINGS
-
-
 def import_cdp(path: Path, options: ImportOptions) -> ImportResult:
     """One recording per request of a CDP network log that carried SSE events."""
     path = Path(path)
@@ -173,11 +166,7 @@ def import_cdp(path: Path, options: ImportOptions) -> ImportResult:
             "the log holds no stream (enable Network and, for fetch streams, call "
             "Network.streamResourceContent)",
         )
-    for index, (rid, req) in enumerate(streams):
-        if not wanted(index, options):
-            continue
-        if limit_reached(options, len(result.recordings)):
-            break
+    for index, (rid, req) in selected(streams, options, result):
         origin = origin_of(path, request=rid)
         if req.start_s is None:
             result.skipped.append(
@@ -185,10 +174,7 @@ def import_cdp(path: Path, options: ImportOptions) -> ImportResult:
             )
             continue
         rec = _recording(path, rid, req, options, index, origin)
-        if isinstance(rec, str):
-            result.skipped.append(Skipped(origin, rec))
-        else:
-            result.recordings.append(rec)
+        result.add(origin, rec)
     return result
 
 
@@ -230,10 +216,11 @@ def _recording(
         http_status=req.status,
         loading_failed=req.failed,
     )
-    try:
-        rec = _mappings()[api](events, header, strict=not options.tolerant)
-    except StreamEventError as exc:
-        raise ImportFormatError(
-            path, f"request {rid} (event {exc.index})", exc.field, exc.problem
-        ) from None
-    return rec  # no terminator: kept as a truncated stream, as the SSE importers do
+    return map_located(
+        event_mapping(api),
+        events,
+        header,
+        path,
+        lambda i: f"request {rid} (event {i})",
+        strict=not options.tolerant,
+    )  # no terminator: kept as a truncated stream, as the SSE importers do

@@ -29,9 +29,9 @@ from uxlab.streams.importers.base import (
     ImportOptions,
     ImportResult,
     Skipped,
-    StreamEventError,
     id_base,
     import_header,
+    map_located,
     origin_of,
     read_json,
     require,
@@ -97,14 +97,7 @@ def _request(
         )
     if not stamps:
         return "no responses (the request failed or was cancelled)"
-    request: dict[str, Any] = {}
-    inputs = req.get("request_inputs") or {}
-    payload = inputs.get("payload") if isinstance(inputs, dict) else None
-    if isinstance(payload, str) and payload:
-        try:
-            request = loads_json(payload)
-        except InputProblem:
-            request = {"payload": payload}
+    request = _request_payload(req)
     origin = origin_of(path, experiment=e, request=r)
     header = import_header(
         f"{id_base(path, options)}-e{e}-r{r:04d}",
@@ -115,6 +108,37 @@ def _request(
         request=request if isinstance(request, dict) else {},
         experiment=(doc["experiments"][e].get("experiment") or None),
     )
+    events, triton = _responses(path, where, t0_ns, stamps, outputs)
+    if triton:
+        return Recording(
+            header=header, events=list(triton), end=End(t_ms=triton[-1].t_ms, finish_reason=None)
+        )
+    return map_located(
+        openai_chat_events_to_recording,
+        events,
+        header,
+        path,
+        lambda i: f"{where}.response_outputs (event {i})",
+    )
+
+
+def _request_payload(req: dict[str, Any]) -> Any:
+    """The request as sent (its JSON payload; the raw text when it is not JSON)."""
+    inputs = req.get("request_inputs") or {}
+    payload = inputs.get("payload") if isinstance(inputs, dict) else None
+    if not (isinstance(payload, str) and payload):
+        return {}
+    try:
+        return loads_json(payload)
+    except InputProblem:
+        return {"payload": payload}
+
+
+def _responses(
+    path: Path, where: str, t0_ns: float, stamps: list[Any], outputs: list[Any]
+) -> tuple[list[SseEvent], list[Chunk]]:
+    """(the SSE events of `response` texts, the chunks of Triton `text_output`s), each at
+    its response timestamp in ms from the request's."""
     events: list[SseEvent] = []
     triton: list[Chunk] = []
     for k, (ts, out) in enumerate(zip(stamps, outputs, strict=True)):
@@ -147,16 +171,7 @@ def _request(
                 f"response_outputs[{k}]",
                 "expected a `response` (SSE text) or `text_output` key",
             )
-    if triton:
-        return Recording(
-            header=header, events=list(triton), end=End(t_ms=triton[-1].t_ms, finish_reason=None)
-        )
-    try:
-        return openai_chat_events_to_recording(events, header)
-    except StreamEventError as exc:
-        raise ImportFormatError(
-            path, f"{where}.response_outputs (event {exc.index})", exc.field, exc.problem
-        ) from None
+    return events, triton
 
 
 def _text_or_none(value: Any) -> str | None:

@@ -32,6 +32,8 @@ Errored and incomplete (cancelled) requests are skipped and reported. `source.or
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,10 +47,9 @@ from uxlab.streams.importers.base import (
     Skipped,
     id_base,
     import_header,
-    limit_reached,
     origin_of,
     read_json,
-    wanted,
+    selected,
 )
 from uxlab.streams.recording import Chunk, End, Event, Meta, Recording
 from uxlab.streams.split_text import split_text
@@ -77,7 +78,22 @@ def import_guidellm(path: Path, options: ImportOptions) -> ImportResult:
     result = ImportResult()
     if options.text is not None:
         result.warnings.append("guidellm reports keep the model's own text: --text is not used")
-    index = 0  # counts successful requests over the whole file (for --select)
+    successful = _successful(path, benchmarks, result)  # reports the others as it goes
+    for _, (b, i, req) in selected(successful, options, result):
+        where = f"benchmarks[{b}].requests.successful[{i}]"
+        origin = origin_of(path, benchmark=b, request=i)
+        rid = f"{id_base(path, options)}-b{b}-r{i:03d}"
+        rec = _request(path, where, req, rid, origin, version)
+        result.add(origin, rec)
+    return result
+
+
+def _successful(
+    path: Path, benchmarks: list[Any], result: ImportResult
+) -> Iterator[tuple[int, int, Any]]:
+    """(benchmark, request number, request) for every successful request of the file, in
+    order (request indices count them over the whole file); each benchmark's errored and
+    incomplete requests are reported as skipped when the reading reaches it."""
     for b, bench in enumerate(benchmarks):
         where_b = f"benchmarks[{b}]"
         if not isinstance(bench, dict) or not isinstance(bench.get("requests"), dict):
@@ -96,21 +112,7 @@ def import_guidellm(path: Path, options: ImportOptions) -> ImportResult:
         if not isinstance(successful, list):
             raise ImportFormatError(path, where_b, "requests.successful", "expected a list")
         for i, req in enumerate(successful):
-            this = index
-            index += 1
-            if not wanted(this, options):
-                continue
-            if limit_reached(options, len(result.recordings)):
-                return result
-            where = f"{where_b}.requests.successful[{i}]"
-            origin = origin_of(path, benchmark=b, request=i)
-            rid = f"{id_base(path, options)}-b{b}-r{i:03d}"
-            rec = _request(path, where, req, rid, origin, version)
-            if isinstance(rec, str):
-                result.skipped.append(Skipped(origin, rec))
-            else:
-                result.recordings.append(rec)
-    return result
+            yield b, i, req
 
 
 def _not_completed_reason(kind: str, req: Any) -> str:
@@ -140,6 +142,58 @@ def _request(
 ) -> Recording | str:
     if not isinstance(req, dict):
         raise ImportFormatError(path, where, None, "expected an object")
+    t = _timings(path, where, req)
+    if isinstance(t, str):
+        return t
+    content = _text(req, "output", path, where)
+    reasoning = _text(req, "reasoning_output", path, where)
+    chunks = _chunks(t, reasoning, content, req.get("output_tokens"))
+    if not chunks and not req.get("tool_calls"):
+        return "no output text"
+    events: list[Event] = list(chunks)
+    events.extend(_tool_events(req.get("tool_calls"), t.ms(t.last), path, where))
+    request = _request_body(req.get("request_args"))
+    usage = {
+        k: req[k]
+        for k in ("prompt_tokens", "output_tokens")
+        if isinstance(req.get(k), int) and not isinstance(req.get(k), bool)
+    }
+    header = import_header(
+        rid,
+        importer="guidellm",
+        origin=origin,
+        api="openai.chat",
+        model=request.get("model") if isinstance(request.get("model"), str) else None,
+        request=request,
+        text_source="split",
+        timing=TIMING,
+        request_id=req.get("request_id"),
+        tool_calls_at="last token (their own time is not in the report)"
+        if req.get("tool_calls")
+        else None,
+        guidellm_version=version,
+    )
+    return Recording(header=header, events=events, end=End(t.ms(t.end), None, usage or None))
+
+
+@dataclass(frozen=True)
+class _Timings:
+    """A request's `info.timings` (seconds) and its number of token iterations."""
+
+    start: float
+    first: float
+    last: float
+    end: float
+    first_output: float | None
+    n_chunks: int
+
+    def ms(self, t: float) -> float:
+        """`t` in ms from the request's start."""
+        return (t - self.start) * 1000.0
+
+
+def _timings(path: Path, where: str, req: dict[str, Any]) -> _Timings | str:
+    """The request's timings, checked (a reason to skip it when it has no output token)."""
     info = req.get("info")
     timings = info.get("timings") if isinstance(info, dict) else None
     if not isinstance(timings, dict):
@@ -168,16 +222,17 @@ def _request(
             path, where, "info.timings.token_iterations", f"expected a whole number >= 1, got "
             f"{n_chunks!r:.40}"
         )  # fmt: skip
-    content = _text(req, "output", path, where)
-    reasoning = _text(req, "reasoning_output", path, where)
+    return _Timings(start, first, last, end, first_output, n_chunks)
 
-    def ms(t: float) -> float:
-        return (t - start) * 1000.0
 
+def _chunks(t: _Timings, reasoning: str, content: str, output_tokens: Any) -> list[Chunk]:
+    """The text cut into the report's token iterations, evenly spaced from the first token to
+    the last (reasoning, then content from the first output token on)."""
+    n_chunks = t.n_chunks
     # How many chunks are reasoning: all before the first output token, else by text share.
     if not reasoning:
         n_reasoning = 0
-    elif first_output is None or not content:
+    elif t.first_output is None or not content:
         n_reasoning = n_chunks
     else:
         share = len(reasoning) / (len(reasoning) + len(content))
@@ -186,50 +241,26 @@ def _request(
     # tool-call deltas as token iterations); such a run gets fewer chunks.
     n_content = min(n_chunks - n_reasoning, len(content))
     n_reasoning = min(n_reasoning, len(reasoning))
-    if n_reasoning + n_content == 0 and not req.get("tool_calls"):
-        return "no output text"
+    if n_reasoning + n_content == 0:
+        return []
     if n_reasoning and n_content:
-        assert first_output is not None
-        switch = min(max(first_output, first), last)
+        assert t.first_output is not None
+        switch = min(max(t.first_output, t.first), t.last)
         # reasoning: first .. just before the switch; content: switch .. last (both exact)
-        t_reasoning = np.linspace(ms(first), ms(switch), n_reasoning + 1)[:-1]
-        t_content = np.linspace(ms(switch), ms(last), n_content)
+        t_reasoning = np.linspace(t.ms(t.first), t.ms(switch), n_reasoning + 1)[:-1]
+        t_content = np.linspace(t.ms(switch), t.ms(t.last), n_content)
         times = np.concatenate([t_reasoning, t_content])
     else:
-        times = np.linspace(ms(first), ms(last), n_reasoning + n_content)
-    output_tokens = req.get("output_tokens")
+        times = np.linspace(t.ms(t.first), t.ms(t.last), n_reasoning + n_content)
     per_chunk = 1 if output_tokens == n_chunks else None
     texts = _cut(reasoning, n_reasoning) + _cut(content, n_content)
     if len(texts) != n_chunks:
         per_chunk = None
     channels = ["reasoning"] * n_reasoning + ["content"] * n_content
-    events: list[Event] = [
-        Chunk(t_ms=float(t), text=text, channel=channel, n_tokens=per_chunk)
-        for t, text, channel in zip(times, texts, channels, strict=True)
+    return [
+        Chunk(t_ms=float(t_ms), text=text, channel=channel, n_tokens=per_chunk)
+        for t_ms, text, channel in zip(times, texts, channels, strict=True)
     ]
-    events.extend(_tool_events(req.get("tool_calls"), ms(last), path, where))
-    request = _request_body(req.get("request_args"))
-    usage = {
-        k: req[k]
-        for k in ("prompt_tokens", "output_tokens")
-        if isinstance(req.get(k), int) and not isinstance(req.get(k), bool)
-    }
-    header = import_header(
-        rid,
-        importer="guidellm",
-        origin=origin,
-        api="openai.chat",
-        model=request.get("model") if isinstance(request.get("model"), str) else None,
-        request=request,
-        text_source="split",
-        timing=TIMING,
-        request_id=req.get("request_id"),
-        tool_calls_at="last token (their own time is not in the report)"
-        if req.get("tool_calls")
-        else None,
-        guidellm_version=version,
-    )
-    return Recording(header=header, events=events, end=End(ms(end), None, usage or None))
 
 
 def _text(req: dict[str, Any], key: str, path: Path, where: str) -> str:

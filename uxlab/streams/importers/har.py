@@ -37,7 +37,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,16 +46,15 @@ from uxlab.streams.importers.base import (
     ImportFormatError,
     ImportOptions,
     ImportResult,
-    Skipped,
-    StreamEventError,
+    Requests,
+    event_mapping,
     id_base,
     import_header,
-    limit_reached,
+    map_located,
     origin_of,
     read_json,
-    wanted,
 )
-from uxlab.streams.importers.sse_capture import EventMapping, response_text_events
+from uxlab.streams.importers.sse_capture import response_text_events
 from uxlab.streams.recording import End, Meta, Recording
 from uxlab.streams.sse import SseEvent
 
@@ -96,12 +95,6 @@ def api_of(url: str, events: Sequence[SseEvent]) -> str | None:
     return None
 
 
-def _mappings() -> dict[str, EventMapping]:
-    from uxlab.streams.importers import EVENT_MAPPINGS
-
-    return EVENT_MAPPINGS
-
-
 def import_har(path: Path, options: ImportOptions) -> ImportResult:
     """One recording per event-stream entry of a HAR file (text, first byte, end)."""
     path = Path(path)
@@ -119,31 +112,26 @@ def import_har(path: Path, options: ImportOptions) -> ImportResult:
     named = named if isinstance(named, dict) else {}
     browser = " ".join(str(named.get(k)) for k in ("name", "version") if named.get(k))
     result = ImportResult()
-    not_streams = 0
-    index = 0  # counts event-stream entries (for --select)
+    streams = Requests(_bodies(path, entries), lambda item: item[3] is not None, options, result)
+    for _, (e, where, entry, body) in streams:  # request indices count event streams
+        assert body is not None
+        rec = _entry(path, where, e, entry, body, options, browser)
+        origin = origin_of(path, entry=e)
+        result.add(origin, rec)
+    if streams.n_others:
+        result.warnings.append(f"{streams.n_others} entries are not event streams (not imported)")
+    return result
+
+
+def _bodies(
+    path: Path, entries: list[Any]
+) -> Iterator[tuple[int, str, dict[str, Any], str | None]]:
+    """(entry number, where, entry, its event-stream body or None) for each entry."""
     for e, entry in enumerate(entries):
         where = f"log.entries[{e}]"
         if not isinstance(entry, dict):
             raise ImportFormatError(path, where, None, "expected an object")
-        body = _body(path, where, entry)
-        if body is None:
-            not_streams += 1
-            continue
-        this = index
-        index += 1
-        if not wanted(this, options):
-            continue
-        if limit_reached(options, len(result.recordings)):
-            break
-        rec = _entry(path, where, e, entry, body, options, browser)
-        origin = origin_of(path, entry=e)
-        if isinstance(rec, str):
-            result.skipped.append(Skipped(origin, rec))
-        else:
-            result.recordings.append(rec)
-    if not_streams:
-        result.warnings.append(f"{not_streams} entries are not event streams (not imported)")
-    return result
+        yield e, where, entry, _body(path, where, entry)
 
 
 def _body(path: Path, where: str, entry: dict[str, Any]) -> str | None:
@@ -212,12 +200,14 @@ def _entry(
         har_timings={k: timings.get(k) for k in _PHASES if k in timings},
         http_status=(entry.get("response") or {}).get("status"),
     )
-    try:
-        rec = _mappings()[api](events, header, strict=not options.tolerant)
-    except StreamEventError as exc:
-        raise ImportFormatError(
-            path, f"{where} (event {exc.index})", exc.field, exc.problem
-        ) from None
+    rec = map_located(
+        event_mapping(api),
+        events,
+        header,
+        path,
+        lambda i: f"{where} (event {i})",
+        strict=not options.tolerant,
+    )
     rec.events.insert(0, Meta(t_ms=first_byte_ms, data={"kind": "first_byte"}))
     if rec.end is not None:  # else the body was cut off: kept as a truncated stream
         rec.end = End(t_ms=end_ms, finish_reason=rec.end.finish_reason, usage=rec.end.usage)

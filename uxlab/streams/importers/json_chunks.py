@@ -26,9 +26,11 @@ from uxlab.streams.importers.base import (
     ImportOptions,
     ImportResult,
     Skipped,
-    StreamEventError,
+    TimedItems,
+    event_mapping,
     import_header,
     loads_checked,
+    map_located,
     origin_of,
     read_text_checked,
     selected,
@@ -65,28 +67,11 @@ def _items(path: Path) -> list[tuple[str, Any]]:
 def _events(path: Path, items: list[tuple[str, Any]]) -> tuple[list[SseEvent], list[str]]:
     events: list[SseEvent] = []
     wheres: list[str] = []
-    timed: bool | None = None
-    last = -1.0
+    timed_items = TimedItems(path, 'element ({"t_ms", "data"})')
     for where, item in items:
         if not isinstance(item, dict):
             raise ImportFormatError(path, where, None, "expected a JSON object")
-        wrapped = "t_ms" in item and "data" in item
-        if timed is None:
-            timed = wrapped
-        elif wrapped != timed:
-            raise ImportFormatError(
-                path, where, "t_ms", 'time every element ({"t_ms", "data"}) or none'
-            )
-        t_ms = None
-        data: Any = item
-        if wrapped:
-            t_ms = item["t_ms"]
-            if isinstance(t_ms, bool) or not isinstance(t_ms, int | float) or not t_ms >= last:
-                raise ImportFormatError(
-                    path, where, "t_ms", f"expected ms not before the previous, got {t_ms!r:.40}"
-                )
-            last = float(t_ms)
-            data = item["data"]
+        t_ms, data = timed_items.read(where, item)
         name = data.get("type") if isinstance(data, dict) else None
         text = data if isinstance(data, str) else json.dumps(data)
         # Named-event APIs take the event name; the others ignore it.
@@ -97,7 +82,6 @@ def _events(path: Path, items: list[tuple[str, Any]]) -> tuple[list[SseEvent], l
 
 def import_json_chunks(path: Path, options: ImportOptions) -> ImportResult:
     """Import JSON-array or JSON-Lines stream logs (one stream per file)."""
-    from uxlab.streams.importers import EVENT_MAPPINGS
 
     result = ImportResult()
     for _, file in selected(_files(Path(path)), options, result):
@@ -123,10 +107,14 @@ def import_json_chunks(path: Path, options: ImportOptions) -> ImportResult:
         )
         if api != "anthropic" and api != "openai-responses":
             events = [SseEvent(None, ev.data, ev.t_ms) for ev in events]
-        try:
-            rec = EVENT_MAPPINGS[api](events, header, strict=not options.tolerant)
-        except StreamEventError as exc:
-            raise ImportFormatError(file, wheres[exc.index], exc.field, exc.problem) from None
+        rec = map_located(
+            event_mapping(api),
+            events,
+            header,
+            file,
+            wheres.__getitem__,
+            strict=not options.tolerant,
+        )
         if not timed:
             result.warnings.append(f"{file.name}: no t_ms per element, imported text only")
         if rec.end is None:

@@ -19,11 +19,10 @@ from uxlab.streams.importers.base import (
     ImportFormatError,
     ImportOptions,
     ImportResult,
+    Requests,
     Skipped,
     id_base,
-    limit_reached,
     origin_of,
-    wanted,
 )
 from uxlab.streams.importers.trace_recording import (
     arguments,
@@ -52,18 +51,10 @@ def import_langfuse(path: Path, options: ImportOptions) -> ImportResult:
     """One recording per Langfuse GENERATION observation."""
     path = Path(path)
     result = ImportResult()
-    index = 0
-    others = 0
-    for where, obs in _observations(path):
-        if obs.get("type") != "GENERATION":
-            others += 1
-            continue
-        this = index
-        index += 1
-        if not wanted(this, options):
-            continue
-        if limit_reached(options, len(result.recordings)):
-            break
+    generations = Requests(
+        _observations(path), lambda item: item[1].get("type") == "GENERATION", options, result
+    )
+    for this, (where, obs) in generations:
         origin = origin_of(path, observation=obs.get("id"))
         if obs.get("level") == "ERROR":
             result.skipped.append(Skipped(origin, f"error: {obs.get('statusMessage') or 'ERROR'}"))
@@ -104,8 +95,10 @@ def import_langfuse(path: Path, options: ImportOptions) -> ImportResult:
                 trace_id=obs.get("traceId"),
             )
         )
-    if others:
-        result.warnings.append(f"{others} observation(s) are not generations (not imported)")
+    if generations.n_others:
+        result.warnings.append(
+            f"{generations.n_others} observation(s) are not generations (not imported)"
+        )
     return result
 
 

@@ -36,11 +36,10 @@ from uxlab.streams.importers.base import (
     ImportFormatError,
     ImportOptions,
     ImportResult,
+    Requests,
     Skipped,
     id_base,
-    limit_reached,
     origin_of,
-    wanted,
 )
 from uxlab.streams.importers.trace_recording import (
     documents,
@@ -158,26 +157,25 @@ def _span_output(
     return parts, [], finish
 
 
+def _is_model_call(attrs: dict[str, Any]) -> bool:
+    """Whether a span with these attributes is a GenAI model call."""
+    operation = attrs.get("gen_ai.operation.name")
+    return operation in _OPERATIONS or (
+        operation is None and ("gen_ai.system" in attrs or "gen_ai.provider.name" in attrs)
+    )
+
+
 def import_otel(path: Path, options: ImportOptions) -> ImportResult:
     """One recording per GenAI model-call span of an OTLP JSON trace export."""
     path = Path(path)
     result = ImportResult()
-    index = 0
-    not_genai = 0
-    for where, span, resource in _spans(path):
-        attrs = _attributes(span.get("attributes"))
+    spans = (
+        (where, span, resource, _attributes(span.get("attributes")))
+        for where, span, resource in _spans(path)
+    )
+    model_calls = Requests(spans, lambda item: _is_model_call(item[3]), options, result)
+    for this, (where, span, resource, attrs) in model_calls:
         operation = attrs.get("gen_ai.operation.name")
-        if operation not in _OPERATIONS and not (
-            operation is None and ("gen_ai.system" in attrs or "gen_ai.provider.name" in attrs)
-        ):
-            not_genai += 1
-            continue
-        this = index
-        index += 1
-        if not wanted(this, options):
-            continue
-        if limit_reached(options, len(result.recordings)):
-            break
         origin = origin_of(path, trace=span.get("traceId"), span=span.get("spanId"))
         status = span.get("status") or {}
         if isinstance(status, dict) and status.get("code") in (2, "STATUS_CODE_ERROR"):
@@ -223,8 +221,10 @@ def import_otel(path: Path, options: ImportOptions) -> ImportResult:
                 service=resource.get("service.name"),
             )
         )
-    if not_genai:
-        result.warnings.append(f"{not_genai} span(s) are not GenAI model calls (not imported)")
+    if model_calls.n_others:
+        result.warnings.append(
+            f"{model_calls.n_others} span(s) are not GenAI model calls (not imported)"
+        )
     return result
 
 

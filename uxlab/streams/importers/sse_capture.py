@@ -19,8 +19,8 @@ from uxlab.streams.importers.base import (
     ImportOptions,
     ImportResult,
     Skipped,
-    StreamEventError,
     import_header,
+    map_located,
     origin_of,
     selected,
 )
@@ -134,13 +134,16 @@ def import_capture_files(
             vendor=vendor,
             timing="recorded" if timed else "none",
         )
-        try:
-            rec = mapping(events, header, strict=not options.tolerant)
-        except StreamEventError as exc:
-            hint = " (--tolerant keeps such an event as a malformed_event meta)"
-            raise ImportFormatError(
-                file, str(events[exc.index].line), exc.field, exc.problem + hint
-            ) from None
+        lines = [str(ev.line) for ev in events]
+        rec = map_located(
+            mapping,
+            events,
+            header,
+            file,
+            lines.__getitem__,
+            strict=not options.tolerant,
+            hint=" (--tolerant keeps such an event as a malformed_event meta)",
+        )
         if not timed:
             result.warnings.append(f"{file.name}: no `: t_ms=` comments, imported text only")
         if rec.end is None:
