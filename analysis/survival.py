@@ -299,17 +299,20 @@ class AbandonmentAFTFitter(Fitter):
         zc = stats.norm.ppf(1 - self.alpha / 2)
         rows = []
         for i, spec in enumerate(self.specs_):
-            b, se = self.coef_.iloc[i], np.sqrt(self.cov_[i, i])
-            rows.append(
-                {
-                    "factor": spec.factor,
-                    "per": spec.per,
-                    "time_ratio": np.exp(b),
-                    "ci_low": np.exp(b - zc * se),
-                    "ci_high": np.exp(b + zc * se),
-                    "p": 2 * stats.norm.sf(abs(b / se)),
-                }
-            )
+            # a separated fit (every give-up at one level) has a huge or negative variance:
+            # its interval is then [0, inf] or NaN, said as such, not a RuntimeWarning
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                b, se = self.coef_.iloc[i], np.sqrt(self.cov_[i, i])
+                rows.append(
+                    {
+                        "factor": spec.factor,
+                        "per": spec.per,
+                        "time_ratio": np.exp(b),
+                        "ci_low": np.exp(b - zc * se),
+                        "ci_high": np.exp(b + zc * se),
+                        "p": 2 * stats.norm.sf(abs(b / se)),
+                    }
+                )
         return pd.DataFrame(rows, columns=["factor", "per", "time_ratio", "ci_low", "ci_high", "p"])
 
     def _design_row(self, levels: dict[str, float]) -> np.ndarray:

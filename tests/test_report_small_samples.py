@@ -342,3 +342,32 @@ def test_a_database_without_trials_names_the_database(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"{db} (its trials): the table has no trial rows" in err
     assert "uxlab-report-" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_the_printed_threshold_below_the_minimum_says_whose_it_is(tmp_path, capsys, n):
+    """Below 4 participants the console line does not label the figure `(population)`."""
+    trials = simulate_trial_table(n_participants=n, reps=3, seed=4, failing_participant=False)
+    path = tmp_path / "t.csv"
+    trials.to_csv(path, index=False)
+    assert main(["report", str(path), "-o", str(tmp_path / "r"), "--n-boot", "40", "-q"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if "50% threshold" in x)
+    assert "(population)" not in line and "no population interval below 4 participants" in line
+    who = "this participant's trials" if n == 1 else "these 2 participants' trials"
+    assert who in line
+    assert f"from {n} participant{'' if n == 1 else 's'};" in out
+
+
+@pytest.mark.parametrize("n", [2, 5])
+def test_the_support_section_says_a_population_fit_from_4_participants(tmp_path, n):
+    """From 4 participants the pooled fit is not described as 'not a population'."""
+    trials = simulate_trial_table(n_participants=n, reps=2, seed=5, failing_participant=False)
+    data = analyse(
+        load_trial_table(write_export_folder(tmp_path / "e", trials)),
+        ReportOptions(n_boot=40, per_participant=False),
+    )
+    md = write_report(data, tmp_path / "r")["markdown"].read_text(encoding="utf-8")
+    support = md[: md.index("## Summary")]
+    assert ("they describe these people, not a population" in support) == (n < 4)
+    assert ("the pooled fit estimates the population curve" in support) == (n >= 4)

@@ -14,7 +14,7 @@ import pandas as pd
 
 from analysis.exclusions import rule_summary
 from analysis.report.sessions_part import facts_summary
-from analysis.report.support import MINIMUMS, coverage_phrase
+from analysis.report.support import MIN_POPULATION, MINIMUMS, coverage_phrase
 
 
 def simulated_line(data: Any) -> str | None:
@@ -67,13 +67,17 @@ def support_blocks(data: Any) -> list:
             "Claims that need several participants, and their minimum",
         )
     )
+    whose = (  # below the minimum the pooled fit describes these people only
+        "Per-participant fits and the pooled fit of the analysed trials run from 1 "
+        f"participant; below {MIN_POPULATION} they describe these people, not a population."
+        if n < MIN_POPULATION
+        else "Per-participant fits describe each person; the pooled fit estimates the "
+        "population curve."
+    )
     blocks.append(
         Para(
-            f"Here, with {n} participant(s), {coverage_phrase(n)}. "
-            "Per-participant fits and the pooled fit of the "
-            "analysed trials run from 1 participant; they describe these people, not a "
-            "population. Below the minimum, verdicts against published figures read 'not "
-            "enough data'."
+            f"Here, with {n} participant(s), {coverage_phrase(n)}. {whose} Below the minimum, "
+            "verdicts against published figures read 'not enough data'."
         )
     )
     if data.skipped:
