@@ -44,6 +44,11 @@ def _stat(values: pd.Series, how: str) -> float:
     return float(getattr(values, how)()) if len(values) else float("nan")
 
 
+def _simulated(trials: pd.DataFrame) -> bool:
+    """Every one of these trials is from a simulated session."""
+    return bool(len(trials)) and bool((_numbers(trials, "simulated") == 1).all())
+
+
 def fidelity_table(trials: pd.DataFrame) -> pd.DataFrame | None:
     """One row per session with the summary above; None without fidelity columns."""
     if "n_chunks" not in trials.columns or "participant" not in trials.columns:
@@ -59,6 +64,9 @@ def fidelity_table(trials: pd.DataFrame) -> pd.DataFrame | None:
         shown = shown_p50.notna().all()
         which = "late_shown" if shown else "late_handed"
         p50, p99 = _numbers(part, f"{which}_p50_ms"), _numbers(part, f"{which}_p99_ms")
+        where = "screen (frame flushed)" if shown else "hand-off"
+        if p50.isna().all():  # blank: nothing was measured (e.g. a simulated session)
+            where = "not measured (simulated)" if _simulated(part) else "not measured"
         flag = _numbers(part, "fidelity_flag")
         load = _numbers(part, "load_1m")
         share = _numbers(part, "frame_shared_share")
@@ -68,7 +76,7 @@ def fidelity_table(trials: pd.DataFrame) -> pd.DataFrame | None:
                 "participant": str(part["participant"].iloc[0]),
                 "session_id": part["session_id"].iloc[0] if by == "session_id" else "",
                 "trials measured": len(part),
-                "lateness measured at": "screen (frame flushed)" if shown else "hand-off",
+                "lateness measured at": where,
                 "p50 lateness, median trial (ms)": _stat(p50, "median"),
                 "p99 lateness, median trial (ms)": _stat(p99, "median"),
                 "p99 lateness, worst trial (ms)": _stat(p99, "max"),
@@ -99,6 +107,8 @@ def fidelity_part(data: Any) -> dict[str, Any] | None:
         "n_judged": int(flag.notna().sum()),
         "excluded": bool(getattr(data.options.rules, "drop_fidelity_flagged", False)),
         "cpus": cpus,
+        "unmeasured": [str(w) for w in table["lateness measured at"] if w.startswith("not")],
+        "n_sessions": len(table),
         "browser": browser_paint_table(trials),
     }
 
@@ -117,9 +127,15 @@ def fidelity_blocks(part: dict[str, Any] | None) -> list:
     text = (
         "Lateness is when a chunk reached the screen minus when the schedule said it should "
         "(where the screen was not measured, when it was handed to the view). "
-        f"{part['n_flagged']} of {part['n_judged']} judged trials were shown outside the "
-        f"study's timing tolerance (fidelity_flag = 1) and are {fate}."
     )
+    text += _unmeasured_text(part.get("unmeasured", []), part.get("n_sessions", 0))
+    if part["n_judged"]:
+        text += (
+            f"{part['n_flagged']} of {part['n_judged']} judged trials were shown outside the "
+            f"study's timing tolerance (fidelity_flag = 1) and are {fate}."
+        )
+    else:
+        text += "No trial was judged against the study's timing tolerance."
     if part["cpus"]:
         text += f" CPUs on the machines: {', '.join(str(c) for c in part['cpus'])}."
     text += " Load is the 1-minute load average when each trial was stored."
@@ -129,3 +145,21 @@ def fidelity_blocks(part: dict[str, Any] | None) -> list:
         Table(part["table"], "Per session: lateness, frame sharing, flagged trials, load"),
         *browser_blocks(part.get("browser")),
     ]
+
+
+def _unmeasured_text(unmeasured: list[str], n_sessions: int) -> str:
+    """Which sessions have no measured lateness, and why (empty when every one has)."""
+    if not unmeasured:
+        return ""
+    simulated = all("simulated" in w for w in unmeasured)
+    who = (
+        "All sessions were"
+        if len(unmeasured) == n_sessions
+        else f"{len(unmeasured)} of {n_sessions} sessions were"
+    )
+    if simulated:
+        return (
+            f"{who} simulated on a virtual clock, which hands each chunk out exactly on "
+            "schedule: their lateness was not measured (shown as –, not 0). "
+        )
+    return f"{who} stored without measured lateness (shown as –). "

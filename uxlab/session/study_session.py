@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from uxlab.clock import Clock, MonotonicClock
+from uxlab.clock import Clock, MonotonicClock, VirtualClock
 from uxlab.fidelity import Tolerance, outside_tolerance, trial_fidelity
 from uxlab.live.live_request import LiveRun
 from uxlab.live.live_schedule import LiveSchedule
@@ -22,6 +22,19 @@ from uxlab.study.design import Trial
 from uxlab.study.reproduce import schedule_sha256
 from uxlab.study.spec import Question, Study, condition_id
 from uxlab.study.stimulus import chain_trial_schedule, trial_source
+
+UNMEASURED_ON_VIRTUAL_CLOCK = (
+    "late_handed_p50_ms",
+    "late_handed_p99_ms",
+    "late_handed_max_ms",
+    "late_shown_p50_ms",
+    "late_shown_p99_ms",
+    "late_shown_max_ms",
+    "drift_ms",
+)
+"""Fidelity columns a simulated session on a virtual clock leaves empty: its chunks are
+handed out on schedule by construction, so zeros there would be synthetic, not measured
+(its `fidelity_flag` stays empty too: not judged)."""
 
 
 class StudySession:
@@ -298,8 +311,11 @@ class StudySession:
         fidelity = trial_fidelity(run.log.records)
         # a simulated participant's data is the same from the same seed on any machine
         fidelity["load_1m"] = None if self.session.simulated else self.load_fn()
+        if self._nothing_measured():
+            fidelity.update(dict.fromkeys(UNMEASURED_ON_VIRTUAL_CLOCK))
         reasons: list[str] = []
-        if fidelity["n_chunks"] and run.live is None:
+        measured = fidelity["late_handed_p99_ms"] is not None
+        if fidelity["n_chunks"] and measured and run.live is None:
             reasons = outside_tolerance(fidelity, self.tolerance)
             fidelity["fidelity_flag"] = int(bool(reasons))
         rec.timings.update(fidelity)
@@ -309,6 +325,11 @@ class StudySession:
                  "tolerance": self.tolerance.describe()}
             )  # fmt: skip
         return reasons
+
+    def _nothing_measured(self) -> bool:
+        """A simulated session on a virtual clock: chunks are handed out exactly on
+        schedule by construction, so its lateness is not a measurement (stored empty)."""
+        return self.session.simulated and isinstance(self.clock, VirtualClock)
 
     def _requeue(self, trial: Trial) -> Trial | None:
         """Give a flagged main trial a re-run after the last trial (`[timing]

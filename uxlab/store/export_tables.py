@@ -48,6 +48,12 @@ FIDELITY_COLUMNS = spec.names(spec.FIDELITY)
 """Every trial: how faithfully its stream was shown (`uxlab.fidelity`), from the trial's
 `timings`; for a trial stored before these were kept, computed from its `chunk` events
 (then `load_1m` and `fidelity_flag` stay empty)."""
+UNMEASURED_WHEN_SIMULATED = [
+    c for c in FIDELITY_COLUMNS if c.startswith("late_") or c in ("drift_ms", "fidelity_flag")
+]
+"""Left empty for a session simulated on the virtual clock (not `through_ui`): it hands
+chunks out exactly on schedule, so its lateness was not measured (databases from before
+this was stored empty hold zeros there)."""
 EVENT_COLUMNS = ["session_id", "trial_index", "t_ms", "kind", "data"]
 SESSION_COLUMNS = [
     "session_id",
@@ -225,7 +231,7 @@ def read_trials(
                t.block, t.practice, t.condition_id, t.levels, t.replay_id, t.seed,
                t.outcome, t.t_abandon_ms, t.shown_first_ms, t.shown_last_ms,
                t.scheduled_end_ms, t.attention, t.attention_ok, s.pilot, s.simulated,
-               t.timings, {schedule_sha} AS schedule_sha256
+               t.timings, {schedule_sha} AS schedule_sha256, s.environment
         FROM trials t JOIN sessions s ON s.session_id = t.session_id
              JOIN studies st ON st.sha256 = s.study_sha256
         ORDER BY s.created_at, s.session_id, t.trial_index
@@ -251,6 +257,8 @@ def read_trials(
             if any(c in extra for c in group):
                 row.update({c: extra.get(c) for c in group})
         row.update({c: extra.get(c) for c in FIDELITY_COLUMNS})
+        if r["simulated"] and not _through_ui(r["environment"]):
+            row.update(dict.fromkeys(UNMEASURED_WHEN_SIMULATED))  # stored as 0 before
         if "n_chunks" not in extra and r["outcome"] != "running":
             unmeasured[key] = row
         rows.append(row)
@@ -263,6 +271,15 @@ def read_trials(
             for c in RERUN_COLUMNS:
                 row.setdefault(c, None)
     return (columns, rows), unmeasured
+
+
+def _through_ui(environment: Any) -> bool:
+    """The session's stored environment says it ran through the real app (real clock)."""
+    try:
+        env = json.loads(environment) if isinstance(environment, str) else environment
+    except ValueError:
+        return False
+    return isinstance(env, dict) and bool(env.get("through_ui"))
 
 
 def _with_optional_groups(columns: list[str], rows: list[dict[str, Any]]) -> list[str]:
