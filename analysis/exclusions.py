@@ -207,8 +207,17 @@ def rule_summary(result: ExclusionResult) -> list[str]:
         if len(reasons) > 120:
             reasons = reasons[:117] + "..."
         flag = RULE_FLAGS.get(rule, rule)
-        lines.append(f"{reasons}: {what}" + (f"; change with {flag}" if flag else ""))
+        lines.append(f"{reasons}: {what}" + _how_to_change(flag))
     return lines
+
+
+def _how_to_change(flag: str) -> str:
+    """`; change with --flag`, or why no option changes the rule (`RULE_FLAGS` "none (...)")."""
+    if not flag:
+        return ""
+    if flag.startswith("none"):
+        return f"; no option changes this{flag[len('none') :]}"
+    return f"; change with {flag}"
 
 
 def nothing_left_message(result: ExclusionResult) -> str:

@@ -53,6 +53,11 @@ class ColumnMap:
         )
 
 
+def _mean(n_values: int) -> str:
+    """The verb after a list of n values: one value "means", several "mean"."""
+    return "means" if n_values == 1 else "mean"
+
+
 def _error(path: Path, row: int | None, column: str | None, message: str) -> TrialTableError:
     return TrialTableError(path, row, column, message)
 
@@ -188,9 +193,10 @@ def _map_yes(values: pd.Series, columns: ColumnMap, notes: list[str]) -> pd.Seri
     answered = lowered != ""
     is_yes = lowered.isin(yes_set)
     seen_no = sorted(set(text[answered & ~is_yes]))
+    no_values = ", ".join(repr(v) for v in seen_no[:6]) or "nothing else"
     notes.append(
         f"Judgement {columns.judgement!r}: {', '.join(repr(v) for v in sorted(yes_set))} "
-        f"mean yes (1); {', '.join(repr(v) for v in seen_no[:6]) or 'nothing else'} "
-        f"mean no (0); {int((~answered).sum())} row(s) unanswered."
+        f"{_mean(len(yes_set))} yes (1); {no_values} {_mean(len(seen_no) or 1)} no (0); "
+        f"{int((~answered).sum())} row(s) unanswered."
     )
     return pd.Series(np.where(~answered, np.nan, np.where(is_yes, 1.0, 0.0)), index=values.index)

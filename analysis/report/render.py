@@ -57,6 +57,14 @@ figure,table{break-inside:avoid}.scroll{overflow:visible}a{color:inherit}}
 """
 
 
+def inline(text: str) -> str:
+    """`text` escaped for HTML, each `quoted` span (as written for Markdown) as <code>."""
+    parts = html.escape(text).split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: shown as written
+        return "`".join(parts)
+    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
+
+
 def render_html(blocks: list, title: str) -> str:
     """One self-contained HTML page."""
     out = [
@@ -76,11 +84,11 @@ def render_html(blocks: list, title: str) -> str:
                 first_bullets = False
         elif isinstance(b, Para):
             cls = ' class="note"' if b.kind == "note" else ""
-            out.append(f"<p{cls}>{html.escape(b.text)}</p>")
+            out.append(f"<p{cls}>{inline(b.text)}</p>")
         elif isinstance(b, Bullets):
             cls = ' class="summary"' if first_bullets else ""
             first_bullets = False
-            items = "".join(f"<li>{html.escape(i)}</li>" for i in b.items)
+            items = "".join(f"<li>{inline(i)}</li>" for i in b.items)
             out.append(f"<ul{cls}>{items}</ul>")
         elif isinstance(b, Table):
             out.append(_html_table(b))
