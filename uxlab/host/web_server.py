@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import sqlite3
 import time
 from collections import deque
 from collections.abc import Callable
@@ -50,7 +49,9 @@ from uxlab.host.enrolment import enrolled_participant, valid_platform_id
 from uxlab.host.limits import FailureLimiter
 from uxlab.host.pty_program import PtyProgram
 from uxlab.paint_marks import MarkRewriter, PaintMark
+from uxlab.store import Store, StoreError
 from uxlab.store.browser_paints import ChunkPaint, record_paints
+from uxlab.store.errors import store_errors
 
 STATIC = Path(__file__).with_name("static")
 HELLO_TIMEOUT_S = 30.0
@@ -86,7 +87,8 @@ class WebHostContext:
 
     study_path: Path
     study_id: str
-    db: Path
+    db: Path | str
+    """The SQLite file, or a PostgreSQL URL."""
     lookup: Callable[[str], str | None]
     """Invitation code -> participant id (None for an unknown code)."""
     fps: int
@@ -146,26 +148,26 @@ class ClockMapping:
 
 
 class PaintWriter:
-    """Stores painted chunks off the event loop: one thread, one connection of its own."""
+    """Stores painted chunks off the event loop: one thread, one store of its own (a SQLite
+    file or a PostgreSQL database: the store's write transactions either way)."""
 
-    def __init__(self, db: Path) -> None:
+    def __init__(self, db: Path | str) -> None:
         self.db = db
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="uxlab-paints")
-        self._conn: sqlite3.Connection | None = None
+        self._store: Store | None = None
 
     def _write(self, paints: list[ChunkPaint]) -> int:
-        if self._conn is None:
-            self._conn = sqlite3.connect(self.db, timeout=10.0, check_same_thread=False)
-            self._conn.execute("PRAGMA foreign_keys = ON")
-        return record_paints(self._conn, paints)
+        if self._store is None:
+            self._store = Store.open(self.db, busy_timeout_s=10.0)
+        return record_paints(self._store, paints)
 
     async def write(self, paints: list[ChunkPaint]) -> int:
         return await asyncio.get_running_loop().run_in_executor(self._pool, self._write, paints)
 
     def close(self) -> None:
         def _close() -> None:
-            if self._conn is not None:
-                self._conn.close()
+            if self._store is not None:
+                self._store.close()
 
         self._pool.submit(_close)
         self._pool.shutdown(wait=True)
@@ -341,9 +343,10 @@ class ParticipantConnection:
             task.add_done_callback(self.writes.discard)
 
     async def _write_paints(self, writer: PaintWriter, paints: list[ChunkPaint]) -> None:
+        errors: tuple[type[BaseException], ...] = (*store_errors(), StoreError)
         try:
             await writer.write(paints)
-        except sqlite3.Error as exc:
+        except errors as exc:
             self._note(f"painted times not stored ({exc})")
 
     async def replace(self) -> None:
