@@ -173,6 +173,15 @@ class PaintWriter:
         self._pool.shutdown(wait=True)
 
 
+def ended_note(status: int, closed_after_finishing: bool) -> str:
+    """The host's line when a participant's program ends. A program hung up because the page
+    was closed after its session was completed (a thank-you screen still open) says so,
+    instead of the status of the hang-up (-1: SIGHUP), which reads like a failure."""
+    if closed_after_finishing:
+        return "program ended: participant closed the page after finishing"
+    return f"program ended (status {status})"
+
+
 def _now_ms() -> float:
     return time.perf_counter_ns() / 1e6  # CLOCK_MONOTONIC: the players' clock too
 
@@ -230,10 +239,14 @@ class ParticipantConnection:
         receiver = asyncio.ensure_future(self._receive_loop())
         program = asyncio.ensure_future(self.program.run())
         done, _ = await asyncio.wait({receiver, program}, return_when=asyncio.FIRST_COMPLETED)
-        if program not in done:  # the tab was closed (or replaced): hang the program up
+        closed = program not in done
+        if closed:  # the tab was closed (or replaced): hang the program up
             await self.program.hang_up()
         status = await program
-        self._note(f"program ended (status {status})")
+        after_finishing = (
+            closed and status != 0 and self.ctx.session_state(self.participant) == "completed"
+        )
+        self._note(ended_note(status, after_finishing))
         pinger.cancel()
         if not self.replaced:
             self.outbox.put_nowait(self._end_message(status))
