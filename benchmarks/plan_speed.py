@@ -2,7 +2,10 @@
 
 1. The default grid of `studies/ttft-threshold.toml` (8 x 6 cells, `--sims` studies per
    cell, 200 participant resamples each) through `run_plan` with `--jobs` processes: wall
-   seconds, with the load average before and after.
+   seconds, with the load average before and after, and the CPU seconds of this process
+   and its workers. On a shared machine the wall time says how busy it was; the CPU time
+   divided by the processes is what the same run needs on an otherwise idle machine with
+   that many cores (a little more than that: start-up and the parent's merging).
 2. Baseline from the same run: `--baseline` studies of one cell analysed one at a time
    with the report's `population_threshold` (B = 200) against the same studies in one
    `population_thresholds_batch` call: seconds each and the ratio.
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import time
 from pathlib import Path
 
@@ -35,6 +39,13 @@ from uxlab.simulate.observers import PopulationTruth
 STUDY = Path(__file__).resolve().parents[1] / "studies" / "ttft-threshold.toml"
 
 
+def _cpu_seconds() -> float:
+    """User + system CPU seconds of this process and its finished children."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sims", type=int, default=200)
@@ -47,13 +58,16 @@ def main() -> None:
     repeats = tuple(parse_range(args.repeats, DEFAULT_N_REPEATS))
     spec = PlanSpec(STUDY, people, repeats, (PopulationTruth(),), args.sims, 200, 0)
     load0 = os.getloadavg()[0]
+    cpu0 = _cpu_seconds()
     started = time.perf_counter()
     run_plan(spec, jobs=args.jobs)
     wall = time.perf_counter() - started
+    cpu = _cpu_seconds() - cpu0
     print(
         f"default grid: {len(people)} x {len(repeats)} cells x {args.sims} studies, "
         f"{args.jobs} processes: {wall:.0f} s wall (load average {load0:.1f} before, "
-        f"{os.getloadavg()[0]:.1f} after)"
+        f"{os.getloadavg()[0]:.1f} after); {cpu:.0f} CPU s, i.e. ~{cpu / args.jobs:.0f} s "
+        f"wall on {args.jobs} idle cores (this run got {cpu / wall:.2f} cores)"
     )
     # baseline: one cell's studies, one at a time vs batched
     study, designs = _study_and_designs(spec)

@@ -2,18 +2,26 @@
 
 For each (study design, truth, cell of participants x repeats):
 
-- predicted: `uxlab plan`'s engine (`uxlab.plan.engine.run_plan`, `--sims` studies, each
-  analysed in a batch with 200 participant resamples), its mean 95% CI width of the 50%
-  threshold and its power (share of intervals excluding the reference);
+- predicted: `uxlab plan`'s engine (`uxlab.plan.engine.run_plan`, `--sims` studies), its
+  mean 95% CI width of the 50% threshold and its power (share of intervals excluding the
+  reference);
 - realised: `--studies` independent studies (a different seed stream) run through the real
-  path: `simulate_cohort` (observers through `StudySession` and the SQLite store, as
-  `uxlab simulate`), `export_db`, `load_trial_table`, then the report's exclusions
-  (`apply_exclusions`, default rules) and its pooled threshold (`population_threshold_small_n`
-  on the yes/no column, B = 1000: the lines `analysis.report.analyse` runs for it; the
-  rest of the report, e.g. ratings and survival, is skipped to save time).
+  path (`uxlab.plan.realised.realised_thresholds`): `simulate_cohort` (observers through
+  the session and the SQLite store, as `uxlab simulate`), `export_db`, `load_trial_table`,
+  the report's exclusions and its psychometric part (`analysis.report.build._psychometric`,
+  B = 1000, which picks the estimator as `uxlab report` does: pooled fit with the
+  participant jackknife-t on a fixed design, the random-intercept model on an adaptive one).
 
-Printed per row: both widths and their ratio (goal within ±10%), both powers and their
-difference (goal within ±0.05) with the Monte-Carlo SE of the realised power, and seconds.
+Designs: constant stimuli (studies/ttft-threshold.toml), a 1-up/2-down staircase (the QUEST+
+study with `procedure = "staircase"`, written to a temporary file) and QUEST+
+(studies/ttft-quest.toml). Truths vary the threshold, the width, the between-participant
+SD and the lapse rate.
+
+Printed per row: both mean widths and their ratio (goal within ±10%) with the Monte-Carlo
+SE of the ratio, the ratio of the median widths (robust to the few very wide intervals that
+dominate a mean of a handful of studies), both powers and their difference (goal within
+±0.05) with the Monte-Carlo SE of the realised power, and seconds. `--out FILE` also
+appends each row as CSV.
 
     python benchmarks/plan_validation.py [--studies 60] [--sims 200] [--cases all|quick]
 """
@@ -30,9 +38,9 @@ from pathlib import Path
 
 import numpy as np
 
-from uxlab.plan.design import with_repeats
 from uxlab.plan.engine import PlanSpec, run_plan
 from uxlab.plan.grid import Reference
+from uxlab.plan.realised import ci_at, realised_thresholds
 from uxlab.plan.summarise import cell_table
 from uxlab.simulate.observers import PopulationTruth
 
@@ -45,46 +53,35 @@ TRUTHS = {
     "spread-0.5": PopulationTruth(between_sd_log=0.5),
     "lapse-0.06": PopulationTruth(lapse=0.06, guess=0.05),
 }
-# (study file, participants, repeats)
+# (study file, participants, repeats); "staircase" is made from the QUEST+ study
 DESIGNS = {
     "constant-8x1": ("ttft-threshold.toml", 8, 1),
-    "constant-16x2": ("ttft-threshold.toml", 16, 2),
+    "staircase-10x10": ("staircase", 10, 10),
     "quest-10x10": ("ttft-quest.toml", 10, 10),
 }
 QUICK = [
+    ("quest-10x10", "spread-0.5"),
     ("constant-8x1", "default"),
-    ("constant-16x2", "steep-1200"),
-    ("quest-10x10", "fast-600"),
+    ("staircase-10x10", "fast-600"),
 ]
 
 
-def realised_study(args: tuple) -> tuple[float, float, float]:
-    """One study through simulate -> export -> the report's pooled threshold:
-    (estimate, ci_low, ci_high) at 50%."""
-    study_file, n_people, repeats, truth, seed = args
-    from analysis.exclusions import ExclusionRules, apply_exclusions, planned_trials_from_sessions
-    from analysis.small_sample_interval import population_threshold_small_n as population_threshold
-    from analysis.trial_table import binary_column, load_trial_table
-    from uxlab.simulate import simulate_cohort
-    from uxlab.store import Store
-    from uxlab.store.export import export_db
-    from uxlab.study import load_study
+def staircase_study(where: Path) -> Path:
+    """studies/ttft-quest.toml with a 1-up/2-down staircase instead of QUEST+."""
+    text = (STUDIES / "ttft-quest.toml").read_text(encoding="utf-8")
+    corpus = (STUDIES.parent / "replays" / "chat").as_posix()
+    text = text.replace('procedure = "quest"', 'procedure = "staircase"')
+    text = text.replace('id = "ttft-quest"', 'id = "ttft-staircase"')
+    text = text.replace('corpus = "../replays/chat"', f'corpus = "{corpus}"')
+    path = where / "ttft-staircase.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
 
-    study = with_repeats(load_study(STUDIES / study_file), repeats)
-    with tempfile.TemporaryDirectory(prefix="plan-validation-") as tmp:
-        db = Path(tmp) / "s.sqlite"
-        with Store.open(db) as store:
-            simulate_cohort(study, store, n_people, seed=seed, truth=truth)
-        export_db(db, Path(tmp) / "export")
-        table = load_trial_table(Path(tmp) / "export")
-    # what `analysis.report.analyse` does for the pooled threshold (its `_psychometric`)
-    planned = planned_trials_from_sessions(table.sessions)
-    kept = apply_exclusions(table.trials, ExclusionRules(), planned).kept
-    df = kept.assign(_y=binary_column(kept, "q_acceptable", table.source)).dropna(subset=["_y"])
-    df = df.assign(_x=df["ttft_ms"].astype(float))
-    pop = population_threshold(df, "_x", "_y", "participant", 1000, seed)
-    row = pop.set_index("level").loc[0.5]
-    return float(row.estimate), float(row.ci_low), float(row.ci_high)
+
+def realised_study(args: tuple) -> np.ndarray:
+    """(estimate, ci_low, ci_high) at 50% of one study through the real path."""
+    study_path, n_people, repeats, truth, seed = args
+    return ci_at(realised_thresholds(study_path, n_people, repeats, truth, seed))
 
 
 def main() -> None:
@@ -97,40 +94,76 @@ def main() -> None:
         help="quick (3 rows), all (5 truths x 3 designs) or a list design:truth,...",
     )
     ap.add_argument("--jobs", type=int, default=min(os.cpu_count() or 1, 2))
+    ap.add_argument("--out", type=Path, help="append each row to this CSV file")
+    ap.add_argument(
+        "--seed-base",
+        type=int,
+        default=10_000,
+        help="realised study i has seed BASE + i (the same people in every row of a run)",
+    )
     args = ap.parse_args()
-    cases = QUICK if args.cases == "quick" else [(d, t) for d in DESIGNS for t in TRUTHS]
-    if args.cases not in ("quick", "all"):
+    if args.cases == "quick":
+        cases = QUICK
+    elif args.cases == "all":  # the known hard case first, so a cut-short run has it
+        cases = [("quest-10x10", "spread-0.5")]
+        cases += [(d, t) for t in TRUTHS for d in DESIGNS if (d, t) not in cases]
+    else:
         cases = [tuple(case.split(":")) for case in args.cases.split(",")]
     print(
         f"{args.sims} planned / {args.studies} realised studies per row; load average "
         f"{os.getloadavg()[0]:.1f} at start; reference {REFERENCE.label}"
     )
-    print(
-        "design          truth        width plan  width real  ratio   power plan  power real"
-        " (SE)     diff    s"
+    header = (
+        "design          truth        width plan  width real  ratio (SE)    median ratio  "
+        "power plan  power real (SE)     diff    s"
     )
-    for design_name, truth_name in cases:
-        study_file, n_people, repeats = DESIGNS[design_name]
-        truth = TRUTHS[truth_name]
-        started = time.perf_counter()
-        spec = PlanSpec(
-            (STUDIES / study_file).resolve(), (n_people,), (repeats,), (truth,), args.sims, 200, 1
+    print(header)
+    if args.out and not args.out.exists():
+        args.out.write_text(
+            "design,truth,width_plan,width_real,ratio,ratio_se,median_ratio,power_plan,"
+            "power_real,power_se,seconds,load\n"
         )
-        plan = cell_table(run_plan(spec, jobs=args.jobs), REFERENCE, []).iloc[0]
-        jobs = [(study_file, n_people, repeats, truth, 10_000 + i) for i in range(args.studies)]
-        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            real = np.array(list(pool.map(realised_study, jobs)))
-        width = real[:, 2] - real[:, 1]
-        ok = np.isfinite(width)
-        power = float(np.mean(REFERENCE.excluded(real[:, 1], real[:, 2])))
-        se = math.sqrt(max(power * (1 - power), 1e-12) / len(real))
-        w_real = float(np.mean(width[ok]))
-        print(
-            f"{design_name:<15} {truth_name:<12} {plan['ci_width_50_ms']:10.0f}  {w_real:10.0f}"
-            f"  {plan['ci_width_50_ms'] / w_real:5.2f}   {plan['power']:10.2f}  {power:10.2f}"
-            f" ({se:.2f})  {plan['power'] - power:+5.2f}  {time.perf_counter() - started:4.0f}",
-            flush=True,
-        )
+    with tempfile.TemporaryDirectory(prefix="plan-validation-") as tmp:
+        staircase = staircase_study(Path(tmp))
+        for design_name, truth_name in cases:
+            study_file, n_people, repeats = DESIGNS[design_name]
+            study_path = staircase if study_file == "staircase" else STUDIES / study_file
+            truth = TRUTHS[truth_name]
+            started = time.perf_counter()
+            spec = PlanSpec(
+                study_path.resolve(), (n_people,), (repeats,), (truth,), args.sims, 200, 1
+            )
+            plan = cell_table(run_plan(spec, jobs=args.jobs), REFERENCE, []).iloc[0]
+            jobs = [
+                (study_path, n_people, repeats, truth, args.seed_base + i)
+                for i in range(args.studies)
+            ]
+            with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+                real = np.array(list(pool.map(realised_study, jobs)))
+            width = real[:, 2] - real[:, 1]
+            ok = np.isfinite(width)
+            power = float(np.mean(REFERENCE.excluded(real[:, 1], real[:, 2])))
+            se = math.sqrt(max(power * (1 - power), 1e-12) / len(real))
+            w_real = float(np.mean(width[ok]))
+            ratio = plan["ci_width_50_ms"] / w_real
+            ratio_se = ratio * float(np.std(width[ok], ddof=1) / math.sqrt(ok.sum())) / w_real
+            median_ratio = plan["ci_width_50_median_ms"] / float(np.median(width[ok]))
+            seconds = time.perf_counter() - started
+            print(
+                f"{design_name:<15} {truth_name:<12} {plan['ci_width_50_ms']:10.0f}  "
+                f"{w_real:10.0f}  {ratio:5.2f} ({ratio_se:.2f})  {median_ratio:12.2f}  "
+                f"{plan['power']:10.2f}  "
+                f"{power:10.2f} ({se:.2f})  {plan['power'] - power:+5.2f}  {seconds:4.0f}",
+                flush=True,
+            )
+            if args.out:
+                with args.out.open("a") as f:
+                    f.write(
+                        f"{design_name},{truth_name},{plan['ci_width_50_ms']:.1f},{w_real:.1f},"
+                        f"{ratio:.3f},{ratio_se:.3f},{median_ratio:.3f},{plan['power']:.3f},"
+                        f"{power:.3f},{se:.3f},"
+                        f"{seconds:.0f},{os.getloadavg()[0]:.1f}\n"
+                    )
 
 
 if __name__ == "__main__":

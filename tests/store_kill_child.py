@@ -55,6 +55,8 @@ def run(db: str, study_path: str, participant: str, max_trials: int = 10**9) -> 
 
 
 def fork_server(db: str, study_path: str, participant: str) -> int:
+    if db.startswith("postgresql://"):  # its driver too is imported once, not per worker
+        import uxlab.store.postgres  # noqa: F401
     for line in sys.stdin:
         if line.strip() != "RUN":
             break

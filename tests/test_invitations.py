@@ -46,10 +46,10 @@ def test_codes_are_unique_stored_as_hashes_and_find_their_participant(tmp_path):
     assert not any(c in raw for c in codes), "no usable code in the database file"
 
 
-def test_new_participants_do_not_reuse_an_existing_participant_id(tmp_path, monkeypatch):
+def test_new_participants_do_not_reuse_an_existing_participant_id(db, monkeypatch):
     ids = iter(["P-AAAAA", "P-AAAAA", "P-BBBBB", "P-CCCCC"])
     monkeypatch.setattr("uxlab.store.invitations.new_participant_id", lambda: next(ids))
-    with Store.open(tmp_path / "inv.sqlite") as store:
+    with Store.open(db) as store:
         made = create_invitations(store, "tiny", 2)
     assert [m.participant for m in made] == ["P-AAAAA", "P-BBBBB"]
 
@@ -141,10 +141,10 @@ async def test_failed_codes_wait_in_line_and_valid_codes_do_not():
     assert logged and not any("bad-guess" in line for line in logged)
 
 
-def test_withdrawing_an_invited_participant_retires_their_code(tmp_path):
+def test_withdrawing_an_invited_participant_retires_their_code(db):
     from uxlab.store.invitations import withdraw_invited
 
-    with Store.open(tmp_path / "inv.sqlite") as store:
+    with Store.open(db) as store:
         gone, kept = create_invitations(store, "tiny", 2)
         counts = withdraw_invited(store, gone.participant)
         assert counts["invitations"] == 1

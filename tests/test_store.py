@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from uxlab.store import SCHEMA_VERSION, Store, StoreError, new_participant_id
+from uxlab.store.errors import store_errors
 from uxlab.study import load_study, parse_study
 
 BAD = Path(__file__).parent / "data" / "bad_studies"
@@ -30,8 +31,9 @@ def study():
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = Store.open(tmp_path / "results" / "good.sqlite", clock=FakeClock())
+def store(db):
+    """A store on each backend (SQLite file, PostgreSQL database)."""
+    s = Store.open(db, clock=FakeClock())
     yield s
     s.close()
 
@@ -54,7 +56,8 @@ def run_trial(store, session, index, outcome="completed", answer="yes", events=2
     )
 
 
-def test_opens_in_wal_with_full_sync_and_current_schema(store):
+def test_opens_in_wal_with_full_sync_and_current_schema(tmp_path):
+    store = Store.open(tmp_path / "results" / "good.sqlite", clock=FakeClock())
     assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert store.conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
     assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
@@ -105,8 +108,7 @@ def test_full_session_flow(store, study):
         store.start_or_resume_session(study, "P-7K3QX")
 
 
-def test_resume_marks_the_trial_in_flight_and_continues_after_it(tmp_path, study):
-    db = tmp_path / "r.sqlite"
+def test_resume_marks_the_trial_in_flight_and_continues_after_it(db, study):
     with Store.open(db) as store:
         session = store.start_or_resume_session(study, "P-RESUME")
         store.set_state(session, "consented")
@@ -130,8 +132,7 @@ def test_resume_marks_the_trial_in_flight_and_continues_after_it(tmp_path, study
         assert count == 1
 
 
-def test_resume_with_a_changed_study_file_is_refused(tmp_path, study):
-    db = tmp_path / "c.sqlite"
+def test_resume_with_a_changed_study_file_is_refused(db, study):
     with Store.open(db) as store:
         store.start_or_resume_session(study, "P-CHANGE")
         changed = parse_study(study.text.replace("seed = 11", "seed = 12"), GOOD)
@@ -206,9 +207,9 @@ def test_withdrawal_deletes_everything_and_audits_without_content(tmp_path, stud
 
 def test_audit_is_append_only(store, study):
     store.start_or_resume_session(study, "P-AUDIT")
-    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+    with pytest.raises(store_errors(), match="append-only"):
         store.conn.execute("UPDATE audit SET action = 'x'")
-    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+    with pytest.raises(store_errors(), match="append-only"):
         store.conn.execute("DELETE FROM audit")
     assert store.verify_audit()
 
@@ -232,12 +233,12 @@ stale_after_min = 30
 """
 
 
-def test_groups_fill_evenly_up_to_the_cap_and_stale_slots_return(tmp_path):
+def test_groups_fill_evenly_up_to_the_cap_and_stale_slots_return(db):
     text = GOOD.read_text().replace("[design]", GROUPS + "\n[design]")
     text = text.replace("[profile]\n", '[profile]\nitl = "lognormal:median=30,sigma=0.5"\n')
     study = parse_study(text, GOOD)
     clock = FakeClock()
-    with Store.open(tmp_path / "g.sqlite", clock=clock) as store:
+    with Store.open(db, clock=clock) as store:
         got = {}
         for p in ("P-G1", "P-G2", "P-G3", "P-G4"):
             got[p] = store.allocate_group(study, p).id
@@ -284,7 +285,7 @@ def test_migrations_upgrade_in_place_and_roll_back_on_failure(tmp_path, study, m
         assert applied == [(k,) for k in range(1, current + 2)]
 
 
-def test_every_start_and_resume_keeps_its_own_environment(store, study, tmp_path):
+def test_every_start_and_resume_keeps_its_own_environment(store, study, db, tmp_path):
     from uxlab.store import export_db, read_tables
 
     first = {"term": "xterm-256color", "columns": 80, "timing_warnings": []}
@@ -292,7 +293,7 @@ def test_every_start_and_resume_keeps_its_own_environment(store, study, tmp_path
     session = store.start_or_resume_session(study, "P-RUNS1", environment=first)
     store.begin_trial(session, 0)  # then the process dies
     again = store.start_or_resume_session(study, "P-RUNS1", environment=later)
-    _columns, runs = read_tables(store.path)["runs"]
+    _columns, runs = read_tables(db)["runs"]
     assert [(r["run"], r["kind"], r["next_index"]) for r in runs] == [
         (0, "start", 0),
         (1, "resume", 1),
@@ -302,7 +303,7 @@ def test_every_start_and_resume_keeps_its_own_environment(store, study, tmp_path
         ("tmux-256color", 70),
     ]
     assert again.resumed_count == 1
-    out = export_db(store.path, tmp_path / "out")
+    out = export_db(db, tmp_path / "out")
     sessions = (out["sessions"]).read_text().splitlines()
     assert "xterm-256color" in sessions[1] and "tmux" not in sessions[1]  # the first run's
     runs_csv = out["runs"].read_text().splitlines()
@@ -347,13 +348,13 @@ def test_a_version_2_database_gets_session_runs_from_its_sessions(tmp_path, stud
     assert read_tables(db)["runs"] == as_found  # migrated: the same run, now in session_runs
 
 
-def test_a_live_session_keeps_its_group_slot_while_it_begins_and_commits_trials(tmp_path):
+def test_a_live_session_keeps_its_group_slot_while_it_begins_and_commits_trials(db):
     """Last activity is every write for the session; quiet live sessions go stale."""
     text = GOOD.read_text().replace("[design]", GROUPS + "\n[design]")
     text = text.replace("[profile]\n", '[profile]\nitl = "lognormal:median=30,sigma=0.5"\n')
     study = parse_study(text, GOOD)
     clock = FakeClock()
-    with Store.open(tmp_path / "g.sqlite", clock=clock) as store:
+    with Store.open(db, clock=clock) as store:
         group = store.allocate_group(study, "P-A").id
         busy = store.start_or_resume_session(study, "P-A")
         store.set_state(busy, "consented")

@@ -14,6 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers.postgres import query
 
 from uxlab.cli import main
 from uxlab.store import Store, StoreError
@@ -165,21 +166,17 @@ def hold(db: Path, participant: str) -> tuple[subprocess.Popen, str]:
     return child, line[1]
 
 
-def trial_rows(db: Path) -> list[tuple]:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute(
-            "SELECT t.trial_index, t.outcome, s.resumed_count, "
-            "(SELECT COUNT(*) FROM responses r WHERE r.session_id = t.session_id "
-            " AND r.trial_index = t.trial_index) "
-            "FROM trials t JOIN sessions s USING (session_id) ORDER BY t.trial_index"
-        ).fetchall()
-    finally:
-        conn.close()
+def trial_rows(db: Path | str) -> list[tuple]:
+    return query(
+        db,
+        "SELECT t.trial_index, t.outcome, s.resumed_count, "
+        "(SELECT COUNT(*) FROM responses r WHERE r.session_id = t.session_id "
+        " AND r.trial_index = t.trial_index) "
+        "FROM trials t JOIN sessions s USING (session_id) ORDER BY t.trial_index",
+    )
 
 
-def test_a_second_process_cannot_take_over_a_live_session(tmp_path):
-    db = tmp_path / "lease.sqlite"
+def test_a_second_process_cannot_take_over_a_live_session(db):
     study = load_study(GOOD)
     child, session_id = hold(db, "P-HHHHH")
     try:
@@ -207,8 +204,7 @@ def test_a_second_process_cannot_take_over_a_live_session(tmp_path):
         assert session.resumed and session.next_index == 1
 
 
-def test_a_killed_holder_leaves_a_stale_lease_that_is_taken_over(tmp_path):
-    db = tmp_path / "stale.sqlite"
+def test_a_killed_holder_leaves_a_stale_lease_that_is_taken_over(db):
     study = load_study(GOOD)
     child, _ = hold(db, "P-KKKKK")
     os.kill(child.pid, signal.SIGKILL)
@@ -219,20 +215,17 @@ def test_a_killed_holder_leaves_a_stale_lease_that_is_taken_over(tmp_path):
     assert trial_rows(db) == [(0, "interrupted", 1, 0)]
 
 
-def test_a_lease_held_on_another_host_expires_only_after_the_stale_time(tmp_path):
-    db = tmp_path / "remote.sqlite"
+def test_a_lease_held_on_another_host_expires_only_after_the_stale_time(db):
     study = load_study(GOOD)
     now = [1_800_000_000.0]
     with Store.open(db, clock=lambda: now[0]) as store:
         store.start_or_resume_session(study, "P-RRRRR")
-    conn = sqlite3.connect(db)
-    with conn:  # as if a process on another machine had taken it (and is still active)
-        conn.execute(
-            "INSERT INTO session_leases SELECT session_id, 'lab-pc-2', 4242, NULL, "
-            "'2027-01-15T08:00:00', ? FROM sessions",
-            (now[0],),
-        )
-    conn.close()
+    query(  # as if a process on another machine had taken it (and is still active)
+        db,
+        "INSERT INTO session_leases SELECT session_id, 'lab-pc-2', 4242, NULL, "
+        "'2027-01-15T08:00:00', ? FROM sessions",
+        (now[0],),
+    )
     now[0] += 60.0
     with Store.open(db, clock=lambda: now[0]) as store, pytest.raises(StoreError) as info:
         store.start_or_resume_session(study, "P-RRRRR")

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+from helpers.postgres import query
 
 from uxlab.store import Store
 from uxlab.study import load_study
@@ -52,23 +52,20 @@ def start(db: Path, study: Path, participant: str, *extra: str) -> subprocess.Po
     )
 
 
-def committed_rows(db: Path) -> list[tuple[int, str, int]]:
-    conn = sqlite3.connect(db)
-    try:
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        return conn.execute(
-            "SELECT t.trial_index, t.outcome, "
-            "(SELECT COUNT(*) FROM responses r WHERE r.session_id = t.session_id "
-            " AND r.trial_index = t.trial_index) "
-            "FROM trials t ORDER BY t.trial_index"
-        ).fetchall()
-    finally:
-        conn.close()
+def committed_rows(db: Path | str) -> list[tuple[int, str, int]]:
+    return query(
+        db,
+        "SELECT t.trial_index, t.outcome, "
+        "(SELECT COUNT(*) FROM responses r WHERE r.session_id = t.session_id "
+        " AND r.trial_index = t.trial_index) "
+        "FROM trials t ORDER BY t.trial_index",
+    )
 
 
-def test_sigkill_at_many_points_never_loses_a_committed_trial(tmp_path):
+def test_sigkill_at_many_points_never_loses_a_committed_trial(tmp_path, db):
+    """On PostgreSQL the killed host's connection dies mid-transaction too: the server
+    rolls it back, and nothing it committed is lost."""
     study = write_study(tmp_path, repeats=20)  # 80 trials
-    db = tmp_path / "kill.sqlite"
     rng = np.random.default_rng(2024)
     server = subprocess.Popen(
         [sys.executable, str(CHILD), "--fork", str(db), str(study), "P-KILL1"],
@@ -132,9 +129,8 @@ def test_sigkill_at_many_points_never_loses_a_committed_trial(tmp_path):
         assert store.verify_audit()
 
 
-def test_two_processes_write_different_participants_at_once(tmp_path):
+def test_two_processes_write_different_participants_at_once(tmp_path, db):
     study = write_study(tmp_path, repeats=5)  # 20 trials each
-    db = tmp_path / "two.sqlite"
     with Store.open(db) as store:
         store.register_study(load_study(study))
     a = start(db, study, "P-AAAAA")
@@ -144,20 +140,17 @@ def test_two_processes_write_different_participants_at_once(tmp_path):
     assert a.returncode == 0, err_a
     assert b.returncode == 0, err_b
     assert out_a.strip().endswith("DONE") and out_b.strip().endswith("DONE")
-    conn = sqlite3.connect(db)
-    try:
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        counts = dict(
-            conn.execute(
-                "SELECT s.participant, COUNT(*) FROM trials t JOIN sessions s "
-                "ON s.session_id = t.session_id WHERE t.outcome = 'completed' "
-                "GROUP BY s.participant"
-            ).fetchall()
+    counts = dict(
+        query(
+            db,
+            "SELECT s.participant, COUNT(*) FROM trials t JOIN sessions s "
+            "ON s.session_id = t.session_id WHERE t.outcome = 'completed' "
+            "GROUP BY s.participant",
         )
-        assert counts == {"P-AAAAA": 20, "P-BBBBB": 20}
-        states = {r[0] for r in conn.execute("SELECT state FROM sessions")}
-        assert states == {"completed"}
-        numbers = sorted(r[0] for r in conn.execute("SELECT number FROM participants"))
-        assert numbers == [1, 2]
-    finally:
-        conn.close()
+    )
+    assert counts == {"P-AAAAA": 20, "P-BBBBB": 20}
+    assert {r[0] for r in query(db, "SELECT state FROM sessions")} == {"completed"}
+    numbers = sorted(r[0] for r in query(db, "SELECT number FROM participants"))
+    assert numbers == [1, 2]
+    with Store.open(db) as store:
+        assert store.verify_audit()

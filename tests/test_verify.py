@@ -231,6 +231,7 @@ def test_live_schedules_are_fingerprinted_by_profile_seed_and_source():
 
 def test_version_3_database_upgrades_to_4_and_verifies_what_it_can(tmp_path, monkeypatch):
     from uxlab.store import schema
+    from uxlab.store.lease import CREATE_LEASES
 
     monkeypatch.chdir(tmp_path)
     path = write_study(tmp_path)
@@ -240,6 +241,7 @@ def test_version_3_database_upgrades_to_4_and_verifies_what_it_can(tmp_path, mon
         m.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:3])
         m.setattr(schema, "SCHEMA_VERSION", 3)
         with Store.open(db) as old:
+            old.conn.execute(CREATE_LEASES)  # before version 6 it was made on first use
             old.allocate_group(study, "P-OLDV3")
             session = old.start_or_resume_session(study, "P-OLDV3")
             t = session.trials[0]

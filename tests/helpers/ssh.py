@@ -29,11 +29,11 @@ KEYS = {"Enter": b"\r", "Escape": b"\x1b", "C-q": b"\x11"}
 class HostProcess:
     """`python -m uxlab host STUDY --db DB --ssh 0` with its output collected line by line."""
 
-    def __init__(self, study: Path, db: Path) -> None:
+    def __init__(self, study: Path, db: Path | str, cwd: Path = REPO) -> None:
         env = dict(os.environ, PYTHONPATH=str(REPO))
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "uxlab", "host", str(study), "--db", str(db), "--ssh", "0"],
-            cwd=REPO,
+            cwd=cwd,
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

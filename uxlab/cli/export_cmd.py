@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from uxlab.cli.places import output_for
+from uxlab.store.dialect import database_arg, db_name
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,9 +44,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from uxlab.store.export import export_db
 
-    db = Path(args.db)
+    db = database_arg(args.db)
     out = Path(args.out) if args.out else output_for(db, "export")
     written = export_db(db, out, args.format, raw_cells=args.raw_cells)
+    db = db_name(db)
     rows = written.rows
     print(
         f"{db}: {rows['sessions']} session(s), {rows['trials']} trial(s), {rows['events']} event(s)"

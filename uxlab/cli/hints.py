@@ -19,7 +19,9 @@ from pathlib import Path
 
 def command(*args: str | Path) -> str:
     """`uxlab ARGS...` as the user should type it (see the module docstring)."""
-    words = [shlex.quote(str(a)) for a in args]
+    from uxlab.store.dialect import db_name
+
+    words = [shlex.quote(str(db_name(a)) if isinstance(a, str) else str(a)) for a in args]
     return " ".join([*program_words(), *words])
 
 

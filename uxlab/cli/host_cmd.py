@@ -16,6 +16,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from uxlab.store.dialect import database_arg, database_stem, db_name, is_postgres
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -29,7 +31,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("study", metavar="STUDY.toml", help="the study file")
     parser.add_argument(
-        "--db", type=Path, metavar="PATH", help="study database (default results/<id>.sqlite)"
+        "--db",
+        type=database_arg,
+        metavar="PATH|URL",
+        help="study database: a SQLite file (default results/<id>.sqlite) or a "
+        "postgresql:// URL shared by several hosts",
     )
     parser.add_argument(
         "--ssh",
@@ -107,8 +113,8 @@ def run_ssh(args: argparse.Namespace) -> int:
         invited = count_invitations(store, study.id)
     if invited == 0:
         raise CliError(
-            f"{db}: no invitations for study {study.id!r}; make some first with "
-            f"`uxlab invite {args.study} --db {db} -n 10`"
+            f"{db_name(db)}: no invitations for study {study.id!r}; make some first with "
+            f"`uxlab invite {args.study} --db {db_name(db)} -n 10`"
         )
     try:
         asyncio.run(_serve(args, study.id, db, invited))
@@ -119,7 +125,7 @@ def run_ssh(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _serve(args: argparse.Namespace, study_id: str, db: Path, invited: int) -> None:
+async def _serve(args: argparse.Namespace, study_id: str, db: Path | str, invited: int) -> None:
     import asyncio
     import signal
 
@@ -132,7 +138,7 @@ async def _serve(args: argparse.Namespace, study_id: str, db: Path, invited: int
     from uxlab.store import Store
     from uxlab.store.invitations import participant_for_code
 
-    key, created = load_or_create_host_key(db)
+    key, created = load_or_create_host_key(key_beside(db))
     store = Store.open(db)  # read by the host for codes only; each participant has its own
 
     def log(line: str) -> None:
@@ -141,7 +147,7 @@ async def _serve(args: argparse.Namespace, study_id: str, db: Path, invited: int
     ctx = HostContext(
         study_path=Path(args.study).resolve(),
         study_id=study_id,
-        db=db.resolve(),
+        db=db if isinstance(db, str) else db.resolve(),
         lookup=lambda code: participant_for_code(store, study_id, code),
         log=log,
     )
@@ -150,7 +156,7 @@ async def _serve(args: argparse.Namespace, study_id: str, db: Path, invited: int
     log(
         f"study {study_id!r} ({invited} invitations) over SSH on {args.bind}:{port}; "
         f"host key {key.get_fingerprint()} ({'new' if created else 'kept'}, "
-        f"{host_key_path(db)})"
+        f"{host_key_path(key_beside(db))})"
     )
     log(f"a participant connects with: ssh -p {port} CODE@{args.bind}; Ctrl+C stops")
     stop = asyncio.Event()
@@ -165,3 +171,11 @@ async def _serve(args: argparse.Namespace, study_id: str, db: Path, invited: int
                 session.chan.close()
             await session.hang_up()
         store.close()
+
+
+def key_beside(db: Path | str) -> Path:
+    """What the host key is named after: the SQLite file, or for a PostgreSQL database
+    `results/<database name>` on this host (each host keeps its own key)."""
+    if isinstance(db, str) and is_postgres(db):
+        return Path("results") / database_stem(db)
+    return Path(db)

@@ -14,6 +14,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from uxlab.store.dialect import database_arg
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -25,7 +27,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("study", metavar="STUDY.toml", help="the study file")
     parser.add_argument(
-        "--db", type=Path, metavar="PATH", help="study database (default results/<id>.sqlite)"
+        "--db",
+        type=database_arg,
+        metavar="PATH|URL",
+        help="study database: a SQLite file (default results/<id>.sqlite) or a "
+        "postgresql:// URL shared by several hosts",
     )
     parser.add_argument("-n", type=int, default=1, metavar="N", help="how many (default 1)")
     parser.add_argument(

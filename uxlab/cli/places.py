@@ -5,7 +5,7 @@
   `invite`) and its plan `results/plan/<study id>/` (`plan`).
 - What is made from a file goes beside it, named after it: `results/quickstart.sqlite`
   gives `results/quickstart-export/` and `results/quickstart-report/`; `lab.csv` gives
-  `lab-report/`.
+  `lab-report/`. A PostgreSQL database (`postgresql://.../lab`) gives `results/lab-export/`.
 - What is made from a folder goes inside it: `uxlab report out/` writes `out/report/`, and
   `uxlab demo -o results/demo` writes `results/demo/export/` and `results/demo/report/`.
 - Commands that write recordings (`import`, `shape`, `record`) have no default: `-o` names
@@ -19,6 +19,10 @@ from pathlib import Path
 
 def output_for(source: str | Path, what: str) -> Path:
     """The default output folder of `what` ("export", "report") made from `source`."""
+    from uxlab.store.dialect import database_stem, is_postgres
+
+    if is_postgres(source):  # a shared PostgreSQL database: results/<database name>-<what>
+        return Path("results") / f"{database_stem(str(source))}-{what}"
     source = Path(source)
     if source.is_dir():
         return source / what

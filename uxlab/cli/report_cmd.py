@@ -17,6 +17,7 @@ from pathlib import Path
 from uxlab.cli.hints import command
 from uxlab.cli.places import output_for
 from uxlab.errors import UxlabError
+from uxlab.store.dialect import database_arg
 
 EXIT_PART_FAILED = 1
 
@@ -35,7 +36,11 @@ def register(subparsers) -> None:
         "participants run from 8 (below, the report says which and why); a part that fails "
         "is named on stderr, the rest is written, and the exit status is 1.",
     )
-    p.add_argument("data", type=Path, help="study database, export folder, or trial-table CSV")
+    p.add_argument(
+        "data",
+        type=database_arg,
+        help="study database (a file or a postgresql:// URL), export folder, or trial-table CSV",
+    )
     p.add_argument(
         "-o",
         "--out",
@@ -175,8 +180,10 @@ ACCEPTS = (
 )
 
 
-def check_input(data: Path, participant_column: str | None = None) -> None:
+def check_input(data: Path | str, participant_column: str | None = None) -> None:
     """Refuse, in one line, DATA that is not one of the inputs the report reads (`ACCEPTS`)."""
+    if isinstance(data, str):  # a PostgreSQL URL: the exporter says what is wrong with it
+        return
     what = _not_a_trial_table(data, participant_column or "participant")
     if what is not None:
         raise ReportError(f"{data}: {what}; {ACCEPTS}")
@@ -246,26 +253,39 @@ def _column_map(args: argparse.Namespace):
     )
 
 
-def _load(path: Path, columns=None):
+def _load(path: Path | str, columns=None):
     """The trial table; a uxlab database goes through the store's exporter first."""
-    from analysis.trial_table import file_sha256, load_trial_table
+    from analysis.trial_table import load_trial_table
 
+    if isinstance(path, str):  # a PostgreSQL study database (`--db postgresql://...`)
+        return _load_exported(path, columns)
     if not path.exists():
         raise ReportError(f"{path}: no such file or folder")
     if _is_sqlite(path) and not _has_trials_table(path):
-        from analysis.trial_table import TrialTableError
-        from uxlab.store.export import export_db
-
-        with tempfile.TemporaryDirectory(prefix="uxlab-report-") as tmp:
-            export_db(path, tmp)
-            try:
-                table = load_trial_table(tmp, columns)
-            except TrialTableError as exc:  # name the database, not the temporary export
-                message = str(exc).replace(str(Path(tmp) / "trials.csv"), f"{path} (its trials)")
-                raise ReportError(message.replace(tmp, str(path))) from exc
-        table.source, table.source_sha256 = path, file_sha256(path)
-        return table
+        return _load_exported(path, columns)
     return load_trial_table(path, columns)
+
+
+def _load_exported(db: Path | str, columns=None):
+    """A uxlab study database's trial table, through the store's exporter."""
+    from analysis.trial_table import TrialTableError, file_sha256, load_trial_table
+    from uxlab.store.dialect import database_stem, db_name
+    from uxlab.store.export import export_db
+
+    name = db_name(db)
+    with tempfile.TemporaryDirectory(prefix="uxlab-report-") as tmp:
+        export_db(db, tmp)
+        try:
+            table = load_trial_table(tmp, columns)
+        except TrialTableError as exc:  # name the database, not the temporary export
+            message = str(exc).replace(str(Path(tmp) / "trials.csv"), f"{name} (its trials)")
+            raise ReportError(message.replace(tmp, str(name))) from exc
+        # a PostgreSQL database is no file: the digest is of the trial table exported from it,
+        # and the report names the database as `postgresql:<database name>`
+        digest = file_sha256(db if isinstance(db, Path) else Path(tmp) / "trials.csv")
+    source = db if isinstance(db, Path) else Path(f"postgresql:{database_stem(db)}")
+    table.source, table.source_sha256 = source, digest
+    return table
 
 
 def _has_trials_table(path: Path) -> bool:

@@ -16,6 +16,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from uxlab.store.dialect import database_arg, db_name
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -30,7 +32,11 @@ def register(subparsers: Any) -> None:
         "--participant", metavar="ID", help="pseudonymous participant id (default: asked)"
     )
     parser.add_argument(
-        "--db", type=Path, metavar="PATH", help="study database (default results/<id>.sqlite)"
+        "--db",
+        type=database_arg,
+        metavar="PATH|URL",
+        help="study database: a SQLite file (default results/<id>.sqlite) or a "
+        "postgresql:// URL shared by several hosts",
     )
     parser.add_argument(
         "--pilot", action="store_true", help="mark the session as a pilot (kept apart in analysis)"
@@ -141,7 +147,7 @@ def report(result: Any, db: Path, args: argparse.Namespace) -> int:
         print(f"start:   {command(*start)}")
         return EXIT_PARTIAL
     if result.outcome == "declined":
-        print(f"uxlab run: consent declined; only the refusal was counted in {db}")
+        print(f"uxlab run: consent declined; only the refusal was counted in {db_name(db)}")
         return EXIT_OK
     n = len(result.committed)
     stored = f"{n} trial{'s' if n != 1 else ''} stored this time"
@@ -155,7 +161,7 @@ def report(result: Any, db: Path, args: argparse.Namespace) -> int:
         why = "" if getattr(result, "quit_by", None) in (None, "key") else f" ({result.quit_by})"
         lines.append(f"uxlab run: session of {result.participant} interrupted{why}; {stored}.")
         lines.append(f"resume:  {command(*again)}")
-    lines.append(f"data:    {db}")
+    lines.append(f"data:    {db_name(db)}")
     lines += after_database(db)
     print("\n".join(lines))
     return EXIT_OK if result.outcome == "completed" else EXIT_PARTIAL

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from uxlab.cli.hints import after_database
+from uxlab.store.dialect import database_arg, db_name
 
 
 def register(subparsers: Any) -> None:
@@ -28,7 +29,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("study", metavar="STUDY.toml", help="the study file")
     p.add_argument("--participants", "-n", type=int, default=10, metavar="N", help="default 10")
     p.add_argument(
-        "--db", type=Path, metavar="PATH", help="study database (default results/<id>.sqlite)"
+        "--db",
+        type=database_arg,
+        metavar="PATH|URL",
+        help="study database: a SQLite file (default results/<id>.sqlite) or a "
+        "postgresql:// URL shared by several hosts",
     )
     p.add_argument("--seed", type=int, default=0, help="simulation seed (default 0)")
     p.add_argument(
@@ -110,7 +115,8 @@ def run(args: argparse.Namespace) -> int:
     per = f" ({seconds / len(ran):.2f} s per session)" if ran else ""
     print(
         f"simulated {len(ran)} participant(s), {n_trials} trials in {seconds:.1f} s{per} "
-        f"into {db}" + (f"; {len(kept)} already complete from an earlier run, kept" if kept else "")
+        f"into {db_name(db)}"
+        + (f"; {len(kept)} already complete from an earlier run, kept" if kept else "")
     )
     print("\n".join(after_database(db)))
     return 0
@@ -155,7 +161,7 @@ def _run_through_ui(args: argparse.Namespace, study: Any, db: Path, truth: Any) 
     seconds = sum(s.seconds for s in done)
     print(
         f"simulated {len(done)} participant(s) through the runner, {n_trials} trials in "
-        f"{seconds:.1f} s into {db}"
+        f"{seconds:.1f} s into {db_name(db)}"
     )
     print("\n".join(after_database(db)))
     return 0

@@ -15,6 +15,8 @@ import sqlite3
 import sys
 from pathlib import Path
 
+from uxlab.store.dialect import database_arg, db_name
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -43,9 +45,11 @@ def run(args: argparse.Namespace) -> int:
     from uxlab.store import Store
     from uxlab.store.invitations import withdraw_invited
 
-    db = Path(args.db)
-    if not db.is_file():
-        raise CliError(f"{db}: no such database (a study database is results/<study id>.sqlite)")
+    db = database_arg(args.db)
+    if isinstance(db, Path) and not db.is_file():
+        raise CliError(
+            f"{db_name(db)}: no such database (a study database is results/<study id>.sqlite)"
+        )
     with Store.open(db) as store:
         invited = _has_invitations(store.conn)
         known = _participant_ids(store.conn, invited)
@@ -57,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"--participant {who}: {busy}; nothing was deleted")
         planned = _counts(store.conn, who)
         print(
-            f"Withdraw {who} from {db}: deletes {_say(planned)}"
+            f"Withdraw {who} from {db_name(db)}: deletes {_say(planned)}"
             + (", and their invitation" if invited and _is_invited(store.conn, who) else "")
             + ". This cannot be undone."
         )
@@ -144,13 +148,13 @@ def _is_invited(conn: sqlite3.Connection, who: str) -> bool:
 def _unknown(db: Path, who: str, known: list[str]) -> str:
     """`--participant X: not in DB; did you mean Y?` with how to list the ids."""
     if not known:
-        return f"--participant {who}: {db} holds no participant"
+        return f"--participant {who}: {db_name(db)} holds no participant"
     close = difflib.get_close_matches(who, known, n=1, cutoff=0.6)
     if not close:
         close = difflib.get_close_matches(who.upper(), known, n=1, cutoff=0.6)
     guess = f"; did you mean {close[0]}?" if close else ""
     return (
-        f"--participant {who}: no such participant in {db}{guess} "
+        f"--participant {who}: no such participant in {db_name(db)}{guess} "
         f"({len(known)} participant(s); their ids are in sessions.csv of the export)"
     )
 

@@ -6,7 +6,9 @@ study with `[design] repeats` replaced) and the real schedule of every trial
 stimulus level, the cues of each of its trials (`stream_cues`: TTFT, gaps, end), the
 attention checks, and the session's duration from the study's own estimate
 (`estimate_duration`). For an adaptive factor it also keeps the cues at every level of the
-procedure's grid (levels are chosen while the session runs) and the adaptive plan.
+procedure's grid (levels are chosen while the session runs) and the adaptive plan; the
+give-ups of adaptive trial t use the cues of that trial's own recording at each level
+(`adaptive_trial_cues`: the recordings differ in length, and patience runs to the end).
 """
 
 from __future__ import annotations
@@ -68,6 +70,8 @@ class SessionDesign:
     adaptive_grid_ms: np.ndarray | None = None
     adaptive_cues: tuple[Cues, ...] = ()
     n_adaptive_trials: int = 0
+    adaptive_trial_cues: tuple[tuple[Cues, ...], ...] = ()
+    """Per adaptive trial, in session order: the cues of its recording at every grid level."""
 
     @property
     def n_main_trials(self) -> int:
@@ -123,7 +127,7 @@ def session_design(study: Study, repeats: int) -> SessionDesign:
     plan = AdaptivePlan.for_study(varied)
     by_condition: dict[str, list[tuple[float, Cues]]] = {}
     attention: list[Cues] = []
-    n_adaptive = 0
+    adaptive_trials: list[Trial] = []
     for t in trials:
         if t.practice:
             continue
@@ -131,7 +135,7 @@ def session_design(study: Study, repeats: int) -> SessionDesign:
             attention.append(stream_cues(trial_schedule(varied, t)))
             continue
         if plan is not None:
-            n_adaptive += 1
+            adaptive_trials.append(t)
             continue
         cues = stream_cues(trial_schedule(varied, t))
         by_condition.setdefault(t.condition_id, []).append((float(t.levels[stimulus]), cues))
@@ -139,7 +143,7 @@ def session_design(study: Study, repeats: int) -> SessionDesign:
         ConditionCues(cid, rows[0][0], tuple(c for _, c in rows))
         for cid, rows in by_condition.items()
     )
-    grid, grid_cues = None, ()
+    grid, grid_cues, trial_cues = None, (), ()
     if plan is not None:
         if plan.factor != stimulus or plan.other_factors:
             raise PlanError(
@@ -149,6 +153,13 @@ def session_design(study: Study, repeats: int) -> SessionDesign:
         grid = stimulus_grid(plan.spec.low, plan.spec.high, plan.spec.grid_points)
         template = next(t for t in trials if not t.practice and t.attention is None)
         grid_cues = tuple(_cues_at(varied, template, stimulus, float(x)) for x in grid)
+        per_recording: dict[str | None, tuple[Cues, ...]] = {}
+        for t in adaptive_trials:  # one trial of each recording stands for all of its trials
+            if t.replay_id not in per_recording:
+                per_recording[t.replay_id] = tuple(
+                    _cues_at(varied, t, stimulus, float(x)) for x in grid
+                )
+        trial_cues = tuple(per_recording[t.replay_id] for t in adaptive_trials)
     return SessionDesign(
         repeats=repeats,
         stimulus=stimulus,
@@ -159,7 +170,8 @@ def session_design(study: Study, repeats: int) -> SessionDesign:
         adaptive=plan,
         adaptive_grid_ms=grid,
         adaptive_cues=grid_cues,
-        n_adaptive_trials=n_adaptive,
+        n_adaptive_trials=len(adaptive_trials),
+        adaptive_trial_cues=trial_cues,
     )
 
 

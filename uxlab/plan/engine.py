@@ -5,8 +5,9 @@ one chunk through every cell of the grid (participants x repeats): it draws each
 observers once (the first P of them make the cell with P participants), simulates the
 sessions at every number of repeats (`plan.simulate_cell`) and analyses each cell's
 studies in one batch with `analysis.population_batch` (the report's pooled thresholds and
-participant-resampled intervals). The parent collects the per-study intervals and prints
-a progress line on stderr.
+their participant intervals); on an adaptive design, as the report, each study's figures
+are then those of the random-intercept model (`plan.adaptive_analysis`). The parent
+collects the per-study intervals and prints a progress line on stderr.
 """
 
 from __future__ import annotations
@@ -160,10 +161,31 @@ def run_chunk(spec: PlanSpec, first: int, last: int) -> dict[tuple[int, int], Ce
             fit = population_thresholds_batch(
                 levels, k, n, n_boot=spec.n_boot, seeds=seeds, levels=LEVELS
             )
+            if designs[r].adaptive is not None:  # the report's estimator there: see module
+                _adaptive_estimates(fit, levels, k, n)
             out[(p, r)] = CellResults(
                 fit.estimate_ms, fit.ci_low_ms, fit.ci_high_ms, fit.n_participants, truth_ms
             )
     return out
+
+
+def _adaptive_estimates(fit, levels_ms: np.ndarray, k: np.ndarray, n: np.ndarray) -> None:
+    """Replace the pooled figures of `fit` (a BatchThresholds of S studies) by the ones the
+    report gives on an adaptive design (`plan.adaptive_analysis.mixed_thresholds`).
+    Studies under the report's minimum of participants lose their interval later, in
+    `summarise`, as in the report."""
+    from uxlab.plan.adaptive_analysis import mixed_thresholds
+
+    for s in range(k.shape[0]):
+        if not fit.direction[s] or fit.n_participants[s] < 2:
+            continue
+        mixed = mixed_thresholds(levels_ms, k[s], n[s], fit.direction[s] == "rising", LEVELS)
+        if mixed is None:  # as the report: the pooled 50% point, the others withheld
+            others = [j for j, level in enumerate(LEVELS) if level != 0.5]
+            for table in (fit.estimate_ms, fit.ci_low_ms, fit.ci_high_ms):
+                table[s, others] = np.nan
+            continue
+        fit.estimate_ms[s], fit.ci_low_ms[s], fit.ci_high_ms[s] = mixed
 
 
 def default_jobs() -> int:

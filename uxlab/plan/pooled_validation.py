@@ -18,7 +18,9 @@ A cell is a study: N participants x who they are x how the latencies were chosen
   (`analysis.small_sample_interval.population_threshold_small_n`); on an adaptive design
   the random-intercept logit (`analysis.ratings.fit_mixed_acceptability`) with its
   participant bootstrap and with the jackknife-t
-  (`analysis.small_sample_interval.mixed_threshold_small_n`).
+  (`analysis.small_sample_interval.mixed_threshold_small_n`); or, with `adaptive =
+  "psychometric-mixed"`, the random-intercept psychometric function with guess and lapse
+  (`analysis.psychometric_mixed`) with the jackknife-t.
 
 `run_pooled_cell` returns per level: coverage of each interval, relative bias of the
 estimate and the median interval width (high / low); with `n_boot = 0` only the
@@ -46,6 +48,9 @@ FIXED_REPEATS = 6
 ADAPTIVE_TRIALS = 48
 OBSERVERS = ("alike", "differing", "skewed")
 DESIGNS = ("fixed", "staircase", "quest")
+# the adaptive designs' estimators: the random-intercept logit (analysis.ratings) and the
+# random-intercept psychometric function with guess and lapse (analysis.psychometric_mixed)
+ADAPTIVE_ESTIMATORS = ("logit-mixed", "psychometric-mixed")
 GAMMA_SHAPE = 2.0
 _LOGISTIC_SCALE = WIDTH_LN / (2 * math.log(9))
 
@@ -110,14 +115,20 @@ def simulate_pooled_study(cell: PooledCell, rng: np.random.Generator) -> pd.Data
 
 
 def fit_pooled_study(
-    df: pd.DataFrame, design: str, n_boot: int, seed: int
+    df: pd.DataFrame, design: str, n_boot: int, seed: int, adaptive: str = ADAPTIVE_ESTIMATORS[0]
 ) -> dict[str, pd.DataFrame]:
-    """{interval name: table with level, estimate, ci_low, ci_high} for one study."""
+    """{interval name: table with level, estimate, ci_low, ci_high} for one study; the
+    first table's estimate is the one scored for bias."""
     from analysis.small_sample_interval import (
         mixed_threshold_small_n,
         population_threshold_small_n,
     )
 
+    if design != "fixed" and adaptive == "psychometric-mixed":
+        from analysis.psychometric_mixed import mixed_psychometric_thresholds
+
+        tables = mixed_psychometric_thresholds(df, "x", "y", "participant", rising=True)
+        return {"jackknife-t": tables["population"]}
     if design == "fixed":
         from analysis.psychometric import population_threshold
 
@@ -130,7 +141,11 @@ def fit_pooled_study(
 
 
 def run_pooled_cell(
-    cell: PooledCell, n_studies: int, n_boot: int, seed: int
+    cell: PooledCell,
+    n_studies: int,
+    n_boot: int,
+    seed: int,
+    adaptive: str = ADAPTIVE_ESTIMATORS[0],
 ) -> list[dict[str, object]]:
     """One row per level: cell, level, truth, relative bias, coverage and median width
     ratio of each interval, seconds per study."""
@@ -142,8 +157,8 @@ def run_pooled_cell(
     t0 = time.perf_counter()
     for s in range(n_studies):
         df = simulate_pooled_study(cell, rng)
-        fits = fit_pooled_study(df, cell.design, n_boot, seed + s)
-        for name, table in fits.items():
+        fits = fit_pooled_study(df, cell.design, n_boot, seed + s, adaptive)
+        for i, (name, table) in enumerate(fits.items()):
             for r in table.itertuples():
                 level = float(r.level)
                 ok = bool(np.isfinite(r.ci_low) and np.isfinite(r.ci_high))
@@ -153,7 +168,7 @@ def run_pooled_cell(
                 ratio.setdefault(name, {}).setdefault(level, []).append(
                     r.ci_high / r.ci_low if ok else math.nan
                 )
-                if name == "bootstrap":
+                if i == 0:
                     est[level].append(r.estimate)
     seconds = (time.perf_counter() - t0) / n_studies
     rows = []

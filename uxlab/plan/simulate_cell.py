@@ -151,15 +151,18 @@ def adaptive_runs(
     where = np.zeros((len(observers), n_t), dtype=int)
     answer = np.zeros((len(observers), n_t), dtype=int)
     track_seed = int.from_bytes(b"all\0", "big") ^ plan.seed  # as AdaptivePlan.procedure
-    ttft, end = cue_times(design.adaptive_cues)
+    # [T, G]: trial t's own recording at every grid level (else the template's)
+    by_trial = design.adaptive_trial_cues or (design.adaptive_cues,) * n_t
+    ttft, end = cue_times(tuple(c for row in by_trial for c in row))
     for i, obs in enumerate(observers):
         p_ab = p_give_up(obs.truth, np.array([obs.patience_scale_ms]), ttft, end, cap)[0]
+        p_ab = p_ab.reshape(len(by_trial), grid.size)
         p_slow = [obs.p_too_slow(c) for c in design.adaptive_cues]
         proc = make_procedure(plan.spec, track_seed)
         for t in range(n_t):
             x = proc.next_level()
             j = int(np.argmin(np.abs(np.log(grid) - np.log(x))))
-            gave_up = rng.random() < p_ab[j]
+            gave_up = rng.random() < p_ab[t, j]
             too_slow = True if gave_up else bool(rng.random() < p_slow[j])
             where[i, t] = j
             answer[i, t] = -1 if gave_up else int(too_slow == slow_yes)

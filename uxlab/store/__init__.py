@@ -1,4 +1,5 @@
-"""The study store: SQLite persistence of sessions, trials and events; resume; export."""
+"""The study store: SQLite (or shared PostgreSQL) persistence of sessions, trials and
+events; resume; export."""
 
 from uxlab.store.export import export_db, read_tables
 from uxlab.store.schema import SCHEMA_VERSION, StoreError

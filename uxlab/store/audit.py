@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from typing import Any
+
+from uxlab.store.backend import Connection
 
 
 def _chain(prev: str, at: str, action: str, subject: str | None, sha: str, detail: str) -> str:
@@ -12,7 +13,7 @@ def _chain(prev: str, at: str, action: str, subject: str | None, sha: str, detai
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def first_broken_audit_entry(conn: sqlite3.Connection) -> tuple[int, dict[str, Any] | None]:
+def first_broken_audit_entry(conn: Connection) -> tuple[int, dict[str, Any] | None]:
     """The number of audit entries and the first whose `chain` does not follow (or None).
 
     Each entry's chain is recomputed from the one before; a changed, removed or inserted

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
-import sqlite3
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from uxlab.store.audit import _chain
+from uxlab.store.backend import Connection
 from uxlab.store.digests import sha256_json, study_summary
 from uxlab.study.reproduce import stimulus_files
 from uxlab.study.spec import Study
@@ -18,12 +20,23 @@ from uxlab.study.spec import Study
 class StoreBase:
     """The connection, the clock and the write helpers every part of `Store` uses."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path, clock: Callable[[], float]):
+    def __init__(self, conn: Connection, path: Path | str, clock: Callable[[], float]):
         self.conn = conn
         self.path = path
+        """The SQLite file, or the PostgreSQL URL without its password (for messages)."""
         self.clock = clock
+        self.new_session_id: Callable[[], str] = lambda: "S-" + uuid.uuid4().hex[:12]
+        """Makes each new session's id (random; a test may make them repeatable)."""
         self.leases: set[str] = set()
         """Sessions whose lease this store holds (`uxlab.store.lease`), given back at close."""
+
+    def _withdraw(self, participant: str) -> dict[str, int]:
+        """`Withdrawal.withdraw` (the part of `Store` that deletes a participant)."""
+        raise NotImplementedError
+
+    def ping(self) -> None:
+        """One round trip to the database (raises StoreUnreachable while a server is away)."""
+        self.conn.execute("SELECT 1").fetchone()
 
     # --- helpers ----------------------------------------------------------------------------
 
@@ -31,7 +44,7 @@ class StoreBase:
         return datetime.fromtimestamp(self.clock(), UTC).isoformat(timespec="milliseconds")
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self) -> Iterator[Connection]:
         """One short write transaction, taken with BEGIN IMMEDIATE (no lock upgrades)."""
         self.conn.execute("BEGIN IMMEDIATE")
         try:
@@ -44,7 +57,7 @@ class StoreBase:
                 self.conn.execute("ROLLBACK")
             raise
 
-    def _audit(self, action: str, subject: str | None, sha256: str, detail: dict) -> None:
+    def _audit(self, action: str, subject: str | None, sha256: str, detail: dict[str, Any]) -> None:
         at = self._now_iso()
         detail_json = json.dumps(detail, sort_keys=True, separators=(",", ":"))
         row = self.conn.execute("SELECT chain FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
@@ -58,17 +71,18 @@ class StoreBase:
         """Increment and return a persistent counter (inside a write transaction)."""
         self.conn.execute(
             "INSERT INTO counters (name, n) VALUES (?, 1) "
-            "ON CONFLICT(name) DO UPDATE SET n = n + 1",
+            "ON CONFLICT(name) DO UPDATE SET n = counters.n + 1",
             (name,),
         )
-        return self.conn.execute("SELECT n FROM counters WHERE name = ?", (name,)).fetchone()[0]
+        (n,) = self.conn.execute("SELECT n FROM counters WHERE name = ?", (name,)).fetchone()
+        return int(n)
 
     def _ensure_participant(self, participant: str) -> int:
         row = self.conn.execute(
             "SELECT number FROM participants WHERE participant = ?", (participant,)
         ).fetchone()
         if row:
-            return row[0]
+            return int(row[0])
         number = self._counter("participant_number")
         self.conn.execute(
             "INSERT INTO participants (participant, number, created_at, created_s) "

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import trial_table_spec as spec
+from uxlab.store.backend import Connection
 
 _TABLE = """
 CREATE TABLE IF NOT EXISTS browser_paints (
@@ -93,7 +94,7 @@ def record_paints(conn: sqlite3.Connection, paints: Iterable[ChunkPaint]) -> int
     return len(kept)
 
 
-def read_paints(conn: sqlite3.Connection) -> dict[tuple[str, int], dict[int, ChunkPaint]]:
+def read_paints(conn: Connection) -> dict[tuple[str, int], dict[int, ChunkPaint]]:
     """Every stored paint: (session, trial) -> chunk index -> paint; empty without the table."""
     has = conn.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'browser_paints'"
@@ -126,7 +127,7 @@ def _quantile(values: list[float], q: float) -> float:
 
 
 def add_painted(
-    conn: sqlite3.Connection,
+    conn: Connection,
     trial_columns: list[str],
     trial_rows: list[dict[str, Any]],
     event_rows: list[dict[str, Any]],

@@ -138,8 +138,8 @@ def _write_csv(
 
 def _write_parquet(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> None:
     try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        import pyarrow as pa  # type: ignore[import-untyped]
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
     except ImportError:
         raise StoreError("--format parquet needs pyarrow: uv sync --extra parquet") from None
     table = pa.table({c: [row.get(c) for row in rows] for c in columns})

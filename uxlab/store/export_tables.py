@@ -1,4 +1,5 @@
-"""The export's tables read from a study database: one reader per table, on `sqlite3.Row`.
+"""The export's tables read from a study database: one reader per table, on rows read by
+name (`sqlite3.Row`, or its PostgreSQL counterpart).
 
 `read_tables(db)` opens one read-only snapshot and returns, per table, its columns and rows
 (dicts), plus the study summary for `study.json` and the adaptive posteriors;
@@ -18,7 +19,9 @@ from typing import Any
 import trial_table_spec as spec
 from uxlab.fidelity import trial_fidelity
 from uxlab.outcomes import Outcome
+from uxlab.store.backend import Connection, NamedRow
 from uxlab.store.browser_paints import add_painted
+from uxlab.store.dialect import db_name
 from uxlab.store.open_checks import open_read_only, reading
 from uxlab.store.schema import StoreError
 from uxlab.study.questions import REGISTRY
@@ -99,7 +102,7 @@ class StudyColumns:
 
 def read_tables(db: str | Path) -> dict[str, Any]:
     """The export's content from one snapshot: rows of each table and the study summary."""
-    with reading(Path(db)):  # a damaged stored value: one line, not a traceback
+    with reading(db_name(db)):  # a damaged stored value: one line, not a traceback
         return _read_tables(db)
 
 
@@ -131,7 +134,7 @@ def _read_tables(db: str | Path) -> dict[str, Any]:
     }
 
 
-def read_studies(conn: sqlite3.Connection, db: str | Path) -> list[sqlite3.Row]:
+def read_studies(conn: Connection, db: str | Path) -> list[NamedRow]:
     """Every registered study version, oldest first; StoreError when there is none."""
     studies = conn.execute(
         "SELECT sha256, study_id, version, summary FROM studies ORDER BY registered_at, rowid"
@@ -161,7 +164,7 @@ def study_columns(summaries: list[dict[str, Any]]) -> StudyColumns:
     )
 
 
-def study_json(studies: list[sqlite3.Row], latest: dict[str, Any]) -> dict[str, Any]:
+def study_json(studies: list[NamedRow], latest: dict[str, Any]) -> dict[str, Any]:
     """`study.json`: the latest version's summary, every version, and the cells' encoding."""
     out = dict(latest)
     out["versions"] = [
@@ -175,7 +178,7 @@ def study_json(studies: list[sqlite3.Row], latest: dict[str, Any]) -> dict[str, 
     return out
 
 
-def read_answers(conn: sqlite3.Connection) -> Answers:
+def read_answers(conn: Connection) -> Answers:
     """Every stored answer by session and trial."""
     answers: Answers = {}
     for r in conn.execute(
@@ -200,7 +203,7 @@ def _answer_cells(
 
 
 def read_trials(
-    conn: sqlite3.Connection, study: StudyColumns, answers: Answers
+    conn: Connection, study: StudyColumns, answers: Answers
 ) -> tuple[Table, dict[tuple[str, int], dict[str, Any]]]:
     """trials.csv, and the rows of trials stored before the fidelity columns were kept (to
     be filled from their chunk events)."""
@@ -288,7 +291,7 @@ def _shown_without_stream(
     )
 
 
-def read_reruns(conn: sqlite3.Connection) -> dict[tuple[str, int], dict[str, Any]]:
+def read_reruns(conn: Connection) -> dict[tuple[str, int], dict[str, Any]]:
     """(session_id, trial_index) -> its `RERUN_COLUMNS` cells; empty before schema 5."""
     tables = {r["name"] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     if "requeued" not in tables:
@@ -305,7 +308,7 @@ def read_reruns(conn: sqlite3.Connection) -> dict[tuple[str, int], dict[str, Any
     return out
 
 
-def read_events(conn: sqlite3.Connection) -> Table:
+def read_events(conn: Connection) -> Table:
     """events.csv: every event in stored order."""
     rows = [
         {c: r[c] for c in EVENT_COLUMNS}
@@ -338,7 +341,7 @@ def _fidelity_from_events(
 
 
 def read_sessions(
-    conn: sqlite3.Connection, study: StudyColumns, answers: Answers
+    conn: Connection, study: StudyColumns, answers: Answers
 ) -> tuple[Table, dict[str, Any]]:
     """sessions.csv, and each adaptive session's stored procedure state (by session id)."""
     columns = {c["name"] for c in conn.execute("PRAGMA table_info(sessions)")}
@@ -406,7 +409,7 @@ def _slug(track: str) -> str:
     return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in track.replace("&", "_"))
 
 
-def read_runs(conn: sqlite3.Connection) -> Table:
+def read_runs(conn: Connection) -> Table:
     """runs.csv: every start and resume with its environment (inside the read snapshot)."""
     has_runs = conn.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session_runs'"

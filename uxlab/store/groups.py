@@ -65,15 +65,16 @@ class GroupAllocation(StoreBase):
         rows = self.conn.execute(
             f"""
             SELECT p.group_id,
-                   SUM(s.state = 'completed') AS done,
-                   SUM(s.state IN ({live_states}) AND s.last_seen_s >= ?) AS live,
+                   SUM(CASE WHEN s.state = 'completed' THEN 1 ELSE 0 END) AS done,
+                   SUM(CASE WHEN s.state IN ({live_states}) AND s.last_seen_s >= ?
+                            THEN 1 ELSE 0 END) AS live,
                    COUNT(s.session_id) AS n_sessions,
                    p.created_s
             FROM participants p
             LEFT JOIN sessions s ON s.participant = p.participant
                  AND s.study_sha256 IN (SELECT sha256 FROM studies WHERE study_id = ?)
             WHERE p.group_id IS NOT NULL
-            GROUP BY p.participant
+            GROUP BY p.participant, p.group_id, p.created_s
             """,
             (*LIVE_STATES, stale_s, study.id),
         ).fetchall()

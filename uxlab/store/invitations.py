@@ -7,8 +7,7 @@ stands for and when it was made, so a copy of the database holds no usable code.
 comparing hashes in constant time. No address or name is stored. `withdraw_invited` withdraws
 a participant and deletes their invitation (the code then opens nothing).
 
-The table `invitations` is created on first use (it is not part of the versioned schema:
-a database without invitations has no such table).
+The table `invitations` is part of the schema from version 6 on (created on first use before).
 """
 
 from __future__ import annotations
@@ -22,15 +21,6 @@ from uxlab.store.store import Store, new_participant_id
 
 CODE_BYTES = 18
 """Random bytes per code: 144 bits, 24 URL-safe characters."""
-
-_TABLE = """
-CREATE TABLE IF NOT EXISTS invitations (
-    code_sha256 TEXT PRIMARY KEY,
-    study_id TEXT NOT NULL,
-    participant TEXT NOT NULL UNIQUE,
-    created_at TEXT NOT NULL
-)
-"""
 
 
 @dataclass(frozen=True)
@@ -54,15 +44,10 @@ def new_code() -> str:
             return code
 
 
-def _ensure_table(store: Store) -> None:
-    store.conn.execute(_TABLE)
-
-
 def create_invitations(store: Store, study_id: str, n: int) -> list[Invitation]:
     """Make `n` invitations for `study_id` in one transaction; the codes are returned only here."""
     if n < 1:
         raise ValueError(f"the number of invitations must be >= 1 (got {n})")
-    _ensure_table(store)
     taken = {r[0] for r in store.conn.execute("SELECT participant FROM participants")}
     taken |= {r[0] for r in store.conn.execute("SELECT participant FROM invitations")}
     made: list[Invitation] = []
@@ -88,7 +73,6 @@ def participant_for_code(store: Store, study_id: str, code: str) -> str | None:
     Every stored hash of the study is compared with `hmac.compare_digest`, so how long the
     answer takes does not tell how close a guess came.
     """
-    _ensure_table(store)
     wanted = code_sha256(code)
     found = None
     for stored, participant in store.conn.execute(
@@ -101,10 +85,10 @@ def participant_for_code(store: Store, study_id: str, code: str) -> str | None:
 
 def count_invitations(store: Store, study_id: str) -> int:
     """How many invitations `study_id` has."""
-    _ensure_table(store)
-    return store.conn.execute(
+    (n,) = store.conn.execute(
         "SELECT count(*) FROM invitations WHERE study_id = ?", (study_id,)
-    ).fetchone()[0]
+    ).fetchone()
+    return int(n)
 
 
 def withdraw_invited(store: Store, participant: str) -> dict[str, int]:
@@ -112,7 +96,6 @@ def withdraw_invited(store: Store, participant: str) -> dict[str, int]:
 
     (`Store.withdraw` alone leaves the invitation, and the code would start a new session.)
     """
-    _ensure_table(store)
     counts = store.withdraw(participant)
     with store._write() as conn:
         gone = conn.execute("DELETE FROM invitations WHERE participant = ?", (participant,))

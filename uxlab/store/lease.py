@@ -10,30 +10,23 @@ seen (`sessions.last_seen_s`) for the study's `stale_after_min`. The same proces
 its own lease again (a host serving many sessions, a test). `Store.close` gives the leases
 back; a killed process leaves a stale one behind.
 
-The table holds only live-process state and no participant content, so it is created on
-first use and is not part of the versioned schema.
+The table is part of the schema from version 6 on (created on first use before).
 """
 
 from __future__ import annotations
 
 import os
 import socket
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from uxlab.store.schema import StoreError
+from uxlab.store.backend import Connection
+from uxlab.store.schema import MIGRATIONS, StoreError, _statements
 
-CREATE_LEASES = """
-CREATE TABLE IF NOT EXISTS session_leases (
-    session_id    TEXT PRIMARY KEY REFERENCES sessions(session_id) ON DELETE CASCADE,
-    host          TEXT NOT NULL,
-    pid           INTEGER NOT NULL,
-    pid_started   TEXT,                   -- the process's start stamp (Linux), against pid reuse
-    taken_at      TEXT NOT NULL,
-    taken_s       REAL NOT NULL           -- wall-clock seconds
+CREATE_LEASES = next(
+    statement for statement in _statements(MIGRATIONS[5]) if "session_leases" in statement
 )
-"""
+"""The table's definition (schema version 6), for tests that build an older file."""
 
 
 @dataclass(frozen=True)
@@ -83,8 +76,8 @@ def process_alive(holder: Holder) -> bool:
 
 
 def take(
-    conn: sqlite3.Connection,
-    path: Path,
+    conn: Connection,
+    path: Path | str,
     session_id: str,
     participant: str,
     now_s: float,
@@ -96,7 +89,6 @@ def take(
     Call inside the write transaction that starts or resumes the session, before anything
     of it is changed.
     """
-    conn.execute(CREATE_LEASES)
     me = this_process()
     row = conn.execute(
         "SELECT l.host, l.pid, l.pid_started, l.taken_s, s.last_seen_s FROM session_leases l "
@@ -121,13 +113,15 @@ def take(
                     f"{_ago(idle_s)} ago)"
                 )
     conn.execute(
-        "INSERT OR REPLACE INTO session_leases (session_id, host, pid, pid_started, taken_at, "
-        "taken_s) VALUES (?,?,?,?,?,?)",
+        "INSERT INTO session_leases (session_id, host, pid, pid_started, taken_at, taken_s) "
+        "VALUES (?,?,?,?,?,?) ON CONFLICT (session_id) DO UPDATE SET host = excluded.host, "
+        "pid = excluded.pid, pid_started = excluded.pid_started, taken_at = excluded.taken_at, "
+        "taken_s = excluded.taken_s",
         (session_id, me.host, me.pid, me.pid_started, now_iso, now_s),
     )
 
 
-def give_back(conn: sqlite3.Connection, session_ids: list[str]) -> None:
+def give_back(conn: Connection, session_ids: list[str]) -> None:
     """Release this process's leases on `session_ids` (one short transaction)."""
     if not session_ids:
         return
@@ -146,7 +140,7 @@ def give_back(conn: sqlite3.Connection, session_ids: list[str]) -> None:
         raise
 
 
-def _held(path: Path, participant: str, session_id: str, holder: Holder, age_s: float) -> str:
+def _held(path: Path | str, participant: str, session_id: str, holder: Holder, age_s: float) -> str:
     return (
         f"{path}: participant {participant} is taking part right now in another process "
         f"(pid {holder.pid} on host {holder.host}, session {session_id}, started "

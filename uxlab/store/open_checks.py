@@ -29,6 +29,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from uxlab.store.backend import Connection
+from uxlab.store.dialect import is_postgres
 from uxlab.store.schema import SCHEMA_VERSION, StoreError
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -251,8 +253,15 @@ def _disk_is_full(path: Path) -> bool:
         return False
 
 
-def open_read_only(db: str | Path) -> sqlite3.Connection:
-    """A read-only connection (`mode=ro`): an export cannot change the data."""
+def open_read_only(db: str | Path) -> Connection:
+    """A read-only connection (`mode=ro`): an export cannot change the data.
+
+    For a PostgreSQL URL: a connection whose `BEGIN` is a READ ONLY snapshot.
+    """
+    if is_postgres(db):
+        from uxlab.store.postgres import PostgresConnection
+
+        return PostgresConnection(str(db), max_connections=1, migrations_needed=True)
     db = Path(db)
     if not db.is_file():
         raise StoreError(f"{db}: no such database")

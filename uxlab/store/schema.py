@@ -24,8 +24,10 @@ Tables:
   refusals      a count of declined consents (no ids)
   audit         append-only log: create, run, resume, finish, export, delete, refuse, ...
 
-Not versioned: `session_leases` (which process runs a session now; `uxlab.store.lease`)
-is created on first use, as it holds only live-process state.
+  session_leases which process runs a session now (`uxlab.store.lease`; schema version 6,
+                created on first use before)
+  invitations   invitation codes' SHA-256 and the participant each stands for
+                (`uxlab.store.invitations`; schema version 6, created on first use before)
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from __future__ import annotations
 import sqlite3
 
 from uxlab.errors import UxlabError
+from uxlab.store.backend import Connection
 
 _V1 = """
 CREATE TABLE studies (
@@ -180,8 +183,28 @@ CREATE TABLE requeued (
 );
 """
 
+_V6 = """
+-- Which process runs a session now (`uxlab.store.lease`). Before version 6 this table and
+-- `invitations` were created on first use, so a database may hold them already.
+CREATE TABLE IF NOT EXISTS session_leases (
+    session_id    TEXT PRIMARY KEY REFERENCES sessions(session_id) ON DELETE CASCADE,
+    host          TEXT NOT NULL,
+    pid           INTEGER NOT NULL,
+    pid_started   TEXT,                   -- the process's start stamp (Linux), against pid reuse
+    taken_at      TEXT NOT NULL,
+    taken_s       REAL NOT NULL           -- wall-clock seconds
+);
+-- Invitation codes (`uxlab.store.invitations`): only each code's SHA-256 is kept.
+CREATE TABLE IF NOT EXISTS invitations (
+    code_sha256   TEXT PRIMARY KEY,
+    study_id      TEXT NOT NULL,
+    participant   TEXT NOT NULL UNIQUE,
+    created_at    TEXT NOT NULL
+);
+"""
+
 # MIGRATIONS[k] upgrades version k to k + 1. Version 0 is an empty file.
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -189,7 +212,12 @@ class StoreError(UxlabError):
     """A store that cannot be used as asked (newer schema, bad id, wrong state, ...)."""
 
 
-def migrate(conn: sqlite3.Connection, path: str, now_iso: str) -> int:
+class StoreUnreachable(StoreError):
+    """The database server cannot be reached now (a PostgreSQL store: restarted, failed
+    over, the network); nothing of the failed write is stored and it can be tried again."""
+
+
+def migrate(conn: Connection, path: str, now_iso: str) -> int:
     """Bring the database to SCHEMA_VERSION; returns the version it was at."""
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -201,7 +229,7 @@ def migrate(conn: sqlite3.Connection, path: str, now_iso: str) -> int:
             )
         if version == SCHEMA_VERSION:
             conn.execute("COMMIT")
-            return version
+            return int(version)
         conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
             "applied_at TEXT NOT NULL)"
@@ -212,7 +240,7 @@ def migrate(conn: sqlite3.Connection, path: str, now_iso: str) -> int:
             conn.execute("INSERT INTO schema_migrations VALUES (?, ?)", (k + 1, now_iso))
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
-        return version
+        return int(version)
     except BaseException:
         if conn.in_transaction:  # a failed COMMIT (disk full) has already rolled back
             conn.execute("ROLLBACK")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import uuid
 from typing import Any
 
 from uxlab.store import lease
@@ -75,7 +74,7 @@ class Sessions(StoreBase):
             trials = design_trials(study, participant, number, seed, group)
             plan = [t.to_dict() for t in trials]
             plan_sha = sha256_json(plan)
-            session_id = "S-" + uuid.uuid4().hex[:12]
+            session_id = self.new_session_id()
             self.conn.execute(
                 "INSERT INTO sessions (session_id, participant, study_sha256, seed, state, pilot,"
                 " simulated, environment, plan, plan_sha256, group_id, resumed_count, created_at,"
@@ -150,7 +149,7 @@ class Sessions(StoreBase):
         study: Study,
         participant: str,
         number: int,
-        row: tuple,
+        row: tuple[Any, ...],
         now: str,
         now_s: float,
         environment: dict[str, Any],
@@ -232,7 +231,8 @@ class Sessions(StoreBase):
             "SELECT root_index FROM requeued WHERE session_id = ? AND trial_index = ?",
             (session_id, trial_index),
         ).fetchone()
-        return dataclasses.replace(planned[root], index=trial_index, break_before=False)
+        rerun: Trial = dataclasses.replace(planned[root], index=trial_index, break_before=False)
+        return rerun
 
     def requeue_trial(
         self, session: Session, of_index: int, reason: str, max_per_reason: int = 1
@@ -369,7 +369,7 @@ class Sessions(StoreBase):
                 f"(allowed: {', '.join(allowed) or 'nothing'})"
             )
         if state == "withdrawn":
-            self.withdraw(session.participant)
+            self._withdraw(session.participant)
             session.state = state
             return
         with self._write():

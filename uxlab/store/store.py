@@ -1,4 +1,8 @@
-"""The study store: one SQLite file per study, written so that no committed answer is lost.
+"""The study store: one database per study, written so that no committed answer is lost.
+
+The database is a SQLite file (the default), or a PostgreSQL database shared by several
+study hosts (`Store.open("postgresql://...")`, `uxlab.store.postgres`): the same SQL, schema
+and guarantees through one storage interface (`uxlab.store.backend`).
 
 The runner and the simulator call, in this order::
 
@@ -45,8 +49,9 @@ Guarantees:
   holder's lease is taken over (`uxlab.store.lease`); `close()` gives leases back.
 
 One `Store` per process (or thread); several processes may write one file at once (WAL and a
-busy timeout serialise their short transactions). Wall-clock times come from `clock`
-(injectable for tests), used only for timestamps and stale-slot detection.
+busy timeout serialise their short transactions; on PostgreSQL an advisory lock does).
+Wall-clock times come from `clock` (injectable for tests), used only for timestamps and
+stale-slot detection.
 """
 
 from __future__ import annotations
@@ -61,7 +66,9 @@ from typing import Any
 from uxlab.store import lease, open_checks
 from uxlab.store.audit import first_broken_audit_entry
 from uxlab.store.base import StoreBase
+from uxlab.store.dialect import is_postgres
 from uxlab.store.digests import sha256_json, sha256_json_streamed, study_summary
+from uxlab.store.errors import store_errors
 from uxlab.store.groups import GroupAllocation
 from uxlab.store.ids import check_participant_id, default_db_path, new_participant_id
 from uxlab.store.records import (
@@ -73,7 +80,7 @@ from uxlab.store.records import (
     Session,
     UnfinishedSession,
 )
-from uxlab.store.schema import StoreError, migrate
+from uxlab.store.schema import StoreError, StoreUnreachable, migrate
 from uxlab.store.sessions import Sessions
 from uxlab.store.trials import Trials
 from uxlab.store.withdrawal import Withdrawal
@@ -117,7 +124,14 @@ class Store(GroupAllocation, Sessions, Trials, Withdrawal):
         A read-only, damaged or foreign file is refused (StoreError) before anything in it
         is changed (`uxlab.store.open_checks`). The connection may be used from another
         thread (a trial committed off the UI loop), one thread at a time.
+
+        A `postgresql://` URL opens that PostgreSQL database instead (`uxlab.store.postgres`):
+        the same schema and guarantees, shared by several hosts; `busy_timeout_s` is then
+        how long a write waits for a connection (a server away: restarting, failing over)
+        before it fails with StoreUnreachable.
         """
+        if is_postgres(path):
+            return cls._open_postgres(str(path), clock, busy_timeout_s)
         path = Path(path)
         open_checks.check_path(path)
         conn = None
@@ -148,9 +162,23 @@ class Store(GroupAllocation, Sessions, Trials, Withdrawal):
             raise StoreError(open_checks.describe_sqlite_error(exc, path)) from None
         return store
 
+    @classmethod
+    def _open_postgres(cls, url: str, clock: Callable[[], float], timeout_s: float) -> Store:
+        from uxlab.store.postgres import PostgresConnection
+
+        conn = PostgresConnection(url, timeout_s=timeout_s)
+        try:
+            store = cls(conn, conn.name, clock)
+            migrate(conn, conn.name, store._now_iso())
+        except BaseException:
+            conn.close()
+            raise
+        return store
+
     def close(self) -> None:
         """Give back this store's session leases and close the connection."""
-        with suppress(sqlite3.Error):  # the lease is stale once this process is gone
+        # the lease is stale once this process is gone (or its server is away)
+        with suppress(*store_errors(), StoreUnreachable):
             lease.give_back(self.conn, sorted(self.leases))
         self.leases.clear()
         self.conn.close()

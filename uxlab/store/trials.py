@@ -76,9 +76,9 @@ class Trials(StoreBase):
             return False
         with self._write():
             stored = self.conn.execute(
-                "SELECT (SELECT COUNT(*) FROM events WHERE session_id = ?1 AND trial_index = ?2)"
-                " + (SELECT COUNT(*) FROM responses WHERE session_id = ?1 AND trial_index = ?2)",
-                (session.id, trial_index),
+                "SELECT (SELECT COUNT(*) FROM events WHERE session_id = ? AND trial_index = ?)"
+                " + (SELECT COUNT(*) FROM responses WHERE session_id = ? AND trial_index = ?)",
+                (session.id, trial_index, session.id, trial_index),
             ).fetchone()[0]
             if stored:
                 return False
@@ -240,7 +240,8 @@ class Trials(StoreBase):
         answers = _normalise_responses(session.study.end_questions, responses, "end questions")
         with self._write():
             self.conn.executemany(
-                "INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?)",
+                "INSERT INTO responses VALUES (?,?,?,?,?) ON CONFLICT (session_id, trial_index, "
+                "question_id) DO UPDATE SET value = excluded.value, rt_ms = excluded.rt_ms",
                 [(session.id, END_INDEX, q, v, rt) for q, (v, rt) in answers.items()],
             )
             self._audit("answers", session.id, sha256_json(answers), {"n": len(answers)})

@@ -28,7 +28,6 @@ import dataclasses
 import difflib
 import hashlib
 import json
-import sqlite3
 import textwrap
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -37,6 +36,8 @@ from typing import Any
 
 from uxlab.errors import UxlabError
 from uxlab.live.live_schedule import LiveSchedule
+from uxlab.store.backend import Connection
+from uxlab.store.dialect import db_name
 from uxlab.store.open_checks import open_read_only, reading
 from uxlab.store.store import first_broken_audit_entry, sha256_json
 from uxlab.study.adaptive import AdaptivePlan, CommittedTrial
@@ -111,7 +112,7 @@ def _file_text_sha(path: Path) -> str | None:
         return None
 
 
-def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+def _columns(conn: Connection, table: str) -> set[str]:
     return {c[1] for c in conn.execute(f"PRAGMA table_info({table})")}
 
 
@@ -123,10 +124,10 @@ def verify_db(
     `cwd` is the folder a stored study `location` is relative to (default: the current one).
     Raises UxlabError when the database or the study file cannot be read at all.
     """
-    report = VerifyReport(Path(db), None if study_file is None else Path(study_file))
+    report = VerifyReport(db_name(db), None if study_file is None else Path(study_file))
     conn = open_read_only(db)
     try:
-        with reading(Path(db)):  # a damaged stored value: one line, not a traceback
+        with reading(db_name(db)):  # a damaged stored value: one line, not a traceback
             conn.execute("BEGIN")
             _verify(conn, report, Path.cwd() if cwd is None else Path(cwd))
             conn.execute("COMMIT")
@@ -135,12 +136,12 @@ def verify_db(
     return report
 
 
-def _verify(conn: sqlite3.Connection, report: VerifyReport, cwd: Path) -> None:
+def _verify(conn: Connection, report: VerifyReport, cwd: Path) -> None:
     _check_audit(conn, report)
     _verify_studies(conn, report, cwd)
 
 
-def _check_audit(conn: sqlite3.Connection, report: VerifyReport) -> None:
+def _check_audit(conn: Connection, report: VerifyReport) -> None:
     """Recompute the audit log's hash chain; name its first entry that does not follow."""
     report.n_audit, bad = first_broken_audit_entry(conn)
     if bad is not None:
@@ -150,7 +151,7 @@ def _check_audit(conn: sqlite3.Connection, report: VerifyReport) -> None:
         ))  # fmt: skip
 
 
-def _verify_studies(conn: sqlite3.Connection, report: VerifyReport, cwd: Path) -> None:
+def _verify_studies(conn: Connection, report: VerifyReport, cwd: Path) -> None:
     cols = _columns(conn, "studies")
     extra = ", stimuli, location" if "stimuli" in cols else ", NULL, NULL"
     studies = conn.execute(
@@ -199,7 +200,7 @@ def _verify_studies(conn: sqlite3.Connection, report: VerifyReport, cwd: Path) -
             _check_session(conn, report, study, row, changed)
 
 
-def _check_study_file(report: VerifyReport, path: Path, studies: list[tuple]) -> None:
+def _check_study_file(report: VerifyReport, path: Path, studies: list[tuple[Any, ...]]) -> None:
     if not path.is_file():
         raise UxlabError(f"{path}: no such study file")
     try:
@@ -269,10 +270,10 @@ def _check_added_files(report: VerifyReport, study: Study, stored: list[dict[str
 
 
 def _check_session(
-    conn: sqlite3.Connection,
+    conn: Connection,
     report: VerifyReport,
     study: Study,
-    row: tuple,
+    row: tuple[Any, ...],
     changed: set[str],
 ) -> None:
     session_id, participant, number, group_id, seed, plan_json, plan_sha = row
@@ -369,7 +370,7 @@ def _check_session(
         mismatch(f"{n} schedule(s) differ ({'trial' if n == 1 else 'trials'} {which}): {reason}")
 
 
-def _rerun_roots(conn: sqlite3.Connection, session_id: str) -> dict[int, int]:
+def _rerun_roots(conn: Connection, session_id: str) -> dict[int, int]:
     """A re-run's trial_index -> the planned trial it plays (`requeued`, schema 5)."""
     if not _columns(conn, "requeued"):
         return {}

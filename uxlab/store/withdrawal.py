@@ -24,6 +24,9 @@ class Withdrawal(StoreBase):
             self._delete_participant(session.participant, "refuse")
         session.state = "withdrawn"
 
+    def _withdraw(self, participant: str) -> dict[str, int]:
+        return self.withdraw(participant)
+
     def withdraw(self, participant: str) -> dict[str, int]:
         """Delete everything stored about a participant; the audit keeps counts, not content."""
         with self._write():

@@ -7,6 +7,8 @@ return their result with `dismiss(...)`; the study app decides what comes next. 
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from textual import on
@@ -192,6 +194,43 @@ class EndQuestionsScreen(Screen[dict[str, Any]]):
             self._ask(len(self.answers))
         else:
             self.dismiss(self.answers)
+
+
+class ReconnectingScreen(TextScreen):
+    """The study's database server is away (restarting, failing over): tries again on its
+    own every `every_s` seconds and goes away once `ping` succeeds (returns True)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = []
+
+    def __init__(self, what: str, ping: Callable[[], None], every_s: float = 1.0) -> None:
+        super().__init__(
+            "Reconnecting…",
+            f"Reconnecting to the study's database to save {what}.\n\nEverything you "
+            "answered so far is saved; this continues by itself once the connection is "
+            "back. **Ctrl+Q** quits (the study can be resumed later).",
+        )
+        self.ping = ping
+        self.every_s = every_s
+        self._trying = False
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.set_interval(self.every_s, self._try)
+
+    async def _try(self) -> None:
+        if self._trying:
+            return
+        self._trying = True
+        try:
+            await asyncio.to_thread(self.ping)
+        except Exception:  # still away: the next tick tries again
+            return
+        finally:
+            self._trying = False
+        self.dismiss(True)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return action != "continue"  # nothing to confirm: it goes on by itself
 
 
 class SaveFailedScreen(TextScreen):

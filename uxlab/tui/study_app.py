@@ -42,6 +42,7 @@ from uxlab.phases import Phase
 from uxlab.session import StudySession, TrialRun
 from uxlab.store import Store, new_participant_id
 from uxlab.store.open_checks import describe_sqlite_error, short_reason
+from uxlab.store.schema import StoreUnreachable
 from uxlab.study import Study
 from uxlab.tui.check_screen import CheckScreen
 from uxlab.tui.flow_screens import (
@@ -51,6 +52,7 @@ from uxlab.tui.flow_screens import (
     EndScreen,
     InstructionsScreen,
     ParticipantScreen,
+    ReconnectingScreen,
     SaveFailedScreen,
     TextScreen,
     WarningsScreen,
@@ -322,9 +324,17 @@ class StudyApp(App[RunResult]):
         while True:
             try:
                 return await self._off_loop(write) if off_loop else write()
+            except StoreUnreachable:  # a database server away: try again by itself
+                await self.push_screen_wait(
+                    ReconnectingScreen(what, self.store.ping, self.reconnect_every_s)
+                )
             except SAVE_ERRORS as exc:
-                reason = short_reason(exc, self.store.path)  # e.g. "... (the disk is full)"
+                # only a SQLite error reads the path (its file); a PostgreSQL store has a name there
+                reason = short_reason(exc, Path(self.store.path))  # e.g. "... (the disk is full)"
                 await self.push_screen_wait(SaveFailedScreen(what, reason))
+
+    reconnect_every_s = 1.0
+    """How often the reconnecting screen tries the database again (a PostgreSQL server away)."""
 
     _writing = False
     """A store write runs in a worker thread (`_off_loop`)."""
@@ -389,7 +399,7 @@ class StudyApp(App[RunResult]):
                 )
             except (UxlabError, sqlite3.Error) as exc:  # e.g. held by another process
                 problem = (
-                    describe_sqlite_error(exc, self.store.path)
+                    describe_sqlite_error(exc, Path(self.store.path))
                     if isinstance(exc, sqlite3.Error)
                     else str(exc)
                 )

@@ -1,0 +1,90 @@
+"""One simulated study through the real path, for checking the planner against it.
+
+`realised_thresholds` runs what `uxlab simulate` + `uxlab report` run: the study's bots
+(`uxlab.simulate.simulate_cohort`: observers through the session and the SQLite store),
+the export (`export_db`), the trial table (`load_trial_table`), the report's exclusions
+and its psychometric part (`analysis.report.build._psychometric`, the function
+`analysis.report.analyse` calls, which picks the estimator: the pooled fit on a fixed
+design, the random-intercept model on an adaptive one). The rest of the report (ratings,
+survival, per-participant fits) is skipped: it costs most of the time and does not
+change the population thresholds. benchmarks/plan_validation.py compares these
+realised intervals with the plan's predictions; tests/test_plan_validation.py checks that
+the planner analyses a study's answers as this path does.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from uxlab.plan.design import with_repeats
+from uxlab.simulate import PopulationTruth, simulate_cohort
+from uxlab.store import Store
+from uxlab.store.export import export_db
+from uxlab.study import load_study
+
+
+def report_population(
+    export_dir: Path, n_boot: int = 1000, seed: int = 0
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(population table: level, estimate, ci_low, ci_high; the analysed trials with the
+    judgement as 0 / 1 in `_y` and the stimulus in `_x`) of an export, as the report
+    computes its psychometric part (no per-participant fits)."""
+    from analysis.exclusions import apply_exclusions, cell_counts, planned_trials_from_sessions
+    from analysis.report.build import ReportData, ReportOptions, _psychometric, choose_columns
+    from analysis.trial_table import binary_column, load_trial_table
+
+    table = load_trial_table(export_dir)
+    options = ReportOptions(n_boot=n_boot, seed=seed, per_participant=False)
+    stimulus, judgement, _ = choose_columns(table, options)
+    assert judgement is not None, "the study has no yes/no judgement"
+    excl = apply_exclusions(
+        table.trials, options.rules, planned_trials_from_sessions(table.sessions)
+    )
+    data = ReportData(
+        table=table,
+        options=options,
+        exclusions=excl,
+        kept=excl.kept,
+        stimulus=stimulus,
+        factors=[stimulus],
+        cells=cell_counts(excl.kept, [stimulus]),
+        study_info={},
+    )
+    part = _psychometric(data, judgement)
+    kept = excl.kept
+    trials = kept.assign(_y=binary_column(kept, judgement, table.source)).dropna(subset=["_y"])
+    return part.population, trials.assign(_x=trials[stimulus].astype(float))
+
+
+def realised_thresholds(
+    study_path: Path,
+    n_people: int,
+    repeats: int,
+    truth: PopulationTruth,
+    seed: int,
+    n_boot: int = 1000,
+    workdir: Path | None = None,
+) -> pd.DataFrame:
+    """The report's population thresholds (level, estimate, ci_low, ci_high in ms) of one
+    study of `n_people` simulated participants at `repeats` (seed: the cohort's and the
+    report's). `workdir` keeps the database and export (default: a deleted temp dir)."""
+    study = with_repeats(load_study(study_path), repeats)
+    with tempfile.TemporaryDirectory(prefix="uxlab-realised-") as tmp:
+        where = Path(workdir or tmp)
+        db = where / "study.sqlite"
+        with Store.open(db) as store:
+            simulate_cohort(study, store, n_people, seed=seed, truth=truth)
+        export_db(db, where / "export")
+        population = report_population(where / "export", n_boot, seed)[0]
+    cols = ["level", "estimate", "ci_low", "ci_high"]
+    return population[cols].astype(float).reset_index(drop=True)
+
+
+def ci_at(population: pd.DataFrame, level: float = 0.5) -> np.ndarray:
+    """(estimate, ci_low, ci_high) at one level of a population table."""
+    row = population.set_index("level").loc[level]
+    return np.array([row["estimate"], row["ci_low"], row["ci_high"]], dtype=float)
