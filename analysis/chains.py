@@ -254,11 +254,11 @@ def thresholds_by_length(
             n_boot=n_boot,
             seed=int(seeds[i].generate_state(1)[0]),
         )
-        lo, hi = fit.threshold_ci_(0.5)
+        lo, hi = fit.threshold_ci(0.5)
         rows.append(
             {
                 "n_steps": int(n_steps),
-                "threshold_ms": fit.threshold_(0.5),
+                "threshold_ms": fit.threshold(0.5),
                 "ci_low": lo,
                 "ci_high": hi,
                 "n_trials": len(group),

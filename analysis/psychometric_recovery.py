@@ -118,8 +118,8 @@ def recovery_cell(
             ci_method=ci_method,
             sensitivity=sensitivity,
         )
-        est[i] = fitter.threshold_(0.5)
-        low[i], high[i] = fitter.threshold_ci_(0.5)
+        est[i] = fitter.threshold(0.5)
+        low[i], high[i] = fitter.threshold_ci(0.5)
     elapsed = time.perf_counter() - t0
     err = est - truth_ms
     return CellResult(

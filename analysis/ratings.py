@@ -40,6 +40,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from analysis.fitter import Fitter
+
 # Psychometric-engine settings for the acceptable-rating threshold (see the module docstring).
 RATING_FIT = {"direction": "auto", "guess": 0.0, "lapse": 0.0}
 
@@ -128,7 +130,7 @@ def rating_summary(
 
 
 @dataclass
-class OrdinalLatencyFitter:
+class OrdinalLatencyFitter(Fitter):
     """Proportional-odds (ordinal logit) model of a rating on log2 of a latency factor.
 
     Fitted attributes: `slope_` (log-odds per doubling), `slope_ci_` (low, high; participant-
@@ -141,6 +143,7 @@ class OrdinalLatencyFitter:
 
     alpha: float = 0.05
     min_clusters: int = 2
+    _fitted_attribute = "result_"
 
     def fit(
         self, trials: pd.DataFrame, rating: str, stimulus: str, cluster: str = "participant"
@@ -199,9 +202,8 @@ class OrdinalLatencyFitter:
         cum = np.hstack([np.zeros((len(x), 1)), cum, np.ones((len(x), 1))])
         return np.diff(cum, axis=1)
 
-    @property
-    def summary(self) -> pd.DataFrame:
-        """Slope per doubling and cut-points."""
+    def _summary_table(self) -> pd.DataFrame:
+        """Slope per doubling (with its CI) and cut-points, on the log2 latency scale."""
         rows = [
             {
                 "param": f"slope per doubling of {self.stimulus_}",
@@ -214,9 +216,13 @@ class OrdinalLatencyFitter:
             rows.append({"param": f"cut {lv:g}|{lv + 1:g}", "estimate": c})
         return pd.DataFrame(rows)
 
-    def print_summary(self) -> None:
-        """Print the slope and cut-points."""
-        print(self.summary.to_string(index=False))
+    def _summary_header(self, decimals: int) -> list[str]:
+        covariance = "participant-clustered" if self.clustered_ else "model (trials independent)"
+        return [
+            f"<OrdinalLatencyFitter: proportional odds on log2 {self.stimulus_}>",
+            f"  ratings = {self.n_trials_}, participants = {self.n_clusters_}, "
+            f"{covariance} covariance",
+        ]
 
     def plot(self, ax=None):
         """Expected rating against latency (log axis)."""

@@ -1,8 +1,8 @@
 """Simulated binary-judgement data with a known truth, for tests and benchmarks.
 
 Pure numpy (no uxlab, no fitter code; pandas only to hand back a trial table): the truth
-is written out here independently of `analysis.sigmoids`, so a parameterisation bug in the
-fitter cannot cancel out.
+is `psychometric_function`, the module uxlab's observers use, written independently of the
+fitter's `analysis.sigmoids`, so a parameterisation bug in the fitter cannot cancel out.
 
 An observer answers a yes/no question at stimulus x (ms) with probability::
 
@@ -21,50 +21,20 @@ import math
 
 import numpy as np
 
-_ERF = np.frompyfunc(math.erf, 1, 1)
-
-
-def _std_cdf(z: np.ndarray, sigmoid: str) -> np.ndarray:
-    z = np.asarray(z, dtype=float)
-    if sigmoid == "logistic":
-        return 1.0 / (1.0 + np.exp(-z))
-    if sigmoid == "gumbel":
-        return 1.0 - np.exp(-np.exp(z))
-    if sigmoid == "normal":
-        return 0.5 * (1.0 + _ERF(z / math.sqrt(2.0)).astype(float))
-    raise ValueError(f"unknown sigmoid {sigmoid!r}")
-
-
-def _std_ppf(p: float, sigmoid: str) -> float:
-    if sigmoid == "logistic":
-        return math.log(p / (1.0 - p))
-    if sigmoid == "gumbel":
-        return math.log(-math.log(1.0 - p))
-    lo, hi = -10.0, 10.0  # bisection keeps this module free of scipy
-    for _ in range(80):
-        mid = 0.5 * (lo + hi)
-        if 0.5 * (1.0 + math.erf(mid / math.sqrt(2.0))) < p:
-            lo = mid
-        else:
-            hi = mid
-    return 0.5 * (lo + hi)
+import psychometric_function as pf
 
 
 def true_core(x_ms, threshold_ms: float, width_log: float, sigmoid: str = "logistic"):
     """The observer's unscaled F at stimulus x_ms (rising in x)."""
-    a = _std_ppf(0.5, sigmoid)
-    c = _std_ppf(0.9, sigmoid) - _std_ppf(0.1, sigmoid)
-    z = a + c * (np.log(np.asarray(x_ms, dtype=float)) - math.log(threshold_ms)) / width_log
-    return _std_cdf(z, sigmoid)
+    u = np.log(np.asarray(x_ms, dtype=float))
+    return np.asarray(pf.core(u, math.log(threshold_ms), width_log, sigmoid), dtype=float)
 
 
 def true_threshold_ms(
     level: float, threshold_ms: float, width_log: float, sigmoid: str = "logistic"
 ) -> float:
     """The stimulus (ms) where the observer's F equals `level`."""
-    a = _std_ppf(0.5, sigmoid)
-    c = _std_ppf(0.9, sigmoid) - _std_ppf(0.1, sigmoid)
-    return threshold_ms * math.exp(width_log * (_std_ppf(level, sigmoid) - a) / c)
+    return pf.threshold_ms(level, threshold_ms, width_log, sigmoid)
 
 
 def p_yes(
@@ -77,7 +47,7 @@ def p_yes(
     direction: str = "rising",
 ) -> np.ndarray:
     """Probability of a "yes" at each stimulus."""
-    psi = guess + (1.0 - guess - lapse) * true_core(x_ms, threshold_ms, width_log, sigmoid)
+    psi = pf.with_guess_lapse(true_core(x_ms, threshold_ms, width_log, sigmoid), guess, lapse)
     return psi if direction == "rising" else 1.0 - psi
 
 

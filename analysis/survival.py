@@ -31,6 +31,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from analysis.fitter import Fitter
+
 FAMILIES = ("weibull", "lognormal", "loglogistic")
 CENSORED_OUTCOMES = ("completed", "timed_out")
 
@@ -197,7 +199,7 @@ def _score_g(family: str, z: np.ndarray, event: np.ndarray) -> np.ndarray:
 
 
 @dataclass
-class AbandonmentAFTFitter:
+class AbandonmentAFTFitter(Fitter):
     """AFT model of patience with latency factors as covariates, family chosen by AIC.
 
     Parameters
@@ -217,6 +219,7 @@ class AbandonmentAFTFitter:
     """Below this many participants `cov_` is the model's own (trials treated as
     independent; `clustered_` False): a sandwich from few clusters is too small."""
     specs_: list[CovariateSpec] = field(default_factory=list)
+    _fitted_attribute = "cov_"
 
     def fit(
         self, sdata: pd.DataFrame, factors: list[str], cluster: str = "participant"
@@ -296,17 +299,20 @@ class AbandonmentAFTFitter:
         zc = stats.norm.ppf(1 - self.alpha / 2)
         rows = []
         for i, spec in enumerate(self.specs_):
-            b, se = self.coef_.iloc[i], np.sqrt(self.cov_[i, i])
-            rows.append(
-                {
-                    "factor": spec.factor,
-                    "per": spec.per,
-                    "time_ratio": np.exp(b),
-                    "ci_low": np.exp(b - zc * se),
-                    "ci_high": np.exp(b + zc * se),
-                    "p": 2 * stats.norm.sf(abs(b / se)),
-                }
-            )
+            # a separated fit (every give-up at one level) has a huge or negative variance:
+            # its interval is then [0, inf] or NaN, said as such, not a RuntimeWarning
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                b, se = self.coef_.iloc[i], np.sqrt(self.cov_[i, i])
+                rows.append(
+                    {
+                        "factor": spec.factor,
+                        "per": spec.per,
+                        "time_ratio": np.exp(b),
+                        "ci_low": np.exp(b - zc * se),
+                        "ci_high": np.exp(b + zc * se),
+                        "p": 2 * stats.norm.sf(abs(b / se)),
+                    }
+                )
         return pd.DataFrame(rows, columns=["factor", "per", "time_ratio", "ci_low", "ci_high", "p"])
 
     def _design_row(self, levels: dict[str, float]) -> np.ndarray:
@@ -346,8 +352,7 @@ class AbandonmentAFTFitter:
         prob = -np.expm1(_log_s0(self.family_, z))
         return prob if n_draws else prob[0]
 
-    @property
-    def summary(self) -> pd.DataFrame:
+    def _summary_table(self) -> pd.DataFrame:
         """Coefficients on the log-time scale with robust SEs and time ratios."""
         se = np.sqrt(np.diag(self.cov_))
         zc = stats.norm.ppf(1 - self.alpha / 2)
@@ -364,14 +369,14 @@ class AbandonmentAFTFitter:
             index=pd.Index(names, name="param"),
         )
 
-    def print_summary(self) -> None:
-        """Print the model, AIC comparison and time ratios."""
-        print(
-            f"AFT {self.family_} (lowest AIC), {self.n_trials_} trials, {self.n_events_} "
-            f"abandonments, {self.n_clusters_} participants (cluster-robust SE)"
-        )
-        print(self.aic_.to_string(index=False))
-        print(self.summary.to_string())
+    def _summary_header(self, decimals: int) -> list[str]:
+        return [
+            f"<AbandonmentAFTFitter: {self.family_} (lowest AIC), {self.n_trials_} trials, "
+            f"{self.n_events_} abandonments, {self.n_clusters_} participants "
+            f"({'cluster-robust' if self.clustered_ else 'model'} SE)>",
+            self.aic_.to_string(index=False),
+            "",
+        ]
 
     def plot(self, ax=None, levels: list[dict[str, float]] | None = None):
         """Predicted share still waiting over time for each condition in `levels`."""

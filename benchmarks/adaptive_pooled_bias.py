@@ -26,6 +26,7 @@ from scipy import optimize
 
 from analysis.psychometric import PsychometricFitter
 from analysis.ratings import fit_mixed_acceptability
+from psychometric_function import core
 from uxlab.plan.adaptive_validation import HIGH_MS, LOW_MS, TrueObserver
 from uxlab.study.adaptive import AdaptiveSpec, make_procedure
 
@@ -37,10 +38,9 @@ _Z = np.random.default_rng(12345).normal(size=20000)
 def population_point(level: float) -> float:
     """Where the population's mean F (no guess / lapse) crosses `level`."""
     m = np.log(POP_MS) + SD_LN * _Z
-    scale = WIDTH_LN / (2 * math.log(9))
 
     def share(u: float) -> float:
-        return float(np.mean(1 / (1 + np.exp(-(u - m) / scale)))) - level
+        return float(np.mean(core(u, m, WIDTH_LN))) - level
 
     return float(np.exp(optimize.brentq(share, math.log(10), math.log(1e5))))
 
@@ -76,7 +76,7 @@ def main() -> None:
         for _ in range(args.studies):
             df = simulate_study(method, rng)
             fit = PsychometricFitter(direction="rising").fit_trials(df.x, df.y, n_boot=0)
-            pooled.append([fit.threshold_(level) for level in LEVELS])
+            pooled.append([fit.threshold(level) for level in LEVELS])
             model = fit_mixed_acceptability(df.assign(f=1 - df.y), "f", "x", 1.0, n_boot=2)
             mixed.append([model.threshold_ms(level) for level in LEVELS])
         for name, est in (("pooled fit", pooled), ("random intercept (report)", mixed)):

@@ -43,7 +43,7 @@ def ours(x, k, n, seed: int):
     fit = PsychometricFitter(sigmoid="logistic", direction="rising").fit(
         x, k, n, n_boot=1000, seed=seed
     )
-    return (fit.threshold_(0.5), *fit.threshold_ci_(0.5))
+    return (fit.threshold(0.5), *fit.threshold_ci(0.5))
 
 
 def psignifit_fit(psignifit, x, k, n, fix_eta: bool):

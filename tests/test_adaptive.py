@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from psychometric_function import psi as p_too_slow
 from uxlab.study import StudyError, parse_study
 from uxlab.study.adaptive import (
     AdaptivePlan,
@@ -17,7 +18,6 @@ from uxlab.study.adaptive import (
     QuestPlus,
     Staircase,
     make_procedure,
-    p_too_slow,
     replay,
     staircase_target,
     stimulus_grid,

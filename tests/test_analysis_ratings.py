@@ -57,7 +57,7 @@ def test_acceptable_rating_threshold_from_the_engine(kept):
     true_ms = 1000 * 2 ** (-CUTS[1] / truth.rating_slope_per_doubling)
     fitter = acceptability_threshold(kept, "q_quality", "ttft_ms", 3, n_boot=300, seed=0)
     assert fitter.direction_ == "falling"
-    estimate = fitter.threshold_(0.5)
+    estimate = fitter.threshold(0.5)
     assert estimate == pytest.approx(true_ms, rel=0.25)
     ordinal = OrdinalLatencyFitter().fit(kept, "q_quality", "ttft_ms")
     assert ordinal.latency_at_half(3) == pytest.approx(estimate, rel=0.25)

@@ -83,8 +83,8 @@ def test_rising_judgement_too_slow(tmp_path):
         load_trial_table(write_export_folder(tmp_path / "f", trials)),
         ReportOptions(judgement="q_acceptable", n_boot=100, per_participant=False),
     )
-    rising_mid = data.psychometric.pooled.threshold_(0.5)
-    assert rising_mid == pytest.approx(falling.psychometric.pooled.threshold_(0.5), rel=1e-3)
+    rising_mid = data.psychometric.pooled.threshold(0.5)
+    assert rising_mid == pytest.approx(falling.psychometric.pooled.threshold(0.5), rel=1e-3)
 
 
 @pytest.mark.slow

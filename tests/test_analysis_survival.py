@@ -113,3 +113,28 @@ def test_too_few_abandonments_is_an_error(sdata):
     calm = sdata.assign(event=0)
     with pytest.raises(ValueError, match="fewer than 3 abandonments"):
         AbandonmentAFTFitter().fit(calm, FACTORS)
+
+
+def test_a_separated_fit_says_it_has_no_interval_without_a_warning():
+    """Two people who gave up only at the longest wait: the model's own variance is not
+    usable; the time ratio's interval is non-finite, and no RuntimeWarning escapes."""
+    import warnings
+
+    from analysis.survival import AbandonmentAFTFitter
+
+    rows = [
+        {
+            "participant": p,
+            "ttft_ms": level,
+            "event": int(level == 4000),
+            "duration_ms": 1800.0 + 50 * r if level == 4000 else level + 600.0,
+        }
+        for p in ("a", "b")
+        for level in (250, 500, 1000, 2000, 4000)
+        for r in range(2)
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        ratios = AbandonmentAFTFitter().fit(pd.DataFrame(rows), ["ttft_ms"]).time_ratios_
+    low, high = ratios.loc[0, "ci_low"], ratios.loc[0, "ci_high"]
+    assert not (low > 0 and high < np.inf)

@@ -16,7 +16,8 @@ import pytest
 from analysis_fixtures import simulate_trial_table, write_export_folder
 
 from analysis.report import ReportOptions, analyse
-from analysis.report.render import Para, build_blocks
+from analysis.report.blocks import Para
+from analysis.report.contents import build_blocks
 from analysis.report.summary import plain_summary
 from analysis.survival import survival_data
 from analysis.trial_table import load_trial_table

@@ -199,8 +199,8 @@ def test_one_participant_more_than_max_open_is_asked_to_come_back(tmp_path):
 
 
 def test_the_report_renders_the_browser_table_inside_playback_fidelity():
+    from analysis.report.blocks import Heading
     from analysis.report.fidelity_part import fidelity_blocks, fidelity_table
-    from analysis.report.render import Heading
 
     df = pd.DataFrame(
         [

@@ -171,3 +171,21 @@ def test_remote_app_logs_timing_warnings_for_the_researcher_instead_of_showing_t
     assert app.warnings == []  # no warnings screen for the participant
     assert app.environment["timing_warnings"] == ["load average\n  7.9 on 2 CPUs"]  # stored
     assert notes.getvalue() == "timing warning: load average 7.9 on 2 CPUs\n"
+
+
+def test_invite_makes_the_output_folder_before_any_code(tmp_path, capsys):
+    """`-o results/codes.tsv` on a fresh checkout (the database elsewhere, e.g. PostgreSQL):
+    the folder is made first, so codes that are shown only once are never lost to a
+    missing folder; a folder that cannot be made is refused before any code exists."""
+    study = tiny_study(tmp_path)
+    db = tmp_path / "elsewhere" / "cli.sqlite"
+    out = tmp_path / "results" / "codes.tsv"
+    assert main(["invite", str(study), "--db", str(db), "-n", "2", "-o", str(out)]) == 0
+    assert len(out.read_text().splitlines()) == 2
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    db2 = tmp_path / "other.sqlite"
+    argv = ["invite", str(study), "--db", str(db2), "-n", "2", "-o", str(blocked / "c.tsv")]
+    assert main(argv) == 2
+    assert "cannot make its folder" in capsys.readouterr().err
+    assert not db2.exists()  # refused before the database was touched

@@ -36,7 +36,7 @@ def test_import_contracts_are_kept() -> None:
 
 
 def test_a_domain_module_importing_the_tui_breaks_the_layers(tmp_path) -> None:
-    for name in ("uxlab", "analysis"):
+    for name in ("uxlab", "analysis", "trial_table_spec", "psychometric_function"):
         shutil.copytree(REPO / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(REPO / "pyproject.toml", tmp_path)
     with (tmp_path / "uxlab" / "store" / "lease.py").open("a") as fh:

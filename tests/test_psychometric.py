@@ -53,9 +53,9 @@ def test_recovers_thresholds_of_a_large_dataset(sigmoid, direction):
     assert fit.direction_ == direction
     for level in (0.25, 0.5, 0.75):
         truth = true_threshold_ms(level, 800.0, 1.2, sigmoid)
-        assert fit.threshold_(level) == pytest.approx(truth, rel=0.06)
-        low, high = fit.threshold_ci_(level)
-        assert low < fit.threshold_(level) < high
+        assert fit.threshold(level) == pytest.approx(truth, rel=0.06)
+        low, high = fit.threshold_ci(level)
+        assert low < fit.threshold(level) < high
     assert fit.params_["w"] == pytest.approx(1.2, rel=0.25)
 
 
@@ -213,7 +213,7 @@ def test_batched_bootstrap_fits_match_one_at_a_time_fits():
 
 @pytest.mark.parametrize("n_per_level", [20, 3000])  # 3000: keys too long for one int64
 def test_refit_fits_each_distinct_dataset_once_and_reuses_known_fits(n_per_level, monkeypatch):
-    import analysis.batch_mle as batch_mle
+    import analysis.batch_mle.optimise as batch_mle
 
     x, k, n = simulate_counts(LEVELS_MS, n_per_level, 800.0, 1.0, seed=4)
     fit = PsychometricFitter(direction="rising").fit(x, k, n, n_boot=0)
@@ -250,9 +250,9 @@ def test_sensitivity_bootstrap_only_ever_widens_the_interval():
         plain = PsychometricFitter().fit(x, k, n, n_boot=500, seed=0, sensitivity=False)
         wide = PsychometricFitter().fit(x, k, n, n_boot=500, seed=0, sensitivity=True)
         for level in (0.25, 0.5, 0.75):
-            (lo_p, hi_p), (lo_w, hi_w) = plain.threshold_ci_(level), wide.threshold_ci_(level)
+            (lo_p, hi_p), (lo_w, hi_w) = plain.threshold_ci(level), wide.threshold_ci(level)
             assert lo_w <= lo_p and hi_w >= hi_p
-        widened += wide.threshold_ci_(0.5) != plain.threshold_ci_(0.5)
+        widened += wide.threshold_ci(0.5) != plain.threshold_ci(0.5)
     assert widened >= 3
 
 
@@ -295,11 +295,11 @@ def test_separated_person_gets_an_interval_like_psignifits():
     fit = PsychometricFitter(direction="rising").fit(
         SEPARATED_MS, SEPARATED_YES, np.full(6, 10), n_boot=1000, seed=3
     )
-    low, high = fit.threshold_ci_(0.5)
-    assert fit.threshold_(0.5) == pytest.approx(806.0, rel=0.01)
+    low, high = fit.threshold_ci(0.5)
+    assert fit.threshold(0.5) == pytest.approx(806.0, rel=0.01)
     assert 650.0 <= low <= 740.0 and 880.0 <= high <= 1000.0
     for level in (0.25, 0.75):  # never zero-width
-        lo_p, hi_p = fit.threshold_ci_(level)
+        lo_p, hi_p = fit.threshold_ci(level)
         assert hi_p / lo_p > 1.1
 
 
@@ -359,7 +359,7 @@ def test_beta_binomial_estimates_overdispersion_and_widens_the_interval():
     assert plain.deviance_p_ < 0.05  # the binomial model cannot explain the spread
     assert over.deviance_p_ > 0.1  # the beta-binomial can
     assert over.params_["eta"] == pytest.approx(0.3, abs=0.12)
-    width = lambda f: np.subtract(*f.threshold_ci_()[::-1])  # noqa: E731
+    width = lambda f: np.subtract(*f.threshold_ci()[::-1])  # noqa: E731
     assert width(over) > width(plain)
     clean = PsychometricFitter(likelihood="beta-binomial").fit(
         *simulate_counts(blocks_ms, 10, 800.0, 1.0, seed=1), n_boot=0
@@ -372,11 +372,11 @@ def test_bca_and_percentile_intervals_both_available():
     kwargs = {"n_boot": 500, "seed": 0, "sensitivity": False}
     bca = PsychometricFitter().fit(x, k, n, ci_method="bca", **kwargs)
     pct = PsychometricFitter().fit(x, k, n, ci_method="percentile", **kwargs)
-    assert bca.threshold_(0.5) == pct.threshold_(0.5)
-    assert bca.threshold_ci_() != pct.threshold_ci_()
+    assert bca.threshold(0.5) == pct.threshold(0.5)
+    assert bca.threshold_ci() != pct.threshold_ci()
     for f in (bca, pct):
-        low, high = f.threshold_ci_()
-        assert low < f.threshold_(0.5) < high
+        low, high = f.threshold_ci()
+        assert low < f.threshold(0.5) < high
 
 
 def test_bca_reduces_to_percentile_without_bias_or_skew():
@@ -435,10 +435,10 @@ def test_unknown_options_are_refused():
 def test_summary_print_and_plot(tmp_path, capsys):
     x, k, n = simulate_counts(LEVELS_MS, 20, 800.0, 1.0, direction="falling", seed=14)
     fit = PsychometricFitter().fit(x, k, n, n_boot=300, seed=0)
-    summary = fit.summary
+    summary = fit.summary()
     assert list(summary.columns) == ["estimate", "se", "ci_low", "ci_high", "unit"]
     assert {"m", "w", "guess", "lapse", "threshold_0.5"} <= set(summary.index)
-    assert summary.loc["threshold_0.5", "estimate"] == pytest.approx(fit.threshold_(0.5))
+    assert summary.loc["threshold_0.5", "estimate"] == pytest.approx(fit.threshold(0.5))
     assert list(fit.thresholds_.columns) == ["level", "estimate", "ci_low", "ci_high", "n_trials"]
     fit.print_summary()
     out = capsys.readouterr().out
@@ -515,5 +515,5 @@ def test_fit_by_group_tidy_rows_and_population_threshold():
     assert row.n_participants == 12
     # resampling participants is wider than resampling trials of the pooled data
     pooled = PsychometricFitter().fit_trials(df.ttft_ms, df.q_yes, n_boot=500, seed=0)
-    low, high = pooled.threshold_ci_()
+    low, high = pooled.threshold_ci()
     assert row.ci_high - row.ci_low > high - low

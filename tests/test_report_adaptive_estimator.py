@@ -60,7 +60,8 @@ def test_quest_study_below_the_minimum_withholds_25_and_75(quest_table):
 def test_staircase_levels_measured_biased_are_withheld_with_the_bias_said():
     import pandas as pd
 
-    from analysis.report.build import PsychometricPart, _withhold_measured_bias
+    from analysis.report.data import PsychometricPart
+    from analysis.report.psychometric_part import _withhold_measured_bias
 
     table = pd.DataFrame(
         {"level": [0.25, 0.5, 0.75], "estimate": [500.0, 800.0, 1200.0], "ci_low": 1.0}

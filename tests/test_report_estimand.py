@@ -9,7 +9,8 @@ import pytest
 from analysis_fixtures import simulate_trial_table, write_export_folder
 
 from analysis.report import ReportOptions, analyse
-from analysis.report.build import median_person_thresholds, thresholds_table
+from analysis.report.psychometric_part import median_person_thresholds
+from analysis.report.thresholds_csv import thresholds_table
 from analysis.trial_table import load_trial_table
 
 
@@ -52,7 +53,7 @@ def test_median_person_is_the_median_of_per_person_points():
 
 
 def test_censoring_sentence_follows_the_columns_the_table_has():
-    from analysis.report.render import _censoring_sentence
+    from analysis.report.abandonment_part import _censoring_sentence
 
     with_end = pd.DataFrame({"scheduled_end_ms": [900.0, np.nan], "shown_last_ms": [880.0, 1.0]})
     without = pd.DataFrame({"shown_last_ms": [880.0, 950.0]})

@@ -124,7 +124,7 @@ def test_a_failing_part_is_named_and_the_rest_is_written(tmp_path, capsys, monke
     def broken(data):
         raise RuntimeError("survival exploded\nsecond line")
 
-    monkeypatch.setattr(build, "_survival", broken)
+    monkeypatch.setattr(build, "abandonment_part", broken)
     path = tmp_path / "t.csv"
     simulate_trial_table(n_participants=4, reps=1, seed=1).to_csv(path, index=False)
     rc = main(["report", str(path), "-o", str(tmp_path / "r"), "--n-boot", "40", "-q"])
@@ -244,9 +244,9 @@ def test_ordinal_model_with_one_participant_is_not_clustered():
 
 def test_estimate_flags():
     assert estimate_flags(900, 700, 1100, 200, 3000) == (False, "")
-    assert estimate_flags(4000, 3000, 5000, 200, 3000)[0]
-    assert "bound equals" in estimate_flags(806, 806, 806)[1]
-    assert "under 1%" in estimate_flags(1000, 998, 1003)[1]
+    assert estimate_flags(4000, 3000, 5000, 200, 3000).extrapolated
+    assert "bound equals" in estimate_flags(806, 806, 806).degenerate
+    assert "under 1%" in estimate_flags(1000, 998, 1003).degenerate
 
 
 @pytest.mark.slow
@@ -268,7 +268,7 @@ def test_a_participant_running_the_other_way_is_flagged(tmp_path):
     data = analyse(
         load_trial_table(write_export_folder(tmp_path / "e", trials)), ReportOptions(n_boot=60)
     )
-    from analysis.report.build import participant_table
+    from analysis.report.psychometric_part import participant_table
 
     flags = participant_table(data).set_index("participant")["flags"]
     assert "direction opposite to the pooled curve (rising)" in flags["P-000"]
@@ -342,3 +342,32 @@ def test_a_database_without_trials_names_the_database(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"{db} (its trials): the table has no trial rows" in err
     assert "uxlab-report-" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_the_printed_threshold_below_the_minimum_says_whose_it_is(tmp_path, capsys, n):
+    """Below 4 participants the console line does not label the figure `(population)`."""
+    trials = simulate_trial_table(n_participants=n, reps=3, seed=4, failing_participant=False)
+    path = tmp_path / "t.csv"
+    trials.to_csv(path, index=False)
+    assert main(["report", str(path), "-o", str(tmp_path / "r"), "--n-boot", "40", "-q"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if "50% threshold" in x)
+    assert "(population)" not in line and "no population interval below 4 participants" in line
+    who = "this participant's trials" if n == 1 else "these 2 participants' trials"
+    assert who in line
+    assert f"from {n} participant{'' if n == 1 else 's'};" in out
+
+
+@pytest.mark.parametrize("n", [2, 5])
+def test_the_support_section_says_a_population_fit_from_4_participants(tmp_path, n):
+    """From 4 participants the pooled fit is not described as 'not a population'."""
+    trials = simulate_trial_table(n_participants=n, reps=2, seed=5, failing_participant=False)
+    data = analyse(
+        load_trial_table(write_export_folder(tmp_path / "e", trials)),
+        ReportOptions(n_boot=40, per_participant=False),
+    )
+    md = write_report(data, tmp_path / "r")["markdown"].read_text(encoding="utf-8")
+    support = md[: md.index("## Summary")]
+    assert ("they describe these people, not a population" in support) == (n < 4)
+    assert ("the pooled fit estimates the population curve" in support) == (n >= 4)

@@ -67,6 +67,9 @@ async def test_an_interrupted_trial_is_run_again_at_the_end(tmp_path):
     )
     assert "shown again at the end" in again.resume_note()
     assert again.next_trial().index == lost + 1  # the rest of the list first
+    # the note names the next trial as its header will, not the interrupted one as done
+    header = again.progress(again.next_trial()).lower()
+    assert f"continues with {header}." in again.resume_note() and "done" not in again.resume_note()
     assert again.progress(rerun) == f"Trial {again.n_main} of {again.n_main}"
     await finish(again)
 

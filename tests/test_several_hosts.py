@@ -88,7 +88,9 @@ async def test_two_hosts_on_one_database_and_a_participant_resumed_on_the_other(
     assert (state, resumed, who) == ("completed", 1, participant)
     runs = query(db, "SELECT run, kind FROM session_runs ORDER BY run")
     assert runs == [(0, "start"), (1, "resume")]
-    assert sorted(p.name for p in (tmp_path / "results").iterdir()) == [
-        db.rsplit("/", 1)[1] + ".ssh_host_key"
-    ]  # each host's key in the folder it was started from (here: the same folder)
+    codes_file = Path(invite[-1])  # the page keeps the codes under results/ (git ignores it)
+    assert codes_file.parent.name == "results"
+    assert sorted(p.name for p in (tmp_path / "results").iterdir()) == sorted(
+        [codes_file.name, db.rsplit("/", 1)[1] + ".ssh_host_key"]
+    )  # each host's key in the folder it was started from (here: the same folder)
     assert code not in first.output() + second.output()  # a code never reaches a log

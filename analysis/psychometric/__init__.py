@@ -15,7 +15,7 @@ from F = 0.1 to F = 0.9 (see `analysis.sigmoids`). F always rises with latency.
   ``lapse`` the share of "acceptable" however long the wait.
 
 In both cases the threshold at level p is the stimulus where F crosses p, so thresholds at
-0.25 < 0.5 < 0.75 always increase with latency; for a falling question ``threshold_(0.25)``
+0.25 < 0.5 < 0.75 always increase with latency; for a falling question ``threshold(0.25)``
 is the latency by which a quarter of the (lapse-free) way from "acceptable" to "not
 acceptable" has been made. ``guess`` and ``lapse`` are free in [0, 0.1] unless fixed.
 

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.batch_mle import Layout
+from analysis.fitter import Fitter
 from analysis.psychometric.inputs import (
     PsychometricInputError,
     _column,
@@ -27,7 +28,7 @@ from analysis.psychometric.resampling import _intervals, _run_engine, _widest
 from analysis.psychometric.single import DEFAULT_LEVELS, PsychometricFitter, _ms_axis
 
 
-class MultiConditionFitter:
+class MultiConditionFitter(Fitter):
     """One psychometric function per condition, fitted jointly with shared nuisances.
 
     Each condition c has its own m_c and w_c (and guess_c unless shared); the lapse is one
@@ -202,6 +203,7 @@ class MultiConditionFitter:
 
     def predict(self, x, condition: str) -> np.ndarray:
         """Probability of "yes" at stimulus x (ms) in `condition`."""
+        self._check_fitted()
         r = self._result
         c = self.conditions_.index(str(condition))
         u = np.log(np.asarray(x, dtype=float)).ravel()
@@ -218,29 +220,25 @@ class MultiConditionFitter:
         psi = layout.psi(r.theta[None, :])[0]
         return psi if self.direction_ == "rising" else 1.0 - psi
 
-    @property
-    def summary(self) -> pd.DataFrame:
+    _print_width = 140
+
+    def _summary_table(self) -> pd.DataFrame:
         """Thresholds per condition and level, with the condition's parameters."""
         return self.thresholds_.merge(self.params_.reset_index(), on="condition")
 
-    def print_summary(self, decimals: int = 3) -> None:
-        """Print the model, fit statistics and the per-condition table."""
+    def _summary_header(self, decimals: int) -> list[str]:
         lapse = "shared" if self.share_lapse_ else "per condition"
-        print(
+        return [
             f"<MultiConditionFitter: {self.sigmoid}, {self.likelihood}, {self.direction_}, "
-            f"lapse {lapse}>"
-        )
-        print(
-            f"  conditions = {len(self.conditions_)}, log-likelihood = {self.loglik_:.3f}, "
-            f"deviance = {self.deviance_:.3f} (bootstrap p = {self.deviance_p_:.3f})"
-        )
-        with pd.option_context(
-            "display.float_format", lambda v: f"{v:.{decimals}f}", "display.width", 140
-        ):
-            print(self.summary.to_string(index=False))
+            f"lapse {lapse}>",
+            f"  conditions = {len(self.conditions_)}, log-likelihood = "
+            f"{self.loglik_:.{decimals}f}, deviance = {self.deviance_:.{decimals}f} "
+            f"(bootstrap p = {self.deviance_p_:.3f})",
+        ]
 
     def plot(self, ax=None, *, level: float = 0.5):
         """Data and fitted curve per condition, with each condition's threshold and CI."""
+        self._check_fitted()
         import matplotlib.pyplot as plt
 
         if ax is None:

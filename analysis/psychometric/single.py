@@ -10,6 +10,7 @@ import pandas as pd
 from scipy import stats
 
 from analysis.batch_mle import Layout
+from analysis.fitter import Fitter
 from analysis.psychometric.inputs import aggregate_trials, check_counts
 from analysis.psychometric.ml_fit import (
     _best_of,
@@ -49,7 +50,7 @@ def _ms_axis(ax, levels_ms) -> None:
     ax.xaxis.set_minor_formatter(NullFormatter())
 
 
-class PsychometricFitter:
+class PsychometricFitter(Fitter):
     """Fit psi(x) = guess + (1 - guess - lapse) F(ln x; m, w) to binary judgements.
 
     Parameters
@@ -205,23 +206,19 @@ class PsychometricFitter:
 
     # results --------------------------------------------------------------------------------
 
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "_result"):
-            raise RuntimeError("call fit(...) or fit_trials(...) first")
-
-    def threshold_(self, level: float = 0.5) -> float:
+    def threshold(self, level: float = 0.5) -> float:
         """Stimulus (ms) where F crosses `level`."""
         self._check_fitted()
         return float(np.exp(self._threshold_samples([level])[0][0]))
 
-    def threshold_ci_(self, level: float = 0.5) -> tuple[float, float]:
-        """Bootstrap (1 - alpha) interval (ms) of threshold_(level)."""
+    def threshold_ci(self, level: float = 0.5) -> tuple[float, float]:
+        """Bootstrap (1 - alpha) interval (ms) of threshold(level)."""
         self._check_fitted()
         row = self._threshold_table([level]).iloc[0]
         return float(row.ci_low), float(row.ci_high)
 
-    def threshold_samples_(self, level: float = 0.5) -> np.ndarray:
-        """The bootstrap distribution (ms) of threshold_(level); NaN where a fit failed."""
+    def threshold_samples(self, level: float = 0.5) -> np.ndarray:
+        """The bootstrap distribution (ms) of threshold(level); NaN where a fit failed."""
         self._check_fitted()
         return np.exp(self._threshold_samples([level])[1][:, 0])
 
@@ -243,10 +240,8 @@ class PsychometricFitter:
         psi = layout.psi(r.theta[None, :])[0].reshape(u.shape)
         return psi if self.direction_ == "rising" else 1.0 - psi
 
-    @property
-    def summary(self) -> pd.DataFrame:
-        """Tidy table: one row per parameter and threshold, estimate, se, CI."""
-        self._check_fitted()
+    def _summary_table(self) -> pd.DataFrame:
+        """One row per parameter and threshold: estimate, se, CI, unit."""
         r = self._result
         rows = []
         boot = self._param_dict(r.boot_theta, arrays=True)
@@ -263,17 +258,15 @@ class PsychometricFitter:
             unit = {"m": "ln ms", "w": "ln ms (F 0.1->0.9)"}.get(name, "probability")
             rows.append((name, value, se, low[0], high[0], unit))
         for row in self.thresholds_.itertuples():
-            se = float(np.nanstd(self.threshold_samples_(row.level)))
+            se = float(np.nanstd(self.threshold_samples(row.level)))
             rows.append(
                 (f"threshold_{row.level:g}", row.estimate, se, row.ci_low, row.ci_high, "ms")
             )
         table = pd.DataFrame(rows, columns=["param", "estimate", "se", "ci_low", "ci_high", "unit"])
         return table.set_index("param")
 
-    def print_summary(self, decimals: int = 3) -> None:
-        """Print the model, fit statistics and the summary table."""
-        self._check_fitted()
-        lines = [
+    def _summary_header(self, decimals: int) -> list[str]:
+        return [
             f"<PsychometricFitter: {self.sigmoid}, {self.likelihood}, {self.direction_}>",
             f"  levels = {self.x_ms_.size}, trials = {int(self.n_total_.sum())}",
             f"  log-likelihood = {self.loglik_:.{decimals}f}",
@@ -283,11 +276,6 @@ class PsychometricFitter:
             f"stopped short = {self.n_boot_unconverged_}",
             "",
         ]
-        with pd.option_context(
-            "display.float_format", lambda v: f"{v:.{decimals}f}", "display.width", 120
-        ):
-            lines.append(self.summary.to_string())
-        print("\n".join(lines))
 
     def plot(self, ax=None, *, level: float = 0.5, label: str | None = None):
         """Data with 95% Clopper-Pearson intervals, the fitted curve and threshold with CI."""
@@ -318,8 +306,8 @@ class PsychometricFitter:
             )
         )
         ax.plot(grid, self.predict(grid), color=color, label="fit")
-        t_ms = self.threshold_(level)
-        low, high = self.threshold_ci_(level)
+        t_ms = self.threshold(level)
+        low, high = self.threshold_ci(level)
         y_t = float(self.predict([t_ms])[0])
         ax.errorbar(
             [t_ms],

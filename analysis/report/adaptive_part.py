@@ -115,7 +115,7 @@ def adaptive_blocks(part: dict[str, Any] | None) -> list:
     """Heading, method note, per-participant table and the median per track."""
     if part is None:
         return []
-    from analysis.report.render import Heading, Para, Table
+    from analysis.report.blocks import Heading, Para, Table
 
     table, medians = part["table"], part["medians"]
     several_tracks = table["track"].nunique() > 1 or (table["track"] != "all").any()
@@ -132,7 +132,9 @@ def adaptive_blocks(part: dict[str, Any] | None) -> list:
                 "95% interval": _interval(r.ci_low, r.ci_high),
                 "trials": int(r.n_trials) if pd.notna(r.n_trials) else None,
                 "reversals": int(r.reversals) if pd.notna(r.reversals) else "–",
-                "flags": flag_text(False, estimate_flags(r.estimate, r.ci_low, r.ci_high)[1]),
+                "flags": flag_text(
+                    False, estimate_flags(r.estimate, r.ci_low, r.ci_high).degenerate
+                ),
             }
         )
         rows.append(row)

@@ -100,7 +100,7 @@ def browser_blocks(table: pd.DataFrame | None) -> list:
     """Heading, what the times are, the rule, the table."""
     if table is None:
         return []
-    from analysis.report.render import Heading, Para, Table
+    from analysis.report.blocks import Heading, Para, Table
 
     n_flagged = int((table["flagged"] != "no").sum())
     text = (

@@ -53,7 +53,7 @@ def chain_blocks(part: dict[str, Any] | None) -> list:
     """Heading, answer, model comparison, thresholds per length, figure and cell table."""
     if part is None:
         return []
-    from analysis.report.render import Figure, Heading, Para, Table
+    from analysis.report.blocks import Figure, Heading, Para, Table
 
     fit = part["fit"]
     models = part["models"][["model", "k", "threshold_1_ms", "loglik", "aic", "delta_aic", "lr_p"]]

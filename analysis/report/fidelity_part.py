@@ -107,7 +107,7 @@ def fidelity_blocks(part: dict[str, Any] | None) -> list:
     """Heading, what the columns mean, what happened to flagged trials, the table."""
     if part is None:
         return []
-    from analysis.report.render import Heading, Para, Table
+    from analysis.report.blocks import Heading, Para, Table
 
     fate = (
         "left out of this analysis (see the exclusions above)"

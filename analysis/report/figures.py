@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import math
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -57,10 +58,17 @@ def clopper_pearson(k, n, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-def _mid_threshold(fitter) -> tuple[float, float, float]:
-    """(estimate, ci_low, ci_high) of the 50% threshold from the fitted table (no refitting)."""
+class _Threshold(NamedTuple):
+    key: str
+    estimate: float
+    ci_low: float
+    ci_high: float
+
+
+def _mid_threshold(fitter, key: str = "") -> _Threshold:
+    """The 50% threshold with its CI from the fitted table (no refitting)."""
     row = fitter.thresholds_.set_index("level").loc[0.5]
-    return float(row.estimate), float(row.ci_low), float(row.ci_high)
+    return _Threshold(key, float(row.estimate), float(row.ci_low), float(row.ci_high))
 
 
 def psychometric_pooled(part, stimulus: str) -> bytes:
@@ -105,7 +113,7 @@ def psychometric_grid(fits: dict, stimulus: str, max_panels: int = 36) -> bytes:
         )
         grid = np.geomspace(f.x_ms_[0], f.x_ms_[-1], 100)
         ax.plot(grid, f.predict(grid), color="tab:blue", lw=1)
-        t, lo, hi = _mid_threshold(f)
+        _, t, lo, hi = _mid_threshold(f)
         y = float(f.predict([t])[0])
         ax.errorbar(
             [t],
@@ -143,15 +151,14 @@ def threshold_distribution(part, stimulus: str) -> bytes:
     plt = _plt()
     rows = []
     for key, f in part.per_participant.items():
-        t, lo, hi = _mid_threshold(f)
-        rows.append((key, t, lo, hi))
-    rows.sort(key=lambda r: r[1])
+        rows.append(_mid_threshold(f, key))
+    rows.sort(key=lambda r: r.estimate)
     height = min(0.16 * len(rows) + 1.2, 12)
     fig, ax = plt.subplots(figsize=(7, height))
     y = np.arange(len(rows))
-    est = np.array([r[1] for r in rows])
-    lo = np.array([r[2] for r in rows])
-    hi = np.array([r[3] for r in rows])
+    est = np.array([r.estimate for r in rows])
+    lo = np.array([r.ci_low for r in rows])
+    hi = np.array([r.ci_high for r in rows])
     ax.errorbar(
         est,
         y,
@@ -175,7 +182,7 @@ def threshold_distribution(part, stimulus: str) -> bytes:
     else:  # too few participants for a population interval
         ax.axvline(pop.estimate, color="tab:orange", label=f"pooled {pop.estimate:.0f} ms")
     if len(rows) <= 40:
-        ax.set_yticks(y, [r[0] for r in rows], fontsize=7)
+        ax.set_yticks(y, [r.key for r in rows], fontsize=7)
     else:
         ax.set_yticks([])
         ax.set_ylabel(f"{len(rows)} participants, sorted")

@@ -53,7 +53,7 @@ def plain_summary(data) -> list[str]:
         outside = [
             f"{level:.0%}"
             for level, row in ((0.25, lo25), (0.5, mid), (0.75, hi75))
-            if estimate_flags(row.estimate, row.ci_low, row.ci_high, low, high)[0]
+            if estimate_flags(row.estimate, row.ci_low, row.ci_high, low, high).extrapolated
         ]
         head = f"{p.column} (yes = {p.yes_means}, {p.pooled.direction_} with {stim}): "
         if "50%" in outside:
@@ -163,7 +163,9 @@ def plain_summary(data) -> list[str]:
         if r.population is not None:
             mid = r.population.set_index("level").loc[0.5]
             rated = data.kept.dropna(subset=[r.column])[stim].astype(float)
-            if estimate_flags(mid.estimate, mid.ci_low, mid.ci_high, rated.min(), rated.max())[0]:
+            if estimate_flags(
+                mid.estimate, mid.ci_low, mid.ci_high, rated.min(), rated.max()
+            ).extrapolated:
                 out.append(
                     f"Where a rating of {r.acceptable_at:g} or better becomes less likely than "
                     f"not lies outside the tested levels ({ms(rated.min())} to "

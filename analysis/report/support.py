@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 MEASURED_ON = "2026-12-03"
 # N -> (worst, best) coverage of the nominal 95% interval over the 25/50/75% points:
@@ -185,13 +186,21 @@ def skipped_line(key: str, n_participants: int) -> str:
     )
 
 
+class EstimateFlags(NamedTuple):
+    """What `estimate_flags` finds: outside the tested levels, and why an interval is
+    degenerate ("" when it is not)."""
+
+    extrapolated: bool
+    degenerate: str
+
+
 def estimate_flags(
     estimate: float,
     ci_low: float,
     ci_high: float,
     tested_low: float | None = None,
     tested_high: float | None = None,
-) -> tuple[bool, str]:
+) -> EstimateFlags:
     """(extrapolated, degenerate reason or "") for one estimate with its 95% interval.
 
     Extrapolated: the estimate lies outside [tested_low, tested_high] (the stimulus levels
@@ -204,19 +213,25 @@ def estimate_flags(
     if math.isfinite(estimate) and tested_low is not None and tested_high is not None:
         extrapolated = estimate < tested_low * (1 - 1e-9) or estimate > tested_high * (1 + 1e-9)
     if not (math.isfinite(estimate) and math.isfinite(ci_low) and math.isfinite(ci_high)):
-        return extrapolated, ""
+        return EstimateFlags(extrapolated, "")
     tol = 1e-6 * max(abs(estimate), 1e-12)
     if abs(ci_low - estimate) <= tol or abs(ci_high - estimate) <= tol:
-        return extrapolated, (
-            "a bound equals the estimate: the resamples did not vary on that side "
-            "(separated answers or too few units to resample)"
+        return EstimateFlags(
+            extrapolated,
+            (
+                "a bound equals the estimate: the resamples did not vary on that side "
+                "(separated answers or too few units to resample)"
+            ),
         )
     if estimate > 0 and (ci_high - ci_low) / estimate < 0.01:
-        return extrapolated, (
-            "spans under 1% of the estimate: the resamples hardly varied "
-            "(separated answers or too few units to resample)"
+        return EstimateFlags(
+            extrapolated,
+            (
+                "spans under 1% of the estimate: the resamples hardly varied "
+                "(separated answers or too few units to resample)"
+            ),
         )
-    return extrapolated, ""
+    return EstimateFlags(extrapolated, "")
 
 
 def flag_text(extrapolated: bool, degenerate: str) -> str:

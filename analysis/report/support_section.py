@@ -14,7 +14,7 @@ import pandas as pd
 
 from analysis.exclusions import rule_summary
 from analysis.report.sessions_part import facts_summary
-from analysis.report.support import MINIMUMS, coverage_phrase
+from analysis.report.support import MIN_POPULATION, MINIMUMS, coverage_phrase
 
 
 def simulated_line(data: Any) -> str | None:
@@ -37,7 +37,7 @@ def simulated_line(data: Any) -> str | None:
 
 def support_blocks(data: Any) -> list:
     """Heading, the sample, what needs more, skipped and failed parts."""
-    from analysis.report.render import Bullets, Heading, Para, Table
+    from analysis.report.blocks import Bullets, Heading, Para, Table
 
     n, ex = data.n_participants, data.exclusions
     blocks: list = [Heading("What this sample can support")]
@@ -67,13 +67,17 @@ def support_blocks(data: Any) -> list:
             "Claims that need several participants, and their minimum",
         )
     )
+    whose = (  # below the minimum the pooled fit describes these people only
+        "Per-participant fits and the pooled fit of the analysed trials run from 1 "
+        f"participant; below {MIN_POPULATION} they describe these people, not a population."
+        if n < MIN_POPULATION
+        else "Per-participant fits describe each person; the pooled fit estimates the "
+        "population curve."
+    )
     blocks.append(
         Para(
-            f"Here, with {n} participant(s), {coverage_phrase(n)}. "
-            "Per-participant fits and the pooled fit of the "
-            "analysed trials run from 1 participant; they describe these people, not a "
-            "population. Below the minimum, verdicts against published figures read 'not "
-            "enough data'."
+            f"Here, with {n} participant(s), {coverage_phrase(n)}. {whose} Below the minimum, "
+            "verdicts against published figures read 'not enough data'."
         )
     )
     if data.skipped:
@@ -92,7 +96,7 @@ def support_blocks(data: Any) -> list:
 
 def session_blocks(data: Any) -> list:
     """The session facts table (nothing when the export has no sessions table)."""
-    from analysis.report.render import Heading, Para, Table
+    from analysis.report.blocks import Heading, Para, Table
 
     facts = getattr(data, "sessions", None)
     if facts is None or facts.empty:

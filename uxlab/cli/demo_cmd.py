@@ -140,12 +140,9 @@ RATING_TRUTH_NOTE = (
 
 def _true_at(threshold_ms: float, target: float, truth: Any) -> float:
     """Where an observer with 50% point `threshold_ms` says "too slow" with P = `target`."""
-    import math
+    from psychometric_function import threshold_ms_at_psi
 
-    from uxlab.simulate.observers import LOGISTIC_C
-
-    core = (target - truth.guess) / (1.0 - truth.guess - truth.lapse)
-    return threshold_ms * math.exp(truth.width_log * math.log(core / (1 - core)) / LOGISTIC_C)
+    return threshold_ms_at_psi(target, threshold_ms, truth.width_log, truth.guess, truth.lapse)
 
 
 def _adaptive_comparison(data: Any, truth: Any, done: list[Any]) -> str:

@@ -70,6 +70,11 @@ def run(args: argparse.Namespace) -> int:
             )
     if args.output is not None and args.output.exists():
         raise CliError(f"-o {args.output}: the file exists; choose a new file name")
+    if args.output is not None:  # before any code is made: they are shown only once
+        try:
+            args.output.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CliError(f"-o {args.output}: cannot make its folder ({exc.strerror})") from exc
     study = load_study(args.study)
     db = args.db if args.db is not None else default_db_path(study)
     with Store.open(db) as store:

@@ -384,8 +384,9 @@ def _report_options(args: argparse.Namespace):  # -> analysis.report.ReportOptio
 def _print_summary(data) -> None:  # data: analysis.report.ReportData
     """The trials, the pooled 50% thresholds and the abandonment time ratios."""
     t = data.thresholds
+    n_people = data.kept["participant"].nunique()
     print(
-        f"{len(data.kept)} trials from {data.kept['participant'].nunique()} participants; "
+        f"{len(data.kept)} trials from {n_people} participant{'' if n_people == 1 else 's'}; "
         f"stimulus {data.stimulus}"
     )
     for measure in ("psychometric", "rating"):
@@ -397,19 +398,23 @@ def _print_summary(data) -> None:  # data: analysis.report.ReportData
         ]
         if len(row):
             r = row.iloc[0]
-            interval = (
-                f"[{r.ci_low:.0f}, {r.ci_high:.0f}]"
-                if r.ci_low == r.ci_low  # not NaN
-                else f"(no population interval with {data.n_participants} participant(s))"
-            )
-            marks = ", extrapolated" if bool(r.get("extrapolated", False)) else ""
             what = f" ({r.estimand})" if isinstance(r.get("estimand"), str) else ""
+            if r.ci_low == r.ci_low:  # not NaN
+                interval = f"[{r.ci_low:.0f}, {r.ci_high:.0f}]"
+            else:  # below the minimum the figure describes these people, not a population
+                interval, what = _no_interval(data.n_participants), ""
+            marks = ", extrapolated" if bool(r.get("extrapolated", False)) else ""
             print(f"  {measure:<13} 50% threshold {r.estimate:8.0f} ms  {interval}{marks}{what}")
     if data.survival is not None and data.survival.aft is not None:
         for r in data.survival.aft.time_ratios_.itertuples():
-            print(
-                f"  abandonment   time ratio {r.per} of {r.factor}: {r.time_ratio:.2f} "
+            finite = r.ci_low > 0 and r.ci_high < float("inf")  # False for NaN too
+            interval = (
                 f"[{r.ci_low:.2f}, {r.ci_high:.2f}]"
+                if finite
+                else "(no finite interval: the give-ups do not pin it down)"
+            )
+            print(
+                f"  abandonment   time ratio {r.per} of {r.factor}: {r.time_ratio:.2f} {interval}"
             )
 
 
@@ -424,6 +429,17 @@ def _print_notes(data) -> None:  # data: analysis.report.ReportData
             print(f"left out: {line}")
     for line in dict.fromkeys(data.skipped):
         print(f"skipped: {line}")
+
+
+def _no_interval(n_participants: int) -> str:
+    """What a pooled threshold without an interval is: `(these 2 participants' pooled
+    trials; no population interval below 4 participants)`."""
+    from analysis.report.support import MIN_POPULATION
+
+    who = "this participant's" if n_participants == 1 else f"these {n_participants} participants'"
+    if n_participants < MIN_POPULATION:
+        return f"({who} trials; no population interval below {MIN_POPULATION} participants)"
+    return f"({who} trials; no population interval could be computed)"
 
 
 def _more_participants(data, add: int, seed: int) -> str:

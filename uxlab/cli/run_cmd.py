@@ -124,12 +124,29 @@ def run(args: argparse.Namespace) -> int:
     try:
         status = report(result, db, args)
         if app.session is not None and app.session.fidelity_note():
-            print(f"timing:  {app.session.fidelity_note()}")
+            print(wrapped("timing:  ", app.session.fidelity_note()))
         return status
     except OSError:  # the terminal is gone (closed window, SIGHUP): the data is stored
         from uxlab.cli import EXIT_PARTIAL
 
         return EXIT_PARTIAL  # the session ended before the end of the study
+
+
+def wrapped(label: str, prose: str, width: int | None = None) -> str:
+    """`label` + `prose` folded to the terminal's width (80 by default) under the label, so a
+    long note is not cut mid-word by the terminal; commands are never folded."""
+    import shutil
+    import textwrap
+
+    width = width or shutil.get_terminal_size((80, 24)).columns
+    return textwrap.fill(
+        prose,
+        width=max(40, width - 1),
+        initial_indent=label,
+        subsequent_indent=" " * len(label),
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
 
 
 def report(result: Any, db: Path, args: argparse.Namespace) -> int:

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from uxlab.study.adaptive import AdaptiveSpec, make_procedure, p_too_slow, staircase_target
+from psychometric_function import psi, threshold_ms_at_psi
+from uxlab.study.adaptive import AdaptiveSpec, make_procedure, staircase_target
 
 METHODS = ("quest", "staircase-2down", "staircase-3down", "interleaved", "constant")
 LOW_MS, HIGH_MS = 100.0, 5000.0
@@ -31,14 +32,11 @@ class TrueObserver:
     width_log: float
 
     def p(self, x_ms: float) -> float:
-        return float(p_too_slow(x_ms, math.log(self.threshold_ms), self.width_log, GUESS, LAPSE))
+        return float(psi(x_ms, math.log(self.threshold_ms), self.width_log, GUESS, LAPSE))
 
     def at(self, p_slow: float) -> float:
         """The latency where P(too slow) (with guess and lapse) equals `p_slow`."""
-        core = (p_slow - GUESS) / (1 - GUESS - LAPSE)
-        return self.threshold_ms * math.exp(
-            self.width_log * math.log(core / (1 - core)) / (2 * math.log(9))
-        )
+        return threshold_ms_at_psi(p_slow, self.threshold_ms, self.width_log, GUESS, LAPSE)
 
 
 def draw_observers(n: int, seed: int) -> list[TrueObserver]:
@@ -84,7 +82,7 @@ def _constant(obs: TrueObserver, budget: int, rng: np.random.Generator) -> float
     k = rng.binomial(n, [obs.p(x) for x in levels])
     try:
         fit = PsychometricFitter(direction="rising").fit(levels, k, n, n_boot=0)
-        est = fit.threshold_(0.5)
+        est = fit.threshold(0.5)
     except ValueError:
         return math.nan
     return float(est) if np.isfinite(est) else math.nan

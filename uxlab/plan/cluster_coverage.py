@@ -95,7 +95,7 @@ def coverage_table(
                 hits[level].append(ok and r.ci_low <= true_ms[str(level)] <= r.ci_high)
                 ratios[level].append(r.ci_high / r.ci_low if ok else math.nan)
                 degenerate[level].append(
-                    ok and bool(estimate_flags(r.estimate, r.ci_low, r.ci_high)[1])
+                    ok and bool(estimate_flags(r.estimate, r.ci_low, r.ci_high).degenerate)
                 )
         cpu_s = time.process_time() - started
         for level in LEVELS:
@@ -119,14 +119,15 @@ def true_mos(level_ms: float, truth: PopulationTruth, scale: int = 5) -> float:
     """The population's mean rating at a TTFT level: each person's expected rating
     1 + sum_k P(latent > cut_k), latent = -logit F_i + Logistic(0, 1) (as `Observer.rating`),
     averaged over people's ln thresholds (Gauss-Hermite, 61 nodes)."""
-    from uxlab.simulate.observers import LOGISTIC_C, likert_cuts
+    from psychometric_function import log_odds, logistic
+    from uxlab.simulate.observers import likert_cuts
 
     nodes, weights = np.polynomial.hermite_e.hermegauss(61)
     weights = weights / weights.sum()
     m_log = math.log(truth.threshold_ms) + truth.between_sd_log * nodes
-    logit_f = LOGISTIC_C * (math.log(level_ms) - m_log) / truth.width_log
+    logit_f = log_odds(math.log(level_ms), m_log, truth.width_log)
     cuts = likert_cuts(truth, scale)
-    above = 1.0 / (1.0 + np.exp(cuts[None, :] + logit_f[:, None]))  # P(latent > cut)
+    above = logistic(-(cuts[None, :] + logit_f[:, None]))  # P(latent > cut)
     return float(weights @ (1.0 + above.sum(axis=1)))
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from psychometric_function import LOGISTIC_SD_PER_WIDTH
 from uxlab.plan.design import PlanError
 from uxlab.simulate.observers import PopulationTruth
 
@@ -142,7 +143,7 @@ def truth_from_pilot(
             fit.fit_trials(sub[stimulus].to_numpy(float), sub["_y"].to_numpy(float), n_boot=200)
         except ValueError:
             continue
-        boot_m = np.log(fit.threshold_samples_(0.5))
+        boot_m = np.log(fit.threshold_samples(0.5))
         p = fit.params_
         se = float(np.nanstd(boot_m)) if np.isfinite(boot_m).any() else 0.0
         rows.append((p["m"], math.log(p["w"]), se))
@@ -178,10 +179,6 @@ def _falls(df, stimulus: str) -> bool:
     lo = df[df[stimulus] <= df[stimulus].median()]["_y"].mean()
     hi = df[df[stimulus] > df[stimulus].median()]["_y"].mean()
     return bool(hi < lo)
-
-
-LOGISTIC_SD_PER_WIDTH = math.pi / math.sqrt(3.0) / (2.0 * math.log(9.0))
-"""A logistic F with width w (ln-distance from F = 0.1 to 0.9) has SD 0.413 w."""
 
 
 def _population(

@@ -128,9 +128,10 @@ class StudySession:
         elif trial.practice:
             note = f"Welcome back. The session continues with practice trial {trial.index + 1}."
         else:
-            done = self.main_done_before(trial)
-            note = f"Welcome back. You have done {done} of {self.n_main} trials; the session "
-            note += "continues with the next one."
+            # the trial's place in the list, as its header shows it ("Trial 3 of 16"): an
+            # interrupted trial before it was not done, so "done" would overcount
+            at = self.main_done_before(trial) + 1
+            note = f"Welcome back. The session continues with trial {at} of {self.n_main}."
         if self.session.interrupted:
             rerun = self.store.requeued_attempts(self.session)
             if all(i in rerun for i in self.session.interrupted):

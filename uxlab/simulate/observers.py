@@ -4,7 +4,7 @@ An `Observer` is drawn around a `PopulationTruth`:
 
 - yes/no judgement: P(too slow) = guess + (1 - guess - lapse) * F, with F a logistic in
   ln(TTFT shown) (threshold ``m_i``, width ``width_log`` = ln-distance from F = 0.1 to 0.9,
-  the parameterisation of `analysis.sigmoids`) combined by probability summation with an
+  `psychometric_function`) combined by probability summation with an
   inter-token cue when the study varies the streaming (F_itl in ln of the shown median gap,
   times ``1 + jitter_weight * CV`` of the gaps when it varies the jitter). ``ln m_i`` is
   ``ln threshold_ms + N(0, between_sd_log)``.
@@ -33,12 +33,12 @@ from typing import Any
 
 import numpy as np
 
+import psychometric_function as pf
 from uxlab.chain import chain_steps
 from uxlab.streams.recording import Recording
 from uxlab.study.questions import question_type
 from uxlab.study.spec import Question, Study
 
-LOGISTIC_C = 2.0 * math.log(9.0)
 STREAM_FACTORS = ("itl_ms", "itl_scale", "tokens_per_s", "jitter", "chunk_tokens", "stall_ms")
 LEVELS = (0.25, 0.5, 0.75)
 
@@ -125,7 +125,7 @@ def chain_cues_until(schedule: Recording, step: int) -> Cues:
 
 
 def _core(x_ms: float, m_log: float, w_log: float) -> float:
-    return 1.0 / (1.0 + math.exp(-LOGISTIC_C * (math.log(max(x_ms, 1e-3)) - m_log) / w_log))
+    return pf.core(math.log(max(x_ms, 1e-3)), m_log, w_log)
 
 
 @dataclass
@@ -176,12 +176,12 @@ class Observer:
 
     def p_too_slow(self, cues: Cues) -> float:
         t = self.truth
-        return t.guess + (1.0 - t.guess - t.lapse) * self.core_too_slow(cues)
+        return pf.with_guess_lapse(self.core_too_slow(cues), t.guess, t.lapse)
 
     def rating(self, cues: Cues, scale: int, rng: np.random.Generator) -> int:
         """A Likert point 1..scale (high = fast)."""
         f = min(max(self.core_too_slow(cues), 1e-9), 1 - 1e-9)
-        latent = -math.log(f / (1.0 - f)) + float(rng.logistic())
+        latent = -pf.logit(f) + float(rng.logistic())
         return 1 + int(np.sum(latent > likert_cuts(self.truth, scale)))
 
     def give_up_ms(self, cues: Cues, rng: np.random.Generator) -> float | None:
@@ -245,9 +245,7 @@ def pooled_thresholds_ms(
     u = np.linspace(
         math.log(threshold_ms) - 6 * width_log, math.log(threshold_ms) + 6 * width_log, 4001
     )
-    f_mix = (
-        weights[None, :] / (1 + np.exp(-LOGISTIC_C * (u[:, None] - m[None, :]) / width_log))
-    ).sum(1)
+    f_mix = (weights[None, :] * pf.core(u[:, None], m[None, :], width_log)).sum(1)
     return {str(p): float(math.exp(np.interp(p, f_mix, u))) for p in levels}
 
 
@@ -266,10 +264,10 @@ def rating_acceptable_ms(
     nodes, weights = np.polynomial.hermite_e.hermegauss(41)
     weights = weights / weights.sum()
     m = math.log(truth.threshold_ms) + truth.between_sd_log * nodes
-    centre = math.log(truth.threshold_ms) - cut * truth.width_log / LOGISTIC_C
+    centre = math.log(truth.threshold_ms) - cut * truth.width_log / pf.LOGISTIC_C
     u = np.linspace(centre - 8 * truth.width_log, centre + 8 * truth.width_log, 8001)
-    logit_f = LOGISTIC_C * (u[:, None] - m[None, :]) / truth.width_log
-    below = (weights[None, :] / (1 + np.exp(-(cut + logit_f)))).sum(1)
+    logit_f = pf.log_odds(u[:, None], m[None, :], truth.width_log)
+    below = (weights[None, :] * pf.logistic(cut + logit_f)).sum(1)
     return {str(p): float(math.exp(np.interp(p, below, u))) for p in levels}
 
 

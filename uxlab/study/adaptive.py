@@ -20,9 +20,9 @@ same procedure exactly.
   the two estimates is the 50% point of a symmetric psychometric function.
 - ``quest``: QUEST+ (Watson 2017, J. Vision 17(3):10), our own implementation. The model is
   P(too slow | x) = guess + (1 - guess - lapse) * F(ln x; m, w), F logistic with F(m) = 0.5
-  and w the ln-distance from F = 0.1 to F = 0.9 (the parameterisation of
-  `analysis.sigmoids`). The posterior over a grid of (m, w, lapse) starts flat (m flat in
-  log ms over the grid's range widened by half an octave each side, w flat in log), and each
+  and w the ln-distance from F = 0.1 to F = 0.9 (`psychometric_function`, which the
+  simulated observers share). The posterior over a grid of (m, w, lapse) starts flat (m flat
+  in log ms over the grid's range widened by half an octave each side, w flat in log), and each
   trial presents the level that minimises the expected posterior entropy. Estimate:
   posterior mean of m, with the 2.5-97.5% credible interval of its marginal.
 
@@ -37,10 +37,10 @@ from typing import Any
 
 import numpy as np
 
+import psychometric_function
+
 PROCEDURES = ("quest", "staircase", "interleaved")
 STEP_RULES = ("halving", "fixed")
-LOGISTIC_C = 2.0 * math.log(9.0)
-"""c of the logistic core: F = expit(c * (u - m) / w) climbs from 0.1 to 0.9 over w."""
 
 
 @dataclass(frozen=True)
@@ -79,12 +79,6 @@ def stimulus_grid(low: float, high: float, n: int = 25) -> np.ndarray:
 def staircase_target(down: int) -> float:
     """P(too slow) a 1-up/`down`-down staircase converges on."""
     return 1.0 - 0.5 ** (1.0 / down)
-
-
-def p_too_slow(x_ms, m_log, w_log, guess, lapse) -> np.ndarray:
-    """The procedures' model: guess + (1 - guess - lapse) * logistic core at ln x."""
-    z = LOGISTIC_C * (np.log(x_ms) - m_log) / w_log
-    return guess + (1.0 - guess - lapse) / (1.0 + np.exp(-z))
 
 
 @dataclass
@@ -258,7 +252,7 @@ class QuestPlus(Procedure):
         self.lapses = np.asarray(spec.lapses, dtype=float)
         m, w, lam = np.meshgrid(self.m_log, self.w_log, self.lapses, indexing="ij")
         # p_slow[x, m, w, lapse]
-        self.p_slow = p_too_slow(
+        self.p_slow = psychometric_function.psi(
             self.grid[:, None, None, None], m[None], w[None], spec.guess, lam[None]
         )
         self.log_post = np.zeros(m.shape)
@@ -302,7 +296,7 @@ class QuestPlus(Procedure):
     def threshold_ms(self, level: float) -> float:
         """Posterior mean of the stimulus where the core F crosses `level`."""
         post = self.posterior.sum(axis=2)
-        u = self.m_log[:, None] + self.w_log[None, :] * math.log(level / (1 - level)) / LOGISTIC_C
+        u = psychometric_function.log_threshold(level, self.m_log[:, None], self.w_log[None, :])
         return float(math.exp((post * u).sum()))
 
     def state(self) -> dict[str, Any]:

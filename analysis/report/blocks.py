@@ -1,0 +1,77 @@
+"""The report's building blocks (headings, paragraphs, bullets, tables, figures) and the cell
+texts the sections share; `render` writes them as HTML and Markdown."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from analysis.report.data import one_line_error
+
+
+@dataclass
+class Heading:
+    text: str
+    level: int = 2
+
+
+@dataclass
+class Para:
+    text: str
+    kind: str = "p"  # p | note
+
+
+@dataclass
+class Bullets:
+    items: list[str]
+
+
+@dataclass
+class Table:
+    frame: pd.DataFrame
+    caption: str = ""
+
+
+@dataclass
+class Figure:
+    name: str
+    png: bytes
+    caption: str
+
+
+def figure_or_note(data, name: str, draw, caption: str):
+    """A figure, or a note naming the failure when drawing it fails (recorded in the data)."""
+    try:
+        return Figure(name, draw(), caption)
+    except Exception as exc:
+        data.failed_parts.append((f"figure {name}", one_line_error(exc)))
+        return Para(f"Figure {name} could not be drawn: {one_line_error(exc)}", "note")
+
+
+def degenerate_note(frame: pd.DataFrame) -> list:
+    """A note explaining degenerate intervals when a table's `flags` column marks any."""
+    if "flags" not in frame.columns or not frame["flags"].str.contains("degenerate").any():
+        return []
+    return [
+        Para(
+            "Degenerate interval: a bound equals the estimate, or the interval spans under 1% "
+            "of it; the resamples hardly varied (answers perfectly separated between two "
+            "tested levels, or too few units to resample), so it does not show precision.",
+            "note",
+        )
+    ]
+
+
+def ci_range(low: float, high: float) -> str:
+    """`376 to 1,869` (ms, no decimals)."""
+    return f"{low:,.0f} to {high:,.0f}"
+
+
+def estimate_with_ci(est: float, low: float, high: float) -> str:
+    """`1,150 [376, 1,869]`; `not reached` when fewer than that share gave up while waiting."""
+    if not np.isfinite(est):
+        return "not reached" if not np.isfinite(low) else f"not reached [{low:,.0f}, –]"
+    upper = f"{high:,.0f}" if np.isfinite(high) else "not reached"
+    return f"{est:,.0f} [{low:,.0f}, {upper}]"

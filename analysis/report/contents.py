@@ -1,0 +1,30 @@
+"""The report's content: every section's blocks, in order."""
+
+from __future__ import annotations
+
+from analysis.report.abandonment_part import abandonment_blocks
+from analysis.report.adaptive_part import adaptive_blocks
+from analysis.report.chains_part import chain_blocks
+from analysis.report.overview_part import nothing_left_blocks, overview_blocks
+from analysis.report.psychometric_part import psychometric_blocks
+from analysis.report.ratings_part import rating_blocks
+from analysis.report.references_part import reference_blocks
+from analysis.report.score_part import score_blocks
+from analysis.report.support_section import session_blocks, support_blocks
+
+
+def build_blocks(data) -> list:
+    """The report's content, in order."""
+    blocks: list = support_blocks(data)
+    if getattr(data, "nothing_left", None):
+        return nothing_left_blocks(data, blocks)
+    blocks.extend(overview_blocks(data))
+    blocks.extend(psychometric_blocks(data))
+    blocks.extend(reference_blocks(data))
+    blocks.extend(abandonment_blocks(data))
+    blocks.extend(rating_blocks(data))
+    blocks.extend(session_blocks(data))
+    blocks.extend(adaptive_blocks(getattr(data, "adaptive", None)))
+    blocks.extend(chain_blocks(getattr(data, "chains", None)))
+    blocks.extend(score_blocks(data))
+    return blocks

@@ -1,0 +1,485 @@
+"""The psychometric section: thresholds of the binary judgement (pooled with participants
+resampled, per participant, per level of the other factors, the adaptive designs'
+estimator) and its blocks."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysis.report import figures
+from analysis.report.blocks import Heading, Para, Table, ci_range, degenerate_note, figure_or_note
+from analysis.report.data import ESTIMANDS, ConditionFit, PsychometricPart, ReportData
+from analysis.report.support import MINIMUMS, enough, estimate_flags, flag_text, skipped_line
+from analysis.small_sample_interval import mixed_threshold_small_n
+from analysis.survival import condition_label
+from analysis.trial_table import binary_column
+
+
+def _other_factor_levels(data: ReportData) -> list[tuple[str, float]]:
+    """(factor, level) pairs for the non-stimulus factors with 2-6 levels."""
+    out = []
+    for f in data.factors[1:]:
+        levels = np.sort(data.kept[f].dropna().unique())
+        if 2 <= len(levels) <= 6:
+            out.extend((f, float(v)) for v in levels)
+    return out
+
+
+def _psychometric(data: ReportData, column: str) -> PsychometricPart:
+    from analysis.psychometric import MultiConditionFitter, PsychometricFitter
+    from analysis.small_sample_interval import population_threshold_small_n
+
+    opts, kept, stim = data.options, data.kept, data.stimulus
+    df = kept.assign(_y=binary_column(kept, column, data.table.source)).dropna(subset=["_y"])
+    df = df.assign(_x=df[stim].astype(float))
+    q = data.table.question_for(column)
+    yes_means = (q.yes_means if q and q.yes_means else None) or _yes_label(column)
+    yes_means = yes_means.replace("_", " ")
+    pooled = PsychometricFitter().fit_trials(
+        df["_x"].to_numpy(), df["_y"].to_numpy(), n_boot=opts.n_boot, seed=opts.seed
+    )
+    n_people = df["participant"].nunique()
+    if enough("population", n_people):
+        population = population_threshold_small_n(
+            df, "_x", "_y", "participant", opts.n_boot, opts.seed
+        )
+    else:  # the pooled fit of these people's trials, without a population interval
+        data.skipped.append(skipped_line("population", n_people))
+        population = pooled.thresholds_.copy()
+        population["ci_low"], population["ci_high"] = np.nan, np.nan
+        population["n_participants"] = n_people
+    part = PsychometricPart(column, yes_means, pooled, population)
+    procedure = adaptive_design(data)
+    if procedure is not None:
+        _adaptive_population(data, part, df, procedure, n_people)
+    for factor in {f for f, _ in _other_factor_levels(data)}:
+        try:
+            multi = MultiConditionFitter().fit(
+                df, "_x", "_y", factor, share_lapse=True, n_boot=opts.n_boot, seed=opts.seed
+            )
+        except ValueError as exc:
+            part.failed[f"by {factor}"] = str(exc)
+            continue
+        for key in multi.conditions_:
+            label = condition_label({factor: float(key)})
+            rows = multi.thresholds_[multi.thresholds_["condition"] == key]
+            part.per_condition[label] = ConditionFit(
+                multi,
+                key,
+                rows.drop(columns="condition").reset_index(drop=True),
+                (float(df["_x"].min()), float(df["_x"].max())),
+            )
+    if opts.per_participant:
+        keys = sorted(df["participant"].unique())
+        seeds = np.random.SeedSequence(opts.seed).spawn(len(keys))
+        for i, pid in enumerate(keys):
+            sub = df[df["participant"] == pid]
+            if sub["_x"].nunique() < 3:
+                part.failed[pid] = "fewer than 3 stimulus levels"
+                continue
+            try:
+                part.per_participant[pid] = PsychometricFitter().fit_trials(
+                    sub["_x"].to_numpy(),
+                    sub["_y"].to_numpy(),
+                    n_boot=opts.n_boot,
+                    seed=int(seeds[i].generate_state(1)[0]),
+                )
+            except ValueError as exc:
+                part.failed[pid] = str(exc)
+            if opts.progress:
+                _progress_bar(i + 1, len(keys), "participant fits")
+        if opts.progress and keys:
+            print(file=sys.stderr)
+    _set_estimand(data, part, n_people)
+    return part
+
+
+def median_person_thresholds(
+    per_participant: dict[str, Any], n_boot: int, seed: int, alpha: float = 0.05
+) -> pd.DataFrame:
+    """The median of per-person thresholds at each level, 95% percentile interval from
+    resampling participants (their point estimates). Columns as `population_threshold`."""
+    tables = [f.thresholds_.set_index("level") for f in per_participant.values()]
+    levels = list(tables[0].index)
+    est = np.array([[t.loc[level, "estimate"] for level in levels] for t in tables])  # [P, L]
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(tables), size=(max(n_boot, 1), len(tables)))
+    boot = np.median(est[draws], axis=1)  # [B, L]
+    return pd.DataFrame(
+        {
+            "level": levels,
+            "estimate": np.median(est, axis=0),
+            "ci_low": np.quantile(boot, alpha / 2, axis=0) if n_boot else np.nan,
+            "ci_high": np.quantile(boot, 1 - alpha / 2, axis=0) if n_boot else np.nan,
+            "n_trials": int(sum(t["n_trials"].iloc[0] for t in tables)),
+            "n_participants": len(tables),
+        }
+    )
+
+
+def _set_estimand(data: ReportData, part: PsychometricPart, n_people: int) -> None:
+    """Put the `--estimand` table in `part.population` and the other in `part.other`."""
+    wanted = data.options.estimand
+    if wanted not in ESTIMANDS:
+        raise ValueError(f"estimand {wanted!r}: use one of {', '.join(ESTIMANDS)}")
+    median = None
+    if len(part.per_participant) >= 2:
+        median = median_person_thresholds(
+            part.per_participant, data.options.n_boot, data.options.seed
+        )
+        if not enough("median_person", n_people):
+            median["ci_low"], median["ci_high"] = np.nan, np.nan
+    if wanted == "median-person":
+        if median is None:
+            data.notes.append(
+                "--estimand median-person needs per-participant fits of 2 or more people; "
+                "the pooled figures are the population curve's points."
+            )
+            return
+        part.population, part.other, part.estimand = median, part.population, wanted
+    else:
+        part.other = median
+
+
+def adaptive_design(data: ReportData) -> str | None:
+    """The adaptive procedure that chose the stimulus levels (study.json's factor
+    `procedure`, else the sessions' adaptive columns), or None for a fixed design."""
+    declared = data.table.study.get("factors")
+    specs = declared.values() if isinstance(declared, dict) else declared or []
+    for spec in specs:
+        if isinstance(spec, dict) and spec.get("procedure"):
+            return str(spec["procedure"])
+    from analysis.report.adaptive_part import adaptive_estimates
+
+    sessions = adaptive_estimates(getattr(data.table, "sessions", None))
+    if sessions is not None:
+        return ", ".join(sorted({str(p) for p in sessions["procedure"].dropna()})) or "adaptive"
+    return None
+
+
+def _adaptive_population(
+    data: ReportData, part: PsychometricPart, df: pd.DataFrame, procedure: str, n_people: int
+) -> None:
+    """Adaptive designs test each person where that person is unsure, so a pooled fit
+    without participant effects mixes people at different latencies: its 25% / 75% points
+    were biased (-21% / +32% on simulated staircases with people who differ). The
+    population thresholds then come from a logit with a random intercept per participant
+    (`analysis.ratings.fit_mixed_acceptability`), or are withheld with the reason."""
+    rising = part.pooled.direction_ == "rising"
+    falls = df.assign(_falls=(1.0 - df["_y"]) if rising else df["_y"])
+    if not enough("population", n_people):
+        part.population.loc[part.population["level"] != 0.5, ["estimate", "ci_low", "ci_high"]] = (
+            np.nan
+        )
+        part.estimator = (
+            f"adaptive design ({procedure}): 25% / 75% points withheld; they need a model with "
+            f"participant effects, which needs {MINIMUMS['population'].min_participants} "
+            "participants"
+        )
+        data.notes.append(f"Psychometric thresholds: {part.estimator}.")
+        return
+    _, table = mixed_threshold_small_n(falls, "_falls", "_x", n_boot=0)  # jackknife-t only
+    if table["estimate"].isna().any():
+        part.population.loc[part.population["level"] != 0.5, ["estimate", "ci_low", "ci_high"]] = (
+            np.nan
+        )
+        part.estimator = (
+            f"adaptive design ({procedure}): the participant-effects model found no "
+            "falling curve; 25% / 75% points withheld"
+        )
+    else:
+        part.population = table
+        part.estimator = (
+            f"adaptive design ({procedure}): logit on ln latency with a random intercept per "
+            "participant (population curve, marginal over participants); 95% interval: "
+            "participant jackknife, t on N - 1 df"
+        )
+        _withhold_measured_bias(part, procedure)
+    data.notes.append(f"Psychometric thresholds: {part.estimator}.")
+
+
+# Relative bias of the random-intercept thresholds where it missed the targets (under 2% at
+# 50%, under 5% at 25 / 75%) on simulated adaptive studies: procedure -> (source, {level:
+# bias}, what else was measured). Staircase: benchmarks/validation_grid.py --part pooled
+# (100 studies per cell, 4-40 people alike or differing, 48 trials, 2026-12-03; the range
+# over the cells); interleaved: benchmarks/adaptive_pooled_bias.py (100 studies x 16 people
+# who differ x 40 trials). Levels other than 50% are withheld where biased (a 1-up/2-down
+# staircase tests mostly below each person's 50% point, so the model extrapolates to 75%
+# through a logit without guess or lapse); the 50% point is kept, with its bias said.
+ADAPTIVE_BIAS: dict[str, tuple[str, dict[float, str], str]] = {
+    "staircase": (
+        "benchmarks/validation_grid.py",
+        {0.5: "+2% to +13%", 0.75: "+8% to +56%"},
+        "; its 25% point was within 4% but its interval covered only 0.55-0.87 with 10-40 "
+        "people who all answer alike (bias against a narrow interval)",
+    ),
+    "interleaved": ("benchmarks/adaptive_pooled_bias.py", {0.25: "-6.1%"}, ""),
+}
+
+
+def _withhold_measured_bias(part: PsychometricPart, procedure: str) -> None:
+    """Blank the levels this estimator was measured biased at for this procedure."""
+    for name, (source, biases, more) in ADAPTIVE_BIAS.items():
+        if name not in procedure:
+            continue
+        withheld = [level for level in biases if level != 0.5]
+        rows = part.population["level"].isin(withheld)
+        part.population.loc[rows, ["estimate", "ci_low", "ci_high"]] = np.nan
+        said = ", ".join(f"{level:.0%} {bias}" for level, bias in biases.items())
+        part.estimator += (
+            f"; on simulated {name} studies this model's bias was {said} ({source})"
+            + (
+                f", so the {', '.join(f'{v:.0%}' for v in withheld)} point is withheld"
+                if withheld
+                else ""
+            )
+            + more
+        )
+
+
+def psychometric_part(data: ReportData, column: str) -> PsychometricPart | None:
+    """The psychometric part, or None with a note when the answers cannot be fitted (no
+    answered trials, a single level): a fact about the data, not a failure."""
+    from analysis.psychometric import PsychometricInputError
+
+    try:
+        return _psychometric(data, column)
+    except PsychometricInputError as exc:
+        data.notes.append(f"No psychometric thresholds for {column}: {exc}.")
+        return None
+
+
+def _progress_bar(done: int, total: int, label: str, width: int = 30) -> None:
+    """One self-overwriting line on stderr: `[#######.......]  57/200 participant fits`."""
+    filled = int(width * done / max(total, 1))
+    bar = "#" * filled + "." * (width - filled)
+    print(f"\r  [{bar}] {done:>{len(str(total))}}/{total} {label}", end="", file=sys.stderr)
+
+
+def _yes_label(column: str) -> str:
+    return column.removeprefix("q_").replace("_", " ")
+
+
+def fitted_range_ms(fitter) -> tuple[float, float]:
+    """The lowest and highest stimulus level a fitter saw (ms)."""
+    x = np.asarray(fitter.x_ms_, dtype=float)
+    return float(x.min()), float(x.max())
+
+
+def participant_table(data: ReportData) -> pd.DataFrame | None:
+    """Per participant: trials, direction, 50% threshold [CI] and flags.
+
+    Flags: the curve's direction is opposite to the pooled one; the pooled 50% threshold
+    lies outside this participant's 95% interval (the pooled curve does not resemble this
+    person); the estimate lies outside the levels this participant was tested at; the
+    interval is degenerate.
+    """
+    p = data.psychometric
+    if p is None or not p.per_participant:
+        return None
+    pooled_mid = float(p.population.set_index("level").loc[0.5, "estimate"])
+    rows = []
+    for pid, f in p.per_participant.items():
+        row = f.thresholds_.set_index("level").loc[0.5]
+        est, lo, hi = float(row.estimate), float(row.ci_low), float(row.ci_high)
+        extrapolated, degenerate = estimate_flags(est, lo, hi, *fitted_range_ms(f))
+        flags = []
+        if f.direction_ != p.pooled.direction_:
+            flags.append(f"direction opposite to the pooled curve ({f.direction_})")
+        if np.isfinite(lo) and np.isfinite(hi) and not lo <= pooled_mid <= hi:
+            flags.append("the pooled threshold lies outside this participant's interval")
+        if extrapolated:
+            flags.append("extrapolated: outside the levels this participant saw")
+        if degenerate:
+            flags.append("degenerate interval: " + degenerate)
+        rows.append(
+            {
+                "participant": pid,
+                "trials": int(np.sum(f.n_total_)),
+                "direction": f.direction_,
+                "50% threshold (ms)": est,
+                "95% CI": f"{lo:,.0f} to {hi:,.0f}" if np.isfinite(lo) else "–",
+                "flags": "; ".join(flags),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def psychometric_blocks(data) -> list:
+    """The psychometric section: pooled thresholds, per condition, per participant."""
+    p = data.psychometric
+    if p is None:
+        return []
+    return [
+        *_pooled_blocks(data, p),
+        *_per_condition_blocks(data, p),
+        *_per_participant_blocks(data, p),
+    ]
+
+
+def _pooled_blocks(data, p) -> list:
+    """Estimand, model, the pooled thresholds with both intervals, fit facts, figure."""
+    blocks: list = []
+    stim = data.stimulus
+    blocks.append(Heading(f"Psychometric thresholds: {p.column} against {stim}"))
+    blocks.append(Para(_estimand_sentence(p)))
+    blocks.append(
+        Para(
+            "Model: ψ(x) = γ + (1−γ−λ)·F(ln x; m, w), F logistic, guess γ and lapse λ "
+            "free in [0, 0.1], fitted by maximum likelihood; for a falling curve the "
+            "threshold is still where F crosses the level. Pooled intervals: the pooled fit "
+            "refitted without each participant in turn (participant jackknife), the "
+            "estimate ± t on N − 1 degrees of freedom × the jackknife SE on ln ms, each end "
+            "at least as far out as the parametric bootstrap's of the pooled counts (B = "
+            f"{data.options.n_boot}); that parametric-bootstrap interval, which treats "
+            "trials as independent, is shown beside it."
+        )
+    )
+    pooled = p.pooled.thresholds_.set_index("level")
+    pop = p.population.set_index("level")
+    low, high = data.tested_range
+    rows, why_degenerate = [], []
+    for level in pop.index:
+        r = pop.loc[level]
+        extrapolated, degenerate = estimate_flags(r.estimate, r.ci_low, r.ci_high, low, high)
+        if not np.isfinite(r.ci_low):  # resampled interval withheld: flag the other one
+            q = pooled.loc[level]
+            degenerate = estimate_flags(r.estimate, q.ci_low, q.ci_high).degenerate
+        if degenerate:
+            why_degenerate.append(f"Degenerate interval at {level:.0%}: {degenerate}.")
+        rows.append(
+            {
+                "level of F": level,
+                f"{stim} (ms)": r.estimate,
+                "95% CI, participant jackknife-t": ci_range(r.ci_low, r.ci_high)
+                if np.isfinite(r.ci_low)
+                else f"withheld (N = {data.n_participants})"
+                if np.isfinite(r.estimate)
+                else "withheld (see the estimator above)",
+                "95% CI, parametric bootstrap": ci_range(
+                    pooled.loc[level].ci_low, pooled.loc[level].ci_high
+                ),
+                "flags": flag_text(extrapolated, degenerate),
+            }
+        )
+    blocks.append(
+        Table(
+            pd.DataFrame(rows),
+            f"Pooled thresholds (tested levels {low:,.0f} to {high:,.0f} ms; "
+            "extrapolated: outside them)",
+        )
+    )
+    blocks.extend(Para(text, "note") for text in why_degenerate)
+    params = p.pooled.params_
+    blocks.append(
+        Para(
+            f"Direction: {p.pooled.direction_}; guess {params['guess']:.3f}, lapse "
+            f"{params['lapse']:.3f}; deviance {p.pooled.deviance_:.1f} (bootstrap p = "
+            f"{p.pooled.deviance_p_:.2f}; a small p means the curve's shape does not "
+            "fit the pooled counts; a large p does not mean participants are alike: "
+            "pooling people who differ gives a flatter curve that can fit as well, so "
+            "this test does not detect people differing - the per-participant table and "
+            "the two estimands do)."
+        )
+    )
+    blocks.append(
+        figure_or_note(
+            data,
+            "psychometric_pooled",
+            lambda: figures.psychometric_pooled(p, stim),
+            "Pooled proportion of yes per level with 95% Clopper-Pearson intervals, the "
+            "fitted curve and the 50% threshold with its parametric-bootstrap CI.",
+        )
+    )
+    return blocks
+
+
+def _per_condition_blocks(data, p) -> list:
+    """Thresholds per level of the other factors (joint fit)."""
+    blocks: list = []
+    stim = data.stimulus
+    if p.per_condition:
+        rows = [
+            {
+                "condition": label,
+                f"50% threshold {stim} (ms)": f.threshold(0.5).estimate,
+                "95% CI": ci_range(f.threshold(0.5).ci_low, f.threshold(0.5).ci_high),
+                "trials": int(f.thresholds_["n_trials"].iloc[0]),
+                "flags": flag_text(*estimate_flags(*f.threshold(0.5), *data.tested_range)),
+            }
+            for label, f in p.per_condition.items()
+        ]
+        blocks.append(
+            Table(
+                pd.DataFrame(rows),
+                "Thresholds per level of the other factors (joint fit, one lapse shared "
+                "by the conditions)",
+            )
+        )
+        blocks.extend(degenerate_note(pd.DataFrame(rows)))
+    return blocks
+
+
+def _per_participant_blocks(data, p) -> list:
+    """The per-participant table and figures, and the fits that could not be made."""
+    blocks: list = []
+    stim = data.stimulus
+    people = participant_table(data)
+    if people is not None:
+        flagged = people[people["flags"] != ""]
+        shown = people if len(people) <= 40 else flagged
+        blocks.append(
+            Table(
+                shown,
+                "Per participant: 50% threshold with 95% CI (parametric bootstrap of the "
+                f"person's own trials); {len(flagged)} of {len(people)} flagged (a curve "
+                "running the other way, a pooled threshold outside the person's interval, "
+                "an extrapolated estimate or a degenerate interval)"
+                + ("" if shown is people else "; only the flagged shown, all in thresholds.csv"),
+            )
+        )
+    if p.per_participant:
+        blocks.append(
+            figure_or_note(
+                data,
+                "thresholds_per_participant",
+                lambda: figures.threshold_distribution(p, stim),
+                "50% threshold per participant with its 95% CI; band: pooled estimate "
+                "with its CI over participants (jackknife-t).",
+            )
+        )
+        shown = min(len(p.per_participant), 36)
+        blocks.append(
+            figure_or_note(
+                data,
+                "psychometric_participants",
+                lambda: figures.psychometric_grid(p.per_participant, stim),
+                f"Fits per participant (first {shown} of {len(p.per_participant)}): data with "
+                "95% binomial CIs, curve and 50% threshold with CI. All are in "
+                "thresholds.csv.",
+            )
+        )
+    if p.failed:
+        failed = pd.DataFrame(list(p.failed.items()), columns=["group", "not fitted because"])
+        blocks.append(Table(failed, "Fits that could not be made"))
+    return blocks
+
+
+def _estimand_sentence(p) -> str:
+    """What the pooled psychometric figures estimate, and where the other estimand is."""
+    other = "population" if p.estimand == "median-person" else "median-person"
+    text = (
+        f"Estimand: the pooled figures are {ESTIMANDS[p.estimand]} (`--estimand`). "
+        f"Estimator: {p.estimator}."
+    )
+    if p.other is not None:
+        text += (
+            f" {ESTIMANDS[other][0].upper()}{ESTIMANDS[other][1:]} is in thresholds.csv as "
+            f"group `{other}`: the two differ when people's thresholds are spread unevenly "
+            "(a skewed spread) or their curves differ in slope."
+        )
+    return text

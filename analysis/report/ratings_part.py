@@ -1,0 +1,213 @@
+"""The ratings section: MOS table, ordinal model and the acceptable-rating threshold with
+participant effects, and its blocks."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from analysis.ratings import (
+    OrdinalLatencyFitter,
+    acceptable_binary,
+    fit_mixed_acceptability,
+    rating_summary,
+    scale_midpoint,
+)
+from analysis.report import figures
+from analysis.report.blocks import Heading, Para, Table, degenerate_note, figure_or_note
+from analysis.report.data import RatingPart, ReportData
+from analysis.report.support import MINIMUMS, enough, estimate_flags, flag_text, skipped_line
+from analysis.trial_table import TrialTableError, numeric_column
+
+MAX_LIKERT_POINTS = 11
+
+
+def ratings_part(data: ReportData, column: str) -> RatingPart | None:
+    opts, kept, stim = data.options, data.kept, data.stimulus
+    values = numeric_column(kept, column, data.table.source)
+    df = kept.assign(**{column: values}).dropna(subset=[column])
+    if df.empty:
+        data.notes.append(f"No ratings in {column} among the analysed trials: no rating analysis.")
+        return None
+    q = data.table.question_for(column)
+    scale = (q.scale_size if q else None) or int(values.max())
+    if (q is None or not q.scale_size) and scale > MAX_LIKERT_POINTS:
+        raise TrialTableError(
+            data.table.source,
+            None,
+            column,
+            f"ratings up to {values.max():g} are not on a rating scale of at most "
+            f"{MAX_LIKERT_POINTS} points (give the question's scale in study.json)",
+        )
+    if opts.acceptable_at is not None:
+        acceptable, source = opts.acceptable_at, "--acceptable-at"
+    elif q is not None and q.acceptable_at is not None:
+        acceptable, source = float(q.acceptable_at), "study.json"
+    else:
+        acceptable, source = float(math.ceil(scale_midpoint(scale))), "scale midpoint (default)"
+    by = data.factors if len(data.factors) <= 2 else data.factors[:1]
+    n_people = int(df["participant"].nunique())
+    mos_min = MINIMUMS["mos_interval"].min_participants
+    table = rating_summary(
+        df,
+        column,
+        by,
+        scale,
+        interval="participants",
+        n_boot=opts.n_boot,
+        seed=opts.seed,
+        min_participants=mos_min,
+    )
+    if n_people < mos_min:
+        data.skipped.append(skipped_line("mos_interval", n_people))
+    ordinal, error = None, None
+    ordinal_min = MINIMUMS["ordinal_clustered"].min_participants
+    try:
+        ordinal = OrdinalLatencyFitter(min_clusters=ordinal_min).fit(df, column, stim)
+    except (ValueError, np.linalg.LinAlgError) as exc:
+        error = str(exc)
+    if ordinal is not None and not ordinal.clustered_:
+        data.skipped.append(
+            skipped_line("ordinal_clustered", n_people)
+            + " The model is fitted with its own covariance (trials treated as independent)."
+        )
+    binary = df.assign(_x=df[stim].astype(float), _y=acceptable_binary(df[column], acceptable))
+    population = None
+    varied = 0 < binary["_y"].mean() < 1 and binary["_x"].nunique() >= 3
+    if varied and enough("mixed_rating", n_people):  # participant effects: analysis.ratings
+        population = fit_mixed_acceptability(
+            df, column, stim, acceptable, n_boot=opts.n_boot, seed=opts.seed
+        ).thresholds()
+    elif varied:
+        data.skipped.append(skipped_line("mixed_rating", n_people))
+    unrated = 0
+    if "outcome" in kept.columns:
+        unrated = int(((kept["outcome"] == "abandoned") & values.isna()).sum())
+    return RatingPart(
+        column,
+        scale,
+        acceptable,
+        source,
+        table,
+        ordinal,
+        error,
+        population,
+        unrated,
+    )
+
+
+def rating_blocks(data) -> list:
+    """The ratings section."""
+    r = data.ratings
+    if r is None:
+        return []
+    return [
+        *_mos_blocks(data, r),
+        *_ordinal_blocks(data, r),
+        *_population_blocks(data, r),
+    ]
+
+
+def _mos_blocks(data, r) -> list:
+    """Scale, unrated abandoned trials, the MOS table and figure."""
+    blocks: list = []
+    stim = data.stimulus
+    blocks.append(Heading(f"Ratings: {r.column}"))
+    blocks.append(
+        Para(
+            f"Scale 1-{r.scale_size}; 'acceptable' means {r.acceptable_at:g} or better "
+            f"({r.acceptable_source}). %GoB / %PoW: ratings above / below the scale "
+            "midpoint. MOS intervals: 95% percentile intervals from resampling "
+            f"participants with all their ratings (B = {data.options.n_boot}); each "
+            "replicate is a mean of observed ratings, so the interval stays on the "
+            "scale; withheld (–) below the minimum number of participants."
+        )
+    )
+    if r.n_unrated_abandoned:
+        blocks.append(
+            Para(
+                f"{r.n_unrated_abandoned} abandoned trials have no rating: at long "
+                "latencies the MOS and %GoB describe the participants who waited, so they "
+                "are likely kinder than the whole sample would be. The threshold below "
+                "allows for who waited (an effect per participant), not for a trial "
+                "given up because that very trial felt slower than usual.",
+                "note",
+            )
+        )
+    blocks.append(Table(r.table, "MOS, SOS, %GoB and %PoW per condition"))
+    blocks.append(
+        figure_or_note(
+            data,
+            "ratings",
+            lambda: figures.ratings_plot(r, stim),
+            "Mean rating with 95% CI per level and the ordinal model's "
+            "expected rating (left); shares of good and poor ratings (right).",
+        )
+    )
+    return blocks
+
+
+def _ordinal_blocks(data, r) -> list:
+    """The proportional-odds model's slope and 50% point."""
+    blocks: list = []
+    stim = data.stimulus
+    if r.ordinal is not None:
+        o = r.ordinal
+        finite = bool(np.isfinite(o.slope_ci_).all())
+        interval = (
+            f"95% CI {o.slope_ci_[0]:+.3f} to {o.slope_ci_[1]:+.3f}, "
+            if finite
+            else "no finite interval: the ratings are (nearly) perfectly ordered by the "
+            "latency, so the slope is not identified; "
+        )
+        who = (
+            f"clustered by {o.n_clusters_} participants"
+            if getattr(o, "clustered_", True)
+            else f"trials treated as independent: {o.n_clusters_} participant(s) are too "
+            "few to cluster, so it describes them only"
+        )
+        rated = data.kept.dropna(subset=[r.column])[stim].astype(float)
+        half = o.latency_at_half(r.acceptable_at)
+        where = f"{half:,.0f} ms" if np.isfinite(half) else "no latency"
+        if (
+            np.isfinite(half)
+            and estimate_flags(half, np.nan, np.nan, rated.min(), rated.max()).extrapolated
+        ):
+            where += " (extrapolated: outside the tested levels)"
+        blocks.append(
+            Para(
+                f"Proportional-odds model on log2 {stim}: {o.slope_:+.3f} log-odds of a "
+                f"better rating per doubling ({interval}{who}); "
+                f"P(rating ≥ {r.acceptable_at:g}) = 0.5 at {where} under this model."
+            )
+        )
+    return blocks
+
+
+def _population_blocks(data, r) -> list:
+    """The acceptable-rating thresholds with participant effects."""
+    blocks: list = []
+    stim = data.stimulus
+    if r.population is not None:
+        rated = data.kept.dropna(subset=[r.column])[stim].astype(float)
+        pop_rows = r.population.copy()
+        pop_rows["flags"] = [
+            flag_text(*estimate_flags(e, lo, hi, rated.min(), rated.max()))
+            for e, lo, hi in zip(
+                pop_rows["estimate"], pop_rows["ci_low"], pop_rows["ci_high"], strict=True
+            )
+        ]
+        blocks.append(
+            Table(
+                pop_rows.rename(columns={"estimate": f"{stim} (ms)"}),
+                f"Latency where the share of ratings below {r.acceptable_at:g} over all "
+                "participants reaches each level (50%: a rating of "
+                f"{r.acceptable_at:g} or better becomes less likely than not, in the "
+                "population and for its median participant). Logit of "
+                f"rating ≥ {r.acceptable_at:g} on ln {stim} with a random intercept per "
+                "participant; 95% CI from resampling participants",
+            )
+        )
+        blocks.extend(degenerate_note(pop_rows))
+    return blocks

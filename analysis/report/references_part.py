@@ -1,0 +1,215 @@
+"""The published-figures section: each figure beside the measured estimate it should be
+compared with, withheld where the kinds of judgement differ, and its blocks."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from analysis.report import figures
+from analysis.report.blocks import Bullets, Figure, Heading, Para, Table
+from analysis.report.data import ABANDON_SHARES, ReportData, one_line_error
+from analysis.report.support import MINIMUMS, estimate_flags
+
+
+def reference_comparison(data: ReportData) -> pd.DataFrame | None:
+    """The published figures next to the measured threshold each should be compared with."""
+    from analysis.report.references import compare_figures
+
+    try:
+        from analysis.reference import load_reference_figures
+    except ImportError:
+        data.notes.append("Reference figures are not available in this installation.")
+        return None
+    measured = measured_estimates(data)
+    low, high = data.tested_range
+    withheld = {}
+    for key, m in measured.items():
+        if (
+            not key.startswith("abandonment")
+            and estimate_flags(m.estimate, np.nan, np.nan, low, high).extrapolated
+        ):
+            withheld[key] = "the estimate lies outside the tested levels"
+    for key, m in measured.items():  # abandonment: beyond the longest wait observed
+        if key.startswith("abandonment") and m.extrapolated:
+            withheld[key] = "the estimate lies beyond the longest wait observed"
+    figures = load_reference_figures()
+    if data.stimulus not in {f.stimulus for f in figures if f.stimulus}:
+        data.notes.append(
+            f"The stimulus {data.stimulus!r} is not a measure the published figures name "
+            "(ttft_ms, itl_ms): its thresholds are not compared with them; say what it is "
+            "with --measure ttft|itl|e2e."
+        )
+    table = compare_figures(
+        figures,
+        {k: m.for_comparison() for k, m in measured.items()},
+        n_participants=data.n_participants,
+        min_participants=MINIMUMS["verdicts"].min_participants,
+        withheld=withheld,
+    )
+    return match_judgement_kinds(table, figures, judgement_kind(data))
+
+
+# Words in a yes/no question's column or meaning that say what kind of judgement it is.
+KIND_WORDS = (
+    ("immediacy", ("instant", "immediate", "notice", "delay")),
+    ("smoothness", ("smooth", "stutter", "choppy", "fluid", "jerky")),
+    ("acceptability", ("accept", "slow", "fast", "ok", "wait", "patien", "fine")),
+)
+
+
+QUESTION_KINDS = ("immediacy", "acceptability", "smoothness")
+
+
+def judgement_kind(data: ReportData) -> str | None:
+    """What the yes/no question judges: `--judgement-kind`, else from its words (None when
+    they do not say)."""
+    if data.options.judgement_kind:
+        return data.options.judgement_kind
+    p = data.psychometric
+    if p is None:
+        return None
+    text = f"{p.column} {p.yes_means}".lower()
+    for kind, words in KIND_WORDS:
+        if any(w in text for w in words):
+            return kind
+    return None
+
+
+def match_judgement_kinds(
+    table: pd.DataFrame, figures: list, psychometric_kind: str | None
+) -> pd.DataFrame:
+    """Withhold verdicts where a figure's judgement kind does not match the estimate's:
+    a psychometric estimate has the question's kind, a rating threshold is acceptability,
+    abandonment is abandonment; a server SLO is not a perception figure and is never judged."""
+    from analysis.reference import COMPARABLE
+
+    by_id = {f.id: f for f in figures}
+    measured_kind = {"rating": "acceptability", "abandonment": "abandonment"}
+    table = table.copy()
+    for i, row in table.iterrows():
+        fig = by_id.get(row["id"])
+        if fig is None or not fig.judgement or row["verdict"] == "–":
+            continue
+        if fig.judgement == "server-slo":
+            table.at[i, "verdict"] = "not compared (a server SLO, not a perception figure)"
+            continue
+        kind = measured_kind.get(fig.measure, psychometric_kind)
+        if kind is None:
+            table.at[i, "verdict"] = (
+                "not compared (the question's kind is unknown: say it with --judgement-kind)"
+            )
+        elif kind not in COMPARABLE[fig.judgement]:
+            table.at[i, "verdict"] = (
+                f"not compared (a figure about {fig.judgement}; this estimate is about {kind})"
+            )
+    return table
+
+
+class MeasuredEstimate(NamedTuple):
+    """A measured estimate (ms) with its 95% interval that a published figure may map to."""
+
+    estimate: float
+    ci_low: float
+    ci_high: float
+    where: str | None = None
+    """The condition it was taken from, when that is worth saying (abandonment)."""
+    extrapolated: bool = False
+    """Beyond the longest wait observed (abandonment)."""
+
+    def for_comparison(self) -> tuple:
+        """(estimate, ci_low, ci_high[, where]) as `compare_figures` takes it."""
+        head = (self.estimate, self.ci_low, self.ci_high)
+        return head if self.where is None else (*head, self.where)
+
+
+def measured_estimates(data: ReportData) -> dict[str, MeasuredEstimate]:
+    """Named estimates (ms) with 95% CI that reference figures map to.
+
+    Keys: `psychometric:<stimulus>:0.5`, `rating:<stimulus>:0.5` (participants resampled)
+    and `abandonment:<share>`: the time by which that share gave up in the condition with
+    the longest wait tested (the largest stimulus level, other factors at their lowest),
+    where giving up is mostly giving up on waiting - the analogue of a startup delay.
+    """
+    out: dict[str, MeasuredEstimate] = {}
+    stim = data.stimulus
+    if data.psychometric is not None:
+        pop = data.psychometric.population.set_index("level")
+        if 0.5 in pop.index:
+            row = pop.loc[0.5]
+            out[f"psychometric:{stim}:0.5"] = MeasuredEstimate(
+                row.estimate, row.ci_low, row.ci_high
+            )
+    if data.ratings is not None and data.ratings.population is not None:
+        row = data.ratings.population.set_index("level").loc[0.5]
+        out[f"rating:{stim}:0.5"] = MeasuredEstimate(row.estimate, row.ci_low, row.ci_high)
+    if data.survival is not None and not data.survival.times.empty:
+        times = data.survival.times
+        others = [f for f in data.factors if f != stim and f in times.columns]
+        for share in ABANDON_SHARES:
+            sub = times[times["share"] == share]
+            order = [stim, *others]
+            slowest = sub.sort_values(order, ascending=[False] + [True] * len(others)).iloc[0]
+            out[f"abandonment:{share:g}"] = MeasuredEstimate(
+                slowest.estimate,
+                slowest.ci_low,
+                slowest.ci_high,
+                where=f"AFT, {slowest.condition}",
+                extrapolated=bool(slowest.extrapolated),
+            )
+    return out
+
+
+REF_COLUMNS = {
+    "label": "figure",
+    "figure": "value",
+    "compared_with": "compared with",
+    "our_estimate": "our estimate [95% CI]",
+    "verdict": "figure lies",
+    "n_participants": "N",
+    "evidence": "evidence",
+}
+
+
+def reference_blocks(data) -> list:
+    """The published-figures section."""
+    blocks: list = []
+    blocks.append(Heading("Published figures"))
+    refs = data.references
+    if refs is not None and not refs.empty:
+        blocks.append(
+            Para(
+                "Each figure is set beside the measured threshold it should be compared with: "
+                "'inside' means the figure lies within our 95% CI, 'below' / 'above' that it "
+                "lies below / above the whole interval; 'not enough data' when the sample is "
+                "below the minimum for a population interval, or the estimate lies outside "
+                "the tested levels. N: participants behind the verdict. Figures without a "
+                "perception study behind them are marked."
+            )
+        )
+        show = refs[[c for c in REF_COLUMNS if c in refs.columns]]
+        blocks.append(Table(show.rename(columns=REF_COLUMNS), "Reference comparison"))
+        sources = []
+        for r in refs.itertuples():
+            note = f" {r.note}" if getattr(r, "note", "") else ""
+            sources.append(f"{r.label}:{note} Source: {r.citation}")
+        blocks.append(Para("What each figure rests on, and its source:"))
+        blocks.append(Bullets(sources))
+        try:
+            forest = figures.reference_forest(refs)
+        except Exception as exc:
+            data.failed_parts.append(("figure reference_comparison", one_line_error(exc)))
+            forest = None
+        if forest is not None:
+            blocks.append(
+                Figure(
+                    "reference_comparison",
+                    forest,
+                    "Published figures (red) and our estimates with 95% CI (blue).",
+                )
+            )
+    else:
+        blocks.append(Para("No reference figures could be compared.", "note"))
+    return blocks

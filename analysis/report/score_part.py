@@ -1,0 +1,93 @@
+"""The scored-recordings section: a corpus of recordings scored against the fitted threshold
+and abandonment model, and its blocks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis.report.blocks import Bullets, Heading, Para, Table
+from analysis.report.data import ReportData
+
+
+def score_part(data: ReportData) -> None:
+    from analysis.score import ScoreError, read_corpus_timings, score_corpus
+
+    try:
+        timings, errors = read_corpus_timings(data.options.score_corpus)
+    except ScoreError as exc:
+        data.notes.append(f"Scoring skipped: {exc}")
+        return
+    draws = None
+    if data.psychometric is not None:
+        draws = data.psychometric.pooled.threshold_samples(0.5)
+        draws = draws[np.isfinite(draws)]
+    aft = data.survival.aft if data.survival is not None else None
+    from analysis.score import STREAM_METRIC_FOR_FACTOR
+
+    fixed = {
+        f: float(data.kept[f].min()) for f in data.factors if f not in STREAM_METRIC_FOR_FACTOR
+    }
+    data.score_fixed_levels = fixed
+    data.score = score_corpus(
+        timings,
+        data.stimulus,
+        threshold_draws_ms=draws if draws is not None and draws.size else None,
+        aft=aft,
+        fixed_levels=fixed,
+        n_draws=max(200, min(data.options.n_boot, 2000)),
+        seed=data.options.seed,
+    )
+    data.score_errors = errors
+
+
+def score_blocks(data) -> list:
+    """The scored-recordings section."""
+    blocks: list = []
+    if data.score is not None:
+        blocks.append(Heading("Scored recordings"))
+        blocks.append(
+            Para(
+                "Per source: the share of streams whose measured value lies past the pooled "
+                "50% threshold and the predicted share abandoned before the stream ends, with "
+                "95% intervals from the bootstrap and the AFT parameter uncertainty."
+            )
+        )
+        if data.score_fixed_levels:
+            held = ", ".join(f"{k}={v:g}" for k, v in data.score_fixed_levels.items())
+            blocks.append(
+                Para(
+                    f"Study factors a recording cannot supply are held at their "
+                    f"lowest level for the prediction: {held}."
+                )
+            )
+        blocks.append(Table(_score_table(data.score), "Scored corpus"))
+        if data.score_errors:
+            blocks.append(Bullets([f"skipped: {e}" for e in data.score_errors[:20]]))
+    return blocks
+
+
+def _score_table(score: pd.DataFrame) -> pd.DataFrame:
+    """The scored corpus with each share and its interval in one cell, as percentages."""
+    out = score[["source", "n_streams", "median_ttft_ms", "median_itl_ms"]].rename(
+        columns={
+            "n_streams": "streams",
+            "median_ttft_ms": "median TTFT (ms)",
+            "median_itl_ms": "median ITL (ms/token)",
+        }
+    )
+
+    def pct(row, est, lo, hi) -> str:
+        return f"{row[est]:.0%} [{row[lo]:.0%}, {row[hi]:.0%}]"
+
+    if "share_past_threshold" in score:
+        out["past the 50% threshold [95% CI]"] = [
+            pct(r, "share_past_threshold", "share_ci_low", "share_ci_high")
+            for _, r in score.iterrows()
+        ]
+    if "p_abandon" in score:
+        out["predicted abandoned [95% CI]"] = [
+            pct(r, "p_abandon", "p_abandon_ci_low", "p_abandon_ci_high")
+            for _, r in score.iterrows()
+        ]
+    return out

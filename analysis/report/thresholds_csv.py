@@ -1,0 +1,82 @@
+"""thresholds.csv: one row per estimate of every part of the report."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis.report.adaptive_part import adaptive_threshold_rows
+from analysis.report.data import THRESHOLD_COLUMNS, ReportData
+from analysis.report.psychometric_part import fitted_range_ms
+from analysis.report.support import estimate_flags
+
+
+def thresholds_table(data: ReportData) -> pd.DataFrame:
+    """thresholds.csv: one row per estimate (see README, section report)."""
+    rows: list[dict] = []
+    stim = data.stimulus
+    n_all = data.n_participants
+    tested = data.tested_range
+
+    def add(
+        measure, group, table, condition="", n_trials=None, n_people=n_all, rng=tested, what=""
+    ):
+        for r in table.itertuples():
+            extrapolated, degenerate = estimate_flags(r.estimate, r.ci_low, r.ci_high, *rng)
+            if measure == "abandonment":
+                extrapolated = bool(r.extrapolated)
+            rows.append(
+                {
+                    "measure": measure,
+                    "stimulus": stim,
+                    "group": group,
+                    "level": r.level,
+                    "estimate": r.estimate,
+                    "ci_low": r.ci_low,
+                    "ci_high": r.ci_high,
+                    "n_trials": int(n_trials if n_trials is not None else r.n_trials),
+                    "condition": condition,
+                    "n_participants": n_people,
+                    "extrapolated": extrapolated,
+                    "degenerate": degenerate,
+                    "estimand": what,
+                }
+            )
+
+    if data.psychometric is not None:
+        p = data.psychometric
+        add("psychometric", "pooled", p.population, "all", what=p.estimand)
+        if p.other is not None:  # the other estimand, under its own name
+            other = "population" if p.estimand == "median-person" else "median-person"
+            add("psychometric", other, p.other, "all", what=other)
+        for label, fitter in p.per_condition.items():
+            add("psychometric", "pooled", fitter.thresholds_, label, what="population")
+        for pid, fitter in p.per_participant.items():
+            add(
+                "psychometric",
+                pid,
+                fitter.thresholds_,
+                "all",
+                n_people=1,
+                rng=fitted_range_ms(fitter),
+                what="this participant",
+            )
+    if data.survival is not None and not data.survival.times.empty:
+        t = data.survival.times.rename(columns={"share": "level"})
+        for r in t.itertuples():
+            add(
+                "abandonment",
+                "pooled",
+                pd.DataFrame([r._asdict()]),
+                r.condition,
+                r.n_trials,
+                what="population",
+            )
+    if data.ratings is not None and data.ratings.population is not None:
+        add("rating", "pooled", data.ratings.population, "all", what="population")
+    for row in adaptive_threshold_rows(data.adaptive):
+        row.setdefault("n_participants", 1)
+        row.setdefault("extrapolated", False)
+        row.setdefault("degenerate", "")
+        row.setdefault("estimand", "this session")
+        rows.append(row)
+    return pd.DataFrame(rows, columns=THRESHOLD_COLUMNS)
