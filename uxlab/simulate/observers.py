@@ -125,7 +125,7 @@ def chain_cues_until(schedule: Recording, step: int) -> Cues:
 
 
 def _core(x_ms: float, m_log: float, w_log: float) -> float:
-    return pf.core(math.log(max(x_ms, 1e-3)), m_log, w_log)
+    return float(pf.core(math.log(max(x_ms, 1e-3)), m_log, w_log))  # a float for a float
 
 
 @dataclass
@@ -176,7 +176,7 @@ class Observer:
 
     def p_too_slow(self, cues: Cues) -> float:
         t = self.truth
-        return pf.with_guess_lapse(self.core_too_slow(cues), t.guess, t.lapse)
+        return float(pf.with_guess_lapse(self.core_too_slow(cues), t.guess, t.lapse))
 
     def rating(self, cues: Cues, scale: int, rng: np.random.Generator) -> int:
         """A Likert point 1..scale (high = fast)."""
