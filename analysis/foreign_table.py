@@ -176,7 +176,8 @@ def _stimulus(frame: pd.DataFrame, columns: ColumnMap, path: Path, notes: list[s
         target = f"{name.removesuffix('_s')}_ms"
         if target in frame.columns:
             target = f"{name}_ms"
-    frame = frame.drop(columns=[name]) if target != name else frame
+    # a fresh frame either way: the caller's frame may be a slice of another
+    frame = frame.drop(columns=[name]) if target != name else frame.copy()
     frame[target] = values.astype(float).to_numpy()
     return frame, target
 

@@ -249,3 +249,13 @@ def test_invite_writes_browser_links_with_the_code_in_the_fragment(tmp_path, cap
         assert link == f"https://s.example/#{code}" and participant.startswith("P-")
     assert main(["invite", str(study), "--db", str(db), "--base-url", "ftp://s/#x"]) != 0
     assert "--base-url" in capsys.readouterr().err
+
+
+def test_a_page_closed_after_finishing_is_logged_as_such_not_as_a_failed_status():
+    from uxlab.host.web_server import ended_note
+
+    assert ended_note(-1, closed_after_finishing=True) == (
+        "program ended: participant closed the page after finishing"
+    )
+    assert ended_note(-1, closed_after_finishing=False) == "program ended (status -1)"
+    assert ended_note(3, closed_after_finishing=False) == "program ended (status 3)"

@@ -172,6 +172,36 @@ def test_a_withdrawn_invitees_code_opens_nothing(db, capsys, tmp_path):
     assert code == EXIT_INPUT and "no such participant" in err
 
 
+def test_an_enrolled_participant_is_withdrawn_by_the_platform_id(db, capsys):
+    from uxlab.host.enrolment import enrolled_participant, load_or_create_salt
+    from uxlab.study import load_study
+
+    platform_id = "5f3c9a71e2b04d18aa6c0e42"
+    code, _, err = exits(["withdraw", db, "--enrolled", platform_id, "--yes"], capsys)
+    assert code == EXIT_INPUT and "no enrolment salt at" in err  # no open enrolment yet
+    salt = load_or_create_salt(db)  # as `uxlab host --enrol` makes it
+    enrolled = enrolled_participant(salt, platform_id)
+    with Store.open(db) as store:
+        store.start_or_resume_session(load_study(STUDY), enrolled, environment={})
+    assert len(sessions_of(db, enrolled)) == 1
+
+    code, _, err = exits(["withdraw", db, "--enrolled", platform_id + "x", "--yes"], capsys)
+    assert code == EXIT_INPUT and "no participant in" in err and "this platform id" in err
+    code, _, err = exits(["withdraw", db, "--enrolled", "not an id", "--yes"], capsys)
+    assert code == EXIT_INPUT and "1-128 letters" in err
+    assert len(sessions_of(db, enrolled)) == 1, "nothing deleted by a refused withdrawal"
+
+    code, out, err = exits(["withdraw", db, "--enrolled", platform_id, "--yes"], capsys)
+    assert code == EXIT_OK, err
+    assert f"Withdrew {enrolled}: deleted 1 session(s)" in out
+    assert platform_id not in out + err, "the platform id is never printed"
+    assert not sessions_of(db, enrolled) and len(sessions_of(db, WITHDRAWN)) == 1
+    code, _, err = exits(
+        ["withdraw", db, "--enrolled", platform_id, "--participant", WITHDRAWN], capsys
+    )
+    assert code == EXIT_INPUT and "not allowed with" in err
+
+
 def test_a_session_running_in_a_live_process_is_not_deleted_under_it(db, capsys):
     (session_id,) = sessions_of(db, WITHDRAWN)
     runner = subprocess.Popen(["sleep", "60"])  # a live process holding the session's lease

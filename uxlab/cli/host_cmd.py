@@ -16,7 +16,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from uxlab.store.dialect import database_arg, database_stem, db_name, is_postgres
+from uxlab.cli.places import host_files_beside
+from uxlab.store.dialect import database_arg, db_name
 
 
 def register(subparsers: Any) -> None:
@@ -138,7 +139,7 @@ async def _serve(args: argparse.Namespace, study_id: str, db: Path | str, invite
     from uxlab.store import Store
     from uxlab.store.invitations import participant_for_code
 
-    key, created = load_or_create_host_key(key_beside(db))
+    key, created = load_or_create_host_key(host_files_beside(db))
     store = Store.open(db)  # read by the host for codes only; each participant has its own
 
     def log(line: str) -> None:
@@ -156,7 +157,7 @@ async def _serve(args: argparse.Namespace, study_id: str, db: Path | str, invite
     log(
         f"study {study_id!r} ({invited} invitations) over SSH on {args.bind}:{port}; "
         f"host key {key.get_fingerprint()} ({'new' if created else 'kept'}, "
-        f"{host_key_path(key_beside(db))})"
+        f"{host_key_path(host_files_beside(db))})"
     )
     log(f"a participant connects with: ssh -p {port} CODE@{args.bind}; Ctrl+C stops")
     stop = asyncio.Event()
@@ -171,11 +172,3 @@ async def _serve(args: argparse.Namespace, study_id: str, db: Path | str, invite
                 session.chan.close()
             await session.hang_up()
         store.close()
-
-
-def key_beside(db: Path | str) -> Path:
-    """What the host key is named after: the SQLite file, or for a PostgreSQL database
-    `results/<database name>` on this host (each host keeps its own key)."""
-    if isinstance(db, str) and is_postgres(db):
-        return Path("results") / database_stem(db)
-    return Path(db)

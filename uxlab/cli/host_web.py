@@ -22,6 +22,7 @@ def run_web(args: argparse.Namespace) -> int:
 
     from uxlab.cli import CliError
     from uxlab.store import Store, default_db_path
+    from uxlab.store.dialect import db_name
     from uxlab.store.invitations import count_invitations
     from uxlab.study import load_study
 
@@ -55,8 +56,8 @@ def run_web(args: argparse.Namespace) -> int:
         invited = count_invitations(store, study.id)
     if invited == 0 and args.enrol is None:
         raise CliError(
-            f"{db}: no invitations for study {study.id!r}; make some first with "
-            f"`uxlab invite {args.study} --db {db} -n 10`, or take participants from a "
+            f"{db_name(db)}: no invitations for study {study.id!r}; make some first with "
+            f"`uxlab invite {args.study} --db {db_name(db)} -n 10`, or take participants from a "
             "recruitment platform with --enrol PARAM"
         )
     try:
@@ -69,10 +70,16 @@ def run_web(args: argparse.Namespace) -> int:
 
 
 async def _serve(
-    args: argparse.Namespace, study_id: str, db: Path, invited: int, fps: int, sock: socket.socket
+    args: argparse.Namespace,
+    study_id: str,
+    db: Path | str,
+    invited: int,
+    fps: int,
+    sock: socket.socket,
 ) -> None:
     import uvicorn
 
+    from uxlab.cli.places import host_files_beside
     from uxlab.host.enrolment import load_or_create_salt, salt_path
     from uxlab.host.web_server import (
         Enrolment,
@@ -96,14 +103,17 @@ async def _serve(
         ).fetchone()
         return row[0] if row else None
 
+    # a PostgreSQL database: the salt is kept on this host, beside results/<database name>
+    salt_beside = host_files_beside(db)
     enrolment = None
     if args.enrol is not None:
-        enrolment = Enrolment(args.enrol, load_or_create_salt(db), args.completion_url)
-    paints = PaintWriter(db.resolve())
+        enrolment = Enrolment(args.enrol, load_or_create_salt(salt_beside), args.completion_url)
+    where = db if isinstance(db, str) else db.resolve()
+    paints = PaintWriter(where)
     ctx = WebHostContext(
         study_path=Path(args.study).resolve(),
         study_id=study_id,
-        db=db.resolve(),
+        db=where,
         lookup=lambda code: participant_for_code(store, study_id, code),
         fps=fps,
         enrolment=enrolment,
@@ -126,7 +136,7 @@ async def _serve(
     shown = f"[{host}]" if ":" in host else host
     modes = [f"{invited} invitations"]
     if enrolment is not None:
-        modes.append(f"open enrolment by ?{enrolment.param}= ({salt_path(db)})")
+        modes.append(f"open enrolment by ?{enrolment.param}= ({salt_path(salt_beside)})")
     log(f"study {study_id!r} ({', '.join(modes)}) in the browser on http://{shown}:{port}/ "
         f"at {fps} fps")  # fmt: skip
     log(f"a participant opens http://{shown}:{port}/#CODE; Ctrl+C stops")

@@ -1,4 +1,9 @@
-"""`uxlab withdraw DB --participant ID [--yes]`: delete one participant's data everywhere.
+"""`uxlab withdraw DB (--participant ID | --enrolled PLATFORM_ID) [--yes]`: delete one
+participant's data everywhere.
+
+`--enrolled` names a participant of open enrolment (`uxlab host --enrol`) by the platform's
+id: their participant id (`R-...`) is computed with the enrolment salt beside the database
+(`uxlab.host.enrolment`); the platform id itself is neither stored nor printed.
 
 Deletes the participant's sessions, trials, answers, events and runs (`Store.withdraw`) and
 their invitation, if they had one (`withdraw_invited`: the code then opens nothing). The
@@ -29,8 +34,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "delete or remake them. Asks for confirmation unless --yes.",
     )
     parser.add_argument("db", metavar="DB", help="the study database (results/<study>.sqlite)")
-    parser.add_argument(
-        "--participant", required=True, metavar="ID", help="the participant id, e.g. P-7K3QX"
+    who = parser.add_mutually_exclusive_group(required=True)
+    who.add_argument("--participant", metavar="ID", help="the participant id, e.g. P-7K3QX")
+    who.add_argument(
+        "--enrolled",
+        metavar="PLATFORM_ID",
+        help="open enrolment (uxlab host --enrol): the recruitment platform's id of the "
+        "participant; their id is computed with the salt beside the database (DB.enrol_salt)",
     )
     parser.add_argument(
         "--yes", action="store_true", help="do not ask (required when stdin is not a terminal)"
@@ -50,11 +60,16 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(
             f"{db_name(db)}: no such database (a study database is results/<study id>.sqlite)"
         )
+    who = args.participant if args.enrolled is None else _enrolled(db, args.enrolled)
     with Store.open(db) as store:
         invited = _has_invitations(store.conn)
         known = _participant_ids(store.conn, invited)
-        who = args.participant
         if who not in known:
+            if args.enrolled is not None:
+                raise CliError(
+                    f"--enrolled: no participant in {db_name(db)} has this platform id (its "
+                    f"participant id would be {who}); nothing was deleted"
+                )
             raise CliError(_unknown(db, who, known))
         busy = _live_session(store.conn, who)
         if busy:
@@ -93,6 +108,31 @@ def run(args: argparse.Namespace) -> int:
             + f"; remake them ({command('export', db)}) or delete them."
         )
     return 0
+
+
+def _enrolled(db: Path | str, platform_id: str) -> str:
+    """The participant id open enrolment gave `platform_id` (with the salt beside `db`)."""
+    from uxlab.cli import CliError
+    from uxlab.cli.places import host_files_beside
+    from uxlab.host.enrolment import enrolled_participant, salt_path, valid_platform_id
+
+    if not valid_platform_id(platform_id):
+        raise CliError(
+            "--enrolled: a platform id is 1-128 letters, digits, '-' or '_' (as in the "
+            "study link's query); nothing was deleted"
+        )
+    path = salt_path(host_files_beside(db))
+    try:
+        salt = bytes.fromhex(path.read_text().strip())
+    except FileNotFoundError:
+        raise CliError(
+            f"--enrolled: no enrolment salt at {path} (made by `uxlab host --enrol` beside "
+            "the database; without it platform ids cannot be matched, so give the "
+            "participant id with --participant); nothing was deleted"
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise CliError(f"{path}: cannot read the enrolment salt ({exc})") from None
+    return enrolled_participant(salt, platform_id)
 
 
 def _has_invitations(conn: sqlite3.Connection) -> bool:

@@ -38,7 +38,7 @@ class PtyProgram:
     def __init__(
         self,
         study: Path,
-        db: Path,
+        db: Path | str,
         participant: str,
         *,
         term: str,

@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import sqlite3
 import time
 from collections import deque
 from collections.abc import Callable
@@ -50,7 +49,9 @@ from uxlab.host.enrolment import enrolled_participant, valid_platform_id
 from uxlab.host.limits import FailureLimiter
 from uxlab.host.pty_program import PtyProgram
 from uxlab.paint_marks import MarkRewriter, PaintMark
+from uxlab.store import Store, StoreError
 from uxlab.store.browser_paints import ChunkPaint, record_paints
+from uxlab.store.errors import store_errors
 
 STATIC = Path(__file__).with_name("static")
 HELLO_TIMEOUT_S = 30.0
@@ -86,7 +87,8 @@ class WebHostContext:
 
     study_path: Path
     study_id: str
-    db: Path
+    db: Path | str
+    """The SQLite file, or a PostgreSQL URL."""
     lookup: Callable[[str], str | None]
     """Invitation code -> participant id (None for an unknown code)."""
     fps: int
@@ -146,29 +148,38 @@ class ClockMapping:
 
 
 class PaintWriter:
-    """Stores painted chunks off the event loop: one thread, one connection of its own."""
+    """Stores painted chunks off the event loop: one thread, one store of its own (a SQLite
+    file or a PostgreSQL database: the store's write transactions either way)."""
 
-    def __init__(self, db: Path) -> None:
+    def __init__(self, db: Path | str) -> None:
         self.db = db
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="uxlab-paints")
-        self._conn: sqlite3.Connection | None = None
+        self._store: Store | None = None
 
     def _write(self, paints: list[ChunkPaint]) -> int:
-        if self._conn is None:
-            self._conn = sqlite3.connect(self.db, timeout=10.0, check_same_thread=False)
-            self._conn.execute("PRAGMA foreign_keys = ON")
-        return record_paints(self._conn, paints)
+        if self._store is None:
+            self._store = Store.open(self.db, busy_timeout_s=10.0)
+        return record_paints(self._store, paints)
 
     async def write(self, paints: list[ChunkPaint]) -> int:
         return await asyncio.get_running_loop().run_in_executor(self._pool, self._write, paints)
 
     def close(self) -> None:
         def _close() -> None:
-            if self._conn is not None:
-                self._conn.close()
+            if self._store is not None:
+                self._store.close()
 
         self._pool.submit(_close)
         self._pool.shutdown(wait=True)
+
+
+def ended_note(status: int, closed_after_finishing: bool) -> str:
+    """The host's line when a participant's program ends. A program hung up because the page
+    was closed after its session was completed (a thank-you screen still open) says so,
+    instead of the status of the hang-up (-1: SIGHUP), which reads like a failure."""
+    if closed_after_finishing:
+        return "program ended: participant closed the page after finishing"
+    return f"program ended (status {status})"
 
 
 def _now_ms() -> float:
@@ -228,10 +239,14 @@ class ParticipantConnection:
         receiver = asyncio.ensure_future(self._receive_loop())
         program = asyncio.ensure_future(self.program.run())
         done, _ = await asyncio.wait({receiver, program}, return_when=asyncio.FIRST_COMPLETED)
-        if program not in done:  # the tab was closed (or replaced): hang the program up
+        closed = program not in done
+        if closed:  # the tab was closed (or replaced): hang the program up
             await self.program.hang_up()
         status = await program
-        self._note(f"program ended (status {status})")
+        after_finishing = (
+            closed and status != 0 and self.ctx.session_state(self.participant) == "completed"
+        )
+        self._note(ended_note(status, after_finishing))
         pinger.cancel()
         if not self.replaced:
             self.outbox.put_nowait(self._end_message(status))
@@ -341,9 +356,10 @@ class ParticipantConnection:
             task.add_done_callback(self.writes.discard)
 
     async def _write_paints(self, writer: PaintWriter, paints: list[ChunkPaint]) -> None:
+        errors: tuple[type[BaseException], ...] = (*store_errors(), StoreError)
         try:
             await writer.write(paints)
-        except sqlite3.Error as exc:
+        except errors as exc:
             self._note(f"painted times not stored ({exc})")
 
     async def replace(self) -> None:

@@ -11,33 +11,23 @@ that holds the chunk and the browser is about to paint it). The host stores:
 - `parse_to_paint_ms`: from the mark's parse to that animation frame, on the page's clock
   alone (no clock mapping: exact to the page timer's resolution).
 
-The table is created on first use (not part of the versioned schema: a database without a
-browser session has none); its rows go with their session (`ON DELETE CASCADE`), so a
-withdrawal deletes them. No address, token or user agent string is stored here.
+The table is part of the versioned schema (version 7; the web host created it on first use,
+in SQLite only, before). Paints are written through the store (`record_paints(store, ...)`):
+the same SQL on SQLite and PostgreSQL, in one of the store's write transactions (on
+PostgreSQL under its advisory write lock). Rows go with their session (`ON DELETE
+CASCADE`), so a withdrawal deletes them. No address, token or user agent string is stored.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import trial_table_spec as spec
 from uxlab.store.backend import Connection
-
-_TABLE = """
-CREATE TABLE IF NOT EXISTS browser_paints (
-    session_id TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
-    trial_index INTEGER NOT NULL,
-    chunk_index INTEGER NOT NULL,
-    painted_ms REAL NOT NULL,
-    clock_uncertainty_ms REAL NOT NULL,
-    parse_to_paint_ms REAL NOT NULL,
-    PRIMARY KEY (session_id, trial_index, chunk_index)
-)
-"""
+from uxlab.store.base import StoreBase
 
 
 @dataclass(frozen=True)
@@ -52,17 +42,9 @@ class ChunkPaint:
     parse_to_paint_ms: float
 
 
-def ensure_table(conn: sqlite3.Connection) -> None:
-    """Create `browser_paints` when it is missing."""
-    conn.execute(_TABLE)
-
-
-def record_paints(conn: sqlite3.Connection, paints: Iterable[ChunkPaint]) -> int:
-    """Store `paints` in one transaction (a chunk painted again replaces its row); the count.
-
-    Rows of a session that is not (or no longer) stored are dropped.
-    """
-    ensure_table(conn)
+def record_paints(store: StoreBase, paints: Iterable[ChunkPaint]) -> int:
+    """Store `paints` in one write transaction (a chunk painted again replaces its row);
+    the count stored. Rows of a session that is not (or no longer) stored are dropped."""
     rows = [
         (
             p.session_id,
@@ -76,26 +58,32 @@ def record_paints(conn: sqlite3.Connection, paints: Iterable[ChunkPaint]) -> int
     ]
     if not rows:
         return 0
-    with conn:
+    sessions = sorted({r[0] for r in rows})
+    with store._write() as conn:
         known = {
             r[0]
             for r in conn.execute(
                 f"SELECT session_id FROM sessions WHERE session_id IN "
-                f"({','.join('?' * len({r[0] for r in rows}))})",
-                sorted({r[0] for r in rows}),
+                f"({','.join('?' * len(sessions))})",
+                sessions,
             )
         }
         kept = [r for r in rows if r[0] in known]
         conn.executemany(
-            "INSERT OR REPLACE INTO browser_paints (session_id, trial_index, chunk_index, "
-            "painted_ms, clock_uncertainty_ms, parse_to_paint_ms) VALUES (?,?,?,?,?,?)",
+            "INSERT INTO browser_paints (session_id, trial_index, chunk_index, painted_ms, "
+            "clock_uncertainty_ms, parse_to_paint_ms) VALUES (?,?,?,?,?,?) "
+            "ON CONFLICT (session_id, trial_index, chunk_index) DO UPDATE SET "
+            "painted_ms = excluded.painted_ms, "
+            "clock_uncertainty_ms = excluded.clock_uncertainty_ms, "
+            "parse_to_paint_ms = excluded.parse_to_paint_ms",
             kept,
         )
     return len(kept)
 
 
 def read_paints(conn: Connection) -> dict[tuple[str, int], dict[int, ChunkPaint]]:
-    """Every stored paint: (session, trial) -> chunk index -> paint; empty without the table."""
+    """Every stored paint: (session, trial) -> chunk index -> paint; empty without the table
+    (a database read as found, below schema version 7)."""
     has = conn.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'browser_paints'"
     ).fetchone()

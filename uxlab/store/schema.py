@@ -28,6 +28,8 @@ Tables:
                 created on first use before)
   invitations   invitation codes' SHA-256 and the participant each stands for
                 (`uxlab.store.invitations`; schema version 6, created on first use before)
+  browser_paints when each chunk was painted in a participant's browser tab
+                (`uxlab.store.browser_paints`; schema version 7, created on first use before)
 """
 
 from __future__ import annotations
@@ -203,8 +205,23 @@ CREATE TABLE IF NOT EXISTS invitations (
 );
 """
 
+_V7 = """
+-- When each chunk was painted in a participant's browser tab (`uxlab.store.browser_paints`),
+-- one row per chunk. Before version 7 the web host created it on first use (SQLite only), so
+-- a database may hold it already.
+CREATE TABLE IF NOT EXISTS browser_paints (
+    session_id    TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
+    trial_index   INTEGER NOT NULL,
+    chunk_index   INTEGER NOT NULL,
+    painted_ms    REAL NOT NULL,          -- on the player's clock, from the trial's send
+    clock_uncertainty_ms REAL NOT NULL,   -- +- of the page-to-host clock mapping
+    parse_to_paint_ms REAL NOT NULL,      -- on the page's clock alone
+    PRIMARY KEY (session_id, trial_index, chunk_index)
+);
+"""
+
 # MIGRATIONS[k] upgrades version k to k + 1. Version 0 is an empty file.
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
