@@ -28,6 +28,9 @@ CORE = {
     "uxlab.outcomes",
     "uxlab.reading",
     "uxlab.timing_check",
+    "uxlab.tui",
+    "uxlab.host",
+    "uxlab.simulate",
 }
 """Modules and packages that must stay in the strict list (more may join)."""
 

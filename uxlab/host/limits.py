@@ -32,7 +32,7 @@ class FailureLimiter:
         while self._failures_s and self._failures_s[0] < now - self.window_s:
             self._failures_s.popleft()
         doublings = (len(self._failures_s) - 1) // self.budget
-        return min(self.max_delay_s, self.delay_s * 2**doublings)
+        return min(self.max_delay_s, self.delay_s * 2.0**doublings)
 
     def recent_failures(self) -> int:
         """Failures within the window (as of the last one recorded)."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,12 +106,12 @@ class CodeAuthServer(asyncssh.SSHServer):
         return False
 
 
-class ParticipantSession(asyncssh.SSHServerSession):
+class ParticipantSession(asyncssh.SSHServerSession[bytes]):
     """One SSH channel: a pseudo-terminal running the participant's study program."""
 
     def __init__(self, ctx: HostContext) -> None:
         self.ctx = ctx
-        self.chan: asyncssh.SSHServerChannel | None = None
+        self.chan: asyncssh.SSHServerChannel[bytes] | None = None
         self.participant = ""
         self.term = "xterm-256color"
         self.size = (80, 24)
@@ -119,13 +119,15 @@ class ParticipantSession(asyncssh.SSHServerSession):
         self.program: PtyProgram | None = None
         self.hung_up = False
         self.ended = asyncio.Event()
-        self.tasks: set[asyncio.Future] = set()
+        self.tasks: set[asyncio.Future[None]] = set()
 
-    def connection_made(self, chan: asyncssh.SSHServerChannel) -> None:
+    def connection_made(self, chan: asyncssh.SSHServerChannel[bytes]) -> None:
         self.chan = chan
         self.participant = chan.get_extra_info("participant")
 
-    def pty_requested(self, term_type: str, term_size: tuple, term_modes: dict) -> bool:
+    def pty_requested(
+        self, term_type: str, term_size: tuple[int, int, int, int], term_modes: Mapping[int, int]
+    ) -> bool:
         self.has_pty = True
         self.term = term_type or self.term
         if term_size[0] > 0 and term_size[1] > 0:
@@ -153,7 +155,8 @@ class ParticipantSession(asyncssh.SSHServerSession):
         older = self.ctx.running.get(self.participant)
         if older is not None:  # the same code again: the older connection is hung up first
             self.ctx.log(f"{self.participant}: a new connection replaces the open one")
-            older.chan.close()
+            if older.chan is not None:
+                older.chan.close()
             await older.hang_up()
         self.ctx.running[self.participant] = self
         status = await self._spawn_and_bridge()
@@ -203,7 +206,7 @@ class ParticipantSession(asyncssh.SSHServerSession):
     def connection_lost(self, exc: Exception | None) -> None:
         self._keep(asyncio.ensure_future(self.hang_up()))
 
-    def _keep(self, task: asyncio.Future) -> None:
+    def _keep(self, task: asyncio.Future[None]) -> None:
         self.tasks.add(task)  # a reference until done, so the task is not collected early
         task.add_done_callback(self.tasks.discard)
 

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from uxlab.clock import VirtualClock
+from uxlab.errors import UxlabError
 from uxlab.outcomes import Outcome
 from uxlab.phases import Phase
 from uxlab.player import HeadlessSink
@@ -32,6 +33,7 @@ from uxlab.simulate.observers import (
 )
 from uxlab.simulate.scripted import TrialScript
 from uxlab.store.store import Store
+from uxlab.streams.recording import Recording
 from uxlab.study.spec import Study
 
 
@@ -106,6 +108,14 @@ def participant_id(seed: int, number: int) -> str:
     return f"SIM-s{seed}-{number:03d}"
 
 
+def recorded_schedule(run: TrialRun) -> Recording:
+    """The recording `run` plays: simulated participants need its timing before it plays,
+    which a live stream does not have (the CLI refuses live studies before this point)."""
+    if not isinstance(run.schedule, Recording):
+        raise UxlabError(f"trial {run.trial.index}: a live stream cannot be simulated")
+    return run.schedule
+
+
 async def run_trial(
     run: TrialRun, observer: Observer, clock: GiveUpClock, rng: np.random.Generator
 ) -> None:
@@ -114,7 +124,7 @@ async def run_trial(
     Mid-chain questions are answered on the chain seen so far (`chain_cues_until`); the
     time spent answering moves the planned give-up on, as it holds the chain.
     """
-    script = TrialScript.draw(observer, run.schedule, rng)
+    script = TrialScript.draw(observer, recorded_schedule(run), rng)
     if run.is_check:  # an attention check: its text and its one question, nothing streams
         for q in run.questions:
             value, rt = script.answer(q, run.trial.attention)
@@ -129,7 +139,7 @@ async def run_trial(
         clock.on_give_up = run.abandon
 
     async def ask(step: int, questions: list[Any]) -> None:
-        cues = chain_cues_until(run.schedule, step)
+        cues = chain_cues_until(recorded_schedule(run), step)
         for q in questions:
             value, rt_ms = script.answer(q, cues=cues)
             clock.advance(rt_ms)

@@ -27,6 +27,7 @@ imply, for the judgement (`pooled_thresholds_ms`) and the acceptable rating
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -124,7 +125,7 @@ def chain_cues_until(schedule: Recording, step: int) -> Cues:
 
 
 def _core(x_ms: float, m_log: float, w_log: float) -> float:
-    return pf.core(math.log(max(x_ms, 1e-3)), m_log, w_log)
+    return float(pf.core(math.log(max(x_ms, 1e-3)), m_log, w_log))  # a float for a float
 
 
 @dataclass
@@ -175,7 +176,7 @@ class Observer:
 
     def p_too_slow(self, cues: Cues) -> float:
         t = self.truth
-        return pf.with_guess_lapse(self.core_too_slow(cues), t.guess, t.lapse)
+        return float(pf.with_guess_lapse(self.core_too_slow(cues), t.guess, t.lapse))
 
     def rating(self, cues: Cues, scale: int, rng: np.random.Generator) -> int:
         """A Likert point 1..scale (high = fast)."""
@@ -190,9 +191,9 @@ class Observer:
         ttft = cues.ttft_ms if cues.ttft_ms is not None else math.inf
         h_wait = (ttft / s) ** t.patience_shape if math.isfinite(ttft) else math.inf
         if h_wait >= e:
-            return s * e ** (1.0 / t.patience_shape)
+            return float(s * e ** (1.0 / t.patience_shape))  # float ** float is typed Any
         extra = (e - h_wait) / t.streaming_hazard_ratio
-        give_up = s * (h_wait + extra) ** (1.0 / t.patience_shape)
+        give_up = float(s * (h_wait + extra) ** (1.0 / t.patience_shape))
         return give_up if give_up < cues.end_ms else None
 
     def answer(
@@ -235,7 +236,7 @@ def likert_cuts(truth: PopulationTruth, scale: int) -> np.ndarray:
 
 
 def pooled_thresholds_ms(
-    threshold_ms: float, width_log: float, between_sd_log: float, levels=LEVELS
+    threshold_ms: float, width_log: float, between_sd_log: float, levels: Sequence[float] = LEVELS
 ) -> dict[str, float]:
     """Where the population's pooled F (a mixture over people) crosses each level."""
     nodes, weights = np.polynomial.hermite_e.hermegauss(41)
@@ -249,7 +250,7 @@ def pooled_thresholds_ms(
 
 
 def rating_acceptable_ms(
-    truth: PopulationTruth, scale: int, acceptable_at: int, levels=LEVELS
+    truth: PopulationTruth, scale: int, acceptable_at: int, levels: Sequence[float] = LEVELS
 ) -> dict[str, float]:
     """Where the population's share of ratings below `acceptable_at` crosses each level.
 

@@ -102,7 +102,8 @@ def pretty_json(text: str) -> str:
 
 def error_message(error: dict[str, Any]) -> str:
     """The line shown when the response failed."""
-    inner = error.get("error") if isinstance(error.get("error"), dict) else error
+    nested = error.get("error")
+    inner: dict[str, Any] = nested if isinstance(nested, dict) else error
     kind = inner.get("type") or inner.get("code") or "error"
     message = inner.get("message")
     return f"⚠ The response failed: {kind}" + (f" ({message})" if message else "")

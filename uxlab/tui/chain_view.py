@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import Static
 
@@ -177,7 +177,7 @@ class ChainView(Vertical, can_focus=True):
     ChainView > #chain-stream { height: 1fr; margin-top: 1; }
     """
 
-    BINDINGS: ClassVar[list[Binding]] = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("t", "toggle_details", "Tool calls", show=False),
     ]
 

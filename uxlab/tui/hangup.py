@@ -11,7 +11,7 @@ quits first; `HANGUP_GRACE_S` gives it the chance).
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, TextIO
 
 from uxlab.tui.paint_probe import FlushTimedLinuxDriver
 
@@ -22,7 +22,7 @@ HANGUP_GRACE_S = 0.5
 class _HangupSafeFile:
     """The terminal's file for the writer thread: once a write fails, later ones are dropped."""
 
-    def __init__(self, file: Any) -> None:
+    def __init__(self, file: TextIO) -> None:
         self._file = file
         self.lost = False
 
@@ -54,7 +54,9 @@ class HangupSafeDriver(FlushTimedLinuxDriver):
 
     def __init__(self, app: Any, **kwargs: Any) -> None:
         super().__init__(app, **kwargs)
-        self._file = _HangupSafeFile(self._file)  # type: ignore[assignment]
+        if self._file is not None:  # sys.__stderr__: None only without any terminal at all
+            # textual types the writer's file as the stream it is by default (not a protocol)
+            self._file = _HangupSafeFile(self._file)  # type: ignore[assignment]
         try:
             self._hangup_loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:  # made outside the app's loop: failed reads end input quietly

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 from textual import on, work
 from textual.app import App, ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import Footer, Input, Static
 
@@ -116,7 +116,7 @@ class ReplayApp(App[int]):
     CSS_PATH = "uxlab.tcss"
     TITLE = "uxlab replay"
 
-    BINDINGS: ClassVar[list[Binding]] = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
         Binding("r", "replay", "Replay"),
         Binding("n", "next", "Next"),
@@ -254,7 +254,8 @@ class ReplayApp(App[int]):
             log = await player.play()
             results.append(log.to_dict())
         assert self.bench_json is not None
-        payload = {"frame_cap": frame_cap(), "has_terminal": self.probe.has_terminal}
+        payload: dict[str, Any] = {"frame_cap": frame_cap()}
+        payload["has_terminal"] = self.probe.has_terminal
         payload["logs"] = results
         payload["cpu_s"] = time.process_time() - cpu_start_s  # the plays only, all threads
         self.bench_json.write_text(json.dumps(payload))

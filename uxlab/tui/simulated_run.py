@@ -34,6 +34,7 @@ from uxlab.session import StudySession, TrialRun
 from uxlab.simulate.driver import (
     draw_observer,
     end_rng,
+    recorded_schedule,
     simulated_environment,
     trial_rng,
 )
@@ -178,7 +179,11 @@ class _Driver:
                 raise SimulationStalled("the runner asked for a participant id")
             else:  # the blank start screen: wait for the flow's first screen
                 seen[0] = None
-                await _wait_for(app, lambda s=screen: app.screen is not s, "the first screen")
+
+                def replaced(blank: object = screen) -> bool:
+                    return app.screen is not blank
+
+                await _wait_for(app, replaced, "the first screen")
 
     async def _sleep(self, ms: float) -> None:
         await self.clock.sleep_until(self.clock.now_ms() + ms)
@@ -188,7 +193,7 @@ class _Driver:
         run = screen.run
         index = run.trial.index
         script = TrialScript.draw(
-            self.observer, run.schedule, trial_rng(self.seed, self.number, index)
+            self.observer, recorded_schedule(run), trial_rng(self.seed, self.number, index)
         )
         for q in run.questions:
             value, rt_ms = script.answer(q, run.trial.attention)
@@ -202,7 +207,7 @@ class _Driver:
         run, app = screen.run, self.app
         index = run.trial.index
         rng = trial_rng(self.seed, self.number, index)
-        script = TrialScript.draw(self.observer, run.schedule, rng)
+        script = TrialScript.draw(self.observer, recorded_schedule(run), rng)
         await self._sleep(script.send_delay_ms)
         await self.pilot.press("enter")
         await _wait_for(app, lambda: run.t0_ms is not None, "the prompt to be sent")
@@ -236,12 +241,14 @@ class _Driver:
 
         n_seen = 0
         while run.phase not in DONE:
+
+            def over_or_asking(n: int = n_seen) -> bool:
+                return run.phase in DONE or (run.phase == Phase.ASKING and len(holds()) > n)
+
             waiter = asyncio.ensure_future(
                 _wait_for(
                     app,
-                    lambda n=n_seen: (
-                        run.phase in DONE or (run.phase == Phase.ASKING and len(holds()) > n)
-                    ),
+                    over_or_asking,
                     "the stream to end or a mid-chain question",
                 )
             )
@@ -275,7 +282,7 @@ class _Driver:
     ) -> None:
         """The mid-chain questions after `hold.step`, answered on the chain seen so far (the
         observer's rule of the virtual-clock path); returns when the chain goes on."""
-        cues = chain_cues_until(run.schedule, hold.step)
+        cues = chain_cues_until(recorded_schedule(run), hold.step)
         for q in run.study.step_questions:
             if run.final:  # the chain stopped (its timeout cannot come during a hold)
                 return

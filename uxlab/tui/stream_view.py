@@ -38,7 +38,7 @@ from rich.cells import cell_len
 from rich.markdown import Markdown
 from rich.segment import Segment
 from rich.style import Style
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -110,7 +110,7 @@ class StreamView(ScrollView, can_focus=True):
     StreamView > .stream-view--status { color: $text-muted; }
     """
 
-    BINDINGS: ClassVar[list[Binding]] = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("t", "toggle_details", "Thinking/tools", show=False),
     ]
 

@@ -27,6 +27,7 @@ import signal
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -285,12 +286,12 @@ class StudyApp(App[RunResult]):
                         "Press **Enter** to start.",
                     )
                 )
-            run = await self._saving("the start of this trial", lambda t=trial: ss.begin(t))
+            run = await self._saving("the start of this trial", partial(ss.begin, trial))
             self.current_run = run
             run = await self.push_screen_wait(self._trial_screen(run, ss.progress(trial)))
             # One transaction, before anything else appears (retried until it is stored),
             # in a worker thread: a trial of 100,000 events does not freeze the screen.
-            await self._saving("this trial", lambda r=run: ss.commit(r), off_loop=True)
+            await self._saving("this trial", partial(ss.commit, run), off_loop=True)
             self.current_run = None
             self._write_session_events()
             self.result.committed.append(trial.index)
@@ -328,7 +329,8 @@ class StudyApp(App[RunResult]):
                     ReconnectingScreen(what, self.store.ping, self.reconnect_every_s)
                 )
             except SAVE_ERRORS as exc:
-                reason = short_reason(exc, self.store.path)  # e.g. "... (the disk is full)"
+                # only a SQLite error reads the path (its file); a PostgreSQL store has a name there
+                reason = short_reason(exc, Path(self.store.path))  # e.g. "... (the disk is full)"
                 await self.push_screen_wait(SaveFailedScreen(what, reason))
 
     reconnect_every_s = 1.0
@@ -397,7 +399,7 @@ class StudyApp(App[RunResult]):
                 )
             except (UxlabError, sqlite3.Error) as exc:  # e.g. held by another process
                 problem = (
-                    describe_sqlite_error(exc, self.store.path)
+                    describe_sqlite_error(exc, Path(self.store.path))
                     if isinstance(exc, sqlite3.Error)
                     else str(exc)
                 )
@@ -410,7 +412,7 @@ class StudyApp(App[RunResult]):
             f"**Keys:** Enter sends the prompt; **{stop}** stops waiting for an answer at any "
             "moment; answer the questions with the keys shown at the bottom of the screen.",
         ]
-        if ss.n_practice and ss.next_trial() is not None and ss.next_trial().practice:
+        if ss.n_practice and (upcoming := ss.next_trial()) is not None and upcoming.practice:
             n = ss.n_practice
             parts.append(f"You start with {n} practice trial{'s' if n > 1 else ''}.")
         n_checks = sum(1 for t in ss.trials if t.attention is not None)

@@ -93,8 +93,8 @@ class TrialScreen(Screen[TrialRun]):
 
     def on_mount(self) -> None:
         self.query_one("#trial-questions").display = False
-        self.query_one("#chat", StreamView | ChainView).start(None, waiting=False)
-        self.query_one("#chat", StreamView | ChainView).focus()
+        self._chat().start(None, waiting=False)
+        self._chat().focus()
         if self.typing:
             self.query_one("#composer-text").display = False
             self.query_one("#composer-input", Input).focus()
@@ -127,13 +127,20 @@ class TrialScreen(Screen[TrialRun]):
         message.input.display = False
         self.action_send()
 
+    def _chat(self) -> StreamView | ChainView:
+        """The view the trial plays in: a stream, or a chain of calls."""
+        view = self.query_one("#chat")
+        if not isinstance(view, StreamView | ChainView):
+            raise TypeError(f"#chat is a {type(view).__name__}, not a stream or chain view")
+        return view
+
     # -- sending and playing -------------------------------------------------------------
     def action_send(self) -> None:
         if self.run.phase != Phase.READY:
             return
         t0 = getattr(self.app, "key_time_ms", None)
         self.run.send(t0)
-        view = self.query_one("#chat", StreamView | ChainView)
+        view = self._chat()
         view.start(self.run.prompt)  # the prompt is now the user's message; waiting shows
         view.focus()  # (a long prompt's box had it)
         self.query_one("#composer-text", Static).update("")
@@ -167,7 +174,7 @@ class TrialScreen(Screen[TrialRun]):
             self.refresh_bindings()
 
     def action_toggle_details(self) -> None:
-        self.query_one("#chat", StreamView | ChainView).action_toggle_details()
+        self._chat().action_toggle_details()
 
     @on(Played)
     def _played(self) -> None:
