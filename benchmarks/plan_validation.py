@@ -8,7 +8,7 @@ For each (study design, truth, cell of participants x repeats):
 - realised: `--studies` independent studies (a different seed stream) run through the real
   path (`uxlab.plan.realised.realised_thresholds`): `simulate_cohort` (observers through
   the session and the SQLite store, as `uxlab simulate`), `export_db`, `load_trial_table`,
-  the report's exclusions and its psychometric part (`analysis.report.build._psychometric`,
+  the report's exclusions and its psychometric part (`analysis.report.psychometric_estimate`,
   B = 1000, which picks the estimator as `uxlab report` does: pooled fit with the
   participant jackknife-t on a fixed design, the random-intercept model on an adaptive one).
 

@@ -7,6 +7,7 @@ paths = write_report(data, "report/")
 """
 
 from analysis.report.build import ReportData, ReportOptions, analyse
+from analysis.report.estimate import psychometric_estimate
 from analysis.report.render import write_report
 
-__all__ = ["ReportData", "ReportOptions", "analyse", "write_report"]
+__all__ = ["ReportData", "ReportOptions", "analyse", "psychometric_estimate", "write_report"]

@@ -29,7 +29,9 @@ def _other_factor_levels(data: ReportData) -> list[tuple[str, float]]:
     return out
 
 
-def _psychometric(data: ReportData, column: str) -> PsychometricPart:
+def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
+    """The psychometric part of `column` (yes/no) against `data.stimulus`; raises
+    PsychometricInputError when the answers cannot be fitted."""
     from analysis.psychometric import MultiConditionFitter, PsychometricFitter
     from analysis.small_sample_interval import population_threshold_small_n
 
@@ -247,7 +249,7 @@ def psychometric_part(data: ReportData, column: str) -> PsychometricPart | None:
     from analysis.psychometric import PsychometricInputError
 
     try:
-        return _psychometric(data, column)
+        return fit_psychometric(data, column)
     except PsychometricInputError as exc:
         data.notes.append(f"No psychometric thresholds for {column}: {exc}.")
         return None

@@ -3,8 +3,8 @@
 `realised_thresholds` runs what `uxlab simulate` + `uxlab report` run: the study's bots
 (`uxlab.simulate.simulate_cohort`: observers through the session and the SQLite store),
 the export (`export_db`), the trial table (`load_trial_table`), the report's exclusions
-and its psychometric part (`analysis.report.build._psychometric`, the function
-`analysis.report.analyse` calls, which picks the estimator: the pooled fit on a fixed
+and its psychometric part (`analysis.report.psychometric_estimate`: the steps
+`analysis.report.analyse` runs for it, which pick the estimator: the pooled fit on a fixed
 design, the random-intercept model on an adaptive one). The rest of the report (ratings,
 survival, per-participant fits) is skipped: it costs most of the time and does not
 change the population thresholds. benchmarks/plan_validation.py compares these
@@ -33,31 +33,12 @@ def report_population(
     """(population table: level, estimate, ci_low, ci_high; the analysed trials with the
     judgement as 0 / 1 in `_y` and the stimulus in `_x`) of an export, as the report
     computes its psychometric part (no per-participant fits)."""
-    from analysis.exclusions import apply_exclusions, cell_counts, planned_trials_from_sessions
-    from analysis.report.build import ReportData, ReportOptions, _psychometric, choose_columns
-    from analysis.trial_table import binary_column, load_trial_table
+    from analysis.report import ReportOptions, psychometric_estimate
+    from analysis.trial_table import load_trial_table
 
-    table = load_trial_table(export_dir)
     options = ReportOptions(n_boot=n_boot, seed=seed, per_participant=False)
-    stimulus, judgement, _ = choose_columns(table, options)
-    assert judgement is not None, "the study has no yes/no judgement"
-    excl = apply_exclusions(
-        table.trials, options.rules, planned_trials_from_sessions(table.sessions)
-    )
-    data = ReportData(
-        table=table,
-        options=options,
-        exclusions=excl,
-        kept=excl.kept,
-        stimulus=stimulus,
-        factors=[stimulus],
-        cells=cell_counts(excl.kept, [stimulus]),
-        study_info={},
-    )
-    part = _psychometric(data, judgement)
-    kept = excl.kept
-    trials = kept.assign(_y=binary_column(kept, judgement, table.source)).dropna(subset=["_y"])
-    return part.population, trials.assign(_x=trials[stimulus].astype(float))
+    part, trials = psychometric_estimate(load_trial_table(export_dir), options)
+    return part.population, trials
 
 
 def realised_thresholds(
