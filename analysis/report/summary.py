@@ -22,6 +22,18 @@ def ci(low: float, high: float) -> str:
 
 def plain_summary(data) -> list[str]:
     """Sentences, most important first."""
+    out = _sample_sentences(data)
+    n_people = data.kept["participant"].nunique()
+    out += _psychometric_sentences(data, n_people)
+    out += _reference_sentences(data, n_people)
+    out += _abandonment_sentences(data)
+    out += _rating_sentences(data)
+    out += _score_sentences(data)
+    return out
+
+
+def _sample_sentences(data) -> list[str]:
+    """Who gave how many analysable trials; simulated data and a small sample said so."""
     out: list[str] = []
     excl, kept = data.exclusions, data.kept
     n_people = kept["participant"].nunique()
@@ -37,73 +49,90 @@ def plain_summary(data) -> list[str]:
     if simulated:
         out.append("SIMULATED data: the figures below test the analysis, not people's patience.")
     n_min = MINIMUMS["population"].min_participants
-    few = n_people < n_min
-    if few:
+    if n_people < n_min:
         out.append(
             f"With {n_people} participant(s) this report describes these people only: "
             f"population intervals and verdicts against published figures need {n_min} "
             "(see 'What this sample can support')."
         )
+    return out
+
+
+def _psychometric_sentences(data, n_people: int) -> list[str]:
+    """The judgement's 50% threshold (or why the study does not locate it) and how the
+    individual thresholds spread around it."""
+    out: list[str] = []
+    few = n_people < MINIMUMS["population"].min_participants
     stim = data.stimulus
     low, high = data.tested_range
     p = data.psychometric
-    if p is not None:
-        pop = p.population.set_index("level")
-        mid, lo25, hi75 = pop.loc[0.5], pop.loc[0.25], pop.loc[0.75]
-        outside = [
-            f"{level:.0%}"
-            for level, row in ((0.25, lo25), (0.5, mid), (0.75, hi75))
-            if estimate_flags(row.estimate, row.ci_low, row.ci_high, low, high).extrapolated
-        ]
-        head = f"{p.column} (yes = {p.yes_means}, {p.pooled.direction_} with {stim}): "
-        if "50%" in outside:
-            out.append(
-                head + f"the pooled 50% point lies outside the tested levels ({ms(low)} to "
-                f"{ms(high)}), so this study does not locate it (an extrapolation, not a "
-                "finding)."
-            )
+    if p is None:
+        return out
+    pop = p.population.set_index("level")
+    mid, lo25, hi75 = pop.loc[0.5], pop.loc[0.25], pop.loc[0.75]
+    outside = [
+        f"{level:.0%}"
+        for level, row in ((0.25, lo25), (0.5, mid), (0.75, hi75))
+        if estimate_flags(row.estimate, row.ci_low, row.ci_high, low, high).extrapolated
+    ]
+    head = f"{p.column} (yes = {p.yes_means}, {p.pooled.direction_} with {stim}): "
+    if "50%" in outside:
+        out.append(
+            head + f"the pooled 50% point lies outside the tested levels ({ms(low)} to "
+            f"{ms(high)}), so this study does not locate it (an extrapolation, not a "
+            "finding)."
+        )
+    else:
+        interval = (
+            f"{ci(mid.ci_low, mid.ci_high)}, participant jackknife-t"
+            if np.isfinite(mid.ci_low)
+            else f"no population interval with {n_people} participant(s)"
+        )
+        spread = (
+            f"; the fitted curve moves from 25% to 75% of its range between "
+            f"{ms(lo25.estimate)} and {ms(hi75.estimate)}"
+            if not outside
+            else f"; its {' and '.join(outside)} points lie outside the tested levels "
+            "(extrapolated)"
+        )
+        if p.estimand == "median-person":
+            subject = "the median participant's own 50% threshold"
+        elif few:
+            subject = "the 50% threshold of these participants' pooled trials"
         else:
-            interval = (
-                f"{ci(mid.ci_low, mid.ci_high)}, participant jackknife-t"
-                if np.isfinite(mid.ci_low)
-                else f"no population interval with {n_people} participant(s)"
-            )
-            spread = (
-                f"; the fitted curve moves from 25% to 75% of its range between "
-                f"{ms(lo25.estimate)} and {ms(hi75.estimate)}"
-                if not outside
-                else f"; its {' and '.join(outside)} points lie outside the tested levels "
-                "(extrapolated)"
-            )
-            if p.estimand == "median-person":
-                subject = "the median participant's own 50% threshold"
-            elif few:
-                subject = "the 50% threshold of these participants' pooled trials"
-            else:
-                subject = "the population curve's 50% threshold (all trials pooled)"
-            out.append(head + f"{subject} is {ms(mid.estimate)} ({interval}){spread}.")
-        if p.per_participant:
-            values = np.array(
-                [
-                    f.thresholds_.set_index("level").loc[0.5, "estimate"]
-                    for f in p.per_participant.values()
-                ]
-            )
-            if len(values) >= 4:
-                q1, q3 = np.percentile(values, [25, 75])
-                out.append(
-                    f"Individual thresholds vary: the middle half of participants lie between "
-                    f"{ms(q1)} and {ms(q3)}."
-                )
-            elif len(values) >= 2:
-                out.append(
-                    "Individual 50% thresholds: " + ", ".join(ms(v) for v in np.sort(values)) + "."
-                )
-            if len(values) >= 2 and not values.min() <= mid.estimate <= values.max():
-                out.append(
-                    f"The pooled threshold ({ms(mid.estimate)}) lies outside every "
-                    "individual's: the pooled curve resembles none of these participants."
-                )
+            subject = "the population curve's 50% threshold (all trials pooled)"
+        out.append(head + f"{subject} is {ms(mid.estimate)} ({interval}){spread}.")
+    if p.per_participant:
+        out += _individual_sentences(p, mid)
+    return out
+
+
+def _individual_sentences(p, mid) -> list[str]:
+    """How the per-participant 50% thresholds spread, and whether the pooled one is
+    among them."""
+    out: list[str] = []
+    values = np.array(
+        [f.thresholds_.set_index("level").loc[0.5, "estimate"] for f in p.per_participant.values()]
+    )
+    if len(values) >= 4:
+        q1, q3 = np.percentile(values, [25, 75])
+        out.append(
+            f"Individual thresholds vary: the middle half of participants lie between "
+            f"{ms(q1)} and {ms(q3)}."
+        )
+    elif len(values) >= 2:
+        out.append("Individual 50% thresholds: " + ", ".join(ms(v) for v in np.sort(values)) + ".")
+    if len(values) >= 2 and not values.min() <= mid.estimate <= values.max():
+        out.append(
+            f"The pooled threshold ({ms(mid.estimate)}) lies outside every "
+            "individual's: the pooled curve resembles none of these participants."
+        )
+    return out
+
+
+def _reference_sentences(data, n_people: int) -> list[str]:
+    """How many published figures this study could place, and where."""
+    out: list[str] = []
     refs = data.references
     if refs is not None and not refs.empty and "verdict" in refs:
         compared = refs.dropna(subset=["estimate"])
@@ -129,6 +158,12 @@ def plain_summary(data) -> list[str]:
             if unsupported:
                 text += f" {unsupported} of the figures have no perception study behind them."
             out.append(text)
+    return out
+
+
+def _abandonment_sentences(data) -> list[str]:
+    """When people gave up, in the least and most patient conditions, and what changed it."""
+    out: list[str] = []
     s = data.survival
     if s is not None and s.aft is not None and not s.times.empty:
         ten = s.times[s.times["share"] == 0.1].sort_values("estimate")
@@ -151,6 +186,14 @@ def plain_summary(data) -> list[str]:
                 )
     elif s is not None and s.aft_error:
         out.append(f"No abandonment model was fitted: {s.aft_error}.")
+    return out
+
+
+def _rating_sentences(data) -> list[str]:
+    """How the ratings fell with the stimulus, and where an acceptable rating stops being
+    likely."""
+    out: list[str] = []
+    stim = data.stimulus
     r = data.ratings
     if r is not None:
         t = r.table.groupby(stim)["mos"].mean()
@@ -177,6 +220,12 @@ def plain_summary(data) -> list[str]:
                     f"about {ms(mid.estimate)} ({ci(mid.ci_low, mid.ci_high)}), over all "
                     "participants and for the median one."
                 )
+    return out
+
+
+def _score_sentences(data) -> list[str]:
+    """The scored recording with the largest share of streams past the threshold."""
+    out: list[str] = []
     if data.score is not None and "share_past_threshold" in data.score:
         worst = data.score.sort_values("share_past_threshold").iloc[-1]
         out.append(
