@@ -76,43 +76,77 @@ def apply_exclusions(
     any participant started.
     """
     rules = rules or ExclusionRules()
-    rows: list[dict] = []
-    df = trials
-    n_in, p_in = len(df), df["participant"].nunique()
+    run = _ExclusionRun(trials)
+    simulated = _drop_session_kinds(run, rules)
+    _drop_inattentive(run, rules)
+    _drop_incomplete(run, rules, trials, planned_trials)
+    _drop_flagged_and_checks(run, rules)
+    log = pd.DataFrame(run.rows, columns=LOG_COLUMNS)
+    return ExclusionResult(
+        kept=run.df.copy(),
+        log=log,
+        n_trials_in=len(trials),
+        n_participants_in=trials["participant"].nunique(),
+        simulated=simulated,
+    )
 
-    def drop(mask: pd.Series, reason: str, rule: str = "") -> None:
-        nonlocal df
+
+@dataclass
+class _ExclusionRun:
+    """The trials still kept and the log rows written so far, as the rules run in order."""
+
+    df: pd.DataFrame
+    rows: list[dict] = field(default_factory=list)
+
+    def drop(self, mask: pd.Series, reason: str, rule: str = "") -> None:
+        """Leave out the trials under `mask`, logged as one trial-level row."""
         n = int(mask.sum())
         if n:
-            rows.append(
+            self.rows.append(
                 {"level": "trial", "who": "all", "reason": reason, "n_trials": n, "rule": rule}
             )
-            df = df.loc[~mask]
+            self.df = self.df.loc[~mask]
 
+    def drop_participant(self, pid: str, reason: str, rule: str) -> None:
+        """Leave out every kept trial of `pid`, logged as one participant-level row."""
+        _drop_participant(self.rows, self.df, pid, reason, rule)
+        self.df = self.df[self.df["participant"] != pid]
+
+
+def _drop_session_kinds(run: _ExclusionRun, rules: ExclusionRules) -> str:
+    """Pilot sessions, simulated ones (all, or mixed with real ones), practice trials and
+    the dropped outcomes; returns what the kept data are (`ExclusionResult.simulated`)."""
+    df = run.df
     if rules.drop_pilot and "pilot" in df.columns:
-        drop(df["pilot"] == 1, "pilot session", "drop_pilot")
+        run.drop(df["pilot"] == 1, "pilot session", "drop_pilot")
+    df = run.df
     simulated = "none"
     if "simulated" in df.columns:
         is_sim = df["simulated"] == 1
         mixed = bool(is_sim.any()) and not bool(is_sim.all())
         simulated = "all" if is_sim.all() and len(df) else ("kept" if mixed else "none")
         if rules.drop_simulated:
-            drop(is_sim, "simulated session", "drop_simulated")
+            run.drop(is_sim, "simulated session", "drop_simulated")
             simulated = "excluded" if is_sim.any() else simulated
         elif mixed and not rules.keep_simulated:
             n_sim = df.loc[is_sim, "participant"].nunique()
-            drop(
+            run.drop(
                 is_sim,
                 f"simulated session ({n_sim} participant(s)) mixed with real ones",
                 "drop_simulated",
             )
             simulated = "excluded"
-    if rules.drop_practice and "practice" in df.columns:
-        drop(df["practice"] == 1, "practice trial", "drop_practice")
-    if "outcome" in df.columns:
+    if rules.drop_practice and "practice" in run.df.columns:
+        run.drop(run.df["practice"] == 1, "practice trial", "drop_practice")
+    if "outcome" in run.df.columns:
         for outcome in rules.drop_outcomes:
-            drop(df["outcome"] == outcome, f"outcome {outcome}", "drop_outcomes")
+            run.drop(run.df["outcome"] == outcome, f"outcome {outcome}", "drop_outcomes")
+    return simulated
 
+
+def _drop_inattentive(run: _ExclusionRun, rules: ExclusionRules) -> None:
+    """Participants who passed fewer attention checks than the bar."""
+    df = run.df
     if "attention_check" in df.columns and "attention_ok" in df.columns:
         checks = df[df["attention_check"] == 1]
         accuracy = checks.groupby("participant")["attention_ok"].mean()
@@ -123,9 +157,18 @@ def apply_exclusions(
                     f"attention checks {acc:.0%} passed of {n_checks} "
                     f"(bar {rules.min_attention_accuracy:.0%})"
                 )
-                _drop_participant(rows, df, pid, reason, "min_attention_accuracy")
-                df = df[df["participant"] != pid]
+                run.drop_participant(pid, reason, "min_attention_accuracy")
 
+
+def _drop_incomplete(
+    run: _ExclusionRun,
+    rules: ExclusionRules,
+    trials: pd.DataFrame,
+    planned_trials: dict[str, int] | None,
+) -> None:
+    """Participants who ran less than the completion bar of their trial list (the stored
+    list when `planned_trials` is known, else the most main trials anyone started)."""
+    df = run.df
     main = df
     if "attention_check" in df.columns:
         main = df[df["attention_check"] != 1]
@@ -145,8 +188,7 @@ def apply_exclusions(
                     f"completed {n_done} of {n_planned} planned trials "
                     f"(bar {rules.min_completion:.0%})"
                 )
-                _drop_participant(rows, df, pid, reason, "min_completion")
-                df = df[df["participant"] != pid]
+                run.drop_participant(pid, reason, "min_completion")
     elif "session_id" in trials.columns and "trial_index" in trials.columns:
         planned = _planned_main_trials(trials)
         done = main.groupby("participant").size()
@@ -158,22 +200,19 @@ def apply_exclusions(
                     f"completed {n_done} of {n_planned} main trials "
                     f"(bar {rules.min_completion:.0%})"
                 )
-                _drop_participant(rows, df, pid, reason, "min_completion")
-                df = df[df["participant"] != pid]
+                run.drop_participant(pid, reason, "min_completion")
 
-    if rules.drop_fidelity_flagged and "fidelity_flag" in df.columns:
-        drop(df["fidelity_flag"] == 1, FIDELITY_REASON, "drop_fidelity_flagged")
-    if rules.drop_attention_trials and "attention_check" in df.columns:
-        drop(
-            df["attention_check"] == 1,
+
+def _drop_flagged_and_checks(run: _ExclusionRun, rules: ExclusionRules) -> None:
+    """Trials flagged for playback fidelity, and the attention-check trials themselves."""
+    if rules.drop_fidelity_flagged and "fidelity_flag" in run.df.columns:
+        run.drop(run.df["fidelity_flag"] == 1, FIDELITY_REASON, "drop_fidelity_flagged")
+    if rules.drop_attention_trials and "attention_check" in run.df.columns:
+        run.drop(
+            run.df["attention_check"] == 1,
             "attention-check trial (not a stimulus)",
             "drop_attention_trials",
         )
-
-    log = pd.DataFrame(rows, columns=LOG_COLUMNS)
-    return ExclusionResult(
-        kept=df.copy(), log=log, n_trials_in=n_in, n_participants_in=p_in, simulated=simulated
-    )
 
 
 def _drop_participant(
