@@ -80,24 +80,9 @@ class MultiConditionFitter(Fitter):
             raise PsychometricInputError(
                 f"{condition}: a multi-condition fit needs 2 or more conditions; got {keys}"
             )
-        u_rows, c_rows, k_rows, n_rows = [], [], [], []
-        singles = {}
-        for c, key in enumerate(keys):
-            rows = c_col == key
-            try:
-                lv, k, n = aggregate_trials(
-                    x_col[rows], r_col[rows], field=stimulus, response_field=response
-                )
-                lv, k, n = check_counts(lv, k, n, field=stimulus)
-            except PsychometricInputError as exc:
-                raise PsychometricInputError(f"{condition}={key}: {exc}") from None
-            u_rows.append(np.log(lv))
-            c_rows.append(np.full(lv.size, c))
-            k_rows.append(k)
-            n_rows.append(n)
-            singles[key] = (lv, k, n)
-        u, cond = np.concatenate(u_rows), np.concatenate(c_rows)
-        k_yes, n = np.concatenate(k_rows), np.concatenate(n_rows)
+        u, cond, k_yes, n, singles = _condition_counts(
+            x_col, r_col, c_col, keys, stimulus, response, condition
+        )
         pooled = PsychometricFitter(
             self.sigmoid, self.guess, self.lapse, "binomial", self.direction
         ).fit(*aggregate_trials(x_col, r_col, field=stimulus, response_field=response), n_boot=0)
@@ -111,26 +96,7 @@ class MultiConditionFitter(Fitter):
             share_lapse=share_lapse,
         )
         layout = _build_layout(spec, u, cond, len(keys))
-        start = 0.5 * (layout.lo + layout.hi)
-        for c, key in enumerate(keys):
-            single = PsychometricFitter(
-                self.sigmoid, self.guess, self.lapse, "binomial", direction
-            ).fit(*singles[key], n_boot=0)
-            values = (
-                single.params_["m"],
-                np.log(single.params_["w"]),
-                single.params_["guess"],
-                single.params_["lapse"],
-            )
-            for j, value in enumerate(values):
-                if layout.idx[c, j] >= 0:
-                    start[layout.idx[c, j]] = value
-        if spec.beta_binomial:
-            start[layout.idx[0, 4]] = 0.01
-        alt = start.copy()
-        for pos in {int(p) for p in layout.idx[:, 2:4].ravel() if p >= 0}:
-            alt[pos] = 0.02
-        starts = np.clip(np.vstack([start, alt]), layout.lo, layout.hi)
+        starts = self._starting_points(layout, spec, keys, singles, direction)
         k = k_yes if direction == "rising" else n - k_yes
         result = _run_engine(
             layout,
@@ -158,6 +124,39 @@ class MultiConditionFitter(Fitter):
         self.params_ = self._params_table()
         self.thresholds_ = self._thresholds_table()
         return self
+
+    def _starting_points(
+        self,
+        layout: Layout,
+        spec: _Spec,
+        keys: list[str],
+        singles: dict[str, tuple],
+        direction: str,
+    ) -> np.ndarray:
+        """Two starting points for the joint fit: each condition's own single fit (the
+        middle of the bounds where a parameter is shared), and the same with guess and
+        lapse at 0.02."""
+        start = 0.5 * (layout.lo + layout.hi)
+        for c, key in enumerate(keys):
+            single = PsychometricFitter(
+                self.sigmoid, self.guess, self.lapse, "binomial", direction
+            ).fit(*singles[key], n_boot=0)
+            values = (
+                single.params_["m"],
+                np.log(single.params_["w"]),
+                single.params_["guess"],
+                single.params_["lapse"],
+            )
+            for j, value in enumerate(values):
+                if layout.idx[c, j] >= 0:
+                    start[layout.idx[c, j]] = value
+        if spec.beta_binomial:
+            start[layout.idx[0, 4]] = 0.01
+        alt = start.copy()
+        for pos in {int(p) for p in layout.idx[:, 2:4].ravel() if p >= 0}:
+            alt[pos] = 0.02
+        starts = np.clip(np.vstack([start, alt]), layout.lo, layout.hi)
+        return starts
 
     def _params_table(self) -> pd.DataFrame:
         r = self._result
@@ -269,3 +268,35 @@ class MultiConditionFitter(Fitter):
         ax.set_ylabel("P(yes)")
         ax.legend(fontsize="small", title=self.condition_column_)
         return ax
+
+
+def _condition_counts(
+    x_col: pd.Series,
+    r_col: pd.Series,
+    c_col: pd.Series,
+    keys: list[str],
+    stimulus: str,
+    response: str,
+    condition: str,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, tuple]]:
+    """(log levels, condition index, yes counts, trial counts) stacked over conditions, and
+    each condition's own (levels, yes, n); an input error names the condition."""
+    u_rows, c_rows, k_rows, n_rows = [], [], [], []
+    singles = {}
+    for c, key in enumerate(keys):
+        rows = c_col == key
+        try:
+            lv, k, n = aggregate_trials(
+                x_col[rows], r_col[rows], field=stimulus, response_field=response
+            )
+            lv, k, n = check_counts(lv, k, n, field=stimulus)
+        except PsychometricInputError as exc:
+            raise PsychometricInputError(f"{condition}={key}: {exc}") from None
+        u_rows.append(np.log(lv))
+        c_rows.append(np.full(lv.size, c))
+        k_rows.append(k)
+        n_rows.append(n)
+        singles[key] = (lv, k, n)
+    u, cond = np.concatenate(u_rows), np.concatenate(c_rows)
+    k_yes, n = np.concatenate(k_rows), np.concatenate(n_rows)
+    return u, cond, k_yes, n, singles
