@@ -30,6 +30,7 @@ import hashlib
 import json
 import textwrap
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -282,32 +283,12 @@ def _check_session(
     def mismatch(what: str, trial_index: int | None = None) -> None:
         report.mismatches.append(Mismatch(what, participant, trial_index, session_id))
 
-    group = None
-    if group_id is not None:
-        group = next((g for g in study.groups if g.id == group_id), None)
-        if group is None:
-            mismatch(f"group {group_id!r} is not a group of the study")
-            return
-    derived = design_trials(study, participant, number, seed, group)
-    derived_plan = [t.to_dict() for t in derived]
-    stored_plan = json.loads(plan_json)
-    if sha256_json(stored_plan) != plan_sha:
-        mismatch("the stored trial list does not match its own SHA-256 (edited afterwards)")
-    if sha256_json(derived_plan) != sha256_json(stored_plan):
-        diffs = _plan_diffs(stored_plan, derived_plan)
-        more = " ..." if len(diffs) > 3 else ""
-        mismatch(
-            f"trial list differs from the one re-derived from the study file and seed {seed}: "
-            + "; ".join(diffs[:3])
-            + more
-        )
-
-    answers: dict[int, dict[str, str | None]] = defaultdict(dict)
-    for idx, qid, value in conn.execute(
-        "SELECT trial_index, question_id, value FROM responses WHERE session_id = ?",
-        (session_id,),
-    ):
-        answers[idx][qid] = value
+    derived = _derive_plan(
+        study, participant, number, group_id, seed, plan_json, plan_sha, mismatch
+    )
+    if derived is None:
+        return
+    answers = _answers_by_trial(conn, session_id)
     has_sha = "schedule_sha256" in _columns(conn, "trials")
     adaptive = AdaptivePlan.for_study(study, seed)
     committed: list[CommittedTrial] = []
@@ -353,21 +334,77 @@ def _check_session(
         if sha is None:
             report.n_unchecked += 1
             continue
-        schedule = rebuild_schedule(study, expected)
-        report.n_schedules += 1
-        report.n_live += isinstance(schedule, LiveSchedule)
-        if schedule_sha256(schedule) == sha:
-            continue
-        files = set(_ids_of(expected)) & changed
-        if files:
-            reason = f"recording {', '.join(sorted(files))} changed since the study ran"
-        else:
-            reason = "rebuilt from the study, recording, levels and seed, it is not the one played"
-        bad_schedules[reason].append(idx)
+        reason = _schedule_problem(study, expected, sha, changed, report)
+        if reason is not None:
+            bad_schedules[reason].append(idx)
     for reason, indexes in bad_schedules.items():
         which = ", ".join(str(i) for i in indexes[:8]) + (" ..." if len(indexes) > 8 else "")
         n = len(indexes)
         mismatch(f"{n} schedule(s) differ ({'trial' if n == 1 else 'trials'} {which}): {reason}")
+
+
+def _derive_plan(
+    study: Study,
+    participant: str,
+    number: int,
+    group_id: str | None,
+    seed: int,
+    plan_json: str,
+    plan_sha: str,
+    mismatch: Callable[[str], None],
+) -> list[Trial] | None:
+    """The session's trial list re-derived from the study file and seed, with a mismatch
+    for a stored list edited afterwards or not the re-derived one; None (and a mismatch)
+    when the session's group is not in the study."""
+    group = None
+    if group_id is not None:
+        group = next((g for g in study.groups if g.id == group_id), None)
+        if group is None:
+            mismatch(f"group {group_id!r} is not a group of the study")
+            return None
+    derived = design_trials(study, participant, number, seed, group)
+    derived_plan = [t.to_dict() for t in derived]
+    stored_plan = json.loads(plan_json)
+    if sha256_json(stored_plan) != plan_sha:
+        mismatch("the stored trial list does not match its own SHA-256 (edited afterwards)")
+    if sha256_json(derived_plan) != sha256_json(stored_plan):
+        diffs = _plan_diffs(stored_plan, derived_plan)
+        more = " ..." if len(diffs) > 3 else ""
+        mismatch(
+            f"trial list differs from the one re-derived from the study file and seed {seed}: "
+            + "; ".join(diffs[:3])
+            + more
+        )
+    return derived
+
+
+def _answers_by_trial(conn: Connection, session_id: str) -> dict[int, dict[str, str | None]]:
+    """trial_index -> {question id: stored answer} of one session."""
+    answers: dict[int, dict[str, str | None]] = defaultdict(dict)
+    for idx, qid, value in conn.execute(
+        "SELECT trial_index, question_id, value FROM responses WHERE session_id = ?",
+        (session_id,),
+    ):
+        answers[idx][qid] = value
+    return answers
+
+
+def _schedule_problem(
+    study: Study, expected: Trial, sha: str, changed: set[str], report: VerifyReport
+) -> str | None:
+    """Why the schedule rebuilt for `expected` is not the one played (SHA-256 `sha`), or
+    None when it is; counts the rebuilt schedule in `report`."""
+    schedule = rebuild_schedule(study, expected)
+    report.n_schedules += 1
+    report.n_live += isinstance(schedule, LiveSchedule)
+    if schedule_sha256(schedule) == sha:
+        return None
+    files = set(_ids_of(expected)) & changed
+    if files:
+        reason = f"recording {', '.join(sorted(files))} changed since the study ran"
+    else:
+        reason = "rebuilt from the study, recording, levels and seed, it is not the one played"
+    return reason
 
 
 def _rerun_roots(conn: Connection, session_id: str) -> dict[int, int]:
