@@ -25,8 +25,9 @@ from helpers.browser import WebHost, drive, launch_chromium, wait_screen
 from helpers.studies import tiny_study
 from playwright.async_api import async_playwright
 
-from uxlab.host.enrolment import enrolled_participant, load_or_create_salt
+from uxlab.host.enrolment import enrolled_participant
 from uxlab.store import Store
+from uxlab.store.enrolment_salt import stored_salt
 
 pytestmark = pytest.mark.slow
 DOC = Path(__file__).resolve().parents[1] / "docs" / "how-to" / "remote-participants.md"
@@ -145,8 +146,9 @@ async def test_a_participant_takes_part_through_nginx_with_tls(tmp_path):
         nginx.terminate()
         nginx.wait(timeout=30)
         assert host.stop() == 0
-    salt = load_or_create_salt(db)
     with Store.open(db) as store:
+        salt = stored_salt(store)
+        assert salt is not None, "the host keeps the salt in the database"
         participant, state = store.conn.execute(
             "SELECT participant, state FROM sessions"
         ).fetchone()

@@ -173,15 +173,17 @@ def test_a_withdrawn_invitees_code_opens_nothing(db, capsys, tmp_path):
 
 
 def test_an_enrolled_participant_is_withdrawn_by_the_platform_id(db, capsys):
-    from uxlab.host.enrolment import enrolled_participant, load_or_create_salt
+    from uxlab.host.enrolment import enrolled_participant
+    from uxlab.store.enrolment_salt import enrolment_salt
     from uxlab.study import load_study
 
     platform_id = "5f3c9a71e2b04d18aa6c0e42"
     code, _, err = exits(["withdraw", db, "--enrolled", platform_id, "--yes"], capsys)
-    assert code == EXIT_INPUT and "no enrolment salt at" in err  # no open enrolment yet
-    salt = load_or_create_salt(db)  # as `uxlab host --enrol` makes it
-    enrolled = enrolled_participant(salt, platform_id)
+    assert code == EXIT_INPUT and "holds no enrolment salt" in err  # no open enrolment yet
     with Store.open(db) as store:
+        made = enrolment_salt(store, Path(str(db) + ".enrol_salt"), make=True)  # as the host
+        assert made is not None and made.origin == "made"
+        enrolled = enrolled_participant(made.salt, platform_id)
         store.start_or_resume_session(load_study(STUDY), enrolled, environment={})
     assert len(sessions_of(db, enrolled)) == 1
 

@@ -69,9 +69,14 @@ def ci_range(low: float, high: float) -> str:
     return f"{low:,.0f} to {high:,.0f}"
 
 
+NO_UPPER_BOUND = "no upper bound from these data"
+"""An infinite upper bound: these data do not bound the interval from above."""
+
+
 def estimate_with_ci(est: float, low: float, high: float) -> str:
-    """`1,150 [376, 1,869]`; `not reached` when fewer than that share gave up while waiting."""
+    """`1,150 [376, 1,869]`; `not reached` when fewer than that share gave up while waiting;
+    `no upper bound from these data` for an infinite upper bound."""
+    upper = f"{high:,.0f}" if np.isfinite(high) else NO_UPPER_BOUND
     if not np.isfinite(est):
-        return "not reached" if not np.isfinite(low) else f"not reached [{low:,.0f}, –]"
-    upper = f"{high:,.0f}" if np.isfinite(high) else "not reached"
+        return "not reached" if not np.isfinite(low) else f"not reached [{low:,.0f}, {upper}]"
     return f"{est:,.0f} [{low:,.0f}, {upper}]"

@@ -20,7 +20,7 @@ from analysis.report.browser_part import browser_blocks, browser_paint_table
 COLUMNS = [
     "participant",
     "session_id",
-    "trials measured",
+    "trials shown",
     "lateness measured at",
     "p50 lateness, median trial (ms)",
     "p99 lateness, median trial (ms)",
@@ -54,12 +54,12 @@ def fidelity_table(trials: pd.DataFrame) -> pd.DataFrame | None:
     if "n_chunks" not in trials.columns or "participant" not in trials.columns:
         return None
     n_chunks = _numbers(trials, "n_chunks")
-    measured = trials[n_chunks > 0]
-    if measured.empty:
+    with_chunks = trials[n_chunks > 0]
+    if with_chunks.empty:
         return None
-    by = "session_id" if "session_id" in measured.columns else "participant"
+    by = "session_id" if "session_id" in with_chunks.columns else "participant"
     rows = []
-    for _, part in measured.groupby(by, sort=False, dropna=False):
+    for _, part in with_chunks.groupby(by, sort=False, dropna=False):
         shown_p50 = _numbers(part, "late_shown_p50_ms")
         shown = shown_p50.notna().all()
         which = "late_shown" if shown else "late_handed"
@@ -75,7 +75,7 @@ def fidelity_table(trials: pd.DataFrame) -> pd.DataFrame | None:
             {
                 "participant": str(part["participant"].iloc[0]),
                 "session_id": part["session_id"].iloc[0] if by == "session_id" else "",
-                "trials measured": len(part),
+                "trials shown": len(part),
                 "lateness measured at": where,
                 "p50 lateness, median trial (ms)": _stat(p50, "median"),
                 "p99 lateness, median trial (ms)": _stat(p99, "median"),

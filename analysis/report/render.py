@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.report.blocks import Bullets, Figure, Heading, Para, Table
+from analysis.report.blocks import NO_UPPER_BOUND, Bullets, Figure, Heading, Para, Table
 from analysis.report.contents import build_blocks
 from analysis.report.data import one_line_error
 from analysis.report.md_escape import md_block, md_text
@@ -29,7 +29,9 @@ def _num(v) -> str:
         return str(v)
     if isinstance(v, float | np.floating):
         if not np.isfinite(v):
-            return "–" if np.isnan(v) else "not reached"
+            if np.isnan(v):
+                return "–"
+            return NO_UPPER_BOUND if v > 0 else "no lower bound"  # the data do not bound it
         if abs(v) >= 100:
             return f"{v:,.0f}"
         return f"{v:.3g}" if abs(v) < 1 else f"{v:.2f}"
@@ -105,16 +107,16 @@ def render_html(blocks: list, title: str) -> str:
 
 def _html_table(t: Table) -> str:
     frame = t.frame
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    head = "".join(f"<th>{inline(str(c))}</th>" for c in frame.columns)
     numeric = [pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns]
     body = []
     for row in _fmt_frame(frame):
         cells = "".join(
-            f'<td class="n">{html.escape(v)}</td>' if isnum else f"<td>{html.escape(v)}</td>"
+            f'<td class="n">{inline(v)}</td>' if isnum else f"<td>{inline(v)}</td>"
             for v, isnum in zip(row, numeric, strict=True)
         )
         body.append(f"<tr>{cells}</tr>")
-    cap = f'<p class="cap">{html.escape(t.caption)}</p>' if t.caption else ""
+    cap = f'<p class="cap">{inline(t.caption)}</p>' if t.caption else ""
     return (
         f'{cap}<div class="scroll"><table><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table></div>"

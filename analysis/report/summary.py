@@ -17,6 +17,9 @@ def ms(value: float) -> str:
 
 
 def ci(low: float, high: float) -> str:
+    """`95% CI 620 ms to 1.9 s`; an infinite upper bound is said to be unbounded."""
+    if np.isfinite(low) and np.isposinf(high):
+        return f"95% CI from {ms(low)}, no upper bound from these data"
     return f"95% CI {ms(low)} to {ms(high)}"
 
 
@@ -170,19 +173,35 @@ def _abandonment_sentences(data) -> list[str]:
         fast, slow = ten.iloc[-1], ten.iloc[0]
         paused = "paused_ms" in s.sdata.columns and bool((s.sdata["paused_ms"] > 0).any())
         waited = " of waiting (mid-chain answering not counted)" if paused else " after the send"
-        out.append(
-            f"Abandonment: 10% of trials had been given up by {_abandon_time(s, slow)}{waited} "
-            f"in the least patient condition ({slow.condition}) and by "
-            f"{_abandon_time(s, fast)} in the most patient one ({fast.condition}); model: "
-            f"{s.aft.family_} AFT."
+        ratios = s.aft.time_ratios_
+        ordered = bool(((ratios["ci_low"] > 1) | (ratios["ci_high"] < 1)).any())
+        least, most = (  # named only when the model can tell which is less patient
+            (
+                f"the least patient condition ({slow.condition})",
+                f"the most patient one ({fast.condition})",
+            )
+            if ordered
+            else (str(slow.condition), str(fast.condition))
         )
-        for r in s.aft.time_ratios_.itertuples():
+        text = (
+            f"Abandonment: the time by which 10% of trials were given up{waited}: "
+            f"{_abandon_time(s, slow)} in {least}; {_abandon_time(s, fast)} in {most}; model: "
+            f"{s.aft.family_} AFT"
+        )
+        out.append(
+            text + "."
+            if ordered
+            else text + " (no time ratio's 95% CI excludes 1, so these "
+            "data do not tell which condition is less patient)."
+        )
+        independent = "" if getattr(s.aft, "clustered_", True) else ", trials as independent"
+        for r in ratios.itertuples():
             if r.ci_low > 1 or r.ci_high < 1:
                 change = "longer" if r.time_ratio > 1 else "shorter"
                 out.append(
                     f"Each {r.per.replace('per ', '')} of {r.factor} made people wait "
                     f"{abs(r.time_ratio - 1):.0%} {change} before giving up (time ratio "
-                    f"{r.time_ratio:.2f}, 95% CI {r.ci_low:.2f} to {r.ci_high:.2f})."
+                    f"{r.time_ratio:.2f}, 95% CI {r.ci_low:.2f} to {r.ci_high:.2f}{independent})."
                 )
     elif s is not None and s.aft_error:
         out.append(f"No abandonment model was fitted: {s.aft_error}.")
@@ -255,6 +274,6 @@ def _abandon_time(survival, row) -> str:
             mask &= (sdata[factor] == row[factor]).to_numpy()
     longest_ms = float(sdata.loc[mask, "duration_ms"].max()) if mask.any() else float("nan")
     return (
-        f"no time within the longest wait observed ({ms(longest_ms)}; fewer gave up, and the "
+        f"beyond the longest wait observed ({ms(longest_ms)}; fewer gave up, and the "
         "model's figure is extrapolated)"
     )

@@ -79,8 +79,9 @@ async def _serve(
 ) -> None:
     import uvicorn
 
+    from uxlab.cli import CliError
     from uxlab.cli.places import host_files_beside
-    from uxlab.host.enrolment import load_or_create_salt, salt_path
+    from uxlab.host.enrolment import salt_path
     from uxlab.host.web_server import (
         Enrolment,
         PaintWriter,
@@ -89,7 +90,9 @@ async def _serve(
         make_app,
     )
     from uxlab.store import Store
+    from uxlab.store.enrolment_salt import enrolment_salt
     from uxlab.store.invitations import participant_for_code
+    from uxlab.store.schema import StoreError
 
     store = Store.open(db)  # read by the host for codes and states; each program has its own
 
@@ -103,11 +106,24 @@ async def _serve(
         ).fetchone()
         return row[0] if row else None
 
-    # a PostgreSQL database: the salt is kept on this host, beside results/<database name>
-    salt_beside = host_files_beside(db)
     enrolment = None
     if args.enrol is not None:
-        enrolment = Enrolment(args.enrol, load_or_create_salt(salt_beside), args.completion_url)
+        # the salt is kept in the database (one for every host sharing it); a salt file
+        # beside it from before schema version 8 is adopted once, keeping existing ids
+        salt_file = salt_path(host_files_beside(db))
+        try:
+            got = enrolment_salt(store, salt_file, make=True)
+        except StoreError as exc:
+            store.close()
+            raise CliError(str(exc)) from None
+        assert got is not None  # make=True always gives one
+        if got.origin == "adopted":
+            log(
+                f"adopted the enrolment salt of {salt_file} into the database (existing "
+                "participants keep their ids); the file is no longer read, and every host "
+                "sharing the database now uses this salt"
+            )
+        enrolment = Enrolment(args.enrol, got.salt, args.completion_url)
     where = db if isinstance(db, str) else db.resolve()
     paints = PaintWriter(where)
     ctx = WebHostContext(
@@ -136,7 +152,7 @@ async def _serve(
     shown = f"[{host}]" if ":" in host else host
     modes = [f"{invited} invitations"]
     if enrolment is not None:
-        modes.append(f"open enrolment by ?{enrolment.param}= ({salt_path(salt_beside)})")
+        modes.append(f"open enrolment by ?{enrolment.param}= (salt kept in the database)")
     log(f"study {study_id!r} ({', '.join(modes)}) in the browser on http://{shown}:{port}/ "
         f"at {fps} fps")  # fmt: skip
     log(f"a participant opens http://{shown}:{port}/#CODE; Ctrl+C stops")

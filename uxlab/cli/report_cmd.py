@@ -400,22 +400,30 @@ def _print_summary(data) -> None:  # data: analysis.report.ReportData
             r = row.iloc[0]
             what = f" ({r.estimand})" if isinstance(r.get("estimand"), str) else ""
             if r.ci_low == r.ci_low:  # not NaN
-                interval = f"[{r.ci_low:.0f}, {r.ci_high:.0f}]"
+                interval = f"[{r.ci_low:.0f}, {_upper(r.ci_high, '.0f')}]"
             else:  # below the minimum the figure describes these people, not a population
                 interval, what = _no_interval(data.n_participants), ""
             marks = ", extrapolated" if bool(r.get("extrapolated", False)) else ""
             print(f"  {measure:<13} 50% threshold {r.estimate:8.0f} ms  {interval}{marks}{what}")
     if data.survival is not None and data.survival.aft is not None:
         for r in data.survival.aft.time_ratios_.itertuples():
-            finite = r.ci_low > 0 and r.ci_high < float("inf")  # False for NaN too
+            bounded_below = r.ci_low > 0 and r.ci_high == r.ci_high  # False for NaN too
             interval = (
-                f"[{r.ci_low:.2f}, {r.ci_high:.2f}]"
-                if finite
+                f"[{r.ci_low:.2f}, {_upper(r.ci_high, '.2f')}]"
+                if bounded_below
                 else "(no finite interval: the give-ups do not pin it down)"
             )
+            if bounded_below and not getattr(data.survival.aft, "clustered_", True):
+                interval += " (trials treated as independent: describes these participants)"
             print(
                 f"  abandonment   time ratio {r.per} of {r.factor}: {r.time_ratio:.2f} {interval}"
             )
+
+
+def _upper(high: float, spec: str) -> str:
+    """An interval's upper bound as the report writes it: infinite means the data do not
+    bound it."""
+    return format(high, spec) if high != float("inf") else "no upper bound from these data"
 
 
 def _print_notes(data) -> None:  # data: analysis.report.ReportData

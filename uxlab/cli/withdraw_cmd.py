@@ -2,8 +2,8 @@
 participant's data everywhere.
 
 `--enrolled` names a participant of open enrolment (`uxlab host --enrol`) by the platform's
-id: their participant id (`R-...`) is computed with the enrolment salt beside the database
-(`uxlab.host.enrolment`); the platform id itself is neither stored nor printed.
+id: their participant id (`R-...`) is computed with the enrolment salt kept in the database
+(`uxlab.store.enrolment_salt`); the platform id itself is neither stored nor printed.
 
 Deletes the participant's sessions, trials, answers, events and runs (`Store.withdraw`) and
 their invitation, if they had one (`withdraw_invited`: the code then opens nothing). The
@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--enrolled",
         metavar="PLATFORM_ID",
         help="open enrolment (uxlab host --enrol): the recruitment platform's id of the "
-        "participant; their id is computed with the salt beside the database (DB.enrol_salt)",
+        "participant; their id is computed with the enrolment salt kept in the database",
     )
     parser.add_argument(
         "--yes", action="store_true", help="do not ask (required when stdin is not a terminal)"
@@ -111,28 +111,36 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _enrolled(db: Path | str, platform_id: str) -> str:
-    """The participant id open enrolment gave `platform_id` (with the salt beside `db`)."""
+    """The participant id open enrolment gave `platform_id` (with the salt kept in `db`)."""
     from uxlab.cli import CliError
     from uxlab.cli.places import host_files_beside
     from uxlab.host.enrolment import enrolled_participant, salt_path, valid_platform_id
+    from uxlab.store import Store, StoreError
+    from uxlab.store.enrolment_salt import enrolment_salt
 
     if not valid_platform_id(platform_id):
         raise CliError(
             "--enrolled: a platform id is 1-128 letters, digits, '-' or '_' (as in the "
             "study link's query); nothing was deleted"
         )
-    path = salt_path(host_files_beside(db))
+    salt_file = salt_path(host_files_beside(db))
     try:
-        salt = bytes.fromhex(path.read_text().strip())
-    except FileNotFoundError:
+        with Store.open(db) as store:
+            got = enrolment_salt(store, salt_file, make=False)
+    except StoreError as exc:
+        raise CliError(f"{exc}; nothing was deleted") from None
+    if got is None:
         raise CliError(
-            f"--enrolled: no enrolment salt at {path} (made by `uxlab host --enrol` beside "
-            "the database; without it platform ids cannot be matched, so give the "
+            f"--enrolled: {db_name(db)} holds no enrolment salt (kept in the database by "
+            "`uxlab host --enrol`; without it platform ids cannot be matched, so give the "
             "participant id with --participant); nothing was deleted"
-        ) from None
-    except (OSError, ValueError) as exc:
-        raise CliError(f"{path}: cannot read the enrolment salt ({exc})") from None
-    return enrolled_participant(salt, platform_id)
+        )
+    if got.origin == "adopted":
+        print(
+            f"Adopted the enrolment salt of {salt_file} into the database (existing "
+            "participants keep their ids); the file is no longer read."
+        )
+    return enrolled_participant(got.salt, platform_id)
 
 
 def _has_invitations(conn: sqlite3.Connection) -> bool:

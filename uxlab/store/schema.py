@@ -30,6 +30,8 @@ Tables:
                 (`uxlab.store.invitations`; schema version 6, created on first use before)
   browser_paints when each chunk was painted in a participant's browser tab
                 (`uxlab.store.browser_paints`; schema version 7, created on first use before)
+  enrolment_salt the open-enrolment salt, one row (`uxlab.store.enrolment_salt`; schema
+                version 8, a file beside the database before)
 """
 
 from __future__ import annotations
@@ -220,8 +222,18 @@ CREATE TABLE IF NOT EXISTS browser_paints (
 );
 """
 
+_V8 = """
+-- The open-enrolment salt (`uxlab.store.enrolment_salt`): one row, written once by the first
+-- host to enrol a participant. Before version 8 it was a file beside the database.
+CREATE TABLE IF NOT EXISTS enrolment_salt (
+    id            INTEGER PRIMARY KEY CHECK (id = 1),
+    salt          TEXT NOT NULL,          -- hex; never exported
+    made_at       TEXT NOT NULL
+);
+"""
+
 # MIGRATIONS[k] upgrades version k to k + 1. Version 0 is an empty file.
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
