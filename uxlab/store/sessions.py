@@ -42,67 +42,24 @@ class Sessions(StoreBase):
         with self._write():
             self._register(study)
             number = self._ensure_participant(participant)
-            row = self.conn.execute(
-                """
-                SELECT s.session_id, s.state, s.study_sha256, s.plan, s.seed, s.resumed_count,
-                       s.group_id, s.pilot, s.simulated
-                FROM sessions s JOIN studies st ON st.sha256 = s.study_sha256
-                WHERE s.participant = ? AND st.study_id = ?
-                ORDER BY s.created_at DESC, s.rowid DESC LIMIT 1
-                """,
-                (participant, study.id),
-            ).fetchone()
-            if row and row[1] == "completed":
-                raise StoreError(
-                    f"{self.path}: participant {participant} already completed study "
-                    f"{study.id!r} (session {row[0]}); use a new participant id"
-                )
+            row = self._latest_session(study, participant)
             if row:
                 self._take_lease(study, participant, row[0], now_s, now)
                 return self._resume(study, participant, number, row, now, now_s, environment)
-            (group_id,) = self.conn.execute(
-                "SELECT group_id FROM participants WHERE participant = ?", (participant,)
-            ).fetchone()
-            group = None
-            if study.groups:
-                if group_id is None:
-                    raise StoreError(
-                        f"study {study.id!r} has between-participant factors: call "
-                        "allocate_group(study, participant) before starting the session"
-                    )
-                group = next(g for g in study.groups if g.id == group_id)
+            group_id, group = self._allocated_group(study, participant)
             trials = design_trials(study, participant, number, seed, group)
-            plan = [t.to_dict() for t in trials]
-            plan_sha = sha256_json(plan)
-            session_id = self.new_session_id()
-            self.conn.execute(
-                "INSERT INTO sessions (session_id, participant, study_sha256, seed, state, pilot,"
-                " simulated, environment, plan, plan_sha256, group_id, resumed_count, created_at,"
-                " updated_at, last_seen_s) VALUES (?,?,?,?,?,?,?,?,?,?,?,0,?,?,?)",
-                (
-                    session_id,
-                    participant,
-                    study.sha256,
-                    seed,
-                    "created",
-                    int(pilot),
-                    int(simulated),
-                    json.dumps(environment, sort_keys=True),
-                    json.dumps(plan),
-                    plan_sha,
-                    group_id,
-                    now,
-                    now,
-                    now_s,
-                ),
+            session_id = self._create_session(
+                study,
+                participant,
+                seed,
+                trials,
+                group_id,
+                pilot,
+                simulated,
+                environment,
+                now,
+                now_s,
             )
-            self._audit(
-                "create",
-                session_id,
-                plan_sha,
-                {"study_sha256": study.sha256, "seed": seed, "n_trials": len(trials)},
-            )
-            self._add_run(session_id, 0, 0, environment, now)
             self._take_lease(study, participant, session_id, now_s, now)
         return Session(
             id=session_id,
@@ -118,6 +75,90 @@ class Sessions(StoreBase):
             simulated=simulated,
             n_planned=len(trials),
         )
+
+    def _latest_session(self, study: Study, participant: str) -> tuple[Any, ...] | None:
+        """The participant's latest session of this study (the row `_resume` reads), or
+        None; refuses (StoreError) a participant who completed the study."""
+        row: tuple[Any, ...] | None = self.conn.execute(
+            """
+            SELECT s.session_id, s.state, s.study_sha256, s.plan, s.seed, s.resumed_count,
+                   s.group_id, s.pilot, s.simulated
+            FROM sessions s JOIN studies st ON st.sha256 = s.study_sha256
+            WHERE s.participant = ? AND st.study_id = ?
+            ORDER BY s.created_at DESC, s.rowid DESC LIMIT 1
+            """,
+            (participant, study.id),
+        ).fetchone()
+        if row and row[1] == "completed":
+            raise StoreError(
+                f"{self.path}: participant {participant} already completed study "
+                f"{study.id!r} (session {row[0]}); use a new participant id"
+            )
+        return row
+
+    def _allocated_group(self, study: Study, participant: str) -> tuple[Any, Any]:
+        """(group id, group) allocated to the participant; (None, None) in a study without
+        between-participant factors. Refuses (StoreError) when none was allocated."""
+        (group_id,) = self.conn.execute(
+            "SELECT group_id FROM participants WHERE participant = ?", (participant,)
+        ).fetchone()
+        group = None
+        if study.groups:
+            if group_id is None:
+                raise StoreError(
+                    f"study {study.id!r} has between-participant factors: call "
+                    "allocate_group(study, participant) before starting the session"
+                )
+            group = next(g for g in study.groups if g.id == group_id)
+        return group_id, group
+
+    def _create_session(
+        self,
+        study: Study,
+        participant: str,
+        seed: int,
+        trials: list[Trial],
+        group_id: str | None,
+        pilot: bool,
+        simulated: bool,
+        environment: dict[str, Any],
+        now: str,
+        now_s: float,
+    ) -> str:
+        """Insert a new session with its trial list, audit it and open its first run;
+        returns its id. Runs inside the caller's write transaction."""
+        plan = [t.to_dict() for t in trials]
+        plan_sha = sha256_json(plan)
+        session_id = self.new_session_id()
+        self.conn.execute(
+            "INSERT INTO sessions (session_id, participant, study_sha256, seed, state, pilot,"
+            " simulated, environment, plan, plan_sha256, group_id, resumed_count, created_at,"
+            " updated_at, last_seen_s) VALUES (?,?,?,?,?,?,?,?,?,?,?,0,?,?,?)",
+            (
+                session_id,
+                participant,
+                study.sha256,
+                seed,
+                "created",
+                int(pilot),
+                int(simulated),
+                json.dumps(environment, sort_keys=True),
+                json.dumps(plan),
+                plan_sha,
+                group_id,
+                now,
+                now,
+                now_s,
+            ),
+        )
+        self._audit(
+            "create",
+            session_id,
+            plan_sha,
+            {"study_sha256": study.sha256, "seed": seed, "n_trials": len(trials)},
+        )
+        self._add_run(session_id, 0, 0, environment, now)
+        return session_id
 
     def _take_lease(
         self, study: Study, participant: str, session_id: str, now_s: float, now: str
