@@ -90,41 +90,9 @@ def design_trials(
     seed = study.seed if seed is None else seed
     rng = np.random.default_rng([seed, participant_key(participant)])
     conditions = study.conditions
-    d = study.design
-
-    main: list[tuple[int, Condition]] = []  # (block, condition)
-    if d.order == "blocked":
-        main = _blocked(study, conditions, participant_number, rng)
-    else:
-        tail: list[str] = []
-        for b in range(1, d.blocks + 1):
-            if d.order == "fixed":
-                seq = [c for _ in range(d.repeats) for c in conditions]
-            elif d.order == "latin-square":
-                row = williams_row(len(conditions), participant_number)
-                seq = [conditions[i] for _ in range(d.repeats) for i in row]
-            else:
-                seq = constrained_shuffle(conditions * d.repeats, d.max_run, rng, tail)
-            tail = [c.id for c in seq]
-            main += [(b, c) for c in seq]
-
-    practice = []
-    if d.practice:
-        deck: list[Condition] = []
-        while len(practice) < d.practice:
-            if not deck:
-                deck = [conditions[i] for i in rng.permutation(len(conditions))]
-            practice.append(deck.pop())
-
-    # The sequence with attention checks placed after every N main trials.
-    slots: list[tuple[str, int, Condition | None]] = [("practice", 0, c) for c in practice]
-    breaks: set[int] = set()
-    for n, (block, cond) in enumerate(main, start=1):
-        slots.append(("main", block, cond))
-        if study.attention and n % study.attention.every == 0:
-            slots.append(("attention", block, None))
-        if d.break_every and n % d.break_every == 0 and n < len(main):
-            breaks.add(len(slots))
+    main = _main_sequence(study, participant_number, rng)
+    practice = _practice_conditions(study, rng)
+    slots, breaks = _slots(study, main, practice)
 
     group_levels = dict(group.levels) if group else {}
     group_id = group.id if group else None
@@ -172,6 +140,62 @@ def design_trials(
             )
         )
     return trials
+
+
+def _main_sequence(
+    study: Study, participant_number: int, rng: np.random.Generator
+) -> list[tuple[int, Condition]]:
+    """(block, condition) of every main trial, in the design's order."""
+    conditions = study.conditions
+    d = study.design
+    main: list[tuple[int, Condition]] = []  # (block, condition)
+    if d.order == "blocked":
+        main = _blocked(study, conditions, participant_number, rng)
+    else:
+        tail: list[str] = []
+        for b in range(1, d.blocks + 1):
+            if d.order == "fixed":
+                seq = [c for _ in range(d.repeats) for c in conditions]
+            elif d.order == "latin-square":
+                row = williams_row(len(conditions), participant_number)
+                seq = [conditions[i] for _ in range(d.repeats) for i in row]
+            else:
+                seq = constrained_shuffle(conditions * d.repeats, d.max_run, rng, tail)
+            tail = [c.id for c in seq]
+            main += [(b, c) for c in seq]
+    return main
+
+
+def _practice_conditions(study: Study, rng: np.random.Generator) -> list[Condition]:
+    """The practice trials' conditions: shuffled decks of all conditions, dealt in turn."""
+    conditions = study.conditions
+    d = study.design
+    practice = []
+    if d.practice:
+        deck: list[Condition] = []
+        while len(practice) < d.practice:
+            if not deck:
+                deck = [conditions[i] for i in rng.permutation(len(conditions))]
+            practice.append(deck.pop())
+    return practice
+
+
+def _slots(
+    study: Study, main: list[tuple[int, Condition]], practice: list[Condition]
+) -> tuple[list[tuple[str, int, Condition | None]], set[int]]:
+    """(kind, block, condition) of every trial, practice first and an attention check after
+    every N main trials; and the slot indexes a break comes before."""
+    d = study.design
+    # The sequence with attention checks placed after every N main trials.
+    slots: list[tuple[str, int, Condition | None]] = [("practice", 0, c) for c in practice]
+    breaks: set[int] = set()
+    for n, (block, cond) in enumerate(main, start=1):
+        slots.append(("main", block, cond))
+        if study.attention and n % study.attention.every == 0:
+            slots.append(("attention", block, None))
+        if d.break_every and n % d.break_every == 0 and n < len(main):
+            breaks.add(len(slots))
+    return slots, breaks
 
 
 def constrained_shuffle(
