@@ -109,36 +109,13 @@ class Trials(StoreBase):
         `events` are dicts with `kind` and `t_ms` (the rest is kept as data). Returns the
         SHA-256 of what was stored (also written to the audit log).
         """
-        if outcome not in OUTCOMES:
-            raise StoreError(
-                f"trial {trial_index}: outcome {outcome!r} is not one of {', '.join(OUTCOMES)}"
-            )
-        timings = dict(timings or {})
-        for key, value in timings.items():
-            if value is not None and not isinstance(value, (int, float)):
-                raise StoreError(f"trial {trial_index}: timing {key}={value!r} is not a number")
-        if outcome == Outcome.ABANDONED and timings.get("t_abandon_ms") is None:
-            raise StoreError(f"trial {trial_index}: an abandoned trial needs t_abandon_ms")
+        timings = _checked_timings(trial_index, outcome, timings)
         trial = session.trials[trial_index]
         answers = _normalise_responses(
             session.study.trial_response_questions, responses or {}, f"trial {trial_index}"
         )
-        attention_ok = None
-        check = trial.attention
-        given = None if check is None else answers.get(check.question, (None, None))[0]
-        if check is not None and given is not None:  # unanswered (a quit): stays empty
-            question = session.study.question(check.question)
-            attention_ok = int(_matches(question, given, check.answer))
-        events = list(events or [])
-        event_rows = []
-        for seq, ev in enumerate(events):
-            ev = dict(ev)
-            kind = ev.pop("kind", None)
-            if not isinstance(kind, str):
-                raise StoreError(f"trial {trial_index}: event {seq} has no 'kind'")
-            t_ms = ev.pop("t_ms", None)
-            data = json.dumps(ev, sort_keys=True, separators=(",", ":"))
-            event_rows.append((session.id, trial_index, seq, t_ms, kind, data))
+        attention_ok = _attention_ok(session, trial, answers)
+        event_rows = _event_rows(session.id, trial_index, events)
         extra = {k: v for k, v in timings.items() if k not in TIMING_COLUMNS}
         payload = {
             "session_id": session.id,
@@ -245,3 +222,51 @@ class Trials(StoreBase):
                 [(session.id, END_INDEX, q, v, rt) for q, (v, rt) in answers.items()],
             )
             self._audit("answers", session.id, sha256_json(answers), {"n": len(answers)})
+
+
+def _checked_timings(
+    trial_index: int, outcome: str, timings: dict[str, float | None] | None
+) -> dict[str, float | None]:
+    """A copy of `timings`, refused (StoreError) for an unknown outcome, a timing that is
+    not a number, or an abandoned trial without t_abandon_ms."""
+    if outcome not in OUTCOMES:
+        raise StoreError(
+            f"trial {trial_index}: outcome {outcome!r} is not one of {', '.join(OUTCOMES)}"
+        )
+    timings = dict(timings or {})
+    for key, value in timings.items():
+        if value is not None and not isinstance(value, (int, float)):
+            raise StoreError(f"trial {trial_index}: timing {key}={value!r} is not a number")
+    if outcome == Outcome.ABANDONED and timings.get("t_abandon_ms") is None:
+        raise StoreError(f"trial {trial_index}: an abandoned trial needs t_abandon_ms")
+    return timings
+
+
+def _attention_ok(session: Session, trial: Trial, answers: dict[str, Any]) -> int | None:
+    """1 / 0 whether an attention check's answer is the expected one; None for a trial
+    that is not a check, or a check left unanswered (a quit)."""
+    attention_ok = None
+    check = trial.attention
+    given = None if check is None else answers.get(check.question, (None, None))[0]
+    if check is not None and given is not None:  # unanswered (a quit): stays empty
+        question = session.study.question(check.question)
+        attention_ok = int(_matches(question, given, check.answer))
+    return attention_ok
+
+
+def _event_rows(
+    session_id: str, trial_index: int, events: list[dict[str, Any]] | None
+) -> list[tuple[Any, ...]]:
+    """The events table's rows for a trial's events (`kind` and `t_ms` as columns, the
+    rest as JSON data); refuses (StoreError) an event without a kind."""
+    events = list(events or [])
+    event_rows = []
+    for seq, ev in enumerate(events):
+        ev = dict(ev)
+        kind = ev.pop("kind", None)
+        if not isinstance(kind, str):
+            raise StoreError(f"trial {trial_index}: event {seq} has no 'kind'")
+        t_ms = ev.pop("t_ms", None)
+        data = json.dumps(ev, sort_keys=True, separators=(",", ":"))
+        event_rows.append((session_id, trial_index, seq, t_ms, kind, data))
+    return event_rows
