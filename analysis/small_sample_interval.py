@@ -31,35 +31,10 @@ import pandas as pd
 from scipy import stats
 
 from analysis.batch_mle import BOOT_TOLERANCES, maximise
-from analysis.psychometric import (
-    DEFAULT_LEVELS,
-    PsychometricFitter,
-    _intervals,
-    _threshold_logs,
-    aggregate_trials,
-)
-from analysis.psychometric.inputs import _as_float_array, _column
+from analysis.psychometric import DEFAULT_LEVELS, PsychometricFitter, _threshold_logs
+from analysis.psychometric.groups import floored_threshold_frame, participant_counts
 
 METHOD = "participant jackknife, t on N - 1 df, on ln ms"
-
-
-def participant_counts(
-    df: pd.DataFrame, stimulus: str, response: str, participant: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(levels_ms, n_yes, n_total, per_k [P, L], per_n [P, L]): pooled counts per level and
-    each participant's counts at the same levels."""
-    x_col, r_col, p_col = _column(df, stimulus), _column(df, response), _column(df, participant)
-    levels_ms, n_yes, n_total = aggregate_trials(
-        x_col, r_col, field=stimulus, response_field=response
-    )
-    keys, p_inv = np.unique(p_col.astype(str).to_numpy(), return_inverse=True)
-    x_inv = np.searchsorted(levels_ms, _as_float_array(x_col, stimulus))
-    r = _as_float_array(r_col, response)
-    per_k = np.zeros((keys.size, levels_ms.size))
-    per_n = np.zeros((keys.size, levels_ms.size))
-    np.add.at(per_k, (p_inv, x_inv), r)
-    np.add.at(per_n, (p_inv, x_inv), 1.0)
-    return levels_ms, n_yes, n_total, per_k, per_n
 
 
 def jackknife_t(
@@ -115,21 +90,7 @@ def population_threshold_small_n(
     )
     theta[~np.isfinite(ll)] = np.nan
     low, high = jackknife_t(est, _threshold_logs(res.layout, theta, levels), alpha)
-    if n_boot > 0:
-        p_low, p_high = _intervals(
-            pooled._threshold_samples(levels)[1], est, None, None, "percentile", alpha
-        )
-        low, high = np.fmin(low, p_low), np.fmax(high, p_high)
-    return pd.DataFrame(
-        {
-            "level": list(levels),
-            "estimate": np.exp(est),
-            "ci_low": np.exp(low),
-            "ci_high": np.exp(high),
-            "n_trials": int(n_total.sum()),
-            "n_participants": int(people),
-        }
-    )
+    return floored_threshold_frame(pooled, est, low, high, levels, alpha, n_boot, people)
 
 
 def mixed_threshold_small_n(

@@ -106,24 +106,17 @@ def population_threshold(
     resampled pool separates there too and the cluster bootstrap alone has zero width.
     Columns: level, estimate, ci_low, ci_high, n_trials, n_participants.
     """
-    x_col, r_col, p_col = _column(df, stimulus), _column(df, response), _column(df, participant)
-    levels_ms, n_yes, n_total = aggregate_trials(
-        x_col, r_col, field=stimulus, response_field=response
+    levels_ms, n_yes, n_total, per_k, per_n = participant_counts(
+        df, stimulus, response, participant
     )
     pooled = PsychometricFitter(levels=levels, alpha=alpha, **fitter_kwargs).fit(
         levels_ms, n_yes, n_total, n_boot=n_boot, seed=seed + 1, sensitivity=False
     )
-    keys, p_inv = np.unique(p_col.astype(str).to_numpy(), return_inverse=True)
-    x_inv = np.searchsorted(levels_ms, _as_float_array(x_col, stimulus))
-    r = _as_float_array(r_col, response)
-    per_k = np.zeros((keys.size, levels_ms.size))
-    per_n = np.zeros((keys.size, levels_ms.size))
-    np.add.at(per_k, (p_inv, x_inv), r)
-    np.add.at(per_n, (p_inv, x_inv), 1.0)
+    people = per_k.shape[0]
     rng = np.random.default_rng(seed)
-    draws = rng.integers(0, keys.size, size=(n_boot, keys.size))
-    weights = np.zeros((n_boot, keys.size))
-    np.add.at(weights, (np.repeat(np.arange(n_boot), keys.size), draws.ravel()), 1.0)
+    draws = rng.integers(0, people, size=(n_boot, people))
+    weights = np.zeros((n_boot, people))
+    np.add.at(weights, (np.repeat(np.arange(n_boot), people), draws.ravel()), 1.0)
     k_boot, n_boot_tot = weights @ per_k, weights @ per_n
     res = pooled._result
     k_rise = k_boot if pooled.direction_ == "rising" else n_boot_tot - k_boot
@@ -134,6 +127,42 @@ def population_threshold(
     est = _threshold_logs(res.layout, res.theta[None, :], levels)[0]
     boot = _threshold_logs(res.layout, theta, levels)
     low, high = percentile_interval(boot, alpha)
+    return floored_threshold_frame(pooled, est, low, high, levels, alpha, n_boot, people)
+
+
+def participant_counts(
+    df: pd.DataFrame, stimulus: str, response: str, participant: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(levels_ms, n_yes, n_total, per_k [P, L], per_n [P, L]): pooled counts per level and
+    each participant's counts at the same levels."""
+    x_col, r_col, p_col = _column(df, stimulus), _column(df, response), _column(df, participant)
+    levels_ms, n_yes, n_total = aggregate_trials(
+        x_col, r_col, field=stimulus, response_field=response
+    )
+    keys, p_inv = np.unique(p_col.astype(str).to_numpy(), return_inverse=True)
+    x_inv = np.searchsorted(levels_ms, _as_float_array(x_col, stimulus))
+    r = _as_float_array(r_col, response)
+    per_k = np.zeros((keys.size, levels_ms.size))
+    per_n = np.zeros((keys.size, levels_ms.size))
+    np.add.at(per_k, (p_inv, x_inv), r)
+    np.add.at(per_n, (p_inv, x_inv), 1.0)
+    return levels_ms, n_yes, n_total, per_k, per_n
+
+
+def floored_threshold_frame(
+    pooled: PsychometricFitter,
+    est: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    levels: Sequence[float],
+    alpha: float,
+    n_boot: int,
+    n_participants: int,
+) -> pd.DataFrame:
+    """The pooled thresholds' table (ln ms in, ms out), each interval end at least as far
+    out as the pooled counts' parametric bootstrap when it was drawn (`n_boot` > 0): when
+    every participant separates at the same gap, resampling participants alone has zero
+    width. Columns: level, estimate, ci_low, ci_high, n_trials, n_participants."""
     if n_boot > 0:
         p_low, p_high = _intervals(
             pooled._threshold_samples(levels)[1], est, None, None, "percentile", alpha
@@ -145,7 +174,7 @@ def population_threshold(
             "estimate": np.exp(est),
             "ci_low": np.exp(low),
             "ci_high": np.exp(high),
-            "n_trials": int(n_total.sum()),
-            "n_participants": int(keys.size),
+            "n_trials": int(pooled.n_total_.sum()),
+            "n_participants": int(n_participants),
         }
     )
