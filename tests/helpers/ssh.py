@@ -12,67 +12,27 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import signal
-import subprocess
-import sys
-import threading
 import time
 from pathlib import Path
 
 import asyncssh
 import pyte
 
+from helpers.host_process import CollectedHost
+
 REPO = Path(__file__).resolve().parents[2]
 KEYS = {"Enter": b"\r", "Escape": b"\x1b", "C-q": b"\x11"}
 
 
-class HostProcess:
+class HostProcess(CollectedHost):
     """`python -m uxlab host STUDY --db DB --ssh 0` with its output collected line by line."""
 
     def __init__(self, study: Path, db: Path | str, cwd: Path = REPO) -> None:
         env = dict(os.environ, PYTHONPATH=str(REPO))
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "uxlab", "host", str(study), "--db", str(db), "--ssh", "0"],
-            cwd=cwd,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        self.lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
+        super().__init__([str(study), "--db", str(db), "--ssh", "0"], cwd, env)
         first = self.wait_line("over SSH on", deadline_s=60)
         self.port = int(re.search(r":(\d+);", first).group(1))
         self.fingerprint = re.search(r"host key (SHA256:\S+)", first).group(1)
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip("\n"))
-
-    def output(self) -> str:
-        return "\n".join(self.lines)
-
-    def wait_line(self, needle: str, deadline_s: float = 60.0, after: int = 0) -> str:
-        """The first line (from index `after`) containing `needle`, waiting for it."""
-        give_up = time.monotonic() + deadline_s
-        while time.monotonic() < give_up:
-            for line in self.lines[after:]:
-                if needle in line:
-                    return line
-            if self.proc.poll() is not None and not self._reader.is_alive():
-                raise AssertionError(f"the host ended; its output:\n{self.output()}")
-            time.sleep(0.05)
-        raise AssertionError(f"no line with {needle!r}; the host's output:\n{self.output()}")
-
-    def stop(self) -> int:
-        """Ctrl+C: the host hangs up open sessions and exits; returns its exit status."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-        status = self.proc.wait(timeout=60)
-        self._reader.join(timeout=5)
-        return status
 
 
 class SshTerminal:
