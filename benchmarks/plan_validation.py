@@ -18,10 +18,12 @@ study with `procedure = "staircase"`, written to a temporary file) and QUEST+
 SD and the lapse rate.
 
 Printed per row: both mean widths and their ratio (goal within ±10%) with the Monte-Carlo
-SE of the ratio, the ratio of the median widths (robust to the few very wide intervals that
-dominate a mean of a handful of studies), both powers and their difference (goal within
-±0.05) with the Monte-Carlo SE of the realised power, and seconds. `--out FILE` also
-appends each row as CSV.
+SE of the ratio (both sides' errors, delta method), the ratio of the median widths (robust
+to the few very wide intervals that dominate a mean of a handful of studies), both powers
+and their difference (goal within ±0.05) with the Monte-Carlo SE of the difference (both
+sides), and seconds. `--out FILE` also appends each row as CSV; `--raw DIR` keeps every
+study's (estimate, ci_low, ci_high) at 50% of both sides as DIR/<design>_<truth>.npz, so
+other summaries can be computed without running the studies again.
 
     python benchmarks/plan_validation.py [--studies 60] [--sims 200] [--cases all|quick]
 """
@@ -95,6 +97,7 @@ def main() -> None:
     )
     ap.add_argument("--jobs", type=int, default=min(os.cpu_count() or 1, 2))
     ap.add_argument("--out", type=Path, help="append each row to this CSV file")
+    ap.add_argument("--raw", type=Path, help="keep each row's per-study intervals here (.npz)")
     ap.add_argument(
         "--seed-base",
         type=int,
@@ -115,13 +118,13 @@ def main() -> None:
     )
     header = (
         "design          truth        width plan  width real  ratio (SE)    median ratio  "
-        "power plan  power real (SE)     diff    s"
+        "power plan  power real  diff (SE)     s"
     )
     print(header)
     if args.out and not args.out.exists():
         args.out.write_text(
             "design,truth,width_plan,width_real,ratio,ratio_se,median_ratio,power_plan,"
-            "power_real,power_se,seconds,load\n"
+            "power_real,diff_se,seconds,load\n"
         )
     with tempfile.TemporaryDirectory(prefix="plan-validation-") as tmp:
         staircase = staircase_study(Path(tmp))
@@ -133,7 +136,13 @@ def main() -> None:
             spec = PlanSpec(
                 study_path.resolve(), (n_people,), (repeats,), (truth,), args.sims, 200, 1
             )
-            plan = cell_table(run_plan(spec, jobs=args.jobs), REFERENCE, []).iloc[0]
+            planned = run_plan(spec, jobs=args.jobs)
+            plan = cell_table(planned, REFERENCE, []).iloc[0]
+            cell = planned.cells[(n_people, repeats)]
+            j50 = 1  # LEVELS = (0.25, 0.5, 0.75)
+            plan_ci = np.stack(
+                [cell.estimate_ms[:, j50], cell.ci_low_ms[:, j50], cell.ci_high_ms[:, j50]], axis=1
+            )
             jobs = [
                 (study_path, n_people, repeats, truth, args.seed_base + i)
                 for i in range(args.studies)
@@ -143,17 +152,29 @@ def main() -> None:
             width = real[:, 2] - real[:, 1]
             ok = np.isfinite(width)
             power = float(np.mean(REFERENCE.excluded(real[:, 1], real[:, 2])))
-            se = math.sqrt(max(power * (1 - power), 1e-12) / len(real))
+            plan_width = plan_ci[:, 2] - plan_ci[:, 1]
+            plan_ok = np.isfinite(plan_width)
+            se = math.sqrt(
+                max(power * (1 - power), 1e-12) / len(real)
+                + max(plan["power"] * (1 - plan["power"]), 1e-12) / len(plan_ci)
+            )
             w_real = float(np.mean(width[ok]))
             ratio = plan["ci_width_50_ms"] / w_real
-            ratio_se = ratio * float(np.std(width[ok], ddof=1) / math.sqrt(ok.sum())) / w_real
+            rel_real = float(np.std(width[ok], ddof=1) / math.sqrt(ok.sum())) / w_real
+            rel_plan = float(
+                np.std(plan_width[plan_ok], ddof=1) / math.sqrt(plan_ok.sum())
+            ) / float(np.mean(plan_width[plan_ok]))
+            ratio_se = ratio * math.sqrt(rel_real**2 + rel_plan**2)
+            if args.raw:
+                args.raw.mkdir(parents=True, exist_ok=True)
+                np.savez(args.raw / f"{design_name}_{truth_name}.npz", plan=plan_ci, real=real)
             median_ratio = plan["ci_width_50_median_ms"] / float(np.median(width[ok]))
             seconds = time.perf_counter() - started
             print(
                 f"{design_name:<15} {truth_name:<12} {plan['ci_width_50_ms']:10.0f}  "
                 f"{w_real:10.0f}  {ratio:5.2f} ({ratio_se:.2f})  {median_ratio:12.2f}  "
                 f"{plan['power']:10.2f}  "
-                f"{power:10.2f} ({se:.2f})  {plan['power'] - power:+5.2f}  {seconds:4.0f}",
+                f"{power:10.2f}  {plan['power'] - power:+5.2f} ({se:.2f})  {seconds:4.0f}",
                 flush=True,
             )
             if args.out:
