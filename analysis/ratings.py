@@ -364,19 +364,85 @@ def _cells(df: pd.DataFrame, y: str, stimulus: str, participant: str):
 
 
 _CHUNK_ELEMENTS = 2_000_000
-"""Rows of parameters are evaluated in blocks of about this many [row, cell, node] values:
-the same arithmetic, but the temporaries stay small (one [B, C, G] block of a 1,000-row
-bootstrap over 200 people is ~800 MB, and allocating it dominated the time)."""
+"""Rows of parameters are evaluated in blocks of about this many [row, level or cell or
+person, node] values: the same arithmetic, but the temporaries stay small (one [B, C, G]
+block of a 1,000-row bootstrap over 200 people is ~800 MB, and allocating it dominated the
+time)."""
 
 
-def _loglik_derivs(theta, starts, u, k, n, w):
-    """`_loglik_derivs_block` over blocks of rows (identical results, bounded memory)."""
-    rows = max(1, _CHUNK_ELEMENTS // max(1, u.size * Z_GRID.size))
+@dataclass(frozen=True)
+class _PersonLevels:
+    """The cells of `_loglik_derivs` grouped by distinct latency: the likelihood's curve
+    terms are evaluated once per (row, latency, node), [B, U, G], and summed into each
+    person's with the person x latency count matrices (one matrix product each), instead of
+    once per (row, cell, node). With few distinct latencies (a design's levels, an adaptive
+    grid) that is many times fewer exp/log and array passes; with nearly one latency per
+    cell (measured latencies) the dense matrices would be mostly zeros, so the cells are
+    then gathered and summed per person as they are (`dense` False)."""
+
+    starts: np.ndarray  # [P] first cell of each person
+    u: np.ndarray  # [U] distinct (centred) ln latencies
+    at: np.ndarray  # [C] each cell's index into u
+    n_cells: np.ndarray  # [C] trials per cell
+    dense: bool
+    n: np.ndarray  # [P, U] trials (dense) or [C] per cell
+    nu: np.ndarray  # n * u
+    nu2: np.ndarray  # n * u^2
+    no: np.ndarray  # n - k: the "no" answers
+    k_sum: np.ndarray  # [P] sum of k
+    ku_sum: np.ndarray  # [P] sum of k * u
+
+    @classmethod
+    def of(cls, starts, u, k, n) -> _PersonLevels:
+        levels, at = np.unique(u, return_inverse=True)
+        people = starts.size
+        person = np.repeat(np.arange(people), np.diff(np.r_[starts, u.size]))
+        dense = people * levels.size <= 4 * u.size
+
+        def per_person(x):
+            if not dense:
+                return x
+            out = np.zeros((people, levels.size))
+            np.add.at(out, (person, at), x)
+            return out
+
+        uc = levels[at]
+        return cls(
+            starts,
+            levels,
+            at,
+            n,
+            dense,
+            per_person(n),
+            per_person(n * uc),
+            per_person(n * uc * uc),
+            per_person(n - k),
+            np.add.reduceat(k, starts),
+            np.add.reduceat(k * uc, starts),
+        )
+
+    def sum(self, weights: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """sum over each person's cells of weight * x(latency): x [B, U, G] -> [B, P, G]."""
+        if self.dense:
+            return weights @ x
+        return np.add.reduceat(weights[:, None] * x[:, self.at, :], self.starts, axis=1)
+
+    def row_size(self) -> int:
+        """Values per parameter row in one evaluation's largest temporaries."""
+        cells = self.u.size if self.dense else self.at.size
+        return (cells + 8 * self.starts.size) * Z_GRID.size
+
+
+def _loglik_derivs(theta, starts, u, k, n, w, cells: _PersonLevels | None = None):
+    """`_loglik_derivs_block` over blocks of rows (identical results, bounded memory);
+    `cells`: `_PersonLevels.of(starts, u, k, n)` when the caller has it already."""
+    cells = _PersonLevels.of(starts, u, k, n) if cells is None else cells
+    rows = max(1, _CHUNK_ELEMENTS // max(1, cells.row_size()))
     if theta.shape[0] <= rows:
-        return _loglik_derivs_block(theta, starts, u, k, n, w)
+        return _loglik_derivs_block(theta, cells, w)
 
     def block(i: int):
-        return _loglik_derivs_block(theta[i : i + rows], starts, u, k, n, w[i : i + rows])
+        return _loglik_derivs_block(theta[i : i + rows], cells, w[i : i + rows])
 
     # numpy's ufuncs release the GIL on large arrays: blocks run on every core at once.
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
@@ -384,39 +450,44 @@ def _loglik_derivs(theta, starts, u, k, n, w):
     return tuple(np.concatenate(x) for x in zip(*parts, strict=True))
 
 
-def _loglik_derivs_block(theta, starts, u, k, n, w):
+def _loglik_derivs_block(theta, cells: _PersonLevels, w):
     """Marginal log-likelihood, gradient and Hessian for B parameter rows at once.
 
-    theta [B, 3] (a, b, s) with u centred; cells sorted by person (`starts`: first cell of
-    each person); w [B, P] person weights. Returns ll [B], grad [B, 3], hess [B, 3, 3].
-    Per person: gradient = posterior mean of the grid's gradients, Hessian = posterior mean
-    of the grid's Hessians + their posterior covariance (Louis' identity).
+    theta [B, 3] (a, b, s) with u centred; `cells` the data by person and latency; w [B, P]
+    person weights. Returns ll [B], grad [B, 3], hess [B, 3, 3]. Per person: gradient =
+    posterior mean of the grid's gradients, Hessian = posterior mean of the grid's
+    Hessians + their posterior covariance (Louis' identity).
     """
     a, b, s = theta[:, 0, None, None], theta[:, 1, None, None], theta[:, 2, None, None]
-    uu = u[None, :, None]
-    eta = a + b * uu + s * Z_GRID  # [B, C, G]
-    log_p = -np.logaddexp(0.0, -eta)
-    p = np.exp(log_p)
-    nn, kk = n[None, :, None], k[None, :, None]
-
-    def per_person(x):
-        return np.add.reduceat(x, starts, axis=1)  # [B, P, G]
-
-    ll_pg = per_person(nn * log_p - (nn - kk) * eta) + _Z_LOGW
-    ll_p = np.logaddexp.reduce(ll_pg, axis=2)
-    post = np.exp(ll_pg - ll_p[..., None])
-    r = kk - nn * p  # d ll / d eta
-    h = nn * p * (p - 1.0)  # d2 ll / d eta2
-    r0, r1 = per_person(r), per_person(r * uu)
-    h0, h1, h2 = per_person(h), per_person(h * uu), per_person(h * uu * uu)
-    z, z2 = Z_GRID, Z_GRID**2
-
-    def mean(x):
-        return (post * x).sum(-1)  # [B, P]
-
-    g = np.stack([mean(r0), mean(r1), mean(r0 * z)], -1)  # [B, P, 3]
-    e00, e01, e11 = mean(h0 + r0 * r0), mean(h1 + r0 * r1), mean(h2 + r1 * r1)
-    e02, e12, e22 = mean((h0 + r0 * r0) * z), mean((h1 + r0 * r1) * z), mean((h0 + r0 * r0) * z2)
+    uu = cells.u[None, :, None]
+    eta = (a + b * uu) + s * Z_GRID  # [B, U, G]
+    # p = logistic(eta) and ln p from one exp and one log1p: t = exp(-|eta|)
+    t = np.exp(-np.abs(eta))
+    one_t = 1.0 + t
+    log_p = np.minimum(eta, 0.0) - np.log1p(t)
+    p = np.where(eta >= 0.0, 1.0, t) / one_t
+    q = t / (one_t * one_t)  # p (1 - p), d p / d eta
+    # per person and node [B, P, G]: log-likelihood, and the sums over trials of
+    # d ll / d eta = k - n p (times 1, u) and d2 ll / d eta2 = -n p (1 - p) (times 1, u, u^2)
+    ll_pg = cells.sum(cells.n, log_p) - cells.sum(cells.no, eta) + _Z_LOGW
+    r0 = cells.k_sum[:, None] - cells.sum(cells.n, p)
+    r1 = cells.ku_sum[:, None] - cells.sum(cells.nu, p)
+    h0, h1, h2 = -cells.sum(cells.n, q), -cells.sum(cells.nu, q), -cells.sum(cells.nu2, q)
+    top = ll_pg.max(axis=2, keepdims=True)
+    post = np.exp(ll_pg - top)
+    total = post.sum(axis=2, keepdims=True)
+    ll_p = (top + np.log(total))[..., 0]  # [B, P]
+    post /= total
+    z = Z_GRID
+    # posterior means of x, x z, x z^2 for x in (r0, r1, h0 + r0^2, h1 + r0 r1, h2 + r1^2)
+    m = np.einsum(
+        "bpwg,bpxg->bpwx",
+        np.stack([post, post * z, post * (z * z)], 2),
+        np.stack([r0, r1, h0 + r0 * r0, h1 + r0 * r1, h2 + r1 * r1], 2),
+    )
+    g = np.stack([m[..., 0, 0], m[..., 0, 1], m[..., 1, 0]], -1)  # [B, P, 3]
+    e00, e01, e11 = m[..., 0, 2], m[..., 0, 3], m[..., 0, 4]
+    e02, e12, e22 = m[..., 1, 2], m[..., 1, 3], m[..., 2, 2]
     rows = [[e00, e01, e02], [e01, e11, e12], [e02, e12, e22]]
     hess_p = np.stack([np.stack(row, -1) for row in rows], -2) - g[..., :, None] * g[..., None, :]
     ll = (w * ll_p).sum(1)
@@ -429,7 +500,8 @@ def _maximise(theta, starts, u, k, n, w, max_iter: int = 200, tol: float = 1e-6)
     """Levenberg-Marquardt ascent of every row at once; returns theta, ll, converged."""
     theta = theta.copy()
     lam = np.full(theta.shape[0], 1e-3)
-    ll, grad, hess = _loglik_derivs(theta, starts, u, k, n, w)
+    cells = _PersonLevels.of(starts, u, k, n)
+    ll, grad, hess = _loglik_derivs(theta, starts, u, k, n, w, cells)
     done = np.zeros(theta.shape[0], dtype=bool)
     eye = np.eye(3)
     for _ in range(max_iter):
@@ -441,7 +513,7 @@ def _maximise(theta, starts, u, k, n, w, max_iter: int = 200, tol: float = 1e-6)
         step = np.linalg.solve(system, grad[active][..., None])[..., 0]
         trial = theta[active] + step
         trial[:, 2] = np.abs(trial[:, 2])  # s and -s give the same likelihood
-        ll_t, grad_t, hess_t = _loglik_derivs(trial, starts, u, k, n, w[active])
+        ll_t, grad_t, hess_t = _loglik_derivs(trial, starts, u, k, n, w[active], cells)
         better = ll_t >= ll[active] - 1e-12
         idx = np.flatnonzero(active)
         up = idx[better]
