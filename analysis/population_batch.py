@@ -115,6 +115,42 @@ def population_thresholds_batch(
     )
 
 
+def widen_to_parametric_floor(
+    fit: BatchThresholds,
+    levels_ms: np.ndarray,
+    k: np.ndarray,
+    n: np.ndarray,
+    studies: Sequence[int],
+    *,
+    n_boot: int,
+    seeds: Sequence[int],
+    alpha: float = 0.05,
+) -> None:
+    """Widen the intervals of `studies` in `fit` (from `population_thresholds_batch` with
+    `n_boot=0`) to at least their pooled counts' parametric bootstrap, in place: the same
+    figures as `population_thresholds_batch` with `n_boot`, for a caller that needs the
+    floor of only some studies (the planner, on an adaptive design, where most studies'
+    pooled figures are replaced by another estimator's). Studies without a fit are left."""
+    levels_ms = np.asarray(levels_ms, dtype=float)
+    for s in studies:
+        if not fit.direction[s] or n_boot <= 0:
+            continue
+        pooled_k = np.asarray(k[s], dtype=float).sum(axis=0)
+        pooled_n = np.asarray(n[s], dtype=float).sum(axis=0)
+        p_lo, p_hi = _pooled_parametric_interval(
+            levels_ms,
+            pooled_k,
+            pooled_n,
+            np.log(fit.estimate_ms[s]),
+            n_boot,
+            seeds[s],
+            fit.levels,
+            alpha,
+        )
+        fit.ci_low_ms[s] = np.fmin(fit.ci_low_ms[s], np.exp(p_lo))
+        fit.ci_high_ms[s] = np.fmax(fit.ci_high_ms[s], np.exp(p_hi))
+
+
 def _pooled_parametric_interval(
     levels_ms: np.ndarray,
     k: np.ndarray,

@@ -158,29 +158,53 @@ def run_chunk(spec: PlanSpec, first: int, last: int) -> dict[tuple[int, int], Ce
         for p in spec.participants:
             k = np.stack([c[r][0][:p] for c in counts])
             n = np.stack([c[r][1][:p] for c in counts])
+            adaptive = designs[r].adaptive is not None
+            # adaptive: the pooled interval's parametric floor only where its figures stay
             fit = population_thresholds_batch(
-                levels, k, n, n_boot=spec.n_boot, seeds=seeds, levels=LEVELS
+                levels, k, n, n_boot=0 if adaptive else spec.n_boot, seeds=seeds, levels=LEVELS
             )
-            if designs[r].adaptive is not None:  # the report's estimator there: see module
-                _adaptive_estimates(fit, levels, k, n)
+            if adaptive:  # the report's estimator there: see module
+                _adaptive_estimates(fit, levels, k, n, n_boot=spec.n_boot, seeds=seeds)
             out[(p, r)] = CellResults(
                 fit.estimate_ms, fit.ci_low_ms, fit.ci_high_ms, fit.n_participants, truth_ms
             )
     return out
 
 
-def _adaptive_estimates(fit, levels_ms: np.ndarray, k: np.ndarray, n: np.ndarray) -> None:
+def _adaptive_estimates(
+    fit,
+    levels_ms: np.ndarray,
+    k: np.ndarray,
+    n: np.ndarray,
+    *,
+    n_boot: int = 0,
+    seeds: list[int] | None = None,
+) -> None:
     """Replace the pooled figures of `fit` (a BatchThresholds of S studies) by the ones the
     report gives on an adaptive design (`plan.adaptive_analysis.mixed_thresholds`).
     Studies under the report's minimum of participants lose their interval later, in
-    `summarise`, as in the report."""
+    `summarise`, as in the report.
+
+    With `n_boot` > 0, `fit` is taken to be without the pooled interval's parametric floor
+    (`n_boot=0`), and the studies whose pooled figures stay get it here (`n_boot`
+    resamples, `seeds`), as `population_thresholds_batch` would have given them: most
+    studies' pooled figures are replaced, and that floor was a quarter of the plan's time."""
+    from analysis.population_batch import widen_to_parametric_floor
     from uxlab.plan.adaptive_analysis import mixed_thresholds
+
+    seeds = list(range(k.shape[0])) if seeds is None else seeds
+
+    def keep_pooled(s: int) -> None:
+        if n_boot > 0:
+            widen_to_parametric_floor(fit, levels_ms, k, n, [s], n_boot=n_boot, seeds=seeds)
 
     for s in range(k.shape[0]):
         if not fit.direction[s] or fit.n_participants[s] < 2:
+            keep_pooled(s)
             continue
         mixed = mixed_thresholds(levels_ms, k[s], n[s], fit.direction[s] == "rising", LEVELS)
         if mixed is None:  # as the report: the pooled 50% point, the others withheld
+            keep_pooled(s)
             others = [j for j, level in enumerate(LEVELS) if level != 0.5]
             for table in (fit.estimate_ms, fit.ci_low_ms, fit.ci_high_ms):
                 table[s, others] = np.nan
