@@ -310,9 +310,10 @@ class MixedAcceptabilityFit:
     def thresholds(self, levels=(0.25, 0.5, 0.75), alpha: float = 0.05) -> pd.DataFrame:
         """level, estimate, ci_low, ci_high (participant-resampling percentiles), counts."""
         rows = []
-        for level in levels:
-            boot = _thresholds_ms(self.boot, level)
-            boot = boot[np.isfinite(boot)]
+        estimates = _thresholds_ms_at(np.array([[self.a, self.b, self.s]]), levels)[0]
+        boots = _thresholds_ms_at(self.boot, levels)
+        for j, level in enumerate(levels):
+            boot = boots[:, j][np.isfinite(boots[:, j])]
             low, high = (
                 np.percentile(boot, [100 * alpha / 2, 100 * (1 - alpha / 2)])
                 if boot.size
@@ -321,7 +322,7 @@ class MixedAcceptabilityFit:
             rows.append(
                 {
                     "level": level,
-                    "estimate": self.threshold_ms(level),
+                    "estimate": float(estimates[j]),
                     "ci_low": float(low),
                     "ci_high": float(high),
                     "n_trials": self.n_trials_,
@@ -332,19 +333,25 @@ class MixedAcceptabilityFit:
 
 
 def _thresholds_ms(theta: np.ndarray, level: float) -> np.ndarray:
-    """`MixedAcceptabilityFit.threshold_ms` for each (a, b, s) row of `theta`.
+    """`MixedAcceptabilityFit.threshold_ms` for each (a, b, s) row of `theta`."""
+    return _thresholds_ms_at(theta, [level])[:, 0]
+
+
+def _thresholds_ms_at(theta: np.ndarray, levels) -> np.ndarray:
+    """[B, J] `MixedAcceptabilityFit.threshold_ms` for each (a, b, s) row of `theta` and
+    each of `levels`, solved together (each row and level is its own Newton iteration).
 
     The population share depends on v = a + b ln x and s only: solve E logistic(v + s z) =
     1 - level for v by Newton steps (the share rises monotonically in v), then x from v.
     """
-    a, b, s = theta[:, 0], theta[:, 1], theta[:, 2]
-    target = 1.0 - level
-    v = np.full(a.shape, np.log(target / (1.0 - target))) * np.sqrt(1.0 + 0.35 * s**2)
+    a, b, s = theta[:, 0, None], theta[:, 1, None], theta[:, 2, None]  # [B, 1]
+    target = 1.0 - np.asarray(levels, dtype=float)[None, :]  # [1, J]
+    v = np.log(target / (1.0 - target)) * np.sqrt(1.0 + 0.35 * s**2)  # [B, J]
     wz = np.exp(_Z_LOGW)
     for _ in range(40):
-        p = _expit(v[:, None] + s[:, None] * Z_GRID)
-        f = (wz * p).sum(1) - target
-        slope = (wz * p * (1.0 - p)).sum(1)
+        p = _expit(v[..., None] + s[..., None] * Z_GRID)
+        f = (wz * p).sum(-1) - target
+        slope = (wz * p * (1.0 - p)).sum(-1)
         v = v - np.clip(f / np.maximum(slope, 1e-12), -2.0, 2.0)
     ok = np.isfinite(a) & np.isfinite(s) & (b < 0)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -546,6 +553,15 @@ def fit_mixed_acceptability(
     The intervals come from resampling participants: `n_boot` refits with each person
     weighted by how often the resample drew them, all solved together from the estimate.
     """
+    person, u, k, n = _acceptable_cells(trials, rating, stimulus, acceptable_at, participant)
+    return _fit_mixed_cells(person, u, k, n, n_boot, seed)
+
+
+def _acceptable_cells(
+    trials: pd.DataFrame, rating: str, stimulus: str, acceptable_at: float, participant: str
+):
+    """`_cells` of "rating >= acceptable_at" (rows with a rating and a positive stimulus),
+    or ValueError when the model has nothing to fit."""
     df = trials.dropna(subset=[rating, stimulus])
     df = df[df[stimulus] > 0]
     df = df.assign(_acceptable=acceptable_binary(df[rating], acceptable_at))
@@ -554,7 +570,11 @@ def fit_mixed_acceptability(
             f"{rating}: need ratings on both sides of {acceptable_at:g} at 2+ levels of "
             f"{stimulus} for a threshold"
         )
-    person, u, k, n = _cells(df, "_acceptable", stimulus, participant)
+    return _cells(df, "_acceptable", stimulus, participant)
+
+
+def _fit_mixed_cells(person, u, k, n, n_boot: int, seed: int) -> MixedAcceptabilityFit:
+    """`fit_mixed_acceptability` on its cells (`_cells`: person, ln latency, k, n)."""
     n_people = int(person.max() + 1)
     starts = np.flatnonzero(np.r_[True, person[1:] != person[:-1]])
     u_mid = float(np.average(u, weights=n))
@@ -562,12 +582,14 @@ def fit_mixed_acceptability(
     share = min(max(k.sum() / n.sum(), 0.02), 0.98)
     start = np.array([[np.log(share / (1 - share)), -1.0, 0.5]])
     theta, ll, _ = _maximise(start, starts, uc, k, n, np.ones((1, n_people)))
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n_people, size=(n_boot, n_people))
-    w = np.zeros((n_boot, n_people))
-    np.add.at(w, (np.repeat(np.arange(n_boot), n_people), draws.ravel()), 1.0)
-    boot, _, ok = _maximise(np.repeat(theta, n_boot, 0), starts, uc, k, n, w)
-    boot[~ok] = np.nan
+    boot = np.empty((0, 3))
+    if n_boot > 0:
+        rng = np.random.default_rng(seed)
+        draws = rng.integers(0, n_people, size=(n_boot, n_people))
+        w = np.zeros((n_boot, n_people))
+        np.add.at(w, (np.repeat(np.arange(n_boot), n_people), draws.ravel()), 1.0)
+        boot, _, ok = _maximise(np.repeat(theta, n_boot, 0), starts, uc, k, n, w)
+        boot[~ok] = np.nan
     # back from centred latency to ln ms: a + b (u - u_mid) = (a - b u_mid) + b u
     theta[:, 0] -= theta[:, 1] * u_mid
     boot[:, 0] -= boot[:, 1] * u_mid

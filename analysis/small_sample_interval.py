@@ -111,15 +111,51 @@ def mixed_threshold_small_n(
     `acceptable` is 1 / 0 per trial (1 = acceptable, i.e. not too slow). Both tables have
     the columns of `MixedAcceptabilityFit.thresholds`.
     """
-    from analysis.ratings import _cells, _maximise, _thresholds_ms, fit_mixed_acceptability
+    from analysis.ratings import _acceptable_cells, _fit_mixed_cells
 
-    fit = fit_mixed_acceptability(
-        trials, acceptable, stimulus, 1.0, participant, n_boot=n_boot, seed=seed
-    )
+    cells = _acceptable_cells(trials, acceptable, stimulus, 1.0, participant)
+    fit = _fit_mixed_cells(*cells, n_boot, seed)
     bootstrap = fit.thresholds(levels, alpha)
-    df = trials.dropna(subset=[acceptable, stimulus])
-    df = df[df[stimulus] > 0]
-    person, u, k, n = _cells(df, acceptable, stimulus, participant)
+    est = np.log(bootstrap["estimate"].to_numpy(float))
+    low, high = jackknife_t(est, _mixed_leave_one_out(fit, *cells, levels), alpha)
+    jackknife = bootstrap.assign(ci_low=np.exp(low), ci_high=np.exp(high))
+    return bootstrap, jackknife
+
+
+def mixed_threshold_counts(
+    levels_ms: np.ndarray,
+    k: np.ndarray,
+    n: np.ndarray,
+    *,
+    levels: Sequence[float] = DEFAULT_LEVELS,
+    alpha: float = 0.05,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`mixed_threshold_small_n` with `n_boot=0` (the report's figures on an adaptive
+    design) from counts: k "acceptable" of n trials [P, L] per participant and level
+    (`levels_ms` [L]; participants without trials are left out). Returns the estimate and
+    the jackknife-t interval (ms) [J], the same numbers as from the trial table; raises
+    the same ValueError when the model has nothing to fit."""
+    from analysis.ratings import _fit_mixed_cells
+
+    k = np.asarray(k, dtype=float)
+    n = np.asarray(n, dtype=float)
+    person, level = np.nonzero(n > 0)  # row-major: by person, then latency (as `_cells`)
+    kk, nn = k[person, level], n[person, level]
+    if kk.sum() in (0.0, nn.sum()) or np.unique(level).size < 2:
+        raise ValueError("need answers on both sides at 2+ levels for a threshold")
+    person = np.unique(person, return_inverse=True)[1]
+    u = np.log(np.asarray(levels_ms, dtype=float)[level])
+    fit = _fit_mixed_cells(person, u, kk, nn, 0, 0)
+    est = np.log(fit.thresholds(levels, alpha)["estimate"].to_numpy(float))
+    low, high = jackknife_t(est, _mixed_leave_one_out(fit, person, u, kk, nn, levels), alpha)
+    return np.exp(est), np.exp(low), np.exp(high)
+
+
+def _mixed_leave_one_out(fit, person, u, k, n, levels: Sequence[float]) -> np.ndarray:
+    """[P, J] ln thresholds of the random-intercept model refitted without each participant
+    in turn (NaN where a refit did not converge), all refits solved together from `fit`."""
+    from analysis.ratings import _maximise, _thresholds_ms_at
+
     people = int(person.max() + 1)
     starts = np.flatnonzero(np.r_[True, person[1:] != person[:-1]])
     u_mid = float(np.average(u, weights=n))
@@ -129,8 +165,5 @@ def mixed_threshold_small_n(
     )
     theta[~ok] = np.nan
     theta[:, 0] -= theta[:, 1] * u_mid
-    est = np.log(bootstrap["estimate"].to_numpy(float))
-    jack = np.column_stack([np.log(_thresholds_ms(theta, level)) for level in levels])
-    low, high = jackknife_t(est, jack, alpha)
-    jackknife = bootstrap.assign(ci_low=np.exp(low), ci_high=np.exp(high))
-    return bootstrap, jackknife
+    with np.errstate(divide="ignore"):
+        return np.log(_thresholds_ms_at(theta, levels))

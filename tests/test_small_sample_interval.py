@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from scipy import stats
 
 from analysis.psychometric import population_threshold
 from analysis.small_sample_interval import (
     jackknife_t,
+    mixed_threshold_counts,
     mixed_threshold_small_n,
     population_threshold_small_n,
 )
@@ -58,3 +60,22 @@ def test_mixed_model_jackknife_on_a_staircase_study():
     assert np.allclose(boot["estimate"], jack["estimate"])
     assert np.isfinite(jack[["ci_low", "ci_high"]].to_numpy()).all()
     assert (jack["ci_low"] < jack["estimate"]).all() and (jack["estimate"] < jack["ci_high"]).all()
+
+
+def test_mixed_model_from_counts_equals_the_trial_table_path():
+    """The planner's path (counts per participant and level) gives the report's figures."""
+    df = simulate_pooled_study(PooledCell(7, "differing", "staircase"), np.random.default_rng(8))
+    df = df.assign(ok=1.0 - df["y"])
+    _, jack = mixed_threshold_small_n(df, "ok", "x", n_boot=0)
+    levels_ms = np.sort(df["x"].unique())
+    people = sorted(df["participant"].unique())
+    k, n = np.zeros((len(people) + 1, levels_ms.size)), np.zeros((len(people) + 1, levels_ms.size))
+    for (person, x), part in df.groupby(["participant", "x"]):
+        i, j = people.index(person) + (person > people[2]), np.searchsorted(levels_ms, x)
+        k[i, j], n[i, j] = part["ok"].sum(), len(part)  # row 3: a participant without trials
+    estimate, low, high = mixed_threshold_counts(levels_ms, k, n)
+    np.testing.assert_array_equal(estimate, jack["estimate"])
+    np.testing.assert_array_equal(low, jack["ci_low"])
+    np.testing.assert_array_equal(high, jack["ci_high"])
+    with pytest.raises(ValueError, match="both sides"):
+        mixed_threshold_counts(levels_ms, n, n)

@@ -7,31 +7,16 @@ intercept per participant and gives its population curve's points with a partici
 jackknife-t interval (`analysis.report.build._adaptive_population`, which calls
 `analysis.small_sample_interval.mixed_threshold_small_n` with `n_boot = 0`). The planner
 must predict the interval the report will print, so its adaptive cells are analysed with
-that same call here; the pooled batch (`analysis.population_batch`) stays the estimator of
-fixed designs. tests/test_plan_validation.py checks that both give the report's interval
-on the same answers.
+the same computation here, from the simulated counts (`mixed_threshold_counts`: the
+report's cells without the round trip through a trial table); the pooled batch
+(`analysis.population_batch`) stays the estimator of fixed designs.
+tests/test_plan_validation.py checks that both give the report's interval on the same
+answers.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
-
-
-def counts_to_trials(levels_ms: np.ndarray, k: np.ndarray, n: np.ndarray) -> pd.DataFrame:
-    """One row per answered trial (participant, x ms, y 1 = "yes") of counts k, n [P, L]."""
-    person, level = np.nonzero(n > 0)
-    kk = k[person, level].astype(int)
-    nn = n[person, level].astype(int)
-    # per cell, its k "yes" then its n - k "no": rank within the cell < k
-    within = np.arange(int(nn.sum())) - np.repeat(np.cumsum(nn) - nn, nn)
-    return pd.DataFrame(
-        {
-            "participant": np.repeat(person, nn),
-            "x": np.repeat(np.asarray(levels_ms, dtype=float)[level], nn),
-            "y": (within < np.repeat(kk, nn)).astype(float),
-        }
-    )
 
 
 def mixed_thresholds(
@@ -44,21 +29,14 @@ def mixed_thresholds(
 
     `rising`: the pooled fit's direction (the report models the falling share: "not yes"
     when "yes" rises with latency)."""
-    from analysis.small_sample_interval import mixed_threshold_small_n
+    from analysis.small_sample_interval import mixed_threshold_counts
 
     nan = np.full(len(levels), np.nan)
-    trials = counts_to_trials(levels_ms, k, n)
-    falls = trials.assign(_falls=(1.0 - trials["y"]) if rising else trials["y"])
+    falls = n - k if rising else k
     try:
-        _, table = mixed_threshold_small_n(falls, "_falls", "x", n_boot=0, levels=levels)
+        estimate, low, high = mixed_threshold_counts(levels_ms, falls, n, levels=levels)
     except ValueError:  # the model's own refusal (e.g. answers all on one side)
         return nan, nan.copy(), nan.copy()
-    table = table.set_index("level")
-    if table["estimate"].isna().any():
+    if np.isnan(estimate).any():
         return None
-    rows = table.loc[list(levels)]
-    return (
-        rows["estimate"].to_numpy(float),
-        rows["ci_low"].to_numpy(float),
-        rows["ci_high"].to_numpy(float),
-    )
+    return estimate, low, high
