@@ -461,9 +461,26 @@ def _loglik_derivs_block(theta, cells: _PersonLevels, w):
     """Marginal log-likelihood, gradient and Hessian for B parameter rows at once.
 
     theta [B, 3] (a, b, s) with u centred; `cells` the data by person and latency; w [B, P]
-    person weights. Returns ll [B], grad [B, 3], hess [B, 3, 3]. Per person: gradient =
-    posterior mean of the grid's gradients, Hessian = posterior mean of the grid's
-    Hessians + their posterior covariance (Louis' identity).
+    person weights. Returns ll [B], grad [B, 3], hess [B, 3, 3].
+    """
+    ll_p, g, hess_p = _person_derivs(theta, cells)
+    ll = (w * ll_p).sum(1)
+    grad = np.einsum("bp,bpi->bi", w, g)
+    hess = np.einsum("bp,bpij->bij", w, hess_p)
+    return ll, grad, hess
+
+
+# Where each (row, column) of a person's Hessian is among the posterior means `m` of
+# `_person_derivs`: m[w, x] = E[z^w * x-th term], terms (r0, r1, h0 + r0^2, h1 + r0 r1,
+# h2 + r1^2); (a, a) = E[h0 + r0^2], (a, s) = E[(h0 + r0^2) z], (s, s) = E[(h0 + r0^2) z^2]...
+_HESS_W = np.array([[0, 0, 1], [0, 0, 1], [1, 1, 2]])
+_HESS_X = np.array([[2, 3, 2], [3, 4, 3], [2, 3, 2]])
+
+
+def _person_derivs(theta, cells: _PersonLevels):
+    """Per row and person: marginal log-likelihood ll_p [B, P], gradient [B, P, 3] and
+    Hessian [B, P, 3, 3]. Gradient = posterior mean of the grid's gradients, Hessian =
+    posterior mean of the grid's Hessians + their posterior covariance (Louis' identity).
     """
     a, b, s = theta[:, 0, None, None], theta[:, 1, None, None], theta[:, 2, None, None]
     uu = cells.u[None, :, None]
@@ -477,38 +494,49 @@ def _loglik_derivs_block(theta, cells: _PersonLevels, w):
     # per person and node [B, P, G]: log-likelihood, and the sums over trials of
     # d ll / d eta = k - n p (times 1, u) and d2 ll / d eta2 = -n p (1 - p) (times 1, u, u^2)
     ll_pg = cells.sum(cells.n, log_p) - cells.sum(cells.no, eta) + _Z_LOGW
-    r0 = cells.k_sum[:, None] - cells.sum(cells.n, p)
-    r1 = cells.ku_sum[:, None] - cells.sum(cells.nu, p)
-    h0, h1, h2 = -cells.sum(cells.n, q), -cells.sum(cells.nu, q), -cells.sum(cells.nu2, q)
     top = ll_pg.max(axis=2, keepdims=True)
     post = np.exp(ll_pg - top)
     total = post.sum(axis=2, keepdims=True)
     ll_p = (top + np.log(total))[..., 0]  # [B, P]
     post /= total
     z = Z_GRID
-    # posterior means of x, x z, x z^2 for x in (r0, r1, h0 + r0^2, h1 + r0 r1, h2 + r1^2)
-    m = np.einsum(
-        "bpwg,bpxg->bpwx",
-        np.stack([post, post * z, post * (z * z)], 2),
-        np.stack([r0, r1, h0 + r0 * r0, h1 + r0 * r1, h2 + r1 * r1], 2),
-    )
-    g = np.stack([m[..., 0, 0], m[..., 0, 1], m[..., 1, 0]], -1)  # [B, P, 3]
-    e00, e01, e11 = m[..., 0, 2], m[..., 0, 3], m[..., 0, 4]
-    e02, e12, e22 = m[..., 1, 2], m[..., 1, 3], m[..., 2, 2]
-    rows = [[e00, e01, e02], [e01, e11, e12], [e02, e12, e22]]
-    hess_p = np.stack([np.stack(row, -1) for row in rows], -2) - g[..., :, None] * g[..., None, :]
-    ll = (w * ll_p).sum(1)
-    grad = np.einsum("bp,bpi->bi", w, g)
-    hess = np.einsum("bp,bpij->bij", w, hess_p)
-    return ll, grad, hess
+    weights = np.empty((*post.shape[:2], 3, z.size))  # posterior weights of x, x z, x z^2
+    weights[:, :, 0], weights[:, :, 1], weights[:, :, 2] = post, post * z, post * (z * z)
+    terms = np.empty((*post.shape[:2], 5, z.size))
+    r0 = terms[:, :, 0] = cells.k_sum[:, None] - cells.sum(cells.n, p)
+    r1 = terms[:, :, 1] = cells.ku_sum[:, None] - cells.sum(cells.nu, p)
+    terms[:, :, 2] = r0 * r0 - cells.sum(cells.n, q)
+    terms[:, :, 3] = r0 * r1 - cells.sum(cells.nu, q)
+    terms[:, :, 4] = r1 * r1 - cells.sum(cells.nu2, q)
+    m = weights @ terms.swapaxes(-1, -2)  # [B, P, 3, 5]
+    g = m[:, :, [0, 0, 1], [0, 1, 0]]  # E[r0], E[r1], E[r0 z]
+    hess_p = m[:, :, _HESS_W, _HESS_X] - g[..., :, None] * g[..., None, :]
+    return ll_p, g, hess_p
 
 
-def _maximise(theta, starts, u, k, n, w, max_iter: int = 200, tol: float = 1e-6):
-    """Levenberg-Marquardt ascent of every row at once; returns theta, ll, converged."""
+def _maximise(
+    theta,
+    starts,
+    u,
+    k,
+    n,
+    w,
+    max_iter: int = 200,
+    tol: float = 1e-6,
+    *,
+    at_start=None,
+):
+    """Levenberg-Marquardt ascent of every row at once; returns theta, ll, converged.
+
+    `at_start`: (ll, grad, hess) of the rows at `theta` when the caller has them (then the
+    first evaluation is skipped)."""
     theta = theta.copy()
     lam = np.full(theta.shape[0], 1e-3)
     cells = _PersonLevels.of(starts, u, k, n)
-    ll, grad, hess = _loglik_derivs(theta, starts, u, k, n, w, cells)
+    if at_start is None:
+        ll, grad, hess = _loglik_derivs(theta, starts, u, k, n, w, cells)
+    else:
+        ll, grad, hess = (x.copy() for x in at_start)
     done = np.zeros(theta.shape[0], dtype=bool)
     eye = np.eye(3)
     for _ in range(max_iter):
@@ -536,6 +564,26 @@ def _maximise(theta, starts, u, k, n, w, max_iter: int = 200, tol: float = 1e-6)
         done[idx[~better][lam[idx[~better]] > 1e12]] = True
     ok = done & (np.abs(grad).max(1) < 1e-3)
     return theta, ll, ok
+
+
+def _maximise_leave_one_out(theta, starts, u, k, n):
+    """`_maximise` of every leave-one-person-out likelihood from the full fit theta [1, 3]
+    (u centred): [P, 3] rows, ll, converged. The refits start at the full fit, where their
+    likelihoods, gradients and Hessians are the full fit's per-person sums less the person
+    left out: one evaluation of P rows fewer than evaluating them there."""
+    cells = _PersonLevels.of(starts, u, k, n)
+    people = starts.size
+    ll_p, g, h = _person_derivs(theta, cells)  # [1, P], [1, P, 3], [1, P, 3, 3]
+    at_full = (ll_p.sum(1) - ll_p[0], g.sum(1) - g[0], h.sum(1) - h[0])
+    return _maximise(
+        np.repeat(theta, people, 0),
+        starts,
+        u,
+        k,
+        n,
+        1.0 - np.eye(people),
+        at_start=at_full,
+    )
 
 
 def fit_mixed_acceptability(

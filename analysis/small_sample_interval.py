@@ -154,15 +154,12 @@ def mixed_threshold_counts(
 def _mixed_leave_one_out(fit, person, u, k, n, levels: Sequence[float]) -> np.ndarray:
     """[P, J] ln thresholds of the random-intercept model refitted without each participant
     in turn (NaN where a refit did not converge), all refits solved together from `fit`."""
-    from analysis.ratings import _maximise, _thresholds_ms_at
+    from analysis.ratings import _maximise_leave_one_out, _thresholds_ms_at
 
-    people = int(person.max() + 1)
     starts = np.flatnonzero(np.r_[True, person[1:] != person[:-1]])
     u_mid = float(np.average(u, weights=n))
     centred = np.array([[fit.a + fit.b * u_mid, fit.b, fit.s]])
-    theta, _, ok = _maximise(
-        np.repeat(centred, people, 0), starts, u - u_mid, k, n, 1.0 - np.eye(people)
-    )
+    theta, _, ok = _maximise_leave_one_out(centred, starts, u - u_mid, k, n)
     theta[~ok] = np.nan
     theta[:, 0] -= theta[:, 1] * u_mid
     with np.errstate(divide="ignore"):

@@ -18,7 +18,10 @@ from analysis.psychometric import population_threshold
 from analysis.ratings import (
     RATING_FIT,
     _cells,
+    _fit_mixed_cells,
     _loglik_derivs,
+    _maximise,
+    _maximise_leave_one_out,
     acceptable_binary,
     fit_mixed_acceptability,
 )
@@ -66,6 +69,24 @@ def test_gradient_and_hessian_match_finite_differences():
         lm, gm, _ = _loglik_derivs(theta - d, starts, u, k, n, w)
         assert grad[0, j] == pytest.approx((lp[0] - lm[0]) / (2 * eps), rel=1e-5, abs=1e-6)
         assert hess[0, :, j] == pytest.approx((gp[0] - gm[0]) / (2 * eps), rel=1e-4, abs=1e-5)
+
+
+def test_leave_one_out_refits_from_the_full_fits_sums_equal_plain_refits():
+    """The jackknife's refits start from the full fit's per-person sums (one evaluation
+    fewer); they must take the same path as refits evaluated there."""
+    df = simulate(9, seed=2, design="staircase", trials=30)
+    df["_y"] = acceptable_binary(df["q_speed"], 4)
+    person, u, k, n = _cells(df, "_y", "ttft_ms", "participant")
+    fit = _fit_mixed_cells(person, u, k, n, 0, 0)
+    starts = np.flatnonzero(np.r_[True, person[1:] != person[:-1]])
+    uc = u - np.average(u, weights=n)
+    centred = np.array([[fit.a + fit.b * np.average(u, weights=n), fit.b, fit.s]])
+    want, want_ll, want_ok = _maximise(np.repeat(centred, 9, 0), starts, uc, k, n, 1 - np.eye(9))
+    got, got_ll, got_ok = _maximise_leave_one_out(centred, starts, uc, k, n)
+    assert want_ok.all() and (got_ok == want_ok).all()
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(got_ll, want_ll, rtol=1e-12)
+    assert not np.allclose(got, centred)  # each refit moved off the full fit
 
 
 def test_recovers_the_observer_model_and_reads_its_own_curve():
