@@ -104,7 +104,8 @@ def truth_from_pilot(
         raise PlanError(
             f"pilot {source}: {len(rows)} participant(s) could be fitted (3 or more levels of "
             f"{stimulus} each); the between-participant spread needs at least "
-            f"{MIN_PILOT_PARTICIPANTS}"
+            f"{MIN_PILOT_PARTICIPANTS} (until then plan with an assumed spread: uxlab plan "
+            f"STUDY --truth between_sd=...)"
         )
     est = np.array(rows)
     k_yes = np.array([c[0] for c in counts])
