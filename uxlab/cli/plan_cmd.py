@@ -170,7 +170,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _truths(args: argparse.Namespace, study: Any, stimulus: str) -> tuple[tuple, str]:
-    from uxlab.plan.truth import parse_truth
+    from uxlab.simulate import parse_truth
 
     if args.truth_from is None:
         truth = parse_truth(args.truth)

@@ -1,9 +1,11 @@
-"""`uxlab simulate STUDY --participants N [--db PATH] [--seed S] [--through-ui]`: bots.
+"""`uxlab simulate STUDY --participants N [--db PATH] [--seed S] [--truth ...] [--through-ui]`.
 
 Simulated participants (observers with a known threshold, see `uxlab/simulate/`) go
 through the same session controller, trial list and store as people in `uxlab run`, on a
 virtual clock; their sessions are marked simulated and hold the truth in their environment
-(`simulated_truth`), so `uxlab report` can be checked against it. With `--through-ui` they
+(`simulated_truth`), so `uxlab report` can be checked against it. `--truth` takes the
+population as `uxlab plan --truth` does (one parser: `uxlab.simulate.parse_truth`), so a
+study can be simulated under the truth it was planned for. With `--through-ui` they
 press the keys of the real terminal runner instead (`uxlab/tui/simulated_run.py`), on the
 real clock, optionally sped up by `--time-scale`.
 """
@@ -36,11 +38,21 @@ def register(subparsers: Any) -> None:
         "postgresql:// URL shared by several hosts",
     )
     p.add_argument("--seed", type=int, default=0, help="simulation seed (default 0)")
-    p.add_argument(
+    truth = p.add_mutually_exclusive_group()
+    truth.add_argument(
+        "--truth",
+        metavar="NAME=VALUE,...",
+        help="the simulated population, as uxlab plan --truth takes it: threshold (ms), "
+        "width and between_sd (ln ms), lapse, guess, attention_lapse, patience (ms), "
+        "itl_threshold (ms), itl_width (ln ms); e.g. threshold=1200,width=1.0,between_sd=0.5; "
+        "the rest keep the simulator's defaults (not with --threshold-ms)",
+    )
+    truth.add_argument(
         "--threshold-ms",
         type=float,
         metavar="MS",
-        help="population 50%% TTFT threshold of the observers (default 800)",
+        help="population 50%% TTFT threshold of the observers (default 800); the same as "
+        "--truth threshold=MS (not with --truth)",
     )
     p.add_argument(
         "--chain-k",
@@ -74,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     import math
 
     from uxlab.cli import CliError
-    from uxlab.simulate import PopulationTruth, simulate_cohort
+    from uxlab.simulate import parse_truth, simulate_cohort
     from uxlab.store import Store, default_db_path
     from uxlab.study import load_study
 
@@ -82,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"--participants {args.participants}: need at least 1")
     if args.seed < 0:
         raise CliError(f"--seed {args.seed}: must be a whole number >= 0")
-    truth = PopulationTruth()
+    truth = parse_truth(args.truth)
     if args.threshold_ms is not None:
         if args.threshold_ms <= 0:
             raise CliError(f"--threshold-ms {args.threshold_ms:g}: must be a latency > 0")

@@ -7,7 +7,9 @@ and its psychometric part (`analysis.report.psychometric_estimate`: the steps
 `analysis.report.analyse` runs for it, which pick the estimator: the pooled fit on a fixed
 design, the random-intercept model on an adaptive one). The rest of the report (ratings,
 survival, per-participant fits) is skipped: it costs most of the time and does not
-change the population thresholds. benchmarks/plan_validation.py compares these
+change the population thresholds. `uxlab simulate STUDY -n N --seed S --truth ...` then
+`uxlab report DB --seed S --n-boot B` print the same pooled 50% threshold and interval in
+`thresholds.csv` (tests/test_simulate_truth.py). benchmarks/plan_validation.py compares these
 realised intervals with the plan's predictions; tests/test_plan_validation.py checks that
 the planner analyses a study's answers as this path does.
 """

@@ -1,12 +1,10 @@
-"""The truth a plan simulates: given on the command line, or estimated from a pilot.
+"""The truth a plan simulates, estimated from a pilot.
 
-`parse_truth("threshold=800,width=1.6,between_sd=0.25,lapse=0.02")` overrides fields of
-`PopulationTruth` (times in ms, widths and spreads in ln ms: ``width`` is the ln-distance
-from F = 0.1 to F = 0.9 of one person's curve, ``between_sd`` the SD of people's ln
-thresholds).
+A truth given on the command line (`--truth threshold=800,width=1.6,...`) is parsed by
+`uxlab.simulate.parse_truth`, the same parser as `uxlab simulate --truth`.
 
-`truth_from_pilot(table, stimulus, judgement)` estimates them from a pilot's trial table
-with `analysis.psychometric`: one fit per participant (threshold m_i and the bootstrap
+`truth_from_pilot(table, stimulus, judgement)` estimates the population from a pilot's
+trial table with `analysis.psychometric`: one fit per participant (threshold m_i and the bootstrap
 SE of m_i) and one pooled fit of everyone's trials. Threshold: exp(mean m_i); between-
 participant SD: sqrt(var(m_i) - mean SE(m_i)^2) (the spread of the estimates less their
 own noise, at least 0); guess and lapse: the pooled fit's; width: the pooled curve's width
@@ -31,59 +29,7 @@ from psychometric_function import LOGISTIC_SD_PER_WIDTH
 from uxlab.plan.design import PlanError
 from uxlab.simulate.observers import PopulationTruth
 
-TRUTH_NAMES = {
-    "threshold": "threshold_ms",
-    "width": "width_log",
-    "between_sd": "between_sd_log",
-    "lapse": "lapse",
-    "guess": "guess",
-    "attention_lapse": "attention_lapse",
-    "patience": "patience_scale_ms",
-    "itl_threshold": "itl_threshold_ms",
-    "itl_width": "itl_width_log",
-}
 MIN_PILOT_PARTICIPANTS = 3
-
-
-def parse_truth(text: str | None, base: PopulationTruth | None = None) -> PopulationTruth:
-    """`PopulationTruth` with the named fields of `text` replaced (see the module doc)."""
-    truth = base or PopulationTruth()
-    if not text:
-        return truth
-    changes: dict[str, float] = {}
-    for item in text.split(","):
-        if not item.strip():
-            continue
-        name, _, value = item.partition("=")
-        key = TRUTH_NAMES.get(name.strip())
-        if key is None or not value.strip():
-            raise PlanError(
-                f"--truth {item.strip()!r}: expected NAME=VALUE with NAME one of "
-                f"{', '.join(TRUTH_NAMES)} (e.g. threshold=800,width=1.6,between_sd=0.25)"
-            )
-        try:
-            number = float(value.strip().removesuffix("ms"))
-        except ValueError:
-            raise PlanError(
-                f"--truth {item.strip()!r}: {value.strip()!r} is not a number"
-            ) from None
-        changes[key] = number
-    try:
-        out = dataclasses.replace(truth, **changes)
-        check_truth(out)
-    except PlanError as exc:
-        raise PlanError(f"--truth {text!r}: {exc}") from None
-    return out
-
-
-def check_truth(t: PopulationTruth) -> None:
-    """Refuse values the observer model cannot use."""
-    if not (t.threshold_ms > 0 and t.width_log > 0 and t.between_sd_log >= 0):
-        raise PlanError("threshold and width must be > 0 and between_sd >= 0")
-    if not (0 <= t.guess < 0.5 and 0 <= t.lapse < 0.5 and 0 <= t.attention_lapse <= 1):
-        raise PlanError("guess and lapse must be in [0, 0.5), attention_lapse in [0, 1]")
-    if not t.patience_scale_ms > 0:
-        raise PlanError("patience must be > 0 ms")
 
 
 @dataclass(frozen=True)
@@ -158,7 +104,8 @@ def truth_from_pilot(
         raise PlanError(
             f"pilot {source}: {len(rows)} participant(s) could be fitted (3 or more levels of "
             f"{stimulus} each); the between-participant spread needs at least "
-            f"{MIN_PILOT_PARTICIPANTS}"
+            f"{MIN_PILOT_PARTICIPANTS} (until then plan with an assumed spread: uxlab plan "
+            f"STUDY --truth between_sd=...)"
         )
     est = np.array(rows)
     k_yes = np.array([c[0] for c in counts])

@@ -8,6 +8,8 @@
   keys that give an answer in the runner (`answer_keys`), a sped-up real clock (`ScaledClock`).
   `uxlab.tui.simulated_run` uses them to drive the real terminal runner (the layering keeps
   everything that imports `textual` in `uxlab/tui`).
+- `uxlab.simulate.truth_option`: the `--truth NAME=VALUE,...` text of `uxlab simulate` and
+  `uxlab plan` (`parse_truth`, `check_truth`, `TruthError`).
 - Simulations judged by the real analysis live in `uxlab.plan` (only the CLI and planning
   import `analysis`): `adaptive_validation` (how many trials the adaptive procedures need)
   and `cluster_coverage` (how often the pooled threshold's interval holds the truth).
@@ -30,8 +32,10 @@ from uxlab.simulate.observers import (
     study_truth,
 )
 from uxlab.simulate.scripted import ScaledClock, TrialScript, answer_keys
+from uxlab.simulate.truth_option import TRUTH_NAMES, TruthError, check_truth, parse_truth
 
 __all__ = [
+    "TRUTH_NAMES",
     "Cues",
     "GiveUpClock",
     "Observer",
@@ -39,7 +43,10 @@ __all__ = [
     "ScaledClock",
     "SimulatedSession",
     "TrialScript",
+    "TruthError",
     "answer_keys",
+    "check_truth",
+    "parse_truth",
     "participant_id",
     "pooled_thresholds_ms",
     "run_trial",
