@@ -352,7 +352,10 @@ def _thresholds_ms_at(theta: np.ndarray, levels) -> np.ndarray:
         p = _expit(v[..., None] + s[..., None] * Z_GRID)
         f = (wz * p).sum(-1) - target
         slope = (wz * p * (1.0 - p)).sum(-1)
-        v = v - np.clip(f / np.maximum(slope, 1e-12), -2.0, 2.0)
+        step = np.clip(f / np.maximum(slope, 1e-12), -2.0, 2.0)
+        v = v - step
+        if not (np.abs(step) > 1e-13).any():  # converged (NaN rows: nothing to solve)
+            break
     ok = np.isfinite(a) & np.isfinite(s) & (b < 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(ok, np.exp((v - a) / np.where(ok, b, -1.0)), np.nan)

@@ -135,7 +135,7 @@ def mixed_threshold_counts(
     (`levels_ms` [L]; participants without trials are left out). Returns the estimate and
     the jackknife-t interval (ms) [J], the same numbers as from the trial table; raises
     the same ValueError when the model has nothing to fit."""
-    from analysis.ratings import _fit_mixed_cells
+    from analysis.ratings import _fit_mixed_cells, _thresholds_ms_at
 
     k = np.asarray(k, dtype=float)
     n = np.asarray(n, dtype=float)
@@ -146,7 +146,7 @@ def mixed_threshold_counts(
     person = np.unique(person, return_inverse=True)[1]
     u = np.log(np.asarray(levels_ms, dtype=float)[level])
     fit = _fit_mixed_cells(person, u, kk, nn, 0, 0)
-    est = np.log(fit.thresholds(levels, alpha)["estimate"].to_numpy(float))
+    est = np.log(_thresholds_ms_at(np.array([[fit.a, fit.b, fit.s]]), levels)[0])
     low, high = jackknife_t(est, _mixed_leave_one_out(fit, person, u, kk, nn, levels), alpha)
     return np.exp(est), np.exp(low), np.exp(high)
 
