@@ -65,12 +65,15 @@ def population_thresholds_batch(
     seeds: Sequence[int] | None = None,
     levels: Sequence[float] = DEFAULT_LEVELS,
     alpha: float = 0.05,
+    intervals: bool = True,
 ) -> BatchThresholds:
     """Pooled thresholds with participant jackknife-t intervals for S studies at once.
 
     levels_ms: [L] increasing stimulus levels; k, n: [S, P, L] "yes" counts and trials per
     participant; seeds: one bootstrap seed per study (default 0, 1, ...). Studies with
-    fewer than two levels tried get NaN.
+    fewer than two levels tried get NaN. `intervals=False`: the estimates and directions
+    only (NaN intervals), for a caller that needs no more of most studies; each study's
+    figures depend on its own counts only, so the others can be fitted later, alone.
     """
     levels_ms = np.asarray(levels_ms, dtype=float)
     k = np.asarray(k, dtype=float)
@@ -100,6 +103,8 @@ def population_thresholds_batch(
         theta, rising = _pooled_fits(layout, starts, pooled_k[idx], pooled_n[idx])
         direction[idx] = np.where(rising, "rising", "falling")
         est[idx] = _threshold_logs(layout, theta, levels)
+        if not intervals:
+            continue
         jack = _cluster_jackknife(layout, theta, rising, k[idx], n[idx])  # [m] x [P_s, P]
         for row, s in enumerate(members):
             lo_s, hi_s = jackknife_t(est[s], _threshold_logs(layout, jack[row], levels), alpha)
@@ -113,42 +118,6 @@ def population_thresholds_batch(
     return BatchThresholds(
         tuple(levels), np.exp(est), np.exp(low), np.exp(high), direction, people.astype(int)
     )
-
-
-def widen_to_parametric_floor(
-    fit: BatchThresholds,
-    levels_ms: np.ndarray,
-    k: np.ndarray,
-    n: np.ndarray,
-    studies: Sequence[int],
-    *,
-    n_boot: int,
-    seeds: Sequence[int],
-    alpha: float = 0.05,
-) -> None:
-    """Widen the intervals of `studies` in `fit` (from `population_thresholds_batch` with
-    `n_boot=0`) to at least their pooled counts' parametric bootstrap, in place: the same
-    figures as `population_thresholds_batch` with `n_boot`, for a caller that needs the
-    floor of only some studies (the planner, on an adaptive design, where most studies'
-    pooled figures are replaced by another estimator's). Studies without a fit are left."""
-    levels_ms = np.asarray(levels_ms, dtype=float)
-    for s in studies:
-        if not fit.direction[s] or n_boot <= 0:
-            continue
-        pooled_k = np.asarray(k[s], dtype=float).sum(axis=0)
-        pooled_n = np.asarray(n[s], dtype=float).sum(axis=0)
-        p_lo, p_hi = _pooled_parametric_interval(
-            levels_ms,
-            pooled_k,
-            pooled_n,
-            np.log(fit.estimate_ms[s]),
-            n_boot,
-            seeds[s],
-            fit.levels,
-            alpha,
-        )
-        fit.ci_low_ms[s] = np.fmin(fit.ci_low_ms[s], np.exp(p_lo))
-        fit.ci_high_ms[s] = np.fmax(fit.ci_high_ms[s], np.exp(p_hi))
 
 
 def _pooled_parametric_interval(

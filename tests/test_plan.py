@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.population_batch import population_thresholds_batch, widen_to_parametric_floor
+from analysis.population_batch import population_thresholds_batch
 from analysis.small_sample_interval import population_threshold_small_n
 from uxlab.plan.design import PlanError, session_design
-from uxlab.plan.engine import LEVELS, PlanSpec, _adaptive_estimates, run_plan
+from uxlab.plan.engine import LEVELS, PlanSpec, _adaptive_cell, _adaptive_estimates, run_plan
 from uxlab.plan.grid import Reference, parse_range, parse_target, reference_from
 from uxlab.plan.simulate_cell import adaptive_counts, adaptive_runs, draw_people, p_give_up
 from uxlab.plan.summarise import cell_table, recommend
@@ -66,10 +66,10 @@ def test_batch_leaves_out_participants_without_trials():
     np.testing.assert_allclose(batch.ci_low_ms, alone.ci_low_ms)
 
 
-def test_adaptive_cells_floor_only_the_pooled_figures_they_keep():
-    """On an adaptive design the planner fits the pool without its parametric floor and
-    adds the floor only where the report keeps the pooled figures (the random-intercept
-    model found no falling curve): the same numbers as flooring every study first."""
+def test_adaptive_cells_fit_the_pooled_intervals_only_where_they_stay():
+    """On an adaptive design the planner fits the pooled intervals only for the studies
+    whose pooled figures the report keeps (here: the random-intercept model finds no
+    falling curve in study 0): the same numbers as replacing the full pooled batch's."""
     grid = np.geomspace(100, 5000, 25)
     k, n = np.zeros((3, 8, 25)), np.zeros((3, 8, 25))
     p_yes = 1.0 / (1.0 + np.exp(3.0 * np.log(grid / 800.0)))
@@ -78,20 +78,15 @@ def test_adaptive_cells_floor_only_the_pooled_figures_they_keep():
         n[s, :, 8:16] = rng.integers(0, 3, (8, 8)) + (s > 0) * 2
         k[s] = rng.binomial(n[s].astype(int), 0.5 if s == 0 else p_yes)
     seeds = [4, 5, 6]
-    floored = population_thresholds_batch(grid, k, n, n_boot=60, seeds=seeds, levels=LEVELS)
-    bare = population_thresholds_batch(grid, k, n, n_boot=0, seeds=seeds, levels=LEVELS)
-    every = population_thresholds_batch(grid, k, n, n_boot=0, seeds=seeds, levels=LEVELS)
-    widen_to_parametric_floor(every, grid, k, n, range(3), n_boot=60, seeds=seeds)
-    assert not np.array_equal(every.ci_high_ms, bare.ci_high_ms)  # the floor bites here
-    for table in ("ci_low_ms", "ci_high_ms"):
-        np.testing.assert_array_equal(getattr(every, table), getattr(floored, table))
+    want = population_thresholds_batch(grid, k, n, n_boot=60, seeds=seeds, levels=LEVELS)
     with np.errstate(all="ignore"):
-        _adaptive_estimates(floored, grid, k, n)
-        _adaptive_estimates(bare, grid, k, n, n_boot=60, seeds=seeds)
-    assert np.isnan(floored.estimate_ms[0, 0]) and np.isfinite(floored.ci_low_ms[0, 1])
-    assert np.isfinite(floored.estimate_ms[1:]).all()
+        assert _adaptive_estimates(want, grid, k, n) == [(0, True)]
+        got = _adaptive_cell(grid, k, n, 60, seeds)
+    assert np.isnan(want.estimate_ms[0, 0]) and np.isfinite(want.ci_low_ms[0, 1])
+    assert np.isfinite(want.estimate_ms[1:]).all()
     for table in ("estimate_ms", "ci_low_ms", "ci_high_ms"):
-        np.testing.assert_array_equal(getattr(bare, table), getattr(floored, table))
+        np.testing.assert_array_equal(getattr(got, table), getattr(want, table))
+    np.testing.assert_array_equal(got.direction, want.direction)
 
 
 def test_parse_range_log_spaced_and_lists():

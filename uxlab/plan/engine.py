@@ -158,58 +158,77 @@ def run_chunk(spec: PlanSpec, first: int, last: int) -> dict[tuple[int, int], Ce
         for p in spec.participants:
             k = np.stack([c[r][0][:p] for c in counts])
             n = np.stack([c[r][1][:p] for c in counts])
-            adaptive = designs[r].adaptive is not None
-            # adaptive: the pooled interval's parametric floor only where its figures stay
-            fit = population_thresholds_batch(
-                levels, k, n, n_boot=0 if adaptive else spec.n_boot, seeds=seeds, levels=LEVELS
-            )
-            if adaptive:  # the report's estimator there: see module
-                _adaptive_estimates(fit, levels, k, n, n_boot=spec.n_boot, seeds=seeds)
+            if designs[r].adaptive is not None:  # the report's estimator there: see module
+                fit = _adaptive_cell(levels, k, n, spec.n_boot, seeds)
+            else:
+                fit = population_thresholds_batch(
+                    levels, k, n, n_boot=spec.n_boot, seeds=seeds, levels=LEVELS
+                )
             out[(p, r)] = CellResults(
                 fit.estimate_ms, fit.ci_low_ms, fit.ci_high_ms, fit.n_participants, truth_ms
             )
     return out
 
 
-def _adaptive_estimates(
-    fit,
-    levels_ms: np.ndarray,
-    k: np.ndarray,
-    n: np.ndarray,
-    *,
-    n_boot: int = 0,
-    seeds: list[int] | None = None,
-) -> None:
-    """Replace the pooled figures of `fit` (a BatchThresholds of S studies) by the ones the
-    report gives on an adaptive design (`plan.adaptive_analysis.mixed_thresholds`).
-    Studies under the report's minimum of participants lose their interval later, in
-    `summarise`, as in the report.
+def _adaptive_cell(
+    levels_ms: np.ndarray, k: np.ndarray, n: np.ndarray, n_boot: int, seeds: list[int]
+):
+    """The figures the report gives for each of S studies [S, P, L] of an adaptive design
+    (a BatchThresholds): the pooled fit's directions first (without its intervals), the
+    random-intercept model's figures (`_adaptive_estimates`), then the pooled figures with
+    their intervals only for the studies where the report keeps them; the same numbers as
+    `_adaptive_estimates` on the full pooled batch, without its intervals for studies that
+    do not use them."""
+    from analysis.population_batch import population_thresholds_batch
 
-    With `n_boot` > 0, `fit` is taken to be without the pooled interval's parametric floor
-    (`n_boot=0`), and the studies whose pooled figures stay get it here (`n_boot`
-    resamples, `seeds`), as `population_thresholds_batch` would have given them: most
-    studies' pooled figures are replaced, and that floor was a quarter of the plan's time."""
-    from analysis.population_batch import widen_to_parametric_floor
+    fit = population_thresholds_batch(levels_ms, k, n, levels=LEVELS, intervals=False)
+    kept = _adaptive_estimates(fit, levels_ms, k, n)
+    if kept:
+        studies = [s for s, _ in kept]
+        pooled = population_thresholds_batch(
+            levels_ms,
+            k[studies],
+            n[studies],
+            n_boot=n_boot,
+            seeds=[seeds[s] for s in studies],
+            levels=LEVELS,
+        )
+        for i, (s, only_50) in enumerate(kept):
+            for table in ("estimate_ms", "ci_low_ms", "ci_high_ms"):
+                getattr(fit, table)[s] = getattr(pooled, table)[i]
+            if only_50:
+                _withhold_all_but_50(fit, s)
+    return fit
+
+
+def _adaptive_estimates(
+    fit, levels_ms: np.ndarray, k: np.ndarray, n: np.ndarray
+) -> list[tuple[int, bool]]:
+    """Replace the pooled figures of `fit` (a BatchThresholds of S studies) by the ones the
+    report gives on an adaptive design (`plan.adaptive_analysis.mixed_thresholds`); returns
+    the studies whose pooled figures stay, each with whether only its 50% point stays (the
+    model found no falling curve). Studies under the report's minimum of participants lose
+    their interval later, in `summarise`, as in the report."""
     from uxlab.plan.adaptive_analysis import mixed_thresholds
 
-    seeds = list(range(k.shape[0])) if seeds is None else seeds
-
-    def keep_pooled(s: int) -> None:
-        if n_boot > 0:
-            widen_to_parametric_floor(fit, levels_ms, k, n, [s], n_boot=n_boot, seeds=seeds)
-
+    kept = []
     for s in range(k.shape[0]):
         if not fit.direction[s] or fit.n_participants[s] < 2:
-            keep_pooled(s)
+            kept.append((s, False))
             continue
         mixed = mixed_thresholds(levels_ms, k[s], n[s], fit.direction[s] == "rising", LEVELS)
         if mixed is None:  # as the report: the pooled 50% point, the others withheld
-            keep_pooled(s)
-            others = [j for j, level in enumerate(LEVELS) if level != 0.5]
-            for table in (fit.estimate_ms, fit.ci_low_ms, fit.ci_high_ms):
-                table[s, others] = np.nan
+            kept.append((s, True))
+            _withhold_all_but_50(fit, s)
             continue
         fit.estimate_ms[s], fit.ci_low_ms[s], fit.ci_high_ms[s] = mixed
+    return kept
+
+
+def _withhold_all_but_50(fit, s: int) -> None:
+    others = [j for j, level in enumerate(LEVELS) if level != 0.5]
+    for table in (fit.estimate_ms, fit.ci_low_ms, fit.ci_high_ms):
+        table[s, others] = np.nan
 
 
 def default_jobs() -> int:
