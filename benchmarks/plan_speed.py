@@ -1,21 +1,27 @@
 """How long `uxlab plan`'s default grid takes, and what the batched analysis saves.
 
-1. The default grid of `studies/ttft-threshold.toml` (8 x 6 cells, `--sims` studies per
-   cell, 200 participant resamples each) through `run_plan` with `--jobs` processes: wall
-   seconds, with the load average before and after, and the CPU seconds of this process
-   and its workers. On a shared machine the wall time says how busy it was; the CPU time
-   divided by the processes is what the same run needs on an otherwise idle machine with
-   that many cores (a little more than that: start-up and the parent's merging).
-2. Baseline from the same run: `--baseline` studies of one cell analysed one at a time
-   with the report's `population_threshold` (B = 200) against the same studies in one
-   `population_thresholds_batch` call: seconds each and the ratio.
+1. The default grid of a study (`--study`, default `studies/ttft-threshold.toml`; 8 x 6
+   cells, `--sims` studies per cell, 200 participant resamples each) through `run_plan`
+   with `--jobs` processes: wall seconds, with the load average before and after, and the
+   CPU seconds of this process and its workers. On a shared machine the wall time says how
+   busy it was; the CPU time divided by the processes is what the same run needs on an
+   otherwise idle machine with that many cores (a little more than that: start-up and the
+   parent's merging).
+2. Baseline from the same run, `--baseline` studies of one cell (15 people, repeats 5):
+   on a fixed design, each analysed alone with the report's `population_threshold`
+   (B = 200) against all of them in one `population_thresholds_batch` call; on an
+   adaptive design (`studies/ttft-quest.toml`: QUEST+), each through the report's own
+   call on a trial table (`mixed_threshold_small_n`, n_boot = 0) against the planner's
+   path from counts (`mixed_threshold_counts`): CPU seconds each and the ratio.
 
-    python benchmarks/plan_speed.py [--sims 200] [--jobs 2] [--baseline 20]
+    python benchmarks/plan_speed.py [--study studies/ttft-quest.toml] [--sims 200]
+        [--jobs 2] [--baseline 20]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import resource
 import time
@@ -25,6 +31,10 @@ import numpy as np
 import pandas as pd
 
 from analysis.population_batch import population_thresholds_batch
+from analysis.small_sample_interval import (
+    mixed_threshold_counts,
+    mixed_threshold_small_n,
+)
 from analysis.small_sample_interval import population_threshold_small_n as population_threshold
 from uxlab.plan.engine import PlanSpec, _study_and_designs, run_plan, simulate_counts, study_levels
 from uxlab.plan.grid import (
@@ -37,6 +47,7 @@ from uxlab.plan.grid import (
 from uxlab.simulate.observers import PopulationTruth
 
 STUDY = Path(__file__).resolve().parents[1] / "studies" / "ttft-threshold.toml"
+LEVELS = (0.25, 0.5, 0.75)
 
 
 def _cpu_seconds() -> float:
@@ -48,6 +59,7 @@ def _cpu_seconds() -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--study", type=Path, default=STUDY, help="the study file")
     ap.add_argument("--sims", type=int, default=200)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--baseline", type=int, default=20, help="studies in the baseline")
@@ -56,7 +68,7 @@ def main() -> None:
     args = ap.parse_args()
     people = tuple(parse_range(args.participants, DEFAULT_N_PARTICIPANTS))
     repeats = tuple(parse_range(args.repeats, DEFAULT_N_REPEATS))
-    spec = PlanSpec(STUDY, people, repeats, (PopulationTruth(),), args.sims, 200, 0)
+    spec = PlanSpec(args.study, people, repeats, (PopulationTruth(),), args.sims, 200, 0)
     load0 = os.getloadavg()[0]
     cpu0 = _cpu_seconds()
     started = time.perf_counter()
@@ -64,39 +76,69 @@ def main() -> None:
     wall = time.perf_counter() - started
     cpu = _cpu_seconds() - cpu0
     print(
-        f"default grid: {len(people)} x {len(repeats)} cells x {args.sims} studies, "
-        f"{args.jobs} processes: {wall:.0f} s wall (load average {load0:.1f} before, "
+        f"{args.study.name}, default grid: {len(people)} x {len(repeats)} cells x {args.sims} "
+        f"studies, {args.jobs} processes: {wall:.0f} s wall (load average {load0:.1f} before, "
         f"{os.getloadavg()[0]:.1f} after); {cpu:.0f} CPU s, i.e. ~{cpu / args.jobs:.0f} s "
         f"wall on {args.jobs} idle cores (this run got {cpu / wall:.2f} cores)"
     )
-    # baseline: one cell's studies, one at a time vs batched
+    # baseline: one cell's studies, one at a time (the report's path) vs the planner's
     study, designs = _study_and_designs(spec)
     levels = study_levels(designs[max(repeats)])
     n_people, r = 15, 5
     counts = [simulate_counts(spec, study, designs, s) for s in range(args.baseline)]
     k = np.stack([c[r][0][:n_people] for c in counts])
     n = np.stack([c[r][1][:n_people] for c in counts])
-    t0 = time.perf_counter()
-    for s in range(args.baseline):
-        rows = [
-            (f"P{p:03d}", levels[j], y)
-            for p in range(n_people)
-            for j in range(levels.size)
-            for y in [1] * int(k[s, p, j]) + [0] * int(n[s, p, j] - k[s, p, j])
-        ]
-        df = pd.DataFrame(rows, columns=["participant", "x", "y"])
+    if designs[r].adaptive is not None:
+        report_s, planner_s = _adaptive_baseline(levels, k, n)
+        what = "mixed_threshold_small_n on trial tables", "mixed_threshold_counts"
+    else:
+        report_s, planner_s = _fixed_baseline(levels, k, n)
+        what = "population_threshold one at a time", "batched"
+    print(
+        f"baseline, cell {n_people} people x repeats {r}, {args.baseline} studies: "
+        f"{what[0]} {report_s:.2f} CPU s, {what[1]} {planner_s:.2f} CPU s "
+        f"(x{report_s / planner_s:.2f})"
+    )
+
+
+def _trials(levels: np.ndarray, k: np.ndarray, n: np.ndarray) -> pd.DataFrame:
+    """One study's trial table (participant, x, y) from its counts [P, L]."""
+    rows = [
+        (f"P{p:03d}", levels[j], y)
+        for p in range(k.shape[0])
+        for j in range(levels.size)
+        for y in [1] * int(k[p, j]) + [0] * int(n[p, j] - k[p, j])
+    ]
+    return pd.DataFrame(rows, columns=["participant", "x", "y"])
+
+
+def _fixed_baseline(levels: np.ndarray, k: np.ndarray, n: np.ndarray) -> tuple[float, float]:
+    t0 = time.process_time()
+    for s in range(k.shape[0]):
+        df = _trials(levels, k[s], n[s])
         if df.empty or df["participant"].nunique() < 2:
             continue
         population_threshold(df, "x", "y", "participant", 200, s)
-    one_by_one = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    population_thresholds_batch(levels, k, n, n_boot=200, seeds=list(range(args.baseline)))
-    batched = time.perf_counter() - t0
-    print(
-        f"baseline, cell {n_people} people x repeats {r}, {args.baseline} studies: "
-        f"population_threshold one at a time {one_by_one:.2f} s, batched {batched:.2f} s "
-        f"(x{one_by_one / batched:.2f})"
-    )
+    one_by_one = time.process_time() - t0
+    t0 = time.process_time()
+    population_thresholds_batch(levels, k, n, n_boot=200, seeds=list(range(k.shape[0])))
+    return one_by_one, time.process_time() - t0
+
+
+def _adaptive_baseline(levels: np.ndarray, k: np.ndarray, n: np.ndarray) -> tuple[float, float]:
+    """The report's call on each study's trial table against the planner's from counts
+    (the acceptable share: "yes" here is "acceptable", it falls with latency)."""
+    tables = [_trials(levels, k[s], n[s]) for s in range(k.shape[0])]
+    t0 = time.process_time()
+    for df in tables:
+        with contextlib.suppress(ValueError):
+            mixed_threshold_small_n(df, "y", "x", n_boot=0, levels=LEVELS)
+    report = time.process_time() - t0
+    t0 = time.process_time()
+    for s in range(k.shape[0]):
+        with contextlib.suppress(ValueError):
+            mixed_threshold_counts(levels, k[s], n[s], levels=LEVELS)
+    return report, time.process_time() - t0
 
 
 if __name__ == "__main__":
