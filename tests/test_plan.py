@@ -318,3 +318,102 @@ def test_default_reference_follows_the_stimulus():
     itl = default_reference("itl_ms")
     assert itl is not None and itl.low_ms == 30.0  # the 30 ms/token rule of thumb
     assert default_reference("call_ttft_ms") is None
+
+
+def test_parse_width_targets_mean_median_and_assurance():
+    mean = parse_target("ci_width<=200ms")
+    assert (mean.statistic, mean.assurance) == ("mean", None)
+    median = parse_target("ci_width_median@0.25<=150")
+    assert (median.statistic, median.level, median.max_ms) == ("median", 0.25, 150.0)
+    sure = parse_target("ci_width<=200ms@80%")
+    assert (sure.statistic, sure.level, sure.max_ms, sure.assurance) == (
+        "assurance",
+        0.5,
+        200.0,
+        0.8,
+    )
+    both = parse_target(" ci_width@0.75 <= 300 ms @ 90.5% ")
+    assert (both.level, both.max_ms, both.assurance) == (0.75, 300.0, 0.905)
+    assert both.assurance_column == "assurance[ci_width_75<=300ms]"
+    for bad, says in [
+        ("ci_width<=200ms@0.8", "expected ci_width<=200ms"),  # a share needs its %
+        ("ci_width<=200ms@80", "expected ci_width<=200ms"),
+        ("ci_width@80%<=200ms", "expected ci_width<=200ms"),
+        ("ci_width<=200ms@100%", "between 0% and 100%"),
+        ("ci_width<=200ms@0%", "between 0% and 100%"),
+        ("ci_width_median<=200ms@80%", "goes with ci_width, not ci_width_median"),
+        ("ci_width@0.6<=200ms@80%", "0.25, 0.5 or 0.75"),
+    ]:
+        with pytest.raises(PlanError, match=re.escape(says)) as err:
+            parse_target(bad)
+        assert "\n" not in str(err.value)
+    with pytest.raises(PlanError, match=re.escape("ci_width<=200ms@80% (assurance")):
+        parse_target("assurance>=80%")
+
+
+def _width_results(widths_by_people: dict[int, np.ndarray], kept: dict[int, int] | None = None):
+    """A plan's results whose 50% (and 25%, 75%) intervals have the given widths, one cell
+    per number of people, on ttft-threshold.toml's real design at repeats 1."""
+    from uxlab.plan.engine import CellResults, PlanResults
+
+    study = load_study(STUDIES / "ttft-threshold.toml")
+    n_sims = {w.size for w in widths_by_people.values()}.pop()
+    spec = PlanSpec(study.path, tuple(sorted(widths_by_people)), (1,), (PopulationTruth(),), n_sims)
+    results = PlanResults(spec, {1: session_design(study, 1)}, seconds=1.0)
+    for p, widths in widths_by_people.items():
+        s = widths.size
+        low = np.full((s, 3), 700.0)
+        high = low + widths[:, None]
+        n_kept = np.full(s, (kept or {}).get(p, p))
+        est = low + widths[:, None] / 2
+        results.cells[(p, 1)] = CellResults(est, low, high, n_kept, np.full((s, 3), 800.0))
+    return study, results
+
+
+def test_assurance_is_the_share_of_all_studies_at_most_the_width():
+    rng = np.random.default_rng(3)
+    widths = rng.lognormal(np.log(250.0), 0.4, 60)
+    widths[[0, 5]] = np.nan  # no interval: counts as failing
+    study, results = _width_results({12: widths, 16: widths * 0.7, 9: widths}, kept={9: 3})
+    target = parse_target("ci_width<=250ms@70%")
+    table = cell_table(results, None, [target]).set_index("participants")
+    for p, w in ((12, widths), (16, widths * 0.7)):
+        by_hand = np.sum(w <= 250.0) / 60  # NaN <= 250 is False
+        assert table.loc[p, target.assurance_column] == pytest.approx(by_hand)
+        se = table.loc[p, "assurance_se[ci_width_50<=250ms]"]
+        assert se == pytest.approx(np.sqrt(by_hand * (1 - by_hand) / 60))
+        assert table.loc[p, "meets_target"] == (by_hand >= 0.7)
+    assert table.loc[12, "meets_target"] != table.loc[16, "meets_target"]  # ~0.47 vs ~0.8
+    # 3 people kept: the report gives no interval, so no study meets the width
+    assert table.loc[9, target.assurance_column] == 0.0 and not table.loc[9, "meets_target"]
+    median = cell_table(results, None, [parse_target("ci_width_median<=240")])
+    median = median.set_index("participants")
+    assert median.loc[12, "ci_width_50_median_ms"] == pytest.approx(np.nanmedian(widths))
+    assert median["meets_target"].tolist() == [
+        bool(m <= 240) for m in median["ci_width_50_median_ms"].fillna(np.inf)
+    ]
+
+
+def test_plan_names_heavy_tailed_cells_and_prints_the_assurance():
+    from uxlab.cli.plan_cmd import render_plan
+    from uxlab.plan.summarise import heavy_tailed_cells
+
+    rng = np.random.default_rng(4)
+    light = rng.lognormal(np.log(300.0), 0.3, 50)
+    heavy = light.copy()
+    heavy[:3] = 20_000.0  # a few enormous intervals: the mean runs away, the median stays
+    study, results = _width_results({10: heavy, 20: light})
+    targets = [parse_target("ci_width<=400ms@80%")]
+    table = cell_table(results, None, targets)
+    ratio = table["ci_width_50_ms"] / table["ci_width_50_median_ms"]
+    assert ratio[0] > 1.5 > 1.2 > ratio[1]
+    assert heavy_tailed_cells(table)["participants"].tolist() == [10]
+    text = render_plan(results, study, None, targets, "truth: test")
+    note = [line for line in text.splitlines() if "very wide intervals" in line]
+    assert len(note) == 1 and "(people x repeats: 10x1)" in note[0]
+    assert "20x1" not in note[0] and "ci_width_median<=" in note[0]
+    assert "P(CI50<=400)" in text and "Monte-Carlo SE sqrt(p (1 - p) / sims): 0.057 at 80%" in text
+    share = table.loc[1, targets[0].assurance_column]
+    assert re.search(rf"recommended: 20 participants .*assurance {share:.2f} \(SE", text)
+    calm = render_plan(*_width_results({20: light})[::-1], None, [], "truth: test")
+    assert "very wide intervals" not in calm and "P(CI50" not in calm

@@ -81,7 +81,9 @@ def register(subparsers: Any) -> None:
         action="append",
         default=[],
         metavar="TARGET",
-        help='"ci_width<=200ms" (also ci_width@0.75<=300ms) or "exclude=800ms" / '
+        help='"ci_width<=200ms" (mean width; ci_width@0.75<=300ms for another level), '
+        '"ci_width_median<=200ms" (median), "ci_width<=200ms@80%%" (assurance: at least 80%% '
+        'of studies give an interval at most 200 ms wide) or "exclude=800ms" / '
         '"exclude=<reference figure id>"; repeat for several (all must hold)',
     )
     p.add_argument(
@@ -273,9 +275,12 @@ def render_plan(plan: Any, study: Any, reference: Any, targets: list, truth_text
         + f"; Monte-Carlo SE of a share up to {0.5 / spec.n_sims**0.5:.3f}; minutes from the "
         "study's own duration estimate",
         "",
-        printed_table(table),
+        printed_table(table, targets),
         "",
     ]
+    assured = [t for t in targets if t.statistic == "assurance"]
+    if assured:
+        lines[3:3] = [assurance_line(assured, spec.n_sims)]
     if not targets:
         lines.append("no --target given: no recommendation (e.g. --target 'ci_width<=200ms')")
     elif best is None:
@@ -291,6 +296,12 @@ def render_plan(plan: Any, study: Any, reference: Any, targets: list, truth_text
             f"participant-minutes), the cheapest cell meeting "
             + " and ".join(t.text for t in targets)
             + f": CI width {best['ci_width_50_ms']:.0f} ms at 50%, power {best['power']:.2f}"
+            + "".join(
+                f", assurance {best[t.assurance_column]:.2f} (SE "
+                f"{best[t.assurance_column.replace('assurance', 'assurance_se', 1)]:.2f}) "
+                f"for {t.text}"
+                for t in assured
+            )
         )
     from uxlab.plan.summarise import report_minimum
 
@@ -309,14 +320,66 @@ def render_plan(plan: Any, study: Any, reference: Any, targets: list, truth_text
             f"{int(low_cover['participants'].min())}); there the interval is too narrow and "
             "its width flatters the design"
         )
+    heavy = heavy_tail_note(table, targets)
+    if heavy:
+        lines.append(heavy)
     lines.append(f"simulated in {plan.seconds:.0f} s with {plan.jobs} process(es)")
     return "\n".join(lines)
 
 
-def printed_table(table: Any) -> str:
-    """The table as printed: the columns of `PRINTED`, rounded."""
+def assurance_line(assured: list, n_sims: int) -> str:
+    """What the printed assurance columns hold and their Monte-Carlo error."""
+    from uxlab.plan.summarise import share_se
+
+    need = sorted({t.assurance for t in assured})
+    return (
+        "assurance: share of all "
+        f"{n_sims} studies per cell whose 95% interval at the level is at most the target "
+        "width (a study with no interval fails); Monte-Carlo SE sqrt(p (1 - p) / sims): "
+        + ", ".join(f"{share_se(a, n_sims):.3f} at {a:.0%}" for a in need)
+        + " (per cell: plan.csv's assurance_se columns)"
+    )
+
+
+def heavy_tail_note(table: Any, targets: list) -> str | None:
+    """A note naming the cells whose mean width is over `HEAVY_TAIL_RATIO` times its
+    median (at 50% and each ci_width target's level), or None."""
+    from uxlab.plan.summarise import HEAVY_TAIL_RATIO, heavy_tailed_cells
+
+    levels = tuple(sorted({0.5} | {t.level for t in targets if t.kind == "ci_width"}))
+    heavy = heavy_tailed_cells(table, levels)
+    if heavy.empty:
+        return None
+    cells = ", ".join(
+        f"{int(r.participants)}x{int(r.repeats)}" for r in heavy.itertuples(index=False)
+    )
+    return (
+        f"note: in {len(heavy)} cell(s) (people x repeats: {cells}) the mean width of the 95% "
+        f"interval (at {' or '.join(f'{level:.0%}' for level in levels)}) is over "
+        f"{HEAVY_TAIL_RATIO:g} times the median: the mean is dominated by a few very wide "
+        "intervals and is not a stable figure; target the median (ci_width_median<=200ms) or "
+        "an assurance (ci_width<=200ms@80%) instead"
+    )
+
+
+def printed_table(table: Any, targets: list | None = None) -> str:
+    """The table as printed: the columns of `PRINTED` (and, for median or assurance
+    targets, their columns), rounded."""
     cols = [c for c in PRINTED if c in table.columns]
-    shown = table[cols].rename(columns=PRINTED)
+    names = dict(PRINTED)
+    extra = {}
+    for t in targets or []:
+        if t.kind != "ci_width" or t.statistic == "mean":
+            continue
+        tag = f"{int(t.level * 100)}"
+        if t.statistic == "median":
+            extra[f"ci_width_{tag}_median_ms"] = f"CI{tag} med"
+        else:
+            extra[t.assurance_column] = f"P(CI{tag}<={t.max_ms:g})"
+    at = cols.index("meets_target") if "meets_target" in cols else len(cols)
+    cols[at:at] = [c for c in extra if c in table.columns and c not in cols]
+    names.update(extra)
+    shown = table[cols].rename(columns=names)
     fmt = {
         "CI25 ms": "{:.0f}".format,
         "CI50 ms": "{:.0f}".format,
@@ -326,6 +389,8 @@ def printed_table(table: Any) -> str:
         "min each": "{:.1f}".format,
         "person-min": "{:.0f}".format,
     }
+    for column, name in extra.items():
+        fmt[name] = ("{:.0f}" if column.endswith("_ms") else "{:.2f}").format
     if shown["target"].isna().all():
         shown = shown.drop(columns="target")
     else:

@@ -9,6 +9,13 @@ Targets (`parse_target`):
 
 - ``ci_width<=200ms``: the expected (mean over simulated studies) width of the 95% interval
   of the 50% threshold is at most 200 ms; ``ci_width@0.75<=300ms`` for another level.
+- ``ci_width_median<=200ms``: the median width instead of the mean (``ci_width_median@0.75``
+  for another level). Both are over the studies that give an interval.
+- ``ci_width<=200ms@80%``: assurance (accuracy in parameter estimation, Kelley & Maxwell
+  2003): at least 80% of all simulated studies give a 95% interval at most 200 ms wide; a
+  study with no interval counts as failing. With a level: ``ci_width@0.75<=300ms@80%``
+  (the ``@`` before ``<=`` is the threshold's level, the ``@...%`` after the width the
+  share of studies).
 - ``exclude=800ms`` or ``exclude=<reference figure id>``: the interval of the 50% threshold
   leaves out that figure (for a range, all of it) in at least the `--power` share of
   studies (0.8 by default).
@@ -75,9 +82,14 @@ class Reference:
             return (ci_high < self.low_ms) | (ci_low > self.high_ms)
 
 
+WIDTH_STATISTICS = ("mean", "median", "assurance")
+
+
 @dataclass(frozen=True)
 class Target:
-    """What a cell must achieve: `kind` "ci_width" (max_ms at `level`) or "exclude"."""
+    """What a cell must achieve: `kind` "ci_width" (max_ms at `level`, judged on the
+    `statistic` of the widths: "mean", "median" or "assurance", the share of studies at most
+    max_ms wide, which must reach `assurance`) or "exclude"."""
 
     text: str
     kind: str
@@ -85,6 +97,14 @@ class Target:
     max_ms: float | None = None
     reference: Reference | None = None
     power: float = DEFAULT_POWER
+    statistic: str = "mean"
+    assurance: float | None = None
+
+    @property
+    def assurance_column(self) -> str:
+        """The plan table's column for this assurance target (share of studies whose 95%
+        interval at the level is at most max_ms wide)."""
+        return f"assurance[ci_width_{int(self.level * 100)}<={self.max_ms:g}ms]"
 
 
 def reference_from(text: str, units: tuple[str, ...] = ("ms",)) -> Reference:
@@ -110,20 +130,44 @@ def reference_from(text: str, units: tuple[str, ...] = ("ms",)) -> Reference:
     return Reference(f"{figure.id} ({figure.figure})", float(low), float(high))
 
 
+CI_WIDTH_TARGET = re.compile(
+    r"\s*ci_width(?P<median>_median)?(?:@(?P<level>0?\.[0-9]+))?\s*<=\s*"
+    r"(?P<ms>[0-9]+(?:\.[0-9]+)?)\s*(?:ms)?\s*(?:@\s*(?P<share>[0-9]+(?:\.[0-9]+)?)\s*%)?\s*"
+)
+
+
 def parse_target(text: str, power: float = DEFAULT_POWER) -> Target:
     """A `--target` (see the module docstring)."""
-    m = re.fullmatch(r"\s*ci_width(?:@(0?\.[0-9]+))?\s*<=\s*([0-9]+(?:\.[0-9]+)?)\s*(ms)?\s*", text)
+    m = CI_WIDTH_TARGET.fullmatch(text)
     if m:
-        level = float(m.group(1)) if m.group(1) else 0.5
+        level = float(m["level"]) if m["level"] else 0.5
         if level not in (0.25, 0.5, 0.75):
             raise PlanError(f"target {text!r}: the level must be 0.25, 0.5 or 0.75")
-        return Target(text.strip(), "ci_width", level, float(m.group(2)), power=power)
+        share = float(m["share"]) / 100.0 if m["share"] else None
+        if m["median"] and share is not None:
+            raise PlanError(
+                f"target {text!r}: an assurance (@80%) goes with ci_width, not ci_width_median"
+            )
+        if share is not None and not 0.0 < share < 1.0:
+            raise PlanError(f"target {text!r}: the assurance must be between 0% and 100%")
+        statistic = "median" if m["median"] else "assurance" if share is not None else "mean"
+        return Target(
+            text.strip(),
+            "ci_width",
+            level,
+            float(m["ms"]),
+            power=power,
+            statistic=statistic,
+            assurance=share,
+        )
     m = re.fullmatch(r"\s*exclude\s*=\s*(.+)", text)
     if m:
         return Target(text.strip(), "exclude", reference=reference_from(m.group(1)), power=power)
     raise PlanError(
-        f"target {text!r}: expected ci_width<=200ms (ci_width@0.75<=300ms for another level) "
-        "or exclude=800ms (or exclude=<reference figure id>)"
+        f"target {text!r}: expected ci_width<=200ms (mean width), ci_width_median<=200ms "
+        "(median), ci_width<=200ms@80% (assurance: at least 80% of studies at most 200 ms), "
+        "@0.25 or @0.75 after ci_width for another level (ci_width@0.75<=300ms@80%), or "
+        "exclude=800ms (or exclude=<reference figure id>)"
     )
 
 
