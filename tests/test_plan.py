@@ -411,7 +411,7 @@ def test_plan_names_heavy_tailed_cells_and_prints_the_assurance():
     text = render_plan(results, study, None, targets, "truth: test")
     note = [line for line in text.splitlines() if "very wide intervals" in line]
     assert len(note) == 1 and "(people x repeats: 10x1)" in note[0]
-    assert "20x1" not in note[0] and "ci_width_median<=" in note[0]
+    assert "20x1" not in note[0] and "ci_width_median<=400ms)" in note[0]
     assert "P(CI50<=400)" in text and "Monte-Carlo SE sqrt(p (1 - p) / sims): 0.057 at 80%" in text
     share = table.loc[1, targets[0].assurance_column]
     assert re.search(rf"recommended: 20 participants .*assurance {share:.2f} \(SE", text)

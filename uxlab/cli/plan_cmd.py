@@ -350,6 +350,8 @@ def heavy_tail_note(table: Any, targets: list) -> str | None:
     heavy = heavy_tailed_cells(table, levels)
     if heavy.empty:
         return None
+    widths = [t.max_ms for t in targets if t.kind == "ci_width" and t.max_ms is not None]
+    ms = f"{widths[0]:g}ms" if widths else "200ms"
     cells = ", ".join(
         f"{int(r.participants)}x{int(r.repeats)}" for r in heavy.itertuples(index=False)
     )
@@ -357,8 +359,8 @@ def heavy_tail_note(table: Any, targets: list) -> str | None:
         f"note: in {len(heavy)} cell(s) (people x repeats: {cells}) the mean width of the 95% "
         f"interval (at {' or '.join(f'{level:.0%}' for level in levels)}) is over "
         f"{HEAVY_TAIL_RATIO:g} times the median: the mean is dominated by a few very wide "
-        "intervals and is not a stable figure; target the median (ci_width_median<=200ms) or "
-        "an assurance (ci_width<=200ms@80%) instead"
+        f"intervals and is not a stable figure; target the median (ci_width_median<={ms}) or "
+        f"an assurance (ci_width<={ms}@80%) instead"
     )
 
 
