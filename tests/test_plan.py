@@ -241,10 +241,12 @@ def test_plan_command_writes_table_figure_and_recommendation(tmp_path, capsys):
     out = tmp_path / "plan"
     argv = ["plan", str(STUDIES / "ttft-threshold.toml"), "--participants", "3,12"]
     argv += ["--repeats", "1", "--sims", "10", "--n-boot", "50", "--jobs", "1", "-q"]
-    argv += ["--target", "ci_width<=2000ms", "-o", str(out)]
+    argv += ["--target", "ci_width<=2000ms", "--target", "ci_width<=2000ms@50%", "-o", str(out)]
     assert main(argv) == 0
     text = capsys.readouterr().out
     table = pd.read_csv(out / "plan.csv")
+    assert table["assurance[ci_width_50<=2000ms]"].tolist()[0] == 0.0  # no interval: a miss
+    assert "P(CI50<=2000)" in text and "assurance_se[ci_width_50<=2000ms]" in table
     assert table[["participants", "repeats"]].values.tolist() == [[3, 1], [12, 1]]
     assert table["no_interval_share"].tolist() == [1.0, 0.0]
     assert {"ci_width_25_ms", "ci_width_50_ms", "ci_width_75_ms", "coverage_50", "power"} <= set(
@@ -374,7 +376,7 @@ def test_assurance_is_the_share_of_all_studies_at_most_the_width():
     rng = np.random.default_rng(3)
     widths = rng.lognormal(np.log(250.0), 0.4, 60)
     widths[[0, 5]] = np.nan  # no interval: counts as failing
-    study, results = _width_results({12: widths, 16: widths * 0.7, 9: widths}, kept={9: 3})
+    _study, results = _width_results({12: widths, 16: widths * 0.7, 9: widths}, kept={9: 3})
     target = parse_target("ci_width<=250ms@70%")
     table = cell_table(results, None, [target]).set_index("participants")
     for p, w in ((12, widths), (16, widths * 0.7)):
