@@ -417,5 +417,7 @@ def test_plan_names_heavy_tailed_cells_and_prints_the_assurance():
     assert "P(CI50<=400)" in text and "Monte-Carlo SE sqrt(p (1 - p) / sims): 0.057 at 80%" in text
     share = table.loc[1, targets[0].assurance_column]
     assert re.search(rf"recommended: 20 participants .*assurance {share:.2f} \(SE", text)
+    se = table.loc[1, "assurance_se[ci_width_50<=400ms]"]
+    assert ("within 2 SE of 80%" in text) == (share - 0.8 < 2 * se)
     calm = render_plan(*_width_results({20: light})[::-1], None, [], "truth: test")
     assert "very wide intervals" not in calm and "P(CI50" not in calm

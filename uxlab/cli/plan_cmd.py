@@ -296,12 +296,7 @@ def render_plan(plan: Any, study: Any, reference: Any, targets: list, truth_text
             f"participant-minutes), the cheapest cell meeting "
             + " and ".join(t.text for t in targets)
             + f": CI width {best['ci_width_50_ms']:.0f} ms at 50%, power {best['power']:.2f}"
-            + "".join(
-                f", assurance {best[t.assurance_column]:.2f} (SE "
-                f"{best[t.assurance_column.replace('assurance', 'assurance_se', 1)]:.2f}) "
-                f"for {t.text}"
-                for t in assured
-            )
+            + "".join(assurance_at(best, t) for t in assured)
         )
     from uxlab.plan.summarise import report_minimum
 
@@ -339,6 +334,19 @@ def assurance_line(assured: list, n_sims: int) -> str:
         + ", ".join(f"{share_se(a, n_sims):.3f} at {a:.0%}" for a in need)
         + " (per cell: plan.csv's assurance_se columns)"
     )
+
+
+def assurance_at(best: Any, target: Any) -> str:
+    """The recommended cell's assurance for one target, with its Monte-Carlo SE and a
+    warning when it clears the share asked for by less than two SEs."""
+    share = best[target.assurance_column]
+    se = best[target.assurance_column.replace("assurance", "assurance_se", 1)]
+    close = (
+        f"; within 2 SE of {target.assurance:.0%}: more --sims would settle it"
+        if share - target.assurance < 2 * se
+        else ""
+    )
+    return f", assurance {share:.2f} (SE {se:.2f}{close}) for {target.text}"
 
 
 def heavy_tail_note(table: Any, targets: list) -> str | None:
