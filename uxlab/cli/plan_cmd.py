@@ -260,10 +260,16 @@ def render_plan(plan: Any, study: Any, reference: Any, targets: list, truth_text
         if design.adaptive is not None
         else f"constant stimuli, {len(design.conditions)} conditions"
     )
+    analysis = (
+        "random-intercept model, participant jackknife-t 95% interval, as the report does "
+        "on an adaptive design"
+        if design.adaptive is not None
+        else f"pooled fit, 95% interval from {spec.n_boot} participant resamples; the report "
+        "uses 1000"
+    )
     lines = [
         f"plan for {study.path.name} ({study.id}): {kind}; {spec.n_sims} simulated studies "
-        f"per cell, each analysed like `uxlab report` (pooled fit, 95% interval from "
-        f"{spec.n_boot} participant resamples; the report uses 1000)",
+        f"per cell, each analysed like `uxlab report` ({analysis})",
         truth_text,
         (
             f"power: share of studies whose 95% interval of the 50% threshold excludes "
