@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.report.data import one_line_error
+from analysis.report.interval_bounds import unbounded_ends, unbounded_note_text
 
 
 @dataclass
@@ -64,13 +65,31 @@ def degenerate_note(frame: pd.DataFrame) -> list:
     ]
 
 
-def ci_range(low: float, high: float) -> str:
-    """`376 to 1,869` (ms, no decimals)."""
-    return f"{low:,.0f} to {high:,.0f}"
-
-
 NO_UPPER_BOUND = "no upper bound from these data"
-"""An infinite upper bound: these data do not bound the interval from above."""
+"""An infinite upper bound, or one past `interval_bounds.UNBOUNDED_FACTOR` x the highest
+tested level: these data do not bound the interval from above."""
+
+NO_LOWER_BOUND = "no lower bound from these data"
+"""A lower bound below the lowest tested level / `interval_bounds.UNBOUNDED_FACTOR` (or not
+positive): these data do not bound the interval from below."""
+
+
+def ci_range(low: float, high: float, tested: tuple[float, float] | None = None) -> str:
+    """`376 to 1,869` (ms, no decimals). Given the `tested` (lowest, highest) levels, an end
+    beyond the limits of `interval_bounds.unbounded_ends` reads as not bounded:
+    `312 to no upper bound from these data`."""
+    which = unbounded_ends(low, high, *tested) if tested is not None else ""
+    lower = NO_LOWER_BOUND if which in ("lower", "both") else f"{low:,.0f}"
+    upper = NO_UPPER_BOUND if which in ("upper", "both") or np.isposinf(high) else f"{high:,.0f}"
+    return f"{lower} to {upper}"
+
+
+def unbounded_note(cells: list[str], tested: tuple[float, float] | None, whose: str) -> list:
+    """The note naming the bounding limit, when any of a table's interval `cells` is shown
+    as not bounded."""
+    if not any(NO_UPPER_BOUND in c or NO_LOWER_BOUND in c for c in cells):
+        return []
+    return [Para(unbounded_note_text(tested, whose), "note")]
 
 
 def estimate_with_ci(est: float, low: float, high: float) -> str:

@@ -29,6 +29,7 @@ THRESHOLD_COLUMNS = [
     "extrapolated",
     "degenerate",
     "estimand",
+    "ci_unbounded",
 ]
 
 

@@ -11,7 +11,15 @@ import numpy as np
 import pandas as pd
 
 from analysis.report import figures
-from analysis.report.blocks import Heading, Para, Table, ci_range, degenerate_note, figure_or_note
+from analysis.report.blocks import (
+    Heading,
+    Para,
+    Table,
+    ci_range,
+    degenerate_note,
+    figure_or_note,
+    unbounded_note,
+)
 from analysis.report.data import ESTIMANDS, ConditionFit, PsychometricPart, ReportData
 from analysis.report.support import MINIMUMS, enough, estimate_flags, flag_text, skipped_line
 from analysis.small_sample_interval import mixed_threshold_small_n
@@ -304,7 +312,7 @@ def participant_table(data: ReportData) -> pd.DataFrame | None:
                 "trials": int(np.sum(f.n_total_)),
                 "direction": f.direction_,
                 "50% threshold (ms)": est,
-                "95% CI": f"{lo:,.0f} to {hi:,.0f}" if np.isfinite(lo) else "–",
+                "95% CI": ci_range(lo, hi, fitted_range_ms(f)) if np.isfinite(lo) else "–",
                 "flags": "; ".join(flags),
             }
         )
@@ -357,13 +365,13 @@ def _pooled_blocks(data, p) -> list:
             {
                 "level of F": level,
                 f"{stim} (ms)": r.estimate,
-                "95% CI, participant jackknife-t": ci_range(r.ci_low, r.ci_high)
+                "95% CI, participant jackknife-t": ci_range(r.ci_low, r.ci_high, (low, high))
                 if np.isfinite(r.ci_low)
                 else f"withheld (N = {data.n_participants})"
                 if np.isfinite(r.estimate)
                 else "withheld (see the estimator above)",
                 "95% CI, parametric bootstrap": ci_range(
-                    pooled.loc[level].ci_low, pooled.loc[level].ci_high
+                    pooled.loc[level].ci_low, pooled.loc[level].ci_high, (low, high)
                 ),
                 "flags": flag_text(extrapolated, degenerate),
             }
@@ -376,6 +384,8 @@ def _pooled_blocks(data, p) -> list:
         )
     )
     blocks.extend(Para(text, "note") for text in why_degenerate)
+    cells = [r[k] for r in rows for k in r if str(k).startswith("95% CI")]
+    blocks.extend(unbounded_note(cells, (low, high), "tested level"))
     params = p.pooled.params_
     blocks.append(
         Para(
@@ -409,7 +419,9 @@ def _per_condition_blocks(data, p) -> list:
             {
                 "condition": label,
                 f"50% threshold {stim} (ms)": f.threshold(0.5).estimate,
-                "95% CI": ci_range(f.threshold(0.5).ci_low, f.threshold(0.5).ci_high),
+                "95% CI": ci_range(
+                    f.threshold(0.5).ci_low, f.threshold(0.5).ci_high, data.tested_range
+                ),
                 "trials": int(f.thresholds_["n_trials"].iloc[0]),
                 "flags": flag_text(*estimate_flags(*f.threshold(0.5), *data.tested_range)),
             }
@@ -423,6 +435,8 @@ def _per_condition_blocks(data, p) -> list:
             )
         )
         blocks.extend(degenerate_note(pd.DataFrame(rows)))
+        cells = [r["95% CI"] for r in rows]
+        blocks.extend(unbounded_note(cells, data.tested_range, "tested level"))
     return blocks
 
 
@@ -444,6 +458,7 @@ def _per_participant_blocks(data, p) -> list:
                 + ("" if shown is people else "; only the flagged shown, all in thresholds.csv"),
             )
         )
+        blocks.extend(unbounded_note(list(shown["95% CI"]), None, "level that participant saw"))
     if p.per_participant:
         blocks.append(
             figure_or_note(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from analysis.report.interval_bounds import UNBOUNDED_FACTOR, limits_text, unbounded_ends
 from analysis.report.support import MINIMUMS, estimate_flags
 
 
@@ -16,9 +17,29 @@ def ms(value: float) -> str:
     return f"{value / 1000:.1f} s" if value < 10000 else f"{value / 1000:.0f} s"
 
 
-def ci(low: float, high: float) -> str:
-    """`95% CI 620 ms to 1.9 s`; an infinite upper bound is said to be unbounded."""
-    if np.isfinite(low) and np.isposinf(high):
+def ci(low: float, high: float, tested: tuple[float, float] | None = None) -> str:
+    """`95% CI 620 ms to 1.9 s`; an infinite upper bound, or (given the `tested` levels) an
+    end past `interval_bounds.UNBOUNDED_FACTOR` times them, is said to be unbounded."""
+    which = unbounded_ends(low, high, *tested) if tested is not None else ""
+    no_upper = np.isposinf(high) or which in ("upper", "both")
+    no_lower = which in ("lower", "both")
+    if no_upper and no_lower:
+        return (
+            "95% CI not bounded by these data on either side (its computed ends lie "
+            f"{limits_text(*tested)})"
+        )
+    if no_lower:
+        return (
+            f"95% CI up to {ms(high)}, no lower bound from these data (its computed lower "
+            f"end lies below {tested[0] / UNBOUNDED_FACTOR:,.0f} ms)"
+        )
+    if no_upper and np.isfinite(high):
+        return (
+            f"95% CI from {ms(low)}, no upper bound from these data (its computed upper end "
+            f"lies above {UNBOUNDED_FACTOR * tested[1]:,.0f} ms, {UNBOUNDED_FACTOR:g}x the "
+            "highest tested level)"
+        )
+    if no_upper:
         return f"95% CI from {ms(low)}, no upper bound from these data"
     return f"95% CI {ms(low)} to {ms(high)}"
 
@@ -87,7 +108,7 @@ def _psychometric_sentences(data, n_people: int) -> list[str]:
         )
     else:
         interval = (
-            f"{ci(mid.ci_low, mid.ci_high)}, participant jackknife-t"
+            f"{ci(mid.ci_low, mid.ci_high, (low, high))}, participant jackknife-t"
             if np.isfinite(mid.ci_low)
             else f"no population interval with {n_people} participant(s)"
         )
@@ -236,7 +257,8 @@ def _rating_sentences(data) -> list[str]:
             else:
                 out.append(
                     f"A rating of {r.acceptable_at:g} or better becomes less likely than not at "
-                    f"about {ms(mid.estimate)} ({ci(mid.ci_low, mid.ci_high)}), over all "
+                    f"about {ms(mid.estimate)} "
+                    f"({ci(mid.ci_low, mid.ci_high, (rated.min(), rated.max()))}), over all "
                     "participants and for the median one."
                 )
     return out

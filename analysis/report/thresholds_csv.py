@@ -6,6 +6,7 @@ import pandas as pd
 
 from analysis.report.adaptive_part import adaptive_threshold_rows
 from analysis.report.data import THRESHOLD_COLUMNS, ReportData
+from analysis.report.interval_bounds import unbounded_ends
 from analysis.report.psychometric_part import fitted_range_ms
 from analysis.report.support import estimate_flags
 
@@ -39,6 +40,7 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
                     "extrapolated": extrapolated,
                     "degenerate": degenerate,
                     "estimand": what,
+                    "ci_unbounded": unbounded_ends(r.ci_low, r.ci_high, *rng),
                 }
             )
 
@@ -78,5 +80,6 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
         row.setdefault("extrapolated", False)
         row.setdefault("degenerate", "")
         row.setdefault("estimand", "this session")
+        row.setdefault("ci_unbounded", unbounded_ends(row["ci_low"], row["ci_high"], *tested))
         rows.append(row)
     return pd.DataFrame(rows, columns=THRESHOLD_COLUMNS)

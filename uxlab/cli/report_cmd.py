@@ -400,7 +400,7 @@ def _print_summary(data) -> None:  # data: analysis.report.ReportData
             r = row.iloc[0]
             what = f" ({r.estimand})" if isinstance(r.get("estimand"), str) else ""
             if r.ci_low == r.ci_low:  # not NaN
-                interval = f"[{r.ci_low:.0f}, {_upper(r.ci_high, '.0f')}]"
+                interval = _threshold_interval(r, data.tested_range)
             else:  # below the minimum the figure describes these people, not a population
                 interval, what = _no_interval(data.n_participants), ""
             marks = ", extrapolated" if bool(r.get("extrapolated", False)) else ""
@@ -418,6 +418,30 @@ def _print_summary(data) -> None:  # data: analysis.report.ReportData
             print(
                 f"  abandonment   time ratio {r.per} of {r.factor}: {r.time_ratio:.2f} {interval}"
             )
+
+
+def _threshold_interval(r, tested: tuple[float, float]) -> str:
+    """`[312, 1,869]`; an end thresholds.csv flags in `ci_unbounded` as not bounded, with the
+    limit: `[312, no upper bound from these data (computed end above 50,000 ms = 10x the
+    highest tested level)]`."""
+    from analysis.report.blocks import NO_LOWER_BOUND, NO_UPPER_BOUND
+    from analysis.report.interval_bounds import UNBOUNDED_FACTOR
+
+    which = r.get("ci_unbounded", "")
+    which = which if isinstance(which, str) else ""
+    low = f"{r.ci_low:.0f}"
+    high = _upper(r.ci_high, ".0f")
+    if which in ("lower", "both"):
+        low = (
+            f"{NO_LOWER_BOUND} (computed end below {tested[0] / UNBOUNDED_FACTOR:,.0f} ms = "
+            "a tenth of the lowest tested level)"
+        )
+    if which in ("upper", "both") and r.ci_high != float("inf"):
+        high = (
+            f"{NO_UPPER_BOUND} (computed end above {UNBOUNDED_FACTOR * tested[1]:,.0f} ms = "
+            f"{UNBOUNDED_FACTOR:g}x the highest tested level)"
+        )
+    return f"[{low}, {high}]"
 
 
 def _upper(high: float, spec: str) -> str:
