@@ -14,7 +14,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.report.blocks import NO_UPPER_BOUND, Bullets, Figure, Heading, Para, Table
+from analysis.report.blocks import (
+    NO_LOWER_BOUND,
+    NO_UPPER_BOUND,
+    Bullets,
+    Figure,
+    Heading,
+    Para,
+    Table,
+)
 from analysis.report.contents import build_blocks
 from analysis.report.data import one_line_error
 from analysis.report.md_escape import md_block, md_text
@@ -31,7 +39,7 @@ def _num(v) -> str:
         if not np.isfinite(v):
             if np.isnan(v):
                 return "–"
-            return NO_UPPER_BOUND if v > 0 else "no lower bound"  # the data do not bound it
+            return NO_UPPER_BOUND if v > 0 else NO_LOWER_BOUND  # the data do not bound it
         if abs(v) >= 100:
             return f"{v:,.0f}"
         return f"{v:.3g}" if abs(v) < 1 else f"{v:.2f}"
