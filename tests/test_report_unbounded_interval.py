@@ -56,9 +56,11 @@ def _with_upper_end(data, high: float):
 
 def _pooled_row(data) -> pd.Series:
     t = data.thresholds
-    return t[(t.measure == "psychometric") & (t.group == "pooled") & (t.condition == "all")].loc[
-        lambda f: f.level == 0.5
-    ].iloc[0]
+    return (
+        t[(t.measure == "psychometric") & (t.group == "pooled") & (t.condition == "all")]
+        .loc[lambda f: f.level == 0.5]
+        .iloc[0]
+    )
 
 
 def test_a_huge_upper_end_prints_as_not_bounded(data, capsys):
