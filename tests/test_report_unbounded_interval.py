@@ -92,3 +92,21 @@ def test_a_normal_interval_prints_unchanged(data, capsys):
     _print_summary(data)
     line = next(x for x in capsys.readouterr().out.splitlines() if "psychometric" in x)
     assert f"[{low:.0f}, 5000]" in line
+
+
+def test_a_rating_threshold_with_a_huge_upper_end_prints_as_not_bounded():
+    from analysis.report.ratings_part import _population_blocks
+
+    kept = pd.DataFrame({"ttft_ms": [100.0, 5_000.0], "q": [5.0, 2.0]})
+    population = pd.DataFrame(
+        {"level": [0.5, 0.75], "estimate": [900.0, 2_000.0], "ci_low": [400.0, 1_000.0]}
+    ).assign(ci_high=[HUGE, 4_000.0], n_trials=[40, 40])
+
+    class Ratings:
+        column, acceptable_at = "q", 4.0
+
+    Ratings.population = population
+    data = type("Data", (), {"stimulus": "ttft_ms", "kept": kept})()
+    md = render_markdown(_population_blocks(data, Ratings), "t")
+    assert "7,558" not in md and NO_UPPER_BOUND in md and "4,000" in md
+    assert "above 50,000 ms or below 10 ms" in md

@@ -15,8 +15,17 @@ from analysis.ratings import (
     scale_midpoint,
 )
 from analysis.report import figures
-from analysis.report.blocks import Heading, Para, Table, degenerate_note, figure_or_note
+from analysis.report.blocks import (
+    NO_LOWER_BOUND,
+    NO_UPPER_BOUND,
+    Heading,
+    Para,
+    Table,
+    degenerate_note,
+    figure_or_note,
+)
 from analysis.report.data import RatingPart, ReportData
+from analysis.report.interval_bounds import unbounded_ends, unbounded_note_text
 from analysis.report.support import MINIMUMS, enough, estimate_flags, flag_text, skipped_line
 from analysis.trial_table import TrialTableError, numeric_column
 
@@ -198,6 +207,19 @@ def _population_blocks(data, r) -> list:
                 pop_rows["estimate"], pop_rows["ci_low"], pop_rows["ci_high"], strict=True
             )
         ]
+        rated_range = (float(rated.min()), float(rated.max()))
+        ends = [
+            unbounded_ends(lo, hi, *rated_range)
+            for lo, hi in zip(pop_rows["ci_low"], pop_rows["ci_high"], strict=True)
+        ]
+        pop_rows["ci_low"] = [
+            NO_LOWER_BOUND if e in ("lower", "both") else v
+            for e, v in zip(ends, pop_rows["ci_low"], strict=True)
+        ]
+        pop_rows["ci_high"] = [
+            NO_UPPER_BOUND if e in ("upper", "both") else v
+            for e, v in zip(ends, pop_rows["ci_high"], strict=True)
+        ]
         blocks.append(
             Table(
                 pop_rows.rename(columns={"estimate": f"{stim} (ms)"}),
@@ -210,4 +232,6 @@ def _population_blocks(data, r) -> list:
             )
         )
         blocks.extend(degenerate_note(pop_rows))
+        if any(ends):
+            blocks.append(Para(unbounded_note_text(rated_range, "rated level"), "note"))
     return blocks
