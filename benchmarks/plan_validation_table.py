@@ -9,7 +9,10 @@ at most 1.5x its median, else on the median (a mean dominated by a few enormous 
 is not estimable from hundreds of studies: `uxlab plan` names such cells and offers a
 median or assurance target); the power goal is a difference within ±0.05.
 
-    python benchmarks/plan_validation_table.py DIR [--reference-ms 1000]
+    python benchmarks/plan_validation_table.py DIR [--reference-ms 1000] [--compact]
+
+`--compact` prints the short form README carries: one width ratio per row (the mean's, or
+the median's where heavy-tailed, marked *) and the powers.
 """
 
 from __future__ import annotations
@@ -71,6 +74,11 @@ def row(plan: np.ndarray, real: np.ndarray, reference: float, rng: np.random.Gen
     }
 
 
+def row_rng(design: str, truth: str) -> np.random.Generator:
+    """One row's resampling generator (the same SEs in the full and the compact table)."""
+    return np.random.default_rng([ORDER.index(design), TRUTHS.index(truth)])
+
+
 def verdict(value: float, goal: float, se: float) -> str:
     """'met', or how far outside the goal in SEs."""
     if abs(value) <= goal:
@@ -78,12 +86,39 @@ def verdict(value: float, goal: float, se: float) -> str:
     return f"{(abs(value) - goal) / se:.1f} SE out"
 
 
+def compact(raw: Path, reference_ms: float) -> None:
+    """design | truth | width ratio (SE) | power plan / real (diff, SE)."""
+    print("| design | truth | CI width ratio, plan / real (SE) | power, plan / real | diff (SE) |")
+    print("|---|---|---|---|---|")
+    for design in ORDER:
+        for truth in TRUTHS:
+            path = raw / f"{design}_{truth}.npz"
+            if not path.exists():
+                continue
+            data = np.load(path)
+            r = row(data["plan"], data["real"], reference_ms, row_rng(design, truth))
+            on, se, mark = (
+                ("median_ratio", r["median_se"], "*")
+                if r["heavy"]
+                else ("mean_ratio", r["mean_se"], "")
+            )
+            diff = r["power_plan"] - r["power_real"]
+            print(
+                f"| {NAMES[design]} | {truth} | {r[on]:.2f}{mark} ({se:.2f}) | "
+                f"{r['power_plan']:.2f} / {r['power_real']:.2f} | "
+                f"{diff:+.2f} ({r['power_se']:.2f}) |"
+            )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("raw", type=Path, help="the --raw folder of plan_validation.py")
     ap.add_argument("--reference-ms", type=float, default=1000.0)
+    ap.add_argument("--compact", action="store_true", help="the short table of README")
     args = ap.parse_args()
-    rng = np.random.default_rng(0)
+    if args.compact:
+        compact(args.raw, args.reference_ms)
+        return
     print(
         "| design | truth | mean width plan / real | ratio (SE) | median width plan / real "
         "| ratio (SE) | width goal | power plan / real | diff (SE) | power goal |"
@@ -95,19 +130,20 @@ def main() -> None:
             if not path.exists():
                 continue
             data = np.load(path)
-            r = row(data["plan"], data["real"], args.reference_ms, rng)
+            r = row(data["plan"], data["real"], args.reference_ms, row_rng(design, truth))
             on = "median_ratio" if r["heavy"] else "mean_ratio"
             se = r["median_se"] if r["heavy"] else r["mean_se"]
             width_goal = verdict(r[on] - 1.0, 0.10, se) + (" (median)" if r["heavy"] else "")
             diff = r["power_plan"] - r["power_real"]
-            mean_cell = (
-                f"{r['mean_plan']:,.0f} / {r['mean_real']:,.0f} ms"
-                if not r["heavy"]
-                else f"{r['mean_plan']:,.0f} / {r['mean_real']:,.0f} ms (heavy tail)"
-            )
+            if r["heavy"]:  # the means of a few enormous intervals: no figure to compare
+                tail = r["mean_plan"] / r["median_plan"]
+                mean_cell, ratio_cell = f"heavy tail (plan mean = {tail:,.1f} x median)", "-"
+            else:
+                mean_cell = f"{r['mean_plan']:,.0f} / {r['mean_real']:,.0f} ms"
+                ratio_cell = f"{r['mean_ratio']:.2f} ({r['mean_se']:.2f})"
             print(
-                f"| {NAMES[design]} | {truth} | {mean_cell} | {r['mean_ratio']:.2f} "
-                f"({r['mean_se']:.2f}) | {r['median_plan']:,.0f} / {r['median_real']:,.0f} ms | "
+                f"| {NAMES[design]} | {truth} | {mean_cell} | {ratio_cell} "
+                f"| {r['median_plan']:,.0f} / {r['median_real']:,.0f} ms | "
                 f"{r['median_ratio']:.2f} ({r['median_se']:.2f}) | {width_goal} | "
                 f"{r['power_plan']:.2f} / {r['power_real']:.2f} | "
                 f"{diff:+.2f} ({r['power_se']:.2f}) | {verdict(diff, 0.05, r['power_se'])} |"
