@@ -104,6 +104,12 @@ def main() -> None:
         default=10_000,
         help="realised study i has seed BASE + i (the same people in every row of a run)",
     )
+    ap.add_argument(
+        "--independent-rows",
+        action="store_true",
+        help="row r's realised studies start at BASE + 100000 r instead: other people in every "
+        "row, so one unlucky draw of people does not move all rows the same way",
+    )
     args = ap.parse_args()
     if args.cases == "quick":
         cases = QUICK
@@ -128,7 +134,8 @@ def main() -> None:
         )
     with tempfile.TemporaryDirectory(prefix="plan-validation-") as tmp:
         staircase = staircase_study(Path(tmp))
-        for design_name, truth_name in cases:
+        for r, (design_name, truth_name) in enumerate(cases):
+            base = args.seed_base + (100_000 * r if args.independent_rows else 0)
             study_file, n_people, repeats = DESIGNS[design_name]
             study_path = staircase if study_file == "staircase" else STUDIES / study_file
             truth = TRUTHS[truth_name]
@@ -143,10 +150,7 @@ def main() -> None:
             plan_ci = np.stack(
                 [cell.estimate_ms[:, j50], cell.ci_low_ms[:, j50], cell.ci_high_ms[:, j50]], axis=1
             )
-            jobs = [
-                (study_path, n_people, repeats, truth, args.seed_base + i)
-                for i in range(args.studies)
-            ]
+            jobs = [(study_path, n_people, repeats, truth, base + i) for i in range(args.studies)]
             with ProcessPoolExecutor(max_workers=args.jobs) as pool:
                 real = np.array(list(pool.map(realised_study, jobs)))
             width = real[:, 2] - real[:, 1]
