@@ -1,0 +1,620 @@
+"""Kill a study day's processes at random and check that no committed answer is lost.
+
+    uv run python benchmarks/durability_torture.py [--rounds 40] [--seed 1] [--sims 3]
+        [--ptys 1] [--hosts 1] [--no-readers] [--jitter-ms 400] [--keep DIR]
+
+One SQLite study database (the tests' tiny study with three TTFT levels) and, at once:
+
+- `--sims` simulated participants' programs: `uxlab simulate` (the session controller and
+  the store a participant's program uses, on a virtual clock), half of them `--durable`;
+- `--ptys` participants' programs as the web and SSH hosts run them: `python -m
+  uxlab.cli.remote_participant STUDY DB PARTICIPANT` on a pseudo-terminal of its own, the
+  real Textual app, fed a fixed cycle of keys (a, Enter, y, 4, o, k) that takes any screen
+  of the study forward;
+- `--hosts` host processes holding the study database open twice as `uxlab host` does (one
+  store for codes and states, `PaintWriter`'s thread with its own store) and storing paint
+  reports through `PaintWriter` and `record_paints`, as the web host does;
+- unless `--no-readers`, `uxlab export`, `uxlab verify` and `uxlab report` run one after
+  another while the writers are live (and are themselves killed now and then).
+
+Every writer logs to a side file, after the store call has returned, what it saw committed
+(`COMMIT`, `START` with the resume count, `STATE completed`, `PAINT`), one `os.write` per
+line. In each round every writer is killed once, at a random point (after a random number
+of its own log lines, then a random `--jitter-ms`) with SIGKILL, SIGHUP, SIGINT or SIGTERM;
+the next round starts them again, so unfinished sessions are resumed. After each round,
+with nothing running: `PRAGMA integrity_check` is `ok`; every logged commit is stored with
+its outcome, responses, events and audit digest; every logged paint is stored; every session
+is consistent (its trials numbered without gaps, at most one in flight and only the last,
+`resumed_count` equal to its `resume` audit entries and to its runs less one, a completed
+session with no trial in flight); `uxlab verify` passes (trial lists, schedules, the audit
+chain); `uxlab export` works and writes a row for every stored trial. Readers that ran
+during the round must have succeeded (a reader killed on purpose excepted). Prints counts
+and every violation; exit status 1 on any violation.
+
+`tests/test_durability_torture.py` runs a few rounds of the same code with kills at exact
+log lines (no jitter).
+
+Result, 2026-12-03 (shared 2-core machine, `uptime` load 2.1-3.0 before the run):
+see the RESULT lines at the end of this docstring, filled in from the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import zlib
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SIGNALS = (signal.SIGKILL, signal.SIGHUP, signal.SIGINT, signal.SIGTERM)
+KEY_CYCLE = [b"a", b"\r", b"y", b"\r", b"4", b"\r", b"o", b"k", b"\r"]
+"""Keys that take every screen of the tiny study forward (consent a, answers, Enter)."""
+SIMULATED_PER_RUN = 40
+"""Participants one `uxlab simulate` run takes through (the next seed after that)."""
+
+
+# --- the writers' side: hooks that log what the store said was committed ------------------
+
+
+class SideLog:
+    """One line per store call that returned, written with a single `os.write`."""
+
+    def __init__(self, path: str) -> None:
+        self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+
+    def line(self, *words: object) -> None:
+        os.write(self.fd, (" ".join(str(w) for w in words) + "\n").encode())
+
+
+def install_hooks(log: SideLog) -> None:
+    """Log each committed trial, start/resume and completion after the store returns."""
+    from uxlab.store.answers import _normalise_responses
+    from uxlab.store.sessions import Sessions
+    from uxlab.store.trials import Trials
+
+    commit_trial = Trials.commit_trial
+    start = Sessions.start_or_resume_session
+    set_state = Sessions.set_state
+
+    def logged_commit(self, session, trial_index, outcome, timings=None, responses=None,
+                      events=None):  # fmt: skip
+        digest = commit_trial(self, session, trial_index, outcome, timings, responses, events)
+        questions = session.study.trial_response_questions
+        n_answers = len(_normalise_responses(questions, responses or {}, ""))
+        log.line("COMMIT", session.id, trial_index, outcome, n_answers, len(events or []), digest)
+        return digest
+
+    def logged_start(self, *args, **kwargs):
+        session = start(self, *args, **kwargs)
+        log.line("START", session.id, session.resumed_count)
+        return session
+
+    def logged_state(self, session, state, by=None):
+        set_state(self, session, state, by)
+        if state == "completed":
+            log.line("STATE", session.id, state)
+
+    Trials.commit_trial = logged_commit  # type: ignore[method-assign]
+    Sessions.start_or_resume_session = logged_start  # type: ignore[method-assign]
+    Sessions.set_state = logged_state  # type: ignore[method-assign]
+
+
+def painted_ms(session_id: str, trial_index: int, chunk: int) -> float:
+    """The painted time a host stores for a chunk: the same on every write of it."""
+    return zlib.crc32(f"{session_id}/{trial_index}/{chunk}".encode()) % 100_000 / 10
+
+
+async def host_worker(db: str, study_path: str, log: SideLog, seed: int) -> None:
+    """A web host's connections: the codes store, `PaintWriter`'s store, paints stored."""
+    from uxlab.host.web_server import PaintWriter
+    from uxlab.store import Store
+    from uxlab.store.browser_paints import ChunkPaint
+    from uxlab.store.enrolment_salt import enrolment_salt
+    from uxlab.store.invitations import count_invitations
+    from uxlab.store.open_checks import open_read_only
+    from uxlab.study import load_study
+
+    study = load_study(study_path)
+    with Store.open(db) as first:  # `run_web` counts invitations with a store of its own
+        count_invitations(first, study.id)
+    store = Store.open(db)  # read by the host for codes and states
+    enrolment_salt(store, Path(db).with_name("enrolment.salt"), make=True)
+    paints = PaintWriter(str(Path(db).resolve()))
+    rng = random.Random(seed)
+    log.line("READY", os.getpid())
+    n = 0
+    while True:
+        rows = store.conn.execute(
+            "SELECT session_id, trial_index FROM trials WHERE trial_index >= 0 "
+            "ORDER BY session_id DESC, trial_index DESC LIMIT 40"
+        ).fetchall()
+        store.conn.execute(
+            "SELECT state FROM sessions ORDER BY created_at DESC LIMIT 1"
+        ).fetchone()  # what `session_state` reads
+        if rows:
+            sid, idx = rng.choice(rows)
+            batch = [
+                ChunkPaint(sid, idx, k, painted_ms(sid, idx, k), 1.5, 0.25)
+                for k in range(rng.randint(1, 6))
+            ]
+            stored = await paints.write(batch)
+            if stored == len(batch):
+                for p in batch:
+                    log.line("PAINT", p.session_id, p.trial_index, p.chunk_index, p.painted_ms)
+        n += 1
+        if n % 25 == 0:  # an export's read-only connection in the host's process
+            open_read_only(db).close()
+        await asyncio.sleep(rng.uniform(0.002, 0.02))  # paint reports arrive per frame
+
+
+def worker_main(argv: list[str]) -> int:
+    """`--worker sim|pty|host LOG ...`: a writer of the torture, with its side log."""
+    kind, log_path, *rest = argv
+    log = SideLog(log_path)
+    install_hooks(log)
+    if kind == "sim":
+        from uxlab.cli import main as uxlab_main
+
+        return uxlab_main(["simulate", *rest])
+    if kind == "pty":
+        from uxlab.cli import remote_participant
+
+        return remote_participant.main(rest)
+    if kind == "host":
+        db, study, seed = rest
+        asyncio.run(host_worker(db, study, log, int(seed)))
+        return 0
+    raise SystemExit(f"unknown worker {kind!r}")
+
+
+# --- the driver ----------------------------------------------------------------------------
+
+
+@dataclass
+class Config:
+    """One torture run."""
+
+    workdir: Path
+    rounds: int = 40
+    seed: int = 1
+    sims: int = 3
+    ptys: int = 1
+    hosts: int = 1
+    readers: bool = True
+    jitter_s: float = 0.4
+    """After the chosen log line, a random wait up to this before the signal (0: at once)."""
+    max_lines: int = 30
+    """A writer is killed after a random 1..max_lines of its own log lines this round."""
+    round_timeout_s: float = 240.0
+    reader_kill_share: float = 0.2
+    """The share of reader runs killed (at a random moment of their run) on purpose."""
+    reader_commands: tuple[str, ...] = ("export", "export", "verify", "verify", "report")
+    """What the readers run, drawn at random (a report is the slowest, so drawn less)."""
+    check_every: int = 1
+    log: bool = True
+
+
+@dataclass
+class Slot:
+    """One writer's place: what it runs as and its processes, round after round."""
+
+    kind: str
+    index: int
+    generation: int = 0
+    runs: int = 0
+    proc: subprocess.Popen | None = None
+    master: int | None = None
+    log_path: Path | None = None
+    out_tail: bytearray = field(default_factory=bytearray)
+    reader: threading.Thread | None = None
+
+
+@dataclass
+class Tally:
+    """What a run did and found."""
+
+    kills: Counter = field(default_factory=Counter)
+    exits: Counter = field(default_factory=Counter)
+    reader_runs: Counter = field(default_factory=Counter)
+    reader_kills: int = 0
+    commits_checked: int = 0
+    paints_checked: int = 0
+    starts_checked: int = 0
+    rounds: int = 0
+    violations: list[str] = field(default_factory=list)
+
+
+class Torture:
+    """The driver: starts writers and readers, kills them, checks the database."""
+
+    def __init__(self, config: Config) -> None:
+        self.c = config
+        self.rng = random.Random(config.seed)
+        self.work = config.workdir
+        self.logs = self.work / "logs"
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self.db = self.work / "study.sqlite"
+        self.study = self.work / "tiny.toml"
+        if not self.study.exists():
+            sys.path.insert(0, str(ROOT / "tests"))
+            from helpers.studies import tiny_study
+
+            tiny_study(self.work, levels="20, 60, 120")
+        self.slots = (
+            [Slot("sim", i) for i in range(config.sims)]
+            + [Slot("pty", i) for i in range(config.ptys)]
+            + [Slot("host", i) for i in range(config.hosts)]
+        )
+        self.tally = Tally()
+        self.env = {**os.environ, "PYTHONUNBUFFERED": "1", "TERM": "xterm-256color"}
+        self.env.pop("UXLAB_FPS", None)
+
+    def say(self, text: str) -> None:
+        if self.c.log:
+            print(text, flush=True)
+
+    # -- writers ----------------------------------------------------------------------------
+    def _command(self, slot: Slot) -> list[str]:
+        assert slot.log_path is not None
+        head = [sys.executable, str(Path(__file__).resolve()), "--worker", slot.kind,
+                str(slot.log_path)]  # fmt: skip
+        if slot.kind == "sim":
+            seed = 1000 * (slot.index + 1) + slot.generation
+            durable = ["--durable"] if slot.index % 2 == 0 else []
+            return [*head, str(self.study), "-n", str(SIMULATED_PER_RUN), "--db", str(self.db),
+                    "--seed", str(seed), *durable]  # fmt: skip
+        if slot.kind == "pty":
+            return [*head, str(self.study), str(self.db), f"P-T{slot.index}G{slot.generation}"]
+        return [*head, str(self.db), str(self.study), str(self.rng.randrange(1 << 30))]
+
+    def start(self, slot: Slot) -> None:
+        slot.runs += 1
+        slot.log_path = self.logs / f"{slot.kind}{slot.index}-{slot.runs:04d}.log"
+        slot.log_path.touch()
+        slot.out_tail.clear()
+        if slot.kind != "pty":
+            err = open(slot.log_path.with_suffix(".err"), "wb")  # noqa: SIM115
+            slot.proc = subprocess.Popen(self._command(slot), cwd=self.work, env=self.env,
+                                         stdout=err, stderr=err, stdin=subprocess.DEVNULL)  # fmt: skip
+            err.close()
+            return
+        import fcntl
+        import struct
+        import termios
+
+        master, tty = os.openpty()
+        fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+        slot.proc = subprocess.Popen(self._command(slot), cwd=self.work, env=self.env,
+                                     stdin=tty, stdout=tty, stderr=tty, start_new_session=True)  # fmt: skip
+        os.close(tty)
+        slot.master = master
+        slot.reader = threading.Thread(target=self._press_keys, args=(slot, master), daemon=True)
+        slot.reader.start()
+
+    def _press_keys(self, slot: Slot, master: int) -> None:
+        """Read the program's screen; type the next key of the cycle whenever it has been
+        still for a moment (pacing only: no check depends on when a key lands)."""
+        import select
+
+        k = 0
+        while True:
+            ready, _, _ = select.select([master], [], [], 0.15)
+            try:
+                if not ready:  # the screen has been still: the next key
+                    os.write(master, KEY_CYCLE[k % len(KEY_CYCLE)])
+                    k += 1
+                    continue
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the program has ended
+                return
+            if not data:
+                return
+            slot.out_tail += data
+            del slot.out_tail[:-8192]
+
+    def lines(self, slot: Slot) -> int:
+        assert slot.log_path is not None
+        with open(slot.log_path, "rb") as fh:
+            return fh.read().count(b"\n")
+
+    def finished(self, slot: Slot, status: int, killed: bool) -> None:
+        """Reap a writer; a status nobody asked for is a violation (with its last output)."""
+        self.tally.exits[f"{slot.kind}:{status}"] += 1
+        if slot.master is not None:
+            if slot.reader is not None:
+                slot.reader.join(timeout=5)
+            os.close(slot.master)
+            slot.master = None
+            assert slot.log_path is not None
+            slot.log_path.with_suffix(".screen").write_bytes(bytes(slot.out_tail))
+        if killed:
+            return
+        if status == 0:  # done: the next participants (a new seed, a new participant id)
+            slot.generation += 1
+            return
+        assert slot.log_path is not None
+        if slot.kind == "pty":
+            tail = slot.out_tail.decode("utf-8", "replace")[-1500:]
+        else:
+            tail = slot.log_path.with_suffix(".err").read_text(errors="replace")[-1500:]
+        self.violation(f"{slot.kind}{slot.index} run {slot.runs} exited {status} unasked:\n{tail}")
+
+    def violation(self, text: str) -> None:
+        self.tally.violations.append(text)
+        self.say(f"VIOLATION: {text}")
+
+    # -- readers ----------------------------------------------------------------------------
+    def _readers(self, stop: threading.Event, round_no: int) -> None:
+        n = 0
+        while not stop.is_set():
+            n += 1
+            what = self.rng.choice(self.c.reader_commands)
+            out = self.work / f"reader-{what}"
+            cmd = {
+                "export": ["export", str(self.db), "--out", str(out)],
+                "verify": ["verify", str(self.db)],
+                "report": ["report", str(self.db), "--out", str(out), "--n-boot", "50", "-q",
+                           "--no-participant-fits"],  # fmt: skip
+            }[what]
+            err_path = self.logs / f"reader-{round_no}-{n}-{what}.err"
+            with open(err_path, "wb") as err:
+                proc = subprocess.Popen([sys.executable, "-m", "uxlab", *cmd], cwd=self.work,
+                                        env=self.env, stdout=err, stderr=err)  # fmt: skip
+            kill = self.rng.random() < self.c.reader_kill_share
+            if kill:
+                self._wait_a_little(proc, self.rng.uniform(0.2, 3.0))
+                if proc.poll() is None:
+                    proc.send_signal(self.rng.choice(SIGNALS))
+                    self.tally.reader_kills += 1
+            status = proc.wait()
+            self.tally.reader_runs[f"{what}:{status}"] += 1
+            if not kill and status != 0 and not (what == "report" and self._too_few(err_path)):
+                text = err_path.read_text(errors="replace")[-1500:]
+                self.violation(f"reader {what} exited {status} while writers ran:\n{text}")
+
+    @staticmethod
+    def _wait_a_little(proc: subprocess.Popen, seconds: float) -> None:
+        try:
+            proc.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            pass
+
+    @staticmethod
+    def _too_few(err_path: Path) -> bool:
+        """A report on a database with no finished trials yet refuses, rightly."""
+        text = err_path.read_text(errors="replace")
+        return "no trials" in text or "no completed" in text or "nothing to report" in text
+
+    # -- one round ----------------------------------------------------------------------------
+    def round(self, round_no: int) -> None:
+        plan = {}
+        for slot in self.slots:
+            self.start(slot)
+            wait = self.rng.uniform(0, self.c.jitter_s) if self.c.jitter_s else 0.0
+            plan[id(slot)] = (self.rng.randint(1, self.c.max_lines), self.rng.choice(SIGNALS), wait)
+        stop = threading.Event()
+        readers = threading.Thread(target=self._readers, args=(stop, round_no), daemon=True)
+        if self.c.readers:
+            readers.start()
+        live = list(self.slots)
+        fire_at: dict[int, float] = {}
+        killed: set[int] = set()
+        give_up = time.monotonic() + self.c.round_timeout_s
+        while live:
+            for slot in list(live):
+                assert slot.proc is not None
+                status = slot.proc.poll()
+                if status is not None:
+                    live.remove(slot)
+                    self.finished(slot, status, id(slot) in killed)
+                    continue
+                if id(slot) in killed:
+                    continue
+                n_lines, sig, wait = plan[id(slot)]
+                if id(slot) not in fire_at and self.lines(slot) >= n_lines:
+                    fire_at[id(slot)] = time.monotonic() + wait
+                if id(slot) in fire_at and time.monotonic() >= fire_at[id(slot)]:
+                    slot.proc.send_signal(sig)
+                    killed.add(id(slot))
+                    self.tally.kills[f"{slot.kind}:{signal.Signals(sig).name}"] += 1
+                if time.monotonic() > give_up:
+                    tail = slot.out_tail.decode("utf-8", "replace")[-1500:]
+                    self.violation(f"{slot.kind}{slot.index} stuck in round {round_no}: {tail}")
+                    slot.proc.kill()
+                    killed.add(id(slot))
+            time.sleep(0.01)  # poll: the writers' side files and their exit statuses
+        stop.set()
+        if self.c.readers:
+            readers.join()
+        self.tally.rounds += 1
+
+    # -- the checks -----------------------------------------------------------------------------
+    def check(self) -> None:
+        with sqlite3.connect(self.db) as conn:
+            problems = conn.execute("PRAGMA integrity_check").fetchall()
+            if problems != [("ok",)]:
+                self.violation(f"integrity_check: {problems[:5]}")
+                return
+            self._check_logged(conn)
+            self._check_sessions(conn)
+        conn.close()
+        verify = subprocess.run([sys.executable, "-m", "uxlab", "verify", str(self.db)],
+                                cwd=self.work, env=self.env, capture_output=True, text=True)  # fmt: skip
+        if verify.returncode != 0:
+            self.violation(f"uxlab verify exited {verify.returncode}:\n{verify.stdout[-2000:]}"
+                           f"{verify.stderr[-1000:]}")  # fmt: skip
+        out = self.work / "check-export"
+        export = subprocess.run([sys.executable, "-m", "uxlab", "export", str(self.db), "--out",
+                                 str(out)], cwd=self.work, env=self.env, capture_output=True,
+                                text=True)  # fmt: skip
+        if export.returncode != 0:
+            self.violation(f"uxlab export exited {export.returncode}: {export.stderr[-1500:]}")
+            return
+        with sqlite3.connect(f"{self.db.resolve().as_uri()}?mode=ro", uri=True) as conn:
+            (n_trials,) = conn.execute(
+                "SELECT COUNT(*) FROM trials WHERE trial_index >= 0"
+            ).fetchone()
+        conn.close()
+        with open(out / "trials.csv", encoding="utf-8") as fh:
+            n_rows = sum(1 for _ in fh) - 1
+        if n_rows != n_trials:
+            self.violation(f"export wrote {n_rows} trial rows for {n_trials} stored trials")
+
+    def _logged(self) -> list[list[str]]:
+        rows = []
+        for path in sorted(self.logs.glob("*.log")):
+            for text in path.read_text().splitlines():
+                rows.append(text.split())
+        return rows
+
+    def _check_logged(self, conn: sqlite3.Connection) -> None:
+        trials = {(s, i): (o, c) for s, i, o, c in conn.execute(
+            "SELECT session_id, trial_index, outcome, committed_at FROM trials")}  # fmt: skip
+        answers = Counter(
+            {(s, i): n for s, i, n in conn.execute(
+                "SELECT session_id, trial_index, COUNT(*) FROM responses GROUP BY 1, 2")}  # fmt: skip
+        )
+        events = Counter(
+            {(s, i): n for s, i, n in conn.execute(
+                "SELECT session_id, trial_index, COUNT(*) FROM events GROUP BY 1, 2")}  # fmt: skip
+        )
+        digests = {(s, d) for s, d in conn.execute(
+            "SELECT subject, sha256 FROM audit WHERE action = 'trial'")}  # fmt: skip
+        paints = {(s, i, k): v for s, i, k, v in conn.execute(
+            "SELECT session_id, trial_index, chunk_index, painted_ms FROM browser_paints")}  # fmt: skip
+        sessions = {s: (st, r) for s, st, r in conn.execute(
+            "SELECT session_id, state, resumed_count FROM sessions")}  # fmt: skip
+        for words in self._logged():
+            kind = words[0]
+            if kind == "COMMIT":
+                sid, idx, outcome, n_ans, n_ev, digest = words[1:]
+                key = (sid, int(idx))
+                self.tally.commits_checked += 1
+                got = trials.get(key)
+                if got is None or got[0] != outcome or got[1] is None:
+                    self.violation(f"committed trial {key} ({outcome}) stored as {got}")
+                if answers[key] != int(n_ans) or events[key] != int(n_ev):
+                    self.violation(f"trial {key}: {answers[key]}/{events[key]} answers/events "
+                                   f"stored, {n_ans}/{n_ev} committed")  # fmt: skip
+                if (sid, digest) not in digests:
+                    self.violation(f"trial {key}: no audit entry with its digest {digest[:12]}")
+            elif kind == "PAINT":
+                sid, idx, chunk, value = words[1:]
+                self.tally.paints_checked += 1
+                got_paint = paints.get((sid, int(idx), int(chunk)))
+                if got_paint is None or abs(got_paint - float(value)) > 1e-6:
+                    self.violation(f"paint {sid}/{idx}/{chunk}={value} stored as {got_paint}")
+            elif kind == "START":
+                sid, resumed = words[1], int(words[2])
+                self.tally.starts_checked += 1
+                if sid not in sessions or sessions[sid][1] < resumed:
+                    self.violation(f"session {sid} started with resumed_count {resumed}, "
+                                   f"stored {sessions.get(sid)}")  # fmt: skip
+            elif kind == "STATE" and sessions.get(words[1], ("?",))[0] != words[2]:
+                self.violation(f"session {words[1]} {words[2]}, stored {sessions.get(words[1])}")
+
+    def _check_sessions(self, conn: sqlite3.Connection) -> None:
+        by_session: dict[str, list[tuple[int, str]]] = {}
+        for sid, idx, outcome in conn.execute(
+            "SELECT session_id, trial_index, outcome FROM trials WHERE trial_index >= 0 "
+            "ORDER BY session_id, trial_index"
+        ):
+            by_session.setdefault(sid, []).append((idx, outcome))
+        resumes = Counter(s for (s,) in conn.execute(
+            "SELECT subject FROM audit WHERE action = 'resume'"))  # fmt: skip
+        runs = Counter(s for (s,) in conn.execute("SELECT session_id FROM session_runs"))
+        for sid, state, resumed in conn.execute(
+            "SELECT session_id, state, resumed_count FROM sessions"
+        ):
+            rows = by_session.get(sid, [])
+            indexes = [i for i, _ in rows]
+            if indexes != list(range(len(indexes))):
+                self.violation(f"session {sid}: trial indexes {indexes}")
+            running = [i for i, o in rows if o == "running"]
+            if running and (len(running) > 1 or running[0] != indexes[-1] or state == "completed"):
+                self.violation(f"session {sid} ({state}): trials in flight {running}")
+            if resumes[sid] != resumed or runs[sid] != resumed + 1:
+                self.violation(f"session {sid}: resumed_count {resumed}, {resumes[sid]} resume "
+                               f"entries, {runs[sid]} runs")  # fmt: skip
+
+    # -- the whole run ----------------------------------------------------------------------------
+    def run(self) -> Tally:
+        for r in range(1, self.c.rounds + 1):
+            self.round(r)
+            if r % self.c.check_every == 0 or r == self.c.rounds:
+                self.check()
+            self.say(f"round {r}: kills {sum(self.tally.kills.values())}, "
+                     f"commits checked {self.tally.commits_checked}, "
+                     f"violations {len(self.tally.violations)}")  # fmt: skip
+        return self.tally
+
+
+def summary(tally: Tally, db: Path) -> str:
+    with sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True) as conn:
+        counts = {t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+                  for t in ("sessions", "trials", "responses", "events", "browser_paints",
+                            "audit")}  # fmt: skip
+        interrupted = conn.execute(
+            "SELECT COUNT(*) FROM trials WHERE outcome = 'interrupted'"
+        ).fetchone()[0]
+        resumed = conn.execute("SELECT COALESCE(SUM(resumed_count), 0) FROM sessions").fetchone()[0]
+    conn.close()
+    return "\n".join([
+        f"rounds {tally.rounds}; kills {sum(tally.kills.values())}: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(tally.kills.items())),
+        "writer exits: " + ", ".join(f"{k} {v}" for k, v in sorted(tally.exits.items())),
+        f"readers while writing: {sum(tally.reader_runs.values())} runs ("
+        + ", ".join(f"{k} {v}" for k, v in sorted(tally.reader_runs.items()))
+        + f"), {tally.reader_kills} killed on purpose",
+        f"checked (cumulative over rounds): {tally.commits_checked} logged commits, "
+        f"{tally.paints_checked} paints, {tally.starts_checked} starts/resumes",
+        "database: " + ", ".join(f"{k} {v}" for k, v in counts.items())
+        + f"; {interrupted} trials interrupted, {resumed} resumes",
+        f"violations: {len(tally.violations)}",
+    ])  # fmt: skip
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        return worker_main(sys.argv[2:])
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--rounds", type=int, default=40)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--sims", type=int, default=3)
+    p.add_argument("--ptys", type=int, default=1)
+    p.add_argument("--hosts", type=int, default=1)
+    p.add_argument("--no-readers", action="store_true")
+    p.add_argument("--jitter-ms", type=float, default=400.0)
+    p.add_argument("--max-lines", type=int, default=30)
+    p.add_argument("--check-every", type=int, default=1)
+    p.add_argument("--keep", type=Path, help="work in this folder (kept) instead of a temporary one")
+    a = p.parse_args()
+    work = a.keep or Path(__import__("tempfile").mkdtemp(prefix="uxlab-torture-"))
+    work.mkdir(parents=True, exist_ok=True)
+    print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {subprocess.getoutput('uptime').strip()}")
+    print(f"work folder {work}")
+    config = Config(work, a.rounds, a.seed, a.sims, a.ptys, a.hosts, not a.no_readers,
+                    a.jitter_ms / 1000, a.max_lines, check_every=a.check_every)  # fmt: skip
+    started = time.monotonic()
+    tally = Torture(config).run()
+    print(summary(tally, work / "study.sqlite"))
+    print(f"{time.monotonic() - started:.0f} s; {subprocess.getoutput('uptime').strip()}")
+    if a.keep is None and not tally.violations:
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if tally.violations else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
