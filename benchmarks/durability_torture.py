@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import random
 import shutil
@@ -59,8 +60,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SIGNALS = (signal.SIGKILL, signal.SIGHUP, signal.SIGINT, signal.SIGTERM)
-KEY_CYCLE = [b"a", b"\r", b"y", b"\r", b"4", b"\r", b"o", b"k", b"\r"]
-"""Keys that take every screen of the tiny study forward (consent a, answers, Enter)."""
+KEY_CYCLE = [b"a", b"\r", b"y", b"\r", b"4", b"\r", b"o", b"k", b"\r", b"r"]
+"""Keys that take every screen of the tiny study forward (consent a, answers, Enter; r
+retries a write that found the database locked past the app's busy timeout)."""
 SIMULATED_PER_RUN = 40
 """Participants one `uxlab simulate` run takes through (the next seed after that)."""
 
@@ -85,16 +87,23 @@ def install_hooks(log: SideLog) -> None:
     from uxlab.store.trials import Trials
 
     commit_trial = Trials.commit_trial
+    commit_end = Trials.commit_end_responses
     start = Sessions.start_or_resume_session
     set_state = Sessions.set_state
 
-    def logged_commit(self, session, trial_index, outcome, timings=None, responses=None,
-                      events=None):  # fmt: skip
+    def logged_commit(
+        self, session, trial_index, outcome, timings=None, responses=None, events=None
+    ):
         digest = commit_trial(self, session, trial_index, outcome, timings, responses, events)
         questions = session.study.trial_response_questions
         n_answers = len(_normalise_responses(questions, responses or {}, ""))
         log.line("COMMIT", session.id, trial_index, outcome, n_answers, len(events or []), digest)
         return digest
+
+    def logged_end(self, session, responses):
+        commit_end(self, session, responses)
+        n_answers = len(_normalise_responses(session.study.end_questions, responses, ""))
+        log.line("END", session.id, n_answers)
 
     def logged_start(self, *args, **kwargs):
         session = start(self, *args, **kwargs)
@@ -107,6 +116,7 @@ def install_hooks(log: SideLog) -> None:
             log.line("STATE", session.id, state)
 
     Trials.commit_trial = logged_commit  # type: ignore[method-assign]
+    Trials.commit_end_responses = logged_end  # type: ignore[method-assign]
     Sessions.start_or_resume_session = logged_start  # type: ignore[method-assign]
     Sessions.set_state = logged_state  # type: ignore[method-assign]
 
@@ -156,7 +166,7 @@ async def host_worker(db: str, study_path: str, log: SideLog, seed: int) -> None
         n += 1
         if n % 25 == 0:  # an export's read-only connection in the host's process
             open_read_only(db).close()
-        await asyncio.sleep(rng.uniform(0.002, 0.02))  # paint reports arrive per frame
+        await asyncio.sleep(rng.uniform(0.005, 0.05))  # paint reports arrive per frame
 
 
 def worker_main(argv: list[str]) -> int:
@@ -219,6 +229,7 @@ class Slot:
     log_path: Path | None = None
     out_tail: bytearray = field(default_factory=bytearray)
     reader: threading.Thread | None = None
+    saw_save_failed: bool = False
 
 
 @dataclass
@@ -232,6 +243,10 @@ class Tally:
     commits_checked: int = 0
     paints_checked: int = 0
     starts_checked: int = 0
+    ends_checked: int = 0
+    save_failed_screens: int = 0
+    """Participant programs that showed "Could not save" (a write locked out past the app's
+    busy timeout: retried with r, nothing lost, but the participant saw it)."""
     rounds: int = 0
     violations: list[str] = field(default_factory=list)
 
@@ -268,13 +283,27 @@ class Torture:
     # -- writers ----------------------------------------------------------------------------
     def _command(self, slot: Slot) -> list[str]:
         assert slot.log_path is not None
-        head = [sys.executable, str(Path(__file__).resolve()), "--worker", slot.kind,
-                str(slot.log_path)]  # fmt: skip
+        head = [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--worker",
+            slot.kind,
+            str(slot.log_path),
+        ]
         if slot.kind == "sim":
             seed = 1000 * (slot.index + 1) + slot.generation
             durable = ["--durable"] if slot.index % 2 == 0 else []
-            return [*head, str(self.study), "-n", str(SIMULATED_PER_RUN), "--db", str(self.db),
-                    "--seed", str(seed), *durable]  # fmt: skip
+            return [
+                *head,
+                str(self.study),
+                "-n",
+                str(SIMULATED_PER_RUN),
+                "--db",
+                str(self.db),
+                "--seed",
+                str(seed),
+                *durable,
+            ]
         if slot.kind == "pty":
             return [*head, str(self.study), str(self.db), f"P-T{slot.index}G{slot.generation}"]
         return [*head, str(self.db), str(self.study), str(self.rng.randrange(1 << 30))]
@@ -284,10 +313,17 @@ class Torture:
         slot.log_path = self.logs / f"{slot.kind}{slot.index}-{slot.runs:04d}.log"
         slot.log_path.touch()
         slot.out_tail.clear()
+        slot.saw_save_failed = False
         if slot.kind != "pty":
             err = open(slot.log_path.with_suffix(".err"), "wb")  # noqa: SIM115
-            slot.proc = subprocess.Popen(self._command(slot), cwd=self.work, env=self.env,
-                                         stdout=err, stderr=err, stdin=subprocess.DEVNULL)  # fmt: skip
+            slot.proc = subprocess.Popen(
+                self._command(slot),
+                cwd=self.work,
+                env=self.env,
+                stdout=err,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+            )
             err.close()
             return
         import fcntl
@@ -296,8 +332,15 @@ class Torture:
 
         master, tty = os.openpty()
         fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
-        slot.proc = subprocess.Popen(self._command(slot), cwd=self.work, env=self.env,
-                                     stdin=tty, stdout=tty, stderr=tty, start_new_session=True)  # fmt: skip
+        slot.proc = subprocess.Popen(
+            self._command(slot),
+            cwd=self.work,
+            env=self.env,
+            stdin=tty,
+            stdout=tty,
+            stderr=tty,
+            start_new_session=True,
+        )
         os.close(tty)
         slot.master = master
         slot.reader = threading.Thread(target=self._press_keys, args=(slot, master), daemon=True)
@@ -323,6 +366,8 @@ class Torture:
                 return
             slot.out_tail += data
             del slot.out_tail[:-8192]
+            if b"Could not save" in data:
+                slot.saw_save_failed = True
 
     def lines(self, slot: Slot) -> int:
         assert slot.log_path is not None
@@ -339,6 +384,7 @@ class Torture:
             slot.master = None
             assert slot.log_path is not None
             slot.log_path.with_suffix(".screen").write_bytes(bytes(slot.out_tail))
+            self.tally.save_failed_screens += slot.saw_save_failed
         if killed:
             return
         if status == 0:  # done: the next participants (a new seed, a new participant id)
@@ -365,13 +411,26 @@ class Torture:
             cmd = {
                 "export": ["export", str(self.db), "--out", str(out)],
                 "verify": ["verify", str(self.db)],
-                "report": ["report", str(self.db), "--out", str(out), "--n-boot", "50", "-q",
-                           "--no-participant-fits"],  # fmt: skip
+                "report": [
+                    "report",
+                    str(self.db),
+                    "--out",
+                    str(out),
+                    "--n-boot",
+                    "50",
+                    "-q",
+                    "--no-participant-fits",
+                ],
             }[what]
             err_path = self.logs / f"reader-{round_no}-{n}-{what}.err"
             with open(err_path, "wb") as err:
-                proc = subprocess.Popen([sys.executable, "-m", "uxlab", *cmd], cwd=self.work,
-                                        env=self.env, stdout=err, stderr=err)  # fmt: skip
+                proc = subprocess.Popen(
+                    [sys.executable, "-m", "uxlab", *cmd],
+                    cwd=self.work,
+                    env=self.env,
+                    stdout=err,
+                    stderr=err,
+                )
             kill = self.rng.random() < self.c.reader_kill_share
             if kill:
                 self._wait_a_little(proc, self.rng.uniform(0.2, 3.0))
@@ -386,10 +445,8 @@ class Torture:
 
     @staticmethod
     def _wait_a_little(proc: subprocess.Popen, seconds: float) -> None:
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=seconds)
-        except subprocess.TimeoutExpired:
-            pass
 
     @staticmethod
     def _too_few(err_path: Path) -> bool:
@@ -450,15 +507,26 @@ class Torture:
             self._check_logged(conn)
             self._check_sessions(conn)
         conn.close()
-        verify = subprocess.run([sys.executable, "-m", "uxlab", "verify", str(self.db)],
-                                cwd=self.work, env=self.env, capture_output=True, text=True)  # fmt: skip
+        verify = subprocess.run(
+            [sys.executable, "-m", "uxlab", "verify", str(self.db)],
+            cwd=self.work,
+            env=self.env,
+            capture_output=True,
+            text=True,
+        )
         if verify.returncode != 0:
-            self.violation(f"uxlab verify exited {verify.returncode}:\n{verify.stdout[-2000:]}"
-                           f"{verify.stderr[-1000:]}")  # fmt: skip
+            self.violation(
+                f"uxlab verify exited {verify.returncode}:\n{verify.stdout[-2000:]}"
+                f"{verify.stderr[-1000:]}"
+            )
         out = self.work / "check-export"
-        export = subprocess.run([sys.executable, "-m", "uxlab", "export", str(self.db), "--out",
-                                 str(out)], cwd=self.work, env=self.env, capture_output=True,
-                                text=True)  # fmt: skip
+        export = subprocess.run(
+            [sys.executable, "-m", "uxlab", "export", str(self.db), "--out", str(out)],
+            cwd=self.work,
+            env=self.env,
+            capture_output=True,
+            text=True,
+        )
         if export.returncode != 0:
             self.violation(f"uxlab export exited {export.returncode}: {export.stderr[-1500:]}")
             return
@@ -480,22 +548,42 @@ class Torture:
         return rows
 
     def _check_logged(self, conn: sqlite3.Connection) -> None:
-        trials = {(s, i): (o, c) for s, i, o, c in conn.execute(
-            "SELECT session_id, trial_index, outcome, committed_at FROM trials")}  # fmt: skip
-        answers = Counter(
-            {(s, i): n for s, i, n in conn.execute(
-                "SELECT session_id, trial_index, COUNT(*) FROM responses GROUP BY 1, 2")}  # fmt: skip
+        trials = {
+            (s, i): (o, c)
+            for s, i, o, c in conn.execute(
+                "SELECT session_id, trial_index, outcome, committed_at FROM trials"
+            )
+        }
+        answers: Counter = Counter(
+            {
+                (s, i): n
+                for s, i, n in conn.execute(
+                    "SELECT session_id, trial_index, COUNT(*) FROM responses GROUP BY 1, 2"
+                )
+            }
         )
-        events = Counter(
-            {(s, i): n for s, i, n in conn.execute(
-                "SELECT session_id, trial_index, COUNT(*) FROM events GROUP BY 1, 2")}  # fmt: skip
+        events: Counter = Counter(
+            {
+                (s, i): n
+                for s, i, n in conn.execute(
+                    "SELECT session_id, trial_index, COUNT(*) FROM events GROUP BY 1, 2"
+                )
+            }
         )
-        digests = {(s, d) for s, d in conn.execute(
-            "SELECT subject, sha256 FROM audit WHERE action = 'trial'")}  # fmt: skip
-        paints = {(s, i, k): v for s, i, k, v in conn.execute(
-            "SELECT session_id, trial_index, chunk_index, painted_ms FROM browser_paints")}  # fmt: skip
-        sessions = {s: (st, r) for s, st, r in conn.execute(
-            "SELECT session_id, state, resumed_count FROM sessions")}  # fmt: skip
+        digests = {
+            (s, d)
+            for s, d in conn.execute("SELECT subject, sha256 FROM audit WHERE action = 'trial'")
+        }
+        paints = {
+            (s, i, k): v
+            for s, i, k, v in conn.execute(
+                "SELECT session_id, trial_index, chunk_index, painted_ms FROM browser_paints"
+            )
+        }
+        sessions = {
+            s: (st, r)
+            for s, st, r in conn.execute("SELECT session_id, state, resumed_count FROM sessions")
+        }
         for words in self._logged():
             kind = words[0]
             if kind == "COMMIT":
@@ -506,8 +594,10 @@ class Torture:
                 if got is None or got[0] != outcome or got[1] is None:
                     self.violation(f"committed trial {key} ({outcome}) stored as {got}")
                 if answers[key] != int(n_ans) or events[key] != int(n_ev):
-                    self.violation(f"trial {key}: {answers[key]}/{events[key]} answers/events "
-                                   f"stored, {n_ans}/{n_ev} committed")  # fmt: skip
+                    self.violation(
+                        f"trial {key}: {answers[key]}/{events[key]} answers/events "
+                        f"stored, {n_ans}/{n_ev} committed"
+                    )
                 if (sid, digest) not in digests:
                     self.violation(f"trial {key}: no audit entry with its digest {digest[:12]}")
             elif kind == "PAINT":
@@ -520,8 +610,17 @@ class Torture:
                 sid, resumed = words[1], int(words[2])
                 self.tally.starts_checked += 1
                 if sid not in sessions or sessions[sid][1] < resumed:
-                    self.violation(f"session {sid} started with resumed_count {resumed}, "
-                                   f"stored {sessions.get(sid)}")  # fmt: skip
+                    self.violation(
+                        f"session {sid} started with resumed_count {resumed}, "
+                        f"stored {sessions.get(sid)}"
+                    )
+            elif kind == "END":
+                self.tally.ends_checked += 1
+                if answers[(words[1], -1)] < int(words[2]):
+                    self.violation(
+                        f"session {words[1]}: {answers[(words[1], -1)]} end answers "
+                        f"stored, {words[2]} committed"
+                    )
             elif kind == "STATE" and sessions.get(words[1], ("?",))[0] != words[2]:
                 self.violation(f"session {words[1]} {words[2]}, stored {sessions.get(words[1])}")
 
@@ -532,8 +631,9 @@ class Torture:
             "ORDER BY session_id, trial_index"
         ):
             by_session.setdefault(sid, []).append((idx, outcome))
-        resumes = Counter(s for (s,) in conn.execute(
-            "SELECT subject FROM audit WHERE action = 'resume'"))  # fmt: skip
+        resumes = Counter(
+            s for (s,) in conn.execute("SELECT subject FROM audit WHERE action = 'resume'")
+        )
         runs = Counter(s for (s,) in conn.execute("SELECT session_id FROM session_runs"))
         for sid, state, resumed in conn.execute(
             "SELECT session_id, state, resumed_count FROM sessions"
@@ -546,44 +646,65 @@ class Torture:
             if running and (len(running) > 1 or running[0] != indexes[-1] or state == "completed"):
                 self.violation(f"session {sid} ({state}): trials in flight {running}")
             if resumes[sid] != resumed or runs[sid] != resumed + 1:
-                self.violation(f"session {sid}: resumed_count {resumed}, {resumes[sid]} resume "
-                               f"entries, {runs[sid]} runs")  # fmt: skip
+                self.violation(
+                    f"session {sid}: resumed_count {resumed}, {resumes[sid]} resume "
+                    f"entries, {runs[sid]} runs"
+                )
 
     # -- the whole run ----------------------------------------------------------------------------
     def run(self) -> Tally:
-        for r in range(1, self.c.rounds + 1):
-            self.round(r)
-            if r % self.c.check_every == 0 or r == self.c.rounds:
-                self.check()
-            self.say(f"round {r}: kills {sum(self.tally.kills.values())}, "
-                     f"commits checked {self.tally.commits_checked}, "
-                     f"violations {len(self.tally.violations)}")  # fmt: skip
+        # A driver started with SIGHUP or SIGINT ignored (nohup, a background job) would
+        # hand that on to every child, and those kills would do nothing: children start
+        # with the default dispositions.
+        before = {sig: signal.getsignal(sig) for sig in (signal.SIGHUP, signal.SIGINT)}
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            for r in range(1, self.c.rounds + 1):
+                self.round(r)
+                if r % self.c.check_every == 0 or r == self.c.rounds:
+                    self.check()
+                self.say(
+                    f"round {r}: kills {sum(self.tally.kills.values())}, "
+                    f"commits checked {self.tally.commits_checked}, "
+                    f"violations {len(self.tally.violations)}"
+                )
+        finally:
+            for sig, handler in before.items():
+                signal.signal(sig, handler)
         return self.tally
 
 
 def summary(tally: Tally, db: Path) -> str:
     with sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True) as conn:
-        counts = {t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
-                  for t in ("sessions", "trials", "responses", "events", "browser_paints",
-                            "audit")}  # fmt: skip
+        counts = {
+            t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+            for t in ("sessions", "trials", "responses", "events", "browser_paints", "audit")
+        }
         interrupted = conn.execute(
             "SELECT COUNT(*) FROM trials WHERE outcome = 'interrupted'"
         ).fetchone()[0]
         resumed = conn.execute("SELECT COALESCE(SUM(resumed_count), 0) FROM sessions").fetchone()[0]
     conn.close()
-    return "\n".join([
-        f"rounds {tally.rounds}; kills {sum(tally.kills.values())}: "
-        + ", ".join(f"{k} {v}" for k, v in sorted(tally.kills.items())),
-        "writer exits: " + ", ".join(f"{k} {v}" for k, v in sorted(tally.exits.items())),
-        f"readers while writing: {sum(tally.reader_runs.values())} runs ("
-        + ", ".join(f"{k} {v}" for k, v in sorted(tally.reader_runs.items()))
-        + f"), {tally.reader_kills} killed on purpose",
-        f"checked (cumulative over rounds): {tally.commits_checked} logged commits, "
-        f"{tally.paints_checked} paints, {tally.starts_checked} starts/resumes",
-        "database: " + ", ".join(f"{k} {v}" for k, v in counts.items())
-        + f"; {interrupted} trials interrupted, {resumed} resumes",
-        f"violations: {len(tally.violations)}",
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            f"rounds {tally.rounds}; kills {sum(tally.kills.values())}: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(tally.kills.items())),
+            "writer exits: " + ", ".join(f"{k} {v}" for k, v in sorted(tally.exits.items())),
+            f"readers while writing: {sum(tally.reader_runs.values())} runs ("
+            + ", ".join(f"{k} {v}" for k, v in sorted(tally.reader_runs.items()))
+            + f"), {tally.reader_kills} killed on purpose",
+            f"checked (cumulative over rounds): {tally.commits_checked} logged commits, "
+            f"{tally.paints_checked} paints, {tally.starts_checked} starts/resumes, "
+            f"{tally.ends_checked} end answers",
+            f"participant programs that showed 'Could not save' (retried): "
+            f"{tally.save_failed_screens}",
+            "database: "
+            + ", ".join(f"{k} {v}" for k, v in counts.items())
+            + f"; {interrupted} trials interrupted, {resumed} resumes",
+            f"violations: {len(tally.violations)}",
+        ]
+    )
 
 
 def main() -> int:
@@ -599,14 +720,26 @@ def main() -> int:
     p.add_argument("--jitter-ms", type=float, default=400.0)
     p.add_argument("--max-lines", type=int, default=30)
     p.add_argument("--check-every", type=int, default=1)
-    p.add_argument("--keep", type=Path, help="work in this folder (kept) instead of a temporary one")
+    p.add_argument(
+        "--keep", type=Path, help="work in this folder (kept) instead of a temporary one"
+    )
     a = p.parse_args()
     work = a.keep or Path(__import__("tempfile").mkdtemp(prefix="uxlab-torture-"))
     work.mkdir(parents=True, exist_ok=True)
     print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {subprocess.getoutput('uptime').strip()}")
     print(f"work folder {work}")
-    config = Config(work, a.rounds, a.seed, a.sims, a.ptys, a.hosts, not a.no_readers,
-                    a.jitter_ms / 1000, a.max_lines, check_every=a.check_every)  # fmt: skip
+    config = Config(
+        work,
+        a.rounds,
+        a.seed,
+        a.sims,
+        a.ptys,
+        a.hosts,
+        not a.no_readers,
+        a.jitter_ms / 1000,
+        a.max_lines,
+        check_every=a.check_every,
+    )
     started = time.monotonic()
     tally = Torture(config).run()
     print(summary(tally, work / "study.sqlite"))
