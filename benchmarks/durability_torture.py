@@ -43,8 +43,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import random
+import re
 import shutil
 import signal
 import sqlite3
@@ -115,6 +117,19 @@ def install_hooks(log: SideLog) -> None:
         if state == "completed":
             log.line("STATE", session.id, state)
 
+    from uxlab.store import browser_paints
+
+    record_paints = browser_paints.record_paints
+
+    def logged_paints(store, paints):
+        paints = list(paints)
+        n = record_paints(store, paints)
+        if n == len(paints):  # every row's session known (nothing withdrawn here)
+            for p in paints:
+                log.line("PAINTED", p.session_id, p.trial_index, p.chunk_index)
+        return n
+
+    browser_paints.record_paints = logged_paints  # before `uxlab.host.web_server` takes it
     Trials.commit_trial = logged_commit  # type: ignore[method-assign]
     Trials.commit_end_responses = logged_end  # type: ignore[method-assign]
     Sessions.start_or_resume_session = logged_start  # type: ignore[method-assign]
@@ -202,6 +217,8 @@ class Config:
     sims: int = 3
     ptys: int = 1
     hosts: int = 1
+    web_tabs: int = 0
+    """Participants' browser tabs on one real `uxlab host` (0: no such host)."""
     readers: bool = True
     jitter_s: float = 0.4
     """After the chosen log line, a random wait up to this before the signal (0: at once)."""
@@ -233,6 +250,20 @@ class Slot:
 
 
 @dataclass
+class WebRound:
+    """This round's plan for the web host: after how many log lines what is killed."""
+
+    log_path: Path
+    program_at: int
+    program_signal: int
+    host_at: int
+    host_signal: int
+    program_killed: bool = False
+    host_killed: bool = False
+    done: bool = False
+
+
+@dataclass
 class Tally:
     """What a run did and found."""
 
@@ -244,6 +275,8 @@ class Tally:
     paints_checked: int = 0
     starts_checked: int = 0
     ends_checked: int = 0
+    web_endings: Counter = field(default_factory=Counter)
+    """How each web tab's visit ended: the program's status (-1 closed, -3 round over)."""
     save_failed_screens: int = 0
     """Participant programs that showed "Could not save" (a write locked out past the app's
     busy timeout: retried with r, nothing lost, but the participant saw it)."""
@@ -275,6 +308,17 @@ class Torture:
         self.tally = Tally()
         self.env = {**os.environ, "PYTHONUNBUFFERED": "1", "TERM": "xterm-256color"}
         self.env.pop("UXLAB_FPS", None)
+        self.web: WebHost | None = None
+        if config.web_tabs:
+            codes_file = self.work / "codes.tsv"
+            if not codes_file.exists():
+                subprocess.run([sys.executable, "-m", "uxlab", "invite", str(self.study), "--db",
+                                str(self.db), "-n", str(50 * config.web_tabs), "-o",
+                                str(codes_file)], cwd=self.work, env=self.env, check=True,
+                               capture_output=True)  # fmt: skip
+            codes = [ln.split("\t")[0] for ln in codes_file.read_text().splitlines() if ln]
+            self.web = WebHost(self, [codes[i :: config.web_tabs] for i in range(config.web_tabs)])
+        self.web_runs = 0
 
     def say(self, text: str) -> None:
         if self.c.log:
@@ -469,7 +513,10 @@ class Torture:
         fire_at: dict[int, float] = {}
         killed: set[int] = set()
         give_up = time.monotonic() + self.c.round_timeout_s
-        while live:
+        web = self._start_web() if self.web is not None else None
+        while live or (web is not None and not web.done):
+            if web is not None and not web.done:
+                self._drive_web(web, give_up)
             for slot in list(live):
                 assert slot.proc is not None
                 status = slot.proc.poll()
@@ -496,6 +543,53 @@ class Torture:
         if self.c.readers:
             readers.join()
         self.tally.rounds += 1
+
+    def _start_web(self) -> WebRound:
+        assert self.web is not None
+        self.web_runs += 1
+        log_path = self.logs / f"web-{self.web_runs:04d}.log"
+        log_path.touch()
+        self.web.start(log_path)
+        k1 = self.rng.randint(1, 3 * self.c.max_lines)
+        return WebRound(
+            log_path,
+            k1,
+            self.rng.choice(SIGNALS),
+            k1 + self.rng.randint(1, 3 * self.c.max_lines),
+            self.rng.choice(SIGNALS),
+        )
+
+    def _drive_web(self, w: WebRound, give_up: float) -> None:
+        """Kill one of the host's programs, later the host; done once every program is gone."""
+        web = self.web
+        assert web is not None and web.proc is not None
+        programs = web.children()
+        with open(w.log_path, "rb") as fh:
+            n = fh.read().count(b"\n")
+        if not w.program_killed and n >= w.program_at and programs:
+            os.kill(self.rng.choice(programs), w.program_signal)
+            w.program_killed = True
+            self.tally.kills[f"webprogram:{signal.Signals(w.program_signal).name}"] += 1
+        if w.program_killed and not w.host_killed and n >= w.host_at:
+            web.proc.send_signal(w.host_signal)
+            w.host_killed = True
+            self.tally.kills[f"webhost:{signal.Signals(w.host_signal).name}"] += 1
+        status = web.proc.poll()
+        if status is not None and not w.host_killed:
+            out = w.log_path.with_suffix(".out").read_text(errors="replace")[-1500:]
+            self.violation(f"uxlab host exited {status} unasked:\n{out}")
+            w.host_killed = True
+        if time.monotonic() > give_up and not w.host_killed:
+            self.violation(f"web host round stuck (programs {sorted(web.programs)})")
+            web.proc.kill()
+            for pid in web.programs:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            w.host_killed = True
+        if w.host_killed and status is not None and not web.programs_running():
+            self.tally.exits[f"webhost:{status}"] += 1
+            web.end()
+            w.done = True
 
     # -- the checks -----------------------------------------------------------------------------
     def check(self) -> None:
@@ -606,6 +700,10 @@ class Torture:
                 got_paint = paints.get((sid, int(idx), int(chunk)))
                 if got_paint is None or abs(got_paint - float(value)) > 1e-6:
                     self.violation(f"paint {sid}/{idx}/{chunk}={value} stored as {got_paint}")
+            elif kind == "PAINTED":
+                self.tally.paints_checked += 1
+                if (words[1], int(words[2]), int(words[3])) not in paints:
+                    self.violation(f"paint {'/'.join(words[1:4])} reported stored, not found")
             elif kind == "START":
                 sid, resumed = words[1], int(words[2])
                 self.tally.starts_checked += 1
@@ -675,6 +773,174 @@ class Torture:
         return self.tally
 
 
+# --- a real `uxlab host` (browser mode) with participants over WebSockets -------------------
+
+MARK = re.compile(rb"\x1b\]7311;(\d+)\x07")
+
+
+class WebParticipant(threading.Thread):
+    """A browser tab, as far as the host can tell: hello with an invitation code, pongs,
+    paint reports for every mark, and the key cycle typed whenever the screen is still.
+    Opens its link again (the same code: a resume) whenever its program ends unfinished,
+    and takes the next code once its session is completed, until `stop` is set."""
+
+    def __init__(self, port: int, codes: list[str], stop: threading.Event, tally: Tally) -> None:
+        super().__init__(daemon=True)
+        self.port = port
+        self.codes = codes
+        self.stop = stop
+        self.tally = tally
+
+    def run(self) -> None:
+        while not self.stop.is_set() and self.codes:
+            try:
+                status = self._visit(self.codes[0])
+            except OSError:
+                return  # the host is gone
+            self.tally.web_endings[str(status)] += 1
+            if status == 0:
+                self.codes.pop(0)
+            if status is None:
+                return
+
+    def _visit(self, code: str) -> int | None:
+        """One tab: until the host says the program ended (its status) or the socket closes."""
+        import select
+        import socket
+
+        from wsproto import ConnectionType, WSConnection
+        from wsproto.events import (
+            AcceptConnection,
+            BytesMessage,
+            CloseConnection,
+            Request,
+            TextMessage,
+        )
+
+        sock = socket.create_connection(("127.0.0.1", self.port), timeout=30)
+        ws = WSConnection(ConnectionType.CLIENT)
+        sock.sendall(ws.send(Request(host=f"127.0.0.1:{self.port}", target="/ws")))
+
+        def send(obj: dict) -> None:
+            sock.sendall(ws.send(TextMessage(data=json.dumps(obj))))
+
+        k = 0
+        text = ""
+        accepted = False
+        try:
+            while not self.stop.is_set():
+                ready, _, _ = select.select([sock], [], [], 0.15)
+                if not ready:
+                    if not accepted:
+                        continue
+                    send({"t": "in", "d": KEY_CYCLE[k % len(KEY_CYCLE)].decode()})
+                    k += 1
+                    continue
+                data = sock.recv(65536)
+                if not data:
+                    return -1
+                ws.receive_data(data)
+                for event in ws.events():
+                    if isinstance(event, AcceptConnection):
+                        accepted = True
+                        send({"t": "hello", "code": code, "cols": 80, "rows": 24, "hz": 60})
+                    elif isinstance(event, BytesMessage):
+                        now = time.monotonic() * 1000
+                        marks = [[int(n), now, now + 1.0] for n in MARK.findall(event.data)]
+                        if marks:
+                            send({"t": "paints", "m": marks})
+                    elif isinstance(event, TextMessage):
+                        text += event.data
+                        if not event.message_finished:
+                            continue
+                        msg, text = json.loads(text), ""
+                        if msg.get("t") == "ping":
+                            send({"t": "pong", "h": msg["h"], "p": time.monotonic() * 1000})
+                        elif msg.get("t") == "end":
+                            return int(msg.get("status", -1))
+                        elif msg.get("t") in ("refused", "replaced"):
+                            return -2
+                    elif isinstance(event, CloseConnection):
+                        return -1
+            return -3  # the round is over: the tab is closed
+        finally:
+            sock.close()
+
+
+class WebHost:
+    """`uxlab host STUDY --db DB --port 0` with `n` participants' tabs; its programs log
+    through the hooks (`sitecustomize` on PYTHONPATH, `TORTURE_LOG`)."""
+
+    def __init__(self, torture: Torture, codes: list[list[str]]) -> None:
+        self.t = torture
+        self.codes = codes
+        self.proc: subprocess.Popen | None = None
+        self.programs: set[int] = set()
+        self.clients: list[WebParticipant] = []
+        self.stop = threading.Event()
+
+    def start(self, log_path: Path) -> None:
+        hooks = self.t.work / "hooks"
+        hooks.mkdir(exist_ok=True)
+        (hooks / "sitecustomize.py").write_text(
+            "import os, sys\n"
+            "if os.environ.get('TORTURE_LOG'):\n"
+            f"    sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n"
+            "    import durability_torture as t\n"
+            "    t.install_hooks(t.SideLog(os.environ['TORTURE_LOG']))\n"
+        )
+        env = {**self.t.env, "TORTURE_LOG": str(log_path), "PYTHONPATH": str(hooks)}
+        out = open(log_path.with_suffix(".out"), "wb")  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "uxlab", "host", str(self.t.study), "--db", str(self.t.db),
+             "--port", "0", "--bind", "127.0.0.1"],
+            cwd=self.t.work, env=env, stdout=out, stderr=out,
+        )  # fmt: skip
+        out.close()
+        port = self._port(log_path.with_suffix(".out"))
+        self.stop = threading.Event()
+        self.clients = [WebParticipant(port, c, self.stop, self.t.tally) for c in self.codes]
+        for client in self.clients:
+            client.start()
+
+    def _port(self, out: Path) -> int:
+        """The port from the host's line `... on http://127.0.0.1:PORT/ ...` (waited for)."""
+        assert self.proc is not None
+        while True:
+            found = re.search(r"http://127\.0\.0\.1:(\d+)/", out.read_text(errors="replace"))
+            if found:
+                return int(found.group(1))
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"uxlab host ended: {out.read_text(errors='replace')}")
+            time.sleep(0.05)
+
+    def children(self) -> list[int]:
+        """The host's participant programs now (also remembered, to wait for them)."""
+        assert self.proc is not None
+        pids = []
+        for task in Path(f"/proc/{self.proc.pid}/task").glob("*"):
+            with contextlib.suppress(OSError):
+                pids += [int(p) for p in (task / "children").read_text().split()]
+        self.programs.update(pids)
+        return pids
+
+    def programs_running(self) -> bool:
+        """Whether any program the host ran is still alive (orphans once the host is gone)."""
+        alive = set()
+        for pid in self.programs:
+            with contextlib.suppress(OSError):
+                text = Path(f"/proc/{pid}/stat").read_text()
+                if text[text.rfind(")") + 2] != "Z":
+                    alive.add(pid)
+        self.programs = alive
+        return bool(alive)
+
+    def end(self) -> None:
+        self.stop.set()
+        for client in self.clients:
+            client.join(timeout=10)
+
+
 def summary(tally: Tally, db: Path) -> str:
     with sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True) as conn:
         counts = {
@@ -690,6 +956,8 @@ def summary(tally: Tally, db: Path) -> str:
         [
             f"rounds {tally.rounds}; kills {sum(tally.kills.values())}: "
             + ", ".join(f"{k} {v}" for k, v in sorted(tally.kills.items())),
+            "web tabs' visits ended by status: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(tally.web_endings.items())),
             "writer exits: " + ", ".join(f"{k} {v}" for k, v in sorted(tally.exits.items())),
             f"readers while writing: {sum(tally.reader_runs.values())} runs ("
             + ", ".join(f"{k} {v}" for k, v in sorted(tally.reader_runs.items()))
@@ -716,6 +984,7 @@ def main() -> int:
     p.add_argument("--sims", type=int, default=3)
     p.add_argument("--ptys", type=int, default=1)
     p.add_argument("--hosts", type=int, default=1)
+    p.add_argument("--web-tabs", type=int, default=0, help="tabs on a real uxlab host")
     p.add_argument("--no-readers", action="store_true")
     p.add_argument("--jitter-ms", type=float, default=400.0)
     p.add_argument("--max-lines", type=int, default=30)
@@ -735,6 +1004,7 @@ def main() -> int:
         a.sims,
         a.ptys,
         a.hosts,
+        a.web_tabs,
         not a.no_readers,
         a.jitter_ms / 1000,
         a.max_lines,

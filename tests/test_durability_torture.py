@@ -1,14 +1,15 @@
 """A study day's processes killed at exact points lose no committed answer (a few rounds of
 `benchmarks/durability_torture.py`, which runs hundreds of kills at random points).
 
-Real processes on one SQLite file: two `uxlab simulate` participants' programs, one
-participant's program on a pseudo-terminal (`python -m uxlab.cli.remote_participant`, the
-real app), one host holding the database open twice and storing paint reports, and
+Real processes on one SQLite file: two `uxlab simulate` participants' programs; a real
+`uxlab host` (browser mode) with one tab over a WebSocket, whose program is the real app on
+a pseudo-terminal (`python -m uxlab.cli.remote_participant`); a process holding the
+database open twice as the host does and storing paint reports through `PaintWriter`; and
 `uxlab export` / `verify` / `report` running meanwhile. Each writer is killed (SIGKILL,
 SIGHUP, SIGINT or SIGTERM) once it has logged a drawn number of commits, then started
-again; after each round the checks of the benchmark run (integrity, every logged commit and
-paint stored, sessions consistent, verify and export pass). Kills wait on the writers' side
-files, never on time.
+again (the host: one of its programs, then the host itself); after each round the checks of
+the benchmark run (integrity, every logged commit and paint stored, sessions consistent,
+verify and export pass). Kills wait on the writers' side files, never on time.
 """
 
 from __future__ import annotations
@@ -35,12 +36,12 @@ def _torture_module():
 def test_killed_writers_and_live_readers_lose_no_committed_answer(tmp_path):
     torture = _torture_module()
     config = torture.Config(
-        tmp_path, rounds=2, seed=11, sims=2, ptys=1, hosts=1, jitter_s=0.0, max_lines=6,
+        tmp_path, rounds=2, seed=11, sims=2, ptys=0, hosts=1, web_tabs=1, jitter_s=0.0, max_lines=6,
         reader_kill_share=0.0, log=False,
     )  # fmt: skip
     tally = torture.Torture(config).run()
     assert not tally.violations, "\n".join(tally.violations)
     kills = sum(tally.kills.values())
-    assert kills >= 2 * 3  # every round: both simulators and the host, at least
+    assert kills >= 2 * 4  # every round: both simulators, the paint host, the web host
     assert tally.commits_checked > 0 and tally.paints_checked > 0 and tally.starts_checked > 0
     assert sum(tally.reader_runs.values()) >= 2
