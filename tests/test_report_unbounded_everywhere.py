@@ -201,6 +201,8 @@ def test_the_rendered_report_and_csv_say_what_the_data_cannot_bound(study, tmp_p
     assert refs.loc["doubleclick2016-mobile-3s", "verdict"] == UPPER  # abandonment figure
     assert refs.loc["doherty1982-400ms", "verdict"] == "below"  # below a bounded end
     assert f"| {UPPER} |" in md
+    undecided = int(data.references["verdict"].str.startswith("not decided").sum())
+    assert f"{undecided} could not be decided: they meet a side of our interval" in md  # summary
     assert "triangle at the axis edge" in md  # the forest's caption
 
     csv = pd.read_csv(tmp_path / "thresholds.csv")
