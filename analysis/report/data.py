@@ -115,7 +115,9 @@ class SurvivalPart:
     km_table: pd.DataFrame
     aft: AbandonmentAFTFitter | None
     aft_error: str | None
-    times: pd.DataFrame  # condition, share, estimate, ci_low, ci_high, n_trials, extrapolated
+    # condition, share, estimate, ci_low, ci_high, n_trials, extrapolated, and the shortest
+    # and longest wait observed in the condition (abandonment_part.WAITED)
+    times: pd.DataFrame
 
 
 @dataclass
