@@ -30,6 +30,9 @@ THRESHOLD_COLUMNS = [
     "degenerate",
     "estimand",
     "ci_unbounded",
+    "simulated_participants",
+    "true_value",
+    "covers_truth",
 ]
 
 
@@ -152,6 +155,7 @@ class ReportData:
     chains: dict[str, Any] | None = None  # agent chains: analysis.chains.chain_section
     adaptive: dict[str, Any] | None = None  # sessions' adaptive estimates (adaptive_part)
     fidelity: dict[str, Any] | None = None  # playback fidelity per session (fidelity_part)
+    truth: Any = None  # session kinds and the simulated truth (truth_part.TruthPart)
     thresholds: pd.DataFrame | None = None
     score: pd.DataFrame | None = None
     score_errors: list[str] = field(default_factory=list)
