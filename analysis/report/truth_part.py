@@ -313,7 +313,7 @@ def truth_comparison(data: Any) -> tuple[pd.DataFrame, list[str]]:
         hits = [covers(r.true_value, r.ci_low, r.ci_high) for r in group.itertuples()]
         judged = [h for h in hits if h is not None]
         what = (
-            f"each session's own procedure, P(too slow) = {level:.3g}"
+            f"each session's own procedure, at its target {level:.3g}"
             + ("" if track == "all" else f", {track}")
             if measure == "adaptive"
             else "each person's own curve, 50% point"
