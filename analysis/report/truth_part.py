@@ -111,8 +111,9 @@ class SessionKinds:
                 "--keep-simulated to analyse the real participants only)."
             )
         return (
-            f"WARNING: MIXED DATA. {self.counts()}. The simulated sessions are left out: "
-            f"every figure below is from the {self.real_kept} real participant(s) only. "
+            f"WARNING: MIXED DATA. {self.counts()}. The simulated sessions are left out (use "
+            "--keep-simulated to analyse them together): every figure below is from the "
+            f"{self.real_kept} real participant(s) only. "
             "Simulated and real sessions in one database are a mistake to look into "
             "(simulate into a database of its own: `uxlab simulate --db`)."
         )
