@@ -2,12 +2,13 @@
 
 `Store.open` calls, in order:
 
-1. `check_path(path)` before connecting: a folder, a file marked read-only (no write bit, or
-   on a read-only file system), a file that is not SQLite at all (wrong 16-byte header) are
-   refused with one line.
+1. `check_path(path)` before connecting: a folder, an unreadable file, a file marked read-only
+   (no write bit, or on a read-only file system) are refused with one line. It looks at the
+   file's metadata only, never opens it: see "One opener" below.
 2. `check_database(conn, path)` on the fresh connection, before the switch to WAL and before
-   any migration: `PRAGMA quick_check` must say `ok` (a damaged file is refused, untouched),
-   and a file that already holds tables must be a uxlab study database (its schema version in
+   any migration: `PRAGMA quick_check` must say `ok` (a damaged file is refused, untouched; a
+   file that is not SQLite at all, with the wrong 16-byte header, is named as such), and a
+   file that already holds tables must be a uxlab study database (its schema version in
    `PRAGMA user_version` and uxlab's core tables), so a foreign SQLite file, even one with its
    own `trials` table, is refused with nothing changed.
 3. `describe_sqlite_error(exc, path)` turns any `sqlite3.Error` met while opening (or later)
@@ -16,6 +17,16 @@
 
 Readers (export, verify) open with `open_read_only(path)`: the same checks on a `mode=ro`
 connection, so reading can never change the data.
+
+One opener: a study database is opened only through SQLite, never with `open()`, while it may
+be in use. SQLite's locks are POSIX advisory locks, which belong to the process and the file:
+closing *any* descriptor of the file drops every lock this process holds on it, including
+those of its other live connections (a study host holds one for codes and one for paint
+reports). Another process closing its connection then believes it is the last one, checkpoints
+and deletes the write-ahead log under the live connections, and their next commits damage
+the file ("database disk image is malformed"; SQLite's "How To Corrupt An SQLite Database
+File", section 2.2). The raw header is read only after SQLite has said the file is not a
+database.
 """
 
 from __future__ import annotations
@@ -48,22 +59,15 @@ def check_path(path: Path) -> None:
     if not path.exists():
         return
     try:
-        st = path.stat()
-        with path.open("rb") as fh:
-            header = fh.read(len(SQLITE_HEADER))
+        st = path.stat()  # metadata only: opening the file could drop a live connection's locks
     except OSError as exc:
         raise StoreError(
             f"{path}: cannot read the file ({exc.strerror}); {_NOTHING_CHANGED}"
         ) from None
+    if not os.access(path, os.R_OK):
+        raise StoreError(f"{path}: cannot read the file (permission denied); {_NOTHING_CHANGED}")
     if st.st_size == 0:
         return
-    if header != SQLITE_HEADER:
-        raise StoreError(
-            f"{path}: not a uxlab study database (not a SQLite file at all: it does not start "
-            "with the SQLite header); "
-            f"{_NOTHING_CHANGED}. Give the path of a study database (results/<study id>.sqlite) "
-            "or a new file name"
-        )
     if not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(
         path, os.W_OK
     ):
@@ -72,6 +76,27 @@ def check_path(path: Path) -> None:
             f"write every answer to it, so {_NOTHING_CHANGED}. Make it writable "
             f"(chmod u+w {path}) or read it without changes with `uxlab export {path}`"
         )
+
+
+def _starts_with_sqlite_header(path: Path) -> bool:
+    """Whether the file starts with SQLite's header. Only for a file SQLite has just refused as
+    "not a database": no live connection of this process can hold locks on such a file, so
+    opening (and closing) it here drops none (module docstring, "One opener")."""
+    try:
+        with path.open("rb") as fh:
+            return fh.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:
+        return True  # unreadable now: let SQLite's own words stand
+
+
+def not_sqlite_message(path: Path) -> str:
+    """One line for a file that is not SQLite at all."""
+    return (
+        f"{path}: not a uxlab study database (not a SQLite file at all: it does not start "
+        "with the SQLite header); "
+        f"{_NOTHING_CHANGED}. Give the path of a study database (results/<study id>.sqlite) "
+        "or a new file name"
+    )
 
 
 def check_database(conn: sqlite3.Connection, path: Path) -> None:
@@ -95,6 +120,8 @@ def _check_database(conn: sqlite3.Connection, path: Path) -> None:
         name = getattr(exc, "sqlite_errorname", "") or ""
         if is_environmental(exc) and not name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
             raise  # a full disk, a lock: `describe_sqlite_error` says which
+        if name == "SQLITE_NOTADB" and not _starts_with_sqlite_header(path):
+            raise StoreError(not_sqlite_message(path)) from None
         problems = [str(exc)]  # also a damaged schema ("unknown function: ...")
     except UnicodeDecodeError:  # SQLite's message quotes damaged bytes
         problems = ["a damaged name or page (SQLite's own message is not readable text)"]
@@ -265,9 +292,8 @@ def open_read_only(db: str | Path) -> Connection:
     db = Path(db)
     if not db.is_file():
         raise StoreError(f"{db}: no such database")
-    with db.open("rb") as fh:
-        if fh.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
-            raise StoreError(f"{db}: not a uxlab study database (not a SQLite file at all)")
+    if db.stat().st_size == 0:  # SQLite reads an empty file as an empty database
+        raise StoreError(not_sqlite_message(db))
     conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
     try:
         check_database(conn, db)  # a damaged or foreign file: one line, not a traceback
