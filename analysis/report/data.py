@@ -12,7 +12,6 @@ import pandas as pd
 
 from analysis.exclusions import ExclusionResult, ExclusionRules
 from analysis.ratings import OrdinalLatencyFitter
-from analysis.report.truth_part import TruthPart
 from analysis.survival import AbandonmentAFTFitter
 from analysis.trial_table import TrialTable
 
@@ -156,7 +155,9 @@ class ReportData:
     chains: dict[str, Any] | None = None  # agent chains: analysis.chains.chain_section
     adaptive: dict[str, Any] | None = None  # sessions' adaptive estimates (adaptive_part)
     fidelity: dict[str, Any] | None = None  # playback fidelity per session (fidelity_part)
-    truth: TruthPart | None = None  # session kinds and the simulated truth (truth_part)
+    # session kinds and the simulated truth: a truth_part.TruthPart (Any: truth_part reads
+    # this module's tables, so importing it here would make a cycle)
+    truth: Any = None
     thresholds: pd.DataFrame | None = None
     score: pd.DataFrame | None = None
     score_errors: list[str] = field(default_factory=list)
