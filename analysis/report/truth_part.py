@@ -186,7 +186,8 @@ def truth_part(data: Any) -> TruthPart:
 def _read_truth(sessions: pd.DataFrame) -> tuple[StoredTruth | None, str | None]:
     """The one truth stored with these sessions, or (None, why)."""
     shared = [c for c in sessions.columns if str(c).startswith((POPULATION, POOLED, RATING))]
-    numbers = sessions[shared].apply(pd.to_numeric, errors="coerce").dropna(axis=1, how="all")
+    numbers = sessions[shared].apply(pd.to_numeric, errors="coerce")
+    numbers = numbers.dropna(axis=1, how="all").dropna(axis=0, how="all")
     if numbers.empty:
         return None, "the sessions hold no stored truth (env_simulated_truth_* columns)"
     distinct = numbers.round(6).drop_duplicates()
