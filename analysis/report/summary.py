@@ -73,6 +73,10 @@ def _sample_sentences(data) -> list[str]:
     )
     if simulated:
         out.append("SIMULATED data: the figures below test the analysis, not people's patience.")
+        out += _truth_sentences(data)
+    part = getattr(data, "truth", None)
+    if part is not None and part.kinds.kind == "mixed":  # first: never read as a real study
+        out.insert(0, f"MIXED DATA (real and simulated sessions): {part.kinds.counts()}.")
     n_min = MINIMUMS["population"].min_participants
     if n_people < n_min:
         out.append(
@@ -81,6 +85,37 @@ def _sample_sentences(data) -> list[str]:
             "(see 'What this sample can support')."
         )
     return out
+
+
+def _truth_sentences(data) -> list[str]:
+    """How many pooled intervals cover the simulated truth (or why none is compared)."""
+    from analysis.report.truth_part import truth_comparison
+
+    part = getattr(data, "truth", None)
+    if part is None:
+        return []
+    if part.truth is None:
+        why = part.no_truth
+        return [f"No comparison with the simulated truth: {why}."] if why else []
+    table, _ = truth_comparison(data)
+    judged = table["covers"].dropna()
+    if judged.empty:
+        return []
+    missed = table.loc[table["covers"].map(lambda c: c is False), "estimate of"]
+    text = (
+        f"Against the simulated truth: {int(judged.sum())} of {len(judged)} pooled 95% "
+        "intervals cover the true value"
+    )
+    levels = table.loc[missed.index, "level"]
+    if len(missed):
+        text += (
+            " (missed: "
+            + "; ".join(
+                f"{name} at {level:.3g}" for name, level in zip(missed, levels, strict=True)
+            )
+            + ")"
+        )
+    return [text + " (see 'Simulated truth')."]
 
 
 def _psychometric_sentences(data, n_people: int) -> list[str]:

@@ -10,6 +10,7 @@ from analysis.report.data import THRESHOLD_COLUMNS, ReportData
 from analysis.report.interval_bounds import fitted_range_ms, unbounded_ends
 from analysis.report.ratings_part import rated_range
 from analysis.report.support import estimate_flags
+from analysis.report.truth_part import covers, row_truth, simulated_count
 
 
 def thresholds_table(data: ReportData) -> pd.DataFrame:
@@ -85,4 +86,19 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
         row.setdefault("degenerate", "")
         row.setdefault("estimand", "this session")
         rows.append(row)
+    _add_truth(data, rows)
     return pd.DataFrame(rows, columns=THRESHOLD_COLUMNS)
+
+
+def _add_truth(data: ReportData, rows: list[dict]) -> None:
+    """`simulated_participants` behind each row, and for simulated data its `true_value`
+    and whether the 95% interval covers it (`covers_truth`; empty without a truth)."""
+    part = data.truth
+    rating = data.ratings.column if data.ratings is not None else None
+    question = data.table.question_for(rating) if rating else None
+    rating_id = question.id if question else (rating or "").removeprefix("q_")
+    for row in rows:
+        row["simulated_participants"] = simulated_count(part, row)
+        true_value = row_truth(part, row, rating_id)
+        row["true_value"] = true_value
+        row["covers_truth"] = covers(true_value, float(row["ci_low"]), float(row["ci_high"]))
