@@ -1,0 +1,278 @@
+"""Check a trial's stored events and timings against the schedule rebuilt for it.
+
+`uxlab verify` rebuilds each trial's schedule and compares its SHA-256 with the one stored
+when the trial began; once they agree, `event_problems` checks what was stored *as played*
+against that schedule (`uxlab.session.trial_run.TrialRun.record` wrote it):
+
+- chunk events: the k-th stored chunk event claims chunk k of the schedule (`index`), in
+  order, none shown twice, none missing, none beyond the schedule; its `scheduled_ms`,
+  `n_chars` and `channel` are that chunk's. A chain held for mid-chain questions shifts
+  every later step by its hold (the stored `hold` events' `offset_ms`).
+- how many: a completed, timed-out or error trial shows every chunk due before its end
+  (the study's timeout, the schedule's error); an abandoned or interrupted one may stop
+  early, never diverge.
+- timings: `shown_first_ms`/`shown_last_ms` are the first/last visible chunk event's shown
+  time, `scheduled_end_ms` the schedule's end (moved by the holds), `t_abandon_ms` the
+  `abandon` event's time, `n_chunks` the visible chunk events; the `outcome` event names
+  the trial's outcome and the schedule's id.
+- live trials: the text and its chunking came from the model, so only what uxlab drew is
+  rebuilt: each chunk was shown at max(due, arrival, the previous chunk), and without a
+  re-chunking profile each chunk's due time is the rebuilt one. Their scheduled end is when
+  the model's answer ended and is not rebuilt.
+
+Times agree within `TOLERANCE_MS` (hold offsets and live times are stored to 0.001 ms).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from uxlab.chain import chain_steps, split_at_steps
+from uxlab.live.live_schedule import TEMPLATE_UNITS, LiveSchedule, unit_times
+from uxlab.outcomes import Outcome
+from uxlab.streams.recording import Chunk, ErrorEvent, Meta, Recording
+
+TOLERANCE_MS = 0.002
+"""Stored and rebuilt times agree within this (stored rounding is to 0.001 ms)."""
+EVENT_KINDS = ("chunk", "hold", "abandon", "outcome")
+"""The stored event kinds `event_problems` reads."""
+PLAYS_TO_ITS_END = (Outcome.COMPLETED, Outcome.TIMED_OUT, Outcome.ERROR)
+"""Outcomes of a trial that showed every chunk due before it ended."""
+
+
+@dataclass
+class StoredTrial:
+    """What the database holds of one trial's playback."""
+
+    outcome: str
+    attention: bool
+    timings: dict[str, float | None]
+    """The timing columns and the extra timings (JSON) as stored."""
+    events: list[tuple[str, float | None, dict[str, Any]]] = field(default_factory=list)
+    """(kind, t_ms, data) of its events of `EVENT_KINDS`, in stored order."""
+
+    def of_kind(self, kind: str) -> list[tuple[float | None, dict[str, Any]]]:
+        return [(t, d) for k, t, d in self.events if k == kind]
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, float):
+        return repr(round(value, 3))
+    return "none" if value is None else repr(value)
+
+
+def _differ(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is not b
+    return abs(float(a) - float(b)) > TOLERANCE_MS
+
+
+def event_problems(
+    schedule: Recording | LiveSchedule, stored: StoredTrial, timeout_ms: float | None
+) -> list[str]:
+    """Every way `stored` disagrees with `schedule` (the one the trial played), as
+    `field: stored X, rebuilt Y` lines; [] when it agrees. `timeout_ms` is the study's."""
+    problems: list[str] = []
+    chunks = [d for _, d in stored.of_kind("chunk")]
+    if stored.attention:  # a check shows its text and question; nothing streams
+        if chunks:
+            problems.append(f"chunks: stored {len(chunks)}, rebuilt 0 (an attention check)")
+        _check_timing(problems, stored, "scheduled_end_ms", None, "rebuilt")
+    elif isinstance(schedule, LiveSchedule):
+        _check_live_chunks(problems, schedule, chunks)
+    else:
+        _check_recorded_chunks(problems, schedule, stored, chunks, timeout_ms)
+    _check_shown_span(problems, stored)
+    _check_outcome(problems, schedule, stored)
+    return problems
+
+
+def _played_chunks(schedule: Recording, timeout_ms: float | None) -> list[Chunk]:
+    """The chunks a `Player` hands out in order: up to an error event, or to the first event
+    due after the timeout (held chains compare the timeout with schedule time too)."""
+    out: list[Chunk] = []
+    for event in schedule.events:
+        if event.t_ms is None:
+            continue
+        if timeout_ms is not None and event.t_ms > timeout_ms:
+            break
+        if isinstance(event, Meta):
+            continue
+        if isinstance(event, ErrorEvent):
+            break
+        out.append(event)
+    return out
+
+
+def _hold_offsets(
+    problems: list[str], schedule: Recording, stored: StoredTrial
+) -> tuple[list[float | None], float]:
+    """Per chunk of `schedule`, the shift of its scheduled time by the holds before it
+    (None: after a hold given up, so never shown); and the scheduled end's shift."""
+    holds = [d for _, d in stored.of_kind("hold")]
+    n = len(schedule.chunks)
+    if not holds:
+        return [0.0] * n, 0.0
+    if chain_steps(schedule) is None:
+        problems.append(f"hold events: stored {len(holds)}, rebuilt 0 (not a chain)")
+        return [0.0] * n, 0.0
+    segments = split_at_steps(schedule, [int(h.get("step", -1)) for h in holds])
+    offsets: list[float | None] = []
+    offset: float | None = 0.0
+    for k, segment in enumerate(segments):
+        if k > 0:
+            hold = holds[k - 1]
+            offset = hold.get("offset_ms")
+            resumed = hold.get("resumed_ms")
+            if offset is not None and resumed is not None:
+                want = resumed - segment.start_ms  # the next step starts at the last answer
+                if _differ(offset, want):
+                    problems.append(
+                        f"hold after step {hold.get('step')} offset_ms: stored "
+                        f"{_show(offset)}, rebuilt {_show(want)} (resumed at {_show(resumed)})"
+                    )
+        offsets.extend([offset] * len(segment.schedule.chunks))
+    last = next((h["offset_ms"] for h in reversed(holds) if h.get("offset_ms") is not None
+                 and h.get("resumed_ms") is not None), 0.0)  # fmt: skip
+    return offsets, float(last)
+
+
+def _check_recorded_chunks(
+    problems: list[str],
+    schedule: Recording,
+    stored: StoredTrial,
+    chunks: list[dict[str, Any]],
+    timeout_ms: float | None,
+) -> None:
+    played = _played_chunks(schedule, timeout_ms)
+    offsets, end_offset = _hold_offsets(problems, schedule, stored)
+    _check_sequence(problems, chunks, len(played))
+    for k, data in enumerate(chunks):
+        if data.get("index") != k or k >= len(played):
+            break  # named by `_check_sequence`
+        chunk, offset = played[k], offsets[k]
+        if offset is None:
+            problems.append(f"chunk {k}: stored, but it comes after a hold given up")
+            break
+        want = chunk.t_ms + offset if chunk.t_ms is not None else None
+        if _differ(data.get("scheduled_ms"), want):
+            problems.append(
+                f"chunk {k} scheduled_ms: stored {_show(data.get('scheduled_ms'))}, "
+                f"rebuilt {_show(want)}"
+            )
+        if data.get("n_chars") != len(chunk.text):
+            problems.append(
+                f"chunk {k} n_chars: stored {_show(data.get('n_chars'))}, rebuilt {len(chunk.text)}"
+            )
+        if data.get("channel", "content") != chunk.channel:
+            problems.append(
+                f"chunk {k} channel: stored {_show(data.get('channel'))}, rebuilt {chunk.channel!r}"
+            )
+    if stored.outcome in PLAYS_TO_ITS_END and len(chunks) < len(played):
+        problems.append(
+            f"chunks: stored {len(chunks)}, rebuilt {len(played)} (a {stored.outcome} trial "
+            "shows every chunk due before it ended)"
+        )
+    if stored.outcome != Outcome.INTERRUPTED:
+        end = schedule.end.t_ms if schedule.end is not None else None
+        _check_timing(problems, stored, "scheduled_end_ms",
+                      None if end is None else end + end_offset, "rebuilt")  # fmt: skip
+
+
+def _check_sequence(problems: list[str], chunks: list[dict[str, Any]], n_max: int | None) -> None:
+    """The k-th chunk event must claim chunk k: name the first that does not."""
+    seen: set[Any] = set()
+    for k, data in enumerate(chunks):
+        index = data.get("index")
+        if index == k and (n_max is None or k < n_max):
+            seen.add(index)
+            continue
+        if index in seen:
+            problems.append(f"chunk {index} shown twice (chunk event {k} claims it again)")
+        elif isinstance(index, int) and n_max is not None and index >= n_max:
+            problems.append(
+                f"chunk {index}: stored, but the schedule shows {n_max} chunk(s) (chunk event {k})"
+            )
+        elif isinstance(index, int) and index > k:
+            problems.append(
+                f"chunk {k} missing (chunk event {k} claims chunk {index})"
+                if index - k == 1
+                else f"chunks {k}-{index - 1} missing (chunk event {k} claims chunk {index})"
+            )
+        else:
+            problems.append(f"chunk event {k} claims chunk {_show(index)}, rebuilt {k}")
+        return
+
+
+def _check_live_chunks(
+    problems: list[str], schedule: LiveSchedule, chunks: list[dict[str, Any]]
+) -> None:
+    _check_sequence(problems, chunks, None)
+    rechunked = schedule.profile.chunk is not None
+    due_ms = None
+    if chunks and not rechunked:
+        due_ms = unit_times(schedule.profile, schedule.seed, max(len(chunks), TEMPLATE_UNITS))
+    previous = 0.0
+    for k, data in enumerate(chunks):
+        if data.get("index") != k:
+            break
+        due, arrival, shown = data.get("due_ms"), data.get("arrival_ms"), data.get("scheduled_ms")
+        if due is None or arrival is None or shown is None:
+            problems.append(f"chunk {k}: no due_ms/arrival_ms/scheduled_ms stored (live)")
+            break
+        want = max(due, arrival, previous)
+        if _differ(shown, want):
+            problems.append(
+                f"chunk {k} scheduled_ms: stored {_show(shown)}, rebuilt {_show(want)} "
+                "(max of due, arrival and the chunk before)"
+            )
+        if due_ms is not None:
+            rebuilt = round(max(float(due_ms.due_ms[k]), 0.0), 3)
+            if _differ(due, rebuilt):
+                problems.append(f"chunk {k} due_ms: stored {_show(due)}, rebuilt {_show(rebuilt)}")
+        previous = shown
+
+
+def _check_shown_span(problems: list[str], stored: StoredTrial) -> None:
+    """shown_first_ms/shown_last_ms/n_chunks against the visible chunk events."""
+    visible = [t for t, d in stored.of_kind("chunk") if (d.get("n_chars") or 0) > 0]
+    first, last = (visible[0], visible[-1]) if visible else (None, None)
+    _check_timing(problems, stored, "shown_first_ms", first, "from the chunk events")
+    _check_timing(problems, stored, "shown_last_ms", last, "from the chunk events")
+    n_chunks = stored.timings.get("n_chunks")
+    if n_chunks is not None and n_chunks != len(visible):
+        problems.append(f"n_chunks: stored {n_chunks}, visible chunk events {len(visible)}")
+
+
+def _check_outcome(
+    problems: list[str], schedule: Recording | LiveSchedule, stored: StoredTrial
+) -> None:
+    abandons = stored.of_kind("abandon")
+    t_abandon = abandons[0][0] if len(abandons) == 1 else None
+    if len(abandons) > 1:
+        problems.append(f"abandon events: stored {len(abandons)}, at most 1")
+    elif stored.outcome != Outcome.INTERRUPTED:
+        _check_timing(problems, stored, "t_abandon_ms", t_abandon, "abandon event at")
+    outcomes = stored.of_kind("outcome")
+    if not outcomes:
+        return  # interrupted (never committed), or stored before the outcome event
+    data = outcomes[-1][1]
+    if data.get("outcome") != stored.outcome:
+        problems.append(
+            f"outcome: stored {stored.outcome!r}, "
+            f"the outcome event says {_show(data.get('outcome'))}"
+        )
+    if "schedule_id" in data and data["schedule_id"] != schedule.id:
+        problems.append(
+            f"outcome event schedule_id: stored {_show(data['schedule_id'])}, "
+            f"rebuilt {schedule.id!r}"
+        )
+
+
+def _check_timing(
+    problems: list[str], stored: StoredTrial, name: str, want: float | None, source: str
+) -> None:
+    got = stored.timings.get(name)
+    if _differ(got, want):
+        problems.append(f"{name}: stored {_show(got)}, {source} {_show(want)}")
