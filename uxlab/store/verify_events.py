@@ -25,6 +25,7 @@ Times agree within `TOLERANCE_MS` (hold offsets and live times are stored to 0.0
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,7 +75,7 @@ def event_problems(
     """Every way `stored` disagrees with `schedule` (the one the trial played), as
     `field: stored X, rebuilt Y` lines; [] when it agrees. `timeout_ms` is the study's."""
     problems: list[str] = []
-    chunks = [d for _, d in stored.of_kind("chunk")]
+    chunks = _by_index(problems, stored.of_kind("chunk"))
     if stored.attention:  # a check shows its text and question; nothing streams
         if chunks:
             problems.append(f"chunks: stored {len(chunks)}, rebuilt 0 (an attention check)")
@@ -83,7 +84,7 @@ def event_problems(
         _check_live_chunks(problems, schedule, chunks)
     else:
         _check_recorded_chunks(problems, schedule, stored, chunks, timeout_ms)
-    _check_shown_span(problems, stored)
+    _check_shown_span(problems, stored, chunks)
     _check_outcome(problems, schedule, stored)
     return problems
 
@@ -142,20 +143,20 @@ def _check_recorded_chunks(
     problems: list[str],
     schedule: Recording,
     stored: StoredTrial,
-    chunks: list[dict[str, Any]],
+    chunks: list[tuple[float | None, dict[str, Any]]],
     timeout_ms: float | None,
 ) -> None:
     played = _played_chunks(schedule, timeout_ms)
     offsets, end_offset = _hold_offsets(problems, schedule, stored)
-    _check_sequence(problems, chunks, len(played))
-    for k, data in enumerate(chunks):
-        if data.get("index") != k or k >= len(played):
-            break  # named by `_check_sequence`
+    by_index = _check_indexes(problems, chunks, len(played))
+    for k, (_t, data) in sorted(by_index.items()):
+        if k >= len(played):
+            break  # named by `_check_indexes`
         chunk, offset = played[k], offsets[k]
         if offset is None:
             problems.append(f"chunk {k}: stored, but it comes after a hold given up")
             break
-        want = chunk.t_ms + offset if chunk.t_ms is not None else None
+        want = None if chunk.t_ms is None else chunk.t_ms + offset
         if _differ(data.get("scheduled_ms"), want):
             problems.append(
                 f"chunk {k} scheduled_ms: stored {_show(data.get('scheduled_ms'))}, "
@@ -169,9 +170,10 @@ def _check_recorded_chunks(
             problems.append(
                 f"chunk {k} channel: stored {_show(data.get('channel'))}, rebuilt {chunk.channel!r}"
             )
-    if stored.outcome in PLAYS_TO_ITS_END and len(chunks) < len(played):
+    n_shown = len([k for k in by_index if k < len(played)])
+    if stored.outcome in PLAYS_TO_ITS_END and n_shown < len(played):
         problems.append(
-            f"chunks: stored {len(chunks)}, rebuilt {len(played)} (a {stored.outcome} trial "
+            f"chunks: stored {n_shown}, rebuilt {len(played)} (a {stored.outcome} trial "
             "shows every chunk due before it ended)"
         )
     if stored.outcome != Outcome.INTERRUPTED:
@@ -180,63 +182,78 @@ def _check_recorded_chunks(
                       None if end is None else end + end_offset, "rebuilt")  # fmt: skip
 
 
-def _check_sequence(problems: list[str], chunks: list[dict[str, Any]], n_max: int | None) -> None:
-    """The k-th chunk event must claim chunk k: name the first that does not."""
-    seen: set[Any] = set()
-    for k, data in enumerate(chunks):
+def _by_index(
+    problems: list[str], events: list[tuple[float | None, dict[str, Any]]]
+) -> list[tuple[float | None, dict[str, Any]]]:
+    """The chunk events in chunk order (`index`; stored order follows the shown times,
+    which a frame painted late can swap); names an index that is not a chunk number."""
+    numbered = []
+    for t_ms, data in events:
         index = data.get("index")
-        if index == k and (n_max is None or k < n_max):
-            seen.add(index)
+        if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+            problems.append(f"chunk event index: stored {_show(index)}, not a chunk number")
             continue
-        if index in seen:
-            problems.append(f"chunk {index} shown twice (chunk event {k} claims it again)")
-        elif isinstance(index, int) and n_max is not None and index >= n_max:
-            problems.append(
-                f"chunk {index}: stored, but the schedule shows {n_max} chunk(s) (chunk event {k})"
-            )
-        elif isinstance(index, int) and index > k:
-            problems.append(
-                f"chunk {k} missing (chunk event {k} claims chunk {index})"
-                if index - k == 1
-                else f"chunks {k}-{index - 1} missing (chunk event {k} claims chunk {index})"
-            )
-        else:
-            problems.append(f"chunk event {k} claims chunk {_show(index)}, rebuilt {k}")
-        return
+        numbered.append((t_ms, data))
+    return sorted(numbered, key=lambda e: e[1]["index"])
+
+
+def _check_indexes(
+    problems: list[str], chunks: list[tuple[float | None, dict[str, Any]]], n_max: int | None
+) -> dict[int, tuple[float | None, dict[str, Any]]]:
+    """Chunks 0, 1, ... each claimed once, none beyond `n_max`: names the first shown
+    twice, missing or beyond; returns the chunk events by index (the first of twins)."""
+    counts = Counter(d["index"] for _, d in chunks)
+    twice = [i for i, n in counts.items() if n > 1]
+    if twice:
+        problems.append(f"chunk {twice[0]} shown twice ({counts[twice[0]]} chunk events claim it)")
+    top = max(counts, default=-1)
+    missing = [i for i in range(top) if i not in counts]
+    if missing:
+        more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+        problems.append(
+            f"chunk {missing[0]}{more} missing (no chunk event claims it; chunk {top} is stored)"
+        )
+    if n_max is not None and top >= n_max:
+        problems.append(f"chunk {top}: stored, but the schedule shows {n_max} chunk(s)")
+    by_index: dict[int, tuple[float | None, dict[str, Any]]] = {}
+    for event in chunks:
+        by_index.setdefault(event[1]["index"], event)
+    return by_index
 
 
 def _check_live_chunks(
-    problems: list[str], schedule: LiveSchedule, chunks: list[dict[str, Any]]
+    problems: list[str],
+    schedule: LiveSchedule,
+    chunks: list[tuple[float | None, dict[str, Any]]],
 ) -> None:
-    _check_sequence(problems, chunks, None)
-    rechunked = schedule.profile.chunk is not None
+    by_index = _check_indexes(problems, chunks, None)
     due_ms = None
-    if chunks and not rechunked:
-        due_ms = unit_times(schedule.profile, schedule.seed, max(len(chunks), TEMPLATE_UNITS))
-    previous = 0.0
-    for k, data in enumerate(chunks):
-        if data.get("index") != k:
-            break
+    if by_index and schedule.profile.chunk is None:  # one live chunk, one unit
+        n_units = max(max(by_index) + 1, TEMPLATE_UNITS)
+        due_ms = unit_times(schedule.profile, schedule.seed, n_units).due_ms
+    for k, (_t, data) in sorted(by_index.items()):
         due, arrival, shown = data.get("due_ms"), data.get("arrival_ms"), data.get("scheduled_ms")
         if due is None or arrival is None or shown is None:
-            problems.append(f"chunk {k}: no due_ms/arrival_ms/scheduled_ms stored (live)")
-            break
-        want = max(due, arrival, previous)
+            problems.append(f"chunk {k}: no due_ms, arrival_ms or scheduled_ms stored (live)")
+            continue
+        before = by_index.get(k - 1, (None, {}))[1].get("scheduled_ms")
+        want = max(due, arrival, before or 0.0)
         if _differ(shown, want):
             problems.append(
                 f"chunk {k} scheduled_ms: stored {_show(shown)}, rebuilt {_show(want)} "
-                "(max of due, arrival and the chunk before)"
+                "(the latest of its due and arrival times and the chunk before)"
             )
         if due_ms is not None:
-            rebuilt = round(max(float(due_ms.due_ms[k]), 0.0), 3)
+            rebuilt = round(max(float(due_ms[k]), 0.0), 3)
             if _differ(due, rebuilt):
                 problems.append(f"chunk {k} due_ms: stored {_show(due)}, rebuilt {_show(rebuilt)}")
-        previous = shown
 
 
-def _check_shown_span(problems: list[str], stored: StoredTrial) -> None:
+def _check_shown_span(
+    problems: list[str], stored: StoredTrial, chunks: list[tuple[float | None, dict[str, Any]]]
+) -> None:
     """shown_first_ms/shown_last_ms/n_chunks against the visible chunk events."""
-    visible = [t for t, d in stored.of_kind("chunk") if (d.get("n_chars") or 0) > 0]
+    visible = [t for t, d in chunks if (d.get("n_chars") or 0) > 0]
     first, last = (visible[0], visible[-1]) if visible else (None, None)
     _check_timing(problems, stored, "shown_first_ms", first, "from the chunk events")
     _check_timing(problems, stored, "shown_last_ms", last, "from the chunk events")
