@@ -16,7 +16,10 @@
 4. Every trial's schedule: rebuilt from the corpus (`rebuild_schedule`) and its SHA-256
    compared with the one stored when the trial began (for live trials, the profile, seed
    and source id only: the text came from the model).
-5. The audit log's hash chain (`first_broken_audit_entry`): the first entry that does not
+5. Every trial's stored events and timings, once its schedule is the one played: each chunk
+   event against the schedule's chunk it claims, the timings against the events
+   (`uxlab.store.verify_events`; live trials only as far as uxlab drew their timing).
+6. The audit log's hash chain (`first_broken_audit_entry`): the first entry that does not
    follow from the ones before it is named (changed, removed or inserted before it).
 
 The result is a `VerifyReport`; `format_report` prints it at 80 columns.
@@ -102,6 +105,8 @@ class VerifyReport:
     """Live trials among `n_event_trials`: checked only as far as uxlab drew their timing."""
     n_chunk_events: int = 0
     """Stored chunk events among them."""
+    n_event_skipped: int = 0
+    """Trials whose events were not compared: their rebuilt schedule is not the one played."""
     n_audit: int = 0
     """Audit log entries whose hash chain was checked."""
     mismatches: list[Mismatch] = field(default_factory=list)
@@ -354,7 +359,8 @@ def _check_session(
         schedule, reason = _schedule_problem(study, expected, sha, changed, report)
         if reason is not None:
             bad_schedules[reason].append(idx)
-            continue  # its events were played from another schedule: not compared
+            report.n_event_skipped += 1  # played from another schedule: nothing to compare
+            continue
         if outcome == "running":
             continue  # in flight: nothing stored of it yet
         timings = dict(zip(TIMING_COLUMNS, timing_values, strict=True))
@@ -516,6 +522,10 @@ def format_report(report: VerifyReport, width: int = 80) -> str:
         f"; the events and timings of {report.n_event_trials} trial(s) "
         f"({report.n_chunk_events} chunk event(s)) compared with their rebuilt schedules"
     )
+    if report.n_event_skipped:
+        checked += (
+            f" ({report.n_event_skipped} trial(s) not compared: their schedule differs, see below)"
+        )
     if report.n_event_live:
         checked += (
             f" ({report.n_event_live} live: not checked are the text and chunking, which "
