@@ -269,3 +269,14 @@ def test_a_held_chain_verifies_and_a_changed_hold_is_named(held_db, tmp_path, ca
         f"{participant} trial {idx}: events: hold after step {hold['step']} offset_ms: stored "
         f"{round(hold['offset_ms'] + 40, 3)}, rebuilt {round(hold['offset_ms'], 3)}"
     )  # the chunks after it, now shifted by the wrong offset, are counted after it
+
+
+def test_a_value_edited_to_a_text_is_named_not_a_traceback(tiny_db, tmp_path, capsys):
+    path, db = copy_of(tiny_db, tmp_path)
+    participant, idx, seq, data = a_chunk(db)
+    sql(db, "UPDATE events SET data = json_set(data, '$.scheduled_ms', 'soon', '$.n_chars', "
+        f"'many') WHERE {where(participant, idx)} AND seq = ?", (seq,))  # fmt: skip
+    assert only_line(db, capsys, path) == (
+        f"{participant} trial {idx}: events: chunk 3 scheduled_ms: stored 'soon', rebuilt "
+        f"{round(data['scheduled_ms'], 3)} (and 2 more)"
+    )  # n_chars, and n_chunks: a chunk whose size is not a number is not counted as shown

@@ -364,7 +364,8 @@ def _check_session(
         if outcome == "running":
             continue  # in flight: nothing stored of it yet
         timings = dict(zip(TIMING_COLUMNS, timing_values, strict=True))
-        timings.update(json.loads(extra_json) if extra_json else {})
+        extra = json.loads(extra_json) if extra_json else {}
+        timings.update(extra if isinstance(extra, dict) else {})
         stored_trial = StoredTrial(outcome, bool(attention), timings, events.get(idx, []))
         problems = event_problems(schedule, stored_trial, timeout_ms)
         report.n_event_trials += 1
@@ -455,7 +456,8 @@ def _events_by_trial(
         f"AND trial_index >= 0 AND kind IN ({marks}) ORDER BY trial_index, seq",
         (session_id, *EVENT_KINDS),
     ):
-        out[idx].append((kind, t_ms, json.loads(data)))
+        value = json.loads(data)
+        out[idx].append((kind, t_ms, value if isinstance(value, dict) else {}))
     return out
 
 

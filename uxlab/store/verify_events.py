@@ -38,6 +38,8 @@ TOLERANCE_MS = 0.002
 """Stored and rebuilt times agree within this (stored rounding is to 0.001 ms)."""
 EVENT_KINDS = ("chunk", "hold", "abandon", "outcome")
 """The stored event kinds `event_problems` reads."""
+LIVE_TIMES = ("due_ms", "arrival_ms", "scheduled_ms")
+"""What a live trial's chunk event stores of its timing (`LiveRun.add_to_record`)."""
 PLAYS_TO_ITS_END = (Outcome.COMPLETED, Outcome.TIMED_OUT, Outcome.ERROR)
 """Outcomes of a trial that showed every chunk due before it ended."""
 
@@ -63,10 +65,19 @@ def _show(value: Any) -> str:
     return "none" if value is None else repr(value)
 
 
-def _differ(a: float | None, b: float | None) -> bool:
-    if a is None or b is None:
-        return a is not b
-    return abs(float(a) - float(b)) > TOLERANCE_MS
+def _number(value: Any) -> float | None:
+    """`value` as a float; None when it is none or not a number (an edited value)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def _differ(stored: Any, rebuilt: float | None) -> bool:
+    """The stored value is not the rebuilt one (a value that is not a number never is)."""
+    if stored is None or rebuilt is None:
+        return stored is not rebuilt
+    value = _number(stored)
+    return value is None or abs(value - rebuilt) > TOLERANCE_MS
 
 
 def event_problems(
@@ -118,14 +129,14 @@ def _hold_offsets(
     if chain_steps(schedule) is None:
         problems.append(f"hold events: stored {len(holds)}, rebuilt 0 (not a chain)")
         return [0.0] * n, 0.0
-    segments = split_at_steps(schedule, [int(h.get("step", -1)) for h in holds])
+    steps = [h.get("step") for h in holds]
+    segments = split_at_steps(schedule, [s if isinstance(s, int) else -1 for s in steps])
     offsets: list[float | None] = []
     offset: float | None = 0.0
     for k, segment in enumerate(segments):
         if k > 0:
             hold = holds[k - 1]
-            offset = hold.get("offset_ms")
-            resumed = hold.get("resumed_ms")
+            offset, resumed = _number(hold.get("offset_ms")), _number(hold.get("resumed_ms"))
             if offset is not None and resumed is not None:
                 want = resumed - segment.start_ms  # the next step starts at the last answer
                 if _differ(offset, want):
@@ -134,9 +145,9 @@ def _hold_offsets(
                         f"{_show(offset)}, rebuilt {_show(want)} (resumed at {_show(resumed)})"
                     )
         offsets.extend([offset] * len(segment.schedule.chunks))
-    last = next((h["offset_ms"] for h in reversed(holds) if h.get("offset_ms") is not None
-                 and h.get("resumed_ms") is not None), 0.0)  # fmt: skip
-    return offsets, float(last)
+    resumed_offsets = [_number(h.get("offset_ms")) for h in holds
+                       if _number(h.get("resumed_ms")) is not None]  # fmt: skip
+    return offsets, next((o for o in reversed(resumed_offsets) if o is not None), 0.0)
 
 
 def _check_recorded_chunks(
@@ -232,11 +243,11 @@ def _check_live_chunks(
         n_units = max(max(by_index) + 1, TEMPLATE_UNITS)
         due_ms = unit_times(schedule.profile, schedule.seed, n_units).due_ms
     for k, (_t, data) in sorted(by_index.items()):
-        due, arrival, shown = data.get("due_ms"), data.get("arrival_ms"), data.get("scheduled_ms")
+        due, arrival, shown = (_number(data.get(name)) for name in LIVE_TIMES)
         if due is None or arrival is None or shown is None:
             problems.append(f"chunk {k}: no due_ms, arrival_ms or scheduled_ms stored (live)")
             continue
-        before = by_index.get(k - 1, (None, {}))[1].get("scheduled_ms")
+        before = _number(by_index.get(k - 1, (None, {}))[1].get("scheduled_ms"))
         want = max(due, arrival, before or 0.0)
         if _differ(shown, want):
             problems.append(
@@ -253,7 +264,7 @@ def _check_shown_span(
     problems: list[str], stored: StoredTrial, chunks: list[tuple[float | None, dict[str, Any]]]
 ) -> None:
     """shown_first_ms/shown_last_ms/n_chunks against the visible chunk events."""
-    visible = [t for t, d in chunks if (d.get("n_chars") or 0) > 0]
+    visible = [_number(t) for t, d in chunks if (_number(d.get("n_chars")) or 0) > 0]
     first, last = (visible[0], visible[-1]) if visible else (None, None)
     _check_timing(problems, stored, "shown_first_ms", first, "from the chunk events")
     _check_timing(problems, stored, "shown_last_ms", last, "from the chunk events")
@@ -266,7 +277,7 @@ def _check_outcome(
     problems: list[str], schedule: Recording | LiveSchedule, stored: StoredTrial
 ) -> None:
     abandons = stored.of_kind("abandon")
-    t_abandon = abandons[0][0] if len(abandons) == 1 else None
+    t_abandon = _number(abandons[0][0]) if len(abandons) == 1 else None
     if len(abandons) > 1:
         problems.append(f"abandon events: stored {len(abandons)}, at most 1")
     elif stored.outcome != Outcome.INTERRUPTED:
