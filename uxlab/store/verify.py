@@ -450,15 +450,28 @@ def _events_by_trial(
     """trial_index -> (kind, t_ms, data) of the session's events `event_problems` reads,
     in stored order."""
     marks = ", ".join("?" for _ in EVENT_KINDS)
-    out: dict[int, list[tuple[str, float | None, dict[str, Any]]]] = defaultdict(list)
-    for idx, kind, t_ms, data in conn.execute(
+    rows = conn.execute(
         f"SELECT trial_index, kind, t_ms, data FROM events WHERE session_id = ? "
         f"AND trial_index >= 0 AND kind IN ({marks}) ORDER BY trial_index, seq",
         (session_id, *EVENT_KINDS),
-    ):
-        value = json.loads(data)
+    ).fetchall()
+    values = _json_values([r[3] for r in rows])
+    out: dict[int, list[tuple[str, float | None, dict[str, Any]]]] = defaultdict(list)
+    for (idx, kind, t_ms, _data), value in zip(rows, values, strict=True):
         out[idx].append((kind, t_ms, value if isinstance(value, dict) else {}))
     return out
+
+
+def _json_values(texts: list[str]) -> list[Any]:
+    """Each JSON text decoded: in one call (a third of verify's time went to one call per
+    event), or one by one when the joined texts do not split back (an edited value)."""
+    try:
+        values = json.loads("[" + ",".join(texts) + "]")
+    except json.JSONDecodeError:
+        values = None
+    if not isinstance(values, list) or len(values) != len(texts):
+        values = [json.loads(t) for t in texts]  # a damaged value raises here, by itself
+    return values
 
 
 def _rerun_roots(conn: Connection, session_id: str) -> dict[int, int]:
