@@ -7,6 +7,7 @@ and verify must name the participant, the trial and the field, exit 1 and change
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import shutil
@@ -17,7 +18,7 @@ import pytest
 from helpers.studies import tiny_study
 
 from uxlab.cli import main
-from uxlab.simulate import simulate_cohort
+from uxlab.simulate import simulate_cohort, simulate_session
 from uxlab.simulate.observers import PopulationTruth
 from uxlab.store import Store
 from uxlab.store.verify import format_report, verify_db
@@ -280,3 +281,13 @@ def test_a_value_edited_to_a_text_is_named_not_a_traceback(tiny_db, tmp_path, ca
         f"{participant} trial {idx}: events: chunk 3 scheduled_ms: stored 'soon', rebuilt "
         f"{round(data['scheduled_ms'], 3)} (and 2 more)"
     )  # n_chars, and n_chunks: a chunk whose size is not a number is not counted as shown
+
+
+def test_a_trial_in_flight_is_said_to_have_stored_nothing_yet(tmp_path):
+    path = tiny_study(tmp_path)
+    db = tmp_path / "cut.sqlite"
+    with Store.open(db) as store:
+        asyncio.run(simulate_session(load_study(path), store, 1, stop_after=3))  # as if killed
+    report = verify_db(db, path)
+    assert report.ok and (report.n_trials, report.n_event_trials, report.n_in_flight) == (4, 3, 1)
+    assert "(1 trial(s) in flight: no events stored yet)" in " ".join(format_report(report).split())

@@ -105,6 +105,8 @@ class VerifyReport:
     """Live trials among `n_event_trials`: checked only as far as uxlab drew their timing."""
     n_chunk_events: int = 0
     """Stored chunk events among them."""
+    n_in_flight: int = 0
+    """Trials begun and not over (a session cut off): no events stored yet to compare."""
     n_event_skipped: int = 0
     """Trials whose events were not compared: their rebuilt schedule is not the one played."""
     n_audit: int = 0
@@ -362,7 +364,8 @@ def _check_session(
             report.n_event_skipped += 1  # played from another schedule: nothing to compare
             continue
         if outcome == "running":
-            continue  # in flight: nothing stored of it yet
+            report.n_in_flight += 1  # nothing stored of it yet
+            continue
         timings = dict(zip(TIMING_COLUMNS, timing_values, strict=True))
         extra = json.loads(extra_json) if extra_json else {}
         timings.update(extra if isinstance(extra, dict) else {})
@@ -537,6 +540,8 @@ def format_report(report: VerifyReport, width: int = 80) -> str:
         f"; the events and timings of {report.n_event_trials} trial(s) "
         f"({report.n_chunk_events} chunk event(s)) compared with their rebuilt schedules"
     )
+    if report.n_in_flight:
+        checked += f" ({report.n_in_flight} trial(s) in flight: no events stored yet)"
     if report.n_event_skipped:
         checked += (
             f" ({report.n_event_skipped} trial(s) not compared: their schedule differs, see below)"
