@@ -4,9 +4,10 @@
 when the trial began; once they agree, `event_problems` checks what was stored *as played*
 against that schedule (`uxlab.session.trial_run.TrialRun.record` wrote it):
 
-- chunk events: the k-th stored chunk event claims chunk k of the schedule (`index`), in
-  order, none shown twice, none missing, none beyond the schedule; its `scheduled_ms`,
-  `n_chars` and `channel` are that chunk's. A chain held for mid-chain questions shifts
+- chunk events: each claims a chunk of the schedule by its number (`index`; the stored
+  order follows the shown times, which a frame painted late can swap): chunks 0, 1, 2, ...
+  each once, none missing, none beyond the schedule; its `scheduled_ms`, `n_chars` and
+  `channel` are that chunk's. A chain held for mid-chain questions shifts
   every later step by its hold (the stored `hold` events' `offset_ms`).
 - how many: a completed, timed-out or error trial shows every chunk due before its end
   (the study's timeout, the schedule's error); an abandoned or interrupted one may stop
