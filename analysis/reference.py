@@ -4,7 +4,10 @@ Each figure is a point or a range in ms (or ms per token) with its citation, wha
 measured, the estimate it maps to (``compare_with``: "psychometric ttft_ms 0.5",
 "abandonment 0.1", ...) and whether people were measured behind it. `compare` says where a
 figure lies relative to one estimate's interval: ``inside`` (a point inside, or a range
-overlapping, the CI), ``below`` (entirely under ci_low) or ``above`` (entirely over ci_high).
+overlapping, the CI), ``below`` (entirely under ci_low) or ``above`` (entirely over ci_high);
+``not decided (...)`` when the figure is not beyond a bounded end and the interval has an end
+these data do not bound (thresholds.csv's ``ci_unbounded``, or an infinite ``ci_high``): the
+data then neither rule the figure out nor support it.
 """
 
 from __future__ import annotations
@@ -167,16 +170,45 @@ def load_reference_figures(path: str | Path | None = None) -> list[ReferenceFigu
     return figures
 
 
-def compare(figure: ReferenceFigure, ci_low: float, ci_high: float) -> str:
-    """Where the figure lies relative to the interval [ci_low, ci_high]."""
-    if not (math.isfinite(ci_low) and math.isfinite(ci_high)):
-        return "no interval"
-    low, high = figure.range_ms
-    if high < ci_low:
+NOT_DECIDED = "not decided"
+"""The verdict's first words when the data cannot rule a figure in or out."""
+
+
+def unbounded_sides(ci_high: float, ci_unbounded: object = "") -> tuple[bool, bool]:
+    """(no lower bound, no upper bound) from thresholds.csv's `ci_unbounded` (`upper`,
+    `lower`, `both`; empty or NaN: none) and an infinite `ci_high`."""
+    which = ci_unbounded if isinstance(ci_unbounded, str) else ""
+    no_upper = which in ("upper", "both") or math.isinf(ci_high)
+    return which in ("lower", "both"), no_upper
+
+
+def place(low: float, high: float, ci_low: float, ci_high: float, ci_unbounded: object = "") -> str:
+    """Where the range [low, high] (equal for a point) lies relative to [ci_low, ci_high]:
+    `below` / `above` when it lies entirely beyond an end these data bound, `inside` when it
+    overlaps a bounded interval, else (an end not bounded, per `unbounded_sides`)
+    `not decided (the interval has no upper bound from these data)`: no bound on a side
+    means the data can neither rule the figure out there nor say it agrees."""
+    no_lower, no_upper = unbounded_sides(ci_high, ci_unbounded)
+    if high < ci_low and not no_lower:
         return "below"
-    if low > ci_high:
+    if low > ci_high and not no_upper:
         return "above"
+    if no_lower and no_upper:
+        return f"{NOT_DECIDED} (the interval is not bounded by these data on either side)"
+    if no_lower or no_upper:
+        side = "upper" if no_upper else "lower"
+        return f"{NOT_DECIDED} (the interval has no {side} bound from these data)"
     return "inside"
+
+
+def compare(
+    figure: ReferenceFigure, ci_low: float, ci_high: float, ci_unbounded: object = ""
+) -> str:
+    """Where the figure lies relative to the interval [ci_low, ci_high] (`place`); `no
+    interval` when an end is missing."""
+    if math.isnan(ci_low) or math.isnan(ci_high):
+        return "no interval"
+    return place(*figure.range_ms, ci_low, ci_high, ci_unbounded)
 
 
 def compare_with_thresholds(
@@ -185,8 +217,9 @@ def compare_with_thresholds(
     """One row per figure next to the matching row of a thresholds table.
 
     `thresholds` has the thresholds.csv columns (measure, stimulus, group, level, estimate,
-    ci_low, ci_high); abandonment rows match on measure and level alone. Figures without a
-    matching estimate get verdict "not measured".
+    ci_low, ci_high, and `ci_unbounded`: an end it flags makes an overlapping figure
+    "not decided (...)", see `place`); abandonment rows match on measure and level alone.
+    Figures without a matching estimate get verdict "not measured".
     """
     rows = []
     for fig in figures:
@@ -203,6 +236,7 @@ def compare_with_thresholds(
             "estimate": float("nan"),
             "ci_low": float("nan"),
             "ci_high": float("nan"),
+            "ci_unbounded": "",
             "verdict": "not measured",
             "perception_study": fig.perception_study,
             "note": fig.note,
@@ -210,7 +244,14 @@ def compare_with_thresholds(
         }
         if len(match):
             best = match.iloc[0]
-            row.update(estimate=best.estimate, ci_low=best.ci_low, ci_high=best.ci_high)
-            row["verdict"] = compare(fig, best.ci_low, best.ci_high)
+            unbounded = best.get("ci_unbounded", "")
+            unbounded = unbounded if isinstance(unbounded, str) else ""
+            row.update(
+                estimate=best.estimate,
+                ci_low=best.ci_low,
+                ci_high=best.ci_high,
+                ci_unbounded=unbounded,
+            )
+            row["verdict"] = compare(fig, best.ci_low, best.ci_high, unbounded)
         rows.append(row)
     return pd.DataFrame(rows)

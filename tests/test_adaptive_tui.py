@@ -12,6 +12,7 @@ from helpers.pilot import do_trial, wait_for, wait_screen
 from helpers.studies import tiny_study
 
 from uxlab.store import Store
+from uxlab.store.verify import verify_db
 from uxlab.study import load_study
 from uxlab.study.adaptive import stimulus_grid
 from uxlab.tui.flow_screens import ConsentScreen, EndScreen, InstructionsScreen, TextScreen
@@ -62,3 +63,7 @@ async def test_a_staircase_study_runs_in_the_terminal_runner(tmp_path):
     track = json.loads(adaptive)["tracks"]["all"]
     assert track["procedure"] == "staircase" and track["n_trials"] == 6
     assert track["next_level_ms"] == grid[12]
+    conn.close()
+    # the adaptive levels, schedules and the events painted by the real terminal all rebuild
+    report = verify_db(tmp_path / "results.sqlite", path)
+    assert report.ok and report.n_event_trials == len(rows), [m.line() for m in report.mismatches]

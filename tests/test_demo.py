@@ -28,12 +28,13 @@ def test_demo_writes_the_report_and_recovers_the_truth(tmp_path, capsys):
         m = re.match(r"(.+?%)\s+(\d+)\s+(\d+)\s+\[(\d+), (\d+)\]\s+(yes|NO)$", line)
         if m:
             rows[m.group(1).strip()] = m.groups()[1:]
-    assert set(rows) == {
+    assert {  # the report's comparison (analysis.report.truth_part), as uxlab report prints it
         "'acceptable?' 25%",
         "'acceptable?' 50%",
         "'acceptable?' 75%",
+        "'acceptable?' (median-person) 50%",
         "rating acceptable 50%",
-    }
+    } <= set(rows)
     true_ms, _est, low, high, inside = rows["'acceptable?' 50%"]
     assert true_ms == "800" and int(low) <= 800 <= int(high) and inside == "yes"
     assert re.search(r"done in \d+\.\d s", text)
@@ -73,7 +74,11 @@ def test_demo_on_the_quest_study_checks_each_sessions_own_estimate(tmp_path, cap
     assert m is not None and m.group(1) == "800"
     low, high = int(m.group(3)), int(m.group(4))
     assert low <= int(m.group(2)) <= high
-    hits = re.search(r"per participant: (\d+) of (\d+) true thresholds inside", text)
+    hits = re.search(
+        r"per participant \(each session's own procedure[^)]*\): (\d+) of (\d+) true "
+        "thresholds inside",
+        text,
+    )
     assert hits is not None and int(hits.group(2)) >= 7  # 95% intervals, 8 people
     assert int(hits.group(1)) >= int(hits.group(2)) - 1
     assert re.search(r"median of these people's true values \d+ ms, of their estimates", text)

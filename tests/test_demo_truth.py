@@ -1,11 +1,11 @@
-"""The demo's rating truth is the population's point, checked by Monte Carlo over observers."""
+"""The rating truth (the demo's and the report's) is the population's point, checked by Monte
+Carlo over observers."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from uxlab.cli.demo_cmd import _comparison
 from uxlab.simulate.observers import Cues, Observer, PopulationTruth, rating_acceptable_ms
 
 
@@ -31,17 +31,22 @@ def test_the_population_curve_is_flatter_than_the_median_persons():
 
 
 def test_the_comparison_says_how_the_rating_truth_is_defined():
+    """The demo prints the report's comparison (`analysis.report.truth_part`): a rating row
+    says what its truth is."""
+    from types import SimpleNamespace
+
     import pandas as pd
 
-    class Ratings:
-        population = pd.DataFrame(
-            {"level": [0.5], "estimate": [540.0], "ci_low": [480.0], "ci_high": [600.0]}
-        )
+    from analysis.report.truth_part import SessionKinds, StoredTruth, TruthPart, comparison_text
 
-    class Data:
-        psychometric = None
-        ratings = Ratings()
-
-    text = _comparison(Data(), {"rating_acceptable_50_ms": {"speed": 555.9}})
+    row = {"measure": "rating", "group": "pooled", "level": 0.5, "condition": "all"}
+    row.update(estimate=540.0, ci_low=480.0, ci_high=600.0, estimand="population")
+    data = SimpleNamespace(
+        truth=TruthPart(SessionKinds(simulated_in=8, simulated_kept=8), StoredTruth({}, {}, {})),
+        thresholds=pd.DataFrame([{**row, "true_value": 555.9}]),
+        psychometric=None,
+        adaptive=None,
+    )
+    text = comparison_text(data)
     assert "rating acceptable 50%" in text and "556" in text and "yes" in text
     assert "marginal over participants" in text and "median participant" in text

@@ -19,6 +19,7 @@ from uxlab.cli import main
 from uxlab.live.serve import Pick, ServeConfig, build_app, corpus_picker
 from uxlab.shaping import Profile, shape
 from uxlab.store import Store
+from uxlab.store.verify import verify_db
 from uxlab.streams.recording import Recording
 from uxlab.study import load_study
 from uxlab.study.spec import StudyError
@@ -183,6 +184,30 @@ async def test_participant_types_the_prompt_and_violations_are_stored(tmp_path, 
     assert (table["shown_first_ms"] >= SERVED_TTFT_MS).all()
     exported = pd.read_csv(out / "events.csv")
     assert (exported["kind"] == "arrival").sum() >= 2 * len(WORDS)
+
+    # verify: what uxlab drew of a live trial is rebuilt (each chunk's due time from the
+    # profile and seed; shown = max(due, arrival, the chunk before)); the text is the model's
+    report = verify_db(db, path)
+    assert report.ok and report.n_event_live == 2, [m.line() for m in report.mismatches]
+    last = len(WORDS) - 1
+    conn = sqlite3.connect(db)
+    with conn:  # a consistent forgery of the last chunk's due and shown time
+        due, shown = conn.execute(
+            "SELECT json_extract(data, '$.due_ms'), json_extract(data, '$.scheduled_ms') "
+            "FROM events WHERE trial_index = 1 AND kind = 'chunk' "
+            "AND json_extract(data, '$.index') = ?",
+            (last,),
+        ).fetchone()
+        conn.execute(  # shown = max(due, arrival, the chunk before) still holds
+            "UPDATE events SET data = json_set(data, '$.due_ms', ?, '$.scheduled_ms', ?) "
+            "WHERE trial_index = 1 AND kind = 'chunk' AND json_extract(data, '$.index') = ?",
+            (due + 30, max(shown, due + 30), last),
+        )
+    conn.close()
+    assert [m.line() for m in verify_db(db, path).mismatches] == [
+        f"P-LIVE1 trial 1: events: chunk {last} due_ms: stored {round(due + 30, 3)}, "
+        f"rebuilt {round(due, 3)}"
+    ]
 
 
 async def test_given_prompts_are_sent_as_written(tmp_path, served):

@@ -74,6 +74,23 @@ def test_every_commit_is_durable_whatever_the_servers_default(postgres_cluster):
         assert store.conn.execute("SHOW synchronous_commit").fetchone() == ("on",)
 
 
+def test_every_number_column_is_64_bit_even_under_a_commented_migration(postgres_db):
+    """PostgreSQL's REAL is 32-bit: a wall-clock second stored in it is off by up to 64 s
+    (a lease's age), a painted time by fractions of a ms. Migration statements headed by a
+    comment (the tables of versions 5 to 8) are changed like the others."""
+    Store.open(postgres_db).close()
+    narrow = query(
+        postgres_db,
+        "SELECT table_name, column_name, data_type FROM information_schema.columns "
+        "WHERE table_schema = current_schema() AND data_type IN ('real', 'integer')",
+    )
+    assert narrow == []
+    with Store.open(postgres_db, clock=lambda: 1_800_000_000.125) as store:
+        store.start_or_resume_session(load_study(GOOD), "P-TTTTT")
+        (taken_s,) = store.conn.execute("SELECT taken_s FROM session_leases").fetchone()
+    assert taken_s == 1_800_000_000.125
+
+
 def test_a_database_that_cannot_be_opened_is_named_in_one_line(postgres_cluster):
     from uxlab.store import StoreError
 

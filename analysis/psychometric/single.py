@@ -277,8 +277,16 @@ class PsychometricFitter(Fitter):
             "",
         ]
 
-    def plot(self, ax=None, *, level: float = 0.5, label: str | None = None):
-        """Data with 95% Clopper-Pearson intervals, the fitted curve and threshold with CI."""
+    def plot(
+        self,
+        ax=None,
+        *,
+        level: float = 0.5,
+        label: str | None = None,
+        show_threshold: bool = True,
+    ):
+        """Data with 95% Clopper-Pearson intervals, the fitted curve and (unless
+        `show_threshold` is False: a caller drawing it its own way) threshold with CI."""
         self._check_fitted()
         import matplotlib.pyplot as plt
 
@@ -306,18 +314,19 @@ class PsychometricFitter(Fitter):
             )
         )
         ax.plot(grid, self.predict(grid), color=color, label="fit")
-        t_ms = self.threshold(level)
-        low, high = self.threshold_ci(level)
-        y_t = float(self.predict([t_ms])[0])
-        ax.errorbar(
-            [t_ms],
-            [y_t],
-            xerr=[[max(t_ms - low, 0.0)], [max(high - t_ms, 0.0)]],  # NaN/odd CIs: no bar
-            fmt="s",
-            color="black",
-            capsize=4,
-            label=f"{level:g} threshold {t_ms:.0f} ms [{low:.0f}, {high:.0f}]",
-        )
+        if show_threshold:
+            t_ms = self.threshold(level)
+            low, high = self.threshold_ci(level)
+            y_t = float(self.predict([t_ms])[0])
+            ax.errorbar(
+                [t_ms],
+                [y_t],
+                xerr=[[max(t_ms - low, 0.0)], [max(high - t_ms, 0.0)]],  # NaN/odd CIs: no bar
+                fmt="s",
+                color="black",
+                capsize=4,
+                label=f"{level:g} threshold {t_ms:.0f} ms [{low:.0f}, {high:.0f}]",
+            )
         _ms_axis(ax, self.x_ms_)
         ax.set_ylim(-0.03, 1.03)
         ax.set_xlabel("stimulus (ms)")

@@ -9,6 +9,7 @@ import pandas as pd
 from analysis.report import figures
 from analysis.report.blocks import Heading, Para, Table, estimate_with_ci, figure_or_note
 from analysis.report.data import ABANDON_SHARES, ReportData, SurvivalPart
+from analysis.report.interval_bounds import unbounded_ends, unbounded_note_text
 from analysis.report.support import MINIMUMS, estimate_flags, skipped_line
 from analysis.survival import (
     AbandonmentAFTFitter,
@@ -25,6 +26,19 @@ def _trial_timeout_ms(table: TrialTable) -> float | None:
     abandon = table.study.get("abandon") or {}
     timeout_s = abandon.get("timeout_s") if isinstance(abandon, dict) else None
     return None if timeout_s is None else float(timeout_s) * 1000.0
+
+
+WAITED = ("waited_low_ms", "waited_high_ms")
+"""The columns of `SurvivalPart.times` with the shortest and longest wait observed in the
+condition (to a give-up or to censoring): the range an abandonment time's interval is
+judged against (`interval_bounds.unbounded_ends`), as a threshold's is against the tested
+levels."""
+
+
+def observed_waits(durations_ms) -> tuple[float, float]:
+    """(shortest, longest) wait observed, in ms."""
+    waits = np.asarray(durations_ms, dtype=float)
+    return float(waits.min()), float(waits.max())
 
 
 def abandonment_part(data: ReportData) -> SurvivalPart:
@@ -66,6 +80,7 @@ def abandonment_part(data: ReportData) -> SurvivalPart:
                         "ci_high": hi,
                         "n_trials": len(part),
                         "extrapolated": est > part["duration_ms"].max(),
+                        **dict(zip(WAITED, observed_waits(part["duration_ms"]), strict=True)),
                     }
                 )
     return SurvivalPart(sdata, km, km_table(km, ABANDON_SHARES), aft, error, pd.DataFrame(rows))
@@ -115,10 +130,13 @@ def _kaplan_meier_blocks(data, s) -> list:
         {"condition": km["condition"], "trials": km["n_trials"], "abandoned": km["n_abandoned"]}
     )
     km_flags = [[] for _ in range(len(km))]
+    waits = [observed_waits(s.km[label].durations) for label in km["condition"]]
     for q in (10, 50):
         km_show[f"{q}% gave up by (ms) [95% CI]"] = [
-            estimate_with_ci(e, lo, hi)
-            for e, lo, hi in zip(km[f"t{q}_ms"], km[f"t{q}_low"], km[f"t{q}_high"], strict=True)
+            estimate_with_ci(e, lo, hi, w)
+            for e, lo, hi, w in zip(
+                km[f"t{q}_ms"], km[f"t{q}_low"], km[f"t{q}_high"], waits, strict=True
+            )
         ]
         for i, (e, lo, hi) in enumerate(
             zip(km[f"t{q}_ms"], km[f"t{q}_low"], km[f"t{q}_high"], strict=True)
@@ -165,15 +183,17 @@ def _aft_blocks(data, s) -> list:
                 ),
             )
         )
-        rows = []
+        rows, unbounded = [], False
         for label, sub in s.times.groupby("condition", sort=False):
             row = {"condition": label}
             for r in sub.itertuples():
                 mark = " *" if r.extrapolated else ""
                 if estimate_flags(r.estimate, r.ci_low, r.ci_high).degenerate:
                     mark += " (degenerate interval)"
+                waited = (r.waited_low_ms, r.waited_high_ms)
+                unbounded |= bool(unbounded_ends(r.ci_low, r.ci_high, *waited))
                 row[f"{r.share:.0%} gave up by (ms) [95% CI]"] = (
-                    estimate_with_ci(r.estimate, r.ci_low, r.ci_high) + mark
+                    estimate_with_ci(r.estimate, r.ci_low, r.ci_high, waited) + mark
                 )
             rows.append(row)
         blocks.append(
@@ -184,6 +204,18 @@ def _aft_blocks(data, s) -> list:
                 "observed in that condition (extrapolated)",
             )
         )
+        if unbounded:
+            blocks.append(
+                Para(
+                    unbounded_note_text(
+                        None,
+                        "wait observed in that condition (to a give-up or to censoring)",
+                        "the time by which that share gave up",
+                        f"the {s.aft.family_} model's tails",
+                    ),
+                    "note",
+                )
+            )
     elif s.aft_error:
         blocks.append(Para(f"No AFT model: {s.aft_error}.", "note"))
     return blocks

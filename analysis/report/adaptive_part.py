@@ -4,7 +4,9 @@ Present when `sessions.csv` has the export's adaptive columns
 (`adaptive_<factor>[_at_<track>]_<field>`, README contract 2): one row per participant and
 track with the procedure's estimate, its interval, the P(too slow) it targets, the trials
 and reversals; and per track the median across participants with a 95% interval from
-resampling participants. Only participants still in the analysed trials count.
+resampling participants. Only participants still in the analysed trials count. An interval
+end past the study's tested levels of the factor by more than `interval_bounds`' factor is
+printed as not bounded by these data, as the curve fits' are.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis.report.interval_bounds import unbounded_ends
 from analysis.report.support import MINIMUMS, estimate_flags, flag_text
 
 FIELDS = ("estimate", "ci_low", "ci_high", "target", "procedure", "n_trials", "reversals")
@@ -55,8 +58,26 @@ def adaptive_estimates(sessions: pd.DataFrame | None) -> pd.DataFrame | None:
     return out.reset_index(drop=True) if not out.empty else None
 
 
+def tested_ranges(data: Any, factors) -> dict[str, tuple[float, float]]:
+    """Per adaptive factor, the lowest and highest level of it among the analysed trials
+    (ms): the range its estimates' intervals are judged against (the stimulus's tested
+    range when the trials lack the factor)."""
+    out = {}
+    for factor in factors:
+        levels = (
+            pd.to_numeric(data.kept[factor], errors="coerce").dropna()
+            if factor in data.kept.columns
+            else pd.Series(dtype=float)
+        )
+        out[factor] = (
+            (float(levels.min()), float(levels.max())) if len(levels) else data.tested_range
+        )
+    return out
+
+
 def adaptive_part(data: Any) -> dict[str, Any] | None:
-    """The per-participant estimates of the analysed participants and the medians per track."""
+    """The per-participant estimates of the analysed participants, the medians per track and
+    the tested range of each factor (`tested_ranges`)."""
     table = adaptive_estimates(getattr(data.table, "sessions", None))
     if table is None:
         return None
@@ -88,13 +109,15 @@ def adaptive_part(data: Any) -> dict[str, Any] | None:
                 "ci_high": float(hi),
             }
         )
-    return {"table": table, "medians": pd.DataFrame(medians)}
+    tested = tested_ranges(data, table["factor"].unique())
+    return {"table": table, "medians": pd.DataFrame(medians), "tested": tested}
 
 
 def adaptive_threshold_rows(part: dict[str, Any] | None) -> list[dict[str, Any]]:
     """thresholds.csv rows: measure "adaptive", group = participant, level = target."""
     if part is None:
         return []
+    tested = part["tested"]
     return [
         {
             "measure": "adaptive",
@@ -106,6 +129,7 @@ def adaptive_threshold_rows(part: dict[str, Any] | None) -> list[dict[str, Any]]
             "ci_high": r.ci_high,
             "n_trials": int(r.n_trials) if pd.notna(r.n_trials) else 0,
             "condition": r.track,
+            "ci_unbounded": unbounded_ends(r.ci_low, r.ci_high, *tested[r.factor]),
         }
         for r in part["table"].itertuples()
     ]
@@ -115,9 +139,16 @@ def adaptive_blocks(part: dict[str, Any] | None) -> list:
     """Heading, method note, per-participant table and the median per track."""
     if part is None:
         return []
-    from analysis.report.blocks import Heading, Para, Table
+    from analysis.report.blocks import Heading, Para, Table, ci_ends, unbounded_note
 
-    table, medians = part["table"], part["medians"]
+    table, medians, tested = part["table"], part["medians"], part["tested"]
+
+    def interval(low: float, high: float, factor: str) -> str:
+        """`[480, 1,086]`, an end past the limits as not bounded, or `–` when there is none."""
+        if pd.isna(low) or pd.isna(high):
+            return "–"
+        return "[{}, {}]".format(*ci_ends(low, high, tested[factor]))
+
     several_tracks = table["track"].nunique() > 1 or (table["track"] != "all").any()
     rows = []
     for r in table.itertuples():
@@ -129,7 +160,7 @@ def adaptive_blocks(part: dict[str, Any] | None) -> list:
                 "procedure": PROCEDURE_NAMES.get(r.procedure, r.procedure),
                 "P(too slow) targeted": r.target,
                 f"{r.factor} (ms)": r.estimate,
-                "95% interval": _interval(r.ci_low, r.ci_high),
+                "95% interval": interval(r.ci_low, r.ci_high, r.factor),
                 "trials": int(r.n_trials) if pd.notna(r.n_trials) else None,
                 "reversals": int(r.reversals) if pd.notna(r.reversals) else "–",
                 "flags": flag_text(
@@ -142,15 +173,15 @@ def adaptive_blocks(part: dict[str, Any] | None) -> list:
     for m in medians.itertuples():
         where = "" if m.track == "all" else f" ({m.track})"
         name = PROCEDURE_NAMES.get(m.procedure, m.procedure)
-        interval = (
-            f"{_interval(m.ci_low, m.ci_high)} (95% interval from resampling participants)"
+        median_interval = (
+            f"{interval(m.ci_low, m.ci_high, m.factor)} (95% interval from resampling participants)"
             if pd.notna(m.ci_low)
             else "(no interval from resampling participants: it needs "
             f"{MINIMUMS['adaptive_median'].min_participants})"
         )
         lines.append(
             f"Median across {m.participants} participants{where}: {m.median:,.0f} ms "
-            f"{interval}; {name} at P(too slow) = {m.target:.3g}."
+            f"{median_interval}; {name} at P(too slow) = {m.target:.3g}."
         )
     return [
         Heading("Adaptive estimates"),
@@ -164,11 +195,10 @@ def adaptive_blocks(part: dict[str, Any] | None) -> list:
         ),
         Table(pd.DataFrame(rows), "Estimate per participant, as the session's procedure left it"),
         *[Para(line) for line in lines],
+        *unbounded_note(
+            [row["95% interval"] for row in rows] + lines,
+            next(iter(tested.values())) if len(tested) == 1 else None,
+            "tested level of the factor",
+            "the procedure's interval (its prior, or the spread of a few reversals)",
+        ),
     ]
-
-
-def _interval(low: float, high: float) -> str:
-    """`[480, 1,086]`, or `–` when there is none."""
-    if pd.isna(low) or pd.isna(high):
-        return "–"
-    return f"[{low:,.0f}, {high:,.0f}]"

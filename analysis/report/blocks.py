@@ -74,28 +74,43 @@ NO_LOWER_BOUND = "no lower bound from these data"
 positive): these data do not bound the interval from below."""
 
 
-def ci_range(low: float, high: float, tested: tuple[float, float] | None = None) -> str:
-    """`376 to 1,869` (ms, no decimals). Given the `tested` (lowest, highest) levels, an end
-    beyond the limits of `interval_bounds.unbounded_ends` reads as not bounded:
-    `312 to no upper bound from these data`."""
+def ci_ends(low: float, high: float, tested: tuple[float, float] | None = None) -> tuple[str, str]:
+    """The two ends of an interval as cells print them (ms, no decimals): given the `tested`
+    (lowest, highest) levels, an end beyond the limits of `interval_bounds.unbounded_ends`
+    reads as not bounded (`no upper bound from these data`), as does an infinite upper end."""
     which = unbounded_ends(low, high, *tested) if tested is not None else ""
     lower = NO_LOWER_BOUND if which in ("lower", "both") else f"{low:,.0f}"
     upper = NO_UPPER_BOUND if which in ("upper", "both") or np.isposinf(high) else f"{high:,.0f}"
+    return lower, upper
+
+
+def ci_range(low: float, high: float, tested: tuple[float, float] | None = None) -> str:
+    """`376 to 1,869` (ms, no decimals); `312 to no upper bound from these data` for an end
+    `ci_ends` reads as not bounded."""
+    lower, upper = ci_ends(low, high, tested)
     return f"{lower} to {upper}"
 
 
-def unbounded_note(cells: list[str], tested: tuple[float, float] | None, whose: str) -> list:
+def unbounded_note(
+    cells: list[str],
+    tested: tuple[float, float] | None,
+    whose: str,
+    model: str = "the fitted curve's tails",
+) -> list:
     """The note naming the bounding limit, when any of a table's interval `cells` is shown
-    as not bounded."""
+    as not bounded (`model`: whose extrapolation an end that far out is)."""
     if not any(NO_UPPER_BOUND in c or NO_LOWER_BOUND in c for c in cells):
         return []
-    return [Para(unbounded_note_text(tested, whose), "note")]
+    return [Para(unbounded_note_text(tested, whose, model=model), "note")]
 
 
-def estimate_with_ci(est: float, low: float, high: float) -> str:
+def estimate_with_ci(
+    est: float, low: float, high: float, observed: tuple[float, float] | None = None
+) -> str:
     """`1,150 [376, 1,869]`; `not reached` when fewer than that share gave up while waiting;
-    `no upper bound from these data` for an infinite upper bound."""
-    upper = f"{high:,.0f}" if np.isfinite(high) else NO_UPPER_BOUND
+    given the `observed` (shortest, longest) waits, an end `ci_ends` reads as not bounded
+    prints so (an infinite upper end always): `1,150 [376, no upper bound from these data]`."""
+    lower, upper = ci_ends(low, high, observed)
     if not np.isfinite(est):
-        return "not reached" if not np.isfinite(low) else f"not reached [{low:,.0f}, {upper}]"
-    return f"{est:,.0f} [{low:,.0f}, {upper}]"
+        return "not reached" if not np.isfinite(low) else f"not reached [{lower}, {upper}]"
+    return f"{est:,.0f} [{lower}, {upper}]"

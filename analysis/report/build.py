@@ -44,6 +44,7 @@ from analysis.report.references_part import reference_comparison
 from analysis.report.score_part import score_part
 from analysis.report.sessions_part import session_facts
 from analysis.report.thresholds_csv import thresholds_table
+from analysis.report.truth_part import truth_part
 from analysis.trial_table import TrialTable, TrialTableError, numeric_column, question_columns
 
 __all__ = [  # the names other modules have imported from here
@@ -139,6 +140,7 @@ def analyse(table: TrialTable, options: ReportOptions | None = None) -> ReportDa
         cells=cell_counts(kept, factors),
         study_info=study_info(table, options),
     )
+    data.truth = run_part(data, "simulated truth", lambda: truth_part(data))
     data.notes.extend(table.notes)
     data.notes.append(f"Design factors: {', '.join(factors)} (from {table.factor_source}).")
     if kept.empty:  # a report that says so, with each rule and the option that changes it

@@ -11,6 +11,7 @@ from analysis.report.ratings_part import rating_blocks
 from analysis.report.references_part import reference_blocks
 from analysis.report.score_part import score_blocks
 from analysis.report.support_section import session_blocks, support_blocks
+from analysis.report.truth_part import truth_blocks
 
 
 def build_blocks(data) -> list:
@@ -19,6 +20,7 @@ def build_blocks(data) -> list:
     if getattr(data, "nothing_left", None):
         return nothing_left_blocks(data, blocks)
     blocks.extend(overview_blocks(data))
+    blocks.extend(truth_blocks(data))
     blocks.extend(psychometric_blocks(data))
     blocks.extend(reference_blocks(data))
     blocks.extend(abandonment_blocks(data))

@@ -30,6 +30,9 @@ THRESHOLD_COLUMNS = [
     "degenerate",
     "estimand",
     "ci_unbounded",
+    "simulated_participants",
+    "true_value",
+    "covers_truth",
 ]
 
 
@@ -115,7 +118,9 @@ class SurvivalPart:
     km_table: pd.DataFrame
     aft: AbandonmentAFTFitter | None
     aft_error: str | None
-    times: pd.DataFrame  # condition, share, estimate, ci_low, ci_high, n_trials, extrapolated
+    # condition, share, estimate, ci_low, ci_high, n_trials, extrapolated, and the shortest
+    # and longest wait observed in the condition (abandonment_part.WAITED)
+    times: pd.DataFrame
 
 
 @dataclass
@@ -152,6 +157,9 @@ class ReportData:
     chains: dict[str, Any] | None = None  # agent chains: analysis.chains.chain_section
     adaptive: dict[str, Any] | None = None  # sessions' adaptive estimates (adaptive_part)
     fidelity: dict[str, Any] | None = None  # playback fidelity per session (fidelity_part)
+    # session kinds and the simulated truth: a truth_part.TruthPart (Any: truth_part reads
+    # this module's tables, so importing it here would make a cycle)
+    truth: Any = None
     thresholds: pd.DataFrame | None = None
     score: pd.DataFrame | None = None
     score_errors: list[str] = field(default_factory=list)

@@ -1,7 +1,10 @@
 """The report's figures, drawn with matplotlib (Agg) and returned as PNG bytes.
 
 Every axis names its quantity and unit; latency axes are logarithmic because waiting-time
-judgements are roughly logarithmic (Weber-Fechner).
+judgements are roughly logarithmic (Weber-Fechner). An interval end these data do not bound
+(`interval_bounds.unbounded_ends`: past 10x the highest tested level, under a tenth of the
+lowest, or infinite) is not drawn out to its computed number, which would squash the plot
+into a corner: its bar runs to the axis edge and ends in a triangle there (`OPEN_END_NOTE`).
 """
 
 from __future__ import annotations
@@ -13,7 +16,23 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from analysis.reference import unbounded_sides
+from analysis.report.blocks import ci_ends
+from analysis.report.interval_bounds import UNBOUNDED_FACTOR, fitted_range_ms, unbounded_ends
+
 DPI = 110
+
+OPEN_END_NOTE = (
+    "A triangle at the axis edge marks an interval end these data do not bound (its computed "
+    f"end lies past {UNBOUNDED_FACTOR:g}x the highest tested level, or wait observed, or under "
+    "a tenth of the lowest, or is infinite): the bar runs to the edge, not to that number "
+    "(thresholds.csv keeps it)."
+)
+"""The sentence a caption adds when its figure draws such an end (`open_end_caption`)."""
+
+_EDGE_PAD = 1.4
+"""How far past the bounded content (tested levels, estimates, bounded ends) the log axis
+runs, as a factor: room for the triangles."""
 
 
 def _plt():
@@ -58,6 +77,76 @@ def clopper_pearson(k, n, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
+def open_sides(low: float, high: float, tested: tuple[float, float] | None) -> tuple[bool, bool]:
+    """(lower end not bounded, upper end not bounded) by `interval_bounds.unbounded_ends`
+    given the `tested` levels; an infinite upper end is never bounded."""
+    return unbounded_sides(high, unbounded_ends(low, high, *tested) if tested is not None else "")
+
+
+def open_end_caption(*intervals: tuple[float, float, tuple[float, float] | None]) -> str:
+    """` ` + `OPEN_END_NOTE` when any (low, high, tested) interval has an end these data do
+    not bound (the figure draws it to the axis edge), else ""."""
+    return f" {OPEN_END_NOTE}" if any(any(open_sides(*i)) for i in intervals) else ""
+
+
+class _Bar(NamedTuple):
+    """An interval as drawn: ends clipped to the axis edges where not bounded."""
+
+    low: float
+    high: float
+    open_low: bool
+    open_high: bool
+
+
+def _axis_edges(values) -> tuple[float, float]:
+    """Log-axis limits around the finite positive `values`, padded by `_EDGE_PAD`."""
+    v = np.asarray([x for x in values if np.isfinite(x) and x > 0], dtype=float)
+    if v.size == 0:
+        return 1.0, 10.0
+    return float(v.min()) / _EDGE_PAD, float(v.max()) * _EDGE_PAD
+
+
+def _bars(
+    intervals: list[tuple[float, float, float]],
+    sides: list[tuple[bool, bool]],
+    also=(),
+) -> tuple[list[_Bar], tuple[float, float]]:
+    """(drawn bars, axis edges) of (estimate, low, high) intervals whose (lower, upper) ends
+    `sides` says are not bounded: the edges hold the estimates, the bounded ends and `also`
+    (the tested levels, other content); an end not bounded is drawn to the edge."""
+    content = list(also)
+    for (est, lo, hi), (open_lo, open_hi) in zip(intervals, sides, strict=True):
+        content += [est] + ([] if open_lo else [lo]) + ([] if open_hi else [hi])
+    edges = _axis_edges(content)
+    bars = [
+        _Bar(edges[0] if o_lo else lo, edges[1] if o_hi else hi, o_lo, o_hi)
+        for (_, lo, hi), (o_lo, o_hi) in zip(intervals, sides, strict=True)
+    ]
+    return bars, edges
+
+
+def _open_markers(ax, bars: list[_Bar], ys, edges, color="black", size=5) -> bool:
+    """Triangles at the axis edges where a bar's end is not bounded; True if any drawn."""
+    drawn = False
+    for bar, y in zip(bars, ys, strict=True):
+        for is_open, x, marker in ((bar.open_low, edges[0], "<"), (bar.open_high, edges[1], ">")):
+            if is_open:
+                ax.plot([x], [y], marker=marker, color=color, ms=size, clip_on=False, zorder=5)
+                drawn = True
+    return drawn
+
+
+def _open_legend_entry(ax) -> None:
+    ax.plot([], [], ">", color="black", ms=5, label="no bound from these data (axis edge)")
+
+
+def _xerr(estimates, bars: list[_Bar]) -> list[np.ndarray]:
+    est = np.asarray(estimates, dtype=float)
+    lo = np.array([b.low for b in bars], dtype=float)
+    hi = np.array([b.high for b in bars], dtype=float)
+    return [np.clip(est - lo, 0, None), np.clip(hi - est, 0, None)]
+
+
 class _Threshold(NamedTuple):
     key: str
     estimate: float
@@ -71,14 +160,33 @@ def _mid_threshold(fitter, key: str = "") -> _Threshold:
     return _Threshold(key, float(row.estimate), float(row.ci_low), float(row.ci_high))
 
 
-def psychometric_pooled(part, stimulus: str) -> bytes:
-    """Pooled data with binomial CIs, fitted curve and 50% threshold with CI; per condition too."""
+def psychometric_pooled(part, stimulus: str, tested: tuple[float, float] | None = None) -> bytes:
+    """Pooled data with binomial CIs, fitted curve and 50% threshold with CI (judged against
+    the `tested` levels, by default those of the pooled fit); per condition too."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    part.pooled.plot(ax=ax, label="all trials (95% CI)")
+    part.pooled.plot(ax=ax, label="all trials (95% CI)", show_threshold=False)
     for label, fit in part.per_condition.items():
         grid = np.geomspace(*fit.x_range_ms, 200)
         ax.plot(grid, fit.predict(grid), lw=1, ls="--", label=f"fit, {label}")
+    tested = tested or fitted_range_ms(part.pooled)
+    _, t, lo, hi = _mid_threshold(part.pooled)
+    if np.isfinite(t):
+        drawn = [*ax.get_xlim(), *tested]  # the curves and data drawn so far
+        bars, edges = _bars([(t, lo, hi)], [open_sides(lo, hi, tested)], also=drawn)
+        y = float(part.pooled.predict([t])[0])
+        lower, upper = ci_ends(lo, hi, tested)
+        ax.errorbar(
+            [t],
+            [y],
+            xerr=_xerr([t], bars),
+            fmt="s",
+            color="black",
+            capsize=4,
+            label=f"50% threshold {t:,.0f} ms [{lower}, {upper}]",
+        )
+        if _open_markers(ax, bars, [y], edges):
+            ax.set_xlim(*edges)
     _ms_axis(ax, f"{stimulus} (ms, log scale)")
     ax.set_ylabel(f"P(yes)   [yes = {part.yes_means}]")
     ax.set_title(f"Pooled psychometric function: {part.column} against {stimulus}")
@@ -97,7 +205,15 @@ def psychometric_grid(fits: dict, stimulus: str, max_panels: int = 36) -> bytes:
         rows, cols, figsize=(2.0 * cols, 1.75 * rows + 0.4), sharex=True, sharey=True
     )
     axes = np.atleast_1d(axes).ravel()
-    for ax, key in zip(axes, keys, strict=False):
+    mids = {key: _mid_threshold(fits[key]) for key in keys}
+    ranges = [fitted_range_ms(fits[key]) for key in keys]
+    bars, edges = _bars(
+        [m[1:] for m in mids.values()],
+        [open_sides(m.ci_low, m.ci_high, r) for m, r in zip(mids.values(), ranges, strict=True)],
+        also=[x for r in ranges for x in r],
+    )
+    any_open = False
+    for ax, key, bar in zip(axes, keys, bars, strict=False):
         f = fits[key]
         p = f.n_yes_ / f.n_total_
         lo_p, hi_p = clopper_pearson(f.n_yes_, f.n_total_)
@@ -113,18 +229,10 @@ def psychometric_grid(fits: dict, stimulus: str, max_panels: int = 36) -> bytes:
         )
         grid = np.geomspace(f.x_ms_[0], f.x_ms_[-1], 100)
         ax.plot(grid, f.predict(grid), color="tab:blue", lw=1)
-        _, t, lo, hi = _mid_threshold(f)
+        t = mids[key].estimate
         y = float(f.predict([t])[0])
-        ax.errorbar(
-            [t],
-            [y],
-            xerr=[[max(t - lo, 0)], [max(hi - t, 0)]],
-            fmt="s",
-            ms=3,
-            color="black",
-            capsize=2,
-            lw=1,
-        )
+        ax.errorbar([t], [y], xerr=_xerr([t], [bar]), fmt="s", ms=3, color="black", capsize=2, lw=1)
+        any_open |= _open_markers(ax, [bar], [y], edges, size=4)
         ax.set_title(f"{key}: {t:.0f} ms", fontsize=8)
         _ms_axis(ax, "", minor=False)
         ax.set_ylim(-0.05, 1.05)
@@ -132,6 +240,8 @@ def psychometric_grid(fits: dict, stimulus: str, max_panels: int = 36) -> bytes:
         ax.tick_params(axis="x", labelrotation=45)
     for ax in axes[len(keys) :]:
         ax.set_visible(False)
+    if any_open:  # shared x: one decade-bounded axis for all panels
+        axes[0].set_xlim(*edges)
     fig.supxlabel(f"{stimulus} (ms, log scale)", fontsize=9)
     fig.supylabel("P(yes)", fontsize=9)
     height_in = 1.75 * rows + 0.4
@@ -146,47 +256,64 @@ def psychometric_grid(fits: dict, stimulus: str, max_panels: int = 36) -> bytes:
     return _png(fig)
 
 
-def threshold_distribution(part, stimulus: str) -> bytes:
-    """Per-participant 50% thresholds with CIs, sorted, and the pooled estimate with its CI."""
+def threshold_distribution(part, stimulus: str, tested: tuple[float, float] | None = None) -> bytes:
+    """Per-participant 50% thresholds with CIs (each judged against the levels that person
+    saw), sorted, and the pooled estimate with its CI (against the `tested` levels, by
+    default those of the pooled fit)."""
     plt = _plt()
     rows = []
     for key, f in part.per_participant.items():
-        rows.append(_mid_threshold(f, key))
-    rows.sort(key=lambda r: r.estimate)
+        rows.append((_mid_threshold(f, key), fitted_range_ms(f)))
+    rows.sort(key=lambda r: r[0].estimate)
     height = min(0.16 * len(rows) + 1.2, 12)
     fig, ax = plt.subplots(figsize=(7, height))
     y = np.arange(len(rows))
-    est = np.array([r.estimate for r in rows])
-    lo = np.array([r.ci_low for r in rows])
-    hi = np.array([r.ci_high for r in rows])
+    est = [r.estimate for r, _ in rows]
+    pop = part.population.set_index("level").loc[0.5]
+    tested = tested or fitted_range_ms(part.pooled)
+    has_band = bool(np.isfinite(pop.ci_low) and np.isfinite(pop.ci_high))
+    intervals = [(r.estimate, r.ci_low, r.ci_high, rng) for r, rng in rows]
+    if has_band or (np.isfinite(pop.ci_low) and np.isposinf(pop.ci_high)):
+        intervals.append((pop.estimate, pop.ci_low, pop.ci_high, tested))
+    bars, edges = _bars(
+        [i[:3] for i in intervals],
+        [open_sides(*i[1:]) for i in intervals],
+        also=[pop.estimate, *tested],
+    )
     ax.errorbar(
         est,
         y,
-        xerr=[np.clip(est - lo, 0, None), np.clip(hi - est, 0, None)],
+        xerr=_xerr(est, bars[: len(rows)]),
         fmt="o",
         ms=3,
         lw=0.8,
         color="tab:blue",
         label="participant (95% CI)",
     )
-    pop = part.population.set_index("level").loc[0.5]
-    if np.isfinite(pop.ci_low) and np.isfinite(pop.ci_high):
+    any_open = _open_markers(ax, bars[: len(rows)], y, edges, color="tab:blue", size=4)
+    if len(bars) > len(rows):  # the population interval (an infinite end drawn to the edge)
+        band = bars[-1]
+        lower, upper = ci_ends(pop.ci_low, pop.ci_high, tested)
         ax.axvspan(
-            pop.ci_low,
-            pop.ci_high,
+            band.low,
+            band.high,
             color="tab:orange",
             alpha=0.25,
-            label=f"pooled {pop.estimate:.0f} ms [{pop.ci_low:.0f}, {pop.ci_high:.0f}]",
+            label=f"pooled {pop.estimate:,.0f} ms [{lower}, {upper}]",
         )
         ax.axvline(pop.estimate, color="tab:orange")
+        any_open |= _open_markers(ax, [band], [len(rows) - 0.5], edges, color="tab:orange")
     else:  # too few participants for a population interval
         ax.axvline(pop.estimate, color="tab:orange", label=f"pooled {pop.estimate:.0f} ms")
     if len(rows) <= 40:
-        ax.set_yticks(y, [r.key for r in rows], fontsize=7)
+        ax.set_yticks(y, [r.key for r, _ in rows], fontsize=7)
     else:
         ax.set_yticks([])
         ax.set_ylabel(f"{len(rows)} participants, sorted")
     _ms_axis(ax, f"50% threshold on {stimulus} (ms, log scale)")
+    if any_open:
+        _open_legend_entry(ax)
+        ax.set_xlim(*edges)
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(alpha=0.3, axis="x", which="both")
     ax.set_title("Thresholds per participant")
@@ -303,8 +430,14 @@ def reference_forest(refs: pd.DataFrame) -> bytes | None:
     plt = _plt()
     fig, ax = plt.subplots(figsize=(8, 0.42 * len(sub) + 1.2))
     y = np.arange(len(sub))[::-1]
-    for yi, r in zip(y, sub.itertuples(), strict=True):
-        ax.plot([r.ci_low, r.ci_high], [yi, yi], color="tab:blue", lw=3, alpha=0.5)
+    flags = sub["ci_unbounded"] if "ci_unbounded" in sub else pd.Series("", index=sub.index)
+    bars, edges = _bars(
+        list(zip(sub["estimate"], sub["ci_low"], sub["ci_high"], strict=True)),
+        [unbounded_sides(hi, w) for w, hi in zip(flags, sub["ci_high"], strict=True)],
+        also=[*sub["figure_low_ms"], *sub["figure_high_ms"]],
+    )
+    for yi, r, bar in zip(y, sub.itertuples(), bars, strict=True):
+        ax.plot([bar.low, bar.high], [yi, yi], color="tab:blue", lw=3, alpha=0.5)
         ax.plot(r.estimate, yi, "o", color="tab:blue", ms=5)
         lo, hi = r.figure_low_ms, r.figure_high_ms
         if lo == hi:
@@ -315,7 +448,18 @@ def reference_forest(refs: pd.DataFrame) -> bytes | None:
     _ms_axis(ax, "ms (log scale)")
     ax.plot([], [], "o-", color="tab:blue", label="our estimate [95% CI]")
     ax.plot([], [], "D", color="tab:red", label="published figure")
-    ax.legend(fontsize=7.5, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, frameon=False)
+    any_open = _open_markers(ax, bars, y, edges, color="tab:blue")
+    if any_open:
+        _open_legend_entry(ax)
+        ax.set_xlim(*edges)
+    axes_height_in = ax.get_position().height * fig.get_figheight()
+    ax.legend(  # below the tick labels and the axis label (about half an inch)
+        fontsize=7.5,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.5 / axes_height_in),
+        ncol=3 if any_open else 2,
+        frameon=False,
+    )
     ax.set_ylim(-0.7, len(sub) - 0.3)
     ax.grid(alpha=0.3, axis="x", which="both")
     ax.set_title("Published figures against our measured thresholds")

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 UNBOUNDED_FACTOR = 10.0
 """Ten times the highest tested level (a tenth of the lowest) is one decade past the data on
 the log-latency axis the curves are fitted on. Out there no trial constrains the fitted
@@ -39,6 +41,13 @@ def unbounded_ends(
     return "upper" if upper else "lower" if lower else ""
 
 
+def fitted_range_ms(fitter) -> tuple[float, float]:
+    """The lowest and highest stimulus level a fitter saw (ms): the range its own
+    interval is judged against."""
+    x = np.asarray(fitter.x_ms_, dtype=float)
+    return float(x.min()), float(x.max())
+
+
 def limits_text(tested_low: float, tested_high: float) -> str:
     """`above 50,000 ms or below 10 ms` for a study tested at 100 to 5,000 ms."""
     return (
@@ -47,14 +56,20 @@ def limits_text(tested_low: float, tested_high: float) -> str:
     )
 
 
-def unbounded_note_text(tested: tuple[float, float] | None, whose: str = "tested level") -> str:
+def unbounded_note_text(
+    tested: tuple[float, float] | None,
+    whose: str = "tested level",
+    what: str = "the threshold",
+    model: str = "the fitted curve's tails",
+) -> str:
     """The sentence under a table naming the limit once (`tested`: the range it applies,
-    None when it differs by row, e.g. per participant)."""
+    None when it differs by row, e.g. per participant; `what` the interval is of and the
+    `model` whose extrapolation an end that far out is)."""
     here = f" (here {limits_text(*tested)})" if tested is not None else ""
     return (
         f"An interval end above {UNBOUNDED_FACTOR:g}x the highest {whose} or below a "
         f"tenth of the lowest{here} is shown as not "
-        "bounded: that far out it is pure extrapolation of the fitted curve's tails, so these "
-        "data do not bound the threshold there; thresholds.csv keeps the computed number, "
+        f"bounded: that far out it is pure extrapolation of {model}, so these "
+        f"data do not bound {what} there; thresholds.csv keeps the computed number, "
         "flagged in `ci_unbounded`."
     )

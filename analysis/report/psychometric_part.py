@@ -21,6 +21,7 @@ from analysis.report.blocks import (
     unbounded_note,
 )
 from analysis.report.data import ESTIMANDS, ConditionFit, PsychometricPart, ReportData
+from analysis.report.interval_bounds import fitted_range_ms
 from analysis.report.support import MINIMUMS, enough, estimate_flags, flag_text, skipped_line
 from analysis.small_sample_interval import mixed_threshold_small_n
 from analysis.survival import condition_label
@@ -274,12 +275,6 @@ def _yes_label(column: str) -> str:
     return column.removeprefix("q_").replace("_", " ")
 
 
-def fitted_range_ms(fitter) -> tuple[float, float]:
-    """The lowest and highest stimulus level a fitter saw (ms)."""
-    x = np.asarray(fitter.x_ms_, dtype=float)
-    return float(x.min()), float(x.max())
-
-
 def participant_table(data: ReportData) -> pd.DataFrame | None:
     """Per participant: trials, direction, 50% threshold [CI] and flags.
 
@@ -402,9 +397,12 @@ def _pooled_blocks(data, p) -> list:
         figure_or_note(
             data,
             "psychometric_pooled",
-            lambda: figures.psychometric_pooled(p, stim),
+            lambda: figures.psychometric_pooled(p, stim, (low, high)),
             "Pooled proportion of yes per level with 95% Clopper-Pearson intervals, the "
-            "fitted curve and the 50% threshold with its parametric-bootstrap CI.",
+            "fitted curve and the 50% threshold with its parametric-bootstrap CI."
+            + figures.open_end_caption(
+                (pooled.loc[0.5].ci_low, pooled.loc[0.5].ci_high, (low, high))
+            ),
         )
     )
     return blocks
@@ -464,9 +462,13 @@ def _per_participant_blocks(data, p) -> list:
             figure_or_note(
                 data,
                 "thresholds_per_participant",
-                lambda: figures.threshold_distribution(p, stim),
+                lambda: figures.threshold_distribution(p, stim, data.tested_range),
                 "50% threshold per participant with its 95% CI; band: pooled estimate "
-                "with its CI over participants (jackknife-t).",
+                "with its CI over participants (jackknife-t)."
+                + figures.open_end_caption(
+                    *_participant_intervals(p.per_participant.values()),
+                    (*_mid_interval(p.population), data.tested_range),
+                ),
             )
         )
         shown = min(len(p.per_participant), 36)
@@ -477,13 +479,27 @@ def _per_participant_blocks(data, p) -> list:
                 lambda: figures.psychometric_grid(p.per_participant, stim),
                 f"Fits per participant (first {shown} of {len(p.per_participant)}): data with "
                 "95% binomial CIs, curve and 50% threshold with CI. All are in "
-                "thresholds.csv.",
+                "thresholds.csv."
+                + figures.open_end_caption(
+                    *_participant_intervals(list(p.per_participant.values())[:shown])
+                ),
             )
         )
     if p.failed:
         failed = pd.DataFrame(list(p.failed.items()), columns=["group", "not fitted because"])
         blocks.append(Table(failed, "Fits that could not be made"))
     return blocks
+
+
+def _mid_interval(thresholds: pd.DataFrame) -> tuple[float, float]:
+    """(ci_low, ci_high) of a thresholds table's 50% row."""
+    row = thresholds.set_index("level").loc[0.5]
+    return float(row.ci_low), float(row.ci_high)
+
+
+def _participant_intervals(fitters) -> list[tuple[float, float, tuple[float, float]]]:
+    """(ci_low, ci_high, levels that person saw) of each participant's 50% threshold."""
+    return [(*_mid_interval(f.thresholds_), fitted_range_ms(f)) for f in fitters]
 
 
 def _estimand_sentence(p) -> str:

@@ -194,22 +194,28 @@ def _ordinal_blocks(data, r) -> list:
     return blocks
 
 
+def rated_range(data, column: str) -> tuple[float, float]:
+    """The lowest and highest stimulus level among the rated trials (ms): the range the
+    rating thresholds are judged against (extrapolated, not bounded)."""
+    rated = data.kept.dropna(subset=[column])[data.stimulus].astype(float)
+    return float(rated.min()), float(rated.max())
+
+
 def _population_blocks(data, r) -> list:
     """The acceptable-rating thresholds with participant effects."""
     blocks: list = []
     stim = data.stimulus
     if r.population is not None:
-        rated = data.kept.dropna(subset=[r.column])[stim].astype(float)
+        rated = rated_range(data, r.column)
         pop_rows = r.population.copy()
         pop_rows["flags"] = [
-            flag_text(*estimate_flags(e, lo, hi, rated.min(), rated.max()))
+            flag_text(*estimate_flags(e, lo, hi, *rated))
             for e, lo, hi in zip(
                 pop_rows["estimate"], pop_rows["ci_low"], pop_rows["ci_high"], strict=True
             )
         ]
-        rated_range = (float(rated.min()), float(rated.max()))
         ends = [
-            unbounded_ends(lo, hi, *rated_range)
+            unbounded_ends(lo, hi, *rated)
             for lo, hi in zip(pop_rows["ci_low"], pop_rows["ci_high"], strict=True)
         ]
         pop_rows["ci_low"] = [
@@ -233,5 +239,5 @@ def _population_blocks(data, r) -> list:
         )
         blocks.extend(degenerate_note(pop_rows))
         if any(ends):
-            blocks.append(Para(unbounded_note_text(rated_range, "rated level"), "note"))
+            blocks.append(Para(unbounded_note_text(rated, "rated level"), "note"))
     return blocks

@@ -4,11 +4,13 @@ The figures and their citations live in `analysis/reference_figures.toml` (loade
 `analysis.reference.load_reference_figures`). Each figure names what it should be compared
 with (`compare_with`, e.g. "psychometric ttft_ms 0.5", "rating ttft_ms 0.5",
 "abandonment 0.1"); this module finds that estimate among the report's results and says
-whether the figure lies inside, below or above its 95% CI. A figure whose measure this
-study did not measure is listed as such, so the table always shows every figure. Every
-verdict carries the number of participants behind it (`n_participants`); below the minimum
-(`analysis.report.support`), or when the estimate has no interval or lies outside the
-tested levels, the verdict is "not enough data", never "below" / "above".
+whether the figure lies inside, below or above its 95% CI, or "not decided (...)" where the
+figure meets a side of the interval these data do not bound (an end past the limits of
+`analysis.report.interval_bounds`, given the levels the estimate is judged against). A figure
+whose measure this study did not measure is listed as such, so the table always shows every
+figure. Every verdict carries the number of participants behind it (`n_participants`); below
+the minimum (`analysis.report.support`), or when the estimate has no interval or lies outside
+the tested levels, the verdict is "not enough data", never "below" / "above".
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis.reference import place
+from analysis.report.blocks import ci_ends
+from analysis.report.interval_bounds import unbounded_ends
+
 COLUMNS = [
     "id",
     "label",
@@ -30,6 +36,7 @@ COLUMNS = [
     "estimate",
     "ci_low",
     "ci_high",
+    "ci_unbounded",
     "our_estimate",
     "verdict",
     "n_participants",
@@ -81,13 +88,12 @@ def figure_range_ms(fig: Mapping[str, Any]) -> tuple[float, float]:
     return min(lo_ms, hi_ms), max(lo_ms, hi_ms)
 
 
-def verdict(low_ms: float, high_ms: float, ci_low: float, ci_high: float) -> str:
-    """Where the figure lies relative to our CI: inside, below or above."""
-    if high_ms < ci_low:
-        return "below"
-    if low_ms > ci_high:
-        return "above"
-    return "inside"
+def verdict(
+    low_ms: float, high_ms: float, ci_low: float, ci_high: float, ci_unbounded: str = ""
+) -> str:
+    """Where the figure lies relative to our CI: inside, below, above, or not decided when
+    it meets a side `ci_unbounded` names (`analysis.reference.place`)."""
+    return place(low_ms, high_ms, ci_low, ci_high, ci_unbounded)
 
 
 def _match(compare_with: str, measured: Mapping[str, tuple[float, float, float]]) -> str | None:
@@ -141,16 +147,21 @@ def compare_figures(
     n_participants: int | None = None,
     min_participants: int = 0,
     withheld: Mapping[str, str] | None = None,
+    tested: Mapping[str, tuple[float, float]] | None = None,
 ) -> pd.DataFrame:
     """One row per figure: the figure in ms, the matched estimate [CI] and the verdict.
 
     `measured` maps keys like `psychometric:ttft_ms:0.5`, `rating:ttft_ms:0.5`,
     `abandonment:0.1` to (estimate, ci_low, ci_high) in ms, optionally with a fourth item
-    saying where the estimate comes from (e.g. the condition). With `n_participants` below
-    `min_participants`, a CI that is not finite, or a reason in `withheld` (key -> why,
-    e.g. the estimate is extrapolated), the verdict is "not enough data (...)".
+    saying where the estimate comes from (e.g. the condition). `tested` maps a key to the
+    (lowest, highest) levels (or waits) its interval is judged against: an end past the
+    limits of `interval_bounds.unbounded_ends` is flagged in `ci_unbounded`, printed as not
+    bounded, and a figure that meets that side is "not decided (...)". With `n_participants`
+    below `min_participants`, no interval, or a reason in `withheld` (key -> why, e.g. the
+    estimate is extrapolated), the verdict is "not enough data (...)".
     """
     withheld = withheld or {}
+    tested = tested or {}
     rows = []
     for item in figures:
         fig = _as_dict(item)
@@ -183,6 +194,7 @@ def compare_figures(
             "estimate": np.nan,
             "ci_low": np.nan,
             "ci_high": np.nan,
+            "ci_unbounded": "",
             "our_estimate": "not measured in this study",
             "verdict": "–",
             "n_participants": n_participants,
@@ -194,17 +206,20 @@ def compare_figures(
             est, ci_lo, ci_hi, *where = measured[key]
             if where:
                 row["compared_with"] = f"{compare_with} ({where[0]})"
-            has_ci = bool(np.isfinite(ci_lo) and np.isfinite(ci_hi))
+            has_ci = bool(np.isfinite(ci_lo) and not np.isnan(ci_hi))  # inf: no upper bound
+            rng = tested.get(key)
+            which = unbounded_ends(ci_lo, ci_hi, *rng) if rng is not None and has_ci else ""
             row.update(
                 estimate=est,
                 ci_low=ci_lo,
                 ci_high=ci_hi,
+                ci_unbounded=which,
                 our_estimate=(
-                    f"{est:,.0f} ms [{ci_lo:,.0f}, {ci_hi:,.0f}]"
+                    "{:,.0f} ms [{}, {}]".format(est, *ci_ends(ci_lo, ci_hi, rng))
                     if has_ci
                     else f"{est:,.0f} ms (no population interval)"
                 ),
-                verdict=verdict(lo, hi, ci_lo, ci_hi),
+                verdict=verdict(lo, hi, ci_lo, ci_hi, which),
             )
             why = withheld.get(key)
             if n_participants is not None and n_participants < min_participants:

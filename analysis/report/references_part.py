@@ -9,8 +9,11 @@ import numpy as np
 import pandas as pd
 
 from analysis.report import figures
+from analysis.report.abandonment_part import WAITED
 from analysis.report.blocks import Bullets, Figure, Heading, Para, Table
 from analysis.report.data import ABANDON_SHARES, ReportData, one_line_error
+from analysis.report.interval_bounds import UNBOUNDED_FACTOR
+from analysis.report.ratings_part import rated_range
 from analysis.report.support import MINIMUMS, estimate_flags
 
 
@@ -48,6 +51,7 @@ def reference_comparison(data: ReportData) -> pd.DataFrame | None:
         n_participants=data.n_participants,
         min_participants=MINIMUMS["verdicts"].min_participants,
         withheld=withheld,
+        tested={k: m.tested for k, m in measured.items() if m.tested is not None},
     )
     return match_judgement_kinds(table, figures, judgement_kind(data))
 
@@ -118,6 +122,9 @@ class MeasuredEstimate(NamedTuple):
     """The condition it was taken from, when that is worth saying (abandonment)."""
     extrapolated: bool = False
     """Beyond the longest wait observed (abandonment)."""
+    tested: tuple[float, float] | None = None
+    """The (lowest, highest) levels, or waits for abandonment, its interval is judged
+    against (`interval_bounds.unbounded_ends`), as thresholds.csv judges its row."""
 
     def for_comparison(self) -> tuple:
         """(estimate, ci_low, ci_high[, where]) as `compare_figures` takes it."""
@@ -140,11 +147,16 @@ def measured_estimates(data: ReportData) -> dict[str, MeasuredEstimate]:
         if 0.5 in pop.index:
             row = pop.loc[0.5]
             out[f"psychometric:{stim}:0.5"] = MeasuredEstimate(
-                row.estimate, row.ci_low, row.ci_high
+                row.estimate, row.ci_low, row.ci_high, tested=data.tested_range
             )
     if data.ratings is not None and data.ratings.population is not None:
         row = data.ratings.population.set_index("level").loc[0.5]
-        out[f"rating:{stim}:0.5"] = MeasuredEstimate(row.estimate, row.ci_low, row.ci_high)
+        out[f"rating:{stim}:0.5"] = MeasuredEstimate(
+            row.estimate,
+            row.ci_low,
+            row.ci_high,
+            tested=rated_range(data, data.ratings.column),
+        )
     if data.survival is not None and not data.survival.times.empty:
         times = data.survival.times
         others = [f for f in data.factors if f != stim and f in times.columns]
@@ -158,6 +170,7 @@ def measured_estimates(data: ReportData) -> dict[str, MeasuredEstimate]:
                 slowest.ci_high,
                 where=f"AFT, {slowest.condition}",
                 extrapolated=bool(slowest.extrapolated),
+                tested=(float(slowest[WAITED[0]]), float(slowest[WAITED[1]])),
             )
     return out
 
@@ -183,7 +196,11 @@ def reference_blocks(data) -> list:
             Para(
                 "Each figure is set beside the measured threshold it should be compared with: "
                 "'inside' means the figure lies within our 95% CI, 'below' / 'above' that it "
-                "lies below / above the whole interval; 'not enough data' when the sample is "
+                "lies below / above the whole interval; 'not decided' when the figure meets "
+                "a side of our interval that these data do not bound (its computed end lies "
+                f"past {UNBOUNDED_FACTOR:g}x the highest tested level, or under a tenth of the "
+                "lowest; for abandonment, of the waits observed): there the data can neither "
+                "rule the figure out nor agree with it; 'not enough data' when the sample is "
                 "below the minimum for a population interval, or the estimate lies outside "
                 "the tested levels. N: participants behind the verdict. Figures without a "
                 "perception study behind them are marked."
@@ -207,7 +224,12 @@ def reference_blocks(data) -> list:
                 Figure(
                     "reference_comparison",
                     forest,
-                    "Published figures (red) and our estimates with 95% CI (blue).",
+                    "Published figures (red) and our estimates with 95% CI (blue)."
+                    + (
+                        f" {figures.OPEN_END_NOTE}"
+                        if refs["ci_unbounded"].fillna("").astype(str).ne("").any()
+                        else ""
+                    ),
                 )
             )
     else:

@@ -167,8 +167,7 @@ def write_report(data, out_dir: str | Path) -> dict[str, Path]:
     fig_dir.mkdir(parents=True, exist_ok=True)
     study = data.study_info.get("study", "study")
     title = data.options.title or f"Impatience thresholds: {study}"
-    if data.exclusions.simulated == "all" and "simulated" not in title.lower():
-        title += " (simulated participants)"
+    title += _kind_suffix(data, title)
     try:
         blocks = build_blocks(data)
     except Exception as exc:
@@ -190,6 +189,17 @@ def write_report(data, out_dir: str | Path) -> dict[str, Path]:
         paths["score"] = out_dir / "score.csv"
         _write_table(data.score, paths["score"])
     return paths
+
+
+def _kind_suffix(data, title: str) -> str:
+    """` (simulated participants)` for simulated data, ` (MIXED: real and simulated
+    participants)` when both are analysed together; nothing for real data."""
+    part = getattr(data, "truth", None)
+    analysed = part.kinds.analysed_kind if part is not None else None
+    if analysed == "mixed":
+        return " (MIXED: real and simulated participants)"
+    simulated = analysed == "simulated" or data.exclusions.simulated == "all"
+    return " (simulated participants)" if simulated and "simulated" not in title.lower() else ""
 
 
 def _write_table(frame: pd.DataFrame, path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from analysis.reference import NOT_DECIDED
 from analysis.report.interval_bounds import UNBOUNDED_FACTOR, limits_text, unbounded_ends
 from analysis.report.support import MINIMUMS, estimate_flags
 
@@ -72,6 +73,10 @@ def _sample_sentences(data) -> list[str]:
     )
     if simulated:
         out.append("SIMULATED data: the figures below test the analysis, not people's patience.")
+        out += _truth_sentences(data)
+    part = getattr(data, "truth", None)
+    if part is not None and part.kinds.kind == "mixed":  # first: never read as a real study
+        out.insert(0, f"MIXED DATA (real and simulated sessions): {part.kinds.counts()}.")
     n_min = MINIMUMS["population"].min_participants
     if n_people < n_min:
         out.append(
@@ -80,6 +85,37 @@ def _sample_sentences(data) -> list[str]:
             "(see 'What this sample can support')."
         )
     return out
+
+
+def _truth_sentences(data) -> list[str]:
+    """How many pooled intervals cover the simulated truth (or why none is compared)."""
+    from analysis.report.truth_part import truth_comparison
+
+    part = getattr(data, "truth", None)
+    if part is None:
+        return []
+    if part.truth is None:
+        why = part.no_truth
+        return [f"No comparison with the simulated truth: {why}."] if why else []
+    table, _ = truth_comparison(data)
+    judged = table["covers"].dropna()
+    if judged.empty:
+        return []
+    missed = table.loc[table["covers"].map(lambda c: c is False), "estimate of"]
+    text = (
+        f"Against the simulated truth: {int(judged.sum())} of {len(judged)} pooled 95% "
+        "intervals cover the true value"
+    )
+    levels = table.loc[missed.index, "level"]
+    if len(missed):
+        text += (
+            " (missed: "
+            + "; ".join(
+                f"{name} at {level:.3g}" for name, level in zip(missed, levels, strict=True)
+            )
+            + ")"
+        )
+    return [text + " (see 'Simulated truth')."]
 
 
 def _psychometric_sentences(data, n_people: int) -> list[str]:
@@ -155,17 +191,30 @@ def _individual_sentences(p, mid) -> list[str]:
 
 
 def _reference_sentences(data, n_people: int) -> list[str]:
-    """How many published figures this study could place, and where."""
+    """How many published figures this study could place, and where; how many the data
+    cannot decide (an interval end these data do not bound)."""
     out: list[str] = []
     refs = data.references
     if refs is not None and not refs.empty and "verdict" in refs:
         compared = refs.dropna(subset=["estimate"])
         judged = compared[compared["verdict"].isin(("inside", "below", "above"))]
-        if not compared.empty and judged.empty:
+        undecided = int(compared["verdict"].str.startswith(NOT_DECIDED).sum())
+        open_note = (
+            f" {undecided} could not be decided: they meet a side of our interval that "
+            "these data do not bound."
+            if undecided
+            else ""
+        )
+        if not compared.empty and undecided == len(compared):
+            out.append(
+                "Published figures: these data cannot place any of them: each meets a side "
+                "of our 95% interval that these data do not bound (not decided)."
+            )
+        elif not compared.empty and judged.empty:
             out.append(
                 f"Published figures: not enough data to place any of them (N = {n_people}; "
-                f"verdicts need {MINIMUMS['verdicts'].min_participants} participants and an "
-                "estimate within the tested levels)."
+                f"verdicts need {MINIMUMS['verdicts'].min_participants} participants, an "
+                "estimate within the tested levels and an interval these data bound)." + open_note
             )
         elif not compared.empty:
             compared = judged
@@ -178,6 +227,7 @@ def _reference_sentences(data, n_people: int) -> list[str]:
                 "95% CI"
             )
             text += f" (inside: {'; '.join(inside)})." if inside else "."
+            text += open_note
             unsupported = int((~refs["evidence"].str.startswith("perception")).sum())
             if unsupported:
                 text += f" {unsupported} of the figures have no perception study behind them."

@@ -1,6 +1,8 @@
 """The report's first section, "What this sample can support", and its session-facts section.
 
-First: participants and trials analysed, whether the data is simulated, who was left out and
+Before it, when the data hold simulated sessions, one line saying so (all simulated: these
+are simulated participants, not people; mixed: a warning with the count of each kind).
+First: participants and trials analysed, who was left out and
 by which rule (with the option that changes it), which claims need more participants (each
 minimum with its basis, `analysis.report.support`), the parts skipped below their minimum,
 and the parts that failed (with their error in one line).
@@ -18,20 +20,19 @@ from analysis.report.support import MIN_POPULATION, MINIMUMS, coverage_phrase
 
 
 def simulated_line(data: Any) -> str | None:
-    """What the report says about simulated sessions (None when there are none)."""
-    status = data.exclusions.simulated
+    """What the report says about simulated sessions first (None when there are none):
+    simulated data plainly, mixed data as a warning with the counts of each kind."""
+    part = getattr(data, "truth", None)
+    if part is not None:
+        return part.kinds.banner()
+    status = data.exclusions.simulated  # the session kinds could not be counted
     if status == "all":
         return (
             "Every session analysed is SIMULATED (simulated participants, not people): the "
             "figures below check the analysis, they are not findings about people."
         )
-    if status == "excluded":
-        return (
-            "Simulated sessions were mixed with real ones and are left out (use "
-            "--keep-simulated to analyse them together)."
-        )
-    if status == "kept":
-        return "Simulated sessions are analysed together with real ones (--keep-simulated)."
+    if status in ("excluded", "kept"):
+        return "WARNING: MIXED DATA: simulated and real sessions are in these data."
     return None
 
 
@@ -40,7 +41,9 @@ def support_blocks(data: Any) -> list:
     from analysis.report.blocks import Bullets, Heading, Para, Table
 
     n, ex = data.n_participants, data.exclusions
-    blocks: list = [Heading("What this sample can support")]
+    sim = simulated_line(data)
+    blocks: list = [Para(sim, "note")] if sim else []  # before anything else
+    blocks.append(Heading("What this sample can support"))
     text = (
         f"{n} participant(s) and {len(data.kept)} trials analysed (of "
         f"{ex.n_participants_in} participant(s) and {ex.n_trials_in} trials in the data)."
@@ -48,9 +51,6 @@ def support_blocks(data: Any) -> list:
     blocks.append(Para(text))
     if getattr(data, "nothing_left", None):
         blocks.append(Para("Nothing: every trial was excluded (see the summary).", "note"))
-    sim = simulated_line(data)
-    if sim:
-        blocks.append(Para(sim, "note"))
     left_out = [line for line in rule_summary(ex) if "participant(s)" in line]
     if left_out:
         blocks.append(Para("Participants left out, by rule (and the option that changes it):"))

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import pandas as pd
 
+from analysis.report.abandonment_part import WAITED
 from analysis.report.adaptive_part import adaptive_threshold_rows
 from analysis.report.data import THRESHOLD_COLUMNS, ReportData
-from analysis.report.interval_bounds import unbounded_ends
-from analysis.report.psychometric_part import fitted_range_ms
+from analysis.report.interval_bounds import fitted_range_ms, unbounded_ends
+from analysis.report.ratings_part import rated_range
 from analysis.report.support import estimate_flags
+from analysis.report.truth_part import covers, row_truth, simulated_count
 
 
 def thresholds_table(data: ReportData) -> pd.DataFrame:
@@ -21,6 +23,7 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
     def add(
         measure, group, table, condition="", n_trials=None, n_people=n_all, rng=tested, what=""
     ):
+        """Rows of `table`, judged against `rng`: the levels (or waits) behind them."""
         for r in table.itertuples():
             extrapolated, degenerate = estimate_flags(r.estimate, r.ci_low, r.ci_high, *rng)
             if measure == "abandonment":
@@ -71,15 +74,31 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
                 pd.DataFrame([r._asdict()]),
                 r.condition,
                 r.n_trials,
+                rng=tuple(getattr(r, w) for w in WAITED),
                 what="population",
             )
     if data.ratings is not None and data.ratings.population is not None:
-        add("rating", "pooled", data.ratings.population, "all", what="population")
+        rated = rated_range(data, data.ratings.column)
+        add("rating", "pooled", data.ratings.population, "all", rng=rated, what="population")
     for row in adaptive_threshold_rows(data.adaptive):
         row.setdefault("n_participants", 1)
         row.setdefault("extrapolated", False)
         row.setdefault("degenerate", "")
         row.setdefault("estimand", "this session")
-        row.setdefault("ci_unbounded", unbounded_ends(row["ci_low"], row["ci_high"], *tested))
         rows.append(row)
+    _add_truth(data, rows)
     return pd.DataFrame(rows, columns=THRESHOLD_COLUMNS)
+
+
+def _add_truth(data: ReportData, rows: list[dict]) -> None:
+    """`simulated_participants` behind each row, and for simulated data its `true_value`
+    and whether the 95% interval covers it (`covers_truth`; empty without a truth)."""
+    part = data.truth
+    rating = data.ratings.column if data.ratings is not None else None
+    question = data.table.question_for(rating) if rating else None
+    rating_id = question.id if question else (rating or "").removeprefix("q_")
+    for row in rows:
+        row["simulated_participants"] = simulated_count(part, row)
+        true_value = row_truth(part, row, rating_id)
+        row["true_value"] = true_value
+        row["covers_truth"] = covers(true_value, float(row["ci_low"]), float(row["ci_high"]))

@@ -52,6 +52,13 @@ class CollectedHost:
         """Ctrl+C: the host hangs up open sessions and exits; returns its exit status."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
-        status = self.proc.wait(timeout=60)
+        try:
+            status = self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError(
+                f"the host did not stop within 60 s of Ctrl+C; its output:\n{self.output()}"
+            ) from None
         self._reader.join(timeout=5)
         return status

@@ -4,11 +4,9 @@ First prints a small plan for the study (`uxlab plan` on a 3 x 2 grid around the
 size: the expected width of the threshold's interval and the power), then simulates a
 cohort on `studies/ttft-threshold.toml` (observers with a known threshold), exports the
 database, writes the threshold report (what `uxlab report` does), and prints
-where it is and how close the recovered thresholds are to the simulated truth.
-
-Every truth is the population's: pooled over simulated people, as the pooled estimates
-are (`uxlab.simulate.observers.study_truth`). For the rating that is the TTFT where half of
-all ratings fall below "acceptable", which is also the median person's own 50% point.
+where it is and how close the recovered thresholds are to the simulated truth: the
+report's own comparison (`analysis.report.truth_part`, from the truth stored with every
+simulated session), as `uxlab report` prints it for simulated data.
 """
 
 from __future__ import annotations
@@ -52,10 +50,11 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from analysis.exclusions import ExclusionRules
     from analysis.report import ReportOptions, analyse, write_report
+    from analysis.report.truth_part import comparison_text
     from uxlab.cli import CliError
     from uxlab.cli.report_cmd import _load
     from uxlab.cli.simulate_cmd import refuse_live_study
-    from uxlab.simulate import PopulationTruth, simulate_cohort, study_truth
+    from uxlab.simulate import PopulationTruth, simulate_cohort
     from uxlab.store import Store
     from uxlab.store.export import export_db
     from uxlab.study import load_study
@@ -94,89 +93,11 @@ def run(args: argparse.Namespace) -> int:
     )
     data = analyse(table, options)
     paths = write_report(data, out / "report")
-    known = study_truth(study, truth)
     print(f"report: {paths['html']}  (also {paths['markdown'].name}, thresholds.csv)")
     print()
-    print(_comparison(data, known))
-    adaptive = _adaptive_comparison(data, truth, done)
-    if adaptive:
-        print(adaptive)
+    print(comparison_text(data))  # the report's own comparison with the stored truth
     print(f"\ndone in {time.perf_counter() - started:.1f} s")
     return 0
-
-
-def _comparison(data: Any, known: dict[str, Any]) -> str:
-    """True vs recovered pooled thresholds, with the 95% CI and whether the truth is inside."""
-    rows = []
-    if data.psychometric is not None:
-        true_ms = known["pooled_thresholds_ms"]["ttft_ms"]
-        for r in data.psychometric.population.itertuples():
-            rows.append((f"'acceptable?' {r.level:.0%}", true_ms[str(r.level)], r))
-    rating = known.get("rating_acceptable_50_ms", {})
-    if data.ratings is not None and data.ratings.population is not None and rating:
-        pop = data.ratings.population.set_index("level")
-        if 0.5 in pop.index:
-            rows.append(("rating acceptable 50%", next(iter(rating.values())), pop.loc[0.5]))
-    lines = [
-        "pooled threshold (TTFT)        true ms   recovered ms   95% CI            inside",
-    ]
-    for name, true_ms, r in rows:
-        inside = "yes" if r.ci_low <= true_ms <= r.ci_high else "NO"
-        ci = f"[{r.ci_low:.0f}, {r.ci_high:.0f}]"
-        if r.ci_low != r.ci_low:  # NaN: too few participants for a population interval
-            ci, inside = "no interval", "–"
-        lines.append(f"{name:<28} {true_ms:9.0f} {r.estimate:14.0f}   {ci:<17} {inside}")
-    if any(name.startswith("rating") for name, _, _ in rows):
-        lines.append(RATING_TRUTH_NOTE)
-    return "\n".join(lines)
-
-
-RATING_TRUTH_NOTE = (
-    "rating truth: the TTFT where half of all the population's ratings fall below\n"
-    "  'acceptable' (marginal over participants; by symmetry also the median participant's\n"
-    "  own 50% point); recovered by a logit with a random intercept per participant"
-)
-
-
-def _true_at(threshold_ms: float, target: float, truth: Any) -> float:
-    """Where an observer with 50% point `threshold_ms` says "too slow" with P = `target`."""
-    from psychometric_function import threshold_ms_at_psi
-
-    return threshold_ms_at_psi(target, threshold_ms, truth.width_log, truth.guess, truth.lapse)
-
-
-def _adaptive_comparison(data: Any, truth: Any, done: list[Any]) -> str:
-    """Adaptive studies: the median of the sessions' own estimates against the population's
-    truth, how many people's true value lies inside their own interval, and the median of
-    the simulated people's own true values (the sample's, not the population's)."""
-    import numpy as np
-
-    from analysis.report.adaptive_part import PROCEDURE_NAMES
-
-    part = getattr(data, "adaptive", None)
-    if part is None:
-        return ""
-    own = {s.participant: s.observer.own()["threshold_ms"] for s in done}
-    lines = []
-    for m in part["medians"].itertuples():
-        true_ms = _true_at(truth.threshold_ms, m.target, truth)  # the median person's
-        ci = f"[{m.ci_low:.0f}, {m.ci_high:.0f}]"
-        inside = "yes" if m.ci_low <= true_ms <= m.ci_high else "NO"
-        if m.ci_low != m.ci_low:  # NaN: too few participants for an interval
-            ci, inside = "no interval", "–"
-        procedure = PROCEDURE_NAMES.get(m.procedure, m.procedure)
-        name = f"{procedure} median {m.target:.0%}" + ("" if m.track == "all" else f" {m.track}")
-        lines.append(f"{name:<28} {true_ms:9.0f} {m.median:14.0f}   {ci:<17} {inside}")
-    table = part["table"]
-    rows = [r for r in table.itertuples() if r.participant in own]
-    true_ms = [_true_at(own[r.participant], r.target, truth) for r in rows]
-    hits = [r.ci_low <= t <= r.ci_high for r, t in zip(rows, true_ms, strict=True)]
-    lines.append(
-        f"per participant: {sum(hits)} of {len(hits)} true thresholds inside their session's "
-        f"own 95% interval;\n  median of these people's true values {np.median(true_ms):.0f} ms, "
-        f"of their estimates {np.median([r.estimate for r in rows]):.0f} ms"
-    )
-    return "\n".join(lines)
 
 
 PLAN_SIMS = 24

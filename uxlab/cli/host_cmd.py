@@ -162,13 +162,17 @@ async def _serve(args: argparse.Namespace, study_id: str, db: Path | str, invite
     log(f"a participant connects with: ssh -p {port} CODE@{args.bind}; Ctrl+C stops")
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    # Ctrl+C as well as SIGTERM, also when started where SIGINT is ignored (a shell's
+    # background job, a service manager): the web host does the same
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
     try:
         await stop.wait()
     finally:
         acceptor.close()
-        for session in list(ctx.running.values()):
+        sessions = list(ctx.running.values())
+        for session in sessions:
             if session.chan is not None:
                 session.chan.close()
-            await session.hang_up()
+        await asyncio.gather(*(s.hang_up() for s in sessions))  # each within its grace time
         store.close()

@@ -2,7 +2,9 @@
 
 DATA is a uxlab study database (SQLite; exported here to the trial table first, read-only
 apart from what the exporter records), an export folder, or a trial-table CSV from any lab.
-Writes `report.html`, `report.md` + `figures/*.png` and `thresholds.csv` into DIR. A part of
+Writes `report.html`, `report.md` + `figures/*.png` and `thresholds.csv` into DIR. Simulated
+data (`uxlab simulate`) is said to be so first and compared with the truth stored with it;
+real and simulated sessions mixed give a warning with the count of each kind. A part of
 the report that fails is named on stderr with its error in one line, the rest is still
 written, and the exit status is `EXIT_PART_FAILED`.
 """
@@ -323,9 +325,11 @@ def run(args: argparse.Namespace) -> int:
         ReferenceFileError,
     ) as exc:  # the analysis package's input errors: one clean line each
         raise ReportError(str(exc)) from exc
+    _print_kinds(data)
     if data.nothing_left:  # the report says so; the message names each rule and option
         print(f"uxlab report: {data.table.source}: {data.nothing_left}", file=sys.stderr)
     _print_summary(data)
+    _print_truth(data)
     if args.more_participants:
         print(_more_participants(data, args.more_participants, args.seed))
     _print_notes(data)
@@ -379,6 +383,28 @@ def _report_options(args: argparse.Namespace):  # -> analysis.report.ReportOptio
         estimand=args.estimand,
         judgement_kind=args.judgement_kind,
     )
+
+
+def _print_kinds(data) -> None:  # data: analysis.report.ReportData
+    """First, what the data are: simulated participants (stdout), or a warning on stderr
+    with the count of each kind when simulated and real sessions are mixed."""
+    part = data.truth
+    banner = part.kinds.banner() if part is not None else None
+    if banner is None:
+        return
+    if part.kinds.kind == "mixed":
+        print(f"uxlab report: {banner}", file=sys.stderr, flush=True)
+    else:
+        print(banner.replace("`", ""))
+
+
+def _print_truth(data) -> None:  # data: analysis.report.ReportData
+    """Simulated data: every pooled estimate beside the truth it was drawn from."""
+    from analysis.report.truth_part import comparison_text
+
+    text = comparison_text(data)
+    if text:
+        print(text)
 
 
 def _print_summary(data) -> None:  # data: analysis.report.ReportData

@@ -8,6 +8,7 @@ import gc
 import os
 import socket
 import sys
+from collections.abc import Callable
 
 _PROFILE_OPTIONS = ("ttft", "headers_ms", "itl", "rho", "chunk", "stalls", "error_at")
 
@@ -304,6 +305,8 @@ def uvicorn_config(app: object, max_connections: int, header_timeout_s: float):
         log_level="warning",
         access_log=False,
         lifespan="off",
+        ws="none",  # no WebSocket routes: nothing to import (wsproto took ~100 ms at start)
+        loop="asyncio",  # the loop the timing was measured on, not whichever is installed
         http=guarded_h11_protocol(header_timeout_s),
         limit_concurrency=max_connections,
         timeout_keep_alive=KEEP_ALIVE_S,
@@ -379,10 +382,11 @@ def run(args: argparse.Namespace) -> int:
     _warm_up(config)
     gc.collect()
     gc.freeze()  # start-up objects out of the collector: no full collection mid-stream
-    socks = _listen(args)  # bound before the banner: no race
-    _banner(args, what, socks[0].getsockname()[1])
+    socks = _listen(args)
     raise_open_files_limit()  # many connections: refused by the cap, not by EMFILE
-    return _serve(args, config, app, socks)
+    server = _prepare(args, config, app, socks)
+    _banner(args, what, socks[0].getsockname()[1])  # listening, uvicorn loaded: no race
+    return server()
 
 
 def _log_request(served, many_workers: bool) -> None:  # served: uxlab.live.serve.Served
@@ -451,28 +455,34 @@ def _banner(args: argparse.Namespace, what: str, port: int) -> None:
         )
 
 
-def _serve(args: argparse.Namespace, config, app, socks: list[socket.socket]) -> int:
-    """Serve until stopped: in this process, or in one worker process per socket."""
+def _prepare(
+    args: argparse.Namespace, config, app, socks: list[socket.socket]
+) -> Callable[[], int]:
+    """Listen and load uvicorn's protocol classes now, so that a request sent as soon as the
+    banner appears is neither refused (not yet listening) nor kept waiting by start-up
+    imports; returns what serves until stopped (here, or in one forked worker per socket)."""
     import uvicorn
 
+    make_config = functools.partial(
+        uvicorn_config,
+        max_connections=args.max_connections,
+        header_timeout_s=args.header_timeout_s,
+    )
+    for s in socks:
+        s.listen(128)
+    uvicorn_settings = make_config(app)
+    uvicorn_settings.load()  # the workers fork from here with it imported
+    uvicorn_settings.get_loop_factory()  # imports the loop module
     if args.workers > 1:
         from uxlab.live.serve_workers import run_workers, serve_worker
 
-        for s in socks:
-            s.listen(128)
-        return run_workers(
-            socks,
-            lambda k, s: serve_worker(
-                config,
-                k,
-                args.workers,
-                s,
-                lambda a: uvicorn_config(a, args.max_connections, args.header_timeout_s),
-            ),
+        return lambda: run_workers(
+            socks, lambda k, s: serve_worker(config, k, args.workers, s, make_config)
         )
-    sock = socks[0]
-    sock.listen(128)
-    config_ = uvicorn_config(app, args.max_connections, args.header_timeout_s)
-    with sock:
-        uvicorn.Server(config_).run(sockets=[sock])
-    return 0
+
+    def serve() -> int:
+        with socks[0]:
+            uvicorn.Server(uvicorn_settings).run(sockets=[socks[0]])
+        return 0
+
+    return serve

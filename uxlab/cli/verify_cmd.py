@@ -8,11 +8,14 @@ import argparse
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "verify",
-        help="check that every trial list and stimulus can be rebuilt from the study file",
+        help="check that every trial list, stimulus and stored event can be rebuilt from the study "
+        "file",
         description="Rebuild every session's trial list from the study file, the participant "
         "id and number, the group and the seed, and every trial's schedule from the corpus, "
         "and compare them with what the database says was played (the SHA-256 kept when each "
-        "trial began). Also checks the stimulus files against their SHA-256 at registration. "
+        "trial began), then each trial's stored chunk events and timings against that "
+        "schedule (live trials: as far as uxlab drew their timing). Also checks the stimulus "
+        "files against their SHA-256 at registration and the audit log's hash chain. "
         "Prints a summary; exit status 1 on any mismatch. Read-only.",
     )
     parser.add_argument("db", metavar="DB", help="the study database (results/<study>.sqlite)")

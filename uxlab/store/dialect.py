@@ -34,6 +34,8 @@ BEGIN RAISE EXCEPTION '%', TG_ARGV[0]; END $$
 _TABLE_INFO = re.compile(r"^\s*PRAGMA\s+table_info\((\w+)\)\s*$", re.IGNORECASE)
 _USER_VERSION = re.compile(r"^\s*PRAGMA\s+user_version\s*$", re.IGNORECASE)
 _PRAGMA = re.compile(r"^\s*PRAGMA\b", re.IGNORECASE)
+_DDL = re.compile(r"\s*(?:--[^\n]*\n\s*)*(CREATE|ALTER)\b", re.IGNORECASE)
+"""A migration statement, after any comment lines heading it (a table's description)."""
 _TRIGGER = re.compile(
     r"CREATE TRIGGER (\w+) BEFORE (UPDATE|DELETE) ON (\w+)\s+"
     r"BEGIN SELECT RAISE\(ABORT, '([^']*)'\); END;?",
@@ -64,7 +66,7 @@ def to_postgres(sql: str) -> str | None:
         return "SELECT COALESCE(MAX(version), 0) FROM schema_migrations"
     if _PRAGMA.match(sql):
         return None
-    if re.match(r"\s*(CREATE|ALTER)\b", sql, re.IGNORECASE):
+    if _DDL.match(sql):
         sql = ddl_to_postgres(sql)
     sql = sql.replace("%", "%%").replace("?", "%s")
     sql = re.sub(r"\bsqlite_master\b", SQLITE_MASTER, sql)

@@ -8,7 +8,8 @@ stale, and is taken over, when its process is gone: on the same host the process
 longer runs (or now belongs to a younger process), on another host the session was not
 seen (`sessions.last_seen_s`) for the study's `stale_after_min`. The same process may take
 its own lease again (a host serving many sessions, a test). `Store.close` gives the leases
-back; a killed process leaves a stale one behind.
+back; a killed process leaves a stale one behind. `holders` applies the same rule to list
+which unfinished sessions are in use now (the resume list of `uxlab run` marks them).
 
 The table is part of the schema from version 6 on (created on first use before).
 """
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from uxlab.store.backend import Connection
+from uxlab.store.records import InUse
 from uxlab.store.schema import MIGRATIONS, StoreError, _statements
 
 CREATE_LEASES = next(
@@ -75,6 +77,53 @@ def process_alive(holder: Holder) -> bool:
     return True
 
 
+def live_holder(
+    lease_row: tuple[str, int, str | None, float],
+    last_seen_s: float | None,
+    now_s: float,
+    stale_after_s: float,
+    me: Holder | None = None,
+) -> InUse | None:
+    """Who holds a lease (`host, pid, pid_started, taken_s`) now, or None when it is free
+    to take: it is `me` (this process by default), its process on this host is gone, or
+    on another host the session was idle (`last_seen_s`) for `stale_after_s`."""
+    me = this_process() if me is None else me
+    host, pid, pid_started, taken_s = lease_row
+    holder = Holder(host, pid, pid_started)
+    if holder.host == me.host:
+        if holder.pid == me.pid or not process_alive(holder):
+            return None
+        return InUse(host, pid, now_s - taken_s)
+    idle_s = now_s - (last_seen_s if last_seen_s is not None else taken_s)
+    if idle_s >= stale_after_s:
+        return None
+    return InUse(host, pid, now_s - taken_s, True, idle_s, stale_after_s)
+
+
+def holders(
+    conn: Connection, session_ids: list[str], now_s: float, stale_after_s: float
+) -> dict[str, InUse]:
+    """The sessions among `session_ids` that a live process other than this one holds now
+    (as `take` would find them: resuming them here would be refused)."""
+    if not session_ids:
+        return {}
+    me = this_process()
+    marks = ", ".join("?" * len(session_ids))
+    rows = conn.execute(
+        "SELECT l.session_id, l.host, l.pid, l.pid_started, l.taken_s, s.last_seen_s "
+        "FROM session_leases l LEFT JOIN sessions s ON s.session_id = l.session_id "
+        f"WHERE l.session_id IN ({marks})",
+        tuple(session_ids),
+    ).fetchall()
+    found: dict[str, InUse] = {}
+    for session_id, host, pid, pid_started, taken_s, last_seen_s in rows:
+        lease_row = (host, pid, pid_started, taken_s)
+        in_use = live_holder(lease_row, last_seen_s, now_s, stale_after_s, me)
+        if in_use is not None:
+            found[session_id] = in_use
+    return found
+
+
 def take(
     conn: Connection,
     path: Path | str,
@@ -97,21 +146,17 @@ def take(
     ).fetchone()
     if row is not None:
         host, pid, pid_started, taken_s, last_seen_s = row
-        holder = Holder(host, pid, pid_started)
-        if holder.host == me.host and holder.pid == me.pid:
-            pass  # our own lease
-        elif holder.host == me.host:
-            if process_alive(holder):
-                raise StoreError(_held(path, participant, session_id, holder, now_s - taken_s))
-        else:
-            idle_s = now_s - (last_seen_s if last_seen_s is not None else taken_s)
-            if idle_s < stale_after_s:
-                raise StoreError(
-                    _held(path, participant, session_id, holder, now_s - taken_s)
-                    + f" (another host: its lease counts as given up after "
+        lease_row = (host, pid, pid_started, taken_s)
+        held = live_holder(lease_row, last_seen_s, now_s, stale_after_s, me)
+        if held is not None:
+            message = _held(path, participant, session_id, held)
+            if held.other_host:
+                message += (
+                    f" (another host: its lease counts as given up after "
                     f"{stale_after_s / 60:.0f} min without activity; last activity "
-                    f"{_ago(idle_s)} ago)"
+                    f"{_ago(held.idle_s)} ago)"
                 )
+            raise StoreError(message)
     conn.execute(
         "INSERT INTO session_leases (session_id, host, pid, pid_started, taken_at, taken_s) "
         "VALUES (?,?,?,?,?,?) ON CONFLICT (session_id) DO UPDATE SET host = excluded.host, "
@@ -140,12 +185,12 @@ def give_back(conn: Connection, session_ids: list[str]) -> None:
         raise
 
 
-def _held(path: Path | str, participant: str, session_id: str, holder: Holder, age_s: float) -> str:
+def _held(path: Path | str, participant: str, session_id: str, held: InUse) -> str:
     return (
         f"{path}: participant {participant} is taking part right now in another process "
-        f"(pid {holder.pid} on host {holder.host}, session {session_id}, started "
-        f"{_ago(age_s)} ago); nothing was changed. Finish or quit that session first, or use "
-        "another participant id"
+        f"(pid {held.pid} on host {held.host}, session {session_id}, started "
+        f"{_ago(held.held_s)} ago); nothing was changed. Finish or quit that session first, "
+        "or use another participant id"
     )
 
 

@@ -50,14 +50,32 @@ class Session:
 
 
 @dataclass(frozen=True)
+class InUse:
+    """A live process holding a session's lease (`uxlab.store.lease`): where, since when."""
+
+    host: str
+    pid: int
+    held_s: float
+    """Seconds since the holder took the lease (started or resumed the session)."""
+    other_host: bool = False
+    """Held on another host: its process cannot be checked, so the lease counts as held
+    until the session was idle for the study's `stale_after_min`."""
+    idle_s: float = 0.0
+    """(Another host) seconds since the session's last activity."""
+    stale_after_s: float = 0.0
+    """(Another host) idle seconds after which the lease counts as given up."""
+
+
+@dataclass(frozen=True)
 class UnfinishedSession:
-    """A session that can be resumed, as the first screen of `uxlab run` lists it."""
+    """A session not finished, as the first screen of `uxlab run` lists it: resumable,
+    unless `in_use` says a live process holds it now."""
 
     session_id: str
     participant: str
     state: str
     """`interrupted`: paused by a quit; `running` (or earlier): the program ended without
-    a quit, or is still running elsewhere."""
+    a quit, or is still running elsewhere (then `in_use` says where)."""
     n_done: int
     """Trials with a final outcome (`interrupted` attempts not counted)."""
     n_trials: int
@@ -67,3 +85,6 @@ class UnfinishedSession:
     last_seen_s: float
     """Last activity (wall-clock seconds)."""
     pilot: bool
+    in_use: InUse | None = None
+    """The live process holding the session now (resuming it here would be refused), or
+    None: no lease, the holder is gone (a stale lease, taken over), or it is this process."""

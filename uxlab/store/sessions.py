@@ -352,10 +352,13 @@ class Sessions(StoreBase):
         ]
 
     def unfinished_sessions(self, study: Study) -> list[UnfinishedSession]:
-        """This study file's sessions that can be resumed, the most recently active first.
+        """This study file's unfinished sessions, the most recently active first.
 
-        Not listed: completed or withdrawn sessions, simulated ones, and sessions of another
-        version of the study file (they cannot be resumed with this one).
+        Each can be resumed unless its `in_use` names the live process holding it now (on
+        this host, or on another host active within the study's `stale_after_min`): resuming
+        that one would be refused. Not listed: completed or withdrawn sessions, simulated
+        ones, and sessions of another version of the study file (they cannot be resumed
+        with this one).
         """
         rows = self.conn.execute(
             """
@@ -371,6 +374,8 @@ class Sessions(StoreBase):
             """,
             (study.sha256,),
         ).fetchall()
+        stale_s = study.counterbalance.stale_after_min * 60.0
+        in_use = lease.holders(self.conn, [r[0] for r in rows], self.clock(), stale_s)
         return [
             UnfinishedSession(
                 session_id=sid,
@@ -381,6 +386,7 @@ class Sessions(StoreBase):
                 updated_at=updated_at,
                 last_seen_s=last_seen_s,
                 pilot=bool(pilot),
+                in_use=in_use.get(sid),
             )
             for sid, participant, state, plan, updated_at, last_seen_s, pilot, n_done, n_reruns
             in rows

@@ -16,7 +16,10 @@
 4. Every trial's schedule: rebuilt from the corpus (`rebuild_schedule`) and its SHA-256
    compared with the one stored when the trial began (for live trials, the profile, seed
    and source id only: the text came from the model).
-5. The audit log's hash chain (`first_broken_audit_entry`): the first entry that does not
+5. Every trial's stored events and timings, once its schedule is the one played: each chunk
+   event against the schedule's chunk it claims, the timings against the events
+   (`uxlab.store.verify_events`; live trials only as far as uxlab drew their timing).
+6. The audit log's hash chain (`first_broken_audit_entry`): the first entry that does not
    follow from the ones before it is named (changed, removed or inserted before it).
 
 The result is a `VerifyReport`; `format_report` prints it at 80 columns.
@@ -40,7 +43,10 @@ from uxlab.live.live_schedule import LiveSchedule
 from uxlab.store.backend import Connection
 from uxlab.store.dialect import db_name
 from uxlab.store.open_checks import open_read_only, reading
+from uxlab.store.records import TIMING_COLUMNS
 from uxlab.store.store import first_broken_audit_entry, sha256_json
+from uxlab.store.verify_events import EVENT_KINDS, StoredTrial, event_problems
+from uxlab.streams.recording import Recording
 from uxlab.study.adaptive import AdaptivePlan, CommittedTrial
 from uxlab.study.design import Trial, design_trials
 from uxlab.study.loading import parse_study
@@ -92,6 +98,17 @@ class VerifyReport:
     """Live trials among `n_schedules`: only their profile, seed and source were compared."""
     n_unchecked: int = 0
     """Trials without a stored schedule SHA-256 (begun before schema version 4)."""
+    n_event_trials: int = 0
+    """Trials over (not in flight) whose stored events and timings were compared with the
+    schedule rebuilt for them (`uxlab.store.verify_events`)."""
+    n_event_live: int = 0
+    """Live trials among `n_event_trials`: checked only as far as uxlab drew their timing."""
+    n_chunk_events: int = 0
+    """Stored chunk events among them."""
+    n_in_flight: int = 0
+    """Trials begun and not over (a session cut off): no events stored yet to compare."""
+    n_event_skipped: int = 0
+    """Trials whose events were not compared: their rebuilt schedule is not the one played."""
     n_audit: int = 0
     """Audit log entries whose hash chain was checked."""
     mismatches: list[Mismatch] = field(default_factory=list)
@@ -295,13 +312,20 @@ def _check_session(
     bad_schedules: dict[str, list[int]] = defaultdict(list)
     rows = conn.execute(
         "SELECT trial_index, block, practice, kind, condition_id, levels, replay_id, seed, "
-        "attention, outcome, " + ("schedule_sha256" if has_sha else "NULL") + " FROM trials "
+        "attention, outcome, "
+        + ("schedule_sha256" if has_sha else "NULL")
+        + ", "
+        + ", ".join(TIMING_COLUMNS)
+        + ", timings FROM trials "
         "WHERE session_id = ? ORDER BY trial_index",
         (session_id,),
     ).fetchall()
     reruns = _rerun_roots(conn, session_id)  # re-runs queued at the end play a planned trial
+    timeout_s = study.abandon.timeout_s
+    timeout_ms = None if timeout_s is None else timeout_s * 1000.0
+    events = _events_by_trial(conn, session_id) if has_sha else {}
     for idx, block, practice, kind, cond, levels_json, replay_id, t_seed, attention, *rest in rows:
-        outcome, sha = rest
+        outcome, sha, *timing_values, extra_json = rest
         report.n_trials += 1
         levels = json.loads(levels_json)
         root = reruns.get(idx, idx)
@@ -334,9 +358,25 @@ def _check_session(
         if sha is None:
             report.n_unchecked += 1
             continue
-        reason = _schedule_problem(study, expected, sha, changed, report)
+        schedule, reason = _schedule_problem(study, expected, sha, changed, report)
         if reason is not None:
             bad_schedules[reason].append(idx)
+            report.n_event_skipped += 1  # played from another schedule: nothing to compare
+            continue
+        if outcome == "running":
+            report.n_in_flight += 1  # nothing stored of it yet
+            continue
+        timings = dict(zip(TIMING_COLUMNS, timing_values, strict=True))
+        extra = json.loads(extra_json) if extra_json else {}
+        timings.update(extra if isinstance(extra, dict) else {})
+        stored_trial = StoredTrial(outcome, bool(attention), timings, events.get(idx, []))
+        problems = event_problems(schedule, stored_trial, timeout_ms)
+        report.n_event_trials += 1
+        report.n_event_live += isinstance(schedule, LiveSchedule) and not stored_trial.attention
+        report.n_chunk_events += len(stored_trial.of_kind("chunk"))
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            mismatch(f"events: {problems[0]}{more}", idx)
     for reason, indexes in bad_schedules.items():
         which = ", ".join(str(i) for i in indexes[:8]) + (" ..." if len(indexes) > 8 else "")
         n = len(indexes)
@@ -391,20 +431,50 @@ def _answers_by_trial(conn: Connection, session_id: str) -> dict[int, dict[str, 
 
 def _schedule_problem(
     study: Study, expected: Trial, sha: str, changed: set[str], report: VerifyReport
-) -> str | None:
-    """Why the schedule rebuilt for `expected` is not the one played (SHA-256 `sha`), or
-    None when it is; counts the rebuilt schedule in `report`."""
+) -> tuple[Recording | LiveSchedule, str | None]:
+    """The schedule rebuilt for `expected`, and why it is not the one played (SHA-256
+    `sha`), or None when it is; counts the rebuilt schedule in `report`."""
     schedule = rebuild_schedule(study, expected)
     report.n_schedules += 1
     report.n_live += isinstance(schedule, LiveSchedule)
     if schedule_sha256(schedule) == sha:
-        return None
+        return schedule, None
     files = set(_ids_of(expected)) & changed
     if files:
         reason = f"recording {', '.join(sorted(files))} changed since the study ran"
     else:
         reason = "rebuilt from the study, recording, levels and seed, it is not the one played"
-    return reason
+    return schedule, reason
+
+
+def _events_by_trial(
+    conn: Connection, session_id: str
+) -> dict[int, list[tuple[str, float | None, dict[str, Any]]]]:
+    """trial_index -> (kind, t_ms, data) of the session's events `event_problems` reads,
+    in stored order."""
+    marks = ", ".join("?" for _ in EVENT_KINDS)
+    rows = conn.execute(
+        f"SELECT trial_index, kind, t_ms, data FROM events WHERE session_id = ? "
+        f"AND trial_index >= 0 AND kind IN ({marks}) ORDER BY trial_index, seq",
+        (session_id, *EVENT_KINDS),
+    ).fetchall()
+    values = _json_values([r[3] for r in rows])
+    out: dict[int, list[tuple[str, float | None, dict[str, Any]]]] = defaultdict(list)
+    for (idx, kind, t_ms, _data), value in zip(rows, values, strict=True):
+        out[idx].append((kind, t_ms, value if isinstance(value, dict) else {}))
+    return out
+
+
+def _json_values(texts: list[str]) -> list[Any]:
+    """Each JSON text decoded: in one call (a third of verify's time went to one call per
+    event), or one by one when the joined texts do not split back (an edited value)."""
+    try:
+        values = json.loads("[" + ",".join(texts) + "]")
+    except json.JSONDecodeError:
+        values = None
+    if not isinstance(values, list) or len(values) != len(texts):
+        values = [json.loads(t) for t in texts]  # a damaged value raises here, by itself
+    return values
 
 
 def _rerun_roots(conn: Connection, session_id: str) -> dict[int, int]:
@@ -465,12 +535,30 @@ def format_report(report: VerifyReport, width: int = 80) -> str:
         checked += f" ({report.n_live} live: profile, seed and source only)"
     if report.n_unchecked:
         checked += f"; {report.n_unchecked} trial(s) without a stored schedule SHA-256 (begun "
-        checked += "before schema version 4) not rebuilt"
+        checked += "before schema version 4) not rebuilt, their events not checked"
+    checked += (
+        f"; the events and timings of {report.n_event_trials} trial(s) "
+        f"({report.n_chunk_events} chunk event(s)) compared with their rebuilt schedules"
+    )
+    if report.n_in_flight:
+        checked += f" ({report.n_in_flight} trial(s) in flight: no events stored yet)"
+    if report.n_event_skipped:
+        checked += (
+            f" ({report.n_event_skipped} trial(s) not compared: their schedule differs, see below)"
+        )
+    if report.n_event_live:
+        checked += (
+            f" ({report.n_event_live} live: not checked are the text and chunking, which "
+            "came from the model, and the scheduled end, when its answer ended; checked are "
+            "each chunk's shown time against its due and arrival times, and its due time "
+            "where the profile does not re-chunk)"
+        )
     say(checked + f"; audit log: {report.n_audit} entr{'y' if report.n_audit == 1 else 'ies'}.")
     if report.ok:
         say(
             "OK: every trial list and schedule was rebuilt from the study file, the "
             "participant ids and numbers, the groups and the seeds, and matches what ran; "
+            "every stored chunk event and timing agrees with its schedule; "
             "the audit log's hash chain is intact."
         )
         return "\n".join(lines)

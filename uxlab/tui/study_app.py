@@ -372,15 +372,23 @@ class StudyApp(App[RunResult]):
             if isinstance(blank, Static):
                 blank.update(text)
 
+    async def _pick_unfinished(self, problem: str = "") -> str | None:
+        """The unfinished session the researcher continues (its participant id), or None
+        for a new participant (also when there is none to list)."""
+        unfinished = self.store.unfinished_sessions(self.study)
+        if not unfinished:
+            return None
+        others = self.store.unfinished_of_other_versions(self.study)
+        return await self.push_screen_wait(
+            ResumeScreen(unfinished, self.study.title, n_other_versions=others, problem=problem)
+        )
+
     async def _open_session(self) -> StudySession:
         problem = ""
+        picked = False  # the participant was chosen on the list of unfinished sessions
         if self.participant is None:  # continue an unfinished session, or start a new one
-            unfinished = self.store.unfinished_sessions(self.study)
-            if unfinished:
-                others = self.store.unfinished_of_other_versions(self.study)
-                self.participant = await self.push_screen_wait(
-                    ResumeScreen(unfinished, self.study.title, n_other_versions=others)
-                )
+            self.participant = await self._pick_unfinished()
+            picked = self.participant is not None
         while True:
             participant = self.participant
             if participant is None:
@@ -405,6 +413,9 @@ class StudyApp(App[RunResult]):
                 )
                 self.participant = None
                 self.suggested_id = new_participant_id()
+                if picked:  # e.g. taken by another process since the list was shown
+                    self.participant = await self._pick_unfinished(problem)
+                    picked = self.participant is not None
 
     def _keys_text(self, ss: StudySession) -> str:
         stop = key_label(self.study.abandon.key)

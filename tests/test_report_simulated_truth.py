@@ -1,0 +1,221 @@
+"""`uxlab report` on simulated data: said to be simulated, every estimate beside the truth
+stored with the sessions (report, terminal, thresholds.csv), and mixed real + simulated
+data as a warning with the count of each kind."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import shutil
+import sqlite3
+from pathlib import Path
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+
+import psychometric_function as pf
+from analysis.report.truth_part import (
+    SessionKinds,
+    StoredTruth,
+    TruthPart,
+    covers,
+    row_truth,
+    session_kinds,
+    truth_part,
+)
+from uxlab.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+TRUTH = "threshold=900,width=1.0,between_sd=0.3,lapse=0.04,guess=0.03"
+
+
+@pytest.fixture(scope="module")
+def simulated_db(tmp_path_factory) -> Path:
+    """8 simulated people on the quickstart study (15 main trials each), with a known truth."""
+    db = tmp_path_factory.mktemp("sim") / "quick.sqlite"
+    study = str(ROOT / "studies" / "quickstart.toml")
+    assert main(["simulate", study, "-n", "8", "--db", str(db), "--truth", TRUTH]) == 0
+    return db
+
+
+def _stored(db: Path) -> dict[str, dict]:
+    """participant -> the simulated_truth stored in that session's environment."""
+    with sqlite3.connect(db) as con:
+        rows = con.execute("SELECT participant, environment FROM sessions").fetchall()
+    return {pid: json.loads(env).get("simulated_truth") for pid, env in rows}
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+@pytest.mark.slow
+def test_report_of_a_simulated_database_compares_every_estimate_with_the_truth(
+    simulated_db, tmp_path, capsys
+):
+    out = tmp_path / "report"
+    assert main(["report", str(simulated_db), "-o", str(out), "--n-boot", "30", "-q"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("SIMULATED PARTICIPANTS, NOT PEOPLE: all 8 participant(s)")
+    assert "'acceptable?' 50%" in printed and "per participant (each person's own curve" in printed
+
+    md = (out / "report.md").read_text(encoding="utf-8").splitlines()
+    assert md[0].endswith("(simulated participants)")
+    assert md[2].startswith("> SIMULATED PARTICIPANTS, NOT PEOPLE")  # before any section
+    text = "\n".join(md)
+    for row in ("| threshold_ms | 900 |", "| width_log | 1.00 |", "| between_sd_log | 0.3 |"):
+        assert row in text
+    assert "| lapse | 0.04 |" in text and "| guess | 0.03 |" in text
+    assert "## Simulated truth" in text and "Against the simulated truth:" in text
+
+    stored = _stored(simulated_db)
+    truth = next(iter(stored.values()))
+    rows = _rows(out / "thresholds.csv")
+    pooled = [r for r in rows if r["measure"] == "psychometric" and r["group"] == "pooled"]
+    assert len(pooled) == 3
+    for r in pooled:  # the population's pooled point, as stored, and whether the CI holds it
+        true_ms = truth["pooled_thresholds_ms"]["ttft_ms"][str(float(r["level"]))]
+        assert float(r["true_value"]) == pytest.approx(true_ms, rel=1e-5)
+        inside = float(r["ci_low"]) <= float(r["true_value"]) <= float(r["ci_high"])
+        assert r["covers_truth"] == str(inside)
+        assert r["simulated_participants"] == r["n_participants"] == "8"
+    own = [r for r in rows if r["estimand"] == "this participant"]
+    assert {r["group"] for r in own} == set(stored)
+    for r in own:  # each person's own point on their own curve
+        person = stored[r["group"]]["participant"]["threshold_ms"]
+        expected = pf.threshold_ms(float(r["level"]), person, 1.0)
+        assert float(r["true_value"]) == pytest.approx(expected, rel=1e-5)
+        assert r["simulated_participants"] == "1" and r["covers_truth"] in ("True", "False")
+    rating = [r for r in rows if r["measure"] == "rating"]
+    assert rating and all(r["true_value"] for r in rating)
+    for r in (r for r in rows if r["measure"] == "abandonment"):  # no truth stored for these
+        assert r["true_value"] == "" and r["covers_truth"] == ""
+
+
+def _mixed_copy(db: Path, tmp_path: Path) -> Path:
+    """The simulated database with two sessions made real (flag off, no stored truth)."""
+    mixed = tmp_path / "mixed.sqlite"
+    shutil.copy(db, mixed)
+    with sqlite3.connect(mixed) as con:
+        con.execute(
+            "UPDATE sessions SET simulated = 0, environment = '{}' "
+            "WHERE participant IN ('SIM-s0-001', 'SIM-s0-002')"
+        )
+    return mixed
+
+
+@pytest.mark.slow
+def test_mixed_real_and_simulated_sessions_warn_with_the_counts(simulated_db, tmp_path, capsys):
+    mixed = _mixed_copy(simulated_db, tmp_path)
+    base = ["report", str(mixed), "--n-boot", "20", "-q", "--no-participant-fits"]
+    assert main([*base, "-o", str(tmp_path / "real")]) == 0
+    err = capsys.readouterr().err
+    assert "WARNING: MIXED DATA. 2 real and 6 simulated participant(s) in the data" in err
+    assert "every figure below is from the 2 real participant(s) only" in err
+    md = (tmp_path / "real" / "report.md").read_text(encoding="utf-8")
+    assert "WARNING: MIXED DATA. 2 real and 6 simulated" in md.splitlines()[2]
+    assert "- MIXED DATA (real and simulated sessions): 2 real and 6 simulated" in md
+    rows = _rows(tmp_path / "real" / "thresholds.csv")
+    assert rows and {r["simulated_participants"] for r in rows} == {"0"}
+    assert {r["true_value"] for r in rows} == {""} and {r["covers_truth"] for r in rows} == {""}
+
+    assert main([*base, "-o", str(tmp_path / "both"), "--keep-simulated"]) == 0
+    assert "2 real and 6 simulated analysed together" in capsys.readouterr().err
+    md = (tmp_path / "both" / "report.md").read_text(encoding="utf-8").splitlines()
+    assert md[0].endswith("(MIXED: real and simulated participants)")
+    assert "neither a study of people nor a check against a truth" in md[2]
+    pooled = [r for r in _rows(tmp_path / "both" / "thresholds.csv") if r["group"] == "pooled"]
+    assert pooled and all(r["simulated_participants"] == "6" for r in pooled)
+    assert all(r["true_value"] == "" for r in pooled)  # no truth for a mix
+
+
+def test_real_data_have_no_banner_and_empty_truth_columns():
+    trials = pd.DataFrame({"participant": ["a", "a", "b"], "simulated": [0, 0, 0]})
+    kinds = session_kinds(trials, trials)
+    assert (kinds.kind, kinds.banner()) == ("real", None)
+    foreign = session_kinds(trials.drop(columns="simulated"), trials)  # another lab's table
+    assert foreign.kind == "real" and foreign.real_in == 2
+    row = {"measure": "psychometric", "group": "pooled", "level": 0.5, "condition": "all"}
+    assert math.isnan(row_truth(TruthPart(kinds), {**row, "stimulus": "ttft_ms"}, None))
+
+
+def test_session_kinds_count_each_kind_in_the_data_and_analysed():
+    trials = pd.DataFrame(
+        {"participant": ["r1", "r2", "s1", "s2", "s3"], "simulated": [0, 0, 1, 1, 1]}
+    )
+    kinds = session_kinds(trials, trials[trials["simulated"] == 0])
+    assert (kinds.kind, kinds.analysed_kind) == ("mixed", "real")
+    assert kinds.counts() == (
+        "2 real and 3 simulated participant(s) in the data; only the 2 real analysed"
+    )
+    assert kinds.banner().startswith("WARNING: MIXED DATA.")
+
+
+STORED = StoredTruth(
+    population={"threshold_ms": 800.0, "width_log": 1.6, "guess": 0.02, "lapse": 0.05},
+    pooled_ms={"ttft_ms": {0.25: 500.0, 0.5: 800.0, 0.75: 1250.0}},
+    rating_ms={"speed": {0.5: 560.0}},
+    own_threshold_ms={"SIM-1": 640.0},
+)
+PART = TruthPart(SessionKinds(simulated_in=1, simulated_kept=1), STORED)
+
+
+def _row(**kw):
+    base = {"measure": "psychometric", "stimulus": "ttft_ms", "group": "pooled", "level": 0.5}
+    return {**base, "condition": "all", "estimand": "population", **kw}
+
+
+@pytest.mark.parametrize(
+    ("row", "expected"),
+    [
+        (_row(level=0.25), 500.0),  # the population's pooled point, as stored
+        (_row(estimand="median-person", level=0.75), pf.threshold_ms(0.75, 800.0, 1.6)),
+        (
+            _row(group="SIM-1", estimand="this participant", level=0.25),
+            pf.threshold_ms(0.25, 640.0, 1.6),
+        ),
+        (  # an adaptive procedure targets P(too slow): guess and lapse included
+            _row(measure="adaptive", group="SIM-1", estimand="this session", level=0.6),
+            pf.threshold_ms_at_psi(0.6, 640.0, 1.6, 0.02, 0.05),
+        ),
+        (_row(measure="rating"), 560.0),
+        (_row(measure="abandonment", level=0.1), math.nan),  # no truth stored
+        (_row(condition="indicator=1"), math.nan),  # a curve per condition: none stored
+        (_row(stimulus="itl_ms"), math.nan),  # not the cue the truth is about
+    ],
+)
+def test_each_row_gets_the_truth_of_what_it_estimates(row, expected):
+    got = row_truth(PART, row, "speed")
+    assert (math.isnan(got) and math.isnan(expected)) or got == pytest.approx(expected)
+
+
+def test_with_two_cues_no_stored_value_is_the_pooled_curves_truth():
+    two = StoredTruth(STORED.population, {**STORED.pooled_ms, "median_gap_ms": {0.5: 70.0}}, {})
+    part = TruthPart(PART.kinds, two)
+    assert math.isnan(row_truth(part, _row(), None))
+
+
+def test_covers_needs_a_truth_and_an_interval():
+    assert covers(800.0, 700.0, 900.0) is True and covers(950.0, 700.0, 900.0) is False
+    assert covers(800.0, math.nan, math.nan) is None and covers(math.nan, 1.0, 2.0) is None
+
+
+def test_sessions_simulated_under_several_truths_are_not_compared():
+    trials = pd.DataFrame({"participant": ["s1", "s2"], "simulated": [1, 1]})
+    sessions = pd.DataFrame(
+        {
+            "participant": ["s1", "s2"],
+            "env_simulated_truth_population_threshold_ms": [800.0, 1200.0],
+            "env_simulated_truth_pooled_thresholds_ms_ttft_ms_0.5": [800.0, 1200.0],
+        }
+    )
+    data = SimpleNamespace(table=SimpleNamespace(trials=trials, sessions=sessions), kept=trials)
+    part = truth_part(data)
+    assert part.truth is None and "2 different truths" in part.no_truth
+    one = truth_part(
+        SimpleNamespace(table=SimpleNamespace(trials=trials, sessions=sessions[:1]), kept=trials)
+    )
+    assert one.truth is not None and one.truth.pooled_ms == {"ttft_ms": {0.5: 800.0}}
