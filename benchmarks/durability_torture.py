@@ -501,7 +501,7 @@ class Torture:
                     self.tally.reader_kills += 1
             status = proc.wait()
             self.tally.reader_runs[f"{what}:{status}"] += 1
-            if not kill and status != 0 and not (what == "report" and self._too_few(err_path)):
+            if not kill and status != 0 and not self._nothing_yet(err_path):
                 text = err_path.read_text(errors="replace")[-1500:]
                 self.violation(f"reader {what} exited {status} while writers ran:\n{text}")
 
@@ -511,10 +511,10 @@ class Torture:
             proc.wait(timeout=seconds)
 
     @staticmethod
-    def _too_few(err_path: Path) -> bool:
-        """A report on a database with no finished trials yet refuses, rightly."""
-        text = err_path.read_text(errors="replace")
-        return "no trials" in text or "no completed" in text or "nothing to report" in text
+    def _nothing_yet(err_path: Path) -> bool:
+        """A reader of a database that holds only invitations so far (the web host's codes
+        are made first) refuses, rightly: no study is registered until a session starts."""
+        return "no study registered yet" in err_path.read_text(errors="replace")
 
     # -- one round ----------------------------------------------------------------------------
     def round(self, round_no: int) -> None:
