@@ -25,7 +25,8 @@ from typing import Any, TextIO
 from uxlab.tui.paint_probe import FlushTimedLinuxDriver
 
 HANGUP_GRACE_S = 0.5
-"""How long after a failed read the app is told the terminal is gone (SIGHUP comes first)."""
+"""How long after a failed read or write the app is told the terminal is gone (SIGHUP, when
+one comes, comes first)."""
 
 
 class _HangupSafeFile:
