@@ -94,6 +94,8 @@ def test_two_participants_flag_extrapolations_and_give_no_verdict(tmp_path):
     ]
     assert pooled.set_index("level").loc[0.5, "extrapolated"]
     assert pooled["ci_low"].isna().all()  # no population interval with 2 people
+    abandonment = table[table.measure == "abandonment"]  # trials treated as independent
+    assert not abandonment.empty and (abandonment.estimand == "these participants").all()
     assert set(data.references["verdict"]) & {"inside", "below", "above"} == set()
     md = paths["markdown"].read_text(encoding="utf-8")
     summary = md[md.index("## Summary") : md.index("## The study")]
@@ -115,6 +117,9 @@ def test_a_cohort_above_the_minimum_still_gets_verdicts(tmp_path):
     judged = data.references[data.references["verdict"].isin(["inside", "below", "above"])]
     assert (judged["n_participants"] == n).all()
     assert not data.skipped
+    table = pd.read_csv(write_report(data, tmp_path / "out")["thresholds"], dtype={"group": str})
+    abandonment = table[table.measure == "abandonment"]  # participant-clustered intervals
+    assert not abandonment.empty and (abandonment.estimand == "population").all()
 
 
 @pytest.mark.slow

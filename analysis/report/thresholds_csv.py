@@ -67,6 +67,9 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
             )
     if data.survival is not None and not data.survival.times.empty:
         t = data.survival.times.rename(columns={"share": "level"})
+        # below the clustered minimum the AFT interval treats trials as independent: it
+        # describes these participants, not a population they were drawn from
+        clustered = bool(getattr(data.survival.aft, "clustered_", True))
         for r in t.itertuples():
             add(
                 "abandonment",
@@ -75,7 +78,7 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
                 r.condition,
                 r.n_trials,
                 rng=tuple(getattr(r, w) for w in WAITED),
-                what="population",
+                what="population" if clustered else "these participants",
             )
     if data.ratings is not None and data.ratings.population is not None:
         rated = rated_range(data, data.ratings.column)
