@@ -34,10 +34,10 @@ guess and lapse refitted there, if that is wider: `profile_width`) widens each i
 the union of both (a one-point version of Wichmann & Hill's 2001b sensitivity analysis):
 the bootstrap from the MLE alone under-covered (0.88-0.93) because small samples
 overestimate slopes, and so did its 84th percentile for people with ~5 trials per level
-(0.87-0.92: a near-step fit bootstraps into near-steps). Both bootstraps draw their datasets from the same
-uniforms (inverse-CDF sampling), so a sensitivity dataset is often one the main bootstrap
-already fitted, or close to one, and its refit starts there; identical datasets are fitted
-once (`batch_mle.refit`).
+(0.88-0.92: a near-step fit bootstraps into near-steps). Both bootstraps draw their
+datasets from the same uniforms (inverse-CDF sampling), so a sensitivity dataset is often
+one the main bootstrap already fitted, or close to one, and its refit starts there;
+identical datasets are fitted once (`batch_mle.refit`).
 Width penalty: every fit adds a half-Gaussian log-prior on ln w below the smallest level
 spacing (SD 0.5 in ln w; `batch_mle.Layout.width_penalty`), so separated data have a finite
 width and the bootstrap drawn from it is not one repeated step (an interval of zero width).
