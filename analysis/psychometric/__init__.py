@@ -28,13 +28,16 @@ default) or BCa intervals (jackknife acceleration over trials, or over blocks fo
 beta-binomial). Percentile is the default because it held its coverage across our recovery
 grid, while BCa under-covered (down to ~0.80) for steep observers whose threshold
 bootstrap distribution is lumpy (see benchmarks/psychometric_recovery.py). By default a
-second bootstrap from the MLE with a shallower width (its 84th bootstrap percentile) widens
-each interval to the union of both (a one-point version of Wichmann & Hill's 2001b
-sensitivity analysis): the bootstrap from the MLE alone under-covered (0.88-0.93) because
-small samples overestimate slopes. Both bootstraps draw their datasets from the same
-uniforms (inverse-CDF sampling), so a sensitivity dataset is often one the main bootstrap
-already fitted, or close to one, and its refit starts there; identical datasets are fitted
-once (`batch_mle.refit`).
+second bootstrap from the MLE with a shallower width (its 84th bootstrap percentile or, for a
+single curve, the widest width whose profile likelihood is within 0.5 of the maximum, m,
+guess and lapse refitted there, if that is wider: `profile_width`) widens each interval to
+the union of both (a one-point version of Wichmann & Hill's 2001b sensitivity analysis):
+the bootstrap from the MLE alone under-covered (0.88-0.93) because small samples
+overestimate slopes, and so did its 84th percentile for people with ~5 trials per level
+(0.88-0.92: a near-step fit bootstraps into near-steps). Both bootstraps draw their
+datasets from the same uniforms (inverse-CDF sampling), so a sensitivity dataset is often
+one the main bootstrap already fitted, or close to one, and its refit starts there;
+identical datasets are fitted once (`batch_mle.refit`).
 Width penalty: every fit adds a half-Gaussian log-prior on ln w below the smallest level
 spacing (SD 0.5 in ln w; `batch_mle.Layout.width_penalty`), so separated data have a finite
 width and the bootstrap drawn from it is not one repeated step (an interval of zero width).
@@ -43,7 +46,8 @@ finite: m within half the tested log range beyond either end; w from a quarter o
 smallest level spacing (at least 1/100 of the range) to 4 times the range.
 
 The package: `inputs` (checks, aggregation), `ml_fit` (parameter layout, starts, maximum
-likelihood), `resampling` (bootstraps, jackknife, intervals), `single` (PsychometricFitter),
+likelihood), `resampling` (bootstraps, jackknife, intervals), `profile_width` (the shallowest
+curve the data support), `single` (PsychometricFitter),
 `groups` (per-group fits, population threshold), `multi` (MultiConditionFitter).
 """
 

@@ -11,6 +11,7 @@ from scipy import stats
 from analysis.batch_mle import BOOT_TOLERANCES, Layout, maximise, refit
 from analysis.bootstrap import bca_interval, jackknife_acceleration, percentile_interval
 from analysis.psychometric.ml_fit import _deviance
+from analysis.psychometric.profile_width import shallowest_supported
 
 MAIN_TOLERANCES = {"tol": 1e-9, "decrement_tol": 1e-6}
 
@@ -118,7 +119,7 @@ def _run_engine(
     sens_theta = np.empty((0, layout.n_params))
     if n_boot > 0 and sensitivity:
         known = (k_boot, boot_theta, boot_ll)
-        sens_theta = _sensitivity_bootstrap(layout, theta, known, n, uniforms)
+        sens_theta = _sensitivity_bootstrap(layout, theta, known, k, n, uniforms)
     jack_theta = np.empty((0, layout.n_params))
     weights = np.empty(0)
     if need_jackknife:
@@ -142,14 +143,19 @@ def _run_engine(
     )
 
 
-def _sensitivity_bootstrap(layout, theta, known, n, uniforms) -> np.ndarray:
+def _sensitivity_bootstrap(layout, theta, known, k, n, uniforms) -> np.ndarray:
     """Refits of B datasets drawn from the MLE made shallower: every condition's w set to the
-    84th percentile of its bootstrap distribution (one SD up).
+    84th percentile of its bootstrap distribution (one SD up) or, with one condition, the
+    shallowest fit the likelihood supports at one SD (`profile_width.shallowest_supported`:
+    m, guess and lapse refitted there) when that is shallower still.
 
     Wichmann & Hill (2001b) showed that a parametric bootstrap from the MLE alone gives
     intervals that are too narrow when the fitted slope is steeper than the truth (small
     samples overestimate slopes); they bootstrap again from parameter sets around the MLE
-    and keep the widest interval. This is the one-sided, one-point version of that.
+    and keep the widest interval. This is the one-sided, one-point version of that. The
+    84th bootstrap percentile alone conditions on the fit: a near-step fitted from a few
+    answers bootstraps into near-steps, so its "one SD up" stays a step; the profile
+    likelihood does not (see `analysis.psychometric.profile_width`).
     known = (k_boot, boot_theta, boot_ll) of the main bootstrap: a dataset drawn again
     takes its fit from there.
     """
@@ -159,6 +165,10 @@ def _sensitivity_bootstrap(layout, theta, known, n, uniforms) -> np.ndarray:
         column = boot_theta[:, pos]
         if np.any(np.isfinite(column)):
             shallow[pos] = max(theta[pos], float(np.nanquantile(column, 0.84)))
+    if layout.idx.shape[0] == 1 and layout.idx[0, 1] >= 0:
+        supported = shallowest_supported(layout, theta, k, n)
+        if supported[layout.idx[0, 1]] > shallow[layout.idx[0, 1]]:
+            shallow = supported
     k_sens = _simulate(layout, shallow, n, uniforms)
     # each refit starts from the main bootstrap's fit of its coupled dataset
     starts = np.where(np.isfinite(boot_theta).all(axis=1)[:, None], boot_theta, theta)

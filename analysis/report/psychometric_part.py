@@ -93,7 +93,7 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
                 part.failed[pid] = "fewer than 3 stimulus levels"
                 continue
             try:
-                part.per_participant[pid] = PsychometricFitter().fit_trials(
+                part.per_participant[pid] = fit_participant(
                     sub["_x"].to_numpy(),
                     sub["_y"].to_numpy(),
                     n_boot=opts.n_boot,
@@ -107,6 +107,14 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
             print(file=sys.stderr)
     _set_estimand(data, part, n_people)
     return part
+
+
+def fit_participant(x: np.ndarray, y: np.ndarray, *, n_boot: int, seed: int) -> Any:
+    """One participant's own psychometric fit (a `PsychometricFitter`) of their trials:
+    stimulus `x` (ms) and judgement `y` (1 = yes)."""
+    from analysis.psychometric import PsychometricFitter
+
+    return PsychometricFitter().fit_trials(x, y, n_boot=n_boot, seed=seed)
 
 
 def median_person_thresholds(
@@ -453,7 +461,8 @@ def _per_participant_blocks(data, p) -> list:
             Table(
                 shown,
                 "Per participant: 50% threshold with 95% CI (parametric bootstrap of the "
-                f"person's own trials); {len(flagged)} of {len(people)} flagged (a curve "
+                "person's own trials, widened by a second one from the shallowest curve "
+                f"their answers support); {len(flagged)} of {len(people)} flagged (a curve "
                 "running the other way, a pooled threshold outside the person's interval, "
                 "an extrapolated estimate or a degenerate interval)"
                 + ("" if shown is people else "; only the flagged shown, all in thresholds.csv"),
