@@ -61,3 +61,29 @@ def test_requests_walk_the_participant_trial_list():
 def test_serve_option_errors(argv, message, capsys):
     assert main(["serve", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_attention_checks_are_served_as_their_text_and_marked():
+    study = load_study(QUICKSTART)
+    trials = design_trials(study, "p-test", 2)
+    checks = [t for t in trials if t.attention is not None]
+    assert checks, "the quickstart has attention checks"
+    config = ServeConfig(
+        list(study.corpus.recordings),
+        lambda r, s: r,
+        picker=study_picker(study, trials),
+        clock=VirtualClock(),
+    )
+    with serve_in_thread(build_app(config)) as base, httpx.Client(base_url=base) as http:
+        for trial in trials[: checks[0].index + 1]:
+            r = http.post(
+                "/v1/chat/completions",
+                json={"model": "m", "messages": [{"role": "user", "content": "anything"}]},
+            )
+            assert r.status_code == 200
+            is_check = trial.attention is not None
+            assert r.headers["x-uxlab-attention-check"] == ("1" if is_check else "0")
+            if is_check:
+                assert r.headers["x-uxlab-replay-id"] == "attention-check"
+                text = r.json()["choices"][0]["message"]["content"]
+                assert text == trial_schedule(study, trial).text and text.strip()

@@ -11,6 +11,7 @@ import json
 import socket
 import sqlite3
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -225,4 +226,34 @@ def test_a_session_running_in_a_live_process_is_not_deleted_under_it(db, capsys)
         runner.wait()
     code, _, err = exits(["withdraw", db, "--participant", WITHDRAWN, "--yes"], capsys)
     assert code == EXIT_OK, err  # the holder is gone: its lease is stale
+    assert not sessions_of(db, WITHDRAWN)
+
+
+def test_a_session_live_on_another_host_is_not_deleted_until_it_is_stale(db, capsys):
+    """A shared store: a lease of another machine's process counts while the session was
+    active within the study's stale_after_min (120 min by default), as for resuming."""
+    (session_id,) = sessions_of(db, WITHDRAWN)
+    now = time.time()
+    conn = sqlite3.connect(db)
+    conn.execute(CREATE_LEASES)
+    conn.execute(
+        "INSERT INTO session_leases VALUES (?, 'lab-pc-2', 4242, NULL, '2026-12-03T00:00:00', ?)",
+        (session_id, now - 600.0),
+    )
+    conn.execute(
+        "UPDATE sessions SET last_seen_s = ? WHERE session_id = ?", (now - 60.0, session_id)
+    )
+    conn.commit()
+    code, _, err = exits(["withdraw", db, "--participant", WITHDRAWN, "--yes"], capsys)
+    assert code == EXIT_INPUT
+    assert f"session {session_id} is live on another host (lab-pc-2, process 4242" in err
+    assert "counts as ended after 120 min without activity" in err
+    assert sessions_of(db, WITHDRAWN) == {session_id}
+    conn.execute(  # idle for longer than the stale time: the lease no longer counts
+        "UPDATE sessions SET last_seen_s = ? WHERE session_id = ?", (now - 121 * 60.0, session_id)
+    )
+    conn.commit()
+    conn.close()
+    code, _, err = exits(["withdraw", db, "--participant", WITHDRAWN, "--yes"], capsys)
+    assert code == EXIT_OK, err
     assert not sessions_of(db, WITHDRAWN)

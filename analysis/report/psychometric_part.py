@@ -265,7 +265,10 @@ def psychometric_part(data: ReportData, column: str) -> PsychometricPart | None:
 
 
 def _progress_bar(done: int, total: int, label: str, width: int = 30) -> None:
-    """One self-overwriting line on stderr: `[#######.......]  57/200 participant fits`."""
+    """One self-overwriting line on stderr: `[#######.......]  57/200 participant fits`;
+    into a file or pipe (a log), only the finished count, not every redraw."""
+    if not sys.stderr.isatty() and done < total:
+        return
     filled = int(width * done / max(total, 1))
     bar = "#" * filled + "." * (width - filled)
     print(f"\r  [{bar}] {done:>{len(str(total))}}/{total} {label}", end="", file=sys.stderr)

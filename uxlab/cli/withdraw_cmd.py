@@ -19,8 +19,12 @@ import difflib
 import sqlite3
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from uxlab.store.dialect import database_arg, db_name
+
+if TYPE_CHECKING:
+    from uxlab.store import Store
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -71,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
                     f"participant id would be {who}); nothing was deleted"
                 )
             raise CliError(_unknown(db, who, known))
-        busy = _live_session(store.conn, who)
+        busy = _live_session(store, who)
         if busy:
             raise CliError(f"--participant {who}: {busy}; nothing was deleted")
         planned = _counts(store.conn, who)
@@ -152,32 +156,49 @@ def _has_invitations(conn: sqlite3.Connection) -> bool:
     )
 
 
-def _live_session(conn: sqlite3.Connection, who: str) -> str | None:
-    """What says a process on this host still runs one of `who`'s sessions, or None.
+def _live_session(store: Store, who: str) -> str | None:
+    """What says a live process still runs one of `who`'s sessions, or None: the same rule
+    as resuming (`uxlab.store.lease.live_holder`). On this host its process must be alive;
+    on another host (a shared PostgreSQL store) the session counts as live until it was idle
+    for its study's `stale_after_min`. (Deleting under it would fail its next commit.)"""
+    from uxlab.store import lease
 
-    (Deleting under it would fail its next commit; a lease of a process that is gone is
-    stale and does not count. A lease held on another host is not checked.)
-    """
-    import socket
-
-    from uxlab.store.lease import Holder, process_alive
-
-    if not conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session_leases'"
-    ).fetchone():
-        return None
-    here = socket.gethostname()
-    for session_id, host, pid, pid_started in conn.execute(
-        "SELECT l.session_id, l.host, l.pid, l.pid_started FROM session_leases l "
-        "JOIN sessions s ON s.session_id = l.session_id WHERE s.participant = ?",
+    rows = store.conn.execute(
+        "SELECT s.session_id, st.text FROM sessions s "
+        "JOIN studies st ON st.sha256 = s.study_sha256 WHERE s.participant = ?",
         (who,),
-    ):
-        if host == here and process_alive(Holder(host, pid, pid_started)):
+    ).fetchall()
+    for session_id, study_text in rows:
+        stale_s = _stale_after_min(study_text) * 60.0
+        held = lease.holders(store.conn, [session_id], store.clock(), stale_s).get(session_id)
+        if held is None:
+            continue
+        if not held.other_host:
             return (
-                f"session {session_id} is running now (process {pid} on {host}); "
+                f"session {session_id} is running now (process {held.pid} on {held.host}); "
                 "withdraw after it ends or is stopped"
             )
+        return (
+            f"session {session_id} is live on another host ({held.host}, process {held.pid}, "
+            f"last active {held.idle_s / 60.0:.0f} min ago; it counts as ended after "
+            f"{held.stale_after_s / 60.0:.0f} min without activity); withdraw after it ends "
+            "or is stopped there"
+        )
     return None
+
+
+def _stale_after_min(study_text: str) -> float:
+    """The study's `[counterbalance] stale_after_min`, read from the text stored with it."""
+    import tomllib
+
+    from uxlab.study.spec import Counterbalance
+
+    default = Counterbalance().stale_after_min
+    try:
+        value = tomllib.loads(study_text).get("counterbalance", {}).get("stale_after_min")
+    except (tomllib.TOMLDecodeError, AttributeError):
+        return default
+    return float(value) if isinstance(value, (int, float)) and value > 0 else default
 
 
 def _participant_ids(conn: sqlite3.Connection, invited: bool) -> list[str]:

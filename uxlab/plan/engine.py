@@ -281,7 +281,10 @@ def run_plan(
 
 
 def progress_line(done: int, total: int, seconds: float, cells: int, width: int = 30) -> None:
-    """`[#########.....]  60/200 simulated studies in each of 48 cells, 21 s` on stderr."""
+    """`[#########.....]  60/200 simulated studies in each of 48 cells, 21 s` on stderr;
+    into a file or pipe (a log), only the finished count, not every redraw."""
+    if not sys.stderr.isatty() and done < total:
+        return
     filled = int(width * done / max(total, 1))
     bar = "#" * filled + "." * (width - filled)
     end = "\n" if done >= total else ""

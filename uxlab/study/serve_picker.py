@@ -62,6 +62,9 @@ def _trial_pick(study: Study, trial: Trial) -> Pick:
         "trial-index": str(trial.index),
         "condition": trial.condition_id,
         "practice": "1" if trial.practice else "0",
+        # the check's own text is streamed (as `uxlab run` shows it); the UI under test
+        # must know to ask its question and not count it as a stimulus
+        "attention-check": "1" if trial.attention is not None else "0",
     }
     replay_id = trial.replay_id or "attention-check"
     return Pick(trial_schedule(study, trial), trial.seed, replay_id, labels)

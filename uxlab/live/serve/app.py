@@ -42,6 +42,7 @@ _EXPOSED_HEADERS = [
     "x-uxlab-trial-index",
     "x-uxlab-condition",
     "x-uxlab-practice",
+    "x-uxlab-attention-check",
     "x-uxlab-profile",
 ]
 """Response headers a browser page may read (CORS)."""
