@@ -27,10 +27,19 @@
   The psychometric engine's pooled fit (`acceptability_threshold`, guess and lapse fixed
   at 0, `RATING_FIT`: a rating has no chance floor, and a free lapse moves the 50% point)
   remains for a single curve over all trials.
+* Separated ratings (`RatingSeparation`): when every acceptable rating lies at or below a
+  latency and every other rating at or above it (e.g. 3 levels: all acceptable at the
+  fastest, none at the slowest, both only at the middle one), the logit's slope has no
+  finite maximum: the fit steepens until the optimiser stops, every participant resample
+  separates the same way, and the "interval" is a sliver around the middle level (quickstart
+  design, 8 simulated people: 9 of 146 studies separated, their 95% intervals covered the
+  truth at 0-11%, the others at 93-95%; `benchmarks/rating_recovery.py`). Then no threshold
+  and no interval are given (NaN), and the separation says which levels bracket it.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -276,6 +285,73 @@ def _expit(x):
     return 0.5 * (1.0 + np.tanh(0.5 * x))
 
 
+@dataclass(frozen=True)
+class RatingSeparation:
+    """Ratings the latency separates: no acceptable rating above a latency at which (or
+    below which) an unacceptable one was given, so the logit's slope has no finite maximum.
+
+    `levels` holds (latency ms, share of ratings below acceptable, ratings) per level,
+    pooled over participants; at most one level has both kinds of rating.
+    """
+
+    levels: tuple[tuple[float, float, int], ...]
+
+    @property
+    def all_acceptable_ms(self) -> float | None:
+        """The slowest level where every rating was acceptable (None: not even the fastest)."""
+        ok = [x for x, share, _ in self.levels if share == 0.0]
+        return max(ok) if ok else None
+
+    @property
+    def none_acceptable_ms(self) -> float | None:
+        """The fastest level where no rating was acceptable (None: not even the slowest)."""
+        bad = [x for x, share, _ in self.levels if share == 1.0]
+        return min(bad) if bad else None
+
+    def describe(self, acceptable_at: float, stimulus: str) -> str:
+        """One sentence for the report: what separates, and which levels bracket it."""
+        ok, bad = self.all_acceptable_ms, self.none_acceptable_ms
+        parts = []
+        if ok is not None:
+            parts.append(f"every rating at or below {ok:,.0f} ms was {acceptable_at:g} or better")
+        if bad is not None:
+            parts.append(f"every rating at or above {bad:,.0f} ms was below {acceptable_at:g}")
+        mixed = [(x, share, n) for x, share, n in self.levels if 0.0 < share < 1.0]
+        both = "".join(
+            f"; only at {x:,.0f} ms were both given ({share:.0%} of {n} below {acceptable_at:g})"
+            for x, share, n in mixed
+        )
+        low = f"{ok:,.0f} ms" if ok is not None else "below the fastest level"
+        high = f"{bad:,.0f} ms" if bad is not None else "above the slowest level"
+        return (
+            f"The ratings separate by {stimulus}: {' and '.join(parts)}{both}. A logit has "
+            "no finite slope for such data (its fit steepens without end, and every "
+            "resample of participants separates too, so its interval would be a sliver "
+            "around the level where both were given): no threshold and no interval are "
+            f"given. Testing levels between {low} and {high} would place the 25 / 50 / 75% "
+            "points."
+        )
+
+
+def acceptable_separation(latency_ms, acceptable) -> RatingSeparation | None:
+    """The separation of trials (latency in ms, 1 = acceptable, 0 = not), pooled by latency,
+    or None when acceptable and unacceptable ratings overlap in latency."""
+    x = np.asarray(latency_ms, dtype=float)
+    y = np.asarray(acceptable, dtype=float)
+    some_ok, some_bad = x[y == 1], x[y == 0]
+    if not (some_ok.size and some_bad.size and some_ok.max() <= some_bad.min()):
+        return None
+    levels, at = np.unique(x, return_inverse=True)
+    k = np.bincount(at, weights=y, minlength=levels.size)
+    n = np.bincount(at, minlength=levels.size)
+    return RatingSeparation(
+        tuple(
+            (float(lv), float(1.0 - kk / nn), int(nn))
+            for lv, kk, nn in zip(levels, k, n, strict=True)
+        )
+    )
+
+
 @dataclass
 class MixedAcceptabilityFit:
     """logit P(acceptable) = a + b * ln(latency ms) + s * z, z ~ N(0, 1) per participant.
@@ -283,6 +359,8 @@ class MixedAcceptabilityFit:
     `b` is per ln ms (negative when ratings fall with latency), `s` the SD of the person
     effect in log-odds; `boot` holds one (a, b, s) row per participant resample (NaN rows:
     refits that did not converge). `n_trials_`, `n_participants_` count what was fitted.
+    `separation`: set when the ratings separate by latency (`RatingSeparation`); then
+    (a, b, s) are where the optimiser stopped, not estimates, and no threshold is given.
     """
 
     a: float
@@ -292,6 +370,7 @@ class MixedAcceptabilityFit:
     boot: np.ndarray
     n_trials_: int
     n_participants_: int
+    separation: RatingSeparation | None = None
 
     def population_share(self, latency_ms) -> np.ndarray:
         """P(acceptable) in the population (marginal over the person effect)."""
@@ -303,15 +382,21 @@ class MixedAcceptabilityFit:
 
         At 0.5 this is also the median person's own 50% point (the person effect is
         symmetric); at other levels it is the population's, flatter than one person's.
-        NaN when ratings do not fall with latency.
+        NaN when ratings do not fall with latency, or separate by it (`separation`).
         """
+        if self.separation is not None:
+            return math.nan
         return float(_thresholds_ms(np.array([[self.a, self.b, self.s]]), level)[0])
 
     def thresholds(self, levels=(0.25, 0.5, 0.75), alpha: float = 0.05) -> pd.DataFrame:
-        """level, estimate, ci_low, ci_high (participant-resampling percentiles), counts."""
+        """level, estimate, ci_low, ci_high (participant-resampling percentiles), counts;
+        NaN estimates and intervals when the ratings separate by latency (`separation`)."""
         rows = []
         estimates = _thresholds_ms_at(np.array([[self.a, self.b, self.s]]), levels)[0]
         boots = _thresholds_ms_at(self.boot, levels)
+        if self.separation is not None:
+            estimates = np.full(len(levels), np.nan)
+            boots = np.full((0, len(levels)), np.nan)
         for j, level in enumerate(levels):
             boot = boots[:, j][np.isfinite(boots[:, j])]
             low, high = (
@@ -603,16 +688,22 @@ def fit_mixed_acceptability(
     Rows without a rating (abandoned trials) or without a positive stimulus are left out.
     The intervals come from resampling participants: `n_boot` refits with each person
     weighted by how often the resample drew them, all solved together from the estimate.
+    Ratings that separate by latency get no threshold (`MixedAcceptabilityFit.separation`;
+    no resamples are drawn: every one would separate too).
     """
-    person, u, k, n = _acceptable_cells(trials, rating, stimulus, acceptable_at, participant)
-    return _fit_mixed_cells(person, u, k, n, n_boot, seed)
+    df = _acceptable_rows(trials, rating, stimulus, acceptable_at)
+    separation = acceptable_separation(df[stimulus], df["_acceptable"])
+    person, u, k, n = _cells(df, "_acceptable", stimulus, participant)
+    fit = _fit_mixed_cells(person, u, k, n, 0 if separation else n_boot, seed)
+    fit.separation = separation
+    return fit
 
 
-def _acceptable_cells(
-    trials: pd.DataFrame, rating: str, stimulus: str, acceptable_at: float, participant: str
-):
-    """`_cells` of "rating >= acceptable_at" (rows with a rating and a positive stimulus),
-    or ValueError when the model has nothing to fit."""
+def _acceptable_rows(
+    trials: pd.DataFrame, rating: str, stimulus: str, acceptable_at: float
+) -> pd.DataFrame:
+    """Rows with a rating and a positive stimulus, with `_acceptable` (1 / 0), or
+    ValueError when the model has nothing to fit."""
     df = trials.dropna(subset=[rating, stimulus])
     df = df[df[stimulus] > 0]
     df = df.assign(_acceptable=acceptable_binary(df[rating], acceptable_at))
@@ -621,6 +712,15 @@ def _acceptable_cells(
             f"{rating}: need ratings on both sides of {acceptable_at:g} at 2+ levels of "
             f"{stimulus} for a threshold"
         )
+    return df
+
+
+def _acceptable_cells(
+    trials: pd.DataFrame, rating: str, stimulus: str, acceptable_at: float, participant: str
+):
+    """`_cells` of "rating >= acceptable_at" (rows with a rating and a positive stimulus),
+    or ValueError when the model has nothing to fit."""
+    df = _acceptable_rows(trials, rating, stimulus, acceptable_at)
     return _cells(df, "_acceptable", stimulus, participant)
 
 

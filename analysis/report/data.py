@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.exclusions import ExclusionResult, ExclusionRules
-from analysis.ratings import OrdinalLatencyFitter
+from analysis.ratings import OrdinalLatencyFitter, RatingSeparation
 from analysis.survival import AbandonmentAFTFitter
 from analysis.trial_table import TrialTable
 
@@ -136,6 +136,8 @@ class RatingPart:
     ordinal_error: str | None
     population: pd.DataFrame | None
     n_unrated_abandoned: int = 0
+    separation: RatingSeparation | None = None
+    """Set when the ratings separate by latency: `population` then has no estimates."""
 
 
 @dataclass

@@ -82,12 +82,13 @@ def ratings_part(data: ReportData, column: str) -> RatingPart | None:
             + " The model is fitted with its own covariance (trials treated as independent)."
         )
     binary = df.assign(_x=df[stim].astype(float), _y=acceptable_binary(df[column], acceptable))
-    population = None
+    population, separation = None, None
     varied = 0 < binary["_y"].mean() < 1 and binary["_x"].nunique() >= 3
     if varied and enough("mixed_rating", n_people):  # participant effects: analysis.ratings
-        population = fit_mixed_acceptability(
+        fit = fit_mixed_acceptability(
             df, column, stim, acceptable, n_boot=opts.n_boot, seed=opts.seed
-        ).thresholds()
+        )
+        population, separation = fit.thresholds(), fit.separation
     elif varied:
         data.skipped.append(skipped_line("mixed_rating", n_people))
     unrated = 0
@@ -103,6 +104,7 @@ def ratings_part(data: ReportData, column: str) -> RatingPart | None:
         error,
         population,
         unrated,
+        separation,
     )
 
 
@@ -205,6 +207,10 @@ def _population_blocks(data, r) -> list:
     """The acceptable-rating thresholds with participant effects."""
     blocks: list = []
     stim = data.stimulus
+    separation = getattr(r, "separation", None)
+    if separation is not None:  # no finite slope: no thresholds to tabulate
+        blocks.append(Para(separation.describe(r.acceptable_at, stim), "note"))
+        return blocks
     if r.population is not None:
         rated = rated_range(data, r.column)
         pop_rows = r.population.copy()

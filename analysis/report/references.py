@@ -218,6 +218,8 @@ def compare_figures(
                     "{:,.0f} ms [{}, {}]".format(est, *ci_ends(ci_lo, ci_hi, rng))
                     if has_ci
                     else f"{est:,.0f} ms (no population interval)"
+                    if np.isfinite(est)
+                    else "no estimate"
                 ),
                 verdict=verdict(lo, hi, ci_lo, ci_hi, which),
             )

@@ -38,6 +38,8 @@ def reference_comparison(data: ReportData) -> pd.DataFrame | None:
     for key, m in measured.items():  # abandonment: beyond the longest wait observed
         if key.startswith("abandonment") and m.extrapolated:
             withheld[key] = "the estimate lies beyond the longest wait observed"
+    if data.ratings is not None and data.ratings.separation is not None:
+        withheld[f"rating:{data.stimulus}:0.5"] = "the ratings separate by latency: no threshold"
     figures = load_reference_figures()
     if data.stimulus not in {f.stimulus for f in figures if f.stimulus}:
         data.notes.append(

@@ -293,7 +293,18 @@ def _rating_sentences(data) -> list[str]:
             if t.iloc[-1] < t.iloc[0]
             else f"Mean ratings of {r.column} did not fall with {stim}."
         )
-        if r.population is not None:
+        if r.separation is not None:
+            ok, bad = r.separation.all_acceptable_ms, r.separation.none_acceptable_ms
+            ends = [
+                *([f"all {r.acceptable_at:g} or better at {ms(ok)}"] if ok is not None else []),
+                *([f"none at {ms(bad)}"] if bad is not None else []),
+            ]
+            out.append(
+                f"Where a rating of {r.acceptable_at:g} or better becomes less likely than not "
+                f"cannot be estimated: the ratings separate by {stim} ({', '.join(ends)}; "
+                "see the ratings section)."
+            )
+        elif r.population is not None:
             mid = r.population.set_index("level").loc[0.5]
             rated = data.kept.dropna(subset=[r.column])[stim].astype(float)
             if estimate_flags(

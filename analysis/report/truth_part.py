@@ -358,7 +358,8 @@ def comparison_text(data: Any) -> str:
         said = {True: "yes", False: "NO"}.get(r.covers, "–")
         if r.covers is None:
             ci = "no interval"
-        out.append(f"{name:<{width}} {r.true:7.0f} {r.estimate:14.0f}   {ci:<17} {said}")
+        estimate = f"{r.estimate:14.0f}" if math.isfinite(r.estimate) else f"{'–':>14}"
+        out.append(f"{name:<{width}} {r.true:7.0f} {estimate}   {ci:<17} {said}")
     out += lines
     if (table["estimate of"] == "rating acceptable").any():
         out.append(RATING_TRUTH_NOTE)

@@ -424,6 +424,10 @@ def _print_summary(data) -> None:  # data: analysis.report.ReportData
         ]
         if len(row):
             r = row.iloc[0]
+            if r.estimate != r.estimate:  # NaN, e.g. ratings that separate by latency
+                why = "no estimate from these data: see the report"
+                print(f"  {measure:<13} 50% threshold     none  ({why})")
+                continue
             what = f" ({r.estimand})" if isinstance(r.get("estimand"), str) else ""
             if r.ci_low == r.ci_low:  # not NaN
                 interval = _threshold_interval(r, data.tested_range)
