@@ -18,16 +18,21 @@ from uxlab.study.stimulus import trial_schedule
 QUICKSTART = Path(__file__).resolve().parents[1] / "studies" / "quickstart.toml"
 
 
-def test_requests_walk_the_participant_trial_list():
-    study = load_study(QUICKSTART)
-    trials = design_trials(study, "p-test", 2)
-    # A virtual clock: answers come at once, the schedules are still the trials' own.
-    config = ServeConfig(
+def study_config(study, trials) -> ServeConfig:
+    """Serving the trial list on a virtual clock: answers come at once, the schedules are
+    still the trials' own."""
+    return ServeConfig(
         list(study.corpus.recordings),
         lambda r, s: r,
         picker=study_picker(study, trials),
         clock=VirtualClock(),
     )
+
+
+def test_requests_walk_the_participant_trial_list():
+    study = load_study(QUICKSTART)
+    trials = design_trials(study, "p-test", 2)
+    config = study_config(study, trials)
     with serve_in_thread(build_app(config)) as base, httpx.Client(base_url=base) as http:
         for trial in trials[:3]:
             r = http.post(
@@ -68,12 +73,7 @@ def test_attention_checks_are_served_as_their_text_and_marked():
     trials = design_trials(study, "p-test", 2)
     checks = [t for t in trials if t.attention is not None]
     assert checks, "the quickstart has attention checks"
-    config = ServeConfig(
-        list(study.corpus.recordings),
-        lambda r, s: r,
-        picker=study_picker(study, trials),
-        clock=VirtualClock(),
-    )
+    config = study_config(study, trials)
     with serve_in_thread(build_app(config)) as base, httpx.Client(base_url=base) as http:
         for trial in trials[: checks[0].index + 1]:
             r = http.post(

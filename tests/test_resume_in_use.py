@@ -16,9 +16,9 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
+from helpers.lease_holder import hold_session
 from helpers.pilot import wait_for, wait_screen
 from helpers.postgres import query
 from helpers.studies import tiny_study
@@ -30,23 +30,12 @@ from uxlab.tui.flow_screens import ConsentScreen, InstructionsScreen, Participan
 from uxlab.tui.resume_screen import ResumeScreen, session_line
 from uxlab.tui.study_app import StudyApp
 
-CHILD = Path(__file__).parent / "store_lease_child.py"
 STUDY = {"levels": "20", "repeats": 2, "practice": 0, "attention": False}
 
 
 def hold(db: Path | str, study_path: Path, participant: str) -> subprocess.Popen:
-    """A second process that starts (or resumes) the participant's session and holds it
-    until told `EXIT` on its stdin."""
-    child = subprocess.Popen(
-        [sys.executable, str(CHILD), str(db), str(study_path), participant],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    line = child.stdout.readline().split()
-    assert line[:1] == ["HOLD"], child.stderr.read()
-    return child
+    """A second process holding the participant's session until told `EXIT`."""
+    return hold_session(db, study_path, participant)[0]
 
 
 def killed_holder(db: Path | str, study_path: Path, participant: str) -> None:

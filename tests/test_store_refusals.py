@@ -14,6 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers.lease_holder import hold_session
 from helpers.postgres import query
 
 from uxlab.cli import main
@@ -22,7 +23,6 @@ from uxlab.study import load_study
 
 HERE = Path(__file__).parent
 GOOD = HERE / "data" / "bad_studies" / "good.toml"
-CHILD = HERE / "store_lease_child.py"
 
 
 def make_db(path: Path, n_trials: int = 4) -> Path:
@@ -154,16 +154,7 @@ def test_a_full_disk_at_open_is_named_as_such(tmp_path):
 
 
 def hold(db: Path, participant: str) -> tuple[subprocess.Popen, str]:
-    child = subprocess.Popen(
-        [sys.executable, str(CHILD), str(db), str(GOOD), participant],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    line = child.stdout.readline().split()
-    assert line[:1] == ["HOLD"], child.stderr.read()
-    return child, line[1]
+    return hold_session(db, GOOD, participant)
 
 
 def trial_rows(db: Path | str) -> list[tuple]:
