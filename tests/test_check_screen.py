@@ -5,7 +5,7 @@ answer asks it again on resume."""
 from __future__ import annotations
 
 import pandas as pd
-from helpers.pilot import do_trial, wait_for, wait_screen
+from helpers.pilot import asking, do_trial, wait_for, wait_screen
 from helpers.studies import tiny_study
 
 from uxlab.cli import main
@@ -49,6 +49,7 @@ async def test_the_check_is_its_own_screen_and_a_quit_asks_it_again(tmp_path):
         check = await up_to_the_check(pilot)
         assert str(check.query_one("#trial-header").render()) == "Attention check"
         assert "Please answer No" in str(check.query_one("#check-text").render())
+        await wait_for(pilot, lambda: asking(app))  # its panel is mounted after the screen
         panels = check.query(QuestionPanel)
         assert [p.question.id for p in panels] == ["acceptable"]  # only the check's question
         assert check.run.t0_ms is None and check.run.phase == "ready"  # nothing was sent
