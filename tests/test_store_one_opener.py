@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from uxlab.store import Store
-from uxlab.store.open_checks import open_read_only
+from uxlab.store.open_checks import is_sqlite_file, open_read_only
 
 CLOSE_ANOTHER_CONNECTION = """
 import sys
@@ -57,3 +57,25 @@ def test_a_read_only_reader_in_the_same_process_keeps_the_writer_s_locks(tmp_pat
         open_read_only(db).close()  # an export in the process that also writes
         _another_process_opens_and_closes(db)
         assert _wal(db).exists(), "another process took itself for the last connection"
+
+
+def test_asking_whether_a_file_is_sqlite_keeps_the_writer_s_locks(tmp_path):
+    db = tmp_path / "study.sqlite"
+    with Store.open(db):
+        assert is_sqlite_file(db)  # `uxlab report DATA` asks this of its input
+        _another_process_opens_and_closes(db)
+        assert _wal(db).exists(), "another process took itself for the last connection"
+
+
+def test_is_sqlite_file_tells_a_database_from_other_files(tmp_path):
+    csv, empty, damaged = tmp_path / "t.csv", tmp_path / "empty", tmp_path / "damaged"
+    csv.write_text("participant,outcome\nP1,completed\n", encoding="utf-8")
+    empty.touch()
+    damaged.write_bytes(b"SQLite format 3\x00" + b"\xff" * 200)
+    odd = tmp_path / "a ?#% name.sqlite"
+    with Store.open(odd):
+        pass
+    assert not is_sqlite_file(csv) and not is_sqlite_file(empty)
+    assert not is_sqlite_file(tmp_path)  # a folder
+    assert is_sqlite_file(damaged)  # its header says SQLite: the opener names the damage
+    assert is_sqlite_file(odd)

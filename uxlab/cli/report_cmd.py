@@ -230,10 +230,9 @@ def _not_a_trial_table(data: Path, participant_column: str = "participant") -> s
 
 
 def _is_sqlite(path: Path) -> bool:
-    if not path.is_file():
-        return False
-    with open(path, "rb") as fh:
-        return fh.read(16) == b"SQLite format 3\x00"
+    from uxlab.store.open_checks import is_sqlite_file
+
+    return is_sqlite_file(path)
 
 
 def _column_map(args: argparse.Namespace):
@@ -293,9 +292,10 @@ def _load_exported(db: Path | str, columns=None):
 def _has_trials_table(path: Path) -> bool:
     """True for a SQLite file holding the exported trial table (not a uxlab study database)."""
     import sqlite3
+    from contextlib import closing
 
     try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as con:
             cols = [r[1] for r in con.execute("PRAGMA table_info(trials)")]
     except sqlite3.DatabaseError:
         return False  # damaged: the store's exporter says so in one line

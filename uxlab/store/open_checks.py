@@ -89,6 +89,26 @@ def _starts_with_sqlite_header(path: Path) -> bool:
         return True  # unreadable now: let SQLite's own words stand
 
 
+def is_sqlite_file(path: Path) -> bool:
+    """Whether `path` is a SQLite file (a study database or an exported table), asked of SQLite
+    itself, so a database this process has open keeps its locks ("One opener")."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return False
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return True  # SQLite's own words come when it is opened for real
+    try:
+        conn.execute("PRAGMA schema_version").fetchone()
+    except sqlite3.DatabaseError as exc:
+        if getattr(exc, "sqlite_errorname", "") == "SQLITE_NOTADB":
+            return _starts_with_sqlite_header(path)  # a damaged database still says so
+        return True
+    finally:
+        conn.close()
+    return True
+
+
 def not_sqlite_message(path: Path) -> str:
     """One line for a file that is not SQLite at all."""
     return (
