@@ -146,3 +146,23 @@ def test_cli_export(db, tmp_path, capsys):
     assert (tmp_path / "cli" / "trials.csv").exists()
     assert main(["export", str(tmp_path / "nope.sqlite")]) == 2
     assert "no such database" in capsys.readouterr().err
+
+
+def test_concurrent_exports_into_one_folder_each_write_whole_files(db, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    export_db(db, tmp_path / "alone")
+    shared = tmp_path / "shared"
+    with ThreadPoolExecutor(4) as pool:  # each export renames its own temporary files
+        list(pool.map(lambda _: export_db(db, shared), range(8)))
+    for name in ("trials.csv", "events.csv", "sessions.csv", "study.json"):
+        assert (shared / name).read_bytes() == (tmp_path / "alone" / name).read_bytes()
+    assert not [p.name for p in shared.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_failed_export_leaves_no_temporary_file(db, tmp_path):
+    out = tmp_path / "out"
+    (out / "trials.csv").mkdir(parents=True)  # the final rename cannot replace a folder
+    with pytest.raises(OSError):
+        export_db(db, out)
+    assert not [p.name for p in out.iterdir() if p.name.endswith(".tmp")]

@@ -49,7 +49,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import secrets
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -120,20 +124,31 @@ def _record_export(db: str | Path, digests: dict[str, str], counts: dict[str, in
         store.close()
 
 
+@contextmanager
+def _replacing(path: Path) -> Iterator[Path]:
+    """A temporary file beside `path` to write, renamed over `path` when the block ends well and
+    removed when it does not. Its name is this export's own: two exports into one folder once
+    shared `<name>.tmp` and could write into one file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        yield tmp
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    with _replacing(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
 
 
 def _write_csv(
     path: Path, columns: list[str], rows: list[dict[str, Any]], raw_cells: bool = False
 ) -> None:
     """Spreadsheet-safe cells unless `raw_cells` (`analysis.spreadsheet_cells`)."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
     cells = ([("" if (v := row.get(c)) is None else v) for c in columns] for row in rows)
-    write_safe_csv(tmp, columns, cells, raw=raw_cells)
-    tmp.replace(path)
+    with _replacing(path) as tmp:
+        write_safe_csv(tmp, columns, cells, raw=raw_cells)
 
 
 def _write_parquet(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> None:
@@ -143,6 +158,5 @@ def _write_parquet(path: Path, columns: list[str], rows: list[dict[str, Any]]) -
     except ImportError:
         raise StoreError("--format parquet needs pyarrow: uv sync --extra parquet") from None
     table = pa.table({c: [row.get(c) for row in rows] for c in columns})
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    pq.write_table(table, tmp)
-    tmp.replace(path)
+    with _replacing(path) as tmp:
+        pq.write_table(table, tmp)
