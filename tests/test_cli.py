@@ -147,6 +147,36 @@ def test_a_real_internal_error_through_the_installed_command(tmp_path):
     assert len(proc.stderr.strip().splitlines()) <= 1
 
 
+CTRL_C_WHILE_LOADING = """
+import sys
+from uxlab.cli import main
+
+
+class CtrlC:  # the participant's Ctrl+C lands while the commands' modules are imported
+    def find_spec(self, name, path=None, target=None):
+        if name == "uxlab.cli.verify_cmd":
+            raise KeyboardInterrupt
+        return None
+
+
+sys.meta_path.insert(0, CtrlC())
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_ctrl_c_while_the_commands_load_exits_130_without_a_traceback(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run(
+        [sys.executable, "-c", CTRL_C_WHILE_LOADING, "verify", str(tmp_path / "x.sqlite")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert (proc.returncode, proc.stderr) == (130, "")
+
+
 def test_hints_run_as_typed_with_or_without_uxlab_on_path(tmp_path):
     scripts = tmp_path / "venv" / "bin"
     scripts.mkdir(parents=True)

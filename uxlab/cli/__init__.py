@@ -165,6 +165,13 @@ def _deepest_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -
 
 def main(argv: list[str] | None = None) -> int:
     """Run `uxlab ARGV`; returns the exit status (see the module docstring)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # Ctrl+C while the commands' modules load: no traceback
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args, extras = parser.parse_known_args(argv)
     if extras:
