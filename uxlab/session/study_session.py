@@ -391,7 +391,15 @@ class StudySession:
     # -- the end -----------------------------------------------------------------------------
     @property
     def end_questions(self) -> list[Question]:
-        return list(self.study.end_questions)
+        """The end-of-study questions still to ask: those answered before a crash (stored,
+        the session not yet marked completed) are not asked again."""
+        answered = self.store.answered_end_questions(self.session)
+        return [q for q in self.study.end_questions if q.id not in answered]
+
+    def save_end_answers(self, responses: dict[str, tuple[Any, float | None]]) -> None:
+        """Store end-of-study answers as they are given (one transaction); the first answer to
+        a question is kept."""
+        self.store.commit_end_responses(self.session, responses)
 
     def finish(self, responses: dict[str, tuple[Any, float | None]] | None = None) -> None:
         """Store the end-of-study answers and mark the session completed."""

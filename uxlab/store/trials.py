@@ -212,13 +212,24 @@ class Trials(StoreBase):
                 (session.id, END_INDEX, seq, t_ms, kind, payload),
             )
 
+    def answered_end_questions(self, session: Session) -> set[str]:
+        """The end-of-study questions this session has answered (stored before a crash)."""
+        return {
+            qid
+            for (qid,) in self.conn.execute(
+                "SELECT question_id FROM responses WHERE session_id = ? AND trial_index = ?",
+                (session.id, END_INDEX),
+            )
+        }
+
     def commit_end_responses(self, session: Session, responses: dict[str, Any]) -> None:
-        """Store the answers to the end-of-study questions (one transaction)."""
+        """Store the answers to the end-of-study questions (one transaction). An answer
+        already stored is kept: the first answer is the datum, as for a trial."""
         answers = _normalise_responses(session.study.end_questions, responses, "end questions")
         with self._write():
             self.conn.executemany(
                 "INSERT INTO responses VALUES (?,?,?,?,?) ON CONFLICT (session_id, trial_index, "
-                "question_id) DO UPDATE SET value = excluded.value, rt_ms = excluded.rt_ms",
+                "question_id) DO NOTHING",
                 [(session.id, END_INDEX, q, v, rt) for q, (v, rt) in answers.items()],
             )
             self._audit("answers", session.id, sha256_json(answers), {"n": len(answers)})

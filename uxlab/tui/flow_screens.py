@@ -162,17 +162,31 @@ class EndScreen(TextScreen):
 
 
 class EndQuestionsScreen(Screen[dict[str, Any]]):
-    """The end-of-study questions, one at a time; returns {id: (value, rt_ms)}."""
+    """The end-of-study questions, one at a time; returns {id: (value, rt_ms)}.
 
-    def __init__(self, questions: list[Any], now_ms: Any = None) -> None:
+    `on_answer` receives each answer as it is given ({id: (value, rt_ms)}), so the study
+    flow saves it before the last one: a crash loses no answer already given. `asked_before`
+    counts those answered before a resume (numbered as they were: "3/3" stays "3/3").
+    """
+
+    def __init__(
+        self,
+        questions: list[Any],
+        now_ms: Any = None,
+        on_answer: Callable[[dict[str, tuple[Any, float]]], None] | None = None,
+        asked_before: int = 0,
+    ) -> None:
         super().__init__()
         self.questions = questions
         self.now_ms = now_ms
+        self.on_answer = on_answer
+        self.asked_before = asked_before
         self.answers: dict[str, tuple[Any, float]] = {}
 
     def compose(self) -> ComposeResult:
+        total = self.asked_before + len(self.questions)
         with Vertical(id="page"):
-            yield Static("A last question" if len(self.questions) == 1 else "Last questions",
+            yield Static("A last question" if total == 1 else "Last questions",
                          classes="page-title")  # fmt: skip
             yield Vertical(id="end-questions")
         yield Footer()
@@ -183,13 +197,17 @@ class EndQuestionsScreen(Screen[dict[str, Any]]):
     def _ask(self, k: int) -> None:
         box = self.query_one("#end-questions", Vertical)
         box.remove_children()
-        number = f"{k + 1}/{len(self.questions)}  " if len(self.questions) > 1 else ""
+        total = self.asked_before + len(self.questions)
+        number = f"{self.asked_before + k + 1}/{total}  " if total > 1 else ""
         box.mount(QuestionPanel(question_view(self.questions[k]), self.now_ms, number=number))
 
     @on(Answered)
     def _answered(self, message: Answered) -> None:
         message.stop()
-        self.answers[message.question_id] = (message.value, message.rt_ms)
+        answer = (message.value, message.rt_ms)
+        self.answers[message.question_id] = answer
+        if self.on_answer is not None:
+            self.on_answer({message.question_id: answer})
         if len(self.answers) < len(self.questions):
             self._ask(len(self.answers))
         else:

@@ -295,12 +295,8 @@ class StudyApp(App[RunResult]):
             self.current_run = None
             self._write_session_events()
             self.result.committed.append(trial.index)
-        answers: dict[str, Any] = {}
-        if ss.end_questions:
-            answers = await self.push_screen_wait(
-                EndQuestionsScreen(ss.end_questions, self.clock.now_ms)
-            )
-        await self._saving("your answers", lambda: ss.finish(answers))
+        await self._end_questions(ss)
+        await self._saving("your answers", ss.finish)
         self.result.outcome = "completed"
         debrief = study.texts.get("debrief", "")
         await self.push_screen_wait(
@@ -312,6 +308,21 @@ class StudyApp(App[RunResult]):
             )
         )
         self.exit(self.result)
+
+    async def _end_questions(self, ss: StudySession) -> None:
+        """Ask the end-of-study questions not answered yet, saving each answer as it is given
+        (while the next question shows, so no key is lost between them)."""
+        questions = ss.end_questions
+        if not questions:
+            return
+        given: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        asked_before = len(ss.study.end_questions) - len(questions)
+        await self.push_screen(
+            EndQuestionsScreen(questions, self.clock.now_ms, given.put_nowait, asked_before)
+        )
+        for _ in questions:
+            answer = await given.get()
+            await self._saving("your answer", partial(ss.save_end_answers, answer))
 
     def _trial_screen(self, run: TrialRun, progress: str) -> TrialScreen | CheckScreen:
         """An attention check has its own screen (no stream, only its question)."""
