@@ -50,6 +50,7 @@ import pandas as pd
 from scipy import stats
 
 from analysis.fitter import Fitter
+from analysis.separation import LatencySeparation, Wording, find_separation
 
 # Psychometric-engine settings for the acceptable-rating threshold (see the module docstring).
 RATING_FIT = {"direction": "auto", "guess": 0.0, "lapse": 0.0}
@@ -285,71 +286,35 @@ def _expit(x):
     return 0.5 * (1.0 + np.tanh(0.5 * x))
 
 
-@dataclass(frozen=True)
-class RatingSeparation:
-    """Ratings the latency separates: no acceptable rating above a latency at which (or
-    below which) an unacceptable one was given, so the logit's slope has no finite maximum.
-
-    `levels` holds (latency ms, share of ratings below acceptable, ratings) per level,
-    pooled over participants; at most one level has both kinds of rating.
-    """
-
-    levels: tuple[tuple[float, float, int], ...]
+class RatingSeparation(LatencySeparation):
+    """Ratings the latency separates (`analysis.separation.LatencySeparation`), named in
+    the rating's words."""
 
     @property
     def all_acceptable_ms(self) -> float | None:
         """The slowest level where every rating was acceptable (None: not even the fastest)."""
-        ok = [x for x, share, _ in self.levels if share == 0.0]
-        return max(ok) if ok else None
+        return self.all_ok_ms
 
     @property
     def none_acceptable_ms(self) -> float | None:
         """The fastest level where no rating was acceptable (None: not even the slowest)."""
-        bad = [x for x, share, _ in self.levels if share == 1.0]
-        return min(bad) if bad else None
+        return self.none_ok_ms
 
     def describe(self, acceptable_at: float, stimulus: str) -> str:
         """One sentence for the report: what separates, and which levels bracket it."""
-        ok, bad = self.all_acceptable_ms, self.none_acceptable_ms
-        parts = []
-        if ok is not None:
-            parts.append(f"every rating at or below {ok:,.0f} ms was {acceptable_at:g} or better")
-        if bad is not None:
-            parts.append(f"every rating at or above {bad:,.0f} ms was below {acceptable_at:g}")
-        mixed = [(x, share, n) for x, share, n in self.levels if 0.0 < share < 1.0]
-        both = "".join(
-            f"; only at {x:,.0f} ms were both given ({share:.0%} of {n} below {acceptable_at:g})"
-            for x, share, n in mixed
-        )
-        low = f"{ok:,.0f} ms" if ok is not None else "below the fastest level"
-        high = f"{bad:,.0f} ms" if bad is not None else "above the slowest level"
-        return (
-            f"The ratings separate by {stimulus}: {' and '.join(parts)}{both}. A logit has "
-            "no finite slope for such data (its fit steepens without end, and every "
-            "resample of participants separates too, so its interval would be a sliver "
-            "around the level where both were given): no threshold and no interval are "
-            f"given. Testing levels between {low} and {high} would place the 25 / 50 / 75% "
-            "points."
-        )
+        return self.explain(rating_words(acceptable_at), stimulus)
+
+
+def rating_words(acceptable_at: float) -> Wording:
+    """How the report names ratings on either side of `acceptable_at`."""
+    return Wording("ratings", f"{acceptable_at:g} or better", f"below {acceptable_at:g}")
 
 
 def acceptable_separation(latency_ms, acceptable) -> RatingSeparation | None:
     """The separation of trials (latency in ms, 1 = acceptable, 0 = not), pooled by latency,
     or None when acceptable and unacceptable ratings overlap in latency."""
-    x = np.asarray(latency_ms, dtype=float)
-    y = np.asarray(acceptable, dtype=float)
-    some_ok, some_bad = x[y == 1], x[y == 0]
-    if not (some_ok.size and some_bad.size and some_ok.max() <= some_bad.min()):
-        return None
-    levels, at = np.unique(x, return_inverse=True)
-    k = np.bincount(at, weights=y, minlength=levels.size)
-    n = np.bincount(at, minlength=levels.size)
-    return RatingSeparation(
-        tuple(
-            (float(lv), float(1.0 - kk / nn), int(nn))
-            for lv, kk, nn in zip(levels, k, n, strict=True)
-        )
-    )
+    found = find_separation(latency_ms, acceptable)
+    return None if found is None else RatingSeparation(found.levels)
 
 
 @dataclass
@@ -371,6 +336,8 @@ class MixedAcceptabilityFit:
     n_trials_: int
     n_participants_: int
     separation: RatingSeparation | None = None
+    converged: bool = True
+    unbounded: bool = False  # the likelihood rises along the fit's ray: no finite maximum
 
     def population_share(self, latency_ms) -> np.ndarray:
         """P(acceptable) in the population (marginal over the person effect)."""
@@ -732,7 +699,8 @@ def _fit_mixed_cells(person, u, k, n, n_boot: int, seed: int) -> MixedAcceptabil
     uc = u - u_mid
     share = min(max(k.sum() / n.sum(), 0.02), 0.98)
     start = np.array([[np.log(share / (1 - share)), -1.0, 0.5]])
-    theta, ll, _ = _maximise(start, starts, uc, k, n, np.ones((1, n_people)))
+    theta, ll, converged = _maximise(start, starts, uc, k, n, np.ones((1, n_people)))
+    rises = _rises_along_ray(theta, ll, starts, uc, k, n)
     boot = np.empty((0, 3))
     if n_boot > 0:
         rng = np.random.default_rng(seed)
@@ -746,5 +714,29 @@ def _fit_mixed_cells(person, u, k, n, n_boot: int, seed: int) -> MixedAcceptabil
     boot[:, 0] -= boot[:, 1] * u_mid
     a, b, s = theta[0]
     return MixedAcceptabilityFit(
-        float(a), float(b), float(s), float(ll[0]), boot, int(n.sum()), n_people
+        float(a),
+        float(b),
+        float(s),
+        float(ll[0]),
+        boot,
+        int(n.sum()),
+        n_people,
+        converged=bool(converged[0]) and bool(np.isfinite(theta).all()),
+        unbounded=rises,
     )
+
+
+RAY_SCALES = (4.0, 16.0)
+"""Where `_rises_along_ray` looks: (a, b, s) times each (u centred)."""
+
+
+def _rises_along_ray(theta, ll, starts, u, k, n) -> bool:
+    """Whether the likelihood is as high or higher at (a, b, s) scaled up (u centred) as
+    at the fit: every curve steeper and the spread between people wider, each person's
+    threshold where it was. At a finite maximum it falls there; when the answers
+    separate, pooled or within every participant, it keeps rising (to a limit), so the
+    fit has no finite maximum and its thresholds are where the optimiser stopped."""
+    rows = np.concatenate([theta * c for c in RAY_SCALES])
+    w = np.ones((rows.shape[0], starts.size))
+    far, _, _ = _loglik_derivs(rows, starts, u, k, n, w)
+    return bool(np.isfinite(ll[0]) and (far >= ll[0] - 1e-9).any())

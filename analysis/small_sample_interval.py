@@ -33,6 +33,7 @@ from scipy import stats
 from analysis.batch_mle import BOOT_TOLERANCES, maximise
 from analysis.psychometric import DEFAULT_LEVELS, PsychometricFitter, _threshold_logs
 from analysis.psychometric.groups import floored_threshold_frame, participant_counts
+from analysis.separation import LatencySeparation, find_people_separation, find_separation
 
 METHOD = "participant jackknife, t on N - 1 df, on ln ms"
 
@@ -111,15 +112,94 @@ def mixed_threshold_small_n(
     `acceptable` is 1 / 0 per trial (1 = acceptable, i.e. not too slow). Both tables have
     the columns of `MixedAcceptabilityFit.thresholds`.
     """
-    from analysis.ratings import _acceptable_cells, _fit_mixed_cells
+    bootstrap, jackknife, _ = _mixed_thresholds(
+        trials, acceptable, stimulus, participant, n_boot, seed, levels, alpha
+    )
+    return bootstrap, jackknife
 
-    cells = _acceptable_cells(trials, acceptable, stimulus, 1.0, participant)
+
+def adaptive_mixed_thresholds(
+    trials: pd.DataFrame,
+    acceptable: str,
+    stimulus: str,
+    participant: str = "participant",
+    *,
+    levels: Sequence[float] = DEFAULT_LEVELS,
+    alpha: float = 0.05,
+) -> tuple[pd.DataFrame, LatencySeparation | str | None]:
+    """The report's thresholds on an adaptive design (`mixed_threshold_small_n`'s
+    jackknife-t table, `n_boot = 0`) and why they are withheld, if they are
+    (`withheld_reason`): then the table's estimates and intervals are NaN."""
+    _, jackknife, why = _mixed_thresholds(
+        trials, acceptable, stimulus, participant, 0, 0, levels, alpha
+    )
+    return jackknife, why
+
+
+class WithheldFit(ValueError):
+    """The random-intercept logit has no finite maximum or did not converge (the reason
+    is `why`, a `LatencySeparation` or words): no threshold is given."""
+
+    def __init__(self, why: LatencySeparation | str):
+        super().__init__(why if isinstance(why, str) else "the answers separate by latency")
+        self.why = why
+
+
+NOT_CONVERGED = (
+    "the participant-effects model did not converge on these answers (its fit stopped "
+    "without reaching a maximum), so its thresholds are where the optimiser stopped, not "
+    "estimates: no threshold and no interval are given"
+)
+NO_MAXIMUM = (
+    "the participant-effects model has no finite maximum on these answers (its likelihood "
+    "keeps rising as every curve steepens and the spread between people widens), so its "
+    "thresholds are where the optimiser stopped, not estimates: no threshold and no "
+    "interval are given"
+)
+
+
+def withheld_reason(fit, person, u, k, n, names=None) -> LatencySeparation | str | None:
+    """Why the random-intercept fit `fit` of the cells (`analysis.ratings._cells`: person,
+    ln latency, k acceptable of n) gives no threshold, or None when it gives one: the
+    answers separate pooled by latency (`find_separation`); the fit has no finite maximum
+    (`MixedAcceptabilityFit.unbounded`), named by each participant's own separation
+    (`find_people_separation`) where there is one; or it did not converge. `names`: the
+    participants' ids by index (default: the indices)."""
+    counts = np.rint(n).astype(int)
+    x = np.repeat(np.round(np.exp(u), 6), counts)  # the levels in ms, back from ln ms
+    y = np.concatenate(
+        [np.r_[np.ones(int(kk)), np.zeros(c - int(kk))] for kk, c in zip(k, counts, strict=True)]
+    )
+    who = np.repeat(person if names is None else np.asarray(names)[person], counts)
+    pooled = find_separation(x, y)
+    if pooled is not None:
+        return pooled
+    if fit.unbounded:
+        return find_people_separation(who, x, y) or NO_MAXIMUM
+    if not fit.converged:
+        return NOT_CONVERGED
+    return None
+
+
+def _mixed_thresholds(
+    trials, acceptable, stimulus, participant, n_boot, seed, levels, alpha
+) -> tuple[pd.DataFrame, pd.DataFrame, LatencySeparation | str | None]:
+    """(bootstrap table, jackknife-t table, why withheld or None); both tables NaN when
+    withheld."""
+    from analysis.ratings import _acceptable_rows, _cells, _fit_mixed_cells
+
+    rows = _acceptable_rows(trials, acceptable, stimulus, 1.0)
+    cells = _cells(rows, "_acceptable", stimulus, participant)
     fit = _fit_mixed_cells(*cells, n_boot, seed)
+    why = withheld_reason(fit, *cells, names=np.sort(rows[participant].unique()).astype(str))
     bootstrap = fit.thresholds(levels, alpha)
+    if why is not None:
+        blank = bootstrap.assign(estimate=np.nan, ci_low=np.nan, ci_high=np.nan)
+        return blank, blank.copy(), why
     est = np.log(bootstrap["estimate"].to_numpy(float))
     low, high = jackknife_t(est, _mixed_leave_one_out(fit, *cells, levels), alpha)
     jackknife = bootstrap.assign(ci_low=np.exp(low), ci_high=np.exp(high))
-    return bootstrap, jackknife
+    return bootstrap, jackknife, None
 
 
 def mixed_threshold_counts(
@@ -134,7 +214,8 @@ def mixed_threshold_counts(
     design) from counts: k "acceptable" of n trials [P, L] per participant and level
     (`levels_ms` [L]; participants without trials are left out). Returns the estimate and
     the jackknife-t interval (ms) [J], the same numbers as from the trial table; raises
-    the same ValueError when the model has nothing to fit."""
+    the same ValueError when the model has nothing to fit, and `WithheldFit` (a
+    ValueError) where the report withholds the thresholds (`withheld_reason`)."""
     from analysis.ratings import _fit_mixed_cells, _thresholds_ms_at
 
     k = np.asarray(k, dtype=float)
@@ -146,6 +227,9 @@ def mixed_threshold_counts(
     person = np.unique(person, return_inverse=True)[1]
     u = np.log(np.asarray(levels_ms, dtype=float)[level])
     fit = _fit_mixed_cells(person, u, kk, nn, 0, 0)
+    why = withheld_reason(fit, person, u, kk, nn)
+    if why is not None:
+        raise WithheldFit(why)
     est = np.log(_thresholds_ms_at(np.array([[fit.a, fit.b, fit.s]]), levels)[0])
     low, high = jackknife_t(est, _mixed_leave_one_out(fit, person, u, kk, nn, levels), alpha)
     return np.exp(est), np.exp(low), np.exp(high)

@@ -33,6 +33,7 @@ THRESHOLD_COLUMNS = [
     "simulated_participants",
     "true_value",
     "covers_truth",
+    "withheld",
 ]
 
 
@@ -107,6 +108,11 @@ class PsychometricPart:
         "pooled fit of all trials; 95% interval: participant jackknife, t on N - 1 df"
     )
     other: pd.DataFrame | None = None  # the other estimand's table, when it could be made
+    # why the adaptive design's thresholds are withheld (`analysis.small_sample_interval.
+    # withheld_reason`: a LatencySeparation or words), the report's paragraph and a few words
+    withheld: Any = None
+    withheld_text: str = ""
+    withheld_short: str = ""
 
 
 @dataclass

@@ -23,7 +23,8 @@ from analysis.report.blocks import (
 from analysis.report.data import ESTIMANDS, ConditionFit, PsychometricPart, ReportData
 from analysis.report.interval_bounds import fitted_range_ms
 from analysis.report.support import MINIMUMS, enough, estimate_flags, flag_text, skipped_line
-from analysis.small_sample_interval import mixed_threshold_small_n
+from analysis.separation import yes_no_words
+from analysis.small_sample_interval import adaptive_mixed_thresholds
 from analysis.survival import condition_label
 from analysis.trial_table import binary_column
 
@@ -201,8 +202,19 @@ def _adaptive_population(
         )
         data.notes.append(f"Psychometric thresholds: {part.estimator}.")
         return
-    _, table = mixed_threshold_small_n(falls, "_falls", "_x", n_boot=0)  # jackknife-t only
-    if table["estimate"].isna().any():
+    table, why = adaptive_mixed_thresholds(falls, "_falls", "_x")  # jackknife-t only
+    if why is not None:  # separated answers or no finite fit: no threshold, no interval
+        part.population.loc[:, ["estimate", "ci_low", "ci_high"]] = np.nan
+        part.withheld = why
+        words = yes_no_words(part.yes_means, rising)
+        part.estimator = (
+            f"adaptive design ({procedure}): logit on ln latency with a random intercept per "
+            "participant; no thresholds: "
+            + ("the answers separate by latency (see below)" if not isinstance(why, str) else why)
+        )
+        part.withheld_text = why if isinstance(why, str) else why.explain(words, data.stimulus)
+        part.withheld_short = why if isinstance(why, str) else why.short(words)
+    elif table["estimate"].isna().any():
         part.population.loc[part.population["level"] != 0.5, ["estimate", "ci_low", "ci_high"]] = (
             np.nan
         )
@@ -376,9 +388,9 @@ def _pooled_blocks(data, p) -> list:
                 else f"withheld (N = {data.n_participants})"
                 if np.isfinite(r.estimate)
                 else "withheld (see the estimator above)",
-                "95% CI, parametric bootstrap": ci_range(
-                    pooled.loc[level].ci_low, pooled.loc[level].ci_high, (low, high)
-                ),
+                "95% CI, parametric bootstrap": "withheld (see the note below)"
+                if p.withheld is not None
+                else ci_range(pooled.loc[level].ci_low, pooled.loc[level].ci_high, (low, high)),
                 "flags": flag_text(extrapolated, degenerate),
             }
         )
@@ -390,6 +402,8 @@ def _pooled_blocks(data, p) -> list:
         )
     )
     blocks.extend(Para(text, "note") for text in why_degenerate)
+    if p.withheld_text:
+        blocks.append(Para(p.withheld_text, "note"))
     cells = [r[k] for r in rows for k in r if str(k).startswith("95% CI")]
     blocks.extend(unbounded_note(cells, (low, high), "tested level"))
     params = p.pooled.params_

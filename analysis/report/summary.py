@@ -7,6 +7,7 @@ import numpy as np
 from analysis.reference import NOT_DECIDED
 from analysis.report.interval_bounds import UNBOUNDED_FACTOR, limits_text, unbounded_ends
 from analysis.report.support import MINIMUMS, estimate_flags
+from analysis.separation import yes_no_words
 
 
 def ms(value: float) -> str:
@@ -136,7 +137,22 @@ def _psychometric_sentences(data, n_people: int) -> list[str]:
         if estimate_flags(row.estimate, row.ci_low, row.ci_high, low, high).extrapolated
     ]
     head = f"{p.column} (yes = {p.yes_means}, {p.pooled.direction_} with {stim}): "
-    if "50%" in outside:
+    if p.withheld is not None:
+        out.append(
+            head
+            + "the population's 50% threshold cannot be estimated: "
+            + (
+                f"the answers separate by {stim} ("
+                + p.withheld.short(
+                    yes_no_words(p.yes_means, p.pooled.direction_ == "rising")
+                ).removeprefix("separated: ")
+                + ")"
+                if not isinstance(p.withheld, str)
+                else "the participant-effects model has no finite fit"
+            )
+            + " (see the psychometric section)."
+        )
+    elif "50%" in outside:
         out.append(
             head + f"the pooled 50% point lies outside the tested levels ({ms(low)} to "
             f"{ms(high)}), so this study does not locate it (an extrapolation, not a "
@@ -182,7 +198,11 @@ def _individual_sentences(p, mid) -> list[str]:
         )
     elif len(values) >= 2:
         out.append("Individual 50% thresholds: " + ", ".join(ms(v) for v in np.sort(values)) + ".")
-    if len(values) >= 2 and not values.min() <= mid.estimate <= values.max():
+    if (
+        len(values) >= 2
+        and np.isfinite(mid.estimate)
+        and not values.min() <= mid.estimate <= values.max()
+    ):
         out.append(
             f"The pooled threshold ({ms(mid.estimate)}) lies outside every "
             "individual's: the pooled curve resembles none of these participants."

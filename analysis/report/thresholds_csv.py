@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from analysis.ratings import rating_words
 from analysis.report.abandonment_part import WAITED
 from analysis.report.adaptive_part import adaptive_threshold_rows
 from analysis.report.data import THRESHOLD_COLUMNS, ReportData
@@ -21,9 +22,18 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
     tested = data.tested_range
 
     def add(
-        measure, group, table, condition="", n_trials=None, n_people=n_all, rng=tested, what=""
+        measure,
+        group,
+        table,
+        condition="",
+        n_trials=None,
+        n_people=n_all,
+        rng=tested,
+        what="",
+        withheld="",
     ):
-        """Rows of `table`, judged against `rng`: the levels (or waits) behind them."""
+        """Rows of `table`, judged against `rng`: the levels (or waits) behind them;
+        `withheld`: why a row without an estimate has none."""
         for r in table.itertuples():
             extrapolated, degenerate = estimate_flags(r.estimate, r.ci_low, r.ci_high, *rng)
             if measure == "abandonment":
@@ -44,12 +54,14 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
                     "degenerate": degenerate,
                     "estimand": what,
                     "ci_unbounded": unbounded_ends(r.ci_low, r.ci_high, *rng),
+                    "withheld": withheld if pd.isna(r.estimate) else "",
                 }
             )
 
     if data.psychometric is not None:
         p = data.psychometric
-        add("psychometric", "pooled", p.population, "all", what=p.estimand)
+        why = p.withheld_short or (p.estimator if p.estimator.startswith("adaptive design") else "")
+        add("psychometric", "pooled", p.population, "all", what=p.estimand, withheld=why)
         if p.other is not None:  # the other estimand, under its own name
             other = "population" if p.estimand == "median-person" else "median-person"
             add("psychometric", other, p.other, "all", what=other)
@@ -82,12 +94,23 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
             )
     if data.ratings is not None and data.ratings.population is not None:
         rated = rated_range(data, data.ratings.column)
-        add("rating", "pooled", data.ratings.population, "all", rng=rated, what="population")
+        sep = data.ratings.separation
+        why = sep.short(rating_words(data.ratings.acceptable_at)) if sep is not None else ""
+        add(
+            "rating",
+            "pooled",
+            data.ratings.population,
+            "all",
+            rng=rated,
+            what="population",
+            withheld=why,
+        )
     for row in adaptive_threshold_rows(data.adaptive):
         row.setdefault("n_participants", 1)
         row.setdefault("extrapolated", False)
         row.setdefault("degenerate", "")
         row.setdefault("estimand", "this session")
+        row.setdefault("withheld", "")
         rows.append(row)
     _add_truth(data, rows)
     return pd.DataFrame(rows, columns=THRESHOLD_COLUMNS)
