@@ -700,6 +700,16 @@ def _fit_mixed_cells(person, u, k, n, n_boot: int, seed: int) -> MixedAcceptabil
     share = min(max(k.sum() / n.sum(), 0.02), 0.98)
     start = np.array([[np.log(share / (1 - share)), -1.0, 0.5]])
     theta, ll, converged = _maximise(start, starts, uc, k, n, np.ones((1, n_people)))
+    if not converged[0]:  # stuck (e.g. at a saddle with a wide spread): go on, and from s small
+        again = np.vstack([theta, start * np.array([1.0, 1.0, 0.1])])
+        theta2, ll2, ok2 = _maximise(again, starts, uc, k, n, np.ones((2, n_people)), 1000)
+        if ok2.any():
+            best = int(np.argmax(np.where(ok2, ll2, -np.inf)))
+            theta, ll, converged = (
+                theta2[best : best + 1],
+                ll2[best : best + 1],
+                ok2[best : best + 1],
+            )
     rises = _rises_along_ray(theta, ll, starts, uc, k, n)
     boot = np.empty((0, 3))
     if n_boot > 0:

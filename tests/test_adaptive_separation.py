@@ -17,13 +17,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.ratings import _cells, _fit_mixed_cells
+from analysis.ratings import MixedAcceptabilityFit, _cells, _fit_mixed_cells, _maximise
 from analysis.separation import find_people_separation, find_separation, yes_no_words
 from analysis.small_sample_interval import (
     NOT_CONVERGED,
     WithheldFit,
     adaptive_mixed_thresholds,
     mixed_threshold_counts,
+    withheld_reason,
 )
 from uxlab.cli import main
 
@@ -111,13 +112,35 @@ def test_each_person_separated_at_their_own_level_has_no_finite_fit():
     assert "no threshold and no interval are given" in text
 
 
-def test_a_fit_that_does_not_converge_is_withheld_with_its_reason():
-    df = pd.read_csv(FITS / "not_converging.csv")
-    assert find_separation(df["x"], df["ok"]) is None
-    fit = _fit_mixed_cells(*_cells(df, "ok", "x", "participant"), 0, 0)
-    assert not fit.converged
+def test_a_fit_stuck_at_a_saddle_goes_on_to_the_maximum():
+    df = pd.read_csv(FITS / "stuck_at_a_saddle.csv")
+    person, u, k, n = _cells(df, "ok", "x", "participant")
+    starts = np.flatnonzero(np.r_[True, person[1:] != person[:-1]])
+    uc = u - np.average(u, weights=n)
+    share = k.sum() / n.sum()
+    first = np.array([[np.log(share / (1 - share)), -1.0, 0.5]])  # the fit's own start
+    _, ll_stuck, ok = _maximise(first, starts, uc, k, n, np.ones((1, 4)))
+    assert not ok[0]
+    fit = _fit_mixed_cells(person, u, k, n, 0, 0)
+    assert fit.converged and not fit.unbounded and fit.loglik > ll_stuck[0] + 1.0
     table, why = adaptive_mixed_thresholds(df, "ok", "x")
-    assert why == NOT_CONVERGED and table["estimate"].isna().all()
+    assert why is None and np.isfinite(table["estimate"]).all()
+
+
+def test_a_fit_that_did_not_converge_is_withheld_with_its_reason():
+    df = separated_trials()
+    df.loc[(df["participant"] == "P4") & (df["ttft_ms"] == 900), "q_acceptable"] = 1
+    cells = _cells(df, "q_acceptable", "ttft_ms", "participant")
+    person, u, k, n = cells
+    starts = np.flatnonzero(np.r_[True, person[1:] != person[:-1]])
+    start = np.array([[0.0, -1.0, 0.5]])
+    theta, ll, ok = _maximise(start, starts, u - u.mean(), k, n, np.ones((1, 4)), max_iter=1)
+    assert not ok[0]  # stopped after one step
+    a, b, s = theta[0]
+    stopped = MixedAcceptabilityFit(a, b, s, ll[0], np.empty((0, 3)), 32, 4, converged=False)
+    assert withheld_reason(stopped, *cells) == NOT_CONVERGED
+    finished = _fit_mixed_cells(*cells, 0, 0)
+    assert withheld_reason(finished, *cells) is None
 
 
 def test_the_planner_path_from_counts_refuses_separated_answers_as_the_report_does():

@@ -23,9 +23,11 @@ def mixed_thresholds(
     levels_ms: np.ndarray, k: np.ndarray, n: np.ndarray, rising: bool, levels: tuple
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(estimate, ci_low, ci_high) [J] in ms at `levels` for one study's counts [P, L] "yes"
-    of n, as the report gives them on an adaptive design; NaN where it gives none. None
-    where the model finds no falling curve: the report then keeps the pooled fit's 50%
-    point (and withholds the others).
+    of n, as the report gives them on an adaptive design; NaN where it gives none (also
+    where the answers separate by latency or the fit has no finite maximum or does not
+    converge: `analysis.small_sample_interval.WithheldFit`, all levels withheld as in the
+    report). None where the model finds no falling curve: the report then keeps the pooled
+    fit's 50% point (and withholds the others).
 
     `rising`: the pooled fit's direction (the report models the falling share: "not yes"
     when "yes" rises with latency)."""
