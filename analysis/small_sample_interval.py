@@ -198,7 +198,8 @@ def _mixed_thresholds(
         return blank, blank.copy(), why
     est = np.log(bootstrap["estimate"].to_numpy(float))
     low, high = jackknife_t(est, _mixed_leave_one_out(fit, *cells, levels), alpha)
-    jackknife = bootstrap.assign(ci_low=np.exp(low), ci_high=np.exp(high))
+    with np.errstate(over="ignore"):  # a refit without its maximum: no bound, said as such
+        jackknife = bootstrap.assign(ci_low=np.exp(low), ci_high=np.exp(high))
     return bootstrap, jackknife, None
 
 
