@@ -210,3 +210,14 @@ def test_report_raw_cells_keeps_a_formula_like_label_as_stored(exports, tmp_path
     assert safe_text.replace("'=", "=").replace("'+", "+") == (raw / "thresholds.csv").read_text(
         encoding="utf-8"
     )
+
+
+def test_a_parquet_table_too_large_as_csv_is_refused_by_name(tmp_path):
+    from analysis.parquet_table import read_parquet_as_csv
+    from analysis.table_errors import TrialTableError
+
+    path = tmp_path / "lab.parquet"
+    pq.write_table(pa.table({"participant": ["P1"] * 1000, "outcome": ["completed"] * 1000}), path)
+    with pytest.raises(TrialTableError, match=r"lab\.parquet: larger than 4,096 bytes as CSV"):
+        read_parquet_as_csv(path, pd.read_csv, max_csv_bytes=4096)
+    assert len(read_parquet_as_csv(path, pd.read_csv, max_csv_bytes=1 << 20)) == 1000
