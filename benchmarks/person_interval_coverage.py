@@ -12,8 +12,8 @@ lapse-free curve F (`uxlab.simulate.observers.Observer`: ln 50% point ``m_i``, w
 the main bootstrap alone (its 84th width percentile: the rule before the profile-likelihood
 step, `analysis.psychometric.profile_width`), on the same people and seeds.
 
-Designs: `demo` (the demo's: 8 levels x 6 repeats, guess = lapse = 0.02), `short` (2
-repeats: 16 main trials), `medium` (repeats = 2: 32 main trials), `nolapse` (the demo's
+Designs: `demo` (the demo's: 8 levels x 6 repeats, guess = lapse = 0.02), `short` (repeats = 1:
+16 main trials), `medium` (repeats = 2: 32 main trials), `nolapse` (the demo's
 with guess = lapse = 0), `lapse05` (guess =
 lapse = 0.05). Coverage with its binomial SE; `ln ratio` is the median of ln(high / low).
 
