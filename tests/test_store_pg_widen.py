@@ -12,7 +12,7 @@ import psycopg
 import pytest
 from helpers.postgres import query, wait_until
 
-from uxlab.store import Store, dialect
+from uxlab.store import Store, StoreError, dialect
 from uxlab.store import store as store_module
 from uxlab.store.browser_paints import ChunkPaint, read_paints, record_paints
 from uxlab.store.enrolment_salt import enrolment_salt
@@ -201,3 +201,20 @@ def test_the_columns_to_widen_are_those_the_current_migrations_make_64_bit(postg
     types = data_type(postgres_db)
     assert {key: types[key] for key in declared} == declared
     assert widen_entries(postgres_db) == []
+
+
+def test_a_role_that_may_not_alter_the_tables_is_told_so_and_nothing_changes(postgres_db, tmp_path):
+    old_uxlab_database(postgres_db, tmp_path)
+    types = data_type(postgres_db)
+    query(postgres_db, "DROP ROLE IF EXISTS widen_guest")
+    query(postgres_db, "CREATE ROLE widen_guest LOGIN")
+    query(postgres_db, "GRANT ALL ON ALL TABLES IN SCHEMA public TO widen_guest")
+    guest = postgres_db.replace("postgres@", "widen_guest@")
+    try:
+        with pytest.raises(StoreError, match=r"session_leases.*only the tables' owner") as e:
+            Store.open(guest)
+        assert "must be owner of table" in str(e.value)
+        assert data_type(postgres_db) == types and widen_entries(postgres_db) == []
+    finally:
+        query(postgres_db, "REVOKE ALL ON ALL TABLES IN SCHEMA public FROM widen_guest")
+        query(postgres_db, "DROP ROLE widen_guest")

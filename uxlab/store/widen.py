@@ -27,7 +27,9 @@ once: one widens, the others wait on the lock, then find nothing narrow and chan
 opened again, it does nothing (the check is a catalogue read, without the lock).
 
 PostgreSQL rewrites each widened table, holding an ACCESS EXCLUSIVE lock on it (no reads,
-no writes) to COMMIT; every other host's writes wait on the write lock meanwhile.
+no writes) to COMMIT; every other host's writes wait on the write lock meanwhile. Only the
+tables' owner may alter them: a role that may not is refused with a StoreError that says
+so, and nothing is changed.
 
 A `real` value is widened through its text (`USING col::text::double precision`, with
 `extra_float_digits = 1`: the shortest text that reads back as the same 32-bit value), so
@@ -36,8 +38,10 @@ turn the 12345.678 a reader saw into 12345.677734375). Digits lost when the valu
 written are not recovered: an old lease's `taken_s` stays as rounded; the next take of the
 lease writes the exact time.
 
-Readers (`open_read_only`: export, verify) never write, so they do not widen: they read a
-narrow database as found, which gives the same values as the widened one (above).
+The read-only opener (`open_read_only`: what export and verify read through) never writes,
+so it does not widen: it reads a narrow database as found, which gives the same values as
+the widened one (above). (`uxlab export` then opens the store to note itself in the audit
+log, which widens.)
 """
 
 from __future__ import annotations
@@ -49,12 +53,14 @@ from functools import lru_cache
 from uxlab.store.backend import Connection
 from uxlab.store.base import StoreBase
 from uxlab.store.digests import sha256_json
-from uxlab.store.schema import migrate
+from uxlab.store.schema import StoreError, migrate
 
 WIDE = {"INTEGER": "bigint", "REAL": "double precision"}
 """A declared SQLite type -> the PostgreSQL type uxlab gives it."""
 NARROW = {"bigint": "integer", "double precision": "real"}
 """A wide PostgreSQL type -> its 32-bit counterpart, what older uxlab made instead."""
+INSUFFICIENT_PRIVILEGE = "42501"
+"""PostgreSQL's error code when the role may not alter a table (only its owner may)."""
 
 
 @dataclass(frozen=True)
@@ -122,7 +128,12 @@ def widen_narrow_columns(store: StoreBase) -> list[NarrowColumn]:
                 for c in narrow
                 if c.table == table
             )
-            conn.execute(f'ALTER TABLE "{table}" {changes}')  # one rewrite per table
+            try:
+                conn.execute(f'ALTER TABLE "{table}" {changes}')  # one rewrite per table
+            except Exception as exc:
+                if getattr(exc, "sqlstate", None) != INSUFFICIENT_PRIVILEGE:
+                    raise
+                raise StoreError(_not_owner(store, narrow, exc)) from None
         detail = {
             "columns": [
                 {"table": c.table, "column": c.column, "from": c.now, "to": c.wide} for c in narrow
@@ -131,3 +142,13 @@ def widen_narrow_columns(store: StoreBase) -> list[NarrowColumn]:
         }
         store._audit("widen", None, sha256_json(detail), detail)
     return narrow
+
+
+def _not_owner(store: StoreBase, narrow: list[NarrowColumn], exc: BaseException) -> str:
+    tables = ", ".join(dict.fromkeys(c.table for c in narrow))
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return (
+        f"{store.path}: made by an older uxlab, its tables {tables} have 32-bit columns to "
+        f"widen to 64-bit, which only the tables' owner may do ({reason}); nothing was "
+        "changed. Open it once as the role that owns its tables (any uxlab command)"
+    )
