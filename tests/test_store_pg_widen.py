@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import threading
 from pathlib import Path
@@ -218,3 +219,15 @@ def test_a_role_that_may_not_alter_the_tables_is_told_so_and_nothing_changes(pos
     finally:
         query(postgres_db, "REVOKE ALL ON ALL TABLES IN SCHEMA public FROM widen_guest")
         query(postgres_db, "DROP ROLE widen_guest")
+
+
+def test_the_benchmark_widens_an_old_database_it_made(postgres_cluster):
+    """benchmarks/pg_widen.py (its figures are in the several-hosts how-to) still runs."""
+    path = HERE.parent / "benchmarks" / "pg_widen.py"
+    spec = importlib.util.spec_from_file_location("pg_widen_benchmark", path)
+    assert spec is not None and spec.loader is not None
+    benchmark = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(benchmark)
+    widen_s, rewrite_s, reopen_s = benchmark.run(postgres_cluster, 200)
+    assert widen_s > 0 and rewrite_s > 0 and reopen_s > 0
+    assert store_module.widen_narrow_columns is benchmark.widen_narrow_columns  # put back
