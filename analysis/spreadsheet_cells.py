@@ -11,8 +11,8 @@ an analysis reading its own export sees what was stored.
 
 `write_safe_csv` writes rows with these cells, and quotes any cell holding a bare `\\r` (a
 reader would otherwise split the row there; Python's csv module only quotes the line
-terminator's own characters). `raw=True` (`uxlab export --raw-cells`) writes the values
-unchanged, still quoted where needed.
+terminator's own characters). `raw=True` (`--raw-cells` of `uxlab export` and `uxlab
+report`) writes the values unchanged, still quoted where needed.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import numbers
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _RISKY_FIRST = frozenset("=+-@\t\r'")
@@ -93,22 +93,34 @@ def write_safe_csv(
 ) -> None:
     """Write a header and rows (sequences in `columns` order) as spreadsheet-safe CSV."""
     with open(path, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh, lineterminator="\n")
-        quoted = _CrQuoter()
-        writer.writerow(list(columns) if raw else [safe_cell(c) for c in columns])
-        for row in rows:
-            cells = list(row)
-            has_cr = False
-            for k, v in enumerate(cells):
-                if type(v) is str and v:  # the cheap test first: most cells are plain
-                    if not raw and v[0] in _RISKY_FIRST:
-                        cells[k] = safe_cell(v)
-                    if "\r" in v:
-                        has_cr = True
-            if has_cr:
-                fh.write(quoted.line(cells))
-            else:
-                writer.writerow(cells)
+        write_header(fh, columns, raw=raw)
+        write_rows(fh, rows, raw=raw)
+
+
+def write_header(fh: TextIO, columns: Sequence[str], *, raw: bool = False) -> None:
+    """The header line of `write_safe_csv` into an open text file (opened with newline="")."""
+    csv.writer(fh, lineterminator="\n").writerow(
+        list(columns) if raw else [safe_cell(c) for c in columns]
+    )
+
+
+def write_rows(fh: TextIO, rows: Iterable[Sequence[Any]], *, raw: bool = False) -> None:
+    """Rows as `write_safe_csv` writes them, into an open text file (opened with newline="")."""
+    writer = csv.writer(fh, lineterminator="\n")
+    quoted = _CrQuoter()
+    for row in rows:
+        cells = list(row)
+        has_cr = False
+        for k, v in enumerate(cells):
+            if type(v) is str and v:  # the cheap test first: most cells are plain
+                if not raw and v[0] in _RISKY_FIRST:
+                    cells[k] = safe_cell(v)
+                if "\r" in v:
+                    has_cr = True
+        if has_cr:
+            fh.write(quoted.line(cells))
+        else:
+            writer.writerow(cells)
 
 
 class _CrQuoter:

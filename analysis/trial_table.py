@@ -1,8 +1,11 @@
-"""Loading and validating the trial table (README contract 2): a CSV, an export folder, SQLite.
+"""Loading and validating the trial table (README contract 2): CSV, Parquet, an export folder,
+SQLite.
 
 `analysis` never imports `uxlab`: it reads the exported shape only, so a CSV from another lab
 works as well as a uxlab export. An export folder holds `trials.csv` and optionally
-`sessions.csv`, `events.csv` and `study.json` (factors and questions with their scales).
+`sessions.csv`, `events.csv` and `study.json` (factors and questions with their scales); a
+Parquet export (`trials.parquet` and its companions) is read through the same CSV reader
+(`analysis.parquet_table`), so it gives the same table and the same errors.
 A SQLite file is read with plain SQL when it holds a table named `trials` with the exported
 columns (the `uxlab report` command exports a uxlab study database to a folder first).
 
@@ -18,13 +21,14 @@ import math
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 import pandas as pd
 
 import trial_table_spec as spec
 from analysis.foreign_table import ColumnMap, adapt_frame
+from analysis.parquet_table import is_parquet_file, read_parquet_as_csv
 from analysis.spreadsheet_cells import plain_frame
 from analysis.table_errors import TrialTableError
 
@@ -110,30 +114,61 @@ SESSION_EVENT_KINDS = (
 
 
 def read_session_events(path: Path) -> pd.DataFrame | None:
-    """The rows of an `events.csv` whose kind is in SESSION_EVENT_KINDS (None if unreadable).
+    """The rows of an `events.csv` (or `events.parquet`) whose kind is in SESSION_EVENT_KINDS
+    (None if unreadable).
 
     Read in blocks of columns `session_id, trial_index, t_ms, kind, data`, so a large event
     log (every chunk of every trial) is never held whole.
     """
+    if is_parquet_file(path):
+        try:
+            return read_parquet_as_csv(
+                path, _session_events, max_csv_bytes=MAX_CSV_BYTES, keep=_session_event_rows
+            )
+        except TrialTableError:
+            return None
+    return _session_events(path)
+
+
+def _session_events(source: Path | TextIO) -> pd.DataFrame | None:
+    """Every cell read as text, then `trial_index` and `t_ms` as numbers (NaN where not one):
+    the dtypes do not depend on which rows a block held, so a Parquet event log filtered
+    first reads as its CSV does."""
     wanted = ["session_id", "trial_index", "t_ms", "kind", "data"]
     try:
         parts = [
             block[block["kind"].isin(SESSION_EVENT_KINDS)]
             for block in pd.read_csv(
-                path,
-                usecols=lambda c: c in wanted,
-                dtype={"session_id": str, "kind": str, "data": str},
-                chunksize=200_000,
+                source, usecols=lambda c: c in wanted, dtype=str, chunksize=200_000
             )
             if "kind" in block.columns
         ]
     except (OSError, ValueError, pd.errors.ParserError):
         return None
-    return pd.concat(parts, ignore_index=True) if parts else None
+    if not parts:
+        return None
+    events = pd.concat(parts, ignore_index=True)
+    for column in ("trial_index", "t_ms"):
+        if column in events.columns:
+            events[column] = pd.to_numeric(events[column], errors="coerce").astype(float)
+    return events
+
+
+def _session_event_rows(batch: Any) -> Any:
+    """The session events of a pyarrow RecordBatch of `events.parquet` (all of it without a
+    `kind` column: the CSV reader then finds none)."""
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.compute as pc  # type: ignore[import-untyped]
+
+    if "kind" not in batch.schema.names:
+        return batch
+    kinds = pa.array(SESSION_EVENT_KINDS)
+    return batch.filter(pc.is_in(batch.column("kind").cast(pa.string()), value_set=kinds))
 
 
 def load_trial_table(path: str | Path, columns: ColumnMap | None = None) -> TrialTable:
-    """Load a trial table from a CSV, an export folder, or a SQLite file with a `trials` table.
+    """Load a trial table from a CSV or Parquet file, an export folder (`trials.csv`, else
+    `trials.parquet`), or a SQLite file with a `trials` table.
 
     `columns` names the columns of another lab's table (`analysis.foreign_table`)."""
     path = Path(path)
@@ -141,37 +176,31 @@ def load_trial_table(path: str | Path, columns: ColumnMap | None = None) -> Tria
         raise TrialTableError(path, None, None, "no such file or folder")
     study: dict[str, Any] = {}
     sessions = runs = session_events = None
+    notes: list[str] = []
     if path.is_dir():
-        csv_path = path / "trials.csv"
-        if not csv_path.exists():
-            raise TrialTableError(
-                path, None, None, "folder has no trials.csv (expected a `uxlab export` folder)"
-            )
-        trials = _read_csv(csv_path)
+        data_path, ext = _folder_trials(path, notes)
+        trials = _read_trials(data_path)
         study_path = path / "study.json"
         if study_path.exists():
             study = _read_study_json(study_path)
-        if (path / "sessions.csv").exists():
-            sessions = plain_frame(pd.read_csv(path / "sessions.csv"))
-        if (path / "runs.csv").exists():
-            runs = plain_frame(pd.read_csv(path / "runs.csv"))
-        if (path / "events.csv").exists():
-            session_events = read_session_events(path / "events.csv")
-        data_path = csv_path
+        sessions = _read_companion(path / f"sessions.{ext}")
+        runs = _read_companion(path / f"runs.{ext}")
+        if (path / f"events.{ext}").exists():
+            session_events = read_session_events(path / f"events.{ext}")
     elif _is_sqlite(path):
         trials = read_sqlite_trials(path)
         data_path = path
     else:
-        trials = _read_csv(path)
+        trials = _read_trials(path)
         data_path = path
         sidecar = path.with_name("study.json")
         if sidecar.exists():
             study = _read_study_json(sidecar)
     columns = columns or ColumnMap()
-    notes: list[str] = []
     stimulus = None
     if not columns.is_empty:
-        trials, notes, stimulus = adapt_frame(trials, columns, data_path)
+        trials, adapted, stimulus = adapt_frame(trials, columns, data_path)
+        notes += adapted
     trials = validate_trials(trials, data_path)
     factors, factor_source = _factor_names(trials, study, columns, stimulus)
     questions = _questions(study)
@@ -221,16 +250,59 @@ def _is_sqlite(path: Path) -> bool:
         return fh.read(16) == b"SQLite format 3\x00"
 
 
+def _folder_trials(folder: Path, notes: list[str]) -> tuple[Path, str]:
+    """An export folder's trial table and its format: `trials.csv`, else `trials.parquet`
+    (its companions `sessions`, `runs`, `events` are read in the same format)."""
+    csv_path, parquet_path = folder / "trials.csv", folder / "trials.parquet"
+    if csv_path.exists():
+        if parquet_path.exists():
+            notes.append(
+                f"The folder holds both trials.csv and trials.parquet; read trials.csv "
+                f"(report on {parquet_path} itself to read the other)."
+            )
+        return csv_path, "csv"
+    if parquet_path.exists():
+        return parquet_path, "parquet"
+    raise TrialTableError(
+        folder,
+        None,
+        None,
+        "folder has no trials.csv or trials.parquet (expected a `uxlab export` folder)",
+    )
+
+
+def _read_companion(path: Path) -> pd.DataFrame | None:
+    """An export folder's `sessions` or `runs` table (None when absent), read as its CSV is."""
+    if not path.exists():
+        return None
+    if path.suffix == ".parquet":
+        return read_parquet_as_csv(path, pd.read_csv, max_csv_bytes=MAX_CSV_BYTES)
+    return plain_frame(pd.read_csv(path))
+
+
+def _read_trials(path: Path) -> pd.DataFrame:
+    """A trial-table CSV (possibly compressed) or Parquet file, every cell as stored."""
+    if is_parquet_file(path):
+        return read_parquet_as_csv(
+            path, lambda fh: _parse_csv(fh, path), max_csv_bytes=MAX_CSV_BYTES
+        )
+    return _read_csv(path)
+
+
 def _read_csv(path: Path) -> pd.DataFrame:
     if path.stat().st_size > MAX_CSV_BYTES:
         raise TrialTableError(path, None, None, f"larger than {MAX_CSV_BYTES:,} bytes")
+    return plain_frame(_parse_csv(path, path))  # text cells as stored (the `'` taken off)
+
+
+def _parse_csv(source: Path | TextIO, path: Path) -> pd.DataFrame:
+    """The trial table's CSV reader: identifiers as text, errors naming `path`."""
     try:
-        frame = pd.read_csv(path, low_memory=False, dtype=dict.fromkeys(ID_COLUMNS, str))
+        return pd.read_csv(source, low_memory=False, dtype=dict.fromkeys(ID_COLUMNS, str))
     except pd.errors.EmptyDataError as exc:
         raise TrialTableError(path, None, None, "empty file (expected a CSV header)") from exc
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise TrialTableError(path, None, None, f"not a readable CSV: {exc}") from exc
-    return plain_frame(frame)  # text cells as stored (the export's `'` prefix taken off)
 
 
 def _read_study_json(path: Path) -> dict[str, Any]:

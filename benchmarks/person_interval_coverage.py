@@ -12,12 +12,13 @@ lapse-free curve F (`uxlab.simulate.observers.Observer`: ln 50% point ``m_i``, w
 the main bootstrap alone (its 84th width percentile: the rule before the profile-likelihood
 step, `analysis.psychometric.profile_width`), on the same people and seeds.
 
-Designs: `demo` (the demo's: 8 levels x 6 repeats, guess = lapse = 0.02), `short` (2
-repeats: 16 main trials), `nolapse` (the demo's with guess = lapse = 0), `lapse05` (guess =
+Designs: `demo` (the demo's: 8 levels x 6 repeats, guess = lapse = 0.02), `short` (repeats = 1:
+16 main trials), `medium` (repeats = 2: 32 main trials), `nolapse` (the demo's
+with guess = lapse = 0), `lapse05` (guess =
 lapse = 0.05). Coverage with its binomial SE; `ln ratio` is the median of ln(high / low).
 
     uv run python benchmarks/person_interval_coverage.py [--people 300] [--n-boot 300]
-        [--designs demo,short,nolapse,lapse05] [--seed 1]
+        [--designs demo,short,medium,nolapse,lapse05] [--seed 1]
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ STUDY = Path(__file__).resolve().parents[1] / "studies" / "ttft-threshold.toml"
 DESIGNS = {  # name: (repeats, --truth text)
     "demo": (3, ""),
     "short": (1, ""),
+    "medium": (2, ""),
     "nolapse": (3, "guess=0,lapse=0"),
     "lapse05": (3, "guess=0.05,lapse=0.05"),
 }

@@ -49,6 +49,8 @@ def test_writes_self_contained_html_markdown_and_figures(report):
     for section in ("The study", "Sample and exclusions", "Abandonment", "Ratings: q_quality"):
         assert f"## {section}" in md
     assert "P-008" in md  # the participant failing attention checks is listed with its reason
+    per_person = md.split("Per participant: 50% threshold")[1].split("\n")[0]
+    assert "read them as roughly 90% intervals, not 95%" in per_person  # as measured
 
 
 def test_thresholds_csv_columns_and_rows(report):

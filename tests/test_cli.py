@@ -74,6 +74,18 @@ def test_report_on_something_that_is_not_a_trial_table_says_what_it_reads(
     assert "tokeniz" not in err.lower() and "Traceback" not in err
 
 
+def test_report_on_a_study_with_too_few_levels_names_the_factor_and_its_levels(tmp_path, capsys):
+    from helpers.studies import tiny_study
+
+    study = tiny_study(tmp_path, levels="20, 60", attention=False)
+    db = tmp_path / "two-levels.sqlite"
+    assert main(["simulate", str(study), "-n", "2", "--db", str(db)]) == EXIT_OK
+    capsys.readouterr()
+    code, _out, err = exits(["report", str(db), "-q"], capsys)
+    assert code == EXIT_INPUT and len(err.strip().splitlines()) == 1, err
+    assert "(ttft_ms has 2 levels): a threshold needs at least 3 levels" in err
+
+
 def test_report_checks_its_score_corpus_before_any_analysis(tmp_path, capsys):
     export = tmp_path / "out"
     export.mkdir()

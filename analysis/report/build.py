@@ -71,6 +71,20 @@ def _log(options: ReportOptions, message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
 
+def _no_stimulus(table: TrialTable) -> str:
+    """Why no threshold can be fitted: the factors the table has and their levels' counts."""
+    trials = table.trials
+    if not table.factors:
+        return "no latency factor with 3 or more levels; name it with --stimulus"
+    have = ", ".join(
+        f"{f} has {n} level{'s' * (n != 1)}" for f in table.factors if (n := trials[f].nunique())
+    )
+    return (
+        f"no latency factor with 3 or more levels ({have}): a threshold needs at least 3 "
+        "levels of one factor; name another column with --stimulus"
+    )
+
+
 def choose_columns(table: TrialTable, options: ReportOptions) -> tuple[str, str | None, str | None]:
     """(stimulus, judgement or None, rating or None) from options, study.json, or the data."""
     trials, path = table.trials, table.source
@@ -82,9 +96,7 @@ def choose_columns(table: TrialTable, options: ReportOptions) -> tuple[str, str 
         ]
         stimulus = (preferred or candidates or [None])[0]
         if stimulus is None:
-            raise TrialTableError(
-                path, None, None, "no latency factor with 3 or more levels; name it with --stimulus"
-            )
+            raise TrialTableError(path, None, None, _no_stimulus(table))
     levels = numeric_column(trials, stimulus, path)
     empty = levels.isna().to_numpy()
     if "attention_check" in trials.columns:  # a check has no stream, so no latency level

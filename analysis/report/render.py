@@ -160,8 +160,10 @@ def _md_cell(text: str) -> str:
     return md_text(text)  # pipes and line breaks included
 
 
-def write_report(data, out_dir: str | Path) -> dict[str, Path]:
-    """Write report.html, report.md (+ figures/*.png) and thresholds.csv into `out_dir`."""
+def write_report(data, out_dir: str | Path, raw_cells: bool = False) -> dict[str, Path]:
+    """Write report.html, report.md (+ figures/*.png) and thresholds.csv into `out_dir`.
+
+    The CSVs' cells are spreadsheet-safe unless `raw_cells` (`analysis.spreadsheet_cells`)."""
     out_dir = Path(out_dir)
     fig_dir = out_dir / "figures"
     fig_dir.mkdir(parents=True, exist_ok=True)
@@ -184,10 +186,10 @@ def write_report(data, out_dir: str | Path) -> dict[str, Path]:
     }
     paths["html"].write_text(render_html(blocks, title), encoding="utf-8")
     paths["markdown"].write_text(render_markdown(blocks, title), encoding="utf-8")
-    _write_table(data.thresholds, paths["thresholds"])
+    _write_table(data.thresholds, paths["thresholds"], raw_cells)
     if data.score is not None:
         paths["score"] = out_dir / "score.csv"
-        _write_table(data.score, paths["score"])
+        _write_table(data.score, paths["score"], raw_cells)
     return paths
 
 
@@ -202,6 +204,7 @@ def _kind_suffix(data, title: str) -> str:
     return " (simulated participants)" if simulated and "simulated" not in title.lower() else ""
 
 
-def _write_table(frame: pd.DataFrame, path: Path) -> None:
-    """CSV with spreadsheet-safe cells (participant ids, labels; numbers as `%.6g`)."""
-    write_safe_csv(path, [str(c) for c in frame.columns], frame_rows(frame, "%.6g"))
+def _write_table(frame: pd.DataFrame, path: Path, raw_cells: bool = False) -> None:
+    """CSV with spreadsheet-safe cells (participant ids, labels; numbers as `%.6g`), or with
+    every text as it is when `raw_cells`."""
+    write_safe_csv(path, [str(c) for c in frame.columns], frame_rows(frame, "%.6g"), raw=raw_cells)

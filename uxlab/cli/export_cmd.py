@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from uxlab.cli.places import output_for
+from uxlab.cli.raw_cells import add_raw_cells_argument
 from uxlab.store.dialect import database_arg, db_name
 
 
@@ -31,13 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="csv",
         help="table format (parquet needs pyarrow); default csv",
     )
-    parser.add_argument(
-        "--raw-cells",
-        action="store_true",
-        help="write text cells exactly as stored; by default a cell starting with = + - @, "
-        "a tab or a carriage return gets a leading ' so a spreadsheet shows it as text "
-        "instead of running it as a formula (numbers are never changed)",
-    )
+    add_raw_cells_argument(parser)
     parser.set_defaults(func=run)
 
 

@@ -1,8 +1,9 @@
-"""`uxlab report DATA [-o DIR]`: the threshold report from a study database or a trial-table CSV.
+"""`uxlab report DATA [-o DIR]`: the threshold report from a study database or a trial table.
 
 DATA is a uxlab study database (SQLite; exported here to the trial table first, read-only
-apart from what the exporter records), an export folder, or a trial-table CSV from any lab.
-Writes `report.html`, `report.md` + `figures/*.png` and `thresholds.csv` into DIR. Simulated
+apart from what the exporter records), an export folder (CSV or Parquet), or a trial-table
+CSV or Parquet file from any lab. Writes `report.html`, `report.md` + `figures/*.png` and
+`thresholds.csv` (spreadsheet-safe cells unless `--raw-cells`) into DIR. Simulated
 data (`uxlab simulate`) is said to be so first and compared with the truth stored with it;
 real and simulated sessions mixed give a warning with the count of each kind. A part of
 the report that fails is named on stderr with its error in one line, the rest is still
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from uxlab.cli.hints import command
 from uxlab.cli.places import output_for
+from uxlab.cli.raw_cells import add_raw_cells_argument
 from uxlab.errors import UxlabError
 from uxlab.store.dialect import database_arg
 
@@ -41,7 +43,8 @@ def register(subparsers) -> None:
     p.add_argument(
         "data",
         type=database_arg,
-        help="study database (a file or a postgresql:// URL), export folder, or trial-table CSV",
+        help="study database (a file or a postgresql:// URL), export folder (CSV or Parquet), "
+        "or trial-table CSV or Parquet file",
     )
     p.add_argument(
         "-o",
@@ -72,6 +75,7 @@ def register(subparsers) -> None:
         metavar="K",
         help="also say what CI width K more participants would likely give (by simulation)",
     )
+    add_raw_cells_argument(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=run)
 
@@ -177,8 +181,9 @@ def _add_exclusion_arguments(p: argparse.ArgumentParser) -> None:
 
 
 ACCEPTS = (
-    "uxlab report reads a study database (.sqlite), a `uxlab export` folder (with trials.csv) "
-    "or a trial-table CSV (a header row with a 'participant' column)"
+    "uxlab report reads a study database (.sqlite), a `uxlab export` folder (with trials.csv "
+    "or trials.parquet), a trial-table CSV (a header row with a 'participant' column) or a "
+    "trial-table Parquet file"
 )
 
 
@@ -196,15 +201,17 @@ def _not_a_trial_table(data: Path, participant_column: str = "participant") -> s
     if not data.exists():
         return "no such file or folder"
     if data.is_dir():
-        if (data / "trials.csv").is_file():
+        if (data / "trials.csv").is_file() or (data / "trials.parquet").is_file():
             return None
-        if (data / "trials.parquet").is_file():
-            return "an export in Parquet; export it again without --format parquet"
         if next(data.glob("*.jsonl"), None) or next(data.glob("*/*.jsonl"), None):
             return f"a folder of replay files, without trials.csv (see {command('inspect', data)})"
-        return "a folder without trials.csv"
+        return "a folder without trials.csv or trials.parquet"
     if _is_sqlite(data) or data.suffix in (".gz", ".bz2", ".xz", ".zip", ".zst"):
         return None  # a compressed CSV is read (and checked) by the loader
+    from analysis.parquet_table import is_parquet_file
+
+    if is_parquet_file(data):
+        return None  # read (and checked, naming the file) by the loader
     try:
         with open(data, "rb") as fh:
             head = fh.read(64 * 1024)
@@ -316,7 +323,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         table = _load(args.data, _column_map(args))
         data = analyse(table, options)
-        paths = write_report(data, out)
+        paths = write_report(data, out, raw_cells=args.raw_cells)
     except (
         TrialTableError,
         ScoreError,

@@ -303,7 +303,9 @@ def _disk_is_full(path: Path) -> bool:
 def open_read_only(db: str | Path) -> Connection:
     """A read-only connection (`mode=ro`): an export cannot change the data.
 
-    For a PostgreSQL URL: a connection whose `BEGIN` is a READ ONLY snapshot.
+    For a PostgreSQL URL: a connection whose `BEGIN` is a READ ONLY snapshot. It does not
+    widen the 32-bit columns of a database made by an older uxlab (`uxlab.store.widen`):
+    it reads them as found, the same values the widened columns give.
     """
     if is_postgres(db):
         from uxlab.store.postgres import PostgresConnection
