@@ -50,7 +50,12 @@ import pandas as pd
 from scipy import stats
 
 from analysis.fitter import Fitter
-from analysis.separation import LatencySeparation, Wording, find_separation
+from analysis.separation import (
+    LatencySeparation,
+    Wording,
+    find_people_separation,
+    find_separation,
+)
 
 # Psychometric-engine settings for the acceptable-rating threshold (see the module docstring).
 RATING_FIT = {"direction": "auto", "guess": 0.0, "lapse": 0.0}
@@ -656,12 +661,17 @@ def fit_mixed_acceptability(
     The intervals come from resampling participants: `n_boot` refits with each person
     weighted by how often the resample drew them, all solved together from the estimate.
     Ratings that separate by latency get no threshold (`MixedAcceptabilityFit.separation`;
-    no resamples are drawn: every one would separate too).
+    no resamples are drawn: every one would separate too); so do ratings that separate
+    within every participant when the fit then has no finite maximum
+    (`MixedAcceptabilityFit.unbounded`; `separation.people` names each person's levels).
     """
     df = _acceptable_rows(trials, rating, stimulus, acceptable_at)
     separation = acceptable_separation(df[stimulus], df["_acceptable"])
     person, u, k, n = _cells(df, "_acceptable", stimulus, participant)
     fit = _fit_mixed_cells(person, u, k, n, 0 if separation else n_boot, seed)
+    if separation is None and fit.unbounded:
+        own = find_people_separation(df[participant], df[stimulus], df["_acceptable"])
+        separation = None if own is None else RatingSeparation(own.levels, own.people)
     fit.separation = separation
     return fit
 

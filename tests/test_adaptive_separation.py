@@ -17,7 +17,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.ratings import MixedAcceptabilityFit, _cells, _fit_mixed_cells, _maximise
+from analysis.ratings import (
+    MixedAcceptabilityFit,
+    _cells,
+    _fit_mixed_cells,
+    _maximise,
+    fit_mixed_acceptability,
+)
 from analysis.separation import find_people_separation, find_separation, yes_no_words
 from analysis.small_sample_interval import (
     NOT_CONVERGED,
@@ -190,3 +196,14 @@ def test_report_cli_withholds_the_adaptive_threshold_and_names_the_bracket(tmp_p
     assert pooled["withheld"].str.startswith("separated: ").all()
     assert pooled["withheld"].str.contains("at or below 600 ms").all()
     assert pooled["withheld"].str.contains("at or above 900 ms").all()
+
+
+def test_ratings_separated_within_every_person_give_no_rating_threshold():
+    """The rating threshold's random-intercept fit has the same check."""
+    df = pd.read_csv(FITS / "separated_within_people.csv").assign(
+        rating=lambda d: np.where(d["ok"] == 1, 5, 1)
+    )
+    fit = fit_mixed_acceptability(df, "rating", "x", 4, n_boot=20)
+    assert fit.unbounded and fit.separation is not None and fit.separation.people
+    assert fit.thresholds()[["estimate", "ci_low", "ci_high"]].isna().all().all()
+    assert "Every participant's own ratings separate by x" in fit.separation.describe(4, "x")
