@@ -224,6 +224,18 @@ def test_one_rule_for_default_output_places(tmp_path):
     assert lines[0].endswith("uxlab export results/quickstart.sqlite")
     assert lines[1].endswith("uxlab report results/quickstart.sqlite")
     assert "results/quickstart-export/ and results/quickstart-report/" in lines[2]
+    assert lines[2].endswith(", beside the database)")
+
+
+def test_output_hints_of_a_postgresql_database_name_the_folder_not_the_server():
+    """A PostgreSQL database has no folder: the export and report go under the folder the
+    commands are run from, and the hint says so (not "beside the database")."""
+    lines = after_database("postgresql://lab:secret@db.example:5432/tiny_2026")
+    assert lines[0].endswith("uxlab export 'postgresql://lab:***@db.example:5432/tiny_2026'")
+    assert lines[2] == (
+        "(they write results/tiny_2026-export/ and results/tiny_2026-report/, "
+        "in the folder they are run from)"
+    )
 
 
 def test_run_exit_statuses_and_hints(capsys):
