@@ -34,7 +34,7 @@ def committed(db) -> list[tuple]:
 
 
 async def test_a_whole_study_in_chromium_with_a_give_up_and_a_resume(tmp_path):
-    study = tiny_study(tmp_path, levels="20, 5000", itl=4, repeats=1, attention=False)
+    study = tiny_study(tmp_path, levels="20, 30000", itl=4, repeats=1, attention=False)
     db = tmp_path / "web.sqlite"
     with Store.open(db) as store:
         (inv,) = create_invitations(store, "tiny", 1)

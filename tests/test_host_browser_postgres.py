@@ -32,7 +32,7 @@ async def test_a_browser_participant_on_postgresql_resumed_on_a_second_host(
 ):
     db = postgres_cluster.database()
     study = tiny_study(
-        tmp_path, levels="20, 40, 60, 5000", itl=4, repeats=1, practice=0, attention=False
+        tmp_path, levels="20, 40, 60, 30000", itl=4, repeats=1, practice=0, attention=False
     )  # one give-up; whichever trials it comes between, each host streams one at least
     with Store.open(db) as store:
         (inv,) = create_invitations(store, "tiny", 1)
