@@ -10,6 +10,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from helpers.cli import exits
 
 import uxlab.store.export
 from uxlab.cli import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_PARTIAL, main
@@ -18,16 +19,6 @@ from uxlab.cli.places import output_for
 from uxlab.cli.run_cmd import report as run_report
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def exits(argv: list[str], capsys) -> tuple[int, str, str]:
-    """`main(argv)` whether it returns or argparse exits; (status, stdout, stderr)."""
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return int(code or 0), out, err
 
 
 def test_a_mistyped_option_prints_the_subcommands_usage_and_the_closest_option(capsys):
