@@ -10,6 +10,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from helpers.cli import exits
 
 import uxlab.store.export
 from uxlab.cli import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_PARTIAL, main
@@ -18,16 +19,6 @@ from uxlab.cli.places import output_for
 from uxlab.cli.run_cmd import report as run_report
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def exits(argv: list[str], capsys) -> tuple[int, str, str]:
-    """`main(argv)` whether it returns or argparse exits; (status, stdout, stderr)."""
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return int(code or 0), out, err
 
 
 def test_a_mistyped_option_prints_the_subcommands_usage_and_the_closest_option(capsys):
@@ -224,6 +215,18 @@ def test_one_rule_for_default_output_places(tmp_path):
     assert lines[0].endswith("uxlab export results/quickstart.sqlite")
     assert lines[1].endswith("uxlab report results/quickstart.sqlite")
     assert "results/quickstart-export/ and results/quickstart-report/" in lines[2]
+    assert lines[2].endswith(", beside the database)")
+
+
+def test_output_hints_of_a_postgresql_database_name_the_folder_not_the_server():
+    """A PostgreSQL database has no folder: the export and report go under the folder the
+    commands are run from, and the hint says so (not "beside the database")."""
+    lines = after_database("postgresql://lab:secret@db.example:5432/tiny_2026")
+    assert lines[0].endswith("uxlab export 'postgresql://lab:***@db.example:5432/tiny_2026'")
+    assert lines[2] == (
+        "(they write results/tiny_2026-export/ and results/tiny_2026-report/, "
+        "in the folder they are run from)"
+    )
 
 
 def test_run_exit_statuses_and_hints(capsys):

@@ -10,6 +10,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from helpers.cli import exits
 
 from analysis.spreadsheet_cells import write_safe_csv
 from analysis.trial_table import load_trial_table, read_session_events
@@ -29,15 +30,6 @@ def exports(tmp_path_factory) -> dict[str, Path]:
     assert main(["export", str(db), "-o", str(root / "pq"), "--format", "parquet"]) == 0
     assert not (root / "pq" / "trials.csv").exists()
     return {"csv": root / "csv", "parquet": root / "pq"}
-
-
-def exits(argv: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return int(code or 0), out, err
 
 
 def test_a_parquet_export_loads_as_the_same_tables_with_the_same_dtypes(exports):

@@ -231,3 +231,14 @@ def test_the_benchmark_widens_an_old_database_it_made(postgres_cluster):
     widen_s, rewrite_s, reopen_s = benchmark.run(postgres_cluster, 200)
     assert widen_s > 0 and rewrite_s > 0 and reopen_s > 0
     assert store_module.widen_narrow_columns is benchmark.widen_narrow_columns  # put back
+
+
+def test_verify_names_the_narrow_columns_and_changes_nothing(postgres_db, tmp_path):
+    from uxlab.store.verify import verify_db
+
+    old_uxlab_database(postgres_db, tmp_path)
+    (note,) = [n for n in verify_db(postgres_db, GOOD).notes if "32-bit" in n]
+    assert note.startswith("11 column(s) are 32-bit") and "session_leases.taken_s (real)" in note
+    assert widen_entries(postgres_db) == []  # verify only reads
+    Store.open(postgres_db).close()
+    assert not [n for n in verify_db(postgres_db, GOOD).notes if "32-bit" in n]

@@ -15,8 +15,9 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers.cli import exits
 
-from uxlab.cli import EXIT_INPUT, EXIT_OK, EXIT_PARTIAL, main
+from uxlab.cli import EXIT_INPUT, EXIT_OK, EXIT_PARTIAL
 from uxlab.store import Store
 from uxlab.store.invitations import participant_for_code
 from uxlab.store.lease import CREATE_LEASES, process_started
@@ -24,16 +25,6 @@ from uxlab.store.lease import CREATE_LEASES, process_started
 REPO = Path(__file__).resolve().parents[1]
 STUDY = REPO / "studies" / "quickstart.toml"
 WITHDRAWN = "SIM-s0-002"
-
-
-def exits(argv: list[str], capsys) -> tuple[int, str, str]:
-    """`main(argv)` whether it returns or argparse exits; (status, stdout, stderr)."""
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return int(code or 0), out, err
 
 
 class Tty(io.StringIO):

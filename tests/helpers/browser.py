@@ -2,16 +2,19 @@
 headless Chromium (the OS package, /usr/bin/chromium) driven by Playwright.
 
 `WebHost` starts the host, reads its port from the first line and keeps every later line.
-`launch_chromium` starts the OS's Chromium (Playwright never downloads a browser here).
+`launch_chromium` starts the OS's Chromium (Playwright never downloads a browser here);
+`open_link(browser, host, code)` opens a participant's link in a new tab.
 `screen(page)` reads the terminal's rows from xterm.js's DOM; `drive(page, ...)` answers the
 study's screens like the SSH tests' participant, and gives up on a slow answer (Escape)
-when it has waited `give_up_after_s`. Waits poll with generous deadlines: a hang becomes a
+when it has waited `give_up_after_s`. `checked_paints(db)` checks the stored painted times
+against their chunks' (either backend). Waits poll with generous deadlines: a hang becomes a
 failure, not a timing claim.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import time
@@ -19,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers.host_process import CollectedHost
+from helpers.postgres import query
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -52,7 +56,7 @@ class WebHost(CollectedHost):
     """`python -m uxlab host STUDY --db DB --port 0 [extra]`, its output collected by line."""
 
     def __init__(
-        self, study: Path, db: Path, extra: list[str] | None = None, env: dict | None = None
+        self, study: Path, db: Path | str, extra: list[str] | None = None, env: dict | None = None
     ) -> None:
         args = [str(study), "--db", str(db), "--port", "0", *(extra or [])]
         super().__init__(args, REPO, dict(os.environ, PYTHONPATH=str(REPO), **(env or {})))
@@ -67,6 +71,13 @@ async def launch_chromium(playwright: Any) -> Any:
     return await playwright.chromium.launch(
         executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
     )
+
+
+async def open_link(browser: Any, host: WebHost, code: str) -> Any:
+    """A new tab (1000x700) on `host`'s page with the invitation `code` after its `#`."""
+    page = await browser.new_page(viewport={"width": 1000, "height": 700})
+    await page.goto(host.url + "#" + code)
+    return page
 
 
 async def screen(page: Any) -> str:
@@ -122,3 +133,29 @@ async def drive(
                 break
         await asyncio.sleep(0.1)
     raise AssertionError(f"the study did not finish in time; the screen:\n{await screen(page)}")
+
+
+def checked_paints(db: Path | str) -> tuple[set[int], set[int]]:
+    """(trials that streamed chunks with flush times, trials with painted chunks), after
+    checking every stored paint against its chunk's event: never before it was queued (a
+    frame is queued before its bytes are written), mostly after its flush (the flush is timed
+    when the writer thread gets back from it, which a loaded machine can delay past the
+    paint), each within its clock mapping's stated uncertainty."""
+    chunks = {
+        (t, json.loads(d)["index"]): json.loads(d)
+        for t, d in query(db, "SELECT trial_index, data FROM events WHERE kind = 'chunk'")
+    }
+    paints = query(
+        db,
+        "SELECT trial_index, chunk_index, painted_ms, clock_uncertainty_ms, "
+        "parse_to_paint_ms FROM browser_paints",
+    )
+    after_flush = []
+    for trial, index, painted_ms, uncertainty, parse_to_paint in paints:
+        chunk = chunks[(trial, index)]
+        assert painted_ms + uncertainty >= chunk["queued_ms"], "painted before it was queued?"
+        assert parse_to_paint >= 0
+        after_flush.append(painted_ms + uncertainty >= chunk["flushed_ms"])
+    assert sum(after_flush) > len(after_flush) / 2
+    streamed = {t for (t, _), c in chunks.items() if c.get("flushed_ms") is not None}
+    return streamed, {t for t, *_ in paints}

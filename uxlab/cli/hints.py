@@ -51,12 +51,15 @@ def _real(path: str) -> str:
 
 
 def after_database(db: str | Path) -> list[str]:
-    """The `export:`/`report:` hint lines printed after a study database was written."""
+    """The `export:`/`report:` hint lines printed after a study database was written (a
+    PostgreSQL database's default output folders are under the folder the commands run in)."""
     from uxlab.cli.places import output_for
+    from uxlab.store.dialect import is_postgres
 
     export, report = output_for(db, "export"), output_for(db, "report")
+    where = "in the folder they are run from" if is_postgres(db) else "beside the database"
     return [
         f"export:  {command('export', db)}",
         f"report:  {command('report', db)}",
-        f"(they write {export}/ and {report}/, beside the database)",
+        f"(they write {export}/ and {report}/, {where})",
     ]

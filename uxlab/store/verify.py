@@ -41,11 +41,12 @@ from typing import Any
 from uxlab.errors import UxlabError
 from uxlab.live.live_schedule import LiveSchedule
 from uxlab.store.backend import Connection
-from uxlab.store.dialect import db_name
+from uxlab.store.dialect import db_name, is_postgres
 from uxlab.store.open_checks import open_read_only, reading
 from uxlab.store.records import TIMING_COLUMNS
 from uxlab.store.store import first_broken_audit_entry, sha256_json
 from uxlab.store.verify_events import EVENT_KINDS, StoredTrial, event_problems
+from uxlab.store.widen import narrow_columns
 from uxlab.streams.recording import Recording
 from uxlab.study.adaptive import AdaptivePlan, CommittedTrial
 from uxlab.study.design import Trial, design_trials
@@ -156,7 +157,23 @@ def verify_db(
 
 def _verify(conn: Connection, report: VerifyReport, cwd: Path) -> None:
     _check_audit(conn, report)
+    _note_narrow_columns(conn, report)
     _verify_studies(conn, report, cwd)
+
+
+def _note_narrow_columns(conn: Connection, report: VerifyReport) -> None:
+    """A PostgreSQL database an older uxlab made with 32-bit columns (`uxlab.store.widen`):
+    its values read as stored, but a lease's age may be up to 64 s off until it is widened."""
+    if not is_postgres(report.db):
+        return
+    narrow = narrow_columns(conn)
+    if narrow:
+        names = ", ".join(f"{c.table}.{c.column} ({c.now})" for c in narrow)
+        report.notes.append(
+            f"{len(narrow)} column(s) are 32-bit, made by an older uxlab: {names}; values read "
+            "as stored (an old lease's time was rounded to 128 s when written). The first "
+            "`uxlab run`, `host` or `export` on this database widens them (verify only reads)"
+        )
 
 
 def _check_audit(conn: Connection, report: VerifyReport) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -31,10 +32,13 @@ from textual.widgets import Static
 
 from uxlab.chain import ScheduledStep, step_marker
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Header, Recording
-from uxlab.tui.stream_view import StreamView
+from uxlab.tui.chunk_pieces import ChunkPieces
+from uxlab.tui.stream_view import PIECE_CHARS, StreamView
 
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _PLACEHOLDER = Recording(Header(id="chain-step"))
+_MARKER = "step-marker"
+"""The channel of a step marker queued behind a large chunk's pieces (never a stream's)."""
 """Stands for a call's stream when the step comes from a marker (the chunks follow)."""
 
 
@@ -195,11 +199,21 @@ class ChainView(Vertical, can_focus=True):
         self.state = "idle"
         self.current: ScheduledStep | None = None
         self._timer: Any = None
+        self.on_chunk_fed: Callable[[int], None] | None = None
+        """Called with a non-empty chunk's index just before its last piece is fed (as
+        `StreamView.on_chunk_fed`: the paint probe's shown time is that piece's frame)."""
+        self._backlog = ChunkPieces(self._feed_piece, self._finish_now, PIECE_CHARS)
+        """Pieces of large chunks (a tool result pasting a file) not yet fed, and the step
+        markers and chunks queued behind them, in order (`uxlab.tui.chunk_pieces`)."""
+        self._queued_markers: dict[int, Chunk] = {}
 
     def compose(self) -> ComposeResult:
         yield Static("", id="chain-prompt")
         yield ChainSteps(show_times=self.show_times, id="chain-steps")
         yield StreamView(markdown_on_finish=False, id="chain-stream")
+
+    def on_unmount(self) -> None:
+        self._backlog.drop()  # the screen is gone: nothing queued is fed to it
 
     @property
     def steps_view(self) -> ChainSteps:
@@ -219,6 +233,8 @@ class ChainView(Vertical, can_focus=True):
             Text("You: " + prompt.strip()) if prompt else ""
         )
         self.steps_view.clear()
+        self._backlog.drop()
+        self._queued_markers.clear()
         self.stream.start(None, waiting=False)
         self.current = None
         self.state = "running" if prompt else "idle"
@@ -227,13 +243,41 @@ class ChainView(Vertical, can_focus=True):
 
     # -- player Sink (a chain's flattened schedule) -----------------------------------------
     def apply(self, index: int, chunk: Chunk) -> None:
-        """A step marker begins a step (ending the one before); other chunks stream."""
-        marker = step_marker(chunk)
-        if marker is None:
-            self.stream.append(chunk.text, chunk.channel)
-            if chunk.text:  # painted at once, as in StreamView.apply
-                self.stream.frames.request(self.stream)
+        """A step marker begins a step (ending the one before); other chunks stream.
+
+        A chunk longer than `PIECE_CHARS` is fed in pieces, one per event-loop turn, as in
+        `StreamView.apply` (keys, the abandon key, are handled in between); the chunks and
+        step markers behind it wait their turn, so the order is kept.
+        """
+        if step_marker(chunk) is not None:
+            if self._backlog:
+                self._queued_markers[index] = chunk
+                self._backlog.add("", _MARKER, index)
+            else:
+                self._begin_marked_step(chunk)
+        elif self._backlog.feeds_at_once(chunk.text):
+            self._feed_piece(chunk.text, chunk.channel, index)
+        else:
+            self._backlog.add(chunk.text, chunk.channel, index)
+
+    @property
+    def backlog_chars(self) -> int:
+        """Characters handed to `apply` but not fed to the screen yet."""
+        return self._backlog.chars
+
+    def _feed_piece(self, text: str, channel: str, index: int | None) -> None:
+        if channel == _MARKER and index is not None:
+            self._begin_marked_step(self._queued_markers.pop(index))
             return
+        if text and index is not None and self.on_chunk_fed is not None:
+            self.on_chunk_fed(index)  # first: the frame may be painted before we return
+        self.stream.append(text, channel)
+        if text:  # painted at once, as in StreamView.apply
+            self.stream.frames.request(self.stream)
+
+    def _begin_marked_step(self, chunk: Chunk) -> None:
+        marker = step_marker(chunk)
+        assert marker is not None
         if self.current is not None:
             self.end_step(self.current)
         t_ms = chunk.t_ms or 0.0
@@ -251,7 +295,13 @@ class ChainView(Vertical, can_focus=True):
         self.begin_step(step)
 
     def finish(self, end: End | None = None, error: ErrorEvent | None = None) -> None:
-        """The answer (and the chain) is over."""
+        """The answer (and the chain) is over (after the last queued piece, if any)."""
+        if self._backlog:
+            self._backlog.finish_after(end, error)
+            return
+        self._finish_now(end, error)
+
+    def _finish_now(self, end: End | None, error: ErrorEvent | None) -> None:
         self.stream.finish(end, error)
         if self.current is not None:
             self.end_step(self.current)
@@ -277,7 +327,10 @@ class ChainView(Vertical, can_focus=True):
             self._stop_timer()
 
     def cancel(self) -> None:
-        """The participant gave up: the running step is marked stopped, its stream too."""
+        """The participant gave up: the running step is marked stopped, its stream too.
+        Pieces and steps not fed yet were never on screen: they are dropped."""
+        self._backlog.drop()
+        self._queued_markers.clear()
         if self.state != "running":
             return
         self.state = "cancelled"

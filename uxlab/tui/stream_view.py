@@ -154,6 +154,9 @@ class StreamView(ScrollView, can_focus=True):
         self._backlog = ChunkPieces(self._feed_piece, self.finish, PIECE_CHARS)
         """Pieces of large chunks not yet fed (`uxlab.tui.chunk_pieces`)."""
 
+    def on_unmount(self) -> None:
+        self._backlog.drop()  # the screen is gone: nothing queued is fed to it
+
     # -- public lifecycle ----------------------------------------------------------------
     def start(self, prompt: str | None = None, waiting: bool = True) -> None:
         """Clear the view and show `prompt`; with `waiting`, show "● ● ●" until text comes."""
