@@ -77,7 +77,7 @@ def test_closing_the_pane_on_the_stopped_screen_keeps_the_give_up(tmux, tmp_path
     db = tmp_path / "hup.sqlite"
     start(tmux, study, db, "P-HUP01")
     tmux.keys("Enter")
-    wait_screen(tmux, lambda s: "Press Enter to send." not in s)  # sent: waiting for 5 s
+    wait_screen(tmux, lambda s: "Press Enter to send." not in s)  # sent: waiting for 30 s
     tmux.keys("Escape")
     wait_screen(tmux, lambda s: "You stopped this answer." in s)
     wait_gone(tmux.close("kill-pane"))

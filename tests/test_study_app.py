@@ -1,7 +1,7 @@
 """`uxlab run`'s app driven with Pilot at 80x24: every screen, a give-up, answers, the data.
 
 The study is the tiny copy of the quickstart's shape from `helpers.studies.tiny_study`; its
-slow level (5 s to the first token) is the one the test gives up on (the attention
+slow level (30 s to the first token) is the one the test gives up on (the attention
 checks stream at the middle level, 40 ms), so the give-up is
 always while waiting, whatever the machine's speed.
 """
