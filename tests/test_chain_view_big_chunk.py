@@ -48,23 +48,24 @@ def marked(app: Host, view: ChainView) -> ProbedSink:
     return sink
 
 
-def hand_over_the_chain(sink: ProbedSink) -> None:
-    """What the player hands at once on a virtual clock: a tool call's step whose result is
-    `BIG`, then the answer's step and its text."""
+async def handed_over(app: Host, pilot) -> tuple[ChainView, ProbedSink]:
+    """The view started and marked, then handed at once what a player hands on a virtual
+    clock: a tool call's step whose result is `BIG`, then the answer's step and its text."""
+    view = app.query_one(ChainView)
+    view.start("Plan my trip")
+    sink = marked(app, view)
+    await pilot.pause()
     sink.apply(0, StepStart(0, "call", "Reading the file").chunk(0.0))
     sink.apply(1, Chunk(t_ms=1.0, text=BIG))
     sink.apply(2, StepStart(1, "answer", "Answer").chunk(2.0))
     sink.apply(3, Chunk(t_ms=3.0, text="Here is your plan."))
+    return view, sink
 
 
 async def test_a_large_chunk_in_a_chain_is_fed_in_pieces_and_the_next_step_waits_for_it():
     app = Host()
     async with app.run_test(size=(80, 24)) as pilot:
-        view = app.query_one(ChainView)
-        view.start("Plan my trip")
-        sink = marked(app, view)
-        await pilot.pause()
-        hand_over_the_chain(sink)
+        view, sink = await handed_over(app, pilot)
         sink.finish(None, None)
         assert PIECE_CHARS < view.backlog_chars < len(BIG) + 20  # returned at once: queued
         assert view.current is not None and view.current.position == 0  # step 1 waits
@@ -83,11 +84,7 @@ async def test_a_large_chunk_in_a_chain_is_fed_in_pieces_and_the_next_step_waits
 async def test_giving_up_behind_a_large_chunk_drops_what_was_never_shown():
     app = Host()
     async with app.run_test(size=(80, 24)) as pilot:
-        view = app.query_one(ChainView)
-        view.start("Plan my trip")
-        sink = marked(app, view)
-        await pilot.pause()
-        hand_over_the_chain(sink)
+        view, sink = await handed_over(app, pilot)
         assert view.backlog_chars > 0
         sink.cancel()
         await pilot.pause()

@@ -18,7 +18,7 @@ import socket
 import subprocess
 from pathlib import Path
 
-from helpers.lease_holder import hold_session
+from helpers.lease_holder import hold_session, release
 from helpers.pilot import wait_for, wait_screen
 from helpers.postgres import query
 from helpers.studies import tiny_study
@@ -43,19 +43,6 @@ def killed_holder(db: Path | str, study_path: Path, participant: str) -> None:
     child = hold(db, study_path, participant)
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
-
-
-def release(child: subprocess.Popen) -> None:
-    """Let the holder close its store and end (killed if it does not)."""
-    try:
-        if child.poll() is None:
-            child.stdin.write("EXIT\n")
-            child.stdin.flush()
-            assert child.wait(timeout=60) == 0
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
 
 
 def test_the_list_marks_a_live_holder_and_offers_a_dead_ones_session(db, tmp_path):

@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from helpers.lease_holder import hold_session
+from helpers.lease_holder import hold_session, release
 from helpers.postgres import query
 
 from uxlab.cli import main
@@ -183,13 +183,8 @@ def test_a_second_process_cannot_take_over_a_live_session(db):
         child.stdin.flush()
         assert child.stdout.readline().strip() == "COMMITTED"
         assert trial_rows(db) == [(0, "completed", 0, 1)]  # their answer is stored
-        child.stdin.write("EXIT\n")
-        child.stdin.flush()
-        assert child.wait(timeout=60) == 0
     finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
+        release(child)  # it closes its store and ends with status 0
     with Store.open(db) as store:  # given back at close: the same id resumes
         session = store.start_or_resume_session(study, "P-HHHHH")
         assert session.resumed and session.next_index == 1

@@ -24,3 +24,16 @@ def hold_session(
     line = child.stdout.readline().split()
     assert line[:1] == ["HOLD"], child.stderr.read()
     return child, line[1]
+
+
+def release(child: subprocess.Popen) -> None:
+    """Let the holder close its store and end (killed if it does not)."""
+    try:
+        if child.poll() is None:
+            child.stdin.write("EXIT\n")
+            child.stdin.flush()
+            assert child.wait(timeout=60) == 0
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()

@@ -199,9 +199,6 @@ class ChainView(Vertical, can_focus=True):
         self.state = "idle"
         self.current: ScheduledStep | None = None
         self._timer: Any = None
-        self.on_chunk_fed: Callable[[int], None] | None = None
-        """Called with a non-empty chunk's index just before its last piece is fed (as
-        `StreamView.on_chunk_fed`: the paint probe's shown time is that piece's frame)."""
         self._backlog = ChunkPieces(self._feed_piece, self._finish_now, PIECE_CHARS)
         """Pieces of large chunks (a tool result pasting a file) not yet fed, and the step
         markers and chunks queued behind them, in order (`uxlab.tui.chunk_pieces`)."""
@@ -250,15 +247,20 @@ class ChainView(Vertical, can_focus=True):
         step markers behind it wait their turn, so the order is kept.
         """
         if step_marker(chunk) is not None:
-            if self._backlog:
-                self._queued_markers[index] = chunk
-                self._backlog.add("", _MARKER, index)
-            else:
-                self._begin_marked_step(chunk)
-        elif self._backlog.feeds_at_once(chunk.text):
-            self._feed_piece(chunk.text, chunk.channel, index)
+            self._queued_markers[index] = chunk
+            self._backlog.offer("", _MARKER, index)
         else:
-            self._backlog.add(chunk.text, chunk.channel, index)
+            self._backlog.offer(chunk.text, chunk.channel, index)
+
+    @property
+    def on_chunk_fed(self) -> Callable[[int], None] | None:
+        """Called with a non-empty chunk's index just before its last piece is fed (the
+        stream view's: the paint probe's shown time is that piece's frame)."""
+        return self.stream.on_chunk_fed
+
+    @on_chunk_fed.setter
+    def on_chunk_fed(self, fed: Callable[[int], None] | None) -> None:
+        self.stream.on_chunk_fed = fed
 
     @property
     def backlog_chars(self) -> int:
@@ -268,12 +270,8 @@ class ChainView(Vertical, can_focus=True):
     def _feed_piece(self, text: str, channel: str, index: int | None) -> None:
         if channel == _MARKER and index is not None:
             self._begin_marked_step(self._queued_markers.pop(index))
-            return
-        if text and index is not None and self.on_chunk_fed is not None:
-            self.on_chunk_fed(index)  # first: the frame may be painted before we return
-        self.stream.append(text, channel)
-        if text:  # painted at once, as in StreamView.apply
-            self.stream.frames.request(self.stream)
+        else:
+            self.stream.feed_piece(text, channel, index)
 
     def _begin_marked_step(self, chunk: Chunk) -> None:
         marker = step_marker(chunk)

@@ -44,6 +44,13 @@ class ChunkPieces:
         """Whether a chunk of `text` may be fed now (short, and nothing queued before it)."""
         return not self._queue and len(text) <= self.piece_chars
 
+    def offer(self, text: str, channel: str, index: int) -> None:
+        """Feed chunk `index` now when it may be (`feeds_at_once`), else queue it in pieces."""
+        if self.feeds_at_once(text):
+            self._feed(text, channel, index)
+        else:
+            self.add(text, channel, index)
+
     def add(self, text: str, channel: str, index: int) -> None:
         """Queue chunk `index` as pieces and start feeding them."""
         size = self.piece_chars

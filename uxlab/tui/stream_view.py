@@ -151,7 +151,7 @@ class StreamView(ScrollView, can_focus=True):
         """Paints each applied chunk's frame at once (`uxlab.tui.frame_request`)."""
         self.on_chunk_fed: Callable[[int], None] | None = None
         """Called with a non-empty chunk's index just before its last piece is fed."""
-        self._backlog = ChunkPieces(self._feed_piece, self.finish, PIECE_CHARS)
+        self._backlog = ChunkPieces(self.feed_piece, self.finish, PIECE_CHARS)
         """Pieces of large chunks not yet fed (`uxlab.tui.chunk_pieces`)."""
 
     def on_unmount(self) -> None:
@@ -248,17 +248,16 @@ class StreamView(ScrollView, can_focus=True):
         A chunk longer than `PIECE_CHARS` (or one arriving behind such a chunk) is queued
         and fed in pieces across event-loop turns (see the module docstring).
         """
-        if self._backlog.feeds_at_once(chunk.text):
-            self._feed_piece(chunk.text, chunk.channel, index)
-        else:
-            self._backlog.add(chunk.text, chunk.channel, index)
+        self._backlog.offer(chunk.text, chunk.channel, index)
 
     @property
     def backlog_chars(self) -> int:
         """Characters handed to `apply` but not fed to the screen yet."""
         return self._backlog.chars
 
-    def _feed_piece(self, text: str, channel: str, index: int | None) -> None:
+    def feed_piece(self, text: str, channel: str, index: int | None) -> None:
+        """Show one piece now and paint its frame; `index` on a chunk's last piece (then
+        `on_chunk_fed` is told first). The queue of pieces calls this; so does a chain's."""
         if text and index is not None and self.on_chunk_fed is not None:
             self.on_chunk_fed(index)  # first: the frame may be painted before we return
         self.append(text, channel)
