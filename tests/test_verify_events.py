@@ -109,7 +109,8 @@ def where(participant: str, idx: int) -> str:
 
 
 def only_line(db: Path, capsys, path: Path) -> str:
-    """The one mismatch verify reports (and its CLI exit 1, the file left as it was)."""
+    """The one mismatch verify reports (and its CLI exit 1, the file left as it was), up to
+    what the audit log adds to it: every edit here also changed the trial's committed digest."""
     before = hashlib.sha256(db.read_bytes()).hexdigest()
     report = verify_db(db, path)
     lines = [m.line() for m in report.mismatches]
@@ -117,7 +118,10 @@ def only_line(db: Path, capsys, path: Path) -> str:
     assert main(["verify", str(db), "--study", str(path)]) == 1
     assert lines[0] in " ".join(capsys.readouterr().out.split())
     assert hashlib.sha256(db.read_bytes()).hexdigest() == before
-    return lines[0]
+    events, committed = lines[0].split("; changed since it was committed (audit entry ")
+    assert committed.split("): ", 1)[1].startswith(("events", "shown_first_ms", "scheduled_end",
+                                                    "t_abandon_ms")), committed  # fmt: skip
+    return events
 
 
 def test_an_untouched_database_passes_with_every_outcome_checked(tiny_db, capsys):
@@ -239,12 +243,13 @@ def test_a_changed_chunk_size_is_named_and_each_trial_gets_one_line(tiny_db, tmp
     sql(db, "UPDATE events SET data = json_set(data, '$.n_chars', json_extract(data, "
         "'$.n_chars') + 1) WHERE kind = 'chunk' AND json_extract(data, '$.index') = 3")  # fmt: skip
     report = verify_db(db, path)
-    first = [m.line() for m in report.mismatches if m.participant == participant]
+    first = [m.line().split("; ")[0] for m in report.mismatches if m.participant == participant]
     want = data["n_chars"]
     assert (
         f"{participant} trial {idx}: events: chunk 3 n_chars: stored {want + 1}, rebuilt {want}"
         in first
     )
+    assert all("; changed since it was committed (" in m.line() for m in report.mismatches)
     assert len({(m.participant, m.trial_index) for m in report.mismatches}) == len(
         report.mismatches
     )

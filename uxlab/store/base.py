@@ -12,7 +12,8 @@ from typing import Any
 
 from uxlab.store.audit import _chain
 from uxlab.store.backend import Connection
-from uxlab.store.digests import sha256_json, study_summary
+from uxlab.store.digests import study_summary
+from uxlab.store.trial_digest import session_digest
 from uxlab.study.reproduce import stimulus_files
 from uxlab.study.spec import Study
 
@@ -132,17 +133,7 @@ class StoreBase:
         self._audit("register", study.sha256, study.sha256, {"study_id": study.id})
 
     def _session_digest(self, session_id: str) -> str:
-        rows = self.conn.execute(
-            "SELECT trial_index, outcome, t_abandon_ms, shown_first_ms, shown_last_ms, "
-            "scheduled_end_ms FROM trials WHERE session_id = ? ORDER BY trial_index",
-            (session_id,),
-        ).fetchall()
-        answers = self.conn.execute(
-            "SELECT trial_index, question_id, value, rt_ms FROM responses WHERE session_id = ? "
-            "ORDER BY 1, 2",
-            (session_id,),
-        ).fetchall()
-        return sha256_json({"trials": rows, "responses": answers})
+        return session_digest(self.conn, session_id)
 
 
 def _location(path: Path) -> str | None:

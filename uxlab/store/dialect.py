@@ -90,6 +90,16 @@ def ddl_to_postgres(statement: str) -> str:
     return re.sub(r"\bREAL\b", "DOUBLE PRECISION", statement)
 
 
+def audit_triggers_sql(postgres: bool) -> str:
+    """The names of the audit table's triggers (the append-only ones, if still there)."""
+    if postgres:
+        return (
+            "SELECT DISTINCT trigger_name FROM information_schema.triggers "
+            "WHERE event_object_schema = current_schema() AND event_object_table = 'audit'"
+        )
+    return "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'audit'"
+
+
 def database_arg(text: str) -> str | Path:
     """A `--db` value: a PostgreSQL URL as given, anything else a SQLite file's path."""
     return text if is_postgres(text) else Path(text)

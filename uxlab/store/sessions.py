@@ -155,7 +155,13 @@ class Sessions(StoreBase):
             "create",
             session_id,
             plan_sha,
-            {"study_sha256": study.sha256, "seed": seed, "n_trials": len(trials)},
+            {
+                "study_sha256": study.sha256,
+                "seed": seed,
+                "n_trials": len(trials),
+                "pilot": pilot,
+                "simulated": simulated,
+            },
         )
         self._add_run(session_id, 0, 0, environment, now)
         return session_id

@@ -8,9 +8,17 @@ from typing import Any
 from uxlab.outcomes import Outcome
 from uxlab.store.answers import _matches, _normalise_responses
 from uxlab.store.base import StoreBase
-from uxlab.store.digests import sha256_json, sha256_json_streamed
+from uxlab.store.digests import sha256_json
 from uxlab.store.records import END_INDEX, OUTCOMES, TIMING_COLUMNS, Session
 from uxlab.store.schema import StoreError
+from uxlab.store.trial_digest import (
+    EventRow,
+    TrialRows,
+    end_answers_sha256,
+    real,
+    stored_timings,
+    trial_digest,
+)
 from uxlab.study.adaptive import CommittedTrial
 from uxlab.study.design import Trial
 
@@ -111,21 +119,21 @@ class Trials(StoreBase):
         """
         timings = _checked_timings(trial_index, outcome, timings)
         trial = session.trials[trial_index]
-        answers = _normalise_responses(
-            session.study.trial_response_questions, responses or {}, f"trial {trial_index}"
-        )
+        answers = {
+            q: (value, real(rt))
+            for q, (value, rt) in _normalise_responses(
+                session.study.trial_response_questions, responses or {}, f"trial {trial_index}"
+            ).items()
+        }
         attention_ok = _attention_ok(session, trial, answers)
         event_rows = _event_rows(session.id, trial_index, events)
         extra = {k: v for k, v in timings.items() if k not in TIMING_COLUMNS}
-        payload = {
-            "session_id": session.id,
-            "trial_index": trial_index,
-            "outcome": outcome,
-            "timings": timings,
-            "responses": answers,
-            "events": event_rows,
-        }
-        digest = sha256_json_streamed(payload)  # = sha256_json(payload), loop-friendly
+        extra_json = json.dumps(extra, sort_keys=True) if extra else None
+        stored = TrialRows(
+            session.id, trial_index, outcome, stored_timings(timings, extra_json), answers,
+            event_rows,
+        )  # fmt: skip
+        digest = trial_digest(stored)  # what verify recomputes from the stored rows
         now = self._now_iso()
         with self._write():
             cur = self.conn.execute(
@@ -136,8 +144,8 @@ class Trials(StoreBase):
                 (
                     outcome,
                     attention_ok,
-                    *(timings.get(k) for k in TIMING_COLUMNS),
-                    json.dumps(extra, sort_keys=True) if extra else None,
+                    *(stored.timings[k] for k in TIMING_COLUMNS),
+                    extra_json,
                     now,
                     session.id,
                     trial_index,
@@ -157,8 +165,13 @@ class Trials(StoreBase):
                 "UPDATE sessions SET updated_at = ?, last_seen_s = ? WHERE session_id = ?",
                 (now, self.clock(), session.id),
             )
-            self._audit("trial", session.id, digest, {"trial_index": trial_index})
-        return digest
+            self._audit(
+                "trial",
+                session.id,
+                digest.sha256,
+                {"trial_index": trial_index, "parts": digest.parts},
+            )
+        return digest.sha256
 
     def committed_trials(self, session: Session) -> list[CommittedTrial]:
         """The session's committed trials in order: levels, outcome and answers."""
@@ -224,15 +237,34 @@ class Trials(StoreBase):
 
     def commit_end_responses(self, session: Session, responses: dict[str, Any]) -> None:
         """Store the answers to the end-of-study questions (one transaction). An answer
-        already stored is kept: the first answer is the datum, as for a trial."""
-        answers = _normalise_responses(session.study.end_questions, responses, "end questions")
+        already stored is kept: the first answer is the datum, as for a trial. The audit
+        entry holds the SHA-256 of every end-of-study answer stored after it."""
+        answers = {
+            q: (value, real(rt))
+            for q, (value, rt) in _normalise_responses(
+                session.study.end_questions, responses, "end questions"
+            ).items()
+        }
         with self._write():
             self.conn.executemany(
                 "INSERT INTO responses VALUES (?,?,?,?,?) ON CONFLICT (session_id, trial_index, "
                 "question_id) DO NOTHING",
                 [(session.id, END_INDEX, q, v, rt) for q, (v, rt) in answers.items()],
             )
-            self._audit("answers", session.id, sha256_json(answers), {"n": len(answers)})
+            stored = self.end_answer_rows(session.id)
+            detail = {"n": len(answers), "questions": sorted(q for q, _v, _rt in stored)}
+            self._audit("answers", session.id, end_answers_sha256(session.id, stored), detail)
+
+    def end_answer_rows(self, session_id: str) -> list[tuple[str, str | None, float | None]]:
+        """(question id, answer, rt_ms) of the session's stored end-of-study answers."""
+        return [
+            (q, v, rt)
+            for q, v, rt in self.conn.execute(
+                "SELECT question_id, value, rt_ms FROM responses WHERE session_id = ? "
+                "AND trial_index = ? ORDER BY question_id",
+                (session_id, END_INDEX),
+            )
+        ]
 
 
 def _checked_timings(
@@ -267,7 +299,7 @@ def _attention_ok(session: Session, trial: Trial, answers: dict[str, Any]) -> in
 
 def _event_rows(
     session_id: str, trial_index: int, events: list[dict[str, Any]] | None
-) -> list[tuple[Any, ...]]:
+) -> list[EventRow]:
     """The events table's rows for a trial's events (`kind` and `t_ms` as columns, the
     rest as JSON data); refuses (StoreError) an event without a kind."""
     events = list(events or [])
@@ -278,6 +310,9 @@ def _event_rows(
         if not isinstance(kind, str):
             raise StoreError(f"trial {trial_index}: event {seq} has no 'kind'")
         t_ms = ev.pop("t_ms", None)
+        if t_ms is not None and not isinstance(t_ms, (int, float)):
+            raise StoreError(f"trial {trial_index}: event {seq} t_ms={t_ms!r} is not a number")
+        t_ms = real(t_ms)  # as the REAL column keeps it (the digest's value)
         data = json.dumps(ev, sort_keys=True, separators=(",", ":"))
         event_rows.append((session_id, trial_index, seq, t_ms, kind, data))
     return event_rows

@@ -19,8 +19,13 @@
 5. Every trial's stored events and timings, once its schedule is the one played: each chunk
    event against the schedule's chunk it claims, the timings against the events
    (`uxlab.store.verify_events`; live trials only as far as uxlab drew their timing).
-6. The audit log's hash chain (`first_broken_audit_entry`): the first entry that does not
-   follow from the ones before it is named (changed, removed or inserted before it).
+6. The audit log's hash chain (`read_audit_chain`): the first entry that does not follow
+   from the ones before it is named (changed, removed or inserted before it); its head (the
+   last entry's chain value) is printed, to anchor elsewhere and check with `expect_head`.
+7. The stored data against the audit log (`uxlab.store.verify_audit`): every committed
+   trial's digest recomputed from its stored row, answers and events, naming the field that
+   changed; trials and sessions deleted or inserted; each session's finish and end-of-study
+   answers; every answer against its question; the audit table's append-only triggers.
 
 The result is a `VerifyReport`; `format_report` prints it at 80 columns.
 """
@@ -40,11 +45,19 @@ from typing import Any
 
 from uxlab.errors import UxlabError
 from uxlab.live.live_schedule import LiveSchedule
+from uxlab.store.audit import AuditChain, read_audit_chain
 from uxlab.store.backend import Connection
 from uxlab.store.dialect import db_name, is_postgres
 from uxlab.store.open_checks import open_read_only, reading
 from uxlab.store.records import TIMING_COLUMNS
-from uxlab.store.store import first_broken_audit_entry, sha256_json
+from uxlab.store.store import sha256_json
+from uxlab.store.verify_audit import (
+    AuditLedger,
+    SessionRow,
+    check_audit_triggers,
+    check_missing_sessions,
+    check_session,
+)
 from uxlab.store.verify_events import EVENT_KINDS, StoredTrial, event_problems
 from uxlab.store.widen import narrow_columns
 from uxlab.streams.recording import Recording
@@ -112,6 +125,13 @@ class VerifyReport:
     """Trials whose events were not compared: their rebuilt schedule is not the one played."""
     n_audit: int = 0
     """Audit log entries whose hash chain was checked."""
+    audit_head: str = ""
+    """The last audit entry's chain value (empty: no entries)."""
+    expect_head: str | None = None
+    """The head the caller expects the log to lead to (`--expect-head`), or None."""
+    n_digests: int = 0
+    """Committed trials whose digest was recomputed from their stored rows."""
+    ledger: AuditLedger = field(default_factory=AuditLedger, repr=False)
     mismatches: list[Mismatch] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -136,14 +156,20 @@ def _columns(conn: Connection, table: str) -> set[str]:
 
 
 def verify_db(
-    db: str | Path, study_file: str | Path | None = None, cwd: str | Path | None = None
+    db: str | Path,
+    study_file: str | Path | None = None,
+    cwd: str | Path | None = None,
+    expect_head: str | None = None,
 ) -> VerifyReport:
     """Rebuild every trial list and schedule of `db` and compare (see the module docstring).
 
     `cwd` is the folder a stored study `location` is relative to (default: the current one).
-    Raises UxlabError when the database or the study file cannot be read at all.
+    `expect_head`: an audit chain head printed by an earlier verify (all 64 hex digits, or
+    at least the first 12); the log must still lead to it. Raises UxlabError when the
+    database or the study file cannot be read at all.
     """
     report = VerifyReport(db_name(db), None if study_file is None else Path(study_file))
+    report.expect_head = None if expect_head is None else _checked_head(expect_head)
     conn = open_read_only(db)
     try:
         with reading(db_name(db)):  # a damaged stored value: one line, not a traceback
@@ -155,10 +181,24 @@ def verify_db(
     return report
 
 
+def _checked_head(text: str) -> str:
+    head = text.strip().lower()
+    if not 12 <= len(head) <= 64 or any(c not in "0123456789abcdef" for c in head):
+        raise UxlabError(
+            f"--expect-head {text!r}: give the audit chain head `uxlab verify` printed "
+            "(64 hex digits, or at least the first 12)"
+        )
+    return head
+
+
 def _verify(conn: Connection, report: VerifyReport, cwd: Path) -> None:
     _check_audit(conn, report)
     _note_narrow_columns(conn, report)
     _verify_studies(conn, report, cwd)
+    present = {r[0] for r in conn.execute("SELECT session_id FROM sessions")}
+    check_missing_sessions(report.ledger, present, lambda what: report.mismatches.append(
+        Mismatch(what)
+    ))  # fmt: skip
 
 
 def _note_narrow_columns(conn: Connection, report: VerifyReport) -> None:
@@ -177,13 +217,50 @@ def _note_narrow_columns(conn: Connection, report: VerifyReport) -> None:
 
 
 def _check_audit(conn: Connection, report: VerifyReport) -> None:
-    """Recompute the audit log's hash chain; name its first entry that does not follow."""
-    report.n_audit, bad = first_broken_audit_entry(conn)
+    """Recompute the audit log's hash chain; name its first entry that does not follow;
+    check its head against the expected one and that the table still refuses changes."""
+    chain = read_audit_chain(conn)
+    report.n_audit, report.audit_head = len(chain.entries), chain.head
+    report.ledger = AuditLedger.of(chain)
+    bad = chain.broken
     if bad is not None:
         report.mismatches.append(Mismatch(
             f"audit log entry {bad['seq']} ({bad['action']!r} at {bad['at']}) breaks the hash "
             "chain: it was changed, or an entry before it was removed or inserted"
         ))  # fmt: skip
+    missing = check_audit_triggers(conn, is_postgres(report.db))
+    if missing:
+        report.mismatches.append(Mismatch(
+            f"the audit table no longer refuses changes (trigger {', '.join(missing)} removed): "
+            "its entries may have been edited or removed unseen; check the head against an "
+            "anchored copy (--expect-head)"
+        ))  # fmt: skip
+    if report.expect_head is not None:
+        _check_head(chain, report, report.expect_head)
+
+
+def _check_head(chain: AuditChain, report: VerifyReport, expected: str) -> None:
+    """The log must lead to `expected`: be it, or have it as an earlier entry's chain value
+    (entries added since), with every entry up to it following from the ones before."""
+    at = next(
+        (n for n, e in enumerate(chain.entries) if str(e["chain"]).startswith(expected)), None
+    )
+    broken_at = None if chain.broken is None else chain.entries.index(chain.broken)
+    if at is None or (broken_at is not None and broken_at <= at):
+        report.mismatches.append(Mismatch(
+            f"the audit log does not lead to the expected head {expected[:16]}…: it was "
+            "rewritten, or cut before that entry"
+        ))  # fmt: skip
+    elif at == len(chain.entries) - 1:
+        report.notes.append(f"the audit log's head is the expected one ({expected[:16]}…)")
+    else:
+        added = len(chain.entries) - 1 - at
+        report.notes.append(
+            f"the expected head {expected[:16]}… is audit entry {chain.entries[at]['seq']}: the "
+            f"log leads to it unchanged, and {added} "
+            + ("entry was" if added == 1 else "entries were")
+            + " added since"
+        )
 
 
 def _verify_studies(conn: Connection, report: VerifyReport, cwd: Path) -> None:
@@ -228,7 +305,8 @@ def _verify_studies(conn: Connection, report: VerifyReport, cwd: Path) -> None:
             _check_added_files(report, study, json.loads(stimuli))
         for row in conn.execute(
             "SELECT s.session_id, s.participant, p.number, s.group_id, s.seed, s.plan, "
-            "s.plan_sha256 FROM sessions s JOIN participants p ON p.participant = s.participant "
+            "s.plan_sha256, s.state, s.pilot, s.simulated "
+            "FROM sessions s JOIN participants p ON p.participant = s.participant "
             "WHERE s.study_sha256 = ? ORDER BY s.created_at, s.session_id",
             (sha,),
         ).fetchall():
@@ -311,8 +389,45 @@ def _check_session(
     row: tuple[Any, ...],
     changed: set[str],
 ) -> None:
-    session_id, participant, number, group_id, seed, plan_json, plan_sha = row
+    """The session rebuilt from the study (`_check_plan_and_events`), then its rows against
+    the audit log (`uxlab.store.verify_audit`); one line per trial."""
+    session_id, participant, _n, _g, seed, _plan, plan_sha, state, pilot, simulated = row
+    start = len(report.mismatches)
     report.n_sessions += 1
+    _check_plan_and_events(conn, report, study, row[:7], changed)
+
+    def mismatch(what: str, trial_index: int | None = None) -> None:
+        report.mismatches.append(Mismatch(what, participant, trial_index, session_id))
+
+    facts = SessionRow(session_id, state, seed, plan_sha, bool(pilot), bool(simulated))
+    report.n_digests += check_session(conn, report.ledger, study, facts, mismatch)
+    report.mismatches[start:] = _one_line_per_trial(report.mismatches[start:])
+
+
+def _one_line_per_trial(found: list[Mismatch]) -> list[Mismatch]:
+    """A trial's findings (its events against the schedule, against the audit log, its
+    answers) joined into one line, in the order found."""
+    out: list[Mismatch] = []
+    by_trial: dict[int, Mismatch] = {}
+    for m in found:
+        first = None if m.trial_index is None else by_trial.get(m.trial_index)
+        if first is None:
+            out.append(dataclasses.replace(m))
+            if m.trial_index is not None:
+                by_trial[m.trial_index] = out[-1]
+        else:
+            first.what += "; " + m.what
+    return out
+
+
+def _check_plan_and_events(
+    conn: Connection,
+    report: VerifyReport,
+    study: Study,
+    row: tuple[Any, ...],
+    changed: set[str],
+) -> None:
+    session_id, participant, number, group_id, seed, plan_json, plan_sha = row
 
     def mismatch(what: str, trial_index: int | None = None) -> None:
         report.mismatches.append(Mismatch(what, participant, trial_index, session_id))
@@ -570,13 +685,24 @@ def format_report(report: VerifyReport, width: int = 80) -> str:
             "each chunk's shown time against its due and arrival times, and its due time "
             "where the profile does not re-chunk)"
         )
+    checked += (
+        f"; {report.n_digests} committed trial(s) recomputed from their stored rows, answers "
+        "and events against the digest in the audit log"
+    )
     say(checked + f"; audit log: {report.n_audit} entr{'y' if report.n_audit == 1 else 'ies'}.")
+    if report.audit_head:
+        say(
+            f"Audit chain head after {report.n_audit} entries (keep a copy elsewhere; "
+            "`uxlab verify --expect-head HEAD` checks the log still leads to it):"
+        )
+        lines.append(f"  {report.audit_head}")
     if report.ok:
         say(
             "OK: every trial list and schedule was rebuilt from the study file, the "
             "participant ids and numbers, the groups and the seeds, and matches what ran; "
-            "every stored chunk event and timing agrees with its schedule; "
-            "the audit log's hash chain is intact."
+            "every stored chunk event and timing agrees with its schedule; every committed "
+            "trial's outcome, timings, answers and events are as committed; the audit log's "
+            "hash chain is intact."
         )
         return "\n".join(lines)
     say(f"{len(report.mismatches)} MISMATCH(ES) (trials numbered from 0, as in trials.csv):")

@@ -54,5 +54,7 @@ class Withdrawal(StoreBase):
             dump["sessions"].append(part)
         self.conn.execute("DELETE FROM sessions WHERE participant = ?", (participant,))
         self.conn.execute("DELETE FROM participants WHERE participant = ?", (participant,))
-        self._audit(action, None, sha256_json(dump), counts)
+        # the session ids (pseudonymous, already in the log's own entries) let `uxlab
+        # verify` tell a withdrawn session from a deleted one; no content, no participant id
+        self._audit(action, None, sha256_json(dump), {**counts, "session_ids": sessions})
         return counts
