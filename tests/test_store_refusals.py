@@ -110,6 +110,61 @@ def test_a_damaged_database_is_refused_and_export_and_verify_say_so(tmp_path, ca
     assert not (tmp_path / "out" / "trials.csv").exists()
 
 
+def damage_an_index(db: Path) -> None:
+    """Make an index disagree with its table, as a torn write to an index page does: every
+    page reads and `PRAGMA quick_check` passes, `integrity_check` does not."""
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA writable_schema = ON")
+    conn.execute(
+        "UPDATE sqlite_master SET sql = 'CREATE INDEX sessions_participant ON "
+        "sessions(study_sha256)' WHERE name = 'sessions_participant'"
+    )
+    conn.commit()
+    conn.close()
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA quick_check").fetchall() == [("ok",)]
+    assert "missing from index" in conn.execute("PRAGMA integrity_check").fetchone()[0]
+    conn.close()
+
+
+def test_a_file_with_damaged_indexes_is_refused_before_anything_is_written(tmp_path, capsys):
+    """quick_check passed such a file, `run` and `simulate` stored new sessions in it, and the
+    next reader refused it: the new data was reachable only through `.recover`."""
+    db = make_db(tmp_path / "index.sqlite")
+    damage_an_index(db)
+    before = files_of(db)
+    with pytest.raises(StoreError, match="indexes disagree with its tables") as info:
+        Store.open(db)
+    assert "missing from index sessions_participant" in str(info.value)
+    for argv in (
+        ["simulate", str(GOOD), "-n", "1", "--db", str(db)],
+        ["run", str(GOOD), "--participant", "P-BBBBB", "--db", str(db)],
+        ["export", str(db), "-o", str(tmp_path / "out")],
+    ):
+        status, err = cli(capsys, *argv)
+        assert status == 2 and "indexes disagree" in err and "Traceback" not in err, argv
+        assert len(err.strip().splitlines()) == 1
+    unchanged(db, before)
+    # the way out the message gives works: REINDEX a copy, which then verifies and opens
+    route = str(info.value).split("rebuild the indexes of a copy: ")[1].split("; then")[0]
+    assert route == (
+        f'sqlite3 {db} ".backup repaired.sqlite" && sqlite3 repaired.sqlite REINDEX'
+    )
+    subprocess.run(route, shell=True, cwd=tmp_path, check=True)
+    status, err = cli(capsys, "verify", str(tmp_path / "repaired.sqlite"), "--study", str(GOOD))
+    assert status in (0, 1) and "indexes disagree" not in err  # opened and checked
+    with Store.open(tmp_path / "repaired.sqlite") as store:
+        assert store.verify_audit()
+    unchanged(db, before)
+
+
+def unchanged(db: Path, before: dict[str, str]) -> None:
+    """The file as it was; a WAL-mode file read by SQLite gets an empty -wal beside it."""
+    now = files_of(db)
+    assert now[db.name] == before[db.name]
+    assert Path(f"{db}-wal").stat().st_size == 0 if Path(f"{db}-wal").exists() else True
+
+
 def test_a_foreign_sqlite_file_with_its_own_trials_table_is_left_alone(tmp_path, capsys):
     db = tmp_path / "other.sqlite"
     conn = sqlite3.connect(db)

@@ -6,8 +6,8 @@
    (no write bit, or on a read-only file system) are refused with one line. It looks at the
    file's metadata only, never opens it: see "One opener" below.
 2. `check_database(conn, path)` on the fresh connection, before the switch to WAL and before
-   any migration: `PRAGMA quick_check` must say `ok` (a damaged file is refused, untouched; a
-   file that is not SQLite at all, with the wrong 16-byte header, is named as such), and a
+   any migration: `PRAGMA integrity_check` must say `ok` (a damaged file is refused, untouched;
+   a file that is not SQLite at all, with the wrong 16-byte header, is named as such), and a
    file that already holds tables must be a uxlab study database (its schema version in
    `PRAGMA user_version` and uxlab's core tables), so a foreign SQLite file, even one with its
    own `trials` table, is refused with nothing changed.
@@ -17,6 +17,14 @@
 
 Readers (export, verify) open with `open_read_only(path)`: the same checks on a `mode=ro`
 connection, so reading can never change the data.
+
+Why `integrity_check`, not `quick_check`: `quick_check` checks each page and row but not
+that every index holds exactly its table's rows. A file whose indexes disagree with their
+tables passed it, took new sessions, and was then refused by the first reader that met the
+damage, leaving the new participants' data reachable only through `.recover`. The full check
+costs about twice as much: 0.27 s against 0.13 s on a 120 MB file of 1,000 simulated
+participants (19,000 trials, 398,022 events; `benchmarks/open_check_cost.py`, 2026-12-06,
+load average 3.3).
 
 One opener: a study database is opened only through SQLite, never with `open()`, while it may
 be in use. SQLite's locks are POSIX advisory locks, which belong to the process and the file:
@@ -122,7 +130,7 @@ def not_sqlite_message(path: Path) -> str:
 def check_database(conn: sqlite3.Connection, path: Path) -> None:
     """Refuse a damaged or foreign database; reads only (call before any write or pragma)."""
     text_factory = conn.text_factory
-    conn.text_factory = _lenient_text  # a damaged name in quick_check's report is not UTF-8
+    conn.text_factory = _lenient_text  # a damaged name in the check's report is not UTF-8
     try:
         _check_database(conn, path)
     finally:
@@ -135,7 +143,7 @@ def _lenient_text(raw: bytes) -> str:
 
 def _check_database(conn: sqlite3.Connection, path: Path) -> None:
     try:
-        problems = [r[0] for r in conn.execute("PRAGMA quick_check(5)").fetchall()]
+        problems = [r[0] for r in conn.execute("PRAGMA integrity_check(5)").fetchall()]
     except sqlite3.DatabaseError as exc:
         name = getattr(exc, "sqlite_errorname", "") or ""
         if is_environmental(exc) and not name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
@@ -183,7 +191,7 @@ def reading(path: Path) -> Iterator[None]:
     """Turn what a damaged value raises while a database is read (bytes that are not UTF-8,
     JSON that does not parse, a page SQLite cannot read) into one clear StoreError.
 
-    `PRAGMA quick_check` checks the file's structure, not the stored values: a flipped byte
+    `PRAGMA integrity_check` checks the file's structure, not the stored values: a flipped byte
     inside a text can pass it and is only met here.
     """
     try:
@@ -200,17 +208,33 @@ def reading(path: Path) -> Iterator[None]:
         ) from None
 
 
-def _short(text: str) -> str:
-    return text if len(text) <= 120 else text[:117] + "..."
+def _short(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+_INDEX_PROBLEMS = ("missing from index", "wrong # of entries in index", "non-unique entry in")
+"""What `integrity_check` says of an index that disagrees with its table (REINDEX mends it)."""
 
 
 def damaged_message(path: Path, problems: list[str]) -> str:
-    """One line for a file that fails `PRAGMA quick_check`."""
-    first = "; ".join(p.replace("\n", " ") for p in problems[:2])
+    """One line for a file that fails `PRAGMA integrity_check`, with the way to a usable
+    copy: REINDEX when only indexes disagree with their tables, else the sqlite3 shell's
+    `.recover` (or `.dump` where the shell was built without it), the original kept."""
+    first = _short("; ".join(p.replace("\n", " ") for p in problems[:2]), 200)
+    if problems and all(any(i in p for i in _INDEX_PROBLEMS) for p in problems):
+        return (
+            f"{path}: the database's indexes disagree with its tables (SQLite integrity_check: "
+            f"{first}); {_NOTHING_CHANGED}. Keep the file as it is and rebuild the indexes of "
+            f'a copy: sqlite3 {path} ".backup repaired.sqlite" && sqlite3 repaired.sqlite '
+            "REINDEX; then check the copy with uxlab verify repaired.sqlite and use it"
+        )
     return (
-        f"{path}: the database is damaged (SQLite quick_check: {first}); {_NOTHING_CHANGED}. "
-        f"Keep the file as it is, work on a copy (sqlite3 {path} .recover > recovered.sql) or "
-        "restore a backup"
+        f"{path}: the database is damaged (SQLite integrity_check: {first}); "
+        f"{_NOTHING_CHANGED}. Keep the file as it is and recover what it holds into a new "
+        f"file: sqlite3 {path} .recover | sqlite3 recovered.sqlite (where the shell's .recover "
+        "stops at 'SQL logic error', as in builds without sqlite_dbpage, use .dump instead, "
+        f'then sqlite3 recovered.sqlite "PRAGMA user_version = {SCHEMA_VERSION}"); check it '
+        "with uxlab verify recovered.sqlite, or restore a backup"
     )
 
 

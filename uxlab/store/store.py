@@ -41,7 +41,7 @@ Guarantees:
   row's `chain` is the SHA-256 of the previous chain value and the row (`verify_audit`).
 - Participant ids are pseudonymous: use `new_participant_id()` (e.g. `P-7K3QX`) or your own
   code, never a name. Ids with spaces are refused.
-- `Store.open` refuses a read-only, damaged (`PRAGMA quick_check`) or foreign file before
+- `Store.open` refuses a read-only, damaged (`PRAGMA integrity_check`) or foreign file before
   changing anything in it, and says what a SQLite error means (a full disk, a lock, ...):
   `uxlab.store.open_checks`.
 - One live process per session: starting or resuming takes the session's lease, refused
