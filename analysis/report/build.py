@@ -16,6 +16,12 @@ import sys
 import numpy as np
 import pandas as pd
 
+from analysis.answer_scale import (
+    check_near_judgement,
+    check_rating_values,
+    is_judgement,
+    looks_like_rating,
+)
 from analysis.exclusions import (
     apply_exclusions,
     cell_counts,
@@ -115,20 +121,22 @@ def choose_columns(table: TrialTable, options: ReportOptions) -> tuple[str, str 
         judgement = next((c for c in yesno if c in trials.columns), None)
     if judgement is None and not questions:
         for col in question_columns(trials):
-            values = set(trials[col].dropna().astype(str).str.lower())
-            if values and values <= {"0", "1", "0.0", "1.0", "yes", "no", "true", "false"}:
+            if is_judgement(trials, col):
                 judgement = col
                 break
+            check_near_judgement(trials, col, path)  # a stray 2 is an error, not a rating
     rating = options.rating
     if rating is None:
         likert = [q.column for q in questions.values() if q.type == "likert"]
         rating = next((c for c in likert if c in trials.columns), None)
     if rating is None and not questions:
         for col in question_columns(trials):
-            values = pd.to_numeric(trials[col], errors="coerce").dropna()
-            if col != judgement and 3 <= values.nunique() <= 11 and (values % 1 == 0).all():
+            if col != judgement and looks_like_rating(trials, col):
                 rating = col
                 break
+    q = table.question_for(rating) if rating is not None else None
+    if rating is not None and rating in trials.columns and (q is None or not q.scale_size):
+        check_rating_values(trials, rating, path)  # with a scale: `check_answers` did
     return stimulus, judgement, rating
 
 

@@ -49,6 +49,11 @@ def ratings_part(data: ReportData, column: str) -> RatingPart | None:
             f"ratings up to {values.max():g} are not on a rating scale of at most "
             f"{MAX_LIKERT_POINTS} points (give the question's scale in study.json)",
         )
+    if q is None or not q.scale_size:
+        data.notes.append(
+            f"{column}: no study.json gives its scale, so it is taken as 1-{scale} from the "
+            "largest answer; give the question's scale in study.json if that is not it."
+        )
     if opts.acceptable_at is not None:
         acceptable, source = opts.acceptable_at, "--acceptable-at"
     elif q is not None and q.acceptable_at is not None:

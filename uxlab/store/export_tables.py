@@ -23,6 +23,7 @@ from uxlab.store.backend import Connection, NamedRow
 from uxlab.store.browser_paints import add_painted
 from uxlab.store.dialect import db_name
 from uxlab.store.open_checks import open_read_only, reading
+from uxlab.store.records import END_INDEX
 from uxlab.store.schema import StoreError
 from uxlab.study.questions import REGISTRY
 
@@ -196,14 +197,28 @@ def read_answers(conn: Connection) -> Answers:
 
 
 def _answer_cells(
-    given: dict[str, tuple[str | None, float | None]], ids: list[str], types: dict[str, str]
+    given: dict[str, tuple[str | None, float | None]],
+    ids: list[str],
+    types: dict[str, str],
+    where: tuple[str, int],
 ) -> dict[str, Any]:
-    """`q_<id>` and `rt_<id>_ms` of each question in `ids` (empty when not answered)."""
+    """`q_<id>` and `rt_<id>_ms` of each question in `ids` (empty when not answered); an
+    answer its type cannot export (a Likert rating of 3.5) is refused naming its row."""
     cells: dict[str, Any] = {}
     for qid in ids:
         value, rt = given.get(qid, (None, None))
         answer, rt_column = spec.question_columns(qid)
-        cells[answer] = _export_value(types[qid], value)
+        try:
+            cells[answer] = _export_value(types[qid], value)
+        except ValueError:
+            session_id, trial_index = where
+            trial = "end-of-study" if trial_index == END_INDEX else f"trial {trial_index}"
+            raise StoreError(
+                f"responses row (session {session_id}, {trial}, question {qid}): stored "
+                f"{value!r} is not a {types[qid]} answer ({answer}); nothing was exported. "
+                "The store never writes such a value: the row was edited (uxlab verify names "
+                "every such answer and what else changed)"
+            ) from None
         cells[rt_column] = rt
     return cells
 
@@ -248,7 +263,7 @@ def read_trials(
         if r["outcome"] == "running":
             row["outcome"] = "interrupted"
         key = (r["session_id"], r["trial_index"])
-        row.update(_answer_cells(answers.get(key, {}), study.trial_questions, study.types))
+        row.update(_answer_cells(answers.get(key, {}), study.trial_questions, study.types, key))
         row["attention_check"] = r["attention"]
         row["attention_ok"] = r["attention_ok"] if r["attention"] else None
         row["pilot"], row["simulated"] = r["pilot"], r["simulated"]
@@ -383,8 +398,10 @@ def read_sessions(
         row = {c: r[c] for c in STORED_SESSION_COLUMNS}
         row["n_trials_planned"] = len(json.loads(r["plan"]))
         row["n_trials_done"] = r["n_trials_done"]
-        given = answers.get((r["session_id"], -1), {})
-        row.update(_answer_cells(given, study.end_questions, study.types))
+        given = answers.get((r["session_id"], END_INDEX), {})
+        row.update(
+            _answer_cells(given, study.end_questions, study.types, (r["session_id"], END_INDEX))
+        )
         if r["adaptive"]:
             state = json.loads(r["adaptive"])
             posteriors[r["session_id"]] = {"participant": r["participant"], **state}
