@@ -1,4 +1,5 @@
-"""SIGTERM (and SIGHUP) quit `uxlab run`'s app exactly like Ctrl+Q, driven with Pilot.
+"""SIGTERM, SIGINT (sent as a signal) and SIGHUP quit `uxlab run`'s app exactly like Ctrl+Q,
+driven with Pilot.
 
 The signal is real (`os.kill` of this process); the app's handler turns it into the same
 quit as the key: what is on screen is committed, the session paused, the signal named in
@@ -12,6 +13,7 @@ import os
 import signal
 import sqlite3
 
+import pytest
 from helpers.pilot import asking, wait_for
 from test_study_app import ONE_LEVEL, make_app, start_trials
 
@@ -21,23 +23,25 @@ def stored(tmp_path, sql: str) -> list[tuple]:
         return conn.execute(sql).fetchall()
 
 
-async def test_sigterm_while_answering_commits_the_answers_and_pauses(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+async def test_a_signal_while_answering_commits_the_answers_and_pauses(tmp_path, sig):
+    """SIGINT as a signal (not the Ctrl+C key) once left the session `running`."""
     study = {**ONE_LEVEL, "levels": "20"}
     app = make_app(tmp_path, participant="P-TERM1", study=study)
-    before = signal.getsignal(signal.SIGTERM)
+    before = signal.getsignal(sig)
     async with app.run_test(size=(80, 24)) as pilot:
         await start_trials(pilot)
         await pilot.press("enter")
         await wait_for(pilot, lambda: asking(app, "acceptable"))
         await pilot.press("y", "enter")
         await wait_for(pilot, lambda: asking(app, "speed"))
-        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), sig)
         await wait_for(pilot, lambda: app.return_value is not None)
-    assert signal.getsignal(signal.SIGTERM) is before  # the app's handler is gone again
+    assert signal.getsignal(sig) is before  # the app's handler is gone again
     result = app.return_value
     assert (result.outcome, result.quit_by, result.quit_trial) == (
         "interrupted",
-        "SIGTERM",
+        sig.name,
         "committed",
     )
     app.store.close()
@@ -46,10 +50,10 @@ async def test_sigterm_while_answering_commits_the_answers_and_pauses(tmp_path):
         ("speed", None),
     ]
     (quit_data,) = stored(tmp_path, "SELECT data FROM events WHERE kind = 'quit'")[0]
-    assert json.loads(quit_data)["by"] == "SIGTERM"
+    assert json.loads(quit_data)["by"] == sig.name
     assert stored(tmp_path, "SELECT state FROM sessions") == [("interrupted",)]
     (detail,) = stored(tmp_path, "SELECT detail FROM audit WHERE action = 'pause'")[0]
-    assert json.loads(detail)["by"] == "SIGTERM"
+    assert json.loads(detail)["by"] == sig.name
 
 
 async def test_sighup_before_a_session_exists_just_quits(tmp_path):

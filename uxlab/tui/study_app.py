@@ -10,8 +10,9 @@ enters the app, on the session clock (`key_time_ms`): the Enter that sends is t 
 
 Ctrl+Q or Ctrl+C quits at any moment: the session becomes `interrupted` and running the
 same command with the same participant id continues. SIGHUP (the terminal window or tmux
-pane was closed) and SIGTERM quit exactly the same way (`QUIT_SIGNALS`; `HangupSafeDriver`
-keeps the app alive without its terminal long enough). What the participant did is kept
+pane was closed), SIGTERM and SIGINT sent as a signal (`kill -INT`; the Ctrl+C key itself
+arrives as a key) quit exactly the same way (`QUIT_SIGNALS`; `HangupSafeDriver` keeps the
+app alive without its terminal long enough). What the participant did is kept
 (`StudySession.quit`): a trial whose outcome is final (over, or given up) is committed with
 the answers given so far; a trial not yet sent is offered again on resume; only a trial quit
 mid-stream stays in flight and is stored as `interrupted` on resume.
@@ -64,8 +65,9 @@ from uxlab.tui.trial_screen import TrialScreen, key_label
 T = TypeVar("T")
 SAVING_NOTE_S = 0.3
 """A write in a worker thread that takes longer than this shows "Saving…"."""
-QUIT_SIGNALS = (signal.SIGHUP, signal.SIGTERM)
-"""Signals that quit like Ctrl+Q: what is on screen is committed and the session paused."""
+QUIT_SIGNALS = (signal.SIGHUP, signal.SIGTERM, signal.SIGINT)
+"""Signals that quit like Ctrl+Q: what is on screen is committed and the session paused.
+SIGINT too: sent by another program it left the session `running` (KeyboardInterrupt)."""
 _signals_owner: StudyApp | None = None
 """The app whose handlers hold `QUIT_SIGNALS` now (at most one per process)."""
 SAVE_ERRORS = (sqlite3.Error, OSError, UxlabError)
@@ -86,7 +88,7 @@ class RunResult:
     save_error: str | None = None
     """The reason the last write failed, when the participant quit on it."""
     quit_by: str | None = None
-    """What quit: `key` (Ctrl+Q/Ctrl+C) or a signal's name (`SIGHUP`, `SIGTERM`)."""
+    """What quit: `key` (Ctrl+Q/Ctrl+C) or a signal's name (`SIGHUP`, `SIGTERM`, `SIGINT`)."""
 
 
 class StudyApp(App[RunResult]):
@@ -160,7 +162,8 @@ class StudyApp(App[RunResult]):
         _signals_owner = None
 
     def _catch_quit_signals(self) -> None:
-        """SIGHUP and SIGTERM quit like Ctrl+Q (from the event loop, between screens' work).
+        """SIGHUP, SIGTERM and SIGINT quit like Ctrl+Q (from the event loop, between screens'
+        work).
 
         One app at a time holds them (apps run one after another, e.g. simulated ones); the
         handlers that were there before come back when it unmounts.
