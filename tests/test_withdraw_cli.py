@@ -250,3 +250,58 @@ def test_a_session_live_on_another_host_is_not_deleted_until_it_is_stale(db, cap
     code, _, err = exits(["withdraw", db, "--participant", WITHDRAWN, "--yes"], capsys)
     assert code == EXIT_OK, err
     assert not sessions_of(db, WITHDRAWN)
+
+
+def test_withdrawal_checkpoints_the_write_ahead_log_or_says_it_could_not(db, capsys):
+    """Copies of the deleted rows in SQLite's write-ahead log: emptied when no other process
+    reads the database; while one does, the output says so and how to clear it after."""
+    code, out, _ = exits(["withdraw", db, "--participant", WITHDRAWN, "--yes"], capsys)
+    assert code == EXIT_OK
+    assert "The database file holds no copy of them (deleted pages overwritten" in out
+    wal = Path(f"{db}-wal")
+    assert not wal.exists() or wal.stat().st_size == 0
+    other = sorted(r["participant"] for r in rows_of(db, "SELECT participant FROM participants"))
+    reader = sqlite3.connect(db, isolation_level=None)  # a host reading, mid-transaction
+    try:
+        reader.execute("BEGIN")
+        reader.execute("SELECT COUNT(*) FROM events").fetchone()
+        code, out, _ = exits(["withdraw", db, "--participant", other[0], "--yes"], capsys)
+        assert code == EXIT_OK
+        text = " ".join(out.split())
+        assert f"Still holding copies of the deleted rows: another process has {db} open" in text
+        assert f'run sqlite3 {db} "PRAGMA wal_checkpoint(TRUNCATE)" once they have stopped' in text
+        assert wal.stat().st_size > 0
+    finally:
+        reader.execute("COMMIT")
+        reader.close()
+    subprocess.run(["sqlite3", str(db), "PRAGMA wal_checkpoint(TRUNCATE)"], check=True)
+    assert not wal.exists() or wal.stat().st_size == 0
+
+
+def rows_of(db: Path, sql: str) -> list[dict[str, str]]:
+    conn = sqlite3.connect(db)
+    conn.row_factory = sqlite3.Row
+    try:
+        return [dict(r) for r in conn.execute(sql)]
+    finally:
+        conn.close()
+
+
+def test_withdrawal_on_postgresql_vacuums_and_says_what_stays(postgres_db, capsys, tmp_path):
+    from helpers.postgres import query
+
+    code, _, err = exits(["simulate", "-n", "2", "--db", postgres_db, STUDY], capsys)
+    assert code == EXIT_OK, err
+    (who,) = query(postgres_db, "SELECT MIN(participant) FROM participants")[0]
+    code, out, _ = exits(["withdraw", postgres_db, "--participant", who, "--yes"], capsys)
+    assert code == EXIT_OK
+    text = " ".join(out.split())
+    assert "PostgreSQL keeps the deleted rows' old versions in the table files" in text
+    assert "VACUUM FULL participants, sessions" in text
+    vacuumed = query(
+        postgres_db,
+        "SELECT relname FROM pg_stat_user_tables WHERE last_vacuum IS NOT NULL ORDER BY 1",
+    )
+    assert {"events", "responses", "trials"} <= {r[0] for r in vacuumed}
+    assert query(postgres_db, "SELECT COUNT(*) FROM participants WHERE participant = ?",
+                 (who,)) == [(0,)]  # fmt: skip

@@ -8,8 +8,11 @@ id: their participant id (`R-...`) is computed with the enrolment salt kept in t
 Deletes the participant's sessions, trials, answers, events and runs (`Store.withdraw`) and
 their invitation, if they had one (`withdraw_invited`: the code then opens nothing). The
 audit log keeps a `delete` entry with the counts and the SHA-256 of what was deleted, never
-its content. Asks first, unless `--yes`; without a terminal to ask on, `--yes` is required.
-Prints counts only, never an answer.
+its content. Then clears what the database still keeps of the deleted rows and says what
+stays (`Store.clear_remains`: SQLite's write-ahead log while another process has the file
+open; PostgreSQL's old row versions, write-ahead log and backups). Asks first, unless
+`--yes`; without a terminal to ask on, `--yes` is required. Prints counts only, never an
+answer.
 """
 
 from __future__ import annotations
@@ -34,8 +37,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Delete everything the database holds about one participant: sessions, "
         "trials, answers, events, runs and their invitation code (which then opens nothing). "
         "The audit log keeps a 'delete' entry with the counts and a SHA-256 of what was "
-        "deleted, never the content. Exports and reports made before stay as they are: "
-        "delete or remake them. Asks for confirmation unless --yes.",
+        "deleted, never the content. What stays, and is said after each withdrawal: on "
+        "SQLite, copies of the deleted rows in the write-ahead log (DB-wal) while another "
+        "process has the database open (checkpointed and emptied otherwise; SQLite empties it "
+        "when the last process closes it); on PostgreSQL, the rows' old versions in the "
+        "table files (the tables are vacuumed, their space reused; VACUUM FULL rewrites them) "
+        "and in the server's write-ahead log and backups; everywhere, exports, reports and "
+        "backups made before: delete or remake them. Asks for confirmation unless --yes.",
     )
     parser.add_argument("db", metavar="DB", help="the study database (results/<study>.sqlite)")
     who = parser.add_mutually_exclusive_group(required=True)
@@ -97,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
             if answer != who:
                 raise CliError("not confirmed: nothing was deleted")
         counts = withdraw_invited(store, who) if invited else store.withdraw(who)
+        remains = store.clear_remains()
     gone = {**counts, "runs": planned["runs"]}
     invitation = counts.get("invitations", 0)
     print(
@@ -104,6 +113,14 @@ def run(args: argparse.Namespace) -> int:
         + (f", {invitation} invitation (its code opens nothing now)" if invitation else "")
         + ". The audit log keeps a 'delete' entry with these counts and no content."
     )
+    for remain in remains:
+        print(f"Still holding copies of the deleted rows: {remain}.")
+    if not remains:
+        print(
+            "The database file holds no copy of them (deleted pages overwritten, its "
+            "write-ahead log checkpointed and emptied); backups and copies of the file made "
+            "before still do."
+        )
     stale = [p for p in (output_for(db, "export"), output_for(db, "report")) if p.exists()]
     if stale:
         print(
