@@ -18,7 +18,7 @@ import httpx
 
 from uxlab.clock import Clock, MonotonicClock
 from uxlab.live.clients import Prompt, api_key_from_env
-from uxlab.live.key_scrub import KeyScrubber, KeyStreamGuard
+from uxlab.live.key_scrub import ChannelGuard, KeyScrubber, text_leaves
 from uxlab.live.live_schedule import LiveEndpoint, LiveSchedule
 from uxlab.live.mapping import MAPPERS, Mapper
 from uxlab.live.record import RecordOptions, RecordResult, record_stream
@@ -111,7 +111,9 @@ class _ScheduleFeed:
         self.clock, self.t0_ms, self.on_sent = clock, t0_ms, on_sent
         self.monotonic = isinstance(clock, MonotonicClock)
         self.header = Header(id="live")
-        self.guards: dict[str, KeyStreamGuard] = {}
+        self.guard = ChannelGuard(scrubber)
+        """One stream of all the answer's text in arrival order, every channel and the
+        errors' (never shown) text: a key split across them is never shown."""
         self.sent_ms: float | None = None
         """The recorder's send on our timeline (ms from the key press), once an event says."""
 
@@ -132,23 +134,33 @@ class _ScheduleFeed:
         rec, _ = self.mapper([ev], self.header)
         for e in rec.events:
             if isinstance(e, ErrorEvent):  # the participant never sees an upstream body
+                if self.scrubber.key is not None:  # but it may complete a key begun before
+                    self._show(e, self.guard.feed(None, _error_text(e.error)), t_ms)
                 e = ErrorEvent(t_ms=e.t_ms, error=neutral_error(e.error))
             elif isinstance(e, Chunk) and self.scrubber.key is not None:
-                guard = self.guards.setdefault(e.channel, KeyStreamGuard(self.scrubber))
-                text = guard.feed(e.text)  # a key is never shown, even one piece at a time
-                if not text:
-                    continue
-                e = dataclasses.replace(e, text=text)
+                # a key is never shown, even one piece at a time or split across channels
+                self._show(e, self.guard.feed(e.channel, e.text), t_ms)
+                continue
             self.schedule.feed(e, t_ms)
+
+    def _show(self, e: Any, pieces: list[tuple[str | None, str]], t_ms: float) -> None:
+        """Feed what the guard releases: each piece on its channel (a piece held from an
+        earlier event may be of another channel than `e`); an error's text never."""
+        for channel, text in pieces:
+            if channel is None or not text:
+                continue
+            if isinstance(e, Chunk) and channel == e.channel:
+                self.schedule.feed(dataclasses.replace(e, text=text), t_ms)
+            else:
+                self.schedule.feed(Chunk(t_ms=e.t_ms, text=text, channel=channel), t_ms)
 
     def close(self, rec: Recording) -> None:
         """End the schedule from the recorder's whole recording: its last error, or its end
         at the recorded instant (never later than now, never before the last arrival)."""
         schedule = self.schedule
         now_ms = self.clock.now_ms() - self.t0_ms
-        for channel, guard in self.guards.items():  # text held back in case it began the key
-            rest = guard.flush()
-            if rest:
+        for channel, rest in self.guard.flush():  # text held back in case it began the key
+            if channel is not None and rest:
                 schedule.feed(Chunk(t_ms=None, text=rest, channel=channel), now_ms)
         if rec.errors:
             schedule.add_error(neutral_error(rec.errors[-1].error), now_ms)
@@ -159,6 +171,11 @@ class _ScheduleFeed:
             last = schedule.arrivals[-1].t_ms if schedule.arrivals else 0.0
             end_ms = min(now_ms, max(end.t_ms + self.sent_ms, last))
         schedule.add_end(end_ms, end.finish_reason if end else None, end.usage if end else None)
+
+
+def _error_text(error: dict[str, Any]) -> str:
+    """Every text of an upstream error, its message first (a key's end may be there)."""
+    return "".join(text_leaves(error))
 
 
 _OWN_ERROR_KINDS = {
