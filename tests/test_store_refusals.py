@@ -147,9 +147,7 @@ def test_a_file_with_damaged_indexes_is_refused_before_anything_is_written(tmp_p
     unchanged(db, before)
     # the way out the message gives works: REINDEX a copy, which then verifies and opens
     route = str(info.value).split("rebuild the indexes of a copy: ")[1].split("; then")[0]
-    assert route == (
-        f'sqlite3 {db} ".backup repaired.sqlite" && sqlite3 repaired.sqlite REINDEX'
-    )
+    assert route == (f'sqlite3 {db} ".backup repaired.sqlite" && sqlite3 repaired.sqlite REINDEX')
     subprocess.run(route, shell=True, cwd=tmp_path, check=True)
     status, err = cli(capsys, "verify", str(tmp_path / "repaired.sqlite"), "--study", str(GOOD))
     assert status in (0, 1) and "indexes disagree" not in err  # opened and checked
@@ -302,27 +300,32 @@ def test_simulate_resumes_after_a_kill_like_run(tmp_path, capsys):
     conn.close()
 
 
-async def test_the_study_app_names_the_other_process_instead_of_taking_over(tmp_path):
-    """`uxlab run` with a participant id live elsewhere: the id screen says why, clearly."""
+async def test_the_study_app_asks_to_wait_instead_of_taking_over(tmp_path):
+    """`uxlab run` with a participant id live elsewhere: the participant is asked, in plain
+    words, to wait (never offered a new id); which process holds it goes to the log."""
     from helpers.pilot import wait_for
 
-    from uxlab.tui.flow_screens import ParticipantScreen
+    from uxlab.tui.flow_screens import InUseScreen
     from uxlab.tui.study_app import StudyApp
 
     db = tmp_path / "app.sqlite"
-    child, _ = hold(db, "P-TWICE")
+    child, session_id = hold(db, "P-TWICE")
     try:
         before = trial_rows(db)
         store = Store.open(db)
         app = StudyApp(load_study(GOOD), store, participant="P-TWICE")
+        app.in_use_every_s = 3600.0  # only Enter tries again here
         async with app.run_test(size=(80, 24)) as pilot:
-            await wait_for(pilot, lambda: isinstance(app.screen, ParticipantScreen))
-            shown = str(app.screen.query_one("#participant-error").content)
-            assert "taking part right now in another process" in shown
-            assert f"pid {child.pid}" in shown
+            await wait_for(pilot, lambda: isinstance(app.screen, InUseScreen))
+            shown = app.screen.body
+            assert "Your session (P-TWICE) is still open somewhere else" in shown
+            assert str(child.pid) not in shown and session_id not in shown
+            assert "pid" not in shown and "host" not in shown
             await pilot.press("ctrl+q")
         store.close()
         assert trial_rows(db) == before  # the live session was not touched
+        (note,) = app.return_value.notes
+        assert f"session {session_id} was held by pid {child.pid} on host " in note
     finally:
         child.kill()
         child.wait()

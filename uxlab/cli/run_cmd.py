@@ -108,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
         if check.warning() is not None:
             warnings.append(check.warning())
     store = Store.open(db, busy_timeout_s=5.0)  # then the participant sees why, and r retries
+    app = None
     try:
         app = StudyApp(
             study,
@@ -119,8 +120,8 @@ def run(args: argparse.Namespace) -> int:
             warnings=warnings,
         )
         result = run_app(app)
-    finally:
-        store.close()
+    finally:  # a server away (quit on the reconnecting screen): close without waiting for it
+        store.close(server_away=app is not None and app.store_away)
     try:
         status = report(result, db, args)
         if app.session is not None and app.session.fidelity_note():
@@ -162,6 +163,8 @@ def report(result: Any, db: Path, args: argparse.Namespace) -> int:
         start = ["run", args.study] + (["--db", db] if args.db is not None else [])
         print("uxlab run: quit before a session began; nothing was stored.")
         print(f"start:   {command(*start)}")
+        for note in getattr(result, "notes", []):
+            print(f"note:    {note}")
         return EXIT_PARTIAL
     if result.outcome == "declined":
         print(f"uxlab run: consent declined; only the refusal was counted in {db_name(db)}")
@@ -180,5 +183,6 @@ def report(result: Any, db: Path, args: argparse.Namespace) -> int:
         lines.append(f"resume:  {command(*again)}")
     lines.append(f"data:    {db_name(db)}")
     lines += after_database(db)
+    lines += [f"note:    {note}" for note in getattr(result, "notes", [])]
     print("\n".join(lines))
     return EXIT_OK if result.outcome == "completed" else EXIT_PARTIAL

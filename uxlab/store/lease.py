@@ -156,7 +156,7 @@ def take(
                     f"{stale_after_s / 60:.0f} min without activity; last activity "
                     f"{_ago(held.idle_s)} ago)"
                 )
-            raise StoreError(message)
+            raise SessionInUse(message, participant, session_id, held)
     conn.execute(
         "INSERT INTO session_leases (session_id, host, pid, pid_started, taken_at, taken_s) "
         "VALUES (?,?,?,?,?,?) ON CONFLICT (session_id) DO UPDATE SET host = excluded.host, "
@@ -164,6 +164,17 @@ def take(
         "taken_s = excluded.taken_s",
         (session_id, me.host, me.pid, me.pid_started, now_iso, now_s),
     )
+
+
+class SessionInUse(StoreError):
+    """A session another live process holds now: the message names it for the researcher
+    (pid, host, session); a participant's screen says it in plain words instead."""
+
+    def __init__(self, message: str, participant: str, session_id: str, held: InUse):
+        super().__init__(message)
+        self.participant = participant
+        self.session_id = session_id
+        self.held = held
 
 
 def give_back(conn: Connection, session_ids: list[str]) -> None:

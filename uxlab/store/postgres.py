@@ -217,6 +217,11 @@ class PostgresConnection:
             self._end("ROLLBACK")
         self.pool.close()
 
+    def close_now(self) -> None:
+        """Close without waiting for a server that is away (nothing is left to write)."""
+        self._tx = None
+        self.pool.close(timeout=0.0)
+
     # --- transactions ---------------------------------------------------------------------------
 
     def _begin(self, write: bool) -> None:

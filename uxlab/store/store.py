@@ -178,13 +178,23 @@ class Store(GroupAllocation, Sessions, Trials, Withdrawal):
             raise
         return store
 
-    def close(self) -> None:
-        """Give back this store's session leases and close the connection."""
+    def close(self, server_away: bool = False) -> None:
+        """Give back this store's session leases and close the connection.
+
+        `server_away`: the database server is known to be away (a participant quit on the
+        reconnecting screen): close at once, without waiting for it to give the leases back
+        (a lease is stale once this process is gone: the next start on this host takes it).
+        """
         # the lease is stale once this process is gone (or its server is away)
-        with suppress(*store_errors(), StoreUnreachable):
-            lease.give_back(self.conn, sorted(self.leases))
+        if not server_away:
+            with suppress(*store_errors(), StoreUnreachable):
+                lease.give_back(self.conn, sorted(self.leases))
         self.leases.clear()
-        self.conn.close()
+        close_now = getattr(self.conn, "close_now", None)  # a PostgreSQL connection's
+        if server_away and close_now is not None:
+            close_now()
+        else:
+            self.conn.close()
 
     def __enter__(self) -> Store:
         return self

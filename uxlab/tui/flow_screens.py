@@ -8,6 +8,8 @@ return their result with `dismiss(...)`; the study app decides what comes next. 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import threading
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -240,7 +242,7 @@ class ReconnectingScreen(TextScreen):
             return
         self._trying = True
         try:
-            await asyncio.to_thread(self.ping)
+            await _in_daemon_thread(self.ping)
         except Exception:  # still away: the next tick tries again
             return
         finally:
@@ -249,6 +251,77 @@ class ReconnectingScreen(TextScreen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return action != "continue"  # nothing to confirm: it goes on by itself
+
+
+async def _in_daemon_thread(call: Callable[[], None]) -> None:
+    """Run `call` in a daemon thread and wait for it: a ping still waiting for a server that
+    is away never holds the program's exit (the default executor's threads would)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def settle(exc: BaseException | None) -> None:
+        if done.done():
+            return
+        if exc is None:
+            done.set_result(None)
+        else:
+            done.set_exception(exc)
+
+    def run() -> None:
+        outcome: BaseException | None = None
+        try:
+            call()
+        except BaseException as exc:  # handed to the waiting coroutine
+            outcome = exc
+        with contextlib.suppress(RuntimeError):  # the app has exited meanwhile
+            loop.call_soon_threadsafe(settle, outcome)
+
+    threading.Thread(target=run, name="uxlab-reconnect", daemon=True).start()
+    await done
+
+
+class InUseScreen(Screen[str]):
+    """The participant's session is still open in another process (one closing after a
+    database outage, a second window): wait and try again, the default (Enter, and by itself
+    every `every_s` seconds: returns "retry"), or `i` to type another id ("other"). Never a
+    new id pre-filled; the process's pid, host and session go to the researcher's log."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "retry", "Try again", priority=True),
+        Binding("i", "other_id", "Type another id"),
+    ]
+
+    def __init__(self, participant: str, every_s: float = 3.0, attempt: int = 1) -> None:
+        super().__init__()
+        self.participant = participant
+        self.every_s = every_s
+        self.attempt = attempt
+        self.body = (
+            f"Your session ({participant}) is still open somewhere else: in another window, "
+            "or one that is still closing. Nothing you answered is lost.\n\n"
+            f"Please wait a moment: this page tries again by itself every {every_s:g} "
+            "seconds, or press **Enter** to try again now.\n\n"
+            "If the researcher gave you a different id, press **i** to type it."
+        )
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="page"):
+            yield Static("Your session is still open", classes="page-title")
+            if self.attempt > 1:
+                yield Static(f"Tried {self.attempt} times so far.", classes="progress")
+            with VerticalScroll(id="page-body"):
+                yield Markdown(self.body)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.set_timer(self.every_s, self.action_retry)
+
+    def action_retry(self) -> None:
+        if self.is_current:
+            self.dismiss("retry")
+
+    def action_other_id(self) -> None:
+        self.dismiss("other")
 
 
 class SaveFailedScreen(TextScreen):

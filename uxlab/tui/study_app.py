@@ -18,7 +18,15 @@ the answers given so far; a trial not yet sent is offered again on resume; only 
 mid-stream stays in flight and is stored as `interrupted` on resume.
 
 When a write fails (another process holds the database beyond the busy timeout, a full
-disk), a screen names the reason and `r` tries the same write again; nothing is lost.
+disk), a screen names the reason and `r` tries the same write again; nothing is lost. When
+a database server is away (PostgreSQL restarting), "Reconnecting…" tries again by itself;
+Ctrl+Q or a signal there quits at once, writing nothing more (the trial on screen is left in
+flight, stored as `interrupted` on resume), so the participant can reopen the study at once.
+
+A participant whose session another process still holds (one closing after an outage, a
+second window) is never offered a new id: the screen says so in plain words, tries again by
+itself and on Enter, and `i` types another id; which process holds it (pid, host, session)
+goes to the researcher's log (`RunResult.notes`), not to the participant's screen.
 """
 
 from __future__ import annotations
@@ -42,6 +50,7 @@ from uxlab.errors import UxlabError
 from uxlab.phases import Phase
 from uxlab.session import StudySession, TrialRun
 from uxlab.store import Store, new_participant_id
+from uxlab.store.lease import SessionInUse
 from uxlab.store.open_checks import describe_sqlite_error, short_reason
 from uxlab.store.schema import StoreUnreachable
 from uxlab.study import Study
@@ -52,6 +61,7 @@ from uxlab.tui.flow_screens import (
     EndQuestionsScreen,
     EndScreen,
     InstructionsScreen,
+    InUseScreen,
     ParticipantScreen,
     ReconnectingScreen,
     SaveFailedScreen,
@@ -89,6 +99,9 @@ class RunResult:
     """The reason the last write failed, when the participant quit on it."""
     quit_by: str | None = None
     """What quit: `key` (Ctrl+Q/Ctrl+C) or a signal's name (`SIGHUP`, `SIGTERM`, `SIGINT`)."""
+    notes: list[str] = field(default_factory=list)
+    """Lines for the researcher's log, never shown to the participant (which process held
+    their session, a quit while the database was away)."""
 
 
 class StudyApp(App[RunResult]):
@@ -339,9 +352,11 @@ class StudyApp(App[RunResult]):
             try:
                 return await self._off_loop(write) if off_loop else write()
             except StoreUnreachable:  # a database server away: try again by itself
+                self.store_away = True
                 await self.push_screen_wait(
                     ReconnectingScreen(what, self.store.ping, self.reconnect_every_s)
                 )
+                self.store_away = False
             except SAVE_ERRORS as exc:
                 # only a SQLite error reads the path (its file); a PostgreSQL store has a name there
                 reason = short_reason(exc, Path(self.store.path))  # e.g. "... (the disk is full)"
@@ -349,6 +364,13 @@ class StudyApp(App[RunResult]):
 
     reconnect_every_s = 1.0
     """How often the reconnecting screen tries the database again (a PostgreSQL server away)."""
+    in_use_every_s = 3.0
+    """How often the screen of a session held by another process tries again by itself."""
+    attempts_in_use = 0
+    """How many times the participant's session was found held by another process."""
+    store_away = False
+    """The database server is away (the reconnecting screen is up, or a write just found it
+    away): a quit writes nothing more, and the store is closed without waiting for it."""
 
     _writing = False
     """A store write runs in a worker thread (`_off_loop`)."""
@@ -369,6 +391,9 @@ class StudyApp(App[RunResult]):
             return await asyncio.shield(task)
         except asyncio.CancelledError:
             await asyncio.wait([task])
+            raise
+        except StoreUnreachable:
+            self.store_away = True  # a quit waiting for this write must not write again
             raise
         finally:
             note.stop()
@@ -419,7 +444,14 @@ class StudyApp(App[RunResult]):
                     pilot=self.pilot,
                     clock=self.clock,
                 )
-            except (UxlabError, sqlite3.Error) as exc:  # e.g. held by another process
+            except SessionInUse as exc:
+                if not picked:  # the participant's own id: wait for it, never a new id
+                    self.participant = await self._wait_while_in_use(exc)
+                    continue
+                problem = str(exc)  # the researcher's list: which process, where
+                self.participant = await self._pick_unfinished(problem)
+                picked = self.participant is not None
+            except (UxlabError, sqlite3.Error) as exc:  # e.g. a completed session
                 problem = (
                     describe_sqlite_error(exc, Path(self.store.path))
                     if isinstance(exc, sqlite3.Error)
@@ -430,6 +462,25 @@ class StudyApp(App[RunResult]):
                 if picked:  # e.g. taken by another process since the list was shown
                     self.participant = await self._pick_unfinished(problem)
                     picked = self.participant is not None
+
+    async def _wait_while_in_use(self, exc: SessionInUse) -> str | None:
+        """The participant's session is held by another process (one still closing after
+        an outage, another window): say so plainly and try again (by itself every
+        `in_use_every_s`, and on Enter); returns the id to try next (the same, or one the
+        participant typed after `i`: None asks for it). Which process: the log only."""
+        self.result.notes.append(
+            f"{exc.participant}'s session {exc.session_id} was held by pid {exc.held.pid} on "
+            f"host {exc.held.host} (for {exc.held.held_s:.0f} s) when it was opened here; "
+            "the participant was asked to wait and try again"
+        )
+        self.attempts_in_use += 1
+        choice = await self.push_screen_wait(
+            InUseScreen(exc.participant, self.in_use_every_s, self.attempts_in_use)
+        )
+        if choice == "other":
+            self.suggested_id = ""  # nothing pre-filled: they type the id they were given
+            return None
+        return exc.participant
 
     def _keys_text(self, ss: StudySession) -> str:
         stop = key_label(self.study.abandon.key)
@@ -455,7 +506,8 @@ class StudyApp(App[RunResult]):
         self._quit("key")
 
     def _quit(self, by: str) -> None:
-        """Quit by a key or a signal (`by`); a second signal while exiting changes nothing."""
+        """Quit by a key or a signal (`by`); a second signal while exiting changes nothing.
+        With the database server away, at once: nothing more is written (module docstring)."""
         if self.result.quit_by is not None:
             return
         if self._writing:  # a trial is being stored off the loop: quit once it is
@@ -463,6 +515,25 @@ class StudyApp(App[RunResult]):
             return
         self.result.quit_by = by
         ss = self.session
+        if (
+            ss is not None
+            and self.store_away
+            and self.result.outcome
+            not in (
+                "completed",
+                "declined",
+            )
+        ):
+            self.result.quit_trial = "in_flight" if self.current_run is not None else "none"
+            self.result.save_error = "the database server was away"
+            self.result.outcome = "interrupted"
+            self.result.notes.append(
+                f"quit ({by}) while the database server was away: nothing more was written; "
+                "the session resumes from its last stored trial (a trial on screen is stored "
+                "as interrupted and played again)"
+            )
+            self.exit(self.result)
+            return
         if ss is not None and self.result.outcome not in ("completed", "declined"):
             run = self.current_run
             t_ms = self.key_time_ms if by == "key" else self.clock.now_ms()
