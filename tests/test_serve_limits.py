@@ -160,3 +160,30 @@ def test_a_bad_max_tokens_is_a_400_naming_it(base):
     assert r.status_code == 400
     assert r.json()["error"]["param"] == "max_tokens"
     assert "whole number >= 1" in r.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    "parts",
+    [
+        [{"type": "text", "text": None}],  # once a 500
+        [{"text": None}],
+        [{"type": "text"}],
+        [{"type": "text", "text": "a"}, {"type": "text", "text": 3}],
+        [{"type": 7, "text": "a"}],
+    ],
+)
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/messages"])
+def test_every_content_part_is_checked_a_400_never_a_500(base, parts, path):
+    body = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": parts}]}
+    r = httpx.post(base + path, json=body)
+    assert r.status_code == 400, r.text
+    error = r.json()["error"]
+    assert error["type"] == "invalid_request_error"
+    assert error["message"].startswith("messages[0].content[")
+
+
+def test_anthropics_system_parts_are_checked_too(base):
+    body = {"model": "m", "max_tokens": 5, "system": [{"type": "text", "text": None}],
+            "messages": MESSAGES}  # fmt: skip
+    r = httpx.post(base + "/v1/messages", json=body)
+    assert r.status_code == 400 and r.json()["error"]["message"].startswith("system[0].text")

@@ -3,7 +3,8 @@
 `parse_request_body(raw, wire)` decodes the JSON (any decoding failure, a nesting too deep
 for the decoder, an integer too long to convert: all one `BodyError`) and checks the shape
 of every field the server uses: `messages` a list of `{role, content}` objects whose
-content is text or a list of parts with text, `stream` a boolean, `stream_options` an
+content is text or a list of parts (each an object; a text part's `text` a string, never
+null or missing), `stream` a boolean, `stream_options` an
 object, `model` a string, Anthropic's `system` text or parts. A `BodyError` names the
 field (`param`) and becomes an HTTP 400 in the API's error format, never a 500.
 """
@@ -62,8 +63,15 @@ def _check_content(content: Any, where: str) -> None:
     for k, part in enumerate(content):
         if not isinstance(part, dict):
             raise BodyError(f"{where}[{k}]: expected an object", where.split("[")[0])
-        if part.get("text") is not None and not isinstance(part["text"], str):
-            raise BodyError(f"{where}[{k}].text: expected a string", where.split("[")[0])
+        kind = part.get("type")
+        if kind is not None and not isinstance(kind, str):
+            raise BodyError(f"{where}[{k}].type: expected a string", where.split("[")[0])
+        # a text part carries its text; any part that has a `text` field has it as a string
+        if ("text" in part or kind == "text") and not isinstance(part.get("text"), str):
+            raise BodyError(
+                f"{where}[{k}].text: expected a string, got {_short(part.get('text'))}",
+                where.split("[")[0],
+            )
 
 
 def _short(value: Any) -> str:
