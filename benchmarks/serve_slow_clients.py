@@ -8,9 +8,15 @@ server, then opens S slow connections that send an unfinished request head and t
 byte per second each (slowloris), waits 4 s, counts how many of them the server has closed,
 and measures M requests again (their HTTP statuses and TTFT errors).
 
+With `--bodies`, the slow connections send a whole request head and then their body one
+byte per second instead (a slow POST), and the two servers are `uxlab serve` without the
+per-address allowance of slow senders (`--max-slow-per-client` set past S: as before it
+existed) and with its default (16).
+
 Usage:
     uv run python benchmarks/serve_slow_clients.py                  # S = 2,000, M = 30
     uv run python benchmarks/serve_slow_clients.py --slow 5000 --requests 50
+    uv run python benchmarks/serve_slow_clients.py --bodies --slow 300 --requests 22
 
 Other work on the machine stretches every figure: the load average is printed with them.
 """
@@ -62,12 +68,17 @@ def corpus(folder: Path) -> None:
     write_replay(rec, folder)
 
 
+NO_ALLOWANCE = "no allowance"
+
+
 def start(mode: str, folder: Path) -> tuple[subprocess.Popen, str]:
     if mode == "plain uvicorn":
         cmd = [sys.executable, "-c", PLAIN, str(folder)]
     else:
         cmd = [sys.executable, "-m", "uxlab", "serve", str(folder), "--port", "0", "--quiet"]
         cmd += ["--ttft", "constant:100", "--itl", "constant:5", "--header-timeout-s", "2"]
+        if mode == NO_ALLOWANCE:
+            cmd += ["--max-slow-per-client", "1000000"]
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
     banner = proc.stderr.readline()
     match = re.search(r"http://127\.0\.0\.1:(\d+)", banner)
@@ -104,14 +115,24 @@ def ttft_errors(port: str, n: int) -> tuple[list[float], dict[int, int]]:
 
 
 class Slowloris:
-    """S connections sending an unfinished request head, then one byte a second each."""
+    """S connections sending an unfinished request head (or, `bodies`, a whole head and the
+    first byte of a long body), then one byte a second each."""
 
-    def __init__(self, port: str, n: int) -> None:
+    def __init__(self, port: str, n: int, bodies: bool = False) -> None:
         self.socks: list[socket.socket] = []
         self.closed_by_server = 0
+        head = b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        if bodies:
+            head += b"Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"
         for _ in range(n):
-            s = socket.create_connection(("127.0.0.1", int(port)))
-            s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            try:
+                s = socket.create_connection(("127.0.0.1", int(port)))
+                s.sendall(head)
+            except OSError:
+                self.closed_by_server += 1
+                continue
+            if bodies:  # one after another, each counted before the next (all at once,
+                time.sleep(0.005)  # past the cap, every head would be answered 503 at once)
             s.setblocking(False)
             self.socks.append(s)
         self.stop = threading.Event()
@@ -158,19 +179,22 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--slow", type=int, default=2000, help="slow connections (default 2000)")
     ap.add_argument("--requests", type=int, default=30, help="requests measured (default 30)")
+    ap.add_argument("--bodies", action="store_true", help="slow request bodies, not heads")
     args = ap.parse_args()
+    kind = "slow-body" if args.bodies else "slow-head"
     print(
-        f"{args.slow:,} slow connections, {args.requests} requests each way, TTFT {TTFT_MS:g} ms, "
-        f"load average {os.getloadavg()[0]:.1f}, {time.strftime('%Y-%m-%d')}"
+        f"{args.slow:,} {kind} connections, {args.requests} requests each way, TTFT "
+        f"{TTFT_MS:g} ms, load average {os.getloadavg()[0]:.1f}, {time.strftime('%Y-%m-%d %H:%M')}"
     )
     print("TTFT error of the other requests, ms (recorded - scheduled):")
     with tempfile.TemporaryDirectory() as tmp:
         corpus(Path(tmp))
-        for mode in ("plain uvicorn", "uxlab serve"):
+        modes = (NO_ALLOWANCE, "uxlab serve") if args.bodies else ("plain uvicorn", "uxlab serve")
+        for mode in modes:
             proc, port = start(mode, Path(tmp))
             try:
                 quiet, _ = ttft_errors(port, args.requests)
-                slow = Slowloris(port, args.slow)
+                slow = Slowloris(port, args.slow, args.bodies)
                 time.sleep(4.0)
                 errors, statuses = ttft_errors(port, args.requests)
                 closed = slow.closed_by_server

@@ -46,13 +46,19 @@ def make_config(**guard) -> ServeConfig:
 
 @contextmanager
 def serving(
-    config: ServeConfig, max_connections: int = 64, header_timeout_s: float = 10.0
+    config: ServeConfig,
+    max_connections: int = 64,
+    header_timeout_s: float = 10.0,
+    max_slow_per_client: int = 16,
 ) -> Iterator[str]:
     """The app with `uxlab serve`'s own uvicorn settings, on a free loopback port."""
     sock = listen_socket("127.0.0.1", 0)
     sock.listen(128)
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn_config(build_app(config), max_connections, header_timeout_s))
+    settings = uvicorn_config(
+        build_app(config), max_connections, header_timeout_s, max_slow_per_client
+    )
+    server = uvicorn.Server(settings)
     server.config.log_level = "critical"
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -239,3 +245,81 @@ def test_a_body_that_stops_arriving_gets_408_and_nothing_is_served():
         assert answer.startswith(b"HTTP/1.1 408")
         assert not config.served
         assert httpx.post(url + "/v1/chat/completions", json=OK_BODY).status_code == 200
+
+
+def slow_body(port: int) -> socket.socket:
+    """A connection that sends a whole request head, then its body one byte at a time
+    (here: one byte, then nothing), as a client trickling its body does."""
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b"Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"
+    )
+    return s
+
+
+def still_open(s: socket.socket) -> bool:
+    """Neither closed nor answered by the server (peeked: nothing is consumed)."""
+    s.setblocking(False)
+    try:
+        s.recv(1, socket.MSG_PEEK)  # b"": closed; bytes: an answer
+        return False
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+
+
+def trickle(port: int, n: int) -> list[socket.socket]:
+    """`n` slow bodies, one after another (each holds a connection towards the cap)."""
+    out = []
+    for _ in range(n):
+        out.append(slow_body(port))
+        time.sleep(0.02)
+    return out
+
+
+@pytest.mark.parametrize("allowance", [100, 3])
+def test_one_address_trickling_bodies_cannot_hold_the_connection_cap(allowance):
+    """Nine slow bodies from one address fill a cap of 10 connections with the next one: a
+    request sent at network speed then gets 503 for as long as the body timeout. With an
+    allowance of 3 slow senders per address, the other six are closed once they have been
+    sending for a second, and the request is served."""
+    with serving(make_config(), max_connections=10, max_slow_per_client=allowance) as url:
+        port = int(url.rsplit(":", 1)[1])
+        slow = trickle(port, 9)
+        if allowance >= 9:  # no allowance: the cap stays full
+            with httpx.Client() as client:
+                r = client.post(url + "/v1/chat/completions", json=OK_BODY)
+            assert r.status_code == 503
+            assert sum(still_open(s) for s in slow) == 9
+        else:
+            deadline = time.monotonic() + 30
+            while sum(still_open(s) for s in slow) > allowance:
+                assert time.monotonic() < deadline, "slow senders beyond the allowance kept"
+                time.sleep(0.05)
+            with httpx.Client() as client:
+                r = client.post(url + "/v1/chat/completions", json=OK_BODY)
+            assert r.status_code == 200
+            assert sum(still_open(s) for s in slow) == allowance  # the allowance, kept
+        for s in slow:
+            s.close()
+
+
+def test_many_requests_at_once_from_one_address_are_not_slow_senders():
+    """Forty streams opened at once from one address (a benchmark's concurrency) with an
+    allowance of 2 slow senders: each sends its request at network speed, none is cut."""
+    import concurrent.futures
+
+    with serving(make_config(), max_connections=64, max_slow_per_client=2) as url:
+
+        def one(_: int) -> int:
+            with httpx.Client() as client:
+                body = {**OK_BODY, "stream": True}
+                with client.stream("POST", url + "/v1/chat/completions", json=body) as r:
+                    r.read()
+                    return r.status_code
+
+        with concurrent.futures.ThreadPoolExecutor(40) as pool:
+            statuses = list(pool.map(one, range(40)))
+    assert statuses == [200] * 40

@@ -116,6 +116,16 @@ def _add_guard_arguments(p: argparse.ArgumentParser) -> None:
         metavar="S",
         help="close a connection that sends no complete request head within S seconds (default 10)",
     )
+    p.add_argument(
+        "--max-slow-per-client",
+        type=int,
+        default=16,
+        metavar="N",
+        help="connections one client address may keep sending its request slowly (still "
+        "sending 1 s after it began; default 16): beyond, they are closed, so one machine "
+        "trickling bodies cannot hold --max-connections; requests sent at network speed, "
+        "even hundreds at once, never count",
+    )
 
 
 def _add_upstream_arguments(p: argparse.ArgumentParser) -> None:
@@ -293,7 +303,12 @@ KEEP_ALIVE_S = 5.0
 """An idle keep-alive connection is closed after this time."""
 
 
-def uvicorn_config(app: object, max_connections: int, header_timeout_s: float):
+def uvicorn_config(
+    app: object,
+    max_connections: int,
+    header_timeout_s: float,
+    max_slow_per_client: int = 16,
+):
     """uvicorn's settings for `uxlab serve`: the connection cap (503 beyond it), the
     keep-alive timeout and the request-head timeout (`serve_guard.guarded_h11_protocol`)."""
     import uvicorn
@@ -307,7 +322,7 @@ def uvicorn_config(app: object, max_connections: int, header_timeout_s: float):
         lifespan="off",
         ws="none",  # no WebSocket routes: nothing to import (wsproto took ~100 ms at start)
         loop="asyncio",  # the loop the timing was measured on, not whichever is installed
-        http=guarded_h11_protocol(header_timeout_s),
+        http=guarded_h11_protocol(header_timeout_s, max_slow_per_client),
         limit_concurrency=max_connections,
         timeout_keep_alive=KEEP_ALIVE_S,
     )
@@ -324,6 +339,8 @@ def guard_settings(args: argparse.Namespace):  # -> GuardSettings
         raise CliError(f"--header-timeout-s {args.header_timeout_s:g}: must be > 0 (e.g. 10)")
     if args.max_connections < 1:
         raise CliError(f"--max-connections {args.max_connections}: must be >= 1 (e.g. 256)")
+    if args.max_slow_per_client < 1:
+        raise CliError(f"--max-slow-per-client {args.max_slow_per_client}: must be >= 1 (e.g. 16)")
     hosts = set(LOOPBACK_HOSTS) | {h.strip().lower() for h in args.allow_host}
     if args.host not in ("0.0.0.0", "::", ""):
         hosts.add(f"[{args.host.lower()}]" if ":" in args.host else args.host.lower())
@@ -467,6 +484,7 @@ def _prepare(
         uvicorn_config,
         max_connections=args.max_connections,
         header_timeout_s=args.header_timeout_s,
+        max_slow_per_client=args.max_slow_per_client,
     )
     for s in socks:
         s.listen(128)

@@ -15,7 +15,13 @@
 `guarded_h11_protocol(header_timeout_s)` is uvicorn's HTTP/1.1 protocol with a header
 timeout: a connection that has not sent a complete request head within that time of
 connecting (or of the first byte of its next request) is closed, so slow or idle
-connections cannot pile up. uvicorn itself closes idle keep-alive connections
+connections cannot pile up. It also limits the slow senders of each client address: a
+connection still sending its request (head or body) `SLOW_AFTER_S` after it began is a slow
+sender, and an address may hold at most `max_slow_per_client` of them; beyond that the
+connection is closed. So one machine trickling request bodies cannot hold the connection
+cap (slow bodies were closed only after `body_timeout_s`), while a benchmark opening
+hundreds of connections at once from one machine, each sending its request at network
+speed, is never counted. uvicorn itself closes idle keep-alive connections
 (`timeout_keep_alive`) and answers 503 beyond `limit_concurrency` connections.
 """
 
@@ -36,6 +42,10 @@ DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 DEFAULT_BODY_TIMEOUT_S = 30.0
 DEFAULT_HEADER_TIMEOUT_S = 10.0
 DEFAULT_MAX_CONNECTIONS = 256
+DEFAULT_MAX_SLOW_PER_CLIENT = 16
+"""Connections one client address may keep slowly sending a request (see the docstring)."""
+SLOW_AFTER_S = 1.0
+"""A connection still sending its request this long after it began is a slow sender."""
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -155,22 +165,33 @@ async def _refuse(send: Send, status: int, message: str) -> None:
     await send({"type": "http.response.body", "body": body.encode()})
 
 
-def guarded_h11_protocol(header_timeout_s: float) -> type[H11Protocol]:
-    """uvicorn's HTTP/1.1 protocol closing connections slower than this to send a head."""
+def guarded_h11_protocol(
+    header_timeout_s: float, max_slow_per_client: int = DEFAULT_MAX_SLOW_PER_CLIENT
+) -> type[H11Protocol]:
+    """uvicorn's HTTP/1.1 protocol closing connections slower than this to send a head, and
+    the slow senders of an address beyond `max_slow_per_client` (module docstring)."""
+    slow_by_address: dict[str, int] = {}  # this server's slow senders, by client address
 
     class HeaderTimeoutH11Protocol(H11Protocol):
         _head_timer: asyncio.TimerHandle | None = None
+        _slow_timer: asyncio.TimerHandle | None = None
+        _counted_slow = False
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
+            peer = transport.get_extra_info("peername")
+            self._address = str(peer[0]) if isinstance(peer, tuple) and peer else "?"
             self._watch_head()
+            self._watch_slow()
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
             self._watch_head()
+            self._watch_slow()
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._stop_head_timer()
+            self._not_slow()
             super().connection_lost(exc)
 
         def _watch_head(self) -> None:
@@ -190,11 +211,47 @@ def guarded_h11_protocol(header_timeout_s: float) -> type[H11Protocol]:
             if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
                 self.transport.close()
 
+        # -- slow senders of one address ---------------------------------------------------
+        def _sending(self) -> bool:
+            """Still sending its request: the head, or the body after it."""
+            return self.conn.their_state in (h11.IDLE, h11.SEND_BODY)
+
+        def _watch_slow(self) -> None:
+            if not self._sending():
+                self._not_slow()
+            elif self._slow_timer is None and not self._counted_slow:
+                self._slow_timer = self.loop.call_later(SLOW_AFTER_S, self._became_slow)
+
+        def _became_slow(self) -> None:
+            self._slow_timer = None
+            if not self._sending() or self.transport.is_closing():
+                return
+            n = slow_by_address.get(self._address, 0) + 1
+            if n > max_slow_per_client:  # this address holds enough slow connections
+                self.transport.close()
+                return
+            slow_by_address[self._address] = n
+            self._counted_slow = True
+
+        def _not_slow(self) -> None:
+            if self._slow_timer is not None:
+                self._slow_timer.cancel()
+                self._slow_timer = None
+            if self._counted_slow:
+                self._counted_slow = False
+                n = slow_by_address.get(self._address, 1) - 1
+                if n > 0:
+                    slow_by_address[self._address] = n
+                else:
+                    slow_by_address.pop(self._address, None)
+
         def on_response_complete(self) -> None:
             super().on_response_complete()
             # Back to IDLE: the keep-alive timeout covers a silent connection; the head
-            # timer starts again with the first byte of the next request.
+            # timer (and the slow-sender timer) start again with the first byte of the next
+            # request.
             self._stop_head_timer()
+            self._not_slow()
 
     return HeaderTimeoutH11Protocol
 
