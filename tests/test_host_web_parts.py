@@ -145,6 +145,7 @@ def _ctx(tmp_path, lines, enrolment=None):
         enrolment=enrolment,
         limiter=FailureLimiter(delay_s=0.0),
         log=lines.append,
+        close_tail_s=0.0,
     )
 
 
@@ -178,77 +179,101 @@ def test_a_wrong_code_is_refused_counted_and_never_logged(tmp_path):
     assert ctx.running == {}
 
 
+class Open:
+    """An open participant's program, as far as the host's capacity looks at it."""
+
+    def __init__(self, participant: str, clock, last_input_s: float) -> None:
+        self.participant, self.clock, self.last_input_s = participant, clock, last_input_s
+        self.hung_up = False
+
+    def idle_s(self) -> float:
+        return self.clock() - self.last_input_s
+
+    async def idle_hang_up(self) -> None:
+        self.hung_up = True
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
 def test_one_participant_more_than_max_open_is_asked_to_come_back(tmp_path):
     lines: list[str] = []
     ctx = _ctx(tmp_path, lines)
     ctx.max_open = 1
-    ctx.running["P-OTHER"] = object()  # one open session already
+    ctx.running["P-OTHER"] = Open("P-OTHER", ctx.clock, ctx.clock())  # active just now
     with TestClient(make_app(ctx)).websocket_connect("/ws") as ws:
         ws.send_text(json.dumps({"t": "hello", "code": "good-code"}))
         reply = json.loads(ws.receive_text())
     assert reply["t"] == "refused" and "full" in reply["message"]
     assert ctx.limiter.recent_failures() == 0  # a valid code is not a failure
-    assert lines == ["P-AAAAA: turned away, 1 sessions are open"]
+    assert lines == ["P-AAAAA: turned away, 1 sessions are in use"]
 
 
-def test_the_report_renders_the_browser_table_inside_playback_fidelity():
-    from analysis.report.blocks import Heading
-    from analysis.report.fidelity_part import fidelity_blocks, fidelity_table
+async def test_only_programs_with_recent_keys_fill_the_study_and_the_idlest_makes_room(
+    tmp_path,
+):
+    """Open enrolment admits any made-up id: links opened and left idle count towards
+    --max-open only while they have had a key recently; then the idlest is hung up (its
+    session paused, the link resumes it) for a new participant. The clock is injected."""
+    from uxlab.host.web_server import _make_room
 
-    df = pd.DataFrame(
-        [
-            {
-                "participant": "P-1",
-                "session_id": "S-1",
-                "n_chunks": 10,
-                "late_handed_p50_ms": 0.5,
-                "late_handed_p99_ms": 1.0,
-                "late_shown_p50_ms": 2.0,
-                "late_shown_p99_ms": 3.0,
-                "late_painted_p99_ms": 20.0,
-                "display_hz": 60.0,
-                "display_keeps_gaps": 1,
-                "browser": "Firefox",
-            }
-        ]
-    )
-    part = {
-        "table": fidelity_table(df),
-        "n_flagged": 0,
-        "n_judged": 0,
-        "excluded": False,
-        "cpus": None,
-        "browser": browser_paint_table(df),
-    }
-    headings = [b.text for b in fidelity_blocks(part) if isinstance(b, Heading)]
-    assert headings == ["Playback fidelity", "Painted in the browser"]
+    lines: list[str] = []
+    ctx = _ctx(tmp_path, lines)
+    ctx.clock = clock = Clock()
+    ctx.max_open = 2
+    ctx.running = {p: Open(p, clock, clock.t) for p in ("R-INVENTED1", "R-INVENTED2")}
+    assert not await _make_room(ctx)  # both had a key just now: full
+    clock.t += ctx.idle_after_s - 1
+    ctx.running["R-INVENTED2"].last_input_s = clock.t  # one still in use
+    assert not await _make_room(ctx)
+    clock.t += 2  # the other: idle for longer than idle_after_s
+    assert await _make_room(ctx)
+    assert ctx.running["R-INVENTED1"].hung_up and not ctx.running["R-INVENTED2"].hung_up
+    assert lines == ["R-INVENTED1: hung up after 5 min without a key, to make room (the link "
+                     "resumes the session)"]  # fmt: skip
 
 
-def test_invite_writes_browser_links_with_the_code_in_the_fragment(tmp_path, capsys):
-    from helpers.studies import tiny_study
+def test_a_page_of_another_origin_cannot_open_a_participants_socket(tmp_path):
+    from starlette.websockets import WebSocketDisconnect
 
-    from uxlab.cli import main
-
-    study = tiny_study(tmp_path)
-    db = tmp_path / "inv.sqlite"
-    assert (
-        main(["invite", str(study), "--db", str(db), "-n", "2", "--base-url", "https://s.example/"])
-        == 0
-    )
-    lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 2
-    for line in lines:
-        code, participant, link = line.split("\t")
-        assert link == f"https://s.example/#{code}" and participant.startswith("P-")
-    assert main(["invite", str(study), "--db", str(db), "--base-url", "ftp://s/#x"]) != 0
-    assert "--base-url" in capsys.readouterr().err
+    ctx = _ctx(tmp_path, [])
+    client = TestClient(make_app(ctx))
+    with (
+        pytest.raises(WebSocketDisconnect),
+        client.websocket_connect("/ws", headers={"origin": "https://evil.example"}),
+    ):
+        pass
+    with client.websocket_connect("/ws", headers={"origin": "http://testserver"}) as ws:
+        ws.send_text(json.dumps({"t": "hello", "code": "not-a-code"}))
+        assert json.loads(ws.receive_text())["t"] == "refused"  # the host's own page: answered
 
 
-def test_a_page_closed_after_finishing_is_logged_as_such_not_as_a_failed_status():
-    from uxlab.host.web_server import ended_note
+def test_links_naming_no_one_are_limited_per_address_and_in_all(tmp_path):
+    """Connections that have not named a participant (waiting for their first message, or
+    for the answer to a failed link) are limited per address and host-wide: beyond, the
+    handshake itself is refused and the socket closed, so parallel guesses cannot hold the
+    host's sockets (200 parallel guesses once ran it out of descriptors)."""
+    from starlette.websockets import WebSocketDisconnect
 
-    assert ended_note(-1, closed_after_finishing=True) == (
-        "program ended: participant closed the page after finishing"
-    )
-    assert ended_note(-1, closed_after_finishing=False) == "program ended (status -1)"
-    assert ended_note(3, closed_after_finishing=False) == "program ended (status 3)"
+    from uxlab.host.web_server import MAX_UNIDENTIFIED, MAX_UNIDENTIFIED_PER_ADDRESS
+
+    lines: list[str] = []
+    ctx = _ctx(tmp_path, lines)
+    client = TestClient(make_app(ctx))
+    for pending in ({"testclient": MAX_UNIDENTIFIED_PER_ADDRESS},
+                    {f"10.0.0.{k}": 1 for k in range(MAX_UNIDENTIFIED)}):  # fmt: skip
+        ctx.unidentified = dict(pending)  # as many as allowed are open
+        with pytest.raises(WebSocketDisconnect), client.websocket_connect("/ws"):
+            pass  # refused at the handshake
+        assert ctx.unidentified == pending
+    assert ctx.limiter.recent_failures() == 0 and lines == []  # nothing read, nothing waited
+    ctx.unidentified = {"testclient": MAX_UNIDENTIFIED_PER_ADDRESS - 1}
+    with client.websocket_connect("/ws") as ws:
+        ws.send_text(json.dumps({"t": "hello", "code": "guess"}))
+        assert json.loads(ws.receive_text())["t"] == "refused"
+    assert ctx.unidentified == {"testclient": MAX_UNIDENTIFIED_PER_ADDRESS - 1}  # given back

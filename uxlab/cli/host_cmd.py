@@ -118,7 +118,9 @@ def run_ssh(args: argparse.Namespace) -> int:
             f"`uxlab invite {args.study} --db {db_name(db)} -n 10`"
         )
     try:
-        asyncio.run(_serve(args, study.id, db, invited))
+        from uxlab.host.pty_program import program_vars
+
+        asyncio.run(_serve(args, study.id, db, invited, program_vars(study, db)))
     except KeyboardInterrupt:
         pass
     except OSError as exc:
@@ -126,7 +128,13 @@ def run_ssh(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _serve(args: argparse.Namespace, study_id: str, db: Path | str, invited: int) -> None:
+async def _serve(
+    args: argparse.Namespace,
+    study_id: str,
+    db: Path | str,
+    invited: int,
+    passed_vars: tuple[str, ...] = (),
+) -> None:
     import asyncio
     import signal
 
@@ -151,6 +159,7 @@ async def _serve(args: argparse.Namespace, study_id: str, db: Path | str, invite
         db=db if isinstance(db, str) else db.resolve(),
         lookup=lambda code: participant_for_code(store, study_id, code),
         log=log,
+        program_vars=passed_vars,
     )
     acceptor = await start_ssh_host(ctx, args.bind, args.ssh, key)
     port = acceptor.sockets[0].getsockname()[1]

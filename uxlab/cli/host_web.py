@@ -64,8 +64,10 @@ def run_web(args: argparse.Namespace) -> int:
         sock = socket.create_server((args.bind, args.port))
     except OSError as exc:
         raise CliError(f"--port {args.port} --bind {args.bind}: cannot listen ({exc})") from None
+    from uxlab.host.pty_program import program_vars
+
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(args, study.id, db, invited, fps, sock))
+        asyncio.run(_serve(args, study.id, db, invited, fps, sock, program_vars(study, db)))
     return 0
 
 
@@ -76,6 +78,7 @@ async def _serve(
     invited: int,
     fps: int,
     sock: socket.socket,
+    passed_vars: tuple[str, ...] = (),
 ) -> None:
     import uvicorn
 
@@ -137,6 +140,7 @@ async def _serve(
         log=log,
         session_state=session_state,
         paints=paints,
+        program_vars=passed_vars,
     )
     config = uvicorn.Config(
         make_app(ctx),

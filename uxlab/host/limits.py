@@ -1,8 +1,11 @@
-"""Slowing down code guessing: a delay after every failed code, growing with recent failures.
+"""What a host bounds: code guessing, and the terminal size a participant may ask for.
 
 Each failed code waits `delay_s`, doubled for every further `budget` failures seen by the
 whole host in the last `window_s` seconds (capped at `max_delay_s`); a connection is closed
 after `per_connection` failures. The clock is injectable, so tests need no sleeping.
+
+`clamp_size` keeps a terminal within `MAX_COLS` x `MAX_ROWS` (a 10000x3000 terminal asked for
+over SSH made the program draw 290 MB of screen); the browser host and the SSH host alike.
 """
 
 from __future__ import annotations
@@ -11,6 +14,21 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
+
+MAX_COLS, MAX_ROWS = 300, 120
+"""The largest terminal a participant's program is given (a study needs far less)."""
+
+
+def clamp_size(cols: Any, rows: Any, min_cols: int = 1, min_rows: int = 1) -> tuple[int, int]:
+    """`cols` x `rows` kept within `min_*` .. `MAX_*` (a value that is not a number: 80x24)."""
+
+    def clamp(value: Any, low: int, high: int, default: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+            return default
+        return max(low, min(high, int(value)))
+
+    return clamp(cols, min_cols, MAX_COLS, 80), clamp(rows, min_rows, MAX_ROWS, 24)
 
 
 @dataclass

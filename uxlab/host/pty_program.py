@@ -21,15 +21,40 @@ from contextlib import suppress
 from pathlib import Path
 
 from uxlab.host import NOTES_FD_VAR
+from uxlab.live.clients import DEFAULT_KEY_ENV
+from uxlab.study.spec import Study
 
 HANG_UP_GRACE_S = 30.0
 """How long a hung-up program may take to commit and exit before it is killed."""
 
-TERMINAL_VARS = ("TMUX", "TMUX_PANE", "STY", "TERM_PROGRAM", "TERM_PROGRAM_VERSION",
-                 "COLORTERM", "COLUMNS", "LINES", "SSH_CONNECTION", "SSH_CLIENT", "SSH_TTY",
-                 "SSH_AUTH_SOCK", "TEXTUAL_FPS", "UXLAB_FPS")  # fmt: skip
-"""Host variables that describe the researcher's terminal, login or frame cap, not the
-participant's (the frame cap is set by the host for each program)."""
+KEPT_VARS = frozenset({
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "PYTHONPATH",
+    "PYTHONHOME", "PYTHONUTF8", "PYTHONIOENCODING", "VIRTUAL_ENV", "NO_COLOR",
+})  # fmt: skip
+"""The host's variables every participant program gets: where Python and uxlab are, the
+locale (with `LC_*`), the time zone and the temporary folder. Nothing else of the host's
+environment (its API keys, tokens, cloud credentials, the researcher's terminal and login)
+reaches a participant's program, except the variables the host names for its study
+(`program_vars`)."""
+
+
+def program_vars(study: Study, db: Path | str) -> tuple[str, ...]:
+    """The host variables a study's program needs beyond `KEPT_VARS`: a live study's key
+    variable, and libpq's `PG*` variables (password, TLS) for a PostgreSQL database."""
+    names = []
+    if study.live is not None:
+        endpoint = study.live.endpoint
+        names.append(endpoint.api_key_env or DEFAULT_KEY_ENV[endpoint.api])
+    if isinstance(db, str) and db.startswith(("postgresql://", "postgres://")):
+        names += [k for k in os.environ if k.startswith("PG")]
+    return tuple(names)
+
+
+def program_env(passed: tuple[str, ...] = ()) -> dict[str, str]:
+    """The environment a participant's program starts with (before the host's own)."""
+    return {
+        k: v for k, v in os.environ.items() if k in KEPT_VARS or k.startswith("LC_") or k in passed
+    }
 
 
 class PtyProgram:
@@ -46,8 +71,11 @@ class PtyProgram:
         env: Mapping[str, str],
         on_output: Callable[[bytes], None],
         on_note: Callable[[str], None],
+        passed_vars: tuple[str, ...] = (),
     ) -> None:
         self.args = (str(study), str(db), participant)
+        self.passed_vars = passed_vars
+        """Host variables passed on besides `KEPT_VARS` (`program_vars`)."""
         self.term = term
         self.size = size
         self.extra_env = dict(env)
@@ -66,7 +94,7 @@ class PtyProgram:
         self.master_fd = master
         self.resize(*self.size)
         notes_read, notes_write = os.pipe()
-        env = {k: v for k, v in os.environ.items() if k not in TERMINAL_VARS}
+        env = program_env(self.passed_vars)
         env.update(self.extra_env)
         env["TERM"] = self.term
         env[NOTES_FD_VAR] = str(notes_write)

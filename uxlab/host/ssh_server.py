@@ -28,7 +28,7 @@ from pathlib import Path
 
 import asyncssh
 
-from uxlab.host.limits import FailureLimiter
+from uxlab.host.limits import FailureLimiter, clamp_size
 from uxlab.host.pty_program import PtyProgram
 
 
@@ -65,6 +65,9 @@ class HostContext:
     """Participant id -> the session that currently runs their program."""
     refusing: asyncio.Lock = field(default_factory=asyncio.Lock)
     """Held while a failed code waits: failures are answered one at a time host-wide."""
+    program_vars: tuple[str, ...] = ()
+    """Host variables each participant's program gets besides the basic ones
+    (`uxlab.host.pty_program.program_vars`: a live study's key variable, `PG*`)."""
 
 
 class CodeAuthServer(asyncssh.SSHServer):
@@ -131,7 +134,7 @@ class ParticipantSession(asyncssh.SSHServerSession[bytes]):
         self.has_pty = True
         self.term = term_type or self.term
         if term_size[0] > 0 and term_size[1] > 0:
-            self.size = (term_size[0], term_size[1])
+            self.size = clamp_size(term_size[0], term_size[1])  # as the browser host does
         return True
 
     def shell_requested(self) -> bool:
@@ -179,6 +182,7 @@ class ParticipantSession(asyncssh.SSHServerSession[bytes]):
             env=env,
             on_output=self._forward_output,
             on_note=lambda line: self.ctx.log(f"{self.participant}: {line}"),
+            passed_vars=self.ctx.program_vars,
         )
         self.program.hung_up = self.hung_up  # the connection closed while this one waited
         self.ctx.log(f"{self.participant}: connected ({self.term} {self.size[0]}x{self.size[1]})")
@@ -196,9 +200,9 @@ class ParticipantSession(asyncssh.SSHServerSession[bytes]):
 
     def terminal_size_changed(self, width: int, height: int, pixwidth: int, pixheight: int) -> None:
         if width > 0 and height > 0:
-            self.size = (width, height)
+            self.size = clamp_size(width, height)
             if self.program is not None:
-                self.program.resize(width, height)
+                self.program.resize(*self.size)
 
     def eof_received(self) -> bool:
         return False

@@ -21,7 +21,19 @@ and numbered; the page reports parse and paint times per number, and the host st
 per chunk (`uxlab.store.browser_paints`) after mapping the page's clock to its own.
 
 Security: no access log (and no address is logged or stored); codes are never logged;
-a failed code waits (`FailureLimiter`), failures are answered one at a time host-wide.
+a failed code waits (`FailureLimiter`), failures are answered one at a time host-wide. At
+most `MAX_UNIDENTIFIED_PER_ADDRESS` connections of one address (`MAX_UNIDENTIFIED` in all)
+may be open before they name a participant (waiting for their first message, or for the
+answer to a failed link, and for `close_tail_s` after it, the time the server keeps a closed
+socket whose client does not answer the close): beyond, the handshake itself is refused
+(HTTP 403, the socket closed), so parallel guesses cannot hold the host's sockets. A
+WebSocket whose `Origin` is not the host's own (`Host`) is refused before it is accepted,
+so no other web page can open one in a participant's browser.
+
+Capacity (`max_open`): only programs with recent input (a key within `IDLE_AFTER_S`) count;
+when the count is reached, a new participant is turned away unless an idle program can be
+hung up for them (its session paused: reopening the link resumes it), so invented links
+left open (open enrolment admits any id) cannot keep genuine participants out.
 """
 
 from __future__ import annotations
@@ -46,7 +58,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from uxlab.host import BROWSER_VAR
 from uxlab.host.enrolment import enrolled_participant, valid_platform_id
-from uxlab.host.limits import FailureLimiter
+from uxlab.host.limits import FailureLimiter, clamp_size
 from uxlab.host.pty_program import PtyProgram
 from uxlab.paint_marks import MarkRewriter, PaintMark
 from uxlab.store import Store, StoreError
@@ -61,6 +73,16 @@ PING_EVERY_S = 2.0
 PING_WINDOW = 15
 """The clock offset comes from the fastest of the last this many ping exchanges."""
 MAX_MESSAGE_CHARS = 256 * 1024
+MAX_UNIDENTIFIED_PER_ADDRESS = 8
+"""Connections of one address open before they name a participant (module docstring)."""
+MAX_UNIDENTIFIED = 64
+"""The same, host-wide."""
+CLOSE_TAIL_S = 10.0
+"""How long the WebSocket server keeps a closed socket whose client does not answer the
+close (uvicorn's wsproto close timeout): a refused link's count is held that long."""
+IDLE_AFTER_S = 300.0
+"""A program without a key from its page for this long no longer counts towards
+`max_open`, and is hung up (paused) when a new participant needs its place."""
 
 SECURITY_HEADERS = {
     "Cache-Control": "no-store",
@@ -101,7 +123,16 @@ class WebHostContext:
     """Participant -> the state of their latest session (for the completion redirect)."""
     running: dict[str, ParticipantConnection] = field(default_factory=dict)
     refusing: asyncio.Lock = field(default_factory=asyncio.Lock)
+    unidentified: dict[str, int] = field(default_factory=dict)
+    """Connections not (yet) naming a participant, by client address (in memory only)."""
+    close_tail_s: float = CLOSE_TAIL_S
+    clock: Callable[[], float] = time.monotonic
+    """Seconds, for idle programs (injectable: tests need no waiting)."""
+    idle_after_s: float = IDLE_AFTER_S
     paints: PaintWriter | None = None
+    program_vars: tuple[str, ...] = ()
+    """Host variables each participant's program gets besides the basic ones
+    (`uxlab.host.pty_program.program_vars`: a live study's key variable, `PG*`)."""
 
 
 def browser_family(user_agent: str) -> str:
@@ -200,6 +231,12 @@ class ParticipantConnection:
         self.clock = ClockMapping()
         self.replaced = False
         self.writes: set[asyncio.Future[None]] = set()
+        self.last_input_s = ctx.clock()
+        """When the page last sent a key (or connected)."""
+
+    def idle_s(self) -> float:
+        """Seconds since the page last sent a key."""
+        return self.ctx.clock() - self.last_input_s
 
     def _output(self, data: bytes) -> None:
         out, found = self.rewriter.feed(data)
@@ -233,6 +270,7 @@ class ParticipantConnection:
             env={"UXLAB_FPS": str(self.ctx.fps), BROWSER_VAR: json.dumps(browser)},
             on_output=self._output,
             on_note=self._note,
+            passed_vars=self.ctx.program_vars,
         )
         sender = asyncio.ensure_future(self._send_loop())
         pinger = asyncio.ensure_future(self._ping_loop())
@@ -313,6 +351,7 @@ class ParticipantConnection:
                 continue
             kind = msg.get("t")
             if kind == "in" and isinstance(msg.get("d"), str) and self.program is not None:
+                self.last_input_s = self.ctx.clock()
                 self.program.write(msg["d"].encode("utf-8", "replace"))
             elif kind == "size" and self.program is not None:
                 self.program.resize(*_size(msg))
@@ -362,6 +401,21 @@ class ParticipantConnection:
         except errors as exc:
             self._note(f"painted times not stored ({exc})")
 
+    async def idle_hang_up(self) -> None:
+        """Hang up a program idle for too long, to make room: the page is told why."""
+        self.replaced = True  # its own end message below, not the program's
+        self.outbox.put_nowait(
+            json.dumps(
+                {
+                    "t": "replaced",
+                    "message": "This study page was closed after a long time without a key. "
+                    "Open your link again to continue where you stopped.",
+                }
+            )
+        )
+        if self.program is not None:
+            await self.program.hang_up()
+
     async def replace(self) -> None:
         """Another tab opened the same link: tell this one and hang its program up."""
         self.replaced = True
@@ -375,10 +429,12 @@ class ParticipantConnection:
 
 
 def _size(msg: dict[str, Any]) -> tuple[int, int]:
-    def clamp(value: Any, low: int, high: int, default: int) -> int:
-        return max(low, min(high, int(value))) if isinstance(value, int | float) else default
-
-    return clamp(msg.get("cols"), 20, 300, 100), clamp(msg.get("rows"), 8, 120, 30)
+    cols, rows = msg.get("cols"), msg.get("rows")
+    if not isinstance(cols, int | float) or isinstance(cols, bool):
+        cols = 100
+    if not isinstance(rows, int | float) or isinstance(rows, bool):
+        rows = 30
+    return clamp_size(cols, rows, min_cols=20, min_rows=8)
 
 
 _CODE_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -409,33 +465,30 @@ def make_app(ctx: WebHostContext) -> Starlette:
         return Route(f"/static/{name}", serve)
 
     async def socket(ws: WebSocket) -> None:
-        await ws.accept()
+        if not _same_origin(ws.headers.get("origin"), ws.headers.get("host")):
+            await ws.close(code=1008)  # before accepting: the handshake is refused (403)
+            return
+        address = ws.client.host if ws.client is not None else "?"
+        pending = ctx.unidentified.get(address, 0)
+        if pending >= MAX_UNIDENTIFIED_PER_ADDRESS or (
+            sum(ctx.unidentified.values()) >= MAX_UNIDENTIFIED
+        ):
+            await ws.close(code=1013)  # before accepting: refused, the socket closed at once
+            return
+        ctx.unidentified[address] = pending + 1
         try:
-            hello = json.loads(await asyncio.wait_for(ws.receive_text(), HELLO_TIMEOUT_S))
-        except (TimeoutError, ValueError, WebSocketDisconnect, RuntimeError, KeyError):
-            with suppress(Exception):
-                await ws.close(code=1008)
+            identified = await _hello(ws, ctx)
+        finally:
+            left = ctx.unidentified.get(address, 1) - 1
+            if left > 0:
+                ctx.unidentified[address] = left
+            else:
+                ctx.unidentified.pop(address, None)
+        if identified is None:
             return
-        participant = _identify(ctx, hello) if isinstance(hello, dict) else None
-        if participant is None:
-            async with ctx.refusing:  # parallel guesses wait in line; valid links do not
-                delay_s = ctx.limiter.failed()
-                ctx.log(f"refused an unknown link (waiting {delay_s:g} s)")
-                await asyncio.sleep(delay_s)
-            with suppress(Exception):
-                await ws.send_text(
-                    json.dumps(
-                        {
-                            "t": "refused",
-                            "message": "This link does not open a study. Check that you "
-                            "copied all of it.",
-                        }
-                    )
-                )
-                await ws.close(code=1008)
-            return
-        if participant not in ctx.running and len(ctx.running) >= ctx.max_open:
-            ctx.log(f"{participant}: turned away, {ctx.max_open} sessions are open")
+        participant, hello = identified
+        if participant not in ctx.running and not await _make_room(ctx):
+            ctx.log(f"{participant}: turned away, {ctx.max_open} sessions are in use")
             with suppress(Exception):
                 await ws.send_text(
                     json.dumps(
@@ -473,6 +526,81 @@ def make_app(ctx: WebHostContext) -> Starlette:
             WebSocketRoute("/ws", socket),
         ]
     )
+
+
+async def _hello(ws: WebSocket, ctx: WebHostContext) -> tuple[str, dict[str, Any]] | None:
+    """Accept the socket and read its first message: (the participant it names, the
+    message), or None once a link that names no one has been refused (after its wait, and
+    the close tail: see the module docstring)."""
+    await ws.accept()
+    try:
+        hello = json.loads(await asyncio.wait_for(ws.receive_text(), HELLO_TIMEOUT_S))
+    except (TimeoutError, ValueError, WebSocketDisconnect, RuntimeError, KeyError):
+        with suppress(Exception):
+            await ws.close(code=1008)
+        await asyncio.sleep(ctx.close_tail_s)
+        return None
+    participant = _identify(ctx, hello) if isinstance(hello, dict) else None
+    if participant is not None:
+        return participant, hello
+    async with ctx.refusing:  # parallel guesses wait in line; valid links do not
+        delay_s = ctx.limiter.failed()
+        ctx.log(f"refused an unknown link (waiting {delay_s:g} s)")
+        await asyncio.sleep(delay_s)
+    with suppress(Exception):
+        await ws.send_text(
+            json.dumps(
+                {
+                    "t": "refused",
+                    "message": "This link does not open a study. Check that you copied all of it.",
+                }
+            )
+        )
+        await ws.close(code=1008)
+    await asyncio.sleep(ctx.close_tail_s)  # the server may keep the socket that long
+    return None
+
+
+def _same_origin(origin: str | None, host: str | None) -> bool:
+    """Whether a WebSocket's `Origin` is the host's own page (no Origin: not a browser's
+    page, allowed; a proxy must pass the `Host` the browser used)."""
+    if origin is None:
+        return True
+    if host is None:
+        return False
+    netloc = origin.split("://", 1)[-1].split("/", 1)[0].lower()
+    host = host.strip().lower()
+    if _port(host) is None:  # a proxy passing the name without the port (nginx `$host`)
+        return _hostname(netloc) == host
+    return netloc == host
+
+
+def _port(netloc: str) -> str | None:
+    tail = netloc.rsplit("]", 1)[-1]
+    return tail.rsplit(":", 1)[1] if ":" in tail else None
+
+
+def _hostname(netloc: str) -> str:
+    port = _port(netloc)
+    return netloc if port is None else netloc[: -len(port) - 1]
+
+
+async def _make_room(ctx: WebHostContext) -> bool:
+    """Whether one more program may start: fewer than `max_open` programs have had a key
+    within `idle_after_s`, and, with `max_open` running, the idlest one is hung up (its
+    session paused) to make room. False: the study is full of active participants."""
+    running = list(ctx.running.values())
+    active = [c for c in running if c.idle_s() < ctx.idle_after_s]
+    if len(active) >= ctx.max_open:
+        return False
+    if len(running) >= ctx.max_open:
+        idlest = max((c for c in running if c not in active), key=lambda c: c.idle_s())
+        ctx.log(
+            f"{idlest.participant}: hung up after {idlest.idle_s() / 60:.0f} min without a "
+            "key, to make room (the link resumes the session)"
+        )
+        await idlest.idle_hang_up()
+    return True
 
 
 async def hang_up_all(ctx: WebHostContext) -> None:
