@@ -2,7 +2,22 @@
 
     uv run python benchmarks/durability_torture.py [--rounds 40] [--seed 1] [--sims 3]
         [--ptys 1] [--hosts 1] [--web-tabs 0] [--no-readers] [--jitter-ms 400]
-        [--max-lines 30] [--keep DIR]
+        [--max-lines 30] [--keep DIR] [--postgres [--outages]]
+
+With `--postgres` the study database is a PostgreSQL database on a server the benchmark
+starts (the OS package's, as the tests do) instead of a SQLite file; the writers are the
+simulators and the participants' programs (`--hosts` and `--web-tabs` are SQLite only).
+With `--outages` too, in every round the server is stopped at once (`pg_ctl stop -m
+immediate`, as a crash or a failover) at a random moment and started again a random 0.5-4 s
+later: the participants' programs must show "Reconnecting…" and go on, their kills may
+fall in the outage (a program started again while the server is away is refused with a
+clear message and started in the next round: counted, not a violation), and nothing logged
+as committed may be missing. A simulator or reader that meets the outage stops with the
+server's "cannot be reached" in one line (counted, not a violation).
+
+In every mode no participant may end up under a second identity: every participant's
+program keeps the id it was started with (a session under any other id is a violation),
+also when it is started again while its killed predecessor still holds the session.
 
 One SQLite study database (the tests' tiny study with three TTFT levels) and, at once:
 
@@ -273,6 +288,10 @@ class Config:
     """What the readers run, drawn at random (a report is the slowest, so drawn less)."""
     check_every: int = 1
     log: bool = True
+    postgres: bool = False
+    """The study database on a PostgreSQL server the run starts (else a SQLite file)."""
+    outages: bool = False
+    """(PostgreSQL) stop the server at once once a round, and start it again."""
 
 
 @dataclass
@@ -324,6 +343,9 @@ class Tally:
     """Participant programs that showed "Could not save" (a write locked out past the app's
     busy timeout: retried with r, nothing lost, but the participant saw it)."""
     rounds: int = 0
+    outages: int = 0
+    outage_refusals: Counter = field(default_factory=Counter)
+    """Writers and readers that stopped with "cannot be reached" during an outage."""
     violations: list[str] = field(default_factory=list)
 
 
@@ -338,11 +360,24 @@ class Torture:
         self.logs.mkdir(parents=True, exist_ok=True)
         self.db = self.work / "study.sqlite"
         self.study = self.work / "tiny.toml"
+        sys.path.insert(0, str(ROOT / "tests"))
         if not self.study.exists():
-            sys.path.insert(0, str(ROOT / "tests"))
             from helpers.studies import tiny_study
 
             tiny_study(self.work, levels="20, 60, 120")
+        self.cluster = None
+        self.db_arg = str(self.db)
+        """What the commands are given: the SQLite file, or the PostgreSQL URL."""
+        if config.postgres:
+            import tempfile
+
+            from helpers.postgres import PostgresCluster
+
+            if config.hosts or config.web_tabs:
+                raise SystemExit("--postgres: the hosts' writers are SQLite only (--hosts 0)")
+            self.cluster = PostgresCluster.start(Path(tempfile.mkdtemp(prefix="uxlab-pg-")))
+            self.db_arg = self.cluster.database()
+        self.outage_until = 0.0
         self.slots = (
             [Slot("sim", i) for i in range(config.sims)]
             + [Slot("pty", i) for i in range(config.ptys)]
@@ -356,7 +391,7 @@ class Torture:
             codes_file = self.work / "codes.tsv"
             if not codes_file.exists():
                 subprocess.run([sys.executable, "-m", "uxlab", "invite", str(self.study), "--db",
-                                str(self.db), "-n", str(50 * config.web_tabs), "-o",
+                                self.db_arg, "-n", str(50 * config.web_tabs), "-o",
                                 str(codes_file)], cwd=self.work, env=self.env, check=True,
                                capture_output=True)  # fmt: skip
             codes = [ln.split("\t")[0] for ln in codes_file.read_text().splitlines() if ln]
@@ -386,13 +421,13 @@ class Torture:
                 "-n",
                 str(SIMULATED_PER_RUN),
                 "--db",
-                str(self.db),
+                self.db_arg,
                 "--seed",
                 str(seed),
                 *durable,
             ]
         if slot.kind == "pty":
-            return [*head, str(self.study), str(self.db), f"P-T{slot.index}G{slot.generation}"]
+            return [*head, str(self.study), self.db_arg, f"P-T{slot.index}G{slot.generation}"]
         return [*head, str(self.db), str(self.study), str(self.rng.randrange(1 << 30))]
 
     def start(self, slot: Slot) -> None:
@@ -482,6 +517,13 @@ class Torture:
             tail = slot.out_tail.decode("utf-8", "replace")[-1500:]
         else:
             tail = slot.log_path.with_suffix(".err").read_text(errors="replace")[-1500:]
+        if (
+            self.c.outages
+            and "Traceback" not in tail
+            and ("cannot be reached" in tail or "cannot open the database" in tail)
+        ):  # met the outage (started while the server was away): one clear line
+            self.tally.outage_refusals[slot.kind] += 1
+            return
         self.violation(f"{slot.kind}{slot.index} run {slot.runs} exited {status} unasked:\n{tail}")
 
     def violation(self, text: str) -> None:
@@ -496,11 +538,11 @@ class Torture:
             what = self.rng.choice(self.c.reader_commands)
             out = self.work / f"reader-{what}"
             cmd = {
-                "export": ["export", str(self.db), "--out", str(out)],
-                "verify": ["verify", str(self.db)],
+                "export": ["export", self.db_arg, "--out", str(out)],
+                "verify": ["verify", self.db_arg],
                 "report": [
                     "report",
-                    str(self.db),
+                    self.db_arg,
                     "--out",
                     str(out),
                     "--n-boot",
@@ -526,6 +568,9 @@ class Torture:
                     self.tally.reader_kills += 1
             status = proc.wait()
             self.tally.reader_runs[f"{what}:{status}"] += 1
+            if not kill and status != 0 and self._met_the_outage(err_path):
+                self.tally.outage_refusals[f"reader {what}"] += 1
+                continue
             if not kill and status != 0 and not self._nothing_yet(err_path):
                 text = err_path.read_text(errors="replace")[-1500:]
                 self.violation(f"reader {what} exited {status} while writers ran:\n{text}")
@@ -535,11 +580,30 @@ class Torture:
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=seconds)
 
+    def _met_the_outage(self, err_path: Path) -> bool:
+        """A command that stopped, in one line, because the server was away (an outage)."""
+        if not self.c.outages:
+            return False
+        text = err_path.read_text(errors="replace")
+        return "Traceback" not in text and (
+            "cannot be reached" in text or "cannot open the database" in text
+        )
+
     @staticmethod
     def _nothing_yet(err_path: Path) -> bool:
         """A reader of a database that holds only invitations so far (the web host's codes
-        are made first) refuses, rightly: no study is registered until a session starts."""
-        return "no study registered yet" in err_path.read_text(errors="replace")
+        are made first) refuses, rightly: no study is registered until a session starts; so
+        does a report while the trials stored show one latency level only, and any reader of
+        a PostgreSQL database no writer has made its tables in yet."""
+        text = err_path.read_text(errors="replace")
+        return any(
+            why in text
+            for why in (
+                "no study registered yet",
+                "no latency factor with 3 or more",
+                "(no uxlab tables)",  # a PostgreSQL database before its first writer
+            )
+        )
 
     # -- one round ----------------------------------------------------------------------------
     def round(self, round_no: int) -> None:
@@ -557,7 +621,9 @@ class Torture:
         killed: set[int] = set()
         give_up = time.monotonic() + self.c.round_timeout_s
         web = self._start_web() if self.web is not None else None
+        outage = self._plan_outage()
         while live or (web is not None and not web.done):
+            outage = self._outage_step(outage)
             if web is not None and not web.done:
                 self._drive_web(web, give_up)
             for slot in list(live):
@@ -582,10 +648,44 @@ class Torture:
                     slot.proc.kill()
                     killed.add(id(slot))
             time.sleep(0.01)  # poll: the writers' side files and their exit statuses
+        if outage is not None and outage[0] == "away":
+            self._server_back()
         stop.set()
         if self.c.readers:
             readers.join()
         self.tally.rounds += 1
+
+    # -- a PostgreSQL outage ---------------------------------------------------------------------
+    def _plan_outage(self) -> list | None:
+        """This round's outage: [state, when it begins, how long] (None: no outages). It is
+        armed until a writer has logged its first line (the writers are up), then begins a
+        random 0.2-2 s later and lasts a random 0.5-4 s."""
+        if not self.c.outages:
+            return None
+        return ["armed", 0.0, self.rng.uniform(0.5, 4.0)]
+
+    def _outage_step(self, outage: list | None) -> list | None:
+        """Stop the server at its moment (at once, as a crash), start it again after."""
+        if outage is None or outage[0] == "done":
+            return outage
+        assert self.cluster is not None
+        now = time.monotonic()
+        if outage[0] == "armed" and any(
+            s.log_path is not None and self.lines(s) > 0 for s in self.slots
+        ):
+            outage[0], outage[1] = "planned", now + self.rng.uniform(0.2, 2.0)
+        elif outage[0] == "planned" and now >= outage[1]:
+            self.cluster.stop_now()
+            self.tally.outages += 1
+            outage[0] = "away"
+        elif outage[0] == "away" and now >= outage[1] + outage[2]:
+            self._server_back()
+            outage[0] = "done"
+        return outage
+
+    def _server_back(self) -> None:
+        assert self.cluster is not None
+        self.cluster.start_again()
 
     def _start_web(self) -> WebRound:
         assert self.web is not None
@@ -637,17 +737,32 @@ class Torture:
             w.done = True
 
     # -- the checks -----------------------------------------------------------------------------
+    def _connect(self):  # -> a DB-API connection to the study database
+        if self.cluster is not None:
+            import psycopg
+
+            return psycopg.connect(self.db_arg, autocommit=True)
+        return sqlite3.connect(self.db)
+
     def check(self) -> None:
-        with sqlite3.connect(self.db) as conn:
-            problems = conn.execute("PRAGMA integrity_check").fetchall()
-            if problems != [("ok",)]:
-                self.violation(f"integrity_check: {problems[:5]}")
-                return
+        conn = self._connect()
+        try:
+            if self.cluster is not None and conn.execute(
+                "SELECT to_regclass('trials')"
+            ).fetchone() == (None,):
+                return  # every writer met the outage before the first session: nothing yet
+            if self.cluster is None:
+                problems = conn.execute("PRAGMA integrity_check").fetchall()
+                if problems != [("ok",)]:
+                    self.violation(f"integrity_check: {problems[:5]}")
+                    return
             self._check_logged(conn)
             self._check_sessions(conn)
-        conn.close()
+            self._check_identities(conn)
+        finally:
+            conn.close()
         verify = subprocess.run(
-            [sys.executable, "-m", "uxlab", "verify", str(self.db)],
+            [sys.executable, "-m", "uxlab", "verify", self.db_arg],
             cwd=self.work,
             env=self.env,
             capture_output=True,
@@ -660,7 +775,7 @@ class Torture:
             )
         out = self.work / "check-export"
         export = subprocess.run(
-            [sys.executable, "-m", "uxlab", "export", str(self.db), "--out", str(out)],
+            [sys.executable, "-m", "uxlab", "export", self.db_arg, "--out", str(out)],
             cwd=self.work,
             env=self.env,
             capture_output=True,
@@ -669,11 +784,13 @@ class Torture:
         if export.returncode != 0:
             self.violation(f"uxlab export exited {export.returncode}: {export.stderr[-1500:]}")
             return
-        with sqlite3.connect(f"{self.db.resolve().as_uri()}?mode=ro", uri=True) as conn:
+        conn = self._connect()
+        try:
             (n_trials,) = conn.execute(
                 "SELECT COUNT(*) FROM trials WHERE trial_index >= 0"
             ).fetchone()
-        conn.close()
+        finally:
+            conn.close()
         with open(out / "trials.csv", encoding="utf-8") as fh:
             n_rows = sum(1 for _ in fh) - 1
         if n_rows != n_trials:
@@ -685,6 +802,20 @@ class Torture:
             for text in path.read_text().splitlines():
                 rows.append(text.split())
         return rows
+
+    def _check_identities(self, conn) -> None:
+        """No participant under a second identity: every session belongs to an id a writer
+        was started with (`SIM-...` of the simulators, `P-T<slot>G<generation>` of the
+        participants' programs; the web host's invited ids), never to one offered on a
+        screen when the session was found held by another process."""
+        invited = set()
+        if self.web is not None:
+            invited = {p for (p,) in conn.execute("SELECT participant FROM invitations")}
+        for (participant,) in conn.execute("SELECT DISTINCT participant FROM sessions"):
+            if re.fullmatch(r"SIM-s\d+-\d+|P-T\d+G\d+", participant) or participant in invited:
+                continue
+            self.violation(f"a session under the id {participant!r}, which no writer was "
+                           "started with: a participant under a second identity")  # fmt: skip
 
     def _check_logged(self, conn: sqlite3.Connection) -> None:
         trials = {
@@ -816,6 +947,12 @@ class Torture:
             for sig, handler in before.items():
                 signal.signal(sig, handler)
         return self.tally
+
+    def close(self) -> None:
+        """Stop the PostgreSQL server this run started (nothing for a SQLite file)."""
+        if self.cluster is not None:
+            self.cluster.stop_now()
+            shutil.rmtree(self.cluster.folder, ignore_errors=True)
 
 
 # --- a real `uxlab host` (browser mode) with participants over WebSockets -------------------
@@ -993,8 +1130,9 @@ class WebHost:
             client.join(timeout=10)
 
 
-def summary(tally: Tally, db: Path) -> str:
-    with sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True) as conn:
+def summary(tally: Tally, torture: Torture) -> str:
+    conn = torture._connect()
+    try:
         counts = {
             t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
             for t in ("sessions", "trials", "responses", "events", "browser_paints", "audit")
@@ -1003,7 +1141,8 @@ def summary(tally: Tally, db: Path) -> str:
             "SELECT COUNT(*) FROM trials WHERE outcome = 'interrupted'"
         ).fetchone()[0]
         resumed = conn.execute("SELECT COALESCE(SUM(resumed_count), 0) FROM sessions").fetchone()[0]
-    conn.close()
+    finally:
+        conn.close()
     return "\n".join(
         [
             f"rounds {tally.rounds}; kills {sum(tally.kills.values())}: "
@@ -1019,6 +1158,8 @@ def summary(tally: Tally, db: Path) -> str:
             f"{tally.ends_checked} end answers",
             f"participant programs that showed 'Could not save' (retried): "
             f"{tally.save_failed_screens}",
+            f"server outages: {tally.outages}; stopped in one line by one: "
+            + (", ".join(f"{k} {v}" for k, v in sorted(tally.outage_refusals.items())) or "none"),
             "database: "
             + ", ".join(f"{k} {v}" for k, v in counts.items())
             + f"; {interrupted} trials interrupted, {resumed} resumes",
@@ -1044,7 +1185,11 @@ def main() -> int:
     p.add_argument(
         "--keep", type=Path, help="work in this folder (kept) instead of a temporary one"
     )
+    p.add_argument("--postgres", action="store_true", help="a PostgreSQL study database")
+    p.add_argument("--outages", action="store_true", help="(--postgres) stop it once a round")
     a = p.parse_args()
+    if a.outages and not a.postgres:
+        p.error("--outages: stops a PostgreSQL server; add --postgres")
     work = a.keep or Path(__import__("tempfile").mkdtemp(prefix="uxlab-torture-"))
     work.mkdir(parents=True, exist_ok=True)
     print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {subprocess.getoutput('uptime').strip()}")
@@ -1061,10 +1206,16 @@ def main() -> int:
         a.jitter_ms / 1000,
         a.max_lines,
         check_every=a.check_every,
+        postgres=a.postgres,
+        outages=a.outages,
     )
     started = time.monotonic()
-    tally = Torture(config).run()
-    print(summary(tally, work / "study.sqlite"))
+    torture = Torture(config)
+    try:
+        tally = torture.run()
+        print(summary(tally, torture))
+    finally:
+        torture.close()
     print(f"{time.monotonic() - started:.0f} s; {subprocess.getoutput('uptime').strip()}")
     if a.keep is None and not tally.violations:
         shutil.rmtree(work, ignore_errors=True)

@@ -45,3 +45,24 @@ def test_killed_writers_and_live_readers_lose_no_committed_answer(tmp_path):
     assert kills >= 2 * 4  # every round: both simulators, the paint host, the web host
     assert tally.commits_checked > 0 and tally.paints_checked > 0 and tally.starts_checked > 0
     assert sum(tally.reader_runs.values()) >= 2
+
+
+@pytest.mark.slow
+def test_a_postgresql_outage_each_round_loses_nothing_and_makes_no_second_identity(tmp_path):
+    """The study database on PostgreSQL, its server stopped at once in every round while
+    participants' programs (the real app on a pseudo-terminal) and a simulator write, and
+    killed meanwhile: nothing logged as committed is lost, and no participant's program
+    ends up under another id than the one it was started with."""
+    torture = _torture_module()
+    config = torture.Config(
+        tmp_path, rounds=2, seed=13, sims=1, ptys=2, hosts=0, web_tabs=0, jitter_s=0.0,
+        max_lines=6, reader_kill_share=0.0, log=False, postgres=True, outages=True,
+    )  # fmt: skip
+    run = torture.Torture(config)
+    try:
+        tally = run.run()
+    finally:
+        run.close()
+    assert not tally.violations, "\n".join(tally.violations)
+    assert tally.outages == 2 and tally.commits_checked > 0 and tally.starts_checked > 0
+    assert sum(tally.kills.values()) >= 2
