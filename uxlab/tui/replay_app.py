@@ -12,7 +12,6 @@ logs as JSON and exits (used by `benchmarks/timing_fidelity.py`).
 
 from __future__ import annotations
 
-import gc
 import itertools
 import json
 import statistics
@@ -29,6 +28,7 @@ from textual.message import Message
 from textual.widgets import Footer, Input, Static
 
 from uxlab.clock import MonotonicClock
+from uxlab.collector import CollectorPacing
 from uxlab.errors import UxlabError
 from uxlab.player import PlaybackLog, Player
 from uxlab.streams.recording import Recording
@@ -163,6 +163,8 @@ class ReplayApp(App[int]):
         self.clock = clock if clock is not None else MonotonicClock()
         self.probe = PaintProbe(self.clock)
         self.probe.attach(self)
+        self.collector = CollectorPacing()
+        """Full garbage collections between plays only (`uxlab.collector`)."""
         self.prompt_override: str | None = None
         self.player: Player | None = None
         self.logs: list[PlaybackLog] = []
@@ -179,7 +181,7 @@ class ReplayApp(App[int]):
     def on_mount(self) -> None:
         # Objects alive after start-up never need collecting: keep them out of the full
         # collections that otherwise stall the event loop (and a token) for up to ~100 ms.
-        gc.freeze()
+        self.collector.settle()
         self.query_one("#editor", Input).display = False
         self.query_one(StreamView).focus()
         self._show_title()
@@ -230,8 +232,17 @@ class ReplayApp(App[int]):
 
     @work(group="play")
     async def _play(self, player: Player, requested: Requested) -> None:
-        log = await player.play()
+        log = await self._held(player)
         self.post_message(self.PlaybackDone(player, log, requested))
+
+    async def _held(self, player: Player) -> PlaybackLog:
+        """Play with the collector's long collections held off (one play at a time: a new
+        play cancels the one before, whose release comes first)."""
+        self.collector.hold()
+        try:
+            return await player.play()
+        finally:
+            self.collector.release()
 
     @on(PlaybackDone)
     def _played(self, message: PlaybackDone) -> None:
@@ -251,8 +262,9 @@ class ReplayApp(App[int]):
             schedule = self._schedule()
             view.start(recording_prompt(self.recording))
             player = Player(schedule, ProbedSink(view, self.probe), self.clock)
-            log = await player.play()
+            log = await self._held(player)
             results.append(log.to_dict())
+            self.collector.settle()
         assert self.bench_json is not None
         payload: dict[str, Any] = {"frame_cap": frame_cap()}
         payload["has_terminal"] = self.probe.has_terminal

@@ -98,9 +98,12 @@ class StreamView(ScrollView, can_focus=True):
         background: $surface;
         color: $foreground;
         overflow-x: hidden;
-        overflow-y: auto;
-        scrollbar-gutter: stable;
+        overflow-y: scroll;
         scrollbar-size-vertical: 1;
+        scrollbar-background: $surface;
+        scrollbar-background-hover: $surface;
+        scrollbar-background-active: $surface;
+        scrollbar-corner-color: $surface;
     }
     StreamView > .stream-view--prompt { color: $accent; text-style: bold; }
     StreamView > .stream-view--reasoning { color: $text-muted; text-style: italic; }
@@ -526,7 +529,14 @@ class StreamView(ScrollView, can_focus=True):
         total = self.line_count
         size = Size(self._width, total)
         if size != self.virtual_size:
-            scrollbar_needed = total > self.scrollable_content_region.height
+            # The scrollbar is always there (`overflow-y: scroll`; its track has the view's
+            # colour, so only a thumb shows, once the answer overflows): a scrollbar that
+            # appeared with the first line past the bottom needed a screen layout, which
+            # delayed that one chunk by 5-17 ms (a list item or a code block, wherever the
+            # answer first overflowed).
+            scrollbar_needed = self.styles.overflow_y == "scroll" or (
+                total > self.scrollable_content_region.height
+            )
             if self.is_mounted and scrollbar_needed == self.show_vertical_scrollbar:
                 # No layout: the region is unchanged, only the scrollbar moves. A full
                 # screen layout here costs ~10 ms per new line and delays the next token.

@@ -37,6 +37,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Input, Static
 
 from uxlab.clock import MonotonicClock
+from uxlab.collector import CollectorPacing
 from uxlab.errors import UxlabError
 from uxlab.phases import Phase
 from uxlab.session import StudySession, TrialRun
@@ -132,6 +133,8 @@ class StudyApp(App[RunResult]):
         self.suggested_id = suggested_id or new_participant_id()
         self.probe = PaintProbe(self.clock)
         self.probe.attach(self)
+        self.collector = CollectorPacing()
+        """Full garbage collections between trials, never while a stream plays."""
         self.session: StudySession | None = None
         self.current_run: TrialRun | None = None
         self.key_time_ms: float | None = None
@@ -249,6 +252,7 @@ class StudyApp(App[RunResult]):
         ss = await self._open_session()
         self.session = ss
         await self._saving("the session", self._log_start_size)
+        self.collector.settle()  # start-up's objects: collected and frozen once
         self.result.participant = ss.participant
         self.result.session_id = ss.session.id
         note = ss.resume_note()
@@ -295,6 +299,7 @@ class StudyApp(App[RunResult]):
             self.current_run = None
             self._write_session_events()
             self.result.committed.append(trial.index)
+            self.collector.settle()  # between trials: nothing is timed now
         await self._end_questions(ss)
         await self._saving("your answers", ss.finish)
         self.result.outcome = "completed"
@@ -328,7 +333,7 @@ class StudyApp(App[RunResult]):
         """An attention check has its own screen (no stream, only its question)."""
         if run.is_check:
             return CheckScreen(run, progress)
-        return TrialScreen(run, progress, self.probe)
+        return TrialScreen(run, progress, self.probe, self.collector)
 
     async def _saving(self, what: str, write: Callable[[], T], off_loop: bool = False) -> T:
         """Run a store write; when it fails, say why and run it again on `r`."""

@@ -31,6 +31,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
+from uxlab.collector import CollectorPacing
 from uxlab.phases import LIVE, Phase
 from uxlab.session import TrialRun
 from uxlab.study.spec import Question
@@ -64,11 +65,19 @@ class TrialScreen(Screen[TrialRun]):
     class Played(Message):
         """The stream is over (completed, stopped, timed out or failed)."""
 
-    def __init__(self, run: TrialRun, progress: str, probe: PaintProbe | None) -> None:
+    def __init__(
+        self,
+        run: TrialRun,
+        progress: str,
+        probe: PaintProbe | None,
+        collector: CollectorPacing | None = None,
+    ) -> None:
         super().__init__()
         self.run = run
         self.progress = progress
         self.probe = probe
+        self.collector = collector
+        """Holds the collector's long collections while the stream plays (`uxlab.collector`)."""
         self.asked = 0
         self._awaiting_next = False
         self._step_asking: tuple[int, list[Question]] | None = None
@@ -156,7 +165,13 @@ class TrialScreen(Screen[TrialRun]):
     async def _play(self, view: StreamView | ChainView) -> None:
         sink: Any = ProbedSink(view, self.probe) if self.probe is not None else view
         ask = self._ask_step if isinstance(view, ChainView) else None
-        await self.run.play(sink, ask)
+        if self.collector is not None:
+            self.collector.hold()
+        try:
+            await self.run.play(sink, ask)  # returns once the last chunk's frame is flushed
+        finally:
+            if self.collector is not None:
+                self.collector.release()
         self.post_message(self.Played())
 
     @property
