@@ -12,6 +12,7 @@ logs as JSON and exits (used by `benchmarks/timing_fidelity.py`).
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import statistics
@@ -30,9 +31,11 @@ from textual.widgets import Footer, Input, Static
 from uxlab.clock import MonotonicClock
 from uxlab.collector import CollectorPacing
 from uxlab.errors import UxlabError
+from uxlab.glass.feed import GlassFeed
 from uxlab.player import PlaybackLog, Player
 from uxlab.streams.recording import Recording
 from uxlab.tui import frame_cap
+from uxlab.tui.glass_session import start_glass
 from uxlab.tui.paint_probe import PaintProbe, ProbedSink
 from uxlab.tui.stream_view import StreamView
 
@@ -147,6 +150,7 @@ class ReplayApp(App[int]):
         autoplay: bool = True,
         bench_json: Path | None = None,
         clock: MonotonicClock | None = None,
+        glass: bool = False,
     ) -> None:
         super().__init__()
         if not recordings:
@@ -165,6 +169,9 @@ class ReplayApp(App[int]):
         self.probe.attach(self)
         self.collector = CollectorPacing()
         """Full garbage collections between plays only (`uxlab.collector`)."""
+        self.glass = glass
+        """Time each chunk at the glass (`uxlab.glass`; an X terminal window)."""
+        self.glass_feed: GlassFeed | None = None
         self.prompt_override: str | None = None
         self.player: Player | None = None
         self.logs: list[PlaybackLog] = []
@@ -182,6 +189,8 @@ class ReplayApp(App[int]):
         # Objects alive after start-up never need collecting: keep them out of the full
         # collections that otherwise stall the event loop (and a token) for up to ~100 ms.
         self.collector.settle()
+        if self.glass:
+            self.glass_feed = start_glass(self.probe)
         self.query_one("#editor", Input).display = False
         self.query_one(StreamView).focus()
         self._show_title()
@@ -251,10 +260,20 @@ class ReplayApp(App[int]):
             return  # an earlier play, replaced by `r`/`n`: its log is kept, not shown
         self.query_one("#timing", Static).update(timing_summary(message.requested, message.log))
 
+    def on_unmount(self) -> None:
+        if self.glass_feed is not None:
+            self.glass_feed.close()
+
     @work(exclusive=True, group="play")
     async def _bench(self) -> None:
         view = self.query_one(StreamView)
         results = []
+        feed = self.glass_feed
+        assert self.bench_json is not None
+        if feed is not None and not await asyncio.to_thread(feed.wait_ready):
+            self.bench_json.write_text(json.dumps({"error": feed.error or "no marker cell"}))
+            self.exit(2)
+            return
         cpu_start_s = time.process_time()
         for position in range(len(self.recordings)):
             self.position = position
@@ -265,9 +284,11 @@ class ReplayApp(App[int]):
             log = await self._held(player)
             results.append(log.to_dict())
             self.collector.settle()
-        assert self.bench_json is not None
         payload: dict[str, Any] = {"frame_cap": frame_cap()}
         payload["has_terminal"] = self.probe.has_terminal
+        payload["glass"] = None if feed is None else feed.describe()
+        if feed is not None:  # every repaint the probe reported (absolute ms, marker number)
+            payload["glass"]["repaints"] = [[r.t_ms, r.frame] for r in feed.repaints()]
         payload["logs"] = results
         payload["cpu_s"] = time.process_time() - cpu_start_s  # the plays only, all threads
         self.bench_json.write_text(json.dumps(payload))
