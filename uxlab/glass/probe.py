@@ -68,6 +68,8 @@ class WindowProbe:
         self.damage = self.window.damage_create(damage.DamageReportRawRectangles)
         self.display.flush()
         self.cell: tuple[int, int] | None = None
+        self.cell_size = (1, 1)
+        """The marker cell's size in pixels (from the locator's extent)."""
 
     def window_class(self) -> str:
         """The emulator's WM_CLASS class name (from the window or a parent), or "unknown"."""
@@ -106,6 +108,7 @@ class WindowProbe:
         if len(hits) == 0:
             return None
         ys, xs = np.divmod(hits, width)
+        self.cell_size = (int(xs.max() - xs.min()) + 1, int(ys.max() - ys.min()) + 1)
         return int((xs.min() + xs.max()) // 2), int((ys.min() + ys.max()) // 2)
 
     def events(self) -> list[tuple[str, Any]]:
@@ -127,11 +130,21 @@ class WindowProbe:
         return out
 
     def covers_cell(self, area: tuple[int, int, int, int]) -> bool:
-        """True when a drawn rectangle covers the marker cell's sampled pixel."""
+        """True when a drawn rectangle is the marker being drawn: it covers the cell's
+        sampled pixel and is either about one cell (an emulator that draws runs of text,
+        like xterm: a whole row drawn over the cell is the frame's text, not its marker,
+        which is drawn after it) or the whole window (an OpenGL emulator's buffer swap, which
+        shows the whole frame at once)."""
         if self.cell is None:
             return False
         x, y, w, h = area
-        return x <= self.cell[0] < x + w and y <= self.cell[1] < y + h
+        if not (x <= self.cell[0] < x + w and y <= self.cell[1] < y + h):
+            return False
+        cell_w, cell_h = self.cell_size
+        one_cell = w <= 3 * cell_w and h <= 2 * cell_h
+        width, height = self.size
+        whole = w * h >= 0.9 * width * height
+        return one_cell or whole
 
 
 class ProbeError(Exception):
