@@ -122,6 +122,11 @@ def _quantile(values: list[float], q: float) -> float:
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
+def _table(env: dict[str, Any], key: str) -> dict[str, Any]:
+    value = env.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def add_painted(
     conn: Connection,
     trial_columns: list[str],
@@ -163,8 +168,8 @@ def add_painted(
         chunk_paints = paints.get(key, {})
         values = late.get(key, [])
         env = environments.get(row["session_id"], {})
-        browser = env.get("browser") if isinstance(env.get("browser"), dict) else {}
-        glass = env.get("glass") if isinstance(env.get("glass"), dict) else {}
+        browser = _table(env, "browser")
+        glass = _table(env, "glass")
         keeps = browser.get("display_keeps_gaps")
         row.update(
             {
