@@ -3,9 +3,8 @@ re-run, the export and the report's exclusion, end to end on the injected clock.
 
 from __future__ import annotations
 
-import re
-
 import csv
+import re
 from pathlib import Path
 
 import pytest
