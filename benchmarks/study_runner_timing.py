@@ -22,6 +22,12 @@ per token at 60 FPS, `timing_fidelity.naive_app`) on the same shaped schedules.
     .venv/bin/python benchmarks/study_runner_timing.py --trials 8 --loads 0
     .venv/bin/python benchmarks/study_runner_timing.py --env UXLAB_GC=default   # an A/B
     .venv/bin/python benchmarks/study_runner_timing.py --json out.json
+    .venv/bin/python benchmarks/study_runner_timing.py --predict 6 --loads 0,1,2
+
+`--predict N` checks the pre-session timing check instead: N sessions of 8 trials (10 ms
+schedule) at each load, each with the check on screen before its first trial as `uxlab run`
+makes it, and prints how often a passed check was followed by more than one flagged trial
+in 8 (a false pass) and a failed check by at most one (a false alarm).
 """
 
 from __future__ import annotations
@@ -283,7 +289,13 @@ def summarise(trials: list[TrialTiming]) -> dict[str, Any]:
 
 
 def run_study(
-    name: str, trials: int, files: list[str], folder: Path, env: dict[str, str], timeout_s: float
+    name: str,
+    trials: int,
+    files: list[str],
+    folder: Path,
+    env: dict[str, str],
+    timeout_s: float,
+    check: bool = False,
 ) -> dict[str, Any]:
     study = folder / f"{name}.toml"
     study.write_text(study_text(name, SCHEDULES[name], trials, files), encoding="utf-8")
@@ -291,7 +303,8 @@ def run_study(
     pairs = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
     cmd = (
         f"{pairs} {shlex.quote(sys.executable)} -m uxlab run {shlex.quote(str(study))} "
-        f"--db {shlex.quote(str(db))} --participant P1 --no-timing-check"
+        f"--db {shlex.quote(str(db))} --participant P1"
+        + ("" if check else " --no-timing-check")
     )
     pane = Pane(cmd, ROOT)
     started_cpu = _children_cpu_s()
@@ -301,7 +314,55 @@ def run_study(
         pane.close()
     result = summarise(read_trials(db))
     result["cpu_s"] = _children_cpu_s() - started_cpu
+    result["timing_check"] = read_check(db)
     return result
+
+
+def read_check(db: Path) -> dict[str, Any] | None:
+    """The session's stored timing check (None when it ran without one)."""
+    con = sqlite3.connect(db)
+    row = con.execute("SELECT environment FROM sessions").fetchone()
+    con.close()
+    return json.loads(row[0]).get("timing_check") if row else None
+
+
+def predict(args: argparse.Namespace, files: list[str], env: dict[str, str]) -> int:
+    """`--predict N`: the check's verdict against the flags of the 8 trials after it."""
+    loads = [int(x) for x in args.loads.split(",")]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="uxlab-runner-predict-") as tmp:
+        for n_busy in loads:
+            busy = BusyLoops(n_busy)
+            try:
+                if n_busy:
+                    time.sleep(5.0)
+                for k in range(args.predict):
+                    la = os.getloadavg()[0]
+                    r = run_study("10ms", 8, files, Path(tmp), env, 900.0, check=True)
+                    check = r["timing_check"] or {}
+                    rows.append((n_busy, la, bool(check.get("ok")), r["flagged"], check))
+                    print(
+                        f"  load {n_busy} ({la:.1f}) session {k + 1}: check "
+                        f"{'passed' if check.get('ok') else 'failed'} (shown p99 "
+                        f"{check.get('shown_p99_ms')} ms), {r['flagged']}/8 trials flagged",
+                        flush=True,
+                    )
+            finally:
+                busy.stop()
+    print(
+        "\nbusy loops | sessions | check passed | passed, then >1 of 8 flagged | failed, "
+        "then <=1 of 8 flagged"
+    )
+    for n_busy in loads:
+        mine = [r for r in rows if r[0] == n_busy]
+        passed = [r for r in mine if r[2]]
+        false_pass = sum(1 for r in passed if r[3] > 1)
+        false_alarm = sum(1 for r in mine if not r[2] and r[3] <= 1)
+        print(
+            f"{n_busy:10d} | {len(mine):8d} | {len(passed):12d} | {false_pass:28d} | "
+            f"{false_alarm:d}"
+        )
+    return 0
 
 
 def _children_cpu_s() -> float:
@@ -412,10 +473,13 @@ def main() -> int:
     parser.add_argument("--no-naive", action="store_true", help="skip the naive baseline")
     parser.add_argument("--env", action="append", default=[], help="K=V for the runner (A/B)")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--predict", type=int, metavar="N", help="check the timing check")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     env = dict(kv.split("=", 1) for kv in args.env)
     files = corpus_files()
+    if args.predict:
+        return predict(args, files, env)
     loads = [int(x) for x in args.loads.split(",")]
     names = [s for s in args.schedules.split(",") if s]
     la = os.getloadavg()
