@@ -20,6 +20,7 @@ from uxlab.glass.marker import (
     marker_bytes,
 )
 from uxlab.glass.matching import Repaint, frame_paints
+from uxlab.glass.probe import drawing_ms
 
 
 @pytest.mark.parametrize("frame", [0, 1, 15, 16, 255, 256, 4095, 4096, 4097, 123456])
@@ -99,12 +100,31 @@ def test_matching_every_frame_to_exactly_one_repaint_on_an_injected_stream():
 
 
 def test_the_feed_reads_the_probes_lines_in_order():
-    lines = io.StringIO("window XTerm\nready 478 307\n100.5 1\n110.25 2\nlost\nready 470 300\n")
+    lines = io.StringIO(
+        "window XTerm\nready 478 307\n100.5 1 0.2\n110.25 2 3.5\nlost\nready 470 300\n"
+    )
     feed = GlassFeed(lines)
     assert feed.ended.wait(5)
     assert feed.emulator == "XTerm" and feed.cell == (470, 300) and feed.losses == 1
-    assert feed.repaints() == [Repaint(100.5, 1), Repaint(110.25, 2)]
-    assert feed.describe()["emulator"] == "XTerm"
+    assert feed.repaints() == [Repaint(100.5, 1, 0.2), Repaint(110.25, 2, 3.5)]
+    described = feed.describe()
+    assert described["emulator"] == "XTerm" and described["probe_behind_share"] == 0.5
+
+
+@pytest.mark.parametrize(
+    ("seen_ms", "stamp", "expected"),
+    [
+        (1000.7, 1000, 1000.7),  # the probe kept up: when it saw the drawing
+        (1020.0, 1000, 1002.0),  # held up 20 ms: the server's stamp, plus its slack
+        (1000.7, 999, 1000.7),
+        (2.0**32 + 5.5, 3, 2.0**32 + 5.0),  # the 32-bit stamp wrapped
+        (1000.7, 500_000, 1000.7),  # a stamp from another clock is not used
+    ],
+)
+def test_a_drawing_is_timed_by_the_earlier_of_the_probe_and_the_servers_stamp(
+    seen_ms, stamp, expected
+):
+    assert drawing_ms(seen_ms, stamp) == pytest.approx(expected)
 
 
 def test_the_feed_keeps_the_probes_error():

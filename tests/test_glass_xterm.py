@@ -51,7 +51,7 @@ def test_every_chunk_reaches_the_glass_at_or_after_its_flush(tmp_path):
     assert payload.get("error") is None, payload
     glass = payload["glass"]
     assert glass["emulator"] == "XTerm" and glass["error"] is None
-    repaint_times = {t for t, _ in glass["repaints"]}
+    repaint_times = {t for t, _, _ in glass["repaint_log"]}
     n_chunks = 0
     for log in payload["logs"]:
         for rec in log["records"]:

@@ -37,6 +37,7 @@ __all__ = [
     "Schedule",
     "Sink",
     "VirtualClock",
+    "fill_glass_paints",
 ]
 
 
@@ -436,12 +437,24 @@ class Player:
             return
         await sink.wait_painted(log.records[-1].index, self.paint_timeout_ms)
         times = sink.paint_times_ms()
-        glass = sink.glass_paints() if isinstance(sink, GlassReporter) else {}
         for rec in log.records:
             queued, flushed = times.get(rec.index, (None, None))
             rec.queued_ms = None if queued is None else queued - log.t0_ms
             rec.flushed_ms = None if flushed is None else flushed - log.t0_ms
-            paint = glass.get(rec.index)
-            if paint is not None:
-                rec.painted_ms = paint.painted_ms - log.t0_ms
-                rec.shared_repaint = paint.shared
+        if isinstance(sink, GlassReporter):
+            fill_glass_paints(log, sink)
+
+
+def fill_glass_paints(log: PlaybackLog, reporter: GlassReporter) -> int:
+    """Give `log`'s chunks the painted times `reporter` knows now (a glass probe's reports
+    can come after the play has ended); returns how many visible chunks still have none."""
+    glass = reporter.glass_paints()
+    missing = 0
+    for rec in log.records:
+        paint = glass.get(rec.index)
+        if paint is not None:
+            rec.painted_ms = paint.painted_ms - log.t0_ms
+            rec.shared_repaint = paint.shared
+        elif rec.n_chars > 0 and rec.painted_ms is None:
+            missing += 1
+    return missing

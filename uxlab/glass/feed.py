@@ -21,6 +21,8 @@ from typing import IO
 from uxlab.glass.marker import FrameUnwrapper
 from uxlab.glass.matching import Repaint
 
+LAG_WARN_MS = 2.0
+"""A probe that read a drawing later than this after it was behind (a busy machine)."""
 READY_TIMEOUT_S = 10.0
 """How long `wait_ready` waits for the probe to find the marker cell by default."""
 
@@ -31,7 +33,7 @@ class GlassFeed:
     def __init__(self, lines: IO[str], process: subprocess.Popen[str] | None = None) -> None:
         self._process = process
         self._lines = lines
-        self._raw: deque[tuple[float, int]] = deque()
+        self._raw: deque[tuple[float, int, float]] = deque()
         self._unwrap = FrameUnwrapper()
         self._repaints: list[Repaint] = []
         self.ready = threading.Event()
@@ -86,11 +88,13 @@ class GlassFeed:
         elif head == "error":
             self.error = rest or "the glass probe failed"
         else:
+            fields = rest.split()
             try:
-                t_ms, frame = float(head), int(rest)
-            except ValueError:
+                t_ms, frame = float(head), int(fields[0])
+                lag_ms = float(fields[1]) if len(fields) > 1 else 0.0
+            except (ValueError, IndexError):
                 return
-            self._raw.append((t_ms, frame))  # deque.append: atomic across threads
+            self._raw.append((t_ms, frame, lag_ms))  # deque.append: atomic across threads
 
     # -- the app's side -----------------------------------------------------------------------
     def wait_ready(self, timeout_s: float = READY_TIMEOUT_S) -> bool:
@@ -100,14 +104,24 @@ class GlassFeed:
     def repaints(self) -> list[Repaint]:
         """Every repaint reported so far, with full frame numbers, oldest first."""
         while self._raw:
-            t_ms, low = self._raw.popleft()
-            self._repaints.append(Repaint(t_ms, self._unwrap.unwrap(low)))
+            t_ms, low, lag_ms = self._raw.popleft()
+            self._repaints.append(Repaint(t_ms, self._unwrap.unwrap(low), lag_ms))
         return self._repaints
 
     def describe(self) -> dict[str, object]:
-        """What a session's environment keeps of the probe."""
-        return {"probe": "x11-damage", "emulator": self.emulator, "cell_px": self.cell,
-                "resized": self.losses, "error": self.error}  # fmt: skip
+        """What a session's environment keeps of the probe, with how often it fell behind
+        (read a drawing more than `LAG_WARN_MS` after it: its times there are less exact)."""
+        repaints = self.repaints()
+        behind = sum(1 for r in repaints if r.lag_ms > LAG_WARN_MS)
+        return {
+            "probe": "x11-damage",
+            "emulator": self.emulator,
+            "cell_px": self.cell,
+            "resized": self.losses,
+            "error": self.error,
+            "repaints": len(repaints),
+            "probe_behind_share": round(behind / len(repaints), 4) if repaints else None,
+        }
 
     def close(self) -> None:
         """Stop the probe (closing its input ends it; killed if it lingers)."""

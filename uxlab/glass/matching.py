@@ -21,6 +21,8 @@ class Repaint:
 
     t_ms: float
     frame: int
+    lag_ms: float = 0.0
+    """How long after the drawing the probe read it (a busy machine holds the probe up)."""
 
 
 @dataclass(frozen=True)

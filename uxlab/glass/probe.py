@@ -13,18 +13,29 @@ the marker's). It writes one line per event to standard output:
 
 - `window CLASS`: the window's (or its top-level parent's) WM_CLASS, e.g. `XTerm`, first;
 - `ready X Y`: the marker cell was found at pixel (X, Y) of the window;
-- `T FRAME`: a repaint at T ms showed the marker of frame FRAME (mod `marker.MODULUS`);
-  written only when the marker changed;
+- `T FRAME LAG`: the marker of frame FRAME (mod `marker.MODULUS`) was on the glass at T ms,
+  written only when the marker changed; LAG (ms) is how long after the X server's own
+  time-stamp of that drawing the probe read it (a busy machine delays the probe: see below);
 - `lost`: the window was resized: the cell is looked for again (`ready` follows);
 - `error MESSAGE`: it cannot probe (it exits with status 2).
 
-A separate process, so its X protocol work never holds the app's event loop; it ends when
-its standard input closes (the app went away) or the window is destroyed.
+When several drawings are waiting at once (the probe was held up), the pixel is read after
+all of them, and read again while more arrive, so the frame it shows belongs to the last
+drawing; that drawing's time is the earlier of when the probe saw it and the X server's
+millisecond time-stamp plus `SERVER_MS_SLACK` (the server stamps events on CLOCK_MONOTONIC
+in whole milliseconds, coarse on some kernels). So a painted time is never before the
+drawing, and at most ~2 ms after it when the probe fell behind; frames drawn in between are
+reported with it (as sharing its repaint).
+
+A separate process, so its X protocol work never holds the app's event loop (it asks for a
+higher priority, which only root gets); it ends when its standard input closes (the app went
+away) or the window is destroyed.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import select
 import sys
@@ -35,6 +46,11 @@ from uxlab.glass.marker import LOCATOR, frame_of_pixel
 
 LOCATE_EVERY_S = 0.05
 """How often the whole window is searched for the locator while the cell is not found."""
+SERVER_MS_SLACK = 2.0
+"""A drawing happened before the server's time-stamp plus this (ms): whole milliseconds,
+and a coarse clock one tick behind on some kernels."""
+READS = 5
+"""Pixel reads per batch of drawings at most (read again while more drawings arrive)."""
 
 
 def now_ms() -> float:
@@ -112,14 +128,15 @@ class WindowProbe:
         return int((xs.min() + xs.max()) // 2), int((ys.min() + ys.max()) // 2)
 
     def events(self) -> list[tuple[str, Any]]:
-        """Events waiting now: ("damage", (x, y, w, h)), ("resized", (w, h)), ("gone", None)."""
+        """Events waiting now: ("damage", ((x, y, w, h), server ms)), ("resized", (w, h)),
+        ("gone", None)."""
         out: list[tuple[str, Any]] = []
         notify = self.display.extension_event.DamageNotify
         while self.display.pending_events():
             event = self.display.next_event()
             if event.type == notify:
                 area = event.area
-                out.append(("damage", (area.x, area.y, area.width, area.height)))
+                out.append(("damage", ((area.x, area.y, area.width, area.height), event.timestamp)))
             elif event.type == self._X.ConfigureNotify:
                 size = (event.width, event.height)
                 if size != self.size:
@@ -151,8 +168,21 @@ class ProbeError(Exception):
     """The probe cannot run (its message says why, in plain words)."""
 
 
+def drawing_ms(seen_ms: float, server_stamp: int) -> float:
+    """When a drawing happened at the latest: when the probe saw it, or the server's
+    time-stamp (32-bit milliseconds on CLOCK_MONOTONIC) plus the slack, whichever is first.
+    A stamp that does not fit the probe's clock (another machine's server) is not used."""
+    whole = int(seen_ms)
+    server_ms = whole - ((whole - server_stamp) & 0xFFFFFFFF)
+    if not seen_ms - 10_000.0 <= server_ms <= seen_ms + 1.0:
+        return seen_ms
+    return min(seen_ms, server_ms + SERVER_MS_SLACK)
+
+
 def run(window_id: int, out: Any = sys.stdout, stdin_fd: int | None = 0) -> int:
     """Probe `window_id` until the window or standard input goes away (see module doc)."""
+    with contextlib.suppress(OSError):
+        os.nice(-5)  # root only: a busy machine then delays the probe less
     try:
         probe = WindowProbe(window_id)
     except ProbeError as exc:
@@ -164,6 +194,7 @@ def run(window_id: int, out: Any = sys.stdout, stdin_fd: int | None = 0) -> int:
     last_frame: int | None = None
     next_locate = 0.0
     watch = [probe.fileno()] + ([stdin_fd] if stdin_fd is not None else [])
+    carried: list[tuple[str, Any]] = []
     while True:
         if probe.cell is None and time.monotonic() >= next_locate:
             probe.cell = probe.locate()
@@ -171,31 +202,40 @@ def run(window_id: int, out: Any = sys.stdout, stdin_fd: int | None = 0) -> int:
             if probe.cell is not None:
                 out.write(f"ready {probe.cell[0]} {probe.cell[1]}\n")
                 out.flush()
-        events = probe.events()  # some may have come in with the last pixel read
-        t_ms = now_ms()
+        events = carried + probe.events()  # some may have come in with the last pixel read
+        seen_ms = now_ms()
         if not events:
             timeout = LOCATE_EVERY_S if probe.cell is None else None
             readable, _, _ = select.select(watch, [], [], timeout)
-            t_ms = now_ms()  # the repaint reached us: before anything else is done
             if stdin_fd is not None and stdin_fd in readable and not os.read(stdin_fd, 4096):
                 return 0  # the app closed our input: it is gone
+            seen_ms = now_ms()  # the drawing reached us: before anything else is done
             events = probe.events()
-        for kind, detail in events:
-            if kind == "gone":
-                return 0
-            if kind == "resized":
-                probe.cell, last_frame = None, None
-                out.write("lost\n")
-                out.flush()
-            elif kind == "damage":
-                if not probe.covers_cell(detail):
-                    continue
-                assert probe.cell is not None
-                frame = frame_of_pixel(probe.pixel(*probe.cell))
+        last: tuple[float, float] | None = None  # (drawing ms, the probe's lag)
+        for _ in range(READS):
+            for kind, detail in events:
+                if kind == "gone":
+                    return 0
+                if kind == "resized":
+                    probe.cell, last_frame, last = None, None, None
+                    out.write("lost\n")
+                    out.flush()
+                elif kind == "damage" and probe.covers_cell(detail[0]):
+                    drawn = drawing_ms(seen_ms, detail[1])
+                    last = (drawn, max(0.0, seen_ms - drawn))
+            if last is None or probe.cell is None:
+                events = []
+                break
+            frame = frame_of_pixel(probe.pixel(*probe.cell))
+            events = probe.events()  # drawn while we read? then read again after them
+            seen_ms = now_ms()
+            if not events:
                 if frame is not None and frame != last_frame:
                     last_frame = frame
-                    out.write(f"{t_ms:.3f} {frame}\n")
+                    out.write(f"{last[0]:.3f} {frame} {last[1]:.3f}\n")
                     out.flush()
+                break
+        carried = events  # still drawing after every read: taken up on the next turn
         probe.display.flush()
 
 

@@ -317,6 +317,15 @@ class ProbedSink:
     def glass_paints(self) -> dict[int, GlassPaint]:
         return self.probe.glass_paints()
 
+    async def wait_glass(self, index: int, timeout_ms: float) -> bool:
+        """Wait until the glass probe has reported chunk `index`'s frame (False on timeout)."""
+        give_up = time.monotonic() + timeout_ms / 1000.0
+        while not self.probe.glass_seen(index):
+            if time.monotonic() > give_up:
+                return False
+            await asyncio.sleep(0.005)
+        return True
+
     async def wait_painted(self, index: int, timeout_ms: float) -> bool:
         give_up = time.monotonic() + timeout_ms / 1000.0
         while getattr(self.view, "backlog_chars", 0):  # a large chunk still being fed

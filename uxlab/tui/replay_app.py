@@ -32,13 +32,15 @@ from uxlab.clock import MonotonicClock
 from uxlab.collector import CollectorPacing
 from uxlab.errors import UxlabError
 from uxlab.glass.feed import GlassFeed
-from uxlab.player import PlaybackLog, Player
+from uxlab.player import PlaybackLog, Player, fill_glass_paints
 from uxlab.streams.recording import Recording
 from uxlab.tui import frame_cap
 from uxlab.tui.glass_session import start_glass
 from uxlab.tui.paint_probe import PaintProbe, ProbedSink
 from uxlab.tui.stream_view import StreamView
 
+GLASS_REPORT_WAIT_MS = 10_000.0
+"""How long the benchmark mode waits, after a play, for the glass probe's last report."""
 Shaper = Callable[[Recording, Any, int], Recording]
 """(recording, profile, seed) -> schedule; `uxlab.shaping.shape` in the CLI."""
 ProfileParser = Callable[[str], Any]
@@ -270,7 +272,7 @@ class ReplayApp(App[int]):
         results = []
         feed = self.glass_feed
         assert self.bench_json is not None
-        if feed is not None and not await asyncio.to_thread(feed.wait_ready):
+        if feed is not None and not await asyncio.to_thread(feed.wait_ready, 60.0):
             self.bench_json.write_text(json.dumps({"error": feed.error or "no marker cell"}))
             self.exit(2)
             return
@@ -280,15 +282,19 @@ class ReplayApp(App[int]):
             self._show_title()
             schedule = self._schedule()
             view.start(recording_prompt(self.recording))
-            player = Player(schedule, ProbedSink(view, self.probe), self.clock)
+            sink = ProbedSink(view, self.probe)
+            player = Player(schedule, sink, self.clock)
             log = await self._held(player)
+            if feed is not None and log.records:  # a loaded machine: the probe reports late
+                await sink.wait_glass(log.records[-1].index, GLASS_REPORT_WAIT_MS)
+                fill_glass_paints(log, sink)
             results.append(log.to_dict())
             self.collector.settle()
         payload: dict[str, Any] = {"frame_cap": frame_cap()}
         payload["has_terminal"] = self.probe.has_terminal
         payload["glass"] = None if feed is None else feed.describe()
         if feed is not None:  # every repaint the probe reported (absolute ms, marker number)
-            payload["glass"]["repaints"] = [[r.t_ms, r.frame] for r in feed.repaints()]
+            payload["glass"]["repaint_log"] = [[r.t_ms, r.frame, r.lag_ms] for r in feed.repaints()]
         payload["logs"] = results
         payload["cpu_s"] = time.process_time() - cpu_start_s  # the plays only, all threads
         self.bench_json.write_text(json.dumps(payload))
