@@ -17,6 +17,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+LEGEND_TTFO = (
+    "TTFO: first output of any kind, a tool call's start or arguments included (shown "
+    "when a turn only calls tools). "
+)
 LEGEND = (
     "Times in ms from the request. chunks: all chunk events. "
     "TTFT: first non-empty content/reasoning chunk (a role "
@@ -39,8 +43,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--json",
         action="store_true",
-        help="one JSON object per recording per line (keys: id, n_chunks, n_tokens, ttft_ms, "
-        "ttft_first_event_ms, ttst_ms, second_token_gap_ms, e2e_ms, "
+        help="one JSON object per recording per line (keys: id, n_chunks, n_tokens, n_tool_calls, "
+        "ttft_ms, ttfo_ms, ttft_first_event_ms, ttst_ms, second_token_gap_ms, e2e_ms, "
         "itl_ms{mean,p50,p90,p99,max,cv,lag1}, tpot_ms, stalls{over_250,over_1000,longest_ms}, "
         "chars_per_s, finish_reason, error, timing: recorded|synthetic|none, ...)",
     )
@@ -181,34 +185,47 @@ def _wrap(text: str, width: int, indent: str = "") -> list[str]:
     return textwrap.wrap(text, width=width, initial_indent=indent, subsequent_indent=indent)
 
 
+def _ttfo_only(row: dict[str, Any]) -> bool:
+    """Whether a recording has a TTFO but no TTFT (a turn that only calls tools)."""
+    ttft, ttfo = row.get("ttft_ms"), row.get("ttfo_ms")
+    known = ttfo is not None and ttfo == ttfo  # not NaN
+    return known and (ttft is None or ttft != ttft)
+
+
 def write_table(
     rows: Sequence[dict[str, Any]], summary: dict[str, Any], out: TextIO, width: int = 80
 ) -> None:
-    """Write the per-recording table, the pooled summary and the legend, fitted to `width`."""
+    """Write the per-recording table, the pooled summary and the legend, fitted to `width`.
+
+    A TTFO column follows TTFT when some recording has output but no TTFT (an agent's
+    turn that only calls tools)."""
     width = max(width, 60)
-    fixed = sum(w + 1 for _, w in _COLUMNS)
+    with_ttfo = any(_ttfo_only(r) for r in rows)
+    columns = (*_COLUMNS[:2], ("TTFO", 6), *_COLUMNS[2:]) if with_ttfo else _COLUMNS
+    fixed = sum(w + 1 for _, w in columns)
     longest = max([len(str(r["id"])) for r in rows] + [2])
     id_width = max(_MIN_ID, min(longest, width - fixed))
-    head = "id".ljust(id_width) + "".join(" " + h.rjust(w) for h, w in _COLUMNS[:-1])
-    head += " " + _COLUMNS[-1][0].ljust(_COLUMNS[-1][1])
+    head = "id".ljust(id_width) + "".join(" " + h.rjust(w) for h, w in columns[:-1])
+    head += " " + columns[-1][0].ljust(columns[-1][1])
     out.write(head.rstrip() + "\n")
     for row in rows:
+        times = (_ms(row["ttft_ms"]), _ms(row["ttfo_ms"])) if with_ttfo else (_ms(row["ttft_ms"]),)
         cells = (
             str(int(row["n_chunks"])),
-            _ms(row["ttft_ms"]),
+            *times,
             *_itl_cells(row),
             _stalls(row),
             _ms(row["e2e_ms"]),
         )
         line = _fit(str(row["id"]), id_width).ljust(id_width)
-        line += "".join(" " + c.rjust(w) for c, (_, w) in zip(cells, _COLUMNS, strict=False))
+        line += "".join(" " + c.rjust(w) for c, (_, w) in zip(cells, columns, strict=False))
         line += " " + _finish(row)
         out.write(line.rstrip() + "\n")
     out.write("\n")
     for line in summary_lines(summary, width):
         out.write(line + "\n")
     out.write("\n")
-    for line in _wrap(LEGEND, width):
+    for line in _wrap((LEGEND_TTFO if with_ttfo else "") + LEGEND, width):
         out.write(line + "\n")
 
 
@@ -224,6 +241,21 @@ def summary_lines(summary: dict[str, Any], width: int = 80) -> list[str]:
     lines.append(
         f"  TTFT  p50 {_ms(ttft['p50'])}  p90 {_ms(ttft['p90'])}  max {_ms(ttft['max'])} ms"
     )
+    n_calls = summary.get("tool_calls", 0)
+    if n_calls:
+        ttfo = summary["ttfo_ms"]
+        lines.append(
+            f"  TTFO  p50 {_ms(ttfo['p50'])}  p90 {_ms(ttfo['p90'])}  max {_ms(ttfo['max'])} ms"
+        )
+        lines.extend(
+            _wrap(
+                f"tool calls {n_calls:,}, {summary.get('incomplete_tool_calls', 0)} never "
+                f"completed; {summary.get('ttfo_only', 0)} turn(s) with tool calls only (no "
+                "TTFT)",
+                width,
+                "  ",
+            )
+        )
     lines.append(
         f"  ITL   p50 {_ms(itl['p50'], 1)}  p90 {_ms(itl['p90'], 1)}  "
         f"p99 {_ms(itl['p99'], 1)}  max {_ms(itl['max'], 1)} ms"
