@@ -20,7 +20,10 @@ call each); a call whose pieces never completed (the API never said it was whole
 to `end`. The first terminator or error ends the stream: a mid-stream
 error is an `error` event and an `end` at its time with `finish_reason: "error"`; events
 after the end are not mapped (counted in `header.extra["import_notes"]`, `[DONE]` aside).
-A stream without its terminator has no `end` (a truncated stream).
+A stream without its terminator has no `end` (a truncated stream). When one stream event
+gives several pieces of output (reasoning and text in one delta, a call's name with its
+first arguments, a Gemini event with several parts), the second and later say
+`same_event: true`.
 """
 
 from __future__ import annotations
@@ -30,7 +33,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from uxlab.streams.importers.base import StreamEventError, event_json_object
-from uxlab.streams.recording import Chunk, End, ErrorEvent, Event, Header, Meta, Recording
+from uxlab.streams.recording import (
+    SAME_EVENT,
+    Chunk,
+    End,
+    ErrorEvent,
+    Event,
+    Header,
+    Meta,
+    Recording,
+)
 from uxlab.streams.sse import SseEvent
 
 MALFORMED = "malformed_event"
@@ -183,6 +195,7 @@ def map_events(
         mark = len(b.events)
         try:
             step(b, i, t_ms, name, data)
+            mark_same_event(b.events[mark:])
         except StreamEventError as exc:
             if strict:
                 raise
@@ -194,6 +207,23 @@ def map_events(
     if after_end:
         b.notes.append(f"{after_end} event(s) after the end of the stream were not mapped")
     return b
+
+
+def mark_same_event(new: Sequence[Event]) -> None:
+    """One stream event gave these events: its second and later pieces of output (a chunk
+    with text, a tool call's start) say so (`same_event: true`), so that a peer counting
+    *responses* (AIPerf, vLLM) counts the event once."""
+    seen = False
+    for event in new:
+        if isinstance(event, Chunk) and event.text:
+            target = event.extra
+        elif isinstance(event, Meta) and event.data.get("kind") == "tool_call":
+            target = event.data
+        else:
+            continue
+        if seen:
+            target[SAME_EVENT] = True
+        seen = True
 
 
 def named_event(index: int, name: str | None, data: str) -> tuple[str, dict[str, Any]]:
