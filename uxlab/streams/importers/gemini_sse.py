@@ -110,7 +110,7 @@ def _part(b: StreamBuilder, i: int, t_ms: float | None, part: Any) -> None:
     if "executableCode" in part:
         code = part["executableCode"] if isinstance(part["executableCode"], dict) else {}
         index = b.n_tools
-        b.tool_call(t_ms, index, None, "code_execution")
+        index = b.tool_call(t_ms, index, None, "code_execution", complete=True)
         text = code.get("code")
         b.chunk(t_ms, text if isinstance(text, str) else "", "tool", tool_index=index)
         return

@@ -64,17 +64,29 @@ def _files(path: Path) -> list[Path]:
     return [path]
 
 
-def _items(path: Path) -> list[tuple[str, Any]]:
-    """`(where, element)` of a JSON array file or a JSON Lines file."""
+class _Unreadable(str):
+    """A line that is not JSON, kept as it is by the tolerant mode (its mapping then keeps
+    it as a `malformed_event` meta)."""
+
+
+def _items(path: Path, tolerant: bool = False) -> list[tuple[str, Any]]:
+    """`(where, element)` of a JSON array file or a JSON Lines file; with `tolerant`, a
+    line that is not JSON is an `_Unreadable` element instead of an error naming it."""
     text = read_text_checked(path)
     if text.lstrip().startswith("["):
         doc = loads_checked(text, path, None)
         return [(f"[{i}]", item) for i, item in enumerate(doc)]
-    return [
-        (str(lineno), loads_checked(raw, path, str(lineno)))
-        for lineno, raw in enumerate(text.splitlines(), start=1)
-        if raw.strip()
-    ]
+    items: list[tuple[str, Any]] = []
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            items.append((str(lineno), loads_checked(raw, path, str(lineno))))
+        except ImportFormatError:
+            if not tolerant:
+                raise
+            items.append((str(lineno), _Unreadable(raw)))
+    return items
 
 
 def _events(path: Path, items: list[tuple[str, Any]]) -> tuple[list[SseEvent], list[str]]:
@@ -82,6 +94,10 @@ def _events(path: Path, items: list[tuple[str, Any]]) -> tuple[list[SseEvent], l
     wheres: list[str] = []
     timed_items = TimedItems(path, 'element ({"t_ms", "data"})')
     for where, item in items:
+        if isinstance(item, _Unreadable):  # the tolerant mode's: its mapping keeps it
+            events.append(SseEvent(None, str(item), None if not events else events[-1].t_ms))
+            wheres.append(where)
+            continue
         if not isinstance(item, dict):
             raise ImportFormatError(path, where, None, "expected a JSON object")
         t_ms, data = timed_items.read(where, item)
@@ -167,7 +183,7 @@ def import_json_chunks(path: Path, options: ImportOptions) -> ImportResult:
 
     result = ImportResult()
     for _, file in selected(_files(Path(path)), options, result):
-        items = _items(file)
+        items = _items(file, options.tolerant)
         all_events, all_wheres = _events(file, items)
         if not all_events:
             result.skipped.append(Skipped(origin_of(file, request=0), "no elements in the file"))
