@@ -25,8 +25,12 @@ from pathlib import Path
 HERE = Path(__file__).parent
 
 SOURCES = {
-    "openai-python": ("openai/openai-python", "e43b422412a9e96c9cc5192c61fffbe2d7e04836", "Apache-2.0"),
-    "anthropic-sdk-python": ("anthropics/anthropic-sdk-python", "009b035305e0724ce108ebd796935f91711fc6e1", "MIT"),
+    "openai-python": (
+        "openai/openai-python", "e43b422412a9e96c9cc5192c61fffbe2d7e04836", "Apache-2.0"
+    ),
+    "anthropic-sdk-python": (
+        "anthropics/anthropic-sdk-python", "009b035305e0724ce108ebd796935f91711fc6e1", "MIT"
+    ),
     "pydantic-ai": ("pydantic/pydantic-ai", "4fda38988f2939fa6ea9cdefcf120693e10ef491", "MIT"),
     "vercel-ai": ("vercel/ai", "ed857f50f112e23930b0c2dd8d532cc8bebbc911", "Apache-2.0"),
 }  # fmt: skip
@@ -54,11 +58,14 @@ VERCEL = {
     ],
     "packages/amazon-bedrock/src/__fixtures__/": [
         "amazon-bedrock-text", "amazon-bedrock-reasoning", "amazon-bedrock-tool-call.1",
-        "amazon-bedrock-tool-no-args", "amazon-bedrock-json-tool.1", "amazon-bedrock-json-tool.2",
-        "amazon-bedrock-json-tool-text-then-weather-then-json.1", "amazon-bedrock-json-with-tools.1",
+        "amazon-bedrock-tool-no-args", "amazon-bedrock-json-tool.1",
+        "amazon-bedrock-json-tool.2",
+        "amazon-bedrock-json-tool-text-then-weather-then-json.1",
+        "amazon-bedrock-json-with-tools.1",
     ],
     "packages/openai/src/responses/__fixtures__/": [
-        "openai-apply-patch-tool.1", "openai-apply-patch-tool-delete.1", "openai-local-shell-tool.1",
+        "openai-apply-patch-tool.1", "openai-apply-patch-tool-delete.1",
+        "openai-local-shell-tool.1",
         "openai-shell-container.1", "openai-shell-local-multiturn.1",
         "openai-shell-container-multiturn.1", "openai-mcp-tool-approval.1",
         "openai-mcp-tool-approval.3", "openai-custom-tool.1", "openai-error.1",
@@ -187,7 +194,7 @@ def main() -> None:
             path = f"{folder}{stem}.chunks.txt"
             keep("vercel-ai", path, f"{stem}.jsonl", _git_show(va, commit, path), "json-chunks")
 
-    for source, (repo, commit, _) in SOURCES.items():
+    for source, (_, commit, _) in SOURCES.items():
         root = {"openai-python": oa, "anthropic-sdk-python": an, "pydantic-ai": pa}.get(source, va)
         (HERE / source / "LICENSE").write_bytes(_git_show(root, commit, "LICENSE"))
     text = json.dumps(manifest, indent=1, ensure_ascii=False) + "\n"

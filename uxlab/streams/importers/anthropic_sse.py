@@ -49,6 +49,7 @@ from uxlab.streams.importers.base import (
 from uxlab.streams.importers.event_mapping import (
     StreamBuilder,
     field_of,
+    index_of,
     map_events,
     named_event,
 )
@@ -91,7 +92,7 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
             if isinstance(block, dict) and _is_call(block.get("type")):
                 _start_call(b, t_ms, -1 - k, block, whole=True)
     elif kind == "content_block_start":
-        index = obj.get("index", 0)
+        index = index_of(i, obj)
         block = field_of(i, obj, "content_block", dict, "an object", "content_block") or {}
         btype = block.get("type", "text")
         if _is_call(btype):
@@ -107,7 +108,7 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
     elif kind == "content_block_delta":
         _delta(b, i, t_ms, obj)
     elif kind == "content_block_stop":
-        call = b.state.get("calls", {}).get(obj.get("index", 0))
+        call = b.state.get("calls", {}).get(index_of(i, obj))
         if call is not None:
             b.tool_done(call)
     elif kind == "ping":
@@ -176,14 +177,14 @@ def _delta(b: StreamBuilder, i: int, t_ms: float | None, obj: dict[str, Any]) ->
         return
     if dtype not in _DELTA_CHANNELS:  # e.g. citations_delta: kept whole
         rest = {k: v for k, v in delta.items() if k != "type"}
-        b.meta(t_ms, kind="delta", delta_type=dtype, index=obj.get("index", 0), delta=rest)
+        b.meta(t_ms, kind="delta", delta_type=dtype, index=index_of(i, obj), delta=rest)
         return
     key, channel = _DELTA_CHANNELS[dtype]
     text = delta.get(key)
     if not isinstance(text, str):
         raise StreamEventError(i, f"delta.{key}", f"missing in a {dtype} (expected a string)")
     if channel == "tool":
-        index = obj.get("index", 0)
+        index = index_of(i, obj)
         call = b.state.get("calls", {}).get(index, index)
         if text and call in b.state.get("start_input", ()):
             _replace_start_input(b, call)

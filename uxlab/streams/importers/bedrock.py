@@ -58,6 +58,7 @@ from uxlab.streams.importers.base import (
 from uxlab.streams.importers.event_mapping import (
     StreamBuilder,
     field_of,
+    index_of,
     map_events,
 )
 from uxlab.streams.recording import Header, Recording
@@ -141,13 +142,13 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
         start = field_of(i, obj, "start", dict, "an object", "start") or {}
         tool = start.get("toolUse")
         if isinstance(tool, dict):
-            block = obj.get("contentBlockIndex", 0)
+            block = index_of(i, obj, "contentBlockIndex")
             index = b.tool_call(t_ms, block, tool.get("toolUseId"), tool.get("name"))
             b.state.setdefault("calls", {})[block] = index
     elif kind == "contentBlockDelta":
         _delta(b, i, t_ms, obj)
     elif kind == "contentBlockStop":
-        index = b.state.get("calls", {}).get(obj.get("contentBlockIndex", 0))
+        index = b.state.get("calls", {}).get(index_of(i, obj, "contentBlockIndex"))
         if index is not None:
             b.tool_done(index)
     elif kind == "messageStop":
@@ -179,7 +180,7 @@ def _delta(b: StreamBuilder, i: int, t_ms: float | None, obj: dict[str, Any]) ->
     delta = field_of(i, obj, "delta", dict, "an object", "delta")
     if delta is None:
         raise StreamEventError(i, "delta", "missing (expected an object)")
-    index = obj.get("contentBlockIndex", 0)
+    index = index_of(i, obj, "contentBlockIndex")
     if "text" in delta:
         b.chunk(t_ms, field_of(i, delta, "text", str, "a string", "delta.text") or "", "content")
     elif isinstance(delta.get("reasoningContent"), dict):

@@ -36,6 +36,7 @@ from uxlab.streams.importers.event_mapping import (
     StreamBuilder,
     error_event,
     field_of,
+    index_of,
     map_events,
     named_event,
 )
@@ -82,7 +83,7 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
     kind, obj = named_event(i, name, data)
     if error_event(b, t_ms, kind, obj):
         return
-    index = obj.get("index", 0)
+    index = index_of(i, obj)
     if kind == "message-start":
         message = _message(i, obj)
         b.role_prelude(t_ms, str(message.get("role") or "assistant"), message_id=obj.get("id"))

@@ -258,6 +258,16 @@ def field_of(
     return value
 
 
+def index_of(i: int, obj: dict[str, Any], key: str = "index") -> int:
+    """An event's whole-number `key` (an index; 0 when absent), else a StreamEventError."""
+    value = obj.get(key, 0)
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise StreamEventError(i, key, f"expected a whole number, got {value!r:.60}")
+    return value
+
+
 def count_malformed(rec: Recording) -> int:
     """How many events the tolerant mode kept as `malformed_event` metas."""
     return sum(isinstance(e, Meta) and e.data.get("kind") == MALFORMED for e in rec.events)

@@ -46,7 +46,7 @@ from uxlab.streams.importers.base import (
     StreamEventError,
     event_json_object,
 )
-from uxlab.streams.importers.event_mapping import StreamBuilder, field_of, map_events
+from uxlab.streams.importers.event_mapping import StreamBuilder, field_of, index_of, map_events
 from uxlab.streams.importers.sse_capture import import_capture_files
 from uxlab.streams.recording import Header, Recording
 from uxlab.streams.sse import SseEvent
@@ -80,7 +80,7 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
     kind = obj.get("event_type") or name
     if not isinstance(kind, str):
         raise StreamEventError(i, "event_type", "missing (expected an Interactions event type)")
-    index = obj.get("index", 0)
+    index = index_of(i, obj)
     if kind in _CREATED:
         interaction = field_of(i, obj, "interaction", dict, "an object", "interaction") or {}
         b.fill_model(interaction.get("model"))

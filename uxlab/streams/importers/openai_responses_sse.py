@@ -59,6 +59,7 @@ from uxlab.streams.importers.base import (
 from uxlab.streams.importers.event_mapping import (
     StreamBuilder,
     field_of,
+    index_of,
     map_events,
     named_event,
 )
@@ -158,7 +159,7 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
             b.chunk(t_ms, text, _TEXT_DELTAS[kind])
     elif kind == "response.output_item.added":
         item = field_of(i, obj, "item", dict, "an object", "item") or {}
-        index = obj.get("output_index", 0)
+        index = index_of(i, obj, "output_index")
         item_type = item.get("type")
         if item_type in _TOOL_ITEMS:
             _start_call(b, t_ms, index, item)
@@ -166,16 +167,18 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
             b.meta(t_ms, kind="output_item", item_type=item_type, index=index)
     elif kind == "response.output_item.done":
         item = field_of(i, obj, "item", dict, "an object", "item") or {}
-        index = b.state.get("calls", {}).get(obj.get("output_index", 0))
+        index = b.state.get("calls", {}).get(index_of(i, obj, "output_index"))
         if index is not None:
             whole = _whole_input(item)
             if whole and not _has_tool_text(b, index):
                 b.tool_args(t_ms, index, whole, from_done=True)
             b.tool_done(index)
     elif kind in _TOOL_DELTAS:
-        index = b.state.get("calls", {}).get(obj.get("output_index", 0))
+        index = b.state.get("calls", {}).get(index_of(i, obj, "output_index"))
         if index is None:  # pieces of a call whose item was never announced
-            index = _start_call(b, t_ms, obj.get("output_index", 0), {"type": kind.split(".")[1]})
+            index = _start_call(
+                b, t_ms, index_of(i, obj, "output_index"), {"type": kind.split(".")[1]}
+            )
         text = _delta_text(i, obj)
         if kind == "response.shell_call_command.delta" and b.state.pop(
             f"new_command_{index}", False
@@ -183,7 +186,7 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
             text = "\n" + text
         b.tool_args(t_ms, index, text)
     elif kind == "response.shell_call_command.added":
-        index = b.state.get("calls", {}).get(obj.get("output_index", 0))
+        index = b.state.get("calls", {}).get(index_of(i, obj, "output_index"))
         if index is not None and obj.get("command_index", 0):
             b.state[f"new_command_{index}"] = True
     elif kind == "response.shell_call_output_content.delta":
@@ -193,10 +196,16 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
             if isinstance(delta, dict)
             else None
         )
-        b.meta(t_ms, kind="tool_output", index=obj.get("output_index"), chars=chars)
+        b.meta(t_ms, kind="tool_output", index=index_of(i, obj, "output_index"), chars=chars)
     elif kind == "response.output_text.annotation.added" or kind.startswith(_BUILTIN_TOOL_EVENTS):
         extra = {"annotation": obj["annotation"]} if "annotation" in obj else {}
-        b.meta(t_ms, kind=kind, index=obj.get("output_index"), item_id=obj.get("item_id"), **extra)
+        b.meta(
+            t_ms,
+            kind=kind,
+            index=index_of(i, obj, "output_index"),
+            item_id=obj.get("item_id"),
+            **extra,
+        )
     elif kind in _ENDS:
         resp = field_of(i, obj, "response", dict, "an object", "response") or {}
         b.usage = field_of(i, resp, "usage", dict, "an object", "response.usage")

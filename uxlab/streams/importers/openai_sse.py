@@ -49,6 +49,7 @@ from uxlab.streams.importers.event_mapping import (
     StreamBuilder,
     error_event,
     field_of,
+    index_of,
     map_events,
 )
 from uxlab.streams.importers.sse_capture import import_capture_files
@@ -144,7 +145,7 @@ def _choice(b: StreamBuilder, i: int, t_ms: float | None, choice: dict[str, Any]
                 i, "choices[0].delta.tool_calls[].function", f"expected an object, got {fn!r:.60}"
             )
         kind = call.get("type")
-        _tool_piece(b, i, t_ms, call.get("index", 0), call.get("id"), fn, kind)
+        _tool_piece(b, i, t_ms, index_of(i, call), call.get("id"), fn, kind)
     legacy = delta.get("function_call")
     if isinstance(legacy, dict):
         _tool_piece(b, i, t_ms, "function_call", None, legacy, "function_call")
