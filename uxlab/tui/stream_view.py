@@ -144,6 +144,7 @@ class StreamView(ScrollView, can_focus=True):
         self._tail_style: Style | None = None
         self._open_start = 0
         self._next_tool_name: str | None = None
+        self._tool_call_started = False
         self._width = 0
         self._markdown = False
         self._follow = True
@@ -195,12 +196,14 @@ class StreamView(ScrollView, can_focus=True):
         text = text.translate(_CONTROL).replace("\t", "    ")
         kind = channel if channel in ("content", "reasoning", "tool") else "content"
         block = prev = self._blocks[-1] if self._blocks else None
-        if block is None or block.closed or block.kind != kind:
+        new_call = kind == "tool" and self._tool_call_started
+        if block is None or block.closed or block.kind != kind or new_call:
             if block is not None and not block.closed:
                 self._close_block(block)
             block = Block(kind)
             if kind == "tool":
                 block.name, self._next_tool_name = self._next_tool_name, None
+                self._tool_call_started = False
             self._blocks.append(block)
             self._open_block(block, prev)
         block.parts.append(text)
@@ -272,9 +275,12 @@ class StreamView(ScrollView, can_focus=True):
         self._backlog.feed_one()
 
     def apply_meta(self, meta: Meta) -> None:
-        """Player sink (optional): a tool call's name arrives as a meta event."""
-        if meta.data.get("kind") == "tool_call" and meta.data.get("name"):
-            self._next_tool_name = str(meta.data["name"])
+        """Player sink (optional): a tool call's start (and name) arrives as a meta event;
+        its arguments then open a block of their own, never added to the call before."""
+        if meta.data.get("kind") == "tool_call":
+            name = meta.data.get("name")
+            self._next_tool_name = str(name) if name else None
+            self._tool_call_started = True
 
     # -- reading back --------------------------------------------------------------------
     @property
