@@ -137,9 +137,7 @@ async def test_a_huge_terminal_is_clamped_and_the_program_gets_no_host_secret(tm
         assert host.stop() == 0
 
 
-def test_only_a_live_studys_key_variable_and_postgresql_settings_are_passed(
-    tmp_path, monkeypatch
-):
+def test_only_a_live_studys_key_variable_and_postgresql_settings_are_passed(tmp_path, monkeypatch):
     for name, value in {**SECRETS, "PGPASSWORD": "pg-secret", "LC_ALL": "C.UTF-8"}.items():
         monkeypatch.setenv(name, value)
     plain = load_study(tiny_study(tmp_path, levels="20", attention=False))
