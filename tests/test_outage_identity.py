@@ -215,3 +215,34 @@ async def test_quitting_on_the_reconnecting_screen_writes_nothing_and_the_id_is_
         if not restarted:
             postgres_cluster.start_again()
     assert [r[0] for r in query(db, "SELECT participant FROM sessions")] == ["P-AWAY"]
+
+
+@pytest.mark.slow
+async def test_the_server_away_when_the_session_opens_waits_and_keeps_the_id(
+    tmp_path, postgres_cluster
+):
+    """The study's server goes away between the program's start and its session's opening
+    (the torture found a participant's keys then typed a new id on the id screen): the
+    program waits on "Reconnecting…" and opens the same id's session once it is back."""
+    db = postgres_cluster.database()
+    study = load_study(tiny_study(tmp_path, **STUDY))
+    store = Store.open(db, busy_timeout_s=1.0)
+    app = StudyApp(study, store, participant="P-OPEN", suggested_id="P-NEWID")
+    app.reconnect_every_s = 0.2
+    postgres_cluster.stop_now()
+    restarted = False
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_screen(pilot, ReconnectingScreen)
+            assert not any(isinstance(s, ParticipantScreen) for s in app.screen_stack)
+            await pilot.press("enter", "o", "k", "enter")  # keys meanwhile change nothing
+            postgres_cluster.start_again()
+            restarted = True
+            await wait_for(pilot, lambda: isinstance(app.screen, ConsentScreen), timeout_s=60)
+            assert app.session.participant == "P-OPEN"
+            await pilot.press("ctrl+q")
+    finally:
+        if not restarted:
+            postgres_cluster.start_again()
+        app.store.close()
+    assert [r[0] for r in query(db, "SELECT participant FROM sessions")] == ["P-OPEN"]

@@ -497,14 +497,29 @@ class StudyApp(App[RunResult]):
                 problem = str(exc)  # the researcher's list: which process, where
                 self.participant = await self._pick_unfinished(problem)
                 picked = self.participant is not None
+            except StoreUnreachable:  # the server away: wait for it, then the same id again
+                self.participant = participant
+                self.store_away = True
+                await self.push_screen_wait(
+                    ReconnectingScreen("the session", self.store.ping, self.reconnect_every_s)
+                )
+                self.store_away = False
             except (UxlabError, sqlite3.Error) as exc:  # e.g. a completed session
+                name = getattr(exc, "sqlite_errorname", "") or ""
+                if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):  # r tries the same id
+                    self.participant = participant
+                    reason = short_reason(exc, Path(self.store.path))
+                    await self.push_screen_wait(SaveFailedScreen("the session", reason))
+                    continue
                 problem = (
                     describe_sqlite_error(exc, Path(self.store.path))
                     if isinstance(exc, sqlite3.Error)
                     else str(exc)
                 )
                 self.participant = None
-                self.suggested_id = new_participant_id()
+                # nothing pre-filled: an Enter must not start the study again as someone
+                # new; the id is the one the researcher gives
+                self.suggested_id = ""
                 if picked:  # e.g. taken by another process since the list was shown
                     self.participant = await self._pick_unfinished(problem)
                     picked = self.participant is not None
