@@ -48,7 +48,7 @@ def to_first_trial(tmux: Tmux) -> None:
         tmux.keys(key)
 
 
-def test_a_second_terminal_with_the_same_participant_is_told_who_holds_the_session(
+def test_a_second_terminal_with_the_same_participant_waits_and_the_log_says_who_holds_it(
     terminals, tmp_path
 ):
     study = tiny_study(tmp_path, levels="20", practice=0, attention=False)
@@ -60,14 +60,17 @@ def test_a_second_terminal_with_the_same_participant_is_told_who_holds_the_sessi
     second.start(uxlab_command("run", str(study), "--participant", "P-TWO01", "--db", str(db)))
     screen = wait_screen(
         second,
-        lambda s: "another process" in s or "Timing warnings" in s,
+        lambda s: "still open somewhere else" in s or "Timing warnings" in s,
     )
     if "Timing warnings" in screen:
         second.keys("Enter")
-        screen = wait_screen(second, lambda s: "another process" in s)
-    assert f"pid {first.pane_pid()}" in screen and "Traceback" not in screen
+        screen = wait_screen(second, lambda s: "still open somewhere else" in s)
+    # plain words for the participant, never a new id; which process: the log, after
+    assert "press Enter to try again" in " ".join(screen.split()) and "Traceback" not in screen
+    assert f"pid {first.pane_pid()}" not in screen
     second.keys("C-q")
-    wait_screen(second, lambda _s: second.pane_dead(), deadline_s=30)
+    after = wait_screen(second, lambda _s: second.pane_dead(), deadline_s=30)
+    assert f"held by pid {first.pane_pid()} on host" in " ".join(after.split())
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT resumed_count FROM sessions").fetchall() == [(0,)]
         assert conn.execute("SELECT COUNT(*) FROM trials").fetchone() == (1,)
