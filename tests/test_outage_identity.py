@@ -246,3 +246,29 @@ async def test_the_server_away_when_the_session_opens_waits_and_keeps_the_id(
             postgres_cluster.start_again()
         app.store.close()
     assert [r[0] for r in query(db, "SELECT participant FROM sessions")] == ["P-OPEN"]
+
+
+async def test_an_id_that_completed_the_study_is_thanked_never_offered_the_id_screen(tmp_path):
+    """A participant whose link (or --participant) names a completed session: thanked and
+    ended in plain words; the id screen, where keys would start someone new, never comes."""
+    from uxlab.tui.flow_screens import EndScreen
+
+    study = load_study(tiny_study(tmp_path, **STUDY))
+    db = tmp_path / "results.sqlite"
+    with Store.open(db) as store:
+        session = store.start_or_resume_session(study, "P-DONE")
+        for state in ("consented", "running", "completed"):
+            store.set_state(session, state)
+    app = StudyApp(study, Store.open(db), participant="P-DONE", suggested_id="P-NEWID")
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_screen(pilot, EndScreen)
+            assert "You have already completed this study" in app.screen.body
+            assert not any(isinstance(s, ParticipantScreen) for s in app.screen_stack)
+            await pilot.press("o", "k", "enter")
+            await wait_for(pilot, lambda: app.return_value is not None)
+    finally:
+        app.store.close()
+    assert app.return_value.outcome == "quit"
+    assert "already completed study" in app.return_value.notes[0]
+    assert [r[0] for r in query(db, "SELECT participant FROM sessions")] == ["P-DONE"]

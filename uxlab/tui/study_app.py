@@ -470,6 +470,7 @@ class StudyApp(App[RunResult]):
 
     async def _open_session(self) -> StudySession:
         problem = ""
+        given = self.participant  # the id given to the program (--participant, a link)
         picked = False  # the participant was chosen on the list of unfinished sessions
         if self.participant is None:  # continue an unfinished session, or start a new one
             self.participant = await self._pick_unfinished()
@@ -516,6 +517,8 @@ class StudyApp(App[RunResult]):
                     if isinstance(exc, sqlite3.Error)
                     else str(exc)
                 )
+                if given is not None and participant == given:
+                    await self._refused_for_good(problem)  # never as someone else
                 self.participant = None
                 # nothing pre-filled: an Enter must not start the study again as someone
                 # new; the id is the one the researcher gives
@@ -523,6 +526,23 @@ class StudyApp(App[RunResult]):
                 if picked:  # e.g. taken by another process since the list was shown
                     self.participant = await self._pick_unfinished(problem)
                     picked = self.participant is not None
+
+    async def _refused_for_good(self, problem: str) -> None:
+        """The id given to the program cannot take part (it completed the study, its study
+        file changed): say so in plain words and end; the reason goes to the log. Never the
+        id screen: a participant identified by their link or command must not go on under
+        another id."""
+        self.result.notes.append(f"refused: {problem}")
+        if "already completed" in problem:
+            body = "You have already completed this study. Thank you for taking part."
+        else:
+            body = (
+                "Your session cannot be opened here. Please tell the researcher: the reason "
+                "is in their log."
+            )
+        await self.push_screen_wait(EndScreen("Thank you", body + "\n\nPress **Enter** to close."))
+        self.exit(self.result)
+        await asyncio.Event().wait()  # the app is exiting: the flow goes no further
 
     async def _wait_while_in_use(self, exc: SessionInUse) -> str | None:
         """The participant's session is held by another process (one still closing after
