@@ -269,6 +269,6 @@ async def test_an_id_that_completed_the_study_is_thanked_never_offered_the_id_sc
             await wait_for(pilot, lambda: app.return_value is not None)
     finally:
         app.store.close()
-    assert app.return_value.outcome == "quit"
+    assert (app.return_value.outcome, app.return_value.participant) == ("completed", "P-DONE")
     assert "already completed study" in app.return_value.notes[0]
     assert [r[0] for r in query(db, "SELECT participant FROM sessions")] == ["P-DONE"]

@@ -533,7 +533,8 @@ class StudyApp(App[RunResult]):
         id screen: a participant identified by their link or command must not go on under
         another id."""
         self.result.notes.append(f"refused: {problem}")
-        if "already completed" in problem:
+        if "already completed" in problem:  # what there is to do is done: as completed
+            self.result.outcome, self.result.participant = "completed", self.participant
             body = "You have already completed this study. Thank you for taking part."
         else:
             body = (
