@@ -46,6 +46,8 @@ class CheckScreen(Screen[TrialRun]):
     @on(Answered)
     def _answered(self, message: Answered) -> None:
         message.stop()
+        if self.run.phase == Phase.ANSWERED:
+            return  # a second Enter before the screen went: the first answer is the datum
         self.run.answer(message.question_id, message.value, message.rt_ms)
         self.run.phase = Phase.ANSWERED
         self.dismiss(self.run)
