@@ -104,27 +104,3 @@ def test_the_duration_estimate_counts_a_check_as_its_one_question(tmp_path):
     full, base = estimate_duration(study, trials), estimate_duration(study, without)
     assert full.streams_s == base.streams_s  # nothing streams on a check
     assert full.questions_s - base.questions_s == 2.5 * len(checks)  # one yes/no each
-
-
-async def test_a_second_answer_before_the_check_is_gone_changes_nothing(tmp_path):
-    """Two answers posted before the screen goes (a second Enter on a loaded machine, as the
-    durability torture typed them) once popped the screen twice: an internal error that
-    ended the session. The first answer is kept, the second ignored."""
-    from uxlab.tui.questions import Answered
-
-    app = app_for(tmp_path, "P-TWICE")
-    async with app.run_test(size=(80, 24)) as pilot:
-        await wait_screen(pilot, ConsentScreen)
-        await pilot.press("a")
-        await wait_screen(pilot, InstructionsScreen)
-        await pilot.press("enter")
-        check = await up_to_the_check(pilot)
-        await wait_for(pilot, lambda: asking(app))
-        check.post_message(Answered("acceptable", "no", 100.0))
-        check.post_message(Answered("acceptable", "yes", 200.0))
-        await wait_for(pilot, lambda: app.screen is not check)
-        await pilot.pause()
-        assert check.run.responses["acceptable"] == ("no", 100.0)
-        assert app.return_value is None  # still running: no internal error
-        await pilot.press("ctrl+q")
-    app.store.close()

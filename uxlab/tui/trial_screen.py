@@ -276,6 +276,8 @@ class TrialScreen(Screen[TrialRun]):
             elif not self._step_done.done():
                 self._step_done.set_result(None)
             return
+        if self.run.phase == Phase.ANSWERED:
+            return  # a second Enter before the screen went: the first answers are the data
         self.run.answer(message.question_id, message.value, message.rt_ms)
         self.asked += 1
         if self.asked < len(self.run.questions):
