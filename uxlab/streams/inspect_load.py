@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from uxlab.streams.billing import BillingFacts, billing_facts
 from uxlab.streams.metrics import (
     OUTPUT_CHANNELS,
     StreamArrays,
@@ -31,7 +32,7 @@ from uxlab.streams.metrics import (
     pooled_summary,
     server_decode_rate,
 )
-from uxlab.streams.recording import Chunk, ErrorEvent, Meta, Recording
+from uxlab.streams.recording import Chunk, End, ErrorEvent, Header, Meta, Recording
 from uxlab.streams.replay_file import (
     ReplayFormatError,
     ValidEvents,
@@ -80,9 +81,33 @@ class RecordingColumns:
     truncated: bool
     synthetic: bool = False
     """The header says the gaps were made up on import (`metrics.has_synthetic_gaps`)."""
+    billing: BillingFacts | None = None
+    """What its price needs (`uxlab.streams.billing`; None when read without a header)."""
 
 
-def columns_of_valid(rid: str, valid: ValidEvents, synthetic: bool = False) -> RecordingColumns:
+def _billing(
+    header: Header | None,
+    end: End | None,
+    cols: RecordingColumns,
+) -> BillingFacts | None:
+    if header is None:
+        return None
+    failed = cols.error is not None or end is None or end.finish_reason == "error"
+    return billing_facts(
+        header.source,
+        header.request,
+        end.usage if end is not None else None,
+        cols.t_ms,
+        cols.channel_code,
+        cols.n_chars,
+        cols.n_tokens,
+        failed,
+    )
+
+
+def columns_of_valid(
+    rid: str, valid: ValidEvents, synthetic: bool = False, header: Header | None = None
+) -> RecordingColumns:
     """The columns of a file that passed the bulk checks (no object per chunk)."""
     n = len(valid.texts)
     channels = valid.channels
@@ -97,7 +122,7 @@ def columns_of_valid(rid: str, valid: ValidEvents, synthetic: bool = False) -> R
         first = end.t_ms
     n_chars = np.fromiter(map(len, valid.texts), dtype=np.int64, count=n)
     first_output, n_calls, n_incomplete, rate = _facts_of_valid(valid, n_chars)
-    return RecordingColumns(
+    cols = RecordingColumns(
         id=rid,
         t_ms=valid.t_ms,
         channel_code=codes,
@@ -114,6 +139,8 @@ def columns_of_valid(rid: str, valid: ValidEvents, synthetic: bool = False) -> R
         truncated=end is None,
         synthetic=synthetic,
     )
+    cols.billing = _billing(header, end, cols)
+    return cols
 
 
 def _facts_of_valid(valid: ValidEvents, n_chars: np.ndarray) -> tuple[float, int, int, float]:
@@ -146,7 +173,7 @@ def columns_of_recording(rec: Recording) -> RecordingColumns:
     if first is None and end is not None:
         first = end.t_ms
     first_output, n_calls, n_incomplete, rate = output_facts(rec.events, end)
-    return RecordingColumns(
+    cols = RecordingColumns(
         id=rec.id,
         t_ms=np.array([c.t_ms for c in chunks], dtype=float),
         channel_code=np.array([CHANNEL_CODES[c.channel] for c in chunks], dtype=np.int8),
@@ -163,6 +190,8 @@ def columns_of_recording(rec: Recording) -> RecordingColumns:
         truncated=end is None,
         synthetic=has_synthetic_gaps(rec.header),
     )
+    cols.billing = _billing(rec.header, end, cols)
+    return cols
 
 
 def read_columns(path: str | Path, allow_truncated: bool = False) -> RecordingColumns:
@@ -171,7 +200,7 @@ def read_columns(path: str | Path, allow_truncated: bool = False) -> RecordingCo
     header, parsed = parse_events(text, path, allow_truncated=allow_truncated)
     if isinstance(parsed, Recording):
         return columns_of_recording(parsed)
-    return columns_of_valid(header.id, parsed, has_synthetic_gaps(header))
+    return columns_of_valid(header.id, parsed, has_synthetic_gaps(header), header)
 
 
 def arrays_from_columns(cols: Sequence[RecordingColumns]) -> StreamArrays:
@@ -224,6 +253,8 @@ class LoadedArrays:
     arrays: StreamArrays
     paths: list[Path] = field(default_factory=list)
     errors: list[ReplayFormatError] = field(default_factory=list)
+    billing: list[BillingFacts | None] = field(default_factory=list)
+    """What each good file's price needs, in the order of `paths`."""
 
 
 def _load_batch(paths: Sequence[Path], allow_truncated: bool) -> LoadedArrays:
@@ -242,7 +273,8 @@ def _load_batch(paths: Sequence[Path], allow_truncated: bool) -> LoadedArrays:
                 errors.append(ReplayFormatError(path, None, None, problem))
                 continue
             good.append(path)
-        return LoadedArrays(arrays_from_columns(cols), good, errors)
+        billing = [c.billing for c in cols]
+        return LoadedArrays(arrays_from_columns(cols), good, errors, billing)
 
 
 def default_jobs(n_files: int) -> int:
@@ -292,6 +324,7 @@ def load_arrays(
         arrays=StreamArrays.concat([p.arrays for p in parts]),
         paths=[p for part in parts for p in part.paths],
         errors=[e for part in parts for e in part.errors],
+        billing=[b for part in parts for b in part.billing],
     )
 
 
@@ -307,6 +340,8 @@ class Inspection:
     errors: list[ReplayFormatError] = field(default_factory=list)
     include_synthetic: bool = False
     """Whether synthetic gaps were pooled (see `metrics.has_synthetic_gaps`)."""
+    billing: list[BillingFacts | None] = field(default_factory=list)
+    """What each good file's price needs, in the order of `paths`."""
 
     def summary(self) -> dict[str, Any]:
         """The pooled summary (`metrics.summarize`)."""
@@ -319,7 +354,9 @@ def _inspect_batch(
     loaded = _load_batch(paths, allow_truncated)
     table = describe_columns(loaded.arrays, include_synthetic)
     gaps_ms = loaded.arrays.measured_gaps(include_synthetic)[0]
-    return Inspection(table, gaps_ms, loaded.paths, loaded.errors, include_synthetic)
+    return Inspection(
+        table, gaps_ms, loaded.paths, loaded.errors, include_synthetic, loaded.billing
+    )
 
 
 def _concat_tables(tables: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -357,4 +394,5 @@ def inspect_paths(
         paths=[p for part in parts for p in part.paths],
         errors=[e for part in parts for e in part.errors],
         include_synthetic=include_synthetic,
+        billing=[b for part in parts for b in part.billing],
     )
