@@ -152,7 +152,7 @@ def price_recording(
     if reading.usage is None:
         problem = reading.problem or NO_USAGE
         if problem == NO_USAGE and not estimate:
-            problem += " (--estimate-usage estimates it from the text, labelled estimated)"
+            problem += " (--estimate-usage would estimate it from the text)"
         return PricedRecording(None, price, None, problem, how if price else "")
     if price is None:
         return PricedRecording(reading.usage, None, None, how)

@@ -86,7 +86,7 @@ def test_the_table_prints_costs_tasks_and_hidden_reasoning(capsys, monkeypatch):
     assert "Costs in USD (EXAMPLE prices: example.toml, 2026-12-06" in out
     assert "example/deep-reasoner: 40 of 40 priced" in out
     assert "reasoning billed in 40 (hidden in 40, streamed as text in 0)" in out
-    assert "first visible text p50" in out
+    assert "first answer text p50" in out
     assert "example/swift-mini: 6 tasks, 4 completed, 1 failed, 1 abandoned" in out
     assert "per completed task" in out and "tok/s per USD/Mtok" in out
 

@@ -208,7 +208,7 @@ def _notes(section: CostSection) -> list[str]:
             notes.append(
                 f"{s.source}: {hidden} request(s) billed hidden reasoning tokens (median "
                 f"{s.reasoning_tokens_p50:,.0f}; {s.reasoning_cost_share:.0%} of its bill), "
-                f"which also delay the first visible text (median "
+                f"which also delay the first answer text (median "
                 f"{s.first_visible_p50_ms:,.0f} ms)"
             )
     for t in costs.stacks:  # type: ignore[attr-defined]

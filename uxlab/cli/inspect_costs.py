@@ -105,7 +105,7 @@ def summary_lines(report: Any, ids: Sequence[str], width: int = 80) -> list[str]
                     f"reasoning billed in {billed} (hidden in {s.n_hidden_reasoning}, "
                     f"streamed as text in {s.n_shown_reasoning}): p50 "
                     f"{s.reasoning_tokens_p50:,.0f} tokens, {_share(s.reasoning_cost_share)} of "
-                    f"the bill; first visible text p50 {_ms(s.first_visible_p50_ms)}",
+                    f"the bill; first answer text p50 {_ms(s.first_visible_p50_ms)}",
                     "    ",
                 )
         for reason, n in s.unpriced.items():
@@ -147,7 +147,7 @@ def summary_lines(report: Any, ids: Sequence[str], width: int = 80) -> list[str]
 
 def cost_record(report: Any, i: int) -> dict[str, Any]:
     """The `--json` keys of recording `i`: its cost (null when unpriced, with the reason),
-    usage, price, and the time of its first visible text."""
+    usage and price."""
     facts = report.priced[i]
     record: dict[str, Any] = facts.as_dict()
     if report.choice.sheet.example:
