@@ -9,7 +9,7 @@ reasoning tokens, times a million). "Dollar" is one unit of the sheet's currency
 
 Reasoning tokens are billed whether their text was shown or hidden; `n_hidden_reasoning`
 counts the recordings that were billed reasoning tokens but streamed no reasoning text, and
-`first_visible_p50_ms` is the median time to the first text the reader saw, which such
+`first_visible_p50_ms` is the median time to the first answer (content) text, which such
 hidden reasoning delays.
 """
 
