@@ -188,3 +188,29 @@ def test_a_bad_sheet_exits_2_naming_file_line_and_field(tmp_path, capsys):
     line = bad.read_text().splitlines().index("output = -0.20") + 1
     assert code == 2 and out == ""
     assert err.strip() == f"uxlab inspect: {bad}:{line}: [[price]] #1.output: -0.2 is negative"
+
+
+BENCHMARK_EXPORTS = [
+    ("aiperf", "aiperf-0.13.0/profile_export.jsonl"),
+    ("genai-perf", "genai-perf/profile_export.json"),
+    ("guidellm", "guidellm-0.8.1/benchmarks.json"),
+    ("vllm-bench", "vllm-0.33.0/result.json"),
+    ("llmperf", "llmperf/meta-llama-Llama-2-7b-chat-hf_550_150_individual_responses.json"),
+    ("ollama", "ollama/generate_thinking.ndjson"),
+]
+
+
+@pytest.mark.parametrize(("fmt", "name"), BENCHMARK_EXPORTS, ids=[f for f, _ in BENCHMARK_EXPORTS])
+def test_benchmark_exports_with_token_counts_are_priced(tmp_path, capsys, fmt, name):
+    out = tmp_path / "imported"
+    assert main(["import", "--from", fmt, str(ROOT / "tests" / "data" / name), "-o", str(out)]) in (
+        0,
+        1,
+    )
+    capsys.readouterr()
+    args = [str(out), "--prices", str(SHEET), "--price-as", "synthetic", "--json"]
+    code, text, _ = run(capsys, *args)
+    assert code == 0
+    recs, _ = records(text)
+    assert recs and all(r["cost"] is not None for r in recs), [r["unpriced"] for r in recs]
+    assert all(r["cost"]["total"] > 0 and not r["estimated"] for r in recs)
