@@ -101,6 +101,7 @@ def _inspect(args: argparse.Namespace) -> int:
         allow_truncated=args.truncated,
         jobs=args.jobs,
         include_synthetic=args.include_synthetic,
+        with_billing=choice is not None,
     )
     paths, errors = found.paths, found.errors
     if errors:

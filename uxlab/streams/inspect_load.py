@@ -194,13 +194,20 @@ def columns_of_recording(rec: Recording) -> RecordingColumns:
     return cols
 
 
-def read_columns(path: str | Path, allow_truncated: bool = False) -> RecordingColumns:
-    """Read and validate one replay file into columns; raise ReplayFormatError if bad."""
+def read_columns(
+    path: str | Path, allow_truncated: bool = False, with_billing: bool = False
+) -> RecordingColumns:
+    """Read and validate one replay file into columns; raise ReplayFormatError if bad.
+    `with_billing`: also gather what its price needs (`RecordingColumns.billing`)."""
     text = read_text(path)
     header, parsed = parse_events(text, path, allow_truncated=allow_truncated)
     if isinstance(parsed, Recording):
-        return columns_of_recording(parsed)
-    return columns_of_valid(header.id, parsed, has_synthetic_gaps(header), header)
+        cols = columns_of_recording(parsed)
+        if not with_billing:
+            cols.billing = None
+        return cols
+    billed = header if with_billing else None
+    return columns_of_valid(header.id, parsed, has_synthetic_gaps(header), billed)
 
 
 def arrays_from_columns(cols: Sequence[RecordingColumns]) -> StreamArrays:
@@ -257,14 +264,16 @@ class LoadedArrays:
     """What each good file's price needs, in the order of `paths`."""
 
 
-def _load_batch(paths: Sequence[Path], allow_truncated: bool) -> LoadedArrays:
+def _load_batch(
+    paths: Sequence[Path], allow_truncated: bool, with_billing: bool = False
+) -> LoadedArrays:
     cols: list[RecordingColumns] = []
     good: list[Path] = []
     errors: list[ReplayFormatError] = []
     with paused_gc():
         for path in paths:
             try:
-                cols.append(read_columns(path, allow_truncated=allow_truncated))
+                cols.append(read_columns(path, allow_truncated, with_billing))
             except ReplayFormatError as exc:
                 errors.append(exc)
                 continue
@@ -349,9 +358,12 @@ class Inspection:
 
 
 def _inspect_batch(
-    paths: Sequence[Path], allow_truncated: bool, include_synthetic: bool = False
+    paths: Sequence[Path],
+    allow_truncated: bool,
+    include_synthetic: bool = False,
+    with_billing: bool = False,
 ) -> Inspection:
-    loaded = _load_batch(paths, allow_truncated)
+    loaded = _load_batch(paths, allow_truncated, with_billing)
     table = describe_columns(loaded.arrays, include_synthetic)
     gaps_ms = loaded.arrays.measured_gaps(include_synthetic)[0]
     return Inspection(
@@ -375,18 +387,23 @@ def inspect_paths(
     allow_truncated: bool = False,
     jobs: int | None = None,
     include_synthetic: bool = False,
+    with_billing: bool = False,
 ) -> Inspection:
     """Read every replay file at `paths` and compute its metrics, on `jobs` processes.
 
     As `load_arrays`, but each process also computes the per-recording metrics of its files,
     so only the table and the gaps come back (not every chunk): the metric stage runs in
-    parallel too. The result is the same as with one process.
+    parallel too. The result is the same as with one process. `with_billing` also gathers
+    what each recording's price needs (`Inspection.billing`, for `inspect --prices`; off by
+    default, since it costs tens of microseconds a file).
     """
     files = _find_files(paths)
     jobs = default_jobs(len(files)) if jobs is None else max(1, jobs)
     if jobs == 1:
-        return _inspect_batch(files, allow_truncated, include_synthetic)
-    work = functools.partial(_inspect_batch, include_synthetic=include_synthetic)
+        return _inspect_batch(files, allow_truncated, include_synthetic, with_billing)
+    work = functools.partial(
+        _inspect_batch, include_synthetic=include_synthetic, with_billing=with_billing
+    )
     parts = _run_batches(work, files, allow_truncated, jobs)
     return Inspection(
         table=_concat_tables([p.table for p in parts]),
