@@ -16,92 +16,35 @@ Per source (the recordings' `vendor/model`):
 The **speed-cost front** (`pareto_front`): the sources no other source beats on both, i.e.
 none is at most as costly per completed task and predicted to satisfy at least as many
 users, and better on one of the two (point estimates).
+
+The recordings are priced on the path `uxlab inspect --prices` takes
+(`pricing.corpus.price_corpus`), so both commands give the same figures for the same files.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from pricing.cost import PricedRecording, price_recording
-from pricing.pooled import CostRow, SourceCosts, pool_by_source
+from pricing.corpus import PricedCorpus, RecordingFacts, price_corpus
 from pricing.sheet import PriceChoice
-from pricing.tasks import (
-    CallFacts,
-    StackTasks,
-    TaskResult,
-    chain_task,
-    find_chain_plans,
-    pool_tasks,
-    request_task,
-)
 
-
-@dataclass
-class CorpusCosts:
-    """The costs of a corpus: per stream, per source, per task and per stack."""
-
-    choice: PriceChoice
-    streams: pd.DataFrame
-    """One row per stream: path, source, cost (NaN unpriced), unpriced (reason), estimated."""
-    sources: list[SourceCosts]
-    tasks: list[TaskResult]
-    stacks: list[StackTasks]
-    n_chains: int = 0
-    errors: list[str] = field(default_factory=list)
-
-    @property
-    def currency(self) -> str:
-        return self.choice.sheet.currency
+_FACTS = [f.name for f in dataclasses.fields(RecordingFacts)]
 
 
 def corpus_costs(
     timings: pd.DataFrame, corpus: str | Path, choice: PriceChoice, estimate: bool = False
-) -> CorpusCosts:
+) -> PricedCorpus:
     """Price every stream of `timings` (`analysis.score.read_corpus_timings`) and make tasks
     of the chain files under `corpus` and of every stream outside them."""
-    priced: list[PricedRecording] = []
-    rows: list[CostRow] = []
-    calls: dict[Path, CallFacts] = {}
-    for t in timings.itertuples(index=False):
-        one = price_recording(choice, t.vendor, t.model, t.usage, t.text, estimate)
-        priced.append(one)
-        rows.append(
-            CostRow(t.source, one, t.decode_tokens_per_s, t.first_visible_ms, t.reasoning_shown)
-        )
-        calls[Path(t.path).resolve()] = CallFacts(t.source, t.end_ms, t.failed, one)
-    plans, errors = find_chain_plans([corpus])
-    tasks = [chain_task(plan, calls) for plan in plans]
-    in_chains = {p.resolve() for plan in plans for p in plan.calls}
-    tasks += [
-        request_task(Path(path).name, facts)
-        for path, facts in calls.items()
-        if path not in in_chains
-    ]
-    streams = pd.DataFrame(
-        {
-            "path": timings["path"].to_numpy(),
-            "source": timings["source"].to_numpy(),
-            "cost": [math.nan if p.total is None else p.total for p in priced],
-            "unpriced": [p.unpriced or "" for p in priced],
-            "estimated": [p.estimated for p in priced],
-        }
-    )
-    return CorpusCosts(
-        choice=choice,
-        streams=streams,
-        sources=pool_by_source(rows, choice.sheet.currency),
-        tasks=tasks,
-        stacks=pool_tasks(tasks),
-        n_chains=len(plans),
-        errors=errors,
-    )
+    facts = [RecordingFacts(**{k: row[k] for k in _FACTS}) for _, row in timings.iterrows()]
+    return price_corpus(facts, choice, [corpus], estimate)
 
 
-def cost_table(costs: CorpusCosts, score: pd.DataFrame | None = None) -> pd.DataFrame:
+def cost_table(costs: PricedCorpus, score: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per source: cost per request, cost per completed task, predicted satisfied share and
     cost per satisfied user (with the share's interval carried over), and the front."""
     by_source = {s.source: s for s in costs.sources}

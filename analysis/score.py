@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pricing.corpus import source_label
 from pricing.cost import TextCounts, request_chars
 
 # Study factors a stream's own timing can stand in for.
@@ -70,12 +71,6 @@ class StreamTiming:
     @property
     def tokens_per_s(self) -> float:
         return 1000.0 / self.itl_median_ms if self.itl_median_ms > 0 else float("nan")
-
-
-def _source_label(header: dict) -> str:
-    source = header.get("source") or {}
-    parts = [str(source[k]) for k in ("vendor", "model") if source.get(k)]
-    return "/".join(parts) or str(source.get("origin") or source.get("kind") or "unknown")
 
 
 def read_stream_timing(path: Path) -> StreamTiming:
@@ -150,7 +145,7 @@ def read_stream_timing(path: Path) -> StreamTiming:
     decode = 1000.0 * (n_out - 1) / span_ms if n_out > 1 and span_ms > 0 else float("nan")
     return StreamTiming(
         path=str(path),
-        source=_source_label(header),
+        source=source_label(source),
         ttft_ms=float("nan") if ttft_ms is None else ttft_ms,
         ttfo_ms=ttfo_ms,
         end_ms=float(end_ms),

@@ -124,9 +124,12 @@ def test_streams_without_usage_or_with_bad_usage_are_unpriced_and_named(tmp_path
     by_id = {r["id"]: r for r in recs}
     assert by_id["chat-one-liner"]["cost"] is None
     assert by_id["chat-one-liner"]["unpriced"].startswith("no usage in the recording")
-    (source,) = summaries
+    source, tasks = summaries
     assert source["n_priced"] == 1 and sum(source["unpriced"].values()) == 2
     assert source["mean"] == pytest.approx(by_id["chat-reasoning"]["cost"]["total"])
+    # each recording outside a chain is a task of one request; unpriced ones are left out
+    assert (tasks["summary"], tasks["n_tasks"], tasks["n_priced"]) == ("tasks_per_stack", 3, 1)
+    assert tasks["spent"] == pytest.approx(source["total"])
 
 
 def test_an_estimate_from_the_text_is_marked_in_every_output(tmp_path, capsys, monkeypatch):
@@ -139,7 +142,7 @@ def test_an_estimate_from_the_text_is_marked_in_every_output(tmp_path, capsys, m
     assert " ~0.0000" in row
     assert "1 of 1 priced, 1 estimated" in out
     code, out, _ = run(capsys, str(folder), "--prices", str(SHEET), "--estimate-usage", "--json")
-    (rec,), (summary,) = records(out)
+    (rec,), (summary, _tasks) = records(out)
     assert rec["estimated"] is True and rec["usage"]["estimated"] is True
     assert rec["usage"]["output_tokens"] == 20  # the chunks carry n_tokens: their sum
     assert summary["n_estimated"] == 1

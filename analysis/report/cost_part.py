@@ -214,7 +214,7 @@ def _notes(section: CostSection) -> list[str]:
     for t in costs.stacks:  # type: ignore[attr-defined]
         if t.n_priced < t.n_tasks:
             notes.append(f"{t.stack}: {t.n_tasks - t.n_priced} task(s) left out, unpriced")
-    notes += [f"chain file skipped: {e}" for e in costs.errors]  # type: ignore[attr-defined]
+    notes += [f"chain file skipped: {e}" for e in costs.task_errors]  # type: ignore[attr-defined]
     return notes
 
 

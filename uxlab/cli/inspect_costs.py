@@ -113,8 +113,9 @@ def summary_lines(report: Any, ids: Sequence[str], width: int = 80) -> list[str]
     if report.stacks:
         lines.append("")
         lines += wrap(
-            "Tasks (chain files; cost per completed task = all money spent, failed and "
-            "abandoned attempts included, / tasks completed):"
+            "Tasks (a chain file is a task, any other recording a task of one request; cost "
+            "per completed task = all money spent, failed and abandoned attempts included, / "
+            "tasks completed):"
         )
         for t in report.stacks:
             per = (

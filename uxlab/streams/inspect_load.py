@@ -21,7 +21,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from uxlab.streams.billing import BillingFacts, billing_facts
+from pricing.corpus import RecordingFacts
+from uxlab.streams.billing import billing_facts
 from uxlab.streams.metrics import (
     OUTPUT_CHANNELS,
     StreamArrays,
@@ -81,7 +82,7 @@ class RecordingColumns:
     truncated: bool
     synthetic: bool = False
     """The header says the gaps were made up on import (`metrics.has_synthetic_gaps`)."""
-    billing: BillingFacts | None = None
+    billing: RecordingFacts | None = None
     """What its price needs (`uxlab.streams.billing`; None when read without a header)."""
 
 
@@ -89,11 +90,12 @@ def _billing(
     header: Header | None,
     end: End | None,
     cols: RecordingColumns,
-) -> BillingFacts | None:
+) -> RecordingFacts | None:
     if header is None:
         return None
     failed = cols.error is not None or end is None or end.finish_reason == "error"
     return billing_facts(
+        cols.id,
         header.source,
         header.request,
         end.usage if end is not None else None,
@@ -101,6 +103,7 @@ def _billing(
         cols.channel_code,
         cols.n_chars,
         cols.n_tokens,
+        cols.end_ms,
         failed,
     )
 
@@ -260,7 +263,7 @@ class LoadedArrays:
     arrays: StreamArrays
     paths: list[Path] = field(default_factory=list)
     errors: list[ReplayFormatError] = field(default_factory=list)
-    billing: list[BillingFacts | None] = field(default_factory=list)
+    billing: list[RecordingFacts | None] = field(default_factory=list)
     """What each good file's price needs, in the order of `paths`."""
 
 
@@ -349,7 +352,7 @@ class Inspection:
     errors: list[ReplayFormatError] = field(default_factory=list)
     include_synthetic: bool = False
     """Whether synthetic gaps were pooled (see `metrics.has_synthetic_gaps`)."""
-    billing: list[BillingFacts | None] = field(default_factory=list)
+    billing: list[RecordingFacts | None] = field(default_factory=list)
     """What each good file's price needs, in the order of `paths`."""
 
     def summary(self) -> dict[str, Any]:
