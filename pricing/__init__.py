@@ -10,7 +10,9 @@ that imports neither (import-linter contracts in pyproject.toml), like `trial_ta
   sheet bills (`read_usage`), or the reason it cannot be (never zero for want of a count);
 - `cost`: one recording's cost (`price_recording`);
 - `pooled`: costs per source (mean, p50, p90, speed per unit of money, reasoning);
-- `tasks`: agent chains and single requests as tasks, and cost per completed task.
+- `tasks`: agent chains and single requests as tasks, and cost per completed task;
+- `corpus`: the one path from a corpus's recordings to all of the above (`price_corpus`);
+- `money`: amounts as the outputs print them.
 """
 
 from pricing.cost import Cost, PricedRecording, TextCounts, cost_of, price_recording
