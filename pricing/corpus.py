@@ -24,6 +24,7 @@ from pricing.tasks import (
     find_chain_plans,
     pool_tasks,
     request_task,
+    task_record,
 )
 
 
@@ -102,8 +103,14 @@ class PricedCorpus:
             "example_prices": sheet.example,
         }
         out = [{"summary": "cost_per_source", **head, **s.as_dict()} for s in self.sources]
+        out += [{"summary": "chain_task", **task_record(t)} for t in self.chain_tasks]
         out += [{"summary": "tasks_per_stack", **head, **s.as_dict()} for s in self.stacks]
         return out
+
+    @property
+    def chain_tasks(self) -> list[TaskResult]:
+        """The tasks of chain files (the others are single requests)."""
+        return self.tasks[: self.n_chains]
 
 
 def price_corpus(

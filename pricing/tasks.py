@@ -168,6 +168,13 @@ class TaskResult:
     estimated: bool = False
 
 
+def task_record(task: TaskResult) -> dict[str, Any]:
+    """A task as a JSON-ready record (NaN as None)."""
+    out = dict(task.__dict__)
+    out["unpriced"], out["unpriced_calls"] = list(task.unpriced), list(task.unpriced_calls)
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in out.items()}
+
+
 def _stack(sources: Sequence[str]) -> str:
     return " + ".join(dict.fromkeys(sources)) if sources else "unknown"
 

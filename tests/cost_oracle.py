@@ -88,6 +88,24 @@ def percentile(values: list[Decimal], q: float) -> float:
     return statistics.quantiles(xs, n=100, method="inclusive")[int(q) - 1]
 
 
+def each_chain_task(folder: Path, prices) -> dict[str, dict]:
+    """Per chain file: its cost (sum of its calls') and end-to-end time (every call's end
+    plus every pause, in ms)."""
+    out = {}
+    for chain_path in sorted(folder.rglob("*.chain.json")):
+        chain = json.loads(chain_path.read_text(encoding="utf-8"))
+        e2e, spent = Decimal(0), Decimal(0)
+        for step in chain["steps"]:
+            if step["kind"] == "pause":
+                e2e += Decimal(str(step["ms"]))
+                continue
+            path = chain_path.parent / step["replay"]
+            e2e += Decimal(str(header_and_end(path)[1]["t_ms"]))
+            spent += cost(path, prices)
+        out[chain["id"]] = {"cost": spent, "e2e_ms": e2e}
+    return out
+
+
 def chain_tasks(folder: Path, prices) -> dict[str, dict]:
     """Per stack: tasks, completed, money spent, cost per completed task (chain files)."""
     out: dict[str, dict] = {}

@@ -71,6 +71,15 @@ def test_cost_per_completed_task_counts_the_failed_and_abandoned_attempts(capsys
         assert (got["n_tasks"], got["n_completed"]) == (want["tasks"], want["completed"])
         assert Decimal(str(got["spent"])).quantize(CENT) == want["spent"].quantize(CENT)
         assert got["cost_per_completed_task"] == pytest.approx(float(want["per_completed"]))
+    each = cost_oracle.each_chain_task(folder, cost_oracle.sheet_prices(SHEET))
+    tasks = {s["id"]: s for s in summaries if s["summary"] == "chain_task"}
+    assert set(tasks) == set(each) and len(tasks) == 12
+    for tid, want in each.items():
+        assert Decimal(str(tasks[tid]["cost"])).quantize(CENT) == want["cost"].quantize(CENT)
+        assert tasks[tid]["cost"] == pytest.approx(float(want["cost"]), rel=1e-12)
+        assert tasks[tid]["e2e_ms"] == pytest.approx(float(want["e2e_ms"]), abs=1e-6)
+    assert tasks["swift-mini-sales-2"]["outcome"] == "abandoned"
+    assert tasks["swift-mini-trip-2"]["outcome_from"] == "the answer's stream"
     swift = stacks["example/swift-mini"]
     assert (swift["n_failed"], swift["n_abandoned"], swift["n_completed"]) == (1, 1, 4)
     # What an attempt that did not complete spent is in the numerator, not the count.
@@ -89,6 +98,8 @@ def test_the_table_prints_costs_tasks_and_hidden_reasoning(capsys, monkeypatch):
     assert "first answer text p50" in out
     assert "example/swift-mini: 6 tasks, 4 completed, 1 failed, 1 abandoned" in out
     assert "per completed task" in out and "tok/s per USD/Mtok" in out
+    assert "Chain tasks (12; e2e: every call to its end plus every tool pause" in out
+    assert "example/swift-mini: abandoned (declared)" in out
 
 
 def _copy(tmp_path: Path, names: list[str]) -> Path:
@@ -124,7 +135,7 @@ def test_streams_without_usage_or_with_bad_usage_are_unpriced_and_named(tmp_path
     by_id = {r["id"]: r for r in recs}
     assert by_id["chat-one-liner"]["cost"] is None
     assert by_id["chat-one-liner"]["unpriced"].startswith("no usage in the recording")
-    source, tasks = summaries
+    source, tasks = summaries  # no chain file here: no chain_task records
     assert source["n_priced"] == 1 and sum(source["unpriced"].values()) == 2
     assert source["mean"] == pytest.approx(by_id["chat-reasoning"]["cost"]["total"])
     # each recording outside a chain is a task of one request; unpriced ones are left out

@@ -164,6 +164,8 @@ def test_the_frontier_figure_shows_in_chromium(report):
     assert "These are EXAMPLE prices (example.toml, 2026-12-06)" in found["text"]
     assert "cost per satisfied user (USD) [95% CI]" in found["text"]
     assert "request(s) billed hidden reasoning tokens" in found["text"]
+    assert "Agent tasks (chain files): end-to-end time" in found["text"]
+    assert "failed (the answer's stream)" in found["text"]
 
 
 def test_prices_without_a_corpus_or_a_bad_sheet_exit_2(tmp_path, capsys):

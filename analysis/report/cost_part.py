@@ -186,10 +186,42 @@ def cost_blocks(data) -> list:
                 "staircase are the front.",
             )
         )
+    tasks = _chain_task_frame(section)
+    if tasks is not None:
+        blocks.append(
+            Table(
+                tasks,
+                "Agent tasks (chain files): end-to-end time (every call to its end plus every "
+                "tool pause) and what each attempt cost",
+            )
+        )
     notes = _notes(section)
     if notes:
         blocks.append(Bullets(notes))
     return blocks
+
+
+MAX_TASK_ROWS = 100
+"""Chain tasks listed in the report (costs.csv and `inspect --json` have every one)."""
+
+
+def _chain_task_frame(section: CostSection) -> pd.DataFrame | None:
+    tasks = section.costs.chain_tasks  # type: ignore[attr-defined]
+    if not tasks:
+        return None
+    cur = section.costs.currency  # type: ignore[attr-defined]
+    rows = [
+        {
+            "task": t.id,
+            "stack": t.stack,
+            "outcome": t.outcome if t.outcome == "completed" else f"{t.outcome} ({t.outcome_from})",
+            "calls": t.n_calls,
+            "e2e (ms)": "-" if t.e2e_ms != t.e2e_ms else f"{t.e2e_ms:,.0f}",
+            f"cost ({cur})": "unpriced" if t.cost is None else format_money(t.cost, t.estimated),
+        }
+        for t in tasks[:MAX_TASK_ROWS]
+    ]
+    return pd.DataFrame(rows)
 
 
 def _notes(section: CostSection) -> list[str]:

@@ -36,7 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="one JSON object per recording per line (keys: id, n_chunks, n_tokens, n_tool_calls, "
         "ttft_ms, ttfo_ms, ttft_first_event_ms, ttst_ms, second_token_gap_ms, e2e_ms, "
         "itl_ms{mean,p50,p90,p99,max,cv,lag1}, tpot_ms, stalls{over_250,over_1000,longest_ms}, "
-        "chars_per_s, finish_reason, error, timing: recorded|synthetic|none, ...)",
+        "chars_per_s, finish_reason, error, timing: recorded|synthetic|none, ...; with "
+        "--prices also cost, unpriced, usage, price, estimated, then summary records: "
+        "cost_per_source, chain_task, tasks_per_stack)",
     )
     parser.add_argument(
         "--truncated",

@@ -133,6 +133,7 @@ def summary_lines(report: Any, ids: Sequence[str], width: int = 80) -> list[str]
             if t.n_estimated:
                 text += f"; {t.n_estimated} estimated (~)"
             lines += wrap(text, "  ")
+    lines += _chain_task_lines(report, cur, wrap)
     for error in report.task_errors:
         lines += wrap(f"chain file skipped: {error}", "  ")
     unpriced = [(i, p) for i, p in zip(ids, report.priced, strict=True) if p.cost is None]
@@ -143,6 +144,30 @@ def summary_lines(report: Any, ids: Sequence[str], width: int = 80) -> list[str]
             lines += wrap(f"{rid}: {p.unpriced}", "  ")
         if len(unpriced) > 20:
             lines.append(f"  ... and {len(unpriced) - 20} more (--json lists each)")
+    return lines
+
+
+MAX_TASK_LINES = 24
+"""Chain tasks listed one per line in the table view (`--json` lists every one)."""
+
+
+def _chain_task_lines(report: Any, cur: str, wrap: Any) -> list[str]:
+    """One line per chain task: its outcome, end-to-end time and cost."""
+    tasks = report.chain_tasks
+    if not tasks:
+        return []
+    lines = [""]
+    lines += wrap(
+        f"Chain tasks ({len(tasks)}; e2e: every call to its end plus every tool pause; cost: "
+        "every call's, or unpriced when one is):"
+    )
+    width = max(len(t.id) for t in tasks[:MAX_TASK_LINES])
+    for t in tasks[:MAX_TASK_LINES]:
+        outcome = t.outcome if t.outcome == "completed" else f"{t.outcome} ({t.outcome_from})"
+        cost = "unpriced" if t.cost is None else f"{format_money(t.cost, t.estimated)} {cur}"
+        lines.append(f"  {t.id.ljust(width)}  {_ms(t.e2e_ms):>9}  {cost:>14}  {t.stack}: {outcome}")
+    if len(tasks) > MAX_TASK_LINES:
+        lines.append(f"  ... and {len(tasks) - MAX_TASK_LINES} more (--json lists each)")
     return lines
 
 
