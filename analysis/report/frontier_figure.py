@@ -26,7 +26,7 @@ def frontier_png(table: pd.DataFrame, currency: str, example: bool = False) -> b
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     costs = rows["cost_per_completed_task"].to_numpy(dtype=float)
     right_half = costs.min() + 0.6 * (costs.max() - costs.min()) if len(costs) > 1 else math.inf
-    for r in rows.itertuples():
+    for i, r in enumerate(rows.itertuples()):
         low = r.p_satisfied - r.p_satisfied_ci_low
         high = r.p_satisfied_ci_high - r.p_satisfied
         front = bool(r.on_front)
@@ -42,11 +42,12 @@ def frontier_png(table: pd.DataFrame, currency: str, example: bool = False) -> b
             zorder=3,
         )
         on_right = r.cost_per_completed_task > right_half  # labels stay inside the axes
+        below = i % 2 == 1 and r.p_satisfied >= 0.1  # neighbours' labels alternate
         ax.annotate(
             r.source,
             (r.cost_per_completed_task, r.p_satisfied),
             textcoords="offset points",
-            xytext=(-7 if on_right else 7, 6),
+            xytext=(-7 if on_right else 7, -13 if below else 6),
             ha="right" if on_right else "left",
             fontsize=8,
         )
