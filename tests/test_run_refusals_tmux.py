@@ -66,12 +66,12 @@ def test_a_second_terminal_with_the_same_participant_is_told_who_holds_the_sessi
         second.keys("Enter")
         screen = wait_screen(second, lambda s: "another process" in s)
     assert f"pid {first.pane_pid()}" in screen and "Traceback" not in screen
-    second.keys("C-q")
+    second.keys("C-q", "C-q")
     wait_screen(second, lambda _s: second.pane_dead(), deadline_s=30)
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT resumed_count FROM sessions").fetchall() == [(0,)]
         assert conn.execute("SELECT COUNT(*) FROM trials").fetchone() == (1,)
-    first.keys("C-q")
+    first.keys("C-q", "C-q")
     wait_screen(first, lambda _s: first.pane_dead(), deadline_s=30)
 
 
@@ -81,7 +81,7 @@ def test_a_read_only_database_is_refused_in_one_line_before_any_screen(terminals
     tmux = terminals()
     tmux.start(uxlab_command("run", str(study), "--participant", "P-RO001", "--db", str(db)))
     to_first_trial(tmux)
-    tmux.keys("C-q")
+    tmux.keys("C-q", "C-q")
     wait_screen(tmux, lambda _s: tmux.pane_dead(), deadline_s=30)
     db.chmod(0o444)
     before = hashlib.sha256(Path(db).read_bytes()).hexdigest()

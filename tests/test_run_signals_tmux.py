@@ -66,7 +66,7 @@ def resume_offers_trial(tmux: Tmux, study: Path, db: Path, participant: str) -> 
     """Run the same command again; returns the first trial screen, then quits with Ctrl+Q."""
     tmux.fresh()
     screen = start(tmux, study, db, participant)
-    tmux.keys("C-q")
+    tmux.keys("C-q", "C-q")
     wait_screen(tmux, lambda _s: tmux.pane_dead(), deadline_s=30)
     return screen
 

@@ -265,7 +265,7 @@ async def test_the_study_app_names_the_other_process_instead_of_taking_over(tmp_
             shown = str(app.screen.query_one("#participant-error").content)
             assert "taking part right now in another process" in shown
             assert f"pid {child.pid}" in shown
-            await pilot.press("ctrl+q")
+            await pilot.press("ctrl+q", "ctrl+q")
         store.close()
         assert trial_rows(db) == before  # the live session was not touched
     finally:

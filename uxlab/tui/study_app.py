@@ -8,9 +8,10 @@ asks the `StudySession` controller what comes next; a trial is committed to the 
 before the next screen is pushed. Every key press during a trial is stamped here, where it
 enters the app, on the session clock (`key_time_ms`): the Enter that sends is t = 0.
 
-Ctrl+Q or Ctrl+C quits at any moment: the session becomes `interrupted` and running the
+Ctrl+Q or Ctrl+C pressed twice quits at any moment (the first press only asks, so a slip
+ends nothing: `uxlab.tui.quit_confirm`): the session becomes `interrupted` and running the
 same command with the same participant id continues. SIGHUP (the terminal window or tmux
-pane was closed) and SIGTERM quit exactly the same way (`QUIT_SIGNALS`; `HangupSafeDriver`
+pane was closed) and SIGTERM quit at once, the same way (`QUIT_SIGNALS`; `HangupSafeDriver`
 keeps the app alive without its terminal long enough). What the participant did is kept
 (`StudySession.quit`): a trial whose outcome is final (over, or given up) is committed with
 the answers given so far; a trial not yet sent is offered again on resume; only a trial quit
@@ -64,6 +65,7 @@ from uxlab.tui.flow_screens import (
 )
 from uxlab.tui.glass_session import start_glass
 from uxlab.tui.paint_probe import PaintProbe
+from uxlab.tui.quit_confirm import QuitGuard
 from uxlab.tui.resume_screen import ResumeScreen
 from uxlab.tui.trial_screen import TrialScreen, key_label
 
@@ -103,8 +105,8 @@ class StudyApp(App[RunResult]):
     start_flow = True
     """False in hosts that show one screen (snapshot tests)."""
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+q", "quit_study", "Quit", priority=True),
-        Binding("ctrl+c", "quit_study", "Quit", show=False, priority=True),
+        Binding("ctrl+q", "quit_study('Ctrl+Q')", "Quit", priority=True),
+        Binding("ctrl+c", "quit_study('Ctrl+C')", "Quit", show=False, priority=True),
     ]
 
     def __init__(
@@ -155,6 +157,8 @@ class StudyApp(App[RunResult]):
         self._size_logged: tuple[int, int] | None = None
         self._unsaved_events: list[tuple[str, dict[str, Any], float]] = []
         self._signals_before: dict[int, Any] = {}
+        self.quit_guard = QuitGuard(self.set_timer)
+        """A first Ctrl+Q/Ctrl+C asks, the second quits (`uxlab.tui.quit_confirm`)."""
 
     def compose(self) -> ComposeResult:
         yield Static("", id="blank")
@@ -209,6 +213,7 @@ class StudyApp(App[RunResult]):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and not event.is_forwarded:
             self.key_time_ms = self.clock.now_ms()
+            self.quit_guard.other_key(event.key)
             run = self.current_run
             trial_screen = isinstance(self.screen, (TrialScreen, CheckScreen))
             if run is not None and run.phase != Phase.ANSWERED and trial_screen:
@@ -493,9 +498,14 @@ class StudyApp(App[RunResult]):
         return f"Trial {ss.main_done_before(trial)} of {ss.n_main} done"
 
     # -- quitting ----------------------------------------------------------------------------
-    def action_quit_study(self) -> None:
-        """Quit now, keeping what is final (`StudySession.quit`); the session can be resumed."""
-        self._quit("key")
+    def action_quit_study(self, key_label: str = "Ctrl+Q") -> None:
+        """A first press asks "press again to leave" (`uxlab.tui.quit_confirm`); the second
+        quits, keeping what is final (`StudySession.quit`): the session can be resumed.
+        Once the study is over (completed, or consent declined) one press quits."""
+        over = self.result.outcome in ("completed", "declined")
+        saved = self.session is not None
+        if over or self.quit_guard.press(self.screen, key_label, saved):
+            self._quit("key")
 
     def _quit(self, by: str) -> None:
         """Quit by a key or a signal (`by`); a second signal while exiting changes nothing."""
