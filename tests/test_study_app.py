@@ -179,7 +179,7 @@ async def test_quit_mid_trial_then_the_same_command_resumes(tmp_path):
         await wait_screen(pilot, InstructionsScreen)
         body = again.screen.body
         assert "Welcome back" in body and "again at the end" in body
-        assert "continues with trial 2 of 3" in body
+        assert "continues with trial 1 of 2" in body
         await pilot.press("enter")
         await wait_screen(pilot, TrialScreen)
         assert again.screen.run.trial.index == 2
