@@ -96,3 +96,26 @@ async def test_three_resumes_keep_the_total_and_the_list_says_the_same(tmp_path)
     assert mains[-1] == f"Trial {total} of {total}"
     for note in notes:
         assert "shown again at the end" in note and f"still has {total} trials" in note
+
+
+async def test_the_report_counts_the_re_shown_trial_and_says_which_playback_is_analysed(tmp_path):
+    from test_session_rerun import crash_mid_trial, finish
+
+    from analysis.report import ReportOptions, analyse, write_report
+    from analysis.trial_table import load_trial_table
+    from uxlab.store import export_db
+
+    study_path = tiny_study(tmp_path, levels="20, 40, 60", repeats=1, attention=False)
+    await crash_mid_trial(tmp_path, study_path)
+    again = open_session(tmp_path, study_path=study_path)
+    await finish(again)
+    again.store.close()
+    export_db(tmp_path / "results.sqlite", tmp_path / "export")
+    data = analyse(load_trial_table(tmp_path / "export"), ReportOptions(n_boot=20))
+    md = write_report(data, tmp_path / "report")["markdown"].read_text(encoding="utf-8")
+    text = " ".join(md.split())
+    assert (
+        "1 trial was cut off (stored as interrupted, never analysed); 1 trial was shown again "
+        "at the end of its session: the analysis uses the second playback (the re-run)."
+    ) in text
+    assert data.sessions["playback analysed"].tolist() == ["second 1"]
