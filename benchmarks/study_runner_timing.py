@@ -303,8 +303,7 @@ def run_study(
     pairs = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
     cmd = (
         f"{pairs} {shlex.quote(sys.executable)} -m uxlab run {shlex.quote(str(study))} "
-        f"--db {shlex.quote(str(db))} --participant P1"
-        + ("" if check else " --no-timing-check")
+        f"--db {shlex.quote(str(db))} --participant P1" + ("" if check else " --no-timing-check")
     )
     pane = Pane(cmd, ROOT)
     started_cpu = _children_cpu_s()

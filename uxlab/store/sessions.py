@@ -412,6 +412,20 @@ class Sessions(StoreBase):
         counter = TrialCounter(trials, reruns, len(planned))
         return counter.counts(over, cut_off, rerun_cut_off)
 
+    def last_run_environment(self, study: Study, participant: str) -> dict[str, Any] | None:
+        """The environment kept by the latest start or resume of the participant's session
+        of this study file (its timing warnings, and whether they were shown), or None."""
+        row = self.conn.execute(
+            "SELECT r.environment FROM session_runs r JOIN sessions s "
+            "ON s.session_id = r.session_id WHERE s.participant = ? AND s.study_sha256 = ? "
+            "ORDER BY s.created_at DESC, r.run DESC LIMIT 1",
+            (participant, study.sha256),
+        ).fetchone()
+        if row is None:
+            return None
+        environment: dict[str, Any] = json.loads(row[0])
+        return environment
+
     def unfinished_of_other_versions(self, study: Study) -> int:
         """How many unfinished sessions of this study id ran another version of its file."""
         (n,) = self.conn.execute(

@@ -1,7 +1,8 @@
 """`uxlab run`: one participant's session of a study, in the terminal, end to end.
 
-The path: timing warnings for the researcher (only when there are any), the unfinished
-sessions to continue (only when there are any, and no `--participant`), participant id,
+The path: the timing check, the unfinished sessions to continue (only when there are any,
+and no `--participant`), timing warnings for the researcher (only when there are any, and
+on a resume only when their verdict changed: `_warn_once`), participant id,
 consent, instructions, practice trials, the trials with breaks, the end-of-study questions
 and the end screen. The flow is one worker that pushes a screen, waits for its result and
 asks the `StudySession` controller what comes next; a trial is committed to the store
@@ -39,6 +40,7 @@ from textual.widgets import Input, Static
 
 from uxlab.clock import MonotonicClock
 from uxlab.collector import CollectorPacing
+from uxlab.environment import warning_verdict
 from uxlab.errors import UxlabError
 from uxlab.glass.feed import GlassFeed
 from uxlab.phases import Phase
@@ -273,8 +275,6 @@ class StudyApp(App[RunResult]):
             await self._check_timing()
         if self.glass_feed is not None:
             self.environment["glass"] = self.glass_feed.describe()
-        if self.warnings:
-            await self.push_screen_wait(WarningsScreen(self.warnings))
         ss = await self._open_session()
         self.session = ss
         await self._saving("the session", self._log_start_size)
@@ -434,6 +434,25 @@ class StudyApp(App[RunResult]):
             if isinstance(blank, Static):
                 blank.update(text)
 
+    async def _warn_once(self, participant: str | None) -> None:
+        """Show the researcher the timing warnings once per session: at its start, and on a
+        resume only when their verdict changed (`warning_verdict`) since the session's last
+        start or resume. Whether they were shown is kept with this run's environment
+        (`timing_warnings_shown`), beside the warnings themselves."""
+        verdict = warning_verdict(self.warnings)
+        before = None
+        if participant is not None:
+            try:
+                last = self.store.last_run_environment(self.study, participant)
+            except SAVE_ERRORS:  # unreadable now: showing them is the safe side
+                last = None
+            before = None if last is None else last.get("timing_verdict")
+        show = bool(self.warnings) and verdict != before
+        self.environment["timing_verdict"] = verdict
+        self.environment["timing_warnings_shown"] = show
+        if show:
+            await self.push_screen_wait(WarningsScreen(self.warnings))
+
     async def _pick_unfinished(self, problem: str = "") -> str | None:
         """The unfinished session the researcher continues (its participant id), or None
         for a new participant (also when there is none to list)."""
@@ -451,6 +470,7 @@ class StudyApp(App[RunResult]):
         if self.participant is None:  # continue an unfinished session, or start a new one
             self.participant = await self._pick_unfinished()
             picked = self.participant is not None
+        await self._warn_once(self.participant)
         while True:
             participant = self.participant
             if participant is None:
