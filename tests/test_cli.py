@@ -214,8 +214,9 @@ def test_one_rule_for_default_output_places(tmp_path):
     lines = after_database(Path("results/quickstart.sqlite"))
     assert lines[0].endswith("uxlab export results/quickstart.sqlite")
     assert lines[1].endswith("uxlab report results/quickstart.sqlite")
-    assert "results/quickstart-export/ and results/quickstart-report/" in lines[2]
-    assert lines[2].endswith(", beside the database)")
+    assert "open results/quickstart-report/report.html" in lines[2]  # the file, not a folder
+    assert "results/quickstart-export/trials.csv" in lines[2]
+    assert lines[2].endswith("; beside the database)")
 
 
 def test_output_hints_of_a_postgresql_database_name_the_folder_not_the_server():
@@ -224,8 +225,8 @@ def test_output_hints_of_a_postgresql_database_name_the_folder_not_the_server():
     lines = after_database("postgresql://lab:secret@db.example:5432/tiny_2026")
     assert lines[0].endswith("uxlab export 'postgresql://lab:***@db.example:5432/tiny_2026'")
     assert lines[2] == (
-        "(they write results/tiny_2026-export/ and results/tiny_2026-report/, "
-        "in the folder they are run from)"
+        "(then open results/tiny_2026-report/report.html; the trial table is "
+        "results/tiny_2026-export/trials.csv; in the folder they are run from)"
     )
 
 

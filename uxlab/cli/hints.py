@@ -51,8 +51,9 @@ def _real(path: str) -> str:
 
 
 def after_database(db: str | Path) -> list[str]:
-    """The `export:`/`report:` hint lines printed after a study database was written (a
-    PostgreSQL database's default output folders are under the folder the commands run in)."""
+    """The `export:`/`report:` hint lines printed after a study database was written, and
+    the file to open once they ran (a PostgreSQL database's default output folders are under
+    the folder the commands run in)."""
     from uxlab.cli.places import output_for
     from uxlab.store.dialect import is_postgres
 
@@ -61,5 +62,5 @@ def after_database(db: str | Path) -> list[str]:
     return [
         f"export:  {command('export', db)}",
         f"report:  {command('report', db)}",
-        f"(they write {export}/ and {report}/, {where})",
+        f"(then open {report}/report.html; the trial table is {export}/trials.csv; {where})",
     ]
