@@ -119,6 +119,18 @@ class SessionKinds:
         )
 
 
+def mark_simulated(frame: pd.DataFrame, data: Any, column: str = "participant") -> pd.DataFrame:
+    """In a report of mixed data, each simulated participant's row says so (`P-003
+    (simulated)`), so a per-participant table is never read as people only."""
+    kinds = getattr(getattr(data, "truth", None), "kinds", None)
+    if kinds is None or kinds.kind != "mixed" or column not in frame.columns:
+        return frame
+    out = frame.copy()
+    ids = kinds.simulated_ids
+    out[column] = [f"{p} (simulated)" if str(p) in ids else p for p in out[column]]
+    return out
+
+
 def session_kinds(trials: pd.DataFrame, kept: pd.DataFrame) -> SessionKinds:
     """Simulated and real participants (a participant with any simulated session counts as
     simulated); a table without a `simulated` column is all real."""
@@ -318,11 +330,11 @@ def truth_comparison(data: Any) -> tuple[pd.DataFrame, list[str]]:
             f"each session's own procedure, at its target {level:.3g}"
             + ("" if track == "all" else f", {track}")
             if measure == "adaptive"
-            else "each person's own curve, 50% point"
+            else "each participant's own curve, 50% point"
         )
         lines.append(
             f"per participant ({what}): {sum(judged)} of {len(judged)} true thresholds "
-            f"inside their own 95% interval; median of these people's true values "
+            f"inside their own 95% interval; median of their true values "
             f"{group['true_value'].median():.0f} ms, of their estimates "
             f"{group['estimate'].median():.0f} ms"
         )
