@@ -451,7 +451,12 @@ class StudyApp(App[RunResult]):
         self.environment["timing_verdict"] = verdict
         self.environment["timing_warnings_shown"] = show
         if show:
-            await self.push_screen_wait(WarningsScreen(self.warnings))
+            await self.show_warnings(self.warnings)
+
+    async def show_warnings(self, warnings: list[str]) -> None:
+        """Put the timing warnings before the researcher (a host whose participant sits
+        at the screen alone logs them for the researcher instead)."""
+        await self.push_screen_wait(WarningsScreen(warnings))
 
     async def _pick_unfinished(self, problem: str = "") -> str | None:
         """The unfinished session the researcher continues (its participant id), or None
