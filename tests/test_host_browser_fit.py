@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from helpers.browser import WebHost, launch_chromium, wait_screen
 from helpers.studies import tiny_study
-from playwright.async_api import async_playwright
 from PIL import Image
+from playwright.async_api import async_playwright
 
 from uxlab.store import Store
 from uxlab.store.invitations import create_invitations
