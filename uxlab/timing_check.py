@@ -293,10 +293,10 @@ def _judge(check: TimingCheck) -> None:
     else:
         limit = check.tolerance.max_late_p99_ms
         late = check.shown_p99_ms is not None and check.shown_p99_ms > limit
-        where = "at the glass" if check.measured == "painted" else "on screen"
+        where = "at the glass" if check.measured == "painted" else "as flushed to the terminal"
         if late:
             check.problems.append(
-                f"chunks reached the screen {check.shown_p99_ms:.1f} ms late at p99 {where} "
+                f"chunks reached the screen {check.shown_p99_ms:.1f} ms late at p99, {where} "
                 f"(allowed {limit:g} ms for a {check.gap_ms:.1f} ms gap: trials like this are "
                 "flagged)"
             )

@@ -60,6 +60,12 @@ def register(subparsers: Any) -> None:
         help="skip the timing check before the first trial (see `uxlab check-timing`)",
     )
     parser.add_argument(
+        "--off-screen-check",
+        action="store_true",
+        help="make the timing check off-screen (hand-off only), without the test stream on "
+        "the screen: what the SSH and browser hosts do, whose participants sit at the screen",
+    )
+    parser.add_argument(
         "--glass",
         action="store_true",
         help="also time each chunk as the terminal window shows it (an X display: xterm, "
@@ -114,6 +120,14 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"--glass: {exc}; leave --glass out to run without it") from None
     env = collect_environment(frame_cap())
     warnings = timing_warnings(env, shortest_gap_ms(study))
+    on_screen_check = not (args.no_timing_check or args.off_screen_check)
+    if args.off_screen_check and not args.no_timing_check:  # before the app: hand-off only
+        from uxlab.timing_check import check_timing
+
+        check = check_timing(study, frame_cap_fps=frame_cap(), multiplexer=env["multiplexer"])
+        env["timing_check"] = check.to_environment()
+        if check.warning() is not None:
+            warnings.append(check.warning())
     store = Store.open(db, busy_timeout_s=5.0)  # then the participant sees why, and r retries
     try:
         app = StudyApp(
@@ -126,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
             warnings=warnings,
             # on screen, in the study's own view, before the first screen: the researcher
             # sees what it finds
-            timing_check=not args.no_timing_check,
+            timing_check=on_screen_check,
             glass=args.glass,
         )
         result = run_app(app)
