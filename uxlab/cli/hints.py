@@ -58,9 +58,10 @@ def after_database(db: str | Path) -> list[str]:
     from uxlab.store.dialect import is_postgres
 
     export, report = output_for(db, "export"), output_for(db, "report")
-    where = "in the folder they are run from" if is_postgres(db) else "beside the database"
+    where = " (under the folder they are run from)" if is_postgres(db) else ""
     return [
         f"export:  {command('export', db)}",
         f"report:  {command('report', db)}",
-        f"(then open {report}/report.html; the trial table is {export}/trials.csv; {where})",
+        f"then:    open {report}/report.html{where}",
+        f"         (the export's trial table: {export}/trials.csv)",
     ]
