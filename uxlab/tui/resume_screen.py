@@ -142,7 +142,7 @@ class ResumeScreen(Screen[str | None]):
             yield Static(
                 "5/15 trials: main trials done of the study's 15, as the participant's "
                 "screen counts them (practice, checks and re-runs below). "
-                "paused: quit (Ctrl+Q, or the window was closed). open: the program ended "
+                "paused: quit (Ctrl+Q twice, or the window was closed). open: the program ended "
                 "without quitting."
                 + (
                     " in use: running now in another process (its pid and host are shown); "
