@@ -6,10 +6,12 @@ appears once, a single Ctrl+Q or Ctrl+C does not quit, and every trial is stored
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
 import sqlite3
+from pathlib import Path
 
 import pytest
 from helpers.studies import SLOW_MS, tiny_study
@@ -32,8 +34,8 @@ def tmux():
 class Walk:
     """Reads each screen and presses what a participant would (see `step`)."""
 
-    def __init__(self, tmux: Tmux, command: str) -> None:
-        self.tmux, self.command = tmux, command
+    def __init__(self, tmux: Tmux, command: str, db: Path) -> None:
+        self.tmux, self.command, self.db = tmux, command, db
         self.warnings_seen = 0
         self.headers: list[str] = []
         self.notes: list[str] = []
@@ -66,7 +68,7 @@ class Walk:
             answer = screen.split("Assistant:", 1)[1].split("Press Esc", 1)[0]
             if "●" not in answer and "○" not in answer:
                 return None  # the answer is streaming: wait for the questions
-            if self.quits and head.group(1).startswith("Trial"):
+            if self.quits and head.group(1).startswith("Trial") and self.slow_in_flight():
                 return self.quit(self.quits.pop(0))
             self.tmux.keys("Escape")  # a slow one: give up (no questions after a give-up)
         elif "Press Enter for the next trial" in screen:
@@ -84,6 +86,16 @@ class Walk:
             return None
         wait_screen(self.tmux, lambda s: s != screen or self.tmux.pane_dead())
         return None
+
+    def slow_in_flight(self) -> bool:
+        """The trial on screen waits 30 s for its first token (as stored when it began): a
+        quit now cuts it off mid-wait however slowly this machine paints (a fast trial seen
+        still waiting on a loaded machine may be answered before the quit lands)."""
+        with sqlite3.connect(self.db) as conn:
+            row = conn.execute(
+                "SELECT levels FROM trials WHERE outcome = 'running' ORDER BY trial_index DESC"
+            ).fetchone()
+        return row is not None and json.loads(row[0]).get("ttft_ms") == SLOW_MS
 
     def quit(self, how: str) -> str:
         """Cut the waiting trial off `how`; then start the same command again."""
@@ -110,7 +122,7 @@ def test_four_ways_to_quit_each_resumed_keep_the_count_and_every_trial_once(tmux
     study = tiny_study(tmp_path, levels=f"20, {SLOW_MS:g}", repeats=4, attention=False)
     db = tmp_path / "walk.sqlite"
     args = ["run", str(study), "--participant", "P-WALK1", "--db", str(db), "--no-timing-check"]
-    walk = Walk(tmux, uxlab_command(*args))
+    walk = Walk(tmux, uxlab_command(*args), db)
     walk.start()
     done: list[str] = []
     while True:
