@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from analysis.report.interval_bounds import unbounded_ends
+from analysis.report.simulated_rows import mark_simulated
 from analysis.report.support import MINIMUMS, estimate_flags, flag_text
-from analysis.report.truth_part import mark_simulated
 
 FIELDS = ("estimate", "ci_low", "ci_high", "target", "procedure", "n_trials", "reversals")
 _COLUMN = re.compile(r"^adaptive_(?P<key>.+)_(?P<field>" + "|".join(FIELDS) + r")$")

@@ -22,8 +22,8 @@ from analysis.report.blocks import (
 )
 from analysis.report.data import ESTIMANDS, ConditionFit, PsychometricPart, ReportData
 from analysis.report.interval_bounds import fitted_range_ms
+from analysis.report.simulated_rows import mark_simulated
 from analysis.report.support import MINIMUMS, enough, estimate_flags, flag_text, skipped_line
-from analysis.report.truth_part import mark_simulated
 from analysis.separation import yes_no_words
 from analysis.small_sample_interval import adaptive_mixed_thresholds
 from analysis.survival import condition_label

@@ -16,8 +16,8 @@ import pandas as pd
 
 from analysis.exclusions import rule_summary
 from analysis.report.sessions_part import facts_summary
+from analysis.report.simulated_rows import mark_simulated
 from analysis.report.support import MIN_POPULATION, MINIMUMS, coverage_phrase
-from analysis.report.truth_part import mark_simulated
 
 
 def simulated_line(data: Any) -> str | None:

@@ -119,18 +119,6 @@ class SessionKinds:
         )
 
 
-def mark_simulated(frame: pd.DataFrame, data: Any, column: str = "participant") -> pd.DataFrame:
-    """In a report of mixed data, each simulated participant's row says so (`P-003
-    (simulated)`), so a per-participant table is never read as people only."""
-    kinds = getattr(getattr(data, "truth", None), "kinds", None)
-    if kinds is None or kinds.kind != "mixed" or column not in frame.columns:
-        return frame
-    out = frame.copy()
-    ids = kinds.simulated_ids
-    out[column] = [f"{p} (simulated)" if str(p) in ids else p for p in out[column]]
-    return out
-
-
 def session_kinds(trials: pd.DataFrame, kept: pd.DataFrame) -> SessionKinds:
     """Simulated and real participants (a participant with any simulated session counts as
     simulated); a table without a `simulated` column is all real."""
