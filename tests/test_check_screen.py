@@ -54,7 +54,7 @@ async def test_the_check_is_its_own_screen_and_a_quit_asks_it_again(tmp_path):
         assert [p.question.id for p in panels] == ["acceptable"]  # only the check's question
         assert check.run.t0_ms is None and check.run.phase == "ready"  # nothing was sent
         index = check.run.trial.index
-        await pilot.press("ctrl+q")
+        await pilot.press("ctrl+q", "ctrl+q")
     app.store.close()
 
     again = app_for(tmp_path)

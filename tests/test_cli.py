@@ -214,8 +214,9 @@ def test_one_rule_for_default_output_places(tmp_path):
     lines = after_database(Path("results/quickstart.sqlite"))
     assert lines[0].endswith("uxlab export results/quickstart.sqlite")
     assert lines[1].endswith("uxlab report results/quickstart.sqlite")
-    assert "results/quickstart-export/ and results/quickstart-report/" in lines[2]
-    assert lines[2].endswith(", beside the database)")
+    assert lines[2] == "then:    open results/quickstart-report/report.html"  # the file
+    assert lines[3] == "         (the export's trial table: results/quickstart-export/trials.csv)"
+    assert all(len(line) <= 80 for line in lines)  # not folded by an 80-column terminal
 
 
 def test_output_hints_of_a_postgresql_database_name_the_folder_not_the_server():
@@ -223,10 +224,10 @@ def test_output_hints_of_a_postgresql_database_name_the_folder_not_the_server():
     commands are run from, and the hint says so (not "beside the database")."""
     lines = after_database("postgresql://lab:secret@db.example:5432/tiny_2026")
     assert lines[0].endswith("uxlab export 'postgresql://lab:***@db.example:5432/tiny_2026'")
-    assert lines[2] == (
-        "(they write results/tiny_2026-export/ and results/tiny_2026-report/, "
-        "in the folder they are run from)"
-    )
+    assert lines[2:] == [
+        "then:    open results/tiny_2026-report/report.html (under the folder they are run from)",
+        "         (the export's trial table: results/tiny_2026-export/trials.csv)",
+    ]
 
 
 def test_run_exit_statuses_and_hints(capsys):

@@ -82,7 +82,7 @@ async def test_the_loop_runs_while_a_trial_is_committed(tmp_path):
         await wait_for(
             pilot, lambda: isinstance(app.screen, TrialScreen) and app.screen.run.trial.index == 1
         )
-        await pilot.press("ctrl+q")
+        await pilot.press("ctrl+q", "ctrl+q")
     assert app.return_value.committed == [0]
     store.close()
 
@@ -92,7 +92,7 @@ async def test_a_quit_during_the_commit_waits_for_it_and_keeps_the_trial(tmp_pat
     async with app.run_test(size=(80, 24)) as pilot:
         await answer_first_trial(pilot)
         await wait_for(pilot, store.entered.is_set)
-        await pilot.press("ctrl+q")  # while the trial is being written
+        await pilot.press("ctrl+q", "ctrl+q")  # while the trial is being written
         await pilot.pause()
         assert app.is_running  # waits for the write: nothing is closed under it
         store.gate.set()
@@ -152,5 +152,5 @@ async def test_a_database_turned_read_only_mid_session_says_so_and_loses_nothing
         await wait_for(
             pilot, lambda: isinstance(app.screen, TrialScreen) and app.screen.run.trial.index == 1
         )
-        await pilot.press("ctrl+q")
+        await pilot.press("ctrl+q", "ctrl+q")
     store.close()

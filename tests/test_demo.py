@@ -38,6 +38,11 @@ def test_demo_writes_the_report_and_recovers_the_truth(tmp_path, capsys):
     true_ms, _est, low, high, inside = rows["'acceptable?' 50%"]
     assert true_ms == "800" and int(low) <= 800 <= int(high) and inside == "yes"
     assert re.search(r"done in \d+\.\d s", text)
+    # what the demo's summary says after "SIMULATED data": never a finding about people
+    md = (out / "report" / "report.md").read_text(encoding="utf-8")
+    summary = md[md.index("SIMULATED data") :].split("\n## ", 1)[0]
+    assert " people " not in summary and "people's" not in summary.split("\n", 1)[1]
+    assert "per participant (each participant's own curve" in text
 
 
 @pytest.mark.slow
@@ -81,4 +86,4 @@ def test_demo_on_the_quest_study_checks_each_sessions_own_estimate(tmp_path, cap
     )
     assert hits is not None and int(hits.group(2)) >= 7  # 95% intervals, 8 people
     assert int(hits.group(1)) >= int(hits.group(2)) - 1
-    assert re.search(r"median of these people's true values \d+ ms, of their estimates", text)
+    assert re.search(r"median of their true values \d+ ms, of their estimates", text)

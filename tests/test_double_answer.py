@@ -47,7 +47,7 @@ async def test_a_second_answer_before_the_check_is_gone_changes_nothing(tmp_path
         await pilot.pause()
         assert check.run.responses["acceptable"] == ("no", 100.0)
         assert app.return_value is None  # still running: no internal error
-        await pilot.press("ctrl+q")
+        await pilot.press("ctrl+q", "ctrl+q")
     app.store.close()
 
 
@@ -67,5 +67,5 @@ async def test_a_second_answer_to_a_trials_last_question_changes_nothing(tmp_pat
         await pilot.pause()
         assert trial.run.responses["speed"] == ("4", 100.0)
         assert app.return_value is None
-        await pilot.press("ctrl+q")
+        await pilot.press("ctrl+q", "ctrl+q")
     app.store.close()

@@ -62,7 +62,7 @@ async def test_a_quit_between_end_questions_keeps_the_first_answer_and_asks_only
         await pilot.press("2", "enter")
         await wait_for(pilot, lambda: asking(app, "comments"))
         await wait_for(pilot, lambda: end_answers(tmp_path) == {"overall": "2"})  # saved now
-        await pilot.press("ctrl+q")
+        await pilot.press("ctrl+q", "ctrl+q")
     app.store.close()
     assert end_answers(tmp_path) == {"overall": "2"}
 

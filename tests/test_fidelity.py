@@ -311,7 +311,7 @@ async def test_the_study_app_stores_shown_lateness_from_its_frames(tmp_path):
         await wait_screen(pilot, TrialScreen)
         assert await do_trial(pilot) == "completed"
         await wait_for(pilot, lambda: app.session.committed == [0])
-        await pilot.press("ctrl+q")
+        await pilot.press("ctrl+q", "ctrl+q")
     store.close()
     with sqlite3.connect(tmp_path / "results.sqlite") as conn:
         (timings,) = conn.execute("SELECT timings FROM trials WHERE trial_index = 0").fetchone()

@@ -152,11 +152,18 @@ def test_withdrawing_an_invited_participant_retires_their_code(db):
         assert participant_for_code(store, "tiny", kept.code) == kept.participant
 
 
-def test_remote_app_logs_timing_warnings_for_the_researcher_instead_of_showing_them(tmp_path):
+async def test_remote_app_logs_timing_warnings_for_the_researcher_instead_of_showing_them(
+    tmp_path,
+):
+    """Also the warnings found after start-up (the on-screen timing check adds its own): the
+    participant never sees the researcher's screen."""
     import io
+
+    from helpers.pilot import wait_for
 
     from uxlab.cli.remote_participant import _remote_app_class
     from uxlab.study import load_study
+    from uxlab.tui.flow_screens import ConsentScreen, WarningsScreen
 
     notes = io.StringIO()
     app_class = _remote_app_class(notes)
@@ -168,9 +175,20 @@ def test_remote_app_logs_timing_warnings_for_the_researcher_instead_of_showing_t
             environment={},
             warnings=["load average\n  7.9 on 2 CPUs"],
         )
-    assert app.warnings == []  # no warnings screen for the participant
-    assert app.environment["timing_warnings"] == ["load average\n  7.9 on 2 CPUs"]  # stored
-    assert notes.getvalue() == "timing warning: load average 7.9 on 2 CPUs\n"
+        app.warnings.append("this machine cannot keep the study's shortest gaps right now")
+        seen = []
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for(
+                pilot,
+                lambda: seen.append(type(app.screen)) or isinstance(app.screen, ConsentScreen),
+            )
+            await pilot.press("ctrl+q", "ctrl+q")
+    assert WarningsScreen not in seen  # no warnings screen for the participant
+    assert app.environment["timing_warnings"][0] == "load average\n  7.9 on 2 CPUs"  # stored
+    assert notes.getvalue() == (
+        "timing warning: load average 7.9 on 2 CPUs\n"
+        "timing warning: this machine cannot keep the study's shortest gaps right now\n"
+    )
 
 
 def test_invite_makes_the_output_folder_before_any_code(tmp_path, capsys):

@@ -73,7 +73,7 @@ async def test_reopening_while_the_session_is_held_waits_and_keeps_the_id(db, tm
             await pilot.press("enter")
             await wait_screen(pilot, (ConsentScreen, InstructionsScreen))
             assert app.session.participant == "P-KEEP" and app.session.session.id == session_id
-            await pilot.press("ctrl+q")
+            await pilot.press("ctrl+q", "ctrl+q")
     finally:
         release(holder)
         app.store.close()
@@ -95,7 +95,7 @@ async def test_the_wait_screen_tries_again_by_itself_and_i_types_another_id(tmp_
             release(holder)
             await wait_screen(pilot, (ConsentScreen, InstructionsScreen))  # by itself
             assert app.session.session.id == session_id
-            await pilot.press("ctrl+q")
+            await pilot.press("ctrl+q", "ctrl+q")
     finally:
         release(holder)
         app.store.close()
@@ -108,7 +108,7 @@ async def test_the_wait_screen_tries_again_by_itself_and_i_types_another_id(tmp_
             await pilot.press("i")  # a different id: typed, nothing pre-filled
             await wait_screen(pilot, ParticipantScreen)
             assert app.screen.query_one(Input).value == ""
-            await pilot.press("ctrl+q")
+            await pilot.press("ctrl+q", "ctrl+q")
     finally:
         release(holder)
         app.store.close()
@@ -141,7 +141,7 @@ async def test_a_lease_on_another_host_is_waited_for_until_stale_on_the_store_cl
             await pilot.press("enter")
             await wait_screen(pilot, (ConsentScreen, InstructionsScreen))
             assert app.session.session.id == session.id
-            await pilot.press("ctrl+q")
+            await pilot.press("ctrl+q", "ctrl+q")
     finally:
         app.store.close()
     assert "host elsewhere" in app.return_value.notes[0]
@@ -191,7 +191,7 @@ async def test_quitting_on_the_reconnecting_screen_writes_nothing_and_the_id_is_
             await wait_screen(pilot, ReconnectingScreen)
             writes = CountingWrites(store)
             if how == "ctrl+q":
-                await pilot.press("ctrl+q")
+                await pilot.press("ctrl+q", "ctrl+q")
             else:
                 os.kill(os.getpid(), signal.SIGHUP)
             await wait_for(pilot, lambda: app.return_value is not None)
@@ -209,7 +209,7 @@ async def test_quitting_on_the_reconnecting_screen_writes_nothing_and_the_id_is_
             await wait_screen(pilot, (ConsentScreen, InstructionsScreen, TrialScreen))
             assert again.session.session.id == result.session_id  # the same id and session
             assert again.session.session.interrupted == [0]
-            await pilot.press("ctrl+q")
+            await pilot.press("ctrl+q", "ctrl+q")
         again.store.close()
     finally:
         if not restarted:
@@ -240,7 +240,7 @@ async def test_the_server_away_when_the_session_opens_waits_and_keeps_the_id(
             restarted = True
             await wait_for(pilot, lambda: isinstance(app.screen, ConsentScreen), timeout_s=60)
             assert app.session.participant == "P-OPEN"
-            await pilot.press("ctrl+q")
+            await pilot.press("ctrl+q", "ctrl+q")
     finally:
         if not restarted:
             postgres_cluster.start_again()

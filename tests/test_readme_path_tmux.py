@@ -102,7 +102,7 @@ def test_one_participant_takes_the_quickstart_then_export_and_report(tmux, tmp_p
     tmux.start_in("uv run uxlab run studies/quickstart.toml", lab, env)
     participant = Participant()
     participant.take(tmux, deadline_s=300, stop_when=lambda s: SEND_4 in s and SEND in s)
-    tmux.keys("C-q")  # the participant has to leave mid-study, and comes back
+    tmux.keys("C-q", "C-q")  # the participant has to leave mid-study, and comes back
     paused = tmux.wait_exit(deadline_s=30)
     assert "Traceback" not in paused, paused
     resume = printed_command(paused, "resume")

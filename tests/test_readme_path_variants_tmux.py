@@ -84,7 +84,7 @@ def test_participants_one_after_another_one_excluded_then_export_and_report(
     people = [Participant(missed_checks=MISSES_ALL if k == 1 else 0) for k in range(n_people)]
     tmux.start_in(README_RUN, lab, env)
     people[0].take(tmux, deadline_s=300, stop_when=lambda s: SEND_4 in s and SEND in s)
-    tmux.keys("C-q")
+    tmux.keys("C-q", "C-q")
     paused = tmux.wait_exit(deadline_s=30)
     assert "Traceback" not in paused, paused
     resume = printed_command(paused, "resume")

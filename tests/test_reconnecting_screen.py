@@ -65,7 +65,7 @@ async def test_a_server_restart_shows_reconnecting_then_the_session_goes_on(
             await wait_screen(pilot, TrialScreen)
             assert not isinstance(app.screen, SaveFailedScreen)
             assert app.screen.run.trial.index == 1
-            await pilot.press("ctrl+q")
+            await pilot.press("ctrl+q", "ctrl+q")
     finally:
         if not restarted:
             postgres_cluster.start_again()

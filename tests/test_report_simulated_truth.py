@@ -60,7 +60,10 @@ def test_report_of_a_simulated_database_compares_every_estimate_with_the_truth(
     assert main(["report", str(simulated_db), "-o", str(out), "--n-boot", "30", "-q"]) == 0
     printed = capsys.readouterr().out
     assert printed.startswith("SIMULATED PARTICIPANTS, NOT PEOPLE: all 8 participant(s)")
-    assert "'acceptable?' 50%" in printed and "per participant (each person's own curve" in printed
+    assert (
+        "'acceptable?' 50%" in printed
+        and "per participant (each participant's own curve" in printed
+    )
 
     md = (out / "report.md").read_text(encoding="utf-8").splitlines()
     assert md[0].endswith("(simulated participants)")

@@ -129,7 +129,7 @@ async def test_the_picker_shows_the_live_session_in_use_and_never_continues_it(t
             await wait_screen(pilot, (ConsentScreen, InstructionsScreen))
             assert app.session.participant == "P-DEAD" and app.session.resumed
             assert app.session.session.interrupted == [0]  # the killed holder's trial in flight
-            await pilot.press("ctrl+q")
+            await pilot.press("ctrl+q", "ctrl+q")
         app.store.close()
         assert trial_outcomes(db, "P-LIVE") == [(0, "running")]  # untouched, still in flight
         assert live.poll() is None
@@ -164,7 +164,7 @@ async def test_a_session_taken_after_the_list_was_shown_brings_the_list_back(tmp
             assert app.screen is again
             await pilot.press("n")
             await wait_screen(pilot, ParticipantScreen)
-            await pilot.press("ctrl+q")
+            await pilot.press("ctrl+q", "ctrl+q")
         assert app.session is None
         assert trial_outcomes(db, "P-RACE") == [(0, "running")]  # the holder's trial, intact
     finally:

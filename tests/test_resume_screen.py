@@ -62,7 +62,7 @@ async def test_a_digit_continues_that_session_and_no_participant_is_added(tmp_pa
         await wait_screen(pilot, InstructionsScreen)
         assert "Welcome back" in app.screen.body
         assert app.session.participant == "P-HALF" and app.session.resumed
-        await pilot.press("ctrl+q")
+        await pilot.press("ctrl+q", "ctrl+q")
     app.store.close()
     assert participants(tmp_path) == ["P-DONE", "P-HALF", "P-NEW"]
 
@@ -76,7 +76,7 @@ async def test_arrows_and_enter_continue_the_highlighted_session(tmp_path):
         await pilot.press("down", "enter")
         await wait_screen(pilot, (ConsentScreen, InstructionsScreen))
         assert app.session.participant == second
-        await pilot.press("ctrl+q")
+        await pilot.press("ctrl+q", "ctrl+q")
     app.store.close()
 
 
@@ -90,7 +90,7 @@ async def test_n_starts_a_new_participant(tmp_path):
         await pilot.press("enter")
         await wait_screen(pilot, ConsentScreen)
         assert app.session.participant == "P-OTHER" and not app.session.resumed
-        await pilot.press("ctrl+q")
+        await pilot.press("ctrl+q", "ctrl+q")
     app.store.close()
     assert "P-OTHER" in participants(tmp_path)
 
@@ -101,7 +101,7 @@ async def test_a_participant_id_given_resumes_directly(tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_screen(pilot, InstructionsScreen)
         assert app.session.resumed
-        await pilot.press("ctrl+q")
+        await pilot.press("ctrl+q", "ctrl+q")
     app.store.close()
 
 
@@ -134,5 +134,5 @@ async def test_sessions_of_another_version_of_the_file_are_counted_not_listed(tm
         await wait_screen(pilot, ResumeScreen)
         assert [s.participant for s in app.screen.sessions] == ["P-EDIT"]
         assert app.screen.n_other_versions == 2
-        await pilot.press("ctrl+q")
+        await pilot.press("ctrl+q", "ctrl+q")
     store.close()

@@ -46,7 +46,7 @@ async def test_start_size_and_every_resize_are_stored_and_exported(tmp_path):
         await wait_for(pilot, lambda: app.size == (70, 22))
         await do_trial(pilot, give_up=False)
         await wait_for(pilot, lambda: 0 in app.session.committed)
-        await pilot.press("ctrl+q")
+        await pilot.press("ctrl+q", "ctrl+q")
     app.store.close()
     got = events(db)
     assert got == [
@@ -58,7 +58,7 @@ async def test_start_size_and_every_resize_are_stored_and_exported(tmp_path):
     again = StudyApp(study, Store.open(db), participant="P-SIZE1")
     async with again.run_test(size=(120, 40)) as pilot:
         await wait_screen(pilot, InstructionsScreen)
-        await pilot.press("ctrl+q")
+        await pilot.press("ctrl+q", "ctrl+q")
     again.store.close()
     assert events(db)[2] == (-1, "terminal", {"cols": 120, "rows": 40, "resumed": True})
 
@@ -100,7 +100,7 @@ def test_a_real_terminal_resize_is_logged(tmp_path):
         until(lambda: "Press Enter to begin" in tmux.screen(), "the instructions")
         tmux.cmd("resize-window", "-t", "run", "-x", "100", "-y", "30")
         until(lambda: len(events(db)) == 2, "a resize event")
-        tmux.keys("C-q")
+        tmux.keys("C-q", "C-q")
     finally:
         tmux.kill_server()
     assert events(db) == [
@@ -127,7 +127,7 @@ async def test_a_resize_on_a_locked_database_is_written_after_the_next_trial(tmp
         await wait_screen(pilot, TrialScreen)
         await do_trial(pilot, give_up=False)
         await wait_for(pilot, lambda: not app.events_pending)
-        await pilot.press("ctrl+q")
+        await pilot.press("ctrl+q", "ctrl+q")
     app.store.close()
     assert events(db) == [
         (-1, "terminal", {"cols": 80, "rows": 24, "resumed": False}),

@@ -321,7 +321,7 @@ async def test_the_study_app_asks_to_wait_instead_of_taking_over(tmp_path):
             assert "Your session (P-TWICE) is still open somewhere else" in shown
             assert str(child.pid) not in shown and session_id not in shown
             assert "pid" not in shown and "host" not in shown
-            await pilot.press("ctrl+q")
+            await pilot.press("ctrl+q", "ctrl+q")
         store.close()
         assert trial_rows(db) == before  # the live session was not touched
         (note,) = app.return_value.notes

@@ -39,9 +39,10 @@ async def test_append_wraps_and_keeps_finished_lines_untouched():
         lines = view.lines_text()
         assert lines[0] == "You: Tell me a story"
         assert lines[1] == ""
-        assert lines[2].startswith("w0000 w0001")
+        assert lines[2] == "Assistant:"  # the answer is labelled, as the prompt is
+        assert lines[3].startswith("w0000 w0001")
         assert all(len(line) <= view.wrap_width for line in lines)
-        assert " ".join(" ".join(lines[2:]).split()) == " ".join(t.strip() for t in words(30))
+        assert " ".join(" ".join(lines[3:]).split()) == " ".join(t.strip() for t in words(30))
         assert view.answer_text() == "".join(words(30))
 
         before = view.finished_lines

@@ -169,7 +169,7 @@ async def test_quit_mid_trial_then_the_same_command_resumes(tmp_path):
         await wait_screen(pilot, TrialScreen)
         await do_trial(pilot)
         await next_trial_screen(pilot)
-        await pilot.press("enter", "ctrl+q")  # quit with trial 1 in flight
+        await pilot.press("enter", "ctrl+q", "ctrl+q")  # quit with trial 1 in flight
     assert app.return_value.outcome == "interrupted"
     assert app.return_value.committed == [0]
     app.store.close()
@@ -179,11 +179,11 @@ async def test_quit_mid_trial_then_the_same_command_resumes(tmp_path):
         await wait_screen(pilot, InstructionsScreen)
         body = again.screen.body
         assert "Welcome back" in body and "again at the end" in body
-        assert "continues with trial 2 of 3" in body
+        assert "continues with trial 1 of 2" in body
         await pilot.press("enter")
         await wait_screen(pilot, TrialScreen)
         assert again.screen.run.trial.index == 2
-        await pilot.press("ctrl+c")  # trial 2 never sent: released, offered again next time
+        await pilot.press("ctrl+c", "ctrl+c")  # trial 2 never sent: released, offered again
     conn = sqlite3.connect(tmp_path / "results.sqlite")
     got = conn.execute("SELECT trial_index, outcome FROM trials ORDER BY 1").fetchall()
     assert got == [(0, "abandoned"), (1, "interrupted")]
@@ -212,7 +212,7 @@ async def test_keys_are_stored_by_name_and_typed_text_is_not(tmp_path):
         await pilot.press("enter")
         await wait_screen(pilot, TrialScreen)
         await do_trial(pilot, answers=("y", "4", "secret"), give_up=False)
-        await pilot.press("ctrl+q")
+        await pilot.press("ctrl+q", "ctrl+q")
     conn = sqlite3.connect(tmp_path / "results.sqlite")
     keys = [
         json.loads(d)["key"] for (d,) in conn.execute("SELECT data FROM events WHERE kind='key'")
@@ -256,7 +256,7 @@ async def test_participant_screen_refuses_a_name_and_takes_a_code(tmp_path):
         await pilot.press(*"P-LAB01", "enter")
         await wait_screen(pilot, ConsentScreen)
         assert app.session.participant == "P-LAB01"
-        await pilot.press("ctrl+q")
+        await pilot.press("ctrl+q", "ctrl+q")
     assert app.return_value.outcome == "interrupted"
 
 
@@ -289,7 +289,7 @@ async def resumed_trial_index(tmp_path: Path, participant: str, study: dict) -> 
         await pilot.press("enter")
         await wait_screen(pilot, TrialScreen)
         index = again.screen.run.trial.index
-        await pilot.press("ctrl+q")
+        await pilot.press("ctrl+q", "ctrl+q")
     again.store.close()
     return index, note
 
@@ -301,14 +301,14 @@ async def test_quit_on_the_stopped_screen_keeps_the_give_up(tmp_path):
         screen = await start_trials(pilot)
         await pilot.press("enter", "escape")
         await wait_for(pilot, lambda: screen.awaiting_next)  # "You stopped this answer."
-        await pilot.press("ctrl+q")
+        await pilot.press("ctrl+q", "ctrl+q")
     assert app.return_value.outcome == "interrupted"
     assert app.return_value.committed == [0] and app.return_value.quit_trial == "committed"
     app.store.close()
     got = stored(tmp_path, "SELECT trial_index, outcome, t_abandon_ms FROM trials")
     assert [g[:2] for g in got] == [(0, "abandoned")] and 0 <= got[0][2] < SLOW_MS
     keys = stored(tmp_path, "SELECT data FROM events WHERE kind = 'key'")
-    assert [json.loads(k)["key"] for (k,) in keys] == ["enter", "escape", "ctrl+q"]
+    assert [json.loads(k)["key"] for (k,) in keys] == ["enter", "escape", "ctrl+q", "ctrl+q"]
     index, note = await resumed_trial_index(tmp_path, "P-GIVE1", study)
     assert index == 1 and "skipped" not in note
 
@@ -322,7 +322,7 @@ async def test_quit_while_answering_stores_what_was_answered(tmp_path):
         await wait_for(pilot, lambda: asking(app, "acceptable"))
         await pilot.press("n", "enter")
         await wait_for(pilot, lambda: asking(app, "speed"))
-        await pilot.press("2", "ctrl+q")  # a value chosen but not confirmed: not an answer
+        await pilot.press("2", "ctrl+q", "ctrl+q")  # chosen but not confirmed: not an answer
     assert app.return_value.committed == [0] and screen.run.outcome == "completed"
     app.store.close()
     assert stored(tmp_path, "SELECT question_id, value FROM responses ORDER BY 1") == [
@@ -340,7 +340,7 @@ async def test_quit_before_sending_offers_the_same_trial_again(tmp_path):
     app = make_app(tmp_path, participant="P-SEND1", study=study)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await start_trials(pilot)
-        await pilot.press("ctrl+q")  # the prompt was never sent
+        await pilot.press("ctrl+q", "ctrl+q")  # the prompt was never sent
     assert app.return_value.quit_trial == "released" and app.return_value.committed == []
     assert screen.run.t0_ms is None
     app.store.close()
@@ -378,7 +378,7 @@ async def test_a_locked_database_shows_why_and_r_retries_the_save(tmp_path):
                 app.screen, SaveFailedScreen))  # fmt: skip
             await wait_screen(pilot, TrialScreen)
             assert app.screen.run.trial.index == 1
-            await pilot.press("ctrl+q")
+            await pilot.press("ctrl+q", "ctrl+q")
     finally:
         other.close()
     assert app.return_value.committed == [0]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.pilot import OneScreen, settle, trial_screen
+from helpers.pilot import OneScreen, asking, settle, trial_screen
 from helpers.studies import LONG_PROMPT, long_prompt_study, tiny_study
 
 from uxlab.session import StudySession, TrialRun
@@ -154,7 +154,9 @@ def test_trial_finished_with_question(snap_compare, tmp_path, answered):
         await settle(pilot, lambda: screen.run.phase == "over" and screen.query("QuestionPanel"))
         for k in range(answered):
             await pilot.press(*keys[k])
-            await settle(pilot, lambda k=k: screen.asked == k + 1 and app.focused is not None)
+            # the next question's own widget has the focus (not the answered one, going)
+            following = screen.run.questions[k + 1].id
+            await settle(pilot, lambda k=k, q=following: screen.asked == k + 1 and asking(app, q))
         view = screen.query_one(StreamView)
         await settle(pilot, lambda: view.shows_markdown)  # the answer is shown as Markdown
 

@@ -215,7 +215,7 @@ async def test_the_configured_key_gives_up_through_the_real_app(tmp_path, config
         assert screen.run.outcome == "abandoned"
         await pilot.press("enter")
         await wait_for(pilot, lambda: 0 in app.session.committed)
-        await pilot.press("ctrl+q")
+        await pilot.press("ctrl+q", "ctrl+q")
     store.close()
     store = Store.open(tmp_path / "results.sqlite")
     try:
@@ -252,7 +252,7 @@ def test_an_aliased_key_gives_up_in_a_real_terminal(tmp_path):
         until("You stopped this answer")
         tmux.keys("Enter")
         until("Trial 2 of 2")
-        tmux.keys("C-q")
+        tmux.keys("C-q", "C-q")
         with sqlite3.connect(db) as conn:
             got = conn.execute("SELECT trial_index, outcome FROM trials").fetchall()
         assert got[0] == (0, "abandoned")

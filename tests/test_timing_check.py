@@ -164,7 +164,8 @@ async def test_the_study_app_plays_the_check_on_screen_first_and_stores_it(tmp_p
     app = StudyApp(study, store, suggested_id="P-CHECK1", timing_check=True)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_screen(pilot, CalibrationScreen)  # the researcher's check comes first
-        await wait_for(pilot, lambda: not isinstance(app.screen, CalibrationScreen))
+        # the next screen the participant or researcher sees (not the blank one between)
+        await wait_for(pilot, lambda: isinstance(app.screen, (WarningsScreen, ParticipantScreen)))
         if isinstance(app.screen, WarningsScreen):  # a loaded machine: the check said so
             await pilot.press("enter")
         await wait_screen(pilot, ParticipantScreen)

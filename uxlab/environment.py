@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import shutil
 import sys
 import time
@@ -96,6 +97,18 @@ def timing_warnings(env: dict[str, Any], shortest_gap_ms: float | None) -> list[
     if env.get("ssh"):
         warnings.append("running over SSH: network delay adds to every shown time")
     return warnings
+
+
+def warning_verdict(warnings: list[str]) -> list[str]:
+    """What kind of problems `warnings` name, without how much: each warning's words before
+    its first colon, numbers left out (`running inside tmux`, `terminal is #x#; ...`, `this
+    machine cannot keep the study's shortest gaps right now`), sorted.
+
+    A resume shows the researcher the warnings again only when this changes: a load of 8.3
+    instead of 8.1 is the same verdict; a new kind of problem, or one gone, is not.
+    """
+    kinds = {re.sub(r"\d+(?:\.\d+)?", "#", w.split(":", 1)[0]).strip() for w in warnings}
+    return sorted(kinds)
 
 
 def display_warning(display_hz: float | None, shortest_gap_ms: float | None) -> str | None:

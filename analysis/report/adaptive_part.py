@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.report.interval_bounds import unbounded_ends
+from analysis.report.simulated_rows import mark_simulated
 from analysis.report.support import MINIMUMS, estimate_flags, flag_text
 
 FIELDS = ("estimate", "ci_low", "ci_high", "target", "procedure", "n_trials", "reversals")
@@ -135,8 +136,9 @@ def adaptive_threshold_rows(part: dict[str, Any] | None) -> list[dict[str, Any]]
     ]
 
 
-def adaptive_blocks(part: dict[str, Any] | None) -> list:
-    """Heading, method note, per-participant table and the median per track."""
+def adaptive_blocks(part: dict[str, Any] | None, data: Any = None) -> list:
+    """Heading, method note, per-participant table and the median per track (its simulated
+    rows marked in a mixed report: `mark_simulated`, from `data`)."""
     if part is None:
         return []
     from analysis.report.blocks import Heading, Para, Table, ci_ends, unbounded_note
@@ -193,7 +195,10 @@ def adaptive_blocks(part: dict[str, Any] | None) -> list:
             "of the reversal levels ± 2 SE). These come from sessions.csv and are independent "
             "of the curve fits above, which use every trial."
         ),
-        Table(pd.DataFrame(rows), "Estimate per participant, as the session's procedure left it"),
+        Table(
+            mark_simulated(pd.DataFrame(rows), data),
+            "Estimate per participant, as the session's procedure left it",
+        ),
         *[Para(line) for line in lines],
         *unbounded_note(
             [row["95% interval"] for row in rows] + lines,

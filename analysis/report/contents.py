@@ -27,7 +27,7 @@ def build_blocks(data) -> list:
     blocks.extend(abandonment_blocks(data))
     blocks.extend(rating_blocks(data))
     blocks.extend(session_blocks(data))
-    blocks.extend(adaptive_blocks(getattr(data, "adaptive", None)))
+    blocks.extend(adaptive_blocks(getattr(data, "adaptive", None), data))
     blocks.extend(chain_blocks(getattr(data, "chains", None)))
     blocks.extend(score_blocks(data))
     blocks.extend(cost_blocks(data))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import io
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -197,6 +197,11 @@ def psychometric_pooled(part, stimulus: str, tested: tuple[float, float] | None 
 
 def psychometric_grid(fits: dict, stimulus: str, max_panels: int = 36) -> bytes:
     """Small multiples: one panel per participant with data, fit and 50% threshold CI."""
+    return _png(psychometric_grid_figure(fits, stimulus, max_panels))
+
+
+def psychometric_grid_figure(fits: dict, stimulus: str, max_panels: int = 36) -> Any:
+    """The figure of `psychometric_grid` (matplotlib), before it is written as a PNG."""
     plt = _plt()
     keys = list(fits)[:max_panels]
     cols = min(6, len(keys))
@@ -246,14 +251,16 @@ def psychometric_grid(fits: dict, stimulus: str, max_panels: int = 36) -> bytes:
     fig.supylabel("P(yes)", fontsize=9)
     height_in = 1.75 * rows + 0.4
     fig.subplots_adjust(
-        left=0.07,
+        # room in inches for "P(yes)" and the tick labels: a fixed share of a two-panel
+        # figure (4 in wide) put the label on the ticks
+        left=0.6 / (2.0 * cols),
         right=0.99,
         bottom=0.62 / height_in,
         top=1 - 0.25 / height_in,
         hspace=0.45,
         wspace=0.12,
     )
-    return _png(fig)
+    return fig
 
 
 def threshold_distribution(part, stimulus: str, tested: tuple[float, float] | None = None) -> bytes:

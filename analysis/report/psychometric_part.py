@@ -22,6 +22,7 @@ from analysis.report.blocks import (
 )
 from analysis.report.data import ESTIMANDS, ConditionFit, PsychometricPart, ReportData
 from analysis.report.interval_bounds import fitted_range_ms
+from analysis.report.simulated_rows import mark_simulated
 from analysis.report.support import MINIMUMS, enough, estimate_flags, flag_text, skipped_line
 from analysis.separation import yes_no_words
 from analysis.small_sample_interval import adaptive_mixed_thresholds
@@ -482,7 +483,7 @@ def _per_participant_blocks(data, p) -> list:
         shown = people if len(people) <= 40 else flagged
         blocks.append(
             Table(
-                shown,
+                mark_simulated(shown, data),
                 "Per participant: 50% threshold with 95% CI (parametric bootstrap of the "
                 "person's own trials, widened by a second one from the shallowest curve "
                 f"their answers support); {len(flagged)} of {len(people)} flagged (a curve "

@@ -143,8 +143,9 @@ def _mos_blocks(data, r) -> list:
     if r.n_unrated_abandoned:
         blocks.append(
             Para(
-                f"{r.n_unrated_abandoned} abandoned trials have no rating: at long "
-                "latencies the MOS and %GoB describe the participants who waited, so they "
+                f"{r.n_unrated_abandoned} abandoned "
+                f"{'trial has' if r.n_unrated_abandoned == 1 else 'trials have'} no rating: "
+                "at long latencies the MOS and %GoB describe the participants who waited, so they "
                 "are likely kinder than the whole sample would be. The threshold below "
                 "allows for who waited (an effect per participant), not for a trial "
                 "given up because that very trial felt slower than usual.",

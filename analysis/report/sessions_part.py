@@ -68,6 +68,29 @@ def _warnings(*values: Any) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def _playbacks(own: pd.DataFrame, sid: str, kept: set[tuple[str, int]]) -> dict[str, int]:
+    """Of the session's trials shown again (`rerun_of`), which playback is analysed: the
+    `second` (the re-run only, as by default), `both` (e.g. `--keep-flagged` keeps a flagged
+    first playback), the `first` only, or `neither`."""
+    out = {"second": 0, "both": 0, "first": 0, "neither": 0}
+    if "rerun_of" not in own.columns or "trial_index" not in own.columns:
+        return out
+    for of, index in own.loc[own["rerun_of"].notna(), ["rerun_of", "trial_index"]].itertuples(
+        index=False
+    ):
+        first, second = (sid, int(of)) in kept, (sid, int(index)) in kept
+        out[
+            "both" if first and second else "second" if second else "first" if first else "neither"
+        ] += 1
+    return out
+
+
+def _kept_keys(kept: pd.DataFrame) -> set[tuple[str, int]]:
+    if not {"session_id", "trial_index"} <= set(kept.columns):
+        return set()
+    return {(str(s), int(i)) for s, i in zip(kept["session_id"], kept["trial_index"], strict=True)}
+
+
 def session_facts(table: Any, kept: pd.DataFrame) -> pd.DataFrame | None:
     """One row per session with the facts above (None when the export has no sessions)."""
     sessions = getattr(table, "sessions", None)
@@ -77,6 +100,7 @@ def session_facts(table: Any, kept: pd.DataFrame) -> pd.DataFrame | None:
     events = getattr(table, "session_events", None)
     trials = table.trials
     analysed = set(kept["session_id"].astype(str)) if "session_id" in kept.columns else set()
+    kept_keys = _kept_keys(kept)
     rows = []
     for _, s in sessions.iterrows():
         sid = str(s["session_id"])
@@ -89,11 +113,13 @@ def session_facts(table: Any, kept: pd.DataFrame) -> pd.DataFrame | None:
         if n_runs is None and resumed is not None:
             n_runs = int(float(resumed)) + 1
         interrupted = rerun = 0
+        playbacks: dict[str, int] = {}
         if "session_id" in trials.columns and "outcome" in trials.columns:
             own = trials[trials["session_id"].astype(str) == sid]
             interrupted = int((own["outcome"] == "interrupted").sum())
             if "rerun_of" in own.columns:  # queued again at the end (export RERUN_COLUMNS)
                 rerun = int(own["rerun_of"].notna().sum())
+                playbacks = _playbacks(own, sid, kept_keys)
         start = _size(
             _first(first_run, "env_columns", "env_cols"), _first(first_run, "env_rows")
         ) or _size(_first(s, "env_columns", "env_cols"), _first(s, "env_rows"))
@@ -118,6 +144,8 @@ def session_facts(table: Any, kept: pd.DataFrame) -> pd.DataFrame | None:
                 "runs": str(n_runs) if n_runs is not None else NOT_RECORDED,
                 "interrupted trials": interrupted,
                 "re-run at the end": rerun,
+                "playback analysed": ", ".join(f"{k} {n}" for k, n in playbacks.items() if n)
+                or "-",
                 "terminal at start": start or NOT_RECORDED,
                 "resizes": ", ".join(resizes) if resizes else "none",
                 "frame cap (fps)": f"{float(fps):g}" if fps is not None else NOT_RECORDED,
@@ -125,6 +153,42 @@ def session_facts(table: Any, kept: pd.DataFrame) -> pd.DataFrame | None:
             }
         )
     return pd.DataFrame(rows)
+
+
+PLAYBACKS = {
+    "second": "the second playback (the re-run)",
+    "both": "both playbacks (a flagged first one kept, e.g. --keep-flagged)",
+    "first": "the first playback only",
+    "neither": "neither playback (both excluded)",
+}
+"""What each value of the `playback analysed` column means (`_playbacks`)."""
+
+
+def _reruns_sentence(facts: pd.DataFrame, interrupted: int, rerun: int) -> str:
+    """How many trials were cut off, how many shown again, and which playback is analysed."""
+    parts = []
+    if interrupted:
+        parts.append(
+            f"{interrupted} {_were(interrupted)} cut off (stored as interrupted, never analysed)"
+        )
+    if not rerun:
+        return parts[0] + "; none was shown again."
+    whose = "its" if rerun == 1 else "their"
+    sums = dict.fromkeys(PLAYBACKS, 0)
+    for cell in facts.get("playback analysed", pd.Series(dtype=str)):
+        for part in str(cell).split(", "):
+            name, _, n = part.partition(" ")
+            if name in sums and n.isdigit():
+                sums[name] += int(n)
+    used = [(PLAYBACKS[k], n) for k, n in sums.items() if n]
+    which = used[0][0] if len(used) == 1 else ", ".join(f"{what} for {n}" for what, n in used)
+    shown = f"{rerun} {_were(rerun)} shown again at the end of {whose} session"
+    parts.append(f"{shown}: the analysis uses {which}" if used else shown)
+    return "; ".join(parts) + "."
+
+
+def _were(n: int) -> str:
+    return "trial was" if n == 1 else "trials were"
 
 
 def facts_summary(facts: pd.DataFrame | None) -> list[str]:
@@ -140,12 +204,9 @@ def facts_summary(facts: pd.DataFrame | None) -> list[str]:
             "resume(s) in all)."
         )
     interrupted = int(facts["interrupted trials"].sum())
-    if interrupted:
-        rerun = int(facts["re-run at the end"].sum())
-        out.append(
-            f"{interrupted} trial(s) were interrupted (stored as such, not analysed); "
-            f"{rerun} trial(s) were re-run at the end of their session."
-        )
+    rerun = int(facts["re-run at the end"].sum())
+    if interrupted or rerun:
+        out.append(_reruns_sentence(facts, interrupted, rerun))
     resized = int((facts["resizes"] != "none").sum())
     if resized:
         out.append(f"The terminal was resized during {resized} session(s).")

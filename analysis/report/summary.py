@@ -255,6 +255,13 @@ def _reference_sentences(data, n_people: int) -> list[str]:
     return out
 
 
+def _who(data) -> str:
+    """Whom a finding is about: `people`, or `the simulated participants` in simulated data
+    (a summary that said SIMULATED two lines earlier must not then say people)."""
+    simulated = getattr(getattr(data, "exclusions", None), "simulated", None)
+    return "the simulated participants" if simulated == "all" else "people"
+
+
 def _abandonment_sentences(data) -> list[str]:
     """When people gave up, in the least and most patient conditions, and what changed it."""
     out: list[str] = []
@@ -290,7 +297,7 @@ def _abandonment_sentences(data) -> list[str]:
             if r.ci_low > 1 or r.ci_high < 1:
                 change = "longer" if r.time_ratio > 1 else "shorter"
                 out.append(
-                    f"Each {r.per.replace('per ', '')} of {r.factor} made people wait "
+                    f"Each {r.per.replace('per ', '')} of {r.factor} made {_who(data)} wait "
                     f"{abs(r.time_ratio - 1):.0%} {change} before giving up (time ratio "
                     f"{r.time_ratio:.2f}, 95% CI {r.ci_low:.2f} to {r.ci_high:.2f}{independent})."
                 )

@@ -16,6 +16,7 @@ import pandas as pd
 
 from analysis.exclusions import rule_summary
 from analysis.report.sessions_part import facts_summary
+from analysis.report.simulated_rows import mark_simulated
 from analysis.report.support import MIN_POPULATION, MINIMUMS, coverage_phrase
 
 
@@ -108,5 +109,5 @@ def session_blocks(data: Any) -> list:
             "interrupted by a crash or a closed terminal, the terminal size at the start and "
             "every resize, the frame cap, and the timing warnings stored with the session."
         ),
-        Table(facts, "Session facts"),
+        Table(mark_simulated(facts, data), "Session facts"),
     ]

@@ -318,11 +318,11 @@ def truth_comparison(data: Any) -> tuple[pd.DataFrame, list[str]]:
             f"each session's own procedure, at its target {level:.3g}"
             + ("" if track == "all" else f", {track}")
             if measure == "adaptive"
-            else "each person's own curve, 50% point"
+            else "each participant's own curve, 50% point"
         )
         lines.append(
             f"per participant ({what}): {sum(judged)} of {len(judged)} true thresholds "
-            f"inside their own 95% interval; median of these people's true values "
+            f"inside their own 95% interval; median of their true values "
             f"{group['true_value'].median():.0f} ms, of their estimates "
             f"{group['estimate'].median():.0f} ms"
         )

@@ -106,6 +106,12 @@ def uxlab_command(*args: str) -> str:
     return env + " ".join(shlex.quote(a) for a in [sys.executable, "-m", "uxlab", *args])
 
 
+def flat(screen: str) -> str:
+    """The screen's words on one line: the app wraps its own text (where, depends on the
+    width of what precedes: a path, a pid), so a phrase is looked for across line breaks."""
+    return " ".join(screen.split())
+
+
 def wait_screen(tmux: Tmux, condition, deadline_s: float = 60.0) -> str:
     """Poll the screen until `condition(screen)` holds; returns that screen."""
     give_up = time.monotonic() + deadline_s

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -47,6 +48,7 @@ COMMANDS: dict[str, str] = {
     "invite": "invite_cmd",
     "host": "host_cmd",
     "demo": "demo_cmd",
+    "completion": "completion_cmd",
 }
 
 EXIT_OK = 0
@@ -173,6 +175,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     parser = build_parser()
+    if "_ARGCOMPLETE" in os.environ:  # a shell asks what can follow (`uxlab completion`)
+        import argcomplete
+
+        argcomplete.autocomplete(parser)  # prints the completions and exits
     args, extras = parser.parse_known_args(argv)
     if extras:
         _deepest_parser(parser, args).unrecognized(extras)

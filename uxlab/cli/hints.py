@@ -51,15 +51,17 @@ def _real(path: str) -> str:
 
 
 def after_database(db: str | Path) -> list[str]:
-    """The `export:`/`report:` hint lines printed after a study database was written (a
-    PostgreSQL database's default output folders are under the folder the commands run in)."""
+    """The `export:`/`report:` hint lines printed after a study database was written, and
+    the file to open once they ran (a PostgreSQL database's default output folders are under
+    the folder the commands run in)."""
     from uxlab.cli.places import output_for
     from uxlab.store.dialect import is_postgres
 
     export, report = output_for(db, "export"), output_for(db, "report")
-    where = "in the folder they are run from" if is_postgres(db) else "beside the database"
+    where = " (under the folder they are run from)" if is_postgres(db) else ""
     return [
         f"export:  {command('export', db)}",
         f"report:  {command('report', db)}",
-        f"(they write {export}/ and {report}/, {where})",
+        f"then:    open {report}/report.html{where}",
+        f"         (the export's trial table: {export}/trials.csv)",
     ]

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from uxlab.cli.places import add_out_option
 from uxlab.store.dialect import database_arg
 
 
@@ -34,12 +35,12 @@ def register(subparsers: Any) -> None:
         "postgresql:// URL shared by several hosts",
     )
     parser.add_argument("-n", type=int, default=1, metavar="N", help="how many (default 1)")
-    parser.add_argument(
-        "-o",
-        "--output",
-        type=Path,
+    add_out_option(
+        parser,
+        "write `code<TAB>participant` lines to FILE (mode 0600) instead of printing them",
         metavar="FILE",
-        help="write `code<TAB>participant` lines to FILE (mode 0600) instead of printing them",
+        type=Path,
+        old_spelling=True,
     )
     parser.add_argument(
         "--base-url",
@@ -68,24 +69,24 @@ def run(args: argparse.Namespace) -> int:
                 f"--base-url {base!r}: give the http(s) address participants open, without "
                 "a '#' part (e.g. --base-url https://study.example.org/)"
             )
-    if args.output is not None and args.output.exists():
-        raise CliError(f"-o {args.output}: the file exists; choose a new file name")
-    if args.output is not None:  # before any code is made: they are shown only once
+    if args.out is not None and args.out.exists():
+        raise CliError(f"-o {args.out}: the file exists; choose a new file name")
+    if args.out is not None:  # before any code is made: they are shown only once
         try:
-            args.output.parent.mkdir(parents=True, exist_ok=True)
+            args.out.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise CliError(f"-o {args.output}: cannot make its folder ({exc.strerror})") from exc
+            raise CliError(f"-o {args.out}: cannot make its folder ({exc.strerror})") from exc
     study = load_study(args.study)
     db = args.db if args.db is not None else default_db_path(study)
     with Store.open(db) as store:
         made = create_invitations(store, study.id, args.n)
     link = (lambda code: f"\t{base}#{code}") if base is not None else (lambda code: "")
     lines = "".join(f"{inv.code}\t{inv.participant}{link(inv.code)}\n" for inv in made)
-    if args.output is None:
+    if args.out is None:
         print(lines, end="")
         return 0
-    fd = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fd = os.open(args.out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         out.write(lines)
-    print(f"uxlab invite: {len(made)} codes for study {study.id!r} written to {args.output}")
+    print(f"uxlab invite: {len(made)} codes for study {study.id!r} written to {args.out}")
     return 0

@@ -10,11 +10,60 @@
   `uxlab demo -o results/demo` writes `results/demo/export/` and `results/demo/report/`.
 - Commands that write recordings (`import`, `shape`, `record`) have no default: `-o` names
   the corpus.
+
+Every command that writes names its output with one option, `-o/--out` (`add_out_option`);
+`--output`, the old spelling of `shape` and `invite`, is still accepted with a note.
 """
 
 from __future__ import annotations
 
+import argparse
+import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
+
+
+class _OldOutputSpelling(argparse.Action):
+    """`--output`: stored as `-o/--out`, with a note on stderr (the old spelling)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        print(
+            f"{parser.prog}: note: --output is now -o/--out (the same option in every command); "
+            "--output still works",
+            file=sys.stderr,
+        )
+        setattr(namespace, self.dest, values)
+
+
+def add_out_option(
+    parser: argparse.ArgumentParser,
+    help: str,
+    *,
+    metavar: str = "OUT",
+    type: Callable[[str], Any] | None = None,
+    required: bool = False,
+    old_spelling: bool = False,
+) -> None:
+    """Add `-o/--out` (stored as `out`); with `old_spelling`, also a hidden `--output`."""
+    where: Any = parser
+    if old_spelling and required:  # one of the two is required; the error names -o/--out
+        where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument(
+        "-o", "--out", dest="out", metavar=metavar, type=type, help=help,
+        required=required and not old_spelling,
+    )  # fmt: skip
+    if old_spelling:
+        where.add_argument(
+            "--output", dest="out", metavar=metavar, type=type, help=argparse.SUPPRESS,
+            action=_OldOutputSpelling,
+        )  # fmt: skip
 
 
 def output_for(source: str | Path, what: str) -> Path:

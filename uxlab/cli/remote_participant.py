@@ -70,7 +70,8 @@ def _remote_app_class(notes: TextIO | None, browser: dict[str, Any] | None = Non
     from uxlab.tui import study_app
 
     class RemoteStudyApp(study_app.StudyApp):
-        """The study app with its timing warnings logged for the researcher, not shown."""
+        """The study app with its timing warnings logged for the researcher, not shown
+        (also those the on-screen timing check finds)."""
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
@@ -86,9 +87,10 @@ def _remote_app_class(notes: TextIO | None, browser: dict[str, Any] | None = Non
                 if warning is not None:
                     self.warnings.append(warning)
                 enable_paint_marks(self)
-            for line in self.warnings:  # still in self.environment["timing_warnings"]
+
+        async def show_warnings(self, warnings: list[str]) -> None:
+            for line in warnings:  # kept in self.environment["timing_warnings"] too
                 _note(notes, f"timing warning: {' '.join(line.split())}")
-            self.warnings = []
 
     return RemoteStudyApp
 

@@ -25,7 +25,7 @@ def register(subparsers: Any) -> None:
         help="run a study for one participant in the terminal",
         description="Run a study for one participant in the terminal: participant id, consent, "
         "instructions, practice, trials with breaks, questions, end. Every answer is stored "
-        "before the next screen; Ctrl+Q quits and the same command resumes.",
+        "before the next screen; Ctrl+Q twice quits and the same command resumes.",
     )
     parser.add_argument("study", metavar="STUDY.toml", help="the study file")
     parser.add_argument(

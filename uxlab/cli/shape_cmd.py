@@ -13,6 +13,7 @@ from pathlib import Path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from uxlab.cli.places import add_out_option
     from uxlab.cli.profile_options import add_profile_arguments
 
     p = subparsers.add_parser(
@@ -23,9 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--itl lognormal:median=30,sigma=0.5 --seed 7",
     )
     p.add_argument("input", metavar="IN", help="a replay file (*.jsonl) or a folder of them")
-    p.add_argument(
-        "-o", "--output", metavar="OUT", required=True, help="output file (one input) or folder"
-    )
+    add_out_option(p, "output file (one input) or folder", required=True, old_spelling=True)
     p.add_argument(
         "--truncated", action="store_true", help="also accept recordings without an end event"
     )
@@ -51,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     if args.seed < 0:
         raise CliError(f"--seed: {args.seed} is negative (use a whole number >= 0)")
     src = Path(args.input)
-    out = Path(args.output)
+    out = Path(args.out)
     if not src.exists():
         raise CliError(f"{src}: no such file or folder")
     folder = src.is_dir()
@@ -78,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         if folder:
             rel = path.relative_to(src).parent
             target = out / rel / f"{safe_filename(schedule.id)}.jsonl"
-        elif out.is_dir() or args.output.endswith(("/", "\\")):
+        elif out.is_dir() or args.out.endswith(("/", "\\")):
             target = out / f"{safe_filename(schedule.id)}.jsonl"
         else:
             target = out

@@ -19,6 +19,7 @@ from uxlab.store.store import Session, Store
 from uxlab.streams.recording import Recording
 from uxlab.study.adaptive import AdaptivePlan
 from uxlab.study.design import Trial
+from uxlab.study.progress import TrialCounter
 from uxlab.study.reproduce import schedule_sha256
 from uxlab.study.spec import Question, Study, condition_id
 from uxlab.study.stimulus import chain_trial_schedule, trial_source
@@ -110,29 +111,47 @@ class StudySession:
         return self.session.trials
 
     @property
+    def counter(self) -> TrialCounter:
+        """Counts the trial list as the participant and the researcher see it
+        (`uxlab.study.progress`): re-runs included, the total as planned."""
+        return TrialCounter(self.trials, self.session.reruns, self.session.n_planned)
+
+    @property
     def n_practice(self) -> int:
-        return sum(t.practice for t in self.trials)
+        return self.counter.practice_total
 
     @property
     def n_main(self) -> int:
-        """Main trials: neither practice nor attention checks (those are not latency trials)."""
-        return sum(1 for t in self.trials if not t.practice and t.attention is None)
+        """Main trials as planned: neither practice nor attention checks (those are not
+        latency trials), nor re-runs (a re-run takes the place of a trial cut off)."""
+        return self.counter.main_total
+
+    @property
+    def n_checks(self) -> int:
+        """Attention checks as planned."""
+        return self.counter.checks_total
 
     def main_done_before(self, trial: Trial) -> int:
-        """Main trials before `trial` in the list (checks and practice not counted)."""
-        return sum(1 for t in self.trials[: trial.index] if not t.practice and t.attention is None)
+        """Main trials done before `trial` (a cut-off attempt shown again later is not done;
+        checks, practice and extra trials are not counted)."""
+        return self.counter.main_done_before(trial.index)
 
     def progress(self, trial: Trial) -> str:
-        """`Practice 1 of 2`, `Trial 12 of 60` (main trials counted from 1) or `Attention
-        check` (not a latency trial, not counted)."""
+        """`Practice 1 of 2`, `Trial 12 of 60` (main trials counted from 1, the total as
+        planned), `Extra trial 1` (a re-run for timing, after the planned trials) or
+        `Attention check` (not a latency trial, not counted)."""
         if trial.practice:
             return f"Practice {trial.index + 1} of {self.n_practice}"
         if trial.attention is not None:
             return "Attention check"
-        return f"Trial {self.main_done_before(trial) + 1} of {self.n_main}"
+        counter = self.counter
+        if counter.is_extra(trial.index):
+            return f"Extra trial {counter.extra_number(trial.index)}"
+        return f"Trial {counter.number(trial.index)} of {self.n_main}"
 
     def resume_note(self) -> str:
-        """What to tell a returning participant (empty for a new session)."""
+        """What to tell a returning participant (empty for a new session): where the
+        session goes on, and what becomes of the trial that was cut off, and why."""
         if not self.resumed:
             return ""
         trial = self.next_trial()
@@ -140,17 +159,36 @@ class StudySession:
             note = "Welcome back. All trials are done; only the last questions are left."
         elif trial.practice:
             note = f"Welcome back. The session continues with practice trial {trial.index + 1}."
+        elif trial.attention is not None or self.counter.is_extra(trial.index):
+            done = self.counter.main_done_before(trial.index)
+            note = f"Welcome back. {done} of the {self.n_main} trials are done."
         else:
-            # the trial's place in the list, as its header shows it ("Trial 3 of 16"): an
-            # interrupted trial before it was not done, so "done" would overcount
-            at = self.main_done_before(trial) + 1
+            at = self.counter.number(trial.index)
             note = f"Welcome back. The session continues with trial {at} of {self.n_main}."
-        if self.session.interrupted:
+        cut = self.session.interrupted
+        if cut:
             rerun = self.store.requeued_attempts(self.session)
-            if all(i in rerun for i in self.session.interrupted):
-                note += " The trial that was running when it stopped is shown again at the end."
+            if all(i in rerun for i in cut):
+                note += (
+                    " The trial that was on screen when the session stopped was not finished, "
+                    "so it will be shown again at the end (the study still has "
+                    f"{self.n_main} trials)."
+                )
+            elif all(self.trials[i].practice for i in cut):
+                note += (
+                    " The practice trial that was on screen when the session stopped is "
+                    "skipped (practice is not counted)."
+                )
             else:
-                note += " The trial that was running when it stopped is skipped."
+                why = (
+                    "it had been cut off once before"
+                    if self.study.session.rerun_interrupted
+                    else "this study does not show a cut-off trial again"
+                )
+                note += (
+                    " The trial that was on screen when the session stopped was not finished "
+                    f"and is skipped ({why})."
+                )
         return note
 
     def log_event(self, kind: str, data: dict[str, Any], t_ms: float | None = None) -> None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from uxlab.outcomes import FINISHED
 from uxlab.study.design import Trial
+from uxlab.study.progress import TrialCounts
 from uxlab.study.spec import Study
 
 OUTCOMES = tuple(FINISHED)
@@ -77,9 +78,10 @@ class UnfinishedSession:
     """`interrupted`: paused by a quit; `running` (or earlier): the program ended without
     a quit, or is still running elsewhere (then `in_use` says where)."""
     n_done: int
-    """Trials with a final outcome (`interrupted` attempts not counted)."""
+    """Main trials done, counted as the participant's screen counts them on resuming
+    (`uxlab.study.progress`: a cut-off trial shown again later is not done)."""
     n_trials: int
-    """The trial list's length, re-runs included."""
+    """Main trials as planned (the participant's "of N"; practice, checks, re-runs apart)."""
     updated_at: str
     """Last activity (ISO 8601, UTC)."""
     last_seen_s: float
@@ -88,3 +90,5 @@ class UnfinishedSession:
     in_use: InUse | None = None
     """The live process holding the session now (resuming it here would be refused), or
     None: no lease, the holder is gone (a stale lease, taken over), or it is this process."""
+    counts: TrialCounts | None = None
+    """Practice, attention checks and re-runs beside the main trials (the list's second line)."""

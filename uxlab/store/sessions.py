@@ -13,6 +13,7 @@ from uxlab.store.ids import check_participant_id
 from uxlab.store.records import TRANSITIONS, Session, UnfinishedSession
 from uxlab.store.schema import StoreError
 from uxlab.study.design import Trial, design_trials
+from uxlab.study.progress import TrialCounter, TrialCounts
 from uxlab.study.spec import Study
 
 
@@ -369,10 +370,7 @@ class Sessions(StoreBase):
         rows = self.conn.execute(
             """
             SELECT s.session_id, s.participant, s.state, s.plan, s.updated_at, s.last_seen_s,
-                   s.pilot,
-                   (SELECT COUNT(*) FROM trials t WHERE t.session_id = s.session_id
-                    AND t.committed_at IS NOT NULL AND t.outcome != 'interrupted'),
-                   (SELECT COUNT(*) FROM requeued q WHERE q.session_id = s.session_id)
+                   s.pilot
             FROM sessions s
             WHERE s.study_sha256 = ? AND s.simulated = 0
               AND s.state IN ('created', 'consented', 'running', 'interrupted')
@@ -382,21 +380,57 @@ class Sessions(StoreBase):
         ).fetchall()
         stale_s = study.counterbalance.stale_after_min * 60.0
         in_use = lease.holders(self.conn, [r[0] for r in rows], self.clock(), stale_s)
-        return [
-            UnfinishedSession(
-                session_id=sid,
-                participant=participant,
-                state=state,
-                n_done=n_done,
-                n_trials=len(json.loads(plan)) + n_reruns,
-                updated_at=updated_at,
-                last_seen_s=last_seen_s,
-                pilot=bool(pilot),
-                in_use=in_use.get(sid),
+        out = []
+        for sid, participant, state, plan, updated_at, last_seen_s, pilot in rows:
+            counts = self._trial_counts(sid, plan, study.session.rerun_interrupted)
+            out.append(
+                UnfinishedSession(
+                    session_id=sid,
+                    participant=participant,
+                    state=state,
+                    n_done=counts.main_done,
+                    n_trials=counts.main_total,
+                    updated_at=updated_at,
+                    last_seen_s=last_seen_s,
+                    pilot=bool(pilot),
+                    in_use=in_use.get(sid),
+                    counts=counts,
+                )
             )
-            for sid, participant, state, plan, updated_at, last_seen_s, pilot, n_done, n_reruns
-            in rows
-        ]  # fmt: skip
+        return out
+
+    def _trial_counts(self, session_id: str, plan: str, rerun_cut_off: bool) -> TrialCounts:
+        """The session's progress as its participant will see it on resuming
+        (`uxlab.study.progress`): a trial cut off counts as it will after the resume."""
+        planned = [Trial.from_dict(d) for d in json.loads(plan)]
+        reruns = self._reruns(session_id)
+        trials = planned + [self._rerun_trial(planned, i, session_id) for i in sorted(reruns)]
+        over, cut_off = set(), set()
+        for index, outcome, committed_at in self.conn.execute(
+            "SELECT trial_index, outcome, committed_at FROM trials WHERE session_id = ? "
+            "AND trial_index >= 0",
+            (session_id,),
+        ):
+            if outcome in ("running", "interrupted"):
+                cut_off.add(index)
+            elif committed_at is not None:
+                over.add(index)
+        counter = TrialCounter(trials, reruns, len(planned))
+        return counter.counts(over, cut_off, rerun_cut_off)
+
+    def last_run_environment(self, study: Study, participant: str) -> dict[str, Any] | None:
+        """The environment kept by the latest start or resume of the participant's session
+        of this study file (its timing warnings, and whether they were shown), or None."""
+        row = self.conn.execute(
+            "SELECT r.environment FROM session_runs r JOIN sessions s "
+            "ON s.session_id = r.session_id WHERE s.participant = ? AND s.study_sha256 = ? "
+            "ORDER BY s.created_at DESC, r.run DESC LIMIT 1",
+            (participant, study.sha256),
+        ).fetchone()
+        if row is None:
+            return None
+        environment: dict[str, Any] = json.loads(row[0])
+        return environment
 
     def unfinished_of_other_versions(self, study: Study) -> int:
         """How many unfinished sessions of this study id ran another version of its file."""

@@ -2,7 +2,7 @@
 
 Every screen fits 80x24, shows its keys in the footer and never needs the mouse. Screens
 return their result with `dismiss(...)`; the study app decides what comes next. Quitting
-(Ctrl+Q or Ctrl+C) is an app-wide key, shown in every footer.
+(Ctrl+Q or Ctrl+C, twice: the first press asks) is an app-wide key, shown in every footer.
 """
 
 from __future__ import annotations
@@ -227,7 +227,7 @@ class ReconnectingScreen(TextScreen):
             "Reconnecting…",
             f"Reconnecting to the study's database to save {what}.\n\nEverything you "
             "answered so far is saved; this continues by itself once the connection is "
-            "back. **Ctrl+Q** quits (the study can be resumed later).",
+            "back. **Ctrl+Q** twice quits (the study can be resumed later).",
         )
         self.ping = ping
         self.every_s = every_s

@@ -51,6 +51,14 @@ class QuestionView:
 _ARROWS = {False: "← →", True: "↑ ↓"}
 
 
+class NotAnswered(Message):
+    """Enter with no answer yet: the question's panel says which keys answer it."""
+
+
+class Chosen(Message):
+    """A value is chosen (not confirmed yet): the panel takes back its "answer first"."""
+
+
 class Answered(Message):
     """A question was answered: its id, the value and the response time in ms."""
 
@@ -142,6 +150,10 @@ class ChoiceRow(_Timed, Widget, can_focus=True):
             out.append(right, style="dim")
         return out
 
+    def watch_selected(self, value: int | None) -> None:
+        if value is not None:
+            self.post_message(Chosen())
+
     def action_move(self, delta: int) -> None:
         if self.selected is None:
             self.selected = 0 if delta > 0 else len(self.values) - 1
@@ -156,7 +168,7 @@ class ChoiceRow(_Timed, Widget, can_focus=True):
 
     def action_confirm(self) -> None:
         if self.selected is None:
-            self.notify("Choose an answer first (arrow keys or the number keys).", timeout=2)
+            self.post_message(NotAnswered())
             return
         self.post_message(Answered(self.question.id, self.values[self.selected], self._rt()))
 
@@ -208,6 +220,10 @@ class Slider(_Timed, Widget, can_focus=True):
         out.append(right or f"{q.maximum:g}", style="dim")
         return out
 
+    def watch_value(self, value: float | None) -> None:
+        if value is not None:
+            self.post_message(Chosen())
+
     def action_move(self, steps: int) -> None:
         q = self.question
         if self.value is None:
@@ -218,7 +234,7 @@ class Slider(_Timed, Widget, can_focus=True):
 
     def action_confirm(self) -> None:
         if self.value is None:
-            self.notify("Place the marker first (arrow keys).", timeout=2)
+            self.post_message(NotAnswered())
             return
         self.post_message(Answered(self.question.id, self.value, self._rt()))
 
@@ -247,7 +263,7 @@ class FreeText(_Timed, Vertical):
         event.stop()
         text = event.value.strip()
         if not text and self.question.required:
-            self.notify("Please type an answer.", timeout=2)
+            self.post_message(NotAnswered())
             return
         self.post_message(Answered(self.question.id, text or None, self._rt()))
 
@@ -269,10 +285,12 @@ def question_view(q: Any) -> QuestionView:
 
 @dataclass(frozen=True)
 class QuestionWidget:
-    """How the terminal shows one question type: its widget and its one-line key help."""
+    """How the terminal shows one question type: its widget, its one-line key help, and
+    what that line says instead after Enter with no answer (`need`)."""
 
     build: Callable[[QuestionView, NowMs | None], Widget]
     help: Callable[[QuestionView], str]
+    need: Callable[[QuestionView], str]
 
 
 def _likert(q: QuestionView, now_ms: NowMs | None) -> Widget:
@@ -295,19 +313,29 @@ def _choice(q: QuestionView, now_ms: NowMs | None) -> Widget:
 
 WIDGETS: dict[str, QuestionWidget] = {
     "likert": QuestionWidget(
-        _likert, lambda q: f"← → or 1-{min(q.scale, 9)} to choose, Enter to confirm"
+        _likert,
+        lambda q: f"← → or 1-{min(q.scale, 9)} to choose, Enter to confirm",
+        lambda q: f"Choose an answer first: press 1-{min(q.scale, 9)} (or ← →), then Enter.",
     ),
-    "yesno": QuestionWidget(_yesno, lambda q: "y / n (or ← →) to choose, Enter to confirm"),
+    "yesno": QuestionWidget(
+        _yesno,
+        lambda q: "y / n (or ← →) to choose, Enter to confirm",
+        lambda q: "Choose an answer first: press y or n (or ← →), then Enter.",
+    ),
     "choice": QuestionWidget(
-        _choice, lambda q: "↑ ↓ or the number keys to choose, Enter to confirm"
+        _choice,
+        lambda q: "↑ ↓ or the number keys to choose, Enter to confirm",
+        lambda q: "Choose an answer first: press its number (or ↑ ↓), then Enter.",
     ),
     "slider": QuestionWidget(
         lambda q, now_ms: Slider(q, now_ms=now_ms),
         lambda q: "← → to move (Shift for big steps), Enter to confirm",
+        lambda q: "Place the marker first: press ← or →, then Enter.",
     ),
     "text": QuestionWidget(
         lambda q, now_ms: FreeText(q, now_ms=now_ms),
         lambda q: "type your answer, then Enter (Enter on an empty box skips it)",
+        lambda q: "Type an answer first, then press Enter.",
     ),
 }
 """The widget of each question type (`uxlab.study.questions.REGISTRY`), by its name."""
@@ -332,6 +360,7 @@ class QuestionPanel(Vertical):
     QuestionPanel { height: auto; }
     QuestionPanel > .question-text { text-style: bold; padding: 0 0 0 0; }
     QuestionPanel > .question-help { color: $text-muted; }
+    QuestionPanel > .question-help.needed { color: $warning; text-style: bold; }
     """
 
     def __init__(self, q: QuestionView, now_ms: NowMs | None = None, *, number: str = ""):
@@ -349,3 +378,21 @@ class QuestionPanel(Vertical):
         widget = self.children[1]
         if widget.can_focus:
             widget.focus()
+
+    @on(NotAnswered)
+    def _not_answered(self, message: NotAnswered) -> None:
+        """Enter with no answer: the key-help line names this question's keys, in place
+        (no toast over the screen), until a value is chosen."""
+        message.stop()
+        line = self.query_one(".question-help", Static)
+        line.update(WIDGETS[self.question.kind].need(self.question))
+        line.add_class("needed")
+
+    @on(Chosen)
+    @on(Input.Changed)
+    def _chosen(self, message: Message) -> None:
+        message.stop()
+        line = self.query_one(".question-help", Static)
+        if line.has_class("needed"):
+            line.update(question_help(self.question))
+            line.remove_class("needed")

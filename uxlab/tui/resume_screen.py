@@ -51,6 +51,10 @@ def duration_text(seconds: float) -> str:
 def session_line(k: int, s: UnfinishedSession, now_s: float) -> str:
     """One row: number, id, progress, how it ended, last activity (local time and age).
 
+    Progress is counted as the participant's screen counts it (`uxlab.study.progress`):
+    main trials done of the study's planned ones, then on a second line practice,
+    attention checks and re-runs (trials cut off and shown again at the end).
+
     A session in use (`s.in_use`) has no number (`k` is ignored), shows `in use` and a
     second line saying which process holds it (`in_use_line`).
     """
@@ -65,6 +69,8 @@ def session_line(k: int, s: UnfinishedSession, now_s: float) -> str:
         f"{key:>2}  {s.participant:<12} {done:>7} trials  {how:<7} "
         f"{last} ({ago_text(now_s - s.last_seen_s)}){pilot}"
     )
+    if s.counts is not None and s.counts.breakdown():
+        line += f"\n    {s.counts.breakdown()}"
     return line if s.in_use is None else f"{line}\n{in_use_line(s)}"
 
 
@@ -134,7 +140,9 @@ class ResumeScreen(Screen[str | None]):
                 classes="explain",
             )
             yield Static(
-                "paused: quit (Ctrl+Q, or the window was closed). open: the program ended "
+                "5/15 trials: main trials done of the study's 15, as the participant's "
+                "screen counts them (practice, checks and re-runs below). "
+                "paused: quit (Ctrl+Q twice, or the window was closed). open: the program ended "
                 "without quitting."
                 + (
                     " in use: running now in another process (its pid and host are shown); "

@@ -8,7 +8,8 @@ scroll stays anchored to the bottom unless the reader scrolls up. The lifecycle 
 
     start(prompt)  ->  append(text, channel)*  ->  finish(end, error) | cancel()
 
-`start` shows a waiting indicator ("● ● ●") until the first chunk. Reasoning is shown as a
+`start(prompt)` shows "You: <prompt>", then an "Assistant:" label over the answer and a
+waiting indicator ("● ● ●") until the first chunk. Reasoning is shown as a
 dimmed, collapsed "Thinking…" line and tool calls as a collapsed block; `t` expands both.
 After `finish`, the answer is rendered once as Markdown (code blocks, lists, emphasis),
 after the frame holding the last chunk has been painted, keeping the bottom anchored.
@@ -60,6 +61,8 @@ __all__ = ["MARKDOWN_MAX_CHARS", "PIECE_CHARS", "StreamView", "ViewStats", "wrap
 StreamState = Literal["idle", "waiting", "streaming", "finished", "cancelled", "error"]
 
 WAITING_FRAMES = ("●  ○  ○", "○  ●  ○", "○  ○  ●")
+ANSWER_LABEL = "Assistant:"
+"""The line over the answer, once a prompt was sent (as "You:" starts the prompt's)."""
 PIECE_CHARS = 8192
 """A chunk longer than this is fed in pieces of this size, one per event-loop turn."""
 MARKDOWN_MAX_CHARS = 100_000
@@ -91,6 +94,7 @@ class StreamView(ScrollView, can_focus=True):
         "stream-view--waiting",
         "stream-view--error",
         "stream-view--status",
+        "stream-view--label",
     }
 
     DEFAULT_CSS = """
@@ -111,6 +115,7 @@ class StreamView(ScrollView, can_focus=True):
     StreamView > .stream-view--waiting { color: $accent; }
     StreamView > .stream-view--error { color: $error; text-style: bold; }
     StreamView > .stream-view--status { color: $text-muted; }
+    StreamView > .stream-view--label { color: $text-muted; text-style: bold; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -475,6 +480,7 @@ class StreamView(ScrollView, can_focus=True):
             done, tail = wrap_overflow("You: " + block.text.strip(), self._width)
             self._lines.extend(self._line(line, style) for line in [*done, tail])
             self._lines.append(self._line(""))
+            self._lines.append(self._line(ANSWER_LABEL, self._style("label")))
         elif block.kind in ("error", "status"):
             if self._lines:  # a blank line between the answer and the status
                 self._lines.append(self._line(""))

@@ -1,17 +1,19 @@
 """`uxlab run`: one participant's session of a study, in the terminal, end to end.
 
-The path: timing warnings for the researcher (only when there are any), the unfinished
-sessions to continue (only when there are any, and no `--participant`), participant id,
+The path: the timing check, the unfinished sessions to continue (only when there are any,
+and no `--participant`), timing warnings for the researcher (only when there are any, and
+on a resume only when their verdict changed: `_warn_once`), participant id,
 consent, instructions, practice trials, the trials with breaks, the end-of-study questions
 and the end screen. The flow is one worker that pushes a screen, waits for its result and
 asks the `StudySession` controller what comes next; a trial is committed to the store
 before the next screen is pushed. Every key press during a trial is stamped here, where it
 enters the app, on the session clock (`key_time_ms`): the Enter that sends is t = 0.
 
-Ctrl+Q or Ctrl+C quits at any moment: the session becomes `interrupted` and running the
+Ctrl+Q or Ctrl+C pressed twice quits at any moment (the first press only asks, so a slip
+ends nothing: `uxlab.tui.quit_confirm`): the session becomes `interrupted` and running the
 same command with the same participant id continues. SIGHUP (the terminal window or tmux
 pane was closed), SIGTERM and SIGINT sent as a signal (`kill -INT`; the Ctrl+C key itself
-arrives as a key) quit exactly the same way (`QUIT_SIGNALS`; `HangupSafeDriver` keeps the
+arrives as a key) quit at once, the same way (`QUIT_SIGNALS`; `HangupSafeDriver` keeps the
 app alive without its terminal long enough). What the participant did is kept
 (`StudySession.quit`): a trial whose outcome is final (over, or given up) is committed with
 the answers given so far; a trial not yet sent is offered again on resume; only a trial quit
@@ -20,7 +22,7 @@ mid-stream stays in flight and is stored as `interrupted` on resume.
 When a write fails (another process holds the database beyond the busy timeout, a full
 disk), a screen names the reason and `r` tries the same write again; nothing is lost. When
 a database server is away (PostgreSQL restarting), "Reconnecting…" tries again by itself;
-Ctrl+Q or a signal there quits at once, writing nothing more (the trial on screen is left in
+Ctrl+Q (twice) or a signal there quits without waiting, writing nothing more (the trial on screen is left in
 flight, stored as `interrupted` on resume), so the participant can reopen the study at once.
 
 A participant whose session another process still holds (one closing after an outage, a
@@ -47,6 +49,7 @@ from textual.widgets import Input, Static
 
 from uxlab.clock import MonotonicClock
 from uxlab.collector import CollectorPacing
+from uxlab.environment import warning_verdict
 from uxlab.errors import UxlabError
 from uxlab.glass.feed import GlassFeed
 from uxlab.phases import Phase
@@ -75,6 +78,7 @@ from uxlab.tui.flow_screens import (
 )
 from uxlab.tui.glass_session import start_glass
 from uxlab.tui.paint_probe import PaintProbe
+from uxlab.tui.quit_confirm import QuitGuard
 from uxlab.tui.resume_screen import ResumeScreen
 from uxlab.tui.trial_screen import TrialScreen, key_label
 
@@ -118,8 +122,8 @@ class StudyApp(App[RunResult]):
     start_flow = True
     """False in hosts that show one screen (snapshot tests)."""
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+q", "quit_study", "Quit", priority=True),
-        Binding("ctrl+c", "quit_study", "Quit", show=False, priority=True),
+        Binding("ctrl+q", "quit_study('Ctrl+Q')", "Quit", priority=True),
+        Binding("ctrl+c", "quit_study('Ctrl+C')", "Quit", show=False, priority=True),
     ]
 
     def __init__(
@@ -170,6 +174,8 @@ class StudyApp(App[RunResult]):
         self._size_logged: tuple[int, int] | None = None
         self._unsaved_events: list[tuple[str, dict[str, Any], float]] = []
         self._signals_before: dict[int, Any] = {}
+        self.quit_guard = QuitGuard(self.set_timer)
+        """A first Ctrl+Q/Ctrl+C asks, the second quits (`uxlab.tui.quit_confirm`)."""
 
     def compose(self) -> ComposeResult:
         yield Static("", id="blank")
@@ -225,6 +231,7 @@ class StudyApp(App[RunResult]):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and not event.is_forwarded:
             self.key_time_ms = self.clock.now_ms()
+            self.quit_guard.other_key(event.key)
             run = self.current_run
             trial_screen = isinstance(self.screen, (TrialScreen, CheckScreen))
             if run is not None and run.phase != Phase.ANSWERED and trial_screen:
@@ -284,8 +291,6 @@ class StudyApp(App[RunResult]):
             await self._check_timing()
         if self.glass_feed is not None:
             self.environment["glass"] = self.glass_feed.describe()
-        if self.warnings:
-            await self.push_screen_wait(WarningsScreen(self.warnings))
         ss = await self._open_session()
         self.session = ss
         await self._saving("the session", self._log_start_size)
@@ -453,6 +458,30 @@ class StudyApp(App[RunResult]):
             if isinstance(blank, Static):
                 blank.update(text)
 
+    async def _warn_once(self, participant: str | None) -> None:
+        """Show the researcher the timing warnings once per session: at its start, and on a
+        resume only when their verdict changed (`warning_verdict`) since the session's last
+        start or resume. Whether they were shown is kept with this run's environment
+        (`timing_warnings_shown`), beside the warnings themselves."""
+        verdict = warning_verdict(self.warnings)
+        before = None
+        if participant is not None:
+            try:
+                last = self.store.last_run_environment(self.study, participant)
+            except SAVE_ERRORS:  # unreadable now: showing them is the safe side
+                last = None
+            before = None if last is None else last.get("timing_verdict")
+        show = bool(self.warnings) and verdict != before
+        self.environment["timing_verdict"] = verdict
+        self.environment["timing_warnings_shown"] = show
+        if show:
+            await self.show_warnings(self.warnings)
+
+    async def show_warnings(self, warnings: list[str]) -> None:
+        """Put the timing warnings before the researcher (a host whose participant sits
+        at the screen alone logs them for the researcher instead)."""
+        await self.push_screen_wait(WarningsScreen(warnings))
+
     async def _pick_unfinished(self, problem: str = "") -> str | None:
         """The unfinished session the researcher continues (its participant id), or None
         for a new participant (also when there is none to list)."""
@@ -471,6 +500,7 @@ class StudyApp(App[RunResult]):
         if self.participant is None:  # continue an unfinished session, or start a new one
             self.participant = await self._pick_unfinished()
             picked = self.participant is not None
+        await self._warn_once(self.participant)
         while True:
             participant = self.participant
             if participant is None:
@@ -569,7 +599,7 @@ class StudyApp(App[RunResult]):
         if ss.n_practice and (upcoming := ss.next_trial()) is not None and upcoming.practice:
             n = ss.n_practice
             parts.append(f"You start with {n} practice trial{'s' if n > 1 else ''}.")
-        n_checks = sum(1 for t in ss.trials if t.attention is not None)
+        n_checks = ss.n_checks
         checks = f", and {n_checks} short attention check{'s' * (n_checks > 1)}" if n_checks else ""
         parts.append(f"There are {ss.n_main} trials{checks}. Press **Enter** to begin.")
         return "\n\n".join(parts)
@@ -579,9 +609,14 @@ class StudyApp(App[RunResult]):
         return f"Trial {ss.main_done_before(trial)} of {ss.n_main} done"
 
     # -- quitting ----------------------------------------------------------------------------
-    def action_quit_study(self) -> None:
-        """Quit now, keeping what is final (`StudySession.quit`); the session can be resumed."""
-        self._quit("key")
+    def action_quit_study(self, key_label: str = "Ctrl+Q") -> None:
+        """A first press asks "press again to leave" (`uxlab.tui.quit_confirm`); the second
+        quits, keeping what is final (`StudySession.quit`): the session can be resumed.
+        Once the study is over (completed, or consent declined) one press quits."""
+        over = self.result.outcome in ("completed", "declined")
+        saved = self.session is not None
+        if over or self.quit_guard.press(self.screen, key_label, saved):
+            self._quit("key")
 
     def _quit(self, by: str) -> None:
         """Quit by a key or a signal (`by`); a second signal while exiting changes nothing.

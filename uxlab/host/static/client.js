@@ -44,17 +44,28 @@
   });
   term.open(document.getElementById("terminal"));
 
-  // The terminal's size in cells from the window's size and one cell's size.
-  function fitSize() {
-    const probe = document.createElement("span");
+  // The terminal's size in cells from the window's size and one cell's size. The cell is
+  // measured on the terminal itself (its screen over its rows and columns): a line of text
+  // in the page's font has the font's own line box, taller than the terminal's cell with
+  // some fonts, which left a band of empty page under the terminal.
+  function cellSize() {
+    const screen = term.element && term.element.querySelector(".xterm-screen");
+    const box = screen ? screen.getBoundingClientRect() : null;
+    if (box && box.width > 0 && box.height > 0 && term.cols > 0 && term.rows > 0) {
+      return [box.width / term.cols, box.height / term.rows];
+    }
+    const probe = document.createElement("span"); // not laid out yet: the font's own box
     probe.style.font = "15px " + term.options.fontFamily;
     probe.style.position = "absolute";
     probe.style.visibility = "hidden";
     probe.textContent = "W".repeat(50);
     document.body.appendChild(probe);
-    const cellW = probe.getBoundingClientRect().width / 50;
-    const cellH = probe.getBoundingClientRect().height * 1.0;
+    const rect = probe.getBoundingClientRect();
     probe.remove();
+    return [rect.width / 50, rect.height];
+  }
+  function fitSize() {
+    const [cellW, cellH] = cellSize();
     const cols = Math.max(20, Math.floor((window.innerWidth - 8) / cellW));
     const rows = Math.max(8, Math.floor((window.innerHeight - 8) / cellH));
     return [Math.min(cols, 300), Math.min(rows, 120)];
