@@ -102,6 +102,10 @@ class PsychometricPart:
     population: pd.DataFrame  # level, estimate, ci_low, ci_high (participants resampled)
     per_participant: dict[str, Any] = field(default_factory=dict)
     per_condition: dict[str, ConditionFit] = field(default_factory=dict)
+    # per other factor: each condition's 50% point over the first condition's
+    # (`analysis.condition_contrast`: factor, condition, reference, level, ratio, ci_low,
+    # ci_high, n_participants)
+    contrasts: list[pd.DataFrame] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
     estimand: str = "population"  # what `population` estimates (ESTIMANDS)
     estimator: str = (  # how, in words

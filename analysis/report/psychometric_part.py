@@ -42,7 +42,7 @@ def _other_factor_levels(data: ReportData) -> list[tuple[str, float]]:
 def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
     """The psychometric part of `column` (yes/no) against `data.stimulus`; raises
     PsychometricInputError when the answers cannot be fitted."""
-    from analysis.psychometric import MultiConditionFitter, PsychometricFitter
+    from analysis.psychometric import PsychometricFitter
     from analysis.small_sample_interval import population_threshold_small_n
 
     opts, kept, stim = data.options, data.kept, data.stimulus
@@ -68,23 +68,7 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
     procedure = adaptive_design(data)
     if procedure is not None:
         _adaptive_population(data, part, df, procedure, n_people)
-    for factor in {f for f, _ in _other_factor_levels(data)}:
-        try:
-            multi = MultiConditionFitter().fit(
-                df, "_x", "_y", factor, share_lapse=True, n_boot=opts.n_boot, seed=opts.seed
-            )
-        except ValueError as exc:
-            part.failed[f"by {factor}"] = str(exc)
-            continue
-        for key in multi.conditions_:
-            label = condition_label({factor: float(key)})
-            rows = multi.thresholds_[multi.thresholds_["condition"] == key]
-            part.per_condition[label] = ConditionFit(
-                multi,
-                key,
-                rows.drop(columns="condition").reset_index(drop=True),
-                (float(df["_x"].min()), float(df["_x"].max())),
-            )
+    _per_condition(data, part, df, n_people)
     if opts.per_participant:
         keys = sorted(df["participant"].unique())
         seeds = np.random.SeedSequence(opts.seed).spawn(len(keys))
@@ -108,6 +92,42 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
             print(file=sys.stderr)
     _set_estimand(data, part, n_people)
     return part
+
+
+def _per_condition(data: ReportData, part: PsychometricPart, df: pd.DataFrame, n_people: int):
+    """Each other factor's conditions from one joint fit, their intervals and the ratio of
+    each condition's 50% point to the first condition's from refitting without each
+    participant (`analysis.condition_contrast`); below the population minimum, estimates
+    only (these people's, not a population's)."""
+    from analysis.condition_contrast import condition_thresholds
+
+    opts = data.options
+    resample = enough("population", n_people)
+    factors = sorted({f for f, _ in _other_factor_levels(data)})
+    if factors and not resample:
+        data.skipped.append(skipped_line("per_condition", n_people))
+    for factor in factors:
+        try:
+            fit = condition_thresholds(
+                df, "_x", "_y", factor, "participant", opts.n_boot, opts.seed, resample=resample
+            )
+        except ValueError as exc:
+            part.failed[f"by {factor}"] = str(exc)
+            continue
+        for key in fit.fitter.conditions_:
+            rows = fit.table[fit.table["condition"] == key]
+            part.per_condition[condition_label({factor: float(key)})] = ConditionFit(
+                fit.fitter,
+                key,
+                rows.drop(columns="condition").reset_index(drop=True),
+                (float(df["_x"].min()), float(df["_x"].max())),
+            )
+        contrast = fit.contrast.assign(
+            factor=factor,
+            condition=[condition_label({factor: float(k)}) for k in fit.contrast["condition"]],
+            reference=[condition_label({factor: float(k)}) for k in fit.contrast["reference"]],
+        )
+        part.contrasts.append(contrast)
 
 
 def fit_participant(x: np.ndarray, y: np.ndarray, *, n_boot: int, seed: int) -> Any:
@@ -434,33 +454,83 @@ def _pooled_blocks(data, p) -> list:
 
 
 def _per_condition_blocks(data, p) -> list:
-    """Thresholds per level of the other factors (joint fit)."""
+    """Thresholds per level of the other factors (joint fit) and the ratios between them."""
     blocks: list = []
     stim = data.stimulus
-    if p.per_condition:
-        rows = [
+    if not p.per_condition:
+        return blocks
+    n = data.n_participants
+    rows = []
+    for label, f in p.per_condition.items():
+        mid = f.threshold(0.5)
+        rows.append(
             {
                 "condition": label,
-                f"50% threshold {stim} (ms)": f.threshold(0.5).estimate,
-                "95% CI": ci_range(
-                    f.threshold(0.5).ci_low, f.threshold(0.5).ci_high, data.tested_range
-                ),
+                f"50% threshold {stim} (ms)": mid.estimate,
+                "95% CI, participant jackknife-t": ci_range(
+                    mid.ci_low, mid.ci_high, data.tested_range
+                )
+                if np.isfinite(mid.ci_low)
+                else f"withheld (N = {n})",
                 "trials": int(f.thresholds_["n_trials"].iloc[0]),
-                "flags": flag_text(*estimate_flags(*f.threshold(0.5), *data.tested_range)),
+                "flags": flag_text(*estimate_flags(*mid, *data.tested_range)),
             }
-            for label, f in p.per_condition.items()
-        ]
-        blocks.append(
-            Table(
-                pd.DataFrame(rows),
-                "Thresholds per level of the other factors (joint fit, one lapse shared "
-                "by the conditions)",
-            )
         )
-        blocks.extend(degenerate_note(pd.DataFrame(rows)))
-        cells = [r["95% CI"] for r in rows]
-        blocks.extend(unbounded_note(cells, data.tested_range, "tested level"))
+    blocks.append(
+        Table(
+            pd.DataFrame(rows),
+            "Thresholds per level of the other factors (one joint fit, one lapse shared by "
+            "the conditions; 95% interval: the joint fit refitted without each participant "
+            "in turn, t on N - 1 df, each end at least as far out as the joint fit's "
+            "parametric bootstrap)",
+        )
+    )
+    blocks.extend(degenerate_note(pd.DataFrame(rows)))
+    cells = [r["95% CI, participant jackknife-t"] for r in rows]
+    blocks.extend(unbounded_note(cells, data.tested_range, "tested level"))
+    if p.contrasts:
+        table = contrast_table(pd.concat(p.contrasts, ignore_index=True), n)
+        blocks.append(Table(table, CONTRAST_CAPTION))
     return blocks
+
+
+CONTRAST_CAPTION = (
+    "Threshold ratio between conditions: each condition's 50% point over the first "
+    "condition's, from the same joint fit; paired (each participant left out of every "
+    "condition at once, so what moves a person's thresholds together cancels); 95% interval: "
+    "participant jackknife-t on the ln ratio"
+)
+
+
+def contrast_table(contrasts: pd.DataFrame, n_participants: int) -> pd.DataFrame:
+    """The ratios as the report prints them: `x0.70`, `x0.62 to x0.79`, and whether the
+    interval excludes 1 (no change)."""
+    rows = []
+    for r in contrasts.itertuples():
+        has_ci = bool(np.isfinite(r.ci_low) and np.isfinite(r.ci_high))
+        rows.append(
+            {
+                "comparison": f"{r.condition} vs {r.reference}",
+                "ratio of 50% thresholds": f"×{r.ratio:.2f}",
+                "95% CI": f"×{r.ci_low:.2f} to ×{r.ci_high:.2f}"
+                if has_ci
+                else f"withheld (N = {n_participants})",
+                "reading": contrast_reading(r.ratio, r.ci_low, r.ci_high)
+                if has_ci
+                else "no interval: these participants only",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def contrast_reading(ratio: float, low: float, high: float) -> str:
+    """What a ratio's interval says: `28% lower (95% CI 14% to 39%)` when it excludes 1,
+    else that these data do not tell."""
+    if high < 1.0:
+        return f"{1 - ratio:.0%} lower (95% CI {1 - high:.0%} to {1 - low:.0%})"
+    if low > 1.0:
+        return f"{ratio - 1:.0%} higher (95% CI {low - 1:.0%} to {high - 1:.0%})"
+    return "not distinguished: the interval includes ×1 (no change)"
 
 
 PERSON_COVERAGE_NOTE = (

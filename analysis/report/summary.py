@@ -178,8 +178,34 @@ def _psychometric_sentences(data, n_people: int) -> list[str]:
         else:
             subject = "the population curve's 50% threshold (all trials pooled)"
         out.append(head + f"{subject} is {ms(mid.estimate)} ({interval}){spread}.")
+    out += _contrast_sentences(p, n_people)
     if p.per_participant:
         out += _individual_sentences(p, mid)
+    return out
+
+
+def _contrast_sentences(p, n_people: int) -> list[str]:
+    """Each ratio between conditions (`analysis.condition_contrast`) with its interval, or
+    as these participants' only below the population minimum."""
+    out = []
+    for contrast in p.contrasts:
+        for r in contrast.itertuples():
+            head = f"The 50% threshold in {r.condition} is ×{r.ratio:.2f} the one in {r.reference}"
+            if not (np.isfinite(r.ci_low) and np.isfinite(r.ci_high)):
+                out.append(
+                    f"{head} for these {n_people} participant(s) (no interval: it needs "
+                    f"{MINIMUMS['per_condition'].min_participants} participants)."
+                )
+                continue
+            if r.ci_high < 1.0 or r.ci_low > 1.0:
+                which = "lower" if r.ci_high < 1.0 else "higher"
+                tail = f": {which} in {r.condition}"
+            else:
+                tail = ": these data do not tell whether it changes"
+            out.append(
+                f"{head} (95% CI ×{r.ci_low:.2f} to ×{r.ci_high:.2f}, paired participant "
+                f"jackknife-t){tail}."
+            )
     return out
 
 

@@ -77,6 +77,14 @@ MINIMUMS: dict[str, Minimum] = {
         MIN_POPULATION,
         COVERAGE_BASIS,
     ),
+    "per_condition": Minimum(
+        "per-condition thresholds' intervals and the ratio between conditions (joint fit, "
+        "participant jackknife-t)",
+        MIN_POPULATION,
+        "the same interval as the population thresholds', over the joint fit of every "
+        "condition (each participant left out of all conditions at once), so the same "
+        "minimum",
+    ),
     "mixed_rating": Minimum(
         "mixed rating fit (random intercept per participant, participants resampled)",
         MIN_PARTICIPANTS,
@@ -166,17 +174,40 @@ def coverage_phrase(n_participants: int) -> str:
     )
 
 
+JACKKNIFE_PARTS = ("population", "verdicts", "per_condition")
+"""Parts whose interval is the participant jackknife-t (the others: a percentile
+participant bootstrap or a sandwich covariance)."""
+
+
+def bootstrap_coverage_phrase(n_participants: int) -> str:
+    """What the percentile participant bootstrap covered at this N, or at the measured Ns
+    on either side of it (never a figure measured at another N passed off as this one's)."""
+    if n_participants in BOOTSTRAP_COVERAGE:
+        worst, best = BOOTSTRAP_COVERAGE[n_participants]
+        return (
+            f"a percentile participant bootstrap covers the truth only about {worst:.0%}-"
+            f"{best:.0%} of the time (measured on the pooled threshold at N = {n_participants})"
+        )
+    below = [n for n in sorted(BOOTSTRAP_COVERAGE) if n < n_participants]
+    above = [n for n in sorted(BOOTSTRAP_COVERAGE) if n > n_participants]
+    said = [
+        f"{BOOTSTRAP_COVERAGE[n][0]:.0%}-{BOOTSTRAP_COVERAGE[n][1]:.0%} at N = {n}"
+        for n in (below[-1:] + above[:1])
+    ]
+    return (
+        "a percentile participant bootstrap covers the truth too rarely (measured on the "
+        f"pooled threshold: {' and '.join(said)}; N = {n_participants} lies between)"
+    )
+
+
 def skipped_line(key: str, n_participants: int) -> str:
     """`<part>: skipped with 2 participant(s), <why>; runs from 8 participants.`"""
     m = MINIMUMS[key]
     why = coverage_phrase(n_participants)
-    if key not in ("population", "verdicts") and n_participants >= 2:
-        measured = [n for n in sorted(BOOTSTRAP_COVERAGE) if n <= n_participants]
-        worst, best = BOOTSTRAP_COVERAGE[measured[-1]]
-        why = (
-            f"a percentile participant bootstrap covers the truth only about {worst:.0%}-"
-            f"{best:.0%} of the time (measured on the pooled threshold at N = {measured[-1]})"
-        )
+    if key == "per_condition":
+        why = why.replace("the population thresholds'", "each condition's")
+    if key not in JACKKNIFE_PARTS and n_participants >= 2:
+        why = bootstrap_coverage_phrase(n_participants)
     if key in ("ordinal_clustered", "aft_clustered"):
         why = "a cluster-robust covariance from so few participants is too small (from one it "
         why += "cannot be computed)"

@@ -67,6 +67,30 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
             add("psychometric", other, p.other, "all", what=other)
         for label, fitter in p.per_condition.items():
             add("psychometric", "pooled", fitter.thresholds_, label, what="population")
+        for contrast in p.contrasts:  # a ratio (no unit): condition / reference at `level`
+            for r in contrast.itertuples():
+                rows.append(
+                    {
+                        "measure": "psychometric_ratio",
+                        "stimulus": stim,
+                        "group": "pooled",
+                        "level": r.level,
+                        "estimate": r.ratio,
+                        "ci_low": r.ci_low,
+                        "ci_high": r.ci_high,
+                        "n_trials": int(
+                            p.per_condition[r.condition].thresholds_["n_trials"].iloc[0]
+                            + p.per_condition[r.reference].thresholds_["n_trials"].iloc[0]
+                        ),
+                        "condition": f"{r.condition} vs {r.reference}",
+                        "n_participants": int(r.n_participants),
+                        "extrapolated": False,
+                        "degenerate": "",
+                        "estimand": "population",
+                        "ci_unbounded": "",
+                        "withheld": "",
+                    }
+                )
         for pid, fitter in p.per_participant.items():
             add(
                 "psychometric",
