@@ -15,7 +15,9 @@ have zero width). The **paired contrast** is the ln ratio of a condition's thres
 reference condition's (the first level of the factor) at the same level of F; a person
 left out leaves both conditions at once, so the contrast's jackknife is paired: the spread
 between people that moves both thresholds together cancels, the spread of their reaction
-to the factor does not.
+to the factor does not. A condition whose curve is steeper than its levels show places its
+switch only within a gap between two tested levels (`analysis.steep_tails`): its
+intervals, and the ratios it enters, span that gap.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from analysis.bootstrap import percentile_interval
 from analysis.psychometric import DEFAULT_LEVELS, MultiConditionFitter, _threshold_logs
 from analysis.psychometric.inputs import _as_float_array, _column
 from analysis.small_sample_interval import jackknife_t
+from analysis.steep_tails import at_width_floor, widen_steep_tails
 
 CONTRAST_LEVEL = 0.5
 
@@ -94,11 +97,20 @@ def condition_thresholds(
         low, high = np.empty(est.shape), np.empty(est.shape)
         for c in range(len(keys)):
             low[c], high[c] = _floored(est[c], jack[:, c, :], boot[:, c, :], alpha)
+            low[c], high[c] = widen_steep_tails(res.layout, res.theta, low[c], high[c], c)
         if level_pos is not None:
             diff_est = est[1:, level_pos] - est[0, level_pos]
             diff_jack = jack[:, 1:, level_pos] - jack[:, :1, level_pos]
             diff_boot = boot[:, 1:, level_pos] - boot[:, :1, level_pos]
             c_low, c_high = _floored(diff_est, diff_jack, diff_boot, alpha)
+            # a condition steeper than its levels show places its switch only in a gap:
+            # the ratio then spans what the two conditions' gaps allow
+            for c in range(1, len(keys)):
+                if at_width_floor(res.layout, res.theta, c) or at_width_floor(
+                    res.layout, res.theta, 0
+                ):
+                    c_low[c - 1] = min(c_low[c - 1], low[c, level_pos] - high[0, level_pos])
+                    c_high[c - 1] = max(c_high[c - 1], high[c, level_pos] - low[0, level_pos])
     table = pd.concat(
         [
             pd.DataFrame(

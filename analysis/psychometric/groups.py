@@ -20,6 +20,7 @@ from analysis.psychometric.inputs import (
 from analysis.psychometric.ml_fit import _threshold_logs
 from analysis.psychometric.resampling import _intervals
 from analysis.psychometric.single import DEFAULT_LEVELS, PsychometricFitter, _report_progress
+from analysis.steep_tails import widen_steep_tails
 
 THRESHOLD_COLUMNS = ["level", "estimate", "ci_low", "ci_high", "n_trials"]
 
@@ -162,12 +163,16 @@ def floored_threshold_frame(
     """The pooled thresholds' table (ln ms in, ms out), each interval end at least as far
     out as the pooled counts' parametric bootstrap when it was drawn (`n_boot` > 0): when
     every participant separates at the same gap, resampling participants alone has zero
-    width. Columns: level, estimate, ci_low, ci_high, n_trials, n_participants."""
+    width; and over the gap between the tested levels around the 50% point when the pooled
+    curve is steeper than the levels show (`analysis.steep_tails`). Columns: level,
+    estimate, ci_low, ci_high, n_trials, n_participants."""
     if n_boot > 0:
         p_low, p_high = _intervals(
             pooled._threshold_samples(levels)[1], est, None, None, "percentile", alpha
         )
         low, high = np.fmin(low, p_low), np.fmax(high, p_high)
+    res = pooled._result  # a pooled curve steeper than the levels show: over the gap
+    low, high = widen_steep_tails(res.layout, res.theta, low, high)
     return pd.DataFrame(
         {
             "level": list(levels),

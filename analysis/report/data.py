@@ -34,6 +34,8 @@ THRESHOLD_COLUMNS = [
     "true_value",
     "covers_truth",
     "withheld",
+    "bracket_low_ms",
+    "bracket_high_ms",
 ]
 
 
@@ -117,6 +119,10 @@ class PsychometricPart:
     withheld: Any = None
     withheld_text: str = ""
     withheld_short: str = ""
+    # participants whose own answers separate by latency (`analysis.separation.
+    # LatencySeparation`): their switch is bracketed by two tested levels, not estimated
+    person_separation: dict[str, Any] = field(default_factory=dict)
+    median_withheld: str = ""  # why the median person's figures are withheld, if they are
 
 
 @dataclass

@@ -23,7 +23,7 @@ from analysis.report.blocks import (
 from analysis.report.data import ESTIMANDS, ConditionFit, PsychometricPart, ReportData
 from analysis.report.interval_bounds import fitted_range_ms
 from analysis.report.support import MINIMUMS, enough, estimate_flags, flag_text, skipped_line
-from analysis.separation import yes_no_words
+from analysis.separation import find_separation, yes_no_words
 from analysis.small_sample_interval import adaptive_mixed_thresholds
 from analysis.survival import condition_label
 from analysis.trial_table import binary_column
@@ -68,6 +68,8 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
     procedure = adaptive_design(data)
     if procedure is not None:
         _adaptive_population(data, part, df, procedure, n_people)
+    else:
+        _separated_population(data, part, df)
     _per_condition(data, part, df, n_people)
     if opts.per_participant:
         keys = sorted(df["participant"].unique())
@@ -86,12 +88,48 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
                 )
             except ValueError as exc:
                 part.failed[pid] = str(exc)
+            own = find_separation(sub["_x"].to_numpy(), _acceptable(part, sub))
+            if own is not None and pid in part.per_participant:
+                part.person_separation[pid] = own
             if opts.progress:
                 _progress_bar(i + 1, len(keys), "participant fits")
         if opts.progress and keys:
             print(file=sys.stderr)
     _set_estimand(data, part, n_people)
     return part
+
+
+def _acceptable(part: PsychometricPart, df: pd.DataFrame) -> np.ndarray:
+    """1 where an answer is on the short-latency side (not too slow, acceptable), else 0."""
+    y = df["_y"].to_numpy(dtype=float)
+    return 1.0 - y if part.pooled.direction_ == "rising" else y
+
+
+def _separated_population(data: ReportData, part: PsychometricPart, df: pd.DataFrame) -> None:
+    """When every answer on one side of a latency is one answer and every answer on the
+    other side the other (pooled over everyone), the data place the switch in a gap
+    between two tested levels and nothing more: the pooled fit's point and interval are
+    the width penalty's, not the data's (four identical people gave 806 [760, 855] ms,
+    narrower than any one of them, for people switching at 700). The population's
+    thresholds are then withheld and the report gives the bracket instead."""
+    sep = find_separation(df["_x"].to_numpy(), _acceptable(part, df))
+    if sep is None:
+        return
+    rising = part.pooled.direction_ == "rising"
+    words = yes_no_words(part.yes_means, rising)
+    part.population.loc[:, ["estimate", "ci_low", "ci_high"]] = np.nan
+    part.withheld = sep
+    part.withheld_text = sep.explain(words, data.stimulus, model=FIXED_MODEL)
+    part.withheld_short = sep.short(words)
+    part.estimator = (
+        "pooled fit of all trials; no thresholds: the answers separate by latency, so the "
+        "data give a bracket, not an estimate (see below)"
+    )
+    data.notes.append(f"Psychometric thresholds: {part.estimator}.")
+
+
+FIXED_MODEL = "A psychometric curve"
+"""How a separation's explanation names the model on a fixed design."""
 
 
 def _per_condition(data: ReportData, part: PsychometricPart, df: pd.DataFrame, n_people: int):
@@ -173,6 +211,15 @@ def _set_estimand(data: ReportData, part: PsychometricPart, n_people: int) -> No
         )
         if not enough("median_person", n_people):
             median["ci_low"], median["ci_high"] = np.nan, np.nan
+        bracket = _median_bracket(part)
+        if bracket is not None:  # separated people's switches leave the median open
+            median[["estimate", "ci_low", "ci_high"]] = np.nan
+            part.median_withheld = (
+                f"the median participant's switch lies between {bracket[0]:,.0f} and "
+                f"{bracket[1]:,.0f} ms: some participants' answers separate or their curves "
+                "are steeper than the tested levels show, so their switches are brackets, "
+                "not estimates"
+            )
     if wanted == "median-person":
         if median is None:
             data.notes.append(
@@ -183,6 +230,35 @@ def _set_estimand(data: ReportData, part: PsychometricPart, n_people: int) -> No
         part.population, part.other, part.estimand = median, part.population, wanted
     else:
         part.other = median
+
+
+def person_bracket(part: PsychometricPart, pid: str) -> tuple[float, float] | None:
+    """The tested levels (ms) around one participant's switch when their answers separate
+    or their curve is steeper than the levels show (None: their threshold is estimated)."""
+    sep = part.person_separation.get(pid)
+    if sep is not None:
+        return sep.bracket_ms()
+    fitter = part.per_participant.get(pid)
+    return None if fitter is None else fit_gap(fitter)
+
+
+def _median_bracket(part: PsychometricPart) -> tuple[float, float] | None:
+    """Where the median person's 50% point lies when some people's switches are only
+    bracketed (each counted at either end of their bracket), or None when those brackets
+    do not move the median (or no one separates)."""
+    lows, highs = [], []
+    for pid, f in part.per_participant.items():
+        bracket = person_bracket(part, pid)
+        if bracket is None:
+            value = float(f.thresholds_.set_index("level").loc[0.5, "estimate"])
+            lows.append(value)
+            highs.append(value)
+        else:
+            low, high = bracket
+            lows.append(low if np.isfinite(low) else 0.0)
+            highs.append(high if np.isfinite(high) else np.inf)
+    low, high = float(np.median(lows)), float(np.median(highs))
+    return None if high <= low * (1 + 1e-3) else (low, high)
 
 
 def adaptive_design(data: ReportData) -> str | None:
@@ -332,18 +408,39 @@ def participant_table(data: ReportData) -> pd.DataFrame | None:
     pooled_mid = float(p.population.set_index("level").loc[0.5, "estimate"])
     rows = []
     for pid, f in p.per_participant.items():
+        sep = p.person_separation.get(pid)
+        if sep is not None:  # the switch is bracketed by two tested levels, not estimated
+            rows.append(
+                {
+                    "participant": pid,
+                    "trials": int(np.sum(f.n_total_)),
+                    "direction": f.direction_,
+                    "50% threshold (ms)": sep.switch_words().removeprefix("the switch lies "),
+                    "95% CI": "– (a bracket, not an estimate)",
+                    "flags": "separated: every answer on either side of the gap the same",
+                }
+            )
+            continue
         row = f.thresholds_.set_index("level").loc[0.5]
         est, lo, hi = float(row.estimate), float(row.ci_low), float(row.ci_high)
         extrapolated, degenerate = estimate_flags(est, lo, hi, *fitted_range_ms(f))
         flags = []
         if f.direction_ != p.pooled.direction_:
             flags.append(f"direction opposite to the pooled curve ({f.direction_})")
-        if np.isfinite(lo) and np.isfinite(hi) and not lo <= pooled_mid <= hi:
+        if (
+            np.isfinite(lo)
+            and np.isfinite(hi)
+            and np.isfinite(pooled_mid)
+            and not lo * (1 - 1e-3) <= pooled_mid <= hi * (1 + 1e-3)
+        ):
             flags.append("the pooled threshold lies outside this participant's interval")
         if extrapolated:
             flags.append("extrapolated: outside the levels this participant saw")
         if degenerate:
             flags.append("degenerate interval: " + degenerate)
+        steep = _steep_flag(fit_gap(f))
+        if steep:
+            flags.append(steep + " (the point is the fit's place in the gap)")
         rows.append(
             {
                 "participant": pid,
@@ -391,6 +488,16 @@ def _pooled_blocks(data, p) -> list:
     pop = p.population.set_index("level")
     low, high = data.tested_range
     rows, why_degenerate = [], []
+    bracket = (
+        p.withheld.switch_words().removeprefix("the switch lies ")
+        if p.withheld is not None and not isinstance(p.withheld, str) and not p.withheld.people
+        else None
+    )
+    gap = pooled_gap(p)
+    if bracket is None and gap is not None:
+        bracket = f"between {gap[0]:,.0f} and {gap[1]:,.0f} ms (steep curve)"
+    elif bracket is not None:
+        bracket += " (bracket)"
     for level in pop.index:
         r = pop.loc[level]
         extrapolated, degenerate = estimate_flags(r.estimate, r.ci_low, r.ci_high, low, high)
@@ -402,7 +509,7 @@ def _pooled_blocks(data, p) -> list:
         rows.append(
             {
                 "level of F": level,
-                f"{stim} (ms)": r.estimate,
+                f"{stim} (ms)": r.estimate if bracket is None else bracket,
                 "95% CI, participant jackknife-t": ci_range(r.ci_low, r.ci_high, (low, high))
                 if np.isfinite(r.ci_low)
                 else f"withheld (N = {data.n_participants})"
@@ -424,6 +531,8 @@ def _pooled_blocks(data, p) -> list:
     blocks.extend(Para(text, "note") for text in why_degenerate)
     if p.withheld_text:
         blocks.append(Para(p.withheld_text, "note"))
+    if gap is not None and p.withheld is None:
+        blocks.append(Para(steep_note(gap, "pooled curve"), "note"))
     cells = [r[k] for r in rows for k in r if str(k).startswith("95% CI")]
     blocks.extend(unbounded_note(cells, (low, high), "tested level"))
     params = p.pooled.params_
@@ -443,14 +552,49 @@ def _pooled_blocks(data, p) -> list:
             data,
             "psychometric_pooled",
             lambda: figures.psychometric_pooled(p, stim, (low, high)),
-            "Pooled proportion of yes per level with 95% Clopper-Pearson intervals, the "
-            "fitted curve and the 50% threshold with its parametric-bootstrap CI."
+            (
+                "Pooled proportion of yes per level with 95% Clopper-Pearson intervals, the "
+                "fitted curve and the 50% threshold with its parametric-bootstrap CI."
+                if figures.pooled_bracket(p) is None
+                else "Pooled proportion of yes per level with 95% Clopper-Pearson intervals; "
+                "band: the gap between the tested levels where every answer switches (the "
+                "answers separate there); the curve is the steepest the width penalty "
+                "allows, not an estimate of the curve's slope or place in the gap."
+            )
             + figures.open_end_caption(
                 (pooled.loc[0.5].ci_low, pooled.loc[0.5].ci_high, (low, high))
             ),
         )
     )
     return blocks
+
+
+def fit_gap(fitter, condition: int = 0) -> tuple[float, float] | None:
+    """The tested levels (ms) around the switch of a fitted curve steeper than they show
+    (`analysis.steep_tails.steep_gap_ms`), else None."""
+    from analysis.steep_tails import steep_gap_ms
+
+    result = getattr(fitter, "_result", None)
+    return None if result is None else steep_gap_ms(result.layout, result.theta, condition)
+
+
+def pooled_gap(p) -> tuple[float, float] | None:
+    """The gap of the pooled curve when it is steeper than the tested levels show and the
+    pooled figures are the population curve's (None otherwise)."""
+    if p.estimand != "population" or p.withheld is not None:
+        return None
+    return fit_gap(p.pooled)
+
+
+def steep_note(gap: tuple[float, float], whose: str) -> str:
+    """Why a steep curve's figures read as a gap."""
+    return (
+        f"The {whose} is steeper than the tested levels can show (its fitted width is at "
+        "the floor the width penalty sets): the answers place the switch between "
+        f"{gap[0]:,.0f} and {gap[1]:,.0f} ms, not where in that gap. Every interval spans the "
+        "gap, and the point estimates are the fit's place in it, not findings; testing "
+        "levels inside the gap would place them."
+    )
 
 
 def _per_condition_blocks(data, p) -> list:
@@ -473,7 +617,14 @@ def _per_condition_blocks(data, p) -> list:
                 if np.isfinite(mid.ci_low)
                 else f"withheld (N = {n})",
                 "trials": int(f.thresholds_["n_trials"].iloc[0]),
-                "flags": flag_text(*estimate_flags(*mid, *data.tested_range)),
+                "flags": ", ".join(
+                    t
+                    for t in (
+                        flag_text(*estimate_flags(*mid, *data.tested_range)),
+                        _steep_flag(fit_gap(f.fitter, f.fitter.conditions_.index(f.condition))),
+                    )
+                    if t
+                ),
             }
         )
     blocks.append(
@@ -492,6 +643,10 @@ def _per_condition_blocks(data, p) -> list:
         table = contrast_table(pd.concat(p.contrasts, ignore_index=True), n)
         blocks.append(Table(table, CONTRAST_CAPTION))
     return blocks
+
+
+def _steep_flag(gap: tuple[float, float] | None) -> str:
+    return "" if gap is None else f"steep: switch between {gap[0]:,.0f} and {gap[1]:,.0f} ms"
 
 
 CONTRAST_CAPTION = (

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.reference import place
+from analysis.reference import NOT_DECIDED, place
 from analysis.report.blocks import ci_ends
 from analysis.report.interval_bounds import unbounded_ends
 
@@ -148,6 +148,7 @@ def compare_figures(
     min_participants: int = 0,
     withheld: Mapping[str, str] | None = None,
     tested: Mapping[str, tuple[float, float]] | None = None,
+    described: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """One row per figure: the figure in ms, the matched estimate [CI] and the verdict.
 
@@ -158,7 +159,9 @@ def compare_figures(
     limits of `interval_bounds.unbounded_ends` is flagged in `ci_unbounded`, printed as not
     bounded, and a figure that meets that side is "not decided (...)". With `n_participants`
     below `min_participants`, no interval, or a reason in `withheld` (key -> why, e.g. the
-    estimate is extrapolated), the verdict is "not enough data (...)".
+    estimate is extrapolated), the verdict is "not enough data (...)", or the reason itself
+    when it starts "not decided". `described` gives the words for a key that has no
+    estimate (e.g. the bracket of separated answers).
     """
     withheld = withheld or {}
     tested = tested or {}
@@ -228,8 +231,10 @@ def compare_figures(
                 why = f"N = {n_participants}, needs {min_participants} participants"
             elif not has_ci:
                 why = why or "no interval"
-            if why:
-                row["verdict"] = f"{NOT_ENOUGH} ({why})"
+            if why:  # a reason may say itself that the data cannot decide (a bracket)
+                row["verdict"] = why if why.startswith(NOT_DECIDED) else f"{NOT_ENOUGH} ({why})"
+            if not np.isfinite(est) and key in (described or {}):
+                row["our_estimate"] = described[key]
         rows.append(row)
     return pd.DataFrame(rows, columns=COLUMNS)
 

@@ -8,6 +8,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from analysis.reference import NOT_DECIDED
 from analysis.report import figures
 from analysis.report.abandonment_part import WAITED
 from analysis.report.blocks import Bullets, Figure, Heading, Para, Table
@@ -38,6 +39,20 @@ def reference_comparison(data: ReportData) -> pd.DataFrame | None:
     for key, m in measured.items():  # abandonment: beyond the longest wait observed
         if key.startswith("abandonment") and m.extrapolated:
             withheld[key] = "the estimate lies beyond the longest wait observed"
+    p = data.psychometric
+    described = {}
+    if p is not None and p.withheld is not None:  # no estimate: say why, bracket or not
+        key = f"psychometric:{data.stimulus}:0.5"
+        withheld[key] = (
+            p.withheld
+            if isinstance(p.withheld, str)
+            else "the answers separate by latency within every participant"
+            if p.withheld.people
+            else f"{NOT_DECIDED} (the answers separate by latency: "
+            f"{p.withheld.switch_words()}; a bracket, not an estimate)"
+        )
+        if not isinstance(p.withheld, str) and not p.withheld.people:
+            described[key] = p.withheld.switch_words().removeprefix("the switch lies ")
     if data.ratings is not None and data.ratings.separation is not None:
         withheld[f"rating:{data.stimulus}:0.5"] = "the ratings separate by latency: no threshold"
     figures = load_reference_figures()
@@ -54,6 +69,7 @@ def reference_comparison(data: ReportData) -> pd.DataFrame | None:
         min_participants=MINIMUMS["verdicts"].min_participants,
         withheld=withheld,
         tested={k: m.tested for k, m in measured.items() if m.tested is not None},
+        described=described,
     )
     return match_judgement_kinds(table, figures, judgement_kind(data))
 

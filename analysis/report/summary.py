@@ -6,6 +6,7 @@ import numpy as np
 
 from analysis.reference import NOT_DECIDED
 from analysis.report.interval_bounds import UNBOUNDED_FACTOR, limits_text, unbounded_ends
+from analysis.report.psychometric_part import person_bracket, pooled_gap
 from analysis.report.support import MINIMUMS, estimate_flags
 from analysis.separation import yes_no_words
 
@@ -14,7 +15,7 @@ def ms(value: float) -> str:
     """A duration for prose: 850 ms, 1.9 s, 12 s."""
     if not np.isfinite(value):
         return "beyond the longest time observed"
-    if value < 1000:
+    if round(value) < 1000:
         return f"{value:.0f} ms"
     return f"{value / 1000:.1f} s" if value < 10000 else f"{value / 1000:.0f} s"
 
@@ -147,10 +148,18 @@ def _psychometric_sentences(data, n_people: int) -> list[str]:
                     yes_no_words(p.yes_means, p.pooled.direction_ == "rising")
                 ).removeprefix("separated: ")
                 + ")"
+                + ("" if p.withheld.people else f": {p.withheld.switch_words()}, a bracket")
                 if not isinstance(p.withheld, str)
                 else "the participant-effects model has no finite fit"
             )
             + " (see the psychometric section)."
+        )
+    elif pooled_gap(p) is not None:
+        gap = pooled_gap(p)
+        out.append(
+            head + f"the 50% threshold lies between {ms(gap[0])} and {ms(gap[1])}: the pooled "
+            "curve is steeper than the tested levels can show, so the answers place the "
+            "switch in that gap and not where in it (a bracket; see the psychometric section)."
         )
     elif "50%" in outside:
         out.append(
@@ -209,14 +218,45 @@ def _contrast_sentences(p, n_people: int) -> list[str]:
     return out
 
 
+SAME_THRESHOLD = 1e-3
+"""Relative difference under which two thresholds are the same number (fits of identical
+answers differ in the optimiser's last digits: 806.225 against 806.223 ms)."""
+
+
+def _level(value: float) -> str:
+    """A tested level for prose (`650 ms`), or the end of the tested range."""
+    return ms(value) if np.isfinite(value) else "beyond the tested levels"
+
+
 def _individual_sentences(p, mid) -> list[str]:
     """How the per-participant 50% thresholds spread, and whether the pooled one is
-    among them."""
+    among them; participants whose answers separate are bracketed, not estimated."""
     out: list[str] = []
+    bracketed = {pid: b for pid in p.per_participant if (b := person_bracket(p, pid))}
     values = np.array(
-        [f.thresholds_.set_index("level").loc[0.5, "estimate"] for f in p.per_participant.values()]
+        [
+            f.thresholds_.set_index("level").loc[0.5, "estimate"]
+            for pid, f in p.per_participant.items()
+            if pid not in bracketed
+        ]
     )
-    if len(values) >= 4:
+    if bracketed:
+        counts: dict[str, int] = {}
+        for low, high in bracketed.values():
+            words = f"between {_level(low)} and {_level(high)}"
+            counts[words] = counts.get(words, 0) + 1
+        said = "; ".join(f"{n} {words}" for words, n in counts.items())
+        out.append(
+            f"{len(bracketed)} of {len(p.per_participant)} participants' answers place their "
+            "switch only between two tested levels (their answers separate there, or their "
+            f"curve is steeper than the levels show), not at a point: {said}."
+        )
+    if len(values) >= 2 and np.ptp(values) <= SAME_THRESHOLD * float(np.median(values)):
+        out.append(
+            f"Every estimated individual 50% threshold is the same: {ms(float(values[0]))} "
+            f"({len(values)} participants)."
+        )
+    elif len(values) >= 4:
         q1, q3 = np.percentile(values, [25, 75])
         out.append(
             f"Individual thresholds vary: the middle half of participants lie between "
@@ -224,10 +264,11 @@ def _individual_sentences(p, mid) -> list[str]:
         )
     elif len(values) >= 2:
         out.append("Individual 50% thresholds: " + ", ".join(ms(v) for v in np.sort(values)) + ".")
+    tol = SAME_THRESHOLD * abs(float(mid.estimate)) if np.isfinite(mid.estimate) else 0.0
     if (
         len(values) >= 2
         and np.isfinite(mid.estimate)
-        and not values.min() <= mid.estimate <= values.max()
+        and not values.min() - tol <= mid.estimate <= values.max() + tol
     ):
         out.append(
             f"The pooled threshold ({ms(mid.estimate)}) lies outside every "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from analysis.ratings import rating_words
@@ -31,6 +32,7 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
         rng=tested,
         what="",
         withheld="",
+        bracket=None,
     ):
         """Rows of `table`, judged against `rng`: the levels (or waits) behind them;
         `withheld`: why a row without an estimate has none."""
@@ -55,16 +57,36 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
                     "estimand": what,
                     "ci_unbounded": unbounded_ends(r.ci_low, r.ci_high, *rng),
                     "withheld": withheld if pd.isna(r.estimate) else "",
+                    "bracket_low_ms": bracket[0] if bracket else np.nan,
+                    "bracket_high_ms": bracket[1] if bracket else np.nan,
                 }
             )
 
     if data.psychometric is not None:
         p = data.psychometric
         why = p.withheld_short or (p.estimator if p.estimator.startswith("adaptive design") else "")
-        add("psychometric", "pooled", p.population, "all", what=p.estimand, withheld=why)
+        if p.estimand == "median-person" and p.median_withheld:
+            why = p.median_withheld
+        sep = p.withheld if p.withheld is not None and not isinstance(p.withheld, str) else None
+        add(
+            "psychometric",
+            "pooled",
+            p.population,
+            "all",
+            what=p.estimand,
+            withheld=why,
+            bracket=sep.bracket_ms() if sep is not None and not sep.people else None,
+        )
         if p.other is not None:  # the other estimand, under its own name
             other = "population" if p.estimand == "median-person" else "median-person"
-            add("psychometric", other, p.other, "all", what=other)
+            add(
+                "psychometric",
+                other,
+                p.other,
+                "all",
+                what=other,
+                withheld=p.median_withheld if other == "median-person" else why,
+            )
         for label, fitter in p.per_condition.items():
             add("psychometric", "pooled", fitter.thresholds_, label, what="population")
         for contrast in p.contrasts:  # a ratio (no unit): condition / reference at `level`
@@ -92,14 +114,20 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
                     }
                 )
         for pid, fitter in p.per_participant.items():
+            sep = p.person_separation.get(pid)
+            own = fitter.thresholds_
+            if sep is not None:  # a bracket, not an estimate: no point and no interval
+                own = own.assign(estimate=np.nan, ci_low=np.nan, ci_high=np.nan)
             add(
                 "psychometric",
                 pid,
-                fitter.thresholds_,
+                own,
                 "all",
                 n_people=1,
                 rng=fitted_range_ms(fitter),
                 what="this participant",
+                withheld="" if sep is None else sep.short(separation_words(p)),
+                bracket=None if sep is None else sep.bracket_ms(),
             )
     if data.survival is not None and not data.survival.times.empty:
         t = data.survival.times.rename(columns={"share": "level"})
@@ -140,6 +168,13 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=THRESHOLD_COLUMNS)
 
 
+def separation_words(p):
+    """How a separation names the judgement's answers (`analysis.separation.Wording`)."""
+    from analysis.separation import yes_no_words
+
+    return yes_no_words(p.yes_means, p.pooled.direction_ == "rising")
+
+
 def _add_truth(data: ReportData, rows: list[dict]) -> None:
     """`simulated_participants` behind each row, and for simulated data its `true_value`
     and whether the 95% interval covers it (`covers_truth`; empty without a truth)."""
@@ -151,4 +186,8 @@ def _add_truth(data: ReportData, rows: list[dict]) -> None:
         row["simulated_participants"] = simulated_count(part, row)
         true_value = row_truth(part, row, rating_id)
         row["true_value"] = true_value
-        row["covers_truth"] = covers(true_value, float(row["ci_low"]), float(row["ci_high"]))
+        low, high = float(row["ci_low"]), float(row["ci_high"])
+        if np.isnan(low) and np.isnan(high):  # a bracket instead of an interval
+            low = float(row.get("bracket_low_ms", np.nan))
+            high = float(row.get("bracket_high_ms", np.nan))
+        row["covers_truth"] = covers(true_value, low, high)
