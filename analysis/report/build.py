@@ -45,7 +45,13 @@ from analysis.report.score_part import score_part
 from analysis.report.sessions_part import session_facts
 from analysis.report.thresholds_csv import thresholds_table
 from analysis.report.truth_part import truth_part
-from analysis.trial_table import TrialTable, TrialTableError, numeric_column, question_columns
+from analysis.trial_table import (
+    TrialTable,
+    TrialTableError,
+    is_uxlab_shaped,
+    numeric_column,
+    question_columns,
+)
 
 __all__ = [  # the names other modules have imported from here
     "ESTIMANDS",
@@ -101,9 +107,30 @@ def choose_columns(table: TrialTable, options: ReportOptions) -> tuple[str, str 
     empty = levels.isna().to_numpy()
     if "attention_check" in trials.columns:  # a check has no stream, so no latency level
         empty &= ~(pd.to_numeric(trials["attention_check"], errors="coerce") == 1).to_numpy()
+    if empty.any() and not is_uxlab_shaped(trials):  # instructions, breaks: not trials
+        table.trials = trials = trials.loc[~empty]
+        levels = levels.loc[~empty]
+        table.notes.append(
+            f"{int(empty.sum())} row(s) without a value in the stimulus column {stimulus!r} "
+            "(instructions, breaks or other non-trial rows) were dropped; "
+            f"{len(trials)} trial row(s) remain."
+        )
+        empty = np.zeros(len(trials), dtype=bool)
     if empty.any():
         row = int(np.flatnonzero(empty)[0]) + 1
         raise TrialTableError(path, row, stimulus, "empty: every trial needs its latency level")
+    if table.stimulus is None:  # not converted on load: say which unit is taken, and why
+        why = (
+            "a uxlab export: contract 2 stores latencies in ms"
+            if is_uxlab_shaped(trials)
+            else "its name ends _ms"
+            if stimulus.endswith("_ms")
+            else "a trial table's latencies are ms unless --stimulus-unit says otherwise"
+        )
+        table.notes.append(
+            f"Stimulus {stimulus!r} taken as ms ({why}); if it is in seconds, pass "
+            f"--stimulus {stimulus} --stimulus-unit s."
+        )
     nonpositive = (levels <= 0).to_numpy()
     if nonpositive.any():
         row = int(np.flatnonzero(nonpositive)[0]) + 1

@@ -65,6 +65,14 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
         population["ci_low"], population["ci_high"] = np.nan, np.nan
         population["n_participants"] = n_people
     part = PsychometricPart(column, yes_means, pooled, population)
+    mid_ms = pooled.threshold(0.5)
+    if np.isfinite(mid_ms) and mid_ms < IMPLAUSIBLE_THRESHOLD_MS:
+        raise ImplausibleThreshold(
+            f"the pooled 50% threshold came out at {mid_ms:.2g} ms, and people do not tell "
+            f"latencies under {IMPLAUSIBLE_THRESHOLD_MS:g} ms apart: {stim} is probably not in "
+            f"ms (the unit taken, and why, is in the notes); if it is in seconds, pass "
+            f"--stimulus COLUMN --stimulus-unit s"
+        )
     procedure = adaptive_design(data)
     if procedure is not None:
         _adaptive_population(data, part, df, procedure, n_people)
@@ -97,6 +105,14 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
             print(file=sys.stderr)
     _set_estimand(data, part, n_people)
     return part
+
+
+IMPLAUSIBLE_THRESHOLD_MS = 5.0
+"""A latency threshold under this is a unit read wrongly, not a finding."""
+
+
+class ImplausibleThreshold(ValueError):
+    """A threshold no latency study can find (a unit read wrongly): the part refuses."""
 
 
 def _acceptable(part: PsychometricPart, df: pd.DataFrame) -> np.ndarray:

@@ -110,7 +110,8 @@ def _add_column_arguments(p: argparse.ArgumentParser) -> None:
         "--stimulus-unit",
         choices=("s", "ms"),
         help="unit of the stimulus column (default: ms if its name ends _ms, seconds if it "
-        "ends _s or all values are under 30, said in a note)",
+        "ends _s or its median is under 30 (under 1 with --measure itl), else ms; the unit "
+        "taken and why are said in a note)",
     )
     p.add_argument(
         "--measure",
