@@ -66,6 +66,9 @@ class ReportOptions:
     title: str | None = None
     estimand: str = "population"  # or "median-person" (see ESTIMANDS)
     judgement_kind: str | None = None  # immediacy | acceptability | smoothness (else inferred)
+    # how the stimulus levels were chosen (analysis.design_detection.PROCEDURES); None: from
+    # study.json or sessions.csv, else detected from the levels people were tested at
+    procedure: str | None = None
 
 
 class Estimate(NamedTuple):
@@ -123,6 +126,7 @@ class PsychometricPart:
     # LatencySeparation`): their switch is bracketed by two tested levels, not estimated
     person_separation: dict[str, Any] = field(default_factory=dict)
     median_withheld: str = ""  # why the median person's figures are withheld, if they are
+    procedure: str | None = None  # the adaptive procedure that chose the levels (None: fixed)
 
 
 @dataclass

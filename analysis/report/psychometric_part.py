@@ -73,7 +73,8 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
             f"ms (the unit taken, and why, is in the notes); if it is in seconds, pass "
             f"--stimulus COLUMN --stimulus-unit s"
         )
-    procedure = adaptive_design(data)
+    procedure = adaptive_design(data, df, pooled.direction_ == "rising")
+    part.procedure = procedure
     if procedure is not None:
         _adaptive_population(data, part, df, procedure, n_people)
     else:
@@ -158,6 +159,15 @@ def _per_condition(data: ReportData, part: PsychometricPart, df: pd.DataFrame, n
     opts = data.options
     resample = enough("population", n_people)
     factors = sorted({f for f, _ in _other_factor_levels(data)})
+    if factors and part.procedure is not None:  # a joint fit pools people at their own levels
+        data.notes.append(
+            f"Thresholds per level of {', '.join(factors)}: withheld on an adaptive design "
+            f"({part.procedure}): the joint fit pools every person's trials, which an "
+            "adaptive procedure placed at that person's own levels, so its per-condition "
+            "points carry the bias the pooled fit has there; the per-participant fits are "
+            "each person's own."
+        )
+        return
     if factors and not resample:
         data.skipped.append(skipped_line("per_condition", n_people))
     for factor in factors:
@@ -232,9 +242,8 @@ def _set_estimand(data: ReportData, part: PsychometricPart, n_people: int) -> No
             median[["estimate", "ci_low", "ci_high"]] = np.nan
             part.median_withheld = (
                 f"the median participant's switch lies between {bracket[0]:,.0f} and "
-                f"{bracket[1]:,.0f} ms: some participants' answers separate or their curves "
-                "are steeper than the tested levels show, so their switches are brackets, "
-                "not estimates"
+                f"{bracket[1]:,.0f} ms: some participants' answers separate, so their "
+                "switches are brackets, not estimates"
             )
     if wanted == "median-person":
         if median is None:
@@ -259,12 +268,15 @@ def person_bracket(part: PsychometricPart, pid: str) -> tuple[float, float] | No
 
 
 def _median_bracket(part: PsychometricPart) -> tuple[float, float] | None:
-    """Where the median person's 50% point lies when some people's switches are only
-    bracketed (each counted at either end of their bracket), or None when those brackets
-    do not move the median (or no one separates)."""
+    """Where the median person's 50% point lies when some people's answers separate (each
+    counted at either end of their bracket), or None when those brackets do not move the
+    median (or no one's answers separate)."""
+    if not part.person_separation:
+        return None
     lows, highs = [], []
     for pid, f in part.per_participant.items():
-        bracket = person_bracket(part, pid)
+        sep = part.person_separation.get(pid)
+        bracket = None if sep is None else sep.bracket_ms()
         if bracket is None:
             value = float(f.thresholds_.set_index("level").loc[0.5, "estimate"])
             lows.append(value)
@@ -277,9 +289,17 @@ def _median_bracket(part: PsychometricPart) -> tuple[float, float] | None:
     return None if high <= low * (1 + 1e-3) else (low, high)
 
 
-def adaptive_design(data: ReportData) -> str | None:
-    """The adaptive procedure that chose the stimulus levels (study.json's factor
-    `procedure`, else the sessions' adaptive columns), or None for a fixed design."""
+def adaptive_design(
+    data: ReportData, df: pd.DataFrame | None = None, rising: bool = True
+) -> str | None:
+    """The adaptive procedure that chose the stimulus levels (`--procedure`, study.json's
+    factor `procedure`, else the sessions' adaptive columns, else detected from levels that
+    differ between people: `analysis.design_detection`), or None for a fixed design."""
+    said = data.options.procedure
+    if said == "fixed":
+        return None
+    if said:
+        return str(said)
     declared = data.table.study.get("factors")
     specs = declared.values() if isinstance(declared, dict) else declared or []
     for spec in specs:
@@ -290,7 +310,36 @@ def adaptive_design(data: ReportData) -> str | None:
     sessions = adaptive_estimates(getattr(data.table, "sessions", None))
     if sessions is not None:
         return ", ".join(sorted({str(p) for p in sessions["procedure"].dropna()})) or "adaptive"
-    return None
+    return detected_design(data, df, rising)
+
+
+DETECTED = "levels that differ between people"
+"""The procedure's name when it was detected, not declared."""
+
+
+def detected_design(data: ReportData, df: pd.DataFrame | None, rising: bool) -> str | None:
+    """`DETECTED` when the levels people were tested at differ between them, with the
+    evidence in a note (and how to declare the design), else None. `df`: the answered
+    trials (`_x`, `_y` = yes), `rising`: yes means too slow."""
+    from analysis.design_detection import person_dependent_levels, with_answer_moves
+
+    found = person_dependent_levels(data.kept.dropna(subset=[data.stimulus]), data.stimulus)
+    if found is None:
+        return None
+    if df is not None:
+        too_slow = df["_y"].to_numpy(dtype=float)
+        too_slow = too_slow if rising else 1.0 - too_slow
+        order = "trial_index" if "trial_index" in df.columns else None
+        found = with_answer_moves(found, df, "_x", too_slow, order=order)
+    data.notes.append(
+        f"Design: {found.words()}: an adaptive procedure (a staircase, QUEST+) or another "
+        "design that tests people at different latencies, so the pooled fit of every trial "
+        "would mix people at different levels. The population thresholds come from the "
+        "model for adaptive designs (below). Say what was run with --procedure "
+        "fixed|staircase|quest|interleaved (or a study.json beside the table with the "
+        'factor\'s "procedure"); --procedure fixed restores the pooled fit.'
+    )
+    return DETECTED
 
 
 def _adaptive_population(
@@ -361,6 +410,12 @@ ADAPTIVE_BIAS: dict[str, tuple[str, dict[float, str], str]] = {
         "people who all answer alike (bias against a narrow interval)",
     ),
     "interleaved": ("benchmarks/adaptive_pooled_bias.py", {0.25: "-6.1%"}, ""),
+    # not declared: withhold what was biased on either procedure
+    DETECTED: (
+        "the staircase and interleaved rows above",
+        {0.25: "-6.1% (interleaved)", 0.75: "+8% to +56% (staircase)"},
+        "; say the procedure with --procedure to get the rows measured for it",
+    ),
 }
 
 

@@ -167,21 +167,50 @@ def _psychometric_sentences(data, n_people: int) -> list[str]:
             f"{ms(high)}), so this study does not locate it (an extrapolation, not a "
             "finding)."
         )
+    elif not np.isfinite(mid.estimate):
+        out.append(
+            head
+            + "the population's 50% threshold is withheld: "
+            + (
+                p.median_withheld
+                if p.estimand == "median-person" and p.median_withheld
+                else p.estimator
+            )
+            + "."
+        )
     else:
+        median = p.estimand == "median-person"
+        method = (
+            "participants resampled, percentile bootstrap of the median"
+            if median
+            else "participant jackknife-t"
+        )
         interval = (
-            f"{ci(mid.ci_low, mid.ci_high, (low, high))}, participant jackknife-t"
+            f"{ci(mid.ci_low, mid.ci_high, (low, high))}, {method}"
             if np.isfinite(mid.ci_low)
-            else f"no population interval with {n_people} participant(s)"
+            else f"no interval with {n_people} participant(s)"
         )
-        spread = (
-            f"; the fitted curve moves from 25% to 75% of its range between "
-            f"{ms(lo25.estimate)} and {ms(hi75.estimate)}"
-            if not outside
-            else f"; its {' and '.join(outside)} points lie outside the tested levels "
-            "(extrapolated)"
-        )
-        if p.estimand == "median-person":
-            subject = "the median participant's own 50% threshold"
+        if outside:
+            spread = (
+                f"; its {' and '.join(outside)} points lie outside the tested levels (extrapolated)"
+            )
+        elif np.isfinite(lo25.estimate) and np.isfinite(hi75.estimate):
+            spread = (
+                f"; the median participant's own 25% and 75% points are {ms(lo25.estimate)} "
+                f"and {ms(hi75.estimate)}"
+                if median
+                else f"; the curve moves from 25% to 75% of its range between "
+                f"{ms(lo25.estimate)} and {ms(hi75.estimate)}"
+            )
+        else:
+            spread = "; its 25% and 75% points are withheld (see the psychometric section)"
+        if median:
+            subject = "the median participant's own 50% threshold (median of per-person fits)"
+        elif p.procedure is not None:
+            subject = (
+                "the population curve's 50% threshold (adaptive design: a model with a "
+                "random intercept per participant)"
+            )
         elif few:
             subject = "the 50% threshold of these participants' pooled trials"
         else:

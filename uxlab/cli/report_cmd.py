@@ -142,6 +142,13 @@ def _add_column_arguments(p: argparse.ArgumentParser) -> None:
         "per-person fits); the other is written too, under its own group",
     )
     p.add_argument(
+        "--procedure",
+        choices=("fixed", "staircase", "quest", "interleaved", "adaptive"),
+        help="how the stimulus levels were chosen, for a table that does not say (default: "
+        "study.json or sessions.csv, else detected: levels that differ between people are "
+        "analysed as an adaptive design, with a note); fixed = everyone the same levels",
+    )
+    p.add_argument(
         "--judgement-kind",
         choices=("immediacy", "acceptability", "smoothness"),
         help="what the yes/no question judges, so it meets only published figures of that "
@@ -390,6 +397,7 @@ def _report_options(args: argparse.Namespace):  # -> analysis.report.ReportOptio
         title=args.title,
         estimand=args.estimand,
         judgement_kind=args.judgement_kind,
+        procedure=args.procedure,
     )
 
 
