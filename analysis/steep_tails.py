@@ -34,12 +34,15 @@ def at_width_floor(layout: Layout, theta: np.ndarray, condition: int = 0) -> boo
     return bool(v_pos >= 0 and theta[v_pos] <= layout.width_floor[condition] + 1e-9)
 
 
-def switch_gap(layout: Layout, theta: np.ndarray, condition: int = 0) -> tuple[float, float]:
-    """(ln ms, ln ms): the tested levels of `condition` on either side of its fitted 50%
-    point (the point itself where no level lies beyond it)."""
+def switch_gap(
+    layout: Layout, theta: np.ndarray, condition: int = 0, tested_u: np.ndarray | None = None
+) -> tuple[float, float]:
+    """(ln ms, ln ms): the tested levels of `condition` (`tested_u`, ln ms, when the layout
+    holds levels without trials too) on either side of its fitted 50% point (the point
+    itself where no level lies beyond it)."""
     m_pos = layout.idx[condition, 0]
     middle = float(theta[m_pos]) if m_pos >= 0 else float(layout.fixed[condition, 0])
-    tested = np.unique(layout.u[layout.cond == condition])
+    tested = np.unique(layout.u[layout.cond == condition] if tested_u is None else tested_u)
     below, above = tested[tested < middle - 1e-9], tested[tested > middle + 1e-9]
     return (
         float(below.max()) if below.size else middle,
@@ -53,12 +56,13 @@ def widen_steep_tails(
     low: np.ndarray,
     high: np.ndarray,
     condition: int = 0,
+    tested_u: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(low, high) on ln ms, every level's interval stretched over the switch's gap
     (`switch_gap`) when the fitted width of `condition` is at or below the floor."""
     if not at_width_floor(layout, theta, condition):
         return low, high
-    gap_low, gap_high = switch_gap(layout, theta, condition)
+    gap_low, gap_high = switch_gap(layout, theta, condition, tested_u)
     low, high = np.array(low, dtype=float), np.array(high, dtype=float)
     return np.fmin(low, gap_low), np.fmax(high, gap_high)
 

@@ -99,6 +99,11 @@ def population_threshold(
 ) -> pd.DataFrame:
     """Pooled thresholds with intervals from resampling participants (a cluster bootstrap).
 
+    Not the report's interval: `uxlab report` prints the participant jackknife-t of
+    `analysis.small_sample_interval.population_threshold_small_n` (same estimate), because
+    this percentile bootstrap covers the population's point too rarely with few people
+    (0.825-0.855 with 4 participants, 0.855-0.875 with 8; docs/explanation/small-samples.md).
+
     The estimate is the pooled fit of all trials; each bootstrap replicate draws
     participants with replacement, pools their counts and refits (all replicates at once),
     so the interval carries between-participant variation. Percentile intervals, each end

@@ -15,6 +15,7 @@ from analysis.report.blocks import Bullets, Figure, Heading, Para, Table
 from analysis.report.data import ABANDON_SHARES, ReportData, one_line_error
 from analysis.report.interval_bounds import UNBOUNDED_FACTOR
 from analysis.report.ratings_part import rated_range
+from analysis.report.references import VERDICTS
 from analysis.report.support import MINIMUMS, estimate_flags
 
 
@@ -115,6 +116,8 @@ def match_judgement_kinds(
         fig = by_id.get(row["id"])
         if fig is None or not fig.judgement or row["verdict"] == "–":
             continue
+        precision = row.get("precision", "")
+        table.at[i, "precision"] = ""  # kept only where a verdict is made, below
         if fig.judgement == "server-slo":
             table.at[i, "verdict"] = "not compared (a server SLO, not a perception figure)"
             continue
@@ -127,6 +130,8 @@ def match_judgement_kinds(
             table.at[i, "verdict"] = (
                 f"not compared (a figure about {fig.judgement}; this estimate is about {kind})"
             )
+        else:
+            table.at[i, "precision"] = precision
     return table
 
 
@@ -199,6 +204,7 @@ REF_COLUMNS = {
     "compared_with": "compared with",
     "our_estimate": "our estimate [95% CI]",
     "verdict": "figure lies",
+    "precision": "precision",
     "n_participants": "N",
     "evidence": "evidence",
 }
@@ -213,8 +219,12 @@ def reference_blocks(data) -> list:
         blocks.append(
             Para(
                 "Each figure is set beside the measured threshold it should be compared with: "
-                "'inside' means the figure lies within our 95% CI, 'below' / 'above' that it "
-                "lies below / above the whole interval; 'not decided' when the figure meets "
+                "'inside' means the figure (a point, or a whole range) lies within our 95% CI, "
+                "'overlaps' that a range shares only part of it, 'below' / 'above' that it "
+                "lies below / above the whole interval; every verdict carries the "
+                "interval's width (precision: figures closer together than that are not "
+                "told apart, so 'inside' with a wide interval says little); 'not decided' "
+                "when the figure meets "
                 "a side of our interval that these data do not bound (its computed end lies "
                 f"past {UNBOUNDED_FACTOR:g}x the highest tested level, or under a tenth of the "
                 "lowest; for abandonment, of the waits observed): there the data can neither "
@@ -232,8 +242,9 @@ def reference_blocks(data) -> list:
             sources.append(f"{r.label}:{note} Source: {r.citation}")
         blocks.append(Para("What each figure rests on, and its source:"))
         blocks.append(Bullets(sources))
+        drawn = refs[refs["verdict"].isin(VERDICTS)]  # exactly the comparisons the table makes
         try:
-            forest = figures.reference_forest(refs)
+            forest = figures.reference_forest(drawn)
         except Exception as exc:
             data.failed_parts.append(("figure reference_comparison", one_line_error(exc)))
             forest = None
@@ -242,10 +253,12 @@ def reference_blocks(data) -> list:
                 Figure(
                     "reference_comparison",
                     forest,
-                    "Published figures (red) and our estimates with 95% CI (blue)."
+                    "Published figures (red) and our estimates with 95% CI (blue): the "
+                    f"{len(drawn)} comparison(s) the table makes "
+                    "(figures not compared, or compared with no estimate, are not drawn)."
                     + (
                         f" {figures.OPEN_END_NOTE}"
-                        if refs["ci_unbounded"].fillna("").astype(str).ne("").any()
+                        if drawn["ci_unbounded"].fillna("").astype(str).ne("").any()
                         else ""
                     ),
                 )

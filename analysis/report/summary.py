@@ -7,6 +7,7 @@ import numpy as np
 from analysis.reference import NOT_DECIDED
 from analysis.report.interval_bounds import UNBOUNDED_FACTOR, limits_text, unbounded_ends
 from analysis.report.psychometric_part import person_bracket, pooled_gap
+from analysis.report.references import VERDICTS
 from analysis.report.support import MINIMUMS, estimate_flags
 from analysis.separation import yes_no_words
 
@@ -313,7 +314,7 @@ def _reference_sentences(data, n_people: int) -> list[str]:
     refs = data.references
     if refs is not None and not refs.empty and "verdict" in refs:
         compared = refs.dropna(subset=["estimate"])
-        judged = compared[compared["verdict"].isin(("inside", "below", "above"))]
+        judged = compared[compared["verdict"].isin(VERDICTS)]
         undecided = int(compared["verdict"].str.startswith(NOT_DECIDED).sum())
         open_note = (
             f" {undecided} could not be decided: they meet a side of our interval that "
@@ -335,14 +336,23 @@ def _reference_sentences(data, n_people: int) -> list[str]:
         elif not compared.empty:
             compared = judged
             counts = compared["verdict"].value_counts()
-            inside = compared.loc[compared["verdict"] == "inside", "label"].tolist()
-            parts = [f"{counts.get(v, 0)} {v}" for v in ("inside", "below", "above")]
+            inside = compared[compared["verdict"].isin(("inside", "overlaps"))]
+            parts = [f"{counts.get(v, 0)} {v}" for v in VERDICTS]
             text = (
                 f"Of {len(refs)} published figures, {len(compared)} could be compared with "
                 f"this study's estimates (N = {n_people} participants): {', '.join(parts)} our "
                 "95% CI"
             )
-            text += f" (inside: {'; '.join(inside)})." if inside else "."
+            said = []
+            for precision, rows in inside.groupby("precision", sort=False):
+                named = "; ".join(f"{r.verdict}: {r.label}" for r in rows.itertuples())
+                said.append(f"{named}; our {precision}")
+            text += (
+                " (" + "; ".join(said) + ": figures within such an interval are not told "
+                "apart from our estimate)."
+                if said
+                else "."
+            )
             text += open_note
             unsupported = int((~refs["evidence"].str.startswith("perception")).sum())
             if unsupported:
