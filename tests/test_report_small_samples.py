@@ -210,7 +210,7 @@ def test_session_facts_from_sessions_runs_and_resize_events(tmp_path):
     assert facts.loc["P-001", "resizes"] == "none"
     assert facts.loc["P-001", "terminal at start"] == "60x20"  # the `terminal` event wins
     md = write_report(data, tmp_path / "o")["markdown"].read_text(encoding="utf-8")
-    assert "## Sessions" in md and "1 session(s) were resumed" in md
+    assert "## Sessions" in md and "1 analysed session(s) were resumed" in md
 
 
 def test_session_facts_tolerate_a_bare_csv(tmp_path):

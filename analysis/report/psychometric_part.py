@@ -253,6 +253,11 @@ def _set_estimand(data: ReportData, part: PsychometricPart, n_people: int) -> No
             )
             return
         part.population, part.other, part.estimand = median, part.population, wanted
+        part.estimator = (
+            "the median of the per-participant fits' thresholds; 95% interval: participants "
+            "resampled (percentile bootstrap of the median), from "
+            f"{MINIMUMS['median_person'].min_participants} participants"
+        )
     else:
         part.other = median
 
@@ -543,18 +548,7 @@ def _pooled_blocks(data, p) -> list:
     stim = data.stimulus
     blocks.append(Heading(f"Psychometric thresholds: {p.column} against {stim}"))
     blocks.append(Para(_estimand_sentence(p)))
-    blocks.append(
-        Para(
-            "Model: ψ(x) = γ + (1−γ−λ)·F(ln x; m, w), F logistic, guess γ and lapse λ "
-            "free in [0, 0.1], fitted by maximum likelihood; for a falling curve the "
-            "threshold is still where F crosses the level. Pooled intervals: the pooled fit "
-            "refitted without each participant in turn (participant jackknife), the "
-            "estimate ± t on N − 1 degrees of freedom × the jackknife SE on ln ms, each end "
-            "at least as far out as the parametric bootstrap's of the pooled counts (B = "
-            f"{data.options.n_boot}); that parametric-bootstrap interval, which treats "
-            "trials as independent, is shown beside it."
-        )
-    )
+    blocks.append(Para(_model_sentence(data, p)))
     pooled = p.pooled.thresholds_.set_index("level")
     pop = p.population.set_index("level")
     low, high = data.tested_range
@@ -563,6 +557,17 @@ def _pooled_blocks(data, p) -> list:
         p.withheld.switch_words().removeprefix("the switch lies ")
         if p.withheld is not None and not isinstance(p.withheld, str) and not p.withheld.people
         else None
+    )
+    same_estimate = p.estimand == "population" and p.procedure is None
+    interval_column = (
+        "95% CI, participants resampled (median)"
+        if p.estimand == "median-person"
+        else "95% CI, participant jackknife-t"
+    )
+    other_column = (
+        "95% CI, parametric bootstrap"
+        if same_estimate
+        else "pooled fit of all trials [95% CI, parametric bootstrap], another estimate"
     )
     gap = pooled_gap(p)
     if bracket is None and gap is not None:
@@ -577,26 +582,35 @@ def _pooled_blocks(data, p) -> list:
             degenerate = estimate_flags(r.estimate, q.ci_low, q.ci_high).degenerate
         if degenerate:
             why_degenerate.append(f"Degenerate interval at {level:.0%}: {degenerate}.")
+        q = pooled.loc[level]
         rows.append(
             {
                 "level of F": level,
                 f"{stim} (ms)": r.estimate if bracket is None else bracket,
-                "95% CI, participant jackknife-t": ci_range(r.ci_low, r.ci_high, (low, high))
+                interval_column: ci_range(r.ci_low, r.ci_high, (low, high))
                 if np.isfinite(r.ci_low)
                 else f"withheld (N = {data.n_participants})"
                 if np.isfinite(r.estimate)
                 else "withheld (see the estimator above)",
-                "95% CI, parametric bootstrap": "withheld (see the note below)"
+                # the pooled fit's own interval beside its own estimate; beside another
+                # estimator's (median person, adaptive model) the pooled fit's number too
+                other_column: "withheld (see the note below)"
                 if p.withheld is not None
-                else ci_range(pooled.loc[level].ci_low, pooled.loc[level].ci_high, (low, high)),
+                else ci_range(q.ci_low, q.ci_high, (low, high))
+                if same_estimate
+                else f"{q.estimate:,.0f} [{ci_range(q.ci_low, q.ci_high, (low, high))}]",
                 "flags": flag_text(extrapolated, degenerate),
             }
         )
     blocks.append(
         Table(
             pd.DataFrame(rows),
-            f"Pooled thresholds (tested levels {low:,.0f} to {high:,.0f} ms; "
-            "extrapolated: outside them)",
+            (
+                "The median participant's thresholds"
+                if p.estimand == "median-person"
+                else "Pooled thresholds"
+            )
+            + f" (tested levels {low:,.0f} to {high:,.0f} ms; extrapolated: outside them)",
         )
     )
     blocks.extend(Para(text, "note") for text in why_degenerate)
@@ -833,6 +847,38 @@ def _mid_interval(thresholds: pd.DataFrame) -> tuple[float, float]:
 def _participant_intervals(fitters) -> list[tuple[float, float, tuple[float, float]]]:
     """(ci_low, ci_high, levels that person saw) of each participant's 50% threshold."""
     return [(*_mid_interval(f.thresholds_), fitted_range_ms(f)) for f in fitters]
+
+
+def _model_sentence(data, p) -> str:
+    """The model and how the table's intervals are made, for the estimator it prints."""
+    text = (
+        "Model: ψ(x) = γ + (1−γ−λ)·F(ln x; m, w), F logistic, guess γ and lapse λ free in "
+        "[0, 0.1], fitted by maximum likelihood; for a falling curve the threshold is still "
+        "where F crosses the level. "
+    )
+    boot = data.options.n_boot
+    if p.estimand == "median-person":
+        return text + (
+            "The table's figures are the median of the per-participant fits' thresholds, "
+            "with a 95% interval from resampling participants (percentile bootstrap of the "
+            f"median, B = {boot}); the pooled fit of all trials, a different estimate (the "
+            "population curve's point), is shown beside it with its parametric-bootstrap "
+            "interval, which treats trials as independent."
+        )
+    if p.procedure is not None:
+        return text + (
+            "On this adaptive design the table's figures are the estimator's above (not the "
+            "pooled fit's); the pooled fit of all trials, a different estimate, is shown "
+            "beside them with its parametric-bootstrap interval, which treats trials as "
+            "independent."
+        )
+    return text + (
+        "Pooled intervals: the pooled fit refitted without each participant in turn "
+        "(participant jackknife), the estimate ± t on N − 1 degrees of freedom × the "
+        "jackknife SE on ln ms, each end at least as far out as the parametric bootstrap's "
+        f"of the pooled counts (B = {boot}); that parametric-bootstrap interval, which "
+        "treats trials as independent, is shown beside it."
+    )
 
 
 def _estimand_sentence(p) -> str:

@@ -441,6 +441,13 @@ def _print_summary(data) -> None:  # data: analysis.report.ReportData
         if len(row):
             r = row.iloc[0]
             if r.estimate != r.estimate:  # NaN, e.g. ratings that separate by latency
+                low, high = r.get("bracket_low_ms", float("nan")), r.get("bracket_high_ms")
+                if low == low and high == high:  # separated answers: the bracket, no point
+                    print(
+                        f"  {measure:<13} 50% threshold  between {low:,.0f} and {high:,.0f} ms "
+                        "(the answers separate there: a bracket, not an estimate)"
+                    )
+                    continue
                 why = "no estimate from these data: see the report"
                 print(f"  {measure:<13} 50% threshold     none  ({why})")
                 continue
@@ -451,6 +458,13 @@ def _print_summary(data) -> None:  # data: analysis.report.ReportData
                 interval, what = _no_interval(data.n_participants), ""
             marks = ", extrapolated" if bool(r.get("extrapolated", False)) else ""
             print(f"  {measure:<13} 50% threshold {r.estimate:8.0f} ms  {interval}{marks}{what}")
+    for r in t[t.measure == "psychometric_ratio"].itertuples():  # ratios between conditions
+        interval = (
+            f"[×{r.ci_low:.2f}, ×{r.ci_high:.2f}]"
+            if r.ci_low == r.ci_low
+            else _no_interval(data.n_participants)
+        )
+        print(f"  psychometric  50% threshold ratio {r.condition}: ×{r.estimate:.2f} {interval}")
     if data.survival is not None and data.survival.aft is not None:
         for r in data.survival.aft.time_ratios_.itertuples():
             bounded_below = r.ci_low > 0 and r.ci_high == r.ci_high  # False for NaN too
