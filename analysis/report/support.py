@@ -46,6 +46,12 @@ MIN_POPULATION = 4
 """The smallest N the report prints a population interval for: the jackknife-t interval
 covered 0.93 or more at every level from 3 participants, but spans over 4x at 3 (t on 2
 degrees of freedom); from 4 it is at most about 2.9x."""
+MOS_MEASURED_ON = "2026-12-06"
+MOS_COVERAGE = {2: 0.803, 4: 0.920, 8: 0.917, 16: 0.932, 32: 0.940}
+"""Coverage of the MOS interval (participant jackknife-t) of the population's mean rating
+per level, by N (400 studies per N, averaged over the 8 levels)."""
+MIN_MOS = 16
+"""The smallest N the MOS interval is printed for: where its coverage first reaches 0.93."""
 MIN_PARTICIPANTS = 8
 """The minimum of parts still resting on a percentile participant bootstrap or a sandwich
 covariance (the bootstrap covered at least 0.85 at every level from 8 participants)."""
@@ -109,13 +115,16 @@ MINIMUMS: dict[str, Minimum] = {
         "minimum, not measured separately",
     ),
     "mos_interval": Minimum(
-        "MOS intervals (participants resampled)",
-        MIN_PARTICIPANTS,
-        "each person rates several times, so the interval resamples participants; measured "
-        "on the mean rating per level, it covers 0.49 with 2 participants, 0.78 with 4, 0.85 "
-        "with 8 and 0.90 with 16, while a t-interval over ratings leaves the 1-5 scale in "
-        "10-31% of studies below 8 and stays at 0.82-0.89 (benchmarks/"
-        f"cluster_bootstrap_coverage.py, {MEASURED_ON})",
+        "MOS intervals (participant jackknife-t)",
+        MIN_MOS,
+        "each person rates several times, so the interval leaves out one participant at a "
+        "time; measured on the mean rating per level, it covers "
+        + ", ".join(f"{c:.2f} with {n}" for n, c in MOS_COVERAGE.items())
+        + " participants (the percentile participant bootstrap it replaced: 0.78 with 4, "
+        "0.85 with 8, 0.90 with 16; a t-interval over ratings leaves the 1-5 scale in "
+        "10-31% of studies below 8 and stays at 0.82-0.89), so none is printed below "
+        f"{MIN_MOS}, where it first reaches 0.93 (benchmarks/cluster_bootstrap_coverage.py, "
+        f"{MOS_MEASURED_ON})",
     ),
     "verdicts": Minimum(
         "verdicts against published figures (inside / below / above)",
@@ -179,24 +188,33 @@ JACKKNIFE_PARTS = ("population", "verdicts", "per_condition")
 participant bootstrap or a sandwich covariance)."""
 
 
-def bootstrap_coverage_phrase(n_participants: int) -> str:
-    """What the percentile participant bootstrap covered at this N, or at the measured Ns
-    on either side of it (never a figure measured at another N passed off as this one's)."""
-    if n_participants in BOOTSTRAP_COVERAGE:
-        worst, best = BOOTSTRAP_COVERAGE[n_participants]
+def measured_phrase(table: dict[int, tuple[float, float]], n_participants: int, what: str) -> str:
+    """What `what` covered at this N, or at the measured Ns on either side of it (never a
+    figure measured at another N passed off as this one's). `table`: N -> (worst, best)."""
+
+    def said(n: int) -> str:
+        worst, best = table[n]
+        return f"{worst:.0%}" if worst == best else f"{worst:.0%}-{best:.0%}"
+
+    if n_participants in table:
         return (
-            f"a percentile participant bootstrap covers the truth only about {worst:.0%}-"
-            f"{best:.0%} of the time (measured on the pooled threshold at N = {n_participants})"
+            f"{what} covers the truth only about {said(n_participants)} of the time "
+            f"(measured at N = {n_participants})"
         )
-    below = [n for n in sorted(BOOTSTRAP_COVERAGE) if n < n_participants]
-    above = [n for n in sorted(BOOTSTRAP_COVERAGE) if n > n_participants]
-    said = [
-        f"{BOOTSTRAP_COVERAGE[n][0]:.0%}-{BOOTSTRAP_COVERAGE[n][1]:.0%} at N = {n}"
-        for n in (below[-1:] + above[:1])
-    ]
+    below = [n for n in sorted(table) if n < n_participants]
+    above = [n for n in sorted(table) if n > n_participants]
+    near = " and ".join(f"{said(n)} at N = {n}" for n in below[-1:] + above[:1])
     return (
-        "a percentile participant bootstrap covers the truth too rarely (measured on the "
-        f"pooled threshold: {' and '.join(said)}; N = {n_participants} lies between)"
+        f"{what} covers the truth too rarely (measured: {near}; N = {n_participants} lies between)"
+    )
+
+
+def bootstrap_coverage_phrase(n_participants: int) -> str:
+    """What the percentile participant bootstrap covered at or around this N."""
+    return measured_phrase(
+        BOOTSTRAP_COVERAGE,
+        n_participants,
+        "a percentile participant bootstrap (measured on the pooled threshold)",
     )
 
 
@@ -206,7 +224,13 @@ def skipped_line(key: str, n_participants: int) -> str:
     why = coverage_phrase(n_participants)
     if key == "per_condition":
         why = why.replace("the population thresholds'", "each condition's")
-    if key not in JACKKNIFE_PARTS and n_participants >= 2:
+    if key == "mos_interval" and n_participants >= 2:
+        why = measured_phrase(
+            {n: (c, c) for n, c in MOS_COVERAGE.items()},
+            n_participants,
+            "the MOS interval (participant jackknife-t)",
+        )
+    elif key not in JACKKNIFE_PARTS and n_participants >= 2:
         why = bootstrap_coverage_phrase(n_participants)
     if key in ("ordinal_clustered", "aft_clustered"):
         why = "a cluster-robust covariance from so few participants is too small (from one it "
