@@ -103,7 +103,10 @@ def main() -> None:
         f"report validation: {args.studies} studies per cell, B = {args.n_boot}, seed "
         f"{args.seed}; {start}, load average {os.getloadavg()[0]:.1f} at the start"
     )
-    print("| design | observers | N | truth | row | level | printed | coverage | bias | s/study |")
+    print(
+        "| design | observers | N | truth | row | level | printed | coverage | bias ± MC SE | "
+        "s/study |"
+    )
     print("|---|---|---:|---|---|---:|---|---:|---:|---:|")
     t0 = time.perf_counter()
     every = []
@@ -119,7 +122,7 @@ def main() -> None:
             print(
                 f"| {design} | {obs}{' x2 conditions' if cond else ''} | {n} | {place} | "
                 f"{r['row']} | {r['level']:.0%} | {_printed(r)} | {cov_text} | "
-                f"{_bias(r['bias'], r['level'])} | {r['s_per_study']:.2f} |",
+                f"{_bias(r['bias'], r['level'])} ± {r['bias_se']:.1%} | {r['s_per_study']:.2f} |",
                 flush=True,
             )
     print(

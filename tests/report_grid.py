@@ -207,6 +207,9 @@ def run_cell(cell: Cell, n_studies: int, n_boot: int, seed: int) -> list[dict]:
                 "coverage": float(np.mean(interval)) if interval else math.nan,
                 "bracket_coverage": float(np.mean(bracket)) if bracket else math.nan,
                 "bias": float(np.mean(errors)) if errors.size else math.nan,
+                "bias_se": float(np.std(errors, ddof=1) / math.sqrt(errors.size))
+                if errors.size > 1
+                else math.nan,
                 "s_per_study": seconds,
             }
         )

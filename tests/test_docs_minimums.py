@@ -17,7 +17,6 @@ CLAIMS = {
     r"\bMOS\b": "mos_interval",
     r"population (?:interval|threshold)": "population",
     r"mixed rating": "mixed_rating",
-    r"median person|median-person": "median_person",
     r"per-condition|per condition|ratio between conditions": "per_condition",
 }
 MINIMUM = re.compile(

@@ -189,6 +189,9 @@ def _psychometric_sentences(data, n_people: int) -> list[str]:
         interval = (
             f"{ci(mid.ci_low, mid.ci_high, (low, high))}, {method}"
             if np.isfinite(mid.ci_low)
+            else "no interval: the median of per-person fits missed the coverage goal when "
+            "measured (see the psychometric section)"
+            if median
             else f"no interval with {n_people} participant(s)"
         )
         if outside:

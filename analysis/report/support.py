@@ -135,12 +135,6 @@ MINIMUMS: dict[str, Minimum] = {
 }
 
 
-MINIMUMS["median_person"] = Minimum(
-    "interval of the median person's thresholds (--estimand median-person; participants resampled)",
-    MIN_PARTICIPANTS,
-    "a percentile bootstrap of a median over participants, with the percentile participant "
-    "bootstrap's minimum (its coverage not measured separately)",
-)
 MINIMUMS["adaptive_median"] = Minimum(
     "interval of the median of the sessions' own adaptive estimates (participants resampled)",
     MIN_PARTICIPANTS,

@@ -10,6 +10,7 @@ from analysis.report.abandonment_part import WAITED
 from analysis.report.adaptive_part import adaptive_threshold_rows
 from analysis.report.data import THRESHOLD_COLUMNS, ReportData
 from analysis.report.interval_bounds import fitted_range_ms, unbounded_ends
+from analysis.report.psychometric_part import PERSON_TAILS_MEASURED
 from analysis.report.ratings_part import rated_range
 from analysis.report.support import estimate_flags
 from analysis.report.truth_part import covers, row_truth, simulated_count
@@ -85,7 +86,7 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
                 p.other,
                 "all",
                 what=other,
-                withheld=p.median_withheld if other == "median-person" else why,
+                withheld=p.median_withheld if other == "median-person" else "",
             )
         for label, fitter in p.per_condition.items():
             add("psychometric", "pooled", fitter.thresholds_, label, what="population")
@@ -118,17 +119,17 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
             own = fitter.thresholds_
             if sep is not None:  # a bracket, not an estimate: no point and no interval
                 own = own.assign(estimate=np.nan, ci_low=np.nan, ci_high=np.nan)
-            add(
-                "psychometric",
-                pid,
-                own,
-                "all",
-                n_people=1,
-                rng=fitted_range_ms(fitter),
-                what="this participant",
-                withheld="" if sep is None else sep.short(separation_words(p)),
-                bracket=None if sep is None else sep.bracket_ms(),
-            )
+            mid = own["level"] == 0.5
+            common = {
+                "n_people": 1,
+                "rng": fitted_range_ms(fitter),
+                "what": "this participant",
+                "bracket": None if sep is None else sep.bracket_ms(),
+            }
+            why = "" if sep is None else sep.short(separation_words(p))
+            add("psychometric", pid, own[mid], "all", withheld=why, **common)
+            tails = own[~mid].assign(estimate=np.nan, ci_low=np.nan, ci_high=np.nan)
+            add("psychometric", pid, tails, "all", withheld=why or PERSON_TAILS_MEASURED, **common)
     if data.survival is not None and not data.survival.times.empty:
         t = data.survival.times.rename(columns={"share": "level"})
         # below the clustered minimum the AFT interval treats trials as independent: it
