@@ -264,16 +264,6 @@ def _set_estimand(data: ReportData, part: PsychometricPart, n_people: int) -> No
         part.other = median
 
 
-def person_bracket(part: PsychometricPart, pid: str) -> tuple[float, float] | None:
-    """The tested levels (ms) around one participant's switch when their answers separate
-    or their curve is steeper than the levels show (None: their threshold is estimated)."""
-    sep = part.person_separation.get(pid)
-    if sep is not None:
-        return sep.bracket_ms()
-    fitter = part.per_participant.get(pid)
-    return None if fitter is None else fit_gap(fitter)
-
-
 MEDIAN_PERSON_MEASURED = (
     "held to the headline's goal (95% coverage 0.93-0.97, bias under 2% at 50% and 5% at 25 / "
     "75%), the median of per-person fits missed it on the independent simulator's studies: "
@@ -590,9 +580,7 @@ def _pooled_blocks(data, p) -> list:
         else "pooled fit of all trials [95% CI, parametric bootstrap], another estimate"
     )
     gap = pooled_gap(p)
-    if bracket is None and gap is not None:
-        bracket = f"between {gap[0]:,.0f} and {gap[1]:,.0f} ms (steep curve)"
-    elif bracket is not None:
+    if bracket is not None:
         bracket += " (bracket)"
     for level in pop.index:
         r = pop.loc[level]
@@ -606,7 +594,11 @@ def _pooled_blocks(data, p) -> list:
         rows.append(
             {
                 "level of F": level,
-                f"{stim} (ms)": r.estimate if bracket is None else bracket,
+                f"{stim} (ms)": bracket
+                if bracket is not None
+                else f"{r.estimate:,.0f} (steep: in the gap {gap[0]:,.0f}-{gap[1]:,.0f})"
+                if gap is not None and np.isfinite(r.estimate)
+                else r.estimate,
                 interval_column: ci_range(r.ci_low, r.ci_high, (low, high))
                 if np.isfinite(r.ci_low)
                 else f"withheld (N = {data.n_participants})"

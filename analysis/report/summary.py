@@ -6,7 +6,7 @@ import numpy as np
 
 from analysis.reference import NOT_DECIDED
 from analysis.report.interval_bounds import UNBOUNDED_FACTOR, limits_text, unbounded_ends
-from analysis.report.psychometric_part import person_bracket, pooled_gap
+from analysis.report.psychometric_part import pooled_gap
 from analysis.report.references import VERDICTS
 from analysis.report.support import MINIMUMS, estimate_flags
 from analysis.separation import yes_no_words
@@ -155,13 +155,6 @@ def _psychometric_sentences(data, n_people: int) -> list[str]:
             )
             + " (see the psychometric section)."
         )
-    elif pooled_gap(p) is not None:
-        gap = pooled_gap(p)
-        out.append(
-            head + f"the 50% threshold lies between {ms(gap[0])} and {ms(gap[1])}: the pooled "
-            "curve is steeper than the tested levels can show, so the answers place the "
-            "switch in that gap and not where in it (a bracket; see the psychometric section)."
-        )
     elif "50%" in outside:
         out.append(
             head + f"the pooled 50% point lies outside the tested levels ({ms(low)} to "
@@ -219,7 +212,15 @@ def _psychometric_sentences(data, n_people: int) -> list[str]:
             subject = "the 50% threshold of these participants' pooled trials"
         else:
             subject = "the population curve's 50% threshold (all trials pooled)"
-        out.append(head + f"{subject} is {ms(mid.estimate)} ({interval}){spread}.")
+        gap = pooled_gap(p)
+        steep = (
+            f"; the pooled curve is steeper than the tested levels can show, so this point is "
+            f"the fit's place in the gap between {ms(gap[0])} and {ms(gap[1])}, not a finding "
+            "(the interval spans the gap)"
+            if gap is not None
+            else ""
+        )
+        out.append(head + f"{subject} is {ms(mid.estimate)} ({interval}){spread}{steep}.")
     out += _contrast_sentences(p, n_people)
     if p.per_participant:
         out += _individual_sentences(p, mid)
@@ -265,7 +266,7 @@ def _individual_sentences(p, mid) -> list[str]:
     """How the per-participant 50% thresholds spread, and whether the pooled one is
     among them; participants whose answers separate are bracketed, not estimated."""
     out: list[str] = []
-    bracketed = {pid: b for pid in p.per_participant if (b := person_bracket(p, pid))}
+    bracketed = {pid: sep.bracket_ms() for pid, sep in p.person_separation.items()}
     values = np.array(
         [
             f.thresholds_.set_index("level").loc[0.5, "estimate"]
@@ -280,9 +281,9 @@ def _individual_sentences(p, mid) -> list[str]:
             counts[words] = counts.get(words, 0) + 1
         said = "; ".join(f"{n} {words}" for words, n in counts.items())
         out.append(
-            f"{len(bracketed)} of {len(p.per_participant)} participants' answers place their "
-            "switch only between two tested levels (their answers separate there, or their "
-            f"curve is steeper than the levels show), not at a point: {said}."
+            f"{len(bracketed)} of {len(p.per_participant)} participants' answers separate by "
+            "latency, so each one's switch is only bracketed by two tested levels, not "
+            f"estimated: {said}."
         )
     if len(values) >= 2 and np.ptp(values) <= SAME_THRESHOLD * float(np.median(values)):
         out.append(
