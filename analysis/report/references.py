@@ -248,10 +248,10 @@ def compare_figures(
                 why = f"N = {n_participants}, needs {min_participants} participants"
             elif not has_ci:
                 why = why or "no interval"
-            if row["verdict"] in VERDICTS:  # how finely the interval behind it places things
-                row["precision"] = precision_words(ci_lo, ci_hi, rng)
             if why:  # a reason may say itself that the data cannot decide (a bracket)
                 row["verdict"] = why if why.startswith(NOT_DECIDED) else f"{NOT_ENOUGH} ({why})"
+            if row["verdict"] in VERDICTS:  # how finely the interval behind it places things
+                row["precision"] = precision_words(ci_lo, ci_hi, rng)
             if not np.isfinite(est) and key in (described or {}):
                 row["our_estimate"] = described[key]
         rows.append(row)

@@ -54,6 +54,12 @@ def reference_comparison(data: ReportData) -> pd.DataFrame | None:
         )
         if not isinstance(p.withheld, str) and not p.withheld.people:
             described[key] = p.withheld.switch_words().removeprefix("the switch lies ")
+    elif p is not None and p.procedure is not None:  # an adaptive design's withheld point
+        mid = p.population.set_index("level")["estimate"].get(0.5, np.nan)
+        if not np.isfinite(mid):
+            withheld[f"psychometric:{data.stimulus}:0.5"] = (
+                f"withheld on this adaptive design ({p.procedure}; see the psychometric section)"
+            )
     if data.ratings is not None and data.ratings.separation is not None:
         withheld[f"rating:{data.stimulus}:0.5"] = "the ratings separate by latency: no threshold"
     figures = load_reference_figures()
