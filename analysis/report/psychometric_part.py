@@ -79,6 +79,8 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
         _adaptive_population(data, part, df, procedure, n_people)
     else:
         _separated_population(data, part, df)
+    if procedure is None and part.withheld is None and enough("population", n_people):
+        _withhold_few_people_tails(data, part.population, n_people, "pooled")
     _per_condition(data, part, df, n_people)
     if opts.per_participant:
         keys = sorted(df["participant"].unique())
@@ -114,6 +116,25 @@ IMPLAUSIBLE_THRESHOLD_MS = 5.0
 
 class ImplausibleThreshold(ValueError):
     """A threshold no latency study can find (a unit read wrongly): the part refuses."""
+
+
+MIN_TAILS = MINIMUMS["tails"].min_participants
+"""The fewest participants the pooled and per-condition 25% / 75% points are printed for."""
+
+
+def _withhold_few_people_tails(
+    data: ReportData, table: pd.DataFrame, n_people: int, what: str
+) -> None:
+    """Blank the 25% / 75% rows of `table` below `MIN_TAILS` participants, with a note."""
+    if n_people >= MIN_TAILS:
+        return
+    table.loc[table["level"] != 0.5, ["estimate", "ci_low", "ci_high"]] = np.nan
+    note = (
+        f"Psychometric thresholds ({what}): with {n_people} participants the 25% / 75% "
+        f"points are withheld: {MINIMUMS['tails'].why}."
+    )
+    if note not in data.notes:
+        data.notes.append(note)
 
 
 def _acceptable(part: PsychometricPart, df: pd.DataFrame) -> np.ndarray:
@@ -178,6 +199,8 @@ def _per_condition(data: ReportData, part: PsychometricPart, df: pd.DataFrame, n
         except ValueError as exc:
             part.failed[f"by {factor}"] = str(exc)
             continue
+        if resample:
+            _withhold_few_people_tails(data, fit.table, n_people, "per-condition")
         for key in fit.fitter.conditions_:
             rows = fit.table[fit.table["condition"] == key]
             part.per_condition[condition_label({factor: float(key)})] = ConditionFit(
@@ -611,11 +634,13 @@ def _pooled_blocks(data, p) -> list:
                 if np.isfinite(r.ci_low)
                 else f"withheld (N = {data.n_participants})"
                 if np.isfinite(r.estimate)
-                else "withheld (see the estimator above)",
+                else "withheld (see the estimator and the notes)",
                 # the pooled fit's own interval beside its own estimate; beside another
                 # estimator's (median person, adaptive model) the pooled fit's number too
                 other_column: "withheld (see the note below)"
                 if p.withheld is not None
+                else "withheld (as the estimate)"
+                if same_estimate and not np.isfinite(r.estimate)
                 else ci_range(q.ci_low, q.ci_high, (low, high))
                 if same_estimate
                 else f"{q.estimate:,.0f} [{ci_range(q.ci_low, q.ci_high, (low, high))}]",

@@ -349,7 +349,10 @@ def _reference_sentences(data, n_people: int) -> list[str]:
             )
             said = []
             for precision, rows in inside.groupby("precision", sort=False):
-                named = "; ".join(f"{r.verdict}: {r.label}" for r in rows.itertuples())
+                named = "; ".join(
+                    f"{verdict}: {'; '.join(group['label'])}"
+                    for verdict, group in rows.groupby("verdict", sort=False)
+                )
                 said.append(f"{named}; our {precision}")
             text += (
                 " (" + "; ".join(said) + ": figures within such an interval are not told "
