@@ -8,7 +8,8 @@ content or reasoning chunk (a role-only prelude does not count), the median inte
 Per source (vendor/model): the share of streams whose TTFT lies past the fitted 50%
 threshold, and the predicted share that would be abandoned before the stream ends under the
 abandonment model. Uncertainty is carried over from the fits: each of `n_draws` draws takes a
-threshold from the psychometric bootstrap and AFT parameters from their robust sampling
+threshold from the caller's draws (the report passes its population interval as a
+log-normal, `threshold_draws_from_ci`) and AFT parameters from their robust sampling
 distribution, and the interval is the 2.5-97.5 percentile of the per-source figure.
 """
 

@@ -186,6 +186,7 @@ class ReportData:
     score: pd.DataFrame | None = None
     score_errors: list[str] = field(default_factory=list)
     score_fixed_levels: dict[str, float] = field(default_factory=dict)
+    score_threshold_source: str = ""  # where the scored threshold's draws come from, in words
     notes: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # parts below their minimum N, one line each
     failed_parts: list[tuple[str, str]] = field(default_factory=list)  # (part, one-line error)
