@@ -825,6 +825,14 @@ PERSON_COVERAGE_NOTE = (
     "45 trials read them as roughly 90% intervals, not 95%"
 )
 """What the per-person 95% intervals cover, as measured: the report says it beside them."""
+ADAPTIVE_PERSON_NOTE = (
+    ". On an adaptive design each person was tested near one point of their curve (a "
+    "1-up/2-down staircase near their 29% 'too slow' point), so their 50% point is reached "
+    "through the fitted curve's shape: on the independent simulator's staircase tables it "
+    "was biased -2.6% to -3.9% (its interval still covered 0.92-0.96; QUEST+ tables: within "
+    "1%; benchmarks/report_validation.py, 2026-12-06)"
+)
+"""The measured bias of a person's 50% point on adaptive designs, said beside the table."""
 
 
 def _per_participant_blocks(data, p) -> list:
@@ -845,7 +853,8 @@ def _per_participant_blocks(data, p) -> list:
                 "an extrapolated estimate or a degenerate interval)"
                 + ("" if shown is people else "; only the flagged shown, all in thresholds.csv")
                 + ". "
-                + PERSON_COVERAGE_NOTE,
+                + PERSON_COVERAGE_NOTE
+                + (ADAPTIVE_PERSON_NOTE if p.procedure is not None else ""),
             )
         )
         blocks.extend(unbounded_note(list(shown["95% CI"]), None, "level that participant saw"))
