@@ -212,8 +212,13 @@ def _bracket(bracket: tuple[float, float]) -> str:
     return f"between {bracket[0]:,.0f} and {bracket[1]:,.0f} ms (a bracket, not an estimate)"
 
 
-def psychometric_grid(fits: dict, stimulus: str, max_panels: int = 36) -> bytes:
-    """Small multiples: one panel per participant with data, fit and 50% threshold CI."""
+def psychometric_grid(
+    fits: dict, stimulus: str, max_panels: int = 36, brackets: dict | None = None
+) -> bytes:
+    """Small multiples: one panel per participant with data, fit and 50% threshold CI; a
+    participant in `brackets` (id -> (low, high) ms: answers that separate there) gets the
+    gap shaded and no threshold."""
+    brackets = brackets or {}
     plt = _plt()
     keys = list(fits)[:max_panels]
     cols = min(6, len(keys))
@@ -246,11 +251,18 @@ def psychometric_grid(fits: dict, stimulus: str, max_panels: int = 36) -> bytes:
         )
         grid = np.geomspace(f.x_ms_[0], f.x_ms_[-1], 100)
         ax.plot(grid, f.predict(grid), color="tab:blue", lw=1)
-        t = mids[key].estimate
-        y = float(f.predict([t])[0])
-        ax.errorbar([t], [y], xerr=_xerr([t], [bar]), fmt="s", ms=3, color="black", capsize=2, lw=1)
-        any_open |= _open_markers(ax, [bar], [y], edges, size=4)
-        ax.set_title(f"{key}: {t:.0f} ms", fontsize=8)
+        if key in brackets:  # the switch lies in a gap: no point, no interval
+            low, high = brackets[key]
+            if np.isfinite(low) and np.isfinite(high):
+                ax.axvspan(low, high, color="tab:orange", alpha=0.25)
+            ax.set_title(f"{key}: {low:,.0f}-{high:,.0f} ms (separated)", fontsize=8)
+        else:
+            t = mids[key].estimate
+            y = float(f.predict([t])[0])
+            xerr = _xerr([t], [bar])
+            ax.errorbar([t], [y], xerr=xerr, fmt="s", ms=3, color="black", capsize=2, lw=1)
+            any_open |= _open_markers(ax, [bar], [y], edges, size=4)
+            ax.set_title(f"{key}: {t:.0f} ms", fontsize=8)
         _ms_axis(ax, "", minor=False)
         ax.set_ylim(-0.05, 1.05)
         ax.tick_params(labelsize=7)

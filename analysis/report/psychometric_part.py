@@ -864,8 +864,13 @@ def _per_participant_blocks(data, p) -> list:
                 data,
                 "thresholds_per_participant",
                 lambda: figures.threshold_distribution(p, stim, data.tested_range),
-                "50% threshold per participant with its 95% CI; band: pooled estimate "
-                "with its CI over participants (jackknife-t)."
+                "50% threshold per participant with its 95% CI (grey bars: a participant "
+                "whose answers separate, the gap where they switch); band: "
+                + (
+                    "the gap where every answer switches (pooled answers separate)."
+                    if figures.pooled_bracket(p) is not None
+                    else "pooled estimate with its CI over participants (jackknife-t)."
+                )
                 + figures.open_end_caption(
                     *_participant_intervals(p.per_participant.values()),
                     (*_mid_interval(p.population), data.tested_range),
@@ -877,7 +882,11 @@ def _per_participant_blocks(data, p) -> list:
             figure_or_note(
                 data,
                 "psychometric_participants",
-                lambda: figures.psychometric_grid(p.per_participant, stim),
+                lambda: figures.psychometric_grid(
+                    p.per_participant,
+                    stim,
+                    brackets={k: sep.bracket_ms() for k, sep in p.person_separation.items()},
+                ),
                 f"Fits per participant (first {shown} of {len(p.per_participant)}): data with "
                 "95% binomial CIs, curve and 50% threshold with CI. All are in "
                 "thresholds.csv."
