@@ -128,8 +128,11 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
             }
             why = "" if sep is None else sep.short(separation_words(p))
             add("psychometric", pid, own[mid], "all", withheld=why, **common)
+            # one person's separation places their switch, not their 25% / 75% points (a
+            # curve of ordinary slope separates by chance with few answers): no bracket there
             tails = own[~mid].assign(estimate=np.nan, ci_low=np.nan, ci_high=np.nan)
-            add("psychometric", pid, tails, "all", withheld=why or PERSON_TAILS_MEASURED, **common)
+            common["bracket"] = None
+            add("psychometric", pid, tails, "all", withheld=PERSON_TAILS_MEASURED, **common)
     if data.survival is not None and not data.survival.times.empty:
         t = data.survival.times.rename(columns={"share": "level"})
         # below the clustered minimum the AFT interval treats trials as independent: it
