@@ -625,7 +625,7 @@ def _pooled_blocks(data, p) -> list:
         rows.append(
             {
                 "level of F": level,
-                f"{stim} (ms)": bracket
+                f"{stim} (ms)": (bracket if level == 0.5 else "– (the bracket places the switch)")
                 if bracket is not None
                 else f"{r.estimate:,.0f} (steep: in the gap {gap[0]:,.0f}-{gap[1]:,.0f})"
                 if gap is not None and np.isfinite(r.estimate)

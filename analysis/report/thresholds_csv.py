@@ -69,15 +69,13 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
         if p.estimand == "median-person" and p.median_withheld:
             why = p.median_withheld
         sep = p.withheld if p.withheld is not None and not isinstance(p.withheld, str) else None
-        add(
-            "psychometric",
-            "pooled",
-            p.population,
-            "all",
-            what=p.estimand,
-            withheld=why,
-            bracket=sep.bracket_ms() if sep is not None and not sep.people else None,
-        )
+        bracket = sep.bracket_ms() if sep is not None and not sep.people else None
+        # the bracket places the switch (the 50% point), not the 25% / 75% points: people
+        # who differ put the population's tails outside the gap their answers share
+        for i in range(len(p.population)):
+            row = p.population.iloc[[i]]
+            b = bracket if float(row["level"].iloc[0]) == 0.5 else None
+            add("psychometric", "pooled", row, "all", what=p.estimand, withheld=why, bracket=b)
         if p.other is not None:  # the other estimand, under its own name
             other = "population" if p.estimand == "median-person" else "median-person"
             add(
@@ -119,20 +117,24 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
             own = fitter.thresholds_
             if sep is not None:  # a bracket, not an estimate: no point and no interval
                 own = own.assign(estimate=np.nan, ci_low=np.nan, ci_high=np.nan)
-            mid = own["level"] == 0.5
-            common = {
-                "n_people": 1,
-                "rng": fitted_range_ms(fitter),
-                "what": "this participant",
-                "bracket": None if sep is None else sep.bracket_ms(),
-            }
             why = "" if sep is None else sep.short(separation_words(p))
-            add("psychometric", pid, own[mid], "all", withheld=why, **common)
-            # one person's separation places their switch, not their 25% / 75% points (a
-            # curve of ordinary slope separates by chance with few answers): no bracket there
-            tails = own[~mid].assign(estimate=np.nan, ci_low=np.nan, ci_high=np.nan)
-            common["bracket"] = None
-            add("psychometric", pid, tails, "all", withheld=PERSON_TAILS_MEASURED, **common)
+            for i in range(len(own)):
+                row = own.iloc[[i]]
+                tail = float(row["level"].iloc[0]) != 0.5
+                if tail:  # withheld as measured; one person's separation places the switch,
+                    # not the 25% / 75% points (an ordinary curve separates by chance): no bracket
+                    row = row.assign(estimate=np.nan, ci_low=np.nan, ci_high=np.nan)
+                add(
+                    "psychometric",
+                    pid,
+                    row,
+                    "all",
+                    n_people=1,
+                    rng=fitted_range_ms(fitter),
+                    what="this participant",
+                    withheld=PERSON_TAILS_MEASURED if tail else why,
+                    bracket=None if sep is None or tail else sep.bracket_ms(),
+                )
     if data.survival is not None and not data.survival.times.empty:
         t = data.survival.times.rename(columns={"share": "level"})
         # below the clustered minimum the AFT interval treats trials as independent: it
