@@ -454,6 +454,8 @@ def _print_summary(data) -> None:  # data: analysis.report.ReportData
             what = f" ({r.estimand})" if isinstance(r.get("estimand"), str) else ""
             if r.ci_low == r.ci_low:  # not NaN
                 interval = _threshold_interval(r, data.tested_range)
+            elif r.get("estimand") == "median-person":  # withheld as measured, not for N
+                interval = "(median of per-person fits; no interval: see the report)"
             else:  # below the minimum the figure describes these people, not a population
                 interval, what = _no_interval(data.n_participants), ""
             marks = ", extrapolated" if bool(r.get("extrapolated", False)) else ""
