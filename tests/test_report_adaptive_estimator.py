@@ -62,7 +62,7 @@ def test_adaptive_levels_that_missed_the_goal_are_withheld_with_the_figures():
     import pandas as pd
 
     from analysis.report.data import PsychometricPart
-    from analysis.report.psychometric_part import DETECTED, _withhold_measured_bias
+    from analysis.report.psychometric_adaptive import DETECTED, withhold_measured_bias
 
     table = pd.DataFrame(
         {"level": [0.25, 0.5, 0.75], "estimate": [500.0, 800.0, 1200.0], "ci_low": 1.0}
@@ -70,7 +70,7 @@ def test_adaptive_levels_that_missed_the_goal_are_withheld_with_the_figures():
 
     def withheld(procedure: str) -> tuple[list[float], str]:
         part = PsychometricPart("q", "too slow", None, table.copy(), estimator="e")
-        _withhold_measured_bias(part, procedure)
+        withhold_measured_bias(part, procedure)
         pop = part.population.set_index("level")
         return [lv for lv in pop.index if np.isnan(pop.loc[lv, "estimate"])], part.estimator
 

@@ -294,7 +294,7 @@ def test_a_participant_running_the_other_way_is_flagged(tmp_path):
     data = analyse(
         load_trial_table(write_export_folder(tmp_path / "e", trials)), ReportOptions(n_boot=60)
     )
-    from analysis.report.psychometric_part import participant_table
+    from analysis.report.psychometric_blocks import participant_table
 
     flags = participant_table(data).set_index("participant")["flags"]
     assert "direction opposite to the pooled curve (rising)" in flags["P-000"]

@@ -34,11 +34,8 @@ from analysis.report.data import (
     run_part,
 )
 from analysis.report.fidelity_part import fidelity_part
-from analysis.report.psychometric_part import (
-    median_person_thresholds,
-    participant_table,
-    psychometric_part,
-)
+from analysis.report.psychometric_blocks import participant_table
+from analysis.report.psychometric_part import median_person_thresholds, psychometric_part
 from analysis.report.ratings_part import ratings_part
 from analysis.report.references_part import reference_comparison
 from analysis.report.score_part import score_part

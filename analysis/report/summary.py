@@ -6,7 +6,7 @@ import numpy as np
 
 from analysis.reference import NOT_DECIDED
 from analysis.report.interval_bounds import UNBOUNDED_FACTOR, limits_text, unbounded_ends
-from analysis.report.psychometric_part import pooled_gap
+from analysis.report.psychometric_withheld import pooled_gap
 from analysis.report.references import VERDICTS
 from analysis.report.support import MINIMUMS, estimate_flags
 from analysis.separation import yes_no_words

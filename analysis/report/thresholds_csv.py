@@ -10,7 +10,7 @@ from analysis.report.abandonment_part import WAITED
 from analysis.report.adaptive_part import adaptive_threshold_rows
 from analysis.report.data import THRESHOLD_COLUMNS, ReportData
 from analysis.report.interval_bounds import fitted_range_ms, unbounded_ends
-from analysis.report.psychometric_part import PERSON_TAILS_MEASURED
+from analysis.report.psychometric_withheld import PERSON_TAILS_MEASURED
 from analysis.report.ratings_part import rated_range
 from analysis.report.support import estimate_flags
 from analysis.report.truth_part import covers, row_truth, simulated_count
