@@ -174,7 +174,7 @@ def psychometric_pooled(part, stimulus: str, tested: tuple[float, float] | None 
     bracket = pooled_bracket(part)
     if bracket is not None:  # separated answers: the gap, not a point
         ax.axvspan(*bracket, color="tab:orange", alpha=0.2, label=f"switch: {_bracket(bracket)}")
-    elif np.isfinite(t):
+    elif np.isfinite(t) and getattr(part, "procedure", None) is None:  # adaptive: no point
         drawn = [*ax.get_xlim(), *tested]  # the curves and data drawn so far
         bars, edges = _bars([(t, lo, hi)], [open_sides(lo, hi, tested)], also=drawn)
         y = float(part.pooled.predict([t])[0])

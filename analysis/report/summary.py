@@ -168,6 +168,10 @@ def _psychometric_sentences(data, n_people: int) -> list[str]:
             + (
                 p.median_withheld
                 if p.estimand == "median-person" and p.median_withheld
+                else f"on this adaptive design ({p.procedure}) the model for such designs "
+                "missed the coverage or bias goal when measured (the figures and what to "
+                "declare are in the psychometric section)"
+                if p.procedure is not None
                 else p.estimator
             )
             + "."
