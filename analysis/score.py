@@ -2,8 +2,11 @@
 
 Replay files (README contract 1, `*.jsonl`) are read here with `json` directly, so
 `analysis` stays independent of `uxlab`. Per stream: TTFT = time of the first non-empty
-content or reasoning chunk (a role-only prelude does not count), the median inter-token gap
-(a gap between chunks divided by the later chunk's `n_tokens` when known), and the end time.
+content or reasoning chunk (a role-only prelude does not count), TTFO = time of the first
+output of any kind (a chunk on any channel, a tool call's start included: an agent's turn
+that only calls a tool has a TTFO and no TTFT), the median inter-token gap (a gap between
+chunks divided by the later chunk's `n_tokens` when known), and the end time. A stream
+without a TTFT counts for none of the shares that need one.
 
 Per source (vendor/model): the share of streams whose TTFT lies past the fitted 50%
 threshold, and the predicted share that would be abandoned before the stream ends under the
@@ -41,6 +44,8 @@ class StreamTiming:
     path: str
     source: str
     ttft_ms: float
+    """NaN for a turn that only calls tools."""
+    ttfo_ms: float
     end_ms: float
     itl_median_ms: float
     n_chunks: int
@@ -61,7 +66,7 @@ def read_stream_timing(path: Path) -> StreamTiming:
     header: dict | None = None
     chunk_times: list[float] = []
     chunk_tokens: list[float] = []
-    ttft_ms = end_ms = None
+    ttft_ms = end_ms = ttfo_ms = None
     with open(path, encoding="utf-8") as fh:
         for line_no, line in enumerate(fh, start=1):
             if not line.strip():
@@ -75,10 +80,15 @@ def read_stream_timing(path: Path) -> StreamTiming:
                 if kind != "header":
                     raise ScoreError(f"{path}:1: type: expected 'header', got {kind!r}")
                 header = event
+            elif kind == "meta" and event.get("kind") == "tool_call":
+                if ttfo_ms is None and event.get("t_ms") is not None:
+                    ttfo_ms = float(event["t_ms"])
             elif kind == "chunk" and event.get("t_ms") is not None:
-                if event.get("channel", "content") not in ("content", "reasoning"):
-                    continue
                 if not event.get("text"):
+                    continue
+                if ttfo_ms is None:
+                    ttfo_ms = float(event["t_ms"])
+                if event.get("channel", "content") not in ("content", "reasoning"):
                     continue
                 t_ms = float(event["t_ms"])
                 if ttft_ms is None:
@@ -89,16 +99,17 @@ def read_stream_timing(path: Path) -> StreamTiming:
                 end_ms = event.get("t_ms")
     if header is None:
         raise ScoreError(f"{path}:1: empty file (expected a replay header)")
-    if ttft_ms is None:
-        raise ScoreError(f"{path}: no timed content chunk (cannot measure TTFT)")
+    if ttfo_ms is None:
+        raise ScoreError(f"{path}: no timed output of any kind (cannot measure TTFT or TTFO)")
     if end_ms is None:
-        end_ms = chunk_times[-1]
+        end_ms = chunk_times[-1] if chunk_times else ttfo_ms
     gaps = np.diff(chunk_times) / np.asarray(chunk_tokens[1:])
     itl = float(np.median(gaps)) if len(gaps) else float("nan")
     return StreamTiming(
         path=str(path),
         source=_source_label(header),
-        ttft_ms=ttft_ms,
+        ttft_ms=float("nan") if ttft_ms is None else ttft_ms,
+        ttfo_ms=ttfo_ms,
         end_ms=float(end_ms),
         itl_median_ms=itl,
         n_chunks=len(chunk_times),
@@ -178,14 +189,17 @@ def score_corpus(
             "source": source,
             "n_streams": len(part),
             "median_ttft_ms": float(part["ttft_ms"].median()),
+            "median_ttfo_ms": float(part["ttfo_ms"].median()),
             "median_itl_ms": float(part["itl_median_ms"].median()),
         }
         if threshold_draws_ms is not None and metric is not None:
-            values = part[metric].to_numpy()[None, :]
-            share = (values > threshold_draws_ms[:, None]).mean(axis=1)
-            row["share_past_threshold"], row["share_ci_low"], row["share_ci_high"] = _interval(
-                share
-            )
+            values = part[metric].to_numpy()
+            values = values[np.isfinite(values)][None, :]  # tool-only turns have no TTFT
+            if values.size:
+                share = (values > threshold_draws_ms[:, None]).mean(axis=1)
+                row["share_past_threshold"], row["share_ci_low"], row["share_ci_high"] = _interval(
+                    share
+                )
         if probs is not None:
             p = np.nanmean(probs[:, idx], axis=1)
             row["p_abandon"], row["p_abandon_ci_low"], row["p_abandon_ci_high"] = _interval(p)

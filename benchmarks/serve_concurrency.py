@@ -11,10 +11,13 @@ SSE reader split over P processes; per chunk: arrival (from the client's send) m
 Prints per server and N: chunks measured, p50 / p99 lateness, the server's CPU per chunk
 (its process tree's user + system time over the level), and the 1-minute load average at
 the level's end; then the knee per server: the smallest N whose median passes 10 ms.
+`--waits timer,spin` runs uxlab once per clock wait (`UXLAB_CLOCK_WAIT`; serve's default is
+`timer`, no spinning), in the same run.
 The client shares the machine with the server: at high N its own lateness is in the
 figures (the same for every server).
 
     python benchmarks/serve_concurrency.py [--streams 25,50,100,200,400] [--guidellm PATH]
+    python benchmarks/serve_concurrency.py --workers 1 --waits timer,spin --streams 100,200,400,800
 """
 
 from __future__ import annotations
@@ -164,8 +167,9 @@ def _wait_port(port: int, proc: subprocess.Popen, timeout_s: float = 120) -> Non
     sys.exit(f"nothing listening on {port} after {timeout_s:.0f} s")
 
 
-def start_server(kind: str, workers: int, corpus: Path, args: argparse.Namespace):
+def start_server(kind: str, workers: int, corpus: Path, args: argparse.Namespace, wait: str = ""):
     port = _free_port()
+    env = dict(os.environ, UXLAB_CLOCK_WAIT=wait) if wait else None
     if kind == "uxlab":
         cmd = [sys.executable, "-m", "uxlab", "serve", str(corpus), "--port", str(port)]
         cmd += ["--ttft", f"constant:{args.ttft}", "--itl", f"constant:{args.itl}", "--quiet"]
@@ -175,7 +179,7 @@ def start_server(kind: str, workers: int, corpus: Path, args: argparse.Namespace
         cmd += ["--ttft-ms", str(args.ttft), "--itl-ms", str(args.itl)]
         cmd += ["--output-tokens", str(args.chunks)]
     proc = subprocess.Popen(
-        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env
     )
     _wait_port(port, proc)
     return proc, port
@@ -212,6 +216,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--streams", default="25,50,100,200,400", help="the ladder of N")
     parser.add_argument("--workers", default="1,2", help="uxlab worker counts")
+    parser.add_argument(
+        "--waits",
+        default="",
+        help="uxlab clock waits to compare, e.g. timer,spin (default: serve's)",
+    )
     parser.add_argument("--guidellm", help="a guidellm executable: also its mock server")
     parser.add_argument("--guidellm-workers", default="1", help="its worker counts")
     parser.add_argument("--ttft", type=float, default=200.0, help="ms (default 200)")
@@ -221,9 +230,10 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=2, help="client processes")
     args = parser.parse_args()
     ladder = [int(x) for x in args.streams.split(",")]
-    servers = [("uxlab", int(w)) for w in args.workers.split(",")]
+    waits = [w for w in args.waits.split(",") if w] or [""]
+    servers = [("uxlab", int(w), wait) for w in args.workers.split(",") for wait in waits]
     if args.guidellm:
-        servers += [("guidellm", int(w)) for w in args.guidellm_workers.split(",")]
+        servers += [("guidellm", int(w), "") for w in args.guidellm_workers.split(",")]
     print(
         f"{os.cpu_count()} CPUs; TTFT {args.ttft:g} ms, ITL {args.itl:g} ms, {args.chunks} "
         f"chunks per stream, starts over {args.ramp_s:g} s, {args.clients} client processes; "
@@ -233,10 +243,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp, multiprocessing.Pool(args.clients) as pool:
         corpus = synthetic_corpus(Path(tmp), args.chunks)
         check_uxlab_schedule(corpus, args)
-        print("server          N   chunks    p50 ms    p99 ms  CPU us/chunk  load1")
-        for kind, workers in servers:
-            proc, port = start_server(kind, workers, corpus, args)
-            name = f"{kind} x{workers}"
+        print("server                N   chunks    p50 ms    p99 ms  CPU us/chunk  load1")
+        for kind, workers, wait in servers:
+            proc, port = start_server(kind, workers, corpus, args, wait)
+            name = f"{kind} x{workers}" + (f" {wait}" if wait else "")
             try:
                 measure(pool, port, 2, args, proc)  # warm both sides
                 knees[name] = None
@@ -244,7 +254,7 @@ def main() -> int:
                     r = measure(pool, port, n, args, proc)
                     missing = "" if r["chunks"] == r["expected"] else f" ({r['expected']} due)"
                     print(
-                        f"{name:12} {n:4d} {r['chunks']:8d} {r['p50']:9.2f} {r['p99']:9.2f} "
+                        f"{name:18} {n:4d} {r['chunks']:8d} {r['p50']:9.2f} {r['p99']:9.2f} "
                         f"{r['cpu_us_per_chunk']:13.0f} {r['load1']:6.1f}{missing}",
                         flush=True,
                     )

@@ -97,3 +97,27 @@ def test_the_scored_threshold_carries_the_population_interval(tmp_path):
     assert "population interval" in source
     trial_level = data.psychometric.pooled.threshold_ci(0.5)  # narrower: trials, not people
     assert high / low > trial_level[1] / trial_level[0]
+
+
+def _tool_only(path, vendor: str, call_ms: float):
+    header = {"type": "header", "format": "uxlab.replay/1", "id": path.stem}
+    header["source"] = {"kind": "import", "vendor": vendor, "model": "m1"}
+    call = {"type": "meta", "t_ms": call_ms, "kind": "tool_call", "index": 0, "name": "search"}
+    args = {"type": "chunk", "t_ms": call_ms + 30, "channel": "tool", "text": "{}"}
+    end = {"type": "end", "t_ms": call_ms + 40, "finish_reason": "tool_calls"}
+    path.write_text("".join(json.dumps(x) + "\n" for x in [header, call, args, end]))
+
+
+def test_a_tool_only_turn_has_a_time_to_first_output_and_no_ttft(tmp_path):
+    _tool_only(tmp_path / "agent.jsonl", "slow", 1500.0)
+    timing = read_stream_timing(tmp_path / "agent.jsonl")
+    assert np.isnan(timing.ttft_ms) and timing.ttfo_ms == 1500.0
+    for i, ttft in enumerate([200, 3000]):
+        _replay(tmp_path / f"slow{i}.jsonl", "slow", ttft, 20.0)
+    timings, errors = read_corpus_timings(tmp_path)
+    assert not errors and len(timings) == 3  # the tool-only turn is scored, not refused
+    draws = np.full(100, 1000.0)
+    row = score_corpus(timings, "ttft_ms", threshold_draws_ms=draws).set_index("source")
+    # the share past the TTFT threshold counts only the turns that have a TTFT
+    assert row.loc["slow/m1", "share_past_threshold"] == pytest.approx(0.5)
+    assert row.loc["slow/m1", "median_ttfo_ms"] == 1500.0

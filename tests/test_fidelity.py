@@ -4,6 +4,7 @@ re-run, the export and the report's exclusion, end to end on the injected clock.
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 
 import pytest
@@ -374,3 +375,22 @@ def test_fidelity_table_without_load_or_paint_is_quiet():
     assert row["lateness measured at"] == "hand-off"
     assert row["p99 lateness, worst trial (ms)"] == 1.2
     assert pd.isna(row["load (1 min), median"])
+
+
+def test_the_reports_console_summary_names_the_trials_left_out_for_fidelity(tmp_path, capsys):
+    from analysis_fixtures import simulate_trial_table, write_export_folder
+
+    from uxlab.cli import main
+
+    trials = simulate_trial_table(n_participants=6, reps=2)
+    trials["fidelity_flag"] = [1 if i % 10 == 0 else 0 for i in range(len(trials))]
+    n_flagged = int(trials["fidelity_flag"].sum())
+    folder = write_export_folder(tmp_path / "export", trials)
+    args = ["report", str(folder), "-o", str(tmp_path / "r"), "--n-boot", "20"]
+    assert main([*args, "--no-participant-fits"]) in (0, 1)
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if ln.startswith("left out: playback outside"))
+    n_left = int(re.search(r"(\d+) trial\(s\)", line).group(1))
+    assert 0 < n_left <= n_flagged and "--keep-flagged" in line  # (some are practice trials)
+    assert main([*args, "--no-participant-fits", "--keep-flagged"]) in (0, 1)
+    assert "left out: playback outside" not in capsys.readouterr().out

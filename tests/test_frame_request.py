@@ -116,3 +116,28 @@ async def test_a_chunk_that_scrolls_the_view_is_painted_at_the_new_bottom():
             assert word.strip() in " ".join(painted), (i, painted)
         assert view.scroll_y > 0 and len(stepped_aside) <= 2
         assert view.frames.painted == 120 - len(stepped_aside)
+
+
+async def test_the_chunk_that_first_overflows_the_view_is_painted_at_once_too():
+    """The answer's first line past the bottom used to show the scrollbar, which needs a
+    screen layout: that chunk went the slow path (5-17 ms late, issue 27). The scrollbar is
+    always there now, so every chunk of a long answer is painted before `apply` returns."""
+    app = Host()
+    probe = PaintProbe()
+    probe.attach(app)
+    async with app.run_test(size=(60, 12)) as pilot:
+        view = pilot.app.query_one(StreamView)
+        view.start("prompt", waiting=False)
+        await pilot.pause()
+        ticks = iter(range(0, 100_000, 10))  # 10 ms between requests: never capped
+        view.frames = FrameRequester(min_interval_ms=4.0, now_ms=lambda: float(next(ticks)))
+        view.frames.enabled = True
+        sink = ProbedSink(view, probe)
+        n_chunks = 40  # 40 lines in a 12-row view: it overflows part-way
+        for i in range(n_chunks):
+            frames_before = len(probe.frames_queued_ms)
+            sink.apply(i, Chunk(t_ms=None, text=f"{i + 1}. item\n"))
+            assert probe.frame_of.get(i) == frames_before, f"chunk {i} waited for a layout"
+        assert view.frames.painted == n_chunks
+        assert view.line_count > view.scrollable_content_region.height
+        assert view.scroll_y == view.max_scroll_y > 0  # still following the newest line

@@ -1,5 +1,6 @@
-"""Fuzz-style: every importer added for issue 13 meets mutated copies of its fixture with a
-clean error naming the file (and where in it), or with recordings; never a traceback."""
+"""Fuzz-style: every importer added for issues 13 and 32 meets mutated copies of its fixture
+with a clean error naming the file (and where in it), or with recordings; never a
+traceback."""
 
 from __future__ import annotations
 
@@ -58,6 +59,20 @@ CASES = [
     ("langfuse", DATA / "traces" / "langfuse_observations.json", "json"),
     ("aiperf", DATA / "aiperf-0.13.0" / "profile_export_raw.jsonl", "lines"),
     ("bedrock", DATA / "bedrock" / "converse_stream_timed.jsonl", "lines"),
+    ("ollama", DATA / "ollama" / "chat_client_timed.jsonl", "lines"),
+    ("ollama", DATA / "ollama" / "generate_thinking.ndjson", "lines"),
+    *(
+        ("json-chunks", DATA / "vendor-corpus" / "vercel-ai" / f"{name}.jsonl", "lines")
+        for name in (
+            "cohere-tool-call",
+            "tool-call-step1",
+            "google-stream-tool-call-arguments",
+            "anthropic-mcp.1",
+            "openai-shell-container.1",
+            "openai-apply-patch-tool-delete.1",
+            "amazon-bedrock-tool-call.1",
+        )
+    ),
 ]
 
 

@@ -42,7 +42,13 @@ def test_responses_reasoning_text_tool_call_and_usage():
     )
     assert rec.text == "Let me check."
     (call,) = _metas(rec, "tool_call")
-    assert call == {"kind": "tool_call", "index": 2, "id": "call_R1", "name": "get_weather"}
+    assert call == {
+        "kind": "tool_call",
+        "index": 2,
+        "id": "call_R1",
+        "name": "get_weather",
+        "tool_type": "function_call",
+    }
     assert {c.extra["tool_index"] for c in rec.chunks if c.channel == "tool"} == {2}
     (bad,) = _metas(rec, "malformed_event")
     assert bad["event"] == "response.output_text.delta" and bad["problem"].startswith("delta:")

@@ -27,7 +27,13 @@ def test_responses_custom_tool_call_is_kept_on_the_tool_channel(tmp_path):
     assert "".join(c.text for c in tool) == "*** Begin Patch\n*** End Patch\n"
     assert [c.t_ms for c in tool] == [430.0, 460.0]  # the deltas, not the .done repeat
     call = next(m for m in metas(rec) if m["kind"] == "tool_call")
-    assert call == {"kind": "tool_call", "index": 1, "id": "call_1", "name": "apply_patch"}
+    assert call == {
+        "kind": "tool_call",
+        "index": 1,
+        "id": "call_1",
+        "name": "apply_patch",
+        "tool_type": "custom_tool_call",
+    }
     # the built-in web search's progress stays visible in time; the annotation is kept
     kinds = [m["kind"] for m in metas(rec)]
     assert "response.web_search_call.searching" in kinds

@@ -187,3 +187,26 @@ def test_the_readme_command_works_on_the_bundled_corpus() -> None:
     assert all(len(line) <= 80 for line in lines)
     assert any(line.startswith("chat-midstream-error") and "!overloaded" in line for line in lines)
     assert any(line.startswith("Pooled over") for line in lines)
+
+
+def test_a_turn_that_only_calls_a_tool_has_a_time_to_first_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    call = {"type": "meta", "t_ms": 300.0, "kind": "tool_call", "index": 0, "name": "search"}
+    args = {**chunk(340.0, '{"q": "x"}', "tool", None), "tool_index": 0}
+    write(tmp_path, "agent-tool-only", [call, args], end(400.0, "tool_calls"))
+    write(tmp_path, "chat", [chunk(250.0), chunk(280.0)], end(300.0))
+    code, out, _ = run_cli(capsys, str(tmp_path))
+    assert code == 0
+    head, *rows = out.splitlines()
+    assert head.split()[:4] == ["id", "chunks", "TTFT", "TTFO"]  # shown: a turn only calls
+    tool_row = next(r for r in rows if r.startswith("agent-tool-only"))
+    assert tool_row.split()[2:4] == ["-", "300"]  # no TTFT, TTFO at the call's start
+    assert "  TTFO  p50 275" in out  # pooled over both turns (250 and 300)
+    assert "tool calls 1, 0 never completed; 1 turn(s) with tool calls only" in out
+    code, out, _ = run_cli(capsys, str(tmp_path), "--json")
+    records = {r["id"]: r for r in map(json.loads, out.splitlines())}
+    assert records["agent-tool-only"]["ttft_ms"] is None
+    assert records["agent-tool-only"]["ttfo_ms"] == 300.0
+    assert records["agent-tool-only"]["n_tool_calls"] == 1
+    assert records["chat"]["ttfo_ms"] == records["chat"]["ttft_ms"] == 250.0

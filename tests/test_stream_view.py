@@ -259,6 +259,24 @@ async def test_a_tool_call_takes_its_name_from_the_meta_event():
         assert "▸ Tool call: get_weather (18 chars) · t to expand" in view.lines_text()
 
 
+async def test_two_tool_calls_in_a_row_are_two_named_blocks_not_one():
+    def call(t_ms, index, name, args):
+        start = Meta(t_ms=t_ms, data={"kind": "tool_call", "index": index, "name": name})
+        return [start, Chunk(t_ms=t_ms, text=args, channel="tool", extra={"tool_index": index})]
+
+    events = [*call(1.0, 0, "get_weather", '{"city": "Oslo"}'), *call(2.0, 1, "get_time", "{}")]
+    schedule = Recording(Header(id="tools"), events=events, end=End(t_ms=3.0))
+    app = ProbedHost()
+    async with app.run_test(size=(60, 10)) as pilot:
+        view = app.query_one(StreamView)
+        view.start("q", waiting=False)
+        await Player(schedule, ProbedSink(view, app.probe), VirtualClock()).play()
+        await pilot.pause()
+        lines = view.lines_text()
+        assert "▸ Tool call: get_weather (16 chars) · t to expand" in lines
+        assert "▸ Tool call: get_time (2 chars) · t to expand" in lines
+
+
 class HostWithComposer(App[None]):
     """The trial screen's shape: a sibling with a side margin narrows the view while shown."""
 

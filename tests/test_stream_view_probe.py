@@ -40,18 +40,19 @@ def test_frames_are_matched_to_the_flush_that_wrote_their_bytes():
     assert not probe.painted(0)  # nothing flushed yet
 
     def writer() -> None:
-        proxy.write("frame0-a")
+        proxy.write("frame0-a")  # at 105: a write can already push bytes out
         proxy.write("frame0-b")
         clock.advance(0.5)
-        proxy.flush()  # at 105.5: frame 0's bytes
-        proxy.write("frame1")
+        proxy.flush()  # frame 0's bytes: timed at its batch's first write, 105
+        clock.advance(1.0)
+        proxy.write("frame1")  # at 106.5
         clock.advance(2.0)
-        proxy.flush()  # at 107.5: frame 1's bytes
+        proxy.flush()  # frame 1's bytes: timed at 106.5, never after they could be shown
 
     on_writer_thread(writer)
     assert out.getvalue() == "frame0-aframe0-bframe1"
     assert probe.painted(2)
-    assert probe.paint_times_ms() == {0: (101.0, 105.5), 1: (101.0, 105.5), 2: (105.0, 107.5)}
+    assert probe.paint_times_ms() == {0: (101.0, 105.0), 1: (101.0, 105.0), 2: (105.0, 106.5)}
     assert probe.frame_of == {0: 0, 1: 0, 2: 1}
 
 
@@ -69,9 +70,10 @@ def test_one_flush_can_cover_several_frames_and_empty_frames_have_no_flush():
     probe.frame_queued()  # wrote nothing: chunk 2 changed nothing visible
 
     def writer() -> None:
-        proxy.write("a")
-        proxy.write("b")
         clock.advance(3.0)
+        proxy.write("a")  # the batch starts at 3
+        proxy.write("b")
+        clock.advance(1.0)
         proxy.flush()  # the writer thread flushes only when its queue is empty
 
     on_writer_thread(writer)

@@ -8,8 +8,9 @@ from helpers.studies import tiny_study
 
 from uxlab.clock import VirtualClock
 from uxlab.machine import CpuTimes
+from uxlab.player import ChunkTiming, PlaybackLog
 from uxlab.study import load_study
-from uxlab.timing_check import check_schedule, check_timing
+from uxlab.timing_check import TimingCheck, check_schedule, check_timing, judge_play
 
 IDLE = {"load_1m": 0.2, "cpus": 4, "cpus_usable": 4}
 
@@ -95,3 +96,53 @@ def test_check_timing_command_runs_on_a_study(tmp_path, capsys):
     assert status in (0, 1)  # depends on this machine's load today; the text must say which
     assert "timing check:" in out and "tolerance: p99 lateness <=" in out
     assert ("ok: this machine keeps" in out) == (status == 0)
+
+
+def played(late_ms: list[float], where: str, shared: list[bool] | None = None) -> PlaybackLog:
+    """A played test schedule (20 ms gaps) whose chunks were `late_ms` late at `where`."""
+    records = []
+    for i, late in enumerate(late_ms):
+        t = 20.0 * i
+        rec = ChunkTiming(i, t, t + 0.1, t + 0.5, n_chars=1)
+        if where == "flushed":
+            rec.flushed_ms = t + late
+        if where == "painted":
+            rec.flushed_ms = t + min(late, 1.0)
+            rec.painted_ms = t + late
+            rec.shared_repaint = bool(shared[i]) if shared else False
+        records.append(rec)
+    return PlaybackLog(
+        "uxlab-timing-check", 0.0, "VirtualClock", records, finished_ms=20.0 * len(late_ms)
+    )
+
+
+def judge(tmp_path, log: PlaybackLog, **study) -> TimingCheck:
+    path = tiny_study(tmp_path, itl=20)
+    if study:
+        path.write_text(
+            path.read_text() + "\n[timing]\n" + "".join(f"{k} = {v}\n" for k, v in study.items())
+        )
+    return judge_play(load_study(path), log, frame_cap_fps=240, machine=dict(IDLE), steal=0.0)
+
+
+def test_an_on_screen_check_is_judged_by_the_tolerance_the_trials_are_flagged_by(tmp_path):
+    # tolerance 10 ms (half the 20 ms gap): what a trial's flag uses, not the hand-off budget
+    ok = judge(tmp_path, played([1.0] * 95 + [9.0] * 5, "flushed"))
+    assert ok.ok and ok.measured == "flushed" and ok.shown_p99_ms == pytest.approx(9.0)
+    late = judge(tmp_path, played([1.0] * 95 + [12.0] * 5, "flushed"))
+    assert not late.ok and "12.0 ms late at p99, as flushed to the terminal" in late.warning()
+    assert late.to_environment()["measured"] == "flushed"
+
+
+def test_a_check_at_the_glass_says_so_and_counts_shared_repaints(tmp_path):
+    shared = [i % 4 == 0 for i in range(100)]
+    c = judge(tmp_path, played([3.0] * 100, "painted", shared), max_frame_shared_share=0.1)
+    assert c.measured == "painted" and c.shown_p50_ms == pytest.approx(3.0)
+    assert c.shared_share == pytest.approx(25 / 99, abs=1e-3)
+    assert not c.ok and "shared a frame (allowed 10%)" in c.warning()
+    assert "at the glass" in c.summary() and "shared a repaint" in c.summary()
+
+
+def test_an_off_screen_play_keeps_the_hand_off_budget(tmp_path):
+    c = judge(tmp_path, played([0.0] * 50, "handed"))
+    assert c.measured == "handed" and c.shown_p99_ms is None and "off-screen" in c.summary()

@@ -96,11 +96,14 @@ BROWSER = (
     Column("browser", "text"),
     Column("display_hz", "number"),
     Column("display_keeps_gaps", "flag"),
+    Column("terminal_emulator", "text"),
 )
-"""Only when the database has painted times (sessions in a browser tab, `uxlab host`), at
-the end: chunks with a painted time, painted lateness (painted - scheduled) p50/p99/max, the
-largest clock uncertainty of those paints (ms), and the session's browser family, display
-refresh rate and whether one refresh fits in the study's shortest gap."""
+"""Only when the database has painted times (sessions in a browser tab, `uxlab host`, or in
+a terminal window timed at the glass, `uxlab run --glass`), at the end: chunks with a
+painted time, painted lateness (painted - scheduled) p50/p99/max, the largest clock
+uncertainty of those paints (ms; a browser's), the session's browser family, display
+refresh rate and whether one refresh fits in the study's shortest gap, and the terminal
+emulator a glass probe timed."""
 
 COLUMNS = (*LEADING, *AFTER_FACTORS, *CHAIN, *LIVE, *FIDELITY, *TRAILING, *RERUN, *BROWSER)
 """Every column the spec knows, besides factors and questions."""

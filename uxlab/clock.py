@@ -32,10 +32,11 @@ WAITS = ("spin", "block", "timer")
 """How `MonotonicClock` spends the last `spin_ms` before a deadline (see its docstring)."""
 
 
-def default_wait() -> str:
-    """``UXLAB_CLOCK_WAIT`` when set to one of `WAITS` (the benchmarks' A/B), else "spin"."""
+def default_wait(fallback: str = "spin") -> str:
+    """``UXLAB_CLOCK_WAIT`` when set to one of `WAITS` (the benchmarks' A/B), else `fallback`
+    ("spin" for the one stream of a terminal client; `uxlab serve` asks for "timer")."""
     wait = os.environ.get("UXLAB_CLOCK_WAIT", "").strip().lower()
-    return wait if wait in WAITS else "spin"
+    return wait if wait in WAITS else fallback
 
 
 class MonotonicClock:

@@ -15,16 +15,18 @@ from __future__ import annotations
 import asyncio
 import itertools
 import statistics
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from uxlab.clock import Clock, MonotonicClock, VirtualClock
 from uxlab.errors import UxlabError
+from uxlab.glass.matching import GlassPaint
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Event, Meta
 
 __all__ = [
     "ChunkTiming",
+    "GlassReporter",
     "HeadlessSink",
     "LearntSchedule",
     "MonotonicClock",
@@ -35,6 +37,7 @@ __all__ = [
     "Schedule",
     "Sink",
     "VirtualClock",
+    "fill_glass_paints",
 ]
 
 
@@ -105,6 +108,15 @@ class PaintReporter(Protocol):
         ...
 
 
+@runtime_checkable
+class GlassReporter(Protocol):
+    """A sink that can tell when chunks reached the glass (optional; `uxlab.glass`)."""
+
+    def glass_paints(self) -> Mapping[int, GlassPaint]:
+        """Chunk index -> its paint at the glass (absolute ms on the player's clock)."""
+        ...
+
+
 @dataclass
 class ChunkTiming:
     """When one chunk was due and when it was handed out and shown (ms from t0)."""
@@ -118,6 +130,10 @@ class ChunkTiming:
     """That frame's bytes were flushed to the terminal (None where no terminal exists)."""
     channel: str = "content"
     n_chars: int = 0
+    painted_ms: float | None = None
+    """The terminal window showed that frame (the glass probe; None where none ran)."""
+    shared_repaint: bool | None = None
+    """The glass first showed that frame together with a later one (None: not measured)."""
 
     @property
     def shown_ms(self) -> float:
@@ -425,3 +441,20 @@ class Player:
             queued, flushed = times.get(rec.index, (None, None))
             rec.queued_ms = None if queued is None else queued - log.t0_ms
             rec.flushed_ms = None if flushed is None else flushed - log.t0_ms
+        if isinstance(sink, GlassReporter):
+            fill_glass_paints(log, sink)
+
+
+def fill_glass_paints(log: PlaybackLog, reporter: GlassReporter) -> int:
+    """Give `log`'s chunks the painted times `reporter` knows now (a glass probe's reports
+    can come after the play has ended); returns how many visible chunks still have none."""
+    glass = reporter.glass_paints()
+    missing = 0
+    for rec in log.records:
+        paint = glass.get(rec.index)
+        if paint is not None:
+            rec.painted_ms = paint.painted_ms - log.t0_ms
+            rec.shared_repaint = paint.shared
+        elif rec.n_chars > 0 and rec.painted_ms is None:
+            missing += 1
+    return missing

@@ -100,10 +100,12 @@ def score_blocks(data) -> list:
 
 def _score_table(score: pd.DataFrame) -> pd.DataFrame:
     """The scored corpus with each share and its interval in one cell, as percentages."""
-    out = score[["source", "n_streams", "median_ttft_ms", "median_itl_ms"]].rename(
+    columns = ["source", "n_streams", "median_ttft_ms", "median_ttfo_ms", "median_itl_ms"]
+    out = score[[c for c in columns if c in score]].rename(
         columns={
             "n_streams": "streams",
             "median_ttft_ms": "median TTFT (ms)",
+            "median_ttfo_ms": "median time to first output (ms)",
             "median_itl_ms": "median ITL (ms/token)",
         }
     )

@@ -436,7 +436,103 @@ def llmperf_fixture() -> None:
     )
 
 
+def _ollama_time(ns: int) -> str:
+    """An Ollama `created_at`: RFC 3339 with nanoseconds, in UTC (as Ollama's Go server
+    writes `time.Now().UTC()`)."""
+    from datetime import UTC, datetime
+
+    seconds, rest = divmod(ns, 1_000_000_000)
+    whole = datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    return f"{whole}.{rest:09d}Z"
+
+
+def ollama_fixtures() -> None:
+    """Ollama NDJSON bodies after its API documentation (`docs/api.md`): /api/generate with
+    `think` (thinking, then the answer), /api/chat with a tool call, the chat stream again
+    with the client's arrival times, and a stream cut before its last object."""
+    d = HERE / "ollama"
+    d.mkdir(exist_ok=True)
+    start = 1_796_378_102_000_000_000  # 2026-12-04 (server clock, ns)
+    load, prompt_eval = 48_912_345, 151_003_221
+    thinking = ["Okay", ",", " the", " user", " asks", " about", " fog", "."]
+    answer = ["Fog", " horns", " sound", " low", " notes", " that", " carry", " far", "."]
+    lines, t = [], start + load + prompt_eval
+    gaps = [18_402_113, 17_998_430, 18_211_005, 24_870_412, 18_004_117, 17_870_003]
+    for k, piece in enumerate(thinking + answer):
+        t += gaps[k % len(gaps)]
+        key = "thinking" if k < len(thinking) else "response"
+        lines.append(
+            {"model": "qwen3:0.6b", "created_at": _ollama_time(t), key: piece, "done": False}
+        )
+    n = len(lines)
+    t_end = t + 9_113_207
+    eval_duration = t - (start + load + prompt_eval) + 2_001_311
+    lines.append(
+        {
+            "model": "qwen3:0.6b",
+            "created_at": _ollama_time(t_end),
+            "response": "",
+            "done": True,
+            "done_reason": "stop",
+            "context": [151644, 872, 198],
+            "total_duration": t_end - start,
+            "load_duration": load,
+            "prompt_eval_count": 14,
+            "prompt_eval_duration": prompt_eval,
+            "eval_count": n,
+            "eval_duration": eval_duration,
+        }
+    )
+    (d / "generate_thinking.ndjson").write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+    chat, t = [], start + 201_000_000
+    for piece in ["Let", " me", " check", "."]:
+        t += 21_000_417
+        msg = {"role": "assistant", "content": piece}
+        chat.append(
+            {"model": "llama3.2", "created_at": _ollama_time(t), "message": msg, "done": False}
+        )
+    t += 96_003_120
+    call = {"function": {"name": "get_weather", "arguments": {"city": "Oslo", "unit": "C"}}}
+    msg = {"role": "assistant", "content": "", "tool_calls": [call]}
+    chat.append({"model": "llama3.2", "created_at": _ollama_time(t), "message": msg, "done": False})
+    t += 4_100_900
+    chat.append(
+        {
+            "model": "llama3.2",
+            "created_at": _ollama_time(t),
+            "message": {"role": "assistant", "content": ""},
+            "done": True,
+            "done_reason": "stop",
+            "total_duration": t - start,
+            "load_duration": 12_402_001,
+            "prompt_eval_count": 164,
+            "prompt_eval_duration": 180_221_003,
+            "eval_count": 23,
+            "eval_duration": 201_115_030,
+        }
+    )
+    (d / "chat_tool_call.ndjson").write_text("".join(json.dumps(x) + "\n" for x in chat))
+    # The same stream as a client logged it: arrival times from the request (ms), each a
+    # little after the server wrote the object.
+    timed = []
+    for k, obj in enumerate(chat):
+        server_ms = (_ns(obj["created_at"]) - start) / 1e6
+        timed.append({"t_ms": round(server_ms + 1.25 + 0.05 * k, 3), "data": obj})
+    (d / "chat_client_timed.jsonl").write_text("".join(json.dumps(x) + "\n" for x in timed))
+    (d / "generate_truncated.ndjson").write_text("".join(json.dumps(x) + "\n" for x in lines[:5]))
+
+
+def _ns(created_at: str) -> int:
+    from datetime import datetime
+
+    whole, fraction = created_at.rstrip("Z").split(".")
+    seconds = int(datetime.fromisoformat(whole + "+00:00").timestamp())
+    return seconds * 1_000_000_000 + int(fraction)
+
+
 if __name__ == "__main__":
+    ollama_fixtures()
     openai_fixtures()
     anthropic_fixtures()
     genai_perf_fixture()

@@ -10,6 +10,9 @@ FORMATS = (
     "openai-responses-sse",
     "anthropic-sse",
     "gemini-sse",
+    "gemini-interactions-sse",
+    "cohere-sse",
+    "ollama",
     "genai-perf",
     "aiperf",
     "vllm-bench",
@@ -74,8 +77,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--tolerant",
         action="store_true",
-        help="*-sse: keep an event that cannot be read as a malformed_event meta event (as "
-        "uxlab record does) instead of stopping with an error naming its line",
+        help="*-sse, json-chunks, bedrock: keep an event that cannot be read (or is of a type "
+        "uxlab does not map) as a malformed_event meta event, as uxlab record does, and say "
+        "how many, instead of stopping with an error naming its line",
     )
     p.set_defaults(func=run)
 

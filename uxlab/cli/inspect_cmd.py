@@ -1,10 +1,11 @@
-"""`uxlab inspect PATH [--json] [--truncated]`: timing metrics of replay files.
+"""`uxlab inspect PATH [--json] [--truncated] [--as PEER]`: timing metrics of replay files.
 
 For a file or a folder (searched recursively for `*.jsonl`): a compact table, one row per
 recording, then a pooled summary and a legend naming each definition; with `--json`, one JSON
 object per recording per line (all times in ms; the definitions are those of
 `uxlab.streams.metrics`). Bad files are listed on stderr while the good ones are inspected,
-and the exit status is then 1 (done in part); 2 when no file could be inspected.
+and the exit status is then 1 (done in part); 2 when no file could be inspected. `--as` and
+AIPerf run folders are handled by `inspect_as`.
 """
 
 from __future__ import annotations
@@ -14,18 +15,7 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Sequence
-from typing import Any, TextIO
-
-LEGEND = (
-    "Times in ms from the request. chunks: all chunk events. "
-    "TTFT: first non-empty content/reasoning chunk (a role "
-    "prelude does not count). ITL: gaps between consecutive content/reasoning chunks "
-    "(p50, p99; TTFT is not a gap). stalls: such gaps over 250 ms / over 1000 ms. "
-    "e2e: the end event. finish: the finish reason, or !type of a mid-stream error. "
-    "synth: the importer made up the times between TTFT and the end (llmperf, guidellm), so "
-    "ITL and stalls are left out (--include-synthetic pools them, marked ~)."
-)
+from pathlib import Path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -39,8 +29,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--json",
         action="store_true",
-        help="one JSON object per recording per line (keys: id, n_chunks, n_tokens, ttft_ms, "
-        "ttft_first_event_ms, ttst_ms, second_token_gap_ms, e2e_ms, "
+        help="one JSON object per recording per line (keys: id, n_chunks, n_tokens, n_tool_calls, "
+        "ttft_ms, ttfo_ms, ttft_first_event_ms, ttst_ms, second_token_gap_ms, e2e_ms, "
         "itl_ms{mean,p50,p90,p99,max,cv,lag1}, tpot_ms, stalls{over_250,over_1000,longest_ms}, "
         "chars_per_s, finish_reason, error, timing: recorded|synthetic|none, ...)",
     )
@@ -56,6 +46,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "guidellm; timing: synthetic) in ITL and stalls (default: left out)",
     )
     parser.add_argument(
+        "--as",
+        dest="as_peer",
+        choices=("aiperf", "vllm", "guidellm"),
+        metavar="PEER",
+        help="the figures under a peer's own names and definitions: aiperf, vllm or "
+        "guidellm (with --json: one record per recording, then the summary). On an AIPerf "
+        "run folder, AIPerf's own summary table is checked against them",
+    )
+    parser.add_argument(
         "--jobs",
         type=int,
         default=None,
@@ -66,9 +65,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        code = _inspect(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (`uxlab inspect ... | head`): stop quietly, as Unix tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    return code
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from uxlab.cli.inspect_table import rows, write_table
+    from uxlab.streams.aiperf_run import is_aiperf_run
     from uxlab.streams.inspect_load import inspect_paths
     from uxlab.streams.metrics import nest
 
+    if args.as_peer is not None or any(is_aiperf_run(Path(p)) for p in args.paths):
+        from uxlab.cli import inspect_as
+
+        return inspect_as.run(args)
     found = inspect_paths(
         args.paths,
         allow_truncated=args.truncated,
@@ -85,160 +101,14 @@ def run(args: argparse.Namespace) -> int:
             where = ", ".join(args.paths)
             print(f"uxlab inspect: no replay files (*.jsonl) in {where}", file=sys.stderr)
         return 2  # nothing to inspect: an input error
-
-    rows = _rows(found.table)
+    table_rows = rows(found.table)
     out = sys.stdout
-    try:
-        if args.json:
-            for path, row in zip(paths, rows, strict=True):
-                record = nest(row, ndigits=3)
-                record["path"] = str(path)
-                out.write(json.dumps(record, ensure_ascii=False) + "\n")
-        else:
-            width = shutil.get_terminal_size((80, 24)).columns
-            write_table(rows, found.summary(), out, width)
-        out.flush()
-    except BrokenPipeError:
-        # The reader went away (`uxlab inspect ... | head`): stop quietly, as Unix tools do.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    if args.json:
+        for path, row in zip(paths, table_rows, strict=True):
+            record = nest(row, ndigits=3)
+            record["path"] = str(path)
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    else:
+        width = shutil.get_terminal_size((80, 24)).columns
+        write_table(table_rows, found.summary(), out, width)
     return 1 if errors else 0
-
-
-def _rows(table: dict[str, Any]) -> list[dict[str, Any]]:
-    """One dict per recording from the columns (plain Python numbers, NaN where undefined)."""
-    names = list(table)
-    values = [v.tolist() if hasattr(v, "tolist") else list(v) for v in table.values()]
-    return [dict(zip(names, row, strict=True)) for row in zip(*values, strict=True)]
-
-
-# --- the table --------------------------------------------------------------------------
-
-# (header, width) of the columns after the id; the id column takes the rest of the line.
-_COLUMNS: tuple[tuple[str, int], ...] = (
-    ("chunks", 6),
-    ("TTFT", 6),
-    ("ITL p50", 7),
-    ("ITL p99", 7),
-    ("stalls", 6),
-    ("e2e", 7),
-    ("finish", 11),
-)
-_MIN_ID = 12
-
-
-def _ms(value: Any, decimals: int = 0) -> str:
-    """A time in ms for the table: '-' when unknown, 1 decimal below 100 when asked."""
-    if value is None or value != value:  # None or NaN
-        return "-"
-    if decimals and abs(value) < 100:
-        return f"{value:.{decimals}f}"
-    return f"{value:,.0f}"
-
-
-def _fit(text: str, width: int) -> str:
-    """Cut `text` to `width` characters with an ellipsis in the middle (ids keep both ends)."""
-    if len(text) <= width:
-        return text
-    if width < 5:
-        return text[:width]
-    head = (width - 1) // 2
-    tail = width - 1 - head
-    return text[:head] + "…" + text[len(text) - tail :]
-
-
-def _finish(row: dict[str, Any]) -> str:
-    if row["error"]:
-        return "!" + row["error"].removesuffix("_error")
-    if row["truncated"]:
-        return "(truncated)"
-    return row["finish_reason"] or "-"
-
-
-def _synthetic(row: dict[str, Any]) -> bool:
-    return row.get("timing") == "synthetic"
-
-
-def _itl_cells(row: dict[str, Any]) -> tuple[str, str]:
-    """ITL p50 and p99, `synth` where made-up gaps are left out, `~` where they are pooled."""
-    p50, p99 = row["itl_p50_ms"], row["itl_p99_ms"]
-    if not _synthetic(row) or row["n_output_chunks"] < 2:  # no gap at all: nothing left out
-        return _ms(p50, 1), _ms(p99, 1)
-    if p50 != p50:  # NaN: left out
-        return "synth", "synth"
-    return "~" + _ms(p50, 1), "~" + _ms(p99, 1)
-
-
-def _stalls(row: dict[str, Any]) -> str:
-    over_250, over_1000 = row["stalls_over_250"], row["stalls_over_1000"]
-    if over_250 != over_250:  # NaN: no timing, or made-up gaps left out
-        return "synth" if _synthetic(row) and row["n_output_chunks"] >= 2 else "-"
-    return f"{int(over_250)}/{int(over_1000)}"
-
-
-def _wrap(text: str, width: int, indent: str = "") -> list[str]:
-    import textwrap
-
-    return textwrap.wrap(text, width=width, initial_indent=indent, subsequent_indent=indent)
-
-
-def write_table(
-    rows: Sequence[dict[str, Any]], summary: dict[str, Any], out: TextIO, width: int = 80
-) -> None:
-    """Write the per-recording table, the pooled summary and the legend, fitted to `width`."""
-    width = max(width, 60)
-    fixed = sum(w + 1 for _, w in _COLUMNS)
-    longest = max([len(str(r["id"])) for r in rows] + [2])
-    id_width = max(_MIN_ID, min(longest, width - fixed))
-    head = "id".ljust(id_width) + "".join(" " + h.rjust(w) for h, w in _COLUMNS[:-1])
-    head += " " + _COLUMNS[-1][0].ljust(_COLUMNS[-1][1])
-    out.write(head.rstrip() + "\n")
-    for row in rows:
-        cells = (
-            str(int(row["n_chunks"])),
-            _ms(row["ttft_ms"]),
-            *_itl_cells(row),
-            _stalls(row),
-            _ms(row["e2e_ms"]),
-        )
-        line = _fit(str(row["id"]), id_width).ljust(id_width)
-        line += "".join(" " + c.rjust(w) for c, (_, w) in zip(cells, _COLUMNS, strict=False))
-        line += " " + _finish(row)
-        out.write(line.rstrip() + "\n")
-    out.write("\n")
-    for line in summary_lines(summary, width):
-        out.write(line + "\n")
-    out.write("\n")
-    for line in _wrap(LEGEND, width):
-        out.write(line + "\n")
-
-
-def summary_lines(summary: dict[str, Any], width: int = 80) -> list[str]:
-    """The pooled summary as short lines (ITL and stalls pool every gap of every recording)."""
-    n = summary["n_recordings"]
-    itl, ttft, e2e, stalls = (summary[k] for k in ("itl_ms", "ttft_ms", "e2e_ms", "stalls"))
-    lines = _wrap(
-        f"Pooled over {n} recording{'s' if n != 1 else ''} (ITL and stalls pool all "
-        f"{summary['n_gaps']:,} gaps; TTFT and e2e are spread across recordings):",
-        width,
-    )
-    lines.append(
-        f"  TTFT  p50 {_ms(ttft['p50'])}  p90 {_ms(ttft['p90'])}  max {_ms(ttft['max'])} ms"
-    )
-    lines.append(
-        f"  ITL   p50 {_ms(itl['p50'], 1)}  p90 {_ms(itl['p90'], 1)}  "
-        f"p99 {_ms(itl['p99'], 1)}  max {_ms(itl['max'], 1)} ms"
-    )
-    lines.append(f"  e2e   p50 {_ms(e2e['p50'])}  p90 {_ms(e2e['p90'])}  max {_ms(e2e['max'])} ms")
-    lines.append(
-        f"  stalls  {stalls['over_250']} over 250 ms in {stalls['recordings_with_stall']} "
-        f"recording(s), {stalls['over_1000']} over 1000 ms; longest {_ms(stalls['longest_ms'])} ms"
-    )
-    lines.append(
-        f"  mid-stream errors {summary['errors']}  truncated {summary['truncated']}  "
-        f"without timing {summary['without_timing']}"
-    )
-    n_synthetic = summary.get("synthetic_timing", 0)
-    if n_synthetic:
-        how = "pooled (~)" if summary.get("synthetic_gaps_pooled") else "left out of ITL/stalls"
-        lines.append(f"  synthetic gaps in {n_synthetic} recording(s): {how}")
-    return lines

@@ -4,8 +4,9 @@
 stdin its controlling terminal (so the kernel delivers SIGWINCH and SIGHUP as for a local
 terminal) and runs `uxlab run STUDY --db DB --participant PARTICIPANT` in this process, with
 two differences that keep the researcher's words away from the participant:
-- the timing warnings are stored with the session as always, but not shown as a screen
-  (no researcher sits at a remote participant's terminal); they go to the host's log;
+- the timing check is made off-screen (`--off-screen-check`: the participant is not shown a
+  test stream), and its warnings are stored with the session as always, but not shown as a
+  screen (no researcher sits at a remote participant's terminal); they go to the host's log;
 - the closing lines (database path, resume and export commands) go to the host's log, and
   the participant reads a note of their own instead.
 The host's log is the descriptor named by `UXLAB_HOST_NOTES_FD`, when the host passes one.
@@ -114,7 +115,9 @@ def main(argv: list[str]) -> int:
         run_cmd.StudyApp = remote_app
     closing = io.StringIO()
     with redirect_stdout(closing):  # the app draws on stderr; the closing lines are stdout
-        status = uxlab_main(["run", study, "--db", db, "--participant", participant])
+        status = uxlab_main(
+            ["run", study, "--db", db, "--participant", participant, "--off-screen-check"]
+        )
     for line in closing.getvalue().splitlines():
         _note(notes, line)
     with suppress(OSError):  # the connection may be gone (SIGHUP): the data is stored

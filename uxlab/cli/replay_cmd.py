@@ -28,6 +28,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--truncated", action="store_true", help="also load streams without an end event"
     )
+    parser.add_argument(
+        "--glass",
+        action="store_true",
+        help="time each chunk as the terminal window shows it (an X display: xterm, alacritty, "
+        "kitty); a one-cell marker flickers in the bottom-right corner",
+    )
     parser.add_argument("--bench-json", type=Path, help=argparse.SUPPRESS)
     from uxlab.cli.profile_options import add_profile_arguments
 
@@ -85,6 +91,14 @@ def run(args: argparse.Namespace) -> int:
     from uxlab.tui import frame_cap
     from uxlab.tui.replay_app import ReplayApp
 
+    if args.glass:
+        from uxlab.tui.glass_session import GlassUnavailable, check_glass
+
+        try:
+            check_glass()
+        except GlassUnavailable as exc:
+            raise CliError(str(exc)) from exc
+
     corpus = load_corpus(args.path, allow_truncated=args.truncated)
     if not corpus.recordings:
         if corpus.errors:
@@ -104,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
         parse_settings=parse_settings,
         settings_text=settings_text(args),
         bench_json=args.bench_json,
+        glass=args.glass,
     )
     if args.fps is not None and frame_cap() != args.fps:
         raise CliError(f"--fps {args.fps}: Textual was already loaded with {frame_cap()} fps")

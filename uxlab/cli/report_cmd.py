@@ -514,12 +514,14 @@ def _upper(high: float, spec: str) -> str:
 
 def _print_notes(data) -> None:  # data: analysis.report.ReportData
     """The report's notes, the participants left out and the parts skipped."""
-    from analysis.exclusions import rule_summary
+    from analysis.exclusions import FIDELITY_REASON, rule_summary
 
     for note in data.notes:
         print(f"note: {note}")
     for line in rule_summary(data.exclusions):
-        if "participant(s)" in line:
+        # participants left out, and trials shown outside the timing tolerance: both change
+        # what the figures above rest on (practice and attention-check trials never count)
+        if "participant(s)" in line or line.startswith(FIDELITY_REASON):
             print(f"left out: {line}")
     for line in dict.fromkeys(data.skipped):
         print(f"skipped: {line}")

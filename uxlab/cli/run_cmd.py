@@ -59,6 +59,19 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="skip the timing check before the first trial (see `uxlab check-timing`)",
     )
+    parser.add_argument(
+        "--off-screen-check",
+        action="store_true",
+        help="make the timing check off-screen (hand-off only), without the test stream on "
+        "the screen: what the SSH and browser hosts do, whose participants sit at the screen",
+    )
+    parser.add_argument(
+        "--glass",
+        action="store_true",
+        help="also time each chunk as the terminal window shows it (an X display: xterm, "
+        "alacritty, kitty); stored with the trial. A one-cell marker flickers in the "
+        "bottom-right corner",
+    )
     parser.set_defaults(func=run)
 
 
@@ -98,9 +111,17 @@ def run(args: argparse.Namespace) -> int:
                 f"`sudo nice -n -{abs(args.nice)} {command('run', args.study)}` or leave "
                 "--nice out"
             ) from None
+    if args.glass:
+        from uxlab.tui.glass_session import GlassUnavailable, check_glass
+
+        try:
+            check_glass()
+        except GlassUnavailable as exc:
+            raise CliError(f"--glass: {exc}; leave --glass out to run without it") from None
     env = collect_environment(frame_cap())
     warnings = timing_warnings(env, shortest_gap_ms(study))
-    if not args.no_timing_check:  # off-screen, before the app: the researcher sees it
+    on_screen_check = not (args.no_timing_check or args.off_screen_check)
+    if args.off_screen_check and not args.no_timing_check:  # before the app: hand-off only
         from uxlab.timing_check import check_timing
 
         check = check_timing(study, frame_cap_fps=frame_cap(), multiplexer=env["multiplexer"])
@@ -117,6 +138,10 @@ def run(args: argparse.Namespace) -> int:
             pilot=args.pilot,
             environment=env,
             warnings=warnings,
+            # on screen, in the study's own view, before the first screen: the researcher
+            # sees what it finds
+            timing_check=on_screen_check,
+            glass=args.glass,
         )
         result = run_app(app)
     finally:

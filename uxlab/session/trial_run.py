@@ -354,9 +354,12 @@ class TrialRun:
 
 
 def chunk_events(log: PlaybackLog) -> list[dict[str, Any]]:
-    """One stored `chunk` event per chunk played: when it was due, handed out and shown."""
-    return [
-        {
+    """One stored `chunk` event per chunk played: when it was due, handed out and shown
+    (and, where a glass probe ran, painted in the terminal window: `painted_ms`,
+    `shared_repaint`)."""
+    events = []
+    for r in log.records:
+        event: dict[str, Any] = {
             "kind": "chunk",
             "t_ms": r.shown_ms,
             "index": r.index,
@@ -367,8 +370,11 @@ def chunk_events(log: PlaybackLog) -> list[dict[str, Any]]:
             "channel": r.channel,
             "n_chars": r.n_chars,
         }
-        for r in log.records
-    ]
+        if r.painted_ms is not None:
+            event["painted_ms"] = r.painted_ms
+            event["shared_repaint"] = r.shared_repaint
+        events.append(event)
+    return events
 
 
 def shown_span(log: PlaybackLog) -> tuple[float | None, float | None, str | None]:

@@ -1,4 +1,10 @@
-"""Painted times of chunks shown in a browser tab (`uxlab host`), one row per chunk.
+"""Painted times of chunks shown in a browser tab (`uxlab host`), one row per chunk; and
+the export's one view of *painted*, whichever front end measured it.
+
+A terminal session run with a glass probe (`uxlab run --glass`) knows its painted times when
+the trial is stored, so they are kept in the trial's chunk events (`painted_ms`); a browser
+tab reports them later, from another process, into the table below. `add_painted` gives
+both the same columns and the same `painted_ms` in events.csv.
 
 The page times each paint mark (`uxlab.paint_marks`) on its own clock: when its terminal
 parsed the mark and the next animation frame after it (when xterm.js has rendered the frame
@@ -100,10 +106,12 @@ def read_paints(conn: Connection) -> dict[tuple[str, int], dict[int, ChunkPaint]
 
 
 PAINTED_COLUMNS = spec.names(spec.BROWSER)
-"""Trial-table columns of a database with browser sessions (`uxlab export`): chunks with a
+"""Trial-table columns of a database with painted times (`uxlab export`): chunks with a
 painted time, painted lateness (painted - scheduled, over chunks with text) p50/p99/max, the
-largest clock uncertainty of those paints, and the session's browser family, display
-refresh rate and whether that refresh was no longer than the study's shortest gap (1/0)."""
+largest clock uncertainty of those paints (a browser's; a terminal's glass probe shares the
+player's clock), the session's browser family, display refresh rate and whether that
+refresh was no longer than the study's shortest gap (1/0), and the terminal emulator whose
+window a glass probe timed."""
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -114,6 +122,11 @@ def _quantile(values: list[float], q: float) -> float:
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
+def _table(env: dict[str, Any], key: str) -> dict[str, Any]:
+    value = env.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def add_painted(
     conn: Connection,
     trial_columns: list[str],
@@ -121,37 +134,46 @@ def add_painted(
     event_rows: list[dict[str, Any]],
 ) -> list[str]:
     """Add `PAINTED_COLUMNS` to the trial rows and `painted_ms` to the chunk events' data
-    (in place) when the database has painted times; returns the trial table's columns."""
+    (in place) when the database has painted times (a browser tab's, or a terminal's at the
+    glass); returns the trial table's columns."""
     paints = read_paints(conn)
-    if not paints:
+    environments: dict[str, dict[str, Any]] = {}
+    for sid, env in conn.execute("SELECT session_id, environment FROM sessions"):
+        loaded = json.loads(env) if env else None
+        environments[sid] = loaded if isinstance(loaded, dict) else {}
+    glass_sessions = {
+        sid for sid, env in environments.items() if isinstance(env.get("glass"), dict)
+    }
+    if not paints and not glass_sessions:
         return trial_columns
     late: dict[tuple[str, int], list[float]] = {}
+    counted: dict[tuple[str, int], int] = {}
     for event in event_rows:
         key = (event["session_id"], event["trial_index"])
-        if event["kind"] != "chunk" or key not in paints:
+        if event["kind"] != "chunk" or (key not in paints and key[0] not in glass_sessions):
             continue
         data = json.loads(event["data"])
-        paint = paints[key].get(data.get("index"))
-        if paint is None:
+        paint = paints.get(key, {}).get(data.get("index"))
+        if paint is not None:
+            data["painted_ms"] = paint.painted_ms
+            event["data"] = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        painted = data.get("painted_ms")
+        if painted is None:
             continue
-        data["painted_ms"] = paint.painted_ms
-        event["data"] = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        counted[key] = counted.get(key, 0) + 1
         if data.get("n_chars") and data.get("scheduled_ms") is not None:
-            late.setdefault(key, []).append(paint.painted_ms - data["scheduled_ms"])
-    browsers: dict[str, dict[str, Any]] = {}
-    for sid, env in conn.execute("SELECT session_id, environment FROM sessions"):
-        browser = json.loads(env).get("browser") if env else None
-        if isinstance(browser, dict):
-            browsers[sid] = browser
+            late.setdefault(key, []).append(painted - data["scheduled_ms"])
     for row in trial_rows:
         key = (row["session_id"], row["trial_index"])
         chunk_paints = paints.get(key, {})
         values = late.get(key, [])
-        browser = browsers.get(row["session_id"], {})
+        env = environments.get(row["session_id"], {})
+        browser = _table(env, "browser")
+        glass = _table(env, "glass")
         keeps = browser.get("display_keeps_gaps")
         row.update(
             {
-                "n_painted": len(chunk_paints) if browser else None,
+                "n_painted": counted.get(key, 0) if (browser or glass) else None,
                 "late_painted_p50_ms": round(_quantile(values, 0.5), 3) if values else None,
                 "late_painted_p99_ms": round(_quantile(values, 0.99), 3) if values else None,
                 "late_painted_max_ms": round(max(values), 3) if values else None,
@@ -163,6 +185,7 @@ def add_painted(
                 "browser": browser.get("family"),
                 "display_hz": browser.get("display_hz"),
                 "display_keeps_gaps": None if keeps is None else int(bool(keeps)),
+                "terminal_emulator": glass.get("emulator"),
             }
         )
     return [*trial_columns, *PAINTED_COLUMNS]

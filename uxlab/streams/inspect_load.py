@@ -27,9 +27,11 @@ from uxlab.streams.metrics import (
     describe_columns,
     error_type,
     has_synthetic_gaps,
+    output_facts,
     pooled_summary,
+    server_decode_rate,
 )
-from uxlab.streams.recording import Chunk, ErrorEvent, Recording
+from uxlab.streams.recording import Chunk, ErrorEvent, Meta, Recording
 from uxlab.streams.replay_file import (
     ReplayFormatError,
     ValidEvents,
@@ -38,6 +40,7 @@ from uxlab.streams.replay_file import (
     paused_gc,
     read_text,
 )
+from uxlab.streams.tool_calls import TOOL_CALL
 
 CHANNEL_CODES: dict[str, int] = {"content": 0, "reasoning": 1, "tool": 2}
 """The channel of each chunk as a small integer (`RecordingColumns.channel_code`)."""
@@ -63,6 +66,12 @@ class RecordingColumns:
     """float64 per chunk: tokens, NaN when unknown."""
     first_event_ms: float
     """The first known time of any event, else the end's (NaN when none)."""
+    first_output_ms: float
+    """TTFO: the first non-empty chunk of any channel or tool call's start (NaN: none)."""
+    n_tool_calls: int
+    n_incomplete_tool_calls: int
+    server_decode_tokens_per_s: float
+    """The decode rate the server reported (`metrics.server_decode_rate`; NaN: none)."""
     end_ms: float
     """The end event's time (NaN when truncated or unknown)."""
     finish_reason: str | None
@@ -86,19 +95,47 @@ def columns_of_valid(rid: str, valid: ValidEvents, synthetic: bool = False) -> R
     first = valid.first_event_ms
     if math.isnan(first) and end is not None and end.t_ms is not None:
         first = end.t_ms
+    n_chars = np.fromiter(map(len, valid.texts), dtype=np.int64, count=n)
+    first_output, n_calls, n_incomplete, rate = _facts_of_valid(valid, n_chars)
     return RecordingColumns(
         id=rid,
         t_ms=valid.t_ms,
         channel_code=codes,
-        n_chars=np.fromiter(map(len, valid.texts), dtype=np.int64, count=n),
+        n_chars=n_chars,
         n_tokens=valid.tokens,
         first_event_ms=first,
+        first_output_ms=first_output,
+        n_tool_calls=n_calls,
+        n_incomplete_tool_calls=n_incomplete,
+        server_decode_tokens_per_s=rate,
         end_ms=math.nan if end is None or end.t_ms is None else end.t_ms,
         finish_reason=None if end is None else end.finish_reason,
         error=error_type(errors[0].error) if errors else None,
         truncated=end is None,
         synthetic=synthetic,
     )
+
+
+def _facts_of_valid(valid: ValidEvents, n_chars: np.ndarray) -> tuple[float, int, int, float]:
+    """`metrics.output_facts` of a file that passed the bulk checks: its chunks are
+    canonical (no `tool_index`), its metas are among `valid.others`."""
+    said = n_chars > 0
+    first = float(valid.t_ms[said][0]) if said.any() else math.nan
+    starts = [
+        ev
+        for ev in valid.others.values()
+        if isinstance(ev, Meta) and ev.data.get("kind") == TOOL_CALL
+    ]
+    t_start = starts[0].t_ms if starts else None
+    if t_start is not None and (math.isnan(first) or t_start < first):
+        first = t_start
+    tool_channel = np.array([c == "tool" for c in valid.channels], dtype=bool)
+    has_tool_text = bool(said[tool_channel].any())
+    n_calls = len(starts) or int(has_tool_text)
+    n_incomplete = sum(bool(m.data.get("incomplete")) for m in starts)
+    end = valid.end
+    rate = server_decode_rate(end.usage if end is not None else None)
+    return first, n_calls, n_incomplete, math.nan if rate is None else rate
 
 
 def columns_of_recording(rec: Recording) -> RecordingColumns:
@@ -108,6 +145,7 @@ def columns_of_recording(rec: Recording) -> RecordingColumns:
     end = rec.end
     if first is None and end is not None:
         first = end.t_ms
+    first_output, n_calls, n_incomplete, rate = output_facts(rec.events, end)
     return RecordingColumns(
         id=rec.id,
         t_ms=np.array([c.t_ms for c in chunks], dtype=float),
@@ -115,6 +153,10 @@ def columns_of_recording(rec: Recording) -> RecordingColumns:
         n_chars=np.array([len(c.text) for c in chunks], dtype=np.int64),
         n_tokens=np.array([c.n_tokens for c in chunks], dtype=float),
         first_event_ms=math.nan if first is None else first,
+        first_output_ms=first_output,
+        n_tool_calls=n_calls,
+        n_incomplete_tool_calls=n_incomplete,
+        server_decode_tokens_per_s=rate,
         end_ms=math.nan if end is None or end.t_ms is None else end.t_ms,
         finish_reason=None if end is None else end.finish_reason,
         error=error_type(rec.errors[0].error) if rec.errors else None,
@@ -161,6 +203,12 @@ def arrays_from_columns(cols: Sequence[RecordingColumns]) -> StreamArrays:
         n_reasoning_chunks=np.bincount(rec_of[reasoning], minlength=n_recs),
         n_tool_chunks=np.bincount(rec_of[codes == CHANNEL_CODES["tool"]], minlength=n_recs),
         first_event_ms=np.array([c.first_event_ms for c in cols], dtype=float),
+        first_output_ms=np.array([c.first_output_ms for c in cols], dtype=float),
+        n_tool_calls=np.array([c.n_tool_calls for c in cols], dtype=np.int64),
+        n_incomplete_tool_calls=np.array([c.n_incomplete_tool_calls for c in cols], dtype=np.int64),
+        server_decode_tokens_per_s=np.array(
+            [c.server_decode_tokens_per_s for c in cols], dtype=float
+        ),
         end_ms=np.array([c.end_ms for c in cols], dtype=float),
         finish_reason=[c.finish_reason for c in cols],
         error=[c.error for c in cols],

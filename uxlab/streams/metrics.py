@@ -12,6 +12,15 @@ output chunk
     ``OUTPUT_CHANNELS``.
 ``ttft_ms`` (TTFT, content)
     Time of the first output chunk: what a reader sees first, reasoning included.
+``ttfo_ms`` (time to first output)
+    Time of the first thing of any kind an agent's user would see or act on: a non-empty
+    chunk on any channel (content, reasoning or a tool call's arguments) or a tool call's
+    start (its name). Equal to ``ttft_ms`` for a chat answer; a turn that only calls a tool
+    has no TTFT but has a TTFO. AIPerf's ``time_to_first_token`` counts the same responses
+    on OpenAI Chat streams (reasoning and tool-call deltas with a name or arguments); its
+    ``time_to_first_output_token`` is another thing (the first non-reasoning output).
+``n_tool_calls``, ``n_incomplete_tool_calls``
+    Tool calls (`uxlab.streams.tool_calls`), and those whose pieces never completed.
 ``ttft_first_event_ms`` (TTFT, first event)
     Time of the first event of any kind: role prelude, ping, empty chunk, error or end.
 ``ttst_ms`` (time to second token)
@@ -41,6 +50,9 @@ output chunk
     ``n_tokens`` when every output chunk carries it, else the number of output chunks.
 ``decode_tokens_per_s``
     ``1000 / tpot_ms``: tokens per second after the first one.
+``server_decode_tokens_per_s``
+    The server's own decode rate where the stream reports it (Ollama's ``eval_count /
+    eval_duration`` in the end's usage), to read beside ``decode_tokens_per_s``.
 ``chars_per_s``
     Characters of output after the first output chunk, divided by ``t_last - t_first`` in
     seconds: how fast text is revealed once it has started.
@@ -70,8 +82,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from uxlab.streams.recording import Chunk, ErrorEvent, Header, Recording
+from uxlab.streams.recording import Chunk, End, ErrorEvent, Header, Meta, Recording
 from uxlab.streams.replay_file import paused_gc
+from uxlab.streams.tool_calls import TOOL_CALL
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -91,9 +104,12 @@ COLUMNS: tuple[str, ...] = (
     "n_output_chunks",
     "n_reasoning_chunks",
     "n_tool_chunks",
+    "n_tool_calls",
+    "n_incomplete_tool_calls",
     "n_tokens",
     "n_chars",
     "ttft_ms",
+    "ttfo_ms",
     "ttft_first_event_ms",
     "ttst_ms",
     "second_token_gap_ms",
@@ -107,6 +123,7 @@ COLUMNS: tuple[str, ...] = (
     "itl_lag1",
     "tpot_ms",
     "decode_tokens_per_s",
+    "server_decode_tokens_per_s",
     "chars_per_s",
     "tokens_per_chunk",
     "stalls_over_250",
@@ -166,6 +183,14 @@ class StreamArrays:
     n_tool_chunks: np.ndarray
     first_event_ms: np.ndarray
     """float64 per recording: the first known event time (NaN when none)."""
+    first_output_ms: np.ndarray
+    """float64 per recording: the first non-empty chunk of any channel or tool call's start
+    (TTFO; NaN when none or unknown)."""
+    n_tool_calls: np.ndarray
+    """int64 per recording: tool calls."""
+    n_incomplete_tool_calls: np.ndarray
+    server_decode_tokens_per_s: np.ndarray
+    """float64 per recording: the rate the server reported (NaN when none)."""
     end_ms: np.ndarray
     """float64 per recording: the end event's time (NaN when truncated or unknown)."""
     finish_reason: list[str | None]
@@ -198,6 +223,10 @@ class StreamArrays:
         n_reasoning = np.zeros(len(recs), dtype=np.int64)
         n_tool = np.zeros(len(recs), dtype=np.int64)
         first_event = np.full(len(recs), np.nan)
+        first_output = np.full(len(recs), np.nan)
+        n_calls = np.zeros(len(recs), dtype=np.int64)
+        n_incomplete = np.zeros(len(recs), dtype=np.int64)
+        server_rate = np.full(len(recs), np.nan)
         end_ms = np.full(len(recs), np.nan)
         truncated = np.zeros(len(recs), dtype=bool)
         finish: list[str | None] = []
@@ -235,6 +264,8 @@ class StreamArrays:
             tok_all.extend(map(get_tok, out))
             chars_all.extend(map(len, map(get_text, out)))
             first = next((e.t_ms for e in events if e.t_ms is not None), None)
+            facts = output_facts(events, rec.end)
+            first_output[i], n_calls[i], n_incomplete[i], server_rate[i] = facts
             end = rec.end
             if first is None and end is not None:
                 first = end.t_ms
@@ -261,6 +292,10 @@ class StreamArrays:
             n_reasoning_chunks=n_reasoning,
             n_tool_chunks=n_tool,
             first_event_ms=first_event,
+            first_output_ms=first_output,
+            n_tool_calls=n_calls,
+            n_incomplete_tool_calls=n_incomplete,
+            server_decode_tokens_per_s=server_rate,
             end_ms=end_ms,
             finish_reason=finish,
             error=error,
@@ -291,6 +326,10 @@ class StreamArrays:
             n_reasoning_chunks=cat("n_reasoning_chunks"),
             n_tool_chunks=cat("n_tool_chunks"),
             first_event_ms=cat("first_event_ms"),
+            first_output_ms=cat("first_output_ms"),
+            n_tool_calls=cat("n_tool_calls"),
+            n_incomplete_tool_calls=cat("n_incomplete_tool_calls"),
+            server_decode_tokens_per_s=cat("server_decode_tokens_per_s"),
             end_ms=cat("end_ms"),
             finish_reason=[f for p in parts for f in p.finish_reason],
             error=[e for p in parts for e in p.error],
@@ -342,6 +381,49 @@ class StreamArrays:
             return gaps_ms, gap_rec
         keep = ~self.is_synthetic[gap_rec]
         return gaps_ms[keep], gap_rec[keep]
+
+
+def output_facts(
+    events: Sequence[Chunk | Meta | ErrorEvent], end: End | None
+) -> tuple[float, int, int, float]:
+    """(TTFO, tool calls, incomplete tool calls, the server's decode rate) of one
+    recording's events (NaN where unknown); see the module docstring."""
+    first = math.nan
+    starts: list[Meta] = []
+    tool_indices: set[Any] = set()
+    for e in events:
+        if isinstance(e, Meta):
+            if e.data.get("kind") == TOOL_CALL:
+                starts.append(e)
+            else:
+                continue
+        elif isinstance(e, Chunk):
+            if not e.text:
+                continue
+            if e.channel == "tool":
+                tool_indices.add(e.extra.get("tool_index"))
+        else:
+            continue
+        if math.isnan(first) and e.t_ms is not None:
+            first = e.t_ms
+    announced = {m.data.get("index") for m in starts}
+    n_calls = len(starts) + len(tool_indices - announced)
+    n_incomplete = sum(bool(m.data.get("incomplete")) for m in starts)
+    rate = server_decode_rate(end.usage if end is not None else None)
+    return first, n_calls, n_incomplete, math.nan if rate is None else rate
+
+
+def server_decode_rate(usage: Mapping[str, Any] | None) -> float | None:
+    """The server's own decode rate in tokens/s: Ollama's `eval_count / eval_duration` (ns)
+    in the end's usage; None when the usage does not have them."""
+    if not isinstance(usage, Mapping):
+        return None
+    count, duration = usage.get("eval_count"), usage.get("eval_duration")
+    if isinstance(count, bool) or isinstance(duration, bool):
+        return None
+    if not isinstance(count, int | float) or not isinstance(duration, int | float):
+        return None
+    return float(count) / float(duration) * 1e9 if duration > 0 else None
 
 
 def error_type(error: Mapping[str, Any]) -> str:
@@ -435,9 +517,12 @@ def describe_columns(
         "n_output_chunks": counts,
         "n_reasoning_chunks": a.n_reasoning_chunks,
         "n_tool_chunks": a.n_tool_chunks,
+        "n_tool_calls": a.n_tool_calls,
+        "n_incomplete_tool_calls": a.n_incomplete_tool_calls,
         "n_tokens": tokens["n_tokens"],
         "n_chars": chars_total,
         "ttft_ms": t_first,
+        "ttfo_ms": a.first_output_ms,
         "ttft_first_event_ms": np.where(timed, a.first_event_ms, np.nan),
         "ttst_ms": ttst_ms,
         "second_token_gap_ms": ttst_ms - t_first,
@@ -451,6 +536,7 @@ def describe_columns(
         "itl_lag1": gaps["itl_lag1"],
         "tpot_ms": tokens["tpot_ms"],
         "decode_tokens_per_s": tokens["decode_tokens_per_s"],
+        "server_decode_tokens_per_s": a.server_decode_tokens_per_s,
         "chars_per_s": chars_per_s,
         "tokens_per_chunk": tokens["tokens_per_chunk"],
         "stalls_over_250": gaps["stalls_over_250"],
@@ -584,9 +670,12 @@ def nest(row: Mapping[str, Any], ndigits: int | None = None) -> dict[str, Any]:
         "n_output_chunks": _count(row["n_output_chunks"]),
         "n_reasoning_chunks": _count(row["n_reasoning_chunks"]),
         "n_tool_chunks": _count(row["n_tool_chunks"]),
+        "n_tool_calls": _count(row["n_tool_calls"]),
+        "n_incomplete_tool_calls": _count(row["n_incomplete_tool_calls"]),
         "n_tokens": _count(row["n_tokens"]),
         "n_chars": _count(row["n_chars"]),
         "ttft_ms": _num(row["ttft_ms"]),
+        "ttfo_ms": _num(row["ttfo_ms"]),
         "ttft_first_event_ms": _num(row["ttft_first_event_ms"]),
         "ttst_ms": _num(row["ttst_ms"]),
         "second_token_gap_ms": _num(row["second_token_gap_ms"]),
@@ -602,6 +691,7 @@ def nest(row: Mapping[str, Any], ndigits: int | None = None) -> dict[str, Any]:
         },
         "tpot_ms": _num(row["tpot_ms"]),
         "decode_tokens_per_s": _num(row["decode_tokens_per_s"]),
+        "server_decode_tokens_per_s": _num(row["server_decode_tokens_per_s"]),
         "chars_per_s": _num(row["chars_per_s"]),
         "tokens_per_chunk": _num(row["tokens_per_chunk"]),
         "stalls": {
@@ -666,6 +756,7 @@ def pooled_summary(
         return float(np.percentile(values, q)) if len(values) else None
 
     ttft = np.asarray(df["ttft_ms"], dtype=float)
+    ttfo = np.asarray(df["ttfo_ms"], dtype=float)
     e2e = np.asarray(df["e2e_ms"], dtype=float)
     over = {thr: int((gaps_ms > thr).sum()) for thr in STALL_THRESHOLDS_MS}
     stalled = np.nan_to_num(np.asarray(df["stalls_over_250"], dtype=float)) > 0
@@ -673,6 +764,10 @@ def pooled_summary(
         "n_recordings": len(df["id"]),
         "n_gaps": len(gaps_ms),
         "ttft_ms": {"p50": pct(ttft, 50), "p90": pct(ttft, 90), "max": pct(ttft, 100)},
+        "ttfo_ms": {"p50": pct(ttfo, 50), "p90": pct(ttfo, 90), "max": pct(ttfo, 100)},
+        "ttfo_only": int((np.isnan(ttft) & ~np.isnan(ttfo)).sum()),
+        "tool_calls": int(np.asarray(df["n_tool_calls"]).sum()),
+        "incomplete_tool_calls": int(np.asarray(df["n_incomplete_tool_calls"]).sum()),
         "e2e_ms": {"p50": pct(e2e, 50), "p90": pct(e2e, 90), "max": pct(e2e, 100)},
         "itl_ms": {
             "mean": float(gaps_ms.mean()) if len(gaps_ms) else None,

@@ -20,6 +20,9 @@ FORMAT = "uxlab.replay/1"
 CHANNELS = ("content", "reasoning", "tool")
 SOURCE_KINDS = ("live", "import", "synthetic")
 TEXT_SOURCES = ("recorded", "synthetic", "split")
+SAME_EVENT = "same_event"
+"""A chunk's (or tool call start's) mark: it came in the same stream event as the output
+before it (the second and later pieces of one SSE event; see `importers.event_mapping`)."""
 
 
 @dataclass

@@ -12,10 +12,20 @@ Three moments are measured for every chunk, all on the player's clock:
   thread-safe deque; the event loop side matches frames to flushes by write count. Only
   the deque crosses threads; no widget is touched off the loop.
 
-Headless runs (`App.run_test`) have no terminal: `flushed` stays None there.
+Headless runs (`App.run_test`) have no terminal: `flushed` stays None there. A flush is
+timed when the writer thread starts writing its bytes (`_FlushTimedFile`), so nothing can
+be painted before it.
+
+A fourth moment, *painted at the glass*, is measured when the app runs in an X terminal
+window with a glass probe (`start_glass`, `uxlab.glass`): every frame that holds chunks
+ends with a marker cell numbered 1, 2, 3, ... (written before the frame's end-of-update
+sequence, so a terminal with synchronized output paints both together), the probe process
+reports each repaint and the marker it showed, and `painted_times_ms` matches them.
 
 Use: ``probe = PaintProbe(clock); probe.attach(app)`` before ``app.run()``; then play
 through ``ProbedSink(view, probe)``, which the `Player` reads paint times from.
+`frame_listeners` are told of each frame and the chunks it holds (the browser host's paint
+marks use it).
 """
 
 from __future__ import annotations
@@ -24,12 +34,16 @@ import asyncio
 import bisect
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import IO, Any
 
 from textual.app import App
 from textual.drivers.linux_driver import LinuxDriver
 
 from uxlab.clock import Clock, MonotonicClock
+from uxlab.glass.feed import GlassFeed
+from uxlab.glass.marker import locator_bytes, marker_bytes
+from uxlab.glass.matching import GlassPaint, frame_paints
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Meta
 
 _NO_BYTES = -1.0
@@ -55,11 +69,26 @@ class PaintProbe:
         self.frame_of: dict[int, int] = {}
         """Chunk index -> frame number, for the current stream."""
         self.applied_ms: dict[int, float] = {}
+        self.frame_listeners: list[Callable[[int, list[int]], None]] = []
+        """Called with (frame number, chunk indices) after each frame is queued."""
+        self.glass: GlassFeed | None = None
+        """The glass probe's repaints, when one runs (`start_glass`)."""
+        self._app: App[Any] | None = None
+        self._marker_of_frame: dict[int, int] = {}
+        self._markers = 0
 
     # -- wiring --------------------------------------------------------------------------
     def attach(self, app: App[Any]) -> None:
         """Hook `app`'s frame hook and, on a Linux terminal, its output file. Before run."""
         app.paint_probe = self  # type: ignore[attr-defined]
+        self._app = app
+        original_end = app._end_update
+
+        def end_update() -> None:
+            self._write_marker()  # inside the frame's synchronized update, when there is one
+            original_end()
+
+        app._end_update = end_update  # type: ignore[method-assign]
         original_hook = app.post_display_hook
 
         def post_display_hook() -> None:
@@ -69,6 +98,32 @@ class PaintProbe:
         app.post_display_hook = post_display_hook  # type: ignore[method-assign]
         if app.driver_class is LinuxDriver:
             app.driver_class = FlushTimedLinuxDriver
+
+    def start_glass(self, feed: GlassFeed) -> None:
+        """Mark every frame with chunks for `feed`'s probe, and show it the marker cell (on
+        the app's loop, while the probe is looking for it: at start and after a resize)."""
+        self.glass = feed
+        if self._app is not None:
+            self._app.set_interval(0.1, self._show_locator)
+            self._show_locator()
+
+    def _show_locator(self) -> None:
+        driver = getattr(self._app, "_driver", None)
+        if self.glass is None or self.glass.ready.is_set() or driver is None:
+            return
+        size = self._app.size if self._app is not None else None
+        if size is not None and size.width and size.height:
+            driver.write(locator_bytes(size.height, size.width))
+
+    def _write_marker(self) -> None:
+        """Before a frame with chunks ends: its marker (numbered in frame order)."""
+        app, feed = self._app, self.glass
+        driver = getattr(app, "_driver", None)
+        if feed is None or app is None or driver is None or not self._pending:
+            return
+        self._markers += 1
+        self._marker_of_frame[len(self.frames_queued_ms)] = self._markers  # this frame's number
+        driver.write(marker_bytes(self._markers, app.size.height, app.size.width))
 
     def wrap_output(self, file: IO[str]) -> IO[str]:
         """The driver's output file, with flushes timestamped (called by the driver)."""
@@ -99,9 +154,12 @@ class PaintProbe:
         self._frame_writes.append(self._writes_enqueued)
         no_bytes = not self.has_terminal or self._writes_enqueued == previous
         self._frame_flushed_ms.append(_NO_BYTES if no_bytes else None)
-        for index in self._pending:
+        chunks = list(self._pending)
+        for index in chunks:
             self.frame_of[index] = frame
         self._pending.clear()
+        for listener in self.frame_listeners:
+            listener(frame, chunks)
 
     def _resolve_flushes(self) -> None:
         while self._flushes:
@@ -130,6 +188,34 @@ class PaintProbe:
             )
         return times
 
+    def glass_paints(self) -> dict[int, GlassPaint]:
+        """Chunk index -> when the glass showed its frame (absolute ms) and whether that
+        repaint also showed a later frame, for the chunks the probe saw (empty without one)."""
+        if self.glass is None:
+            return {}
+        frames = set(self.frame_of.values())
+        markers = {f: m for f, m in self._marker_of_frame.items() if f in frames}
+        paints = frame_paints(sorted(markers.values()), self.glass.repaints())
+        return {
+            index: paints[markers[frame]]
+            for index, frame in self.frame_of.items()
+            if frame in markers and markers[frame] in paints
+        }
+
+    def glass_seen(self, index: int) -> bool:
+        """True when the glass probe saw chunk `index`'s frame painted (or cannot: no probe,
+        no marker for it, or the probe is not watching the marker cell)."""
+        glass = self.glass
+        frame = self.frame_of.get(index)
+        if glass is None or frame is None or frame not in self._marker_of_frame:
+            return True
+        if not glass.ready.is_set():
+            return True
+        repaints = glass.repaints()
+        return (
+            bool(repaints) and max(r.frame for r in repaints[-8:]) >= self._marker_of_frame[frame]
+        )
+
     def painted(self, index: int) -> bool:
         """True when chunk `index` and every chunk before it are queued (and flushed)."""
         if any(i <= index for i in self._pending):
@@ -151,21 +237,31 @@ class PaintProbe:
 
 
 class _FlushTimedFile:
-    """The writer thread's output file: counts writes, timestamps flushes (thread side)."""
+    """The writer thread's output file: counts writes, times flushes (thread side).
+
+    A flush is timed at the start of the first write since the flush before it: a write can
+    already push bytes to the terminal (a full buffer, a large frame), so that is the
+    earliest moment any of them could reach the screen, and nothing is painted before it.
+    """
 
     def __init__(self, file: IO[str], probe: PaintProbe) -> None:
         self._file = file
         self._probe = probe
         self._writes = 0
+        self._batch_ms: float | None = None
 
     def write(self, text: str) -> int:
+        if self._batch_ms is None:
+            self._batch_ms = self._probe.clock.now_ms()
         self._writes += 1
         return self._file.write(text)
 
     def flush(self) -> None:
+        t_ms = self._batch_ms if self._batch_ms is not None else self._probe.clock.now_ms()
+        self._batch_ms = None
         self._file.flush()
         # deque.append is atomic: the only thing that crosses from this thread.
-        self._probe._flushes.append((self._writes, self._probe.clock.now_ms()))
+        self._probe._flushes.append((self._writes, t_ms))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._file, name)
@@ -218,6 +314,18 @@ class ProbedSink:
     def paint_times_ms(self) -> dict[int, tuple[float | None, float | None]]:
         return self.probe.paint_times_ms()
 
+    def glass_paints(self) -> dict[int, GlassPaint]:
+        return self.probe.glass_paints()
+
+    async def wait_glass(self, index: int, timeout_ms: float) -> bool:
+        """Wait until the glass probe has reported chunk `index`'s frame (False on timeout)."""
+        give_up = time.monotonic() + timeout_ms / 1000.0
+        while not self.probe.glass_seen(index):
+            if time.monotonic() > give_up:
+                return False
+            await asyncio.sleep(0.005)
+        return True
+
     async def wait_painted(self, index: int, timeout_ms: float) -> bool:
         give_up = time.monotonic() + timeout_ms / 1000.0
         while getattr(self.view, "backlog_chars", 0):  # a large chunk still being fed
@@ -225,4 +333,10 @@ class ProbedSink:
                 return False
             await asyncio.sleep(0.002)
         left_ms = max(0.0, (give_up - time.monotonic()) * 1000.0)
-        return await self.probe.wait_painted(index, left_ms)
+        if not await self.probe.wait_painted(index, left_ms):
+            return False
+        while not self.probe.glass_seen(index):  # the probe's report follows the repaint
+            if time.monotonic() > give_up:
+                return False
+            await asyncio.sleep(0.002)
+        return True

@@ -12,7 +12,7 @@ logs as JSON and exits (used by `benchmarks/timing_fidelity.py`).
 
 from __future__ import annotations
 
-import gc
+import asyncio
 import itertools
 import json
 import statistics
@@ -29,13 +29,18 @@ from textual.message import Message
 from textual.widgets import Footer, Input, Static
 
 from uxlab.clock import MonotonicClock
+from uxlab.collector import CollectorPacing
 from uxlab.errors import UxlabError
-from uxlab.player import PlaybackLog, Player
+from uxlab.glass.feed import GlassFeed
+from uxlab.player import PlaybackLog, Player, fill_glass_paints
 from uxlab.streams.recording import Recording
 from uxlab.tui import frame_cap
+from uxlab.tui.glass_session import start_glass
 from uxlab.tui.paint_probe import PaintProbe, ProbedSink
 from uxlab.tui.stream_view import StreamView
 
+GLASS_REPORT_WAIT_MS = 10_000.0
+"""How long the benchmark mode waits, after a play, for the glass probe's last report."""
 Shaper = Callable[[Recording, Any, int], Recording]
 """(recording, profile, seed) -> schedule; `uxlab.shaping.shape` in the CLI."""
 ProfileParser = Callable[[str], Any]
@@ -147,6 +152,7 @@ class ReplayApp(App[int]):
         autoplay: bool = True,
         bench_json: Path | None = None,
         clock: MonotonicClock | None = None,
+        glass: bool = False,
     ) -> None:
         super().__init__()
         if not recordings:
@@ -163,6 +169,11 @@ class ReplayApp(App[int]):
         self.clock = clock if clock is not None else MonotonicClock()
         self.probe = PaintProbe(self.clock)
         self.probe.attach(self)
+        self.collector = CollectorPacing()
+        """Full garbage collections between plays only (`uxlab.collector`)."""
+        self.glass = glass
+        """Time each chunk at the glass (`uxlab.glass`; an X terminal window)."""
+        self.glass_feed: GlassFeed | None = None
         self.prompt_override: str | None = None
         self.player: Player | None = None
         self.logs: list[PlaybackLog] = []
@@ -179,7 +190,9 @@ class ReplayApp(App[int]):
     def on_mount(self) -> None:
         # Objects alive after start-up never need collecting: keep them out of the full
         # collections that otherwise stall the event loop (and a token) for up to ~100 ms.
-        gc.freeze()
+        self.collector.settle()
+        if self.glass:
+            self.glass_feed = start_glass(self.probe)
         self.query_one("#editor", Input).display = False
         self.query_one(StreamView).focus()
         self._show_title()
@@ -230,8 +243,17 @@ class ReplayApp(App[int]):
 
     @work(group="play")
     async def _play(self, player: Player, requested: Requested) -> None:
-        log = await player.play()
+        log = await self._held(player)
         self.post_message(self.PlaybackDone(player, log, requested))
+
+    async def _held(self, player: Player) -> PlaybackLog:
+        """Play with the collector's long collections held off (one play at a time: a new
+        play cancels the one before, whose release comes first)."""
+        self.collector.hold()
+        try:
+            return await player.play()
+        finally:
+            self.collector.release()
 
     @on(PlaybackDone)
     def _played(self, message: PlaybackDone) -> None:
@@ -240,22 +262,39 @@ class ReplayApp(App[int]):
             return  # an earlier play, replaced by `r`/`n`: its log is kept, not shown
         self.query_one("#timing", Static).update(timing_summary(message.requested, message.log))
 
+    def on_unmount(self) -> None:
+        if self.glass_feed is not None:
+            self.glass_feed.close()
+
     @work(exclusive=True, group="play")
     async def _bench(self) -> None:
         view = self.query_one(StreamView)
         results = []
+        feed = self.glass_feed
+        assert self.bench_json is not None
+        if feed is not None and not await asyncio.to_thread(feed.wait_ready, 60.0):
+            self.bench_json.write_text(json.dumps({"error": feed.error or "no marker cell"}))
+            self.exit(2)
+            return
         cpu_start_s = time.process_time()
         for position in range(len(self.recordings)):
             self.position = position
             self._show_title()
             schedule = self._schedule()
             view.start(recording_prompt(self.recording))
-            player = Player(schedule, ProbedSink(view, self.probe), self.clock)
-            log = await player.play()
+            sink = ProbedSink(view, self.probe)
+            player = Player(schedule, sink, self.clock)
+            log = await self._held(player)
+            if feed is not None and log.records:  # a loaded machine: the probe reports late
+                await sink.wait_glass(log.records[-1].index, GLASS_REPORT_WAIT_MS)
+                fill_glass_paints(log, sink)
             results.append(log.to_dict())
-        assert self.bench_json is not None
+            self.collector.settle()
         payload: dict[str, Any] = {"frame_cap": frame_cap()}
         payload["has_terminal"] = self.probe.has_terminal
+        payload["glass"] = None if feed is None else feed.describe()
+        if feed is not None:  # every repaint the probe reported (absolute ms, marker number)
+            payload["glass"]["repaint_log"] = [[r.t_ms, r.frame, r.lag_ms] for r in feed.repaints()]
         payload["logs"] = results
         payload["cpu_s"] = time.process_time() - cpu_start_s  # the plays only, all threads
         self.bench_json.write_text(json.dumps(payload))

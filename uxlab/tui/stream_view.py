@@ -98,9 +98,12 @@ class StreamView(ScrollView, can_focus=True):
         background: $surface;
         color: $foreground;
         overflow-x: hidden;
-        overflow-y: auto;
-        scrollbar-gutter: stable;
+        overflow-y: scroll;
         scrollbar-size-vertical: 1;
+        scrollbar-background: $surface;
+        scrollbar-background-hover: $surface;
+        scrollbar-background-active: $surface;
+        scrollbar-corner-color: $surface;
     }
     StreamView > .stream-view--prompt { color: $accent; text-style: bold; }
     StreamView > .stream-view--reasoning { color: $text-muted; text-style: italic; }
@@ -141,6 +144,7 @@ class StreamView(ScrollView, can_focus=True):
         self._tail_style: Style | None = None
         self._open_start = 0
         self._next_tool_name: str | None = None
+        self._tool_call_started = False
         self._width = 0
         self._markdown = False
         self._follow = True
@@ -192,12 +196,14 @@ class StreamView(ScrollView, can_focus=True):
         text = text.translate(_CONTROL).replace("\t", "    ")
         kind = channel if channel in ("content", "reasoning", "tool") else "content"
         block = prev = self._blocks[-1] if self._blocks else None
-        if block is None or block.closed or block.kind != kind:
+        new_call = kind == "tool" and self._tool_call_started
+        if block is None or block.closed or block.kind != kind or new_call:
             if block is not None and not block.closed:
                 self._close_block(block)
             block = Block(kind)
             if kind == "tool":
                 block.name, self._next_tool_name = self._next_tool_name, None
+                self._tool_call_started = False
             self._blocks.append(block)
             self._open_block(block, prev)
         block.parts.append(text)
@@ -269,9 +275,12 @@ class StreamView(ScrollView, can_focus=True):
         self._backlog.feed_one()
 
     def apply_meta(self, meta: Meta) -> None:
-        """Player sink (optional): a tool call's name arrives as a meta event."""
-        if meta.data.get("kind") == "tool_call" and meta.data.get("name"):
-            self._next_tool_name = str(meta.data["name"])
+        """Player sink (optional): a tool call's start (and name) arrives as a meta event;
+        its arguments then open a block of their own, never added to the call before."""
+        if meta.data.get("kind") == "tool_call":
+            name = meta.data.get("name")
+            self._next_tool_name = str(name) if name else None
+            self._tool_call_started = True
 
     # -- reading back --------------------------------------------------------------------
     @property
@@ -526,7 +535,14 @@ class StreamView(ScrollView, can_focus=True):
         total = self.line_count
         size = Size(self._width, total)
         if size != self.virtual_size:
-            scrollbar_needed = total > self.scrollable_content_region.height
+            # The scrollbar is always there (`overflow-y: scroll`; its track has the view's
+            # colour, so only a thumb shows, once the answer overflows): a scrollbar that
+            # appeared with the first line past the bottom needed a screen layout, which
+            # delayed that one chunk by 5-17 ms (a list item or a code block, wherever the
+            # answer first overflowed).
+            scrollbar_needed = self.styles.overflow_y == "scroll" or (
+                total > self.scrollable_content_region.height
+            )
             if self.is_mounted and scrollbar_needed == self.show_vertical_scrollbar:
                 # No layout: the region is unchanged, only the scrollbar moves. A full
                 # screen layout here costs ~10 ms per new line and delays the next token.

@@ -37,13 +37,18 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Input, Static
 
 from uxlab.clock import MonotonicClock
+from uxlab.collector import CollectorPacing
 from uxlab.errors import UxlabError
+from uxlab.glass.feed import GlassFeed
 from uxlab.phases import Phase
 from uxlab.session import StudySession, TrialRun
 from uxlab.store import Store, new_participant_id
 from uxlab.store.open_checks import describe_sqlite_error, short_reason
 from uxlab.store.schema import StoreUnreachable
 from uxlab.study import Study
+from uxlab.timing_check import TimingCheck
+from uxlab.tui import frame_cap
+from uxlab.tui.calibration import calibrate
 from uxlab.tui.check_screen import CheckScreen
 from uxlab.tui.flow_screens import (
     BreakScreen,
@@ -57,6 +62,7 @@ from uxlab.tui.flow_screens import (
     TextScreen,
     WarningsScreen,
 )
+from uxlab.tui.glass_session import start_glass
 from uxlab.tui.paint_probe import PaintProbe
 from uxlab.tui.resume_screen import ResumeScreen
 from uxlab.tui.trial_screen import TrialScreen, key_label
@@ -113,6 +119,8 @@ class StudyApp(App[RunResult]):
         warnings: list[str] | None = None,
         clock: MonotonicClock | None = None,
         suggested_id: str | None = None,
+        timing_check: bool = False,
+        glass: bool = False,
     ) -> None:
         super().__init__()
         if self.driver_class.__name__ == "LinuxDriver":  # a real terminal that may hang up
@@ -132,6 +140,14 @@ class StudyApp(App[RunResult]):
         self.suggested_id = suggested_id or new_participant_id()
         self.probe = PaintProbe(self.clock)
         self.probe.attach(self)
+        self.collector = CollectorPacing()
+        """Full garbage collections between trials, never while a stream plays."""
+        self.timing_check_first = timing_check
+        """Play the timing check on screen before the session (`uxlab.tui.calibration`)."""
+        self.timing_check: TimingCheck | None = None
+        self.glass = glass
+        """Time each chunk at the glass of this X terminal window (`uxlab.glass`)."""
+        self.glass_feed: GlassFeed | None = None
         self.session: StudySession | None = None
         self.current_run: TrialRun | None = None
         self.key_time_ms: float | None = None
@@ -145,11 +161,15 @@ class StudyApp(App[RunResult]):
 
     def on_mount(self) -> None:
         self._catch_quit_signals()
+        if self.glass:
+            self.glass_feed = start_glass(self.probe)
         if self.start_flow:
             self._flow()
 
     def on_unmount(self) -> None:
         global _signals_owner
+        if self.glass_feed is not None:
+            self.glass_feed.close()
         if _signals_owner is not self:
             return
         loop = asyncio.get_running_loop()
@@ -244,11 +264,16 @@ class StudyApp(App[RunResult]):
     @work(exclusive=True, group="flow")
     async def _flow(self) -> None:
         study = self.study
+        if self.timing_check_first:
+            await self._check_timing()
+        if self.glass_feed is not None:
+            self.environment["glass"] = self.glass_feed.describe()
         if self.warnings:
             await self.push_screen_wait(WarningsScreen(self.warnings))
         ss = await self._open_session()
         self.session = ss
         await self._saving("the session", self._log_start_size)
+        self.collector.settle()  # start-up's objects: collected and frozen once
         self.result.participant = ss.participant
         self.result.session_id = ss.session.id
         note = ss.resume_note()
@@ -295,6 +320,7 @@ class StudyApp(App[RunResult]):
             self.current_run = None
             self._write_session_events()
             self.result.committed.append(trial.index)
+            self.collector.settle()  # between trials: nothing is timed now
         await self._end_questions(ss)
         await self._saving("your answers", ss.finish)
         self.result.outcome = "completed"
@@ -308,6 +334,26 @@ class StudyApp(App[RunResult]):
             )
         )
         self.exit(self.result)
+
+    async def _check_timing(self) -> None:
+        """The timing check, on screen in the study's own view: kept with the session and,
+        when it finds a problem, shown to the researcher before anything else."""
+        check = await calibrate(
+            self,
+            self.study,
+            self.probe,
+            clock=self.clock,
+            collector=self.collector,
+            glass=self.glass_feed,
+            frame_cap_fps=self.environment.get("frame_cap_fps") or frame_cap(),
+            multiplexer=self.environment.get("multiplexer"),
+        )
+        self.timing_check = check
+        self.environment["timing_check"] = check.to_environment()
+        warning = check.warning()
+        if warning is not None:
+            self.warnings.append(warning)
+        self.collector.settle()
 
     async def _end_questions(self, ss: StudySession) -> None:
         """Ask the end-of-study questions not answered yet, saving each answer as it is given
@@ -328,7 +374,7 @@ class StudyApp(App[RunResult]):
         """An attention check has its own screen (no stream, only its question)."""
         if run.is_check:
             return CheckScreen(run, progress)
-        return TrialScreen(run, progress, self.probe)
+        return TrialScreen(run, progress, self.probe, self.collector)
 
     async def _saving(self, what: str, write: Callable[[], T], off_loop: bool = False) -> T:
         """Run a store write; when it fails, say why and run it again on `r`."""

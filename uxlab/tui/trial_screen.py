@@ -31,7 +31,9 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
+from uxlab.collector import CollectorPacing
 from uxlab.phases import LIVE, Phase
+from uxlab.player import GlassReporter, fill_glass_paints
 from uxlab.session import TrialRun
 from uxlab.study.spec import Question
 from uxlab.tui.chain_view import ChainView
@@ -64,16 +66,25 @@ class TrialScreen(Screen[TrialRun]):
     class Played(Message):
         """The stream is over (completed, stopped, timed out or failed)."""
 
-    def __init__(self, run: TrialRun, progress: str, probe: PaintProbe | None) -> None:
+    def __init__(
+        self,
+        run: TrialRun,
+        progress: str,
+        probe: PaintProbe | None,
+        collector: CollectorPacing | None = None,
+    ) -> None:
         super().__init__()
         self.run = run
         self.progress = progress
         self.probe = probe
+        self.collector = collector
+        """Holds the collector's long collections while the stream plays (`uxlab.collector`)."""
         self.asked = 0
         self._awaiting_next = False
         self._step_asking: tuple[int, list[Question]] | None = None
         self._step_asked = 0
         self._step_done: asyncio.Future[None] | None = None
+        self._sink: Any = None
         key = run.study.abandon.key
         self._bindings.bind(key, "give_up", "Stop", key_display=key_label(key))
 
@@ -155,8 +166,15 @@ class TrialScreen(Screen[TrialRun]):
     @work(exclusive=True, group="trial-play")
     async def _play(self, view: StreamView | ChainView) -> None:
         sink: Any = ProbedSink(view, self.probe) if self.probe is not None else view
+        self._sink = sink
         ask = self._ask_step if isinstance(view, ChainView) else None
-        await self.run.play(sink, ask)
+        if self.collector is not None:
+            self.collector.hold()
+        try:
+            await self.run.play(sink, ask)  # returns once the last chunk's frame is flushed
+        finally:
+            if self.collector is not None:
+                self.collector.release()
         self.post_message(self.Played())
 
     @property
@@ -166,7 +184,14 @@ class TrialScreen(Screen[TrialRun]):
 
     def action_next(self) -> None:
         if self._awaiting_next:
-            self.dismiss(self.run)
+            self._done()
+
+    def _done(self) -> None:
+        """Return the finished run; the glass probe's late reports are in its log first."""
+        log = self.run.log
+        if log is not None and isinstance(self._sink, GlassReporter):
+            fill_glass_paints(log, self._sink)
+        self.dismiss(self.run)
 
     def action_give_up(self) -> None:
         t_ms = getattr(self.app, "key_time_ms", None)
@@ -257,7 +282,7 @@ class TrialScreen(Screen[TrialRun]):
             self._ask()
         else:
             self.run.phase = Phase.ANSWERED
-            self.dismiss(self.run)
+            self._done()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "send":

@@ -8,10 +8,22 @@ import time
 from collections.abc import AsyncGenerator
 from typing import Any
 
+from uxlab.clock import MonotonicClock, default_wait
 from uxlab.live.serve.config import Served
 from uxlab.live.sse_sink import SSESink
 from uxlab.player import Player
 from uxlab.streams.recording import Recording
+
+SERVE_WAIT = "timer"
+"""How each served stream waits for a chunk's deadline: the asyncio timer alone, no spinning
+(`uxlab.clock.MonotonicClock`); measured as punctual as spinning with many streams for
+about 0.6x the CPU per chunk (`benchmarks/serve_concurrency.py --waits timer,spin`).
+``UXLAB_CLOCK_WAIT`` overrides it."""
+
+
+def serve_clock() -> MonotonicClock:
+    """The real clock a served stream is played on (see `SERVE_WAIT`)."""
+    return MonotonicClock(wait=default_wait(SERVE_WAIT))
 
 
 def now_ms() -> float:
@@ -45,7 +57,7 @@ async def stream_to_client(
 ) -> AsyncGenerator[bytes, None]:
     """Play `schedule` into `sink` and yield its SSE pieces; `served.log` gets the log
     (a partial one when the client goes away)."""
-    player = Player(schedule, sink, clock=clock) if clock is not None else Player(schedule, sink)
+    player = Player(schedule, sink, clock=clock if clock is not None else serve_clock())
     task = asyncio.create_task(player.play(t0_ms=t0_ms))
     try:
         while True:

@@ -28,9 +28,14 @@ from uxlab.streams.importers.base import (
     StreamEventError,
     check_result,
 )
-from uxlab.streams.importers.bedrock import import_bedrock
+from uxlab.streams.importers.bedrock import bedrock_events_to_recording, import_bedrock
 from uxlab.streams.importers.cdp import import_cdp
+from uxlab.streams.importers.cohere_sse import cohere_events_to_recording, import_cohere_sse
 from uxlab.streams.importers.event_mapping import count_malformed
+from uxlab.streams.importers.gemini_interactions import (
+    gemini_interactions_events_to_recording,
+    import_gemini_interactions,
+)
 from uxlab.streams.importers.gemini_sse import gemini_events_to_recording, import_gemini_sse
 from uxlab.streams.importers.genai_perf import import_genai_perf
 from uxlab.streams.importers.guidellm import import_guidellm
@@ -38,6 +43,7 @@ from uxlab.streams.importers.har import import_har
 from uxlab.streams.importers.json_chunks import import_json_chunks
 from uxlab.streams.importers.langfuse import import_langfuse
 from uxlab.streams.importers.llmperf import import_llmperf
+from uxlab.streams.importers.ollama import import_ollama
 from uxlab.streams.importers.openai_responses_sse import (
     import_openai_responses_sse,
     openai_responses_events_to_recording,
@@ -58,6 +64,9 @@ IMPORTERS: dict[str, Importer] = {
     "openai-responses-sse": import_openai_responses_sse,
     "anthropic-sse": import_anthropic_sse,
     "gemini-sse": import_gemini_sse,
+    "gemini-interactions-sse": import_gemini_interactions,
+    "cohere-sse": import_cohere_sse,
+    "ollama": import_ollama,
     "genai-perf": import_genai_perf,
     "aiperf": import_aiperf,
     "vllm-bench": import_vllm_bench,
@@ -79,6 +88,15 @@ EVENT_MAPPINGS: dict[str, EventMapping] = {
 }
 """The SSE event mapping of each live API (the names of `uxlab record --api`)."""
 
+STREAM_MAPPINGS: dict[str, EventMapping] = {
+    **EVENT_MAPPINGS,
+    "cohere": cohere_events_to_recording,
+    "gemini-interactions": gemini_interactions_events_to_recording,
+    "bedrock": bedrock_events_to_recording,
+}
+"""Every API's event mapping, the live ones and those only imported (how `json-chunks`,
+`har` and `cdp` map a stream they have told the API of)."""
+
 
 def import_source(fmt: str, path: str | Path, options: ImportOptions | None = None) -> ImportResult:
     """Run the importer named `fmt` on `path`; every recording is checked (`check_result`)
@@ -97,6 +115,7 @@ def import_source(fmt: str, path: str | Path, options: ImportOptions | None = No
 __all__ = [
     "EVENT_MAPPINGS",
     "IMPORTERS",
+    "STREAM_MAPPINGS",
     "EventMapping",
     "ImportFormatError",
     "ImportOptions",

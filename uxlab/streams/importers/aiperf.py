@@ -68,6 +68,7 @@ from uxlab.streams.importers.base import (
 )
 from uxlab.streams.importers.openai_sse import openai_chat_events_to_recording
 from uxlab.streams.importers.sse_capture import response_text_events
+from uxlab.streams.peer_view import facts
 from uxlab.streams.recording import End, Recording
 from uxlab.streams.split_text import lay_text, neutral_text
 from uxlab.streams.sse import SseEvent
@@ -107,7 +108,31 @@ def import_aiperf(path: Path, options: ImportOptions) -> ImportResult:
                 "`responses`)",
             )
         result.add(origin, rec)
+    note = _raw_end_difference(result.recordings)
+    if note:
+        result.warnings.append(f"{path.name}: {note}")
     return result
+
+
+def _raw_end_difference(recs: list[Recording]) -> str | None:
+    """How far each raw stream's end (its last packet) is past AIPerf's `request_latency`
+    (the last response with output), said on import so the two files' e2e are not taken
+    for one definition."""
+    diffs = []
+    for rec in recs:
+        if rec.header.source.get("importer") != "aiperf-raw" or rec.end is None:
+            continue
+        last = facts(rec).last_ms
+        if last is not None and rec.end.t_ms is not None:
+            diffs.append(rec.end.t_ms - last)
+    if not diffs:
+        return None
+    return (
+        "e2e here ends at each stream's last packet; AIPerf's request_latency ends at the "
+        f"last response with output, {np.mean(diffs):.1f} ms earlier on average (max "
+        f"{max(diffs):.1f} ms) over {len(diffs)} stream(s). `uxlab inspect --as aiperf` "
+        "gives AIPerf's definition for both of AIPerf's files"
+    )
 
 
 def _error_reason(error: Any) -> str:
@@ -236,6 +261,7 @@ def _metric_record(
         )
     }
     meta = _metadata(obj, path, where)
+    start = _count_ns(metrics.get("min_request_timestamp")) or _start_ns(meta)
     header = import_header(
         rid,
         importer="aiperf",
@@ -245,6 +271,7 @@ def _metric_record(
         text_source="split",
         timing="recorded",
         request_id=meta.get("x_request_id"),
+        request_start_ns=start,
         aiperf_metric_names=names,
         channels=channels_from if n_reasoning else None,
         text=options.text_name or "uxlab neutral text",
@@ -269,6 +296,24 @@ def _count(metrics: dict[str, Any], key: str) -> int | None:
     if not 0 <= value <= MAX_TOKENS:
         raise InputProblem(f"metrics.{key}.value", f"{value!r:.40} is not a plausible count")
     return int(value)
+
+
+def _count_ns(metric: Any) -> int | None:
+    """A wall-clock metric in ns (`min_request_timestamp`), None when absent or not one."""
+    value = metric.get("value") if isinstance(metric, dict) else None
+    ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+    return value if ok and metric.get("unit", "ns") == "ns" else None
+
+
+def _start_ns(meta: dict[str, Any]) -> int | None:
+    """When the request was sent, on the run's wall clock (ns), from the record's metadata
+    (`request_start_ns` in AIPerf 0.13, `timestamp_ns` before); kept in the header as
+    `request_start_ns` so the run's span (AIPerf's `benchmark_duration`) can be rebuilt."""
+    for key in ("request_start_ns", "timestamp_ns"):
+        value = meta.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
 
 
 def _metadata(obj: dict[str, Any], path: Path, where: str) -> dict[str, Any]:
@@ -356,6 +401,7 @@ def _raw_record(
         request=payload,
         timing="recorded",
         request_id=meta.get("x_request_id"),
+        request_start_ns=_start_ns(meta),
         http_status=obj.get("status"),
     )
     return map_located(

@@ -8,12 +8,21 @@ Mapping (`anthropic_events_to_recording(events, header, strict=...)`, the one ma
 this API: the importers call it strict, the live recorder tolerant; see `event_mapping`):
 
 - `message_start` -> `meta {"kind": "role", "role": "assistant", "message_id", "model"}`;
-  its `usage` (input tokens) is kept for `end.usage`;
-- `content_block_start` of a `tool_use` block -> `meta {"kind": "tool_call", "index", "id",
-  "name"}`; of a `thinking` / `text` block -> `meta {"kind": "block_start"}`;
+  its `usage` (input tokens) is kept for `end.usage`; a `tool_use` block already in its
+  `content` (a programmatic call: code running in Anthropic's sandbox calls a tool, with
+  `caller`) is a whole tool call there (its `input` one `tool` chunk of JSON);
+- `content_block_start` of a `tool_use`, `server_tool_use` (web search, code execution,
+  ...) or `mcp_tool_use` block -> `meta {"kind": "tool_call", "index", "id", "name"}` with
+  `tool_type` (the block type, unless `tool_use`), `server` (an MCP call's `server_name`)
+  and `caller` when given; an `input` that is not empty in the start (the whole input, as
+  programmatic calls send it) -> one `tool` chunk of JSON (`from_start`; `input_json_delta`
+  pieces that follow replace it, as Anthropic's SDK does); a `*_tool_result` block ->
+  `meta {"kind": "block_start", "block_type", "tool_use_id"}`; of a `thinking` / `text`
+  block -> `meta {"kind": "block_start"}`;
 - `content_block_delta`: `text_delta` -> `content`, `thinking_delta` -> `reasoning`,
   `input_json_delta` -> `tool` (with `tool_index`), `signature_delta` -> `meta` (length only);
-- `ping` -> `meta {"kind": "ping"}`; `content_block_stop` is implied and dropped;
+- `ping` -> `meta {"kind": "ping"}`; `content_block_stop` ends its block (a tool call is
+  whole then, or at `message_stop`; one cut off before is kept `incomplete`);
 - `message_delta` -> `end.finish_reason` (`stop_reason`) and the cumulative `usage`;
 - `message_stop` -> the end time;
 - `error` (e.g. `overloaded_error` after HTTP 200) -> `error` event, then `end` with
@@ -27,6 +36,7 @@ The event's kind is its `event:` name, else the `type` in its data.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -39,11 +49,12 @@ from uxlab.streams.importers.base import (
 from uxlab.streams.importers.event_mapping import (
     StreamBuilder,
     field_of,
+    index_of,
     map_events,
     named_event,
 )
 from uxlab.streams.importers.sse_capture import import_capture_files
-from uxlab.streams.recording import Header, Recording
+from uxlab.streams.recording import Chunk, Header, Recording
 from uxlab.streams.sse import SseEvent
 
 _DELTA_CHANNELS = {
@@ -76,12 +87,19 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
         _add_usage(b, field_of(i, msg, "usage", dict, "an object", "message.usage"))
         b.fill_model(msg.get("model"))
         b.role_prelude(t_ms, msg.get("role", "assistant"), message_id=msg.get("id"))
+        content = field_of(i, msg, "content", list, "a list", "message.content") or []
+        for k, block in enumerate(content):
+            if isinstance(block, dict) and _is_call(block.get("type")):
+                _start_call(b, t_ms, -1 - k, block, whole=True)
     elif kind == "content_block_start":
-        index = obj.get("index", 0)
+        index = index_of(i, obj)
         block = field_of(i, obj, "content_block", dict, "an object", "content_block") or {}
         btype = block.get("type", "text")
-        if btype in ("tool_use", "server_tool_use"):
-            b.tool_call(t_ms, index, block.get("id"), block.get("name"))
+        if _is_call(btype):
+            _start_call(b, t_ms, index, block)
+        elif isinstance(btype, str) and btype.endswith("_tool_result"):
+            use_id = block.get("tool_use_id")
+            b.meta(t_ms, kind="block_start", index=index, block_type=btype, tool_use_id=use_id)
         else:
             b.meta(t_ms, kind="block_start", index=index, block_type=btype)
         text = block.get("text") or block.get("thinking")
@@ -90,7 +108,9 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
     elif kind == "content_block_delta":
         _delta(b, i, t_ms, obj)
     elif kind == "content_block_stop":
-        return
+        call = b.state.get("calls", {}).get(index_of(i, obj))
+        if call is not None:
+            b.tool_done(call)
     elif kind == "ping":
         b.meta(t_ms, kind="ping")
     elif kind == "message_delta":
@@ -101,6 +121,7 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
             )
         _add_usage(b, field_of(i, obj, "usage", dict, "an object", "usage"))
     elif kind == "message_stop":
+        b.finish_tool_calls()
         b.close(t_ms)
     elif kind == "error":
         err = obj.get("error")
@@ -111,6 +132,35 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
         b.error(t_ms, err)
     else:
         b.meta(t_ms, kind=kind)
+
+
+def _is_call(block_type: Any) -> bool:
+    """Whether a content block is a tool call (`tool_use`, `server_tool_use`,
+    `mcp_tool_use`, and any later `*_tool_use`)."""
+    return isinstance(block_type, str) and block_type.endswith("tool_use")
+
+
+def _start_call(
+    b: StreamBuilder, t_ms: float | None, index: int, block: dict[str, Any], whole: bool = False
+) -> None:
+    """A tool-call block starts; its `input` goes out now when the start carries it."""
+    btype = block.get("type")
+    caller = block.get("caller")
+    call = b.tool_call(
+        t_ms,
+        max(index, 0) if isinstance(index, int) else 0,
+        block.get("id"),
+        block.get("name"),
+        complete=whole,
+        tool_type=btype if btype != "tool_use" else None,
+        server=block.get("server_name"),
+        caller=caller if isinstance(caller, dict) and caller.get("type") != "direct" else None,
+    )
+    b.state.setdefault("calls", {})[index] = call
+    value = block.get("input")
+    if value not in (None, {}):
+        b.tool_args(t_ms, call, json.dumps(value, ensure_ascii=False), from_start=True)
+        b.state.setdefault("start_input", set()).add(call)
 
 
 def _delta(b: StreamBuilder, i: int, t_ms: float | None, obj: dict[str, Any]) -> None:
@@ -127,14 +177,18 @@ def _delta(b: StreamBuilder, i: int, t_ms: float | None, obj: dict[str, Any]) ->
         return
     if dtype not in _DELTA_CHANNELS:  # e.g. citations_delta: kept whole
         rest = {k: v for k, v in delta.items() if k != "type"}
-        b.meta(t_ms, kind="delta", delta_type=dtype, index=obj.get("index", 0), delta=rest)
+        b.meta(t_ms, kind="delta", delta_type=dtype, index=index_of(i, obj), delta=rest)
         return
     key, channel = _DELTA_CHANNELS[dtype]
     text = delta.get(key)
     if not isinstance(text, str):
         raise StreamEventError(i, f"delta.{key}", f"missing in a {dtype} (expected a string)")
     if channel == "tool":
-        b.chunk(t_ms, text, channel, tool_index=obj.get("index", 0))
+        index = index_of(i, obj)
+        call = b.state.get("calls", {}).get(index, index)
+        if text and call in b.state.get("start_input", ()):
+            _replace_start_input(b, call)
+        b.tool_args(t_ms, call, text)
     else:
         b.chunk(t_ms, text, channel)
 
@@ -149,3 +203,18 @@ def import_anthropic_sse(path: Path, options: ImportOptions) -> ImportResult:
         api="anthropic.messages",
         vendor="anthropic",
     )
+
+
+def _replace_start_input(b: StreamBuilder, call: int) -> None:
+    """Pieces of `input` arrived after a start that carried it whole: they replace it (the
+    start's chunk is dropped and the call says so)."""
+    b.state["start_input"].discard(call)
+    for k, event in enumerate(b.events):
+        if (
+            isinstance(event, Chunk)
+            and event.extra.get("tool_index") == call
+            and (event.extra.get("from_start"))
+        ):
+            del b.events[k]
+            break
+    b.call_meta(call).data["start_input_replaced"] = True

@@ -160,10 +160,10 @@ def map_located(
 
 
 def event_mapping(api: str) -> Callable[..., Recording]:
-    """`EVENT_MAPPINGS[api]` (looked up when called: that table imports every importer)."""
-    from uxlab.streams.importers import EVENT_MAPPINGS
+    """`STREAM_MAPPINGS[api]` (looked up when called: that table imports every importer)."""
+    from uxlab.streams.importers import STREAM_MAPPINGS
 
-    return EVENT_MAPPINGS[api]
+    return STREAM_MAPPINGS[api]
 
 
 class TimedItems:

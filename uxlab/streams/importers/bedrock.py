@@ -21,9 +21,12 @@ Mapping (event type from the `:event-type` header, or the line's one key):
 - `contentBlockDelta`: `delta.text` -> `content`, `delta.reasoningContent.text` ->
   `reasoning` (a signature -> `meta {"kind": "signature"}`), `delta.toolUse.input` -> `tool`;
   a delta of another kind -> `meta {"kind": "delta", "delta"}` (kept whole);
-- `contentBlockStop` -> nothing (implied);
+- `contentBlockStop` -> nothing (implied), except that a tool call is whole then (one whose
+  block never stopped before the stream ended is kept `incomplete`);
 - `messageStop` -> `end.finish_reason` (`stopReason`); `metadata` -> `end.usage` and
-  `meta {"kind": "metadata", "latency_ms"}` (Bedrock's own `metrics.latencyMs`), and the end;
+  `meta {"kind": "metadata", "latency_ms"}` (Bedrock's own `metrics.latencyMs`). The two
+  come in either order (AWS sends `messageStop` first; other tools log `metadata` first):
+  the stream ends at the second, or at the one that came when the other never did;
 - an exception (`:message-type: exception`, or an `...Exception` key) -> `error` event;
 - any other event type is refused in strict mode with its name (kept by `--tolerant`).
 """
@@ -55,6 +58,7 @@ from uxlab.streams.importers.base import (
 from uxlab.streams.importers.event_mapping import (
     StreamBuilder,
     field_of,
+    index_of,
     map_events,
 )
 from uxlab.streams.recording import Header, Recording
@@ -121,7 +125,10 @@ def bedrock_events_to_recording(
 ) -> Recording:
     """Map ConverseStream events (event type as the name, JSON payload as the data) to a
     Recording."""
-    return map_events(events, header, _step, strict=strict).recording()
+    b = map_events(events, header, _step, strict=strict)
+    if b.end is None and "end_t" in b.state:  # only one of messageStop and metadata came
+        b.close(b.state["end_t"])
+    return b.recording()
 
 
 def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: str) -> None:
@@ -135,31 +142,45 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
         start = field_of(i, obj, "start", dict, "an object", "start") or {}
         tool = start.get("toolUse")
         if isinstance(tool, dict):
-            index = obj.get("contentBlockIndex", 0)
-            b.tool_call(t_ms, index, tool.get("toolUseId"), tool.get("name"))
+            block = index_of(i, obj, "contentBlockIndex")
+            index = b.tool_call(t_ms, block, tool.get("toolUseId"), tool.get("name"))
+            b.state.setdefault("calls", {})[block] = index
     elif kind == "contentBlockDelta":
         _delta(b, i, t_ms, obj)
     elif kind == "contentBlockStop":
-        return
+        index = b.state.get("calls", {}).get(index_of(i, obj, "contentBlockIndex"))
+        if index is not None:
+            b.tool_done(index)
     elif kind == "messageStop":
         b.finish_reason = field_of(i, obj, "stopReason", str, "a string", "stopReason")
+        b.finish_tool_calls()
+        _end_part(b, t_ms, "messageStop")
     elif kind == "metadata":
         b.usage = field_of(i, obj, "usage", dict, "an object", "usage")
         raw_metrics = obj.get("metrics")
         metrics = raw_metrics if isinstance(raw_metrics, dict) else {}
         b.meta(t_ms, kind="metadata", latency_ms=metrics.get("latencyMs"))
-        b.close(t_ms)
+        _end_part(b, t_ms, "metadata")
     else:
         raise StreamEventError(
             i, "event", f"unknown ConverseStream event {kind!r} (not mapped; --tolerant keeps it)"
         )
 
 
+def _end_part(b: StreamBuilder, t_ms: float | None, part: str) -> None:
+    """`messageStop` or `metadata` came: the stream ends when both have."""
+    seen: set[str] = b.state.setdefault("end_parts", set())
+    seen.add(part)
+    b.state["end_t"] = t_ms
+    if len(seen) == 2:
+        b.close(t_ms)
+
+
 def _delta(b: StreamBuilder, i: int, t_ms: float | None, obj: dict[str, Any]) -> None:
     delta = field_of(i, obj, "delta", dict, "an object", "delta")
     if delta is None:
         raise StreamEventError(i, "delta", "missing (expected an object)")
-    index = obj.get("contentBlockIndex", 0)
+    index = index_of(i, obj, "contentBlockIndex")
     if "text" in delta:
         b.chunk(t_ms, field_of(i, delta, "text", str, "a string", "delta.text") or "", "content")
     elif isinstance(delta.get("reasoningContent"), dict):
@@ -170,7 +191,7 @@ def _delta(b: StreamBuilder, i: int, t_ms: float | None, obj: dict[str, Any]) ->
             b.meta(t_ms, kind="signature", length=len(reasoning["signature"]))
     elif isinstance(delta.get("toolUse"), dict):
         text = field_of(i, delta["toolUse"], "input", str, "a string", "delta.toolUse.input")
-        b.chunk(t_ms, text or "", "tool", tool_index=index)
+        b.tool_args(t_ms, b.state.get("calls", {}).get(index, index), text or "")
     else:
         b.meta(t_ms, kind="delta", index=index, delta=delta)
 

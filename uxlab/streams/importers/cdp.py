@@ -46,7 +46,7 @@ from uxlab.streams.importers.base import (
     read_text_checked,
     selected,
 )
-from uxlab.streams.importers.har import api_of
+from uxlab.streams.importers.detect_api import api_of
 from uxlab.streams.recording import Recording
 from uxlab.streams.sse import SseEvent, SseParser
 

@@ -13,11 +13,17 @@ name, data)` that maps one event; `map_events` runs it over a stream:
 
 Shared conventions: a role prelude is `meta {"kind": "role"}` (never an empty chunk); a
 tool call's start is `meta {"kind": "tool_call", "index", "id", "name"}` and its argument
-pieces are `tool` chunks with `tool_index`; reasoning goes on channel `reasoning`; finish
-reason and usage go to `end`. The first terminator or error ends the stream: a mid-stream
+pieces are `tool` chunks with `tool_index` (`uxlab.streams.tool_calls` reads them back, one
+call each); a call whose pieces never completed (the API never said it was whole) gets
+`"incomplete": true` on its start meta, and a second call is never merged into the first
+(it gets its own index); reasoning goes on channel `reasoning`; finish reason and usage go
+to `end`. The first terminator or error ends the stream: a mid-stream
 error is an `error` event and an `end` at its time with `finish_reason: "error"`; events
 after the end are not mapped (counted in `header.extra["import_notes"]`, `[DONE]` aside).
-A stream without its terminator has no `end` (a truncated stream).
+A stream without its terminator has no `end` (a truncated stream). When one stream event
+gives several pieces of output (reasoning and text in one delta, a call's name with its
+first arguments, a Gemini event with several parts), the second and later say
+`same_event: true`.
 """
 
 from __future__ import annotations
@@ -27,7 +33,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from uxlab.streams.importers.base import StreamEventError, event_json_object
-from uxlab.streams.recording import Chunk, End, ErrorEvent, Event, Header, Meta, Recording
+from uxlab.streams.recording import (
+    SAME_EVENT,
+    Chunk,
+    End,
+    ErrorEvent,
+    Event,
+    Header,
+    Meta,
+    Recording,
+)
 from uxlab.streams.sse import SseEvent
 
 MALFORMED = "malformed_event"
@@ -48,6 +63,11 @@ class StreamBuilder:
     n_tools: int = 0
     role: str | None = None
     notes: list[str] = field(default_factory=list)
+    open_calls: dict[int, Meta] = field(default_factory=dict)
+    """Start metas of the tool calls not yet complete, by index."""
+    call_indices: set[int] = field(default_factory=set)
+    state: dict[str, Any] = field(default_factory=dict)
+    """What one API's mapping keeps between events (its own keys)."""
 
     def chunk(self, t_ms: float | None, text: str, channel: str = "content", **extra: Any) -> None:
         """An output piece; empty text adds nothing."""
@@ -64,11 +84,54 @@ class StreamBuilder:
             self.meta(t_ms, kind="role", role=role, **data)
 
     def tool_call(
-        self, t_ms: float | None, index: int, call_id: str | None, name: str | None
-    ) -> None:
-        """A tool call starts; its argument pieces follow as `tool` chunks."""
+        self,
+        t_ms: float | None,
+        index: int,
+        call_id: str | None,
+        name: str | None,
+        *,
+        complete: bool = False,
+        **info: Any,
+    ) -> int:
+        """A tool call starts; its argument pieces follow as `tool` chunks (`tool_args`).
+
+        Returns the call's index: `index`, or the next free one when a call with `index`
+        started before (two calls are never merged). `info` (None values left out) is
+        kept on the start meta; `complete`: the call is whole already (no pieces follow).
+        """
+        if index in self.call_indices:
+            index = max(self.call_indices) + 1
+        self.call_indices.add(index)
         self.n_tools += 1
-        self.meta(t_ms, kind="tool_call", index=index, id=call_id, name=name)
+        data = {"kind": "tool_call", "index": index, "id": call_id, "name": name}
+        data.update({k: v for k, v in info.items() if v is not None})
+        meta = Meta(t_ms=t_ms, data=data)
+        self.events.append(meta)
+        if not complete:
+            self.open_calls[index] = meta
+        return index
+
+    def call_meta(self, index: int) -> Meta:
+        """The start meta of tool call `index` (a detached one when the tolerant mode
+        dropped it), to add what the API says of the call later (a late name)."""
+        for event in reversed(self.events):
+            if not isinstance(event, Meta) or event.data.get("kind") != "tool_call":
+                continue
+            if event.data.get("index") == index:
+                return event
+        return Meta(t_ms=None)
+
+    def tool_args(self, t_ms: float | None, index: int, text: str, **extra: Any) -> None:
+        """A piece of tool call `index`'s input (empty text adds nothing)."""
+        self.chunk(t_ms, text, "tool", tool_index=index, **extra)
+
+    def tool_done(self, index: int) -> None:
+        """The API said tool call `index` is whole."""
+        self.open_calls.pop(index, None)
+
+    def finish_tool_calls(self) -> None:
+        """Every started call is whole (APIs that end calls with the response only)."""
+        self.open_calls.clear()
 
     def error(self, t_ms: float | None, error: dict[str, Any]) -> None:
         """A mid-stream error: an `error` event, and the stream ends there."""
@@ -86,6 +149,14 @@ class StreamBuilder:
             self.header.source["model"] = model
 
     def recording(self) -> Recording:
+        if self.open_calls:
+            for meta in self.open_calls.values():
+                meta.data["incomplete"] = True
+            self.notes.append(
+                f"{len(self.open_calls)} tool call(s) never completed: kept with what "
+                "arrived, marked incomplete"
+            )
+            self.open_calls.clear()
         if self.notes:
             self.header.extra.setdefault("import_notes", []).extend(self.notes)
         return Recording(header=self.header, events=self.events, end=self.end)
@@ -124,6 +195,7 @@ def map_events(
         mark = len(b.events)
         try:
             step(b, i, t_ms, name, data)
+            mark_same_event(b.events[mark:])
         except StreamEventError as exc:
             if strict:
                 raise
@@ -135,6 +207,23 @@ def map_events(
     if after_end:
         b.notes.append(f"{after_end} event(s) after the end of the stream were not mapped")
     return b
+
+
+def mark_same_event(new: Sequence[Event]) -> None:
+    """One stream event gave these events: its second and later pieces of output (a chunk
+    with text, a tool call's start) say so (`same_event: true`), so that a peer counting
+    *responses* (AIPerf, vLLM) counts the event once."""
+    seen = False
+    for event in new:
+        if isinstance(event, Chunk) and event.text:
+            target = event.extra
+        elif isinstance(event, Meta) and event.data.get("kind") == "tool_call":
+            target = event.data
+        else:
+            continue
+        if seen:
+            target[SAME_EVENT] = True
+        seen = True
 
 
 def named_event(index: int, name: str | None, data: str) -> tuple[str, dict[str, Any]]:
@@ -166,6 +255,16 @@ def field_of(
     value = obj.get(key)
     if value is not None and (not isinstance(value, types) or isinstance(value, bool)):
         raise StreamEventError(index, name, f"expected {what}, got {value!r:.60}")
+    return value
+
+
+def index_of(i: int, obj: dict[str, Any], key: str = "index") -> int:
+    """An event's whole-number `key` (an index; 0 when absent), else a StreamEventError."""
+    value = obj.get(key, 0)
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise StreamEventError(i, key, f"expected a whole number, got {value!r:.60}")
     return value
 
 

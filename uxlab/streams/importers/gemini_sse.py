@@ -11,6 +11,18 @@ API: the importers call it strict, the live recorder tolerant):
   `"thought": true` -> `reasoning`; a `functionCall` -> `meta {"kind": "tool_call",
   "index", "id", "name"}` (calls numbered from 0 in arrival order) and its `args` as one
   `tool` chunk of JSON with `tool_index`;
+- streamed arguments (Gemini 3 with `streamFunctionCallArguments`): a `functionCall` with
+  `willContinue: true` or `partialArgs` starts (or continues) one call: its name (and id)
+  come first, then `partialArgs` pieces `{jsonPath, stringValue | numberValue | boolValue
+  | nullValue, willContinue}` across events, until a `functionCall` without `willContinue`
+  (often an empty `{}`) ends it. Each piece is a `tool` chunk whose text continues the
+  call's arguments as JSON (`{"location":"Bos` ... `ton"}`) and which keeps its path and
+  raw value (`json_path`, `string_piece` or `value`); a piece that goes back to a path
+  already closed cannot be written as JSON text, so from then on the call's chunks carry
+  the raw pieces and its start meta says `arguments_by_path` (`uxlab.streams.tool_calls`
+  rebuilds the arguments from the paths either way). A call whose end never came is kept
+  `incomplete`; a new call's name arriving first leaves the open one incomplete, never
+  merged;
 - code execution: an `executableCode` part -> `meta {"kind": "tool_call", "name":
   "code_execution"}` and its code as a `tool` chunk; `codeExecutionResult` -> `meta {"kind":
   "code_execution_result", "outcome", "output"}`; `inlineData` / `fileData` -> `meta {"kind":
@@ -47,6 +59,7 @@ from uxlab.streams.importers.event_mapping import (
 from uxlab.streams.importers.sse_capture import import_capture_files
 from uxlab.streams.recording import Header, Recording
 from uxlab.streams.sse import SseEvent
+from uxlab.streams.tool_calls import parse_json_path
 
 
 def gemini_events_to_recording(
@@ -92,14 +105,12 @@ def _part(b: StreamBuilder, i: int, t_ms: float | None, part: Any) -> None:
         call = part["functionCall"]
         if not isinstance(call, dict):
             raise StreamEventError(i, f"{where}.functionCall", "expected an object")
-        index = b.n_tools
-        b.tool_call(t_ms, index, call.get("id"), call.get("name"))
-        b.chunk(t_ms, json.dumps(call.get("args", {})), "tool", tool_index=index)
+        _function_call(b, i, t_ms, call)
         return
     if "executableCode" in part:
         code = part["executableCode"] if isinstance(part["executableCode"], dict) else {}
         index = b.n_tools
-        b.tool_call(t_ms, index, None, "code_execution")
+        index = b.tool_call(t_ms, index, None, "code_execution", complete=True)
         text = code.get("code")
         b.chunk(t_ms, text if isinstance(text, str) else "", "tool", tool_index=index)
         return
@@ -131,7 +142,180 @@ def _part(b: StreamBuilder, i: int, t_ms: float | None, part: Any) -> None:
 
 
 _TEXT_PART_KEYS = {"text", "thought", "thoughtSignature"}
-"""Keys of a text part (a signature may come without text)."""
+
+
+def _function_call(b: StreamBuilder, i: int, t_ms: float | None, call: dict[str, Any]) -> None:
+    """A whole call (`args`), or a piece of a streamed one (see the module docstring)."""
+    where = "candidates[0].content.parts[].functionCall"
+    partial = call.get("partialArgs")
+    if partial is not None and not isinstance(partial, list):
+        raise StreamEventError(i, f"{where}.partialArgs", f"expected a list, got {partial!r:.60}")
+    name = call.get("name") if isinstance(call.get("name"), str) and call.get("name") else None
+    streaming: _StreamedCall | None = b.state.get("streamed_call")
+    if not partial and not call.get("willContinue"):
+        if streaming is not None and name is None:
+            _end_streamed(b, t_ms, streaming)  # the end marker (often `{}`)
+        elif name is not None:
+            b.state["streamed_call"] = None  # an open streamed call stays incomplete
+            index = b.tool_call(t_ms, b.n_tools, call.get("id"), name, complete=True)
+            b.tool_args(t_ms, index, json.dumps(call.get("args", {}), ensure_ascii=False))
+        return
+    if streaming is None or (name is not None and streaming.named):
+        index = b.tool_call(t_ms, b.n_tools, call.get("id"), name)
+        streaming = b.state["streamed_call"] = _StreamedCall(index, named=name is not None)
+    elif name is not None:
+        streaming.named = True
+        b.call_meta(streaming.index).data["name"] = name
+    for k, piece in enumerate(partial or []):
+        _piece(b, i, t_ms, streaming, piece, f"{where}.partialArgs[{k}]")
+    if not call.get("willContinue"):
+        _end_streamed(b, t_ms, streaming)
+
+
+class _StreamedCall:
+    """A call whose arguments stream by JSON path, and the JSON text written of them so far."""
+
+    def __init__(self, index: int, named: bool) -> None:
+        self.index, self.named = index, named
+        self.writer = JsonPathWriter()
+
+
+_VALUE_KEYS = ("stringValue", "numberValue", "boolValue", "nullValue")
+
+
+def _piece(
+    b: StreamBuilder, i: int, t_ms: float | None, call: _StreamedCall, piece: Any, where: str
+) -> None:
+    if not isinstance(piece, dict):
+        raise StreamEventError(i, where, f"expected an object, got {piece!r:.60}")
+    path = piece.get("jsonPath")
+    tokens = parse_json_path(path) if isinstance(path, str) else None
+    if not tokens:
+        raise StreamEventError(
+            i, f"{where}.jsonPath", f"expected a JSON path such as $.a, got {path!r:.60}"
+        )
+    key = next((k for k in _VALUE_KEYS if k in piece), None)
+    if key is None:
+        return  # a piece without a value (an empty container): nothing to add
+    value = None if key == "nullValue" else piece[key]
+    if key == "stringValue" and not isinstance(value, str):
+        raise StreamEventError(i, f"{where}.stringValue", f"expected a string, got {value!r:.60}")
+    more = bool(piece.get("willContinue"))
+    text = call.writer.piece(tokens, value, is_string=key == "stringValue", more=more)
+    if text is None:
+        if not call.writer.broken_reported:
+            call.writer.broken_reported = True
+            b.call_meta(call.index).data["arguments_by_path"] = True
+        text = value if isinstance(value, str) else json.dumps(value)
+    extra = {"string_piece": value} if key == "stringValue" else {"value": value}
+    # Empty text (an empty piece in the middle of a string) adds nothing, as it should.
+    b.tool_args(t_ms, call.index, text, json_path=path, **extra)
+
+
+def _end_streamed(b: StreamBuilder, t_ms: float | None, call: _StreamedCall) -> None:
+    closing = call.writer.close()
+    if closing:
+        b.tool_args(t_ms, call.index, closing, json_syntax=True)
+    b.tool_done(call.index)
+    b.state["streamed_call"] = None
+
+
+class JsonPathWriter:
+    """Writes values that arrive by JSON path as one JSON text, piece by piece.
+
+    `piece` returns the text that continues the document (a separator, a key, an opened
+    container, the value or its next part), or None when the piece cannot continue it
+    (its path goes back to a member already written): the caller keeps the raw piece then,
+    and so does every later piece. `close` returns what closes every open string and
+    container (`{}` when nothing came).
+    """
+
+    def __init__(self) -> None:
+        self.stack: list[_Open] = []
+        """The open containers, the root object first."""
+        self.open_string: list[str | int] | None = None
+        self.broken = False
+        self.broken_reported = False
+
+    def piece(self, tokens: list[str | int], value: Any, is_string: bool, more: bool) -> str | None:
+        if self.broken:
+            return None
+        out = ""
+        if self.open_string is not None:
+            if self.open_string == tokens and is_string:
+                self.open_string = list(tokens) if more else None
+                return _escaped(value) + ("" if more else '"')
+            self.open_string = None
+            out += '"'
+        if not self.stack:
+            out += "{"
+            self.stack.append(_Open(None, is_array=False))
+        chain = [c.token for c in self.stack[1:]]
+        common = 0
+        while common < min(len(chain), len(tokens) - 1) and chain[common] == tokens[common]:
+            common += 1
+        while len(self.stack) > common + 1:
+            out += "]" if self.stack.pop().is_array else "}"
+        for depth in range(common, len(tokens)):
+            member = self.stack[-1].member(tokens[depth])
+            if member is None:
+                self.broken = True
+                return None
+            out += member
+            if depth < len(tokens) - 1:
+                is_array = isinstance(tokens[depth + 1], int)
+                out += "[" if is_array else "{"
+                self.stack.append(_Open(tokens[depth], is_array))
+        if is_string:
+            out += '"' + _escaped(value)
+            if more:
+                self.open_string = list(tokens)
+            else:
+                out += '"'
+        else:
+            out += json.dumps(value)
+        return out
+
+    def close(self) -> str:
+        if self.broken:
+            return ""
+        if not self.stack:
+            return "{}"
+        out = '"' if self.open_string is not None else ""
+        self.open_string = None
+        while self.stack:
+            out += "]" if self.stack.pop().is_array else "}"
+        return out
+
+
+class _Open:
+    """An open container of `JsonPathWriter`: its key (or index) in its parent, and what
+    it holds so far."""
+
+    def __init__(self, token: str | int | None, is_array: bool) -> None:
+        self.token, self.is_array = token, is_array
+        self.keys: set[str] = set()
+        self.length = 0
+
+    def member(self, token: str | int) -> str | None:
+        """The separator and key that start member `token`, or None if it cannot be added
+        here (written before, an index behind the end, or the wrong kind of container)."""
+        if isinstance(token, str):
+            if self.is_array or token in self.keys:
+                return None
+            sep = "," if self.keys else ""
+            self.keys.add(token)
+            return sep + json.dumps(token, ensure_ascii=False) + ":"
+        if not self.is_array or token < self.length:
+            return None
+        out = ("," if self.length else "") + "null," * (token - self.length)
+        self.length = token + 1
+        return out
+
+
+def _escaped(text: str) -> str:
+    """`text` as it is inside a JSON string (without the quotes)."""
+    return json.dumps(text, ensure_ascii=False)[1:-1]
 
 
 def import_gemini_sse(path: Path, options: ImportOptions) -> ImportResult:

@@ -36,8 +36,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,45 +53,11 @@ from uxlab.streams.importers.base import (
     origin_of,
     read_json,
 )
+from uxlab.streams.importers.detect_api import api_of
 from uxlab.streams.importers.sse_capture import response_text_events
 from uxlab.streams.recording import End, Meta, Recording
-from uxlab.streams.sse import SseEvent
 
 _PHASES = ("blocked", "dns", "connect", "ssl", "send", "wait", "receive")
-
-
-def api_of(url: str, events: Sequence[SseEvent]) -> str | None:
-    """The API of an event stream (`uxlab record --api` names): from the shape of its first
-    JSON event, else from the URL (a chat app's own path may say nothing or mislead)."""
-    for ev in events:
-        name = ev.event
-        try:
-            obj = json.loads(ev.data)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(obj, dict):
-            break
-        kind = name or obj.get("type")
-        if isinstance(kind, str) and kind.startswith("response."):
-            return "openai-responses"
-        if kind in ("message_start", "content_block_delta", "ping"):
-            return "anthropic"
-        if "choices" in obj:
-            return "openai"
-        if "candidates" in obj:
-            return "gemini"
-        break
-    path = url.split("?", 1)[0]
-    for marker, api in (
-        ("/chat/completions", "openai"),
-        ("/completions", "openai"),
-        ("/messages", "anthropic"),
-        ("/responses", "openai-responses"),
-        (":streamGenerateContent", "gemini"),
-    ):
-        if marker in path:
-            return api
-    return None
 
 
 def import_har(path: Path, options: ImportOptions) -> ImportResult:

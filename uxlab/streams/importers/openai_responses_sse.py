@@ -12,18 +12,29 @@ mapping of this API: the importers call it strict, the live recorder tolerant):
 - `response.output_text.delta` -> `content`; `response.refusal.delta` -> `content` with
   `"refusal": true`; `response.reasoning_text.delta` and
   `response.reasoning_summary_text.delta` -> `reasoning`;
-- `response.output_item.added` of a `function_call`, `custom_tool_call` or `mcp_call`
-  item -> `meta {"kind": "tool_call", "index": output_index, "id": call_id, "name"}`;
-  `response.function_call_arguments.delta`, `response.custom_tool_call_input.delta`,
-  `response.mcp_call_arguments.delta` and `response.code_interpreter_call_code.delta` ->
-  `tool` chunks with `tool_index`; when a call's `output_item.done` arrives and no piece of
-  its arguments (or custom tool input) did, the whole of it becomes one `tool` chunk then;
+- `response.output_item.added` of an item that calls a tool -> `meta {"kind": "tool_call",
+  "index": output_index, "id": call_id, "name", "tool_type"}` (and `server` for MCP,
+  `caller` for a call made from a program, `operation`/`path` for a patch), its input's
+  pieces -> `tool` chunks with `tool_index`, and the call is whole at its
+  `output_item.done` or `response.completed` (one cut off before is kept `incomplete`).
+  The items and their input:
+  `function_call` (`arguments`, `function_call_arguments.delta`), `custom_tool_call`
+  (`input`, `custom_tool_call_input.delta`), `mcp_call` (`arguments`,
+  `mcp_call_arguments.delta`), `mcp_approval_request` (`arguments`, whole), `apply_patch_call`
+  (named `apply_patch`; the operation's `diff`, `apply_patch_call_operation_diff.delta`),
+  `shell_call` (`shell`; its commands, one per line, `shell_call_command.delta`),
+  `local_shell_call` (`local_shell`; the `action` as JSON, whole), `computer_call`
+  (`computer`; the `action`), `code_interpreter_call` (`code_interpreter`; the `code`,
+  `code_interpreter_call_code.delta`) and `program` (code that calls tools; its `code`).
+  When a call's `output_item.done` arrives and no piece of its input did, the whole input
+  becomes one `tool` chunk then (`from_done`);
 - an added item of another kind that is not the message or reasoning (web search, file
-  search, code interpreter, image generation, computer use, ...) -> `meta {"kind":
+  search, image generation, MCP tool listing, a shell's output, ...) -> `meta {"kind":
   "output_item", "item_type", "index"}`; the progress events of built-in tools
-  (`response.web_search_call.searching`, `...completed`, ...) and
-  `response.output_text.annotation.added` -> `meta {"kind": <event name>}`, so the time a
-  tool ran stays visible;
+  (`response.web_search_call.searching`, `...completed`, `response.mcp_call.failed`, ...)
+  and `response.output_text.annotation.added` -> `meta {"kind": <event name>}`, so the time
+  a tool ran stays visible; a shell's output (`shell_call_output_content.delta`) -> `meta
+  {"kind": "tool_output", "index", "chars"}` (what the command printed is not the model's);
 - `response.completed` / `response.incomplete` -> the end (`finish_reason`: the incomplete
   reason, else the status) with `response.usage`; `response.failed` -> `error` event
   (`response.error`) and `end` with `finish_reason: "error"`; an `error` event likewise;
@@ -35,6 +46,7 @@ mapping of this API: the importers call it strict, the live recorder tolerant):
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -47,6 +59,7 @@ from uxlab.streams.importers.base import (
 from uxlab.streams.importers.event_mapping import (
     StreamBuilder,
     field_of,
+    index_of,
     map_events,
     named_event,
 )
@@ -61,13 +74,26 @@ _TEXT_DELTAS = {
     "response.reasoning_summary_text.delta": "reasoning",
 }
 _ENDS = ("response.completed", "response.incomplete", "response.failed")
-_TOOL_ITEMS = {"function_call": "arguments", "custom_tool_call": "input", "mcp_call": "arguments"}
-"""Output items that are a call of a named tool, and the field holding its whole input."""
+_TOOL_ITEMS: dict[str, str | None] = {
+    "function_call": None,
+    "custom_tool_call": None,
+    "mcp_call": None,
+    "mcp_approval_request": None,
+    "apply_patch_call": "apply_patch",
+    "shell_call": "shell",
+    "local_shell_call": "local_shell",
+    "computer_call": "computer",
+    "code_interpreter_call": "code_interpreter",
+    "program": "program",
+}
+"""Output items that call a tool, and the tool's name when the item has none of its own."""
 _TOOL_DELTAS = (
     "response.function_call_arguments.delta",
     "response.custom_tool_call_input.delta",
     "response.mcp_call_arguments.delta",
     "response.code_interpreter_call_code.delta",
+    "response.apply_patch_call_operation_diff.delta",
+    "response.shell_call_command.delta",
 )
 _SKIPPED = frozenset(
     {
@@ -85,6 +111,9 @@ _SKIPPED = frozenset(
         "response.custom_tool_call_input.done",
         "response.mcp_call_arguments.done",
         "response.code_interpreter_call_code.done",
+        "response.apply_patch_call_operation_diff.done",
+        "response.shell_call_command.done",
+        "response.shell_call_output_content.done",
     }
 )
 """Events whose content the deltas before them already carried."""
@@ -130,24 +159,53 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
             b.chunk(t_ms, text, _TEXT_DELTAS[kind])
     elif kind == "response.output_item.added":
         item = field_of(i, obj, "item", dict, "an object", "item") or {}
-        index = obj.get("output_index", 0)
+        index = index_of(i, obj, "output_index")
         item_type = item.get("type")
         if item_type in _TOOL_ITEMS:
-            call_id = item.get("call_id") or item.get("id")
-            b.tool_call(t_ms, index, call_id, item.get("name"))
+            _start_call(b, t_ms, index, item)
         elif item_type not in ("message", "reasoning"):
             b.meta(t_ms, kind="output_item", item_type=item_type, index=index)
     elif kind == "response.output_item.done":
         item = field_of(i, obj, "item", dict, "an object", "item") or {}
-        whole = item.get(_TOOL_ITEMS.get(str(item.get("type")), ""))
-        index = obj.get("output_index", 0)
-        if isinstance(whole, str) and whole and not _has_tool_text(b, index):
-            b.chunk(t_ms, whole, "tool", tool_index=index, from_done=True)
+        index = b.state.get("calls", {}).get(index_of(i, obj, "output_index"))
+        if index is not None:
+            whole = _whole_input(item)
+            if whole and not _has_tool_text(b, index):
+                b.tool_args(t_ms, index, whole, from_done=True)
+            b.tool_done(index)
     elif kind in _TOOL_DELTAS:
-        b.chunk(t_ms, _delta_text(i, obj), "tool", tool_index=obj.get("output_index", 0))
+        index = b.state.get("calls", {}).get(index_of(i, obj, "output_index"))
+        if index is None:  # pieces of a call whose item was never announced
+            index = _start_call(
+                b, t_ms, index_of(i, obj, "output_index"), {"type": kind.split(".")[1]}
+            )
+        text = _delta_text(i, obj)
+        if kind == "response.shell_call_command.delta" and b.state.pop(
+            f"new_command_{index}", False
+        ):
+            text = "\n" + text
+        b.tool_args(t_ms, index, text)
+    elif kind == "response.shell_call_command.added":
+        index = b.state.get("calls", {}).get(index_of(i, obj, "output_index"))
+        if index is not None and obj.get("command_index", 0):
+            b.state[f"new_command_{index}"] = True
+    elif kind == "response.shell_call_output_content.delta":
+        delta = obj.get("delta")
+        chars = (
+            sum(len(v) for v in delta.values() if isinstance(v, str))
+            if isinstance(delta, dict)
+            else None
+        )
+        b.meta(t_ms, kind="tool_output", index=index_of(i, obj, "output_index"), chars=chars)
     elif kind == "response.output_text.annotation.added" or kind.startswith(_BUILTIN_TOOL_EVENTS):
         extra = {"annotation": obj["annotation"]} if "annotation" in obj else {}
-        b.meta(t_ms, kind=kind, index=obj.get("output_index"), item_id=obj.get("item_id"), **extra)
+        b.meta(
+            t_ms,
+            kind=kind,
+            index=index_of(i, obj, "output_index"),
+            item_id=obj.get("item_id"),
+            **extra,
+        )
     elif kind in _ENDS:
         resp = field_of(i, obj, "response", dict, "an object", "response") or {}
         b.usage = field_of(i, resp, "usage", dict, "an object", "response.usage")
@@ -161,6 +219,8 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
             b.finish_reason = next(
                 (x for x in (reason, status) if isinstance(x, str) and x), "completed"
             )
+            if kind == "response.completed":
+                b.finish_tool_calls()  # a completed response has every item done
             b.close(t_ms)
     elif kind == "error":
         b.error(t_ms, {k: v for k, v in obj.items() if k != "type"} or {"type": "error"})
@@ -168,6 +228,58 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
         raise StreamEventError(
             i, "event", f"unknown Responses event {kind!r} (not mapped; --tolerant keeps it)"
         )
+
+
+def _start_call(
+    b: StreamBuilder, t_ms: float | None, output_index: Any, item: dict[str, Any]
+) -> int:
+    """A tool-calling output item starts: its start meta (see the module docstring)."""
+    item_type = str(item.get("type"))
+    name = item.get("name") if isinstance(item.get("name"), str) else _TOOL_ITEMS.get(item_type)
+    raw_operation = item.get("operation")
+    operation: dict[str, Any] = raw_operation if isinstance(raw_operation, dict) else {}
+    caller = item.get("caller")
+    index = b.tool_call(
+        t_ms,
+        output_index if isinstance(output_index, int) else b.n_tools,
+        item.get("call_id") or item.get("id"),
+        name,
+        tool_type=item_type,
+        server=item.get("server_label"),
+        caller=caller if isinstance(caller, dict) else None,
+        operation=operation.get("type"),
+        path=operation.get("path"),
+    )
+    b.state.setdefault("calls", {})[output_index] = index
+    return index
+
+
+def _whole_input(item: dict[str, Any]) -> str:
+    """A finished tool-calling item's whole input as text ("" when it has none)."""
+    item_type = item.get("type")
+    if item_type in ("function_call", "mcp_call", "mcp_approval_request"):
+        value = item.get("arguments")
+    elif item_type == "custom_tool_call":
+        value = item.get("input")
+    elif item_type == "apply_patch_call":
+        operation = item.get("operation")
+        value = operation.get("diff") if isinstance(operation, dict) else None
+    elif item_type == "shell_call":
+        action = item.get("action")
+        commands = action.get("commands") if isinstance(action, dict) else None
+        value = (
+            "\n".join(c for c in commands if isinstance(c, str))
+            if isinstance(commands, list)
+            else None
+        )
+    elif item_type in ("code_interpreter_call", "program"):
+        value = item.get("code")
+    elif item_type in ("local_shell_call", "computer_call"):
+        action = item.get("action")
+        value = json.dumps(action, ensure_ascii=False) if isinstance(action, dict) else None
+    else:
+        value = None
+    return value if isinstance(value, str) else ""
 
 
 def _has_tool_text(b: StreamBuilder, index: Any) -> bool:

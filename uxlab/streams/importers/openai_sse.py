@@ -17,8 +17,13 @@ this API: the importers call it strict, the live recorder tolerant; see `event_m
   `{"type": "thinking", "thinking": [{"type": "text", "text"}, ...]}` -> `reasoning`,
   `{"type": "reference", "reference_ids"}` -> `meta {"kind": "reference"}`; a part of any
   other type is refused in strict mode with its type named (kept by the tolerant mode);
-- `delta.tool_calls[]`: the fragment carrying `id`/`name` -> `meta {"kind": "tool_call"}`,
-  each `function.arguments` piece -> `chunk` on channel `tool` (with `tool_index`);
+- `delta.tool_calls[]`: the first fragment of a call (its `index` not seen yet, or a new
+  `id` at a seen index: a second call, never merged into the first) -> `meta {"kind":
+  "tool_call"}` with its id and name (a name that comes in a later fragment fills it in),
+  each `function.arguments` piece -> `chunk` on channel `tool` (with `tool_index`); the
+  legacy `delta.function_call` likewise (`tool_type: "function_call"`). Calls are whole
+  when the choice finishes (or at `[DONE]`); a stream cut before that leaves them
+  `incomplete`;
 - `finish_reason` -> `end.finish_reason`; the `include_usage` chunk (`choices: []`) ->
   `end.usage`; `[DONE]` (or the last event) gives the end time;
 - a mid-stream `{"error": {...}}` (or an `event: error`) -> `error` event, then `end` with
@@ -44,6 +49,7 @@ from uxlab.streams.importers.event_mapping import (
     StreamBuilder,
     error_event,
     field_of,
+    index_of,
     map_events,
 )
 from uxlab.streams.importers.sse_capture import import_capture_files
@@ -65,6 +71,7 @@ def openai_chat_events_to_recording(
     def step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: str) -> None:
         nonlocal other_choices
         if data.strip() == "[DONE]":
+            b.finish_tool_calls()
             b.close(t_ms)
             return
         obj = event_json_object(i, data)
@@ -92,6 +99,7 @@ def openai_chat_events_to_recording(
                 b.finish_reason = field_of(
                     i, choice, "finish_reason", str, "a string", "choices[0].finish_reason"
                 )
+                b.finish_tool_calls()
 
     b = map_events(events, header, step, strict=strict, finish_ends=True)
     if other_choices:
@@ -131,17 +139,54 @@ def _choice(b: StreamBuilder, i: int, t_ms: float | None, choice: dict[str, Any]
     for call in tool_calls or []:
         if not isinstance(call, dict):
             raise StreamEventError(i, "choices[0].delta.tool_calls[]", "expected an object")
-        index = call.get("index", 0)
         fn = call.get("function") or {}
         if not isinstance(fn, dict):
             raise StreamEventError(
                 i, "choices[0].delta.tool_calls[].function", f"expected an object, got {fn!r:.60}"
             )
-        if call.get("id") or fn.get("name"):
-            b.tool_call(t_ms, index, call.get("id"), fn.get("name"))
-        args = fn.get("arguments")
-        if isinstance(args, str):
-            b.chunk(t_ms, args, "tool", tool_index=index)
+        kind = call.get("type")
+        _tool_piece(b, i, t_ms, index_of(i, call), call.get("id"), fn, kind)
+    legacy = delta.get("function_call")
+    if isinstance(legacy, dict):
+        _tool_piece(b, i, t_ms, "function_call", None, legacy, "function_call")
+
+
+def _tool_piece(
+    b: StreamBuilder,
+    i: int,
+    t_ms: float | None,
+    api_index: Any,
+    call_id: Any,
+    fn: dict[str, Any],
+    kind: Any,
+) -> None:
+    """One fragment of a tool call: starts the call when it is the first of its index (or
+    carries a new id there), names it when the name comes late, adds its arguments piece."""
+    calls: dict[Any, tuple[int, Any]] = b.state.setdefault("calls", {})
+    name = fn.get("name") if isinstance(fn.get("name"), str) else None
+    call_id = call_id if isinstance(call_id, str) and call_id else None
+    known = calls.get(api_index)
+    if known is None or (call_id is not None and known[1] is not None and call_id != known[1]):
+        index = api_index if isinstance(api_index, int) else b.n_tools
+        tool_type = kind if isinstance(kind, str) and kind != "function" else None
+        index = b.tool_call(t_ms, index, call_id, name, tool_type=tool_type)
+        calls[api_index] = (index, call_id)
+    else:
+        index = known[0]
+        meta = b.call_meta(index)
+        if name and not meta.data.get("name"):
+            meta.data["name"] = name
+        if call_id and not meta.data.get("id"):
+            meta.data["id"] = call_id
+            calls[api_index] = (index, call_id)
+    args = fn.get("arguments")
+    if args is not None and not isinstance(args, str):
+        raise StreamEventError(
+            i,
+            "choices[0].delta.tool_calls[].function.arguments",
+            f"expected a string, got {args!r:.60}",
+        )
+    b.tool_args(t_ms, index, args or "")
 
 
 def _content_parts(b: StreamBuilder, i: int, t_ms: float | None, parts: list[Any]) -> str:
