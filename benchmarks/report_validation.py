@@ -18,7 +18,8 @@ Targets (issue 30): 95% intervals covering 0.93-0.97; bias under 2% at 50% and u
 
     nice -n 10 uv run python benchmarks/report_validation.py [--studies 60]
         [--adaptive-studies 60] [--n-boot 200]
-        [--designs fixed,staircase,quest] [--people 4,8,20] [--csv out.csv]
+        [--designs fixed,staircase,quest] [--people 4,8,20] [--cells all|plain|conditions]
+        [--csv out.csv]
 """
 
 from __future__ import annotations
@@ -40,11 +41,14 @@ from report_grid import Cell, run_cell
 ADAPTIVE_TRIALS, FIXED_REPEATS = 48, 8
 
 
-def cells(designs: list[str], people: list[int], observers: list[str]) -> list[Cell]:
-    """The grid's cells, in the order they are printed."""
+def cells(
+    designs: list[str], people: list[int], observers: list[str], which: str = "all"
+) -> list[Cell]:
+    """The grid's cells, in the order they are printed (`which`: `all`, `plain` without a
+    second factor, `conditions` only the fixed designs with one)."""
     out = []
     for design in designs:
-        for name in observers:
+        for name in observers if which != "conditions" else ():
             if name == "separated" and design != "fixed":
                 continue  # near-step people on an adaptive ladder: not a separated design
             places = ("between levels", "on a level") if design == "fixed" else ("between levels",)
@@ -55,7 +59,7 @@ def cells(designs: list[str], people: list[int], observers: list[str]) -> list[C
                     trials = FIXED_REPEATS if design == "fixed" else ADAPTIVE_TRIALS
                     obs = at_place(OBSERVERS[name], place)
                     out.append(Cell(Study(design, obs, n, trials), place))
-        if design == "fixed":
+        if design == "fixed" and which != "plain":
             for name in ("alike", "differing", "steep"):
                 for n in people:
                     obs = at_place(OBSERVERS[name], "between levels")
@@ -96,11 +100,18 @@ def main() -> None:
     ap.add_argument("--people", default="4,8,20")
     ap.add_argument("--observers", default="alike,differing,steep,skewed,separated")
     ap.add_argument("--csv", type=Path, help="also write every row here")
+    ap.add_argument(
+        "--cells",
+        choices=("all", "plain", "conditions"),
+        default="all",
+        help="plain: without a second factor; conditions: only fixed designs with one",
+    )
     args = ap.parse_args()
     grid = cells(
         args.designs.split(","),
         [int(v) for v in args.people.split(",")],
         args.observers.split(","),
+        args.cells,
     )
     start = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     print(
