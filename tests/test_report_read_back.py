@@ -18,7 +18,7 @@ from analysis.exclusions import ExclusionRules
 from analysis.foreign_table import ColumnMap
 from analysis.report import ReportOptions, analyse, write_report
 from analysis.report.summary import ms
-from analysis.report.support import MEASURED_COVERAGE, MIN_POPULATION
+from analysis.report.support import MIN_POPULATION, OBSERVERS_COVERAGE
 from analysis.trial_table import load_trial_table
 
 COLUMNS = ColumnMap(stimulus="ttft_ms", judgement="too_slow", factors=("itl_ms",))
@@ -54,9 +54,8 @@ def check_read_back(data, md: str, csv: pd.DataFrame) -> None:
     )
     for said in re.findall(r"skipped with (\d+) participant", md):
         assert int(said) == n
-    for said in re.findall(r"measured at N = (\d+)\)", md):  # a figure for the N at hand
-        measured = [k for k in MEASURED_COVERAGE if k <= n]
-        assert int(said) in (n, max(measured, default=-1))
+    for said in re.findall(r"measured at N = (\d+) over people", md):  # the N at hand
+        assert int(said) == max(k for k in OBSERVERS_COVERAGE if k <= n)
     pooled = csv[
         (csv.measure == "psychometric") & (csv.group == "pooled") & (csv.condition == "all")
     ]
