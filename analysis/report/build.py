@@ -104,17 +104,23 @@ def choose_columns(table: TrialTable, options: ReportOptions) -> tuple[str, str 
     empty = levels.isna().to_numpy()
     if "attention_check" in trials.columns:  # a check has no stream, so no latency level
         empty &= ~(pd.to_numeric(trials["attention_check"], errors="coerce") == 1).to_numpy()
-    if empty.any() and not is_uxlab_shaped(trials):  # instructions, breaks: not trials
-        table.trials = trials = trials.loc[~empty]
-        levels = levels.loc[~empty]
+    answers = [c for c in (options.judgement, options.rating) if c and c in trials.columns]
+    answers += [c for c in question_columns(trials) if c not in answers]
+    answered = trials[answers].notna().any(axis=1).to_numpy() if answers else np.zeros_like(empty)
+    instructions = empty & ~answered  # no latency and no answer: not a trial
+    if instructions.any() and not is_uxlab_shaped(trials):  # instructions, breaks, thanks
+        empty = empty & ~instructions
+        keep = ~instructions
+        table.trials = trials = trials.loc[keep]
+        levels = levels.loc[keep]
         table.notes.append(
-            f"{int(empty.sum())} row(s) without a value in the stimulus column {stimulus!r} "
-            "(instructions, breaks or other non-trial rows) were dropped; "
-            f"{len(trials)} trial row(s) remain."
+            f"{int(instructions.sum())} row(s) without a value in the stimulus column "
+            f"{stimulus!r} and without an answer (instructions, breaks or other non-trial "
+            f"rows) were dropped; {len(trials)} trial row(s) remain."
         )
-        empty = np.zeros(len(trials), dtype=bool)
-    if empty.any():
-        row = int(np.flatnonzero(empty)[0]) + 1
+        empty = empty[keep]
+    if empty.any():  # the file's row (the index keeps it when rows were dropped)
+        row = int(trials.index[int(np.flatnonzero(empty)[0])]) + 1
         raise TrialTableError(path, row, stimulus, "empty: every trial needs its latency level")
     if table.stimulus is None:  # not converted on load: say which unit is taken, and why
         why = (

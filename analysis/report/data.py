@@ -127,6 +127,9 @@ class PsychometricPart:
     person_separation: dict[str, Any] = field(default_factory=dict)
     median_withheld: str = ""  # why the median person's figures are withheld, if they are
     procedure: str | None = None  # the adaptive procedure that chose the levels (None: fixed)
+    # on an adaptive design, the model's table before its missed points were withheld: not
+    # printed, kept for the planner to compare its own computation of it
+    model_population: pd.DataFrame | None = None
 
 
 @dataclass

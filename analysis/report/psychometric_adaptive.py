@@ -109,6 +109,7 @@ def adaptive_population(
         )
     else:
         part.population = table
+        part.model_population = table.copy()  # what the model gave, before withholding
         part.estimator = (
             f"adaptive design ({procedure}): logit on ln latency with a random intercept per "
             "participant (population curve, marginal over participants); 95% interval: "

@@ -262,8 +262,9 @@ def render_plan(plan: Any, study: Any, reference: Any, targets: list, truth_text
         else f"constant stimuli, {len(design.conditions)} conditions"
     )
     analysis = (
-        "random-intercept model, participant jackknife-t 95% interval, as the report does "
-        "on an adaptive design"
+        "random-intercept model, participant jackknife-t 95% interval, as the report "
+        "computes it on an adaptive design (and withholds there: measured, it missed the "
+        "coverage goal for people steeper than the procedure's steps)"
         if design.adaptive is not None
         else "pooled fit, 95% interval: participant jackknife-t, each end at least the "
         f"pooled counts' parametric bootstrap's ({spec.n_boot} datasets; the report uses 1000)"
