@@ -335,11 +335,12 @@ def _reference_sentences(data, n_people: int) -> list[str]:
                 "Published figures: these data cannot place any of them: each meets a side "
                 "of our 95% interval that these data do not bound (not decided)."
             )
-        elif not compared.empty and judged.empty:
+        elif not compared.empty and judged.empty:  # say the reasons the table gives
+            reasons = compared["verdict"].value_counts()
             out.append(
-                f"Published figures: not enough data to place any of them (N = {n_people}; "
-                f"verdicts need {MINIMUMS['verdicts'].min_participants} participants, an "
-                "estimate within the tested levels and an interval these data bound)." + open_note
+                "Published figures: none could be placed against our estimates: "
+                + "; ".join(f"{n} {reason}" for reason, n in reasons.items())
+                + "."
             )
         elif not compared.empty:
             compared = judged

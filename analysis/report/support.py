@@ -146,7 +146,7 @@ MINIMUMS: dict[str, Minimum] = {
         f"{MOS_MEASURED_ON})",
     ),
     "verdicts": Minimum(
-        "verdicts against published figures (inside / below / above)",
+        "verdicts against published figures (inside / overlaps / below / above)",
         MIN_POPULATION,
         "a verdict compares a figure with the population interval, which needs the "
         "population thresholds' minimum (as measured there)",
