@@ -353,8 +353,13 @@ def _per_participant_blocks(data, p) -> list:
                 data,
                 "thresholds_per_participant",
                 lambda: figures.threshold_distribution(p, stim, data.tested_range),
-                "50% threshold per participant with its 95% CI (grey bars: a participant "
-                "whose answers separate, the gap where they switch); band: "
+                "50% threshold per participant with its 95% CI"
+                + (
+                    " (grey bars: a participant whose answers separate, the gap where they switch)"
+                    if p.person_separation
+                    else ""
+                )
+                + "; band: "
                 + (
                     "the gap where every answer switches (pooled answers separate)."
                     if figures.pooled_bracket(p) is not None
