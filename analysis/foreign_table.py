@@ -5,8 +5,8 @@ own names (`key_resp.keys`, `response`, `subject`), response keys rather than 0/
 seconds and loop counters that are numbers but not design factors. `ColumnMap` says which
 column is what; `adapt_frame` rewrites the raw table before validation and returns a note
 for every change it made (rows dropped, keys mapped, units converted), so the report says
-what was done to the data. Nothing is guessed silently: a guess (seconds from the size of
-the numbers) is a note that names the option that overrides it.
+what was done to the data. Nothing is guessed silently: a guess (seconds from the typical
+value of the numbers) is a note that says why and names the option that overrides it.
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from analysis.table_errors import TrialTableError
 
 MEASURES = ("ttft", "itl", "e2e")
 UNITS = ("s", "ms")
-SECONDS_IF_MAX_BELOW = 30.0  # a latency column whose largest value is under this is seconds
+SECONDS_IF_TYPICAL_BELOW = 30.0  # a latency column whose median is under this is seconds
+SECONDS_IF_TYPICAL_BELOW_ITL = 1.0  # ... an inter-token latency's (20 ms is a typical ITL)
+SMALLEST_GAP_MS = 1.0  # levels closer than this are not latencies a person can tell apart
 _LIST_CELL = re.compile(r"""^\[\s*['"]?([^'"\]]*)['"]?\s*\]$""")  # "['j']" (PsychoPy lists)
 
 
@@ -144,21 +146,16 @@ def _stimulus(frame: pd.DataFrame, columns: ColumnMap, path: Path, notes: list[s
     unit = columns.stimulus_unit
     if unit is not None and unit not in UNITS:
         raise _error(path, None, name, f"--stimulus-unit {unit}: use s or ms")
-    if unit is None:
-        if name.endswith("_ms"):
-            unit = "ms"
-        elif name.endswith("_s") or (len(values) and values.max() < SECONDS_IF_MAX_BELOW):
-            unit = "s"
-            notes.append(
-                f"Stimulus {name!r} read as seconds (largest value {values.max():g}) and "
-                "converted to ms; pass --stimulus-unit ms if it is already in ms."
-            )
-        else:
-            unit = "ms"
+    unit, why = stimulus_unit(name, values, columns)
+    other = "ms" if unit == "s" else "s"
+    notes.append(
+        f"Stimulus {name!r} read as {'seconds, converted to ms' if unit == 's' else 'ms'} "
+        f"({why})"
+        + ("." if columns.stimulus_unit else f"; pass --stimulus-unit {other} if it is not.")
+    )
     if unit == "s":
         values = values * 1000.0
-        if columns.stimulus_unit == "s":
-            notes.append(f"Stimulus {name!r} converted from seconds to ms.")
+    notes.extend(_implausible_levels(name, values, unit))
     target = name
     if columns.measure is not None:
         if columns.measure not in MEASURES:
@@ -185,6 +182,39 @@ def _stimulus(frame: pd.DataFrame, columns: ColumnMap, path: Path, notes: list[s
     frame = frame.drop(columns=[name]) if target != name else frame.copy()
     frame[target] = values.astype(float).to_numpy()
     return frame, target
+
+
+def stimulus_unit(name: str, values: pd.Series, columns: ColumnMap) -> tuple[str, str]:
+    """(unit, why): declared, else from the column's name (`_ms`, `_s`), else from its
+    typical value (the median): a latency's levels in ms are tens to thousands, in seconds
+    under 30 (an inter-token latency's under 1: 0.02 s is 20 ms). The median, not the
+    largest value: one 32 s level among 0.5-4 s levels must not make them all ms."""
+    if columns.stimulus_unit:
+        return columns.stimulus_unit, "--stimulus-unit"
+    if name.endswith("_ms"):
+        return "ms", "its name ends _ms"
+    if name.endswith("_s"):
+        return "s", "its name ends _s"
+    limit = SECONDS_IF_TYPICAL_BELOW_ITL if columns.measure == "itl" else SECONDS_IF_TYPICAL_BELOW
+    typical = float(values.median()) if len(values) else float("nan")
+    if typical < limit:
+        return "s", f"its typical value, the median {typical:g}, is under {limit:g}"
+    return "ms", f"its typical value, the median {typical:g}, is {limit:g} or more"
+
+
+def _implausible_levels(name: str, values_ms: pd.Series, unit: str) -> list[str]:
+    """Warnings when the levels (ms) do not look like latencies a person could tell apart:
+    the smallest gap between two levels under `SMALLEST_GAP_MS`."""
+    levels = np.unique(values_ms.to_numpy(dtype=float))
+    gaps = np.diff(levels)
+    if gaps.size and gaps.min() < SMALLEST_GAP_MS:
+        other = "s" if unit == "ms" else "ms"
+        return [
+            f"WARNING: stimulus {name!r}: two levels are only {gaps.min():.3g} ms apart (as "
+            f"read, in {unit}); latencies people can tell apart differ by more than "
+            f"{SMALLEST_GAP_MS:g} ms. If the column is in {other}, pass --stimulus-unit {other}."
+        ]
+    return []
 
 
 def _map_yes(values: pd.Series, columns: ColumnMap, notes: list[str]) -> pd.Series:

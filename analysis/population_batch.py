@@ -35,6 +35,7 @@ from analysis.psychometric import (
     _threshold_logs,
 )
 from analysis.small_sample_interval import jackknife_t
+from analysis.steep_tails import widen_steep_tails
 
 
 @dataclass
@@ -113,6 +114,10 @@ def population_thresholds_batch(
                     levels_ms, pooled_k[s], pooled_n[s], est[s], n_boot, seeds[s], levels, alpha
                 )
                 lo_s, hi_s = np.fmin(lo_s, p_lo), np.fmax(hi_s, p_hi)
+            # a pooled curve steeper than the levels show: over the gap, as the report does
+            lo_s, hi_s = widen_steep_tails(
+                layout, theta[row], lo_s, hi_s, tested_u=u[pooled_n[s] > 0]
+            )
             low[s], high[s] = lo_s, hi_s
     people = (n.sum(axis=2) > 0).sum(axis=1)
     return BatchThresholds(

@@ -92,6 +92,26 @@ def participant_bootstrap_mean(
     return float(low), float(high)
 
 
+def participant_jackknife_mean(
+    ratings: np.ndarray, participants: np.ndarray, scale_size: int, alpha: float = 0.05
+) -> tuple[float, float]:
+    """The mean rating -/+ t on N - 1 df x its leave-one-participant-out jackknife SE (the
+    report's interval for every figure over participants), cut to the scale 1..scale_size
+    (the population's mean rating lies on it). NaN with fewer than 2 participants."""
+    keys, inv = np.unique(np.asarray(participants).astype(str), return_inverse=True)
+    if keys.size < 2:
+        return float("nan"), float("nan")
+    r = np.asarray(ratings, dtype=float)
+    sums = np.bincount(inv, weights=r, minlength=keys.size)
+    counts = np.bincount(inv, minlength=keys.size).astype(float)
+    loo = (sums.sum() - sums) / (counts.sum() - counts)
+    n = keys.size
+    se = np.sqrt((n - 1) / n * np.sum((loo - loo.mean()) ** 2))
+    half = stats.t.ppf(1 - alpha / 2, n - 1) * se
+    mean = sums.sum() / counts.sum()
+    return float(max(mean - half, 1.0)), float(min(mean + half, float(scale_size)))
+
+
 def rating_summary(
     trials: pd.DataFrame,
     rating: str,
@@ -105,8 +125,9 @@ def rating_summary(
 ) -> pd.DataFrame:
     """Per condition: n, MOS, its CI, SOS, %GoB, %PoW (ratings on 1..scale_size).
 
-    `interval`: "t" (a t-interval over the ratings) or "participants"
-    (`participant_bootstrap_mean`; NaN below `min_participants` in a condition).
+    `interval`: "t" (a t-interval over the ratings), "participants"
+    (`participant_bootstrap_mean`) or "jackknife" (`participant_jackknife_mean`); the last
+    two NaN below `min_participants` in a condition.
     """
     df = trials.dropna(subset=[rating])
     mid = scale_midpoint(scale_size)
@@ -118,9 +139,13 @@ def rating_summary(
         n = len(r)
         mos = r.mean()
         sos = r.std(ddof=1) if n > 1 else np.nan
-        if interval == "participants":
+        if interval in ("participants", "jackknife"):
             low, high = float("nan"), float("nan")
-            if part["participant"].nunique() >= min_participants:
+            if part["participant"].nunique() >= min_participants and interval == "jackknife":
+                low, high = participant_jackknife_mean(
+                    r, part["participant"].to_numpy(), scale_size, alpha
+                )
+            elif part["participant"].nunique() >= min_participants:
                 low, high = participant_bootstrap_mean(
                     r, part["participant"].to_numpy(), n_boot, seed + i, alpha
                 )

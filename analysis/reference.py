@@ -3,11 +3,12 @@
 Each figure is a point or a range in ms (or ms per token) with its citation, what it
 measured, the estimate it maps to (``compare_with``: "psychometric ttft_ms 0.5",
 "abandonment 0.1", ...) and whether people were measured behind it. `compare` says where a
-figure lies relative to one estimate's interval: ``inside`` (a point inside, or a range
-overlapping, the CI), ``below`` (entirely under ci_low) or ``above`` (entirely over ci_high);
-``not decided (...)`` when the figure is not beyond a bounded end and the interval has an end
-these data do not bound (thresholds.csv's ``ci_unbounded``, or an infinite ``ci_high``): the
-data then neither rule the figure out nor support it.
+figure lies relative to one estimate's interval: ``inside`` (a point or a whole range within
+the CI), ``overlaps`` (a range sharing only part of the CI's values), ``below`` (entirely
+under ci_low) or ``above`` (entirely over ci_high); ``not decided (...)`` when the figure is
+not beyond a bounded end and the interval has an end these data do not bound
+(thresholds.csv's ``ci_unbounded``, or an infinite ``ci_high``): the data then neither rule
+the figure out nor support it.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ COMPARABLE = {
     "acceptability": ("acceptability",),
     "abandonment": ("abandonment",),
     "smoothness": ("smoothness",),
-    "reading": ("smoothness",),
+    "reading": (),  # a reading pace is not a judgement of streaming: no question measures it
     "server-slo": (),
 }
 REQUIRED = (
@@ -185,7 +186,8 @@ def unbounded_sides(ci_high: float, ci_unbounded: object = "") -> tuple[bool, bo
 def place(low: float, high: float, ci_low: float, ci_high: float, ci_unbounded: object = "") -> str:
     """Where the range [low, high] (equal for a point) lies relative to [ci_low, ci_high]:
     `below` / `above` when it lies entirely beyond an end these data bound, `inside` when it
-    overlaps a bounded interval, else (an end not bounded, per `unbounded_sides`)
+    lies within a bounded interval, `overlaps` when a range and the interval share only
+    part of their values, else (an end not bounded, per `unbounded_sides`)
     `not decided (the interval has no upper bound from these data)`: no bound on a side
     means the data can neither rule the figure out there nor say it agrees."""
     no_lower, no_upper = unbounded_sides(ci_high, ci_unbounded)
@@ -198,7 +200,9 @@ def place(low: float, high: float, ci_low: float, ci_high: float, ci_unbounded: 
     if no_lower or no_upper:
         side = "upper" if no_upper else "lower"
         return f"{NOT_DECIDED} (the interval has no {side} bound from these data)"
-    return "inside"
+    if ci_low <= low and high <= ci_high:
+        return "inside"
+    return "overlaps"
 
 
 def compare(

@@ -12,8 +12,9 @@ Per source (vendor/model): the share of streams whose TTFT lies past the fitted 
 threshold, the predicted share that would be abandoned before the stream ends under the
 abandonment model, and the predicted share *satisfied* (neither past the threshold nor
 abandoned: `satisfied_draws`), which `analysis.costs` divides the cost by. Uncertainty is
-carried over from the fits: each of `n_draws` draws takes a
-threshold from the psychometric bootstrap and AFT parameters from their robust sampling
+carried over from the fits: each of `n_draws` draws takes a threshold from the caller's
+draws (the report passes its population interval as a log-normal,
+`threshold_draws_from_ci`) and AFT parameters from their robust sampling
 distribution, and the interval is the 2.5-97.5 percentile of the per-source figure.
 """
 

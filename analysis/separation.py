@@ -13,6 +13,7 @@ report says which levels bracket it (`LatencySeparation.explain`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -78,7 +79,7 @@ class LatencySeparation:
             best = x
         return best
 
-    def explain(self, words: Wording, stimulus: str) -> str:
+    def explain(self, words: Wording, stimulus: str, model: str = "A logit") -> str:
         """One paragraph for the report: what separates, and which levels bracket it."""
         if self.people:
             return self._describe_people(words, stimulus)
@@ -94,7 +95,7 @@ class LatencySeparation:
             for x, share, n in mixed
         )
         return (
-            f"The {words.answers} separate by {stimulus}: {' and '.join(parts)}{both}. A logit "
+            f"The {words.answers} separate by {stimulus}: {' and '.join(parts)}{both}. {model} "
             "has no finite slope for such data (its fit steepens without end, and every "
             f"{words.resample} separates too, so its interval would be a sliver around the "
             "level where both were given): no threshold and no interval are given. Testing "
@@ -106,6 +107,23 @@ class LatencySeparation:
         low = f"{ok:,.0f} ms" if ok is not None else "below the fastest level"
         high = f"{bad:,.0f} ms" if bad is not None else "above the slowest level"
         return f"{low} and {high}"
+
+    def bracket_ms(self) -> tuple[float, float]:
+        """(slowest level every answer was acceptable at or NaN, fastest level no answer was
+        or NaN): the pooled switch lies between them."""
+        ok, bad = self.all_ok_ms, self.none_ok_ms
+        return (math.nan if ok is None else ok, math.nan if bad is None else bad)
+
+    def switch_words(self) -> str:
+        """`the switch lies between 650 and 1,000 ms` (or below / above the tested levels)."""
+        ok, bad = self.all_ok_ms, self.none_ok_ms
+        if ok is not None and bad is not None:
+            return f"the switch lies between {ok:,.0f} and {bad:,.0f} ms"
+        if ok is not None:
+            return f"the switch lies above {ok:,.0f} ms"
+        if bad is not None:
+            return f"the switch lies below {bad:,.0f} ms"
+        return "the switch is not placed"
 
     def people_bracket(self) -> tuple[float, float] | None:
         """(median over participants of the slowest level each always accepted, of the

@@ -10,8 +10,9 @@ prints, per N and level of F (25 / 50 / 75%): how often the interval holds the p
 pooled threshold (with its Monte-Carlo standard error), the median width (high / low), the
 share of degenerate intervals, and the load average before and after.
 A second table does the same for the MOS interval per TTFT level (population mean rating on
-1-5, `uxlab.plan.cluster_coverage.true_mos`): the t-interval over ratings against the
-participant bootstrap the report uses, with how often each leaves the 1-5 scale.
+1-5, `uxlab.plan.cluster_coverage.true_mos`): the t-interval over ratings, the percentile
+participant bootstrap and the participant jackknife-t the report uses (from 16 participants,
+where it first covers 0.93), with how often each leaves the 1-5 scale.
 
     uv run python benchmarks/cluster_bootstrap_coverage.py                 # 400 studies per N
     uv run python benchmarks/cluster_bootstrap_coverage.py --datasets 100  # a quick look

@@ -47,7 +47,13 @@ def _band(cov: float) -> str:
 
 
 def person_part(args) -> None:
-    rows = run_grid(grid_cells(), args.sims, args.n_boot, args.seed, sensitivity=args.sensitivity)
+    widths = {float(w) for w in args.widths.split(",")} if args.widths else None
+    rows = []
+    for i, cell in enumerate(grid_cells()):  # a cell keeps its seed (seed + its index)
+        if widths is None or cell[1].width_log in widths:
+            rows += run_grid(
+                [cell], args.sims, args.n_boot, args.seed + i, sensitivity=args.sensitivity
+            )
     print(f"per person: {args.sims} datasets per cell, B = {args.n_boot}, seed {args.seed}, ")
     print(f"sensitivity bootstrap {'on' if args.sensitivity else 'off'}")
     print(
@@ -111,6 +117,7 @@ def main() -> None:
     ap.add_argument("--sims", type=int, default=100, help="datasets per person cell")
     ap.add_argument("--n-boot", type=int, default=1000, help="B of the per-person fits")
     ap.add_argument("--no-sensitivity", dest="sensitivity", action="store_false")
+    ap.add_argument("--widths", default="", help="only these person widths (ln ms), e.g. 0.25,0.5")
     ap.add_argument("--designs", default="fixed,staircase,quest")
     ap.add_argument("--people", default="4,10,20,40")
     ap.add_argument("--observers", default="alike,differing,skewed")

@@ -38,7 +38,8 @@ def test_units_become_ms():
 def test_verdicts():
     assert verdict(400, 400, 945, 1185) == "below"
     assert verdict(1000, 1000, 945, 1185) == "inside"
-    assert verdict(500, 1000, 945, 1185) == "inside"  # a range overlapping the CI
+    assert verdict(500, 1000, 945, 1185) == "overlaps"  # a range only overlapping the CI
+    assert verdict(950, 1100, 945, 1185) == "inside"  # a range within it
     assert verdict(2000, 2000, 945, 1185) == "above"
 
 

@@ -57,7 +57,10 @@ def test_thresholds_csv_columns_and_rows(report):
     _, paths = report
     table = pd.read_csv(paths["thresholds"], dtype={"group": str})
     assert list(table.columns[: len(COLUMNS)]) == COLUMNS
-    assert set(table["measure"]) == {"psychometric", "abandonment", "rating"}
+    assert set(table["measure"]) == {"psychometric", "psychometric_ratio", "abandonment", "rating"}
+    ratio = table[table.measure == "psychometric_ratio"].iloc[0]  # indicator 1 vs 0, paired
+    assert ratio.condition == "indicator=1 vs indicator=0" and ratio.level == 0.5
+    assert ratio.ci_low < ratio.estimate < ratio.ci_high and ratio.n_participants == 8
     pooled = table[
         (table.measure == "psychometric") & (table.group == "pooled") & (table.condition == "all")
     ]

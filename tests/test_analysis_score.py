@@ -76,6 +76,29 @@ def test_share_past_threshold_carries_uncertainty(tmp_path):
     assert lo < 0.4 < hi  # an uncertain threshold gives an interval, not a point
 
 
+def test_the_scored_threshold_carries_the_population_interval(tmp_path):
+    from analysis_fixtures import simulate_trial_table, write_export_folder
+
+    from analysis.report import ReportOptions, analyse
+    from analysis.report.score_part import threshold_draws
+    from analysis.trial_table import load_trial_table
+
+    trials = simulate_trial_table(n_participants=8, reps=2, seed=9, failing_participant=False)
+    data = analyse(
+        load_trial_table(write_export_folder(tmp_path / "e", trials)),
+        ReportOptions(n_boot=100, per_participant=False),
+    )
+    draws, source = threshold_draws(data, 4000)
+    mid = data.psychometric.population.set_index("level").loc[0.5]
+    low, high = np.percentile(draws, [2.5, 97.5])
+    assert low == pytest.approx(mid.ci_low, rel=0.05) and high == pytest.approx(
+        mid.ci_high, rel=0.05
+    )
+    assert "population interval" in source
+    trial_level = data.psychometric.pooled.threshold_ci(0.5)  # narrower: trials, not people
+    assert high / low > trial_level[1] / trial_level[0]
+
+
 def _tool_only(path, vendor: str, call_ms: float):
     header = {"type": "header", "format": "uxlab.replay/1", "id": path.stem}
     header["source"] = {"kind": "import", "vendor": vendor, "model": "m1"}

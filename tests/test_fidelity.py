@@ -264,7 +264,14 @@ def test_the_report_has_a_fidelity_section_and_drops_flagged_trials_unless_asked
     assert FIDELITY_REASON in set(log["reason"])
     assert data.fidelity is not None and data.fidelity["excluded"]
     md = write_report(data, tmp_path / "out")["markdown"].read_text(encoding="utf-8")
-    assert "## Playback fidelity" in md and "are left out of this analysis" in md
+    assert "## Playback fidelity" in md
+    # each flagged trial's fate as the exclusions table counts it: some flagged trials were
+    # practice trials or the excluded participant's, left out by those rules first
+    by_rule = int(log.loc[log["reason"] == FIDELITY_REASON, "n_trials"].sum())
+    flagged = int((trials["fidelity_flag"] == 1).sum())
+    assert f"{flagged} of {len(trials)} judged trials" in md
+    assert f"{by_rule} left out for it (see the exclusions above)" in md
+    assert f"{flagged - by_rule} already left out by another rule" in md
     kept = analyse(
         table,
         ReportOptions(

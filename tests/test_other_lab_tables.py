@@ -79,7 +79,7 @@ def test_other_lab_table_gives_a_report_with_no_undeclared_factor(argv, tmp_path
 def test_psychopy_seconds_keys_and_rating_are_said(tmp_path, capsys):
     thresholds, printed = _run(PSYCHOPY, tmp_path / "r", capsys)
     assert "16 row(s) without a value in the stimulus column 'delay_s'" in printed
-    assert "read as seconds (largest value 8)" in printed
+    assert "read as seconds, converted to ms (its name ends _s)" in printed
     assert "'j' means yes (1); 'f' means no (0)" in printed
     assert "rating" in set(thresholds["measure"])  # an unprefixed rating column is used
     assert thresholds["estimate"].min() > 100  # seconds were not read as ms

@@ -55,9 +55,10 @@ def test_every_figure_maps_to_a_measure_and_level(figures):
 @pytest.mark.parametrize(
     ("ci", "point", "rng"),
     [
-        ((50, 90), "above", "inside"),
+        ((50, 90), "above", "overlaps"),  # the range shares only part of the interval
         ((250, 300), "below", "below"),
-        ((90, 110), "inside", "inside"),
+        ((90, 110), "inside", "overlaps"),
+        ((40, 250), "inside", "inside"),  # the whole range within the interval
         ((10, 40), "above", "above"),
     ],
 )
@@ -85,7 +86,7 @@ def test_compare_with_a_thresholds_table(figures):
         ],
     )
     out = compare_with_thresholds(list(figures.values()), table).set_index("id")
-    assert out.loc["rule-of-thumb-500-800ms", "verdict"] == "inside"
+    assert out.loc["rule-of-thumb-500-800ms", "verdict"] == "overlaps"  # 560-760 within 500-800
     assert out.loc["doherty1982-400ms", "verdict"] == "below"
     assert out.loc["nielsen1993-1s", "verdict"] == "above"
     assert out.loc["nielsen1993-1s", "estimate"] == 650.0  # the pooled row, not p001
@@ -98,7 +99,8 @@ def test_report_engineers_comparison_reads_the_same_file():
 
     out = compare_figures(load_reference_figures(), {"psychometric:ttft_ms:0.5": (650, 560, 760)})
     row = out.set_index("id").loc["rule-of-thumb-500-800ms"]
-    assert row.verdict == "inside"
+    assert row.verdict == "overlaps"  # a range that only overlaps is never "inside"
+    assert row.precision == "95% CI spans ×1.36 (560-760 ms)"
 
 
 @pytest.mark.parametrize(

@@ -39,8 +39,8 @@ def test_quest_study_uses_the_participant_effects_model(quest_table):
     assert "adaptive design (quest)" in part.estimator
     assert "random intercept per participant" in part.estimator
     pop = part.population.set_index("level")
-    assert np.all(np.isfinite(pop["estimate"]))
-    assert pop.loc[0.25, "estimate"] < pop.loc[0.5, "estimate"] < pop.loc[0.75, "estimate"]
+    assert pop["estimate"].isna().all()  # withheld, with what was measured on QUEST+
+    assert "0.55-0.85 with people steeper than the procedure's steps" in part.estimator
     assert any("random intercept" in note for note in data.notes)
 
 
@@ -57,25 +57,29 @@ def test_quest_study_below_the_minimum_withholds_25_and_75(quest_table):
     assert "withheld" in data.psychometric.estimator
 
 
-def test_staircase_levels_measured_biased_are_withheld_with_the_bias_said():
+def test_adaptive_levels_that_missed_the_goal_are_withheld_with_the_figures():
     import pandas as pd
 
     from analysis.report.data import PsychometricPart
-    from analysis.report.psychometric_part import _withhold_measured_bias
+    from analysis.report.psychometric_adaptive import DETECTED, withhold_measured_bias
 
     table = pd.DataFrame(
         {"level": [0.25, 0.5, 0.75], "estimate": [500.0, 800.0, 1200.0], "ci_low": 1.0}
     ).assign(ci_high=2000.0)
-    fresh = table.copy()
-    part = PsychometricPart("q", "too slow", None, table, estimator="adaptive design (staircase)")
-    _withhold_measured_bias(part, "staircase")
-    pop = part.population.set_index("level")
-    assert np.isnan(pop.loc[0.75, "estimate"]) and pop.loc[0.5, "estimate"] == 800.0
-    assert pop.loc[0.25, "estimate"] == 500.0
-    assert "bias was 50% +2% to +13%, 75% +8% to +56% (benchmarks/validation_grid.py)" in (
-        part.estimator
-    )
-    assert "the 75% point is withheld" in part.estimator
-    quest = PsychometricPart("q", "too slow", None, fresh, estimator="x")
-    _withhold_measured_bias(quest, "quest")
-    assert quest.estimator == "x" and quest.population["estimate"].notna().all()
+
+    def withheld(procedure: str) -> tuple[list[float], str]:
+        part = PsychometricPart("q", "too slow", None, table.copy(), estimator="e")
+        withhold_measured_bias(part, procedure)
+        pop = part.population.set_index("level")
+        return [lv for lv in pop.index if np.isnan(pop.loc[lv, "estimate"])], part.estimator
+
+    levels, said = withheld("staircase")
+    assert levels == [0.25, 0.5, 0.75]
+    assert "50% point was biased +2% to +13%" in said and "covered 0.70-0.97" in said
+    assert said.endswith("so the 25% / 50% / 75% points are withheld")
+    levels, said = withheld("quest")
+    assert levels == [0.25, 0.5, 0.75] and "covered 0.90-0.98 with people of" in said
+    assert withheld("interleaved")[0] == [0.25, 0.5, 0.75]
+    levels, said = withheld(DETECTED)
+    assert levels == [0.25, 0.5, 0.75] and "not declared" in said
+    assert withheld("some lab's own procedure")[0] == [0.25, 0.5, 0.75]  # as if detected

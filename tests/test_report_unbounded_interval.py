@@ -11,7 +11,7 @@ from analysis_fixtures import simulate_trial_table, write_export_folder
 from analysis.report import ReportOptions, analyse
 from analysis.report.blocks import NO_LOWER_BOUND, NO_UPPER_BOUND, ci_range
 from analysis.report.interval_bounds import UNBOUNDED_FACTOR, unbounded_ends
-from analysis.report.psychometric_part import psychometric_blocks
+from analysis.report.psychometric_blocks import psychometric_blocks
 from analysis.report.render import render_markdown
 from analysis.report.summary import plain_summary
 from analysis.report.thresholds_csv import thresholds_table

@@ -20,6 +20,7 @@ from analysis.psychometric.inputs import (
 from analysis.psychometric.ml_fit import _threshold_logs
 from analysis.psychometric.resampling import _intervals
 from analysis.psychometric.single import DEFAULT_LEVELS, PsychometricFitter, _report_progress
+from analysis.steep_tails import widen_steep_tails
 
 THRESHOLD_COLUMNS = ["level", "estimate", "ci_low", "ci_high", "n_trials"]
 
@@ -98,6 +99,11 @@ def population_threshold(
 ) -> pd.DataFrame:
     """Pooled thresholds with intervals from resampling participants (a cluster bootstrap).
 
+    Not the report's interval: `uxlab report` prints the participant jackknife-t of
+    `analysis.small_sample_interval.population_threshold_small_n` (same estimate), because
+    this percentile bootstrap covers the population's point too rarely with few people
+    (0.825-0.855 with 4 participants, 0.855-0.875 with 8; docs/explanation/small-samples.md).
+
     The estimate is the pooled fit of all trials; each bootstrap replicate draws
     participants with replacement, pools their counts and refits (all replicates at once),
     so the interval carries between-participant variation. Percentile intervals, each end
@@ -162,12 +168,16 @@ def floored_threshold_frame(
     """The pooled thresholds' table (ln ms in, ms out), each interval end at least as far
     out as the pooled counts' parametric bootstrap when it was drawn (`n_boot` > 0): when
     every participant separates at the same gap, resampling participants alone has zero
-    width. Columns: level, estimate, ci_low, ci_high, n_trials, n_participants."""
+    width; and over the gap between the tested levels around the 50% point when the pooled
+    curve is steeper than the levels show (`analysis.steep_tails`). Columns: level,
+    estimate, ci_low, ci_high, n_trials, n_participants."""
     if n_boot > 0:
         p_low, p_high = _intervals(
             pooled._threshold_samples(levels)[1], est, None, None, "percentile", alpha
         )
         low, high = np.fmin(low, p_low), np.fmax(high, p_high)
+    res = pooled._result  # a pooled curve steeper than the levels show: over the gap
+    low, high = widen_steep_tails(res.layout, res.theta, low, high)
     return pd.DataFrame(
         {
             "level": list(levels),

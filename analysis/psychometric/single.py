@@ -193,7 +193,7 @@ class PsychometricFitter(Fitter):
         )
         sens = _threshold_logs(self._result.layout, self._result.sens_theta, levels)
         low, high = _widest(low, high, sens, self.alpha)
-        low, high = widen_steep_tails(self._result.layout, self._result.theta, levels, low, high)
+        low, high = widen_steep_tails(self._result.layout, self._result.theta, low, high)
         return pd.DataFrame(
             {
                 "level": list(levels),

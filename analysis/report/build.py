@@ -41,18 +41,21 @@ from analysis.report.data import (
     run_part,
 )
 from analysis.report.fidelity_part import fidelity_part
-from analysis.report.psychometric_part import (
-    median_person_thresholds,
-    participant_table,
-    psychometric_part,
-)
+from analysis.report.psychometric_blocks import participant_table
+from analysis.report.psychometric_part import median_person_thresholds, psychometric_part
 from analysis.report.ratings_part import ratings_part
 from analysis.report.references_part import reference_comparison
 from analysis.report.score_part import score_part
 from analysis.report.sessions_part import session_facts
 from analysis.report.thresholds_csv import thresholds_table
 from analysis.report.truth_part import truth_part
-from analysis.trial_table import TrialTable, TrialTableError, numeric_column, question_columns
+from analysis.trial_table import (
+    TrialTable,
+    TrialTableError,
+    is_uxlab_shaped,
+    numeric_column,
+    question_columns,
+)
 
 __all__ = [  # the names other modules have imported from here
     "ESTIMANDS",
@@ -108,9 +111,36 @@ def choose_columns(table: TrialTable, options: ReportOptions) -> tuple[str, str 
     empty = levels.isna().to_numpy()
     if "attention_check" in trials.columns:  # a check has no stream, so no latency level
         empty &= ~(pd.to_numeric(trials["attention_check"], errors="coerce") == 1).to_numpy()
-    if empty.any():
-        row = int(np.flatnonzero(empty)[0]) + 1
+    answers = [c for c in (options.judgement, options.rating) if c and c in trials.columns]
+    answers += [c for c in question_columns(trials) if c not in answers]
+    answered = trials[answers].notna().any(axis=1).to_numpy() if answers else np.zeros_like(empty)
+    instructions = empty & ~answered  # no latency and no answer: not a trial
+    if instructions.any() and not is_uxlab_shaped(trials):  # instructions, breaks, thanks
+        empty = empty & ~instructions
+        keep = ~instructions
+        table.trials = trials = trials.loc[keep]
+        levels = levels.loc[keep]
+        table.notes.append(
+            f"{int(instructions.sum())} row(s) without a value in the stimulus column "
+            f"{stimulus!r} and without an answer (instructions, breaks or other non-trial "
+            f"rows) were dropped; {len(trials)} trial row(s) remain."
+        )
+        empty = empty[keep]
+    if empty.any():  # the file's row (the index keeps it when rows were dropped)
+        row = int(trials.index[int(np.flatnonzero(empty)[0])]) + 1
         raise TrialTableError(path, row, stimulus, "empty: every trial needs its latency level")
+    if table.stimulus is None:  # not converted on load: say which unit is taken, and why
+        why = (
+            "a uxlab export: contract 2 stores latencies in ms"
+            if is_uxlab_shaped(trials)
+            else "its name ends _ms"
+            if stimulus.endswith("_ms")
+            else "a trial table's latencies are ms unless --stimulus-unit says otherwise"
+        )
+        table.notes.append(
+            f"Stimulus {stimulus!r} taken as ms ({why}); if it is in seconds, pass "
+            f"--stimulus {stimulus} --stimulus-unit s."
+        )
     nonpositive = (levels <= 0).to_numpy()
     if nonpositive.any():
         row = int(np.flatnonzero(nonpositive)[0]) + 1

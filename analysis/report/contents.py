@@ -7,7 +7,7 @@ from analysis.report.adaptive_part import adaptive_blocks
 from analysis.report.chains_part import chain_blocks
 from analysis.report.cost_part import cost_blocks
 from analysis.report.overview_part import nothing_left_blocks, overview_blocks
-from analysis.report.psychometric_part import psychometric_blocks
+from analysis.report.psychometric_blocks import psychometric_blocks
 from analysis.report.ratings_part import rating_blocks
 from analysis.report.references_part import reference_blocks
 from analysis.report.score_part import score_blocks

@@ -34,6 +34,8 @@ THRESHOLD_COLUMNS = [
     "true_value",
     "covers_truth",
     "withheld",
+    "bracket_low_ms",
+    "bracket_high_ms",
 ]
 
 
@@ -66,6 +68,9 @@ class ReportOptions:
     title: str | None = None
     estimand: str = "population"  # or "median-person" (see ESTIMANDS)
     judgement_kind: str | None = None  # immediacy | acceptability | smoothness (else inferred)
+    # how the stimulus levels were chosen (analysis.design_detection.PROCEDURES); None: from
+    # study.json or sessions.csv, else detected from the levels people were tested at
+    procedure: str | None = None
 
 
 class Estimate(NamedTuple):
@@ -104,6 +109,10 @@ class PsychometricPart:
     population: pd.DataFrame  # level, estimate, ci_low, ci_high (participants resampled)
     per_participant: dict[str, Any] = field(default_factory=dict)
     per_condition: dict[str, ConditionFit] = field(default_factory=dict)
+    # per other factor: each condition's 50% point over the first condition's
+    # (`analysis.condition_contrast`: factor, condition, reference, level, ratio, ci_low,
+    # ci_high, n_participants)
+    contrasts: list[pd.DataFrame] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
     estimand: str = "population"  # what `population` estimates (ESTIMANDS)
     estimator: str = (  # how, in words
@@ -115,6 +124,14 @@ class PsychometricPart:
     withheld: Any = None
     withheld_text: str = ""
     withheld_short: str = ""
+    # participants whose own answers separate by latency (`analysis.separation.
+    # LatencySeparation`): their switch is bracketed by two tested levels, not estimated
+    person_separation: dict[str, Any] = field(default_factory=dict)
+    median_withheld: str = ""  # why the median person's figures are withheld, if they are
+    procedure: str | None = None  # the adaptive procedure that chose the levels (None: fixed)
+    # on an adaptive design, the model's table before its missed points were withheld: not
+    # printed, kept for the planner to compare its own computation of it
+    model_population: pd.DataFrame | None = None
 
 
 @dataclass
@@ -174,6 +191,7 @@ class ReportData:
     score: pd.DataFrame | None = None
     score_errors: list[str] = field(default_factory=list)
     score_fixed_levels: dict[str, float] = field(default_factory=dict)
+    score_threshold_source: str = ""  # where the scored threshold's draws come from, in words
     costs: Any = None  # the cost section (cost_part.CostSection), with --prices
     notes: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # parts below their minimum N, one line each

@@ -101,11 +101,22 @@ def fidelity_part(data: Any) -> dict[str, Any] | None:
     if sessions is not None and "env_machine_cpus" in sessions.columns:
         values = pd.to_numeric(sessions["env_machine_cpus"], errors="coerce").dropna()
         cpus = sorted({int(v) for v in values}) or None
+    excl, kept = getattr(data, "exclusions", None), getattr(data, "kept", None)
+    fate = {}
+    if excl is not None and kept is not None:  # as the exclusions table counts them
+        log = excl.log
+        fate = {
+            "n_left_out": int(log.loc[log["rule"] == "drop_fidelity_flagged", "n_trials"].sum()),
+            "n_kept": int((_numbers(kept, "fidelity_flag") == 1).sum()),
+        }
     return {
         "table": table,
         "n_flagged": int((flag == 1).sum()),
         "n_judged": int(flag.notna().sum()),
         "excluded": bool(getattr(data.options.rules, "drop_fidelity_flagged", False)),
+        # what happened to the flagged trials: left out by this rule, kept, or left out
+        # before it by another (a practice trial, an excluded participant)
+        **fate,
         "cpus": cpus,
         "unmeasured": [str(w) for w in table["lateness measured at"] if w.startswith("not")],
         "n_sessions": len(table),
@@ -119,11 +130,6 @@ def fidelity_blocks(part: dict[str, Any] | None) -> list:
         return []
     from analysis.report.blocks import Heading, Para, Table
 
-    fate = (
-        "left out of this analysis (see the exclusions above)"
-        if part["excluded"]
-        else "kept in this analysis (--keep-flagged)"
-    )
     text = (
         "Lateness is when a chunk reached the screen minus when the schedule said it should "
         "(where the screen was not measured, when it was handed to the view). "
@@ -132,8 +138,9 @@ def fidelity_blocks(part: dict[str, Any] | None) -> list:
     if part["n_judged"]:
         text += (
             f"{part['n_flagged']} of {part['n_judged']} judged trials were shown outside the "
-            f"study's timing tolerance (fidelity_flag = 1) and are {fate}."
+            f"study's timing tolerance (fidelity_flag = 1)"
         )
+        text += _fate(part) if part["n_flagged"] else "."
     else:
         text += "No trial was judged against the study's timing tolerance."
     if part["cpus"]:
@@ -145,6 +152,25 @@ def fidelity_blocks(part: dict[str, Any] | None) -> list:
         Table(part["table"], "Per session: lateness, frame sharing, flagged trials, load"),
         *browser_blocks(part.get("browser")),
     ]
+
+
+def _fate(part: dict[str, Any]) -> str:
+    """What happened to the flagged trials, as the exclusions table counts them."""
+    flagged = part["n_flagged"]
+    by_rule = part.get("n_left_out", flagged if part["excluded"] else 0)
+    kept = part.get("n_kept", 0 if part["excluded"] else flagged)
+    before = flagged - by_rule - kept
+    said = []
+    if by_rule:
+        said.append(f"{by_rule} left out for it (see the exclusions above)")
+    if kept:
+        said.append(f"{kept} kept in this analysis (--keep-flagged)")
+    if before > 0:
+        said.append(
+            f"{before} already left out by another rule (a practice trial, an excluded "
+            "participant or session)"
+        )
+    return ": " + "; ".join(said) + "."
 
 
 def _unmeasured_text(unmeasured: list[str], n_sessions: int) -> str:

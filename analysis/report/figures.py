@@ -171,7 +171,10 @@ def psychometric_pooled(part, stimulus: str, tested: tuple[float, float] | None 
         ax.plot(grid, fit.predict(grid), lw=1, ls="--", label=f"fit, {label}")
     tested = tested or fitted_range_ms(part.pooled)
     _, t, lo, hi = _mid_threshold(part.pooled)
-    if np.isfinite(t):
+    bracket = pooled_bracket(part)
+    if bracket is not None:  # separated answers: the gap, not a point
+        ax.axvspan(*bracket, color="tab:orange", alpha=0.2, label=f"switch: {_bracket(bracket)}")
+    elif np.isfinite(t) and getattr(part, "procedure", None) is None:  # adaptive: no point
         drawn = [*ax.get_xlim(), *tested]  # the curves and data drawn so far
         bars, edges = _bars([(t, lo, hi)], [open_sides(lo, hi, tested)], also=drawn)
         y = float(part.pooled.predict([t])[0])
@@ -195,13 +198,34 @@ def psychometric_pooled(part, stimulus: str, tested: tuple[float, float] | None 
     return _png(fig)
 
 
-def psychometric_grid(fits: dict, stimulus: str, max_panels: int = 36) -> bytes:
-    """Small multiples: one panel per participant with data, fit and 50% threshold CI."""
-    return _png(psychometric_grid_figure(fits, stimulus, max_panels))
+def pooled_bracket(part) -> tuple[float, float] | None:
+    """The tested levels bracketing the pooled switch when everyone's answers separate
+    there (`PsychometricPart.withheld` a pooled `LatencySeparation`), else None."""
+    sep = getattr(part, "withheld", None)
+    if sep is None or isinstance(sep, str) or sep.people:
+        return None
+    low, high = sep.bracket_ms()
+    return (low, high) if np.isfinite(low) and np.isfinite(high) else None
 
 
-def psychometric_grid_figure(fits: dict, stimulus: str, max_panels: int = 36) -> Any:
+def _bracket(bracket: tuple[float, float]) -> str:
+    return f"between {bracket[0]:,.0f} and {bracket[1]:,.0f} ms (a bracket, not an estimate)"
+
+
+def psychometric_grid(
+    fits: dict, stimulus: str, max_panels: int = 36, brackets: dict | None = None
+) -> bytes:
+    """Small multiples: one panel per participant with data, fit and 50% threshold CI; a
+    participant in `brackets` (id -> (low, high) ms: answers that separate there) gets the
+    gap shaded and no threshold."""
+    return _png(psychometric_grid_figure(fits, stimulus, max_panels, brackets))
+
+
+def psychometric_grid_figure(
+    fits: dict, stimulus: str, max_panels: int = 36, brackets: dict | None = None
+) -> Any:
     """The figure of `psychometric_grid` (matplotlib), before it is written as a PNG."""
+    brackets = brackets or {}
     plt = _plt()
     keys = list(fits)[:max_panels]
     cols = min(6, len(keys))
@@ -234,11 +258,18 @@ def psychometric_grid_figure(fits: dict, stimulus: str, max_panels: int = 36) ->
         )
         grid = np.geomspace(f.x_ms_[0], f.x_ms_[-1], 100)
         ax.plot(grid, f.predict(grid), color="tab:blue", lw=1)
-        t = mids[key].estimate
-        y = float(f.predict([t])[0])
-        ax.errorbar([t], [y], xerr=_xerr([t], [bar]), fmt="s", ms=3, color="black", capsize=2, lw=1)
-        any_open |= _open_markers(ax, [bar], [y], edges, size=4)
-        ax.set_title(f"{key}: {t:.0f} ms", fontsize=8)
+        if key in brackets:  # the switch lies in a gap: no point, no interval
+            low, high = brackets[key]
+            if np.isfinite(low) and np.isfinite(high):
+                ax.axvspan(low, high, color="tab:orange", alpha=0.25)
+            ax.set_title(f"{key}: {low:,.0f}-{high:,.0f} ms (separated)", fontsize=8)
+        else:
+            t = mids[key].estimate
+            y = float(f.predict([t])[0])
+            xerr = _xerr([t], [bar])
+            ax.errorbar([t], [y], xerr=xerr, fmt="s", ms=3, color="black", capsize=2, lw=1)
+            any_open |= _open_markers(ax, [bar], [y], edges, size=4)
+            ax.set_title(f"{key}: {t:.0f} ms", fontsize=8)
         _ms_axis(ax, "", minor=False)
         ax.set_ylim(-0.05, 1.05)
         ax.tick_params(labelsize=7)
@@ -269,14 +300,23 @@ def threshold_distribution(part, stimulus: str, tested: tuple[float, float] | No
     default those of the pooled fit)."""
     plt = _plt()
     rows = []
+    brackets = []  # people whose answers separate: their gap, drawn without a point
     for key, f in part.per_participant.items():
+        sep = getattr(part, "person_separation", {}).get(key)
+        if sep is not None:
+            brackets.append((key, *sep.bracket_ms()))
+            continue
         rows.append((_mid_threshold(f, key), fitted_range_ms(f)))
     rows.sort(key=lambda r: r[0].estimate)
-    height = min(0.16 * len(rows) + 1.2, 12)
+    height = min(0.16 * (len(rows) + len(brackets)) + 1.2, 12)
     fig, ax = plt.subplots(figsize=(7, height))
     y = np.arange(len(rows))
     est = [r.estimate for r, _ in rows]
     pop = part.population.set_index("level").loc[0.5]
+    for i, (_, low, high) in enumerate(sorted(brackets, key=lambda b: b[1])):
+        at = len(rows) + i
+        ax.hlines(at, low, high, color="tab:gray", lw=2, label=None if i else "separated: gap")
+    names = [r.key for r, _ in rows] + [b[0] for b in sorted(brackets, key=lambda b: b[1])]
     tested = tested or fitted_range_ms(part.pooled)
     has_band = bool(np.isfinite(pop.ci_low) and np.isfinite(pop.ci_high))
     intervals = [(r.estimate, r.ci_low, r.ci_high, rng) for r, rng in rows]
@@ -287,16 +327,19 @@ def threshold_distribution(part, stimulus: str, tested: tuple[float, float] | No
         [open_sides(*i[1:]) for i in intervals],
         also=[pop.estimate, *tested],
     )
-    ax.errorbar(
-        est,
-        y,
-        xerr=_xerr(est, bars[: len(rows)]),
-        fmt="o",
-        ms=3,
-        lw=0.8,
-        color="tab:blue",
-        label="participant (95% CI)",
-    )
+    if rows:
+        ax.errorbar(
+            est,
+            y,
+            xerr=_xerr(est, bars[: len(rows)]),
+            fmt="o",
+            ms=3,
+            lw=0.8,
+            color="tab:blue",
+            label="participant (95% CI)",
+        )
+    else:  # everyone bracketed: show the tested levels around the brackets
+        ax.set_xlim(tested[0] / 1.25, tested[1] * 1.25)
     any_open = _open_markers(ax, bars[: len(rows)], y, edges, color="tab:blue", size=4)
     if len(bars) > len(rows):  # the population interval (an infinite end drawn to the edge)
         band = bars[-1]
@@ -310,13 +353,15 @@ def threshold_distribution(part, stimulus: str, tested: tuple[float, float] | No
         )
         ax.axvline(pop.estimate, color="tab:orange")
         any_open |= _open_markers(ax, [band], [len(rows) - 0.5], edges, color="tab:orange")
-    else:  # too few participants for a population interval
+    elif pooled_bracket(part) is not None:
+        ax.axvspan(*pooled_bracket(part), color="tab:orange", alpha=0.2, label="pooled switch")
+    elif np.isfinite(pop.estimate):  # too few participants for a population interval
         ax.axvline(pop.estimate, color="tab:orange", label=f"pooled {pop.estimate:.0f} ms")
-    if len(rows) <= 40:
-        ax.set_yticks(y, [r.key for r, _ in rows], fontsize=7)
+    if len(names) <= 40:
+        ax.set_yticks(np.arange(len(names)), names, fontsize=7)
     else:
         ax.set_yticks([])
-        ax.set_ylabel(f"{len(rows)} participants, sorted")
+        ax.set_ylabel(f"{len(names)} participants, sorted")
     _ms_axis(ax, f"50% threshold on {stimulus} (ms, log scale)")
     if any_open:
         _open_legend_entry(ax)

@@ -1,6 +1,7 @@
-"""The psychometric section: thresholds of the binary judgement (pooled with participants
-resampled, per participant, per level of the other factors, the adaptive designs'
-estimator) and its blocks."""
+"""The psychometric section's analysis: thresholds of the binary judgement (pooled with
+participants resampled, per participant, per level of the other factors and the ratios
+between them, the estimator of adaptive designs); its blocks are in `psychometric_blocks`,
+what it withholds in `psychometric_withheld`, adaptive designs in `psychometric_adaptive`."""
 
 from __future__ import annotations
 
@@ -10,22 +11,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.report import figures
-from analysis.report.blocks import (
-    Heading,
-    Para,
-    Table,
-    ci_range,
-    degenerate_note,
-    figure_or_note,
-    unbounded_note,
-)
 from analysis.report.data import ESTIMANDS, ConditionFit, PsychometricPart, ReportData
-from analysis.report.interval_bounds import fitted_range_ms
-from analysis.report.simulated_rows import mark_simulated
-from analysis.report.support import MINIMUMS, enough, estimate_flags, flag_text, skipped_line
-from analysis.separation import yes_no_words
-from analysis.small_sample_interval import adaptive_mixed_thresholds
+from analysis.report.psychometric_adaptive import adaptive_design, adaptive_population
+from analysis.report.psychometric_withheld import (
+    IMPLAUSIBLE_THRESHOLD_MS,
+    MEDIAN_PERSON_MEASURED,
+    ImplausibleThreshold,
+    acceptable_answers,
+    median_bracket,
+    separated_population,
+    withhold_few_people_tails,
+)
+from analysis.report.support import enough, skipped_line
+from analysis.separation import find_separation
 from analysis.survival import condition_label
 from analysis.trial_table import binary_column
 
@@ -43,7 +41,7 @@ def _other_factor_levels(data: ReportData) -> list[tuple[str, float]]:
 def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
     """The psychometric part of `column` (yes/no) against `data.stimulus`; raises
     PsychometricInputError when the answers cannot be fitted."""
-    from analysis.psychometric import MultiConditionFitter, PsychometricFitter
+    from analysis.psychometric import PsychometricFitter
     from analysis.small_sample_interval import population_threshold_small_n
 
     opts, kept, stim = data.options, data.kept, data.stimulus
@@ -66,26 +64,23 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
         population["ci_low"], population["ci_high"] = np.nan, np.nan
         population["n_participants"] = n_people
     part = PsychometricPart(column, yes_means, pooled, population)
-    procedure = adaptive_design(data)
+    mid_ms = pooled.threshold(0.5)
+    if np.isfinite(mid_ms) and mid_ms < IMPLAUSIBLE_THRESHOLD_MS:
+        raise ImplausibleThreshold(
+            f"the pooled 50% threshold came out at {mid_ms:.2g} ms, and people do not tell "
+            f"latencies under {IMPLAUSIBLE_THRESHOLD_MS:g} ms apart: {stim} is probably not in "
+            f"ms (the unit taken, and why, is in the notes); if it is in seconds, pass "
+            f"--stimulus COLUMN --stimulus-unit s"
+        )
+    procedure = adaptive_design(data, df, pooled.direction_ == "rising")
+    part.procedure = procedure
     if procedure is not None:
-        _adaptive_population(data, part, df, procedure, n_people)
-    for factor in {f for f, _ in _other_factor_levels(data)}:
-        try:
-            multi = MultiConditionFitter().fit(
-                df, "_x", "_y", factor, share_lapse=True, n_boot=opts.n_boot, seed=opts.seed
-            )
-        except ValueError as exc:
-            part.failed[f"by {factor}"] = str(exc)
-            continue
-        for key in multi.conditions_:
-            label = condition_label({factor: float(key)})
-            rows = multi.thresholds_[multi.thresholds_["condition"] == key]
-            part.per_condition[label] = ConditionFit(
-                multi,
-                key,
-                rows.drop(columns="condition").reset_index(drop=True),
-                (float(df["_x"].min()), float(df["_x"].max())),
-            )
+        adaptive_population(data, part, df, procedure, n_people)
+    else:
+        separated_population(data, part, df)
+    if procedure is None and part.withheld is None and enough("population", n_people):
+        withhold_few_people_tails(data, part.population, n_people, "pooled")
+    _per_condition(data, part, df, n_people)
     if opts.per_participant:
         keys = sorted(df["participant"].unique())
         seeds = np.random.SeedSequence(opts.seed).spawn(len(keys))
@@ -103,12 +98,62 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
                 )
             except ValueError as exc:
                 part.failed[pid] = str(exc)
+            own = find_separation(sub["_x"].to_numpy(), acceptable_answers(part, sub))
+            if own is not None and pid in part.per_participant:
+                part.person_separation[pid] = own
             if opts.progress:
                 _progress_bar(i + 1, len(keys), "participant fits")
         if opts.progress and keys:
             print(file=sys.stderr)
     _set_estimand(data, part, n_people)
     return part
+
+
+def _per_condition(data: ReportData, part: PsychometricPart, df: pd.DataFrame, n_people: int):
+    """Each other factor's conditions from one joint fit, their intervals and the ratio of
+    each condition's 50% point to the first condition's from refitting without each
+    participant (`analysis.condition_contrast`); below the population minimum, estimates
+    only (these people's, not a population's)."""
+    from analysis.condition_contrast import condition_thresholds
+
+    opts = data.options
+    resample = enough("population", n_people)
+    factors = sorted({f for f, _ in _other_factor_levels(data)})
+    if factors and part.procedure is not None:  # a joint fit pools people at their own levels
+        data.notes.append(
+            f"Thresholds per level of {', '.join(factors)}: withheld on an adaptive design "
+            f"({part.procedure}): the joint fit pools every person's trials, which an "
+            "adaptive procedure placed at that person's own levels, so its per-condition "
+            "points carry the bias the pooled fit has there; the per-participant fits are "
+            "each person's own."
+        )
+        return
+    if factors and not resample:
+        data.skipped.append(skipped_line("per_condition", n_people))
+    for factor in factors:
+        try:
+            fit = condition_thresholds(
+                df, "_x", "_y", factor, "participant", opts.n_boot, opts.seed, resample=resample
+            )
+        except ValueError as exc:
+            part.failed[f"by {factor}"] = str(exc)
+            continue
+        if resample:
+            withhold_few_people_tails(data, fit.table, n_people, "per-condition")
+        for key in fit.fitter.conditions_:
+            rows = fit.table[fit.table["condition"] == key]
+            part.per_condition[condition_label({factor: float(key)})] = ConditionFit(
+                fit.fitter,
+                key,
+                rows.drop(columns="condition").reset_index(drop=True),
+                (float(df["_x"].min()), float(df["_x"].max())),
+            )
+        contrast = fit.contrast.assign(
+            factor=factor,
+            condition=[condition_label({factor: float(k)}) for k in fit.contrast["condition"]],
+            reference=[condition_label({factor: float(k)}) for k in fit.contrast["reference"]],
+        )
+        part.contrasts.append(contrast)
 
 
 def fit_participant(x: np.ndarray, y: np.ndarray, *, n_boot: int, seed: int) -> Any:
@@ -152,8 +197,19 @@ def _set_estimand(data: ReportData, part: PsychometricPart, n_people: int) -> No
         median = median_person_thresholds(
             part.per_participant, data.options.n_boot, data.options.seed
         )
-        if not enough("median_person", n_people):
-            median["ci_low"], median["ci_high"] = np.nan, np.nan
+        # held to the headline's goal and missing it (MEDIAN_PERSON_MEASURED): the 25% / 75%
+        # points withheld, the 50% point given without an interval
+        median.loc[median["level"] != 0.5, "estimate"] = np.nan
+        median["ci_low"], median["ci_high"] = np.nan, np.nan
+        part.median_withheld = MEDIAN_PERSON_MEASURED
+        bracket = median_bracket(part)
+        if bracket is not None:  # separated people's switches leave the median open
+            median[["estimate", "ci_low", "ci_high"]] = np.nan
+            part.median_withheld = (
+                f"the median participant's switch lies between {bracket[0]:,.0f} and "
+                f"{bracket[1]:,.0f} ms: some participants' answers separate, so their "
+                "switches are brackets, not estimates"
+            )
     if wanted == "median-person":
         if median is None:
             data.notes.append(
@@ -162,115 +218,12 @@ def _set_estimand(data: ReportData, part: PsychometricPart, n_people: int) -> No
             )
             return
         part.population, part.other, part.estimand = median, part.population, wanted
+        part.estimator = (
+            "the median of the per-participant fits' 50% thresholds, without an interval: "
+            + MEDIAN_PERSON_MEASURED
+        )
     else:
         part.other = median
-
-
-def adaptive_design(data: ReportData) -> str | None:
-    """The adaptive procedure that chose the stimulus levels (study.json's factor
-    `procedure`, else the sessions' adaptive columns), or None for a fixed design."""
-    declared = data.table.study.get("factors")
-    specs = declared.values() if isinstance(declared, dict) else declared or []
-    for spec in specs:
-        if isinstance(spec, dict) and spec.get("procedure"):
-            return str(spec["procedure"])
-    from analysis.report.adaptive_part import adaptive_estimates
-
-    sessions = adaptive_estimates(getattr(data.table, "sessions", None))
-    if sessions is not None:
-        return ", ".join(sorted({str(p) for p in sessions["procedure"].dropna()})) or "adaptive"
-    return None
-
-
-def _adaptive_population(
-    data: ReportData, part: PsychometricPart, df: pd.DataFrame, procedure: str, n_people: int
-) -> None:
-    """Adaptive designs test each person where that person is unsure, so a pooled fit
-    without participant effects mixes people at different latencies: its 25% / 75% points
-    were biased (-21% / +32% on simulated staircases with people who differ). The
-    population thresholds then come from a logit with a random intercept per participant
-    (`analysis.ratings.fit_mixed_acceptability`), or are withheld with the reason."""
-    rising = part.pooled.direction_ == "rising"
-    falls = df.assign(_falls=(1.0 - df["_y"]) if rising else df["_y"])
-    if not enough("population", n_people):
-        part.population.loc[part.population["level"] != 0.5, ["estimate", "ci_low", "ci_high"]] = (
-            np.nan
-        )
-        part.estimator = (
-            f"adaptive design ({procedure}): 25% / 75% points withheld; they need a model with "
-            f"participant effects, which needs {MINIMUMS['population'].min_participants} "
-            "participants"
-        )
-        data.notes.append(f"Psychometric thresholds: {part.estimator}.")
-        return
-    table, why = adaptive_mixed_thresholds(falls, "_falls", "_x")  # jackknife-t only
-    if why is not None:  # separated answers or no finite fit: no threshold, no interval
-        part.population.loc[:, ["estimate", "ci_low", "ci_high"]] = np.nan
-        part.withheld = why
-        words = yes_no_words(part.yes_means, rising)
-        part.estimator = (
-            f"adaptive design ({procedure}): logit on ln latency with a random intercept per "
-            "participant; no thresholds: "
-            + ("the answers separate by latency (see below)" if not isinstance(why, str) else why)
-        )
-        part.withheld_text = why if isinstance(why, str) else why.explain(words, data.stimulus)
-        part.withheld_short = why if isinstance(why, str) else why.short(words)
-    elif table["estimate"].isna().any():
-        part.population.loc[part.population["level"] != 0.5, ["estimate", "ci_low", "ci_high"]] = (
-            np.nan
-        )
-        part.estimator = (
-            f"adaptive design ({procedure}): the participant-effects model found no "
-            "falling curve; 25% / 75% points withheld"
-        )
-    else:
-        part.population = table
-        part.estimator = (
-            f"adaptive design ({procedure}): logit on ln latency with a random intercept per "
-            "participant (population curve, marginal over participants); 95% interval: "
-            "participant jackknife, t on N - 1 df"
-        )
-        _withhold_measured_bias(part, procedure)
-    data.notes.append(f"Psychometric thresholds: {part.estimator}.")
-
-
-# Relative bias of the random-intercept thresholds where it missed the targets (under 2% at
-# 50%, under 5% at 25 / 75%) on simulated adaptive studies: procedure -> (source, {level:
-# bias}, what else was measured). Staircase: benchmarks/validation_grid.py --part pooled
-# (100 studies per cell, 4-40 people alike or differing, 48 trials, 2026-12-03; the range
-# over the cells); interleaved: benchmarks/adaptive_pooled_bias.py (100 studies x 16 people
-# who differ x 40 trials). Levels other than 50% are withheld where biased (a 1-up/2-down
-# staircase tests mostly below each person's 50% point, so the model extrapolates to 75%
-# through a logit without guess or lapse); the 50% point is kept, with its bias said.
-ADAPTIVE_BIAS: dict[str, tuple[str, dict[float, str], str]] = {
-    "staircase": (
-        "benchmarks/validation_grid.py",
-        {0.5: "+2% to +13%", 0.75: "+8% to +56%"},
-        "; its 25% point was within 4% but its interval covered only 0.55-0.87 with 10-40 "
-        "people who all answer alike (bias against a narrow interval)",
-    ),
-    "interleaved": ("benchmarks/adaptive_pooled_bias.py", {0.25: "-6.1%"}, ""),
-}
-
-
-def _withhold_measured_bias(part: PsychometricPart, procedure: str) -> None:
-    """Blank the levels this estimator was measured biased at for this procedure."""
-    for name, (source, biases, more) in ADAPTIVE_BIAS.items():
-        if name not in procedure:
-            continue
-        withheld = [level for level in biases if level != 0.5]
-        rows = part.population["level"].isin(withheld)
-        part.population.loc[rows, ["estimate", "ci_low", "ci_high"]] = np.nan
-        said = ", ".join(f"{level:.0%} {bias}" for level, bias in biases.items())
-        part.estimator += (
-            f"; on simulated {name} studies this model's bias was {said} ({source})"
-            + (
-                f", so the {', '.join(f'{v:.0%}' for v in withheld)} point is withheld"
-                if withheld
-                else ""
-            )
-            + more
-        )
 
 
 def psychometric_part(data: ReportData, column: str) -> PsychometricPart | None:
@@ -297,260 +250,3 @@ def _progress_bar(done: int, total: int, label: str, width: int = 30) -> None:
 
 def _yes_label(column: str) -> str:
     return column.removeprefix("q_").replace("_", " ")
-
-
-def participant_table(data: ReportData) -> pd.DataFrame | None:
-    """Per participant: trials, direction, 50% threshold [CI] and flags.
-
-    Flags: the curve's direction is opposite to the pooled one; the pooled 50% threshold
-    lies outside this participant's 95% interval (the pooled curve does not resemble this
-    person); the estimate lies outside the levels this participant was tested at; the
-    interval is degenerate.
-    """
-    p = data.psychometric
-    if p is None or not p.per_participant:
-        return None
-    pooled_mid = float(p.population.set_index("level").loc[0.5, "estimate"])
-    rows = []
-    for pid, f in p.per_participant.items():
-        row = f.thresholds_.set_index("level").loc[0.5]
-        est, lo, hi = float(row.estimate), float(row.ci_low), float(row.ci_high)
-        extrapolated, degenerate = estimate_flags(est, lo, hi, *fitted_range_ms(f))
-        flags = []
-        if f.direction_ != p.pooled.direction_:
-            flags.append(f"direction opposite to the pooled curve ({f.direction_})")
-        if np.isfinite(lo) and np.isfinite(hi) and not lo <= pooled_mid <= hi:
-            flags.append("the pooled threshold lies outside this participant's interval")
-        if extrapolated:
-            flags.append("extrapolated: outside the levels this participant saw")
-        if degenerate:
-            flags.append("degenerate interval: " + degenerate)
-        rows.append(
-            {
-                "participant": pid,
-                "trials": int(np.sum(f.n_total_)),
-                "direction": f.direction_,
-                "50% threshold (ms)": est,
-                "95% CI": ci_range(lo, hi, fitted_range_ms(f)) if np.isfinite(lo) else "–",
-                "flags": "; ".join(flags),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def psychometric_blocks(data) -> list:
-    """The psychometric section: pooled thresholds, per condition, per participant."""
-    p = data.psychometric
-    if p is None:
-        return []
-    return [
-        *_pooled_blocks(data, p),
-        *_per_condition_blocks(data, p),
-        *_per_participant_blocks(data, p),
-    ]
-
-
-def _pooled_blocks(data, p) -> list:
-    """Estimand, model, the pooled thresholds with both intervals, fit facts, figure."""
-    blocks: list = []
-    stim = data.stimulus
-    blocks.append(Heading(f"Psychometric thresholds: {p.column} against {stim}"))
-    blocks.append(Para(_estimand_sentence(p)))
-    blocks.append(
-        Para(
-            "Model: ψ(x) = γ + (1−γ−λ)·F(ln x; m, w), F logistic, guess γ and lapse λ "
-            "free in [0, 0.1], fitted by maximum likelihood; for a falling curve the "
-            "threshold is still where F crosses the level. Pooled intervals: the pooled fit "
-            "refitted without each participant in turn (participant jackknife), the "
-            "estimate ± t on N − 1 degrees of freedom × the jackknife SE on ln ms, each end "
-            "at least as far out as the parametric bootstrap's of the pooled counts (B = "
-            f"{data.options.n_boot}); that parametric-bootstrap interval, which treats "
-            "trials as independent, is shown beside it."
-        )
-    )
-    pooled = p.pooled.thresholds_.set_index("level")
-    pop = p.population.set_index("level")
-    low, high = data.tested_range
-    rows, why_degenerate = [], []
-    for level in pop.index:
-        r = pop.loc[level]
-        extrapolated, degenerate = estimate_flags(r.estimate, r.ci_low, r.ci_high, low, high)
-        if not np.isfinite(r.ci_low):  # resampled interval withheld: flag the other one
-            q = pooled.loc[level]
-            degenerate = estimate_flags(r.estimate, q.ci_low, q.ci_high).degenerate
-        if degenerate:
-            why_degenerate.append(f"Degenerate interval at {level:.0%}: {degenerate}.")
-        rows.append(
-            {
-                "level of F": level,
-                f"{stim} (ms)": r.estimate,
-                "95% CI, participant jackknife-t": ci_range(r.ci_low, r.ci_high, (low, high))
-                if np.isfinite(r.ci_low)
-                else f"withheld (N = {data.n_participants})"
-                if np.isfinite(r.estimate)
-                else "withheld (see the estimator above)",
-                "95% CI, parametric bootstrap": "withheld (see the note below)"
-                if p.withheld is not None
-                else ci_range(pooled.loc[level].ci_low, pooled.loc[level].ci_high, (low, high)),
-                "flags": flag_text(extrapolated, degenerate),
-            }
-        )
-    blocks.append(
-        Table(
-            pd.DataFrame(rows),
-            f"Pooled thresholds (tested levels {low:,.0f} to {high:,.0f} ms; "
-            "extrapolated: outside them)",
-        )
-    )
-    blocks.extend(Para(text, "note") for text in why_degenerate)
-    if p.withheld_text:
-        blocks.append(Para(p.withheld_text, "note"))
-    cells = [r[k] for r in rows for k in r if str(k).startswith("95% CI")]
-    blocks.extend(unbounded_note(cells, (low, high), "tested level"))
-    params = p.pooled.params_
-    blocks.append(
-        Para(
-            f"Direction: {p.pooled.direction_}; guess {params['guess']:.3f}, lapse "
-            f"{params['lapse']:.3f}; deviance {p.pooled.deviance_:.1f} (bootstrap p = "
-            f"{p.pooled.deviance_p_:.2f}; a small p means the curve's shape does not "
-            "fit the pooled counts; a large p does not mean participants are alike: "
-            "pooling people who differ gives a flatter curve that can fit as well, so "
-            "this test does not detect people differing - the per-participant table and "
-            "the two estimands do)."
-        )
-    )
-    blocks.append(
-        figure_or_note(
-            data,
-            "psychometric_pooled",
-            lambda: figures.psychometric_pooled(p, stim, (low, high)),
-            "Pooled proportion of yes per level with 95% Clopper-Pearson intervals, the "
-            "fitted curve and the 50% threshold with its parametric-bootstrap CI."
-            + figures.open_end_caption(
-                (pooled.loc[0.5].ci_low, pooled.loc[0.5].ci_high, (low, high))
-            ),
-        )
-    )
-    return blocks
-
-
-def _per_condition_blocks(data, p) -> list:
-    """Thresholds per level of the other factors (joint fit)."""
-    blocks: list = []
-    stim = data.stimulus
-    if p.per_condition:
-        rows = [
-            {
-                "condition": label,
-                f"50% threshold {stim} (ms)": f.threshold(0.5).estimate,
-                "95% CI": ci_range(
-                    f.threshold(0.5).ci_low, f.threshold(0.5).ci_high, data.tested_range
-                ),
-                "trials": int(f.thresholds_["n_trials"].iloc[0]),
-                "flags": flag_text(*estimate_flags(*f.threshold(0.5), *data.tested_range)),
-            }
-            for label, f in p.per_condition.items()
-        ]
-        blocks.append(
-            Table(
-                pd.DataFrame(rows),
-                "Thresholds per level of the other factors (joint fit, one lapse shared "
-                "by the conditions)",
-            )
-        )
-        blocks.extend(degenerate_note(pd.DataFrame(rows)))
-        cells = [r["95% CI"] for r in rows]
-        blocks.extend(unbounded_note(cells, data.tested_range, "tested level"))
-    return blocks
-
-
-PERSON_COVERAGE_NOTE = (
-    "Measured in simulation (benchmarks/person_interval_coverage.py, 2026-12-03), these "
-    "per-person intervals covered the person's own truth 0.88-0.90 of the time at about 14 "
-    "trials per person, 0.89-0.94 at 29 and 0.92-0.96 at 43 (25/50/75% points): below about "
-    "45 trials read them as roughly 90% intervals, not 95%"
-)
-"""What the per-person 95% intervals cover, as measured: the report says it beside them."""
-
-
-def _per_participant_blocks(data, p) -> list:
-    """The per-participant table and figures, and the fits that could not be made."""
-    blocks: list = []
-    stim = data.stimulus
-    people = participant_table(data)
-    if people is not None:
-        flagged = people[people["flags"] != ""]
-        shown = people if len(people) <= 40 else flagged
-        blocks.append(
-            Table(
-                mark_simulated(shown, data),
-                "Per participant: 50% threshold with 95% CI (parametric bootstrap of the "
-                "person's own trials, widened by a second one from the shallowest curve "
-                f"their answers support); {len(flagged)} of {len(people)} flagged (a curve "
-                "running the other way, a pooled threshold outside the person's interval, "
-                "an extrapolated estimate or a degenerate interval)"
-                + ("" if shown is people else "; only the flagged shown, all in thresholds.csv")
-                + ". "
-                + PERSON_COVERAGE_NOTE,
-            )
-        )
-        blocks.extend(unbounded_note(list(shown["95% CI"]), None, "level that participant saw"))
-    if p.per_participant:
-        blocks.append(
-            figure_or_note(
-                data,
-                "thresholds_per_participant",
-                lambda: figures.threshold_distribution(p, stim, data.tested_range),
-                "50% threshold per participant with its 95% CI; band: pooled estimate "
-                "with its CI over participants (jackknife-t)."
-                + figures.open_end_caption(
-                    *_participant_intervals(p.per_participant.values()),
-                    (*_mid_interval(p.population), data.tested_range),
-                ),
-            )
-        )
-        shown = min(len(p.per_participant), 36)
-        blocks.append(
-            figure_or_note(
-                data,
-                "psychometric_participants",
-                lambda: figures.psychometric_grid(p.per_participant, stim),
-                f"Fits per participant (first {shown} of {len(p.per_participant)}): data with "
-                "95% binomial CIs, curve and 50% threshold with CI. All are in "
-                "thresholds.csv."
-                + figures.open_end_caption(
-                    *_participant_intervals(list(p.per_participant.values())[:shown])
-                ),
-            )
-        )
-    if p.failed:
-        failed = pd.DataFrame(list(p.failed.items()), columns=["group", "not fitted because"])
-        blocks.append(Table(failed, "Fits that could not be made"))
-    return blocks
-
-
-def _mid_interval(thresholds: pd.DataFrame) -> tuple[float, float]:
-    """(ci_low, ci_high) of a thresholds table's 50% row."""
-    row = thresholds.set_index("level").loc[0.5]
-    return float(row.ci_low), float(row.ci_high)
-
-
-def _participant_intervals(fitters) -> list[tuple[float, float, tuple[float, float]]]:
-    """(ci_low, ci_high, levels that person saw) of each participant's 50% threshold."""
-    return [(*_mid_interval(f.thresholds_), fitted_range_ms(f)) for f in fitters]
-
-
-def _estimand_sentence(p) -> str:
-    """What the pooled psychometric figures estimate, and where the other estimand is."""
-    other = "population" if p.estimand == "median-person" else "median-person"
-    text = (
-        f"Estimand: the pooled figures are {ESTIMANDS[p.estimand]} (`--estimand`). "
-        f"Estimator: {p.estimator}."
-    )
-    if p.other is not None:
-        text += (
-            f" {ESTIMANDS[other][0].upper()}{ESTIMANDS[other][1:]} is in thresholds.csv as "
-            f"group `{other}`: the two differ when people's thresholds are spread unevenly "
-            "(a skewed spread) or their curves differ in slope."
-        )
-    return text

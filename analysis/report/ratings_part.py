@@ -68,7 +68,7 @@ def ratings_part(data: ReportData, column: str) -> RatingPart | None:
         column,
         by,
         scale,
-        interval="participants",
+        interval="jackknife",
         n_boot=opts.n_boot,
         seed=opts.seed,
         min_participants=mos_min,
@@ -134,10 +134,10 @@ def _mos_blocks(data, r) -> list:
         Para(
             f"Scale 1-{r.scale_size}; 'acceptable' means {r.acceptable_at:g} or better "
             f"({r.acceptable_source}). %GoB / %PoW: ratings above / below the scale "
-            "midpoint. MOS intervals: 95% percentile intervals from resampling "
-            f"participants with all their ratings (B = {data.options.n_boot}); each "
-            "replicate is a mean of observed ratings, so the interval stays on the "
-            "scale; withheld (–) below the minimum number of participants."
+            "midpoint. MOS intervals: the mean rating -/+ t on N - 1 df x its jackknife SE "
+            "over participants (each left out with all their ratings), cut to the scale; "
+            "withheld (–) below the minimum number of participants (see 'What this sample "
+            "can support')."
         )
     )
     if r.n_unrated_abandoned:

@@ -4,7 +4,8 @@ The figures and their citations live in `analysis/reference_figures.toml` (loade
 `analysis.reference.load_reference_figures`). Each figure names what it should be compared
 with (`compare_with`, e.g. "psychometric ttft_ms 0.5", "rating ttft_ms 0.5",
 "abandonment 0.1"); this module finds that estimate among the report's results and says
-whether the figure lies inside, below or above its 95% CI, or "not decided (...)" where the
+whether the figure lies inside, overlaps, below or above its 95% CI (with the interval's width
+beside every verdict, `precision`), or "not decided (...)" where the
 figure meets a side of the interval these data do not bound (an end past the limits of
 `analysis.report.interval_bounds`, given the levels the estimate is judged against). A figure
 whose measure this study did not measure is listed as such, so the table always shows every
@@ -22,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.reference import place
+from analysis.reference import NOT_DECIDED, place
 from analysis.report.blocks import ci_ends
 from analysis.report.interval_bounds import unbounded_ends
 
@@ -39,6 +40,7 @@ COLUMNS = [
     "ci_unbounded",
     "our_estimate",
     "verdict",
+    "precision",
     "n_participants",
     "evidence",
     "note",
@@ -91,7 +93,8 @@ def figure_range_ms(fig: Mapping[str, Any]) -> tuple[float, float]:
 def verdict(
     low_ms: float, high_ms: float, ci_low: float, ci_high: float, ci_unbounded: str = ""
 ) -> str:
-    """Where the figure lies relative to our CI: inside, below, above, or not decided when
+    """Where the figure lies relative to our CI: inside, overlaps, below, above, or not
+    decided when
     it meets a side `ci_unbounded` names (`analysis.reference.place`)."""
     return place(low_ms, high_ms, ci_low, ci_high, ci_unbounded)
 
@@ -139,6 +142,19 @@ def _is_number(text: str) -> bool:
 
 
 NOT_ENOUGH = "not enough data"
+VERDICTS = ("inside", "overlaps", "below", "above")
+"""The verdicts that compare a figure with an interval (the others say why none is made)."""
+
+
+def precision_words(
+    ci_low: float, ci_high: float, tested: tuple[float, float] | None = None
+) -> str:
+    """`95% CI spans x1.54 (596-919 ms)`: how far apart two figures must be for this
+    interval to tell them apart; an end these data do not bound (`ci_ends`) is said so."""
+    lower, upper = ci_ends(ci_low, ci_high, tested)
+    if not (lower[0].isdigit() and upper[0].isdigit()):
+        return f"95% CI {lower} to {upper}"
+    return f"95% CI spans ×{ci_high / ci_low:.2f} ({lower}-{upper} ms)"
 
 
 def compare_figures(
@@ -148,6 +164,7 @@ def compare_figures(
     min_participants: int = 0,
     withheld: Mapping[str, str] | None = None,
     tested: Mapping[str, tuple[float, float]] | None = None,
+    described: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """One row per figure: the figure in ms, the matched estimate [CI] and the verdict.
 
@@ -158,7 +175,9 @@ def compare_figures(
     limits of `interval_bounds.unbounded_ends` is flagged in `ci_unbounded`, printed as not
     bounded, and a figure that meets that side is "not decided (...)". With `n_participants`
     below `min_participants`, no interval, or a reason in `withheld` (key -> why, e.g. the
-    estimate is extrapolated), the verdict is "not enough data (...)".
+    estimate is extrapolated), the verdict is "not enough data (...)", or the reason itself
+    when it starts "not decided". `described` gives the words for a key that has no
+    estimate (e.g. the bracket of separated answers).
     """
     withheld = withheld or {}
     tested = tested or {}
@@ -197,6 +216,7 @@ def compare_figures(
             "ci_unbounded": "",
             "our_estimate": "not measured in this study",
             "verdict": "–",
+            "precision": "",
             "n_participants": n_participants,
             "evidence": evidence,
             "note": note,
@@ -228,8 +248,12 @@ def compare_figures(
                 why = f"N = {n_participants}, needs {min_participants} participants"
             elif not has_ci:
                 why = why or "no interval"
-            if why:
-                row["verdict"] = f"{NOT_ENOUGH} ({why})"
+            if why:  # a reason may say itself that the data cannot decide (a bracket)
+                row["verdict"] = why if why.startswith(NOT_DECIDED) else f"{NOT_ENOUGH} ({why})"
+            if row["verdict"] in VERDICTS:  # how finely the interval behind it places things
+                row["precision"] = precision_words(ci_lo, ci_hi, rng)
+            if not np.isfinite(est) and key in (described or {}):
+                row["our_estimate"] = described[key]
         rows.append(row)
     return pd.DataFrame(rows, columns=COLUMNS)
 

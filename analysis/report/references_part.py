@@ -8,12 +8,14 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from analysis.reference import NOT_DECIDED
 from analysis.report import figures
 from analysis.report.abandonment_part import WAITED
 from analysis.report.blocks import Bullets, Figure, Heading, Para, Table
 from analysis.report.data import ABANDON_SHARES, ReportData, one_line_error
 from analysis.report.interval_bounds import UNBOUNDED_FACTOR
 from analysis.report.ratings_part import rated_range
+from analysis.report.references import VERDICTS
 from analysis.report.support import MINIMUMS, estimate_flags
 
 
@@ -38,6 +40,26 @@ def reference_comparison(data: ReportData) -> pd.DataFrame | None:
     for key, m in measured.items():  # abandonment: beyond the longest wait observed
         if key.startswith("abandonment") and m.extrapolated:
             withheld[key] = "the estimate lies beyond the longest wait observed"
+    p = data.psychometric
+    described = {}
+    if p is not None and p.withheld is not None:  # no estimate: say why, bracket or not
+        key = f"psychometric:{data.stimulus}:0.5"
+        withheld[key] = (
+            p.withheld
+            if isinstance(p.withheld, str)
+            else "the answers separate by latency within every participant"
+            if p.withheld.people
+            else f"{NOT_DECIDED} (the answers separate by latency: "
+            f"{p.withheld.switch_words()}; a bracket, not an estimate)"
+        )
+        if not isinstance(p.withheld, str) and not p.withheld.people:
+            described[key] = p.withheld.switch_words().removeprefix("the switch lies ")
+    elif p is not None and p.procedure is not None:  # an adaptive design's withheld point
+        mid = p.population.set_index("level")["estimate"].get(0.5, np.nan)
+        if not np.isfinite(mid):
+            withheld[f"psychometric:{data.stimulus}:0.5"] = (
+                f"withheld on this adaptive design ({p.procedure}; see the psychometric section)"
+            )
     if data.ratings is not None and data.ratings.separation is not None:
         withheld[f"rating:{data.stimulus}:0.5"] = "the ratings separate by latency: no threshold"
     figures = load_reference_figures()
@@ -54,6 +76,7 @@ def reference_comparison(data: ReportData) -> pd.DataFrame | None:
         min_participants=MINIMUMS["verdicts"].min_participants,
         withheld=withheld,
         tested={k: m.tested for k, m in measured.items() if m.tested is not None},
+        described=described,
     )
     return match_judgement_kinds(table, figures, judgement_kind(data))
 
@@ -99,6 +122,8 @@ def match_judgement_kinds(
         fig = by_id.get(row["id"])
         if fig is None or not fig.judgement or row["verdict"] == "–":
             continue
+        precision = row.get("precision", "")
+        table.at[i, "precision"] = ""  # kept only where a verdict is made, below
         if fig.judgement == "server-slo":
             table.at[i, "verdict"] = "not compared (a server SLO, not a perception figure)"
             continue
@@ -111,6 +136,8 @@ def match_judgement_kinds(
             table.at[i, "verdict"] = (
                 f"not compared (a figure about {fig.judgement}; this estimate is about {kind})"
             )
+        else:
+            table.at[i, "precision"] = precision
     return table
 
 
@@ -183,6 +210,7 @@ REF_COLUMNS = {
     "compared_with": "compared with",
     "our_estimate": "our estimate [95% CI]",
     "verdict": "figure lies",
+    "precision": "precision",
     "n_participants": "N",
     "evidence": "evidence",
 }
@@ -197,8 +225,12 @@ def reference_blocks(data) -> list:
         blocks.append(
             Para(
                 "Each figure is set beside the measured threshold it should be compared with: "
-                "'inside' means the figure lies within our 95% CI, 'below' / 'above' that it "
-                "lies below / above the whole interval; 'not decided' when the figure meets "
+                "'inside' means the figure (a point, or a whole range) lies within our 95% CI, "
+                "'overlaps' that a range shares only part of it, 'below' / 'above' that it "
+                "lies below / above the whole interval; every verdict carries the "
+                "interval's width (precision: figures closer together than that are not "
+                "told apart, so 'inside' with a wide interval says little); 'not decided' "
+                "when the figure meets "
                 "a side of our interval that these data do not bound (its computed end lies "
                 f"past {UNBOUNDED_FACTOR:g}x the highest tested level, or under a tenth of the "
                 "lowest; for abandonment, of the waits observed): there the data can neither "
@@ -216,8 +248,9 @@ def reference_blocks(data) -> list:
             sources.append(f"{r.label}:{note} Source: {r.citation}")
         blocks.append(Para("What each figure rests on, and its source:"))
         blocks.append(Bullets(sources))
+        drawn = refs[refs["verdict"].isin(VERDICTS)]  # exactly the comparisons the table makes
         try:
-            forest = figures.reference_forest(refs)
+            forest = figures.reference_forest(drawn)
         except Exception as exc:
             data.failed_parts.append(("figure reference_comparison", one_line_error(exc)))
             forest = None
@@ -226,10 +259,12 @@ def reference_blocks(data) -> list:
                 Figure(
                     "reference_comparison",
                     forest,
-                    "Published figures (red) and our estimates with 95% CI (blue)."
+                    "Published figures (red) and our estimates with 95% CI (blue): the "
+                    f"{len(drawn)} comparison(s) the table makes "
+                    "(figures not compared, or compared with no estimate, are not drawn)."
                     + (
                         f" {figures.OPEN_END_NOTE}"
-                        if refs["ci_unbounded"].fillna("").astype(str).ne("").any()
+                        if drawn["ci_unbounded"].fillna("").astype(str).ne("").any()
                         else ""
                     ),
                 )

@@ -18,10 +18,8 @@ def score_part(data: ReportData) -> None:
     except ScoreError as exc:
         data.notes.append(f"Scoring skipped: {exc}")
         return
-    draws = None
-    if data.psychometric is not None:
-        draws = data.psychometric.pooled.threshold_samples(0.5)
-        draws = draws[np.isfinite(draws)]
+    n_draws = max(200, min(data.options.n_boot, 2000))
+    draws, data.score_threshold_source = threshold_draws(data, n_draws)
     aft = data.survival.aft if data.survival is not None else None
     from analysis.score import STREAM_METRIC_FOR_FACTOR
 
@@ -35,10 +33,42 @@ def score_part(data: ReportData) -> None:
         threshold_draws_ms=draws if draws is not None and draws.size else None,
         aft=aft,
         fixed_levels=fixed,
-        n_draws=max(200, min(data.options.n_boot, 2000)),
+        n_draws=n_draws,
         seed=data.options.seed,
     )
     data.score_errors = errors
+
+
+def threshold_draws(data: ReportData, n_draws: int) -> tuple[np.ndarray | None, str]:
+    """Draws of the 50% threshold the report prints, and where they come from in words: its
+    population interval as a log-normal (the participant jackknife-t: people resampled, not
+    trials); below the population minimum, the pooled fit's trial-level bootstrap (these
+    participants only); none when the report withholds the threshold."""
+    from analysis.score import threshold_draws_from_ci
+
+    p = data.psychometric
+    if p is None:
+        return None, "no yes/no threshold"
+    mid = p.population.set_index("level").loc[0.5]
+    if np.isfinite(mid.estimate) and np.isfinite(mid.ci_low) and np.isfinite(mid.ci_high):
+        draws = threshold_draws_from_ci(
+            float(mid.estimate),
+            (float(mid.ci_low), float(mid.ci_high)),
+            n_draws,
+            data.options.seed,
+        )
+        return draws, (
+            "the 50% threshold drawn from the population interval the report prints (a "
+            "log-normal with that 95% interval), so the share carries the spread between "
+            "people"
+        )
+    if np.isfinite(mid.estimate):
+        draws = p.pooled.threshold_samples(0.5)
+        return draws[np.isfinite(draws)], (
+            "the 50% threshold drawn from the pooled fit's bootstrap of the trials, without a "
+            "population interval: it describes these participants only"
+        )
+    return None, "no 50% threshold: the report withholds it (see the psychometric section)"
 
 
 def score_blocks(data) -> list:
@@ -50,7 +80,8 @@ def score_blocks(data) -> list:
             Para(
                 "Per source: the share of streams whose measured value lies past the pooled "
                 "50% threshold and the predicted share abandoned before the stream ends, with "
-                "95% intervals from the bootstrap and the AFT parameter uncertainty."
+                f"95% intervals: {getattr(data, 'score_threshold_source', '')}; the AFT "
+                "model's parameter uncertainty for the share abandoned."
             )
         )
         if data.score_fixed_levels:

@@ -192,16 +192,22 @@ def _were(n: int) -> str:
 
 
 def facts_summary(facts: pd.DataFrame | None) -> list[str]:
-    """Sentences on resumes, interrupted trials, resizes and timing warnings (may be empty)."""
+    """Sentences on the analysed sessions' resumes, interrupted trials, resizes and timing
+    warnings (may be empty): a session left out by the rules is in the Sessions table, not
+    among the limits of the figures."""
     if facts is None or facts.empty:
         return []
+    if "analysed" in facts.columns:
+        facts = facts[facts["analysed"] == "yes"]
+        if facts.empty:
+            return []
     out = []
     runs = pd.to_numeric(facts["runs"], errors="coerce")
     resumed = int((runs > 1).sum())
     if resumed:
         out.append(
-            f"{resumed} session(s) were resumed ({int((runs - 1).clip(lower=0).sum())} "
-            "resume(s) in all)."
+            f"{resumed} analysed session(s) were resumed "
+            f"({int((runs - 1).clip(lower=0).sum())} resume(s) in all)."
         )
     interrupted = int(facts["interrupted trials"].sum())
     rerun = int(facts["re-run at the end"].sum())
@@ -209,11 +215,11 @@ def facts_summary(facts: pd.DataFrame | None) -> list[str]:
         out.append(_reruns_sentence(facts, interrupted, rerun))
     resized = int((facts["resizes"] != "none").sum())
     if resized:
-        out.append(f"The terminal was resized during {resized} session(s).")
+        out.append(f"The terminal was resized during {resized} analysed session(s).")
     warned = facts[facts["timing warnings"] != "none"]
     if len(warned):
         out.append(
-            f"{len(warned)} session(s) ran with timing warnings (e.g. "
+            f"{len(warned)} analysed session(s) ran with timing warnings (e.g. "
             f"{warned['timing warnings'].iloc[0]}): what they showed may differ from the "
             "schedule."
         )

@@ -6,6 +6,8 @@ import numpy as np
 
 from analysis.reference import NOT_DECIDED
 from analysis.report.interval_bounds import UNBOUNDED_FACTOR, limits_text, unbounded_ends
+from analysis.report.psychometric_withheld import pooled_gap
+from analysis.report.references import VERDICTS
 from analysis.report.support import MINIMUMS, estimate_flags
 from analysis.separation import yes_no_words
 
@@ -14,7 +16,7 @@ def ms(value: float) -> str:
     """A duration for prose: 850 ms, 1.9 s, 12 s."""
     if not np.isfinite(value):
         return "beyond the longest time observed"
-    if value < 1000:
+    if round(value) < 1000:
         return f"{value:.0f} ms"
     return f"{value / 1000:.1f} s" if value < 10000 else f"{value / 1000:.0f} s"
 
@@ -147,6 +149,7 @@ def _psychometric_sentences(data, n_people: int) -> list[str]:
                     yes_no_words(p.yes_means, p.pooled.direction_ == "rising")
                 ).removeprefix("separated: ")
                 + ")"
+                + ("" if p.withheld.people else f": {p.withheld.switch_words()}, a bracket")
                 if not isinstance(p.withheld, str)
                 else "the participant-effects model has no finite fit"
             )
@@ -158,39 +161,140 @@ def _psychometric_sentences(data, n_people: int) -> list[str]:
             f"{ms(high)}), so this study does not locate it (an extrapolation, not a "
             "finding)."
         )
+    elif not np.isfinite(mid.estimate):
+        out.append(
+            head
+            + "the population's 50% threshold is withheld: "
+            + (
+                p.median_withheld
+                if p.estimand == "median-person" and p.median_withheld
+                else f"on this adaptive design ({p.procedure}) the model for such designs "
+                "missed the coverage or bias goal when measured (the figures and what to "
+                "declare are in the psychometric section)"
+                if p.procedure is not None
+                else p.estimator
+            )
+            + "."
+        )
     else:
+        median = p.estimand == "median-person"
+        method = (
+            "participants resampled, percentile bootstrap of the median"
+            if median
+            else "participant jackknife-t"
+        )
         interval = (
-            f"{ci(mid.ci_low, mid.ci_high, (low, high))}, participant jackknife-t"
+            f"{ci(mid.ci_low, mid.ci_high, (low, high))}, {method}"
             if np.isfinite(mid.ci_low)
-            else f"no population interval with {n_people} participant(s)"
+            else "no interval: the median of per-person fits missed the coverage goal when "
+            "measured (see the psychometric section)"
+            if median
+            else f"no interval with {n_people} participant(s)"
         )
-        spread = (
-            f"; the fitted curve moves from 25% to 75% of its range between "
-            f"{ms(lo25.estimate)} and {ms(hi75.estimate)}"
-            if not outside
-            else f"; its {' and '.join(outside)} points lie outside the tested levels "
-            "(extrapolated)"
-        )
-        if p.estimand == "median-person":
-            subject = "the median participant's own 50% threshold"
+        if outside:
+            spread = (
+                f"; its {' and '.join(outside)} points lie outside the tested levels (extrapolated)"
+            )
+        elif np.isfinite(lo25.estimate) and np.isfinite(hi75.estimate):
+            spread = (
+                f"; the median participant's own 25% and 75% points are {ms(lo25.estimate)} "
+                f"and {ms(hi75.estimate)}"
+                if median
+                else f"; the curve moves from 25% to 75% of its range between "
+                f"{ms(lo25.estimate)} and {ms(hi75.estimate)}"
+            )
+        else:
+            spread = "; its 25% and 75% points are withheld (see the psychometric section)"
+        if median:
+            subject = "the median participant's own 50% threshold (median of per-person fits)"
+        elif p.procedure is not None:
+            subject = (
+                "the population curve's 50% threshold (adaptive design: a model with a "
+                "random intercept per participant)"
+            )
         elif few:
             subject = "the 50% threshold of these participants' pooled trials"
         else:
             subject = "the population curve's 50% threshold (all trials pooled)"
-        out.append(head + f"{subject} is {ms(mid.estimate)} ({interval}){spread}.")
+        gap = pooled_gap(p)
+        steep = (
+            f"; the pooled curve is steeper than the tested levels can show, so this point is "
+            f"the fit's place in the gap between {ms(gap[0])} and {ms(gap[1])}, not a finding "
+            "(the interval spans the gap)"
+            if gap is not None
+            else ""
+        )
+        out.append(head + f"{subject} is {ms(mid.estimate)} ({interval}){spread}{steep}.")
+    out += _contrast_sentences(p, n_people)
     if p.per_participant:
         out += _individual_sentences(p, mid)
     return out
 
 
+def _contrast_sentences(p, n_people: int) -> list[str]:
+    """Each ratio between conditions (`analysis.condition_contrast`) with its interval, or
+    as these participants' only below the population minimum."""
+    out = []
+    for contrast in p.contrasts:
+        for r in contrast.itertuples():
+            head = f"The 50% threshold in {r.condition} is ×{r.ratio:.2f} the one in {r.reference}"
+            if not (np.isfinite(r.ci_low) and np.isfinite(r.ci_high)):
+                out.append(
+                    f"{head} for these {n_people} participant(s) (no interval: it needs "
+                    f"{MINIMUMS['per_condition'].min_participants} participants)."
+                )
+                continue
+            if r.ci_high < 1.0 or r.ci_low > 1.0:
+                which = "lower" if r.ci_high < 1.0 else "higher"
+                tail = f": {which} in {r.condition}"
+            else:
+                tail = ": these data do not tell whether it changes"
+            out.append(
+                f"{head} (95% CI ×{r.ci_low:.2f} to ×{r.ci_high:.2f}, paired participant "
+                f"jackknife-t){tail}."
+            )
+    return out
+
+
+SAME_THRESHOLD = 1e-3
+"""Relative difference under which two thresholds are the same number (fits of identical
+answers differ in the optimiser's last digits: 806.225 against 806.223 ms)."""
+
+
+def _level(value: float) -> str:
+    """A tested level for prose (`650 ms`), or the end of the tested range."""
+    return ms(value) if np.isfinite(value) else "beyond the tested levels"
+
+
 def _individual_sentences(p, mid) -> list[str]:
     """How the per-participant 50% thresholds spread, and whether the pooled one is
-    among them."""
+    among them; participants whose answers separate are bracketed, not estimated."""
     out: list[str] = []
+    bracketed = {pid: sep.bracket_ms() for pid, sep in p.person_separation.items()}
     values = np.array(
-        [f.thresholds_.set_index("level").loc[0.5, "estimate"] for f in p.per_participant.values()]
+        [
+            f.thresholds_.set_index("level").loc[0.5, "estimate"]
+            for pid, f in p.per_participant.items()
+            if pid not in bracketed
+        ]
     )
-    if len(values) >= 4:
+    if bracketed:
+        counts: dict[str, int] = {}
+        for low, high in bracketed.values():
+            words = f"between {_level(low)} and {_level(high)}"
+            counts[words] = counts.get(words, 0) + 1
+        said = "; ".join(f"{n} {words}" for words, n in counts.items())
+        out.append(
+            f"{len(bracketed)} of {len(p.per_participant)} participants' answers separate by "
+            "latency, so each one's switch is only bracketed by two tested levels, not "
+            f"estimated: {said}."
+        )
+    if len(values) >= 2 and np.ptp(values) <= SAME_THRESHOLD * float(np.median(values)):
+        out.append(
+            f"Every estimated individual 50% threshold is the same: {ms(float(values[0]))} "
+            f"({len(values)} participants)."
+        )
+    elif len(values) >= 4:
         q1, q3 = np.percentile(values, [25, 75])
         out.append(
             f"Individual thresholds vary: the middle half of participants lie between "
@@ -198,10 +302,11 @@ def _individual_sentences(p, mid) -> list[str]:
         )
     elif len(values) >= 2:
         out.append("Individual 50% thresholds: " + ", ".join(ms(v) for v in np.sort(values)) + ".")
+    tol = SAME_THRESHOLD * abs(float(mid.estimate)) if np.isfinite(mid.estimate) else 0.0
     if (
         len(values) >= 2
         and np.isfinite(mid.estimate)
-        and not values.min() <= mid.estimate <= values.max()
+        and not values.min() - tol <= mid.estimate <= values.max() + tol
     ):
         out.append(
             f"The pooled threshold ({ms(mid.estimate)}) lies outside every "
@@ -217,7 +322,7 @@ def _reference_sentences(data, n_people: int) -> list[str]:
     refs = data.references
     if refs is not None and not refs.empty and "verdict" in refs:
         compared = refs.dropna(subset=["estimate"])
-        judged = compared[compared["verdict"].isin(("inside", "below", "above"))]
+        judged = compared[compared["verdict"].isin(VERDICTS)]
         undecided = int(compared["verdict"].str.startswith(NOT_DECIDED).sum())
         open_note = (
             f" {undecided} could not be decided: they meet a side of our interval that "
@@ -230,23 +335,36 @@ def _reference_sentences(data, n_people: int) -> list[str]:
                 "Published figures: these data cannot place any of them: each meets a side "
                 "of our 95% interval that these data do not bound (not decided)."
             )
-        elif not compared.empty and judged.empty:
+        elif not compared.empty and judged.empty:  # say the reasons the table gives
+            reasons = compared["verdict"].value_counts()
             out.append(
-                f"Published figures: not enough data to place any of them (N = {n_people}; "
-                f"verdicts need {MINIMUMS['verdicts'].min_participants} participants, an "
-                "estimate within the tested levels and an interval these data bound)." + open_note
+                "Published figures: none could be placed against our estimates: "
+                + "; ".join(f"{n} {reason}" for reason, n in reasons.items())
+                + "."
             )
         elif not compared.empty:
             compared = judged
             counts = compared["verdict"].value_counts()
-            inside = compared.loc[compared["verdict"] == "inside", "label"].tolist()
-            parts = [f"{counts.get(v, 0)} {v}" for v in ("inside", "below", "above")]
+            inside = compared[compared["verdict"].isin(("inside", "overlaps"))]
+            parts = [f"{counts.get(v, 0)} {v}" for v in VERDICTS]
             text = (
                 f"Of {len(refs)} published figures, {len(compared)} could be compared with "
                 f"this study's estimates (N = {n_people} participants): {', '.join(parts)} our "
                 "95% CI"
             )
-            text += f" (inside: {'; '.join(inside)})." if inside else "."
+            said = []
+            for precision, rows in inside.groupby("precision", sort=False):
+                named = "; ".join(
+                    f"{verdict}: {'; '.join(group['label'])}"
+                    for verdict, group in rows.groupby("verdict", sort=False)
+                )
+                said.append(f"{named}; our {precision}")
+            text += (
+                " (" + "; ".join(said) + ": figures within such an interval are not told "
+                "apart from our estimate)."
+                if said
+                else "."
+            )
             text += open_note
             unsupported = int((~refs["evidence"].str.startswith("perception")).sum())
             if unsupported:

@@ -110,12 +110,26 @@ class SessionKinds:
                 "check against a truth. Do not report it as a study (leave out "
                 "--keep-simulated to analyse the real participants only)."
             )
+        mistake = (
+            "Simulated and real sessions in one database are a mistake to look into "
+            "(simulate into a database of its own: `uxlab simulate --db`)."
+        )
+        if self.analysed_kind == "simulated":  # kept together, but every real one excluded
+            return (
+                f"WARNING: MIXED DATA. {self.counts()}. Every real participant was left out "
+                "by the exclusion rules (see 'Sample and exclusions'), so every figure below "
+                f"is from the {self.simulated_kept} simulated participant(s) only: a check of "
+                f"the analysis, not a finding about people. {mistake}"
+            )
+        if self.analysed_kind == "none":
+            return (
+                f"WARNING: MIXED DATA. {self.counts()}: every participant was left out by the "
+                f"exclusion rules (see 'Sample and exclusions'). {mistake}"
+            )
         return (
             f"WARNING: MIXED DATA. {self.counts()}. The simulated sessions are left out (use "
             "--keep-simulated to analyse them together): every figure below is from the "
-            f"{self.real_kept} real participant(s) only. "
-            "Simulated and real sessions in one database are a mistake to look into "
-            "(simulate into a database of its own: `uxlab simulate --db`)."
+            f"{self.real_kept} real participant(s) only. {mistake}"
         )
 
 

@@ -112,7 +112,8 @@ def _add_column_arguments(p: argparse.ArgumentParser) -> None:
         "--stimulus-unit",
         choices=("s", "ms"),
         help="unit of the stimulus column (default: ms if its name ends _ms, seconds if it "
-        "ends _s or all values are under 30, said in a note)",
+        "ends _s or its median is under 30 (under 1 with --measure itl), else ms; the unit "
+        "taken and why are said in a note)",
     )
     p.add_argument(
         "--measure",
@@ -141,6 +142,13 @@ def _add_column_arguments(p: argparse.ArgumentParser) -> None:
         help="what the pooled psychometric figures estimate: the population curve's point "
         "(all trials pooled; default) or the median participant's own point (median of "
         "per-person fits); the other is written too, under its own group",
+    )
+    p.add_argument(
+        "--procedure",
+        choices=("fixed", "staircase", "quest", "interleaved", "adaptive"),
+        help="how the stimulus levels were chosen, for a table that does not say (default: "
+        "study.json or sessions.csv, else detected: levels that differ between people are "
+        "analysed as an adaptive design, with a note); fixed = everyone the same levels",
     )
     p.add_argument(
         "--judgement-kind",
@@ -398,6 +406,7 @@ def _report_options(args: argparse.Namespace):  # -> analysis.report.ReportOptio
         title=args.title,
         estimand=args.estimand,
         judgement_kind=args.judgement_kind,
+        procedure=args.procedure,
     )
 
 
@@ -441,16 +450,32 @@ def _print_summary(data) -> None:  # data: analysis.report.ReportData
         if len(row):
             r = row.iloc[0]
             if r.estimate != r.estimate:  # NaN, e.g. ratings that separate by latency
+                low, high = r.get("bracket_low_ms", float("nan")), r.get("bracket_high_ms")
+                if low == low and high == high:  # separated answers: the bracket, no point
+                    print(
+                        f"  {measure:<13} 50% threshold  between {low:,.0f} and {high:,.0f} ms "
+                        "(the answers separate there: a bracket, not an estimate)"
+                    )
+                    continue
                 why = "no estimate from these data: see the report"
                 print(f"  {measure:<13} 50% threshold     none  ({why})")
                 continue
             what = f" ({r.estimand})" if isinstance(r.get("estimand"), str) else ""
             if r.ci_low == r.ci_low:  # not NaN
                 interval = _threshold_interval(r, data.tested_range)
+            elif r.get("estimand") == "median-person":  # withheld as measured, not for N
+                interval = "(median of per-person fits; no interval: see the report)"
             else:  # below the minimum the figure describes these people, not a population
                 interval, what = _no_interval(data.n_participants), ""
             marks = ", extrapolated" if bool(r.get("extrapolated", False)) else ""
             print(f"  {measure:<13} 50% threshold {r.estimate:8.0f} ms  {interval}{marks}{what}")
+    for r in t[t.measure == "psychometric_ratio"].itertuples():  # ratios between conditions
+        interval = (
+            f"[×{r.ci_low:.2f}, ×{r.ci_high:.2f}]"
+            if r.ci_low == r.ci_low
+            else _no_interval(data.n_participants)
+        )
+        print(f"  psychometric  50% threshold ratio {r.condition}: ×{r.estimate:.2f} {interval}")
     if data.survival is not None and data.survival.aft is not None:
         for r in data.survival.aft.time_ratios_.itertuples():
             bounded_below = r.ci_low > 0 and r.ci_high == r.ci_high  # False for NaN too

@@ -140,8 +140,9 @@ def mos_coverage_table(
     truth: PopulationTruth | None = None,
 ) -> pd.DataFrame:
     """Per N: how often the MOS interval holds the population's mean rating, for the
-    t-interval over ratings and the participant bootstrap (`analysis.ratings.
-    rating_summary`), averaged over the design's levels; and how often either leaves 1-5."""
+    t-interval over ratings, the participant bootstrap and the participant jackknife-t (the
+    report's; `analysis.ratings.rating_summary`), averaged over the design's levels; and how
+    often each leaves 1-5."""
     from analysis.ratings import rating_summary
 
     truth = truth or PopulationTruth()
@@ -149,8 +150,8 @@ def mos_coverage_table(
     rows = []
     for n in ns:
         rng = np.random.default_rng([seed, n, 1])
-        hits = {"t": [], "participants": []}
-        outside = {"t": [], "participants": []}
+        hits = {"t": [], "participants": [], "jackknife": []}
+        outside = {"t": [], "participants": [], "jackknife": []}
         for d in range(n_datasets):
             records = []
             for p in range(n):

@@ -34,13 +34,16 @@ def report_population(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(population table: level, estimate, ci_low, ci_high; the analysed trials with the
     judgement as 0 / 1 in `_y` and the stimulus in `_x`) of an export, as the report
-    computes its psychometric part (no per-participant fits)."""
+    computes its psychometric part (no per-participant fits). On an adaptive design the
+    table is the model's before the report withholds the points it measured missing the
+    coverage goal there (`model_population`): the planner predicts what the model gives."""
     from analysis.report import ReportOptions, psychometric_estimate
     from analysis.trial_table import load_trial_table
 
     options = ReportOptions(n_boot=n_boot, seed=seed, per_participant=False)
     part, trials = psychometric_estimate(load_trial_table(export_dir), options)
-    return part.population, trials
+    model = getattr(part, "model_population", None)
+    return (model if model is not None else part.population), trials
 
 
 def realised_thresholds(

@@ -22,8 +22,9 @@ mid-stream stays in flight and is stored as `interrupted` on resume.
 When a write fails (another process holds the database beyond the busy timeout, a full
 disk), a screen names the reason and `r` tries the same write again; nothing is lost. When
 a database server is away (PostgreSQL restarting), "Reconnecting…" tries again by itself;
-Ctrl+Q (twice) or a signal there quits without waiting, writing nothing more (the trial on screen is left in
-flight, stored as `interrupted` on resume), so the participant can reopen the study at once.
+Ctrl+Q (twice) or a signal there quits without waiting, writing nothing more (the trial on
+screen is left in flight, stored as `interrupted` on resume), so the participant can reopen
+the study at once.
 
 A participant whose session another process still holds (one closing after an outage, a
 second window) is never offered a new id: the screen says so in plain words, tries again by

@@ -1,0 +1,144 @@
+"""What the psychometric part withholds or brackets, and why: answers that separate (a
+bracket, not a point), a curve steeper than the tested levels (its gap), too few people for
+the 25% / 75% points, a threshold no latency study can find (a unit read wrongly), and the
+measured misses behind the person and median-person rows it withholds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis.report.data import PsychometricPart, ReportData
+from analysis.report.support import MINIMUMS
+from analysis.separation import find_separation, yes_no_words
+
+IMPLAUSIBLE_THRESHOLD_MS = 5.0
+"""A latency threshold under this is a unit read wrongly, not a finding."""
+
+
+class ImplausibleThreshold(ValueError):
+    """A threshold no latency study can find (a unit read wrongly): the part refuses."""
+
+
+MIN_TAILS = MINIMUMS["tails"].min_participants
+"""The fewest participants the pooled and per-condition 25% / 75% points are printed for."""
+
+
+def withhold_few_people_tails(
+    data: ReportData, table: pd.DataFrame, n_people: int, what: str
+) -> None:
+    """Blank the 25% / 75% rows of `table` below `MIN_TAILS` participants, with a note."""
+    if n_people >= MIN_TAILS:
+        return
+    table.loc[table["level"] != 0.5, ["estimate", "ci_low", "ci_high"]] = np.nan
+    note = (
+        f"Psychometric thresholds ({what}): with {n_people} participants the 25% / 75% "
+        f"points are withheld: {MINIMUMS['tails'].why}."
+    )
+    if note not in data.notes:
+        data.notes.append(note)
+
+
+def acceptable_answers(part: PsychometricPart, df: pd.DataFrame) -> np.ndarray:
+    """1 where an answer is on the short-latency side (not too slow, acceptable), else 0."""
+    y = df["_y"].to_numpy(dtype=float)
+    return 1.0 - y if part.pooled.direction_ == "rising" else y
+
+
+def separated_population(data: ReportData, part: PsychometricPart, df: pd.DataFrame) -> None:
+    """When every answer on one side of a latency is one answer and every answer on the
+    other side the other (pooled over everyone), the data place the switch in a gap
+    between two tested levels and nothing more: the pooled fit's point and interval are
+    the width penalty's, not the data's (four identical people gave 806 [760, 855] ms,
+    narrower than any one of them, for people switching at 700). The population's
+    thresholds are then withheld and the report gives the bracket instead."""
+    sep = find_separation(df["_x"].to_numpy(), acceptable_answers(part, df))
+    if sep is None:
+        return
+    rising = part.pooled.direction_ == "rising"
+    words = yes_no_words(part.yes_means, rising)
+    part.population.loc[:, ["estimate", "ci_low", "ci_high"]] = np.nan
+    part.withheld = sep
+    part.withheld_text = sep.explain(words, data.stimulus, model=FIXED_MODEL)
+    part.withheld_short = sep.short(words)
+    part.estimator = (
+        "pooled fit of all trials; no thresholds: the answers separate by latency, so the "
+        "data give a bracket, not an estimate (see below)"
+    )
+    data.notes.append(f"Psychometric thresholds: {part.estimator}.")
+
+
+FIXED_MODEL = "A psychometric curve"
+"""How a separation's explanation names the model on a fixed design."""
+
+MEDIAN_PERSON_MEASURED = (
+    "held to the headline's goal (95% coverage 0.93-0.97, bias under 2% at 50% and 5% at 25 / "
+    "75%), the median of per-person fits missed it on the independent simulator's studies: "
+    "its participant-bootstrap interval covered 0.58-0.97 at 50% and 0.24-0.94 at 25 / 75%, "
+    "and its 25 / 75% points were biased up to +9% / -11% (each person's fit of a few dozen "
+    "answers is itself biased there; benchmarks/report_validation.py, 2026-12-06), so its "
+    "25% / 75% points and every interval of it are withheld"
+)
+"""Why the median person's figures are withheld, as measured (thresholds.csv and report)."""
+
+PERSON_TAILS_MEASURED = (
+    "a person's own 25% / 75% points are withheld: with 8 trials per level their 25% point "
+    "was biased +5% to +7% (benchmarks/report_validation.py, 2026-12-06), on a staircase "
+    "their 75% point -6% to -8%, and for shallow curves with 5-20 trials per level up to "
+    "+22% (benchmarks/validation_grid.py); the 50% point and its interval are kept"
+)
+"""Why each participant's 25 / 75% rows have no estimate (thresholds.csv)."""
+
+
+def median_bracket(part: PsychometricPart) -> tuple[float, float] | None:
+    """Where the median person's 50% point lies when some people's answers separate (each
+    counted at either end of their bracket), or None when those brackets do not move the
+    median (or no one's answers separate)."""
+    if not part.person_separation:
+        return None
+    lows, highs = [], []
+    for pid, f in part.per_participant.items():
+        sep = part.person_separation.get(pid)
+        bracket = None if sep is None else sep.bracket_ms()
+        if bracket is None:
+            value = float(f.thresholds_.set_index("level").loc[0.5, "estimate"])
+            lows.append(value)
+            highs.append(value)
+        else:
+            low, high = bracket
+            lows.append(low if np.isfinite(low) else 0.0)
+            highs.append(high if np.isfinite(high) else np.inf)
+    low, high = float(np.median(lows)), float(np.median(highs))
+    return None if high <= low * (1 + 1e-3) else (low, high)
+
+
+def fit_gap(fitter, condition: int = 0) -> tuple[float, float] | None:
+    """The tested levels (ms) around the switch of a fitted curve steeper than they show
+    (`analysis.steep_tails.steep_gap_ms`), else None."""
+    from analysis.steep_tails import steep_gap_ms
+
+    result = getattr(fitter, "_result", None)
+    return None if result is None else steep_gap_ms(result.layout, result.theta, condition)
+
+
+def pooled_gap(p) -> tuple[float, float] | None:
+    """The gap of the pooled curve when it is steeper than the tested levels show and the
+    pooled figures are the population curve's (None otherwise)."""
+    if p.estimand != "population" or p.withheld is not None:
+        return None
+    return fit_gap(p.pooled)
+
+
+def steep_note(gap: tuple[float, float], whose: str) -> str:
+    """Why a steep curve's figures read as a gap."""
+    return (
+        f"The {whose} is steeper than the tested levels can show (its fitted width is at "
+        "the floor the width penalty sets): the answers place the switch between "
+        f"{gap[0]:,.0f} and {gap[1]:,.0f} ms, not where in that gap. Every interval spans the "
+        "gap, and the point estimates are the fit's place in it, not findings; testing "
+        "levels inside the gap would place them."
+    )
+
+
+def steep_flag(gap: tuple[float, float] | None) -> str:
+    return "" if gap is None else f"steep: switch between {gap[0]:,.0f} and {gap[1]:,.0f} ms"

@@ -1,0 +1,128 @@
+"""Read report.md back: every sentence that states a number says the number beside it.
+
+The cases the issue names: 1, 2, 3 and 4 participants, identical people, and mixed real and
+simulated data analysed together after the only real person was excluded. Each report is
+written by `write_report` and read back against its own thresholds.csv and the data."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from analysis_fixtures import simulate_trial_table, write_export_folder
+from independent_tables import OBSERVERS, Study, simulate_study
+
+from analysis.exclusions import ExclusionRules
+from analysis.foreign_table import ColumnMap
+from analysis.report import ReportOptions, analyse, write_report
+from analysis.report.summary import ms
+from analysis.report.support import MIN_POPULATION, OBSERVERS_COVERAGE
+from analysis.trial_table import load_trial_table
+
+COLUMNS = ColumnMap(stimulus="ttft_ms", judgement="too_slow", factors=("itl_ms",))
+
+
+def _report(tmp_path, trials: pd.DataFrame, **options):
+    path = tmp_path / "trials.csv"
+    trials.drop(columns="true_m_ms", errors="ignore").to_csv(path, index=False)
+    data = analyse(
+        load_trial_table(path, COLUMNS),
+        ReportOptions(judgement="too_slow", n_boot=60, progress=False, **options),
+    )
+    paths = write_report(data, tmp_path / "out")
+    md = paths["markdown"].read_text(encoding="utf-8")
+    return data, md, pd.read_csv(paths["thresholds"], dtype={"group": str})
+
+
+def _summary(md: str) -> str:
+    return md.split("## Summary", 1)[1].split("\n## ", 1)[0]
+
+
+def check_read_back(data, md: str, csv: pd.DataFrame) -> None:
+    """The sentences about the sample, the headline, the ratios and the minimums."""
+    n = data.n_participants
+    summary = _summary(md)
+    assert re.search(
+        rf"\b{n} (?:simulated )?participants? (?:\(not people\) )?gave "
+        rf"{len(data.kept)} analysable trials",
+        summary,
+    )
+    assert (f"With {n} participant(s) this report describes these people only" in summary) == (
+        n < MIN_POPULATION
+    )
+    for said in re.findall(r"skipped with (\d+) participant", md):
+        assert int(said) == n
+    for said in re.findall(r"measured at N = (\d+) over people", md):  # the N at hand
+        assert int(said) == max(k for k in OBSERVERS_COVERAGE if k <= n)
+    pooled = csv[
+        (csv.measure == "psychometric") & (csv.group == "pooled") & (csv.condition == "all")
+    ]
+    mid = pooled.set_index("level").loc[0.5]
+    if np.isfinite(mid.estimate):
+        assert f" is {ms(mid.estimate)} (" in summary
+    if np.isfinite(mid.ci_low):
+        assert f"95% CI {ms(mid.ci_low)} to {ms(mid.ci_high)}" in summary
+    elif np.isfinite(mid.estimate) and n < MIN_POPULATION:
+        assert f"no interval with {n} participant(s)" in summary
+    for r in csv[csv.measure == "psychometric_ratio"].itertuples():
+        head = f"is ×{r.estimate:.2f} the one in"
+        assert head in summary
+        if np.isfinite(r.ci_low):
+            assert f"95% CI ×{r.ci_low:.2f} to ×{r.ci_high:.2f}" in summary
+    assert not re.search(r"\bnan\b", md, re.I)
+
+
+def _people(n: int, seed: int = 1) -> pd.DataFrame:
+    study = Study("fixed", OBSERVERS["differing"], n, 6, conditions=True)
+    return simulate_study(study, np.random.default_rng(seed))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_small_samples_read_back_true(tmp_path, n):
+    data, md, csv = _report(tmp_path, _people(n))
+    check_read_back(data, md, csv)
+    summary = _summary(md)
+    if n < MIN_POPULATION:  # the ratio and the conditions without a population interval
+        assert f"for these {n} participant(s) (no interval" in summary
+        assert "withheld (N = " in md
+    else:
+        assert "paired participant jackknife-t" in summary
+
+
+@pytest.mark.slow
+def test_identical_people_read_back_true(tmp_path):
+    one = _people(1, seed=6)
+    same = pd.concat([one.assign(participant=f"p{i}") for i in range(4)], ignore_index=True)
+    data, md, csv = _report(tmp_path, same)
+    check_read_back(data, md, csv)
+    summary = _summary(md)
+    assert "middle half" not in summary and "outside every individual" not in summary
+    people = csv[csv.estimand == "this participant"].dropna(subset=["estimate"])
+    assert people["estimate"].nunique() <= 1  # the same answers, the same fit
+    if len(people):
+        assert "Every estimated individual 50% threshold is the same" in summary
+
+
+@pytest.mark.slow
+def test_mixed_data_with_the_real_person_excluded_reads_back_true(tmp_path):
+    trials = simulate_trial_table(n_participants=5, reps=2, seed=2, failing_participant=True)
+    trials.loc[trials.participant == "P-004", "simulated"] = 0  # the one who fails checks
+    folder = write_export_folder(tmp_path / "e", trials)
+    rules = ExclusionRules(keep_simulated=True)
+    data = analyse(
+        load_trial_table(folder),
+        ReportOptions(n_boot=40, per_participant=False, rules=rules, progress=False),
+    )
+    md = write_report(data, tmp_path / "out")["markdown"].read_text(encoding="utf-8")
+    kinds = data.truth.kinds
+    assert kinds.real_kept == 0 and kinds.simulated_kept == data.n_participants > 0
+    banner = md.split("\n## ", 1)[0]
+    k = kinds.simulated_kept
+    assert f"only the {k} simulated analysed" in banner
+    assert f"every figure below is from the {k} simulated participant(s) only" in banner
+    assert "0 real participant" not in md
+    limits = md.split("What this sample can support", 1)[1].split("\n## ", 1)[0]
+    assert "P-004" not in limits.split("Parts skipped")[-1]  # no resume / warning of theirs

@@ -1,0 +1,51 @@
+"""Verdicts against published figures: only a figure about what the question measures is
+compared, a range is "inside" only when it lies within the interval, every verdict says how
+wide the interval is, and the chart draws exactly the comparisons the table makes."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from analysis_fixtures import simulate_trial_table, write_export_folder
+
+from analysis.reference import load_reference_figures
+from analysis.report import ReportOptions, analyse
+from analysis.report import figures as report_figures
+from analysis.report.references import VERDICTS, compare_figures
+from analysis.report.references_part import match_judgement_kinds, reference_blocks
+from analysis.trial_table import load_trial_table
+
+
+def test_a_reading_pace_is_not_compared_with_a_stutter_question():
+    figures = load_reference_figures()
+    table = compare_figures(figures, {"psychometric:itl_ms:0.5": (180.0, 120.0, 260.0)})
+    table = match_judgement_kinds(table, figures, "smoothness").set_index("id")
+    reading = table.loc["brysbaert2019-reading-pace"]
+    assert (
+        reading.verdict
+        == "not compared (a figure about reading; this estimate is about smoothness)"
+    )
+    assert reading.precision == ""
+    stutter = table.loc["rule-of-thumb-30ms-token"]  # a smoothness figure: compared
+    assert stutter.verdict == "below" and stutter.precision.startswith("95% CI spans ×2.17")
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    trials = simulate_trial_table(n_participants=6, reps=2, seed=5, failing_participant=False)
+    folder = write_export_folder(tmp_path_factory.mktemp("v"), trials)
+    return analyse(load_trial_table(folder), ReportOptions(n_boot=40, per_participant=False))
+
+
+def test_the_chart_draws_the_tables_comparisons_and_no_other(study, monkeypatch):
+    drawn = []
+    monkeypatch.setattr(report_figures, "reference_forest", lambda refs: drawn.append(refs))
+    reference_blocks(study)
+    refs = study.references
+    compared = refs[refs["verdict"].isin(VERDICTS)]
+    assert len(drawn) == 1 and list(drawn[0]["id"]) == list(compared["id"])
+    assert len(compared) < len(refs.dropna(subset=["estimate"]))  # some have an estimate only
+    assert (compared["precision"].str.startswith("95% CI")).all()
+    others = refs[~refs["verdict"].isin(VERDICTS)]
+    assert (others["precision"].fillna("") == "").all()
+    assert isinstance(refs, pd.DataFrame)
