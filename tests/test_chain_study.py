@@ -13,7 +13,7 @@ import pytest
 from helpers.shared import built_once
 
 from analysis.chains import MODELS, chain_judgements, fit_multiplication
-from uxlab.chain import step_at_ms
+from uxlab.kinds.chain import step_at_ms
 from uxlab.simulate import PopulationTruth, simulate_cohort
 from uxlab.store import Store
 from uxlab.store.export import export_db

@@ -7,8 +7,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from uxlab.chain import HeldChainPlayer, chain_steps, offset_at_ms, step_at_ms, step_logs
 from uxlab.clock import Clock
+from uxlab.kinds.chain import HeldChainPlayer, chain_steps, offset_at_ms, step_at_ms, step_logs
 from uxlab.live.live_request import LiveRun
 from uxlab.live.live_schedule import LiveSchedule
 from uxlab.outcomes import Outcome
@@ -119,7 +119,7 @@ class TrialRun:
 
         A chain trial with mid-chain questions holds after each asked step while `ask` puts
         them (without `ask` it plays through and they stay unanswered); the next step's
-        clock restarts at the last answer (`uxlab.chain.HeldChainPlayer`).
+        clock restarts at the last answer (`uxlab.kinds.chain.HeldChainPlayer`).
         """
         if self.t0_ms is None:
             raise RuntimeError("send() the prompt before playing the trial")

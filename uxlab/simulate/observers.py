@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 import psychometric_function as pf
-from uxlab.chain import chain_steps
+from uxlab.kinds.chain import chain_steps
 from uxlab.streams.recording import Recording
 from uxlab.study.questions import question_type
 from uxlab.study.spec import Question, Study

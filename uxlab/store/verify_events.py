@@ -30,7 +30,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from uxlab.chain import chain_steps, split_at_steps
+from uxlab.kinds.chain import chain_steps, split_at_steps
 from uxlab.live.live_schedule import TEMPLATE_UNITS, LiveSchedule, unit_times
 from uxlab.outcomes import Outcome
 from uxlab.streams.recording import Chunk, ErrorEvent, Meta, Recording

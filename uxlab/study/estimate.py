@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from uxlab.chain import build_chain_schedule, chain_steps
+from uxlab.kinds.chain import build_chain_schedule, chain_steps
 from uxlab.shaping import shape
 from uxlab.study.design import Trial
 from uxlab.study.spec import ANSWER_S, Study

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from uxlab.chain import CHAIN_FACTORS, Chain
 from uxlab.errors import LocatedError
+from uxlab.kinds.chain import CHAIN_FACTORS, Chain
 from uxlab.shaping import Profile
 from uxlab.streams.corpus import Corpus
 from uxlab.study.live_stimuli import LiveStimuli
@@ -30,7 +30,7 @@ from uxlab.study.questions import REGISTRY, question_type
 ORDERS = ("random", "fixed", "latin-square", "blocked")
 ASSIGNMENTS = ("cycle", "random", "by_condition")
 TRIAL_KINDS = ("single", "chain")
-"""single: one shaped stream per trial; chain: an agent chain (`uxlab.chain`) per trial."""
+"""single: one shaped stream per trial; chain: an agent chain (`uxlab.kinds.chain`) per trial."""
 QUESTION_TYPES = tuple(REGISTRY)
 """Every question type (`uxlab.study.questions`: one module per type)."""
 QUESTION_WHEN = ("trial", "end", "step")

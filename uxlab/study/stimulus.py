@@ -8,7 +8,7 @@ trial's stored seed, so every stimulus can be rebuilt from the database.
 
 from __future__ import annotations
 
-from uxlab.chain import build_chain_schedule
+from uxlab.kinds.chain import build_chain_schedule
 from uxlab.shaping import shape
 from uxlab.streams.recording import Chunk, End, Header, Recording
 from uxlab.study.design import AttentionCheck, Trial

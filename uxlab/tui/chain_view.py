@@ -30,7 +30,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from uxlab.chain import ScheduledStep, step_marker
+from uxlab.kinds.chain import ScheduledStep, step_marker
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Header, Recording
 from uxlab.tui.chunk_pieces import ChunkPieces
 from uxlab.tui.stream_view import PIECE_CHARS, StreamView

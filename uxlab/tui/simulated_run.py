@@ -27,8 +27,8 @@ from typing import Any
 
 from textual.pilot import WaitForScreenTimeout
 
-from uxlab.chain import ChainHold, HeldChainPlayer
 from uxlab.errors import UxlabError
+from uxlab.kinds.chain import ChainHold, HeldChainPlayer
 from uxlab.phases import DONE, Phase
 from uxlab.session import StudySession, TrialRun
 from uxlab.simulate.driver import (

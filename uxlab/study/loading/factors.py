@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from uxlab.chain import CHAIN_FACTORS, Chain
+from uxlab.kinds.chain import CHAIN_FACTORS, Chain
 from uxlab.live.live_schedule import live_profile_problem
 from uxlab.reading import study_level_max
 from uxlab.shaping import FACTOR_NAMES, Profile, ProfileError

@@ -6,7 +6,7 @@ import dataclasses
 import re
 from typing import Any
 
-from uxlab.chain import Chain
+from uxlab.kinds.chain import Chain
 from uxlab.study.loading.reader import StudyReader, section_keys
 from uxlab.study.questions import REGISTRY, question_type
 from uxlab.study.spec import QUESTION_TYPES, QUESTION_WHEN, Question, step_response_id

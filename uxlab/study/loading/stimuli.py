@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from uxlab.chain import Chain, chain_stimulus, load_chains
 from uxlab.errors import UxlabError
+from uxlab.kinds.chain import Chain, chain_stimulus, load_chains
 from uxlab.streams.corpus import Corpus, load_corpus
 from uxlab.study.live_stimuli import LiveStimuli, live_corpus, parse_live
 from uxlab.study.loading.reader import StudyReader, section_keys

@@ -17,10 +17,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from uxlab.chain.schedule import chain_steps, step_marker
-from uxlab.chain.steps import ChainFormatError
 from uxlab.clock import Clock
 from uxlab.errors import UxlabError
+from uxlab.kinds.chain.schedule import chain_steps, step_marker
+from uxlab.kinds.chain.steps import ChainFormatError
 from uxlab.player import ChunkTiming, PlaybackLog, Player, Sink
 from uxlab.streams.recording import Chunk, End, Event, Recording
 

@@ -50,8 +50,8 @@ The package, one module per job: `steps` (what a chain is), `files` (reading cha
 (holding a chain for questions). Everything is re-exported here.
 """
 
-from uxlab.chain.files import load_chain, load_chains
-from uxlab.chain.held import (
+from uxlab.kinds.chain.files import load_chain, load_chains
+from uxlab.kinds.chain.held import (
     AskStep,
     ChainHold,
     ChainSegment,
@@ -59,8 +59,8 @@ from uxlab.chain.held import (
     offset_at_ms,
     split_at_steps,
 )
-from uxlab.chain.played import StepLog, abandon_step, step_logs
-from uxlab.chain.schedule import (
+from uxlab.kinds.chain.played import StepLog, abandon_step, step_logs
+from uxlab.kinds.chain.schedule import (
     STEP_MARKER,
     ChainSchedule,
     ScheduledStep,
@@ -72,7 +72,7 @@ from uxlab.chain.schedule import (
     step_at_ms,
     step_marker,
 )
-from uxlab.chain.steps import (
+from uxlab.kinds.chain.steps import (
     CHAIN_FACTORS,
     CHAIN_FORMAT,
     CHAIN_SUFFIX,
