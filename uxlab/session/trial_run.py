@@ -13,7 +13,7 @@ from uxlab.live.live_request import LiveRun
 from uxlab.live.live_schedule import LiveSchedule
 from uxlab.outcomes import Outcome
 from uxlab.phases import DONE, LIVE, Phase
-from uxlab.player import PlaybackLog, Player, Sink
+from uxlab.player import Playback, PlaybackLog, Player, Sink
 from uxlab.streams.recording import Chunk, Recording
 from uxlab.study.design import Trial
 from uxlab.study.spec import Question, Study, step_response_id
@@ -58,7 +58,7 @@ class TrialRun:
     keys: list[tuple[float, str, str]] = field(default_factory=list)
     """(absolute ms, key name, phase) of every key press during the trial."""
     answer_times: list[tuple[float, str, float | None]] = field(default_factory=list)
-    player: Player | HeldChainPlayer | None = None
+    player: Playback | None = None
     typed_prompt: str | None = None
     """A live study with `prompt_from = "participant"`: what the participant sent."""
     live: LiveRun | None = None
@@ -124,13 +124,13 @@ class TrialRun:
         if self.t0_ms is None:
             raise RuntimeError("send() the prompt before playing the trial")
         asks = self.step_asks if ask is not None else []
-        player: Player | HeldChainPlayer
+        player: Playback
         if asks and ask is not None and isinstance(self.schedule, Recording):
             player = HeldChainPlayer(
-                self.schedule, _PhaseSink(sink, self), self.clock, asks, self._asker(ask)
+                self.schedule, sink, self.clock, asks, self._asker(ask), on_chunk=self._shown
             )
         else:
-            player = Player(self.schedule, _PhaseSink(sink, self), self.clock)
+            player = Player(self.schedule, sink, self.clock, on_chunk=self._shown)
         self.player = player
         if self.abandoned_at_ms is not None:  # gave up before the play started
             player.cancel()
@@ -142,6 +142,11 @@ class TrialRun:
             self.timed_out = True
         self.phase = Phase.OVER
         return log
+
+    def _shown(self, chunk: Chunk) -> None:
+        """A chunk goes to the screen: the first with text moves the run to streaming."""
+        if chunk.text and self.phase == Phase.WAITING:
+            self.phase = Phase.STREAMING
 
     def _asker(self, ask: AskStep) -> Callable[[int], Awaitable[None]]:
         async def asker(step: int) -> None:
@@ -398,25 +403,3 @@ def ended_ms(log: PlaybackLog) -> float | None:
         if t_ms is not None:
             return t_ms
     return None
-
-
-class _PhaseSink:
-    """Passes chunks on to the real sink and moves the run from waiting to streaming."""
-
-    def __init__(self, sink: Sink, run: TrialRun) -> None:
-        self.sink = sink
-        self.run = run
-
-    def apply(self, index: int, chunk: Chunk) -> None:
-        if chunk.text and self.run.phase == Phase.WAITING:
-            self.run.phase = Phase.STREAMING
-        self.sink.apply(index, chunk)
-
-    def finish(self, end: Any, error: Any) -> None:
-        self.sink.finish(end, error)
-
-    def cancel(self) -> None:
-        self.sink.cancel()
-
-    def __getattr__(self, name: str) -> Any:  # paint reporting, when the sink has it
-        return getattr(self.sink, name)
