@@ -25,7 +25,7 @@ STUDY = ROOT / "studies" / "agent-chain.toml"
 
 def test_the_reference_chain_study_crosses_per_call_ttft_with_length() -> None:
     study = load_study(STUDY)
-    assert study.kind == "chain" and sorted(study.chains) == ["bugfix", "sales", "trip"]
+    assert study.kind.name == "chain" and sorted(study.kind.chains) == ["bugfix", "sales", "trip"]
     assert study.replay_ids == ["bugfix", "sales", "trip"]
     names = [f.name for f in study.factors]
     assert names == ["call_ttft_ms", "n_steps", "pause_ms"]

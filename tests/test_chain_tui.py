@@ -38,7 +38,7 @@ async def test_a_chain_trial_plays_in_the_trial_screen_and_is_committed(tmp_path
             lines = view.steps_view.lines_text()
             n_steps = int(trial.levels["n_steps"])
             assert sum(line.startswith("✓") for line in lines) >= min(n_steps - 1, 1)
-            answer = study.chains[trial.replay_id].steps[-1].replay.text
+            answer = study.kind.chains[trial.replay_id].steps[-1].replay.text
             assert view.stream.answer_text() == answer
             await pilot.press("y", "enter")
             for _ in range(200):

@@ -15,9 +15,9 @@ The protocols, each small and explicit (nothing is forwarded by attribute lookup
 - `PaintReporter` / `GlassReporter`: a sink that can tell when chunks reached the screen /
   the glass;
 - `Playback`: what plays one schedule for a trial (`play`, `cancel`, `log`): a `Player`, or
-  a kind's own player made of several (`uxlab.kinds.chain.HeldChainPlayer`).
+  a trial kind's own player made of several (one per part of a trial held after steps).
 
-A player that plays part of a trial (a chain's segment between two holds) numbers its chunks
+A player that plays part of a trial (the part between two holds) numbers its chunks
 on from `first_index` and, with `ends_stream=False`, leaves the sink unfinished at the end of
 its schedule; `on_chunk` sees each chunk just before the sink does (a trial run moves from
 waiting to streaming there).

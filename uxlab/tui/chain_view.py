@@ -175,6 +175,9 @@ class ChainSteps(Static):
 class ChainView(Vertical, can_focus=True):
     """A chain as agents show it; a player `Sink` for a chain's flattened schedule."""
 
+    fills_screen: ClassVar[bool] = True
+    """An agent at work: once the prompt is sent, the steps and answer need the room."""
+
     DEFAULT_CSS = """
     ChainView { height: 1fr; }
     ChainView > #chain-prompt { height: auto; padding: 0 1; color: $accent; text-style: bold; }
