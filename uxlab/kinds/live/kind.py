@@ -71,6 +71,10 @@ class LiveKind(TrialKind):
         return "not used with live = {...} (remove one)" if key in ("corpus", "files") else None
 
     @classmethod
+    def elsewhere(cls, key: str, label: str) -> str:
+        return f'a live model answers single-stream trials: not with kind = "{label}"'
+
+    @classmethod
     def read(cls, r: StimuliReader, table: dict[str, Any]) -> tuple[TrialKind, Path, Corpus]:
         live = parse_live(table["live"], r.err)
         return cls(live), r.path.parent, live_corpus(live, r.path.parent)
