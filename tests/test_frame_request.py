@@ -28,17 +28,24 @@ def rendered_text(view: StreamView, log: list[str]):
     view.render_lines = render_lines  # type: ignore[method-assign]
 
 
+async def started_with_direct_frames(pilot) -> StreamView:
+    """The host's view, started, painting every applied chunk directly: 10 ms pass between
+    requests on its clock, so the frame cap never holds one back."""
+    view = pilot.app.query_one(StreamView)
+    view.start("prompt", waiting=False)
+    await pilot.pause()
+    ticks = iter(range(0, 1_000_000, 10))
+    view.frames = FrameRequester(min_interval_ms=4.0, now_ms=lambda: float(next(ticks)))
+    view.frames.enabled = True
+    return view
+
+
 async def test_an_applied_chunk_is_in_a_frame_before_apply_returns():
     app = Host()
     probe = PaintProbe()
     probe.attach(app)
     async with app.run_test(size=(60, 12)) as pilot:
-        view = pilot.app.query_one(StreamView)
-        view.start("prompt", waiting=False)
-        await pilot.pause()
-        ticks = iter(range(0, 10_000, 10))  # 10 ms between requests: never capped
-        view.frames = FrameRequester(min_interval_ms=4.0, now_ms=lambda: float(next(ticks)))
-        view.frames.enabled = True
+        view = await started_with_direct_frames(pilot)
         painted: list[str] = []
         rendered_text(view, painted)
         sink = ProbedSink(view, probe)
@@ -126,12 +133,7 @@ async def test_the_chunk_that_first_overflows_the_view_is_painted_at_once_too():
     probe = PaintProbe()
     probe.attach(app)
     async with app.run_test(size=(60, 12)) as pilot:
-        view = pilot.app.query_one(StreamView)
-        view.start("prompt", waiting=False)
-        await pilot.pause()
-        ticks = iter(range(0, 100_000, 10))  # 10 ms between requests: never capped
-        view.frames = FrameRequester(min_interval_ms=4.0, now_ms=lambda: float(next(ticks)))
-        view.frames.enabled = True
+        view = await started_with_direct_frames(pilot)
         sink = ProbedSink(view, probe)
         n_chunks = 40  # 40 lines in a 12-row view: it overflows part-way
         for i in range(n_chunks):

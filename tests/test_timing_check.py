@@ -146,3 +146,34 @@ def test_a_check_at_the_glass_says_so_and_counts_shared_repaints(tmp_path):
 def test_an_off_screen_play_keeps_the_hand_off_budget(tmp_path):
     c = judge(tmp_path, played([0.0] * 50, "handed"))
     assert c.measured == "handed" and c.shown_p99_ms is None and "off-screen" in c.summary()
+
+
+async def test_the_study_app_plays_the_check_on_screen_first_and_stores_it(tmp_path):
+    import json
+    import sqlite3
+
+    from helpers.pilot import wait_for, wait_screen
+
+    from uxlab.store import Store
+    from uxlab.tui.calibration import CalibrationScreen
+    from uxlab.tui.flow_screens import ParticipantScreen, WarningsScreen
+    from uxlab.tui.study_app import StudyApp
+
+    study = load_study(tiny_study(tmp_path, itl=20))
+    store = Store.open(tmp_path / "s.sqlite")
+    app = StudyApp(study, store, suggested_id="P-CHECK1", timing_check=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_screen(pilot, CalibrationScreen)  # the researcher's check comes first
+        await wait_for(pilot, lambda: not isinstance(app.screen, CalibrationScreen))
+        if isinstance(app.screen, WarningsScreen):  # a loaded machine: the check said so
+            await pilot.press("enter")
+        await wait_screen(pilot, ParticipantScreen)
+        await pilot.press("enter")
+        await pilot.pause()
+    store.close()
+    assert app.timing_check is not None and app.timing_check.n_chunks > 10
+    with sqlite3.connect(tmp_path / "s.sqlite") as conn:
+        (env,) = conn.execute("SELECT environment FROM sessions").fetchone()
+    stored = json.loads(env)["timing_check"]
+    assert stored["measured"] == "handed"  # headless: no terminal, so no flushed times
+    assert stored["gap_ms"] == pytest.approx(20.0, abs=1.0)

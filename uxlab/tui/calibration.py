@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from textual import work
 from textual.app import App, ComposeResult
@@ -82,19 +82,28 @@ class CalibrationScreen(Screen[PlaybackLog]):
         self.dismiss(log)
 
 
+class Calibrated(Protocol):
+    """What an app that plays the check has: its paint probe, clock, collector pacing and
+    glass probe (the study app and `CalibrationApp`)."""
+
+    probe: PaintProbe
+    clock: MonotonicClock
+    collector: CollectorPacing
+    glass_feed: GlassFeed | None
+
+    async def push_screen_wait(self, screen: Any) -> Any: ...
+
+
 async def calibrate(
-    app: App[Any],
+    app: Calibrated,
     study: Any,
-    probe: PaintProbe,
     *,
-    clock: Clock | None = None,
-    collector: CollectorPacing | None = None,
-    glass: GlassFeed | None = None,
     frame_cap_fps: int | None = None,
     multiplexer: str | None = None,
     duration_ms: float = TEST_DURATION_MS,
 ) -> TimingCheck:
     """Play the test schedule on `app`'s screen and judge it (see the module docstring)."""
+    glass = app.glass_feed
     glass_note = None
     if glass is not None and not await asyncio.to_thread(glass.wait_ready, GLASS_READY_S):
         glass_note = "the glass probe " + (
@@ -103,7 +112,7 @@ async def calibrate(
     gap, _, _ = study_tolerance_for_check(study)
     before = cpu_times()
     screen = CalibrationScreen(
-        check_schedule(gap, duration_ms), probe, clock or MonotonicClock(), collector
+        check_schedule(gap, duration_ms), app.probe, app.clock, app.collector
     )
     log = await app.push_screen_wait(screen)
     stolen = steal_share(before, cpu_times())
@@ -166,10 +175,6 @@ class CalibrationApp(App[TimingCheck]):
         check = await calibrate(
             self,
             self.study,
-            self.probe,
-            clock=self.clock,
-            collector=self.collector,
-            glass=self.glass_feed,
             frame_cap_fps=self.frame_cap_fps,
             multiplexer=self.multiplexer,
             duration_ms=self.duration_ms,

@@ -341,10 +341,6 @@ class StudyApp(App[RunResult]):
         check = await calibrate(
             self,
             self.study,
-            self.probe,
-            clock=self.clock,
-            collector=self.collector,
-            glass=self.glass_feed,
             frame_cap_fps=self.environment.get("frame_cap_fps") or frame_cap(),
             multiplexer=self.environment.get("multiplexer"),
         )
