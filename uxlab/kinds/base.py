@@ -35,6 +35,7 @@ from typing import Any, ClassVar, Protocol, TypeVar
 
 from trial_table_spec import Column
 from uxlab.clock import Clock
+from uxlab.errors import UxlabError
 from uxlab.kinds.checks import ChunkEvents, StoredTrial
 from uxlab.phases import Phase
 from uxlab.player import Playback, PlaybackLog, Player, Schedule, Sink
@@ -148,6 +149,29 @@ class PlayedTrial:
     """The phase the participant gave up in, None if they did not."""
     asks_after_steps: bool
     """The study asks questions after steps (`when = "step"`)."""
+
+
+T = TypeVar("T")
+
+
+def read_stimuli_path(
+    r: StimuliReader, table: dict[str, Any], key: str, missing: str, load: Callable[[Path], T]
+) -> tuple[str, Path, T]:
+    """`[stimuli].key`: a path relative to the study file, required (`missing` says what it
+    names), that exists and loads (`load` raises `UxlabError`); returns it as written, its
+    resolved path and what it loaded."""
+    where = f"[stimuli].{key}"
+    if key not in table:
+        raise r.err(where, missing)
+    rel = r.text(table, key, "[stimuli]")
+    path = (r.path.parent / rel).resolve()
+    if not path.exists():
+        raise r.err(where, f"{rel!r} does not exist (looked for {path})")
+    try:
+        loaded = load(path)
+    except UxlabError as exc:
+        raise r.err(where, f"does not load: {exc}") from None
+    return rel, path, loaded
 
 
 class KindRun:

@@ -10,7 +10,6 @@ from typing import Any, ClassVar
 
 import trial_table_spec as spec
 from uxlab.clock import Clock
-from uxlab.errors import UxlabError
 from uxlab.kinds.base import (
     KindRun,
     PlannedTrial,
@@ -19,6 +18,7 @@ from uxlab.kinds.base import (
     Shaper,
     StimuliReader,
     TrialKind,
+    read_stimuli_path,
     recording_sha256,
     step_response_id,
 )
@@ -73,20 +73,11 @@ class ChainKind(TrialKind):
     @classmethod
     def read(cls, r: StimuliReader, table: dict[str, Any]) -> tuple[TrialKind, Path, Corpus]:
         """`kind = "chain"`: the chains folder; the corpus holds one stream per chain."""
-        if "chains" not in table:
-            raise r.err(
-                "[stimuli].chains",
-                'missing (required with kind = "chain"): a folder of *.chain.json files, '
-                'relative to the study file (e.g. "../replays/chains")',
-            )
-        rel = r.text(table, "chains", "[stimuli]")
-        chains_path = (r.path.parent / rel).resolve()
-        if not chains_path.exists():
-            raise r.err("[stimuli].chains", f"{rel!r} does not exist (looked for {chains_path})")
-        try:
-            chains = load_chains(chains_path)
-        except UxlabError as exc:
-            raise r.err("[stimuli].chains", f"does not load: {exc}") from None
+        missing = (
+            'missing (required with kind = "chain"): a folder of *.chain.json files, '
+            'relative to the study file (e.g. "../replays/chains")'
+        )
+        _, chains_path, chains = read_stimuli_path(r, table, "chains", missing, load_chains)
         paths = [c.path or chains_path for c in chains.values()]
         corpus = Corpus(chains_path, [chain_stimulus(c) for c in chains.values()], paths)
         return cls(chains), chains_path, corpus

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 from uxlab.clock import Clock
-from uxlab.errors import UxlabError
 from uxlab.kinds.base import (
     KindRun,
     PlannedTrial,
@@ -14,6 +13,7 @@ from uxlab.kinds.base import (
     Shaper,
     StimuliReader,
     TrialKind,
+    read_stimuli_path,
     recording_sha256,
 )
 from uxlab.kinds.checks import ChunkEvents, StoredTrial, check_played_chunks
@@ -39,19 +39,8 @@ class RecordedKind(TrialKind):
     @classmethod
     def read(cls, r: StimuliReader, table: dict[str, Any]) -> tuple[TrialKind, Path, Corpus]:
         s = table
-        if "corpus" not in s:
-            raise r.err(
-                "[stimuli].corpus",
-                "missing (required): a replay folder or file, relative to the study file",
-            )
-        rel = r.text(s, "corpus", "[stimuli]")
-        corpus_path = (r.path.parent / rel).resolve()
-        if not corpus_path.exists():
-            raise r.err("[stimuli].corpus", f"{rel!r} does not exist (looked for {corpus_path})")
-        try:
-            corpus = load_corpus(corpus_path)
-        except UxlabError as exc:
-            raise r.err("[stimuli].corpus", f"does not load: {exc}") from None
+        missing = "missing (required): a replay folder or file, relative to the study file"
+        rel, corpus_path, corpus = read_stimuli_path(r, s, "corpus", missing, load_corpus)
         if corpus.errors:
             raise r.err(
                 "[stimuli].corpus",
