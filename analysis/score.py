@@ -9,8 +9,10 @@ chunks divided by the later chunk's `n_tokens` when known), and the end time. A 
 without a TTFT counts for none of the shares that need one.
 
 Per source (vendor/model): the share of streams whose TTFT lies past the fitted 50%
-threshold, and the predicted share that would be abandoned before the stream ends under the
-abandonment model. Uncertainty is carried over from the fits: each of `n_draws` draws takes a
+threshold, the predicted share that would be abandoned before the stream ends under the
+abandonment model, and the predicted share *satisfied* (neither past the threshold nor
+abandoned: `satisfied_draws`), which `analysis.costs` divides the cost by. Uncertainty is
+carried over from the fits: each of `n_draws` draws takes a
 threshold from the psychometric bootstrap and AFT parameters from their robust sampling
 distribution, and the interval is the 2.5-97.5 percentile of the per-source figure.
 """
@@ -23,6 +25,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from pricing.corpus import source_label
+from pricing.cost import TextCounts, request_chars
 
 # Study factors a stream's own timing can stand in for.
 STREAM_METRIC_FOR_FACTOR = {
@@ -48,16 +53,24 @@ class StreamTiming:
     end_ms: float
     itl_median_ms: float
     n_chunks: int
+    vendor: str | None = None
+    model: str | None = None
+    usage: dict | None = None
+    """The end event's usage as the source reported it (priced by `analysis.costs`)."""
+    failed: bool = False
+    """A mid-stream error, an error finish or no end: the request did not complete."""
+    text: TextCounts | None = None
+    """What an estimate of its tokens needs (`--estimate-usage`)."""
+    first_visible_ms: float = float("nan")
+    """The first non-empty content chunk (hidden reasoning delays it)."""
+    decode_tokens_per_s: float = float("nan")
+    """1000 / TPOT, as `uxlab inspect` defines it: (last - first output chunk) / (tokens - 1)
+    with tokens the chunks' `n_tokens` when every one carries it, else the chunks."""
+    reasoning_shown: bool = False
 
     @property
     def tokens_per_s(self) -> float:
         return 1000.0 / self.itl_median_ms if self.itl_median_ms > 0 else float("nan")
-
-
-def _source_label(header: dict) -> str:
-    source = header.get("source") or {}
-    parts = [str(source[k]) for k in ("vendor", "model") if source.get(k)]
-    return "/".join(parts) or str(source.get("origin") or source.get("kind") or "unknown")
 
 
 def read_stream_timing(path: Path) -> StreamTiming:
@@ -65,7 +78,13 @@ def read_stream_timing(path: Path) -> StreamTiming:
     header: dict | None = None
     chunk_times: list[float] = []
     chunk_tokens: list[float] = []
+    all_counted = True
     ttft_ms = end_ms = ttfo_ms = None
+    end: dict | None = None
+    errors = False
+    chars = {"content": 0, "reasoning": 0, "tool": 0}
+    tokens: dict[str, float | None] = {"content": 0.0, "reasoning": 0.0, "tool": 0.0}
+    first_visible_ms = float("nan")
     with open(path, encoding="utf-8") as fh:
         for line_no, line in enumerate(fh, start=1):
             if not line.strip():
@@ -82,9 +101,21 @@ def read_stream_timing(path: Path) -> StreamTiming:
             elif kind == "meta" and event.get("kind") == "tool_call":
                 if ttfo_ms is None and event.get("t_ms") is not None:
                     ttfo_ms = float(event["t_ms"])
+            elif kind == "error":
+                errors = True
             elif kind == "chunk" and event.get("t_ms") is not None:
                 if not event.get("text"):
                     continue
+                channel = event.get("channel", "content")
+                if channel in chars and isinstance(event["text"], str):
+                    chars[channel] += len(event["text"])
+                    n = event.get("n_tokens")
+                    known = tokens[channel]
+                    tokens[channel] = (
+                        known + n if isinstance(n, int) and known is not None else None
+                    )
+                    if channel == "content" and first_visible_ms != first_visible_ms:
+                        first_visible_ms = float(event["t_ms"])
                 if ttfo_ms is None:
                     ttfo_ms = float(event["t_ms"])
                 if event.get("channel", "content") not in ("content", "reasoning"):
@@ -94,8 +125,10 @@ def read_stream_timing(path: Path) -> StreamTiming:
                     ttft_ms = t_ms
                 chunk_times.append(t_ms)
                 chunk_tokens.append(float(event.get("n_tokens") or 1))
+                all_counted = all_counted and isinstance(event.get("n_tokens"), int)
             elif kind == "end":
                 end_ms = event.get("t_ms")
+                end = event
     if header is None:
         raise ScoreError(f"{path}:1: empty file (expected a replay header)")
     if ttfo_ms is None:
@@ -104,15 +137,39 @@ def read_stream_timing(path: Path) -> StreamTiming:
         end_ms = chunk_times[-1] if chunk_times else ttfo_ms
     gaps = np.diff(chunk_times) / np.asarray(chunk_tokens[1:])
     itl = float(np.median(gaps)) if len(gaps) else float("nan")
+    source = header.get("source") if isinstance(header.get("source"), dict) else {}
+    request = header.get("request") if isinstance(header.get("request"), dict) else {}
+    visible = [tokens["content"], tokens["tool"]]
+    n_out = sum(chunk_tokens) if all_counted else len(chunk_times)
+    span_ms = chunk_times[-1] - chunk_times[0] if chunk_times else 0.0
+    decode = 1000.0 * (n_out - 1) / span_ms if n_out > 1 and span_ms > 0 else float("nan")
     return StreamTiming(
         path=str(path),
-        source=_source_label(header),
+        source=source_label(source),
         ttft_ms=float("nan") if ttft_ms is None else ttft_ms,
         ttfo_ms=ttfo_ms,
         end_ms=float(end_ms),
         itl_median_ms=itl,
         n_chunks=len(chunk_times),
+        vendor=_text(source.get("vendor")),
+        model=_text(source.get("model")),
+        usage=end.get("usage") if end is not None else None,
+        failed=errors or end is None or end.get("finish_reason") == "error",
+        text=TextCounts(
+            request_chars=request_chars(request),
+            output_chars=chars["content"] + chars["tool"],
+            reasoning_chars=chars["reasoning"],
+            output_tokens=None if None in visible else sum(v or 0.0 for v in visible),
+            reasoning_tokens=tokens["reasoning"],
+        ),
+        first_visible_ms=first_visible_ms,
+        decode_tokens_per_s=decode,
+        reasoning_shown=chars["reasoning"] > 0,
     )
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def read_corpus_timings(corpus: str | Path) -> tuple[pd.DataFrame, list[str]]:
@@ -151,6 +208,29 @@ def _interval(values: np.ndarray) -> tuple[float, float, float]:
     )
 
 
+def satisfied_draws(
+    values: np.ndarray | None, thresholds_ms: np.ndarray | None, p_abandon: np.ndarray | None
+) -> np.ndarray | None:
+    """Per draw, the predicted share of streams that neither lie past the threshold nor are
+    abandoned: the mean over streams of ``[value <= threshold] * (1 - P(abandon))``.
+
+    `thresholds_ms` has one threshold per draw, `p_abandon` one row per draw (streams as
+    columns, NaN where the model cannot predict: left out of the mean); a stream without the
+    metric (a turn that only calls tools) is not past the threshold. With one of the two
+    models only, the share satisfies that one; with neither, None."""
+    if thresholds_ms is None and p_abandon is None:
+        return None
+    if thresholds_ms is not None and values is not None:
+        within = values[None, :] <= thresholds_ms[:, None]
+        ok = np.where(np.isfinite(values)[None, :], within, True).astype(float)
+    else:
+        ok = np.ones_like(p_abandon, dtype=float)
+    if p_abandon is not None:
+        ok = ok * (1.0 - p_abandon)
+    with np.errstate(invalid="ignore"):
+        return np.nanmean(ok, axis=1)
+
+
 def score_corpus(
     timings: pd.DataFrame,
     stimulus: str,
@@ -169,6 +249,12 @@ def score_corpus(
     metric = STREAM_METRIC_FOR_FACTOR.get(stimulus)
     rows = []
     probs = None
+    paired_thresholds = None
+    if threshold_draws_ms is not None and metric is not None:
+        paired_thresholds = np.asarray(threshold_draws_ms, dtype=float)
+        if aft is not None and len(paired_thresholds) != n_draws:  # one threshold per AFT draw
+            rng = np.random.default_rng(seed + 1)
+            paired_thresholds = rng.choice(paired_thresholds, size=n_draws, replace=True)
     if aft is not None:
         levels = pd.DataFrame(index=timings.index)
         for spec in aft.specs_:
@@ -202,5 +288,17 @@ def score_corpus(
         if probs is not None:
             p = np.nanmean(probs[:, idx], axis=1)
             row["p_abandon"], row["p_abandon_ci_low"], row["p_abandon_ci_high"] = _interval(p)
+        values = part[metric].to_numpy(dtype=float) if metric is not None else None
+        satisfied = satisfied_draws(
+            values, paired_thresholds, None if probs is None else probs[:, idx]
+        )
+        if satisfied is not None:
+            low_high = _interval(satisfied)
+            row["p_satisfied"], row["p_satisfied_ci_low"], row["p_satisfied_ci_high"] = low_high
+            row["satisfied_from"] = (
+                "threshold and abandonment"
+                if paired_thresholds is not None and probs is not None
+                else ("threshold only" if probs is None else "abandonment only")
+            )
         rows.append(row)
     return pd.DataFrame(rows)

@@ -14,7 +14,12 @@ requested *model name* picks the behaviour, so one server covers every case:
 - `drip`: every byte sent on its own; `stall`: 2 s of silence mid-stream;
 - `slow-headers`: 2 s before the response headers;
 - `malformed`: an event whose data is not JSON; `not-utf8`: bytes that are not UTF-8;
-- `paused`: a 200 ms pause before the third chunk.
+- `paused`: a 200 ms pause before the third chunk;
+- `usage-details`: the usage each API reports with a prompt cache and hidden reasoning
+  (`DETAILED_USAGE`: cached input, cache writes, reasoning tokens in each API's own keys).
+
+As the real OpenAI Chat API does, the usage chunk is sent only when the request asks for it
+(`stream_options.include_usage`).
 
 `serve_in_thread(app)` runs any ASGI app with uvicorn on a free 127.0.0.1 port.
 """
@@ -39,6 +44,39 @@ from starlette.routing import Route
 PIECES = ["Hello", " world", "!"]
 GAP_S = 0.005
 
+DETAILED_USAGE = {
+    "openai": {
+        "prompt_tokens": 1200,
+        "completion_tokens": 300,
+        "total_tokens": 1500,
+        "prompt_tokens_details": {"cached_tokens": 1000},
+        "completion_tokens_details": {"reasoning_tokens": 297},
+    },
+    "openai-responses": {
+        "input_tokens": 1200,
+        "input_tokens_details": {"cached_tokens": 1000},
+        "output_tokens": 300,
+        "output_tokens_details": {"reasoning_tokens": 297},
+        "total_tokens": 1500,
+    },
+    "anthropic": {
+        "input_tokens": 150,
+        "cache_read_input_tokens": 1000,
+        "cache_creation_input_tokens": 50,
+        "output_tokens": 300,
+    },
+    "gemini": {
+        "promptTokenCount": 1200,
+        "cachedContentTokenCount": 1000,
+        "candidatesTokenCount": 3,
+        "thoughtsTokenCount": 297,
+        "totalTokenCount": 1500,
+    },
+}
+"""The usage of model `usage-details`, per API: 1,200 input tokens of which 1,000 cached
+(Anthropic: 150 + 50 written to the cache), 300 output of which 297 reasoning (Anthropic
+does not split its thinking out)."""
+
 
 def _sse(data: Any, event: str | None = None) -> bytes:
     text = data if isinstance(data, str) else json.dumps(data)
@@ -46,7 +84,7 @@ def _sse(data: Any, event: str | None = None) -> bytes:
     return f"{head}data: {text}\n\n".encode()
 
 
-def openai_events(model: str) -> list[bytes]:
+def openai_events(model: str, include_usage: bool = True) -> list[bytes]:
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
         return _sse(
             {
@@ -80,18 +118,22 @@ def openai_events(model: str) -> list[bytes]:
         )
         out.append(chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"a": 1}'}}]}))
     out.append(chunk({}, "tool_calls" if model == "tools" else "stop"))
-    out.append(
-        _sse(
-            {
-                "id": "chatcmpl-1",
-                "object": "chat.completion.chunk",
-                "created": 1,
-                "model": model,
-                "choices": [],
-                "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8},
-            }
+    usage = {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}
+    if model == "usage-details":
+        usage = DETAILED_USAGE["openai"]
+    if include_usage:
+        out.append(
+            _sse(
+                {
+                    "id": "chatcmpl-1",
+                    "object": "chat.completion.chunk",
+                    "created": 1,
+                    "model": model,
+                    "choices": [],
+                    "usage": usage,
+                }
+            )
         )
-    )
     out.append(_sse("[DONE]"))
     return out
 
@@ -107,7 +149,11 @@ def anthropic_events(model: str) -> list[bytes]:
                     "role": "assistant",
                     "content": [],
                     "model": model,
-                    "usage": {"input_tokens": 5, "output_tokens": 1},
+                    "usage": (
+                        {**DETAILED_USAGE["anthropic"], "output_tokens": 1}
+                        if model == "usage-details"
+                        else {"input_tokens": 5, "output_tokens": 1}
+                    ),
                 },
             },
             "message_start",
@@ -165,7 +211,7 @@ def anthropic_events(model: str) -> list[bytes]:
             {
                 "type": "message_delta",
                 "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                "usage": {"output_tokens": 3},
+                "usage": {"output_tokens": 300 if model == "usage-details" else 3},
             },
             "message_delta",
         )
@@ -207,7 +253,11 @@ def responses_events(model: str) -> list[bytes]:
                 "response": {
                     "id": "resp_1",
                     "status": "completed",
-                    "usage": {"input_tokens": 5, "output_tokens": 3},
+                    "usage": (
+                        DETAILED_USAGE["openai-responses"]
+                        if model == "usage-details"
+                        else {"input_tokens": 5, "output_tokens": 3}
+                    ),
                 },
             },
             "response.completed",
@@ -223,11 +273,11 @@ def gemini_events(model: str) -> list[bytes]:
         obj: dict[str, Any] = {"candidates": [cand], "modelVersion": model, "responseId": "r1"}
         if i == len(PIECES) - 1:
             cand["finishReason"] = "STOP"
-            obj["usageMetadata"] = {
-                "promptTokenCount": 5,
-                "candidatesTokenCount": 3,
-                "totalTokenCount": 8,
-            }
+            obj["usageMetadata"] = (
+                DETAILED_USAGE["gemini"]
+                if model == "usage-details"
+                else {"promptTokenCount": 5, "candidatesTokenCount": 3, "totalTokenCount": 8}
+            )
         out.append(_sse(obj))
     return out
 
@@ -291,12 +341,15 @@ class FakeVendor:
                 429,
                 headers={"retry-after-ms": "20", "retry-after": "1"},
             )
-        events = {
-            "openai": openai_events,
-            "anthropic": anthropic_events,
-            "openai-responses": responses_events,
-            "gemini": gemini_events,
-        }[api](model)
+        if api == "openai":  # usage only when asked for, as the real API does
+            asked = bool((body.get("stream_options") or {}).get("include_usage"))
+            events = openai_events(model, include_usage=asked)
+        else:
+            events = {
+                "anthropic": anthropic_events,
+                "openai-responses": responses_events,
+                "gemini": gemini_events,
+            }[api](model)
         return StreamingResponse(
             self.stream(api, model, events, key), media_type="text/event-stream"
         )

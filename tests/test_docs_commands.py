@@ -1,6 +1,6 @@
 """Every command of the tutorial and the how-to guides runs as written, page by page.
 
-Each page runs in its own scratch copy of the project (`studies/`, `replays/`,
+Each page runs in its own scratch copy of the project (`studies/`, `replays/`, `prices/`,
 `tests/data/`), its blocks in order, as a reader in a fresh clone would type them:
 
 - every `$ ` line of a ```console block is a command run by bash in the scratch folder and
@@ -155,7 +155,7 @@ def check_parses(command: str, where: str, root: Path | None = None) -> None:
     assert not extras, f"{where}: `{command}`: unknown arguments {extras}"
     assert getattr(args, "command", None), f"{where}: `{command}` names no subcommand"
     for word in words[1:]:
-        if re.match(r"^(studies|replays|tests)/", word):
+        if re.match(r"^(studies|replays|prices|tests)/", word):
             found = (REPO / word).exists() or (root is not None and (root / word).exists())
             assert found, f"{where}: `{command}` names {word}, which is missing"
 
@@ -228,6 +228,7 @@ def scratch_project(tmp_path: Path) -> Path:
     root = tmp_path / "project"
     shutil.copytree(REPO / "studies", root / "studies")
     shutil.copytree(REPO / "replays", root / "replays")
+    shutil.copytree(REPO / "prices", root / "prices")
     shutil.copytree(REPO / "tests" / "data", root / "tests" / "data")
     return root
 

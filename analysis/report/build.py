@@ -25,6 +25,7 @@ from analysis.exclusions import (
 from analysis.report.abandonment_part import abandonment_part
 from analysis.report.adaptive_part import adaptive_part
 from analysis.report.chains_part import chain_part
+from analysis.report.cost_part import cost_part
 from analysis.report.data import (
     ESTIMANDS,
     THRESHOLD_COLUMNS,
@@ -192,6 +193,9 @@ def analyse(table: TrialTable, options: ReportOptions | None = None) -> ReportDa
     if options.score_corpus is not None:
         _log(options, f"scoring {options.score_corpus}")
         run_part(data, "scored recordings", lambda: score_part(data))
+        if options.prices is not None:
+            _log(options, f"pricing {options.score_corpus}")
+            run_part(data, "costs", lambda: cost_part(data))
     return data
 
 

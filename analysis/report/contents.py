@@ -5,6 +5,7 @@ from __future__ import annotations
 from analysis.report.abandonment_part import abandonment_blocks
 from analysis.report.adaptive_part import adaptive_blocks
 from analysis.report.chains_part import chain_blocks
+from analysis.report.cost_part import cost_blocks
 from analysis.report.overview_part import nothing_left_blocks, overview_blocks
 from analysis.report.psychometric_part import psychometric_blocks
 from analysis.report.ratings_part import rating_blocks
@@ -29,4 +30,5 @@ def build_blocks(data) -> list:
     blocks.extend(adaptive_blocks(getattr(data, "adaptive", None)))
     blocks.extend(chain_blocks(getattr(data, "chains", None)))
     blocks.extend(score_blocks(data))
+    blocks.extend(cost_blocks(data))
     return blocks

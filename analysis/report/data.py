@@ -61,6 +61,8 @@ class ReportOptions:
     per_participant: bool = True
     progress: bool = False
     score_corpus: Path | None = None
+    prices: Any = None  # a pricing.PriceChoice: cost the scored corpus (`--prices`)
+    estimate_usage: bool = False  # price recordings without usage from an estimate
     title: str | None = None
     estimand: str = "population"  # or "median-person" (see ESTIMANDS)
     judgement_kind: str | None = None  # immediacy | acceptability | smoothness (else inferred)
@@ -172,6 +174,7 @@ class ReportData:
     score: pd.DataFrame | None = None
     score_errors: list[str] = field(default_factory=list)
     score_fixed_levels: dict[str, float] = field(default_factory=dict)
+    costs: Any = None  # the cost section (cost_part.CostSection), with --prices
     notes: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # parts below their minimum N, one line each
     failed_parts: list[tuple[str, str]] = field(default_factory=list)  # (part, one-line error)

@@ -190,6 +190,9 @@ def write_report(data, out_dir: str | Path, raw_cells: bool = False) -> dict[str
     if data.score is not None:
         paths["score"] = out_dir / "score.csv"
         _write_table(data.score, paths["score"], raw_cells)
+    if getattr(data, "costs", None) is not None:
+        paths["costs"] = out_dir / "costs.csv"
+        _write_table(data.costs.table, paths["costs"], raw_cells)
     return paths
 
 

@@ -199,13 +199,17 @@ def _is_input_error(exc: BaseException) -> bool:
     """An error about the input or the environment the user can act on (exit status 2).
 
     uxlab's own errors (`UxlabError`), the operating system's (a missing file, a full disk),
-    and the `analysis` package's own error classes: they subclass ValueError, since
-    `analysis` does not import uxlab (`TrialTableError`, `PsychometricInputError`, ...).
+    and the error classes of `analysis` and `pricing`: they subclass ValueError, since
+    neither imports uxlab (`TrialTableError`, `PsychometricInputError`, `PriceSheetError`).
     """
     if isinstance(exc, UxlabError | OSError):
         return True
     cls = type(exc)
-    return isinstance(exc, ValueError) and cls.__module__.split(".")[0] == "analysis"
+    return isinstance(exc, ValueError) and cls.__module__.split(".")[0] in STANDALONE_PACKAGES
+
+
+STANDALONE_PACKAGES = ("analysis", "pricing")
+"""Packages outside uxlab whose ValueErrors are input errors (exit status 2)."""
 
 
 INPUT_ARGUMENTS = ("data", "db", "study", "file", "path", "paths", "input", "src", "corpus")

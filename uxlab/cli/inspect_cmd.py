@@ -1,11 +1,13 @@
-"""`uxlab inspect PATH [--json] [--truncated] [--as PEER]`: timing metrics of replay files.
+"""`uxlab inspect PATH [--json] [--truncated] [--as PEER] [--prices FILE]`: timing metrics
+(and, with a price sheet, costs) of replay files.
 
 For a file or a folder (searched recursively for `*.jsonl`): a compact table, one row per
 recording, then a pooled summary and a legend naming each definition; with `--json`, one JSON
 object per recording per line (all times in ms; the definitions are those of
 `uxlab.streams.metrics`). Bad files are listed on stderr while the good ones are inspected,
 and the exit status is then 1 (done in part); 2 when no file could be inspected. `--as` and
-AIPerf run folders are handled by `inspect_as`.
+AIPerf run folders are handled by `inspect_as`; `--prices` adds each recording's cost and a
+summary per source and per agent task (`uxlab.streams.costs`, shown by `inspect_costs`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import os
 import shutil
 import sys
 from pathlib import Path
+
+from uxlab.cli.inspect_costs import add_price_arguments
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,7 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="one JSON object per recording per line (keys: id, n_chunks, n_tokens, n_tool_calls, "
         "ttft_ms, ttfo_ms, ttft_first_event_ms, ttst_ms, second_token_gap_ms, e2e_ms, "
         "itl_ms{mean,p50,p90,p99,max,cv,lag1}, tpot_ms, stalls{over_250,over_1000,longest_ms}, "
-        "chars_per_s, finish_reason, error, timing: recorded|synthetic|none, ...)",
+        "chars_per_s, finish_reason, error, timing: recorded|synthetic|none, ...; with "
+        "--prices also cost, unpriced, usage, price, estimated, then summary records: "
+        "cost_per_source, chain_task, tasks_per_stack)",
     )
     parser.add_argument(
         "--truncated",
@@ -54,6 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "guidellm (with --json: one record per recording, then the summary). On an AIPerf "
         "run folder, AIPerf's own summary table is checked against them",
     )
+    add_price_arguments(parser)
     parser.add_argument(
         "--jobs",
         type=int,
@@ -76,20 +83,27 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _inspect(args: argparse.Namespace) -> int:
+    from uxlab.cli import CliError
+    from uxlab.cli.inspect_costs import cost_column, cost_record, legend, price_choice
+    from uxlab.cli.inspect_costs import summary_lines as cost_summary
     from uxlab.cli.inspect_table import rows, write_table
     from uxlab.streams.aiperf_run import is_aiperf_run
     from uxlab.streams.inspect_load import inspect_paths
     from uxlab.streams.metrics import nest
 
+    choice = price_choice(args, "inspect")
     if args.as_peer is not None or any(is_aiperf_run(Path(p)) for p in args.paths):
         from uxlab.cli import inspect_as
 
+        if choice is not None:
+            raise CliError("--prices shows uxlab's own view: leave out --as (or the AIPerf run)")
         return inspect_as.run(args)
     found = inspect_paths(
         args.paths,
         allow_truncated=args.truncated,
         jobs=args.jobs,
         include_synthetic=args.include_synthetic,
+        with_billing=choice is not None,
     )
     paths, errors = found.paths, found.errors
     if errors:
@@ -103,12 +117,33 @@ def _inspect(args: argparse.Namespace) -> int:
         return 2  # nothing to inspect: an input error
     table_rows = rows(found.table)
     out = sys.stdout
+    costs = None
+    if choice is not None:
+        from uxlab.streams.costs import price_inspection
+
+        costs = price_inspection(found, choice, args.paths, args.estimate_usage)
     if args.json:
-        for path, row in zip(paths, table_rows, strict=True):
+        for i, (path, row) in enumerate(zip(paths, table_rows, strict=True)):
             record = nest(row, ndigits=3)
             record["path"] = str(path)
+            if costs is not None:
+                record.update(cost_record(costs, i))
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        for summary in costs.summary_records() if costs is not None else []:
+            out.write(json.dumps(summary, ensure_ascii=False) + "\n")
     else:
         width = shutil.get_terminal_size((80, 24)).columns
-        write_table(table_rows, found.summary(), out, width)
+        if costs is None:
+            write_table(table_rows, found.summary(), out, width)
+        else:
+            ids = [str(r["id"]) for r in table_rows]
+            write_table(
+                table_rows,
+                found.summary(),
+                out,
+                width,
+                costs=cost_column(costs),
+                after_summary=cost_summary(costs, ids, max(width, 60)),
+                legend_extra=legend(costs),
+            )
     return 1 if errors else 0

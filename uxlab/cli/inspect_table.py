@@ -105,30 +105,42 @@ def _ttfo_only(row: dict[str, Any]) -> bool:
 
 
 def write_table(
-    rows: Sequence[dict[str, Any]], summary: dict[str, Any], out: TextIO, width: int = 80
+    rows: Sequence[dict[str, Any]],
+    summary: dict[str, Any],
+    out: TextIO,
+    width: int = 80,
+    costs: tuple[str, Sequence[str]] | None = None,
+    after_summary: Sequence[str] = (),
+    legend_extra: str = "",
 ) -> None:
     """Write the per-recording table, the pooled summary and the legend, fitted to `width`.
 
     A TTFO column follows TTFT when some recording has output but no TTFT (an agent's
-    turn that only calls tools)."""
+    turn that only calls tools). `costs` is (header, one cell per row) of a cost column
+    shown before the finish (`inspect --prices`); `after_summary` lines follow the pooled
+    summary and `legend_extra` ends the legend."""
     width = max(width, 60)
     with_ttfo = any(_ttfo_only(r) for r in rows)
     columns = (*_COLUMNS[:2], ("TTFO", 6), *_COLUMNS[2:]) if with_ttfo else _COLUMNS
+    if costs is not None:
+        columns = (*columns[:-1], (costs[0], max(9, len(costs[0]))), columns[-1])
     fixed = sum(w + 1 for _, w in columns)
     longest = max([len(str(r["id"])) for r in rows] + [2])
     id_width = max(_MIN_ID, min(longest, width - fixed))
     head = "id".ljust(id_width) + "".join(" " + h.rjust(w) for h, w in columns[:-1])
     head += " " + columns[-1][0].ljust(columns[-1][1])
     out.write(head.rstrip() + "\n")
-    for row in rows:
+    for i, row in enumerate(rows):
         times = (_ms(row["ttft_ms"]), _ms(row["ttfo_ms"])) if with_ttfo else (_ms(row["ttft_ms"]),)
-        cells = (
+        cells: tuple[str, ...] = (
             str(int(row["n_chunks"])),
             *times,
             *_itl_cells(row),
             _stalls(row),
             _ms(row["e2e_ms"]),
         )
+        if costs is not None:
+            cells = (*cells, costs[1][i])
         line = _fit(str(row["id"]), id_width).ljust(id_width)
         line += "".join(" " + c.rjust(w) for c, (_, w) in zip(cells, columns, strict=False))
         line += " " + _finish(row)
@@ -137,7 +149,11 @@ def write_table(
     for line in summary_lines(summary, width):
         out.write(line + "\n")
     out.write("\n")
-    for line in _wrap((LEGEND_TTFO if with_ttfo else "") + LEGEND, width):
+    if after_summary:
+        for line in after_summary:
+            out.write(line + "\n")
+        out.write("\n")
+    for line in _wrap((LEGEND_TTFO if with_ttfo else "") + LEGEND + legend_extra, width):
         out.write(line + "\n")
 
 

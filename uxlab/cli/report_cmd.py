@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from uxlab.cli.hints import command
+from uxlab.cli.inspect_costs import add_price_arguments, price_choice
 from uxlab.cli.places import output_for
 from uxlab.cli.raw_cells import add_raw_cells_argument
 from uxlab.errors import UxlabError
@@ -64,6 +65,7 @@ def register(subparsers) -> None:
         type=Path,
         help="score a folder of recordings with the fitted models",
     )
+    add_price_arguments(p)
     _add_exclusion_arguments(p)
     p.add_argument(
         "--no-participant-fits", action="store_true", help="skip per-participant psychometric fits"
@@ -314,12 +316,15 @@ def run(args: argparse.Namespace) -> int:
     from analysis.psychometric import PsychometricInputError
     from analysis.reference import ReferenceFileError
     from analysis.report import analyse, write_report
+    from analysis.report.cost_part import console_lines as cost_console_lines
     from analysis.score import ScoreError
     from analysis.trial_table import TrialTableError
 
     _check_args(args)
     out = args.out or output_for(args.data, "report")
     options = _report_options(args)
+    options.prices = price_choice(args, "report")
+    options.estimate_usage = args.estimate_usage
     try:
         table = _load(args.data, _column_map(args))
         data = analyse(table, options)
@@ -337,10 +342,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"uxlab report: {data.table.source}: {data.nothing_left}", file=sys.stderr)
     _print_summary(data)
     _print_truth(data)
+    for line in cost_console_lines(data):
+        print(line)
     if args.more_participants:
         print(_more_participants(data, args.more_participants, args.seed))
     _print_notes(data)
-    for key in ("html", "markdown", "thresholds", "score"):
+    for key in ("html", "markdown", "thresholds", "score", "costs"):
         if key in paths:
             print(f"wrote {paths[key]}")
     sys.stdout.flush()
@@ -359,6 +366,8 @@ def _check_args(args: argparse.Namespace) -> None:
     check_input(args.data, args.participant)
     if args.score is not None and not args.score.exists():
         raise ReportError(f"--score {args.score}: no such file or folder (a folder of recordings)")
+    if args.prices is not None and args.score is None:
+        raise ReportError("--prices prices the recordings of --score CORPUS: name the corpus")
 
 
 def _report_options(args: argparse.Namespace):  # -> analysis.report.ReportOptions

@@ -14,18 +14,18 @@ the marker's). It writes one line per event to standard output:
 - `window CLASS`: the window's (or its top-level parent's) WM_CLASS, e.g. `XTerm`, first;
 - `ready X Y`: the marker cell was found at pixel (X, Y) of the window;
 - `T FRAME LAG`: the marker of frame FRAME (mod `marker.MODULUS`) was on the glass at T ms,
-  written only when the marker changed; LAG (ms) is how long after the X server's own
-  time-stamp of that drawing the probe read it (a busy machine delays the probe: see below);
+  written only when the marker changed; LAG (ms) is how far behind the X server's own
+  time-stamp of that drawing the probe saw it (a busy machine holds the probe up: below);
 - `lost`: the window was resized: the cell is looked for again (`ready` follows);
 - `error MESSAGE`: it cannot probe (it exits with status 2).
 
 When several drawings are waiting at once (the probe was held up), the pixel is read after
 all of them, and read again while more arrive, so the frame it shows belongs to the last
-drawing; that drawing's time is the earlier of when the probe saw it and the X server's
-millisecond time-stamp plus `SERVER_MS_SLACK` (the server stamps events on CLOCK_MONOTONIC
-in whole milliseconds, coarse on some kernels). So a painted time is never before the
-drawing, and at most ~2 ms after it when the probe fell behind; frames drawn in between are
-reported with it (as sharing its repaint).
+drawing, timed when the probe saw it: a painted time is never before the drawing, and later
+than it by as long as the probe was held up; frames drawn in between are reported with it
+(as sharing its repaint). The X server's own millisecond time-stamp of the drawing says how
+far behind the probe was (LAG); it is not used as the time, because a server stamps events
+with the time of the request it last dispatched, which can be older than the drawing.
 
 A separate process, so its X protocol work never holds the app's event loop (it asks for a
 higher priority, which only root gets); it ends when its standard input closes (the app went
@@ -46,9 +46,6 @@ from uxlab.glass.marker import LOCATOR, frame_of_pixel
 
 LOCATE_EVERY_S = 0.05
 """How often the whole window is searched for the locator while the cell is not found."""
-SERVER_MS_SLACK = 2.0
-"""A drawing happened before the server's time-stamp plus this (ms): whole milliseconds,
-and a coarse clock one tick behind on some kernels."""
 READS = 5
 """Pixel reads per batch of drawings at most (read again while more drawings arrive)."""
 
@@ -168,15 +165,15 @@ class ProbeError(Exception):
     """The probe cannot run (its message says why, in plain words)."""
 
 
-def drawing_ms(seen_ms: float, server_stamp: int) -> float:
-    """When a drawing happened at the latest: when the probe saw it, or the server's
-    time-stamp (32-bit milliseconds on CLOCK_MONOTONIC) plus the slack, whichever is first.
-    A stamp that does not fit the probe's clock (another machine's server) is not used."""
+def probe_lag_ms(seen_ms: float, server_stamp: int) -> float:
+    """How long after the X server stamped a drawing (32-bit milliseconds on its monotonic
+    clock, whole ms) the probe saw it; 0 when the stamp does not fit the probe's clock
+    (another machine's server) or says the drawing came later."""
     whole = int(seen_ms)
     server_ms = whole - ((whole - server_stamp) & 0xFFFFFFFF)
     if not seen_ms - 10_000.0 <= server_ms <= seen_ms + 1.0:
-        return seen_ms
-    return min(seen_ms, server_ms + SERVER_MS_SLACK)
+        return 0.0
+    return max(0.0, seen_ms - (server_ms + 1.0))
 
 
 def run(window_id: int, out: Any = sys.stdout, stdin_fd: int | None = 0) -> int:
@@ -209,8 +206,8 @@ def run(window_id: int, out: Any = sys.stdout, stdin_fd: int | None = 0) -> int:
             readable, _, _ = select.select(watch, [], [], timeout)
             if stdin_fd is not None and stdin_fd in readable and not os.read(stdin_fd, 4096):
                 return 0  # the app closed our input: it is gone
-            seen_ms = now_ms()  # the drawing reached us: before anything else is done
             events = probe.events()
+            seen_ms = now_ms()  # every drawing drained so far reached us before this instant
         last: tuple[float, float] | None = None  # (drawing ms, the probe's lag)
         for _ in range(READS):
             for kind, detail in events:
@@ -221,8 +218,7 @@ def run(window_id: int, out: Any = sys.stdout, stdin_fd: int | None = 0) -> int:
                     out.write("lost\n")
                     out.flush()
                 elif kind == "damage" and probe.covers_cell(detail[0]):
-                    drawn = drawing_ms(seen_ms, detail[1])
-                    last = (drawn, max(0.0, seen_ms - drawn))
+                    last = (seen_ms, probe_lag_ms(seen_ms, detail[1]))
             if last is None or probe.cell is None:
                 events = []
                 break

@@ -76,13 +76,12 @@ def build_request(
     messages = prompt.messages
     if api == "openai":
         msgs = ([{"role": "system", "content": prompt.system}] if prompt.system else []) + messages
-        body = {
-            "model": model,
-            "messages": msgs,
-            "stream": True,
-            "stream_options": {"include_usage": True},
-            **params,
-        }
+        body = {"model": model, "messages": msgs, "stream": True, **params}
+        # The usage (what `inspect --prices` bills) is streamed only when asked for: ask even
+        # when --param sets other stream options.
+        options = body.get("stream_options")
+        body["stream_options"] = {**(options if isinstance(options, dict) else {})}
+        body["stream_options"]["include_usage"] = True
         if key:
             headers["authorization"] = f"Bearer {key}"
         return BuiltRequest(_join(base_url, "/chat/completions"), headers, body)

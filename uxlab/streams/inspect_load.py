@@ -21,6 +21,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from pricing.corpus import RecordingFacts
+from uxlab.streams.billing import billing_facts
 from uxlab.streams.metrics import (
     OUTPUT_CHANNELS,
     StreamArrays,
@@ -31,7 +33,7 @@ from uxlab.streams.metrics import (
     pooled_summary,
     server_decode_rate,
 )
-from uxlab.streams.recording import Chunk, ErrorEvent, Meta, Recording
+from uxlab.streams.recording import Chunk, End, ErrorEvent, Header, Meta, Recording
 from uxlab.streams.replay_file import (
     ReplayFormatError,
     ValidEvents,
@@ -80,9 +82,35 @@ class RecordingColumns:
     truncated: bool
     synthetic: bool = False
     """The header says the gaps were made up on import (`metrics.has_synthetic_gaps`)."""
+    billing: RecordingFacts | None = None
+    """What its price needs (`uxlab.streams.billing`; None when read without a header)."""
 
 
-def columns_of_valid(rid: str, valid: ValidEvents, synthetic: bool = False) -> RecordingColumns:
+def _billing(
+    header: Header | None,
+    end: End | None,
+    cols: RecordingColumns,
+) -> RecordingFacts | None:
+    if header is None:
+        return None
+    failed = cols.error is not None or end is None or end.finish_reason == "error"
+    return billing_facts(
+        cols.id,
+        header.source,
+        header.request,
+        end.usage if end is not None else None,
+        cols.t_ms,
+        cols.channel_code,
+        cols.n_chars,
+        cols.n_tokens,
+        cols.end_ms,
+        failed,
+    )
+
+
+def columns_of_valid(
+    rid: str, valid: ValidEvents, synthetic: bool = False, header: Header | None = None
+) -> RecordingColumns:
     """The columns of a file that passed the bulk checks (no object per chunk)."""
     n = len(valid.texts)
     channels = valid.channels
@@ -97,7 +125,7 @@ def columns_of_valid(rid: str, valid: ValidEvents, synthetic: bool = False) -> R
         first = end.t_ms
     n_chars = np.fromiter(map(len, valid.texts), dtype=np.int64, count=n)
     first_output, n_calls, n_incomplete, rate = _facts_of_valid(valid, n_chars)
-    return RecordingColumns(
+    cols = RecordingColumns(
         id=rid,
         t_ms=valid.t_ms,
         channel_code=codes,
@@ -114,6 +142,8 @@ def columns_of_valid(rid: str, valid: ValidEvents, synthetic: bool = False) -> R
         truncated=end is None,
         synthetic=synthetic,
     )
+    cols.billing = _billing(header, end, cols)
+    return cols
 
 
 def _facts_of_valid(valid: ValidEvents, n_chars: np.ndarray) -> tuple[float, int, int, float]:
@@ -146,7 +176,7 @@ def columns_of_recording(rec: Recording) -> RecordingColumns:
     if first is None and end is not None:
         first = end.t_ms
     first_output, n_calls, n_incomplete, rate = output_facts(rec.events, end)
-    return RecordingColumns(
+    cols = RecordingColumns(
         id=rec.id,
         t_ms=np.array([c.t_ms for c in chunks], dtype=float),
         channel_code=np.array([CHANNEL_CODES[c.channel] for c in chunks], dtype=np.int8),
@@ -163,15 +193,24 @@ def columns_of_recording(rec: Recording) -> RecordingColumns:
         truncated=end is None,
         synthetic=has_synthetic_gaps(rec.header),
     )
+    cols.billing = _billing(rec.header, end, cols)
+    return cols
 
 
-def read_columns(path: str | Path, allow_truncated: bool = False) -> RecordingColumns:
-    """Read and validate one replay file into columns; raise ReplayFormatError if bad."""
+def read_columns(
+    path: str | Path, allow_truncated: bool = False, with_billing: bool = False
+) -> RecordingColumns:
+    """Read and validate one replay file into columns; raise ReplayFormatError if bad.
+    `with_billing`: also gather what its price needs (`RecordingColumns.billing`)."""
     text = read_text(path)
     header, parsed = parse_events(text, path, allow_truncated=allow_truncated)
     if isinstance(parsed, Recording):
-        return columns_of_recording(parsed)
-    return columns_of_valid(header.id, parsed, has_synthetic_gaps(header))
+        cols = columns_of_recording(parsed)
+        if not with_billing:
+            cols.billing = None
+        return cols
+    billed = header if with_billing else None
+    return columns_of_valid(header.id, parsed, has_synthetic_gaps(header), billed)
 
 
 def arrays_from_columns(cols: Sequence[RecordingColumns]) -> StreamArrays:
@@ -224,16 +263,20 @@ class LoadedArrays:
     arrays: StreamArrays
     paths: list[Path] = field(default_factory=list)
     errors: list[ReplayFormatError] = field(default_factory=list)
+    billing: list[RecordingFacts | None] = field(default_factory=list)
+    """What each good file's price needs, in the order of `paths`."""
 
 
-def _load_batch(paths: Sequence[Path], allow_truncated: bool) -> LoadedArrays:
+def _load_batch(
+    paths: Sequence[Path], allow_truncated: bool, with_billing: bool = False
+) -> LoadedArrays:
     cols: list[RecordingColumns] = []
     good: list[Path] = []
     errors: list[ReplayFormatError] = []
     with paused_gc():
         for path in paths:
             try:
-                cols.append(read_columns(path, allow_truncated=allow_truncated))
+                cols.append(read_columns(path, allow_truncated, with_billing))
             except ReplayFormatError as exc:
                 errors.append(exc)
                 continue
@@ -242,7 +285,8 @@ def _load_batch(paths: Sequence[Path], allow_truncated: bool) -> LoadedArrays:
                 errors.append(ReplayFormatError(path, None, None, problem))
                 continue
             good.append(path)
-        return LoadedArrays(arrays_from_columns(cols), good, errors)
+        billing = [c.billing for c in cols]
+        return LoadedArrays(arrays_from_columns(cols), good, errors, billing)
 
 
 def default_jobs(n_files: int) -> int:
@@ -292,6 +336,7 @@ def load_arrays(
         arrays=StreamArrays.concat([p.arrays for p in parts]),
         paths=[p for part in parts for p in part.paths],
         errors=[e for part in parts for e in part.errors],
+        billing=[b for part in parts for b in part.billing],
     )
 
 
@@ -307,6 +352,8 @@ class Inspection:
     errors: list[ReplayFormatError] = field(default_factory=list)
     include_synthetic: bool = False
     """Whether synthetic gaps were pooled (see `metrics.has_synthetic_gaps`)."""
+    billing: list[RecordingFacts | None] = field(default_factory=list)
+    """What each good file's price needs, in the order of `paths`."""
 
     def summary(self) -> dict[str, Any]:
         """The pooled summary (`metrics.summarize`)."""
@@ -314,12 +361,17 @@ class Inspection:
 
 
 def _inspect_batch(
-    paths: Sequence[Path], allow_truncated: bool, include_synthetic: bool = False
+    paths: Sequence[Path],
+    allow_truncated: bool,
+    include_synthetic: bool = False,
+    with_billing: bool = False,
 ) -> Inspection:
-    loaded = _load_batch(paths, allow_truncated)
+    loaded = _load_batch(paths, allow_truncated, with_billing)
     table = describe_columns(loaded.arrays, include_synthetic)
     gaps_ms = loaded.arrays.measured_gaps(include_synthetic)[0]
-    return Inspection(table, gaps_ms, loaded.paths, loaded.errors, include_synthetic)
+    return Inspection(
+        table, gaps_ms, loaded.paths, loaded.errors, include_synthetic, loaded.billing
+    )
 
 
 def _concat_tables(tables: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -338,18 +390,23 @@ def inspect_paths(
     allow_truncated: bool = False,
     jobs: int | None = None,
     include_synthetic: bool = False,
+    with_billing: bool = False,
 ) -> Inspection:
     """Read every replay file at `paths` and compute its metrics, on `jobs` processes.
 
     As `load_arrays`, but each process also computes the per-recording metrics of its files,
     so only the table and the gaps come back (not every chunk): the metric stage runs in
-    parallel too. The result is the same as with one process.
+    parallel too. The result is the same as with one process. `with_billing` also gathers
+    what each recording's price needs (`Inspection.billing`, for `inspect --prices`; off by
+    default, since it costs tens of microseconds a file).
     """
     files = _find_files(paths)
     jobs = default_jobs(len(files)) if jobs is None else max(1, jobs)
     if jobs == 1:
-        return _inspect_batch(files, allow_truncated, include_synthetic)
-    work = functools.partial(_inspect_batch, include_synthetic=include_synthetic)
+        return _inspect_batch(files, allow_truncated, include_synthetic, with_billing)
+    work = functools.partial(
+        _inspect_batch, include_synthetic=include_synthetic, with_billing=with_billing
+    )
     parts = _run_batches(work, files, allow_truncated, jobs)
     return Inspection(
         table=_concat_tables([p.table for p in parts]),
@@ -357,4 +414,5 @@ def inspect_paths(
         paths=[p for part in parts for p in part.paths],
         errors=[e for part in parts for e in part.errors],
         include_synthetic=include_synthetic,
+        billing=[b for part in parts for b in part.billing],
     )

@@ -17,6 +17,11 @@ relative to itself::
        "tool": {"name": "web_search", "arguments": {"query": "..."}}},
       {"kind": "answer", "label": "Answer", "replay": "trip-09-answer.jsonl"}]}
 
+A chain recorded from a real agent may say how the attempt ended: ``"outcome":
+"completed" | "failed" | "abandoned"`` (with a free-text ``outcome_note``). Playback ignores
+it; the costs (`pricing.tasks`: cost per completed task) read it, and there a failed or
+abandoned attempt may end without its answer (such a file is not a study stimulus).
+
 `build_chain_schedule(chain, factor_levels, seed)` lays the steps end to end from the send
 (time 0): each call is shaped by ``shape(replay, profile, derive_seed(seed, "<id>#<i>"))``
 with ``i`` its position in the full chain, so dropping steps never changes the others.
