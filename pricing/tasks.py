@@ -9,7 +9,7 @@ other recording is a task of one call. Per task:
   ended without an error (a single request: when it ended without an error or a cut), and
   `failed` otherwise;
 - its end-to-end time: every call's time to its end plus every tool pause, in order (the
-  chain's calls run one after another, as `uxlab.chain` plays them);
+  chain's calls run one after another, as `uxlab.kinds.chain` plays them);
 - its cost: the sum of its calls' costs, or none when any call is unpriced (a partial sum
   is not the task's cost).
 
@@ -19,7 +19,7 @@ ones included, divided by the priced tasks that completed. Unpriced tasks are le
 both and counted.
 
 Chain files are read here with the standard library only (the analysis reads them too);
-`uxlab.chain.files` checks them fully when a study plays them. A chain read here may end
+`uxlab.kinds.chain.files` checks them fully when a study plays them. A chain read here may end
 in a call rather than an answer when it says it failed or was abandoned.
 """
 

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 from pricing.tasks import find_chain_plans
-from uxlab.chain.files import load_chain
-from uxlab.chain.steps import ChainFormatError
+from uxlab.kinds.chain.files import load_chain
+from uxlab.kinds.chain.steps import ChainFormatError
 from uxlab.streams import load_corpus
 
 TASKS = Path(__file__).resolve().parents[1] / "replays" / "agent-tasks"

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from uxlab.chain import (
+from uxlab.clock import VirtualClock
+from uxlab.kinds.chain import (
     ChainFormatError,
     abandon_step,
     build_chain_schedule,
@@ -20,7 +21,6 @@ from uxlab.chain import (
     step_logs,
     step_marker,
 )
-from uxlab.clock import VirtualClock
 from uxlab.player import HeadlessSink, Player
 from uxlab.streams.corpus import load_corpus
 
@@ -283,7 +283,7 @@ async def test_step_logs_find_the_markers_among_empty_chunks_of_the_calls(chains
 
 
 def test_flattened_chain_is_a_replay_file_with_step_markers(chains, tmp_path) -> None:
-    from uxlab.chain import chain_steps
+    from uxlab.kinds.chain import chain_steps
     from uxlab.streams.replay_file import read_replay, write_replay
 
     sched = build_chain_schedule(chains["sales"], {"call_ttft_ms": 900, "n_steps": 3}, seed=8)

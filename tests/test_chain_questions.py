@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 from helpers.pilot import OneScreen, TrialHost, settle, trial_screen
 
-from uxlab.chain import chain_steps, split_at_steps
 from uxlab.clock import VirtualClock
+from uxlab.kinds.chain import chain_steps, split_at_steps
 from uxlab.player import HeadlessSink
 from uxlab.session import StudySession, TrialRun
 from uxlab.simulate import simulate_cohort

@@ -13,7 +13,7 @@ import pytest
 from helpers.shared import built_once
 
 from analysis.chains import MODELS, chain_judgements, fit_multiplication
-from uxlab.chain import step_at_ms
+from uxlab.kinds.chain import step_at_ms
 from uxlab.simulate import PopulationTruth, simulate_cohort
 from uxlab.store import Store
 from uxlab.store.export import export_db
@@ -25,7 +25,7 @@ STUDY = ROOT / "studies" / "agent-chain.toml"
 
 def test_the_reference_chain_study_crosses_per_call_ttft_with_length() -> None:
     study = load_study(STUDY)
-    assert study.kind == "chain" and sorted(study.chains) == ["bugfix", "sales", "trip"]
+    assert study.kind.name == "chain" and sorted(study.kind.chains) == ["bugfix", "sales", "trip"]
     assert study.replay_ids == ["bugfix", "sales", "trip"]
     names = [f.name for f in study.factors]
     assert names == ["call_ttft_ms", "n_steps", "pause_ms"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers.pilot import TrialHost
+from helpers.pilot import TrialHost, wait_for
 
 from uxlab.clock import VirtualClock
 from uxlab.session import StudySession
@@ -30,21 +30,15 @@ async def test_a_chain_trial_plays_in_the_trial_screen_and_is_committed(tmp_path
             await pilot.pause()
             view = app.screen.query_one("#chat", ChainView)
             await pilot.press("enter")
-            for _ in range(500):
-                if run.phase == "over":
-                    break
-                await pilot.pause(0.01)
+            await wait_for(pilot, lambda: run.phase == "over", timeout_s=60.0)
             assert run.outcome == "completed"
             lines = view.steps_view.lines_text()
             n_steps = int(trial.levels["n_steps"])
             assert sum(line.startswith("✓") for line in lines) >= min(n_steps - 1, 1)
-            answer = study.chains[trial.replay_id].steps[-1].replay.text
+            answer = study.kind.chains[trial.replay_id].steps[-1].replay.text
             assert view.stream.answer_text() == answer
             await pilot.press("y", "enter")
-            for _ in range(200):
-                if app.result is not None:
-                    break
-                await pilot.pause(0.01)
+            await wait_for(pilot, lambda: app.result is not None)
         assert app.result is run and run.responses["too_slow"][0] in ("yes", True, 1)
         ss.commit(run)
         row = store.conn.execute(

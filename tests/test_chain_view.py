@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from textual.app import App, ComposeResult
 
-from uxlab.chain import abandon_step, build_chain_schedule, load_chain
 from uxlab.clock import VirtualClock
+from uxlab.kinds.chain import abandon_step, build_chain_schedule, load_chain
 from uxlab.player import Player
 from uxlab.tui.chain_view import ChainSteps, ChainView, tool_call_line
 

@@ -12,7 +12,7 @@ from typing import ClassVar
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 
-from uxlab.chain.schedule import StepStart
+from uxlab.kinds.chain.schedule import StepStart
 from uxlab.streams.recording import Chunk
 from uxlab.tui.chain_view import ChainView
 from uxlab.tui.paint_probe import PaintProbe, ProbedSink

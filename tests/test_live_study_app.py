@@ -242,5 +242,8 @@ def test_bad_live_studies_name_the_key_and_the_fix(tmp_path, prompts, profile, m
 
 def test_the_shipped_live_study_checks():
     study = load_study(REPO / "studies" / "live-openai.toml")
-    assert study.live is not None and study.live.endpoint.url == "http://127.0.0.1:8765/v1"
-    assert study.live.endpoint.api_key_env == "UXLAB_LIVE_KEY" and len(study.live.prompts) == 3
+    assert (
+        study.kind.name == "live" and study.kind.stimuli.endpoint.url == "http://127.0.0.1:8765/v1"
+    )
+    assert study.kind.stimuli.endpoint.api_key_env == "UXLAB_LIVE_KEY"
+    assert len(study.kind.stimuli.prompts) == 3

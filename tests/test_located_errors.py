@@ -7,8 +7,8 @@ import pickle
 
 import pytest
 
-from uxlab.chain import ChainFormatError
 from uxlab.errors import LocatedError
+from uxlab.kinds.chain import ChainFormatError
 from uxlab.study import StudyError, parse_study
 
 

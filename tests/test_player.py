@@ -191,6 +191,22 @@ async def test_paint_times_from_the_sink_land_in_the_log_relative_to_t0():
     assert log.shown_gaps_ms() == [30.0]
 
 
+async def test_a_part_of_a_trial_numbers_on_and_leaves_the_sink_unfinished():
+    # a chain's later segment: its chunks are the sink's 5th and 6th, and the paint times
+    # are read under those numbers; the segment's end is a hold, not the stream's end
+    clock = VirtualClock(start_ms=0.0)
+    sink, seen = PaintingSink(clock), []
+    player = Player(
+        make_schedule([10.0, 40.0]), sink, clock, first_index=4, ends_stream=False,
+        on_chunk=lambda chunk: seen.append((chunk.text, len(sink.applied))),
+    )  # fmt: skip
+    log = await player.play()
+    assert [i for i, _ in sink.applied] == [4, 5] and [r.index for r in log.records] == [4, 5]
+    assert [(r.queued_ms, r.flushed_ms) for r in log.records] == [(13.0, 13.5), (43.0, 43.5)]
+    assert seen == [("w 0 ", 0), ("w 1 ", 1)]  # each chunk seen just before the sink has it
+    assert log.finished_ms == 40.0 and not sink.finished
+
+
 def test_shown_ms_falls_back_from_flushed_to_queued_to_handed():
     assert ChunkTiming(0, 10.0, 11.0, 12.0, 13.0).shown_ms == 13.0
     assert ChunkTiming(0, 10.0, 11.0, 12.0, None).shown_ms == 12.0

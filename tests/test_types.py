@@ -20,7 +20,7 @@ CORE = {
     "uxlab.streams",
     "uxlab.shaping",
     "uxlab.player",
-    "uxlab.chain",
+    "uxlab.kinds",
     "uxlab.session",
     "uxlab.clock",
     "uxlab.errors",

@@ -102,7 +102,9 @@ def test_a_study_run_through_the_session_path_verifies(ran, tmp_path, capsys):
     ).fetchone()
     conn.close()
     first = Trial.from_dict(json.loads(plan)[int(rows[0]["trial_index"])])
-    assert rows[0]["schedule_sha256"] == schedule_sha256(rebuild_schedule(study, first))
+    assert rows[0]["schedule_sha256"] == schedule_sha256(
+        study, first, rebuild_schedule(study, first)
+    )
     assert all(len(r["schedule_sha256"]) == 64 for r in rows)
 
 
@@ -222,10 +224,10 @@ def test_without_a_location_verify_asks_for_the_study_file(tmp_path, monkeypatch
 def test_live_schedules_are_fingerprinted_by_profile_seed_and_source():
     study = load_study(REPO / "studies" / "live-openai.toml")
     trial = next(t for t in design_trials(study, "P-LIVE1") if t.attention is None)
-    first = schedule_sha256(rebuild_schedule(study, trial))
-    assert schedule_sha256(rebuild_schedule(study, trial)) == first
+    first = schedule_sha256(study, trial, rebuild_schedule(study, trial))
+    assert schedule_sha256(study, trial, rebuild_schedule(study, trial)) == first
     trial = dataclasses.replace(trial, seed=trial.seed + 1)
-    assert schedule_sha256(rebuild_schedule(study, trial)) != first
+    assert schedule_sha256(study, trial, rebuild_schedule(study, trial)) != first
     assert stimulus_files(study) == []
 
 

@@ -2,8 +2,8 @@
 
 `Phase` is a `StrEnum`: each member is its stored text (`Phase.STREAMING == "streaming"`), so
 a key event's `phase` goes into the events table as that text, as before. A trial moves
-ready -> waiting -> streaming -> over -> answered; a chain held for mid-chain questions is
-`asking` meanwhile. `Outcome` (`uxlab.outcomes`) says how it ended.
+ready -> waiting -> streaming -> over -> answered; a trial held after a step for its
+questions is `asking` meanwhile. `Outcome` (`uxlab.outcomes`) says how it ended.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ class Phase(StrEnum):
     STREAMING = "streaming"
     """Text is arriving."""
     ASKING = "asking"
-    """A chain held after a step while mid-chain questions are asked."""
+    """Held after a step while the questions asked there are answered."""
     OVER = "over"
     """The stream is done (played out, given up or timed out); the questions follow."""
     ANSWERED = "answered"

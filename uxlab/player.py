@@ -8,6 +8,19 @@ it was handed to the sink and, when the sink can tell (the terminal view's paint
 when the frame holding it was queued and when its bytes were flushed to the terminal.
 
 No Textual here: the terminal view, the SSE server and the headless test sink are sinks.
+
+The protocols, each small and explicit (nothing is forwarded by attribute lookup):
+
+- `Sink`: `apply`, `finish`, `cancel`; a `MetaSink` also takes meta events (`apply_meta`);
+- `PaintReporter` / `GlassReporter`: a sink that can tell when chunks reached the screen /
+  the glass;
+- `Playback`: what plays one schedule for a trial (`play`, `cancel`, `log`): a `Player`, or
+  a trial kind's own player made of several (one per part of a trial held after steps).
+
+A player that plays part of a trial (the part between two holds) numbers its chunks
+on from `first_index` and, with `ends_stream=False`, leaves the sink unfinished at the end of
+its schedule; `on_chunk` sees each chunk just before the sink does (a trial run moves from
+waiting to streaming there).
 """
 
 from __future__ import annotations
@@ -15,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import statistics
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -29,8 +42,10 @@ __all__ = [
     "GlassReporter",
     "HeadlessSink",
     "LearntSchedule",
+    "MetaSink",
     "MonotonicClock",
     "PaintReporter",
+    "Playback",
     "PlaybackError",
     "PlaybackLog",
     "Player",
@@ -91,8 +106,15 @@ class Sink(Protocol):
         """The participant abandoned the stream: stop showing more."""
         ...
 
-    # Optional: `apply_meta(meta: Meta) -> None` receives meta events (role prelude,
-    # tool-call start with its name) at their times; sinks without it never see them.
+
+@runtime_checkable
+class MetaSink(Protocol):
+    """A sink that also shows meta events (optional): a role prelude, a tool call's start
+    with its name, at their times. Sinks without `apply_meta` never see them."""
+
+    def apply_meta(self, meta: Meta) -> None:
+        """Show one meta event now (O(1); must not block)."""
+        ...
 
 
 @runtime_checkable
@@ -114,6 +136,25 @@ class GlassReporter(Protocol):
 
     def glass_paints(self) -> Mapping[int, GlassPaint]:
         """Chunk index -> its paint at the glass (absolute ms on the player's clock)."""
+        ...
+
+
+class Playback(Protocol):
+    """What plays one schedule for a trial: a `Player`, or a player made of several."""
+
+    @property
+    def log(self) -> PlaybackLog | None:
+        """The log of the play (None before it began)."""
+        ...
+
+    async def play(
+        self, t0_ms: float | None = None, stop_at_ms: float | None = None
+    ) -> PlaybackLog:
+        """Play from `t0_ms` (absolute; default now), stopping at `stop_at_ms` (from t0)."""
+        ...
+
+    def cancel(self) -> None:
+        """Abandon now (also before the play began: it then returns at once)."""
         ...
 
 
@@ -222,7 +263,10 @@ class Player:
     """Plays one schedule to one sink; see the module docstring.
 
     `paint_timeout_ms` bounds how long `play()` waits, after the last chunk, for a
-    paint-reporting sink to report when that chunk reached the screen.
+    paint-reporting sink to report when that chunk reached the screen. `first_index` is the
+    sink's number of the first chunk (the log's records carry the same numbers);
+    `ends_stream=False` leaves the sink unfinished when the schedule ends (an error still
+    finishes it); `on_chunk` is called with each chunk just before the sink gets it.
     """
 
     def __init__(
@@ -231,6 +275,10 @@ class Player:
         sink: Sink,
         clock: Clock | None = None,
         paint_timeout_ms: float = 500.0,
+        *,
+        first_index: int = 0,
+        ends_stream: bool = True,
+        on_chunk: Callable[[Chunk], None] | None = None,
     ) -> None:
         untimed = [i for i, c in enumerate(schedule.chunks) if c.t_ms is None]
         if untimed:
@@ -243,6 +291,9 @@ class Player:
         self.sink = sink
         self.clock: Clock = clock if clock is not None else MonotonicClock()
         self.paint_timeout_ms = paint_timeout_ms
+        self.first_index = first_index
+        self.ends_stream = ends_stream
+        self.on_chunk = on_chunk
         self.log: PlaybackLog | None = None
         self._task: asyncio.Task[Any] | None = None
         self._sleeping = False
@@ -376,10 +427,10 @@ class Player:
     async def _hand_events(self, log: PlaybackLog, t0: float, stop_at_ms: float | None) -> bool:
         """Hand each event to the sink at its instant, logging chunks; False if the play
         ended before the schedule did (cancelled, stopped at `stop_at_ms`, or an error)."""
-        clock, sink = self.clock, self.sink
+        clock, sink, on_chunk = self.clock, self.sink, self.on_chunk
         # Optional for sinks: e.g. a tool call's name arrives as a meta event.
-        apply_meta = getattr(sink, "apply_meta", None)
-        index = 0
+        apply_meta = sink.apply_meta if isinstance(sink, MetaSink) else None
+        index = self.first_index
         async for event in self._events(t0, stop_at_ms):
             if self._cancelled:
                 return False
@@ -413,6 +464,8 @@ class Player:
                     n_chars=len(event.text),
                 )
             )
+            if on_chunk is not None:
+                on_chunk(event)
             sink.apply(index, event)
             index += 1
         return True
@@ -429,7 +482,8 @@ class Player:
         if not self._cancelled:
             self._done = True
             log.finished_ms = self.clock.now_ms() - t0
-            self.sink.finish(end, None)
+            if self.ends_stream:
+                self.sink.finish(end, None)
 
     async def _collect_paint_times(self, log: PlaybackLog) -> None:
         sink = self.sink

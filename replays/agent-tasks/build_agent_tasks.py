@@ -31,7 +31,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from uxlab.chain.files import load_chain
+from uxlab.kinds.chain.files import load_chain
 from uxlab.streams.recording import End, Recording
 from uxlab.streams.replay_file import write_replay
 from uxlab.streams.synthetic import GapModel, synthesize, tokenize

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from analysis.trial_table import TIME_COLUMNS, TrialTableError, load_trial_table
-from uxlab.chain import load_chain
 from uxlab.errors import UxlabError
+from uxlab.kinds.chain import load_chain
 from uxlab.live.workload import load_prompts
 from uxlab.streams.importers import import_source
 from uxlab.streams.inspect_load import load_arrays

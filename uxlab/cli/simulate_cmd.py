@@ -180,14 +180,10 @@ def _run_through_ui(args: argparse.Namespace, study: Any, db: Path, truth: Any) 
 
 
 def refuse_live_study(study) -> None:
-    """Raise a CliError when `study` sends its prompts to a live model (not simulable)."""
+    """Raise a CliError when simulated participants cannot take `study` (its kind says
+    why: a live study sends its prompts to a live model)."""
     from uxlab.cli import CliError
 
-    if study.live is not None:
-        raise CliError(
-            f"{study.path}: cannot simulate study {study.id!r}: its trials send prompts to a "
-            "live model ([stimuli.live]); simulated participants play on a virtual (or, with "
-            "--through-ui, sped-up) clock, so real requests would be timed on simulated time. "
-            "Simulate a copy of the study over a recorded corpus instead (the same [profile] "
-            "and [factors], with [stimuli] corpus = a folder of recordings)"
-        )
+    problem = study.kind.simulate_problem
+    if problem is not None:
+        raise CliError(f"{study.path}: cannot simulate study {study.id!r}: {problem}")

@@ -141,13 +141,8 @@ def _study_lines(study) -> list[str]:
     """The study, its stimuli, profile, timing and factors."""
     out = wrap_labelled("Study    ", [f"{study.id} v{study.version}: {study.title}"])
     out.append(f"         seed {study.seed}, sha256 {study.sha256[:16]}")
-    n_rec = len(study.corpus.recordings)
-    prompt = "the recording's" if study.prompt is None else "the study's"
-    stimuli = [f"{n_rec} recordings, assignment {study.assignment}; {prompt} prompt"]
-    if study.live is not None:  # stream lengths below assume a 150-token answer
-        e, n_p = study.live.endpoint, study.live.prompts
-        asks = "the participant types" if n_p is None else f"{len(n_p)} prompts"
-        stimuli = [f"live {e.api}:{e.model} {e.url}; {asks}; {study.assignment}"]
+    n_rec = len(study.corpus.recordings)  # (live: stream lengths assume a 150-token answer)
+    stimuli = [study.kind.describe(n_rec, study.assignment, study.prompt)]
     out += wrap_labelled("Stimuli  ", stimuli)
     out += wrap_labelled("Profile  ", [study.profile.describe()])
     out += wrap_labelled("Timing   ", [timing_text(study)])

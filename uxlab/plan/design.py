@@ -95,11 +95,8 @@ def stimulus_factor(study: Study) -> str:
 
 def check_plannable(study: Study) -> None:
     """Refuse what the planner does not simulate, saying why."""
-    if study.live is not None:
-        raise PlanError(
-            f"{study.path}: a live study plays a model's real answers, whose timing the "
-            "planner cannot know in advance; plan with a study file on a corpus"
-        )
+    if study.kind.plan_problem is not None:  # a live study's
+        raise PlanError(f"{study.path}: {study.kind.plan_problem}")
     if study.between_factors:
         names = ", ".join(f.name for f in study.between_factors)
         raise PlanError(

@@ -13,7 +13,7 @@ object with a `VirtualClock`, so there is no UI here::
         run = ss.begin(trial)                # committed as in flight; the schedule is shaped
         run.send(t0_ms)                      # the Enter that sends: t = 0 of the trial
         log = await run.play(sink, ask)      # stops itself at the trial timeout; `ask(step,
-                                             # questions)` answers mid-chain questions
+                                             # questions)` answers questions after steps
         run.abandon(t_ms)                    # (from a key handler, while it plays)
         for q in run.questions: run.answer(q.id, value, rt_ms)
         ss.commit(run)                       # one transaction; only then the next screen

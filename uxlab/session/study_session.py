@@ -9,20 +9,18 @@ from typing import Any
 
 from uxlab.clock import Clock, MonotonicClock, VirtualClock
 from uxlab.fidelity import Tolerance, outside_tolerance, trial_fidelity
-from uxlab.live.live_request import LiveRun
-from uxlab.live.live_schedule import LiveSchedule
 from uxlab.machine import load_1m
+from uxlab.player import Schedule
 from uxlab.session.tolerance import Shaper, study_tolerance
 from uxlab.session.trial_run import TrialRecord, TrialRun
 from uxlab.shaping import shape
 from uxlab.store.store import Session, Store
-from uxlab.streams.recording import Recording
 from uxlab.study.adaptive import AdaptivePlan
 from uxlab.study.design import Trial
 from uxlab.study.progress import TrialCounter
 from uxlab.study.reproduce import schedule_sha256
 from uxlab.study.spec import Question, Study, condition_id
-from uxlab.study.stimulus import chain_trial_schedule, trial_source
+from uxlab.study.stimulus import play_schedule
 
 UNMEASURED_ON_VIRTUAL_CLOCK = (
     "late_handed_p50_ms",
@@ -254,15 +252,9 @@ class StudySession:
     def break_taken(self, trial: Trial) -> None:
         self._last_break_shown = trial.index
 
-    def schedule_for(self, trial: Trial) -> Recording | LiveSchedule:
-        """The shaped stream of a trial, from its recording, levels and stored seed."""
-        chained = chain_trial_schedule(self.study, trial)  # an agent chain, flattened
-        if chained is not None:
-            return chained
-        source = trial_source(self.study, trial)  # the same stimulus `uxlab serve` plays
-        if self.study.live is not None and trial.attention is None:  # learnt while it plays
-            return LiveSchedule(self.study.profile_for(trial.levels), trial.seed, source.header)
-        return self.shaper(source, self.study.profile_for(trial.levels), trial.seed)
+    def schedule_for(self, trial: Trial) -> Schedule:
+        """What a trial plays, made by its kind from its stimulus, levels and stored seed."""
+        return play_schedule(self.study, trial, self.shaper)
 
     def resolve(self, trial: Trial) -> Trial:
         """The trial with its adaptive level chosen from the committed responses only."""
@@ -285,20 +277,16 @@ class StudySession:
         """Mark the trial in flight (committed) and build its schedule.
 
         With an adaptive factor, its level is chosen now (`resolve`) and stored with the trial.
-        The SHA-256 of the schedule is stored too (`uxlab verify` rebuilds it): of its exact
-        replay-file text, or for a live trial, whose text the model writes, of its profile,
-        seed and source id only.
+        The SHA-256 of the schedule is stored too (`uxlab verify` rebuilds it), as the
+        trial's kind takes it: of its exact replay-file text, or for a live trial, whose text
+        the model writes, of its profile, seed and source id only.
         """
         trial = self.resolve(trial)
         schedule = self.schedule_for(trial)
-        self.store.begin_trial(
-            self.session, trial.index, planned=trial, schedule_sha256=schedule_sha256(schedule)
-        )
+        digest = schedule_sha256(self.study, trial, schedule)
+        self.store.begin_trial(self.session, trial.index, planned=trial, schedule_sha256=digest)
         shown = self.clock.now_ms() if shown_at_ms is None else shown_at_ms
-        run = TrialRun(trial, schedule, self.study, self.clock, shown)
-        if isinstance(schedule, LiveSchedule) and self.study.live is not None:
-            run.live = LiveRun(schedule, self.study.live.endpoint, self.clock)
-        return run
+        return TrialRun(trial, schedule, self.study, self.clock, shown)
 
     def commit(self, run: TrialRun) -> str:
         """Store the trial (one transaction); returns its SHA-256. Then move on.
@@ -341,8 +329,8 @@ class StudySession:
         """Add the fidelity columns to the trial's timings; returns why its playback is
         outside the tolerance (also kept as a `fidelity` event).
 
-        A live trial is measured but not judged: its lateness is mostly the model's
-        (`violations_n`), not this machine's.
+        A trial whose kind is not `judged` (a live trial) is measured but not judged: its
+        lateness is mostly the model's (`violations_n`), not this machine's.
         """
         if run.log is None:
             return []
@@ -353,7 +341,7 @@ class StudySession:
             fidelity.update(dict.fromkeys(UNMEASURED_ON_VIRTUAL_CLOCK))
         reasons: list[str] = []
         measured = fidelity["late_handed_p99_ms"] is not None
-        if fidelity["n_chunks"] and measured and run.live is None:
+        if fidelity["n_chunks"] and measured and run.kind.judged:
             reasons = outside_tolerance(fidelity, self.tolerance)
             fidelity["fidelity_flag"] = int(bool(reasons))
         rec.timings.update(fidelity)

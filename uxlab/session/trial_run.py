@@ -1,5 +1,8 @@
 """One trial as it happens (`TrialRun`): send, stream, abandonment or timeout, answers and
-key presses, and what is stored of it (`TrialRecord`)."""
+key presses, and what is stored of it (`TrialRecord`).
+
+What differs between trial kinds (a request sent at the send, a trial held after steps,
+what each adds to the record) is the kind's (`uxlab.kinds`): the run asks its `KindRun`."""
 
 from __future__ import annotations
 
@@ -7,19 +10,18 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from uxlab.chain import HeldChainPlayer, chain_steps, offset_at_ms, step_at_ms, step_logs
 from uxlab.clock import Clock
-from uxlab.live.live_request import LiveRun
-from uxlab.live.live_schedule import LiveSchedule
+from uxlab.kinds import KindRun, PlayedTrial, TrialKind
 from uxlab.outcomes import Outcome
 from uxlab.phases import DONE, LIVE, Phase
-from uxlab.player import PlaybackLog, Player, Sink
-from uxlab.streams.recording import Chunk, Recording
+from uxlab.player import Playback, PlaybackLog, Schedule, Sink
+from uxlab.streams.recording import Chunk
 from uxlab.study.design import Trial
 from uxlab.study.spec import Question, Study, step_response_id
+from uxlab.study.stimulus import trial_kind
 
 AskStep = Callable[[int, list[Question]], Awaitable[None]]
-"""Puts a chain's mid-chain questions after a step and returns once they are answered
+"""Puts the questions asked after a step and returns once they are answered
 (`TrialRun.answer_step`); cancelled when the participant gives up meanwhile."""
 
 
@@ -41,15 +43,15 @@ class TrialRun:
     """
 
     trial: Trial
-    schedule: Recording | LiveSchedule
+    schedule: Schedule
     study: Study
     clock: Clock
     shown_at_ms: float
     """When the trial screen was shown (absolute): keys before the send are kept too."""
     t0_ms: float | None = None
     phase: Phase = Phase.READY
-    """ready -> waiting -> streaming -> over (the stream is done) -> answered; a chain held
-    for mid-chain questions is `asking` meanwhile (`uxlab.phases`)."""
+    """ready -> waiting -> streaming -> over (the stream is done) -> answered; a trial held
+    after a step for its questions is `asking` meanwhile (`uxlab.phases`)."""
     abandoned_at_ms: float | None = None
     abandoned_while: Phase | None = None
     timed_out: bool = False
@@ -58,11 +60,9 @@ class TrialRun:
     keys: list[tuple[float, str, str]] = field(default_factory=list)
     """(absolute ms, key name, phase) of every key press during the trial."""
     answer_times: list[tuple[float, str, float | None]] = field(default_factory=list)
-    player: Player | HeldChainPlayer | None = None
+    player: Playback | None = None
     typed_prompt: str | None = None
-    """A live study with `prompt_from = "participant"`: what the participant sent."""
-    live: LiveRun | None = None
-    """A live study's request (started at the send); None for recorded stimuli."""
+    """A kind whose participant types the prompt (`TrialKind.prompt_typed`): what was sent."""
     quit_at_ms: float | None = None
     """When the participant quit with this trial's outcome final (absolute), else None."""
     quit_by: str = "key"
@@ -71,6 +71,15 @@ class TrialRun:
     """Set once the trial is stored (a trial is committed once)."""
     noted: list[tuple[float, str, dict[str, Any]]] = field(default_factory=list)
     """(absolute ms, kind, data) of other events during the trial (a terminal `resize`)."""
+    kind: TrialKind = field(init=False)
+    """The kind the trial plays as (`uxlab.study.stimulus.trial_kind`)."""
+    kind_run: KindRun = field(init=False)
+    """What the kind keeps of this trial while it plays (made when the trial is shown: a
+    live trial's HTTP client is made then)."""
+
+    def __post_init__(self) -> None:
+        self.kind = trial_kind(self.study, self.trial)
+        self.kind_run = self.kind.begin(self.schedule, self.clock)
 
     @property
     def prompt(self) -> str:
@@ -102,46 +111,44 @@ class TrialRun:
             return self.t0_ms
         self.t0_ms = self.clock.now_ms() if t_ms is None else float(t_ms)
         self.phase = Phase.WAITING
-        if self.live is not None:  # a live study: the request goes out before any repaint
-            self.live.start(self.prompt, self.t0_ms)
+        self.kind_run.send(self.prompt, self.t0_ms)  # e.g. a live request, before any repaint
         return self.t0_ms
 
     @property
     def step_asks(self) -> list[int]:
-        """A chain trial's steps followed by mid-chain questions (`[chain] ask_after_steps`)."""
-        steps = self._chain_steps()
-        if steps is None or not self.study.step_questions:
+        """The trial's steps followed by questions (`Study.ask_after_steps`)."""
+        n_steps = self.kind_run.n_steps
+        if n_steps is None or not self.study.step_questions:
             return []
-        return self.study.asks_in(len(steps))
+        return self.study.asks_in(n_steps)
 
     async def play(self, sink: Sink, ask: AskStep | None = None) -> PlaybackLog:
         """Play the schedule into `sink` from t0, stopping at the study's timeout.
 
-        A chain trial with mid-chain questions holds after each asked step while `ask` puts
-        them (without `ask` it plays through and they stay unanswered); the next step's
-        clock restarts at the last answer (`uxlab.chain.HeldChainPlayer`).
+        A trial with questions after steps holds after each asked step while
+        `ask` puts them (without `ask` it plays through and they stay unanswered); the next
+        step's clock restarts at the last answer (the kind's player).
         """
         if self.t0_ms is None:
             raise RuntimeError("send() the prompt before playing the trial")
         asks = self.step_asks if ask is not None else []
-        player: Player | HeldChainPlayer
-        if asks and ask is not None and isinstance(self.schedule, Recording):
-            player = HeldChainPlayer(
-                self.schedule, _PhaseSink(sink, self), self.clock, asks, self._asker(ask)
-            )
-        else:
-            player = Player(self.schedule, _PhaseSink(sink, self), self.clock)
+        asker = self._asker(ask) if ask is not None else None
+        player = self.kind_run.player(sink, self._shown, asks, asker)
         self.player = player
         if self.abandoned_at_ms is not None:  # gave up before the play started
             player.cancel()
         log = await player.play(self.t0_ms, stop_at_ms=self.timeout_ms)
-        if self.live is not None:
-            await self.live.finish()
+        await self.kind_run.finish()  # e.g. a live request stopped or awaited
         self.log = log
         if self.abandoned_at_ms is None and log.cancelled_at_ms is not None:
             self.timed_out = True
         self.phase = Phase.OVER
         return log
+
+    def _shown(self, chunk: Chunk) -> None:
+        """A chunk goes to the screen: the first with text moves the run to streaming."""
+        if chunk.text and self.phase == Phase.WAITING:
+            self.phase = Phase.STREAMING
 
     def _asker(self, ask: AskStep) -> Callable[[int], Awaitable[None]]:
         async def asker(step: int) -> None:
@@ -155,11 +162,11 @@ class TrialRun:
         return asker
 
     def answer_step(self, step: int, question_id: str, value: Any, rt_ms: float | None) -> None:
-        """Keep one mid-chain answer, as `q_<id>_s<step>` (and its response time)."""
+        """Keep one answer given after a step, as `q_<id>_s<step>` (and its response time)."""
         self.answer(step_response_id(question_id, step), value, rt_ms)
 
     def abandon(self, t_ms: float | None = None) -> bool:
-        """Give up on the stream now (waiting, mid-stream or during mid-chain questions);
+        """Give up on the stream now (waiting, mid-stream or during questions after a step);
         False when it is already over."""
         if self.phase not in LIVE or self.abandoned_at_ms is not None:
             return False
@@ -295,62 +302,9 @@ class TrialRun:
             "shown_last_ms": shown_last,
             "scheduled_end_ms": None if self.is_check else self.scheduled_end_ms,
         }
-        if self.live is not None:  # violations, arrivals, due/arrival per chunk, the request
-            self.live.add_to_record(timings, events)
-        steps = self._chain_steps()
-        if steps is not None:  # an agent chain: per-step timings, e2e and the step given up in
-            self._chain_record(steps, timings, events)
+        played = PlayedTrial(self.log, self.abandoned_while, bool(self.study.step_questions))
+        self.kind_run.add_to_record(timings, events, played)  # the kind's columns and events
         return TrialRecord(self.outcome, timings, responses, events)
-
-    def _chain_steps(self) -> list[dict[str, Any]] | None:
-        """A chain trial's step timings (None: a single stream, recorded or live)."""
-        return chain_steps(self.schedule) if isinstance(self.schedule, Recording) else None
-
-    def _chain_record(
-        self, steps: list[dict[str, Any]], timings: dict[str, Any], events: list[dict[str, Any]]
-    ) -> None:
-        """Add `e2e_ms` (when the answer ended, measured), `abandon_step` and one `step`
-        event per step begun: `t_ms` when its marker was handed out, with the scheduled
-        `start_ms`, `end_ms`, per-call `ttft_ms`, `step_kind`, `label` and `tool`."""
-        handed: dict[int, float] = {}
-        if self.log is not None and isinstance(self.schedule, Recording):  # markers handed out
-            handed = {s.step: s.started_ms for s in step_logs(self.schedule, self.log)}
-        t_abandon = timings["t_abandon_ms"]
-        timings["e2e_ms"] = self.log.finished_ms if self.log is not None else None
-        holds = list(self.player.holds) if isinstance(self.player, HeldChainPlayer) else []
-        if t_abandon is None:
-            timings["abandon_step"] = None
-        elif self.abandoned_while == Phase.ASKING and holds:
-            timings["abandon_step"] = holds[-1].step  # gave up at a hold: the step just done
-        else:
-            t_chain = t_abandon - offset_at_ms(holds, t_abandon)
-            timings["abandon_step"] = step_at_ms(steps, t_chain)
-        if self.study.step_questions:  # mid-chain questions: the time they held the chain
-            held = [h.held_ms if h.held_ms is not None else (t_abandon or 0.0) - h.asked_ms
-                    for h in holds]  # fmt: skip
-            timings["paused_ms"] = sum(held)  # a hold given up in counts up to the give-up
-            offset = offset_at_ms(holds, float("inf"))
-            if timings.get("scheduled_end_ms") is not None:  # the end moved with the holds
-                timings["scheduled_end_ms"] += offset
-            for h in holds:
-                events.append({"kind": "hold", "t_ms": h.asked_ms, **h.to_dict()})
-        for s in steps:
-            if s["step"] not in handed:
-                continue
-            event = {
-                "kind": "step",
-                "t_ms": handed[s["step"]],
-                **{("step_kind" if k == "kind" else k): v for k, v in s.items()},
-            }
-            if holds:  # the step as shifted by the holds before it (real time from the send)
-                shift = offset_at_ms(holds, handed[s["step"]])
-                event.update(
-                    offset_ms=round(shift, 3),
-                    shifted_start_ms=round(s["start_ms"] + shift, 3),
-                    shifted_end_ms=round(s["end_ms"] + shift, 3),
-                )
-            events.append(event)
-        events.sort(key=lambda e: float("inf") if e["t_ms"] is None else e["t_ms"])
 
 
 def chunk_events(log: PlaybackLog) -> list[dict[str, Any]]:
@@ -398,25 +352,3 @@ def ended_ms(log: PlaybackLog) -> float | None:
         if t_ms is not None:
             return t_ms
     return None
-
-
-class _PhaseSink:
-    """Passes chunks on to the real sink and moves the run from waiting to streaming."""
-
-    def __init__(self, sink: Sink, run: TrialRun) -> None:
-        self.sink = sink
-        self.run = run
-
-    def apply(self, index: int, chunk: Chunk) -> None:
-        if chunk.text and self.run.phase == Phase.WAITING:
-            self.run.phase = Phase.STREAMING
-        self.sink.apply(index, chunk)
-
-    def finish(self, end: Any, error: Any) -> None:
-        self.sink.finish(end, error)
-
-    def cancel(self) -> None:
-        self.sink.cancel()
-
-    def __getattr__(self, name: str) -> Any:  # paint reporting, when the sink has it
-        return getattr(self.sink, name)

@@ -28,7 +28,7 @@ from uxlab.simulate.observers import (
     Cues,
     Observer,
     PopulationTruth,
-    chain_cues_until,
+    cues_after_step,
     study_truth,
 )
 from uxlab.simulate.scripted import TrialScript
@@ -121,8 +121,8 @@ async def run_trial(
 ) -> None:
     """Send, watch (maybe give up) and answer one trial on the virtual clock.
 
-    Mid-chain questions are answered on the chain seen so far (`chain_cues_until`); the
-    time spent answering moves the planned give-up on, as it holds the chain.
+    Questions after a step are answered on what was seen so far (`cues_after_step`); the
+    time spent answering moves the planned give-up on, as it holds the trial.
     """
     script = TrialScript.draw(observer, recorded_schedule(run), rng)
     if run.is_check:  # an attention check: its text and its one question, nothing streams
@@ -139,7 +139,7 @@ async def run_trial(
         clock.on_give_up = run.abandon
 
     async def ask(step: int, questions: list[Any]) -> None:
-        cues = chain_cues_until(recorded_schedule(run), step)
+        cues = cues_after_step(recorded_schedule(run), step)
         for q in questions:
             value, rt_ms = script.answer(q, cues=cues)
             clock.advance(rt_ms)

@@ -12,7 +12,7 @@ An `Observer` is drawn around a `PopulationTruth`:
   scale's points at `likert_cuts` (spread evenly over the scale when it is not 5 points).
 - Mid-chain questions (`[chain] ask_after_steps`): judged on the time elapsed so far, by the
   same rule as the trial applied to the part of the chain seen by the end of the step (its
-  calls' TTFTs and their number, `chain_cues_until`), as if the task ended there.
+  calls' TTFTs and their number, `cues_after_step`), as if the task ended there.
 - Abandonment: patience with a Weibull cumulative hazard (``patience_shape``, scale
   ``patience_scale_ms`` times a log-normal frailty per person) while waiting for the first
   token, multiplied by ``streaming_hazard_ratio`` once text is streaming; the person gives up
@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 import psychometric_function as pf
-from uxlab.chain import chain_steps
+from uxlab.kinds.chain import chain_steps
 from uxlab.streams.recording import Recording
 from uxlab.study.questions import question_type
 from uxlab.study.spec import Question, Study
@@ -108,7 +108,7 @@ def stream_cues(schedule: Recording) -> Cues:
     return Cues(ttft_ms, median, cv, float(max(end, times[-1])), n_calls)
 
 
-def chain_cues_until(schedule: Recording, step: int) -> Cues:
+def cues_after_step(schedule: Recording, step: int) -> Cues:
     """What a participant has seen of a chain by the end of `step` (a position): the calls
     begun so far (their median TTFT and number) and the elapsed schedule time."""
     steps = chain_steps(schedule)

@@ -82,7 +82,7 @@ class TrialScript:
         self, q: Question, attention: Any = None, cues: Cues | None = None
     ) -> tuple[Any, float]:
         """The next question's (value, response time ms); `cues` of part of the trial (a
-        mid-chain question, `chain_cues_until`) instead of the whole trial's."""
+        question after a step, `cues_after_step`) instead of the whole trial's."""
         rt_ms = float(self.rng.lognormal(math.log(self.observer.truth.rt_median_ms), 0.4))
         value = self.observer.answer(q, self.cues if cues is None else cues, self.rng, attention)
         self.answers.append((q.id, value, rt_ms))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import trial_table_spec as spec
+from uxlab import kinds
 from uxlab.fidelity import trial_fidelity
 from uxlab.outcomes import Outcome
 from uxlab.store.backend import Connection, NamedRow
@@ -33,14 +34,6 @@ TAIL_COLUMNS = spec.names(spec.TRAILING)
 ATTENTION_CONDITION = "attention-check"
 """`condition_id` of an attention check shown on its own screen: no stream, so no latency
 and empty factor columns (a check that streamed, as before, keeps its levels)."""
-CHAIN_COLUMNS = spec.names(spec.CHAIN)
-"""Agent-chain trials only (from the trial's `timings`): measured end of the answer, the
-step (0-based) running when the participant gave up, and the time mid-chain questions held
-the chain (studies with `[chain] ask_after_steps`)."""
-LIVE_COLUMNS = spec.names(spec.LIVE)
-"""Live-study trials only (from `timings`): chunks shown late because the live model was
-slower than the schedule, and the largest and summed lateness (ms)."""
-OPTIONAL_COLUMNS = tuple(spec.names(group) for group in spec.OPTIONAL_GROUPS)
 RERUN_COLUMNS = spec.names(spec.RERUN)
 """Only when a session queued a trial again (`requeued`, schema version 5), at the end: on a
 re-run, the trial_index of the attempt it replaces and why (`interrupted`, ...); on the
@@ -95,13 +88,20 @@ Table = tuple[list[str], list[dict[str, Any]]]
 """A table's columns and its rows."""
 
 
+def kind_columns() -> tuple[list[str], ...]:
+    """Each trial kind's own columns (`TrialKind.columns`, a group of contract 2), from the
+    trial's `timings`; a group is written after `scheduled_end_ms` only when some trial of
+    the table has it."""
+    return tuple(spec.names(k.columns) for k in kinds.REGISTRY.values() if k.columns)
+
+
 @dataclass(frozen=True)
 class StudyColumns:
     """What every registered version of the study adds to the tables' columns."""
 
     factors: list[str]
     trial_questions: list[str]
-    """Per-trial questions, then each mid-chain question once per step (`<id>_s<step>`)."""
+    """Per-trial questions, then each question after steps once per step (`<id>_s<step>`)."""
     end_questions: list[str]
     types: dict[str, str]
     """Question id (or step response id) -> its type."""
@@ -154,7 +154,7 @@ def read_studies(conn: Connection, db: str | Path) -> list[NamedRow]:
 def study_columns(summaries: list[dict[str, Any]]) -> StudyColumns:
     """The factors and questions of every study version, each once, in first-seen order."""
     questions = [q for s in summaries for q in s["questions"]]
-    step_qs = {  # mid-chain questions: one column per question and step, `<id>_s<step>`
+    step_qs = {  # questions after steps: one column per question and step, `<id>_s<step>`
         f"{q['id']}_s{step}": q["type"]
         for q in questions
         if q["when"] == "step"
@@ -237,6 +237,7 @@ def read_trials(
         + TAIL_COLUMNS
     )
     rows = []
+    optional = kind_columns()
     unmeasured: dict[tuple[str, int], dict[str, Any]] = {}  # stored before fidelity
     trial_cols = {c["name"] for c in conn.execute("PRAGMA table_info(trials)")}
     schedule_sha = "t.schedule_sha256" if "schedule_sha256" in trial_cols else "NULL"  # v4
@@ -268,7 +269,7 @@ def read_trials(
         row["attention_ok"] = r["attention_ok"] if r["attention"] else None
         row["pilot"], row["simulated"] = r["pilot"], r["simulated"]
         extra = json.loads(r["timings"]) if r["timings"] else {}
-        for group in OPTIONAL_COLUMNS:
+        for group in optional:
             if any(c in extra for c in group):
                 row.update({c: extra.get(c) for c in group})
         row.update({c: extra.get(c) for c in FIDELITY_COLUMNS})
@@ -301,7 +302,7 @@ def _with_optional_groups(columns: list[str], rows: list[dict[str, Any]]) -> lis
     """`columns` with each optional group some row has, after `scheduled_end_ms` (the
     other rows get the group's cells empty)."""
     at = columns.index("scheduled_end_ms") + 1
-    for group in OPTIONAL_COLUMNS:
+    for group in kind_columns():
         if any(group[0] in row for row in rows):
             columns = [*columns[:at], *group, *columns[at:]]
             at += len(group)

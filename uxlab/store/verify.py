@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from uxlab.errors import UxlabError
-from uxlab.live.live_schedule import LiveSchedule
+from uxlab.player import Schedule
 from uxlab.store.audit import AuditChain, read_audit_chain
 from uxlab.store.backend import Connection
 from uxlab.store.dialect import db_name, is_postgres
@@ -60,7 +60,6 @@ from uxlab.store.verify_audit import (
 )
 from uxlab.store.verify_events import EVENT_KINDS, StoredTrial, event_problems
 from uxlab.store.widen import narrow_columns
-from uxlab.streams.recording import Recording
 from uxlab.study.adaptive import AdaptivePlan, CommittedTrial
 from uxlab.study.design import Trial, design_trials
 from uxlab.study.loading import parse_study
@@ -71,6 +70,7 @@ from uxlab.study.reproduce import (
     stimulus_files,
 )
 from uxlab.study.spec import Study, condition_id
+from uxlab.study.stimulus import trial_kind
 
 ROW_FIELDS = ("block", "practice", "kind", "condition_id", "levels", "replay_id", "seed")
 """Trial-row fields compared with the re-derived trial (plus whether it is an attention check)."""
@@ -347,7 +347,7 @@ def _check_files(
     report: VerifyReport, where: Path, stored: list[dict[str, Any]] | None
 ) -> set[str]:
     """Compare the stimulus files with their SHA-256 at registration; returns the ids of
-    the trials' recordings (or chains) whose files changed or are missing."""
+    the trials' stimuli (`replay_id`s) whose files changed or are missing."""
     if stored is None:
         report.notes.append(
             "no stimulus-file SHA-256 stored (the study was registered before schema "
@@ -502,9 +502,10 @@ def _check_plan_and_events(
         extra = json.loads(extra_json) if extra_json else {}
         timings.update(extra if isinstance(extra, dict) else {})
         stored_trial = StoredTrial(outcome, bool(attention), timings, events.get(idx, []))
-        problems = event_problems(schedule, stored_trial, timeout_ms)
+        kind = trial_kind(study, expected)
+        problems = event_problems(kind, schedule, stored_trial, timeout_ms)
         report.n_event_trials += 1
-        report.n_event_live += isinstance(schedule, LiveSchedule) and not stored_trial.attention
+        report.n_event_live += kind.learnt and not stored_trial.attention
         report.n_chunk_events += len(stored_trial.of_kind("chunk"))
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
@@ -563,13 +564,13 @@ def _answers_by_trial(conn: Connection, session_id: str) -> dict[int, dict[str, 
 
 def _schedule_problem(
     study: Study, expected: Trial, sha: str, changed: set[str], report: VerifyReport
-) -> tuple[Recording | LiveSchedule, str | None]:
+) -> tuple[Schedule, str | None]:
     """The schedule rebuilt for `expected`, and why it is not the one played (SHA-256
     `sha`), or None when it is; counts the rebuilt schedule in `report`."""
     schedule = rebuild_schedule(study, expected)
     report.n_schedules += 1
-    report.n_live += isinstance(schedule, LiveSchedule)
-    if schedule_sha256(schedule) == sha:
+    report.n_live += trial_kind(study, expected).learnt
+    if schedule_sha256(study, expected, schedule) == sha:
         return schedule, None
     files = set(_ids_of(expected)) & changed
     if files:

@@ -36,7 +36,8 @@ class AttentionCheck:
 
 @dataclass(frozen=True)
 class Trial:
-    """One planned trial. `kind` is "single" (one prompt, one stream); later kinds extend it."""
+    """One planned trial. `kind` is its trial kind's label (`uxlab.kinds`): "single" (one
+    prompt, one stream, recorded or live), ..."""
 
     index: int
     block: int
@@ -54,7 +55,7 @@ class Trial:
     attention: AttentionCheck | None = None
     break_before: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
-    """Room for later trial kinds (e.g. an agent chain's steps); kept verbatim."""
+    """Room for a trial kind's own planned data; kept verbatim."""
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -115,7 +116,7 @@ def design_trials(
                     replay_id=None,
                     seed=trial_seed,
                     prompt=study.prompt_for(replay_for_prompt),
-                    kind=study.kind,
+                    kind=study.kind.label,
                     group=group_id,
                     attention=AttentionCheck(a.text, a.question, a.answer),
                     break_before=i in breaks,
@@ -134,7 +135,7 @@ def design_trials(
                 replay_id=rid,
                 seed=trial_seed,
                 prompt=study.prompt_for(rid),
-                kind=study.kind,
+                kind=study.kind.label,
                 group=group_id,
                 break_before=i in breaks,
             )

@@ -1,9 +1,10 @@
 """How long a study takes: stream lengths under each condition plus answering time.
 
-Stream lengths come from shaping the corpus' recordings (up to `max_recordings` of them,
-seeded, so the figure is stable) under each condition's profile; a trial timeout caps them.
+Stream lengths come from the study's trial kind (`TrialKind.stream_ms`: the corpus'
+recordings shaped, up to `max_recordings` of them, seeded, so the figure is stable) under
+each condition's levels; a trial timeout caps them.
 Question times are rough per-type figures (`ANSWER_S`), for the per-trial questions, the
-mid-chain questions (once per asked step the trial's chain reaches) and the end questions;
+questions asked after steps (once per asked step the trial reaches) and the end questions;
 `OVERHEAD_S` covers reading the prompt, sending it and moving on. Breaks are counted at
 `BREAK_S` each. An attention check streams nothing and asks its one question.
 """
@@ -12,11 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from uxlab.chain import build_chain_schedule, chain_steps
 from uxlab.shaping import shape
 from uxlab.study.design import Trial
 from uxlab.study.spec import ANSWER_S, Study
-from uxlab.study.stimulus import schedule_end_ms, trial_schedule
+from uxlab.study.stimulus import schedule_end_ms, trial_kind, trial_schedule
 
 OVERHEAD_S = 3.0
 BREAK_S = 30.0
@@ -38,16 +38,11 @@ def condition_stream_ms(study: Study, max_recordings: int = 6) -> dict[str, floa
     """Mean stream length (ms from the send to the end) per condition over the corpus."""
     recordings = sorted(study.corpus.recordings, key=lambda r: r.id)[:max_recordings]
     out = {}
+    kind = study.kind
     for k, cond in enumerate(study.conditions):
-        profile = study.profile_for(cond.levels)
-        if study.chains is not None:  # agent chains: the whole chain, laid out
-            base = study.profile.to_table()
-            chains = [study.chains[r.id] for r in recordings]
-            ends = [
-                build_chain_schedule(c, cond.levels, study.seed + k, base).e2e_ms for c in chains
-            ]
-        else:
-            ends = [schedule_end_ms(shape(r, profile, seed=study.seed + k)) for r in recordings]
+        ends = [
+            kind.stream_ms(r, cond.levels, study.seed + k, study.profile, shape) for r in recordings
+        ]
         out[cond.id] = sum(ends) / len(ends)
     return out
 
@@ -65,8 +60,8 @@ def estimate_duration(study: Study, trials: list[Trial]) -> DurationEstimate:
             continue
         schedule = trial_schedule(study, t)
         streams_ms += min(schedule_end_ms(schedule), cap_ms)  # the timeout excludes holds
-        steps = chain_steps(schedule) if per_step else None
-        n_holds += len(study.asks_in(len(steps))) if steps is not None else 0
+        n_steps = trial_kind(study, t).steps_in(schedule) if per_step else None
+        n_holds += len(study.asks_in(n_steps)) if n_steps is not None else 0
     return DurationEstimate(
         streams_s=streams_ms / 1000.0,
         questions_s=per_question * sum(t.attention is None for t in trials)

@@ -98,7 +98,7 @@ QUESTION_KEYS: dict[str, str] = {
     "shift+right": "moves the slider marker",
 }
 """Keys the question widgets take: they clash with a key that is live while questions are
-on screen (mid-chain questions, when the abandonment key still stops the chain)."""
+on screen (questions after a step, when the abandonment key still stops the trial)."""
 
 
 TEXT_ANSWER_KEYS: frozenset[str] = frozenset(

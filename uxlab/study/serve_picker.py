@@ -6,11 +6,9 @@ trial)`: the trial's recording, the study's base profile with the trial's factor
 drawn from the trial's stored seed. After the last trial the list starts again. The list is
 finite, so every schedule is shaped once when the server starts: no request pays for it.
 
-Only single-stream studies over a recorded corpus can be served (`serve_study_problem`):
-an agent-chain study's trials are chains of steps (each opened by an empty step marker,
-with tool pauses between model calls) that a chat completions or messages stream cannot
-show, and a live study's trials are answers of a live model to prompts, with no recorded
-stream to play.
+Only single-stream studies over a recorded corpus can be served (`serve_study_problem`,
+the study's trial kind says why not: e.g. a live study's trials are answers of a live model
+to prompts, with no recorded stream to play).
 """
 
 from __future__ import annotations
@@ -22,19 +20,7 @@ from uxlab.study.stimulus import trial_schedule
 
 def serve_study_problem(study: Study) -> str | None:
     """Why `uxlab serve --study` cannot play this study (None when it can)."""
-    if study.kind == "chain" or study.chains is not None:
-        return (
-            'its trials are agent chains ([stimuli] kind = "chain"): steps, tool pauses and '
-            "several model calls that one OpenAI/Anthropic chat stream cannot show; run it "
-            "with `uxlab run`"
-        )
-    if study.live is not None:
-        return (
-            "its trials are a live model's answers ([stimuli.live]), not recordings: there "
-            "is nothing recorded to serve; run it with `uxlab run` (it can use a running "
-            "`uxlab serve CORPUS` as its model)"
-        )
-    return None
+    return study.kind.serve_problem
 
 
 def study_picker(study: Study, trials: list[Trial]) -> Picker:

@@ -2,11 +2,11 @@
 
 A study file is TOML with these sections (see `studies/quickstart.toml` for a commented
 example): `[study]` (id, title, version, seed), `[texts]` (consent, instructions, debrief),
-`[stimuli]` (corpus, assignment, prompt, kind), `[profile]` (the base shaping profile),
-`[factors]` (each factor a list of levels, or a table with `levels` and `between`),
-`[design]`, `[counterbalance]`, `[[questions]]`, `[abandon]`, `[attention]`, `[timing]`
-(the playback-fidelity tolerance) and, in a chain study, `[chain]` (questions asked
-mid-chain: `ask_after_steps`, see `Study.ask_after_steps`).
+`[stimuli]` (the trial kind's stimuli, assignment, prompt), `[profile]` (the base shaping
+profile), `[factors]` (each factor a list of levels, or a table with `levels` and
+`between`), `[design]`, `[counterbalance]`, `[[questions]]`, `[abandon]`, `[attention]`,
+`[timing]` (the playback-fidelity tolerance), `[session]` and the trial kind's own sections
+(`uxlab.kinds`: the questions asked after steps, `Study.ask_after_steps`).
 
 `uxlab.study.loading` reads and validates a file into this model (`load_study`,
 `parse_study`), so the rest of uxlab can trust a `Study`; `StudyError` is its error.
@@ -20,22 +20,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from uxlab.chain import CHAIN_FACTORS, Chain
 from uxlab.errors import LocatedError
+from uxlab.kinds import TrialKind
+from uxlab.kinds import step_response_id as step_response_id  # an answer after a step
 from uxlab.shaping import Profile
 from uxlab.streams.corpus import Corpus
-from uxlab.study.live_stimuli import LiveStimuli
 from uxlab.study.questions import REGISTRY, question_type
 
 ORDERS = ("random", "fixed", "latin-square", "blocked")
 ASSIGNMENTS = ("cycle", "random", "by_condition")
-TRIAL_KINDS = ("single", "chain")
-"""single: one shaped stream per trial; chain: an agent chain (`uxlab.chain`) per trial."""
 QUESTION_TYPES = tuple(REGISTRY)
 """Every question type (`uxlab.study.questions`: one module per type)."""
 QUESTION_WHEN = ("trial", "end", "step")
-"""trial: after each trial; end: once at the end; step: mid-chain, after `[chain]
-ask_after_steps` (chain studies only; answers go to `q_<id>_s<step>`)."""
+"""trial: after each trial; end: once at the end; step: after the steps its trial kind
+holds for (`Study.ask_after_steps`; answers go to `q_<id>_s<step>`)."""
 PROCEDURES = ("fixed", "quest", "staircase", "interleaved")
 """How a factor's level is chosen: "fixed" (the design's list) or adaptively (study/adaptive)."""
 # Factors whose levels must be whole numbers.
@@ -104,7 +102,7 @@ class Question:
     min: float | None = None
     max: float | None = None
     after_steps: tuple[int, ...] = ()
-    """when = "step": the chain steps (0-based positions) after which it is asked."""
+    """when = "step": the steps (0-based positions) after which it is asked."""
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"id": self.id, "type": self.type, "text": self.text}
@@ -196,7 +194,8 @@ class Study:
     corpus_path: Path
     assignment: str
     prompt: str | None
-    kind: str
+    kind: TrialKind
+    """The trial kind, loaded with the study's stimuli (`uxlab.kinds`)."""
     profile: Profile
     factors: list[Factor]
     design: Design
@@ -205,15 +204,12 @@ class Study:
     abandon: Abandon
     attention: Attention | None
     corpus: Corpus = field(repr=False)
-    chains: dict[str, Chain] | None = field(default=None, repr=False)
-    """kind = "chain": the chains by id (the corpus then holds one stream per chain)."""
-    live: LiveStimuli | None = None
-    """`[stimuli] live = {...}`: trials play a live model's answer (the corpus then holds
-    one placeholder stream per prompt, `uxlab.study.live_stimuli`)."""
+    """One stream per stimulus, the design assigns from (a stand-in, for a kind whose
+    stimuli are not streams)."""
     ask_after_steps: tuple[int, ...] = ()
-    """`[chain] ask_after_steps`: a chain trial holds after these steps (0-based positions,
-    tool pauses counted, as in `abandon_step`) and asks the `when = "step"` questions; a
-    step that is a trial's final answer, or beyond its (cut) chain, is skipped."""
+    """A trial holds after these steps (0-based positions, read by the trial kind from its
+    own section) and asks the `when = "step"` questions; a step that is a trial's last, or
+    beyond it, is skipped."""
     timing: Timing = field(default_factory=Timing)
     """`[timing]`: the playback-fidelity tolerance and whether flagged trials run again."""
     session: SessionOptions = field(default_factory=SessionOptions)
@@ -253,7 +249,7 @@ class Study:
 
     @property
     def step_questions(self) -> list[Question]:
-        """Questions asked mid-chain, after each of `ask_after_steps`."""
+        """Questions asked after each of `ask_after_steps`, while the trial is held."""
         return [q for q in self.questions if q.when == "step"]
 
     @property
@@ -268,7 +264,7 @@ class Study:
         return [*self.trial_questions, *steps]
 
     def asks_in(self, n_steps: int) -> list[int]:
-        """The steps to hold after in a chain trial of `n_steps` steps (the answer last)."""
+        """The steps to hold after in a trial of `n_steps` steps (never after the last)."""
         return [s for s in self.ask_after_steps if s < n_steps - 1]
 
     @property
@@ -285,30 +281,15 @@ class Study:
     def profile_for(self, levels: dict[str, float]) -> Profile:
         """The base profile with a condition's factor levels applied.
 
-        In a chain study this is the profile of each model call: `call_ttft_ms` sets its
-        TTFT, and `n_steps` / `pause_ms` (not stream parameters) are left out.
+        The study's kind maps its own factors (`TrialKind.profile_levels`).
         """
-        levels = profile_levels(levels)
-        return self.profile.with_factors(levels) if levels else self.profile
+        return self.kind.trial_profile(self.profile, levels)
 
     def prompt_for(self, replay_id: str) -> str:
         """The prompt shown for a recording: the study's override, else the recording's."""
         if self.prompt is not None:
             return self.prompt
         return recording_prompt(self.corpus.by_id(replay_id).header.request)
-
-
-def step_response_id(question_id: str, step: int) -> str:
-    """The response id of a mid-chain answer: `progress_ok_s2` (column `q_progress_ok_s2`)."""
-    return f"{question_id}_s{step}"
-
-
-def profile_levels(levels: dict[str, float]) -> dict[str, float]:
-    """A condition's levels as shaping factors (chain factors mapped or left out)."""
-    out = {k: v for k, v in levels.items() if k not in CHAIN_FACTORS}
-    if "call_ttft_ms" in levels:
-        out["ttft_ms"] = levels["call_ttft_ms"]
-    return out
 
 
 def _fmt_level(x: float) -> str:

@@ -1,14 +1,20 @@
-"""What a trial plays: the schedule shaped from its recording, its condition and its seed.
+"""What a trial plays: the schedule its trial kind makes from its stimulus, condition and seed.
 
-`trial_schedule(study, trial)` is the one call a runner (or the simulator) needs: the
-recording named by the trial (or, on an attention check, a synthetic stream of the check's
-text) re-timed with the study's base profile plus the trial's factor levels, drawn from the
-trial's stored seed, so every stimulus can be rebuilt from the database.
+`play_schedule(study, trial)` is what a session plays (and `uxlab verify` rebuilds): the
+study's kind (`uxlab.kinds`, an attention check plays as a recorded trial) makes it from the
+trial's stimulus (`trial_source`: its recording in the corpus, or on an attention check a
+synthetic stream of the check's text), the study's base profile with the trial's factor
+levels, and the trial's stored seed, so every stimulus can be rebuilt from the database.
+`trial_schedule(study, trial)` is the same with every time known in advance (serving,
+planning, duration estimates: a live trial's stand-in is its prompt's placeholder, shaped).
 """
 
 from __future__ import annotations
 
-from uxlab.chain import build_chain_schedule
+from uxlab import kinds
+from uxlab.kinds import Shaper, TrialKind
+from uxlab.kinds import schedule_end_ms as schedule_end_ms  # re-exported
+from uxlab.player import Schedule
 from uxlab.shaping import shape
 from uxlab.streams.recording import Chunk, End, Header, Recording
 from uxlab.study.design import AttentionCheck, Trial
@@ -35,34 +41,26 @@ def attention_recording(check: AttentionCheck, prompt: str = "") -> Recording:
 
 
 def trial_source(study: Study, trial: Trial) -> Recording:
-    """The unshaped recording a trial plays."""
+    """The unshaped recording a trial plays (its stimulus's stream in the corpus)."""
     if trial.attention is not None:
         return attention_recording(trial.attention, trial.prompt)
     assert trial.replay_id is not None
     return study.corpus.by_id(trial.replay_id)
 
 
-def chain_trial_schedule(study: Study, trial: Trial) -> Recording | None:
-    """In a chain study, the trial's chain laid out with its levels and seed and flattened
-    to one schedule (`ChainSchedule.to_recording`); None for other trials."""
-    if study.chains is None or trial.attention is not None or trial.replay_id is None:
-        return None
-    chain = study.chains[trial.replay_id]
-    base = study.profile.to_table()
-    return build_chain_schedule(chain, trial.levels, trial.seed, base).to_recording()
+def trial_kind(study: Study, trial: Trial) -> TrialKind:
+    """The kind `trial` plays as: the study's, or a recorded trial for an attention check."""
+    return kinds.for_trial(study.kind, trial.attention is not None)
+
+
+def play_schedule(study: Study, trial: Trial, shaper: Shaper = shape) -> Schedule:
+    """The schedule a session plays on `trial` (a live one is learnt while it plays)."""
+    kind = trial_kind(study, trial)
+    return kind.schedule(trial, trial_source(study, trial), study.profile, shaper)
 
 
 def trial_schedule(study: Study, trial: Trial) -> Recording:
-    """The schedule to play on `trial` (its header's `retime` records profile and seed)."""
-    chained = chain_trial_schedule(study, trial)
-    if chained is not None:
-        return chained
-    return shape(trial_source(study, trial), study.profile_for(trial.levels), seed=trial.seed)
-
-
-def schedule_end_ms(schedule: Recording) -> float:
-    """When the schedule's stream ends, ms from the send."""
-    if schedule.end is not None and schedule.end.t_ms is not None:
-        return float(schedule.end.t_ms)
-    times = [c.t_ms for c in schedule.chunks if c.t_ms is not None]
-    return float(max(times)) if times else 0.0
+    """The schedule to play on `trial` with every time known in advance (its header's
+    `retime` records profile and seed)."""
+    kind = trial_kind(study, trial)
+    return kind.timed_schedule(trial, trial_source(study, trial), study.profile, shape)

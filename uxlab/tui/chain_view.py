@@ -30,7 +30,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from uxlab.chain import ScheduledStep, step_marker
+from uxlab.kinds.chain import ScheduledStep, step_marker
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Header, Recording
 from uxlab.tui.chunk_pieces import ChunkPieces
 from uxlab.tui.stream_view import PIECE_CHARS, StreamView
@@ -174,6 +174,9 @@ class ChainSteps(Static):
 
 class ChainView(Vertical, can_focus=True):
     """A chain as agents show it; a player `Sink` for a chain's flattened schedule."""
+
+    fills_screen: ClassVar[bool] = True
+    """An agent at work: once the prompt is sent, the steps and answer need the room."""
 
     DEFAULT_CSS = """
     ChainView { height: 1fr; }

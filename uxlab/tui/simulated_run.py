@@ -4,9 +4,9 @@
 observer model (`uxlab.simulate`) press the keys a person would: `a` to consent, Enter on
 text screens, Enter to send after its send delay, the study's abandonment key when its
 patience runs out (on the session clock, while the stream plays), and each question's
-answer through the question widgets' keys after its response time. A chain held for
-mid-chain questions is answered as on the virtual clock (on the chain seen so far), and the
-planned give-up moves on by the time the hold took. Everything else (the trial list,
+answer through the question widgets' keys after its response time. A trial held for its
+questions after a step is answered as on the virtual clock (on what was seen so far), and
+the planned give-up moves on by the time the hold took. Everything else (the trial list,
 adaptive levels, timing, the store) is the runner's own, so this checks the whole path a
 person takes. The session is marked simulated, with the truth in its
 environment and `through_ui` / `time_scale` beside it.
@@ -27,8 +27,8 @@ from typing import Any
 
 from textual.pilot import WaitForScreenTimeout
 
-from uxlab.chain import ChainHold, HeldChainPlayer
 from uxlab.errors import UxlabError
+from uxlab.kinds import Hold
 from uxlab.phases import DONE, Phase
 from uxlab.session import StudySession, TrialRun
 from uxlab.simulate.driver import (
@@ -38,7 +38,7 @@ from uxlab.simulate.driver import (
     simulated_environment,
     trial_rng,
 )
-from uxlab.simulate.observers import Cues, Observer, PopulationTruth, chain_cues_until
+from uxlab.simulate.observers import Cues, Observer, PopulationTruth, cues_after_step
 from uxlab.simulate.scripted import ScaledClock, TrialScript, answer_keys
 from uxlab.store import Store
 from uxlab.study import Study
@@ -144,7 +144,7 @@ class _Driver:
         self.seed, self.number, self.out = seed, number, out
         self.clock: ScaledClock = app.clock  # type: ignore[assignment]
         self._presses: list[asyncio.Future[None]] = []
-        """Key presses left to settle while the trial goes on (a mid-chain answer's last)."""
+        """Key presses left to settle while the trial goes on (an answer's after a step)."""
 
     def _done(self) -> bool:
         return self.app.return_value is not None
@@ -229,15 +229,14 @@ class _Driver:
         self.out.n_abandoned += run.outcome == "abandoned"
 
     async def _watch(self, run: TrialRun, script: TrialScript, index: int) -> None:
-        """From the send to the stream's end: answer each mid-chain hold, and press the give-up
+        """From the send to the stream's end: answer each hold after a step, and press the give-up
         key at the planned instant, moved on by the time each hold took (the answering time
         shifts it, as on the virtual clock: patience counts the waiting, not the answering)."""
         assert run.t0_ms is not None
         app, give_up_ms, paused_ms = self.app, script.give_up_ms, 0.0
 
-        def holds() -> list[ChainHold]:
-            player = run.player
-            return list(player.holds) if isinstance(player, HeldChainPlayer) else []
+        def holds() -> list[Hold]:
+            return list(run.kind_run.holds)
 
         n_seen = 0
         while run.phase not in DONE:
@@ -249,7 +248,7 @@ class _Driver:
                 _wait_for(
                     app,
                     over_or_asking,
-                    "the stream to end or a mid-chain question",
+                    "the stream to end or a question after a step",
                 )
             )
             pending: set[asyncio.Future[Any]] = {waiter}
@@ -278,20 +277,20 @@ class _Driver:
                 await press
 
     async def _answer_hold(
-        self, run: TrialRun, script: TrialScript, index: int, hold: ChainHold
+        self, run: TrialRun, script: TrialScript, index: int, hold: Hold
     ) -> None:
-        """The mid-chain questions after `hold.step`, answered on the chain seen so far (the
-        observer's rule of the virtual-clock path); returns when the chain goes on."""
-        cues = chain_cues_until(recorded_schedule(run), hold.step)
+        """The questions after `hold.step`, answered on what was seen so far (the observer's
+        rule of the virtual-clock path); returns when the trial goes on."""
+        cues = cues_after_step(recorded_schedule(run), hold.step)
         for q in run.study.step_questions:
-            if run.final:  # the chain stopped (its timeout cannot come during a hold)
+            if run.final:  # the trial stopped (its timeout cannot come during a hold)
                 return
             value, rt_ms = script.answer(q, cues=cues)
             await self._answer(q, value, rt_ms, index, step_response_id(q.id, hold.step))
         await _wait_for(
             self.app,
             lambda: hold.resumed_ms is not None or run.final,
-            "the chain to go on after the mid-chain questions",
+            "the trial to go on after the questions after a step",
         )
 
     async def _answer(
@@ -317,7 +316,7 @@ class _Driver:
             await self._sleep(rt_ms)
         if response_id is None:
             await self.pilot.press(keys[-1])
-        else:  # the chain goes on at this key: Pilot.press would wait for its stream to settle
+        else:  # the trial goes on at this key: Pilot.press would wait for its stream to settle
             self._presses.append(asyncio.ensure_future(self.pilot.press(keys[-1])))
 
     async def end_questions(self, screen: EndQuestionsScreen) -> None:

@@ -87,6 +87,9 @@ class ViewStats:
 class StreamView(ScrollView, can_focus=True):
     """One chat exchange: the prompt, then the streamed answer (see module docstring)."""
 
+    fills_screen: ClassVar[bool] = False
+    """The prompt box stays below a chat once the prompt is sent (`uxlab.tui.views`)."""
+
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "stream-view--prompt",
         "stream-view--reasoning",
@@ -268,7 +271,8 @@ class StreamView(ScrollView, can_focus=True):
 
     def feed_piece(self, text: str, channel: str, index: int | None) -> None:
         """Show one piece now and paint its frame; `index` on a chunk's last piece (then
-        `on_chunk_fed` is told first). The queue of pieces calls this; so does a chain's."""
+        `on_chunk_fed` is told first). The queue of pieces calls this; so does a view that
+        holds a stream view."""
         if text and index is not None and self.on_chunk_fed is not None:
             self.on_chunk_fed(index)  # first: the frame may be painted before we return
         self.append(text, channel)
@@ -324,6 +328,12 @@ class StreamView(ScrollView, can_focus=True):
         """Expand or collapse reasoning and tool blocks."""
         self.expanded = not self.expanded
         self._rebuild()
+
+    def hold(self) -> None:
+        """A single stream has no steps to be held after (`uxlab.tui.views.TrialView`)."""
+
+    def resume(self) -> None:
+        """A single stream has no steps to be held after (`uxlab.tui.views.TrialView`)."""
 
     # -- Textual hooks -------------------------------------------------------------------
     def on_resize(self) -> None:

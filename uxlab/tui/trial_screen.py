@@ -9,10 +9,11 @@ stops the stream at any moment (waiting or mid-stream); the study's timeout stop
 Then the per-trial questions appear under the answer, one at a time; the screen returns
 the finished `TrialRun` and the app commits it before anything else is shown.
 
-A chain study with mid-chain questions (`[chain] ask_after_steps`) holds the chain after
-those steps: the chain view shows it paused, the step's questions appear below it, and the
-chain goes on (its next step's clock restarting) once the last one is answered; the
-abandonment key still stops it while the questions are up.
+The view is the one the trial's kind names (`uxlab.tui.views`). A trial of steps with
+questions after them (`Study.ask_after_steps`) is held after those steps: the view shows it
+paused, the step's questions appear below it, and the trial goes on (its next step's clock
+restarting) once the last one is answered; the abandonment key still stops it while the
+questions are up.
 """
 
 from __future__ import annotations
@@ -36,10 +37,9 @@ from uxlab.phases import LIVE, Phase
 from uxlab.player import GlassReporter, fill_glass_paints
 from uxlab.session import TrialRun
 from uxlab.study.spec import Question
-from uxlab.tui.chain_view import ChainView
 from uxlab.tui.paint_probe import PaintProbe, ProbedSink
 from uxlab.tui.questions import Answered, QuestionPanel, question_view
-from uxlab.tui.stream_view import StreamView
+from uxlab.tui.views import TrialView, make_view
 
 KEY_NAMES = {"escape": "Esc", "space": "Space", "backspace": "Backspace", "tab": "Tab"}
 
@@ -91,8 +91,7 @@ class TrialScreen(Screen[TrialRun]):
     def compose(self) -> ComposeResult:
         practice = "  ·  practice (not counted)" if self.run.trial.practice else ""
         yield Static(f"{self.progress}{practice}", id="trial-header")
-        chain = self.run.study.kind == "chain"  # an agent chain: steps, tools, answer
-        yield ChainView(id="chat") if chain else StreamView(id="chat")
+        yield make_view(self.run.kind.view, id="chat")  # its kind's view
         with VerticalScroll(id="composer"):  # grows with the prompt; scrolls past half the screen
             if self.typing:  # a live study where the participant writes the prompt
                 yield Input(placeholder="Type your message", id="composer-input")
@@ -124,9 +123,8 @@ class TrialScreen(Screen[TrialRun]):
 
     @property
     def typing(self) -> bool:
-        """The participant types each prompt (`[stimuli] live` with prompt_from participant)."""
-        live = self.run.study.live
-        return live is not None and live.prompts is None
+        """The participant types each prompt (a live study with prompt_from participant)."""
+        return self.run.kind.prompt_typed
 
     @on(Input.Submitted, "#composer-input")
     def _typed(self, message: Input.Submitted) -> None:
@@ -138,11 +136,11 @@ class TrialScreen(Screen[TrialRun]):
         message.input.display = False
         self.action_send()
 
-    def _chat(self) -> StreamView | ChainView:
-        """The view the trial plays in: a stream, or a chain of calls."""
+    def _chat(self) -> TrialView:
+        """The view the trial plays in (its kind's, `uxlab.tui.views`)."""
         view = self.query_one("#chat")
-        if not isinstance(view, StreamView | ChainView):
-            raise TypeError(f"#chat is a {type(view).__name__}, not a stream or chain view")
+        if not isinstance(view, TrialView):
+            raise TypeError(f"#chat is a {type(view).__name__}, not a trial view")
         return view
 
     # -- sending and playing -------------------------------------------------------------
@@ -155,7 +153,7 @@ class TrialScreen(Screen[TrialRun]):
         view.start(self.run.prompt)  # the prompt is now the user's message; waiting shows
         view.focus()  # (a long prompt's box had it)
         self.query_one("#composer-text", Static).update("")
-        if isinstance(view, ChainView):  # an agent at work: the steps and answer need the room
+        if view.fills_screen:  # an agent at work: the steps and answer need the room
             self.query_one("#composer").display = False
         self.query_one("#trial-hint", Static).update(
             f"Press {key_label(self.run.study.abandon.key)} to stop waiting."
@@ -164,10 +162,10 @@ class TrialScreen(Screen[TrialRun]):
         self._play(view)
 
     @work(exclusive=True, group="trial-play")
-    async def _play(self, view: StreamView | ChainView) -> None:
+    async def _play(self, view: TrialView) -> None:
         sink: Any = ProbedSink(view, self.probe) if self.probe is not None else view
         self._sink = sink
-        ask = self._ask_step if isinstance(view, ChainView) else None
+        ask = self._ask_step if self.run.kind.asks_after_steps else None
         if self.collector is not None:
             self.collector.hold()
         try:
@@ -234,8 +232,8 @@ class TrialScreen(Screen[TrialRun]):
         box.mount(panel)
 
     async def _ask_step(self, step: int, questions: list[Question]) -> None:
-        """Mid-chain questions after `step`: the chain is held until the last is answered."""
-        view = self.query_one("#chat", ChainView)
+        """The questions after `step`: the trial is held until the last is answered."""
+        view = self._chat()
         view.hold()
         hint = self.query_one("#trial-hint", Static)
         stop = key_label(self.run.study.abandon.key)
@@ -253,8 +251,8 @@ class TrialScreen(Screen[TrialRun]):
             if self.is_attached and view.is_attached:  # not while the app shuts down
                 self._end_step_questions(view, box, stop)
 
-    def _end_step_questions(self, view: ChainView, box: Vertical, stop: str) -> None:
-        """The hold is over: the questions go, the chain view goes on (or shows the stop)."""
+    def _end_step_questions(self, view: TrialView, box: Vertical, stop: str) -> None:
+        """The hold is over: the questions go, the view goes on (or shows the stop)."""
         with contextlib.suppress(NoMatches):  # the screen is being torn down
             box.remove_children()
             box.display = False

@@ -27,6 +27,7 @@ from uxlab.live.serve.pick import choose, corpus_picker, last_user_text
 from uxlab.live.serve.playing import headers_ms, now_ms, sleep_until, stream_to_client
 from uxlab.live.serve_guard import GuardMiddleware
 from uxlab.live.sse_sink import SSESink
+from uxlab.streams.recording import Recording
 
 
 class _Error(Exception):
@@ -181,6 +182,7 @@ class _Server:
             config.on_served(served)
         reply = _Reply(
             served,
+            schedule,
             model=str(body.get("model") or schedule.header.source.get("model") or "uxlab"),
             prompt_tokens=max(1, len((prompt or "").split())),
             headers={
@@ -199,7 +201,7 @@ class _Server:
     async def _stream(self, reply: _Reply, include_usage: bool) -> Response:
         """The schedule as an SSE stream, its headers sent at the schedule's `headers_ms`."""
         served, wire, clock = reply.served, reply.served.wire, self.config.clock
-        schedule = served.schedule
+        schedule = reply.schedule
         make_sink = functools.partial(
             SSESink,
             wire,
@@ -221,7 +223,7 @@ class _Server:
     async def _whole(self, reply: _Reply) -> Response:
         """The whole message at the schedule's end, or its first error at that error's time."""
         served, wire, clock = reply.served, reply.served.wire, self.config.clock
-        schedule, t0_ms = served.schedule, served.t0_ms
+        schedule, t0_ms = reply.schedule, served.t0_ms
         if schedule.errors:
             err = schedule.errors[0]
             await sleep_until(clock, t0_ms + (err.t_ms or 0.0))
@@ -241,9 +243,11 @@ class _Server:
 
 @dataclass
 class _Reply:
-    """What answering a chosen schedule needs besides the schedule (in `served`)."""
+    """What answering a chosen schedule needs: the request's record and the recording."""
 
     served: Served
+    schedule: Recording
+    """The chosen recording, shaped (`served.schedule`, as a recording)."""
     model: str
     prompt_tokens: int
     headers: dict[str, str]

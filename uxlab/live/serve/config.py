@@ -9,7 +9,7 @@ from typing import Any
 
 from uxlab.errors import UxlabError
 from uxlab.live.serve_guard import GuardSettings
-from uxlab.player import PlaybackLog
+from uxlab.player import PlaybackLog, Schedule
 from uxlab.streams.recording import Recording
 
 SERVED_KEPT = 1000
@@ -31,7 +31,9 @@ class Served:
     request_index: int
     seed: int
     wire: str
-    schedule: Recording
+    schedule: Schedule
+    """The schedule played: a recording, or (`uxlab serve --upstream`) a live schedule
+    learnt while it played."""
     t0_ms: float
     replay_id: str = ""
     labels: dict[str, str] = field(default_factory=dict)

@@ -11,7 +11,7 @@ from typing import Any
 from uxlab.clock import MonotonicClock, default_wait
 from uxlab.live.serve.config import Served
 from uxlab.live.sse_sink import SSESink
-from uxlab.player import Player
+from uxlab.player import Player, Schedule
 from uxlab.streams.recording import Recording
 
 SERVE_WAIT = "timer"
@@ -53,7 +53,7 @@ async def sleep_until(clock: Any, t_ms: float) -> None:
 
 
 async def stream_to_client(
-    schedule: Recording, sink: SSESink, t0_ms: float, clock: Any, served: Served
+    schedule: Schedule, sink: SSESink, t0_ms: float, clock: Any, served: Served
 ) -> AsyncGenerator[bytes, None]:
     """Play `schedule` into `sink` and yield its SSE pieces; `served.log` gets the log
     (a partial one when the client goes away)."""

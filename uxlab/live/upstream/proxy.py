@@ -164,7 +164,7 @@ class UpstreamProxy:
                 key=self.key(request),
             )
         )
-        served = Served(request_index, seed, wire, schedule, t0_ms, rid, {"profile": profile_name})  # type: ignore[arg-type]
+        served = Served(request_index, seed, wire, schedule, t0_ms, rid, {"profile": profile_name})
         exchange.served = served
         if on_served is not None:
             on_served(served)
@@ -264,7 +264,7 @@ class UpstreamProxy:
             include_usage=include_usage,
             prompt_tokens=call.prompt_tokens,
         )
-        pieces = stream_to_client(schedule, sink, t0_ms, call.clock, call.served)  # type: ignore[arg-type]
+        pieces = stream_to_client(schedule, sink, t0_ms, call.clock, call.served)
 
         async def relay() -> Any:
             try:

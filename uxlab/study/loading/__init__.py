@@ -8,8 +8,9 @@ parameters, the base profile and every factor level make a valid profile).
 
 One module per part of the file: `reader` (the typed getters every section uses and the
 list of sections), `stimuli`, `factors` (with `[profile]`), `design` (with
-`[counterbalance]`), `questions` (with `[chain]`), `attention`, `options` (`[abandon]`,
-`[timing]`, `[session]`), and `study`, which reads a whole file with them.
+`[counterbalance]`), `questions` (with the trial kind's own sections), `attention`,
+`options` (`[abandon]`, `[timing]`, `[session]`), and `study`, which reads a whole file
+with them.
 """
 
 from uxlab.study.loading.study import load_study, parse_study, read_study

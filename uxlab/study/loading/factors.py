@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from uxlab.chain import CHAIN_FACTORS, Chain
-from uxlab.live.live_schedule import live_profile_problem
+from uxlab import kinds
+from uxlab.kinds import TrialKind
 from uxlab.reading import study_level_max
 from uxlab.shaping import FACTOR_NAMES, Profile, ProfileError
 from uxlab.study.loading.reader import StudyReader, did_you_mean, strip_path
-from uxlab.study.spec import INTEGER_FACTORS, PROCEDURES, Factor, StudyError, profile_levels
+from uxlab.study.spec import INTEGER_FACTORS, PROCEDURES, Factor, StudyError
 
 FACTOR_KEYS = ("levels", "between", "procedure", "down", "grid")
 """The keys of a factor written as a table, `[factors.ttft_ms]`."""
@@ -25,24 +25,19 @@ def read_profile(r: StudyReader, doc: dict[str, Any]) -> Profile:
         raise StudyError(r.path, None, strip_path(str(exc), r.path)) from None
 
 
-def check_live_profile(r: StudyReader, profile: Profile, factors: list[Factor]) -> None:
-    """A live study's profile must draw its timing (a live stream has none to keep)."""
-    problem = live_profile_problem(profile.with_factors({f.name: f.levels[0] for f in factors}))
-    if problem is not None:
-        raise r.err("[profile]", f"{problem} (a live study)")
-
-
 def read_factors(
-    r: StudyReader, doc: dict[str, Any], profile: Profile, chains: dict[str, Chain] | None = None
+    r: StudyReader, doc: dict[str, Any], profile: Profile, kind: TrialKind
 ) -> list[Factor]:
-    """`[factors]`: each a list of levels, or a table with `levels`, `between`, `procedure`."""
+    """`[factors]`: each a list of levels, or a table with `levels`, `between`, `procedure`.
+    A factor may also be one of a trial kind's own (`TrialKind.factors`), in its studies."""
     table = r.table(doc, "factors")
     if not table:
         raise r.err("[factors]", "needs at least one factor, e.g. ttft_ms = [200, 800]")
     out = []
     for name, value in table.items():
-        if name not in FACTOR_NAMES and name not in CHAIN_FACTORS:
-            choices = (*FACTOR_NAMES, *(CHAIN_FACTORS if chains is not None else ()))
+        owner = kinds.owner_of_factor(name)
+        if name not in FACTOR_NAMES and owner is None:
+            choices = (*FACTOR_NAMES, *kind.factors)
             raise r.err(
                 f"[factors].{name}",
                 "not a profile parameter" + did_you_mean(name, choices),
@@ -76,10 +71,10 @@ def read_factors(
                 raise r.err(key, f"{x} is not a whole number")
             if x in levels:
                 raise r.err(key, f"{x} repeats level {levels.index(x)}")
-            if name in CHAIN_FACTORS:
-                _chain_level(r, name, x, key, chains)
+            if owner is not None:
+                _kind_level(r, kind, owner, name, x, key)
             try:
-                profile.with_factors(profile_levels({name: x}))
+                profile.with_factors(kind.profile_levels({name: x}))
             except ProfileError as exc:
                 raise r.err(key, f"{x} is not a valid level: {exc.problem}") from None
             levels.append(x)
@@ -104,22 +99,15 @@ def read_factors(
     return out
 
 
-def _chain_level(
-    r: StudyReader, name: str, x: float, key: str, chains: dict[str, Chain] | None
+def _kind_level(
+    r: StudyReader, kind: TrialKind, owner: type[TrialKind], name: str, x: float, key: str
 ) -> None:
-    """Check one level of a chain factor (`CHAIN_FACTORS`)."""
-    if chains is None:
-        raise r.err(key, f'{name!r} is a chain factor: use it with [stimuli] kind = "chain"')
-    if name == "n_steps":
-        if not float(x).is_integer() or x < 1:
-            raise r.err(key, f"{x} is not a whole number of model calls (1 or more)")
-        short = min(chains.values(), key=lambda c: c.n_calls)
-        if x > short.n_calls:
-            raise r.err(
-                key,
-                f"{x:g} model calls: chain {short.id!r} has only {short.n_calls} "
-                f"(use 1..{short.n_calls})",
-            )
+    """Check one level of a kind's own factor: only in that kind's studies."""
+    if name not in kind.factors:
+        raise r.err(
+            key, f'{name!r} is a {owner.noun} factor: use it with [stimuli] kind = "{owner.label}"'
+        )
+    kind.check_level(r, name, x, key)
 
 
 def _adaptive_options(

@@ -21,7 +21,7 @@ def read_abandon(r: StudyReader, doc: dict[str, Any], questions: list[Question])
             "[abandon].timeout_s",
             f"{timeout:g} s is not plausible (at most {MAX_TIMEOUT_S:g} s, one hour)",
         )
-    # Mid-chain questions share the screen with a live abandonment key.
+    # Questions after a step share the screen with a live abandonment key.
     step_kinds = {q.type for q in questions if q.when == "step"}
     return Abandon(
         key=r.key_name(a, "key", "abandon", "escape", step_kinds),

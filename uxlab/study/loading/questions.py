@@ -1,15 +1,15 @@
-"""`[[questions]]` and `[chain]`: what is asked, when, and after which chain steps."""
+"""`[[questions]]` and the trial kind's sections: what is asked, when, and after which steps."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from typing import Any
 
-from uxlab.chain import Chain
-from uxlab.study.loading.reader import StudyReader, section_keys
+from uxlab import kinds
+from uxlab.kinds import TrialKind
+from uxlab.study.loading.reader import StudyReader
 from uxlab.study.questions import REGISTRY, question_type
-from uxlab.study.spec import QUESTION_TYPES, QUESTION_WHEN, Question, step_response_id
+from uxlab.study.spec import QUESTION_TYPES, QUESTION_WHEN, Question
 
 _TYPE_KEYS = tuple(dict.fromkeys(k for t in REGISTRY.values() for k in t.keys))
 """Every question type's own keys (a key of another type is refused by name)."""
@@ -51,63 +51,24 @@ def read_questions(r: StudyReader, doc: dict[str, Any]) -> list[Question]:
     return out
 
 
-def read_chain_asks(
-    r: StudyReader, doc: dict[str, Any], chains: dict[str, Chain] | None, questions: list[Question]
+def read_kind_sections(
+    r: StudyReader, doc: dict[str, Any], kind: TrialKind, questions: list[Question]
 ) -> tuple[tuple[int, ...], list[Question]]:
-    """`[chain] ask_after_steps` and the `when = "step"` questions asked there."""
-    c = r.table(doc, "chain", required=False)
+    """The trial kind's own sections (`TrialKind.read_sections`): the steps its trials are
+    held after and the `when = "step"` questions asked there. Another kind's section, or a
+    "step" question where trials have no steps, is refused naming the kind that takes it."""
+    for name in kinds.sections():
+        if name in doc and name not in kind.sections:
+            owner = next(k for k in kinds.REGISTRY.values() if name in k.sections)
+            raise r.err(
+                f"[{name}]", f'only in a {owner.noun} study ([stimuli] kind = "{owner.label}")'
+            )
     step_qs = [i for i, q in enumerate(questions) if q.when == "step"]
-    if chains is None:
-        if "chain" in doc:
-            raise r.err("[chain]", 'only in a chain study ([stimuli] kind = "chain")')
-        if step_qs:
-            raise r.err(
-                f"[[questions]][{step_qs[0]}].when",
-                '"step" questions are asked mid-chain: only in a chain study '
-                '([stimuli] kind = "chain"); use "trial" or "end"',
-            )
-        return (), questions
-    r.unknown(c, section_keys("chain"), "[chain]")
-    where = "[chain].ask_after_steps"
-    raw = r.get(c, "ask_after_steps", "[chain]", (list,), [], "a list of step numbers")
-    last = max(len(ch.steps) for ch in chains.values()) - 2  # the last working step
-    steps: list[int] = []
-    for i, x in enumerate(raw):
-        if isinstance(x, bool) or not isinstance(x, int) or x < 0:
-            raise r.err(
-                f"{where}[{i}]",
-                f"{x!r} is not a step number (0, 1, ...: positions from 0, tool pauses "
-                "counted, as in abandon_step)",
-            )
-        if x in steps:
-            raise r.err(f"{where}[{i}]", f"{x} repeats step {x}")
-        if x > last:
-            raise r.err(
-                f"{where}[{i}]",
-                f"{x}: no chain has a step {x} before its final answer (steps count from "
-                f"0, tool pauses included; use 0..{last})",
-            )
-        steps.append(x)
-    if steps and not step_qs:
-        raise r.err(where, 'no question to ask there: add [[questions]] with when = "step"')
-    if step_qs and not steps:
+    if step_qs and not kind.asks_after_steps:
+        holder = next(k for k in kinds.REGISTRY.values() if k.asks_after_steps)
         raise r.err(
             f"[[questions]][{step_qs[0]}].when",
-            '"step" needs the steps to ask after: [chain] ask_after_steps = [2, 4]',
+            f'"step" questions are asked mid-{holder.noun}: only in a {holder.noun} study '
+            f'([stimuli] kind = "{holder.label}"); use "trial" or "end"',
         )
-    steps.sort()
-    ids = {q.id for q in questions}
-    for i in step_qs:
-        for s in steps:
-            rid = step_response_id(questions[i].id, s)
-            if rid in ids:
-                raise r.err(
-                    f"[[questions]][{i}].id",
-                    f"{questions[i].id!r} asked after step {s} is stored as {rid!r}, the id "
-                    "of another question (rename one)",
-                )
-    out = [
-        dataclasses.replace(q, after_steps=tuple(steps)) if q.when == "step" else q
-        for q in questions
-    ]
-    return tuple(steps), out
+    return kind.read_sections(r, doc, questions)

@@ -8,13 +8,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+from uxlab import kinds
 from uxlab.study.keys import check_key
 from uxlab.study.spec import StudyError
 
 SECTIONS: dict[str, tuple[str, ...] | None] = {
     "study": ("id", "title", "version", "seed"),
     "texts": ("consent", "instructions", "debrief"),
-    "stimuli": ("corpus", "chains", "live", "files", "assignment", "prompt", "kind"),
+    "stimuli": None,  # each trial kind's own keys and the common ones (`uxlab.kinds`)
     "profile": None,  # checked by Profile.from_table
     "factors": None,  # any profile parameter
     "design": ("repeats", "blocks", "order", "blocked_by", "max_run", "practice", "break_every"),
@@ -22,11 +23,16 @@ SECTIONS: dict[str, tuple[str, ...] | None] = {
     "questions": None,
     "abandon": ("key", "timeout_s", "ask_questions"),
     "attention": ("every", "text", "question", "answer", "levels"),
-    "chain": ("ask_after_steps",),
     "timing": ("max_late_p99_ms", "max_frame_shared_share", "requeue_flagged", "max_requeued"),
     "session": ("rerun_interrupted",),
 }
-"""Every section of a study file and its keys (None: checked by the section's own parser)."""
+"""Every section of a study file and its keys (None: checked by the section's own parser),
+but the trial kinds' own sections (`all_sections`)."""
+
+
+def all_sections() -> dict[str, tuple[str, ...] | None]:
+    """Every section a study file may hold: `SECTIONS` and the trial kinds' own."""
+    return {**SECTIONS, **kinds.sections()}
 
 
 def section_keys(name: str) -> tuple[str, ...]:

@@ -10,10 +10,10 @@ from pathlib import Path
 from uxlab.reading import MAX_STUDY_FILE_BYTES, InputProblem, read_bounded_text
 from uxlab.study.loading.attention import read_attention
 from uxlab.study.loading.design import read_counterbalance, read_design
-from uxlab.study.loading.factors import check_live_profile, read_factors, read_profile
+from uxlab.study.loading.factors import read_factors, read_profile
 from uxlab.study.loading.options import read_abandon, read_session_options, read_timing
-from uxlab.study.loading.questions import read_chain_asks, read_questions
-from uxlab.study.loading.reader import SECTIONS, StudyReader, did_you_mean, section_keys
+from uxlab.study.loading.questions import read_kind_sections, read_questions
+from uxlab.study.loading.reader import StudyReader, all_sections, did_you_mean, section_keys
 from uxlab.study.loading.stimuli import read_stimuli
 from uxlab.study.spec import Study, StudyError
 
@@ -38,9 +38,10 @@ def read_study(path: Path, text: str) -> Study:
         raise r.err(None, "not a usable study file: nested too deeply") from None
     except ValueError as exc:  # an integer past Python's digit limit
         raise r.err(None, f"not a usable study file ({str(exc)[:60]})") from None
+    sections = all_sections()
     for key in doc:
-        if key not in SECTIONS:
-            raise r.err(f"[{key}]", "unknown section" + did_you_mean(key, tuple(SECTIONS), "[{}]"))
+        if key not in sections:
+            raise r.err(f"[{key}]", "unknown section" + did_you_mean(key, tuple(sections), "[{}]"))
 
     st = r.table(doc, "study")
     r.unknown(st, section_keys("study"), "[study]")
@@ -66,9 +67,8 @@ def read_study(path: Path, text: str) -> Study:
 
     stimuli = read_stimuli(r, doc)
     profile = read_profile(r, doc)
-    factors = read_factors(r, doc, profile, stimuli.chains)
-    if stimuli.live is not None:
-        check_live_profile(r, profile, factors)
+    factors = read_factors(r, doc, profile, stimuli.kind)
+    stimuli.kind.check_study(r, profile, {f.name: f.levels[0] for f in factors})
     design = read_design(r, doc, factors)
     counter = read_counterbalance(r, doc)
     questions = read_questions(r, doc)
@@ -82,7 +82,7 @@ def read_study(path: Path, text: str) -> Study:
     abandon = read_abandon(r, doc, questions)
     timing = read_timing(r, doc)
     attention = read_attention(r, doc, questions, factors, profile)
-    ask_after_steps, questions = read_chain_asks(r, doc, stimuli.chains, questions)
+    ask_after_steps, questions = read_kind_sections(r, doc, stimuli.kind, questions)
     return Study(
         path=path,
         text=text,
@@ -104,8 +104,6 @@ def read_study(path: Path, text: str) -> Study:
         abandon=abandon,
         attention=attention,
         corpus=stimuli.corpus,
-        chains=stimuli.chains,
-        live=stimuli.live,
         ask_after_steps=ask_after_steps,
         timing=timing,
         session=read_session_options(r, doc),

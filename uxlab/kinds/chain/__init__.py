@@ -52,11 +52,14 @@ Giving up works during a hold too. Its merged log reads back with `step_logs` li
 
 The package, one module per job: `steps` (what a chain is), `files` (reading chain files),
 `schedule` (laying a chain out in time), `played` (reading a played chain back), `held`
-(holding a chain for questions). Everything is re-exported here.
+(holding a chain for questions), `run` (one chain trial while it plays and what it adds to
+the stored trial) and `kind` (`ChainKind`, the trial kind: a chain study's stimuli, its
+`[chain]` section and factors, and the checks of a stored chain trial). Everything is
+re-exported here.
 """
 
-from uxlab.chain.files import load_chain, load_chains
-from uxlab.chain.held import (
+from uxlab.kinds.chain.files import load_chain, load_chains
+from uxlab.kinds.chain.held import (
     AskStep,
     ChainHold,
     ChainSegment,
@@ -64,8 +67,10 @@ from uxlab.chain.held import (
     offset_at_ms,
     split_at_steps,
 )
-from uxlab.chain.played import StepLog, abandon_step, step_logs
-from uxlab.chain.schedule import (
+from uxlab.kinds.chain.kind import ChainKind
+from uxlab.kinds.chain.played import StepLog, abandon_step, step_logs
+from uxlab.kinds.chain.run import ChainRun
+from uxlab.kinds.chain.schedule import (
     STEP_MARKER,
     ChainSchedule,
     ScheduledStep,
@@ -77,7 +82,7 @@ from uxlab.chain.schedule import (
     step_at_ms,
     step_marker,
 )
-from uxlab.chain.steps import (
+from uxlab.kinds.chain.steps import (
     CHAIN_FACTORS,
     CHAIN_FORMAT,
     CHAIN_SUFFIX,
@@ -98,6 +103,8 @@ __all__ = [
     "Chain",
     "ChainFormatError",
     "ChainHold",
+    "ChainKind",
+    "ChainRun",
     "ChainSchedule",
     "ChainSegment",
     "ChainStep",

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from uxlab.chain.steps import (
+from uxlab.errors import UxlabError
+from uxlab.kinds.chain.steps import (
     CHAIN_FORMAT,
     CHAIN_SUFFIX,
     STEP_KINDS,
@@ -14,7 +15,6 @@ from uxlab.chain.steps import (
     ChainStep,
     check_ms,
 )
-from uxlab.errors import UxlabError
 from uxlab.reading import MAX_JSON_FILE_BYTES, InputProblem, loads_json, read_bounded_text
 from uxlab.shaping import Profile
 from uxlab.streams.replay_file import ReplayFormatError, read_replay

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from uxlab.chain.steps import Chain, ChainFormatError, StepKind, check_ms
+from uxlab.kinds.chain.steps import Chain, ChainFormatError, StepKind, check_ms
 from uxlab.shaping import Profile, derive_seed, shape
 from uxlab.streams.recording import Chunk, End, Event, Header, Recording
 

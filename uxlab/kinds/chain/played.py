@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from uxlab.chain.schedule import step_marker
+from uxlab.kinds.chain.schedule import step_marker
 from uxlab.player import ChunkTiming, PlaybackLog
 from uxlab.streams.recording import Recording
 

@@ -17,10 +17,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from uxlab.chain.schedule import chain_steps, step_marker
-from uxlab.chain.steps import ChainFormatError
 from uxlab.clock import Clock
 from uxlab.errors import UxlabError
+from uxlab.kinds.chain.schedule import chain_steps, step_marker
+from uxlab.kinds.chain.steps import ChainFormatError
 from uxlab.player import ChunkTiming, PlaybackLog, Player, Sink
 from uxlab.streams.recording import Chunk, End, Event, Recording
 
@@ -104,39 +104,13 @@ def offset_at_ms(holds: Sequence[ChainHold], t_ms: float) -> float:
     return offset
 
 
-class _SegmentSink:
-    """One segment's sink: chunk indices continue over segments; a hold is not an end."""
-
-    def __init__(self, sink: Sink, base: int, final: bool) -> None:
-        self.sink, self.base, self.final = sink, base, final
-
-    def apply(self, index: int, chunk: Chunk) -> None:
-        self.sink.apply(index + self.base, chunk)
-
-    def finish(self, end: Any, error: Any) -> None:
-        if self.final or error is not None:
-            self.sink.finish(end, error)
-
-    def cancel(self) -> None:
-        self.sink.cancel()
-
-    def __getattr__(self, name: str) -> Any:  # paint reporting, with the indices shifted
-        inner = getattr(self.sink, name)
-        base = self.base
-        if name == "paint_times_ms":
-            return lambda: {k - base: v for k, v in inner().items() if k >= base}
-        if name == "wait_painted":
-            return lambda index, timeout_ms: inner(index + base, timeout_ms)
-        return inner
-
-
 AskStep = Callable[[int], Awaitable[None]]
 
 
 class HeldChainPlayer:
     """Plays a chain's flattened schedule, holding after `after_steps` while `ask(step)` runs.
 
-    The same surface as `uxlab.player.Player` (`play`, `cancel`, `log`): one merged log with
+    A `uxlab.player.Playback` like `Player` (`play`, `cancel`, `log`): one merged log with
     times from the send in real time (records' `scheduled_ms` shifted by the holds), and
     `holds` saying when each hold began and ended. `stop_at_ms` (the trial timeout) is on the
     chain's own timeline: answering time does not count.
@@ -150,12 +124,15 @@ class HeldChainPlayer:
         after_steps: Sequence[int],
         ask: AskStep,
         paint_timeout_ms: float = 500.0,
+        *,
+        on_chunk: Callable[[Chunk], None] | None = None,
     ) -> None:
         self.schedule = schedule
         self.sink = sink
         self.clock = clock
         self.ask = ask
         self.paint_timeout_ms = paint_timeout_ms
+        self.on_chunk = on_chunk
         self.segments = split_at_steps(schedule, after_steps)
         self.holds: list[ChainHold] = []
         self.log: PlaybackLog | None = None
@@ -201,15 +178,21 @@ class HeldChainPlayer:
         try:
             for k, seg in enumerate(self.segments):
                 offset = seg_t0 - t0
-                sink = _SegmentSink(self.sink, len(log.records), seg.hold_after is None)
-                player = Player(seg.schedule, sink, clock, self.paint_timeout_ms)
+                player = Player(
+                    seg.schedule,
+                    self.sink,
+                    clock,
+                    self.paint_timeout_ms,
+                    first_index=len(log.records),  # chunk numbers go on over the segments
+                    ends_stream=seg.hold_after is None,  # a hold is not the stream's end
+                    on_chunk=self.on_chunk,
+                )
                 self._player = player
                 if self._cancelled_abs_ms is not None:
                     player.cancel()
                 part = await player.play(seg_t0, stop_at_ms=stop_at_ms)
                 self._player = None
-                base = len(log.records)
-                log.records.extend(_shifted_timing(r, offset, base) for r in part.records)
+                log.records.extend(_shifted_timing(r, offset) for r in part.records)
                 if end is not None and end.t_ms is not None:
                     log.scheduled_end_ms = end.t_ms + offset
                 if part.error_at_ms is not None:
@@ -248,15 +231,15 @@ class HeldChainPlayer:
         return log
 
 
-def _shifted_timing(r: ChunkTiming, offset_ms: float, base: int) -> ChunkTiming:
+def _shifted_timing(r: ChunkTiming, offset_ms: float) -> ChunkTiming:
     def move(t: float | None) -> float | None:
         return None if t is None else t + offset_ms
 
     return dataclasses.replace(
         r,
-        index=r.index + base,
         scheduled_ms=r.scheduled_ms + offset_ms,
         handed_ms=r.handed_ms + offset_ms,
         queued_ms=move(r.queued_ms),
         flushed_ms=move(r.flushed_ms),
+        painted_ms=move(r.painted_ms),
     )

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from uxlab.errors import UxlabError
 from uxlab.live.clients import APIS
 from uxlab.live.live_schedule import LiveEndpoint
 from uxlab.streams.corpus import Corpus
@@ -49,7 +48,7 @@ class LiveStimuli:
         return "participant" if self.prompts is None else "given"
 
 
-ErrorFactory = Callable[[str, str], UxlabError]
+ErrorFactory = Callable[[str, str], Exception]
 """(key path, problem) -> the study error to raise."""
 
 
