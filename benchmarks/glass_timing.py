@@ -55,10 +55,14 @@ def play_in(emulator: str, folder: Path, out: Path, env: dict[str, str]) -> dict
     """One `uxlab replay --glass` of every schedule in `folder`, in a new `emulator` window."""
     argv = [sys.executable, "-m", "uxlab", "replay", str(folder), "--glass", "--fps", "240",
             "--bench-json", str(out)]  # fmt: skip
-    window = open_window(emulator, argv, env=env, software_gl=emulator != "xterm")
+    log = out.with_suffix(".log")
+    window = open_window(emulator, argv, env=env, software_gl=emulator != "xterm", log=log)
     try:
         if not wait_for_file(out, window, timeout_s=300.0):
-            raise RuntimeError(f"{emulator}: no result (it did not start, or the probe failed)")
+            said = " | ".join(log.read_text(errors="replace").strip().splitlines()[-3:])
+            raise RuntimeError(
+                f"{emulator}: no result (exit {window.poll()}; it said: {said or 'nothing'})"
+            )
     finally:
         close_window(window)
     payload: dict[str, Any] = json.loads(out.read_text())
@@ -148,18 +152,29 @@ def main() -> int:
                     skipped.append(f"{emulator} (not installed)")
                     continue
                 pooled: dict[str, list[dict[str, Any]]] = {}
-                try:
-                    for r in range(args.repeats):
-                        print(f"  {emulator}, play {r + 1}/{args.repeats} "
-                              f"(load {os.getloadavg()[0]:.2f}) ...", flush=True)  # fmt: skip
-                        out = Path(tmp) / f"{emulator}-{r}.json"
-                        payload = play_in(emulator, folder, out, env)
-                        raw[f"{emulator}-{r}"] = payload
-                        for log in payload["logs"]:
-                            name = log["schedule_id"].split("~")[0]
-                            pooled.setdefault(name, []).extend(log["records"])
-                except RuntimeError as exc:
-                    skipped.append(f"{emulator} ({exc})")
+                failed: list[str] = []
+                for r in range(args.repeats):
+                    print(f"  {emulator}, play {r + 1}/{args.repeats} "
+                          f"(load {os.getloadavg()[0]:.2f}) ...", flush=True)  # fmt: skip
+                    for attempt in (1, 2):  # a window that did not open is tried once more
+                        out = Path(tmp) / f"{emulator}-{r}-{attempt}.json"
+                        try:
+                            payload = play_in(emulator, folder, out, env)
+                            break
+                        except RuntimeError as exc:
+                            failed.append(f"play {r + 1}, attempt {attempt}: {exc}")
+                            print(f"    {exc}", flush=True)
+                    else:
+                        continue
+                    raw[f"{emulator}-{r}"] = payload
+                    for log in payload["logs"]:
+                        name = log["schedule_id"].split("~")[0]
+                        pooled.setdefault(name, []).extend(log["records"])
+                if failed:
+                    skipped.append(
+                        f"{emulator}: {len(failed)} failed attempt(s), " + "; ".join(failed)
+                    )
+                if not pooled:
                     continue
                 for name in schedules:
                     rows.append((emulator, name, figures(pooled.get(name, []))))
@@ -172,7 +187,7 @@ def main() -> int:
     print("shared repaint = the chunk first reached the glass together with a later chunk\n")
     print_table(rows)
     if skipped:
-        print("\nnot measured: " + "; ".join(skipped))
+        print("\nnot measured (or not every play): " + "; ".join(skipped))
     if args.json:
         args.json.write_text(json.dumps({"rows": rows, "raw": raw}, default=str))
     return 0

@@ -383,7 +383,7 @@ def naive_baseline(name: str, trials: int, files: list[str], folder: Path) -> di
     corpus = load_corpus(CORPUS)
     by_name = {r.id: r for r in corpus.recordings}
     profile = Profile.from_table(tomllib.loads(f"ttft = 300\n{SCHEDULES[name]}\nchunk = 1\n"))
-    out_dir = folder / f"naive-{name}"
+    out_dir = folder / f"naive-{name}-{uuid.uuid4().hex[:6]}"  # one per load and schedule
     out_dir.mkdir()
     ids = [f.removesuffix(".jsonl") for f in files]
     for k in range(trials):
@@ -499,10 +499,14 @@ def main() -> int:
                     print(f"  load {load_text}: uxlab run, {name} ...", flush=True)
                     result = run_study(name, args.trials, files, folder, env, 1200.0)
                     rows.append((load_text, "uxlab run", name, result))
+                    if args.json:  # as it goes: a late failure keeps what was measured
+                        args.json.write_text(json.dumps(rows, default=str))
                     if not args.no_naive:
                         print(f"  load {load_text}: naive, {name} ...", flush=True)
                         base = naive_baseline(name, args.trials, files, folder)
                         rows.append((load_text, "naive@60", name, base))
+                        if args.json:
+                            args.json.write_text(json.dumps(rows, default=str))
             finally:
                 busy.stop()
     print(

@@ -46,8 +46,10 @@ def open_window(
     argv: Sequence[str],
     env: Mapping[str, str] | None = None,
     software_gl: bool = False,
+    log: Path | None = None,
 ) -> subprocess.Popen[bytes]:
-    """Open `name` running `argv` (the environment's DISPLAY; see the module docstring)."""
+    """Open `name` running `argv` (the environment's DISPLAY; see the module docstring); the
+    emulator's own output goes to `log` when given (why a window did not open), else nowhere."""
     if name not in EMULATORS:
         raise GlassRunError(f"unknown terminal {name!r}: uxlab opens {', '.join(EMULATORS)}")
     if shutil.which(name) is None:
@@ -59,9 +61,17 @@ def open_window(
     env["COLORTERM"] = "truecolor"
     if software_gl:
         env["LIBGL_ALWAYS_SOFTWARE"] = "1"
-    return subprocess.Popen(
-        window_command(name, argv), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    if log is None:
+        return subprocess.Popen(
+            window_command(name, argv),
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    with log.open("wb") as out:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen(
+            window_command(name, argv), env=env, stdout=out, stderr=subprocess.STDOUT
+        )
 
 
 def wait_for_file(path: Path, process: subprocess.Popen[bytes], timeout_s: float) -> bool:
