@@ -318,6 +318,11 @@ class TrialKind(ABC):
         """The participant types each prompt (else it is given)."""
         return False
 
+    def program_env_vars(self) -> tuple[str, ...]:
+        """Environment variables a participant's program needs from the host to play this
+        kind (a live model's key variable); none by default."""
+        return ()
+
     # -- the schedule ----------------------------------------------------------------------
     def trial_profile(self, base: Profile, levels: dict[str, float]) -> Profile:
         """The study's base profile with a condition's levels applied (`profile_levels`)."""
