@@ -130,7 +130,7 @@ async def test_a_huge_terminal_is_clamped_and_the_program_gets_no_host_secret(tm
             proc.change_terminal_size(5000, 60)  # a window change is clamped too
             resized = await wait_for(lambda: session_events(db, "resize"))
             assert [(r["cols"], r["rows"]) for r in resized] == [(MAX_COLS, 60)]
-            proc.stdin.write(b"\x11")  # Ctrl+Q
+            proc.stdin.write(b"\x11\x11")  # Ctrl+Q twice: the first asks, the second quits
             await proc.wait_closed()
         host.wait_line(f"{inv.participant}: program ended")
     finally:
