@@ -34,7 +34,7 @@ from analysis.small_sample_interval import (
     adaptive_mixed_thresholds,
     jackknife_t,
 )
-from uxlab.plan.adaptive_validation import HIGH_MS, LOW_MS, TrueObserver
+from benchmarks.support.adaptive_validation import HIGH_MS, LOW_MS, TrueObserver
 from uxlab.study.adaptive import AdaptiveSpec, make_procedure
 
 POP_MS, SD_LN = 800.0, 0.3

@@ -12,7 +12,7 @@ import numpy as np
 from analysis.batch_mle import BOOT_TOLERANCES, maximise
 from analysis.psychometric import PsychometricFitter
 from analysis.psychometric.profile_width import PROFILE_DROP, PROFILE_STEP, shallowest_supported
-from analysis.simulate_observers import simulate_counts
+from benchmarks.support.simulate_observers import simulate_counts
 
 LEVELS = np.array([100, 175, 300, 530, 920, 1600, 2800, 5000.0])  # the demo study's
 

@@ -2,7 +2,7 @@
 the report picks: pooled fit on a fixed design, random-intercept model on an adaptive one).
 
 The full predicted-vs-realised table is benchmarks/plan_validation.py; here one small study
-of each kind goes through the real path (`uxlab.plan.realised`: simulate, SQLite, export,
+of each kind goes through the real path (`benchmarks.support.realised`: simulate, SQLite, export,
 trial table, the report's psychometric part) and the planner's analysis of the same answers
 must give the same 50% interval.
 """
@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from analysis.population_batch import population_thresholds_batch
+from benchmarks.support.realised import ci_at, report_population
 from uxlab.plan.design import with_repeats
 from uxlab.plan.engine import LEVELS, _adaptive_estimates
-from uxlab.plan.realised import ci_at, report_population
 from uxlab.simulate import simulate_cohort
 from uxlab.simulate.observers import PopulationTruth
 from uxlab.store import Store

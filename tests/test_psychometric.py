@@ -22,7 +22,7 @@ from analysis.psychometric import (
     population_threshold,
     tidy_thresholds,
 )
-from analysis.simulate_observers import (
+from benchmarks.support.simulate_observers import (
     log_spaced_levels,
     p_yes,
     simulate_counts,
