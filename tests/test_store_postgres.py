@@ -74,10 +74,10 @@ def test_every_commit_is_durable_whatever_the_servers_default(postgres_cluster):
         assert store.conn.execute("SHOW synchronous_commit").fetchone() == ("on",)
 
 
-def test_every_number_column_is_64_bit_even_under_a_commented_migration(postgres_db):
+def test_every_number_column_is_64_bit_even_under_a_commented_statement(postgres_db):
     """PostgreSQL's REAL is 32-bit: a wall-clock second stored in it is off by up to 64 s
-    (a lease's age), a painted time by fractions of a ms. Migration statements headed by a
-    comment (the tables of versions 5 to 8) are changed like the others."""
+    (a lease's age), a painted time by fractions of a ms. Schema statements headed by a
+    comment (`requeued`, `session_leases`, ...) are changed like the others."""
     Store.open(postgres_db).close()
     narrow = query(
         postgres_db,

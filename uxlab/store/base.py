@@ -121,11 +121,10 @@ class StoreBase:
             "text": study.text,
             "summary": json.dumps(study_summary(study), sort_keys=True),
             "registered_at": self._now_iso(),
-            "stimuli": json.dumps(stimulus_files(study), sort_keys=True),  # schema version 4
+            "stimuli": json.dumps(stimulus_files(study), sort_keys=True),
             "location": _location(study.path),
         }
-        columns = {c[1] for c in self.conn.execute("PRAGMA table_info(studies)")}
-        names = [k for k in row if k in columns]  # a file still at an older schema (tests)
+        names = list(row)
         self.conn.execute(
             f"INSERT INTO studies ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
             [row[k] for k in names],

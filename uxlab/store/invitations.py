@@ -6,8 +6,6 @@ stands for and when it was made, so a copy of the database holds no usable code.
 `participant_for_code(store, study_id, code)` finds the participant a code stands for,
 comparing hashes in constant time. No address or name is stored. `withdraw_invited` withdraws
 a participant and deletes their invitation (the code then opens nothing).
-
-The table `invitations` is part of the schema from version 6 on (created on first use before).
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ from uxlab.store.schema import SCHEMA_VERSION, StoreError
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 CORE_TABLES = ("studies", "participants", "sessions", "trials", "responses", "events", "audit")
-"""Tables every uxlab study database has had since schema version 1."""
+"""Tables every uxlab study database has (a foreign file lacks some)."""
 LOW_DISK_BYTES = 1 << 20
 """Free space below which a failed write is reported as a full disk."""
 _NOTHING_CHANGED = "nothing was changed"
@@ -327,9 +327,7 @@ def _disk_is_full(path: Path) -> bool:
 def open_read_only(db: str | Path) -> Connection:
     """A read-only connection (`mode=ro`): an export cannot change the data.
 
-    For a PostgreSQL URL: a connection whose `BEGIN` is a READ ONLY snapshot. It does not
-    widen the 32-bit columns of a database made by an older uxlab (`uxlab.store.widen`):
-    it reads them as found, the same values the widened columns give.
+    For a PostgreSQL URL: a connection whose `BEGIN` is a READ ONLY snapshot.
     """
     if is_postgres(db):
         from uxlab.store.postgres import PostgresConnection

@@ -45,7 +45,7 @@ from uxlab.study.questions import question_type
 from uxlab.study.spec import Question, Study
 
 AUDIT_TRIGGERS = ("audit_no_delete", "audit_no_update")
-"""The triggers that make the audit table append-only (schema version 1)."""
+"""The triggers that make the audit table append-only."""
 
 Say = Callable[[str, int | None], None]
 """Reports one mismatch of a session: what, and the trial it is about (or None)."""
