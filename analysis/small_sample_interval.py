@@ -80,7 +80,7 @@ def population_threshold_small_n(
     pooled = PsychometricFitter(levels=levels, alpha=alpha).fit(
         levels_ms, n_yes, n_total, n_boot=n_boot, seed=seed + 1, sensitivity=False
     )
-    res = pooled._result
+    res = pooled.result_
     est = _threshold_logs(res.layout, res.theta[None, :], levels)[0]
     people = per_k.shape[0]
     keep = 1.0 - np.eye(people)  # row i: everyone but participant i

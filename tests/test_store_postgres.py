@@ -188,9 +188,13 @@ def test_a_connection_dropped_mid_transaction_stores_nothing_of_it(postgres_clus
         session = _running(store, "P-DROP1")
         _commit(store, session, 0)
         n_audit = len(store.audit_entries())
-        with pytest.raises(StoreUnreachable, match="reconnecting"), store._write():
+        with pytest.raises(StoreUnreachable, match="reconnecting"), store.write_transaction():
             store.conn.execute("INSERT INTO refusals VALUES (?, ?)", ("x", "half-written"))
-            store._audit("refuse", None, "0" * 64, {})
+            store.conn.execute(
+                "INSERT INTO audit (at, action, subject, sha256, detail, chain) "
+                "VALUES ('half-written', 'refuse', NULL, ?, '{}', ?)",
+                ("0" * 64, "0" * 64),
+            )
             assert postgres_cluster.terminate_backends(name) >= 1  # the server drops us
             store.conn.execute("SELECT COUNT(*) FROM refusals")
         assert not store.conn.in_transaction

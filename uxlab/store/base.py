@@ -45,8 +45,9 @@ class StoreBase:
         return datetime.fromtimestamp(self.clock(), UTC).isoformat(timespec="milliseconds")
 
     @contextmanager
-    def _write(self) -> Iterator[Connection]:
-        """One short write transaction, taken with BEGIN IMMEDIATE (no lock upgrades)."""
+    def write_transaction(self) -> Iterator[Connection]:
+        """One short write transaction, taken with BEGIN IMMEDIATE (no lock upgrades): every
+        statement in it is stored, or (on any error, the COMMIT's too) none is."""
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield self.conn
@@ -101,7 +102,7 @@ class StoreBase:
         (`uxlab.study.reproduce.stimulus_files`) and the file's path relative to the working
         folder (`location`, NULL when outside it), so `uxlab verify` can rebuild the stimuli.
         """
-        with self._write():
+        with self.write_transaction():
             self._register(study)
         return study.sha256
 

@@ -64,7 +64,7 @@ def record_paints(store: StoreBase, paints: Iterable[ChunkPaint]) -> int:
     if not rows:
         return 0
     sessions = sorted({r[0] for r in rows})
-    with store._write() as conn:
+    with store.write_transaction() as conn:
         known = {
             r[0]
             for r in conn.execute(

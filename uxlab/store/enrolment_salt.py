@@ -50,7 +50,7 @@ def enrolment_salt(store: StoreBase, salt_file: Path, *, make: bool) -> Enrolmen
     if adopted is None and not make:
         return None
     candidate = adopted if adopted is not None else secrets.token_bytes(32)
-    with store._write() as conn:
+    with store.write_transaction() as conn:
         conn.execute(
             "INSERT INTO enrolment_salt (id, salt, made_at) VALUES (1, ?, ?) "
             "ON CONFLICT (id) DO NOTHING",

@@ -49,7 +49,7 @@ def create_invitations(store: Store, study_id: str, n: int) -> list[Invitation]:
     taken = {r[0] for r in store.conn.execute("SELECT participant FROM participants")}
     taken |= {r[0] for r in store.conn.execute("SELECT participant FROM invitations")}
     made: list[Invitation] = []
-    with store._write() as conn:
+    with store.write_transaction() as conn:
         for _ in range(n):
             participant = new_participant_id()
             while participant in taken:
@@ -95,6 +95,6 @@ def withdraw_invited(store: Store, participant: str) -> dict[str, int]:
     (`Store.withdraw` alone leaves the invitation, and the code would start a new session.)
     """
     counts = store.withdraw(participant)
-    with store._write() as conn:
+    with store.write_transaction() as conn:
         gone = conn.execute("DELETE FROM invitations WHERE participant = ?", (participant,))
     return {**counts, "invitations": gone.rowcount}

@@ -212,5 +212,5 @@ class Store(GroupAllocation, Sessions, Trials, Withdrawal):
 
     def record_export(self, digest: str, detail: dict[str, Any]) -> None:
         """Append an `export` entry to the audit log (the only write an export makes)."""
-        with self._write():
+        with self.write_transaction():
             self._audit("export", None, digest, detail)
