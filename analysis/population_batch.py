@@ -14,7 +14,7 @@ participant had no trial there). Studies whose tested levels span the same range
 same smallest spacing share a `Layout` (the bounds and starting grid depend on nothing
 else; a level without trials adds nothing to the likelihood), so an adaptive design whose
 levels differ between studies is fitted in a few groups. With S = 1 the result equals
-`population_threshold_small_n` on the same trials and seed (tests/test_plan.py checks this).
+`population_threshold_small_n` on the same trials and seed.
 """
 
 from __future__ import annotations

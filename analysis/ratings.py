@@ -19,9 +19,8 @@
   every replicate refitted. Why not the psychometric engine on the pooled trials: when the
   latencies a person sees depend on that person (an adaptive procedure places each
   person's trials around their own judgement threshold), a pooled fit without person
-  effects is biased (QUEST+ study, 40 simulated studies of 16 people: -2.7% +- 1.2% at 50%,
-  -7% at 25%; mixed: -0.7% +- 1.1%, `benchmarks/rating_recovery.py`); with person effects
-  the design depends only on answers the model explains. With fixed levels both agree.
+  effects is biased (measured in docs/explanation/statistics.md, "Ratings"); with person
+  effects the design depends only on answers the model explains. With fixed levels both agree.
   Abandoned trials have no rating and are left out; that is harmless when abandoning
   depends on the latency and the person, not on the rating the trial would have had.
   The psychometric engine's pooled fit (`acceptability_threshold`, guess and lapse fixed
@@ -31,9 +30,9 @@
   latency and every other rating at or above it (e.g. 3 levels: all acceptable at the
   fastest, none at the slowest, both only at the middle one), the logit's slope has no
   finite maximum: the fit steepens until the optimiser stops, every participant resample
-  separates the same way, and the "interval" is a sliver around the middle level (quickstart
-  design, 8 simulated people: 9 of 146 studies separated, their 95% intervals covered the
-  truth at 0-11%, the others at 93-95%; `benchmarks/rating_recovery.py`). Then no threshold
+  separates the same way, and the "interval" is a sliver around the middle level, which
+  holds the truth in almost no such study (docs/explanation/statistics.md, "Separated
+  ratings"). Then no threshold
   and no interval are given (NaN), and the separation says which levels bracket it.
 """
 

@@ -17,9 +17,8 @@ It is computed on ln ms (thresholds are positive and their sampling distribution
 closer to symmetric there). As in `population_threshold`, each end is then at least as
 far out as the parametric bootstrap's of the pooled counts: when everyone's answers
 separate at the same gap, every leave-one-out pool separates there too and the jackknife
-alone would give zero width. How well it covers, by N, is measured by
-`benchmarks/small_sample_coverage.py`; docs/explanation/small-samples.md says why this
-method and from which N the report prints it.
+alone would give zero width. docs/explanation/small-samples.md says how well it covers by
+N, why this method, and from which N the report prints it.
 """
 
 from __future__ import annotations

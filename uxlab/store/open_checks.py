@@ -22,9 +22,7 @@ Why `integrity_check`, not `quick_check`: `quick_check` checks each page and row
 that every index holds exactly its table's rows. A file whose indexes disagree with their
 tables passed it, took new sessions, and was then refused by the first reader that met the
 damage, leaving the new participants' data reachable only through `.recover`. The full check
-costs about twice as much: 0.27 s against 0.13 s on a 120 MB file of 1,000 simulated
-participants (19,000 trials, 398,022 events; `benchmarks/open_check_cost.py`, 2026-12-06,
-load average 3.3).
+costs about twice as much (docs/how-to/run-a-study.md, "When something goes wrong").
 
 One opener: a study database is opened only through SQLite, never with `open()`, while it may
 be in use. SQLite's locks are POSIX advisory locks, which belong to the process and the file:
