@@ -27,12 +27,12 @@ import numpy as np
 from analysis.batch_mle import BOOT_TOLERANCES, Layout, maximise
 from analysis.psychometric import (
     DEFAULT_LEVELS,
+    FitSpec,
     PsychometricFitter,
-    _build_layout,
     _grid_starts,
     _intervals,
-    _Spec,
     _threshold_logs,
+    build_layout,
 )
 from analysis.small_sample_interval import jackknife_t
 from analysis.steep_tails import widen_steep_tails
@@ -93,11 +93,11 @@ def population_thresholds_batch(
         present = pooled_n[s] > 0
         if present.sum() >= 2:
             groups.setdefault(_signature(u, present), []).append(s)
-    spec = _Spec("logistic", None, None, False)
+    spec = FitSpec("logistic", None, None, False)
     for (u_lo, u_hi, gap), members in groups.items():
         # the layout `PsychometricFitter` builds for these tested levels, on all L rows
         u_sig = np.array([u_lo, u_lo + gap, u_hi]) if u_hi > u_lo + gap else np.array([u_lo, u_hi])
-        layout = _build_layout(spec, u_sig, np.zeros(u_sig.size, dtype=int), 1)
+        layout = build_layout(spec, u_sig, np.zeros(u_sig.size, dtype=int), 1)
         starts = _grid_starts(layout, 1)
         layout = replace(layout, u=u, cond=np.zeros(u.size, dtype=int))
         idx = np.array(members)

@@ -13,11 +13,11 @@ from scipy import optimize
 from analysis.batch_mle import maximise
 from analysis.bootstrap import bca_interval, jackknife_acceleration, percentile_interval
 from analysis.psychometric import (
+    FitSpec,
     MultiConditionFitter,
     PsychometricFitter,
     PsychometricInputError,
-    _build_layout,
-    _Spec,
+    build_layout,
     fit_by_group,
     population_threshold,
     tidy_thresholds,
@@ -95,11 +95,11 @@ def test_predict_follows_the_true_curve_with_plenty_of_data():
 @pytest.mark.parametrize("sigmoid", ["logistic", "gumbel", "normal"])
 @pytest.mark.parametrize("n_cond", [1, 3])
 def test_analytic_gradient_and_hessian_match_finite_differences(sigmoid, n_cond):
-    from analysis.psychometric import _build_layout, _Spec
+    from analysis.psychometric import FitSpec, build_layout
 
     u = np.tile(np.log(LEVELS_MS), n_cond)
     cond = np.repeat(np.arange(n_cond), LEVELS_MS.size)
-    layout = _build_layout(_Spec(sigmoid, None, None, False), u, cond, n_cond)
+    layout = build_layout(FitSpec(sigmoid, None, None, False), u, cond, n_cond)
     rng = np.random.default_rng(0)
     theta = rng.uniform(
         layout.lo + 0.2 * (layout.hi - layout.lo), layout.hi - 0.2 * (layout.hi - layout.lo)
@@ -136,11 +136,11 @@ def test_analytic_gradient_and_hessian_match_finite_differences(sigmoid, n_cond)
 
 @pytest.mark.parametrize("n_cond", [1, 2])
 def test_beta_binomial_gradient_matches_finite_differences(n_cond):
-    from analysis.psychometric import _build_layout, _Spec
+    from analysis.psychometric import FitSpec, build_layout
 
     u = np.tile(np.log(LEVELS_MS), n_cond)
     cond = np.repeat(np.arange(n_cond), LEVELS_MS.size)
-    layout = _build_layout(_Spec("logistic", None, None, True), u, cond, n_cond)
+    layout = build_layout(FitSpec("logistic", None, None, True), u, cond, n_cond)
     rng = np.random.default_rng(1)
     theta = rng.uniform(
         layout.lo + 0.2 * (layout.hi - layout.lo), layout.hi - 0.2 * (layout.hi - layout.lo)
@@ -268,8 +268,8 @@ def test_steep_data_reach_the_end_of_their_ridge():
     assert fit.loglik_ >= best - 1e-6
     assert fit.n_boot_unconverged_ == 0 and fit.n_boot_failed_ == 0
     # without the penalty the ridge runs to the hard bound on w
-    plain = _build_layout(
-        _Spec("logistic", None, None, False, width_penalty=False),
+    plain = build_layout(
+        FitSpec("logistic", None, None, False, width_penalty=False),
         np.log(x),
         np.zeros(7, dtype=int),
         1,

@@ -58,7 +58,7 @@ from analysis.psychometric.groups import (
     tidy_thresholds,
 )
 from analysis.psychometric.inputs import PsychometricInputError, aggregate_trials, check_counts
-from analysis.psychometric.ml_fit import _build_layout, _grid_starts, _Spec, _threshold_logs
+from analysis.psychometric.ml_fit import FitSpec, _grid_starts, _threshold_logs, build_layout
 from analysis.psychometric.multi import MultiConditionFitter
 from analysis.psychometric.resampling import _intervals
 from analysis.psychometric.single import DEFAULT_LEVELS, PsychometricFitter
@@ -66,15 +66,15 @@ from analysis.psychometric.single import DEFAULT_LEVELS, PsychometricFitter
 __all__ = [
     "DEFAULT_LEVELS",
     "THRESHOLD_COLUMNS",
+    "FitSpec",
     "MultiConditionFitter",
     "PsychometricFitter",
     "PsychometricInputError",
-    "_Spec",
-    "_build_layout",
     "_grid_starts",
     "_intervals",
     "_threshold_logs",
     "aggregate_trials",
+    "build_layout",
     "check_counts",
     "fit_by_group",
     "population_threshold",

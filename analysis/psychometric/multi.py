@@ -17,12 +17,12 @@ from analysis.psychometric.inputs import (
     check_counts,
 )
 from analysis.psychometric.ml_fit import (
+    FitSpec,
     _best_of,
-    _build_layout,
     _deviance,
     _deviance_p,
-    _Spec,
     _threshold_logs,
+    build_layout,
 )
 from analysis.psychometric.resampling import _intervals, _run_engine, _widest
 from analysis.psychometric.single import DEFAULT_LEVELS, PsychometricFitter, _ms_axis
@@ -88,7 +88,7 @@ class MultiConditionFitter(Fitter):
             self.sigmoid, self.guess, self.lapse, "binomial", self.direction
         ).fit(*aggregate_trials(x_col, r_col, field=stimulus, response_field=response), n_boot=0)
         direction = pooled.direction_
-        spec = _Spec(
+        spec = FitSpec(
             self.sigmoid,
             self.guess,
             self.lapse,
@@ -96,7 +96,7 @@ class MultiConditionFitter(Fitter):
             share_guess=share_guess,
             share_lapse=share_lapse,
         )
-        layout = _build_layout(spec, u, cond, len(keys))
+        layout = build_layout(spec, u, cond, len(keys))
         starts = self._starting_points(layout, spec, keys, singles, direction)
         k = k_yes if direction == "rising" else n - k_yes
         result = _run_engine(
@@ -129,7 +129,7 @@ class MultiConditionFitter(Fitter):
     def _starting_points(
         self,
         layout: Layout,
-        spec: _Spec,
+        spec: FitSpec,
         keys: list[str],
         singles: dict[str, tuple],
         direction: str,

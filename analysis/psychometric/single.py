@@ -13,13 +13,13 @@ from analysis.batch_mle import Layout
 from analysis.fitter import Fitter
 from analysis.psychometric.inputs import aggregate_trials, check_counts
 from analysis.psychometric.ml_fit import (
+    FitSpec,
     _best_of,
-    _build_layout,
     _deviance,
     _deviance_p,
     _grid_starts,
-    _Spec,
     _threshold_logs,
+    build_layout,
 )
 from analysis.psychometric.resampling import _FitResult, _intervals, _run_engine, _widest
 from analysis.sigmoids import get_sigmoid
@@ -119,9 +119,9 @@ class PsychometricFitter(Fitter):
         x_ms, k_yes, n = check_counts(x, n_yes, n_total)
         order = np.argsort(x_ms, kind="stable")
         x_ms, k_yes, n = x_ms[order], k_yes[order], n[order]
-        spec = _Spec(self.sigmoid, self.guess, self.lapse, self.likelihood == "beta-binomial")
+        spec = FitSpec(self.sigmoid, self.guess, self.lapse, self.likelihood == "beta-binomial")
         u = np.log(x_ms)
-        layout = _build_layout(spec, u, np.zeros(u.size, dtype=int), 1)
+        layout = build_layout(spec, u, np.zeros(u.size, dtype=int), 1)
         starts = _grid_starts(layout, 1)
         directions = ["rising", "falling"] if self.direction == "auto" else [self.direction]
         counts = {"rising": k_yes, "falling": n - k_yes}

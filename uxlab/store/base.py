@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from uxlab.store.audit import _chain
+from uxlab.store.audit import chain_value
 from uxlab.store.backend import Connection
 from uxlab.store.digests import study_summary
 from uxlab.store.trial_digest import session_digest
@@ -63,7 +63,7 @@ class StoreBase:
         at = self._now_iso()
         detail_json = json.dumps(detail, sort_keys=True, separators=(",", ":"))
         row = self.conn.execute("SELECT chain FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
-        chain = _chain(row[0] if row else "", at, action, subject, sha256, detail_json)
+        chain = chain_value(row[0] if row else "", at, action, subject, sha256, detail_json)
         self.conn.execute(
             "INSERT INTO audit (at, action, subject, sha256, detail, chain) VALUES (?,?,?,?,?,?)",
             (at, action, subject, sha256, detail_json, chain),
