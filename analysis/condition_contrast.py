@@ -78,7 +78,7 @@ def condition_thresholds(
         seed=seed,
         sensitivity=False,
     )
-    res = multi._result
+    res = multi.result_
     keys = multi.conditions_
     est = np.stack(
         [_threshold_logs(res.layout, res.theta[None, :], levels, c)[0] for c in range(len(keys))]
@@ -156,7 +156,7 @@ def _floored(est, jack, boot, alpha):
 def _participant_rows(df, stimulus, response, condition, participant, multi):
     """Each participant's (yes counts, trials) [P, R] in the joint fit's rows (condition by
     condition, levels ascending), counted in the fitted direction's "yes"."""
-    res = multi._result
+    res = multi.result_
     layout = res.layout
     x = _as_float_array(_column(df, stimulus), stimulus)
     r = _as_float_array(_column(df, response), response)
@@ -181,7 +181,7 @@ def _participant_rows(df, stimulus, response, condition, participant, multi):
 def _leave_one_out(multi, per_k, per_n, levels) -> np.ndarray:
     """[N, C, J] ln thresholds of the joint fit refitted without each participant (NaN
     where a refit failed), all N refits solved together from the full fit."""
-    res = multi._result
+    res = multi.result_
     keep = 1.0 - np.eye(per_k.shape[0])
     k_loo, n_loo = keep @ per_k, keep @ per_n
     theta, ll, _ = maximise(

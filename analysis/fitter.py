@@ -19,7 +19,7 @@ class Fitter:
     AbandonmentAFTFitter. A subclass names the attribute `fit` sets (`_fitted_attribute`) and
     provides `_summary_table` and `_summary_header`."""
 
-    _fitted_attribute = "_result"
+    _fitted_attribute = "result_"
     _print_width = 120
 
     def _check_fitted(self) -> None:

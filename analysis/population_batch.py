@@ -14,7 +14,7 @@ participant had no trial there). Studies whose tested levels span the same range
 same smallest spacing share a `Layout` (the bounds and starting grid depend on nothing
 else; a level without trials adds nothing to the likelihood), so an adaptive design whose
 levels differ between studies is fitted in a few groups. With S = 1 the result equals
-`population_threshold_small_n` on the same trials and seed (tests/test_plan.py checks this).
+`population_threshold_small_n` on the same trials and seed.
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ import numpy as np
 from analysis.batch_mle import BOOT_TOLERANCES, Layout, maximise
 from analysis.psychometric import (
     DEFAULT_LEVELS,
+    FitSpec,
     PsychometricFitter,
-    _build_layout,
     _grid_starts,
     _intervals,
-    _Spec,
     _threshold_logs,
+    build_layout,
 )
 from analysis.small_sample_interval import jackknife_t
 from analysis.steep_tails import widen_steep_tails
@@ -93,11 +93,11 @@ def population_thresholds_batch(
         present = pooled_n[s] > 0
         if present.sum() >= 2:
             groups.setdefault(_signature(u, present), []).append(s)
-    spec = _Spec("logistic", None, None, False)
+    spec = FitSpec("logistic", None, None, False)
     for (u_lo, u_hi, gap), members in groups.items():
         # the layout `PsychometricFitter` builds for these tested levels, on all L rows
         u_sig = np.array([u_lo, u_lo + gap, u_hi]) if u_hi > u_lo + gap else np.array([u_lo, u_hi])
-        layout = _build_layout(spec, u_sig, np.zeros(u_sig.size, dtype=int), 1)
+        layout = build_layout(spec, u_sig, np.zeros(u_sig.size, dtype=int), 1)
         starts = _grid_starts(layout, 1)
         layout = replace(layout, u=u, cond=np.zeros(u.size, dtype=int))
         idx = np.array(members)

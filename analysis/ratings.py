@@ -19,9 +19,8 @@
   every replicate refitted. Why not the psychometric engine on the pooled trials: when the
   latencies a person sees depend on that person (an adaptive procedure places each
   person's trials around their own judgement threshold), a pooled fit without person
-  effects is biased (QUEST+ study, 40 simulated studies of 16 people: -2.7% +- 1.2% at 50%,
-  -7% at 25%; mixed: -0.7% +- 1.1%, `benchmarks/rating_recovery.py`); with person effects
-  the design depends only on answers the model explains. With fixed levels both agree.
+  effects is biased (measured in docs/explanation/statistics.md, "Ratings"); with person
+  effects the design depends only on answers the model explains. With fixed levels both agree.
   Abandoned trials have no rating and are left out; that is harmless when abandoning
   depends on the latency and the person, not on the rating the trial would have had.
   The psychometric engine's pooled fit (`acceptability_threshold`, guess and lapse fixed
@@ -31,9 +30,9 @@
   latency and every other rating at or above it (e.g. 3 levels: all acceptable at the
   fastest, none at the slowest, both only at the middle one), the logit's slope has no
   finite maximum: the fit steepens until the optimiser stops, every participant resample
-  separates the same way, and the "interval" is a sliver around the middle level (quickstart
-  design, 8 simulated people: 9 of 146 studies separated, their 95% intervals covered the
-  truth at 0-11%, the others at 93-95%; `benchmarks/rating_recovery.py`). Then no threshold
+  separates the same way, and the "interval" is a sliver around the middle level, which
+  holds the truth in almost no such study (docs/explanation/statistics.md, "Separated
+  ratings"). Then no threshold
   and no interval are given (NaN), and the separation says which levels bracket it.
 """
 
@@ -443,7 +442,7 @@ def _thresholds_ms_at(theta: np.ndarray, levels) -> np.ndarray:
         return np.where(ok, np.exp((v - a) / np.where(ok, b, -1.0)), np.nan)
 
 
-def _cells(df: pd.DataFrame, y: str, stimulus: str, participant: str):
+def person_level_cells(df: pd.DataFrame, y: str, stimulus: str, participant: str):
     """Non-empty (person, level) cells sorted by person: person index, ln latency, k, n."""
     g = df.groupby([participant, stimulus], sort=True)[y].agg(["sum", "count"]).reset_index()
     person = pd.factorize(g[participant], sort=True)[0]
@@ -464,7 +463,7 @@ time)."""
 
 @dataclass(frozen=True)
 class _PersonLevels:
-    """The cells of `_loglik_derivs` grouped by distinct latency: the likelihood's curve
+    """The cells of `mixed_loglik_derivs` grouped by distinct latency: the likelihood's curve
     terms are evaluated once per (row, latency, node), [B, U, G], and summed into each
     person's with the person x latency count matrices (one matrix product each), instead of
     once per (row, cell, node). With few distinct latencies (a design's levels, an adaptive
@@ -525,7 +524,7 @@ class _PersonLevels:
         return (cells + 8 * self.starts.size) * Z_GRID.size
 
 
-def _loglik_derivs(theta, starts, u, k, n, w, cells: _PersonLevels | None = None):
+def mixed_loglik_derivs(theta, starts, u, k, n, w, cells: _PersonLevels | None = None):
     """`_loglik_derivs_block` over blocks of rows (identical results, bounded memory);
     `cells`: `_PersonLevels.of(starts, u, k, n)` when the caller has it already."""
     cells = _PersonLevels.of(starts, u, k, n) if cells is None else cells
@@ -599,7 +598,7 @@ def _person_derivs(theta, cells: _PersonLevels):
     return ll_p, g, hess_p
 
 
-def _maximise(
+def maximise_mixed(
     theta,
     starts,
     u,
@@ -619,7 +618,7 @@ def _maximise(
     lam = np.full(theta.shape[0], 1e-3)
     cells = _PersonLevels.of(starts, u, k, n)
     if at_start is None:
-        ll, grad, hess = _loglik_derivs(theta, starts, u, k, n, w, cells)
+        ll, grad, hess = mixed_loglik_derivs(theta, starts, u, k, n, w, cells)
     else:
         ll, grad, hess = (x.copy() for x in at_start)
     done = np.zeros(theta.shape[0], dtype=bool)
@@ -633,7 +632,7 @@ def _maximise(
         step = np.linalg.solve(system, grad[active][..., None])[..., 0]
         trial = theta[active] + step
         trial[:, 2] = np.abs(trial[:, 2])  # s and -s give the same likelihood
-        ll_t, grad_t, hess_t = _loglik_derivs(trial, starts, u, k, n, w[active], cells)
+        ll_t, grad_t, hess_t = mixed_loglik_derivs(trial, starts, u, k, n, w[active], cells)
         better = ll_t >= ll[active] - 1e-12
         idx = np.flatnonzero(active)
         up = idx[better]
@@ -651,8 +650,8 @@ def _maximise(
     return theta, ll, ok
 
 
-def _maximise_leave_one_out(theta, starts, u, k, n):
-    """`_maximise` of every leave-one-person-out likelihood from the full fit theta [1, 3]
+def maximise_leave_one_out(theta, starts, u, k, n):
+    """`maximise_mixed` of every leave-one-person-out likelihood from the full fit theta [1, 3]
     (u centred): [P, 3] rows, ll, converged. The refits start at the full fit, where their
     likelihoods, gradients and Hessians are the full fit's per-person sums less the person
     left out: one evaluation of P rows fewer than evaluating them there."""
@@ -660,7 +659,7 @@ def _maximise_leave_one_out(theta, starts, u, k, n):
     people = starts.size
     ll_p, g, h = _person_derivs(theta, cells)  # [1, P], [1, P, 3], [1, P, 3, 3]
     at_full = (ll_p.sum(1) - ll_p[0], g.sum(1) - g[0], h.sum(1) - h[0])
-    return _maximise(
+    return maximise_mixed(
         np.repeat(theta, people, 0),
         starts,
         u,
@@ -692,8 +691,8 @@ def fit_mixed_acceptability(
     """
     df = _acceptable_rows(trials, rating, stimulus, acceptable_at)
     separation = acceptable_separation(df[stimulus], df["_acceptable"])
-    person, u, k, n = _cells(df, "_acceptable", stimulus, participant)
-    fit = _fit_mixed_cells(person, u, k, n, 0 if separation else n_boot, seed)
+    person, u, k, n = person_level_cells(df, "_acceptable", stimulus, participant)
+    fit = fit_mixed_cells(person, u, k, n, 0 if separation else n_boot, seed)
     if separation is None and fit.unbounded:
         own = find_people_separation(df[participant], df[stimulus], df["_acceptable"])
         separation = None if own is None else RatingSeparation(own.levels, own.people)
@@ -720,24 +719,24 @@ def _acceptable_rows(
 def _acceptable_cells(
     trials: pd.DataFrame, rating: str, stimulus: str, acceptable_at: float, participant: str
 ):
-    """`_cells` of "rating >= acceptable_at" (rows with a rating and a positive stimulus),
-    or ValueError when the model has nothing to fit."""
+    """`person_level_cells` of "rating >= acceptable_at" (rows with a rating and a positive
+    stimulus), or ValueError when the model has nothing to fit."""
     df = _acceptable_rows(trials, rating, stimulus, acceptable_at)
-    return _cells(df, "_acceptable", stimulus, participant)
+    return person_level_cells(df, "_acceptable", stimulus, participant)
 
 
-def _fit_mixed_cells(person, u, k, n, n_boot: int, seed: int) -> MixedAcceptabilityFit:
-    """`fit_mixed_acceptability` on its cells (`_cells`: person, ln latency, k, n)."""
+def fit_mixed_cells(person, u, k, n, n_boot: int, seed: int) -> MixedAcceptabilityFit:
+    """`fit_mixed_acceptability` on its cells (`person_level_cells`: person, ln latency, k, n)."""
     n_people = int(person.max() + 1)
     starts = np.flatnonzero(np.r_[True, person[1:] != person[:-1]])
     u_mid = float(np.average(u, weights=n))
     uc = u - u_mid
     share = min(max(k.sum() / n.sum(), 0.02), 0.98)
     start = np.array([[np.log(share / (1 - share)), -1.0, 0.5]])
-    theta, ll, converged = _maximise(start, starts, uc, k, n, np.ones((1, n_people)))
+    theta, ll, converged = maximise_mixed(start, starts, uc, k, n, np.ones((1, n_people)))
     if not converged[0]:  # stuck (e.g. at a saddle with a wide spread): go on, and from s small
         again = np.vstack([theta, start * np.array([1.0, 1.0, 0.1])])
-        theta2, ll2, ok2 = _maximise(again, starts, uc, k, n, np.ones((2, n_people)), 1000)
+        theta2, ll2, ok2 = maximise_mixed(again, starts, uc, k, n, np.ones((2, n_people)), 1000)
         if ok2.any():
             best = int(np.argmax(np.where(ok2, ll2, -np.inf)))
             theta, ll, converged = (
@@ -752,7 +751,7 @@ def _fit_mixed_cells(person, u, k, n, n_boot: int, seed: int) -> MixedAcceptabil
         draws = rng.integers(0, n_people, size=(n_boot, n_people))
         w = np.zeros((n_boot, n_people))
         np.add.at(w, (np.repeat(np.arange(n_boot), n_people), draws.ravel()), 1.0)
-        boot, _, ok = _maximise(np.repeat(theta, n_boot, 0), starts, uc, k, n, w)
+        boot, _, ok = maximise_mixed(np.repeat(theta, n_boot, 0), starts, uc, k, n, w)
         boot[~ok] = np.nan
     # back from centred latency to ln ms: a + b (u - u_mid) = (a - b u_mid) + b u
     theta[:, 0] -= theta[:, 1] * u_mid
@@ -783,5 +782,5 @@ def _rises_along_ray(theta, ll, starts, u, k, n) -> bool:
     fit has no finite maximum and its thresholds are where the optimiser stopped."""
     rows = np.concatenate([theta * c for c in RAY_SCALES])
     w = np.ones((rows.shape[0], starts.size))
-    far, _, _ = _loglik_derivs(rows, starts, u, k, n, w)
+    far, _, _ = mixed_loglik_derivs(rows, starts, u, k, n, w)
     return bool(np.isfinite(ll[0]) and (far >= ll[0] - 1e-9).any())

@@ -17,9 +17,8 @@ It is computed on ln ms (thresholds are positive and their sampling distribution
 closer to symmetric there). As in `population_threshold`, each end is then at least as
 far out as the parametric bootstrap's of the pooled counts: when everyone's answers
 separate at the same gap, every leave-one-out pool separates there too and the jackknife
-alone would give zero width. How well it covers, by N, is measured by
-`benchmarks/small_sample_coverage.py`; docs/explanation/small-samples.md says why this
-method and from which N the report prints it.
+alone would give zero width. docs/explanation/small-samples.md says how well it covers by
+N, why this method, and from which N the report prints it.
 """
 
 from __future__ import annotations
@@ -80,7 +79,7 @@ def population_threshold_small_n(
     pooled = PsychometricFitter(levels=levels, alpha=alpha).fit(
         levels_ms, n_yes, n_total, n_boot=n_boot, seed=seed + 1, sensitivity=False
     )
-    res = pooled._result
+    res = pooled.result_
     est = _threshold_logs(res.layout, res.theta[None, :], levels)[0]
     people = per_k.shape[0]
     keep = 1.0 - np.eye(people)  # row i: everyone but participant i
@@ -159,8 +158,8 @@ NO_MAXIMUM = (
 
 
 def withheld_reason(fit, person, u, k, n, names=None) -> LatencySeparation | str | None:
-    """Why the random-intercept fit `fit` of the cells (`analysis.ratings._cells`: person,
-    ln latency, k acceptable of n) gives no threshold, or None when it gives one: the
+    """Why the random-intercept fit `fit` of the cells (`analysis.ratings.person_level_cells`:
+    person, ln latency, k acceptable of n) gives no threshold, or None when it gives one: the
     answers separate pooled by latency (`find_separation`); the fit has no finite maximum
     (`MixedAcceptabilityFit.unbounded`), named by each participant's own separation
     (`find_people_separation`) where there is one; or it did not converge. `names`: the
@@ -186,11 +185,11 @@ def _mixed_thresholds(
 ) -> tuple[pd.DataFrame, pd.DataFrame, LatencySeparation | str | None]:
     """(bootstrap table, jackknife-t table, why withheld or None); both tables NaN when
     withheld."""
-    from analysis.ratings import _acceptable_rows, _cells, _fit_mixed_cells
+    from analysis.ratings import _acceptable_rows, fit_mixed_cells, person_level_cells
 
     rows = _acceptable_rows(trials, acceptable, stimulus, 1.0)
-    cells = _cells(rows, "_acceptable", stimulus, participant)
-    fit = _fit_mixed_cells(*cells, n_boot, seed)
+    cells = person_level_cells(rows, "_acceptable", stimulus, participant)
+    fit = fit_mixed_cells(*cells, n_boot, seed)
     why = withheld_reason(fit, *cells, names=np.sort(rows[participant].unique()).astype(str))
     bootstrap = fit.thresholds(levels, alpha)
     if why is not None:
@@ -217,17 +216,19 @@ def mixed_threshold_counts(
     the jackknife-t interval (ms) [J], the same numbers as from the trial table; raises
     the same ValueError when the model has nothing to fit, and `WithheldFit` (a
     ValueError) where the report withholds the thresholds (`withheld_reason`)."""
-    from analysis.ratings import _fit_mixed_cells, _thresholds_ms_at
+    from analysis.ratings import _thresholds_ms_at, fit_mixed_cells
 
     k = np.asarray(k, dtype=float)
     n = np.asarray(n, dtype=float)
-    person, level = np.nonzero(n > 0)  # row-major: by person, then latency (as `_cells`)
+    person, level = np.nonzero(
+        n > 0
+    )  # row-major: by person, then latency (as `person_level_cells`)
     kk, nn = k[person, level], n[person, level]
     if kk.sum() in (0.0, nn.sum()) or np.unique(level).size < 2:
         raise ValueError("need answers on both sides at 2+ levels for a threshold")
     person = np.unique(person, return_inverse=True)[1]
     u = np.log(np.asarray(levels_ms, dtype=float)[level])
-    fit = _fit_mixed_cells(person, u, kk, nn, 0, 0)
+    fit = fit_mixed_cells(person, u, kk, nn, 0, 0)
     why = withheld_reason(fit, person, u, kk, nn)
     if why is not None:
         raise WithheldFit(why)
@@ -239,12 +240,12 @@ def mixed_threshold_counts(
 def _mixed_leave_one_out(fit, person, u, k, n, levels: Sequence[float]) -> np.ndarray:
     """[P, J] ln thresholds of the random-intercept model refitted without each participant
     in turn (NaN where a refit did not converge), all refits solved together from `fit`."""
-    from analysis.ratings import _maximise_leave_one_out, _thresholds_ms_at
+    from analysis.ratings import _thresholds_ms_at, maximise_leave_one_out
 
     starts = np.flatnonzero(np.r_[True, person[1:] != person[:-1]])
     u_mid = float(np.average(u, weights=n))
     centred = np.array([[fit.a + fit.b * u_mid, fit.b, fit.s]])
-    theta, _, ok = _maximise_leave_one_out(centred, starts, u - u_mid, k, n)
+    theta, _, ok = maximise_leave_one_out(centred, starts, u - u_mid, k, n)
     theta[~ok] = np.nan
     theta[:, 0] -= theta[:, 1] * u_mid
     with np.errstate(divide="ignore"):

@@ -6,11 +6,9 @@ where in the gap it switches. The width penalty (`analysis.batch_mle.Layout.widt
 then sets the fitted width at about the spacing, so the fitted 25% / 75% points sit about
 half a spacing from the 50% point whatever the truth, and a bootstrap drawn from that fit
 only recombines the same separation: its interval narrows with every trial added while the
-switch stays anywhere in the gap. Measured: per person, the 25% / 75% intervals covered
-only 0.67-0.92 (benchmarks/validation_grid.py, w = 0.25 ln ms on levels 0.46 ln ms apart);
-pooled over four identical near-step people switching at 700 ms between the tested 650
-and 1,000 ms, the pooled 50% interval was 806 [760, 855] ms, narrower than any one person's
-and covering 700 ms in none of the studies (benchmarks/report_validation.py).
+switch stays anywhere in the gap: such intervals under-covered per person and, pooled,
+missed a switch inside the gap in every simulated study (measured in
+docs/explanation/statistics.md, "A curve steeper than the levels", and validation.md).
 
 `widen_steep_tails` says what the data support instead: at or below the width floor, every
 level's interval reaches over the gap between the tested levels around the fitted 50% point

@@ -4,7 +4,7 @@ participant-effects model.
 Each simulated study has 16 people who differ (50% points log-normal around 800 ms, SD 0.3
 ln ms; width 1.0 ln ms; guess = lapse = 0.02) answering "too slow?"; each person's 40
 levels are chosen by a 1-up/2-down staircase or QUEST+ on 100-5000 ms (`uxlab.study.adaptive`,
-as `uxlab.plan.adaptive_validation` runs them). The truth is the population curve: where the
+as `benchmarks.support.adaptive_validation` runs them). The truth is the population curve: where the
 share of people's F crossing the level, averaged over the population, reaches 25 / 50 / 75%.
 Estimators: the psychometric fit of all trials pooled (no participant effects; what the
 report used before) and the random-intercept logit the report now uses on adaptive designs
@@ -26,8 +26,8 @@ from scipy import optimize
 
 from analysis.psychometric import PsychometricFitter
 from analysis.ratings import fit_mixed_acceptability
+from benchmarks.support.adaptive_validation import HIGH_MS, LOW_MS, TrueObserver
 from psychometric_function import core
-from uxlab.plan.adaptive_validation import HIGH_MS, LOW_MS, TrueObserver
 from uxlab.study.adaptive import AdaptiveSpec, make_procedure
 
 POP_MS, SD_LN, WIDTH_LN, PEOPLE, TRIALS = 800.0, 0.3, 1.0, 16, 40

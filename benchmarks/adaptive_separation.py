@@ -28,13 +28,13 @@ import time
 import numpy as np
 import pandas as pd
 
-from analysis.ratings import _cells, _fit_mixed_cells
+from analysis.ratings import fit_mixed_cells, person_level_cells
 from analysis.small_sample_interval import (
     _mixed_leave_one_out,
     adaptive_mixed_thresholds,
     jackknife_t,
 )
-from uxlab.plan.adaptive_validation import HIGH_MS, LOW_MS, TrueObserver
+from benchmarks.support.adaptive_validation import HIGH_MS, LOW_MS, TrueObserver
 from uxlab.study.adaptive import AdaptiveSpec, make_procedure
 
 POP_MS, SD_LN = 800.0, 0.3
@@ -60,8 +60,8 @@ def simulate_study(
 def unchecked_mid(df: pd.DataFrame) -> tuple[float, float, float]:
     """The 50% point and jackknife-t interval (ms) the report printed before the check:
     the same fit and interval, whatever the fit's state."""
-    cells = _cells(df.assign(_a=df["ok"]), "_a", "x", "participant")
-    fit = _fit_mixed_cells(*cells, 0, 0)
+    cells = person_level_cells(df.assign(_a=df["ok"]), "_a", "x", "participant")
+    fit = fit_mixed_cells(*cells, 0, 0)
     est = np.log(fit.thresholds([0.5])["estimate"].to_numpy(float))
     with np.errstate(all="ignore"):
         low, high = jackknife_t(est, _mixed_leave_one_out(fit, *cells, [0.5]))

@@ -14,7 +14,12 @@ from __future__ import annotations
 import argparse
 import time
 
-from uxlab.plan.adaptive_validation import METHODS, draw_observers, shares_within, trials_needed
+from benchmarks.support.adaptive_validation import (
+    METHODS,
+    draw_observers,
+    shares_within,
+    trials_needed,
+)
 
 BUDGETS = [10, 20, 30, 40, 60, 80, 100, 130, 160, 200, 250, 300]
 

@@ -10,7 +10,7 @@ prints, per N and level of F (25 / 50 / 75%): how often the interval holds the p
 pooled threshold (with its Monte-Carlo standard error), the median width (high / low), the
 share of degenerate intervals, and the load average before and after.
 A second table does the same for the MOS interval per TTFT level (population mean rating on
-1-5, `uxlab.plan.cluster_coverage.true_mos`): the t-interval over ratings, the percentile
+1-5, `benchmarks.support.cluster_coverage.true_mos`): the t-interval over ratings, the percentile
 participant bootstrap and the participant jackknife-t the report uses (from 16 participants,
 where it first covers 0.93), with how often each leaves the 1-5 scale.
 
@@ -26,7 +26,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from uxlab.plan.cluster_coverage import coverage_table, mos_coverage_table, study_design
+from benchmarks.support.cluster_coverage import coverage_table, mos_coverage_table, study_design
 
 REPO = Path(__file__).resolve().parents[1]
 

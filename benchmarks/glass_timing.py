@@ -44,8 +44,8 @@ sys.path.insert(0, str(ROOT))
 
 import timing_fidelity  # noqa: E402  (its schedules and writer)
 
+from benchmarks.support.xserver import virtual_display  # noqa: E402
 from uxlab.glass.emulators import EMULATORS, close_window, open_window, wait_for_file  # noqa: E402
-from uxlab.glass.xserver import virtual_display  # noqa: E402
 
 SCHEDULES = ("10ms", "30ms", "lognormal-2000")
 """The `timing_fidelity` schedules played (the lognormal one has a 15 ms median gap)."""

@@ -6,7 +6,7 @@ For each (study design, truth, cell of participants x repeats):
   mean 95% CI width of the 50% threshold and its power (share of intervals excluding the
   reference);
 - realised: `--studies` independent studies (a different seed stream) run through the real
-  path (`uxlab.plan.realised.realised_thresholds`): `simulate_cohort` (observers through
+  path (`benchmarks.support.realised.realised_thresholds`): `simulate_cohort` (observers through
   the session and the SQLite store, as `uxlab simulate`), `export_db`, `load_trial_table`,
   the report's exclusions and its psychometric part (`analysis.report.psychometric_estimate`,
   B = 1000, which picks the estimator as `uxlab report` does: pooled fit with the
@@ -40,9 +40,9 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.support.realised import ci_at, realised_thresholds
 from uxlab.plan.engine import PlanSpec, run_plan
 from uxlab.plan.grid import Reference
-from uxlab.plan.realised import ci_at, realised_thresholds
 from uxlab.plan.summarise import cell_table
 from uxlab.simulate.observers import PopulationTruth
 

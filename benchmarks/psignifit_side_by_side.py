@@ -27,8 +27,8 @@ import warnings
 import numpy as np
 
 from analysis.psychometric import PsychometricFitter
-from analysis.psychometric_recovery import Cell, simulate_cell
-from analysis.simulate_observers import true_threshold_ms
+from benchmarks.support.psychometric_recovery import Cell, simulate_cell
+from benchmarks.support.simulate_observers import true_threshold_ms
 
 INSTALL_HINT = __doc__.split("environment and run this script")[1].split("Without")[0]
 

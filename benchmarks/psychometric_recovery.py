@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from analysis.psychometric_recovery import Cell, recovery_cell
+from benchmarks.support.psychometric_recovery import Cell, recovery_cell
 
 THRESHOLDS_MS = (200, 500, 800, 2000)
 WIDTHS_LOG = (0.5, 1.0, 2.0)

@@ -75,9 +75,9 @@ def fit_study(
     from analysis.ratings import (
         RATING_FIT,
         _acceptable_cells,
-        _fit_mixed_cells,
         acceptable_binary,
         fit_mixed_acceptability,
+        fit_mixed_cells,
     )
 
     out = {}
@@ -92,7 +92,7 @@ def fit_study(
         out["mixed"] = mixed.thresholds()
     if "mixed-unchecked" in estimators:  # the fit as the report made it before the check
         cells = _acceptable_cells(part, "q_speed", "ttft_ms", 4, "participant")
-        out["mixed-unchecked"] = _fit_mixed_cells(*cells, n_boot, seed).thresholds()
+        out["mixed-unchecked"] = fit_mixed_cells(*cells, n_boot, seed).thresholds()
     return out
 
 

@@ -4,7 +4,7 @@ bootstrap (percentile) against the participant jackknife-t, by study size.
 Studies of N = 2, 3, 4, 6, 8, 12, 16 people who differ (ln 50% points normal, SD 0.3, around
 800 ms; width 1.0 ln ms; guess = lapse = 0.02) on the fixed design of
 studies/ttft-threshold.toml (8 levels, 100-5000 ms, 6 trials each), as
-`uxlab.plan.pooled_validation` simulates them; truth: the population curve's 25 / 50 / 75%
+`benchmarks.support.pooled_validation` simulates them; truth: the population curve's 25 / 50 / 75%
 points. The report's minimum number of participants for a population interval
 (`analysis.report.support`) rests on this table; docs/explanation/small-samples.md has it.
 
@@ -18,7 +18,7 @@ import math
 import os
 import time
 
-from uxlab.plan.pooled_validation import PooledCell, run_pooled_cell
+from benchmarks.support.pooled_validation import PooledCell, run_pooled_cell
 
 
 def main() -> None:

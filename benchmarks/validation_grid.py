@@ -10,7 +10,7 @@ sensitivity bootstrap; `--no-sensitivity` drops the latter, to see what it adds)
 under 2% at 50%, under 5% at 25 / 75%), median interval high / low.
 
 Pooled part (`--part pooled`): studies of 4-40 participants x alike / differing / skewed
-observers x fixed / staircase / QUEST+ designs (`uxlab.plan.pooled_validation`), the
+observers x fixed / staircase / QUEST+ designs (`benchmarks.support.pooled_validation`), the
 report's population estimator for the design with its participant-bootstrap interval and
 the participant jackknife-t (`analysis.small_sample_interval`). Truth: the population
 curve's point.
@@ -36,8 +36,8 @@ import time
 
 import numpy as np
 
-from analysis.validation_grid import grid_cells, run_grid
-from uxlab.plan.pooled_validation import ADAPTIVE_ESTIMATORS
+from benchmarks.support.pooled_validation import ADAPTIVE_ESTIMATORS
+from benchmarks.support.validation_grid import grid_cells, run_grid
 
 
 def _band(cov: float) -> str:
@@ -75,7 +75,7 @@ def person_part(args) -> None:
 
 
 def pooled_part(args) -> None:
-    from uxlab.plan.pooled_validation import PooledCell, run_pooled_cell
+    from benchmarks.support.pooled_validation import PooledCell, run_pooled_cell
 
     people = [int(v) for v in args.people.split(",")]
     print(

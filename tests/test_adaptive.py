@@ -222,7 +222,7 @@ def test_the_bundled_adaptive_study_loads():
 
 def test_validation_quest_beats_constant_stimuli_at_the_same_budget():
     """Small version of benchmarks/adaptive_validation.py: 30 observers, 40 trials each."""
-    from uxlab.plan.adaptive_validation import draw_observers, shares_within
+    from benchmarks.support.adaptive_validation import draw_observers, shares_within
 
     observers = draw_observers(30, seed=1)
     quest = shares_within("quest", [40], observers, seed=1)[40]

@@ -19,10 +19,10 @@ import pandas as pd
 
 from analysis.ratings import (
     MixedAcceptabilityFit,
-    _cells,
-    _fit_mixed_cells,
-    _maximise,
     fit_mixed_acceptability,
+    fit_mixed_cells,
+    maximise_mixed,
+    person_level_cells,
 )
 from analysis.separation import find_people_separation, find_separation, yes_no_words
 from analysis.small_sample_interval import (
@@ -94,7 +94,7 @@ def test_overlapping_answers_keep_a_finite_fit_and_their_thresholds():
     df.loc[(df["participant"] == "P3") & (df["ttft_ms"] == 500), "q_acceptable"] = 0
     assert find_separation(df["ttft_ms"], df["q_acceptable"]) is None
     assert find_people_separation(df["participant"], df["ttft_ms"], df["q_acceptable"]) is None
-    fit = _fit_mixed_cells(*_cells(df, "q_acceptable", "ttft_ms", "participant"), 0, 0)
+    fit = fit_mixed_cells(*person_level_cells(df, "q_acceptable", "ttft_ms", "participant"), 0, 0)
     assert fit.converged and not fit.unbounded
     table, why = adaptive_mixed_thresholds(df, "q_acceptable", "ttft_ms")
     assert why is None
@@ -105,7 +105,7 @@ def test_overlapping_answers_keep_a_finite_fit_and_their_thresholds():
 def test_each_person_separated_at_their_own_level_has_no_finite_fit():
     df = pd.read_csv(FITS / "separated_within_people.csv")
     assert find_separation(df["x"], df["ok"]) is None  # the pooled answers overlap
-    fit = _fit_mixed_cells(*_cells(df, "ok", "x", "participant"), 0, 0)
+    fit = fit_mixed_cells(*person_level_cells(df, "ok", "x", "participant"), 0, 0)
     assert fit.unbounded  # the likelihood still rises as curves steepen and spread widens
     table, why = adaptive_mixed_thresholds(df, "ok", "x")
     assert table["estimate"].isna().all()
@@ -120,14 +120,14 @@ def test_each_person_separated_at_their_own_level_has_no_finite_fit():
 
 def test_a_fit_stuck_at_a_saddle_goes_on_to_the_maximum():
     df = pd.read_csv(FITS / "stuck_at_a_saddle.csv")
-    person, u, k, n = _cells(df, "ok", "x", "participant")
+    person, u, k, n = person_level_cells(df, "ok", "x", "participant")
     starts = np.flatnonzero(np.r_[True, person[1:] != person[:-1]])
     uc = u - np.average(u, weights=n)
     share = k.sum() / n.sum()
     first = np.array([[np.log(share / (1 - share)), -1.0, 0.5]])  # the fit's own start
-    _, ll_stuck, ok = _maximise(first, starts, uc, k, n, np.ones((1, 4)))
+    _, ll_stuck, ok = maximise_mixed(first, starts, uc, k, n, np.ones((1, 4)))
     assert not ok[0]
-    fit = _fit_mixed_cells(person, u, k, n, 0, 0)
+    fit = fit_mixed_cells(person, u, k, n, 0, 0)
     assert fit.converged and not fit.unbounded and fit.loglik > ll_stuck[0] + 1.0
     table, why = adaptive_mixed_thresholds(df, "ok", "x")
     assert why is None and np.isfinite(table["estimate"]).all()
@@ -136,16 +136,16 @@ def test_a_fit_stuck_at_a_saddle_goes_on_to_the_maximum():
 def test_a_fit_that_did_not_converge_is_withheld_with_its_reason():
     df = separated_trials()
     df.loc[(df["participant"] == "P4") & (df["ttft_ms"] == 900), "q_acceptable"] = 1
-    cells = _cells(df, "q_acceptable", "ttft_ms", "participant")
+    cells = person_level_cells(df, "q_acceptable", "ttft_ms", "participant")
     person, u, k, n = cells
     starts = np.flatnonzero(np.r_[True, person[1:] != person[:-1]])
     start = np.array([[0.0, -1.0, 0.5]])
-    theta, ll, ok = _maximise(start, starts, u - u.mean(), k, n, np.ones((1, 4)), max_iter=1)
+    theta, ll, ok = maximise_mixed(start, starts, u - u.mean(), k, n, np.ones((1, 4)), max_iter=1)
     assert not ok[0]  # stopped after one step
     a, b, s = theta[0]
     stopped = MixedAcceptabilityFit(a, b, s, ll[0], np.empty((0, 3)), 32, 4, converged=False)
     assert withheld_reason(stopped, *cells) == NOT_CONVERGED
-    finished = _fit_mixed_cells(*cells, 0, 0)
+    finished = fit_mixed_cells(*cells, 0, 0)
     assert withheld_reason(finished, *cells) is None
 
 

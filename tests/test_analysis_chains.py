@@ -17,7 +17,7 @@ from analysis.chains import (
     chain_section,
     fit_multiplication,
 )
-from analysis.simulate_chain_observers import chain_threshold_ms, simulate_chain_trials
+from benchmarks.support.simulate_chain_observers import chain_threshold_ms, simulate_chain_trials
 
 TTFT_MS = [200, 400, 800, 1600, 3200, 6400]
 LENGTHS = [1, 2, 4, 6]
@@ -111,7 +111,7 @@ def test_bad_input_names_the_column() -> None:
 
 def test_analysis_chains_does_not_import_uxlab() -> None:
     code = (
-        "import sys, analysis.chains, analysis.simulate_chain_observers; "
+        "import sys, analysis.chains, benchmarks.support.simulate_chain_observers; "
         "sys.exit(any(m == 'uxlab' or m.startswith('uxlab.') for m in sys.modules))"
     )
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0

@@ -17,13 +17,13 @@ import pytest
 from analysis.psychometric import population_threshold
 from analysis.ratings import (
     RATING_FIT,
-    _cells,
-    _fit_mixed_cells,
-    _loglik_derivs,
-    _maximise,
-    _maximise_leave_one_out,
     acceptable_binary,
     fit_mixed_acceptability,
+    fit_mixed_cells,
+    maximise_leave_one_out,
+    maximise_mixed,
+    mixed_loglik_derivs,
+    person_level_cells,
 )
 from uxlab.simulate.observers import Cues, Observer, PopulationTruth, rating_acceptable_ms
 
@@ -55,18 +55,18 @@ def simulate(n_people: int, seed: int, design: str, trials: int = 40) -> pd.Data
 def test_gradient_and_hessian_match_finite_differences():
     df = simulate(6, seed=1, design="fixed", trials=16)
     df["_y"] = acceptable_binary(df["q_speed"], 4)
-    person, u, k, n = _cells(df, "_y", "ttft_ms", "participant")
+    person, u, k, n = person_level_cells(df, "_y", "ttft_ms", "participant")
     starts = np.flatnonzero(np.r_[True, person[1:] != person[:-1]])
     u = u - u.mean()
     w = np.array([[1.0, 2.0, 0.0, 1.0, 1.0, 3.0]])
     theta = np.array([[-0.4, -2.5, 0.8]])
-    _, grad, hess = _loglik_derivs(theta, starts, u, k, n, w)
+    _, grad, hess = mixed_loglik_derivs(theta, starts, u, k, n, w)
     eps = 1e-5
     for j in range(3):
         d = np.zeros((1, 3))
         d[0, j] = eps
-        lp, gp, _ = _loglik_derivs(theta + d, starts, u, k, n, w)
-        lm, gm, _ = _loglik_derivs(theta - d, starts, u, k, n, w)
+        lp, gp, _ = mixed_loglik_derivs(theta + d, starts, u, k, n, w)
+        lm, gm, _ = mixed_loglik_derivs(theta - d, starts, u, k, n, w)
         assert grad[0, j] == pytest.approx((lp[0] - lm[0]) / (2 * eps), rel=1e-5, abs=1e-6)
         assert hess[0, :, j] == pytest.approx((gp[0] - gm[0]) / (2 * eps), rel=1e-4, abs=1e-5)
 
@@ -76,13 +76,15 @@ def test_leave_one_out_refits_from_the_full_fits_sums_equal_plain_refits():
     fewer); they must take the same path as refits evaluated there."""
     df = simulate(9, seed=2, design="staircase", trials=30)
     df["_y"] = acceptable_binary(df["q_speed"], 4)
-    person, u, k, n = _cells(df, "_y", "ttft_ms", "participant")
-    fit = _fit_mixed_cells(person, u, k, n, 0, 0)
+    person, u, k, n = person_level_cells(df, "_y", "ttft_ms", "participant")
+    fit = fit_mixed_cells(person, u, k, n, 0, 0)
     starts = np.flatnonzero(np.r_[True, person[1:] != person[:-1]])
     uc = u - np.average(u, weights=n)
     centred = np.array([[fit.a + fit.b * np.average(u, weights=n), fit.b, fit.s]])
-    want, want_ll, want_ok = _maximise(np.repeat(centred, 9, 0), starts, uc, k, n, 1 - np.eye(9))
-    got, got_ll, got_ok = _maximise_leave_one_out(centred, starts, uc, k, n)
+    want, want_ll, want_ok = maximise_mixed(
+        np.repeat(centred, 9, 0), starts, uc, k, n, 1 - np.eye(9)
+    )
+    got, got_ll, got_ok = maximise_leave_one_out(centred, starts, uc, k, n)
     assert want_ok.all() and (got_ok == want_ok).all()
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(got_ll, want_ll, rtol=1e-12)

@@ -153,7 +153,7 @@ def test_cli_errors_name_file_row_and_column(tmp_path, capsys):
 def _run_simulated_study(db: Path, n_participants: int = 6) -> None:
     """Participants with a known 1 s threshold through the real study spec and store."""
     from uxlab.store.store import Store
-    from uxlab.study.loader import load_study
+    from uxlab.study.loading import load_study
 
     study = load_study(Path(__file__).parents[1] / "studies" / "ttft-threshold.toml")
     store = Store.open(db)

@@ -14,7 +14,7 @@ import pytest
 from analysis_fixtures import simulate_trial_table, write_export_folder
 
 from analysis.report import ReportOptions, analyse, write_report
-from analysis.report.render import _write_table
+from analysis.report.render import write_report_table
 from analysis.spreadsheet_cells import FORMULA_STARTS, plain_cell, safe_cell
 from analysis.trial_table import load_trial_table
 from uxlab.cli import main
@@ -143,7 +143,7 @@ def test_report_csv_and_markdown_keep_hostile_strings_inert(tmp_path):
         {"group": ["=1+1", "pooled"], "estimate": [-12.5, 1150.0], "n": [3, 4]},
     )
     path = tmp_path / "t.csv"
-    _write_table(frame, path)
+    write_report_table(frame, path)
     back = pd.read_csv(path)
     assert list(back["group"]) == ["'=1+1", "pooled"]
     assert list(back["estimate"]) == [-12.5, 1150.0]

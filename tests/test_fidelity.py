@@ -27,7 +27,7 @@ from uxlab.player import ChunkTiming, HeadlessSink
 from uxlab.session import StudySession
 from uxlab.store import Store, export_db
 from uxlab.study import load_study
-from uxlab.study.loader import StudyError
+from uxlab.study.loading import StudyError
 
 
 def chunk(i: int, scheduled: float, handed: float, flushed: float | None = None) -> ChunkTiming:

@@ -22,8 +22,8 @@ from uxlab.host.web_server import (
     ClockMapping,
     Enrolment,
     WebHostContext,
-    _identify,
     browser_family,
+    identify_participant,
     make_app,
 )
 from uxlab.paint_marks import MarkRewriter, PaintMark
@@ -151,14 +151,16 @@ def _ctx(tmp_path, lines, enrolment=None):
 
 def test_identify_takes_a_code_or_an_enrolment_id_and_nothing_else(tmp_path):
     ctx = _ctx(tmp_path, [], Enrolment("PROLIFIC_PID", b"salt"))
-    assert _identify(ctx, {"code": "good-code"}) == "P-AAAAA"
-    assert _identify(ctx, {"code": "bad-code", "query": "?PROLIFIC_PID=abc"}) is None
-    assert _identify(ctx, {"code": "", "query": "?PROLIFIC_PID=abc"}) == enrolled_participant(
-        b"salt", "abc"
-    )
-    assert _identify(ctx, {"query": "?PROLIFIC_PID=a&PROLIFIC_PID=b"}) is None
-    assert _identify(ctx, {"query": "?OTHER=abc"}) is None
-    assert _identify(_ctx(tmp_path, []), {"query": "?PROLIFIC_PID=abc"}) is None  # no enrolment
+    assert identify_participant(ctx, {"code": "good-code"}) == "P-AAAAA"
+    assert identify_participant(ctx, {"code": "bad-code", "query": "?PROLIFIC_PID=abc"}) is None
+    assert identify_participant(
+        ctx, {"code": "", "query": "?PROLIFIC_PID=abc"}
+    ) == enrolled_participant(b"salt", "abc")
+    assert identify_participant(ctx, {"query": "?PROLIFIC_PID=a&PROLIFIC_PID=b"}) is None
+    assert identify_participant(ctx, {"query": "?OTHER=abc"}) is None
+    assert (
+        identify_participant(_ctx(tmp_path, []), {"query": "?PROLIFIC_PID=abc"}) is None
+    )  # no enrolment
 
 
 def test_a_wrong_code_is_refused_counted_and_never_logged(tmp_path):
@@ -220,19 +222,19 @@ async def test_only_programs_with_recent_keys_fill_the_study_and_the_idlest_make
     """Open enrolment admits any made-up id: links opened and left idle count towards
     --max-open only while they have had a key recently; then the idlest is hung up (its
     session paused, the link resumes it) for a new participant. The clock is injected."""
-    from uxlab.host.web_server import _make_room
+    from uxlab.host.web_server import make_room
 
     lines: list[str] = []
     ctx = _ctx(tmp_path, lines)
     ctx.clock = clock = Clock()
     ctx.max_open = 2
     ctx.running = {p: Open(p, clock, clock.t) for p in ("R-INVENTED1", "R-INVENTED2")}
-    assert not await _make_room(ctx)  # both had a key just now: full
+    assert not await make_room(ctx)  # both had a key just now: full
     clock.t += ctx.idle_after_s - 1
     ctx.running["R-INVENTED2"].last_input_s = clock.t  # one still in use
-    assert not await _make_room(ctx)
+    assert not await make_room(ctx)
     clock.t += 2  # the other: idle for longer than idle_after_s
-    assert await _make_room(ctx)
+    assert await make_room(ctx)
     assert ctx.running["R-INVENTED1"].hung_up and not ctx.running["R-INVENTED2"].hung_up
     assert lines == ["R-INVENTED1: hung up after 5 min without a key, to make room (the link "
                      "resumes the session)"]  # fmt: skip

@@ -12,7 +12,7 @@ import numpy as np
 from analysis.batch_mle import BOOT_TOLERANCES, maximise
 from analysis.psychometric import PsychometricFitter
 from analysis.psychometric.profile_width import PROFILE_DROP, PROFILE_STEP, shallowest_supported
-from analysis.simulate_observers import simulate_counts
+from benchmarks.support.simulate_observers import simulate_counts
 
 LEVELS = np.array([100, 175, 300, 530, 920, 1600, 2800, 5000.0])  # the demo study's
 
@@ -27,7 +27,7 @@ def test_a_sharp_switch_from_two_trials_per_level_gets_more_than_the_gap() -> No
     # itself; two answers per level cannot rule out a curve as shallow as people's are
     k = np.array([0, 0, 0, 0, 2, 2, 2, 2], dtype=float)
     fit = PsychometricFitter().fit(LEVELS, k, np.full(8, 2.0), n_boot=300, seed=3)
-    r = fit._result
+    r = fit.result_
     v = int(r.layout.idx[0, 1])
     shallow = shallowest_supported(r.layout, r.theta, r.k, r.n)
     boot_84 = float(np.nanquantile(r.boot_theta[:, v], 0.84))

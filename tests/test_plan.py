@@ -14,7 +14,13 @@ import pytest
 from analysis.population_batch import population_thresholds_batch
 from analysis.small_sample_interval import population_threshold_small_n
 from uxlab.plan.design import PlanError, session_design
-from uxlab.plan.engine import LEVELS, PlanSpec, _adaptive_cell, _adaptive_estimates, run_plan
+from uxlab.plan.engine import (
+    LEVELS,
+    PlanSpec,
+    adaptive_cell_figures,
+    apply_adaptive_figures,
+    run_plan,
+)
 from uxlab.plan.grid import Reference, parse_range, parse_target, reference_from
 from uxlab.plan.simulate_cell import adaptive_counts, adaptive_runs, draw_people, p_give_up
 from uxlab.plan.summarise import cell_table, recommend
@@ -80,8 +86,8 @@ def test_adaptive_cells_fit_the_pooled_intervals_only_where_they_stay():
     seeds = [4, 5, 6]
     want = population_thresholds_batch(grid, k, n, n_boot=60, seeds=seeds, levels=LEVELS)
     with np.errstate(all="ignore"):
-        assert _adaptive_estimates(want, grid, k, n) == [(0, True)]
-        got = _adaptive_cell(grid, k, n, 60, seeds)
+        assert apply_adaptive_figures(want, grid, k, n) == [(0, True)]
+        got = adaptive_cell_figures(grid, k, n, 60, seeds)
     assert np.isnan(want.estimate_ms[0, 0]) and np.isfinite(want.ci_low_ms[0, 1])
     assert np.isfinite(want.estimate_ms[1:]).all()
     for table in ("estimate_ms", "ci_low_ms", "ci_high_ms"):

@@ -2,7 +2,7 @@
 the report picks: pooled fit on a fixed design, random-intercept model on an adaptive one).
 
 The full predicted-vs-realised table is benchmarks/plan_validation.py; here one small study
-of each kind goes through the real path (`uxlab.plan.realised`: simulate, SQLite, export,
+of each kind goes through the real path (`benchmarks.support.realised`: simulate, SQLite, export,
 trial table, the report's psychometric part) and the planner's analysis of the same answers
 must give the same 50% interval.
 """
@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from analysis.population_batch import population_thresholds_batch
+from benchmarks.support.realised import ci_at, report_population
 from uxlab.plan.design import with_repeats
-from uxlab.plan.engine import LEVELS, _adaptive_estimates
-from uxlab.plan.realised import ci_at, report_population
+from uxlab.plan.engine import LEVELS, apply_adaptive_figures
 from uxlab.simulate import simulate_cohort
 from uxlab.simulate.observers import PopulationTruth
 from uxlab.store import Store
@@ -60,6 +60,6 @@ def test_plan_analyses_a_study_as_the_report_does(
     if adaptive:  # the pooled fit alone is another estimator: it would not match
         pooled = np.array([fit.estimate_ms[0, j], fit.ci_low_ms[0, j], fit.ci_high_ms[0, j]])
         assert not np.allclose(pooled, reported, rtol=1e-3)
-        _adaptive_estimates(fit, levels, k, n)
+        apply_adaptive_figures(fit, levels, k, n)
     planned = np.array([fit.estimate_ms[0, j], fit.ci_low_ms[0, j], fit.ci_high_ms[0, j]])
     np.testing.assert_allclose(planned, reported, rtol=1e-6)

@@ -13,16 +13,16 @@ from scipy import optimize
 from analysis.batch_mle import maximise
 from analysis.bootstrap import bca_interval, jackknife_acceleration, percentile_interval
 from analysis.psychometric import (
+    FitSpec,
     MultiConditionFitter,
     PsychometricFitter,
     PsychometricInputError,
-    _build_layout,
-    _Spec,
+    build_layout,
     fit_by_group,
     population_threshold,
     tidy_thresholds,
 )
-from analysis.simulate_observers import (
+from benchmarks.support.simulate_observers import (
     log_spaced_levels,
     p_yes,
     simulate_counts,
@@ -95,11 +95,11 @@ def test_predict_follows_the_true_curve_with_plenty_of_data():
 @pytest.mark.parametrize("sigmoid", ["logistic", "gumbel", "normal"])
 @pytest.mark.parametrize("n_cond", [1, 3])
 def test_analytic_gradient_and_hessian_match_finite_differences(sigmoid, n_cond):
-    from analysis.psychometric import _build_layout, _Spec
+    from analysis.psychometric import FitSpec, build_layout
 
     u = np.tile(np.log(LEVELS_MS), n_cond)
     cond = np.repeat(np.arange(n_cond), LEVELS_MS.size)
-    layout = _build_layout(_Spec(sigmoid, None, None, False), u, cond, n_cond)
+    layout = build_layout(FitSpec(sigmoid, None, None, False), u, cond, n_cond)
     rng = np.random.default_rng(0)
     theta = rng.uniform(
         layout.lo + 0.2 * (layout.hi - layout.lo), layout.hi - 0.2 * (layout.hi - layout.lo)
@@ -136,11 +136,11 @@ def test_analytic_gradient_and_hessian_match_finite_differences(sigmoid, n_cond)
 
 @pytest.mark.parametrize("n_cond", [1, 2])
 def test_beta_binomial_gradient_matches_finite_differences(n_cond):
-    from analysis.psychometric import _build_layout, _Spec
+    from analysis.psychometric import FitSpec, build_layout
 
     u = np.tile(np.log(LEVELS_MS), n_cond)
     cond = np.repeat(np.arange(n_cond), LEVELS_MS.size)
-    layout = _build_layout(_Spec("logistic", None, None, True), u, cond, n_cond)
+    layout = build_layout(FitSpec("logistic", None, None, True), u, cond, n_cond)
     rng = np.random.default_rng(1)
     theta = rng.uniform(
         layout.lo + 0.2 * (layout.hi - layout.lo), layout.hi - 0.2 * (layout.hi - layout.lo)
@@ -194,7 +194,7 @@ def _scipy_best_loglik(layout, k, n, n_starts, seed):
 def test_the_mle_is_as_good_as_scipy_from_many_random_starts(seed):
     x, k, n = simulate_counts(LEVELS_MS, 15, 800.0, 0.8, guess=0.03, lapse=0.05, seed=seed)
     fit = PsychometricFitter(direction="rising").fit(x, k, n, n_boot=0)
-    layout = fit._result.layout
+    layout = fit.result_.layout
     best = _scipy_best_loglik(layout, k.astype(float), n.astype(float), 12, seed)
     assert fit.loglik_ >= best - 1e-6
 
@@ -202,7 +202,7 @@ def test_the_mle_is_as_good_as_scipy_from_many_random_starts(seed):
 def test_batched_bootstrap_fits_match_one_at_a_time_fits():
     x, k, n = simulate_counts(LEVELS_MS, 20, 800.0, 1.0, guess=0.02, lapse=0.02, seed=4)
     fit = PsychometricFitter(direction="rising").fit(x, k, n, n_boot=0)
-    layout, theta = fit._result.layout, fit._result.theta
+    layout, theta = fit.result_.layout, fit.result_.theta
     rng = np.random.default_rng(9)
     k_boot = rng.binomial(n.astype(int), layout.psi(theta[None, :])[0], size=(200, n.size))
     _, ll_batched, _ = maximise(layout, np.tile(theta, (200, 1)), k_boot, n)
@@ -217,7 +217,7 @@ def test_refit_fits_each_distinct_dataset_once_and_reuses_known_fits(n_per_level
 
     x, k, n = simulate_counts(LEVELS_MS, n_per_level, 800.0, 1.0, seed=4)
     fit = PsychometricFitter(direction="rising").fit(x, k, n, n_boot=0)
-    layout, theta = fit._result.layout, fit._result.theta
+    layout, theta = fit.result_.layout, fit.result_.theta
     rng = np.random.default_rng(2)
     distinct = rng.binomial(n.astype(int), layout.psi(theta[None, :])[0], size=(30, n.size))
     k_boot = distinct[rng.integers(0, 30, size=200)].astype(float)
@@ -262,19 +262,19 @@ def test_steep_data_reach_the_end_of_their_ridge():
     # penalty's floor, and the fit and every bootstrap refit must get there, not stall
     x, k, n = LEVELS_MS, np.array([0, 0, 0, 4, 9, 10, 9]), np.full(7, 10)
     fit = PsychometricFitter(direction="rising").fit(x, k, n, n_boot=500, seed=0)
-    layout = fit._result.layout
-    assert layout.lo[1] + 0.1 < fit._result.theta[1] < layout.width_floor[0]
+    layout = fit.result_.layout
+    assert layout.lo[1] + 0.1 < fit.result_.theta[1] < layout.width_floor[0]
     best = _scipy_best_loglik(layout, k.astype(float), n.astype(float), 12, 0)
     assert fit.loglik_ >= best - 1e-6
     assert fit.n_boot_unconverged_ == 0 and fit.n_boot_failed_ == 0
     # without the penalty the ridge runs to the hard bound on w
-    plain = _build_layout(
-        _Spec("logistic", None, None, False, width_penalty=False),
+    plain = build_layout(
+        FitSpec("logistic", None, None, False, width_penalty=False),
         np.log(x),
         np.zeros(7, dtype=int),
         1,
     )
-    theta, _, _ = maximise(plain, fit._result.theta[None, :], k[None, :].astype(float), n)
+    theta, _, _ = maximise(plain, fit.result_.theta[None, :], k[None, :].astype(float), n)
     assert theta[0, 1] == pytest.approx(plain.lo[1])
     # nearly perfect: the p-value is a probability whatever rounding does to ties
     perfect = PsychometricFitter(direction="rising").fit(

@@ -1,4 +1,4 @@
-"""The random-intercept psychometric model (analysis.psychometric_mixed): its quadrature
+"""The random-intercept psychometric model (benchmarks.support.psychometric_mixed): its quadrature
 matches brute-force integration, its gradient the likelihood's slope, and it recovers the
 population on one simulated staircase study."""
 
@@ -11,14 +11,18 @@ import pandas as pd
 import pytest
 from scipy import integrate, optimize, special, stats
 
-from analysis.psychometric_mixed import (
+from benchmarks.support.pooled_validation import (
+    PooledCell,
+    population_truth_ms,
+    simulate_pooled_study,
+)
+from benchmarks.support.psychometric_mixed import (
     _person_terms,
     fit_psychometric_mixed,
     marginal_loglik,
     mixed_psychometric_thresholds,
     person_cells,
 )
-from uxlab.plan.pooled_validation import PooledCell, population_truth_ms, simulate_pooled_study
 
 THETA = np.array([math.log(800.0), math.log(1.2), math.log(0.4), 0.03, 0.05])
 

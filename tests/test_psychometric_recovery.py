@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from helpers.shared import built_once
 
-from analysis.psychometric_recovery import Cell, recovery_cell
+from benchmarks.support.psychometric_recovery import Cell, recovery_cell
 
 CELLS = [
     Cell(threshold_ms=200, width_log=1.0, lapse=0.0, n_per_level=20),

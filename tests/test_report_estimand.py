@@ -53,11 +53,11 @@ def test_median_person_is_the_median_of_per_person_points():
 
 
 def test_censoring_sentence_follows_the_columns_the_table_has():
-    from analysis.report.abandonment_part import _censoring_sentence
+    from analysis.report.abandonment_part import censoring_sentence
 
     with_end = pd.DataFrame({"scheduled_end_ms": [900.0, np.nan], "shown_last_ms": [880.0, 1.0]})
     without = pd.DataFrame({"shown_last_ms": [880.0, 950.0]})
-    assert "censored at its scheduled end (scheduled_end_ms)" in _censoring_sentence(with_end)
-    text = _censoring_sentence(without)
+    assert "censored at its scheduled end (scheduled_end_ms)" in censoring_sentence(with_end)
+    text = censoring_sentence(without)
     assert "no scheduled_end_ms" in text and "shown_last_ms" in text
     assert "scheduled end (" not in text

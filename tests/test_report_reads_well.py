@@ -71,10 +71,10 @@ def test_one_unrated_abandoned_trial_is_said_in_the_singular():
     from types import SimpleNamespace
 
     from analysis.report.data import RatingPart
-    from analysis.report.ratings_part import _mos_blocks
+    from analysis.report.ratings_part import mos_blocks
     from analysis.report.render import render_markdown
 
     part = RatingPart("q_speed", 5, 4.0, "the study file", pd.DataFrame(), None, None, None, 1)
     data = SimpleNamespace(stimulus="ttft_ms", options=SimpleNamespace(n_boot=20), failed_parts=[])
-    text = " ".join(render_markdown(_mos_blocks(data, part)[:3], "t").split())
+    text = " ".join(render_markdown(mos_blocks(data, part)[:3], "t").split())
     assert "1 abandoned trial has no rating" in text

@@ -278,7 +278,7 @@ def test_estimate_flags():
 @pytest.mark.slow
 def test_coverage_of_the_participant_bootstrap_grows_with_participants():
     """Small version of benchmarks/cluster_bootstrap_coverage.py."""
-    from uxlab.plan.cluster_coverage import coverage_table, study_design
+    from benchmarks.support.cluster_coverage import coverage_table, study_design
 
     design = study_design(Path(__file__).parents[1] / "studies" / "ttft-threshold.toml")
     table = coverage_table((2, 16), 40, design, n_boot=200, seed=1)
@@ -343,7 +343,7 @@ def test_summary_never_quotes_an_extrapolated_abandonment_time(tmp_path):
 
 def test_mos_interval_by_participants_never_leaves_the_scale():
     """Small version of the MOS table of benchmarks/cluster_bootstrap_coverage.py."""
-    from uxlab.plan.cluster_coverage import mos_coverage_table, study_design, true_mos
+    from benchmarks.support.cluster_coverage import mos_coverage_table, study_design, true_mos
     from uxlab.simulate.observers import PopulationTruth
 
     truth = PopulationTruth()
@@ -357,7 +357,7 @@ def test_mos_interval_by_participants_never_leaves_the_scale():
 
 def test_a_database_without_trials_names_the_database(tmp_path, capsys):
     from uxlab.store.store import Store
-    from uxlab.study.loader import load_study
+    from uxlab.study.loading import load_study
 
     db = tmp_path / "new.sqlite"
     study = load_study(QUICKSTART)

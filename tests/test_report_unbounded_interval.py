@@ -95,7 +95,7 @@ def test_a_normal_interval_prints_unchanged(data, capsys):
 
 
 def test_a_rating_threshold_with_a_huge_upper_end_prints_as_not_bounded():
-    from analysis.report.ratings_part import _population_blocks
+    from analysis.report.ratings_part import population_blocks
 
     kept = pd.DataFrame({"ttft_ms": [100.0, 5_000.0], "q": [5.0, 2.0]})
     population = pd.DataFrame(
@@ -107,6 +107,6 @@ def test_a_rating_threshold_with_a_huge_upper_end_prints_as_not_bounded():
 
     Ratings.population = population
     data = type("Data", (), {"stimulus": "ttft_ms", "kept": kept})()
-    md = render_markdown(_population_blocks(data, Ratings), "t")
+    md = render_markdown(population_blocks(data, Ratings), "t")
     assert "7,558" not in md and NO_UPPER_BOUND in md and "4,000" in md
     assert "above 50,000 ms or below 10 ms" in md

@@ -2,7 +2,7 @@
 
 The end-to-end tests run the literal CLI (`uxlab simulate` then `uxlab report`) and check
 that the report's pooled 50% threshold and its interval are those of
-`uxlab.plan.realised.realised_thresholds`, the path benchmarks/plan_validation.py takes for
+`benchmarks.support.realised.realised_thresholds`, the path benchmarks/plan_validation.py takes for
 its realised side (it skips the report's other parts to save time).
 """
 
@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from benchmarks.support.realised import ci_at, realised_thresholds
 from uxlab.cli import main
-from uxlab.plan.realised import ci_at, realised_thresholds
 from uxlab.simulate import PopulationTruth, TruthError, parse_truth
 from uxlab.store.export import export_db
 

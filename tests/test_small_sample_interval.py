@@ -14,7 +14,7 @@ from analysis.small_sample_interval import (
     mixed_threshold_small_n,
     population_threshold_small_n,
 )
-from uxlab.plan.pooled_validation import PooledCell, simulate_pooled_study
+from benchmarks.support.pooled_validation import PooledCell, simulate_pooled_study
 
 
 def test_jackknife_t_of_a_mean_is_the_classical_t_interval():

@@ -30,6 +30,6 @@ def test_separated_answers_stretch_every_interval_over_the_gap():
 def test_graded_answers_keep_their_own_25_and_75_intervals():
     fit = PsychometricFitter().fit(LEVELS_MS, [0, 1, 3, 7, 9, 10], [10] * 6, n_boot=0)
     low, high = np.log([300.0, 500.0, 900.0]), np.log([400.0, 700.0, 1100.0])
-    got = widen_steep_tails(fit._result.layout, fit._result.theta, low, high)
+    got = widen_steep_tails(fit.result_.layout, fit.result_.theta, low, high)
     np.testing.assert_array_equal(got[0], low)  # width 1.18 ln ms, far above the floor
     np.testing.assert_array_equal(got[1], high)

@@ -260,13 +260,15 @@ def test_groups_fill_evenly_up_to_the_cap_and_stale_slots_return(db):
 
 
 def test_migrations_upgrade_in_place_and_roll_back_on_failure(tmp_path, study, monkeypatch):
+    """The mechanism a release after the first will use: a new entry of MIGRATIONS."""
     from uxlab.store import schema
 
     db = tmp_path / "m.sqlite"
     current = schema.SCHEMA_VERSION
+    released = list(schema.MIGRATIONS)
     with Store.open(db) as store:  # a current-version database with data in it
         store.start_or_resume_session(study, "P-OLD")
-    broken = [*schema.MIGRATIONS, "ALTER TABLE no_such_table ADD COLUMN x TEXT"]
+    broken = [*released, "ALTER TABLE no_such_table ADD COLUMN x TEXT"]
     monkeypatch.setattr(schema, "MIGRATIONS", broken)
     monkeypatch.setattr(schema, "SCHEMA_VERSION", current + 1)
     with pytest.raises(sqlite3.OperationalError):
@@ -274,7 +276,7 @@ def test_migrations_upgrade_in_place_and_roll_back_on_failure(tmp_path, study, m
     conn = sqlite3.connect(db)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == current  # left as it was
     conn.close()
-    upgrade = [*schema.MIGRATIONS[:current], "ALTER TABLE sessions ADD COLUMN note TEXT"]
+    upgrade = [*released, "ALTER TABLE sessions ADD COLUMN note TEXT"]
     monkeypatch.setattr(schema, "MIGRATIONS", upgrade)
     with Store.open(db) as store:
         assert store.conn.execute("PRAGMA user_version").fetchone()[0] == current + 1
@@ -312,40 +314,6 @@ def test_every_start_and_resume_keeps_its_own_environment(store, study, db, tmp_
     assert "inside tmux | 70x20" in runs_csv[2] and "tmux" not in runs_csv[1]
     store.withdraw("P-RUNS1")
     assert store.conn.execute("SELECT COUNT(*) FROM session_runs").fetchone() == (0,)
-
-
-def test_a_version_2_database_gets_session_runs_from_its_sessions(tmp_path, study, monkeypatch):
-    from uxlab.store import schema
-
-    db = tmp_path / "v2.sqlite"
-    with monkeypatch.context() as m:  # a database written before session_runs existed
-        m.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:2])
-        m.setattr(schema, "SCHEMA_VERSION", 2)
-        old = Store.open(db)
-        conn = old.conn
-        assert conn.execute("PRAGMA user_version").fetchone() == (2,)
-        conn.execute("BEGIN IMMEDIATE")
-        old._register(study)
-        old._ensure_participant("P-OLDV2")
-        conn.execute(
-            "INSERT INTO sessions (session_id, participant, study_sha256, seed, state, "
-            "environment, plan, plan_sha256, created_at, updated_at, last_seen_s) "
-            "VALUES ('S-old', 'P-OLDV2', ?, 1, 'interrupted', '{\"term\": \"vt100\"}', '[]', "
-            "'x', '2026-01-01T00:00:00', '2026-01-01T00:00:00', 0)",
-            (study.sha256,),
-        )
-        conn.execute("COMMIT")
-        old.close()
-    from uxlab.store import read_tables
-
-    as_found = read_tables(db)["runs"]  # read-only, as found: from the sessions table
-    _columns, runs = as_found
-    assert [(r["run"], r["kind"], r["env_term"]) for r in runs] == [(0, "start", "vt100")]
-    assert runs[0]["started_at"] == "2026-01-01T00:00:00" and runs[0]["next_index"] == 0
-    with Store.open(db) as store:
-        assert store.conn.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
-        assert store.conn.execute("SELECT COUNT(*) FROM session_runs").fetchone() == (1,)
-    assert read_tables(db)["runs"] == as_found  # migrated: the same run, now in session_runs
 
 
 def test_a_live_session_keeps_its_group_slot_while_it_begins_and_commits_trials(db):

@@ -1,16 +1,14 @@
 """Painted times of a browser session (`uxlab.store.browser_paints`) on both backends: written
-through the store, exported beside the chunks, deleted with a withdrawal; and a SQLite file
-of schema version 6 (which may hold the table made on first use) upgraded to version 7."""
+through the store, exported beside the chunks, deleted with a withdrawal."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 from helpers.postgres import query
 
-from uxlab.store import SCHEMA_VERSION, Store, read_tables
+from uxlab.store import Store, read_tables
 from uxlab.store.browser_paints import ChunkPaint, record_paints
 from uxlab.study import load_study
 
@@ -71,48 +69,6 @@ def test_paints_are_stored_exported_and_withdrawn_on_both_backends(db, tmp_path)
         store.withdraw("P-PAINT1")
         assert [e["action"] for e in store.audit_entries()][: len(actions)] == actions
     assert query(db, "SELECT count(*) FROM browser_paints") == [(0,)]
-
-
-def test_a_version_6_sqlite_file_with_paints_upgrades_to_version_7_keeping_them(
-    tmp_path, monkeypatch
-):
-    from uxlab.store import schema
-
-    db = tmp_path / "v6.sqlite"
-    with monkeypatch.context() as m:  # a database written by the web host before version 7
-        m.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:6])
-        m.setattr(schema, "SCHEMA_VERSION", 6)
-        with Store.open(db) as old:
-            session = browser_session(old)
-    conn = sqlite3.connect(db)
-    with conn:  # the table as the web host made it on first use, with one paint
-        conn.execute(
-            "CREATE TABLE browser_paints (session_id TEXT NOT NULL REFERENCES "
-            "sessions(session_id) ON DELETE CASCADE, trial_index INTEGER NOT NULL, "
-            "chunk_index INTEGER NOT NULL, painted_ms REAL NOT NULL, clock_uncertainty_ms "
-            "REAL NOT NULL, parse_to_paint_ms REAL NOT NULL, "
-            "PRIMARY KEY (session_id, trial_index, chunk_index))"
-        )
-        conn.execute("INSERT INTO browser_paints VALUES (?, 0, 0, 12.0, 0.5, 3.0)", (session.id,))
-    assert conn.execute("PRAGMA user_version").fetchone() == (6,)
-    conn.close()
-
-    with Store.open(db) as store:
-        assert store.conn.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
-        assert record_paints(store, [ChunkPaint(session.id, 0, 1, 113.0, 0.5, 2.0)]) == 1
-    assert query(db, "SELECT chunk_index, painted_ms FROM browser_paints ORDER BY 1") == [
-        (0, 12.0),
-        (1, 113.0),
-    ]
-
-    # a version 6 file that never had a browser session gets the table from the migration
-    fresh = tmp_path / "v6-terminal.sqlite"
-    with monkeypatch.context() as m:
-        m.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:6])
-        m.setattr(schema, "SCHEMA_VERSION", 6)
-        Store.open(fresh).close()
-    with Store.open(fresh) as store:
-        assert store.conn.execute("SELECT count(*) FROM browser_paints").fetchone() == (0,)
 
 
 def test_the_web_hosts_paint_writer_stores_on_either_backend(db):

@@ -1,7 +1,7 @@
 """The open-enrolment salt kept in the study database (`uxlab.store.enrolment_salt`) on both
 backends: hosts sharing one database enrol a platform id as the same participant and
-`withdraw --enrolled` finds them from anywhere; the salt is never exported; a version 7
-SQLite file with its salt file beside it upgrades keeping its participants' ids."""
+`withdraw --enrolled` finds them from anywhere; the salt is never exported; a salt file
+beside the database (where development builds kept it) is adopted, keeping the ids."""
 
 from __future__ import annotations
 
@@ -71,23 +71,15 @@ def test_hosts_sharing_a_database_enrol_a_platform_id_as_one_participant(
             assert salts[0].hex().encode() not in data and salts[0] not in data, path
 
 
-def test_a_version_7_sqlite_file_with_a_salt_file_upgrades_keeping_ids(
-    tmp_path, monkeypatch, capsys
-):
-    from uxlab.store import schema
-
-    db = tmp_path / "v7.sqlite"
+def test_a_salt_file_beside_the_database_is_adopted_keeping_ids(tmp_path, capsys):
+    db = tmp_path / "enrolled.sqlite"
     old_salt = bytes(range(32))
-    with monkeypatch.context() as m:  # a database enrolled into before version 8
-        m.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:7])
-        m.setattr(schema, "SCHEMA_VERSION", 7)
-        with Store.open(db) as old:
-            enrolled = enrolled_participant(old_salt, PLATFORM_ID)
-            old.start_or_resume_session(load_study(GOOD), enrolled, environment={})
+    with Store.open(db) as old:  # participants enrolled with the salt in a file, none stored
+        enrolled = enrolled_participant(old_salt, PLATFORM_ID)
+        old.start_or_resume_session(load_study(GOOD), enrolled, environment={})
     salt_path(db).write_text(old_salt.hex() + "\n")
 
     with Store.open(db) as store:
-        assert store.conn.execute("PRAGMA user_version").fetchone() == (schema.SCHEMA_VERSION,)
         assert stored_salt(store) is None
         first = enrolment_salt(store, salt_path(db), make=True)
         assert first is not None and (first.salt, first.origin) == (old_salt, "adopted")
@@ -99,13 +91,10 @@ def test_a_version_7_sqlite_file_with_a_salt_file_upgrades_keeping_ids(
     assert code == 0, err
     assert f"Withdrew {enrolled}" in out and "Adopted" not in out
 
-    # withdraw --enrolled on a version 7 file adopts the salt too (and says so)
-    db2 = tmp_path / "v7b.sqlite"
-    with monkeypatch.context() as m:
-        m.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:7])
-        m.setattr(schema, "SCHEMA_VERSION", 7)
-        with Store.open(db2) as old:
-            old.start_or_resume_session(load_study(GOOD), enrolled, environment={})
+    # withdraw --enrolled on such a database adopts the salt too (and says so)
+    db2 = tmp_path / "enrolled-b.sqlite"
+    with Store.open(db2) as old:
+        old.start_or_resume_session(load_study(GOOD), enrolled, environment={})
     salt_path(db2).write_text(old_salt.hex() + "\n")
     code = main(["withdraw", str(db2), "--enrolled", PLATFORM_ID, "--yes"])
     out, err = capsys.readouterr()

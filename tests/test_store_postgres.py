@@ -74,10 +74,10 @@ def test_every_commit_is_durable_whatever_the_servers_default(postgres_cluster):
         assert store.conn.execute("SHOW synchronous_commit").fetchone() == ("on",)
 
 
-def test_every_number_column_is_64_bit_even_under_a_commented_migration(postgres_db):
+def test_every_number_column_is_64_bit_even_under_a_commented_statement(postgres_db):
     """PostgreSQL's REAL is 32-bit: a wall-clock second stored in it is off by up to 64 s
-    (a lease's age), a painted time by fractions of a ms. Migration statements headed by a
-    comment (the tables of versions 5 to 8) are changed like the others."""
+    (a lease's age), a painted time by fractions of a ms. Schema statements headed by a
+    comment (`requeued`, `session_leases`, ...) are changed like the others."""
     Store.open(postgres_db).close()
     narrow = query(
         postgres_db,
@@ -188,9 +188,13 @@ def test_a_connection_dropped_mid_transaction_stores_nothing_of_it(postgres_clus
         session = _running(store, "P-DROP1")
         _commit(store, session, 0)
         n_audit = len(store.audit_entries())
-        with pytest.raises(StoreUnreachable, match="reconnecting"), store._write():
+        with pytest.raises(StoreUnreachable, match="reconnecting"), store.write_transaction():
             store.conn.execute("INSERT INTO refusals VALUES (?, ?)", ("x", "half-written"))
-            store._audit("refuse", None, "0" * 64, {})
+            store.conn.execute(
+                "INSERT INTO audit (at, action, subject, sha256, detail, chain) "
+                "VALUES ('half-written', 'refuse', NULL, ?, '{}', ?)",
+                ("0" * 64, "0" * 64),
+            )
             assert postgres_cluster.terminate_backends(name) >= 1  # the server drops us
             store.conn.execute("SELECT COUNT(*) FROM refusals")
         assert not store.conn.in_transaction

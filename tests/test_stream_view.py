@@ -138,7 +138,7 @@ async def test_waiting_indicator_until_the_first_chunk():
         await pilot.pause()
         assert view.state == "waiting"
         assert view.lines_text()[-1] == "●  ○  ○"
-        view._tick_waiting()
+        view.tick_waiting()
         assert view.lines_text()[-1] == "○  ●  ○"
         view.append("Hi")
         assert view.state == "streaming"

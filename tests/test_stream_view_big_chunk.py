@@ -74,7 +74,7 @@ async def test_a_key_pressed_after_a_1mb_chunk_is_handled_before_the_chunk_is_al
         # ~12,500 finished lines, but strips (each with its own caches) only for drawn ones.
         assert len(view.finished_lines) > 10_000
         assert not any(isinstance(line, Strip) for line in view.finished_lines)
-        assert 0 < len(view._drawn) <= 4 * 24 + 1
+        assert 0 < view.drawn_strip_count <= 4 * 24 + 1
 
 
 async def test_player_log_holds_the_big_chunks_completing_frame_and_finish_waits_for_it():
@@ -108,7 +108,7 @@ async def test_cancel_drops_unfed_pieces_and_a_huge_answer_stays_plain_text():
         view.apply(0, Chunk(t_ms=0.0, text=big_text(ONE_MB)))
         view.finish()  # queued behind the pieces
         assert view.state != "finished" and view.backlog_chars > 0
-        view._feed_backlog()  # one piece, as the next loop turn would
+        view.feed_one_piece()  # one piece, as the next loop turn would
         view.cancel()
         assert view.state == "cancelled" and view.backlog_chars == 0
         assert len(view.answer_text()) < ONE_MB  # only what was fed was ever shown

@@ -121,10 +121,7 @@ def test_trial_waiting(snap_compare, tmp_path):
         await pilot.press("enter")
         view = app.screen.query_one(StreamView)
         await settle(pilot, lambda: view.state == "waiting")
-        view._waiting_timer.pause()  # the dots move every 250 ms: freeze the first frame
-        view._waiting_frame = 0
-        view._live = [view._waiting_strip()]
-        view.refresh()
+        view.hold_waiting(0)  # the dots move every 250 ms: freeze the first frame
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 

@@ -4,8 +4,8 @@ a pooled cell of people who differ keeps its coverage with the report's interval
 
 from __future__ import annotations
 
-from analysis.validation_grid import grid_cells, run_grid
-from uxlab.plan.pooled_validation import PooledCell, run_pooled_cell
+from benchmarks.support.pooled_validation import PooledCell, run_pooled_cell
+from benchmarks.support.validation_grid import grid_cells, run_grid
 
 
 def test_steep_observer_between_levels_keeps_its_coverage():

@@ -259,7 +259,7 @@ def test_expect_head_accepts_the_head_or_an_earlier_one_and_refuses_a_rewritten_
         "log leads to it unchanged, and 1 entry was added since" in n for n in report.notes
     )
     # the whole log rewritten consistently (triggers dropped, every chain value recomputed)
-    from uxlab.store.audit import _chain
+    from uxlab.store.audit import chain_value
 
     conn = sqlite3.connect(db)
     conn.executescript("DROP TRIGGER audit_no_update;")
@@ -268,7 +268,7 @@ def test_expect_head_accepts_the_head_or_an_earlier_one_and_refuses_a_rewritten_
         "SELECT seq, at, action, subject, sha256, detail FROM audit ORDER BY seq"
     ).fetchall():
         at = at.replace("2", "3", 1) if seq == 2 else at
-        prev = _chain(prev, at, action, subject, sha, detail)
+        prev = chain_value(prev, at, action, subject, sha, detail)
         conn.execute("UPDATE audit SET at = ?, chain = ? WHERE seq = ?", (at, prev, seq))
     conn.execute(
         "CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit "

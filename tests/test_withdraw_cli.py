@@ -20,7 +20,7 @@ from helpers.cli import exits
 from uxlab.cli import EXIT_INPUT, EXIT_OK, EXIT_PARTIAL
 from uxlab.store import Store
 from uxlab.store.invitations import participant_for_code
-from uxlab.store.lease import CREATE_LEASES, process_started
+from uxlab.store.lease import process_started
 
 REPO = Path(__file__).resolve().parents[1]
 STUDY = REPO / "studies" / "quickstart.toml"
@@ -203,7 +203,6 @@ def test_a_session_running_in_a_live_process_is_not_deleted_under_it(db, capsys)
     runner = subprocess.Popen(["sleep", "60"])  # a live process holding the session's lease
     try:
         conn = sqlite3.connect(db)
-        conn.execute(CREATE_LEASES)
         conn.execute(
             "INSERT INTO session_leases VALUES (?, ?, ?, ?, '2026-12-03T00:00:00', 0)",
             (session_id, socket.gethostname(), runner.pid, process_started(runner.pid)),
@@ -228,7 +227,6 @@ def test_a_session_live_on_another_host_is_not_deleted_until_it_is_stale(db, cap
     (session_id,) = sessions_of(db, WITHDRAWN)
     now = time.time()
     conn = sqlite3.connect(db)
-    conn.execute(CREATE_LEASES)
     conn.execute(
         "INSERT INTO session_leases VALUES (?, 'lab-pc-2', 4242, NULL, '2026-12-03T00:00:00', ?)",
         (session_id, now - 600.0),

@@ -3,7 +3,7 @@ kind of value each holds.
 
 `uxlab.store.export` writes a trial table from these groups and `analysis.trial_table` reads
 one with them, so a column is named once: a column the export writes and this spec does not
-list cannot be written (tests/test_trial_table_spec.py), and the analysis never mistakes a
+list cannot be written, and the analysis never mistakes a
 listed column for a design factor. The package imports nothing (not uxlab, not analysis), so
 both layers may read it while analysis still never imports uxlab (import-linter contracts in
 pyproject.toml).

@@ -1,10 +1,10 @@
 """Keep the cyclic garbage collector's long pauses out of the streams a participant watches.
 
 CPython's collector runs a *full* collection (generation 2) now and then; over the study
-runner's heap (Textual, the store, the study, every screen so far) one takes 35-50 ms, and
-it runs whenever the allocation counters say so: in about one trial in four it ran while a
-stream played and held the event loop, so one chunk reached the screen 40-100 ms late
-(`benchmarks/study_runner_timing.py` with a collector log; the 10 ms schedule, idle).
+runner's heap (Textual, the store, the study, every screen so far) one takes tens of ms,
+and it runs whenever the allocation counters say so, also while a stream plays: it held
+the event loop and a chunk reached the screen that much late (measured in
+docs/explanation/timing.md, "Garbage collection").
 
 `CollectorPacing` moves that work to where nothing is timed:
 

@@ -11,7 +11,7 @@ stored `chunk` events as dicts) into the fidelity columns of README contract 2
 `frame_shared_share` is the share of chunks (after the first painted one) that reached
 the screen in the same frame as the chunk before them. `drift_ms` is the median lateness
 of the last k chunks minus that of the first k (k = a quarter of the chunks, at most 200,
-as in `benchmarks/timing_fidelity.py`; shown lateness where painted, else handed): how
+as in the timing benchmark; shown lateness where painted, else handed): how
 far the stream slipped while it played. Only chunks with text count.
 
 `Tolerance` is a study's `[timing]` limit; `outside_tolerance` says why a trial is off.

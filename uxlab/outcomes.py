@@ -4,7 +4,7 @@
 so it goes into SQLite, CSV and JSON as that text. `FINISHED` are the outcomes of a trial
 that played to its end and was answered; `interrupted` is set by the store alone, for a trial
 in flight when its process stopped. `trial_table_spec.OUTCOMES` (contract 2 as data, which
-the analysis reads) lists the same values; tests/test_outcomes.py checks they agree.
+the analysis reads) lists the same values, and a test checks they agree.
 """
 
 from __future__ import annotations

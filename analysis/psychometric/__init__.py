@@ -26,15 +26,15 @@ from a grid of starting points and refined by a box-constrained Levenberg-Marqua
 datasets are refitted all at once in numpy, warm-started at the MLE; percentile (the
 default) or BCa intervals (jackknife acceleration over trials, or over blocks for the
 beta-binomial). Percentile is the default because it held its coverage across our recovery
-grid, while BCa under-covered (down to ~0.80) for steep observers whose threshold
-bootstrap distribution is lumpy (see benchmarks/psychometric_recovery.py). By default a
+grid, while BCa under-covered for steep observers whose threshold bootstrap distribution
+is lumpy (docs/explanation/statistics.md). By default a
 second bootstrap from the MLE with a shallower width (its 84th bootstrap percentile or, for a
 single curve, the widest width whose profile likelihood is within 0.5 of the maximum, m,
 guess and lapse refitted there, if that is wider: `profile_width`) widens each interval to
 the union of both (a one-point version of Wichmann & Hill's 2001b sensitivity analysis):
-the bootstrap from the MLE alone under-covered (0.88-0.93) because small samples
-overestimate slopes, and so did its 84th percentile for people with ~5 trials per level
-(0.88-0.92: a near-step fit bootstraps into near-steps). Both bootstraps draw their
+the bootstrap from the MLE alone under-covered because small samples overestimate slopes,
+and so did its 84th percentile for people with ~5 trials per level (a near-step fit
+bootstraps into near-steps). Both bootstraps draw their
 datasets from the same uniforms (inverse-CDF sampling), so a sensitivity dataset is often
 one the main bootstrap already fitted, or close to one, and its refit starts there;
 identical datasets are fitted once (`batch_mle.refit`).
@@ -58,7 +58,7 @@ from analysis.psychometric.groups import (
     tidy_thresholds,
 )
 from analysis.psychometric.inputs import PsychometricInputError, aggregate_trials, check_counts
-from analysis.psychometric.ml_fit import _build_layout, _grid_starts, _Spec, _threshold_logs
+from analysis.psychometric.ml_fit import FitSpec, _grid_starts, _threshold_logs, build_layout
 from analysis.psychometric.multi import MultiConditionFitter
 from analysis.psychometric.resampling import _intervals
 from analysis.psychometric.single import DEFAULT_LEVELS, PsychometricFitter
@@ -66,15 +66,15 @@ from analysis.psychometric.single import DEFAULT_LEVELS, PsychometricFitter
 __all__ = [
     "DEFAULT_LEVELS",
     "THRESHOLD_COLUMNS",
+    "FitSpec",
     "MultiConditionFitter",
     "PsychometricFitter",
     "PsychometricInputError",
-    "_Spec",
-    "_build_layout",
     "_grid_starts",
     "_intervals",
     "_threshold_logs",
     "aggregate_trials",
+    "build_layout",
     "check_counts",
     "fit_by_group",
     "population_threshold",

@@ -124,7 +124,7 @@ def population_threshold(
     weights = np.zeros((n_boot, people))
     np.add.at(weights, (np.repeat(np.arange(n_boot), people), draws.ravel()), 1.0)
     k_boot, n_boot_tot = weights @ per_k, weights @ per_n
-    res = pooled._result
+    res = pooled.result_
     k_rise = k_boot if pooled.direction_ == "rising" else n_boot_tot - k_boot
     theta, ll, _ = maximise(
         res.layout, np.tile(res.theta, (n_boot, 1)), k_rise, n_boot_tot, **BOOT_TOLERANCES
@@ -176,7 +176,7 @@ def floored_threshold_frame(
             pooled._threshold_samples(levels)[1], est, None, None, "percentile", alpha
         )
         low, high = np.fmin(low, p_low), np.fmax(high, p_high)
-    res = pooled._result  # a pooled curve steeper than the levels show: over the gap
+    res = pooled.result_  # a pooled curve steeper than the levels show: over the gap
     low, high = widen_steep_tails(res.layout, res.theta, low, high)
     return pd.DataFrame(
         {

@@ -21,7 +21,7 @@ DEVIANCE_TIE = 1e-6  # deviances closer than this are equal (optimiser precision
 
 
 @dataclass
-class _Spec:
+class FitSpec:
     sigmoid: str
     guess: float | None
     lapse: float | None
@@ -31,7 +31,7 @@ class _Spec:
     width_penalty: bool = True
 
 
-def _build_layout(spec: _Spec, u: np.ndarray, cond: np.ndarray, n_cond: int) -> Layout:
+def build_layout(spec: FitSpec, u: np.ndarray, cond: np.ndarray, n_cond: int) -> Layout:
     """Parameter positions and bounds for n_cond conditions (see batch_mle.Layout)."""
     idx = np.full((n_cond, 5), -1, dtype=int)
     fixed = np.zeros((n_cond, 5))

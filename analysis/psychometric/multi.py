@@ -17,12 +17,12 @@ from analysis.psychometric.inputs import (
     check_counts,
 )
 from analysis.psychometric.ml_fit import (
+    FitSpec,
     _best_of,
-    _build_layout,
     _deviance,
     _deviance_p,
-    _Spec,
     _threshold_logs,
+    build_layout,
 )
 from analysis.psychometric.resampling import _intervals, _run_engine, _widest
 from analysis.psychometric.single import DEFAULT_LEVELS, PsychometricFitter, _ms_axis
@@ -38,7 +38,8 @@ class MultiConditionFitter(Fitter):
 
     Fitted attributes: conditions_, direction_, params_ (DataFrame, one row per condition),
     thresholds_ (condition, level, estimate, ci_low, ci_high, n_trials), loglik_,
-    deviance_, deviance_p_, n_boot_failed_.
+    deviance_, deviance_p_, n_boot_failed_, result_ (the fit on the engine's parameter
+    layout, as `PsychometricFitter.result_`).
     """
 
     def __init__(
@@ -87,7 +88,7 @@ class MultiConditionFitter(Fitter):
             self.sigmoid, self.guess, self.lapse, "binomial", self.direction
         ).fit(*aggregate_trials(x_col, r_col, field=stimulus, response_field=response), n_boot=0)
         direction = pooled.direction_
-        spec = _Spec(
+        spec = FitSpec(
             self.sigmoid,
             self.guess,
             self.lapse,
@@ -95,7 +96,7 @@ class MultiConditionFitter(Fitter):
             share_guess=share_guess,
             share_lapse=share_lapse,
         )
-        layout = _build_layout(spec, u, cond, len(keys))
+        layout = build_layout(spec, u, cond, len(keys))
         starts = self._starting_points(layout, spec, keys, singles, direction)
         k = k_yes if direction == "rising" else n - k_yes
         result = _run_engine(
@@ -114,7 +115,7 @@ class MultiConditionFitter(Fitter):
         self.direction_ = direction
         self.share_lapse_, self.share_guess_ = share_lapse, share_guess
         self.n_boot_, self.seed_, self.ci_method_ = n_boot, seed, ci_method
-        self._result = result
+        self.result_ = result
         self._n_by_cond = {key: float(n[cond == c].sum()) for c, key in enumerate(keys)}
         self.loglik_ = result.loglik
         self.deviance_ = float(_deviance(layout.psi(result.theta[None, :]), k, n)[0])
@@ -128,7 +129,7 @@ class MultiConditionFitter(Fitter):
     def _starting_points(
         self,
         layout: Layout,
-        spec: _Spec,
+        spec: FitSpec,
         keys: list[str],
         singles: dict[str, tuple],
         direction: str,
@@ -159,7 +160,7 @@ class MultiConditionFitter(Fitter):
         return starts
 
     def _params_table(self) -> pd.DataFrame:
-        r = self._result
+        r = self.result_
         rp = r.layout.row_params(r.theta[None, :])[0]
         rows = []
         for c, key in enumerate(self.conditions_):
@@ -177,7 +178,7 @@ class MultiConditionFitter(Fitter):
         return pd.DataFrame(rows).set_index("condition")
 
     def _thresholds_table(self) -> pd.DataFrame:
-        r = self._result
+        r = self.result_
         frames = []
         for c, key in enumerate(self.conditions_):
             est = _threshold_logs(r.layout, r.theta[None, :], self.levels, c)[0]
@@ -203,7 +204,7 @@ class MultiConditionFitter(Fitter):
     def predict(self, x, condition: str) -> np.ndarray:
         """Probability of "yes" at stimulus x (ms) in `condition`."""
         self._check_fitted()
-        r = self._result
+        r = self.result_
         c = self.conditions_.index(str(condition))
         u = np.log(np.asarray(x, dtype=float)).ravel()
         layout = Layout(

@@ -5,9 +5,8 @@ made shallower by "one SD" of its width. Taking that SD from the parametric boot
 84th percentile) conditions on the fit: a small sample whose answers happen to change
 sharply is fitted as a near-step, every dataset drawn from the near-step changes sharply
 too, their refits are steep again, and the 84th percentile stays at the step. With ~5
-trials per level that is a quarter of people (the demo's design: fitted widths ~0.5 ln ms
-against a true 1.6), and their intervals missed their own truth (per-person 95% intervals
-covered 0.88-0.92; benchmarks/person_interval_coverage.py).
+trials per level that is a quarter of people, and their intervals missed their own truth
+too often (measured in docs/explanation/statistics.md, "One person's interval").
 
 `shallowest_supported` asks the likelihood instead: the widest width whose profile
 log-likelihood (m, guess and lapse refitted at that width, width penalty included) is within

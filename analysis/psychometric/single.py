@@ -13,13 +13,13 @@ from analysis.batch_mle import Layout
 from analysis.fitter import Fitter
 from analysis.psychometric.inputs import aggregate_trials, check_counts
 from analysis.psychometric.ml_fit import (
+    FitSpec,
     _best_of,
-    _build_layout,
     _deviance,
     _deviance_p,
     _grid_starts,
-    _Spec,
     _threshold_logs,
+    build_layout,
 )
 from analysis.psychometric.resampling import _FitResult, _intervals, _run_engine, _widest
 from analysis.sigmoids import get_sigmoid
@@ -65,7 +65,9 @@ class PsychometricFitter(Fitter):
 
     Fitted attributes (after `fit`): params_, direction_, loglik_, deviance_, deviance_p_,
     thresholds_, summary, x_ms_, n_yes_, n_total_, boot_params_ (DataFrame, one row per
-    bootstrap fit), n_boot_failed_.
+    bootstrap fit), n_boot_failed_, result_ (the fit on the engine's parameter layout: its
+    `layout`, `theta`, counts `k` and `n`, bootstrap and jackknife draws; what the pooled,
+    contrast and interval code build on).
     """
 
     def __init__(
@@ -117,9 +119,9 @@ class PsychometricFitter(Fitter):
         x_ms, k_yes, n = check_counts(x, n_yes, n_total)
         order = np.argsort(x_ms, kind="stable")
         x_ms, k_yes, n = x_ms[order], k_yes[order], n[order]
-        spec = _Spec(self.sigmoid, self.guess, self.lapse, self.likelihood == "beta-binomial")
+        spec = FitSpec(self.sigmoid, self.guess, self.lapse, self.likelihood == "beta-binomial")
         u = np.log(x_ms)
-        layout = _build_layout(spec, u, np.zeros(u.size, dtype=int), 1)
+        layout = build_layout(spec, u, np.zeros(u.size, dtype=int), 1)
         starts = _grid_starts(layout, 1)
         directions = ["rising", "falling"] if self.direction == "auto" else [self.direction]
         counts = {"rising": k_yes, "falling": n - k_yes}
@@ -144,7 +146,7 @@ class PsychometricFitter(Fitter):
         self.n_boot_ = n_boot
         self.seed_ = seed
         self.ci_method_ = ci_method
-        self._result = result
+        self.result_ = result
         self._store(result)
         return self
 
@@ -168,7 +170,7 @@ class PsychometricFitter(Fitter):
         self.thresholds_ = self._threshold_table(self.levels)
 
     def _param_dict(self, theta: np.ndarray, arrays: bool = False) -> dict:
-        layout = self._result.layout if hasattr(self, "_result") else None
+        layout = self.result_.layout if hasattr(self, "result_") else None
         rp_idx, fixed = layout.idx[0], layout.fixed[0]
 
         def get(j):
@@ -180,7 +182,7 @@ class PsychometricFitter(Fitter):
         return out if arrays else {key: float(val[0]) for key, val in out.items()}
 
     def _threshold_samples(self, levels: Sequence[float]):
-        r = self._result
+        r = self.result_
         est = _threshold_logs(r.layout, r.theta[None, :], levels)[0]
         boot = _threshold_logs(r.layout, r.boot_theta, levels)
         jack = _threshold_logs(r.layout, r.jack_theta, levels)
@@ -189,11 +191,11 @@ class PsychometricFitter(Fitter):
     def _threshold_table(self, levels: Sequence[float]) -> pd.DataFrame:
         est, boot, jack = self._threshold_samples(levels)
         low, high = _intervals(
-            boot, est, jack, self._result.jack_weights, self.ci_method_, self.alpha
+            boot, est, jack, self.result_.jack_weights, self.ci_method_, self.alpha
         )
-        sens = _threshold_logs(self._result.layout, self._result.sens_theta, levels)
+        sens = _threshold_logs(self.result_.layout, self.result_.sens_theta, levels)
         low, high = _widest(low, high, sens, self.alpha)
-        low, high = widen_steep_tails(self._result.layout, self._result.theta, low, high)
+        low, high = widen_steep_tails(self.result_.layout, self.result_.theta, low, high)
         return pd.DataFrame(
             {
                 "level": list(levels),
@@ -225,7 +227,7 @@ class PsychometricFitter(Fitter):
     def predict(self, x) -> np.ndarray:
         """Probability of "yes" at stimulus x (ms)."""
         self._check_fitted()
-        r = self._result
+        r = self.result_
         u = np.log(np.asarray(x, dtype=float))
         layout = Layout(
             r.layout.sigmoid,
@@ -242,7 +244,7 @@ class PsychometricFitter(Fitter):
 
     def _summary_table(self) -> pd.DataFrame:
         """One row per parameter and threshold: estimate, se, CI, unit."""
-        r = self._result
+        r = self.result_
         rows = []
         boot = self._param_dict(r.boot_theta, arrays=True)
         jack = self._param_dict(r.jack_theta, arrays=True) if len(r.jack_theta) else None

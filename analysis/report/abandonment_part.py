@@ -107,7 +107,7 @@ def _kaplan_meier_blocks(data, s) -> list:
     blocks.append(
         Para(
             f"{len(s.sdata)} trials, {n_ev} abandoned. The clock starts at the send; "
-            + _censoring_sentence(data.kept)
+            + censoring_sentence(data.kept)
             + (
                 " Times are waiting time: the time spent answering mid-chain questions "
                 "(paused_ms) is taken off both the give-up (t_abandon_ms - paused_ms) "
@@ -221,7 +221,7 @@ def _aft_blocks(data, s) -> list:
     return blocks
 
 
-def _censoring_sentence(kept) -> str:
+def censoring_sentence(kept) -> str:
     """Where a trial that was not abandoned is censored, for the columns this table has."""
     has_end = "scheduled_end_ms" in kept.columns and kept["scheduled_end_ms"].notna().any()
     timed_out = " (a timed-out trial at the study's trial timeout when that is earlier)"

@@ -117,7 +117,7 @@ def fit_gap(fitter, condition: int = 0) -> tuple[float, float] | None:
     (`analysis.steep_tails.steep_gap_ms`), else None."""
     from analysis.steep_tails import steep_gap_ms
 
-    result = getattr(fitter, "_result", None)
+    result = getattr(fitter, "result_", None)
     return None if result is None else steep_gap_ms(result.layout, result.theta, condition)
 
 

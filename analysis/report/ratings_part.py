@@ -119,13 +119,13 @@ def rating_blocks(data) -> list:
     if r is None:
         return []
     return [
-        *_mos_blocks(data, r),
+        *mos_blocks(data, r),
         *_ordinal_blocks(data, r),
-        *_population_blocks(data, r),
+        *population_blocks(data, r),
     ]
 
 
-def _mos_blocks(data, r) -> list:
+def mos_blocks(data, r) -> list:
     """Scale, unrated abandoned trials, the MOS table and figure."""
     blocks: list = []
     stim = data.stimulus
@@ -209,7 +209,7 @@ def rated_range(data, column: str) -> tuple[float, float]:
     return float(rated.min()), float(rated.max())
 
 
-def _population_blocks(data, r) -> list:
+def population_blocks(data, r) -> list:
     """The acceptable-rating thresholds with participant effects."""
     blocks: list = []
     stim = data.stimulus

@@ -186,13 +186,13 @@ def write_report(data, out_dir: str | Path, raw_cells: bool = False) -> dict[str
     }
     paths["html"].write_text(render_html(blocks, title), encoding="utf-8")
     paths["markdown"].write_text(render_markdown(blocks, title), encoding="utf-8")
-    _write_table(data.thresholds, paths["thresholds"], raw_cells)
+    write_report_table(data.thresholds, paths["thresholds"], raw_cells)
     if data.score is not None:
         paths["score"] = out_dir / "score.csv"
-        _write_table(data.score, paths["score"], raw_cells)
+        write_report_table(data.score, paths["score"], raw_cells)
     if getattr(data, "costs", None) is not None:
         paths["costs"] = out_dir / "costs.csv"
-        _write_table(data.costs.table, paths["costs"], raw_cells)
+        write_report_table(data.costs.table, paths["costs"], raw_cells)
     return paths
 
 
@@ -207,7 +207,7 @@ def _kind_suffix(data, title: str) -> str:
     return " (simulated participants)" if simulated and "simulated" not in title.lower() else ""
 
 
-def _write_table(frame: pd.DataFrame, path: Path, raw_cells: bool = False) -> None:
+def write_report_table(frame: pd.DataFrame, path: Path, raw_cells: bool = False) -> None:
     """CSV with spreadsheet-safe cells (participant ids, labels; numbers as `%.6g`), or with
     every text as it is when `raw_cells`."""
     write_safe_csv(path, [str(c) for c in frame.columns], frame_rows(frame, "%.6g"), raw=raw_cells)

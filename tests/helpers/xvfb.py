@@ -1,4 +1,4 @@
-"""An X server for glass tests: Xvfb on a free display (`uxlab.glass.xserver`).
+"""An X server for glass tests: Xvfb on a free display (`benchmarks.support.xserver`).
 
 Xvfb and xterm are test requirements (CI installs them): without them `need_x()` fails the
 test with how to install them, unless `UXLAB_SKIP_GLASS=1` asks to skip glass tests on purpose.
@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from uxlab.glass.xserver import virtual_display as xvfb
+from benchmarks.support.xserver import virtual_display as xvfb
 
 __all__ = ["need_x", "xvfb"]
 

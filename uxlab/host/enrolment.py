@@ -22,8 +22,8 @@ PLATFORM_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 
 
 def salt_path(db: Path) -> Path:
-    """Where the enrolment salt of the study database `db` was kept before schema version 8
-    (a file that is now adopted into the database once)."""
+    """Where development builds before 0.1.0 kept the enrolment salt of the study database
+    `db` (a file that is now adopted into the database once)."""
     return db.with_name(db.name + ".enrol_salt")
 
 

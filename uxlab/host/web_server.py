@@ -440,7 +440,7 @@ def _size(msg: dict[str, Any]) -> tuple[int, int]:
 _CODE_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
-def _identify(ctx: WebHostContext, hello: dict[str, Any]) -> str | None:
+def identify_participant(ctx: WebHostContext, hello: dict[str, Any]) -> str | None:
     """The participant a hello names (an invitation code, or a platform id), or None."""
     code = hello.get("code")
     if isinstance(code, str) and code:
@@ -487,7 +487,7 @@ def make_app(ctx: WebHostContext) -> Starlette:
         if identified is None:
             return
         participant, hello = identified
-        if participant not in ctx.running and not await _make_room(ctx):
+        if participant not in ctx.running and not await make_room(ctx):
             ctx.log(f"{participant}: turned away, {ctx.max_open} sessions are in use")
             with suppress(Exception):
                 await ws.send_text(
@@ -540,7 +540,7 @@ async def _hello(ws: WebSocket, ctx: WebHostContext) -> tuple[str, dict[str, Any
             await ws.close(code=1008)
         await asyncio.sleep(ctx.close_tail_s)
         return None
-    participant = _identify(ctx, hello) if isinstance(hello, dict) else None
+    participant = identify_participant(ctx, hello) if isinstance(hello, dict) else None
     if participant is not None:
         return participant, hello
     async with ctx.refusing:  # parallel guesses wait in line; valid links do not
@@ -585,7 +585,7 @@ def _hostname(netloc: str) -> str:
     return netloc if port is None else netloc[: -len(port) - 1]
 
 
-async def _make_room(ctx: WebHostContext) -> bool:
+async def make_room(ctx: WebHostContext) -> bool:
     """Whether one more program may start: fewer than `max_open` programs have had a key
     within `idle_after_s`, and, with `max_open` running, the idlest one is hung up (its
     session paused) to make room. False: the study is full of active participants."""

@@ -12,8 +12,8 @@ contract says so). An attention check plays as a recorded trial in a study of an
 
 A new kind is one package here (a `TrialKind` subclass added to `_KINDS`) plus one view in
 `uxlab.tui.views` registered under its `view` name; `register` adds one from outside (a
-plug-in). tests/test_trial_kinds.py checks that every kind provides every part, and adds a
-toy kind that way.
+plug-in). The registry's test checks that every kind provides every part, and adds a toy
+kind that way.
 """
 
 from __future__ import annotations

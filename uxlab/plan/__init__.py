@@ -15,12 +15,4 @@ report's own pooled-threshold code:
   the table and the recommendation; `uxlab.plan.figure`: the contour figure.
 - `uxlab.plan.more_people`: the same machinery on a trial table (`uxlab report
   --more-participants K`).
-
-Two methods checks live here too, simulation judged by the real analysis (as the CLI,
-planning may import `analysis`; `uxlab.simulate` may not):
-
-- `uxlab.plan.adaptive_validation`: how many trials each adaptive procedure needs
-  (`benchmarks/adaptive_validation.py`).
-- `uxlab.plan.cluster_coverage`: how often the participant-resampled interval of the pooled
-  threshold holds the truth (`benchmarks/cluster_bootstrap_coverage.py`).
 """

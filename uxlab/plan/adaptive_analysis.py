@@ -9,9 +9,8 @@ jackknife-t interval (`analysis.report.build._adaptive_population`, which calls
 must predict the interval the report will print, so its adaptive cells are analysed with
 the same computation here, from the simulated counts (`mixed_threshold_counts`: the
 report's cells without the round trip through a trial table); the pooled batch
-(`analysis.population_batch`) stays the estimator of fixed designs.
-tests/test_plan_validation.py checks that both give the report's interval on the same
-answers.
+(`analysis.population_batch`) stays the estimator of fixed designs. Both give the
+report's interval on the same answers.
 """
 
 from __future__ import annotations

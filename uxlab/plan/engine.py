@@ -159,7 +159,7 @@ def run_chunk(spec: PlanSpec, first: int, last: int) -> dict[tuple[int, int], Ce
             k = np.stack([c[r][0][:p] for c in counts])
             n = np.stack([c[r][1][:p] for c in counts])
             if designs[r].adaptive is not None:  # the report's estimator there: see module
-                fit = _adaptive_cell(levels, k, n, spec.n_boot, seeds)
+                fit = adaptive_cell_figures(levels, k, n, spec.n_boot, seeds)
             else:
                 fit = population_thresholds_batch(
                     levels, k, n, n_boot=spec.n_boot, seeds=seeds, levels=LEVELS
@@ -170,19 +170,19 @@ def run_chunk(spec: PlanSpec, first: int, last: int) -> dict[tuple[int, int], Ce
     return out
 
 
-def _adaptive_cell(
+def adaptive_cell_figures(
     levels_ms: np.ndarray, k: np.ndarray, n: np.ndarray, n_boot: int, seeds: list[int]
 ):
     """The figures the report gives for each of S studies [S, P, L] of an adaptive design
     (a BatchThresholds): the pooled fit's directions first (without its intervals), the
-    random-intercept model's figures (`_adaptive_estimates`), then the pooled figures with
+    random-intercept model's figures (`apply_adaptive_figures`), then the pooled figures with
     their intervals only for the studies where the report keeps them; the same numbers as
-    `_adaptive_estimates` on the full pooled batch, without its intervals for studies that
+    `apply_adaptive_figures` on the full pooled batch, without its intervals for studies that
     do not use them."""
     from analysis.population_batch import population_thresholds_batch
 
     fit = population_thresholds_batch(levels_ms, k, n, levels=LEVELS, intervals=False)
-    kept = _adaptive_estimates(fit, levels_ms, k, n)
+    kept = apply_adaptive_figures(fit, levels_ms, k, n)
     if kept:
         studies = [s for s, _ in kept]
         pooled = population_thresholds_batch(
@@ -201,7 +201,7 @@ def _adaptive_cell(
     return fit
 
 
-def _adaptive_estimates(
+def apply_adaptive_figures(
     fit, levels_ms: np.ndarray, k: np.ndarray, n: np.ndarray
 ) -> list[tuple[int, bool]]:
     """Replace the pooled figures of `fit` (a BatchThresholds of S studies) by the ones the

@@ -30,11 +30,10 @@ from uxlab.plan.engine import LEVELS, PlanResults
 from uxlab.plan.grid import Reference, Target
 
 HEAVY_TAIL_RATIO = 1.5
-"""A cell's mean width over its median above which the plan calls the widths heavy-tailed.
-Measured at the 50% level with 50 studies per cell (8-24 people x 10-40 trials,
-2026-12-03): on a 1-up/2-down staircase the cells whose mean was stable had ratios
-1.04-1.29 and those with a runaway mean 1.57-30; QUEST+ 0.99-1.14, constant stimuli
-1.02-1.08. A lognormal spread of widths reaches 1.5 at an SD of 0.9 (ln width)."""
+"""A cell's mean width over its median above which the plan calls the widths heavy-tailed:
+between the ratios of cells whose mean was stable and of those whose mean ran away
+(measured in docs/how-to/plan-study.md, under `--target`). A lognormal spread of widths reaches 1.5
+at an SD of 0.9 (ln width)."""
 
 
 def level_tag(level: float) -> str:

@@ -10,9 +10,6 @@
   everything that imports `textual` in `uxlab/tui`).
 - `uxlab.simulate.truth_option`: the `--truth NAME=VALUE,...` text of `uxlab simulate` and
   `uxlab plan` (`parse_truth`, `check_truth`, `TruthError`).
-- Simulations judged by the real analysis live in `uxlab.plan` (only the CLI and planning
-  import `analysis`): `adaptive_validation` (how many trials the adaptive procedures need)
-  and `cluster_coverage` (how often the pooled threshold's interval holds the truth).
 """
 
 from uxlab.simulate.driver import (

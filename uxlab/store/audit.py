@@ -9,7 +9,7 @@ from typing import Any
 from uxlab.store.backend import Connection
 
 
-def _chain(prev: str, at: str, action: str, subject: str | None, sha: str, detail: str) -> str:
+def chain_value(prev: str, at: str, action: str, subject: str | None, sha: str, detail: str) -> str:
     text = "\x1f".join((prev, at, action, subject or "", sha, detail))
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -48,7 +48,7 @@ def read_audit_chain(conn: Connection) -> AuditChain:
         if not all(f is None or isinstance(f, str) for f in fields):
             out.broken = entry  # a value changed to a number or bytes
             continue
-        chain = _chain(prev, *fields)
+        chain = chain_value(prev, *fields)
         if chain != entry["chain"]:
             out.broken = entry
         prev = chain

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from uxlab.store.audit import _chain
+from uxlab.store.audit import chain_value
 from uxlab.store.backend import Connection
 from uxlab.store.digests import study_summary
 from uxlab.store.trial_digest import session_digest
@@ -45,8 +45,9 @@ class StoreBase:
         return datetime.fromtimestamp(self.clock(), UTC).isoformat(timespec="milliseconds")
 
     @contextmanager
-    def _write(self) -> Iterator[Connection]:
-        """One short write transaction, taken with BEGIN IMMEDIATE (no lock upgrades)."""
+    def write_transaction(self) -> Iterator[Connection]:
+        """One short write transaction, taken with BEGIN IMMEDIATE (no lock upgrades): every
+        statement in it is stored, or (on any error, the COMMIT's too) none is."""
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield self.conn
@@ -62,7 +63,7 @@ class StoreBase:
         at = self._now_iso()
         detail_json = json.dumps(detail, sort_keys=True, separators=(",", ":"))
         row = self.conn.execute("SELECT chain FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
-        chain = _chain(row[0] if row else "", at, action, subject, sha256, detail_json)
+        chain = chain_value(row[0] if row else "", at, action, subject, sha256, detail_json)
         self.conn.execute(
             "INSERT INTO audit (at, action, subject, sha256, detail, chain) VALUES (?,?,?,?,?,?)",
             (at, action, subject, sha256, detail_json, chain),
@@ -101,7 +102,7 @@ class StoreBase:
         (`uxlab.study.reproduce.stimulus_files`) and the file's path relative to the working
         folder (`location`, NULL when outside it), so `uxlab verify` can rebuild the stimuli.
         """
-        with self._write():
+        with self.write_transaction():
             self._register(study)
         return study.sha256
 
@@ -121,11 +122,10 @@ class StoreBase:
             "text": study.text,
             "summary": json.dumps(study_summary(study), sort_keys=True),
             "registered_at": self._now_iso(),
-            "stimuli": json.dumps(stimulus_files(study), sort_keys=True),  # schema version 4
+            "stimuli": json.dumps(stimulus_files(study), sort_keys=True),
             "location": _location(study.path),
         }
-        columns = {c[1] for c in self.conn.execute("PRAGMA table_info(studies)")}
-        names = [k for k in row if k in columns]  # a file still at an older schema (tests)
+        names = list(row)
         self.conn.execute(
             f"INSERT INTO studies ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
             [row[k] for k in names],

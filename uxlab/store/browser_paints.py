@@ -17,10 +17,9 @@ that holds the chunk and the browser is about to paint it). The host stores:
 - `parse_to_paint_ms`: from the mark's parse to that animation frame, on the page's clock
   alone (no clock mapping: exact to the page timer's resolution).
 
-The table is part of the versioned schema (version 7; the web host created it on first use,
-in SQLite only, before). Paints are written through the store (`record_paints(store, ...)`):
-the same SQL on SQLite and PostgreSQL, in one of the store's write transactions (on
-PostgreSQL under its advisory write lock). Rows go with their session (`ON DELETE
+Paints are written through the store (`record_paints(store, ...)`): the same SQL on SQLite
+and PostgreSQL, in one of the store's write transactions (on PostgreSQL under its advisory
+write lock). Rows go with their session (`ON DELETE
 CASCADE`), so a withdrawal deletes them. No address, token or user agent string is stored.
 """
 
@@ -65,7 +64,7 @@ def record_paints(store: StoreBase, paints: Iterable[ChunkPaint]) -> int:
     if not rows:
         return 0
     sessions = sorted({r[0] for r in rows})
-    with store._write() as conn:
+    with store.write_transaction() as conn:
         known = {
             r[0]
             for r in conn.execute(
@@ -88,13 +87,7 @@ def record_paints(store: StoreBase, paints: Iterable[ChunkPaint]) -> int:
 
 
 def read_paints(conn: Connection) -> dict[tuple[str, int], dict[int, ChunkPaint]]:
-    """Every stored paint: (session, trial) -> chunk index -> paint; empty without the table
-    (a database read as found, below schema version 7)."""
-    has = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'browser_paints'"
-    ).fetchone()
-    if not has:
-        return {}
+    """Every stored paint: (session, trial) -> chunk index -> paint."""
     out: dict[tuple[str, int], dict[int, ChunkPaint]] = {}
     for row in conn.execute(
         "SELECT session_id, trial_index, chunk_index, painted_ms, clock_uncertainty_ms, "

@@ -1,4 +1,4 @@
-"""The open-enrolment salt of a study database, kept in the database itself (schema version 8).
+"""The open-enrolment salt of a study database, kept in the database itself.
 
 Open enrolment (`uxlab host --enrol`) stores a participant as ``R-`` + a salted HMAC of the
 recruitment platform's id (`uxlab.host.enrolment`). The salt is one row of the table
@@ -7,9 +7,10 @@ write transactions (on PostgreSQL under its advisory write lock) and every later
 this host or another sharing the database, gets the same row. So one platform id is the
 same participant on every host, and `uxlab withdraw --enrolled` finds them anywhere.
 
-Before version 8 the salt was a file beside the database (`DB.enrol_salt`); when the table
-has no row yet and that file exists, its salt is adopted, so existing enrolments keep their
-ids. The salt is never exported (`uxlab export` writes its four tables only) nor logged.
+Development builds before 0.1.0 kept the salt in a file beside the database
+(`DB.enrol_salt`); when the table has no row yet and that file exists, its salt is adopted,
+so existing enrolments keep their ids. The salt is never exported (`uxlab export` writes its
+four tables only) nor logged.
 """
 
 from __future__ import annotations
@@ -38,10 +39,10 @@ def stored_salt(store: StoreBase) -> bytes | None:
 
 
 def enrolment_salt(store: StoreBase, salt_file: Path, *, make: bool) -> EnrolmentSalt | None:
-    """The database's salt; when it has none, the salt of `salt_file` (a file from before
-    schema version 8) is adopted, or with `make` a new random one is written. The first
-    writer wins: a host that lost the race gets the winner's salt. None when there is no
-    salt and `make` is false."""
+    """The database's salt; when it has none, the salt of `salt_file` (a file from a
+    development build before 0.1.0) is adopted, or with `make` a new random one is written.
+    The first writer wins: a host that lost the race gets the winner's salt. None when there
+    is no salt and `make` is false."""
     salt = stored_salt(store)
     if salt is not None:
         return EnrolmentSalt(salt, "stored")
@@ -49,7 +50,7 @@ def enrolment_salt(store: StoreBase, salt_file: Path, *, make: bool) -> Enrolmen
     if adopted is None and not make:
         return None
     candidate = adopted if adopted is not None else secrets.token_bytes(32)
-    with store._write() as conn:
+    with store.write_transaction() as conn:
         conn.execute(
             "INSERT INTO enrolment_salt (id, salt, made_at) VALUES (1, ?, ?) "
             "ON CONFLICT (id) DO NOTHING",

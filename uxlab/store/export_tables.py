@@ -35,7 +35,7 @@ ATTENTION_CONDITION = "attention-check"
 """`condition_id` of an attention check shown on its own screen: no stream, so no latency
 and empty factor columns (a check that streamed, as before, keeps its levels)."""
 RERUN_COLUMNS = spec.names(spec.RERUN)
-"""Only when a session queued a trial again (`requeued`, schema version 5), at the end: on a
+"""Only when a session queued a trial again (`requeued`) at the end: on a
 re-run, the trial_index of the attempt it replaces and why (`interrupted`, ...); on the
 replaced attempt, the trial_index of its re-run (and the same reason)."""
 FIDELITY_COLUMNS = spec.names(spec.FIDELITY)
@@ -239,15 +239,13 @@ def read_trials(
     rows = []
     optional = kind_columns()
     unmeasured: dict[tuple[str, int], dict[str, Any]] = {}  # stored before fidelity
-    trial_cols = {c["name"] for c in conn.execute("PRAGMA table_info(trials)")}
-    schedule_sha = "t.schedule_sha256" if "schedule_sha256" in trial_cols else "NULL"  # v4
     for r in conn.execute(
-        f"""
+        """
         SELECT st.study_id, s.study_sha256, t.session_id, s.participant, t.trial_index,
                t.block, t.practice, t.condition_id, t.levels, t.replay_id, t.seed,
                t.outcome, t.t_abandon_ms, t.shown_first_ms, t.shown_last_ms,
                t.scheduled_end_ms, t.attention, t.attention_ok, s.pilot, s.simulated,
-               t.timings, {schedule_sha} AS schedule_sha256, s.environment
+               t.timings, t.schedule_sha256, s.environment
         FROM trials t JOIN sessions s ON s.session_id = t.session_id
              JOIN studies st ON st.sha256 = s.study_sha256
         ORDER BY s.created_at, s.session_id, t.trial_index
@@ -325,10 +323,7 @@ def _shown_without_stream(
 
 
 def read_reruns(conn: Connection) -> dict[tuple[str, int], dict[str, Any]]:
-    """(session_id, trial_index) -> its `RERUN_COLUMNS` cells; empty before schema 5."""
-    tables = {r["name"] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    if "requeued" not in tables:
-        return {}
+    """(session_id, trial_index) -> its `RERUN_COLUMNS` cells."""
     out: dict[tuple[str, int], dict[str, Any]] = {}
     for r in conn.execute(
         "SELECT session_id, trial_index, of_index, reason FROM requeued ORDER BY 1, 2"
@@ -377,20 +372,18 @@ def read_sessions(
     conn: Connection, study: StudyColumns, answers: Answers
 ) -> tuple[Table, dict[str, Any]]:
     """sessions.csv, and each adaptive session's stored procedure state (by session id)."""
-    columns = {c["name"] for c in conn.execute("PRAGMA table_info(sessions)")}
-    adaptive = "s.adaptive" if "adaptive" in columns else "NULL"  # schema version 1
     rows = []
     env_keys: list[str] = []
     adaptive_keys: list[str] = []
     posteriors: dict[str, Any] = {}
     for r in conn.execute(
-        f"""
+        """
         SELECT s.session_id, s.participant, p.number AS participant_number, s.group_id,
                st.study_id, s.study_sha256, s.seed, s.state, s.pilot, s.simulated,
                s.resumed_count, s.created_at, s.updated_at, s.plan, s.environment,
                (SELECT COUNT(*) FROM trials t WHERE t.session_id = s.session_id)
                    AS n_trials_done,
-               {adaptive} AS adaptive
+               s.adaptive
         FROM sessions s JOIN participants p ON p.participant = s.participant
              JOIN studies st ON st.sha256 = s.study_sha256
         ORDER BY s.created_at, s.session_id
@@ -446,17 +439,10 @@ def _slug(track: str) -> str:
 
 def read_runs(conn: Connection) -> Table:
     """runs.csv: every start and resume with its environment (inside the read snapshot)."""
-    has_runs = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session_runs'"
-    ).fetchone()
     query = (
         "SELECT r.session_id, s.participant, r.run, r.kind, r.started_at, r.next_index, "
         "r.environment FROM session_runs r JOIN sessions s ON s.session_id = r.session_id "
         "ORDER BY s.created_at, r.session_id, r.run"
-        if has_runs  # schema version 3; before it, only the first run was kept
-        else "SELECT session_id, participant, 0 AS run, 'start' AS kind, "
-        "created_at AS started_at, 0 AS next_index, environment "
-        "FROM sessions ORDER BY created_at, session_id"
     )
     rows: list[dict[str, Any]] = []
     env_keys: list[str] = []

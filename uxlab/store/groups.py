@@ -28,7 +28,7 @@ class GroupAllocation(StoreBase):
         if not groups:
             return None
         check_participant_id(participant)
-        with self._write():
+        with self.write_transaction():
             self._register(study)
             self._ensure_participant(participant)
             (current,) = self.conn.execute(

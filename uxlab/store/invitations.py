@@ -6,8 +6,6 @@ stands for and when it was made, so a copy of the database holds no usable code.
 `participant_for_code(store, study_id, code)` finds the participant a code stands for,
 comparing hashes in constant time. No address or name is stored. `withdraw_invited` withdraws
 a participant and deletes their invitation (the code then opens nothing).
-
-The table `invitations` is part of the schema from version 6 on (created on first use before).
 """
 
 from __future__ import annotations
@@ -51,7 +49,7 @@ def create_invitations(store: Store, study_id: str, n: int) -> list[Invitation]:
     taken = {r[0] for r in store.conn.execute("SELECT participant FROM participants")}
     taken |= {r[0] for r in store.conn.execute("SELECT participant FROM invitations")}
     made: list[Invitation] = []
-    with store._write() as conn:
+    with store.write_transaction() as conn:
         for _ in range(n):
             participant = new_participant_id()
             while participant in taken:
@@ -97,6 +95,6 @@ def withdraw_invited(store: Store, participant: str) -> dict[str, int]:
     (`Store.withdraw` alone leaves the invitation, and the code would start a new session.)
     """
     counts = store.withdraw(participant)
-    with store._write() as conn:
+    with store.write_transaction() as conn:
         gone = conn.execute("DELETE FROM invitations WHERE participant = ?", (participant,))
     return {**counts, "invitations": gone.rowcount}

@@ -10,8 +10,6 @@ seen (`sessions.last_seen_s`) for the study's `stale_after_min`. The same proces
 its own lease again (a host serving many sessions, a test). `Store.close` gives the leases
 back; a killed process leaves a stale one behind. `holders` applies the same rule to list
 which unfinished sessions are in use now (the resume list of `uxlab run` marks them).
-
-The table is part of the schema from version 6 on (created on first use before).
 """
 
 from __future__ import annotations
@@ -23,12 +21,7 @@ from pathlib import Path
 
 from uxlab.store.backend import Connection
 from uxlab.store.records import InUse
-from uxlab.store.schema import MIGRATIONS, StoreError, _statements
-
-CREATE_LEASES = next(
-    statement for statement in _statements(MIGRATIONS[5]) if "session_leases" in statement
-)
-"""The table's definition (schema version 6), for tests that build an older file."""
+from uxlab.store.schema import StoreError
 
 
 @dataclass(frozen=True)

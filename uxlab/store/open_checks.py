@@ -22,9 +22,7 @@ Why `integrity_check`, not `quick_check`: `quick_check` checks each page and row
 that every index holds exactly its table's rows. A file whose indexes disagree with their
 tables passed it, took new sessions, and was then refused by the first reader that met the
 damage, leaving the new participants' data reachable only through `.recover`. The full check
-costs about twice as much: 0.27 s against 0.13 s on a 120 MB file of 1,000 simulated
-participants (19,000 trials, 398,022 events; `benchmarks/open_check_cost.py`, 2026-12-06,
-load average 3.3).
+costs about twice as much (docs/how-to/run-a-study.md, "When something goes wrong").
 
 One opener: a study database is opened only through SQLite, never with `open()`, while it may
 be in use. SQLite's locks are POSIX advisory locks, which belong to the process and the file:
@@ -54,7 +52,7 @@ from uxlab.store.schema import SCHEMA_VERSION, StoreError
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 CORE_TABLES = ("studies", "participants", "sessions", "trials", "responses", "events", "audit")
-"""Tables every uxlab study database has had since schema version 1."""
+"""Tables every uxlab study database has (a foreign file lacks some)."""
 LOW_DISK_BYTES = 1 << 20
 """Free space below which a failed write is reported as a full disk."""
 _NOTHING_CHANGED = "nothing was changed"
@@ -327,9 +325,7 @@ def _disk_is_full(path: Path) -> bool:
 def open_read_only(db: str | Path) -> Connection:
     """A read-only connection (`mode=ro`): an export cannot change the data.
 
-    For a PostgreSQL URL: a connection whose `BEGIN` is a READ ONLY snapshot. It does not
-    widen the 32-bit columns of a database made by an older uxlab (`uxlab.store.widen`):
-    it reads them as found, the same values the widened columns give.
+    For a PostgreSQL URL: a connection whose `BEGIN` is a READ ONLY snapshot.
     """
     if is_postgres(db):
         from uxlab.store.postgres import PostgresConnection

@@ -1,37 +1,37 @@
-"""The store's SQLite schema, its version, and the migrations from the first release on.
+"""The store's schema, its version, and how a database is upgraded after the first release.
 
-The version is kept in `PRAGMA user_version`; `MIGRATIONS[k]` takes a database from
-version k to k + 1 and runs in the same transaction that sets the new version, so a failed
-upgrade leaves the file as it was. A database made by a newer uxlab is refused, never
-"downgraded". Each applied step is also written to `schema_migrations` with its time.
+`SCHEMA` is the first release's schema, version 1: `migrate` writes it into an empty
+database. A change after that release is a new entry of `MIGRATIONS`, never an edit of
+`SCHEMA`, so a database an earlier release made is upgraded in place. The version is kept
+in `PRAGMA user_version` (on PostgreSQL: the highest version in `schema_migrations`); each
+step runs in the same transaction that sets the new version, so a failed upgrade leaves the
+file as it was, and is written to `schema_migrations` with its time. A database made by a
+newer uxlab is refused, never "downgraded".
 
 Tables:
   studies       every study file used: id, version, SHA-256 and full text; its stimulus
-                files' SHA-256 and where it was run from (schema version 4)
+                files' SHA-256 and where it was run from
   participants  pseudonymous ids, their sequential number (Latin-square row) and group
   sessions      one run of a participant through a study: state machine, environment
                 (of the first run), the planned trial list (JSON), pilot/simulated flags,
-                resume count, the adaptive procedures' state (JSON; schema version 2)
+                resume count, the adaptive procedures' state (JSON)
   session_runs  one row per start or resume of a session: when, and that run's
-                environment with its timing warnings (JSON; schema version 3)
+                environment with its timing warnings (JSON)
   trials        planned condition and seed, outcome, timings, attention result, the
-                SHA-256 of the schedule played (schema version 4)
+                SHA-256 of the schedule played
   requeued      trials queued again at the end of their session: the attempt replaced,
-                the planned trial re-run and why, e.g. `interrupted` (schema version 5)
+                the planned trial re-run and why, e.g. `interrupted`
   responses     one row per question answered (trial_index -1: end-of-study questions)
   events        every emitted chunk and key press of a trial
   counters      persistent counters: participant numbers, between-group allocation
   refusals      a count of declined consents (no ids)
   audit         append-only log: create, run, resume, finish, export, delete, refuse, ...
-
-  session_leases which process runs a session now (`uxlab.store.lease`; schema version 6,
-                created on first use before)
+  session_leases which process runs a session now (`uxlab.store.lease`)
   invitations   invitation codes' SHA-256 and the participant each stands for
-                (`uxlab.store.invitations`; schema version 6, created on first use before)
+                (`uxlab.store.invitations`)
   browser_paints when each chunk was painted in a participant's browser tab
-                (`uxlab.store.browser_paints`; schema version 7, created on first use before)
-  enrolment_salt the open-enrolment salt, one row (`uxlab.store.enrolment_salt`; schema
-                version 8, a file beside the database before)
+                (`uxlab.store.browser_paints`)
+  enrolment_salt the open-enrolment salt, one row (`uxlab.store.enrolment_salt`)
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ import sqlite3
 from uxlab.errors import UxlabError
 from uxlab.store.backend import Connection
 
-_V1 = """
+SCHEMA = """
 CREATE TABLE studies (
     sha256        TEXT PRIMARY KEY,
     study_id      TEXT NOT NULL,
@@ -51,7 +51,11 @@ CREATE TABLE studies (
     path          TEXT NOT NULL,
     text          TEXT NOT NULL,
     summary       TEXT NOT NULL,          -- JSON: factors, questions, design (study.json)
-    registered_at TEXT NOT NULL
+    registered_at TEXT NOT NULL,
+    stimuli       TEXT,                   -- JSON [{path, sha256, ids}]: the stimulus files at
+                                          -- registration, paths relative to the study's folder
+    location      TEXT                    -- the study file's path relative to the working
+                                          -- folder it was run from (NULL if outside it)
 );
 CREATE TABLE participants (
     participant   TEXT PRIMARY KEY,
@@ -76,9 +80,19 @@ CREATE TABLE sessions (
     resumed_count INTEGER NOT NULL DEFAULT 0,
     created_at    TEXT NOT NULL,
     updated_at    TEXT NOT NULL,
-    last_seen_s   REAL NOT NULL           -- wall-clock seconds, for stale-slot detection
+    last_seen_s   REAL NOT NULL,          -- wall-clock seconds, for stale-slot detection
+    adaptive      TEXT                    -- JSON: the adaptive procedures' state, or NULL
 );
 CREATE INDEX sessions_participant ON sessions(participant);
+CREATE TABLE session_runs (
+    session_id    TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
+    run           INTEGER NOT NULL,       -- 0 = the start, k = the k-th resume
+    kind          TEXT NOT NULL CHECK (kind IN ('start','resume')),
+    started_at    TEXT NOT NULL,
+    next_index    INTEGER NOT NULL,       -- the trial this run started with
+    environment   TEXT NOT NULL,          -- JSON: terminal, size, frame cap, timing_warnings
+    PRIMARY KEY (session_id, run)
+);
 CREATE TABLE trials (
     session_id    TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
     trial_index   INTEGER NOT NULL,
@@ -100,7 +114,21 @@ CREATE TABLE trials (
     timings       TEXT,                   -- JSON: any further timings the runner gave
     started_at    TEXT NOT NULL,
     committed_at  TEXT,
+    schedule_sha256 TEXT,                 -- of the schedule played (`uxlab.study.reproduce`),
+                                          -- what `uxlab verify` rebuilds; NULL: not given
     PRIMARY KEY (session_id, trial_index)
+);
+-- Trials queued again at the end of a session (`Store.requeue_trial`): the re-run's own
+-- trial_index comes after the planned list; it plays the planned trial `root_index` again.
+CREATE TABLE requeued (
+    session_id    TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
+    trial_index   INTEGER NOT NULL,       -- the re-run's place (>= the planned list's length)
+    of_index      INTEGER NOT NULL,       -- the attempt it replaces (still stored, as it was)
+    root_index    INTEGER NOT NULL,       -- the planned trial it plays (index in sessions.plan)
+    reason        TEXT NOT NULL,          -- why: 'interrupted', ...
+    queued_at     TEXT NOT NULL,
+    PRIMARY KEY (session_id, trial_index),
+    UNIQUE (session_id, of_index)
 );
 CREATE TABLE responses (
     session_id    TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
@@ -140,57 +168,8 @@ CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
 BEGIN SELECT RAISE(ABORT, 'the audit table is append-only'); END;
 CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
 BEGIN SELECT RAISE(ABORT, 'the audit table is append-only'); END;
-"""
-
-_V2 = """
-ALTER TABLE sessions ADD COLUMN adaptive TEXT;  -- JSON: adaptive procedures' state, or NULL
-"""
-
-_V3 = """
-CREATE TABLE session_runs (
-    session_id    TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
-    run           INTEGER NOT NULL,       -- 0 = the start, k = the k-th resume
-    kind          TEXT NOT NULL CHECK (kind IN ('start','resume')),
-    started_at    TEXT NOT NULL,
-    next_index    INTEGER NOT NULL,       -- the trial this run started with
-    environment   TEXT NOT NULL,          -- JSON: terminal, size, frame cap, timing_warnings
-    PRIMARY KEY (session_id, run)
-);
--- Sessions from before version 3 keep their first run's environment (resumes were not kept).
-INSERT INTO session_runs (session_id, run, kind, started_at, next_index, environment)
-    SELECT session_id, 0, 'start', created_at, 0, environment FROM sessions;
-"""
-
-_V4 = """
--- SHA-256 of the schedule a trial played (`uxlab.study.reproduce.schedule_sha256`);
--- NULL for trials begun before version 4 (`uxlab verify` says they were not checked).
-ALTER TABLE trials ADD COLUMN schedule_sha256 TEXT;
--- JSON [{path, sha256, ids}]: the stimulus files when the study was registered, paths
--- relative to the study file's folder; NULL for studies registered before version 4.
-ALTER TABLE studies ADD COLUMN stimuli TEXT;
--- The study file's path relative to the working folder it was run from (NULL if outside).
-ALTER TABLE studies ADD COLUMN location TEXT;
-"""
-
-_V5 = """
--- Trials queued again at the end of a session (`Store.requeue_trial`): the re-run's own
--- trial_index comes after the planned list; it plays the planned trial `root_index` again.
-CREATE TABLE requeued (
-    session_id    TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
-    trial_index   INTEGER NOT NULL,       -- the re-run's place (>= the planned list's length)
-    of_index      INTEGER NOT NULL,       -- the attempt it replaces (still stored, as it was)
-    root_index    INTEGER NOT NULL,       -- the planned trial it plays (index in sessions.plan)
-    reason        TEXT NOT NULL,          -- why: 'interrupted', ...
-    queued_at     TEXT NOT NULL,
-    PRIMARY KEY (session_id, trial_index),
-    UNIQUE (session_id, of_index)
-);
-"""
-
-_V6 = """
--- Which process runs a session now (`uxlab.store.lease`). Before version 6 this table and
--- `invitations` were created on first use, so a database may hold them already.
-CREATE TABLE IF NOT EXISTS session_leases (
+-- Which process runs a session now (`uxlab.store.lease`).
+CREATE TABLE session_leases (
     session_id    TEXT PRIMARY KEY REFERENCES sessions(session_id) ON DELETE CASCADE,
     host          TEXT NOT NULL,
     pid           INTEGER NOT NULL,
@@ -199,19 +178,15 @@ CREATE TABLE IF NOT EXISTS session_leases (
     taken_s       REAL NOT NULL           -- wall-clock seconds
 );
 -- Invitation codes (`uxlab.store.invitations`): only each code's SHA-256 is kept.
-CREATE TABLE IF NOT EXISTS invitations (
+CREATE TABLE invitations (
     code_sha256   TEXT PRIMARY KEY,
     study_id      TEXT NOT NULL,
     participant   TEXT NOT NULL UNIQUE,
     created_at    TEXT NOT NULL
 );
-"""
-
-_V7 = """
 -- When each chunk was painted in a participant's browser tab (`uxlab.store.browser_paints`),
--- one row per chunk. Before version 7 the web host created it on first use (SQLite only), so
--- a database may hold it already.
-CREATE TABLE IF NOT EXISTS browser_paints (
+-- one row per chunk.
+CREATE TABLE browser_paints (
     session_id    TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
     trial_index   INTEGER NOT NULL,
     chunk_index   INTEGER NOT NULL,
@@ -220,21 +195,19 @@ CREATE TABLE IF NOT EXISTS browser_paints (
     parse_to_paint_ms REAL NOT NULL,      -- on the page's clock alone
     PRIMARY KEY (session_id, trial_index, chunk_index)
 );
-"""
-
-_V8 = """
 -- The open-enrolment salt (`uxlab.store.enrolment_salt`): one row, written once by the first
--- host to enrol a participant. Before version 8 it was a file beside the database.
-CREATE TABLE IF NOT EXISTS enrolment_salt (
+-- host to enrol a participant.
+CREATE TABLE enrolment_salt (
     id            INTEGER PRIMARY KEY CHECK (id = 1),
     salt          TEXT NOT NULL,          -- hex; never exported
     made_at       TEXT NOT NULL
 );
 """
+"""The first release's schema (version 1): what `migrate` writes into an empty database."""
 
-# MIGRATIONS[k] upgrades version k to k + 1. Version 0 is an empty file.
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8]
-SCHEMA_VERSION = len(MIGRATIONS)
+MIGRATIONS: list[str] = []
+"""`MIGRATIONS[k]` takes a database from version k + 1 to k + 2 (none before the first release)."""
+SCHEMA_VERSION = 1 + len(MIGRATIONS)
 
 
 class StoreError(UxlabError):
@@ -263,8 +236,9 @@ def migrate(conn: Connection, path: str, now_iso: str) -> int:
             "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
             "applied_at TEXT NOT NULL)"
         )
+        steps = [SCHEMA, *MIGRATIONS]  # steps[k] takes version k to k + 1 (0: an empty file)
         for k in range(version, SCHEMA_VERSION):
-            for statement in _statements(MIGRATIONS[k]):
+            for statement in _statements(steps[k]):
                 conn.execute(statement)
             conn.execute("INSERT INTO schema_migrations VALUES (?, ?)", (k + 1, now_iso))
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

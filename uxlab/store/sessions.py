@@ -40,7 +40,7 @@ class Sessions(StoreBase):
         environment = dict(environment or {})
         seed = study.seed if seed is None else int(seed)
         now_s, now = self.clock(), self._now_iso()
-        with self._write():
+        with self.write_transaction():
             self._register(study)
             number = self._ensure_participant(participant)
             row = self._latest_session(study, participant)
@@ -301,7 +301,7 @@ class Sessions(StoreBase):
             return None
         n_planned = session.n_planned if session.n_planned is not None else len(session.trials)
         now = self._now_iso()
-        with self._write():
+        with self.write_transaction():
             row = self.conn.execute(
                 "SELECT committed_at FROM trials WHERE session_id = ? AND trial_index = ?",
                 (session.id, of_index),
@@ -459,7 +459,7 @@ class Sessions(StoreBase):
             self._withdraw(session.participant)
             session.state = state
             return
-        with self._write():
+        with self.write_transaction():
             self.conn.execute(
                 "UPDATE sessions SET state = ?, updated_at = ?, last_seen_s = ? "
                 "WHERE session_id = ?",

@@ -83,7 +83,6 @@ from uxlab.store.records import (
 from uxlab.store.schema import StoreError, StoreUnreachable, migrate
 from uxlab.store.sessions import Sessions
 from uxlab.store.trials import Trials
-from uxlab.store.widen import widen_narrow_columns
 from uxlab.store.withdrawal import Withdrawal
 
 __all__ = [
@@ -129,8 +128,7 @@ class Store(GroupAllocation, Sessions, Trials, Withdrawal):
         A `postgresql://` URL opens that PostgreSQL database instead (`uxlab.store.postgres`):
         the same schema and guarantees, shared by several hosts; `busy_timeout_s` is then
         how long a write waits for a connection (a server away: restarting, failing over)
-        before it fails with StoreUnreachable. A database made by an older uxlab with 32-bit
-        number columns has them widened to 64-bit (`uxlab.store.widen`).
+        before it fails with StoreUnreachable.
         """
         if is_postgres(path):
             return cls._open_postgres(str(path), clock, busy_timeout_s)
@@ -172,7 +170,6 @@ class Store(GroupAllocation, Sessions, Trials, Withdrawal):
         try:
             store = cls(conn, conn.name, clock)
             migrate(conn, conn.name, store._now_iso())
-            widen_narrow_columns(store)  # 32-bit columns of a database made by older uxlab
         except BaseException:
             conn.close()
             raise
@@ -215,5 +212,5 @@ class Store(GroupAllocation, Sessions, Trials, Withdrawal):
 
     def record_export(self, digest: str, detail: dict[str, Any]) -> None:
         """Append an `export` entry to the audit log (the only write an export makes)."""
-        with self._write():
+        with self.write_transaction():
             self._audit("export", None, digest, detail)

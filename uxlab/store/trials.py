@@ -47,7 +47,7 @@ class Trials(StoreBase):
             raise StoreError(f"session {session.id}: no trial {trial_index} in the trial list")
         t = planned or session.trials[trial_index]
         now = self._now_iso()
-        with self._write():
+        with self.write_transaction():
             self.conn.execute(
                 "INSERT INTO trials (session_id, trial_index, block, practice, kind, "
                 "condition_id, levels, replay_id, seed, attention, outcome, started_at, "
@@ -82,7 +82,7 @@ class Trials(StoreBase):
         """
         if trial_index != session.next_index - 1:
             return False
-        with self._write():
+        with self.write_transaction():
             stored = self.conn.execute(
                 "SELECT (SELECT COUNT(*) FROM events WHERE session_id = ? AND trial_index = ?)"
                 " + (SELECT COUNT(*) FROM responses WHERE session_id = ? AND trial_index = ?)",
@@ -135,7 +135,7 @@ class Trials(StoreBase):
         )  # fmt: skip
         digest = trial_digest(stored)  # what verify recomputes from the stored rows
         now = self._now_iso()
-        with self._write():
+        with self.write_transaction():
             cur = self.conn.execute(
                 "UPDATE trials SET outcome = ?, attention_ok = ?, t_abandon_ms = ?, "
                 "shown_first_ms = ?, shown_last_ms = ?, scheduled_end_ms = ?, timings = ?, "
@@ -195,7 +195,7 @@ class Trials(StoreBase):
 
     def set_adaptive(self, session: Session, state: dict[str, Any]) -> None:
         """Keep the adaptive procedures' state (estimates, posterior) with the session."""
-        with self._write():
+        with self.write_transaction():
             self.conn.execute(
                 "UPDATE sessions SET adaptive = ? WHERE session_id = ?",
                 (json.dumps(state, sort_keys=True), session.id),
@@ -214,7 +214,7 @@ class Trials(StoreBase):
         """Store one event of the session, not of a trial (e.g. the terminal's size at a start
         or a resize between trials), at once, under `trial_index` -1 (`END_INDEX`)."""
         payload = json.dumps(data, sort_keys=True, separators=(",", ":"))
-        with self._write():
+        with self.write_transaction():
             (seq,) = self.conn.execute(
                 "SELECT COALESCE(MAX(seq), -1) + 1 FROM events WHERE session_id = ? "
                 "AND trial_index = ?",
@@ -245,7 +245,7 @@ class Trials(StoreBase):
                 session.study.end_questions, responses, "end questions"
             ).items()
         }
-        with self._write():
+        with self.write_transaction():
             self.conn.executemany(
                 "INSERT INTO responses VALUES (?,?,?,?,?) ON CONFLICT (session_id, trial_index, "
                 "question_id) DO NOTHING",

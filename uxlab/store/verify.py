@@ -59,7 +59,6 @@ from uxlab.store.verify_audit import (
     check_session,
 )
 from uxlab.store.verify_events import EVENT_KINDS, StoredTrial, event_problems
-from uxlab.store.widen import narrow_columns
 from uxlab.study.adaptive import AdaptivePlan, CommittedTrial
 from uxlab.study.design import Trial, design_trials
 from uxlab.study.loading import parse_study
@@ -111,7 +110,7 @@ class VerifyReport:
     n_live: int = 0
     """Live trials among `n_schedules`: only their profile, seed and source were compared."""
     n_unchecked: int = 0
-    """Trials without a stored schedule SHA-256 (begun before schema version 4)."""
+    """Trials stored without the SHA-256 of their schedule (`begin_trial` was not given one)."""
     n_event_trials: int = 0
     """Trials over (not in flight) whose stored events and timings were compared with the
     schedule rebuilt for them (`uxlab.store.verify_events`)."""
@@ -149,10 +148,6 @@ def _file_text_sha(path: Path) -> str | None:
         return _text_sha256(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError):
         return None
-
-
-def _columns(conn: Connection, table: str) -> set[str]:
-    return {c[1] for c in conn.execute(f"PRAGMA table_info({table})")}
 
 
 def verify_db(
@@ -193,27 +188,11 @@ def _checked_head(text: str) -> str:
 
 def _verify(conn: Connection, report: VerifyReport, cwd: Path) -> None:
     _check_audit(conn, report)
-    _note_narrow_columns(conn, report)
     _verify_studies(conn, report, cwd)
     present = {r[0] for r in conn.execute("SELECT session_id FROM sessions")}
     check_missing_sessions(report.ledger, present, lambda what: report.mismatches.append(
         Mismatch(what)
     ))  # fmt: skip
-
-
-def _note_narrow_columns(conn: Connection, report: VerifyReport) -> None:
-    """A PostgreSQL database an older uxlab made with 32-bit columns (`uxlab.store.widen`):
-    its values read as stored, but a lease's age may be up to 64 s off until it is widened."""
-    if not is_postgres(report.db):
-        return
-    narrow = narrow_columns(conn)
-    if narrow:
-        names = ", ".join(f"{c.table}.{c.column} ({c.now})" for c in narrow)
-        report.notes.append(
-            f"{len(narrow)} column(s) are 32-bit, made by an older uxlab: {names}; values read "
-            "as stored (an old lease's time was rounded to 128 s when written). The first "
-            "`uxlab run`, `host` or `export` on this database widens them (verify only reads)"
-        )
 
 
 def _check_audit(conn: Connection, report: VerifyReport) -> None:
@@ -264,10 +243,8 @@ def _check_head(chain: AuditChain, report: VerifyReport, expected: str) -> None:
 
 
 def _verify_studies(conn: Connection, report: VerifyReport, cwd: Path) -> None:
-    cols = _columns(conn, "studies")
-    extra = ", stimuli, location" if "stimuli" in cols else ", NULL, NULL"
     studies = conn.execute(
-        f"SELECT sha256, study_id, version, path, text{extra} FROM studies "
+        "SELECT sha256, study_id, version, path, text, stimuli, location FROM studies "
         "ORDER BY registered_at, rowid"
     ).fetchall()
     if not studies:
@@ -350,8 +327,8 @@ def _check_files(
     the trials' stimuli (`replay_id`s) whose files changed or are missing."""
     if stored is None:
         report.notes.append(
-            "no stimulus-file SHA-256 stored (the study was registered before schema "
-            "version 4): recordings are checked through the rebuilt schedules only"
+            "no stimulus-file SHA-256 stored with the study: recordings are checked "
+            "through the rebuilt schedules only"
         )
         return set()
     changed: set[str] = set()
@@ -438,15 +415,12 @@ def _check_plan_and_events(
     if derived is None:
         return
     answers = _answers_by_trial(conn, session_id)
-    has_sha = "schedule_sha256" in _columns(conn, "trials")
     adaptive = AdaptivePlan.for_study(study, seed)
     committed: list[CommittedTrial] = []
     bad_schedules: dict[str, list[int]] = defaultdict(list)
     rows = conn.execute(
         "SELECT trial_index, block, practice, kind, condition_id, levels, replay_id, seed, "
-        "attention, outcome, "
-        + ("schedule_sha256" if has_sha else "NULL")
-        + ", "
+        "attention, outcome, schedule_sha256, "
         + ", ".join(TIMING_COLUMNS)
         + ", timings FROM trials "
         "WHERE session_id = ? ORDER BY trial_index",
@@ -455,7 +429,7 @@ def _check_plan_and_events(
     reruns = _rerun_roots(conn, session_id)  # re-runs queued at the end play a planned trial
     timeout_s = study.abandon.timeout_s
     timeout_ms = None if timeout_s is None else timeout_s * 1000.0
-    events = _events_by_trial(conn, session_id) if has_sha else {}
+    events = _events_by_trial(conn, session_id)
     for idx, block, practice, kind, cond, levels_json, replay_id, t_seed, attention, *rest in rows:
         outcome, sha, *timing_values, extra_json = rest
         report.n_trials += 1
@@ -611,9 +585,7 @@ def _json_values(texts: list[str]) -> list[Any]:
 
 
 def _rerun_roots(conn: Connection, session_id: str) -> dict[int, int]:
-    """A re-run's trial_index -> the planned trial it plays (`requeued`, schema 5)."""
-    if not _columns(conn, "requeued"):
-        return {}
+    """A re-run's trial_index -> the planned trial it plays (`requeued`)."""
     return dict(
         conn.execute(
             "SELECT trial_index, root_index FROM requeued WHERE session_id = ?", (session_id,)
@@ -667,8 +639,8 @@ def format_report(report: VerifyReport, width: int = 80) -> str:
     if report.n_live:
         checked += f" ({report.n_live} live: profile, seed and source only)"
     if report.n_unchecked:
-        checked += f"; {report.n_unchecked} trial(s) without a stored schedule SHA-256 (begun "
-        checked += "before schema version 4) not rebuilt, their events not checked"
+        checked += f"; {report.n_unchecked} trial(s) without a stored schedule SHA-256 not "
+        checked += "rebuilt, their events not checked"
     checked += (
         f"; the events and timings of {report.n_event_trials} trial(s) "
         f"({report.n_chunk_events} chunk event(s)) compared with their rebuilt schedules"

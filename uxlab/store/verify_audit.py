@@ -45,7 +45,7 @@ from uxlab.study.questions import question_type
 from uxlab.study.spec import Question, Study
 
 AUDIT_TRIGGERS = ("audit_no_delete", "audit_no_update")
-"""The triggers that make the audit table append-only (schema version 1)."""
+"""The triggers that make the audit table append-only."""
 
 Say = Callable[[str, int | None], None]
 """Reports one mismatch of a session: what, and the trial it is about (or None)."""
@@ -71,8 +71,6 @@ class AuditLedger:
 
     sessions: dict[str, SessionEntries] = field(default_factory=dict)
     withdrawn: set[str] = field(default_factory=set)
-    unnamed_withdrawals: int = 0
-    """Sessions deleted by withdrawals whose entry does not name them (older uxlab)."""
 
     @classmethod
     def of(cls, chain: AuditChain) -> AuditLedger:
@@ -84,8 +82,6 @@ class AuditLedger:
                 ids = detail.get("session_ids")
                 if isinstance(ids, list):
                     ledger.withdrawn.update(str(i) for i in ids)
-                else:
-                    ledger.unnamed_withdrawals += int(detail.get("sessions") or 0)
                 continue
             if not isinstance(subject, str) or action not in _SESSION_ACTIONS:
                 continue
@@ -336,12 +332,10 @@ def _check_end_answers(
             )
         return
     detail = _detail(entry)
-    if "questions" not in detail:
-        return  # an entry of an older uxlab: the digest of what was given, not of the rows
     rows = [(q, v, real(rt)) for q, (v, rt) in sorted(stored.items())]
     if end_answers_sha256(session_id, rows) == entry["sha256"]:
         return
-    then, now = set(detail["questions"]), set(stored)
+    then, now = set(detail.get("questions", [])), set(stored)
     parts = [f"{q} (removed)" for q in sorted(then - now)]
     parts += [f"{q} (added)" for q in sorted(now - then)]
     same = sorted(then & now)
@@ -361,8 +355,6 @@ def check_missing_sessions(
         for sid, mine in ledger.sessions.items()
         if mine.create is not None and sid not in present and sid not in ledger.withdrawn
     ]
-    if len(missing) <= ledger.unnamed_withdrawals:
-        return  # withdrawals made before their entries named sessions account for them
     for sid, mine in missing:
         assert mine.create is not None
         n = len(mine.trials)

@@ -42,7 +42,7 @@ class Withdrawal(StoreBase):
         """The participant declined consent: keep only a count, delete the session."""
         if session.state not in ("created", "interrupted"):
             raise StoreError(f"session {session.id}: consent was already given")
-        with self._write():
+        with self.write_transaction():
             self.conn.execute(
                 "INSERT INTO refusals VALUES (?, ?)", (session.study.sha256, self._now_iso())
             )
@@ -55,7 +55,7 @@ class Withdrawal(StoreBase):
     def withdraw(self, participant: str) -> dict[str, int]:
         """Delete everything stored about a participant; the audit keeps counts, not content.
         Then `clear_remains` (what it could not clear is left for the caller to say)."""
-        with self._write():
+        with self.write_transaction():
             counts = self._delete_participant(participant, "delete")
         return counts
 

@@ -8,8 +8,8 @@ did-you-mean), a key only terminals with an extended keyboard protocol send, or 
 trial screen already takes (quitting, sending, scrolling the answer, answering questions).
 
 The key lists mirror what Textual's terminal parser reports from a terminal without the
-kitty keyboard protocol (tmux, xterm, the Linux console); `tests/test_study_keys.py`
-checks them against the installed Textual, so an upgrade that changes them fails there.
+kitty keyboard protocol (tmux, xterm, the Linux console); a test checks them against the
+installed Textual, so an upgrade that changes them fails there.
 This module does not import Textual (domain code never does).
 """
 

@@ -3,8 +3,8 @@
 Textual paints a change in four hops: the widget goes idle and posts `Update` to its
 screen, the screen goes idle and resumes its paused `screen_update` timer, and the timer
 fires on its own 1/MAX_FPS grid (4.17 ms at 240 FPS), which composes and writes the
-frame. The hops and the grid put 1.6-1.8 ms (p50) between a chunk and its frame, with an
-SD of 1.1-1.4 ms (measured with `benchmarks/timing_fidelity.py`, issue 20).
+frame. The hops and the grid add their own delay and spread between a chunk and its frame
+(docs/performance.md, "Direct frame request").
 
 `request_frame(widget)` does what the timer tick would do, at once: it hands the widget's
 pending scroll and repaint to its screen and runs the screen's update (layout when a scroll

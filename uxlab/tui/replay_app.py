@@ -7,7 +7,7 @@ or when the frame was queued where there is no terminal) with what the schedule 
 `Esc` stops the stream (abandonment), `q` quits.
 
 With `bench_json`, the app plays every recording once without input, writes the playback
-logs as JSON and exits (used by `benchmarks/timing_fidelity.py`).
+logs as JSON and exits (what the timing benchmark reads).
 """
 
 from __future__ import annotations

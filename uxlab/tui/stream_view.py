@@ -185,7 +185,7 @@ class StreamView(ScrollView, can_focus=True):
             self.state = "waiting"
             self._waiting_frame = 0
             self._live = [self._waiting_strip()]
-            self._waiting_timer = self.set_interval(0.25, self._tick_waiting)
+            self._waiting_timer = self.set_interval(0.25, self.tick_waiting)
             self._after_change(len(self._lines))
 
     def append(self, text: str, channel: str = "content") -> None:
@@ -279,8 +279,8 @@ class StreamView(ScrollView, can_focus=True):
         if text:
             self.frames.request(self)
 
-    def _feed_backlog(self) -> None:
-        """Feed one queued piece, as the next loop turn would."""
+    def feed_one_piece(self) -> None:
+        """Feed one queued piece now, as the next loop turn would."""
         self._backlog.feed_one()
 
     def apply_meta(self, meta: Meta) -> None:
@@ -300,6 +300,12 @@ class StreamView(ScrollView, can_focus=True):
     def finished_lines(self) -> tuple[Strip | _TextLine, ...]:
         """The cached finished lines (identity is stable while streaming)."""
         return tuple(self._lines)
+
+    @property
+    def drawn_strip_count(self) -> int:
+        """How many finished lines hold a built strip now: only drawn ones, at most about
+        four screens' worth (the rest stay plain text)."""
+        return len(self._drawn)
 
     @property
     def shows_markdown(self) -> bool:
@@ -577,12 +583,22 @@ class StreamView(ScrollView, can_focus=True):
     def _waiting_strip(self) -> Strip:
         return self._strip(WAITING_FRAMES[self._waiting_frame % 3], self._style("waiting"))
 
-    def _tick_waiting(self) -> None:
+    def tick_waiting(self) -> None:
+        """Move the waiting indicator one frame on (its timer does every 250 ms)."""
         if self.state != "waiting":
             return
         self._waiting_frame += 1
         self._live = [self._waiting_strip()]
         self.refresh_lines(len(self._lines), 1)
+
+    def hold_waiting(self, frame: int = 0) -> None:
+        """Stop the waiting indicator's timer and show its frame `frame` (a still picture,
+        for screenshots); the dots stay until text comes."""
+        self._stop_waiting()
+        if self.state == "waiting":
+            self._waiting_frame = frame
+            self._live = [self._waiting_strip()]
+            self.refresh()
 
     def _stop_waiting(self) -> None:
         if self._waiting_timer is not None:

@@ -17,7 +17,7 @@ SERVED_KEPT = 1000
 GIL_SWITCH_S = 0.0005
 """The server's interpreter switch interval (default 5 ms): while a thread shapes a
 schedule, the event loop gets the interpreter back within 0.5 ms instead of 5
-(`benchmarks/serve_shaping_off_loop.py`)."""
+(docs/performance.md, "Shaping off the event loop")."""
 
 
 class ServeError(UxlabError):

@@ -16,9 +16,9 @@ from uxlab.streams.recording import Recording
 
 SERVE_WAIT = "timer"
 """How each served stream waits for a chunk's deadline: the asyncio timer alone, no spinning
-(`uxlab.clock.MonotonicClock`); measured as punctual as spinning with many streams for
-about 0.6x the CPU per chunk (`benchmarks/serve_concurrency.py --waits timer,spin`).
-``UXLAB_CLOCK_WAIT`` overrides it."""
+(`uxlab.clock.MonotonicClock`): a server playing many streams has no core to spare for a
+1 ms spin per chunk (docs/performance.md compares the waits). ``UXLAB_CLOCK_WAIT``
+overrides it."""
 
 
 def serve_clock() -> MonotonicClock:

@@ -1,8 +1,8 @@
 """The question types: one module per type, each a `QuestionType` (`base`), registered here.
 
 A new type is one module here (a `QuestionType` subclass added to `_TYPES`) plus one widget
-factory in `uxlab.tui.questions` registered under the same name; tests/test_question_types.py
-checks that every type has both and a simulated answer.
+factory in `uxlab.tui.questions` registered under the same name; the registry's test checks
+that every type has both and a simulated answer.
 """
 
 from uxlab.study.questions.base import AskedQuestion, FieldReader, Judge, QuestionType

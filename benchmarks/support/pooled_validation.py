@@ -20,7 +20,7 @@ A cell is a study: N participants x who they are x how the latencies were chosen
   participant bootstrap and with the jackknife-t
   (`analysis.small_sample_interval.mixed_threshold_small_n`); or, with `adaptive =
   "psychometric-mixed"`, the random-intercept psychometric function with guess and lapse
-  (`analysis.psychometric_mixed`) with the jackknife-t.
+  (`benchmarks.support.psychometric_mixed`) with the jackknife-t.
 
 `run_pooled_cell` returns per level: coverage of each interval, relative bias of the
 estimate and the median interval width (high / low); with `n_boot = 0` only the
@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
-from uxlab.plan.adaptive_validation import HIGH_MS, LOW_MS, TrueObserver
+from benchmarks.support.adaptive_validation import HIGH_MS, LOW_MS, TrueObserver
 
 POP_MS, WIDTH_LN, SD_LN = 800.0, 1.0, 0.3
 LEVELS = (0.25, 0.5, 0.75)
@@ -49,7 +49,7 @@ ADAPTIVE_TRIALS = 48
 OBSERVERS = ("alike", "differing", "skewed")
 DESIGNS = ("fixed", "staircase", "quest")
 # the adaptive designs' estimators: the random-intercept logit (analysis.ratings) and the
-# random-intercept psychometric function with guess and lapse (analysis.psychometric_mixed)
+# random-intercept psychometric function with guess and lapse (support.psychometric_mixed)
 ADAPTIVE_ESTIMATORS = ("logit-mixed", "psychometric-mixed")
 GAMMA_SHAPE = 2.0
 _LOGISTIC_SCALE = WIDTH_LN / (2 * math.log(9))
@@ -125,7 +125,7 @@ def fit_pooled_study(
     )
 
     if design != "fixed" and adaptive == "psychometric-mixed":
-        from analysis.psychometric_mixed import mixed_psychometric_thresholds
+        from benchmarks.support.psychometric_mixed import mixed_psychometric_thresholds
 
         tables = mixed_psychometric_thresholds(df, "x", "y", "participant", rising=True)
         return {"jackknife-t": tables["population"]}

@@ -15,7 +15,11 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from analysis.psychometric import PsychometricFitter
-from analysis.simulate_observers import log_spaced_levels, simulate_counts, true_threshold_ms
+from benchmarks.support.simulate_observers import (
+    log_spaced_levels,
+    simulate_counts,
+    true_threshold_ms,
+)
 
 
 @dataclass(frozen=True)

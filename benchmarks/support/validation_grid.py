@@ -11,8 +11,8 @@ import time
 import numpy as np
 
 from analysis.psychometric import PsychometricFitter
-from analysis.psychometric_recovery import Cell, simulate_cell
-from analysis.simulate_observers import true_threshold_ms
+from benchmarks.support.psychometric_recovery import Cell, simulate_cell
+from benchmarks.support.simulate_observers import true_threshold_ms
 
 N_LEVELS, SPAN = 7, 16.0
 BETWEEN = SPAN ** (1.0 / (2 * (N_LEVELS - 1)))  # half a level step: threshold between levels

@@ -2,7 +2,7 @@
 
 Pure numpy (no uxlab, no fitter code). An observer judges a chain of ``n_steps`` model
 calls, each with time to first token ``call_ttft_ms``, as "too slow" with the probability
-of `analysis.simulate_observers.p_yes` at the *effective latency*::
+of `benchmarks.support.simulate_observers.p_yes` at the *effective latency*::
 
     effective_ms = call_ttft_ms * n_steps ** k
 
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from analysis.simulate_observers import p_yes
+from benchmarks.support.simulate_observers import p_yes
 
 TRUTHS = {"end-to-end": 1.0, "per-call": 0.0}
 
