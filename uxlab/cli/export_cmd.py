@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from uxlab.cli.options import add_raw_cells_argument, database_arg, db_name
 from uxlab.cli.places import output_for
-from uxlab.cli.raw_cells import add_raw_cells_argument
-from uxlab.store.dialect import database_arg, db_name
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

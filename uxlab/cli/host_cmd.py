@@ -16,8 +16,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from uxlab.cli.options import add_db_option, db_name
 from uxlab.cli.places import host_files_beside
-from uxlab.store.dialect import database_arg, db_name
 
 
 def register(subparsers: Any) -> None:
@@ -31,13 +31,7 @@ def register(subparsers: Any) -> None:
         "the host key is kept beside the database (DB.ssh_host_key).",
     )
     parser.add_argument("study", metavar="STUDY.toml", help="the study file")
-    parser.add_argument(
-        "--db",
-        type=database_arg,
-        metavar="PATH|URL",
-        help="study database: a SQLite file (default results/<id>.sqlite) or a "
-        "postgresql:// URL shared by several hosts",
-    )
+    add_db_option(parser)
     parser.add_argument(
         "--ssh",
         type=int,

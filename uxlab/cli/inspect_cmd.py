@@ -19,7 +19,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from uxlab.cli.inspect_costs import add_price_arguments
+from uxlab.cli.options import add_price_arguments
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -84,9 +84,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _inspect(args: argparse.Namespace) -> int:
     from uxlab.cli import CliError
-    from uxlab.cli.inspect_costs import cost_column, cost_record, legend, price_choice
+    from uxlab.cli.inspect_costs import cost_column, cost_record, legend
     from uxlab.cli.inspect_costs import summary_lines as cost_summary
     from uxlab.cli.inspect_table import rows, write_table
+    from uxlab.cli.options import price_choice
     from uxlab.streams.aiperf_run import is_aiperf_run
     from uxlab.streams.inspect_load import inspect_paths
     from uxlab.streams.metrics import nest

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from uxlab.store.dialect import database_arg, db_name
+from uxlab.cli.options import add_db_option, db_name
 
 
 def register(subparsers: Any) -> None:
@@ -31,13 +31,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--participant", metavar="ID", help="pseudonymous participant id (default: asked)"
     )
-    parser.add_argument(
-        "--db",
-        type=database_arg,
-        metavar="PATH|URL",
-        help="study database: a SQLite file (default results/<id>.sqlite) or a "
-        "postgresql:// URL shared by several hosts",
-    )
+    add_db_option(parser)
     parser.add_argument(
         "--pilot", action="store_true", help="mark the session as a pilot (kept apart in analysis)"
     )

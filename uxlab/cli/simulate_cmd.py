@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from uxlab.cli.hints import after_database
-from uxlab.store.dialect import database_arg, db_name
+from uxlab.cli.options import add_db_option, db_name
 
 
 def register(subparsers: Any) -> None:
@@ -30,13 +30,7 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("study", metavar="STUDY.toml", help="the study file")
     p.add_argument("--participants", "-n", type=int, default=10, metavar="N", help="default 10")
-    p.add_argument(
-        "--db",
-        type=database_arg,
-        metavar="PATH|URL",
-        help="study database: a SQLite file (default results/<id>.sqlite) or a "
-        "postgresql:// URL shared by several hosts",
-    )
+    add_db_option(p)
     p.add_argument("--seed", type=int, default=0, help="simulation seed (default 0)")
     truth = p.add_mutually_exclusive_group()
     truth.add_argument(
@@ -86,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     import math
 
     from uxlab.cli import CliError
-    from uxlab.simulate import parse_truth, simulate_cohort
+    from uxlab.simulate import parse_truth, refuse_unsimulatable, simulate_cohort
     from uxlab.store import Store, default_db_path
     from uxlab.study import load_study
 
@@ -106,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     if args.time_scale != 1.0 and not args.through_ui:
         raise CliError("--time-scale only applies with --through-ui (the virtual clock is instant)")
     study = load_study(args.study)
-    refuse_live_study(study)
+    refuse_unsimulatable(study)
     db = args.db if args.db is not None else default_db_path(study)
     if args.through_ui:
         return _run_through_ui(args, study, db, truth)
@@ -177,13 +171,3 @@ def _run_through_ui(args: argparse.Namespace, study: Any, db: Path, truth: Any) 
     )
     print("\n".join(after_database(db)))
     return 0
-
-
-def refuse_live_study(study) -> None:
-    """Raise a CliError when simulated participants cannot take `study` (its kind says
-    why: a live study sends its prompts to a live model)."""
-    from uxlab.cli import CliError
-
-    problem = study.kind.simulate_problem
-    if problem is not None:
-        raise CliError(f"{study.path}: cannot simulate study {study.id!r}: {problem}")

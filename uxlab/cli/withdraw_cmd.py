@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from uxlab.store.dialect import database_arg, db_name
+from uxlab.cli.options import database_arg, db_name
 
 if TYPE_CHECKING:
     from uxlab.store import Store

@@ -17,8 +17,10 @@
 
 from uxlab.simulate.driver import (
     GiveUpClock,
+    NotSimulatable,
     SimulatedSession,
     participant_id,
+    refuse_unsimulatable,
     run_trial,
     simulate_cohort,
     simulate_session,
@@ -38,6 +40,7 @@ __all__ = [
     "TRUTH_NAMES",
     "Cues",
     "GiveUpClock",
+    "NotSimulatable",
     "Observer",
     "PopulationTruth",
     "ScaledClock",
@@ -49,6 +52,7 @@ __all__ = [
     "parse_truth",
     "participant_id",
     "pooled_thresholds_ms",
+    "refuse_unsimulatable",
     "run_trial",
     "simulate_cohort",
     "simulate_session",
