@@ -76,14 +76,3 @@ def output_for(source: str | Path, what: str) -> Path:
     if source.is_dir():
         return source / what
     return source.with_name(f"{source.stem}-{what}")
-
-
-def host_files_beside(db: str | Path) -> Path:
-    """What a study host's own files (the SSH host key; the enrolment salt before schema
-    version 8) are named after: the SQLite file, or for a PostgreSQL database
-    `results/<database name>` on this host (each host keeps its own)."""
-    from uxlab.store.dialect import database_stem, is_postgres
-
-    if is_postgres(db):
-        return Path("results") / database_stem(str(db))
-    return Path(db)
