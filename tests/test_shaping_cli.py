@@ -8,7 +8,7 @@ import pytest
 from helpers.recordings import word_stream
 
 from uxlab.cli import main
-from uxlab.cli.wrapping import wrap_labelled, wrap_parts
+from uxlab.wrapping import wrap_labelled, wrap_parts
 from uxlab.shaping import Profile, derive_seed, shape
 from uxlab.streams import Recording, dumps_recording, read_replay, write_replay
 

@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         timing_check=check or "on-screen",
         resume_words=(args.study,),
     )
-    from uxlab.cli.wrapping import wrapped
+    from uxlab.wrapping import wrapped
 
     try:
         status = report(done.result, db, args)
