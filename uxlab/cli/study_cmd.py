@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from uxlab.study.describe import EXAMPLE_PARTICIPANT, PREVIEW_ROWS
+EXAMPLE_PARTICIPANT = "P-EXAMPLE"
+PREVIEW_ROWS = 12
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -55,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
     if args.number < 1:
         print("uxlab study: --number must be 1 or more", file=sys.stderr, flush=True)
         return 2
-    who = Who(participant, args.number, args.seed, all_trials=bool(args.participant))
+    rows = None if args.participant else PREVIEW_ROWS  # one asked for: all their trials
+    who = Who(participant, args.number, args.seed, rows)
     for line in study_design_lines(study, who, lambda: shortest_gap_ms(study)):
         print(line)
     return 0

@@ -14,20 +14,16 @@ from dataclasses import dataclass
 
 from uxlab.wrapping import WIDTH, wrap_labelled
 
-EXAMPLE_PARTICIPANT = "P-EXAMPLE"
-PREVIEW_ROWS = 12
-
 
 @dataclass(frozen=True)
 class Who:
     """Whose trial list is shown: the participant, their number (the Latin-square row), the
-    session seed (None: the study's), and whether all their trials (else the first
-    PREVIEW_ROWS)."""
+    session seed (None: the study's), and how many of their trials (None: all)."""
 
-    participant: str = EXAMPLE_PARTICIPANT
+    participant: str
     number: int = 1
     seed: int | None = None
-    all_trials: bool = False
+    rows: int | None = None
 
 
 def study_design_lines(study, who: Who, shortest_gap_ms: Callable[[], float | None]) -> list[str]:
@@ -204,8 +200,8 @@ def _duration_lines(estimate, adaptive, range_s) -> list[str]:
 
 
 def _trial_list_lines(study, trials, adaptive, who: Who, group) -> list[str]:
-    """One participant's trial list (the first PREVIEW_ROWS unless one was asked for)."""
-    shown = trials if who.all_trials else trials[:PREVIEW_ROWS]
+    """One participant's trial list (its first `who.rows` trials, or all)."""
+    shown = trials if who.rows is None else trials[: who.rows]
     title = f"Trial list for {who.participant} (number {who.number}"
     title += f", seed {who.seed if who.seed is not None else study.seed}"
     title += f", group {group.id})" if group else ")"
