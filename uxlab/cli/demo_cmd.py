@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from uxlab.cli.options import add_seed_option
+
 DEMO_STUDY = "ttft-threshold.toml"
 
 
@@ -40,7 +42,7 @@ def register(subparsers: Any) -> None:
         help="output folder, holding the database, export/ and report/ (default results/demo)",
     )
     p.add_argument("--participants", "-n", type=int, default=16, metavar="N", help="default 16")
-    p.add_argument("--seed", type=int, default=0, help="simulation and bootstrap seed")
+    add_seed_option(p, "simulation and bootstrap seed")
     p.add_argument("--n-boot", type=int, default=300, help="bootstrap samples (default 300)")
     p.add_argument("--study", type=Path, default=None, help=f"study file (default {DEMO_STUDY})")
     p.add_argument("--no-plan", action="store_true", help="skip the plan printed first")

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from uxlab.cli.options import add_db_option, db_name
+from uxlab.cli.options import add_db_option, add_seed_option, db_name
 
 
 def register(subparsers: Any) -> None:
@@ -38,9 +38,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--fps", type=int, metavar="N", help="terminal frame cap (default 240, or UXLAB_FPS)"
     )
-    parser.add_argument(
-        "--seed", type=int, metavar="N", help="seed of the trial list (default: the study's)"
-    )
+    add_seed_option(parser, "seed of the trial list (default: the study's)", None, "N")
     parser.add_argument(
         "--nice",
         type=int,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from uxlab.cli.options import add_seed_option
+
 EXAMPLE_PARTICIPANT = "P-EXAMPLE"
 PREVIEW_ROWS = 12
 
@@ -38,9 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the participant's number (1, 2, ...: picks the Latin-square row; the store "
         "numbers participants in order of arrival); default 1",
     )
-    check.add_argument(
-        "--seed", type=int, metavar="S", help="the session seed (default: the study's seed)"
-    )
+    add_seed_option(check, "the session seed (default: the study's seed)", None, "S")
     check.set_defaults(func=run)
 
 

@@ -34,7 +34,13 @@ from uxlab.simulate.observers import (
     study_truth,
 )
 from uxlab.simulate.scripted import ScaledClock, TrialScript, answer_keys
-from uxlab.simulate.truth_option import TRUTH_NAMES, TruthError, check_truth, parse_truth
+from uxlab.simulate.truth_option import (
+    TRUTH_NAMES,
+    TruthError,
+    check_truth,
+    parse_truth,
+    truth_from_options,
+)
 
 __all__ = [
     "TRUTH_NAMES",
@@ -58,4 +64,5 @@ __all__ = [
     "simulate_session",
     "stream_cues",
     "study_truth",
+    "truth_from_options",
 ]
