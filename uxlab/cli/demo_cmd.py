@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from uxlab.cli.options import add_seed_option
+from uxlab.cli.places import add_out_option
 
 DEMO_STUDY = "ttft-threshold.toml"
 
@@ -34,12 +35,11 @@ def register(subparsers: Any) -> None:
         description="Simulate participants with known thresholds on the TTFT-threshold "
         "study, export, write the threshold report, and print true vs recovered thresholds.",
     )
-    p.add_argument(
-        "-o",
-        "--out",
+    add_out_option(
+        p,
+        "output folder, holding the database, export/ and report/ (default results/demo)",
         type=Path,
         default=Path("results/demo"),
-        help="output folder, holding the database, export/ and report/ (default results/demo)",
     )
     p.add_argument("--participants", "-n", type=int, default=16, metavar="N", help="default 16")
     add_seed_option(p, "simulation and bootstrap seed")

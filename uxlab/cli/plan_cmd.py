@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from uxlab.cli.options import add_quiet_option, add_seed_option
+from uxlab.cli.places import add_out_option
 from uxlab.plan.defaults import (
     DEFAULT_N_PARTICIPANTS,
     DEFAULT_N_REPEATS,
@@ -96,7 +97,7 @@ def register(subparsers: Any) -> None:
     )
     add_seed_option(p, "simulation seed (default 0)")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: cores)")
-    p.add_argument("-o", "--out", type=Path, default=None, help="default results/plan/<study id>")
+    add_out_option(p, "default results/plan/<study id>", type=Path)
     p.add_argument("--no-figure", action="store_true", help="skip plan.png")
     add_quiet_option(p, "no progress line")
     p.set_defaults(func=run)

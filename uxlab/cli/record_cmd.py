@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from uxlab.cli.places import add_out_option
 from uxlab.live.clients import APIS
 
 
@@ -37,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help='JSONL prompts file: {"prompt": ...} or {"messages": [...]} per line',
     )
     p.add_argument("--system", metavar="TEXT", help="system prompt for every request")
-    p.add_argument("-o", "--out", required=True, metavar="DIR", help="output folder")
+    add_out_option(p, "output folder", metavar="DIR", required=True)
     p.add_argument(
         "--repeats", metavar="N", type=int, default=1, help="requests per prompt (default 1)"
     )

@@ -24,7 +24,7 @@ from uxlab.cli.options import (
     database_arg,
     price_choice,
 )
-from uxlab.cli.places import output_for
+from uxlab.cli.places import add_out_option, output_for
 from uxlab.cli.report_options import add_column_arguments, add_exclusion_arguments
 
 EXIT_PART_FAILED = 1
@@ -48,14 +48,12 @@ def register(subparsers) -> None:
         help="study database (a file or a postgresql:// URL), export folder (CSV or Parquet), "
         "or trial-table CSV or Parquet file",
     )
-    p.add_argument(
-        "-o",
-        "--out",
-        type=Path,
-        default=None,
-        metavar="DIR",
-        help="output folder (default: NAME-report/ beside a file DATA, as "
+    add_out_option(
+        p,
+        "output folder (default: NAME-report/ beside a file DATA, as "
         "results/quickstart.sqlite -> results/quickstart-report/; report/ inside a folder DATA)",
+        metavar="DIR",
+        type=Path,
     )
     add_column_arguments(p)
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap samples (default 1000)")
