@@ -417,7 +417,7 @@ def test_serve_upstream_passes_no_key_to_its_client_log_or_record(
     import httpx
 
     from uxlab.live.serve import ServeConfig, build_app
-    from uxlab.live.serve.running import log_exchange
+    from uxlab.live.serve_run import log_exchange
     from uxlab.live.upstream import UpstreamConfig, UpstreamProxy
     from uxlab.shaping import Profile
 

@@ -19,8 +19,8 @@ import pytest
 import uvicorn
 
 from uxlab.live.serve import ServeConfig, build_app
-from uxlab.live.serve.running import listen_socket, uvicorn_config
 from uxlab.live.serve_guard import GuardSettings, host_name
+from uxlab.live.serve_run import listen_socket, uvicorn_config
 from uxlab.shaping import Profile, shape
 from uxlab.streams import Chunk, End, Header, Recording, write_replay
 

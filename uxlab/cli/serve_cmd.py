@@ -57,8 +57,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from uxlab.cli import CliError
-    from uxlab.live.serve.running import Listening, serve
-    from uxlab.live.serve.setup import guard_settings
+    from uxlab.live.serve_run import Listening, serve
+    from uxlab.live.serve_setup import guard_settings
 
     if args.workers < 1:
         raise CliError(f"--workers {args.workers}: must be >= 1 (e.g. 2, one per core)")
@@ -96,7 +96,7 @@ def served_config(args: argparse.Namespace):  # -> (ServeConfig, str)
     trials (`--study`) or a corpus; and the banner's words for it."""
     from uxlab.cli import CliError
     from uxlab.cli.profile_options import profile_from_args
-    from uxlab.live.serve.setup import corpus_config, upstream_config
+    from uxlab.live.serve_setup import corpus_config, upstream_config
 
     if args.upstream:
         if args.corpus or args.study:
