@@ -1,8 +1,12 @@
 """The `uxlab` command: parses arguments and hands each subcommand to its module.
 
-Each subcommand lives in `uxlab/cli/<name>.py` with two functions: `register(subparsers)`
-adds its parser, `run(args) -> int` does the work by calling the packages (imports of
-heavy packages happen inside `run`, so `uxlab --help` stays fast).
+Each subcommand lives in `uxlab/cli/<name>_cmd.py` with two functions:
+`register(subparsers)` adds its parser, `run(args) -> int` checks the arguments and calls
+the package that does the work. Options several commands take are declared once
+(`uxlab.cli.options`, `places.add_out_option`, `profile_options`). Building the parsers
+imports no heavy library (they are imported inside `run`), so `uxlab --version`, `--help`
+and `inspect` start without scipy, pandas, textual or matplotlib
+(`tests/test_cli_imports.py`).
 
 Exit statuses, the same for every command (README, "Exit statuses"):
 
