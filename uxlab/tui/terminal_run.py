@@ -72,7 +72,7 @@ def run_in_terminal(
         if warning is not None:
             warnings.append(warning)
     store = Store.open(db, busy_timeout_s=5.0)  # then the participant sees why, and r retries
-    app = None
+    app: StudyApp | None = None
     try:
         app = StudyApp(
             study,
@@ -90,7 +90,8 @@ def run_in_terminal(
         result = run_app(app)
     finally:  # a server away (quit on the reconnecting screen): close without waiting for it
         store.close(server_away=app is not None and app.store_away)
-    note = app.session.fidelity_note() if app.session is not None else None
+    session = app.session if app is not None else None
+    note = session.fidelity_note() if session is not None else ""
     return TerminalRun(result, note or None)
 
 
