@@ -18,7 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from uxlab.live.live_schedule import LiveSchedule
 from uxlab.live.serve.config import GIL_SWITCH_S, ServeConfig, Served, ServeError
+from uxlab.streams.recording import Recording
 
 KEEP_ALIVE_S = 5.0
 """An idle keep-alive connection is closed after this time."""
@@ -63,7 +65,9 @@ def serve(config: ServeConfig, listening: Listening, what: str) -> int:
 def log_request(served: Served, many_workers: bool) -> None:
     """One line on stderr per request: what was served, with which seed."""
     labels = "".join(f" {k}={v}" for k, v in served.labels.items())
-    cut = served.schedule.header.extra.get("served_max_tokens")
+    schedule = served.schedule  # a recording, or a live schedule (`--upstream`): both headed
+    header = schedule.header if isinstance(schedule, Recording | LiveSchedule) else None
+    cut = header.extra.get("served_max_tokens") if header is not None else None
     cut_note = f", cut at max_tokens {cut}" if cut is not None else ""
     worker = f" [pid {os.getpid()}]" if many_workers else ""
     print(
