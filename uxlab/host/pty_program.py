@@ -21,7 +21,6 @@ from contextlib import suppress
 from pathlib import Path
 
 from uxlab.host import NOTES_FD_VAR
-from uxlab.live.clients import DEFAULT_KEY_ENV
 from uxlab.study.spec import Study
 
 HANG_UP_GRACE_S = 30.0
@@ -41,10 +40,7 @@ reaches a participant's program, except the variables the host names for its stu
 def program_vars(study: Study, db: Path | str) -> tuple[str, ...]:
     """The host variables a study's program needs beyond `KEPT_VARS`: a live study's key
     variable, and libpq's `PG*` variables (password, TLS) for a PostgreSQL database."""
-    names = []
-    if study.live is not None:
-        endpoint = study.live.endpoint
-        names.append(endpoint.api_key_env or DEFAULT_KEY_ENV[endpoint.api])
+    names = list(study.kind.key_variables)
     if isinstance(db, str) and db.startswith(("postgresql://", "postgres://")):
         names += [k for k in os.environ if k.startswith("PG")]
     return tuple(names)

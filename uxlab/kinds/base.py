@@ -318,6 +318,12 @@ class TrialKind(ABC):
         """The participant types each prompt (else it is given)."""
         return False
 
+    @property
+    def key_variables(self) -> tuple[str, ...]:
+        """Environment variables a participant's program needs to play the trials (a live
+        model's key variable); a host passes them on and no others."""
+        return ()
+
     # -- the schedule ----------------------------------------------------------------------
     def trial_profile(self, base: Profile, levels: dict[str, float]) -> Profile:
         """The study's base profile with a condition's levels applied (`profile_levels`)."""

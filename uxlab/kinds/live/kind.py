@@ -20,6 +20,7 @@ from uxlab.kinds.base import (
 )
 from uxlab.kinds.checks import ChunkEvents, StoredTrial, check_indexes, differ, number, show
 from uxlab.kinds.live.stimuli import LiveStimuli, live_corpus, parse_live
+from uxlab.live.clients import DEFAULT_KEY_ENV
 from uxlab.live.live_request import LiveRun
 from uxlab.live.live_schedule import TEMPLATE_UNITS, LiveSchedule, live_profile_problem, unit_times
 from uxlab.player import Schedule
@@ -96,6 +97,11 @@ class LiveKind(TrialKind):
     @property
     def prompt_typed(self) -> bool:
         return self.stimuli.prompts is None
+
+    @property
+    def key_variables(self) -> tuple[str, ...]:
+        e = self.stimuli.endpoint
+        return (e.api_key_env or DEFAULT_KEY_ENV[e.api],)
 
     def schedule(
         self, trial: PlannedTrial, source: Recording, base: Profile, shaper: Shaper
