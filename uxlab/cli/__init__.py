@@ -140,7 +140,7 @@ def build_parser() -> Parser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for module_name in COMMANDS.values():
         importlib.import_module(f"uxlab.cli.{module_name}").register(sub)
-    for subparser in _subparsers(parser):
+    for subparser in subparsers_of(parser):
         subparser.epilog = subparser.epilog or EPILOG
         subparser.add_argument(
             "--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
@@ -148,13 +148,13 @@ def build_parser() -> Parser:
     return parser
 
 
-def _subparsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+def subparsers_of(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
     """Every parser under `parser` (subcommands and their subcommands)."""
     found = []
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for child in dict.fromkeys(action.choices.values()):
-                found += [child, *_subparsers(child)]
+                found += [child, *subparsers_of(child)]
     return found
 
 
