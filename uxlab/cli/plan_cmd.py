@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     if not 0 < args.power < 1:
         raise CliError(f"--power {args.power}: a share between 0 and 1 (e.g. 0.8)")
     try:
-        text, paths = plan_study(
+        planned = plan_study(
             args.study,
             participants=args.participants,
             repeats=args.repeats,
@@ -127,11 +127,10 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             jobs=args.jobs,
             quiet=args.quiet,
-            out=args.out,
-            figure=not args.no_figure,
         )
     except PlanError as exc:
         raise CliError(str(exc)) from None
-    print(text)
+    print(planned.text())
+    paths = planned.write(args.out, figure=not args.no_figure)
     print("\nwrote " + ", ".join(str(p) for p in paths))
     return 0

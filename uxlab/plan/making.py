@@ -4,11 +4,41 @@ estimated from a pilot), the grid's simulations, then the plan printed and writt
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from uxlab.plan.defaults import DEFAULT_N_PARTICIPANTS, DEFAULT_N_REPEATS
 from uxlab.plan.design import PlanError, stimulus_factor
+
+
+@dataclass
+class PlannedStudy:
+    """A plan made: the simulations' results, the study, the reference figure, the targets
+    and the line saying what truth was simulated."""
+
+    plan: Any
+    study: Any
+    reference: Any
+    targets: list[Any]
+    truth_text: str
+
+    def text(self) -> str:
+        """The plan as printed: what was simulated, the table, the recommendation."""
+        from uxlab.plan.rendering import render_plan
+
+        return render_plan(self.plan, self.study, self.reference, self.targets, self.truth_text)
+
+    def write(self, out: Path | None = None, figure: bool = True) -> list[Path]:
+        """plan.csv, plan.md and (unless `figure` is False) plan.png in `out` (by default
+        results/plan/<study id>)."""
+        from uxlab.plan.rendering import write_plan
+
+        where = out or Path("results/plan") / self.study.id
+        return write_plan(
+            self.plan, self.study, self.reference, self.targets, self.truth_text, where,
+            figure=figure,
+        )  # fmt: skip
 
 
 def plan_study(
@@ -26,13 +56,9 @@ def plan_study(
     seed: int,
     jobs: int | None,
     quiet: bool,
-    out: Path | None,
-    figure: bool,
-) -> tuple[str, list[Path]]:
-    """Plan the study at `study_path` (the command's options, as given): the printed plan
-    and the files written (`out`, by default results/plan/<study id>)."""
+) -> PlannedStudy:
+    """Plan the study at `study_path` from the command's options, as given."""
     from uxlab.plan.grid import default_reference, parse_range, parse_target, reference_from
-    from uxlab.plan.rendering import render_plan, write_plan
     from uxlab.study import load_study
 
     study = load_study(study_path)
@@ -55,10 +81,7 @@ def plan_study(
         study, people, repeat_axis, truths, sims=sims, n_boot=n_boot, seed=seed, jobs=jobs,
         quiet=quiet,
     )  # fmt: skip
-    text = render_plan(plan, study, figure_ref, parsed, truth_text)
-    where = out or Path("results/plan") / study.id
-    paths = write_plan(plan, study, figure_ref, parsed, truth_text, where, figure=figure)
-    return text, paths
+    return PlannedStudy(plan, study, figure_ref, parsed, truth_text)
 
 
 def plan_truths(
