@@ -1,5 +1,5 @@
-"""`inspect --prices`: the cost column and summary `inspect` prints (the options:
-`uxlab.cli.options.add_price_arguments`)."""
+"""`uxlab inspect --prices`: the cost column, the summary per source and per agent task,
+and the JSON fields it prints for a priced inspection (`uxlab.streams.costs`)."""
 
 from __future__ import annotations
 
