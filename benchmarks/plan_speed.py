@@ -36,14 +36,14 @@ from analysis.small_sample_interval import (
     mixed_threshold_small_n,
 )
 from analysis.small_sample_interval import population_threshold_small_n as population_threshold
-from uxlab.plan.engine import PlanSpec, _study_and_designs, run_plan, simulate_counts, study_levels
-from uxlab.plan.grid import (
+from uxlab.plan.defaults import (
     DEFAULT_N_PARTICIPANTS,
     DEFAULT_N_REPEATS,
     DEFAULT_PARTICIPANTS,
     DEFAULT_REPEATS,
-    parse_range,
 )
+from uxlab.plan.engine import PlanSpec, _study_and_designs, run_plan, simulate_counts, study_levels
+from uxlab.plan.grid import parse_range
 from uxlab.simulate.observers import PopulationTruth
 
 STUDY = Path(__file__).resolve().parents[1] / "studies" / "ttft-threshold.toml"

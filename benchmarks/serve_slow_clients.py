@@ -43,7 +43,7 @@ from uxlab.streams import Chunk, End, Header, Recording, write_replay
 TTFT_MS = 100.0
 PLAIN = """
 import sys, uvicorn
-from uxlab.cli.serve_cmd import listen_socket
+from uxlab.live.serve_run import listen_socket
 from uxlab.live.serve import ServeConfig, build_app
 from uxlab.shaping import Profile, shape
 from uxlab.streams import load_corpus

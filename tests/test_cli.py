@@ -259,7 +259,7 @@ def test_the_analysis_packages_own_errors_are_input_errors(tmp_path, capsys, mon
 def test_a_crash_inside_the_terminal_app_is_raised_for_the_one_line_not_printed(capfd):
     from textual.app import App
 
-    from uxlab.cli.app_runner import run_app
+    from uxlab.tui.app_runner import run_app
 
     class Crashes(App):
         def on_mount(self) -> None:

@@ -1,8 +1,9 @@
 """The package layers hold: `lint-imports` checks the contracts in pyproject.toml.
 
 Layers (cli on top, the streams and leaf modules at the bottom), only `uxlab.tui` imports
-textual, `analysis` never imports `uxlab`, only the CLI and planning import `analysis`, no
-import cycles between sibling packages. A break prints the import chain that breaks it.
+textual, `analysis` never imports `uxlab`, only the CLI, planning and the trial-table reader
+import `analysis`, no import cycles between sibling packages. A break prints the import
+chain that breaks it.
 """
 
 from __future__ import annotations

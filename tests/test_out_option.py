@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from uxlab.cli import _subparsers, build_parser
+from uxlab.cli import build_parser, subparsers_of
 
 REPO = Path(__file__).resolve().parents[1]
 WRITERS = {"import", "shape", "record", "export", "report", "plan", "invite", "demo"}
@@ -16,7 +16,7 @@ WRITERS = {"import", "shape", "record", "export", "report", "plan", "invite", "d
 
 def test_every_command_that_writes_takes_o_and_out_and_nothing_else():
     outs = {}
-    for parser in _subparsers(build_parser()):
+    for parser in subparsers_of(build_parser()):
         for action in parser._actions:
             names = set(action.option_strings)
             if names & {"-o", "--out", "--output"} and action.help != "==SUPPRESS==":

@@ -403,7 +403,7 @@ def test_assurance_is_the_share_of_all_studies_at_most_the_width():
 
 
 def test_plan_names_heavy_tailed_cells_and_prints_the_assurance():
-    from uxlab.cli.plan_cmd import render_plan
+    from uxlab.plan.rendering import render_plan
     from uxlab.plan.summarise import heavy_tailed_cells
 
     rng = np.random.default_rng(4)

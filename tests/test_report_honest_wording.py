@@ -9,11 +9,11 @@ from analysis_fixtures import simulate_trial_table, write_export_folder
 
 from analysis.report import ReportOptions, analyse
 from analysis.report.blocks import NO_UPPER_BOUND, Table, estimate_with_ci
+from analysis.report.console import summary_lines, upper_bound
 from analysis.report.fidelity_part import fidelity_table
 from analysis.report.render import render_html, render_markdown
 from analysis.report.summary import ci, plain_summary
 from analysis.trial_table import load_trial_table
-from uxlab.cli.report_cmd import _print_summary, _upper
 
 
 def test_a_simulated_sessions_trial_count_is_not_called_measured():
@@ -45,10 +45,10 @@ def test_an_infinite_upper_bound_says_the_data_do_not_bound_it():
     for page in (render_html([Table(frame)], "t"), render_markdown([Table(frame)], "t")):
         assert NO_UPPER_BOUND in page and "not reached" not in page
     assert ci(620.0, float("inf")) == "95% CI from 620 ms, no upper bound from these data"
-    assert _upper(float("inf"), ".2f") == NO_UPPER_BOUND and _upper(1.8, ".2f") == "1.80"
+    assert upper_bound(float("inf"), ".2f") == NO_UPPER_BOUND and upper_bound(1.8, ".2f") == "1.80"
 
 
-def test_two_participants_abandonment_lines_claim_no_more_than_the_model(tmp_path, capsys):
+def test_two_participants_abandonment_lines_claim_no_more_than_the_model(tmp_path):
     """Below 8 participants the time ratios are not clustered; the summary names the most
     and least patient conditions only when a time ratio's 95% CI excludes 1."""
     trials = simulate_trial_table(n_participants=2, reps=3, seed=4, failing_participant=False)
@@ -58,8 +58,7 @@ def test_two_participants_abandonment_lines_claim_no_more_than_the_model(tmp_pat
     )
     aft = data.survival.aft
     assert aft is not None and not aft.clustered_
-    _print_summary(data)
-    line = next(x for x in capsys.readouterr().out.splitlines() if "time ratio" in x)
+    line = next(x for x in summary_lines(data) if "time ratio" in x)
     assert "trials treated as independent" in line
     sentence = next(s for s in plain_summary(data) if s.startswith("Abandonment:"))
     ratios = aft.time_ratios_

@@ -10,13 +10,13 @@ from analysis_fixtures import simulate_trial_table, write_export_folder
 
 from analysis.report import ReportOptions, analyse
 from analysis.report.blocks import NO_LOWER_BOUND, NO_UPPER_BOUND, ci_range
+from analysis.report.console import summary_lines
 from analysis.report.interval_bounds import UNBOUNDED_FACTOR, unbounded_ends
 from analysis.report.psychometric_blocks import psychometric_blocks
 from analysis.report.render import render_markdown
 from analysis.report.summary import plain_summary
 from analysis.report.thresholds_csv import thresholds_table
 from analysis.trial_table import load_trial_table
-from uxlab.cli.report_cmd import _print_summary
 
 HUGE = 7.558212004762073e57  # the upper end the validation run printed
 
@@ -63,7 +63,7 @@ def _pooled_row(data) -> pd.Series:
     )
 
 
-def test_a_huge_upper_end_prints_as_not_bounded(data, capsys):
+def test_a_huge_upper_end_prints_as_not_bounded(data):
     _with_upper_end(data, HUGE)
     assert data.tested_range == (200.0, 6_400.0)
     row = _pooled_row(data)
@@ -75,13 +75,12 @@ def test_a_huge_upper_end_prints_as_not_bounded(data, capsys):
     summary = " ".join(plain_summary(data))
     assert "7,558" not in summary and "e+57" not in summary
     assert "no upper bound from these data (its computed upper end lies above 64,000" in summary
-    _print_summary(data)
-    line = next(x for x in capsys.readouterr().out.splitlines() if "psychometric" in x)
+    line = next(x for x in summary_lines(data) if "psychometric" in x)
     assert "7558" not in line and "e+57" not in line
     assert f"{NO_UPPER_BOUND} (computed end above 64,000 ms = 10x the highest tested" in line
 
 
-def test_a_normal_interval_prints_unchanged(data, capsys):
+def test_a_normal_interval_prints_unchanged(data):
     _with_upper_end(data, 5_000.0)
     row = _pooled_row(data)
     low = row.ci_low
@@ -89,8 +88,7 @@ def test_a_normal_interval_prints_unchanged(data, capsys):
     md = render_markdown(psychometric_blocks(data), "t")
     assert f"{low:,.0f} to 5,000" in md
     assert NO_UPPER_BOUND not in md and "not bounded" not in md
-    _print_summary(data)
-    line = next(x for x in capsys.readouterr().out.splitlines() if "psychometric" in x)
+    line = next(x for x in summary_lines(data) if "psychometric" in x)
     assert f"[{low:.0f}, 5000]" in line
 
 

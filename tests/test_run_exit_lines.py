@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from uxlab.cli.run_cmd import wrapped
+from uxlab.wrapping import wrapped
 
 NOTE = (
     "10 of 19 trials stored this run were shown outside the study's timing tolerance "

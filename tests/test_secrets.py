@@ -416,8 +416,8 @@ def test_serve_upstream_passes_no_key_to_its_client_log_or_record(
     exchange hold neither the key nor a part of it."""
     import httpx
 
-    from uxlab.cli.serve_cmd import _log_exchange
     from uxlab.live.serve import ServeConfig, build_app
+    from uxlab.live.serve_run import log_exchange
     from uxlab.live.upstream import UpstreamConfig, UpstreamProxy
     from uxlab.shaping import Profile
 
@@ -425,7 +425,7 @@ def test_serve_upstream_passes_no_key_to_its_client_log_or_record(
     done = threading.Event()
 
     def logged_and_done(exchange) -> None:
-        _log_exchange(exchange)  # what `uxlab serve` prints for each exchange
+        log_exchange(exchange)  # what `uxlab serve` prints for each exchange
         done.set()
 
     config = UpstreamConfig(

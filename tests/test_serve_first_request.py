@@ -21,10 +21,10 @@ import textwrap
 import httpx
 from live_servers import serve_in_thread
 
-from uxlab.cli.serve_cmd import listen_socket
 from uxlab.live.clients import Prompt
 from uxlab.live.record import record_stream
 from uxlab.live.serve import WARM_UP_REQUESTS, ServeConfig, build_app, warm_up
+from uxlab.live.serve_run import listen_socket
 from uxlab.shaping import Profile, shape
 from uxlab.streams import Chunk, End, Header, Meta, Recording, write_replay
 

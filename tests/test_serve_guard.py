@@ -18,9 +18,9 @@ import httpx
 import pytest
 import uvicorn
 
-from uxlab.cli.serve_cmd import listen_socket, uvicorn_config
 from uxlab.live.serve import ServeConfig, build_app
 from uxlab.live.serve_guard import GuardSettings, host_name
+from uxlab.live.serve_run import listen_socket, uvicorn_config
 from uxlab.shaping import Profile, shape
 from uxlab.streams import Chunk, End, Header, Recording, write_replay
 

@@ -243,20 +243,21 @@ def test_cli_builds_an_upstream_server(tmp_path):
     import argparse
 
     from uxlab.cli import CliError, serve_cmd
+    from uxlab.live.serve import ServeError
 
     parser = argparse.ArgumentParser()
     serve_cmd.register(parser.add_subparsers())
     argv = ["serve", "--upstream", "http://127.0.0.1:9/v1", "--ttft", "700", "--itl"]
     args = parser.parse_args([*argv, "constant:30", "--named-profile", "x:ttft=100"])
-    config, what = serve_cmd._config(args)
+    config, what = serve_cmd.served_config(args)
     proxy = config.upstream
     assert proxy.profile_for("m@x")[2].ttft.to_spec() == "constant:100"
     assert "upstream http://127.0.0.1:9/v1" in what and "$OPENAI_API_KEY" in what
     with pytest.raises(CliError, match="no CORPUS"):
-        serve_cmd._config(parser.parse_args([*argv, "constant:30", str(tmp_path)]))
+        serve_cmd.served_config(parser.parse_args([*argv, "constant:30", str(tmp_path)]))
     unset = [*argv, "constant:30", "--upstream-key-env", "UXLAB_TEST_UNSET_KEY"]
-    with pytest.raises(CliError, match="UXLAB_TEST_UNSET_KEY: that variable is not set"):
-        serve_cmd._config(parser.parse_args(unset))
+    with pytest.raises(ServeError, match="UXLAB_TEST_UNSET_KEY: that variable is not set"):
+        serve_cmd.served_config(parser.parse_args(unset))
 
 
 def test_profile_header_wins_over_the_model_suffix():

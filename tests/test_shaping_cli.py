@@ -8,9 +8,9 @@ import pytest
 from helpers.recordings import word_stream
 
 from uxlab.cli import main
-from uxlab.cli.wrapping import wrap_labelled, wrap_parts
 from uxlab.shaping import Profile, derive_seed, shape
 from uxlab.streams import Recording, dumps_recording, read_replay, write_replay
+from uxlab.wrapping import wrap_labelled, wrap_parts
 
 
 def recording(rid: str, n: int = 30) -> Recording:

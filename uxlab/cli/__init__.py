@@ -1,8 +1,12 @@
 """The `uxlab` command: parses arguments and hands each subcommand to its module.
 
-Each subcommand lives in `uxlab/cli/<name>.py` with two functions: `register(subparsers)`
-adds its parser, `run(args) -> int` does the work by calling the packages (imports of
-heavy packages happen inside `run`, so `uxlab --help` stays fast).
+Each subcommand lives in `uxlab/cli/<name>_cmd.py` with two functions:
+`register(subparsers)` adds its parser, `run(args) -> int` checks the arguments and calls
+the package that does the work. Options several commands take are declared once
+(`uxlab.cli.options`, `places.add_out_option`, `profile_options`). Building the parsers
+imports no heavy library (they are imported inside `run`), so `uxlab --version`, `--help`
+and `inspect` start without scipy, pandas, textual or matplotlib
+(`tests/test_cli_imports.py`).
 
 Exit statuses, the same for every command (README, "Exit statuses"):
 
@@ -136,7 +140,7 @@ def build_parser() -> Parser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for module_name in COMMANDS.values():
         importlib.import_module(f"uxlab.cli.{module_name}").register(sub)
-    for subparser in _subparsers(parser):
+    for subparser in subparsers_of(parser):
         subparser.epilog = subparser.epilog or EPILOG
         subparser.add_argument(
             "--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
@@ -144,13 +148,13 @@ def build_parser() -> Parser:
     return parser
 
 
-def _subparsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+def subparsers_of(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
     """Every parser under `parser` (subcommands and their subcommands)."""
     found = []
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for child in dict.fromkeys(action.choices.values()):
-                found += [child, *_subparsers(child)]
+                found += [child, *subparsers_of(child)]
     return found
 
 

@@ -96,7 +96,7 @@ def _check_here(study: Any, args: argparse.Namespace, glass: bool) -> int:
             print("no terminal to play on: the check plays off-screen (hand-off only)")
         check = check_timing(study, frame_cap_fps=frame_cap(), multiplexer=multiplexer())
     else:
-        from uxlab.cli.app_runner import run_app
+        from uxlab.tui.app_runner import run_app
         from uxlab.tui.calibration import CalibrationApp
 
         app = CalibrationApp(

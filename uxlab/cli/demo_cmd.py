@@ -16,6 +16,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from uxlab.cli.options import add_seed_option
+from uxlab.cli.places import add_out_option
+
 DEMO_STUDY = "ttft-threshold.toml"
 
 
@@ -32,15 +35,14 @@ def register(subparsers: Any) -> None:
         description="Simulate participants with known thresholds on the TTFT-threshold "
         "study, export, write the threshold report, and print true vs recovered thresholds.",
     )
-    p.add_argument(
-        "-o",
-        "--out",
+    add_out_option(
+        p,
+        "output folder, holding the database, export/ and report/ (default results/demo)",
         type=Path,
         default=Path("results/demo"),
-        help="output folder, holding the database, export/ and report/ (default results/demo)",
     )
     p.add_argument("--participants", "-n", type=int, default=16, metavar="N", help="default 16")
-    p.add_argument("--seed", type=int, default=0, help="simulation and bootstrap seed")
+    add_seed_option(p, "simulation and bootstrap seed")
     p.add_argument("--n-boot", type=int, default=300, help="bootstrap samples (default 300)")
     p.add_argument("--study", type=Path, default=None, help=f"study file (default {DEMO_STUDY})")
     p.add_argument("--no-plan", action="store_true", help="skip the plan printed first")
@@ -52,12 +54,11 @@ def run(args: argparse.Namespace) -> int:
     from analysis.report import ReportOptions, analyse, write_report
     from analysis.report.truth_part import comparison_text
     from uxlab.cli import CliError
-    from uxlab.cli.report_cmd import _load
-    from uxlab.cli.simulate_cmd import refuse_live_study
-    from uxlab.simulate import PopulationTruth, simulate_cohort
+    from uxlab.simulate import PopulationTruth, refuse_unsimulatable, simulate_cohort
     from uxlab.store import Store
     from uxlab.store.export import export_db
     from uxlab.study import load_study
+    from uxlab.trial_tables import load_trial_table
 
     if args.participants < 2:
         raise CliError(f"--participants {args.participants}: the demo needs at least 2")
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("--seed must be >= 0 and --n-boot at least 50")
     started = time.perf_counter()
     study = load_study(args.study or default_study())
-    refuse_live_study(study)
+    refuse_unsimulatable(study)
     out: Path = args.out
     db = out / f"{study.id}-s{args.seed}.sqlite"
     for old in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
@@ -83,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         f"{t_sim / len(done):.2f} s per session of {n_trials // len(done)} trials -> {db}"
     )
     export_db(db, out / "export")
-    table = _load(out / "export")
+    table = load_trial_table(out / "export")
     options = ReportOptions(
         n_boot=args.n_boot,
         seed=args.seed,
@@ -106,8 +107,9 @@ PLAN_SIMS = 24
 def _plan(study: Any, n_people: int, truth: Any, seed: int) -> str:
     """`uxlab plan` for the demo's own study on a small grid: half, the same and twice the
     cohort, at half and the study's own repeats (40 simulated studies per cell)."""
-    from uxlab.cli.plan_cmd import make_plan, printed_table
     from uxlab.plan.grid import reference_from
+    from uxlab.plan.making import make_plan
+    from uxlab.plan.rendering import printed_table
     from uxlab.plan.summarise import cell_table
 
     repeats = sorted({max(1, study.design.repeats // 2), study.design.repeats})

@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from uxlab.cli.places import output_for
-from uxlab.cli.raw_cells import add_raw_cells_argument
-from uxlab.store.dialect import database_arg, db_name
+from uxlab.cli.options import add_raw_cells_argument, database_arg, db_name
+from uxlab.cli.places import add_out_option, output_for
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -19,12 +18,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "the data are read through a read-only connection and only an audit entry is added.",
     )
     parser.add_argument("db", metavar="DB", help="the study database (results/<study>.sqlite)")
-    parser.add_argument(
-        "-o",
-        "--out",
-        metavar="DIR",
-        help="output folder (default: NAME-export/ beside the database, as "
+    add_out_option(
+        parser,
+        "output folder (default: NAME-export/ beside the database, as "
         "results/quickstart.sqlite -> results/quickstart-export/)",
+        metavar="DIR",
     )
     parser.add_argument(
         "--format",

@@ -13,11 +13,12 @@ sessions are then hung up (a clean quit) before it exits.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 from pathlib import Path
 from typing import Any
 
-from uxlab.cli.places import host_files_beside
-from uxlab.store.dialect import database_arg, db_name
+from uxlab.cli.options import add_db_option, db_name
 
 
 def register(subparsers: Any) -> None:
@@ -31,13 +32,7 @@ def register(subparsers: Any) -> None:
         "the host key is kept beside the database (DB.ssh_host_key).",
     )
     parser.add_argument("study", metavar="STUDY.toml", help="the study file")
-    parser.add_argument(
-        "--db",
-        type=database_arg,
-        metavar="PATH|URL",
-        help="study database: a SQLite file (default results/<id>.sqlite) or a "
-        "postgresql:// URL shared by several hosts",
-    )
+    add_db_option(parser)
     parser.add_argument(
         "--ssh",
         type=int,
@@ -87,40 +82,49 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.ssh is None:
-        from uxlab.cli.host_web import run_web
-
-        return run_web(args)
-    return run_ssh(args)
-
-
-def run_ssh(args: argparse.Namespace) -> int:
     from uxlab.cli import CliError
-
-    if not 0 <= args.ssh <= 65535:
-        raise CliError(f"--ssh {args.ssh}: a TCP port is 0..65535 (e.g. --ssh 2222)")
-    for given, name in ((args.enrol, "--enrol"), (args.completion_url, "--completion-url")):
-        if given is not None:
-            raise CliError(f"{name}: open enrolment is for the browser; leave out --ssh")
-    import asyncio
-
+    from uxlab.host.pty_program import program_vars
     from uxlab.store import Store, default_db_path
     from uxlab.store.invitations import count_invitations
     from uxlab.study import load_study
 
+    hosting = None
+    if args.ssh is None:
+        from uxlab.host.web_run import web_hosting
+
+        hosting = web_hosting(args.port, args.fps, args.max_open, args.enrol, args.completion_url)
+    else:
+        _check_ssh(args)
     study = load_study(args.study)
     db = args.db if args.db is not None else default_db_path(study)
     with Store.open(db) as store:
         invited = count_invitations(store, study.id)
-    if invited == 0:
+    if invited == 0 and (hosting is None or hosting.enrol is None):
         raise CliError(
             f"{db_name(db)}: no invitations for study {study.id!r}; make some first with "
             f"`uxlab invite {args.study} --db {db_name(db)} -n 10`"
-        )
-    try:
-        from uxlab.host.pty_program import program_vars
+            + (", or take participants from a recruitment platform with --enrol PARAM"
+               if hosting is not None else "")
+        )  # fmt: skip
+    passed = program_vars(study, db)
+    if hosting is not None:  # in the browser
+        import socket
 
-        asyncio.run(_serve(args, study.id, db, invited, program_vars(study, db)))
+        from uxlab.host.web_run import serve_web
+
+        try:
+            sock = socket.create_server((args.bind, args.port))
+        except OSError as exc:
+            raise CliError(
+                f"--port {args.port} --bind {args.bind}: cannot listen ({exc})"
+            ) from None
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(serve_web(Path(args.study), study.id, db, invited, sock, hosting, passed))
+        return 0
+    from uxlab.host.ssh_run import serve_ssh
+
+    try:
+        asyncio.run(serve_ssh(Path(args.study), study.id, db, invited, args.bind, args.ssh, passed))
     except KeyboardInterrupt:
         pass
     except OSError as exc:
@@ -128,60 +132,12 @@ def run_ssh(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _serve(
-    args: argparse.Namespace,
-    study_id: str,
-    db: Path | str,
-    invited: int,
-    passed_vars: tuple[str, ...] = (),
-) -> None:
-    import asyncio
-    import signal
+def _check_ssh(args: argparse.Namespace) -> None:
+    """Refuse what `--ssh` cannot do, before anything is opened."""
+    from uxlab.cli import CliError
 
-    from uxlab.host.ssh_server import (
-        HostContext,
-        host_key_path,
-        load_or_create_host_key,
-        start_ssh_host,
-    )
-    from uxlab.store import Store
-    from uxlab.store.invitations import participant_for_code
-
-    key, created = load_or_create_host_key(host_files_beside(db))
-    store = Store.open(db)  # read by the host for codes only; each participant has its own
-
-    def log(line: str) -> None:
-        print(f"uxlab host: {line}", flush=True)
-
-    ctx = HostContext(
-        study_path=Path(args.study).resolve(),
-        study_id=study_id,
-        db=db if isinstance(db, str) else db.resolve(),
-        lookup=lambda code: participant_for_code(store, study_id, code),
-        log=log,
-        program_vars=passed_vars,
-    )
-    acceptor = await start_ssh_host(ctx, args.bind, args.ssh, key)
-    port = acceptor.sockets[0].getsockname()[1]
-    log(
-        f"study {study_id!r} ({invited} invitations) over SSH on {args.bind}:{port}; "
-        f"host key {key.get_fingerprint()} ({'new' if created else 'kept'}, "
-        f"{host_key_path(host_files_beside(db))})"
-    )
-    log(f"a participant connects with: ssh -p {port} CODE@{args.bind}; Ctrl+C stops")
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    # Ctrl+C as well as SIGTERM, also when started where SIGINT is ignored (a shell's
-    # background job, a service manager): the web host does the same
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    try:
-        await stop.wait()
-    finally:
-        acceptor.close()
-        sessions = list(ctx.running.values())
-        for session in sessions:
-            if session.chan is not None:
-                session.chan.close()
-        await asyncio.gather(*(s.hang_up() for s in sessions))  # each within its grace time
-        store.close()
+    if not 0 <= args.ssh <= 65535:
+        raise CliError(f"--ssh {args.ssh}: a TCP port is 0..65535 (e.g. --ssh 2222)")
+    for given, name in ((args.enrol, "--enrol"), (args.completion_url, "--completion-url")):
+        if given is not None:
+            raise CliError(f"{name}: open enrolment is for the browser; leave out --ssh")

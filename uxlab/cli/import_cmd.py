@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from uxlab.cli.places import add_out_option
+
 FORMATS = (
     "openai-sse",
     "openai-responses-sse",
@@ -49,13 +51,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="SRC",
         help="the source file (or, for *-sse, a folder of capture files)",
     )
-    p.add_argument(
-        "-o",
-        "--out",
+    add_out_option(
+        p,
+        "folder to write the replay files into (created if missing)",
+        metavar="OUTDIR",
         type=Path,
         required=True,
-        metavar="OUTDIR",
-        help="folder to write the replay files into (created if missing)",
     )
     p.add_argument(
         "--text",

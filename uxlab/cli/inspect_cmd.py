@@ -6,8 +6,9 @@ recording, then a pooled summary and a legend naming each definition; with `--js
 object per recording per line (all times in ms; the definitions are those of
 `uxlab.streams.metrics`). Bad files are listed on stderr while the good ones are inspected,
 and the exit status is then 1 (done in part); 2 when no file could be inspected. `--as` and
-AIPerf run folders are handled by `inspect_as`; `--prices` adds each recording's cost and a
-summary per source and per agent task (`uxlab.streams.costs`, shown by `inspect_costs`).
+AIPerf run folders are handled by `uxlab.streams.inspect_as`; `--prices` adds each recording's
+cost and a summary per source and per agent task (`uxlab.streams.costs`, shown by
+`uxlab.streams.inspect_costs`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from uxlab.cli.inspect_costs import add_price_arguments
+from uxlab.cli.options import add_price_arguments
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -84,20 +85,25 @@ def run(args: argparse.Namespace) -> int:
 
 def _inspect(args: argparse.Namespace) -> int:
     from uxlab.cli import CliError
-    from uxlab.cli.inspect_costs import cost_column, cost_record, legend, price_choice
-    from uxlab.cli.inspect_costs import summary_lines as cost_summary
-    from uxlab.cli.inspect_table import rows, write_table
+    from uxlab.cli.options import price_choice
     from uxlab.streams.aiperf_run import is_aiperf_run
+    from uxlab.streams.inspect_costs import cost_column, cost_record, legend
+    from uxlab.streams.inspect_costs import summary_lines as cost_summary
     from uxlab.streams.inspect_load import inspect_paths
+    from uxlab.streams.inspect_table import rows, write_table
     from uxlab.streams.metrics import nest
 
     choice = price_choice(args, "inspect")
     if args.as_peer is not None or any(is_aiperf_run(Path(p)) for p in args.paths):
-        from uxlab.cli import inspect_as
+        from uxlab.streams.inspect_as import inspect_as
 
         if choice is not None:
             raise CliError("--prices shows uxlab's own view: leave out --as (or the AIPerf run)")
-        return inspect_as.run(args)
+        return inspect_as(
+            args.paths, args.as_peer, as_json=args.json, allow_truncated=args.truncated,
+            include_synthetic=args.include_synthetic, out=sys.stdout, err=sys.stderr,
+            width=shutil.get_terminal_size((80, 24)).columns,
+        )  # fmt: skip
     found = inspect_paths(
         args.paths,
         allow_truncated=args.truncated,

@@ -14,8 +14,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from uxlab.cli.options import add_db_option
 from uxlab.cli.places import add_out_option
-from uxlab.store.dialect import database_arg
 
 
 def register(subparsers: Any) -> None:
@@ -27,13 +27,7 @@ def register(subparsers: Any) -> None:
         "(see `uxlab host`). The codes are shown only now: the database keeps their hashes.",
     )
     parser.add_argument("study", metavar="STUDY.toml", help="the study file")
-    parser.add_argument(
-        "--db",
-        type=database_arg,
-        metavar="PATH|URL",
-        help="study database: a SQLite file (default results/<id>.sqlite) or a "
-        "postgresql:// URL shared by several hosts",
-    )
+    add_db_option(parser)
     parser.add_argument("-n", type=int, default=1, metavar="N", help="how many (default 1)")
     add_out_option(
         parser,

@@ -50,14 +50,16 @@ def add_out_option(
     type: Callable[[str], Any] | None = None,
     required: bool = False,
     old_spelling: bool = False,
+    default: Any = None,
 ) -> None:
-    """Add `-o/--out` (stored as `out`); with `old_spelling`, also a hidden `--output`."""
+    """Add `-o/--out` (stored as `out`, `default` when not given); with `old_spelling`, also
+    a hidden `--output`."""
     where: Any = parser
     if old_spelling and required:  # one of the two is required; the error names -o/--out
         where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument(
         "-o", "--out", dest="out", metavar=metavar, type=type, help=help,
-        required=required and not old_spelling,
+        required=required and not old_spelling, default=default,
     )  # fmt: skip
     if old_spelling:
         where.add_argument(
@@ -76,14 +78,3 @@ def output_for(source: str | Path, what: str) -> Path:
     if source.is_dir():
         return source / what
     return source.with_name(f"{source.stem}-{what}")
-
-
-def host_files_beside(db: str | Path) -> Path:
-    """What a study host's own files (the SSH host key; the enrolment salt before schema
-    version 8) are named after: the SQLite file, or for a PostgreSQL database
-    `results/<database name>` on this host (each host keeps its own)."""
-    from uxlab.store.dialect import database_stem, is_postgres
-
-    if is_postgres(db):
-        return Path("results") / database_stem(str(db))
-    return Path(db)

@@ -7,23 +7,29 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from uxlab.shaping.distributions import ITL_KINDS, TTFT_KINDS, parse_dist
-from uxlab.shaping.profile import (
-    RECORDED,
-    Profile,
-    check_rho_fits,
-    parse_chunk,
-    parse_error_at,
-    parse_headers,
-    parse_rho,
-    parse_stalls,
-)
+from uxlab.cli.options import add_seed_option
+
+if TYPE_CHECKING:
+    from uxlab.shaping.profile import Profile
 
 
 def profile_from_args(args: argparse.Namespace) -> Profile:
     """Read the options registered by `add_profile_arguments`; errors name the option."""
+    # imported here: the shaping distributions bring scipy, which `uxlab --help` never needs
+    from uxlab.shaping.distributions import ITL_KINDS, TTFT_KINDS, parse_dist
+    from uxlab.shaping.profile import (
+        RECORDED,
+        Profile,
+        check_rho_fits,
+        parse_chunk,
+        parse_error_at,
+        parse_headers,
+        parse_rho,
+        parse_stalls,
+    )
+
     kwargs: dict[str, Any] = {}
     if getattr(args, "ttft", None) is not None:
         kwargs["ttft"] = parse_dist(args.ttft, "--ttft", TTFT_KINDS)
@@ -78,4 +84,4 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N[:TYPE]",
         help="end with an error after N tokens (default type overloaded_error)",
     )
-    g.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    add_seed_option(g)

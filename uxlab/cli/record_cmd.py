@@ -5,12 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-DEFAULT_URLS = {
-    "openai": "https://api.openai.com/v1",
-    "openai-responses": "https://api.openai.com/v1",
-    "anthropic": "https://api.anthropic.com/v1",
-    "gemini": "https://generativelanguage.googleapis.com/v1beta",
-}
+from uxlab.cli.places import add_out_option
+from uxlab.live.clients import APIS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,7 +19,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--api",
         required=True,
-        choices=list(DEFAULT_URLS),
+        choices=APIS,
         help="wire format: OpenAI Chat (and compatible servers), OpenAI "
         "Responses, Anthropic Messages, Gemini alt=sse",
     )
@@ -42,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help='JSONL prompts file: {"prompt": ...} or {"messages": [...]} per line',
     )
     p.add_argument("--system", metavar="TEXT", help="system prompt for every request")
-    p.add_argument("-o", "--out", required=True, metavar="DIR", help="output folder")
+    add_out_option(p, "output folder", metavar="DIR", required=True)
     p.add_argument(
         "--repeats", metavar="N", type=int, default=1, help="requests per prompt (default 1)"
     )
@@ -83,39 +79,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _params(args: argparse.Namespace) -> dict:
-    from uxlab.cli import CliError
-    from uxlab.reading import InputProblem, loads_json
-
-    params: dict = {}
-    if args.max_tokens is not None:
-        if args.api == "gemini":
-            params["generationConfig"] = {"maxOutputTokens": args.max_tokens}
-        elif args.api == "openai-responses":
-            params["max_output_tokens"] = args.max_tokens
-        else:
-            params["max_tokens"] = args.max_tokens
-    if args.temperature is not None:
-        if args.api == "gemini":
-            params.setdefault("generationConfig", {})["temperature"] = args.temperature
-        else:
-            params["temperature"] = args.temperature
-    for item in args.param:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise CliError(f"--param {item!r}: expected KEY=JSON, e.g. top_p=0.9")
-        try:
-            params[name] = loads_json(value)
-        except InputProblem:
-            params[name] = value
-    return params
-
-
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from uxlab.cli import CliError
-    from uxlab.live.clients import DEFAULT_KEY_ENV, Prompt, api_key_from_env
+    from uxlab.live.clients import (
+        DEFAULT_KEY_ENV,
+        DEFAULT_URLS,
+        Prompt,
+        api_key_from_env,
+        request_params,
+    )
     from uxlab.live.record import RecordOptions
     from uxlab.live.workload import load_prompts, run_workload, summary_table
 
@@ -145,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         retries=args.retries,
         read_timeout_s=args.timeout_s,
         connect_timeout_s=args.connect_timeout_s,
-        params=_params(args),
+        params=request_params(args.api, args.max_tokens, args.temperature, args.param),
     )
     result = asyncio.run(
         run_workload(

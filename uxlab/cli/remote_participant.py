@@ -108,13 +108,12 @@ def main(argv: list[str]) -> int:
     notes = _notes()
     browser = _browser()
     from uxlab.cli import main as uxlab_main
-    from uxlab.cli import run_cmd
-    from uxlab.tui import study_app
+    from uxlab.tui import study_app, terminal_run
 
     remote_app = _remote_app_class(notes, browser)
     study_app.StudyApp = remote_app  # `uxlab run` imports it when it runs ...
-    if hasattr(run_cmd, "StudyApp"):  # ... or, should it import it at the top, from there
-        run_cmd.StudyApp = remote_app
+    if hasattr(terminal_run, "StudyApp"):  # ... or, should it import it at the top, from there
+        terminal_run.StudyApp = remote_app
     closing = io.StringIO()
     with redirect_stdout(closing):  # the app draws on stderr; the closing lines are stdout
         status = uxlab_main(

@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     if args.fps is not None and frame_cap() != args.fps:
         raise CliError(f"--fps {args.fps}: Textual was already loaded with {frame_cap()} fps")
     from uxlab.cli import EXIT_PARTIAL
-    from uxlab.cli.app_runner import run_app
+    from uxlab.tui.app_runner import run_app
 
     code = int(run_app(app) or 0)
     return code or (EXIT_PARTIAL if corpus.errors else 0)  # 1: some files were skipped

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from uxlab.store.dialect import database_arg, db_name
+from uxlab.cli.options import add_db_option, add_seed_option, db_name
 
 
 def register(subparsers: Any) -> None:
@@ -31,22 +31,14 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--participant", metavar="ID", help="pseudonymous participant id (default: asked)"
     )
-    parser.add_argument(
-        "--db",
-        type=database_arg,
-        metavar="PATH|URL",
-        help="study database: a SQLite file (default results/<id>.sqlite) or a "
-        "postgresql:// URL shared by several hosts",
-    )
+    add_db_option(parser)
     parser.add_argument(
         "--pilot", action="store_true", help="mark the session as a pilot (kept apart in analysis)"
     )
     parser.add_argument(
         "--fps", type=int, metavar="N", help="terminal frame cap (default 240, or UXLAB_FPS)"
     )
-    parser.add_argument(
-        "--seed", type=int, metavar="N", help="seed of the trial list (default: the study's)"
-    )
+    add_seed_option(parser, "seed of the trial list (default: the study's)", None, "N")
     parser.add_argument(
         "--nice",
         type=int,
@@ -85,14 +77,10 @@ def run(args: argparse.Namespace) -> int:
     if args.seed is not None and args.seed < 0:
         raise CliError(f"--seed {args.seed}: must be a whole number >= 0")
 
-    from uxlab.cli.app_runner import run_app
-    from uxlab.cli.hints import command
-    from uxlab.environment import collect_environment, timing_warnings
-    from uxlab.session import shortest_gap_ms
-    from uxlab.store import Store, check_participant_id, default_db_path
+    from uxlab.store import check_participant_id, default_db_path
     from uxlab.study import load_study
     from uxlab.tui import frame_cap
-    from uxlab.tui.study_app import StudyApp
+    from uxlab.tui.terminal_run import run_in_terminal
 
     study = load_study(args.study)
     if args.participant is not None:
@@ -100,79 +88,29 @@ def run(args: argparse.Namespace) -> int:
     if args.fps is not None and frame_cap() != args.fps:
         raise CliError(f"--fps {args.fps}: Textual was already loaded with {frame_cap()} fps")
     db = args.db if args.db is not None else default_db_path(study)
-    if args.nice:
-        from uxlab.machine import raise_priority
+    check = "none" if args.no_timing_check else "off-screen" if args.off_screen_check else None
+    done = run_in_terminal(
+        study,
+        db,
+        participant=args.participant,
+        seed=args.seed,
+        pilot=args.pilot,
+        nice=args.nice,
+        glass=args.glass,
+        timing_check=check or "on-screen",
+        resume_words=(args.study,),
+    )
+    from uxlab.wrapping import wrapped
 
-        try:
-            raise_priority(args.nice)
-        except (PermissionError, ValueError) as exc:
-            raise CliError(
-                f"--nice {args.nice}: cannot raise the priority ({exc}); run it as "
-                f"`sudo nice -n -{abs(args.nice)} {command('run', args.study)}` or leave "
-                "--nice out"
-            ) from None
-    if args.glass:
-        from uxlab.tui.glass_session import GlassUnavailable, check_glass
-
-        try:
-            check_glass()
-        except GlassUnavailable as exc:
-            raise CliError(f"--glass: {exc}; leave --glass out to run without it") from None
-    env = collect_environment(frame_cap())
-    warnings = timing_warnings(env, shortest_gap_ms(study))
-    on_screen_check = not (args.no_timing_check or args.off_screen_check)
-    if args.off_screen_check and not args.no_timing_check:  # before the app: hand-off only
-        from uxlab.timing_check import check_timing
-
-        check = check_timing(study, frame_cap_fps=frame_cap(), multiplexer=env["multiplexer"])
-        env["timing_check"] = check.to_environment()
-        if check.warning() is not None:
-            warnings.append(check.warning())
-    store = Store.open(db, busy_timeout_s=5.0)  # then the participant sees why, and r retries
-    app = None
     try:
-        app = StudyApp(
-            study,
-            store,
-            participant=args.participant,
-            seed=args.seed,
-            pilot=args.pilot,
-            environment=env,
-            warnings=warnings,
-            # on screen, in the study's own view, before the first screen: the researcher
-            # sees what it finds
-            timing_check=on_screen_check,
-            glass=args.glass,
-        )
-        result = run_app(app)
-    finally:  # a server away (quit on the reconnecting screen): close without waiting for it
-        store.close(server_away=app is not None and app.store_away)
-    try:
-        status = report(result, db, args)
-        if app.session is not None and app.session.fidelity_note():
-            print(wrapped("timing:  ", app.session.fidelity_note()))
+        status = report(done.result, db, args)
+        if done.fidelity_note:
+            print(wrapped("timing:  ", done.fidelity_note))
         return status
     except OSError:  # the terminal is gone (closed window, SIGHUP): the data is stored
         from uxlab.cli import EXIT_PARTIAL
 
         return EXIT_PARTIAL  # the session ended before the end of the study
-
-
-def wrapped(label: str, prose: str, width: int | None = None) -> str:
-    """`label` + `prose` folded to the terminal's width (80 by default) under the label, so a
-    long note is not cut mid-word by the terminal; commands are never folded."""
-    import shutil
-    import textwrap
-
-    width = width or shutil.get_terminal_size((80, 24)).columns
-    return textwrap.fill(
-        prose,
-        width=max(40, width - 1),
-        initial_indent=label,
-        subsequent_indent=" " * len(label),
-        break_long_words=False,
-        break_on_hyphens=False,
-    )
 
 
 def report(result: Any, db: Path, args: argparse.Namespace) -> int:

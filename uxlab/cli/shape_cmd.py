@@ -35,7 +35,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from uxlab.cli import CliError
     from uxlab.cli.profile_options import profile_from_args
-    from uxlab.cli.wrapping import WIDTH, wrap_parts
     from uxlab.shaping import derive_seed, shape
     from uxlab.shaping.summary import summarise
     from uxlab.streams.replay_file import (
@@ -45,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
         safe_filename,
         write_replay,
     )
+    from uxlab.wrapping import WIDTH, wrap_parts
 
     profile = profile_from_args(args)
     if args.seed < 0:

@@ -13,11 +13,10 @@ real clock, optionally sped up by `--time-scale`.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from uxlab.cli.hints import after_database
-from uxlab.store.dialect import database_arg, db_name
+from uxlab.cli.options import add_db_option, add_seed_option, db_name
 
 
 def register(subparsers: Any) -> None:
@@ -30,14 +29,8 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("study", metavar="STUDY.toml", help="the study file")
     p.add_argument("--participants", "-n", type=int, default=10, metavar="N", help="default 10")
-    p.add_argument(
-        "--db",
-        type=database_arg,
-        metavar="PATH|URL",
-        help="study database: a SQLite file (default results/<id>.sqlite) or a "
-        "postgresql:// URL shared by several hosts",
-    )
-    p.add_argument("--seed", type=int, default=0, help="simulation seed (default 0)")
+    add_db_option(p)
+    add_seed_option(p, "simulation seed (default 0)")
     truth = p.add_mutually_exclusive_group()
     truth.add_argument(
         "--truth",
@@ -82,11 +75,10 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import dataclasses
     import math
 
     from uxlab.cli import CliError
-    from uxlab.simulate import parse_truth, simulate_cohort
+    from uxlab.simulate import refuse_unsimulatable, simulate_cohort, truth_from_options
     from uxlab.store import Store, default_db_path
     from uxlab.study import load_study
 
@@ -94,22 +86,29 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"--participants {args.participants}: need at least 1")
     if args.seed < 0:
         raise CliError(f"--seed {args.seed}: must be a whole number >= 0")
-    truth = parse_truth(args.truth)
-    if args.threshold_ms is not None:
-        if args.threshold_ms <= 0:
-            raise CliError(f"--threshold-ms {args.threshold_ms:g}: must be a latency > 0")
-        truth = dataclasses.replace(truth, threshold_ms=args.threshold_ms)
-    if args.chain_k is not None:
-        truth = dataclasses.replace(truth, chain_k=args.chain_k)
+    truth = truth_from_options(args.truth, args.threshold_ms, args.chain_k)
     if not (args.time_scale > 0 and math.isfinite(args.time_scale)):
         raise CliError(f"--time-scale {args.time_scale:g}: must be a number > 0 (e.g. 10)")
     if args.time_scale != 1.0 and not args.through_ui:
         raise CliError("--time-scale only applies with --through-ui (the virtual clock is instant)")
     study = load_study(args.study)
-    refuse_live_study(study)
+    refuse_unsimulatable(study)
     db = args.db if args.db is not None else default_db_path(study)
     if args.through_ui:
-        return _run_through_ui(args, study, db, truth)
+        from uxlab.tui.simulated_run import simulate_cohort_through_ui
+
+        print(f"through the terminal runner (headless, 80x24), times x{args.time_scale:g} faster")
+        through = simulate_cohort_through_ui(
+            study, db, args.participants, seed=args.seed, truth=truth,
+            time_scale=args.time_scale, durable=args.durable,
+        )  # fmt: skip
+        n_trials = sum(s.n_trials for s in through)
+        print(
+            f"simulated {len(through)} participant(s) through the runner, {n_trials} trials in "
+            f"{sum(s.seconds for s in through):.1f} s into {db_name(db)}"
+        )
+        print("\n".join(after_database(db)))
+        return 0
     with Store.open(db) as store:
         done = simulate_cohort(
             study, store, args.participants, seed=args.seed, truth=truth, durable=args.durable,
@@ -132,58 +131,3 @@ def run(args: argparse.Namespace) -> int:
     )
     print("\n".join(after_database(db)))
     return 0
-
-
-def _run_through_ui(args: argparse.Namespace, study: Any, db: Path, truth: Any) -> int:
-    """Each participant through the real runner, headless, one after another."""
-    import asyncio
-
-    from uxlab.store import Store
-    from uxlab.tui import frame_cap
-    from uxlab.tui.simulated_run import simulate_through_ui, ui_participant_id
-
-    env = {"frame_cap_fps": frame_cap(), "headless": True}
-    print(f"through the terminal runner (headless, 80x24), times x{args.time_scale:g} faster")
-    done = []
-    with Store.open(db) as store:
-        if not args.durable:
-            store.conn.execute("PRAGMA synchronous = NORMAL")
-        for number in range(1, args.participants + 1):
-            before = store.session_state(study, ui_participant_id(args.seed, number))
-            if before is not None and before[0] == "completed":  # a rerun after a kill
-                print(f"  {ui_participant_id(args.seed, number)}: already completed, kept")
-                continue
-            s = asyncio.run(
-                simulate_through_ui(
-                    study,
-                    store,
-                    number,
-                    seed=args.seed,
-                    truth=truth,
-                    time_scale=args.time_scale,
-                    environment=env,
-                )
-            )
-            done.append(s)
-            print(
-                f"  {s.participant}: {s.outcome}, {s.n_trials} trials, {s.n_abandoned} "
-                f"abandoned, {len(s.choices)} answers by key ({s.seconds:.1f} s)"
-            )
-    n_trials = sum(s.n_trials for s in done)
-    seconds = sum(s.seconds for s in done)
-    print(
-        f"simulated {len(done)} participant(s) through the runner, {n_trials} trials in "
-        f"{seconds:.1f} s into {db_name(db)}"
-    )
-    print("\n".join(after_database(db)))
-    return 0
-
-
-def refuse_live_study(study) -> None:
-    """Raise a CliError when simulated participants cannot take `study` (its kind says
-    why: a live study sends its prompts to a live model)."""
-    from uxlab.cli import CliError
-
-    problem = study.kind.simulate_problem
-    if problem is not None:
-        raise CliError(f"{study.path}: cannot simulate study {study.id!r}: {problem}")

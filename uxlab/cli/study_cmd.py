@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import math
 import sys
 
-from uxlab.cli.wrapping import WIDTH, wrap_labelled
+from uxlab.cli.options import add_seed_option
 
 EXAMPLE_PARTICIPANT = "P-EXAMPLE"
 PREVIEW_ROWS = 12
@@ -42,16 +40,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the participant's number (1, 2, ...: picks the Latin-square row; the store "
         "numbers participants in order of arrival); default 1",
     )
-    check.add_argument(
-        "--seed", type=int, metavar="S", help="the session seed (default: the study's seed)"
-    )
+    add_seed_option(check, "the session seed (default: the study's seed)", None, "S")
     check.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from uxlab.session import shortest_gap_ms
     from uxlab.store.store import check_participant_id
-    from uxlab.study.design import design_trials
-    from uxlab.study.estimate import condition_stream_ms, estimate_duration
+    from uxlab.study.describe import Who, study_design_lines
     from uxlab.study.loading import load_study
 
     study = load_study(args.file)
@@ -60,256 +56,8 @@ def run(args: argparse.Namespace) -> int:
     if args.number < 1:
         print("uxlab study: --number must be 1 or more", file=sys.stderr, flush=True)
         return 2
-    group = study.groups[(args.number - 1) % len(study.groups)] if study.groups else None
-    trials = design_trials(study, participant, args.number, args.seed, group)
-    stream_ms = condition_stream_ms(study)
-    adaptive = next((f for f in study.within_factors if f.adaptive), None)
-    range_s = None
-    if adaptive is None:
-        estimate = estimate_duration(study, trials)
-    else:  # the level is chosen while the session runs: its middle, and both ends
-        lo, hi = min(adaptive.levels), max(adaptive.levels)
-        estimate = estimate_duration(study, at_level(trials, adaptive.name, math.sqrt(lo * hi)))
-        range_s = tuple(
-            estimate_duration(study, at_level(trials, adaptive.name, x)).total_s for x in (lo, hi)
-        )
-    lines = describe(study, trials, stream_ms, estimate, participant, args, group, range_s)
-    for line in lines:
+    rows = None if args.participant else PREVIEW_ROWS  # one asked for: all their trials
+    who = Who(participant, args.number, args.seed, rows)
+    for line in study_design_lines(study, who, lambda: shortest_gap_ms(study)):
         print(line)
     return 0
-
-
-def at_level(trials: list, factor: str, level_ms: float) -> list:
-    """The main trials with the adaptive `factor` at `level_ms` (practice and attention-check
-    trials play their planned levels)."""
-    return [
-        t
-        if t.practice or t.attention is not None
-        else dataclasses.replace(t, levels={**t.levels, factor: level_ms})
-        for t in trials
-    ]
-
-
-def timing_text(study) -> str:
-    """The `[timing]` tolerance in force and what happens to a trial outside it."""
-    from uxlab.fidelity import Tolerance, default_max_late_p99_ms
-    from uxlab.session import shortest_gap_ms
-
-    t = study.timing
-    limit = t.max_late_p99_ms
-    if limit is None:
-        limit = default_max_late_p99_ms(shortest_gap_ms(study))
-    tol = Tolerance(limit, t.max_frame_shared_share, derived=t.max_late_p99_ms is None)
-    fate = f"re-run (at most {t.max_requeued})" if t.requeue_flagged else "marked"
-    return f"{tol.describe()}; a trial outside it is {fate}"
-
-
-def adaptive_text(f) -> str:
-    """`QUEST+ on 25 log levels 100-5000 ms` (the procedure and its log-spaced grid)."""
-    name = {"quest": "QUEST+", "interleaved": "interleaved staircases"}.get(f.procedure)
-    if f.procedure == "staircase":
-        name = f"1-up/{f.down}-down staircase"
-    lo, hi = min(f.levels), max(f.levels)
-    return f"{name} on {f.grid} log levels {_num(lo)}-{_num(hi)} ms"
-
-
-def describe(
-    study, trials, stream_ms, estimate, participant, args, group, range_s=None
-) -> list[str]:
-    """The report, as lines of at most WIDTH characters.
-
-    With an adaptive factor, `range_s` is the duration with every main trial at its lowest
-    and at its highest level (`estimate` is at the geometric middle of the range).
-    """
-    adaptive = next((f for f in study.within_factors if f.adaptive), None)
-    return [
-        f"{study.path}: valid",
-        "",
-        *_study_lines(study),
-        "",
-        *_condition_lines(study, adaptive, stream_ms),
-        "",
-        *_trial_rule_lines(study, trials, adaptive),
-        "",
-        *_duration_lines(estimate, adaptive, range_s),
-        "",
-        *_trial_list_lines(study, trials, adaptive, participant, args, group),
-    ]
-
-
-def _study_lines(study) -> list[str]:
-    """The study, its stimuli, profile, timing and factors."""
-    out = wrap_labelled("Study    ", [f"{study.id} v{study.version}: {study.title}"])
-    out.append(f"         seed {study.seed}, sha256 {study.sha256[:16]}")
-    n_rec = len(study.corpus.recordings)  # (live: stream lengths assume a 150-token answer)
-    stimuli = [study.kind.describe(n_rec, study.assignment, study.prompt)]
-    out += wrap_labelled("Stimuli  ", stimuli)
-    out += wrap_labelled("Profile  ", [study.profile.describe()])
-    out += wrap_labelled("Timing   ", [timing_text(study)])
-    for f in study.factors:
-        kind = "between" if f.between else "within"
-        levels = ", ".join(_num(x) for x in f.levels)
-        if f.adaptive:
-            kind, levels = "adaptive", adaptive_text(f)
-        out += wrap_labelled("Factor   ", [f"{f.name} ({kind}): {levels}"])
-    return out
-
-
-def _condition_lines(study, adaptive, stream_ms) -> list[str]:
-    """The within conditions with their mean stream, and the groups."""
-    conds = study.conditions
-    names = [f.name for f in study.within_factors]
-    out: list[str] = []
-    if adaptive is None:
-        out.append(f"Conditions ({len(conds)})")
-        head = "  #  " + "".join(f"{n:>14}" for n in names) + f"{'mean stream':>14}"
-        out.append(_clip(head))
-        for i, c in enumerate(conds, start=1):
-            cells = "".join(f"{_num(c.levels[n]):>14}" for n in names)
-            out.append(_clip(f"{i:>3}  {cells}{_secs(stream_ms[c.id] / 1000):>14}"))
-    else:
-        out.extend(_adaptive_conditions(study, adaptive, names, stream_ms))
-    if study.groups:
-        cap = study.counterbalance.group_cap
-        groups = [g.id for g in study.groups]
-        groups[-1] += f" (cap {cap if cap else 'none'} each, allocated by the store)"
-        out += wrap_labelled("Groups   ", groups)
-    return out
-
-
-def _trial_rule_lines(study, trials, adaptive) -> list[str]:
-    """How many trials of each kind, their order, the questions, giving up, the adaptive rule."""
-    d = study.design
-    n_practice = sum(t.practice for t in trials)
-    n_attention = sum(t.attention is not None for t in trials)
-    n_main = len(trials) - n_practice - n_attention
-    out = [
-        f"Trials per participant: {len(trials)} = {n_practice} practice + {n_main} main "
-        f"+ {n_attention} attention"
-    ]
-    order = d.order + (f" by {d.blocked_by}" if d.blocked_by else "")
-    rules = [f"order {order}", f"{d.blocks} block(s) x {d.repeats} repeat(s)"]
-    if d.max_run:
-        rules.append(f"max run {d.max_run}")
-    if d.break_every:
-        rules.append(f"break every {d.break_every}")
-    out += wrap_labelled("  ", rules)
-    out += wrap_labelled("  questions: ", [_question_text(q) for q in study.questions] or ["none"])
-    ab = study.abandon
-    timeout = f"timeout {_num(ab.timeout_s)} s" if ab.timeout_s else "no timeout"
-    after = "questions follow" if ab.ask_questions else "no questions after"
-    out += wrap_labelled("  ", [f"give up with {ab.key}", timeout, f"{after} an abandoned trial"])
-    rerun = "run again at the end" if study.session.rerun_interrupted else "not run again"
-    out += wrap_labelled("  ", [f"interrupted trials: {rerun} ([session] rerun_interrupted)"])
-    if adaptive is not None:
-        n_tracks = len({_track(c.levels, adaptive.name) for c in study.conditions})
-        tracks = f"{n_tracks} tracks of {n_main // n_tracks}" if n_tracks > 1 else "1 track"
-        how = adaptive_text(adaptive).split(" on ")[0]
-        question = _adaptive_question(study)
-        out += wrap_labelled(
-            "  ", [f"adaptive: {adaptive.name} by {how} from the '{question}' answers"]
-        )
-        out += wrap_labelled("  ", [f"on the {n_main} main trials ({tracks})"])
-        out.append("  practice trials play their planned levels; attention checks have no stream")
-    return out
-
-
-def _duration_lines(estimate, adaptive, range_s) -> list[str]:
-    """The estimated session length (and its range over an adaptive factor's levels)."""
-    out = [
-        f"Estimated duration: {estimate.total_s / 60:.1f} min "
-        f"(streams {estimate.streams_s / 60:.1f}, questions {estimate.questions_s / 60:.1f}, "
-        f"other {(estimate.overhead_s + estimate.breaks_s) / 60:.1f})"
-    ]
-    if adaptive is not None and range_s is not None:
-        lo, hi = min(adaptive.levels), max(adaptive.levels)
-        low_s, high_s = range_s
-        mid = f"with {adaptive.name} at {_num(round(math.sqrt(lo * hi)))} ms (mid-range);"
-        ends = f"{low_s / 60:.1f} min if all at {_num(lo)}, {high_s / 60:.1f} at {_num(hi)}"
-        out += wrap_labelled("  ", [f"{mid} {ends}"])
-    return out
-
-
-def _trial_list_lines(study, trials, adaptive, participant, args, group) -> list[str]:
-    """One participant's trial list (the first PREVIEW_ROWS unless one was asked for)."""
-    shown = trials if args.participant else trials[:PREVIEW_ROWS]
-    who = f"Trial list for {participant} (number {args.number}"
-    who += f", seed {args.seed if args.seed is not None else study.seed}"
-    who += f", group {group.id})" if group else ")"
-    out = wrap_labelled("", [who])
-    if adaptive is not None:
-        out.append(f"({adaptive.name}=? : chosen by the procedure when the trial runs)")
-    out.append(
-        f"{'idx':>4} {'blk':>3} {'kind':<9} {'condition':<24} {'recording':<22} {'seed':>11}"
-    )
-    for t in shown:
-        kind = "practice" if t.practice else "attention" if t.attention else "main"
-        rec = t.replay_id or "(check text)"
-        if t.break_before:
-            out.append("  -- break --")
-        condition = t.condition_id
-        if adaptive is not None and kind == "main":  # the level is chosen when it runs
-            levels = {**t.levels, adaptive.name: "?"}
-            condition = "&".join(f"{k}={v if v == '?' else _num(v)}" for k, v in levels.items())
-        out.append(
-            f"{t.index:>4} {t.block:>3} {kind:<9} {_cut(condition, 24):<24} "
-            f"{_cut(rec, 22):<22} {t.seed:>11}"
-        )
-    if len(shown) < len(trials):
-        out.append(f"  ... {len(trials) - len(shown)} more; --participant P prints them all")
-    return out
-
-
-def _question_text(q) -> str:
-    """`id (type)`, with `, end` or `, after steps 2, 4` when it is not asked per trial."""
-    when = ""
-    if q.when == "end":
-        when = ", end"
-    elif q.when == "step":
-        when = ", after step" + ("s " if len(q.after_steps) > 1 else " ")
-        when += ", ".join(map(str, q.after_steps))
-    return f"{q.id} ({q.type}{when})"
-
-
-def _track(levels: dict[str, float], adaptive: str) -> str:
-    """The other within factors' levels: one adaptive track each ("all" when there are none)."""
-    return ", ".join(f"{k}={_num(v)}" for k, v in levels.items() if k != adaptive) or "all"
-
-
-def _adaptive_question(study) -> str:
-    return study.judgement_question.id
-
-
-def _adaptive_conditions(study, adaptive, names, stream_ms) -> list[str]:
-    """One row per adaptive track: the other factors' levels, the stream at either end."""
-    others = [n for n in names if n != adaptive.name]
-    tracks: dict[str, list[float]] = {}
-    for c in study.conditions:
-        tracks.setdefault(_track(c.levels, adaptive.name), []).append(stream_ms[c.id])
-    out = [f"Adaptive tracks ({len(tracks)}): {adaptive.name} is chosen trial by trial"]
-    first = {_track(c.levels, adaptive.name): c for c in study.conditions}
-    head = "  #  " + "".join(f"{n:>14}" for n in [*others, adaptive.name]) + f"{'stream':>16}"
-    out.append(_clip(head))
-    for i, (track, streams) in enumerate(tracks.items(), start=1):
-        cells = "".join(f"{_num(first[track].levels[n]):>14}" for n in others)
-        span = f"{min(streams) / 1000:.1f}-{max(streams) / 1000:.1f} s"
-        out.append(_clip(f"{i:>3}  {cells}{'adaptive':>14}{span:>16}"))
-    lo, hi = min(adaptive.levels), max(adaptive.levels)
-    out += wrap_labelled("  ", [f"stream: mean length at {_num(lo)} and at {_num(hi)} ms"])
-    return out
-
-
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
-
-
-def _secs(s: float) -> str:
-    return f"{s:.1f} s"
-
-
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _clip(line: str) -> str:
-    return _cut(line, WIDTH)

@@ -18,16 +18,10 @@ answer.
 from __future__ import annotations
 
 import argparse
-import difflib
-import sqlite3
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from uxlab.store.dialect import database_arg, db_name
-
-if TYPE_CHECKING:
-    from uxlab.store import Store
+from uxlab.cli.options import database_arg, db_name
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -65,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     from uxlab.cli.hints import command
     from uxlab.cli.places import output_for
     from uxlab.store import Store
+    from uxlab.store import withdraw_check as check
     from uxlab.store.invitations import withdraw_invited
 
     db = database_arg(args.db)
@@ -74,42 +69,32 @@ def run(args: argparse.Namespace) -> int:
         )
     who = args.participant if args.enrolled is None else _enrolled(db, args.enrolled)
     with Store.open(db) as store:
-        invited = _has_invitations(store.conn)
-        known = _participant_ids(store.conn, invited)
+        invited = check.has_invitations(store.conn)
+        known = check.participant_ids(store.conn, invited)
         if who not in known:
             if args.enrolled is not None:
                 raise CliError(
                     f"--enrolled: no participant in {db_name(db)} has this platform id (its "
                     f"participant id would be {who}); nothing was deleted"
                 )
-            raise CliError(_unknown(db, who, known))
-        busy = _live_session(store, who)
+            raise CliError(check.unknown_participant(db_name(db), who, known))
+        busy = check.live_session(store, who)
         if busy:
             raise CliError(f"--participant {who}: {busy}; nothing was deleted")
-        planned = _counts(store.conn, who)
+        planned = check.row_counts(store.conn, who)
         print(
-            f"Withdraw {who} from {db_name(db)}: deletes {_say(planned)}"
-            + (", and their invitation" if invited and _is_invited(store.conn, who) else "")
+            f"Withdraw {who} from {db_name(db)}: deletes {check.say_counts(planned)}"
+            + (", and their invitation" if invited and check.is_invited(store.conn, who) else "")
             + ". This cannot be undone."
         )
         if not args.yes:
-            if not (sys.stdin and sys.stdin.isatty()):
-                raise CliError(
-                    "no terminal to confirm on: nothing was deleted; to withdraw without "
-                    f"asking: {command('withdraw', db, '--participant', who, '--yes')}"
-                )
-            try:
-                answer = input(f"Type the participant id ({who}) to confirm: ").strip()
-            except EOFError:
-                answer = ""
-            if answer != who:
-                raise CliError("not confirmed: nothing was deleted")
+            _confirm(who, command("withdraw", db, "--participant", who, "--yes"))
         counts = withdraw_invited(store, who) if invited else store.withdraw(who)
         remains = store.clear_remains()
     gone = {**counts, "runs": planned["runs"]}
     invitation = counts.get("invitations", 0)
     print(
-        f"Withdrew {who}: deleted {_say(gone)}"
+        f"Withdrew {who}: deleted {check.say_counts(gone)}"
         + (f", {invitation} invitation (its code opens nothing now)" if invitation else "")
         + ". The audit log keeps a 'delete' entry with these counts and no content."
     )
@@ -131,138 +116,31 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _confirm(who: str, without_asking: str) -> None:
+    """Ask for the participant id on the terminal; refuse without one or a wrong answer."""
+    from uxlab.cli import CliError
+
+    if not (sys.stdin and sys.stdin.isatty()):
+        raise CliError(
+            f"no terminal to confirm on: nothing was deleted; to withdraw without asking: "
+            f"{without_asking}"
+        )
+    try:
+        answer = input(f"Type the participant id ({who}) to confirm: ").strip()
+    except EOFError:
+        answer = ""
+    if answer != who:
+        raise CliError("not confirmed: nothing was deleted")
+
+
 def _enrolled(db: Path | str, platform_id: str) -> str:
     """The participant id open enrolment gave `platform_id` (with the salt kept in `db`)."""
-    from uxlab.cli import CliError
-    from uxlab.cli.places import host_files_beside
-    from uxlab.host.enrolment import enrolled_participant, salt_path, valid_platform_id
-    from uxlab.store import Store, StoreError
-    from uxlab.store.enrolment_salt import enrolment_salt
+    from uxlab.host.enrolment import participant_of
 
-    if not valid_platform_id(platform_id):
-        raise CliError(
-            "--enrolled: a platform id is 1-128 letters, digits, '-' or '_' (as in the "
-            "study link's query); nothing was deleted"
-        )
-    salt_file = salt_path(host_files_beside(db))
-    try:
-        with Store.open(db) as store:
-            got = enrolment_salt(store, salt_file, make=False)
-    except StoreError as exc:
-        raise CliError(f"{exc}; nothing was deleted") from None
-    if got is None:
-        raise CliError(
-            f"--enrolled: {db_name(db)} holds no enrolment salt (kept in the database by "
-            "`uxlab host --enrol`; without it platform ids cannot be matched, so give the "
-            "participant id with --participant); nothing was deleted"
-        )
-    if got.origin == "adopted":
+    who, adopted = participant_of(db, platform_id)
+    if adopted is not None:
         print(
-            f"Adopted the enrolment salt of {salt_file} into the database (existing "
+            f"Adopted the enrolment salt of {adopted} into the database (existing "
             "participants keep their ids); the file is no longer read."
         )
-    return enrolled_participant(got.salt, platform_id)
-
-
-def _has_invitations(conn: sqlite3.Connection) -> bool:
-    return (
-        conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'invitations'"
-        ).fetchone()
-        is not None
-    )
-
-
-def _live_session(store: Store, who: str) -> str | None:
-    """What says a live process still runs one of `who`'s sessions, or None: the same rule
-    as resuming (`uxlab.store.lease.live_holder`). On this host its process must be alive;
-    on another host (a shared PostgreSQL store) the session counts as live until it was idle
-    for its study's `stale_after_min`. (Deleting under it would fail its next commit.)"""
-    from uxlab.store import lease
-
-    rows = store.conn.execute(
-        "SELECT s.session_id, st.text FROM sessions s "
-        "JOIN studies st ON st.sha256 = s.study_sha256 WHERE s.participant = ?",
-        (who,),
-    ).fetchall()
-    for session_id, study_text in rows:
-        stale_s = _stale_after_min(study_text) * 60.0
-        held = lease.holders(store.conn, [session_id], store.clock(), stale_s).get(session_id)
-        if held is None:
-            continue
-        if not held.other_host:
-            return (
-                f"session {session_id} is running now (process {held.pid} on {held.host}); "
-                "withdraw after it ends or is stopped"
-            )
-        return (
-            f"session {session_id} is live on another host ({held.host}, process {held.pid}, "
-            f"last active {held.idle_s / 60.0:.0f} min ago; it counts as ended after "
-            f"{held.stale_after_s / 60.0:.0f} min without activity); withdraw after it ends "
-            "or is stopped there"
-        )
-    return None
-
-
-def _stale_after_min(study_text: str) -> float:
-    """The study's `[counterbalance] stale_after_min`, read from the text stored with it."""
-    import tomllib
-
-    from uxlab.study.spec import Counterbalance
-
-    default = Counterbalance().stale_after_min
-    try:
-        value = tomllib.loads(study_text).get("counterbalance", {}).get("stale_after_min")
-    except (tomllib.TOMLDecodeError, AttributeError):
-        return default
-    return float(value) if isinstance(value, (int, float)) and value > 0 else default
-
-
-def _participant_ids(conn: sqlite3.Connection, invited: bool) -> list[str]:
-    """Every participant the database knows: those with data, and those only invited."""
-    ids = [r[0] for r in conn.execute("SELECT participant FROM participants ORDER BY number")]
-    if invited:
-        ids += [r[0] for r in conn.execute("SELECT participant FROM invitations ORDER BY 1")]
-    return list(dict.fromkeys(ids))
-
-
-def _is_invited(conn: sqlite3.Connection, who: str) -> bool:
-    row = conn.execute("SELECT 1 FROM invitations WHERE participant = ?", (who,)).fetchone()
-    return row is not None
-
-
-def _unknown(db: Path, who: str, known: list[str]) -> str:
-    """`--participant X: not in DB; did you mean Y?` with how to list the ids."""
-    if not known:
-        return f"--participant {who}: {db_name(db)} holds no participant"
-    close = difflib.get_close_matches(who, known, n=1, cutoff=0.6)
-    if not close:
-        close = difflib.get_close_matches(who.upper(), known, n=1, cutoff=0.6)
-    guess = f"; did you mean {close[0]}?" if close else ""
-    return (
-        f"--participant {who}: no such participant in {db_name(db)}{guess} "
-        f"({len(known)} participant(s); their ids are in sessions.csv of the export)"
-    )
-
-
-def _counts(conn: sqlite3.Connection, who: str) -> dict[str, int]:
-    """How many rows of each kind the participant has (counts only, never content)."""
-    counts = {}
-    for table in ("trials", "responses", "events", "session_runs"):
-        counts[table] = conn.execute(
-            f"SELECT count(*) FROM {table} t JOIN sessions s ON s.session_id = t.session_id "
-            "WHERE s.participant = ?",
-            (who,),
-        ).fetchone()[0]
-    counts["sessions"] = conn.execute(
-        "SELECT count(*) FROM sessions WHERE participant = ?", (who,)
-    ).fetchone()[0]
-    counts["runs"] = counts.pop("session_runs")
-    return counts
-
-
-def _say(counts: dict[str, int]) -> str:
-    """`1 session(s), 12 trial(s), 24 answer(s), 310 event(s)`."""
-    names = (("sessions", "session"), ("trials", "trial"), ("responses", "answer"),
-             ("events", "event"), ("runs", "run"))  # fmt: skip
-    return ", ".join(f"{counts.get(key, 0)} {name}(s)" for key, name in names)
+    return who

@@ -40,7 +40,7 @@ reaches a participant's program, except the variables the host names for its stu
 def program_vars(study: Study, db: Path | str) -> tuple[str, ...]:
     """The host variables a study's program needs beyond `KEPT_VARS`: a live study's key
     variable, and libpq's `PG*` variables (password, TLS) for a PostgreSQL database."""
-    names = list(study.kind.program_env_vars())
+    names = list(study.kind.key_variables)
     if isinstance(db, str) and db.startswith(("postgresql://", "postgres://")):
         names += [k for k in os.environ if k.startswith("PG")]
     return tuple(names)

@@ -56,7 +56,8 @@ class HostContext:
 
     study_path: Path
     study_id: str
-    db: Path
+    db: Path | str
+    """The SQLite file, or a PostgreSQL URL."""
     lookup: Callable[[str], str | None]
     """Invitation code -> participant id (None for an unknown code)."""
     limiter: FailureLimiter = field(default_factory=FailureLimiter)

@@ -318,9 +318,10 @@ class TrialKind(ABC):
         """The participant types each prompt (else it is given)."""
         return False
 
-    def program_env_vars(self) -> tuple[str, ...]:
-        """Environment variables a participant's program needs from the host to play this
-        kind (a live model's key variable); none by default."""
+    @property
+    def key_variables(self) -> tuple[str, ...]:
+        """Environment variables a participant's program needs to play the trials (a live
+        model's key variable); a host passes them on and no others."""
         return ()
 
     # -- the schedule ----------------------------------------------------------------------

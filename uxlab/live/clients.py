@@ -21,6 +21,14 @@ DEFAULT_KEY_ENV = {
     "gemini": "GEMINI_API_KEY",
 }
 
+DEFAULT_URLS = {
+    "openai": "https://api.openai.com/v1",
+    "openai-responses": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com/v1",
+    "gemini": "https://generativelanguage.googleapis.com/v1beta",
+}
+"""Each API's vendor endpoint (`uxlab record` without `--url`)."""
+
 API_NAMES = {
     "openai": "openai.chat",
     "openai-responses": "openai.responses",
@@ -56,6 +64,38 @@ def api_key_from_env(api: str, env_name: str | None) -> str | None:
     """The key from the environment variable `env_name` (default per API), or None."""
     name = env_name or DEFAULT_KEY_ENV[api]
     return os.environ.get(name) or None
+
+
+def request_params(
+    api: str, max_tokens: int | None, temperature: float | None, items: list[str]
+) -> dict[str, Any]:
+    """Request parameters in `api`'s own names: the output-token cap, the temperature, and
+    `KEY=JSON` items (a value that is not JSON is sent as the string); `ClientError` names
+    an item without `=`."""
+    from uxlab.reading import InputProblem, loads_json
+
+    params: dict[str, Any] = {}
+    if max_tokens is not None:
+        if api == "gemini":
+            params["generationConfig"] = {"maxOutputTokens": max_tokens}
+        elif api == "openai-responses":
+            params["max_output_tokens"] = max_tokens
+        else:
+            params["max_tokens"] = max_tokens
+    if temperature is not None:
+        if api == "gemini":
+            params.setdefault("generationConfig", {})["temperature"] = temperature
+        else:
+            params["temperature"] = temperature
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise ClientError(f"--param {item!r}: expected KEY=JSON, e.g. top_p=0.9")
+        try:
+            params[name] = loads_json(value)
+        except InputProblem:
+            params[name] = value
+    return params
 
 
 def _join(base: str, path: str) -> str:

@@ -100,7 +100,7 @@ def _vendor(api: str, url: str) -> str:
     )
 
 
-def _origin(url: str) -> str:
+def origin_of(url: str) -> str:
     """The URL without query or credentials (a key in `?key=` is never stored)."""
     parts = urlsplit(url)
     netloc = parts.hostname or ""
@@ -252,7 +252,7 @@ def _live_header(api: str, url: str, model: str, rid: str, request: dict[str, An
             "api": API_NAMES[api],
             "vendor": _vendor(api, url),
             "model": model,
-            "origin": _origin(url),
+            "origin": origin_of(url),
         },
         request=request,
         clock={"t0": "request_sent", "unit": "ms", "source": "perf_counter"},

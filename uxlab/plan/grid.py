@@ -29,15 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from uxlab.plan.defaults import DEFAULT_POWER, DEFAULT_REFERENCE
 from uxlab.plan.design import PlanError
-
-DEFAULT_PARTICIPANTS = "8:48"
-"""From the report's minimum for a population interval (8, `analysis.report.support`)."""
-DEFAULT_REPEATS = "2:20"
-DEFAULT_N_PARTICIPANTS = 8
-DEFAULT_N_REPEATS = 6
-DEFAULT_POWER = 0.8
-DEFAULT_REFERENCE = "nielsen1993-1s"
 
 
 def parse_range(text: str, n_values: int, what: str = "range") -> list[int]:

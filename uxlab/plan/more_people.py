@@ -13,6 +13,7 @@ shown beside the measured one, so a reader can see how far to trust the projecti
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -81,3 +82,20 @@ def describe(result: MorePeople, measured_width_ms: float | None) -> str:
         f"at {result.n_now}: {result.width_now_ms:.0f} ms; {result.sims} studies simulated from "
         "a truth fitted to these data, see `uxlab plan`)"
     )
+
+
+def more_people_line(data: Any, add: int, seed: int) -> str:
+    """What `uxlab report --more-participants K` prints: the CI width K more people would
+    likely give, from the report's data (`analysis.report.ReportData`), or a note."""
+    from uxlab.plan.design import PlanError
+
+    part = data.psychometric
+    if part is None:
+        return "note: --more-participants needs a yes/no judgement (no psychometric threshold)"
+    row = part.population.set_index("level").loc[0.5]
+    measured = float(row.ci_high - row.ci_low)
+    try:
+        result = width_with_more_people(data.kept, data.stimulus, part.column, add, seed=seed)
+    except PlanError as exc:
+        return f"note: --more-participants: {exc}"
+    return describe(result, measured if measured == measured else None)

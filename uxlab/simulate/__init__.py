@@ -14,8 +14,10 @@
 
 from uxlab.simulate.driver import (
     GiveUpClock,
+    NotSimulatable,
     SimulatedSession,
     participant_id,
+    refuse_unsimulatable,
     run_trial,
     simulate_cohort,
     simulate_session,
@@ -29,12 +31,19 @@ from uxlab.simulate.observers import (
     study_truth,
 )
 from uxlab.simulate.scripted import ScaledClock, TrialScript, answer_keys
-from uxlab.simulate.truth_option import TRUTH_NAMES, TruthError, check_truth, parse_truth
+from uxlab.simulate.truth_option import (
+    TRUTH_NAMES,
+    TruthError,
+    check_truth,
+    parse_truth,
+    truth_from_options,
+)
 
 __all__ = [
     "TRUTH_NAMES",
     "Cues",
     "GiveUpClock",
+    "NotSimulatable",
     "Observer",
     "PopulationTruth",
     "ScaledClock",
@@ -46,9 +55,11 @@ __all__ = [
     "parse_truth",
     "participant_id",
     "pooled_thresholds_ms",
+    "refuse_unsimulatable",
     "run_trial",
     "simulate_cohort",
     "simulate_session",
     "stream_cues",
     "study_truth",
+    "truth_from_options",
 ]

@@ -206,6 +206,18 @@ async def simulate_session(
     )  # fmt: skip
 
 
+class NotSimulatable(UxlabError):
+    """Simulated participants cannot take this study (its kind says why)."""
+
+
+def refuse_unsimulatable(study: Study) -> None:
+    """Raise `NotSimulatable` when simulated participants cannot take `study` (its kind
+    says why: a live study sends its prompts to a live model)."""
+    problem = study.kind.simulate_problem
+    if problem is not None:
+        raise NotSimulatable(f"{study.path}: cannot simulate study {study.id!r}: {problem}")
+
+
 def simulate_cohort(
     study: Study,
     store: Store,

@@ -86,3 +86,18 @@ ALLOWED: dict[str, tuple[Callable[[float], bool], str]] = {
     "attention_lapse": (lambda x: 0 <= x <= 1, "must be in [0, 1]"),
 }
 """The values with other bounds than > 0 (the rest: times and widths)."""
+
+
+def truth_from_options(
+    text: str | None, threshold_ms: float | None = None, chain_k: float | None = None
+) -> PopulationTruth:
+    """`uxlab simulate`'s population: `--truth TEXT`, or `--threshold-ms MS` (the same as
+    `--truth threshold=MS`), with `--chain-k K` for agent chains."""
+    truth = parse_truth(text)
+    if threshold_ms is not None:
+        if threshold_ms <= 0:
+            raise TruthError(f"--threshold-ms {threshold_ms:g}: must be a latency > 0")
+        truth = dataclasses.replace(truth, threshold_ms=threshold_ms)
+    if chain_k is not None:
+        truth = dataclasses.replace(truth, chain_k=chain_k)
+    return truth

@@ -13,7 +13,9 @@ to prompts, with no recorded stream to play).
 
 from __future__ import annotations
 
-from uxlab.live.serve import Pick, Picker, ServeError
+from pathlib import Path
+
+from uxlab.live.serve import Pick, Picker, ServeConfig, ServeError
 from uxlab.study import Study, Trial
 from uxlab.study.stimulus import trial_schedule
 
@@ -40,6 +42,25 @@ def study_picker(study: Study, trials: list[Trial]) -> Picker:
         return picks[request_index % len(picks)]
 
     return pick
+
+
+def study_serve_config(
+    study_path: str | Path, participant: str, number: int, token: str | None
+) -> tuple[ServeConfig, str]:
+    """`uxlab serve --study`: request i plays trial i of participant `participant`'s
+    (number `number`) trial list; the server's config and the banner's words for it."""
+    from uxlab.study import design_trials, load_study
+
+    study = load_study(study_path)
+    trials = design_trials(study, participant, number)
+    config = ServeConfig(
+        recordings=list(study.corpus.recordings),
+        shape=lambda r, s: r,
+        token=token,
+        picker=study_picker(study, trials),
+    )
+    what = f"study {study.id!r}: {len(trials)} trials of participant number {number}, in order"
+    return config, what
 
 
 def _trial_pick(study: Study, trial: Trial) -> Pick:

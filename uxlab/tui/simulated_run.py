@@ -23,6 +23,7 @@ import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from textual.pilot import WaitForScreenTimeout
@@ -370,3 +371,43 @@ async def simulate_through_ui(
         out.adaptive = app.session.adaptive_state()
     out.seconds = time.perf_counter() - started
     return out
+
+
+def simulate_cohort_through_ui(
+    study: Study,
+    db: Path | str,
+    n_participants: int,
+    *,
+    seed: int = 0,
+    truth: PopulationTruth | None = None,
+    time_scale: float = 1.0,
+    durable: bool = False,
+    say: Callable[[str], None] = print,
+) -> list[UiSession]:
+    """Participants 1..n through the real runner, headless, one after another, stored in
+    `db`; one who completed in an earlier run (a rerun after a kill) is kept, not rerun.
+    `say` gets a line per participant. Unless `durable`, commits skip the fsync."""
+    from uxlab.tui import frame_cap
+
+    env: dict[str, Any] = {"frame_cap_fps": frame_cap(), "headless": True}
+    done: list[UiSession] = []
+    with Store.open(db) as store:
+        if not durable:
+            store.conn.execute("PRAGMA synchronous = NORMAL")
+        for number in range(1, n_participants + 1):
+            before = store.session_state(study, ui_participant_id(seed, number))
+            if before is not None and before[0] == "completed":  # a rerun after a kill
+                say(f"  {ui_participant_id(seed, number)}: already completed, kept")
+                continue
+            s = asyncio.run(
+                simulate_through_ui(
+                    study, store, number, seed=seed, truth=truth, time_scale=time_scale,
+                    environment=env,
+                )
+            )  # fmt: skip
+            done.append(s)
+            say(
+                f"  {s.participant}: {s.outcome}, {s.n_trials} trials, {s.n_abandoned} "
+                f"abandoned, {len(s.choices)} answers by key ({s.seconds:.1f} s)"
+            )
+    return done

@@ -98,8 +98,8 @@ class LiveKind(TrialKind):
     def prompt_typed(self) -> bool:
         return self.stimuli.prompts is None
 
-    def program_env_vars(self) -> tuple[str, ...]:
-        """The variable holding the model's key (`api_key_env`, else the API's default)."""
+    @property
+    def key_variables(self) -> tuple[str, ...]:
         e = self.stimuli.endpoint
         return (e.api_key_env or DEFAULT_KEY_ENV[e.api],)
 

@@ -64,10 +64,10 @@ def _fit(text: str, width: int) -> str:
 
 def _finish(row: dict[str, Any]) -> str:
     if row["error"]:
-        return "!" + row["error"].removesuffix("_error")
+        return "!" + str(row["error"]).removesuffix("_error")
     if row["truncated"]:
         return "(truncated)"
-    return row["finish_reason"] or "-"
+    return str(row["finish_reason"] or "-")
 
 
 def _synthetic(row: dict[str, Any]) -> bool:

@@ -9,10 +9,7 @@ AIPerf's own table is checked against uxlab's at the precision AIPerf prints
 
 from __future__ import annotations
 
-import argparse
 import json
-import shutil
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -62,17 +59,26 @@ def load_sources(paths: list[str], allow_truncated: bool, err: TextIO) -> list[S
     return sources
 
 
-def run(args: argparse.Namespace) -> int:
-    """`--as PEER`, or PATHs that hold an AIPerf run folder: the recordings are read whole."""
-    sources = load_sources(args.paths, args.truncated, sys.stderr)
+def inspect_as(
+    paths: list[str],
+    peer: str | None,
+    *,
+    as_json: bool = False,
+    allow_truncated: bool = False,
+    include_synthetic: bool = False,
+    out: TextIO,
+    err: TextIO,
+    width: int = 80,
+) -> int:
+    """`--as PEER` (None: uxlab's own figures), or PATHs that hold an AIPerf run folder: the
+    recordings are read whole. The exit status: 2 when there is no recording."""
+    sources = load_sources(paths, allow_truncated, err)
     recs = [r for s in sources for r in s.recordings]
     if not recs:
-        print(f"uxlab inspect: no recordings in {', '.join(args.paths)}", file=sys.stderr)
+        print(f"uxlab inspect: no recordings in {', '.join(paths)}", file=err)
         return 2
-    out = sys.stdout
-    width = shutil.get_terminal_size((80, 24)).columns
-    if args.as_peer is None:
-        _uxlab_table(recs, args, out, width)
+    if peer is None:
+        _uxlab_table(recs, as_json, include_synthetic, out, width)
         for source in sources:
             if source.run is not None and source.run.summary is not None:
                 write_checks(source, out, width, brief=True)
@@ -81,30 +87,32 @@ def run(args: argparse.Namespace) -> int:
 
     runs = [s.run for s in sources if s.run is not None]
     n_errors = sum(len(r.skipped) for r in runs) if runs else None
-    view = peer_view(args.as_peer, recs, n_errors=n_errors)
-    if args.json:
+    view = peer_view(peer, recs, n_errors=n_errors)
+    if as_json:
         _write_json(view, recs, sources, out)
         return 0
     _write_view(view, sources, out, width)
     for source in sources:
-        if args.as_peer == "aiperf" and source.run is not None and source.run.summary is not None:
+        if peer == "aiperf" and source.run is not None and source.run.summary is not None:
             write_checks(source, out, width, brief=False)
     return 0
 
 
-def _uxlab_table(recs: list[Recording], args: argparse.Namespace, out: TextIO, width: int) -> None:
+def _uxlab_table(
+    recs: list[Recording], as_json: bool, include_synthetic: bool, out: TextIO, width: int
+) -> None:
     """uxlab's own table (or `--json` lines) of recordings read whole."""
-    from uxlab.cli.inspect_table import rows, write_table
+    from uxlab.streams.inspect_table import rows, write_table
     from uxlab.streams.metrics import StreamArrays, describe_columns, nest, pooled_summary
 
     arrays = StreamArrays.from_recordings(recs)
-    table = describe_columns(arrays, args.include_synthetic)
-    if args.json:
+    table = describe_columns(arrays, include_synthetic)
+    if as_json:
         for row in rows(table):
             out.write(json.dumps(nest(row, ndigits=3), ensure_ascii=False) + "\n")
         return
-    gaps = arrays.measured_gaps(args.include_synthetic)[0]
-    write_table(rows(table), pooled_summary(table, gaps, args.include_synthetic), out, width)
+    gaps = arrays.measured_gaps(include_synthetic)[0]
+    write_table(rows(table), pooled_summary(table, gaps, include_synthetic), out, width)
 
 
 def _say(out: TextIO, text: str, width: int, indent: str = "") -> None:

@@ -1,51 +1,13 @@
-"""`inspect --prices`: the price options, and the cost column and summary `inspect` prints."""
+"""`uxlab inspect --prices`: the cost column, the summary per source and per agent task,
+and the JSON fields it prints for a priced inspection (`uxlab.streams.costs`)."""
 
 from __future__ import annotations
 
-import argparse
 import textwrap
 from collections.abc import Sequence
 from typing import Any
 
 from pricing.money import format_money
-
-
-def add_price_arguments(parser: argparse.ArgumentParser) -> None:
-    """`--prices FILE`, `--price-as [SOURCE=]ENTRY` and `--estimate-usage` (also `report`'s)."""
-    parser.add_argument(
-        "--prices",
-        metavar="FILE",
-        help="a price sheet (TOML; see prices/example.toml): each recording is priced from "
-        "its own token usage at its model's price; without usage it stays unpriced, never 0",
-    )
-    parser.add_argument(
-        "--price-as",
-        action="append",
-        default=[],
-        metavar="[SOURCE=]ENTRY",
-        help="price the recordings of SOURCE (vendor/model as printed) as the sheet's ENTRY, "
-        "or every recording when SOURCE is left out (repeatable)",
-    )
-    parser.add_argument(
-        "--estimate-usage",
-        action="store_true",
-        help="estimate the tokens of recordings without usage from their text (characters / "
-        "4, or the chunks' n_tokens); such costs are marked estimated (~) everywhere",
-    )
-
-
-def price_choice(args: argparse.Namespace, command: str) -> Any:
-    """The `pricing.PriceChoice` of the options (None without `--prices`); exit-2 errors."""
-    from uxlab.cli import CliError
-
-    if args.prices is None:
-        if args.price_as or args.estimate_usage:
-            used = "--price-as" if args.price_as else "--estimate-usage"
-            raise CliError(f"{used} needs --prices FILE (a price sheet)")
-        return None
-    from pricing.sheet import PriceChoice, load_price_sheet
-
-    return PriceChoice.from_options(load_price_sheet(args.prices), args.price_as)
 
 
 def cost_column(report: Any) -> tuple[str, list[str]]:

@@ -1,90 +1,92 @@
-"""`uxlab host STUDY.toml` in the browser (no `--ssh`): the checks, the server, the log lines."""
+"""`uxlab host` in the browser: the web host's loop, from the listening socket to the
+hang-up.
+
+A participant opens their invitation link (`#CODE`) or, with open enrolment, the study
+link with a recruitment platform's id in its query; their program (`uxlab run`'s flow)
+runs behind a terminal in the browser tab. Ctrl+C or SIGTERM stops the host: every open
+program is hung up first, then uvicorn, the paint writer and the store are closed.
+"""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
+import os
+import re
 import signal
 import socket
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from uxlab.errors import UxlabError
+from uxlab.host.enrolment import host_files_beside, salt_path
+
+
+class WebHostError(UxlabError):
+    """The web host cannot start: a bad option, or its store refused the enrolment salt."""
+
+
+@dataclass(frozen=True)
+class WebHosting:
+    """How the web host takes participants: its frame cap, how many programs at once, and
+    open enrolment (the link's query parameter and where a completed participant goes)."""
+
+    fps: int
+    max_open: int = 20
+    enrol: str | None = None
+    completion_url: str | None = None
+
+
 PARAM_RE = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
+"""What `--enrol PARAM` may name: a query parameter."""
 
 
-def run_web(args: argparse.Namespace) -> int:
-    """Check the options, then serve until Ctrl+C or SIGTERM; the exit status."""
-    import os
-    import re
-
-    from uxlab.cli import CliError
-    from uxlab.store import Store, default_db_path
-    from uxlab.store.dialect import db_name
-    from uxlab.store.invitations import count_invitations
-    from uxlab.study import load_study
-
-    if not 0 <= args.port <= 65535:
-        raise CliError(f"--port {args.port}: a TCP port is 0..65535 (e.g. --port 8350)")
-    fps = args.fps
+def web_hosting(
+    port: int, fps: int | None, max_open: int, enrol: str | None, completion_url: str | None
+) -> WebHosting:
+    """The browser host's settings from `uxlab host`'s options, each checked before anything
+    opens (a bad one is a `WebHostError` naming it); `fps` None: UXLAB_FPS, else 240."""
+    if not 0 <= port <= 65535:
+        raise WebHostError(f"--port {port}: a TCP port is 0..65535 (e.g. --port 8350)")
     if fps is None:
         from_env = os.environ.get("UXLAB_FPS", "")
         fps = int(from_env) if from_env.isdigit() and int(from_env) > 0 else 240
     if fps < 1:
-        raise CliError(f"--fps {fps}: the frame cap must be >= 1 (e.g. --fps 240)")
-    if args.max_open < 1:
-        raise CliError(f"--max-open {args.max_open}: at least 1 (e.g. --max-open 20)")
-    if args.enrol is not None and not re.match(PARAM_RE, args.enrol):
-        raise CliError(
-            f"--enrol {args.enrol!r}: name the link's query parameter that holds the "
+        raise WebHostError(f"--fps {fps}: the frame cap must be >= 1 (e.g. --fps 240)")
+    if max_open < 1:
+        raise WebHostError(f"--max-open {max_open}: at least 1 (e.g. --max-open 20)")
+    if enrol is not None and not re.match(PARAM_RE, enrol):
+        raise WebHostError(
+            f"--enrol {enrol!r}: name the link's query parameter that holds the "
             "platform's participant id (letters, digits, '_'; e.g. --enrol PROLIFIC_PID)"
         )
-    if args.completion_url is not None:
-        if args.enrol is None:
-            raise CliError("--completion-url: only with --enrol (open enrolment)")
-        parts = urlsplit(args.completion_url)
+    if completion_url is not None:
+        if enrol is None:
+            raise WebHostError("--completion-url: only with --enrol (open enrolment)")
+        parts = urlsplit(completion_url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise CliError(
-                f"--completion-url {args.completion_url!r}: give a full http(s) URL, e.g. "
+            raise WebHostError(
+                f"--completion-url {completion_url!r}: give a full http(s) URL, e.g. "
                 "https://app.prolific.com/submissions/complete?cc=CODE"
             )
-    study = load_study(args.study)
-    db = args.db if args.db is not None else default_db_path(study)
-    with Store.open(db) as store:
-        invited = count_invitations(store, study.id)
-    if invited == 0 and args.enrol is None:
-        raise CliError(
-            f"{db_name(db)}: no invitations for study {study.id!r}; make some first with "
-            f"`uxlab invite {args.study} --db {db_name(db)} -n 10`, or take participants from a "
-            "recruitment platform with --enrol PARAM"
-        )
-    try:
-        sock = socket.create_server((args.bind, args.port))
-    except OSError as exc:
-        raise CliError(f"--port {args.port} --bind {args.bind}: cannot listen ({exc})") from None
-    from uxlab.host.pty_program import program_vars
-
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(args, study.id, db, invited, fps, sock, program_vars(study, db)))
-    return 0
+    return WebHosting(fps, max_open, enrol, completion_url)
 
 
-async def _serve(
-    args: argparse.Namespace,
+async def serve_web(
+    study_path: Path,
     study_id: str,
     db: Path | str,
     invited: int,
-    fps: int,
     sock: socket.socket,
+    hosting: WebHosting,
     passed_vars: tuple[str, ...] = (),
 ) -> None:
+    """Host `study_id` in the browser on the listening `sock` until stopped."""
     import uvicorn
 
-    from uxlab.cli import CliError
-    from uxlab.cli.places import host_files_beside
-    from uxlab.host.enrolment import salt_path
     from uxlab.host.web_server import (
         Enrolment,
         PaintWriter,
@@ -107,10 +109,10 @@ async def _serve(
             "SELECT state FROM sessions WHERE participant = ? ORDER BY created_at DESC LIMIT 1",
             (participant,),
         ).fetchone()
-        return row[0] if row else None
+        return str(row[0]) if row else None
 
     enrolment = None
-    if args.enrol is not None:
+    if hosting.enrol is not None:
         # the salt is kept in the database (one for every host sharing it); a salt file
         # beside it from before schema version 8 is adopted once, keeping existing ids
         salt_file = salt_path(host_files_beside(db))
@@ -118,7 +120,7 @@ async def _serve(
             got = enrolment_salt(store, salt_file, make=True)
         except StoreError as exc:
             store.close()
-            raise CliError(str(exc)) from None
+            raise WebHostError(str(exc)) from None
         assert got is not None  # make=True always gives one
         if got.origin == "adopted":
             log(
@@ -126,17 +128,17 @@ async def _serve(
                 "participants keep their ids); the file is no longer read, and every host "
                 "sharing the database now uses this salt"
             )
-        enrolment = Enrolment(args.enrol, got.salt, args.completion_url)
+        enrolment = Enrolment(hosting.enrol, got.salt, hosting.completion_url)
     where = db if isinstance(db, str) else db.resolve()
     paints = PaintWriter(where)
     ctx = WebHostContext(
-        study_path=Path(args.study).resolve(),
+        study_path=study_path.resolve(),
         study_id=study_id,
         db=where,
         lookup=lambda code: participant_for_code(store, study_id, code),
-        fps=fps,
+        fps=hosting.fps,
         enrolment=enrolment,
-        max_open=args.max_open,
+        max_open=hosting.max_open,
         log=log,
         session_state=session_state,
         paints=paints,
@@ -151,14 +153,14 @@ async def _serve(
         server_header=False,
         timeout_graceful_shutdown=5,
     )
-    server = _QuietServer(config)
+    server = quiet_server(config)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     modes = [f"{invited} invitations"]
     if enrolment is not None:
         modes.append(f"open enrolment by ?{enrolment.param}= (salt kept in the database)")
     log(f"study {study_id!r} ({', '.join(modes)}) in the browser on http://{shown}:{port}/ "
-        f"at {fps} fps")  # fmt: skip
+        f"at {hosting.fps} fps")  # fmt: skip
     log(f"a participant opens http://{shown}:{port}/#CODE; Ctrl+C stops")
     serving = asyncio.ensure_future(server.serve(sockets=[sock]))
     stop = asyncio.Event()
@@ -178,15 +180,13 @@ async def _serve(
         store.close()
 
 
-class _QuietServer:
-    """uvicorn's server, with signals left to `_serve` (it hangs up sessions first)."""
+def quiet_server(config: Any) -> Any:
+    """uvicorn's server, with signals left to `serve_web` (it hangs up sessions first)."""
+    import uvicorn
 
-    def __new__(cls, config: Any) -> Any:
-        import uvicorn
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
 
-        class Server(uvicorn.Server):
-            @contextlib.contextmanager
-            def capture_signals(self) -> Iterator[None]:
-                yield
-
-        return Server(config)
+    return Server(config)

@@ -46,3 +46,19 @@ def _wrap(text: str, width: int, first_indent: str, indent: str) -> list[str]:
         break_long_words=False,
         break_on_hyphens=False,
     )
+
+
+def wrapped(label: str, prose: str, width: int | None = None) -> str:
+    """`label` + `prose` folded to the terminal's width (80 by default) under the label, so a
+    long note is not cut mid-word by the terminal; commands are never folded."""
+    import shutil
+
+    width = width or shutil.get_terminal_size((80, 24)).columns
+    return textwrap.fill(
+        prose,
+        width=max(40, width - 1),
+        initial_indent=label,
+        subsequent_indent=" " * len(label),
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
