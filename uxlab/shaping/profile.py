@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from uxlab.reading import did_you_mean
 from uxlab.shaping.distributions import (
     FROM_RECORDING,
     ITL_KINDS,
@@ -35,7 +36,6 @@ from uxlab.shaping.profile_parts import (
 from uxlab.shaping.spec import (
     ProfileError,
     check_range,
-    did_you_mean,
     fmt_ms,
     key_path,
     parse_int,

@@ -26,12 +26,12 @@ from typing import Any, cast
 import numpy as np
 import orjson  # twice as fast as the stdlib decoder on whole files
 
-from uxlab.errors import LocatedError
 from uxlab.reading import (
     MAX_JSON_FILE_BYTES,
     MAX_TIME_MS,
     MAX_TOKENS,
     InputProblem,
+    LocatedError,
     read_bounded_text,
     tree_problem,
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +14,8 @@ from uxlab.kinds.chain.steps import (
     Chain,
     ChainFormatError,
     ChainStep,
-    check_ms,
 )
-from uxlab.reading import MAX_JSON_FILE_BYTES, InputProblem, loads_json, read_bounded_text
+from uxlab.reading import MAX_JSON_FILE_BYTES, InputProblem, as_ms, loads_json, read_bounded_text
 from uxlab.shaping import Profile
 from uxlab.streams.replay_file import ReplayFormatError, read_replay
 
@@ -40,9 +40,8 @@ def _step(raw: Any, i: int, path: Path) -> ChainStep:
             raise ChainFormatError(
                 path, f"{key}.tool", 'use {"name": "...", "arguments": {...}} (a JSON object)'
             )
-        return ChainStep(
-            "pause", label, pause_ms=check_ms(raw.get("ms"), path, f"{key}.ms"), tool=tool
-        )
+        pause_ms = as_ms(raw.get("ms"), f"{key}.ms", error=partial(ChainFormatError, path))
+        return ChainStep("pause", label, pause_ms=pause_ms, tool=tool)
     name = raw.get("replay")
     if not isinstance(name, str) or not name:
         raise ChainFormatError(path, f"{key}.replay", "must name a replay file next to the chain")
