@@ -13,7 +13,9 @@ where and what (never a traceback, never a silent acceptance), before anything i
   the field's name (`check_range`);
 - types: `check_tree` walks a decoded value without recursion and names the first path that
   breaks these rules;
-- names: one `did_you_mean` for an unknown key, section or choice.
+- names: one `did_you_mean` for an unknown key, section or choice;
+- structure: typed models of input files (`msgspec` structs) checked by `convert`, whose
+  path errors `translate` says in uxlab's `key: problem` words (`models`).
 
 `InputProblem` is what the helpers raise: a problem and the field path it sits at; each
 parser wraps it in its own error type, a `LocatedError` (which names the file and line).
@@ -41,7 +43,16 @@ from uxlab.reading.limits import (
     study_level_max,
 )
 from uxlab.reading.located import InputProblem, LocatedError, strip_path, toml_line_of
-from uxlab.reading.numbers import MakeError, as_int, as_ms, as_number, check_range, in_range
+from uxlab.reading.models import MISSING, Wording, convert, translate
+from uxlab.reading.numbers import (
+    MakeError,
+    as_int,
+    as_ms,
+    as_number,
+    check_range,
+    in_range,
+    ms_problem,
+)
 from uxlab.reading.suggest import TYPE_WORDS, did_you_mean, type_name
 
 __all__ = [
@@ -56,26 +67,31 @@ __all__ = [
     "MAX_TIMEOUT_S",
     "MAX_TIME_MS",
     "MAX_TOKENS",
+    "MISSING",
     "PLAUSIBLE",
     "STUDY_LEVEL_MAX",
     "TYPE_WORDS",
     "InputProblem",
     "LocatedError",
     "MakeError",
+    "Wording",
     "as_int",
     "as_ms",
     "as_number",
     "check_range",
     "check_tree",
+    "convert",
     "did_you_mean",
     "in_range",
     "json_depth_exceeds",
     "loads_json",
+    "ms_problem",
     "read_bounded_bytes",
     "read_bounded_text",
     "strip_path",
     "study_level_max",
     "toml_line_of",
+    "translate",
     "tree_problem",
     "type_name",
 ]

@@ -67,12 +67,20 @@ def in_range(
     return number
 
 
+def ms_problem(value: Any) -> str | None:
+    """What is wrong with `value` as a duration in ms (a finite, non-negative number)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return f"must be a number of ms, got {value!r}"
+    if value < 0:
+        return f"must not be negative, got {value!r}"
+    return None
+
+
 def as_ms(value: Any, field: str, *, error: MakeError = InputProblem) -> float:
     """`value` as a duration in ms: a finite, non-negative number."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise error(field, f"must be a number of ms, got {value!r}")
-    if value < 0:
-        raise error(field, f"must not be negative, got {value!r}")
+    problem = ms_problem(value)
+    if problem is not None:
+        raise error(field, problem)
     return float(value)
 
 
