@@ -4,10 +4,12 @@ The format is DESIGN.md contract 1. Writing is canonical: the same Recording alw
 the same bytes, so write -> read -> write is stable byte for byte. Every validation error
 names the file, the line number and the field.
 
-Reading has two paths with one outcome. The fast one decodes a whole file in one call and
-checks its chunks over whole columns (`parse_events`; 10,000 files of 500 chunks in a few
-seconds); whenever it is unsure, the precise one decodes and checks line by line and names
-the first problem. Tests hold the two to the same results on thousands of broken files.
+Reading has three paths with one outcome. A file of canonical chunks and an end (what the
+writer makes) has its chunks decoded and validated in one pass into a typed model
+(`replay_models`); any other file is decoded in one call and its chunks checked over whole
+columns (`parse_events`); whenever that is unsure, the precise path decodes and checks line
+by line and names the first problem. Tests hold the paths to the same results on thousands
+of broken files.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from uxlab.streams.recording import (
     Meta,
     Recording,
 )
+from uxlab.streams.replay_models import chunk_columns
 
 
 class ReplayFormatError(LocatedError):
@@ -551,6 +554,42 @@ def _never_decrease(known: np.ndarray, end: End | None) -> bool:
     return len(known) <= 1 or bool((np.diff(known) >= 0.0).all())
 
 
+def _canonical(body: str, reader: _Reader) -> ValidEvents | None:
+    """Canonical chunks then the end, the chunks decoded and validated in one pass
+    (`replay_models.chunk_columns`); None when unsure (the other paths decide)."""
+    chunk_lines, newline, end_line = body.rpartition("\n")
+    columns = chunk_columns(chunk_lines) if newline else None
+    if columns is None:
+        return None
+    try:
+        obj = orjson.loads(end_line)
+    except orjson.JSONDecodeError:
+        return None
+    if type(obj) is not dict or obj.get("type") != "end" or _has_huge_float(obj):
+        return None
+    times, channels, texts, n_tokens = columns
+    try:
+        end = reader.event(obj, len(times) + 2)
+    except ReplayFormatError:
+        return None
+    t_ms = np.array(times, dtype=float)  # None -> NaN
+    known = t_ms[~np.isnan(t_ms)]
+    if not isinstance(end, End) or not _never_decrease(known, end):
+        return None
+    return ValidEvents(
+        t_ms=t_ms,
+        times=times,
+        channels=channels,
+        texts=texts,
+        n_tokens=n_tokens,
+        tokens=np.array(n_tokens, dtype=float),
+        chunk_at=None,
+        others={},
+        end=end,
+        first_event_ms=float(known[0]) if len(known) else math.nan,
+    )
+
+
 def _check_line_by_line(
     items: Iterable[tuple[int, Any]], reader: _Reader
 ) -> tuple[list[Event], End | None]:
@@ -604,7 +643,11 @@ def parse_events(
     if first_line and not first_line.isspace():
         header = _header_of(first_line, 1, reader)
         body = "" if newline < 0 else text[newline + 1 :]
-        objs = _decode_joined(body[:-1] if body.endswith("\n") else body)
+        body = body[:-1] if body.endswith("\n") else body
+        in_one_pass = _canonical(body, reader)
+        if in_one_pass is not None:
+            return header, in_one_pass
+        objs = _decode_joined(body)
         if objs is not None:
             valid = _check_in_bulk(objs, range(2, len(objs) + 2), reader, allow_truncated)
             if valid is not None:
