@@ -21,7 +21,7 @@ import msgspec.inspect as mi
 
 from uxlab.reading.located import InputProblem
 from uxlab.reading.numbers import MakeError
-from uxlab.reading.suggest import did_you_mean
+from uxlab.reading.suggest import TYPE_WORDS, did_you_mean
 
 T = TypeVar("T")
 
@@ -46,15 +46,12 @@ _MISSING_FIELD = re.compile(r"^Object missing required field `(?P<name>.+)`$")
 _UNKNOWN_FIELD = re.compile(r"^Object contains unknown field `(?P<name>.+)`$")
 _EXPECTED = re.compile(r"^Expected `(?P<want>[^`]+)`(?P<rest>.*?)(?:, got `(?P<got>[^`]+)`)?$")
 _INVALID = re.compile(r"^Invalid (?:enum )?value (?P<value>.+)$")
-_TYPE_WORDS = {
-    "str": "a string",
-    "int": "a whole number",
-    "float": "a number",
-    "bool": "true or false",
+_TYPE_WORDS = {t.__name__: words for t, words in TYPE_WORDS.items()} | {
     "object": "an object",
     "array": "a list",
     "null": "null",
 }
+"""msgspec's names of JSON types in words (`TYPE_WORDS`, and JSON's own)."""
 
 
 def convert(
