@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import msgspec
 import msgspec.inspect as mi
@@ -54,11 +54,19 @@ _TYPE_WORDS = {t.__name__: words for t, words in TYPE_WORDS.items()} | {
 """msgspec's names of JSON types in words (`TYPE_WORDS`, and JSON's own)."""
 
 
+@overload
 def convert(
     raw: Any, model: type[T], wording: Wording | None = None, *, error: MakeError = InputProblem
-) -> T:
-    """`raw` (decoded JSON or TOML) as `model`, or `error(field, problem)` at the first
-    problem, in `wording`'s words where it has them."""
+) -> T: ...
+@overload
+def convert(
+    raw: Any, model: Any, wording: Wording | None = None, *, error: MakeError = InputProblem
+) -> Any: ...
+def convert(
+    raw: Any, model: Any, wording: Wording | None = None, *, error: MakeError = InputProblem
+) -> Any:
+    """`raw` (decoded JSON or TOML) as `model` (a Struct, or a union of tagged ones), or
+    `error(field, problem)` at the first problem, in `wording`'s words where it has them."""
     try:
         return msgspec.convert(raw, model, strict=True)
     except msgspec.ValidationError as exc:

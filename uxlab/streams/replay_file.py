@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from functools import partial
 from operator import itemgetter
 from pathlib import Path
 from typing import Any, cast
@@ -34,14 +35,12 @@ from uxlab.reading import (
     MAX_TOKENS,
     InputProblem,
     LocatedError,
+    convert,
     read_bounded_text,
     tree_problem,
 )
 from uxlab.streams.recording import (
     CHANNELS,
-    FORMAT,
-    SOURCE_KINDS,
-    TEXT_SOURCES,
     Chunk,
     End,
     ErrorEvent,
@@ -50,7 +49,12 @@ from uxlab.streams.recording import (
     Meta,
     Recording,
 )
-from uxlab.streams.replay_models import chunk_columns
+from uxlab.streams.replay_models import (
+    HEADER_WORDING,
+    HeaderLine,
+    ReplayHeader,
+    chunk_columns,
+)
 
 
 class ReplayFormatError(LocatedError):
@@ -212,46 +216,19 @@ class _Reader:
         return v
 
     def header(self, obj: dict[str, Any], line: int) -> Header:
-        if obj.get("type") != "header":
-            raise self.err(
-                line, "type", f"the first line must be the header, got type {obj.get('type')!r}"
-            )
-        if "format" not in obj:
-            raise self.err(line, "format", f"missing (expected {FORMAT!r})")
-        fmt = obj.get("format")
-        if fmt != FORMAT:
-            raise self.err(
-                line, "format", f"unknown format version {fmt!r} (this uxlab reads {FORMAT!r})"
-            )
-        rid = self.typed(obj, "id", (str,), line, "a string id")
-        if not rid:
-            raise self.err(line, "id", "must not be empty")
-        source = self.typed(obj, "source", (dict,), line, "an object")
-        kind = source.get("kind")
-        if "kind" not in source:
-            raise self.err(line, "source.kind", f"missing (one of {', '.join(SOURCE_KINDS)})")
-        if kind not in SOURCE_KINDS:
-            raise self.err(line, "source.kind", f"{kind!r} is not one of {', '.join(SOURCE_KINDS)}")
-        request = self.typed(obj, "request", (dict,), line, "an object", optional=True) or {}
-        clock = self.typed(obj, "clock", (dict,), line, "an object", optional=True)
-        text_source = self.typed(obj, "text_source", (str,), line, "a string", optional=True)
-        if text_source is None:
-            text_source = "recorded"
-        if text_source not in TEXT_SOURCES:
-            raise self.err(
-                line, "text_source", f"{text_source!r} is not one of {', '.join(TEXT_SOURCES)}"
-            )
-        retime = self.typed(obj, "retime", (dict,), line, "null or an object", optional=True)
+        h: HeaderLine = convert(obj, HeaderLine, HEADER_WORDING, error=partial(self.err, line))
+        if not isinstance(h, ReplayHeader):  # "type": "\u0000", the placeholder's tag
+            raise self.err(line, "type", HEADER_WORDING["type"](obj["type"]))
         self.tree(obj, line)
         extra = {k: v for k, v in obj.items() if k not in _HEADER_KEYS}
         return Header(
-            id=rid,
-            source=source,
-            request=request,
-            clock=clock if clock is not None else {"t0": "request_sent", "unit": "ms"},
-            text_source=text_source,
-            retime=retime,
-            format=fmt,
+            id=h.id,
+            source=obj["source"],  # as written: its other keys are the source's own
+            request=h.request or {},
+            clock=h.clock if h.clock is not None else {"t0": "request_sent", "unit": "ms"},
+            text_source=h.text_source or "recorded",
+            retime=h.retime,
+            format=h.format,
             extra=extra,
         )
 
