@@ -1,13 +1,16 @@
 """Typed models of input files, and the one translator from the model library's path errors
 to uxlab's `key: problem` wording.
 
-A structure (a chain file, the keys of a profile table) is declared once as a `msgspec`
-`Struct`; `convert` checks a decoded value against it in one pass. msgspec names the first
-problem and its path (`Expected `str`, got `int` - at `$.steps[0].label``); `translate` turns
-that into uxlab's field path and words (`steps[0].label: expected a string, got 3`), or into
-the words a reader gives for that field (`Wording`, by path pattern: `steps[*].ms`), so the
-messages stay those users know. The value at the path is looked up in the decoded input to
-be shown, and an unknown key or value gets the one did-you-mean over the model's own names.
+A structure (a chain file, the keys of a profile table, a replay file's header) is declared
+once as a `msgspec` `Struct`; `convert` checks a decoded value against it in one pass.
+msgspec names the first problem and its path (`Expected `str`, got `int` - at
+`$.steps[0].label``); `translate` turns that into uxlab's field path and words
+(`steps[0].label: expected a string, got 3`), or into the words a reader gives for that
+field (`Wording`, by path pattern: `steps[*].ms`), so the messages stay those users know.
+The value at the path is looked up in the decoded input to be shown, and an unknown key or
+value gets the one did-you-mean over the model's own names. msgspec's messages are read by
+their words: one it words otherwise some day is still said (lower-cased, with its path),
+and the translator's tests notice the change.
 """
 
 from __future__ import annotations
