@@ -4,10 +4,13 @@ Writes N synthetic replay files of C chunks each to a temporary folder (canonica
 lognormal gaps, a few stalls; deterministic from the seed), then measures:
 
 1. end to end: the real command, `python -m uxlab inspect FOLDER` in a subprocess (start-up,
-   finding the files, reading, validating, metrics, printing the table), wall and CPU time;
-2. the stages in one process, summed over the files: read (file to text), parse (JSON
-   decoding, one call per file), validate (header and bulk checks, the columns the metrics
-   need), metrics (flat arrays, per-recording metrics, pooled summary);
+   finding the files, reading, validating, metrics, printing the table), wall and CPU time,
+   beside the decode floor (a fresh interpreter reading every file and decoding its lines
+   with orjson, nothing checked) and, with `--baseline DIR`, another checkout's command on
+   the same corpus (runs interleaved; outputs compared byte for byte);
+2. the stages in one process, summed over the files: read (file to text), decode+check
+   (`parse_events`: decoding and validating, and the columns the metrics need), metrics
+   (flat arrays, per-recording metrics, pooled summary); and the floor on the same text;
 3. the old path for comparison: the reader of commit BASELINE_COMMIT (stdlib `json` per line,
    per-event checks, one `Chunk` object per event) and `StreamArrays.from_recordings`, on a
    sample of the files, scaled to all of them.
@@ -15,6 +18,7 @@ lognormal gaps, a few stalls; deterministic from the seed), then measures:
 Usage:
     uv run python benchmarks/inspect_speed.py                 # 10,000 x 500 (450 MB on disk)
     uv run python benchmarks/inspect_speed.py --n 1000 --chunks 200 --repeat 3
+    uv run python benchmarks/inspect_speed.py --n 6000 --baseline ../uxlab-before
 
 The goal: the whole command well under 10 s for 10,000 x 500 chunks on the 2-core machine.
 Other work on the machine slows every figure: the load average is printed with them.
@@ -34,18 +38,11 @@ import types
 from pathlib import Path
 
 import numpy as np
+import orjson
 
 from uxlab.streams.inspect_load import arrays_from_columns, columns_of_valid
 from uxlab.streams.metrics import StreamArrays, describe_columns, describe_many, summarize
-from uxlab.streams.replay_file import (
-    ValidEvents,
-    _check_in_bulk,
-    _decode_joined,
-    _header_of,
-    _Reader,
-    paused_gc,
-    read_text,
-)
+from uxlab.streams.replay_file import ValidEvents, parse_events, paused_gc, read_text
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE_COMMIT = "2a824b3"
@@ -102,38 +99,56 @@ class Clock:
         self.cpu_s += time.process_time() - self._cpu
 
 
-def end_to_end(folder: Path, jobs: int | None) -> tuple[float, float]:
-    """Wall and CPU seconds (this process's children) of `uxlab inspect FOLDER`."""
+def end_to_end(folder: Path, jobs: int | None, tree: Path = ROOT) -> tuple[float, float, bytes]:
+    """Wall and CPU seconds (this process's children) of `uxlab inspect FOLDER`, and what it
+    printed; `tree`: the checkout whose uxlab runs (another one: `--baseline`)."""
     cmd = [sys.executable, "-m", "uxlab", "inspect", str(folder)]
     if jobs is not None:
         cmd += ["--jobs", str(jobs)]
+    env = {**os.environ, "PYTHONPATH": str(tree)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+    done = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, cwd=tree, env=env)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu
+    return wall, cpu, done.stdout
+
+
+FLOOR = (
+    "import sys, pathlib, orjson\n"
+    "for p in sorted(pathlib.Path(sys.argv[1]).rglob('*.jsonl')):\n"
+    "    text = p.read_text(encoding='utf-8').rstrip('\\n')\n"
+    "    orjson.loads('[' + text.replace('\\n', ',\\n') + ']')\n"
+)
+"""The decode floor: read every file and decode its lines with orjson, nothing checked."""
+
+
+def floor_end_to_end(folder: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of the decode floor in a fresh interpreter (start-up included)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", FLOOR, str(folder)], check=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def stages(paths: list[Path]) -> dict[str, Clock]:
-    """The stages of the new path in this process (one core), timed apart."""
-    clocks = {name: Clock() for name in ("read", "parse", "validate", "metrics")}
+    """The stages of the reading path in this process (one core), timed apart, beside the
+    floor (the same text decoded by orjson alone)."""
+    clocks = {name: Clock() for name in ("read", "decode+check", "metrics", "floor")}
     cols = []
     with paused_gc():
         for path in paths:
             with clocks["read"]:
                 text = read_text(path)
-            with clocks["parse"]:
-                newline = text.index("\n")
-                objs = _decode_joined(text[newline + 1 : -1])
-            with clocks["validate"]:
-                reader = _Reader(path)
-                header = _header_of(text[:newline], 1, reader)
-                assert objs is not None
-                valid = _check_in_bulk(objs, range(2, len(objs) + 2), reader, False)
+            with clocks["decode+check"]:
+                header, valid = parse_events(text, path)
                 assert isinstance(valid, ValidEvents), path
-                cols.append(columns_of_valid(header.id, valid))
+                cols.append(columns_of_valid(header.id, valid, header=header))
+            with clocks["floor"]:
+                orjson.loads("[" + text.rstrip("\n").replace("\n", ",\n") + "]")
         with clocks["metrics"]:
             arrays = arrays_from_columns(cols)
             summarize(arrays, describe_columns(arrays))
@@ -178,6 +193,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="end-to-end runs (default 3)")
     parser.add_argument("--jobs", type=int, default=None, help="as `uxlab inspect --jobs`")
     parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="another checkout of uxlab (e.g. a `git worktree` of the commit before a change): "
+        "its `uxlab inspect` is timed on the same corpus, interleaved, and its output compared",
+    )
+    parser.add_argument(
         "--old-sample",
         type=int,
         default=1000,
@@ -197,24 +219,49 @@ def main(argv: list[str] | None = None) -> int:
         mb = sum(p.stat().st_size for p in paths) / 1e6
         print(f"  input: {mb:,.0f} MB of JSON lines in {args.n:,} files")
 
-        runs = [end_to_end(folder, args.jobs) for _ in range(max(1, args.repeat))]
-        walls = [w for w, _ in runs]
-        best_wall, best_cpu = min(runs)
+        trees = {"this tree": ROOT}
+        if args.baseline is not None:
+            trees["baseline"] = args.baseline.resolve()
+        runs: dict[str, list[tuple[float, float, bytes]]] = {name: [] for name in trees}
+        floors = []
+        for _ in range(max(1, args.repeat)):  # interleaved, so load changes hit all alike
+            for name, tree in trees.items():
+                runs[name].append(end_to_end(folder, args.jobs, tree))
+            floors.append(floor_end_to_end(folder))
+        floor_wall, floor_cpu = min(floors)
         print(
-            f"  end to end (`uxlab inspect FOLDER`, {len(runs)} runs): best {best_wall:.2f} s, "
-            f"median {statistics.median(walls):.2f} s wall; {best_cpu:.2f} s CPU in the best"
+            f"  decode floor (read + orjson, fresh interpreter, {len(floors)} runs): best "
+            f"{floor_wall:.2f} s wall; {floor_cpu:.2f} s CPU in the best"
         )
+        for name, done in runs.items():
+            best_wall, best_cpu, _ = min(done)
+            walls = [w for w, _, _ in done]
+            print(
+                f"  end to end, {name} (`uxlab inspect FOLDER`, {len(done)} runs): best "
+                f"{best_wall:.2f} s, median {statistics.median(walls):.2f} s wall; "
+                f"{best_cpu:.2f} s CPU in the best = {best_cpu / floor_cpu:.2f}x the floor's"
+            )
+        if args.baseline is not None:
+            same = {out for done in runs.values() for _, _, out in done}
+            print(f"  outputs of both trees byte for byte the same: {len(same) == 1}")
 
         clocks = stages(paths)
+        floor = clocks.pop("floor")
         total = sum(c.wall_s for c in clocks.values())
+        total_cpu = sum(c.cpu_s for c in clocks.values())
         print("  stages in one process (wall / CPU, summed over the files):")
         for name, clock in clocks.items():
             print(
-                f"    {name:<9} {clock.wall_s:6.2f} s / {clock.cpu_s:6.2f} s  "
+                f"    {name:<13} {clock.wall_s:6.2f} s / {clock.cpu_s:6.2f} s  "
                 f"{clock.cpu_s / n_events * 1e6:5.2f} us CPU an event  "
                 f"{clock.wall_s / total:4.0%} of the wall time"
             )
-        print(f"    {'total':<9} {total:6.2f} s / {sum(c.cpu_s for c in clocks.values()):6.2f} s")
+        print(f"    {'total':<13} {total:6.2f} s / {total_cpu:6.2f} s")
+        print(
+            f"    floor: orjson alone on the same text {floor.cpu_s:.2f} s CPU; decode+check "
+            f"{clocks['decode+check'].cpu_s / floor.cpu_s:.2f}x it"
+        )
+        best_wall = min(runs["this tree"])[0]
 
         sample = paths[: min(args.old_sample, len(paths))]
         old = old_path(sample) if sample else None
@@ -230,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(
                 f"  speed-up: end to end {old_wall / best_wall:.1f}x (wall); "
-                f"one process {old_cpu / sum(c.cpu_s for c in clocks.values()):.1f}x (CPU)"
+                f"one process {old_cpu / total_cpu:.1f}x (CPU)"
             )
     print(f"machine: load average {os.getloadavg()[0]:.1f} at the end")
     return 0

@@ -176,6 +176,24 @@ def _write_chain(folder: Path, steps: list, **extra) -> Path:
             "steps[0].profile",
             "lognormal",
         ),
+        (
+            [{"kind": "pause", "label": "p", "ms": "1s"}, {"kind": "answer", "replay": "a.jsonl"}],
+            "steps[0].ms",
+            "must be a number of ms, got '1s'",
+        ),
+        (
+            [{"kind": "call", "replay": "a.jsonl"}, {"kind": "answer", "replay": "a.jsonl"}],
+            "steps[0].label",
+            "must be a non-empty text",
+        ),
+        ([{"replay": "a.jsonl"}], "steps[0].kind", "None: use one of call, pause, answer"),
+        (["answer"], "steps[0]", "must be an object with a 'kind'"),
+        ([], "steps", "must be a non-empty list of steps"),
+        (
+            [{"kind": "answer", "replay": "a.jsonl", "profile": ["itl"]}],
+            "steps[0].profile",
+            "must be a table of profile keys",
+        ),
     ],
 )
 def test_bad_chain_files_name_the_file_the_key_and_the_fix(tmp_path, steps, key, hint) -> None:
@@ -185,6 +203,26 @@ def test_bad_chain_files_name_the_file_the_key_and_the_fix(tmp_path, steps, key,
     message = str(info.value)
     assert message.startswith(f"{path}: {key}:"), message
     assert hint in message
+
+
+def test_a_chain_file_of_another_format_or_shape_says_which_key(tmp_path) -> None:
+    answer = [{"kind": "answer", "replay": "a.jsonl"}]
+    cases = {
+        "format: 'uxlab.chain/2': use 'uxlab.chain/1'": {"format": "uxlab.chain/2"},
+        "id: must be a non-empty text": {"id": ""},
+        "prompt: must be a non-empty text": {"prompt": 3},
+    }
+    for said, extra in cases.items():
+        path = _write_chain(tmp_path, answer, **extra)
+        with pytest.raises(ChainFormatError) as info:
+            load_chain(path)
+        assert str(info.value) == f"{path}: {said}"
+    path.write_text("[1]", encoding="utf-8")
+    with pytest.raises(ChainFormatError, match=r"x.chain.json: must be a JSON object$"):
+        load_chain(path)
+    path.write_text("{", encoding="utf-8")
+    with pytest.raises(ChainFormatError, match=r"x.chain.json: not JSON"):
+        load_chain(path)
 
 
 def marker_positions(sink: HeadlessSink) -> list[int]:

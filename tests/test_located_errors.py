@@ -7,8 +7,8 @@ import pickle
 
 import pytest
 
-from uxlab.errors import LocatedError
 from uxlab.kinds.chain import ChainFormatError
+from uxlab.reading import LocatedError
 from uxlab.study import StudyError, parse_study
 
 

@@ -21,7 +21,13 @@ from uxlab.reading import (
     MAX_DEPTH,
     MAX_STUDY_FILE_BYTES,
     InputProblem,
+    LocatedError,
+    as_int,
+    as_ms,
+    as_number,
     check_range,
+    did_you_mean,
+    in_range,
     json_depth_exceeds,
     loads_json,
     tree_problem,
@@ -106,6 +112,33 @@ def test_ranges_name_the_field_and_the_unit():
         check_range(1e308, "gap_ms", "gap")
     with pytest.raises(InputProblem, match="n_tokens: 1e\\+30 is not plausible"):
         check_range(10**30, "n_tokens", "n_tokens")
+
+
+def test_the_number_rules_raise_the_callers_error_with_the_field():
+    assert as_number(" 2.5 ", "x") == 2.5
+    assert as_int("3", "n") == 3
+    assert as_ms(0, "pause") == 0.0
+    with pytest.raises(InputProblem, match=r"^n: expected a whole number, got 3.5$"):
+        as_int(3.5, "n")
+    with pytest.raises(InputProblem, match=r"^x: expected a number, got True$"):
+        as_number(True, "x")
+    with pytest.raises(InputProblem, match=r"^k: 0 is out of range \(must be >= 1\)$"):
+        in_range(0, "k", 1)
+
+    def located(field: str | None, problem: str) -> LocatedError:
+        return LocatedError("a.chain.json", None, field, problem)
+
+    with pytest.raises(LocatedError, match=r"^a.chain.json: steps\[1\].ms: must not be negative"):
+        as_ms(-1, "steps[1].ms", error=located)
+    with pytest.raises(LocatedError, match=r"must be a number of ms, got inf"):
+        as_ms(math.inf, "ms", error=located)
+
+
+def test_one_did_you_mean_for_keys_sections_and_choices():
+    assert did_you_mean("itll", ["ttft", "itl"]) == " (did you mean 'itl'?)"
+    assert did_you_mean("lognorm", ["constant", "lognormal"]) == " (did you mean 'lognormal'?)"
+    assert did_you_mean("zzqx", ["a", "b"]) == " (one of 'a', 'b')"
+    assert did_you_mean("desing", ["design"], "[{}]") == " (did you mean [design]?)"
 
 
 # --- replay files ---------------------------------------------------------------------------

@@ -412,8 +412,21 @@ class _DecliningOrjson:
         raise orjson.JSONDecodeError("declined", text, 0)
 
 
+def canonical_chunks_only() -> str:
+    """What the writer makes of a plain stream: canonical chunks and the end, nothing else
+    (its chunks take the one-pass typed path)."""
+    chunks = [Chunk(t_ms=100.0 + i, text=f"w{i} ", n_tokens=1) for i in range(6)]
+    chunks += [Chunk(t_ms=None, text="?", channel="reasoning", n_tokens=None)]
+    chunks += [Chunk(t_ms=107, text='{"k": [1]}', channel="tool", n_tokens=2)]
+    usage = {"input_tokens": 3, "output_tokens": 8}
+    return dumps_recording(Recording(Header(id="plain"), chunks, End(t_ms=112.5, usage=usage)))
+
+
 @pytest.mark.parametrize("decoder", ["orjson", "stdlib json"])
-def test_fast_and_precise_paths_agree_on_thousands_of_broken_files(monkeypatch, decoder) -> None:
+@pytest.mark.parametrize("base_of", [canonical_with_every_event, canonical_chunks_only])
+def test_fast_and_precise_paths_agree_on_thousands_of_broken_files(
+    monkeypatch, decoder, base_of
+) -> None:
     import numpy as np
 
     from uxlab.streams import replay_file
@@ -421,8 +434,10 @@ def test_fast_and_precise_paths_agree_on_thousands_of_broken_files(monkeypatch, 
     if decoder == "stdlib json":  # orjson declines every file, as it does 1e999: stdlib decides
         monkeypatch.setattr(replay_file, "orjson", _DecliningOrjson)
     rng = np.random.default_rng(20261202)
-    base = canonical_with_every_event()
+    base = base_of()
     assert isinstance(replay_file.parse_events(base)[1], replay_file.ValidEvents)
+    if base_of is canonical_chunks_only and decoder == "orjson":
+        assert replay_file._canonical(base.split("\n", 1)[1][:-1], replay_file._Reader("F"))
     texts = [base]
     for _ in range(1500):
         text = base
@@ -430,12 +445,22 @@ def test_fast_and_precise_paths_agree_on_thousands_of_broken_files(monkeypatch, 
             text = mutate(text, rng)
         texts.append(text)
     fast = [outcome(t, allow_truncated=bool(i % 2)) for i, t in enumerate(texts)]
-    # The precise path alone: the joined decoding never succeeds.
+    # The precise path alone: neither the typed nor the joined decoding ever succeeds.
+    monkeypatch.setattr(replay_file, "_canonical", lambda body, reader: None)
     monkeypatch.setattr(replay_file, "_decode_joined", lambda body: None)
     precise = [outcome(t, allow_truncated=bool(i % 2)) for i, t in enumerate(texts)]
     assert fast == precise
     kinds = [kind for kind, _ in fast]
     assert kinds.count("ok") > 100 and kinds.count("error") > 500  # both kinds were exercised
+
+
+def test_a_chunk_line_without_its_type_is_refused_by_every_path() -> None:
+    # The typed model of a canonical chunk must not take a line without "type" for a chunk.
+    text = dumps_recording(
+        Recording(Header(id="x"), [Chunk(t_ms=1.0, text="a", n_tokens=1)], End(t_ms=2.0))
+    ).replace('{"type": "chunk", ', "{")
+    with pytest.raises(ReplayFormatError, match=r"^F:2: type: unknown event type None"):
+        parse_replay(text, "F")
 
 
 def test_lines_that_only_parse_together_are_each_reported() -> None:

@@ -29,10 +29,10 @@ from typing import Any, cast
 import numpy as np
 from scipy import special
 
+from uxlab.reading import did_you_mean
 from uxlab.shaping.spec import (
     ProfileError,
     check_range,
-    did_you_mean,
     fmt_ms,
     parse_int,
     parse_number,

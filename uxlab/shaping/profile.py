@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from uxlab.reading import Wording, convert, did_you_mean
 from uxlab.shaping.distributions import (
     FROM_RECORDING,
     ITL_KINDS,
@@ -35,7 +39,6 @@ from uxlab.shaping.profile_parts import (
 from uxlab.shaping.spec import (
     ProfileError,
     check_range,
-    did_you_mean,
     fmt_ms,
     key_path,
     parse_int,
@@ -82,6 +85,23 @@ FACTOR_NAMES: dict[str, str] = {
 
 _KEYS = ("ttft", "headers_ms", "itl", "rho", "chunk", "stalls", "error_at")
 
+ProfileTable = msgspec.defstruct(
+    "ProfileTable",
+    [(key, Any, msgspec.UNSET) for key in dict.fromkeys((*_KEYS, *FACTOR_NAMES))],
+    forbid_unknown_fields=True,
+)
+"""The keys of a profile table, as a typed model: each value is a spec (a string, a number or
+an inline table) read by its own parser (`parse_dist`, `parse_chunk`, ...), or a factor."""
+
+_WORDING: Wording = {
+    "": lambda v: f"expected a table, got {type(v).__name__}",
+    "seed": lambda v: "unknown key (the seed belongs to the study or --seed)",
+}
+
+
+def _profile_error(where: str, key: str | None, problem: str) -> ProfileError:
+    return ProfileError(key_path(where, key) if key else where, problem)
+
 
 @dataclass(frozen=True)
 class Profile:
@@ -111,14 +131,7 @@ class Profile:
         numbers or inline tables), and any factor name of `FACTOR_NAMES` as a shorthand
         applied last (e.g. `ttft_ms = 800`, `jitter = 0.5`).
         """
-        if not isinstance(table, dict):
-            raise ProfileError(where, f"expected a table, got {type(table).__name__}")
-        known = (*_KEYS, *FACTOR_NAMES)
-        for key in table:
-            if key not in known:
-                hint = " (the seed belongs to the study or --seed)" if key == "seed" else ""
-                hint = hint or did_you_mean(key, known)
-                raise ProfileError(key_path(where, key), f"unknown key{hint}")
+        convert(table, ProfileTable, _WORDING, error=partial(_profile_error, where))
 
         def at(key: str) -> str:
             return key_path(where, key)

@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from uxlab.reading import did_you_mean
 from uxlab.shaping.distributions import DURATION_KINDS, FROM_RECORDING, Dist, parse_dist
 from uxlab.shaping.spec import (
     ProfileError,
     check_range,
-    did_you_mean,
     fmt_ms,
     key_path,
     parse_int,

@@ -4,26 +4,32 @@ A spec string is a kind, optionally followed by `:` and comma-separated values, 
 positional (filled in parameter order) or `name=value`: `constant:30`, `scale:1.5`,
 `lognormal:median=30,sigma=0.5`, `uniform:1,4`. A bare number is a constant.
 Every error is a `ProfileError` naming the key path (`[profile].itl`, `--itl`) and saying
-what would be right.
+what would be right; the number rules are `uxlab.reading`'s, raising `ProfileError`.
 """
 
 from __future__ import annotations
 
-import difflib
-import math
-from collections.abc import Iterable
-from typing import Any
+from functools import partial
 
 from uxlab.errors import UxlabError
+from uxlab.reading import as_int, as_number, in_range
 
 
 class ProfileError(UxlabError, ValueError):
     """A shaping profile that cannot be used; the message names the key path and the fix."""
 
-    def __init__(self, path: str, problem: str):
-        self.path = path
+    def __init__(self, path: str | None, problem: str):
+        self.path = path or ""
         self.problem = problem
         super().__init__(f"{path}: {problem}" if path else problem)
+
+
+parse_number = partial(as_number, error=ProfileError)
+"""A finite float from a TOML number or a CLI string (`uxlab.reading.as_number`)."""
+parse_int = partial(as_int, error=ProfileError)
+"""A whole number from a TOML integer or a CLI string (`uxlab.reading.as_int`)."""
+check_range = partial(in_range, error=ProfileError)
+"""The number unless out of its range (`uxlab.reading.in_range`)."""
 
 
 def key_path(where: str, key: str) -> str:
@@ -35,69 +41,12 @@ def key_path(where: str, key: str) -> str:
     return f"{where}.{key}"
 
 
-def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """` (did you mean 'x'?)` or ` (one of a, b, c)` for an unknown name."""
-    choices = list(choices)
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
-    close = close or [c for c in choices if word and (c.startswith(word) or word.startswith(c))]
-    if close:
-        return f" (did you mean {close[0]!r}?)"
-    return f" (one of {', '.join(choices)})"
-
-
 def split_spec(text: str) -> tuple[str, list[str]]:
     """Split `kind:a,b=c` into the kind and its items; items are stripped, empties dropped."""
     text = text.strip()
     kind, _, body = text.partition(":")
     items = [item.strip() for item in body.split(",")] if body.strip() else []
     return kind.strip().lower(), [item for item in items if item]
-
-
-def parse_number(value: Any, path: str, what: str = "a number") -> float:
-    """A finite float from a TOML number or a CLI string."""
-    if isinstance(value, bool):
-        raise ProfileError(path, f"expected {what}, got {value!r}")
-    if isinstance(value, int | float):
-        number = float(value)
-    elif isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            raise ProfileError(path, f"expected {what}, got {value!r}") from None
-    else:
-        raise ProfileError(path, f"expected {what}, got {type(value).__name__} {value!r}")
-    if not math.isfinite(number):
-        raise ProfileError(path, f"expected {what}, got {value!r}")
-    return number
-
-
-def parse_int(value: Any, path: str, what: str = "a whole number") -> int:
-    """A whole number from a TOML integer or a CLI string (`3`, not `3.5`)."""
-    number = parse_number(value, path, what)
-    if number != int(number):
-        raise ProfileError(path, f"expected {what}, got {value!r}")
-    return int(number)
-
-
-def check_range(
-    number: float,
-    path: str,
-    low: float | None = None,
-    *,
-    strict: bool = False,
-    high: float | None = None,
-) -> float:
-    """Raise unless `low < number` (strict) or `low <= number`, and `number <= high`."""
-    if low is not None and (number <= low if strict else number < low):
-        relation = ">" if strict else ">="
-        raise ProfileError(path, f"{_fmt(number)} is out of range (must be {relation} {_fmt(low)})")
-    if high is not None and number > high:
-        raise ProfileError(path, f"{_fmt(number)} is out of range (must be <= {_fmt(high)})")
-    return number
-
-
-def _fmt(x: float) -> str:
-    return f"{x:g}"
 
 
 def fmt_ms(x: float) -> str:

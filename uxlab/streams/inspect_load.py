@@ -124,7 +124,7 @@ def columns_of_valid(
     if math.isnan(first) and end is not None and end.t_ms is not None:
         first = end.t_ms
     n_chars = np.fromiter(map(len, valid.texts), dtype=np.int64, count=n)
-    first_output, n_calls, n_incomplete, rate = _facts_of_valid(valid, n_chars)
+    first_output, n_calls, n_incomplete, rate = _facts_of_valid(valid, n_chars, codes)
     cols = RecordingColumns(
         id=rid,
         t_ms=valid.t_ms,
@@ -146,7 +146,9 @@ def columns_of_valid(
     return cols
 
 
-def _facts_of_valid(valid: ValidEvents, n_chars: np.ndarray) -> tuple[float, int, int, float]:
+def _facts_of_valid(
+    valid: ValidEvents, n_chars: np.ndarray, channel_code: np.ndarray
+) -> tuple[float, int, int, float]:
     """`metrics.output_facts` of a file that passed the bulk checks: its chunks are
     canonical (no `tool_index`), its metas are among `valid.others`."""
     said = n_chars > 0
@@ -159,7 +161,7 @@ def _facts_of_valid(valid: ValidEvents, n_chars: np.ndarray) -> tuple[float, int
     t_start = starts[0].t_ms if starts else None
     if t_start is not None and (math.isnan(first) or t_start < first):
         first = t_start
-    tool_channel = np.array([c == "tool" for c in valid.channels], dtype=bool)
+    tool_channel = channel_code == CHANNEL_CODES["tool"]
     has_tool_text = bool(said[tool_channel].any())
     n_calls = len(starts) or int(has_tool_text)
     n_incomplete = sum(bool(m.data.get("incomplete")) for m in starts)

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from uxlab.errors import LocatedError
 from uxlab.kinds import TrialKind
 from uxlab.kinds import step_response_id as step_response_id  # an answer after a step
+from uxlab.reading import LocatedError
 from uxlab.shaping import Profile
 from uxlab.streams.corpus import Corpus
 from uxlab.study.questions import REGISTRY, question_type

@@ -1,9 +1,18 @@
-"""Reading chain files: a ``*.chain.json`` file and the replay files it names."""
+"""Reading chain files: a ``*.chain.json`` file and the replay files it names.
+
+The file's structure is declared once (`ChainFile`, a typed model checked in one pass by
+`uxlab.reading.convert`, with this file's own words for each field); only what the model
+cannot say is checked by hand: the replay files exist and read, each call's profile is a
+profile, and the last step, and only it, is the answer.
+"""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+import msgspec
 
 from uxlab.errors import UxlabError
 from uxlab.kinds.chain.steps import (
@@ -13,58 +22,103 @@ from uxlab.kinds.chain.steps import (
     Chain,
     ChainFormatError,
     ChainStep,
-    check_ms,
+    StepKind,
 )
-from uxlab.reading import MAX_JSON_FILE_BYTES, InputProblem, loads_json, read_bounded_text
+from uxlab.reading import (
+    MAX_JSON_FILE_BYTES,
+    InputProblem,
+    Wording,
+    convert,
+    loads_json,
+    ms_problem,
+    read_bounded_text,
+)
 from uxlab.shaping import Profile
 from uxlab.streams.replay_file import ReplayFormatError, read_replay
 
+Text = Annotated[str, msgspec.Meta(min_length=1)]
+"""A non-empty string."""
 
-def _step(raw: Any, i: int, path: Path) -> ChainStep:
-    key = f"steps[{i}]"
-    if not isinstance(raw, dict):
-        raise ChainFormatError(path, key, "must be an object with a 'kind'")
-    kind = raw.get("kind")
-    if kind not in STEP_KINDS:
-        raise ChainFormatError(path, f"{key}.kind", f"{kind!r}: use one of {', '.join(STEP_KINDS)}")
-    label = raw.get("label", "Answer" if kind == "answer" else "")
-    if not isinstance(label, str) or not label:
-        raise ChainFormatError(path, f"{key}.label", "must be a non-empty text")
-    if kind == "pause":
-        tool = raw.get("tool")
-        if tool is not None and not (
-            isinstance(tool, dict)
-            and isinstance(tool.get("name"), str)
-            and isinstance(tool.get("arguments", {}), dict)
-        ):
-            raise ChainFormatError(
-                path, f"{key}.tool", 'use {"name": "...", "arguments": {...}} (a JSON object)'
-            )
-        return ChainStep(
-            "pause", label, pause_ms=check_ms(raw.get("ms"), path, f"{key}.ms"), tool=tool
-        )
-    name = raw.get("replay")
-    if not isinstance(name, str) or not name:
-        raise ChainFormatError(path, f"{key}.replay", "must name a replay file next to the chain")
-    replay_path = path.parent / name
+
+class ToolCall(msgspec.Struct):
+    """The tool call a pause shows (other keys are kept as written, and ignored)."""
+
+    name: str
+    arguments: dict[str, Any] = {}
+
+
+class CallStep(msgspec.Struct, tag_field="kind", tag="call"):
+    """A model call: its stream, and its own profile laid over the study's."""
+
+    label: Text
+    replay: Text
+    profile: dict[str, Any] = {}
+
+
+class AnswerStep(msgspec.Struct, tag_field="kind", tag="answer"):
+    """The final answer: a model call, always the last step."""
+
+    replay: Text
+    label: Text = "Answer"
+    profile: dict[str, Any] = {}
+
+
+class PauseStep(msgspec.Struct, tag_field="kind", tag="pause"):
+    """A tool or retrieval pause, optionally showing a tool call."""
+
+    label: Text
+    ms: Annotated[float, msgspec.Meta(ge=0)]
+    tool: ToolCall | None = None
+
+
+class ChainFile(msgspec.Struct):
+    """A ``*.chain.json`` file as written (other keys, such as ``source``, are ignored)."""
+
+    format: Literal["uxlab.chain/1"]
+    id: Text
+    prompt: Text
+    steps: Annotated[list[CallStep | PauseStep | AnswerStep], msgspec.Meta(min_length=1)]
+    title: Any = ""
+
+
+_NON_EMPTY = "must be a non-empty text"
+WORDING: Wording = {
+    "": lambda v: "must be a JSON object",
+    "format": lambda v: f"{v!r}: use {CHAIN_FORMAT!r}",
+    "id": lambda v: _NON_EMPTY,
+    "prompt": lambda v: _NON_EMPTY,
+    "steps": lambda v: "must be a non-empty list of steps",
+    "steps[*]": lambda v: "must be an object with a 'kind'",
+    "steps[*].kind": lambda v: f"{v!r}: use one of {', '.join(STEP_KINDS)}",
+    "steps[*].label": lambda v: _NON_EMPTY,
+    "steps[*].ms": lambda v: ms_problem(v) or "must be a number of ms",
+    "steps[*].tool*": lambda v: 'use {"name": "...", "arguments": {...}} (a JSON object)',
+    "steps[*].replay": lambda v: "must name a replay file next to the chain",
+    "steps[*].profile": lambda v: "must be a table of profile keys",
+}
+"""The chain file's words for each field's problem (those users of uxlab.chain/1 know)."""
+
+
+def _call(step: CallStep | AnswerStep, key: str, path: Path) -> ChainStep:
+    replay_path = path.parent / step.replay
     try:
         found = replay_path.is_file()
     except (OSError, ValueError):  # a name too long for the file system, a NUL byte
         found = False
     if not found:
-        raise ChainFormatError(path, f"{key}.replay", f"{name!r} does not exist next to the chain")
+        raise ChainFormatError(
+            path, f"{key}.replay", f"{step.replay!r} does not exist next to the chain"
+        )
     try:
         replay = read_replay(replay_path)
     except ReplayFormatError as exc:
         raise ChainFormatError(path, f"{key}.replay", str(exc)) from None
-    profile = raw.get("profile", {})
-    if not isinstance(profile, dict):
-        raise ChainFormatError(path, f"{key}.profile", "must be a table of profile keys")
     try:
-        Profile.from_table(profile, where=f"{path}: {key}.profile")
+        Profile.from_table(step.profile, where=f"{path}: {key}.profile")
     except UxlabError as exc:
         raise ChainFormatError(path, f"{key}.profile", str(exc)) from None
-    return ChainStep(kind, label, replay=replay, profile=dict(profile))
+    kind: StepKind = "answer" if isinstance(step, AnswerStep) else "call"
+    return ChainStep(kind, step.label, replay=replay, profile=dict(step.profile))
 
 
 def load_chain(path: str | Path) -> Chain:
@@ -76,23 +130,19 @@ def load_chain(path: str | Path) -> Chain:
         raise ChainFormatError(path, None, f"cannot read: {exc.strerror}") from None
     except InputProblem as exc:
         raise ChainFormatError(path, exc.field, exc.problem) from None
-    if not isinstance(raw, dict):
-        raise ChainFormatError(path, None, "must be a JSON object")
-    if raw.get("format") != CHAIN_FORMAT:
-        raise ChainFormatError(path, "format", f"{raw.get('format')!r}: use {CHAIN_FORMAT!r}")
-    for key in ("id", "prompt"):
-        if not isinstance(raw.get(key), str) or not raw[key]:
-            raise ChainFormatError(path, key, "must be a non-empty text")
-    steps_raw = raw.get("steps")
-    if not isinstance(steps_raw, list) or not steps_raw:
-        raise ChainFormatError(path, "steps", "must be a non-empty list of steps")
-    steps = tuple(_step(s, i, path) for i, s in enumerate(steps_raw))
+    written = convert(raw, ChainFile, WORDING, error=partial(ChainFormatError, path))
+    steps = tuple(
+        ChainStep("pause", s.label, pause_ms=s.ms, tool=raw["steps"][i].get("tool"))
+        if isinstance(s, PauseStep)
+        else _call(s, f"steps[{i}]", path)
+        for i, s in enumerate(written.steps)
+    )
     answers = [i for i, s in enumerate(steps) if s.kind == "answer"]
     if answers != [len(steps) - 1]:
         raise ChainFormatError(
             path, "steps", "the last step, and only it, must be the final answer (kind 'answer')"
         )
-    return Chain(raw["id"], raw["prompt"], steps, title=str(raw.get("title", "")), path=path)
+    return Chain(written.id, written.prompt, steps, title=str(written.title), path=path)
 
 
 def load_chains(folder: str | Path) -> dict[str, Chain]:

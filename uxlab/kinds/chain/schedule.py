@@ -7,10 +7,11 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
-from pathlib import Path
+from functools import partial
 from typing import Any
 
-from uxlab.kinds.chain.steps import Chain, ChainFormatError, StepKind, check_ms
+from uxlab.kinds.chain.steps import Chain, ChainFormatError, StepKind
+from uxlab.reading import as_ms
 from uxlab.shaping import Profile, derive_seed, shape
 from uxlab.streams.recording import Chunk, End, Event, Header, Recording
 
@@ -218,7 +219,7 @@ def build_chain_schedule(
     pause_ms = levels.pop("pause_ms", None)
     call_ttft_ms = levels.pop("call_ttft_ms", None)
     if pause_ms is not None:
-        pause_ms = check_ms(pause_ms, Path(str(where)), "pause_ms")
+        pause_ms = as_ms(pause_ms, "pause_ms", error=partial(ChainFormatError, where))
     call_factors = dict(levels)
     if call_ttft_ms is not None:
         call_factors["ttft_ms"] = call_ttft_ms

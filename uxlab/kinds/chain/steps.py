@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from uxlab.errors import LocatedError
+from uxlab.reading import LocatedError
 from uxlab.streams.recording import Recording
 
 CHAIN_FORMAT = "uxlab.chain/1"
@@ -64,12 +63,3 @@ class Chain:
     def n_calls(self) -> int:
         """Model calls including the final answer (the largest `n_steps`)."""
         return sum(s.kind != "pause" for s in self.steps)
-
-
-def check_ms(value: Any, where: Path, key: str) -> float:
-    """`value` as a duration in ms: a finite, non-negative number (else `ChainFormatError`)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ChainFormatError(where, key, f"must be a number of ms, got {value!r}")
-    if value < 0:
-        raise ChainFormatError(where, key, f"must not be negative, got {value!r}")
-    return float(value)

@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from uxlab.errors import LocatedError, UxlabError
+from uxlab.errors import UxlabError
 from uxlab.reading import (
     MAX_JSON_FILE_BYTES,
     MAX_TIME_MS,
     InputProblem,
+    LocatedError,
     check_range,
     loads_json,
     read_bounded_text,

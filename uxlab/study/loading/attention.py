@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from uxlab.reading import study_level_max
+from uxlab.reading import did_you_mean, study_level_max
 from uxlab.shaping import Profile, ProfileError
-from uxlab.study.loading.reader import StudyReader, did_you_mean, section_keys
+from uxlab.study.loading.reader import StudyReader, section_keys
 from uxlab.study.questions import REGISTRY, question_type
 from uxlab.study.spec import Attention, Factor, Question, StudyError
 

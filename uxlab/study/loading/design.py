@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from uxlab.study.loading.reader import StudyReader, did_you_mean, section_keys
+from uxlab.reading import did_you_mean
+from uxlab.study.loading.reader import StudyReader, section_keys
 from uxlab.study.spec import ORDERS, Counterbalance, Design, Factor, make_conditions
 
 

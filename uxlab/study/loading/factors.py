@@ -7,9 +7,9 @@ from typing import Any
 
 from uxlab import kinds
 from uxlab.kinds import TrialKind
-from uxlab.reading import study_level_max
+from uxlab.reading import did_you_mean, strip_path, study_level_max
 from uxlab.shaping import FACTOR_NAMES, Profile, ProfileError
-from uxlab.study.loading.reader import StudyReader, did_you_mean, strip_path
+from uxlab.study.loading.reader import StudyReader
 from uxlab.study.spec import INTEGER_FACTORS, PROCEDURES, Factor, StudyError
 
 FACTOR_KEYS = ("levels", "between", "procedure", "down", "grid")

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import difflib
 import math
-import re
 from pathlib import Path
 from typing import Any
 
 from uxlab import kinds
+from uxlab.reading import TYPE_WORDS, did_you_mean, toml_line_of, type_name
 from uxlab.study.keys import check_key
 from uxlab.study.spec import StudyError
 
@@ -41,15 +40,6 @@ def section_keys(name: str) -> tuple[str, ...]:
     if keys is None:
         raise KeyError(f"[{name}]'s keys are checked by its own parser")
     return keys
-
-
-def did_you_mean(word: str, choices: list[str] | tuple[str, ...], fmt: str = "{!r}") -> str:
-    """` (did you mean 'x'?)` or ` (one of 'a', 'b')`, as the shaping errors say it."""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    close = close or [c for c in choices if word and c.startswith(word)][:1]
-    if close:
-        return f" (did you mean {fmt.format(close[0])}?)"
-    return " (one of " + ", ".join(fmt.format(c) for c in choices) + ")"
 
 
 class StudyReader:
@@ -152,39 +142,6 @@ class StudyReader:
             typing_live="text" in live_question_types,
         )
         if problem is not None:
-            line = line_of(self.source, section, key)
+            line = toml_line_of(self.source, section, key)
             raise StudyError(self.path, f"[{section}].{key}", problem, line=line)
         return name
-
-
-def line_of(text: str, section: str, key: str) -> int | None:
-    """The 1-based line of `key = ...` in `[section]` (None when written another way)."""
-    current = None
-    for i, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip()
-        if header := re.match(r"^\[\s*([A-Za-z0-9_.-]+)\s*\]", stripped):
-            current = header.group(1)
-        elif current == section and re.match(rf"^{re.escape(key)}\s*=", stripped):
-            return i
-    return None
-
-
-def strip_path(message: str, path: Path) -> str:
-    """`message` without a leading `<path> ` (an inner error that named the file already)."""
-    prefix = f"{path} "
-    return message[len(prefix) :] if message.startswith(prefix) else message
-
-
-TYPE_WORDS = {
-    str: "a string",
-    int: "a whole number",
-    float: "a number",
-    bool: "true or false",
-    list: "a list",
-    dict: "a table",
-}
-
-
-def type_name(value: Any) -> str:
-    """A TOML value's kind in words (`a string`, `a table`, ...)."""
-    return TYPE_WORDS.get(type(value), type(value).__name__)

@@ -7,13 +7,13 @@ import re
 import tomllib
 from pathlib import Path
 
-from uxlab.reading import MAX_STUDY_FILE_BYTES, InputProblem, read_bounded_text
+from uxlab.reading import MAX_STUDY_FILE_BYTES, InputProblem, did_you_mean, read_bounded_text
 from uxlab.study.loading.attention import read_attention
 from uxlab.study.loading.design import read_counterbalance, read_design
 from uxlab.study.loading.factors import read_factors, read_profile
 from uxlab.study.loading.options import read_abandon, read_session_options, read_timing
 from uxlab.study.loading.questions import read_kind_sections, read_questions
-from uxlab.study.loading.reader import StudyReader, all_sections, did_you_mean, section_keys
+from uxlab.study.loading.reader import StudyReader, all_sections, section_keys
 from uxlab.study.loading.stimuli import read_stimuli
 from uxlab.study.spec import Study, StudyError
 

@@ -1,0 +1,33 @@
+"""Bounded reads: a file over its limit is refused before it is read, text must be UTF-8."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from uxlab.reading.located import InputProblem
+
+
+def read_bounded_bytes(path: str | Path, max_bytes: int, what: str = "file") -> bytes:
+    """The bytes of `path`, or InputProblem when it is larger than `max_bytes` (not read)."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > max_bytes:
+            raise InputProblem(
+                None, f"the {what} is {size:,} bytes, over the limit of {max_bytes:,} bytes"
+            )
+        data = f.read(size + 1)  # a buffer the size of the file, not of the limit
+        if len(data) > size:  # the file grew meanwhile: read on, still within the limit
+            data += f.read(max_bytes + 1 - len(data))
+    if len(data) > max_bytes:
+        raise InputProblem(None, f"the {what} is over the limit of {max_bytes:,} bytes")
+    return data
+
+
+def read_bounded_text(path: str | Path, max_bytes: int, what: str = "file") -> str:
+    """The UTF-8 text of `path` within `max_bytes`; InputProblem when too big or not UTF-8."""
+    data = read_bounded_bytes(path, max_bytes, what)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputProblem(None, f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
