@@ -437,7 +437,9 @@ def test_fast_and_precise_paths_agree_on_thousands_of_broken_files(
     base = base_of()
     assert isinstance(replay_file.parse_events(base)[1], replay_file.ValidEvents)
     if base_of is canonical_chunks_only and decoder == "orjson":
-        assert replay_file._canonical(base.split("\n", 1)[1][:-1], replay_file._Reader("F"))
+        assert replay_file.one_pass_events(
+            base.split("\n", 1)[1][:-1], replay_file.ReplayReader("F")
+        )
     texts = [base]
     for _ in range(1500):
         text = base
@@ -446,7 +448,7 @@ def test_fast_and_precise_paths_agree_on_thousands_of_broken_files(
         texts.append(text)
     fast = [outcome(t, allow_truncated=bool(i % 2)) for i, t in enumerate(texts)]
     # The precise path alone: neither the typed nor the joined decoding ever succeeds.
-    monkeypatch.setattr(replay_file, "_canonical", lambda body, reader: None)
+    monkeypatch.setattr(replay_file, "one_pass_events", lambda body, reader: None)
     monkeypatch.setattr(replay_file, "_decode_joined", lambda body: None)
     precise = [outcome(t, allow_truncated=bool(i % 2)) for i, t in enumerate(texts)]
     assert fast == precise

@@ -157,7 +157,9 @@ def safe_filename(name: str) -> str:
 # --- reading ----------------------------------------------------------------------------
 
 
-class _Reader:
+class ReplayReader:
+    """Errors and times read from one replay file, each naming its line and field."""
+
     def __init__(self, path: str | Path):
         self.path = path
 
@@ -296,7 +298,7 @@ _TWO_OBJECTS_ON_A_LINE = re.compile(r"\}[ \t\r]*,[ \t\r]*\{")
 _HUGE = float(2**63)
 
 
-def _decode_line(raw: str, lineno: int, reader: _Reader) -> Any:
+def _decode_line(raw: str, lineno: int, reader: ReplayReader) -> Any:
     line = raw.strip()
     try:
         obj, stop = _DECODER.raw_decode(line)
@@ -413,7 +415,7 @@ def _has_huge_float(value: Any) -> bool:
 
 
 def _check_in_bulk(
-    objs: list[dict[str, Any]], linenos: Sequence[int], reader: _Reader, allow_truncated: bool
+    objs: list[dict[str, Any]], linenos: Sequence[int], reader: ReplayReader, allow_truncated: bool
 ) -> ValidEvents | None:
     """Validate the event objects over whole columns; None when anything is off.
 
@@ -496,7 +498,7 @@ class _Unsure(Exception):
 def _other_events(
     objs: list[dict[str, Any]],
     linenos: Sequence[int],
-    reader: _Reader,
+    reader: ReplayReader,
     chunk_at: list[int],
     n_events: int,
 ) -> dict[int, Event]:
@@ -514,7 +516,7 @@ def _other_events(
     return others
 
 
-def _last_end(objs: list[dict[str, Any]], linenos: Sequence[int], reader: _Reader) -> End:
+def _last_end(objs: list[dict[str, Any]], linenos: Sequence[int], reader: ReplayReader) -> End:
     """The end event (the last object, whose type is "end")."""
     if _has_huge_float(objs[-1]):
         raise _Unsure
@@ -531,7 +533,7 @@ def _never_decrease(known: np.ndarray, end: End | None) -> bool:
     return len(known) <= 1 or bool((np.diff(known) >= 0.0).all())
 
 
-def _canonical(body: str, reader: _Reader) -> ValidEvents | None:
+def one_pass_events(body: str, reader: ReplayReader) -> ValidEvents | None:
     """Canonical chunks then the end, the chunks decoded and validated in one pass
     (`replay_models.chunk_columns`); None when unsure (the other paths decide)."""
     chunk_lines, newline, end_line = body.rpartition("\n")
@@ -568,7 +570,7 @@ def _canonical(body: str, reader: _Reader) -> ValidEvents | None:
 
 
 def _check_line_by_line(
-    items: Iterable[tuple[int, Any]], reader: _Reader
+    items: Iterable[tuple[int, Any]], reader: ReplayReader
 ) -> tuple[list[Event], End | None]:
     """The precise checker: events in order, the first error raised with line and field."""
     events: list[Event] = []
@@ -598,7 +600,7 @@ def _check_line_by_line(
     return events, end
 
 
-def _header_of(line: str, lineno: int, reader: _Reader) -> Header:
+def _header_of(line: str, lineno: int, reader: ReplayReader) -> Header:
     obj = _decode_line(line, lineno, reader)
     if type(obj) is not dict:
         raise reader.err(lineno, None, f"each line must be a JSON object, got {type(obj).__name__}")
@@ -614,14 +616,14 @@ def parse_events(
     when that is unsure, the precise checker runs line by line and a whole `Recording` comes
     back instead. Either way a bad file raises ReplayFormatError naming line and field.
     """
-    reader = _Reader(path)
+    reader = ReplayReader(path)
     newline = text.find("\n")
     first_line = text if newline < 0 else text[:newline]
     if first_line and not first_line.isspace():
         header = _header_of(first_line, 1, reader)
         body = "" if newline < 0 else text[newline + 1 :]
         body = body[:-1] if body.endswith("\n") else body
-        in_one_pass = _canonical(body, reader)
+        in_one_pass = one_pass_events(body, reader)
         if in_one_pass is not None:
             return header, in_one_pass
         objs = _decode_joined(body)
