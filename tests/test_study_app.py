@@ -193,6 +193,31 @@ async def test_quit_mid_trial_then_the_same_command_resumes(tmp_path):
     )
 
 
+async def test_a_resume_during_practice_does_not_say_you_start_with_it(tmp_path):
+    study = {"levels": "20", "attention": False, "practice": 2}
+    app = make_app(tmp_path, participant="P-PRAC1", study=study)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_screen(pilot, ConsentScreen)
+        await pilot.press("a")
+        await wait_screen(pilot, InstructionsScreen)
+        assert "You start with 2 practice trials." in app.screen.body
+        await pilot.press("enter")
+        await wait_screen(pilot, TrialScreen)
+        await do_trial(pilot)
+        await next_trial_screen(pilot)
+        await pilot.press("ctrl+q", "ctrl+q")  # the second practice trial never sent
+    assert app.return_value.outcome == "interrupted"
+    app.store.close()
+
+    again = make_app(tmp_path, participant="P-PRAC1", study=study)
+    async with again.run_test(size=(80, 24)) as pilot:
+        await wait_screen(pilot, InstructionsScreen)
+        body = again.screen.body
+        assert "continues with practice trial 2" in body
+        assert "The practice trials come first." in body and "You start with" not in body
+        await pilot.press("ctrl+q", "ctrl+q")
+
+
 async def test_keys_are_stored_by_name_and_typed_text_is_not(tmp_path):
     app = make_app(
         tmp_path,

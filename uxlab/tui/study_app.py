@@ -599,7 +599,10 @@ class StudyApp(App[RunResult]):
         ]
         if ss.n_practice and (upcoming := ss.next_trial()) is not None and upcoming.practice:
             n = ss.n_practice
-            parts.append(f"You start with {n} practice trial{'s' if n > 1 else ''}.")
+            if ss.resumed:  # the resume note says which practice trial comes next
+                parts.append("The practice trials come first.")
+            else:
+                parts.append(f"You start with {n} practice trial{'s' if n > 1 else ''}.")
         n_checks = ss.n_checks
         checks = f", and {n_checks} short attention check{'s' * (n_checks > 1)}" if n_checks else ""
         parts.append(f"There are {ss.n_main} trials{checks}. Press **Enter** to begin.")
