@@ -9,8 +9,9 @@ import statistics
 import numpy as np
 import pytest
 
-from uxlab.streams.metrics import COLUMNS, StreamArrays, describe, describe_many, summarize
+from uxlab.streams.metrics import COLUMNS, describe, describe_many, summarize
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Header, Meta, Recording
+from uxlab.streams.stream_arrays import StreamArrays
 from uxlab.streams.synthetic import GapModel, ToolCall, synthesize
 
 # --- an independent implementation: plain loops, statistics module -------------------------

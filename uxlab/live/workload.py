@@ -30,8 +30,9 @@ from uxlab.errors import UxlabError
 from uxlab.live.clients import Prompt
 from uxlab.live.record import RecordOptions, RecordResult, record_stream, save_result, unique_id
 from uxlab.reading import MAX_JSON_FILE_BYTES, InputProblem, loads_json, read_bounded_text
-from uxlab.streams.metrics import StreamArrays, describe_columns
+from uxlab.streams.metrics import describe_columns
 from uxlab.streams.recording import Recording
+from uxlab.streams.stream_arrays import StreamArrays
 
 
 class PromptsFileError(UxlabError):
