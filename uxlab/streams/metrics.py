@@ -80,7 +80,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from uxlab.streams.recording import Recording
-from uxlab.streams.stream_arrays import StreamArrays
+from uxlab.streams.stream_arrays import OUTPUT_CHANNELS, StreamArrays
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -406,6 +406,31 @@ def nest(row: Mapping[str, Any], ndigits: int | None = None) -> dict[str, Any]:
         "has_timing": bool(row["has_timing"]),
         "timing": row["timing"],
     }
+
+
+def is_output(channel: str, n_chars: int) -> bool:
+    """Whether a chunk of `n_chars` characters on `channel` is an output chunk (the module
+    docstring): not empty, on one of `OUTPUT_CHANNELS`. For what was played or shown."""
+    return n_chars > 0 and channel in OUTPUT_CHANNELS
+
+
+def output_times_ms(rec: Recording) -> list[float] | None:
+    """The times of `rec`'s output chunks in order, or None when one of them has no time
+    (then every timing metric is undefined, as in `describe_many`)."""
+    times: list[float] = []
+    for chunk in rec.chunks:
+        if chunk.text and chunk.channel in OUTPUT_CHANNELS:
+            if chunk.t_ms is None:
+                return None
+            times.append(chunk.t_ms)
+    return times
+
+
+def ttft_of(rec: Recording) -> float | None:
+    """``ttft_ms`` of one recording (the module docstring; `describe`'s value, without the
+    other metrics): its first output chunk's time, None without output or timing."""
+    times = output_times_ms(rec)
+    return times[0] if times else None
 
 
 def describe(rec: Recording, include_synthetic: bool = False) -> dict[str, Any]:
