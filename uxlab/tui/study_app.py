@@ -49,6 +49,7 @@ from textual.widgets import Input, Static
 from uxlab.clock import MonotonicClock
 from uxlab.collector import CollectorPacing
 from uxlab.glass.feed import GlassFeed
+from uxlab.outcomes import EventKind
 from uxlab.phases import Phase
 from uxlab.session import StudySession, TrialRun
 from uxlab.store import Store, new_participant_id
@@ -220,7 +221,7 @@ class StudyApp(App[RunResult]):
         assert self.session is not None
         cols, rows = self.size
         data = {"cols": cols, "rows": rows, "resumed": self.session.resumed}
-        self.session.log_event("terminal", data)
+        self.session.log_event(EventKind.TERMINAL, data)
         self._size_logged = (cols, rows)
 
     def on_resize(self, event: events.Resize) -> None:
@@ -235,9 +236,9 @@ class StudyApp(App[RunResult]):
         data = {"cols": size[0], "rows": size[1]}
         run = self.current_run
         if run is not None and run.committed_sha256 is None:
-            run.note("resize", data)
+            run.note(EventKind.RESIZE, data)
             return
-        self._unsaved_events.append(("resize", data, self.clock.now_ms()))
+        self._unsaved_events.append((EventKind.RESIZE, data, self.clock.now_ms()))
         self._write_session_events()
 
     @property
