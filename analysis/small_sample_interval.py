@@ -185,7 +185,7 @@ def _mixed_thresholds(
 ) -> tuple[pd.DataFrame, pd.DataFrame, LatencySeparation | str | None]:
     """(bootstrap table, jackknife-t table, why withheld or None); both tables NaN when
     withheld."""
-    from analysis.ratings import _acceptable_rows, fit_mixed_cells, person_level_cells
+    from analysis.ratings.acceptable import _acceptable_rows, fit_mixed_cells, person_level_cells
 
     rows = _acceptable_rows(trials, acceptable, stimulus, 1.0)
     cells = person_level_cells(rows, "_acceptable", stimulus, participant)
@@ -216,7 +216,7 @@ def mixed_threshold_counts(
     the jackknife-t interval (ms) [J], the same numbers as from the trial table; raises
     the same ValueError when the model has nothing to fit, and `WithheldFit` (a
     ValueError) where the report withholds the thresholds (`withheld_reason`)."""
-    from analysis.ratings import _thresholds_ms_at, fit_mixed_cells
+    from analysis.ratings.acceptable import _thresholds_ms_at, fit_mixed_cells
 
     k = np.asarray(k, dtype=float)
     n = np.asarray(n, dtype=float)
@@ -240,7 +240,7 @@ def mixed_threshold_counts(
 def _mixed_leave_one_out(fit, person, u, k, n, levels: Sequence[float]) -> np.ndarray:
     """[P, J] ln thresholds of the random-intercept model refitted without each participant
     in turn (NaN where a refit did not converge), all refits solved together from `fit`."""
-    from analysis.ratings import _thresholds_ms_at, maximise_leave_one_out
+    from analysis.ratings.acceptable import _thresholds_ms_at, maximise_leave_one_out
 
     starts = np.flatnonzero(np.r_[True, person[1:] != person[:-1]])
     u_mid = float(np.average(u, weights=n))

@@ -41,8 +41,9 @@ import numpy as np
 import orjson
 
 from uxlab.streams.inspect_load import arrays_from_columns, columns_of_valid
-from uxlab.streams.metrics import StreamArrays, describe_columns, describe_many, summarize
+from uxlab.streams.metrics import describe_columns, describe_many, summarize
 from uxlab.streams.replay_file import ValidEvents, parse_events, paused_gc, read_text
+from uxlab.streams.stream_arrays import StreamArrays
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE_COMMIT = "2a824b3"

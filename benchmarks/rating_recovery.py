@@ -72,7 +72,7 @@ def fit_study(
 ) -> dict[str, pd.DataFrame]:
     """The estimators' thresholds (level, estimate, ci_low, ci_high) for one study."""
     from analysis.psychometric import population_threshold
-    from analysis.ratings import (
+    from analysis.ratings.acceptable import (
         RATING_FIT,
         _acceptable_cells,
         acceptable_binary,

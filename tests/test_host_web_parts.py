@@ -18,14 +18,8 @@ from uxlab.host.enrolment import (
     valid_platform_id,
 )
 from uxlab.host.limits import FailureLimiter
-from uxlab.host.web_server import (
-    ClockMapping,
-    Enrolment,
-    WebHostContext,
-    browser_family,
-    identify_participant,
-    make_app,
-)
+from uxlab.host.web_app import identify_participant, make_app
+from uxlab.host.web_server import ClockMapping, Enrolment, WebHostContext, browser_family
 from uxlab.paint_marks import MarkRewriter, PaintMark
 from uxlab.store import check_participant_id
 
@@ -222,7 +216,7 @@ async def test_only_programs_with_recent_keys_fill_the_study_and_the_idlest_make
     """Open enrolment admits any made-up id: links opened and left idle count towards
     --max-open only while they have had a key recently; then the idlest is hung up (its
     session paused, the link resumes it) for a new participant. The clock is injected."""
-    from uxlab.host.web_server import make_room
+    from uxlab.host.web_app import make_room
 
     lines: list[str] = []
     ctx = _ctx(tmp_path, lines)

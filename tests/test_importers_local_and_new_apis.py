@@ -12,8 +12,9 @@ import pytest
 from uxlab.streams import read_replay, write_replay
 from uxlab.streams.importers import ImportFormatError, ImportOptions, import_source
 from uxlab.streams.importers.ollama import created_at_ns
-from uxlab.streams.metrics import describe, server_decode_rate
+from uxlab.streams.metrics import describe
 from uxlab.streams.recording import Meta
+from uxlab.streams.stream_arrays import server_decode_rate
 from uxlab.streams.tool_calls import tool_calls
 
 OLLAMA = Path(__file__).parent / "data" / "ollama"

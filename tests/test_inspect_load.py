@@ -19,9 +19,10 @@ from uxlab.streams.inspect_load import (
     inspect_paths,
     load_arrays,
 )
-from uxlab.streams.metrics import COLUMNS, StreamArrays, describe_many, summarize
+from uxlab.streams.metrics import COLUMNS, describe_many, summarize
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Header, Meta, Recording
 from uxlab.streams.replay_file import ValidEvents, dumps_recording, parse_events, write_replay
+from uxlab.streams.stream_arrays import StreamArrays
 from uxlab.streams.synthetic import GapModel, ToolCall, synthesize
 
 HEADER = '{"type": "header", "format": "uxlab.replay/1", "id": "%s", "source": {"kind": "live"}}'

@@ -9,8 +9,16 @@ import statistics
 import numpy as np
 import pytest
 
-from uxlab.streams.metrics import COLUMNS, StreamArrays, describe, describe_many, summarize
+from uxlab.streams.metrics import (
+    COLUMNS,
+    describe,
+    describe_many,
+    is_output,
+    summarize,
+    ttft_of,
+)
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Header, Meta, Recording
+from uxlab.streams.stream_arrays import StreamArrays
 from uxlab.streams.synthetic import GapModel, ToolCall, synthesize
 
 # --- an independent implementation: plain loops, statistics module -------------------------
@@ -260,6 +268,29 @@ def test_describe_equals_the_batch_row() -> None:
         one = describe(recs[i])
         assert close(one["itl_ms"]["p99"], table.iloc[i]["itl_p99_ms"])
         assert close(one["ttft_ms"], table.iloc[i]["ttft_ms"])
+
+
+def test_one_recordings_ttft_is_the_tables_ttft() -> None:
+    """`ttft_of` (what the shaping summary, chain cues, simulated observers, the replay app
+    and the live workload read) is `describe_many`'s ttft_ms: a tool call's arguments, a
+    role prelude and an empty chunk are not its first token, a partly timed stream has none."""
+    tool_first = rec_of(
+        [Chunk(t_ms=40.0, text='{"q"', channel="tool"), Chunk(t_ms=90.0, text="Hi")], rid="tool"
+    )
+    partly_timed = rec_of([Chunk(t_ms=5.0, text="a"), Chunk(t_ms=None, text="b")], rid="part")
+    tool_only = rec_of([Chunk(t_ms=40.0, text='{"q"', channel="tool")], rid="tool-only")
+    recs = [*varied_recordings(), tool_first, partly_timed, tool_only]
+    table = describe_many(recs)
+    for rec, want in zip(recs, table["ttft_ms"], strict=True):
+        got = ttft_of(rec)
+        assert (got is None and math.isnan(want)) or got == want, rec.id
+    assert ttft_of(tool_first) == 90.0
+    assert ttft_of(partly_timed) is None and ttft_of(tool_only) is None
+
+
+def test_a_shown_chunk_is_output_by_the_same_definition() -> None:
+    assert is_output("content", 1) and is_output("reasoning", 3)
+    assert not is_output("tool", 5) and not is_output("content", 0)
 
 
 def test_summary_pools_gaps_across_recordings() -> None:

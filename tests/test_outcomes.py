@@ -1,15 +1,22 @@
-"""One list of trial outcomes: uxlab's `Outcome`, what the store keeps, what analysis reads."""
+"""One list of trial outcomes: uxlab's `Outcome`, what the store keeps, what analysis reads;
+one list of event kinds: `EventKind`, and what the store writes in simulated sessions."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from analysis.trial_table import OUTCOMES as ANALYSIS_OUTCOMES
-from uxlab.outcomes import FINISHED, Outcome
+from uxlab.outcomes import FINISHED, EventKind, Outcome
+from uxlab.simulate import simulate_cohort
 from uxlab.store import Store, read_tables
 from uxlab.study import load_study
 
 GOOD = Path(__file__).parent / "data" / "bad_studies" / "good.toml"
+STUDIES = Path(__file__).resolve().parents[1] / "studies"
 
 
 def test_the_analysis_reads_every_outcome_uxlab_writes_and_no_other() -> None:
@@ -39,3 +46,28 @@ def test_every_finished_outcome_is_stored_and_exported_as_its_text(tmp_path) -> 
     stored = [r["outcome"] for r in rows if r["outcome"] is not None]
     assert stored == [o.value for o in FINISHED]
     assert all(type(o) is str for o in stored)
+
+
+def stored_event_kinds(db: Path) -> list[Any]:
+    with sqlite3.connect(db) as conn:
+        return [kind for (kind,) in conn.execute("SELECT DISTINCT kind FROM events")]
+
+
+@pytest.mark.parametrize("study_file", ["quickstart.toml", "agent-chain.toml"])
+def test_every_event_kind_the_store_writes_is_an_event_kind(tmp_path, study_file) -> None:
+    study = load_study(STUDIES / study_file)
+    db = tmp_path / "events.sqlite"
+    with Store.open(db) as store:
+        simulate_cohort(study, store, 2, seed=3)
+    kinds = stored_event_kinds(db)
+    assert all(type(kind) is str for kind in kinds)
+    assert set(kinds) <= {k.value for k in EventKind}, set(kinds) - set(EventKind)
+    expected = {EventKind.SHOWN, EventKind.SEND, EventKind.CHUNK, EventKind.OUTCOME}
+    if study_file == "agent-chain.toml":
+        expected.add(EventKind.STEP)
+    assert expected <= set(kinds)
+
+
+def test_an_event_kind_is_its_stored_text() -> None:
+    assert EventKind.LIVE_REQUEST == "live_request" and f"{EventKind.CHUNK}" == "chunk"
+    assert len({k.value for k in EventKind}) == len(EventKind)

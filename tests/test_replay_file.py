@@ -429,10 +429,10 @@ def test_fast_and_precise_paths_agree_on_thousands_of_broken_files(
 ) -> None:
     import numpy as np
 
-    from uxlab.streams import replay_file
+    from uxlab.streams import replay_decode, replay_file
 
     if decoder == "stdlib json":  # orjson declines every file, as it does 1e999: stdlib decides
-        monkeypatch.setattr(replay_file, "orjson", _DecliningOrjson)
+        monkeypatch.setattr(replay_decode, "orjson", _DecliningOrjson)
     rng = np.random.default_rng(20261202)
     base = base_of()
     assert isinstance(replay_file.parse_events(base)[1], replay_file.ValidEvents)
@@ -448,8 +448,8 @@ def test_fast_and_precise_paths_agree_on_thousands_of_broken_files(
         texts.append(text)
     fast = [outcome(t, allow_truncated=bool(i % 2)) for i, t in enumerate(texts)]
     # The precise path alone: neither the typed nor the joined decoding ever succeeds.
-    monkeypatch.setattr(replay_file, "one_pass_events", lambda body, reader: None)
-    monkeypatch.setattr(replay_file, "_decode_joined", lambda body: None)
+    monkeypatch.setattr(replay_decode, "one_pass_events", lambda body, reader: None)
+    monkeypatch.setattr(replay_decode, "_decode_joined", lambda body: None)
     precise = [outcome(t, allow_truncated=bool(i % 2)) for i, t in enumerate(texts)]
     assert fast == precise
     kinds = [kind for kind, _ in fast]

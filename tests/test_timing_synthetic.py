@@ -12,8 +12,9 @@ from uxlab.cli import main
 from uxlab.shaping import Profile, shape
 from uxlab.streams import write_replay
 from uxlab.streams.importers import import_source
-from uxlab.streams.metrics import describe, has_synthetic_gaps, summarize
+from uxlab.streams.metrics import describe, summarize
 from uxlab.streams.recording import Chunk, End, Header, Recording
+from uxlab.streams.stream_arrays import has_synthetic_gaps
 
 ROW = {
     "error_code": None,

@@ -20,7 +20,8 @@ from uxlab.kinds import TrialKind
 from uxlab.simulate import simulate_cohort
 from uxlab.store import Store
 from uxlab.store.export import export_db
-from uxlab.store.verify import format_report, verify_db
+from uxlab.store.verify import verify_db
+from uxlab.store.verify_report import format_report
 from uxlab.study import StudyError, load_study, parse_study
 from uxlab.tui import views
 

@@ -17,7 +17,8 @@ from helpers.studies import ATTENTION, CORPUS, END_QUESTION, TINY_STUDY
 from uxlab.cli import main
 from uxlab.simulate import simulate_cohort
 from uxlab.store import Store, export_db
-from uxlab.store.verify import format_report, verify_db
+from uxlab.store.verify import verify_db
+from uxlab.store.verify_report import format_report
 from uxlab.study import load_study
 from uxlab.study.design import Trial, design_trials
 from uxlab.study.reproduce import rebuild_schedule, schedule_sha256, stimulus_files

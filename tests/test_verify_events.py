@@ -21,7 +21,8 @@ from uxlab.cli import main
 from uxlab.simulate import simulate_cohort, simulate_session
 from uxlab.simulate.observers import PopulationTruth
 from uxlab.store import Store
-from uxlab.store.verify import format_report, verify_db
+from uxlab.store.verify import verify_db
+from uxlab.store.verify_report import format_report
 from uxlab.study import load_study
 
 REPO = Path(__file__).resolve().parents[1]

@@ -35,6 +35,7 @@ from typing import Any, Protocol, runtime_checkable
 from uxlab.clock import Clock, MonotonicClock, VirtualClock
 from uxlab.errors import UxlabError
 from uxlab.glass.matching import GlassPaint
+from uxlab.streams.metrics import is_output
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Event, Meta
 
 __all__ = [
@@ -206,7 +207,7 @@ class PlaybackLog:
         return self.finished_ms is not None
 
     def _visible(self) -> list[ChunkTiming]:
-        return [r for r in self.records if r.n_chars > 0 and r.channel != "tool"]
+        return [r for r in self.records if is_output(r.channel, r.n_chars)]
 
     def measured_ttft_ms(self) -> float | None:
         """When the first non-empty content or reasoning chunk was shown (None if none)."""

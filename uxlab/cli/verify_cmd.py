@@ -40,7 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from uxlab.store.verify import format_report, verify_db
+    from uxlab.store.verify import verify_db
+    from uxlab.store.verify_report import format_report
 
     report = verify_db(args.db, args.study, expect_head=args.expect_head)
     print(format_report(report))

@@ -87,13 +87,8 @@ async def serve_web(
     """Host `study_id` in the browser on the listening `sock` until stopped."""
     import uvicorn
 
-    from uxlab.host.web_server import (
-        Enrolment,
-        PaintWriter,
-        WebHostContext,
-        hang_up_all,
-        make_app,
-    )
+    from uxlab.host.web_app import hang_up_all, make_app
+    from uxlab.host.web_server import Enrolment, PaintWriter, WebHostContext
     from uxlab.store import Store
     from uxlab.store.enrolment_salt import enrolment_salt
     from uxlab.store.invitations import participant_for_code

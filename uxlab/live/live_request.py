@@ -22,6 +22,7 @@ from uxlab.live.key_scrub import ChannelGuard, KeyScrubber, text_leaves
 from uxlab.live.live_schedule import LiveEndpoint, LiveSchedule
 from uxlab.live.mapping import MAPPERS, Mapper
 from uxlab.live.record import RecordOptions, RecordResult, record_stream
+from uxlab.outcomes import EventKind
 from uxlab.streams.recording import Chunk, ErrorEvent, Header, Recording
 from uxlab.streams.sse import SseEvent
 
@@ -285,11 +286,11 @@ class LiveRun:
         timings.update(schedule.violations())
         shown = {s.index: s for s in schedule.shown}
         for ev in events:
-            s = shown.get(ev.get("index", -1)) if ev.get("kind") == "chunk" else None
+            s = shown.get(ev.get("index", -1)) if ev.get("kind") == EventKind.CHUNK else None
             if s is not None:
                 ev.update(due_ms=s.due_ms, arrival_ms=s.arrival_ms, violation_ms=s.violation_ms)
         for a in schedule.arrivals:
-            ev = {"kind": "arrival", "t_ms": a.t_ms, "event": a.kind}
+            ev = {"kind": EventKind.ARRIVAL, "t_ms": a.t_ms, "event": a.kind}
             if a.kind == "chunk":
                 ev.update(channel=a.channel, n_chars=a.n_chars)
             events.append(ev)
@@ -297,7 +298,7 @@ class LiveRun:
         http = record.recording.header.extra.get("http", {}) if record is not None else {}
         events.append(
             {
-                "kind": "live_request",
+                "kind": EventKind.LIVE_REQUEST,
                 "t_ms": 0.0,
                 **self.endpoint.to_dict(),
                 "prompt": self.prompt,

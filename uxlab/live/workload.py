@@ -15,7 +15,6 @@ streams of a model (tool-call arguments are not output, so their gaps are not co
 from __future__ import annotations
 
 import asyncio
-import math
 import sys
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -30,8 +29,9 @@ from uxlab.errors import UxlabError
 from uxlab.live.clients import Prompt
 from uxlab.live.record import RecordOptions, RecordResult, record_stream, save_result, unique_id
 from uxlab.reading import MAX_JSON_FILE_BYTES, InputProblem, loads_json, read_bounded_text
-from uxlab.streams.metrics import StreamArrays, describe_columns
+from uxlab.streams.metrics import ttft_of
 from uxlab.streams.recording import Recording
+from uxlab.streams.stream_arrays import StreamArrays
 
 
 class PromptsFileError(UxlabError):
@@ -97,8 +97,7 @@ def _prompt(obj: dict[str, Any], where: str) -> Prompt:
 
 def ttft_ms(rec: Recording) -> float | None:
     """`inspect`'s TTFT (`metrics.describe`): the first non-empty content/reasoning chunk."""
-    value = float(describe_columns([rec])["ttft_ms"][0])
-    return None if math.isnan(value) else value
+    return ttft_of(rec)
 
 
 def itl_gaps_ms(rec: Recording) -> list[float]:

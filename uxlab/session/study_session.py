@@ -10,6 +10,7 @@ from typing import Any
 from uxlab.clock import Clock, MonotonicClock, VirtualClock
 from uxlab.fidelity import Tolerance, outside_tolerance, trial_fidelity
 from uxlab.machine import load_1m
+from uxlab.outcomes import EventKind
 from uxlab.player import Schedule
 from uxlab.session.tolerance import Shaper, study_tolerance
 from uxlab.session.trial_run import TrialRecord, TrialRun
@@ -347,7 +348,7 @@ class StudySession:
         rec.timings.update(fidelity)
         if reasons:
             rec.events.append(
-                {"kind": "fidelity", "t_ms": None, "reasons": reasons,
+                {"kind": EventKind.FIDELITY, "t_ms": None, "reasons": reasons,
                  "tolerance": self.tolerance.describe()}
             )  # fmt: skip
         return reasons

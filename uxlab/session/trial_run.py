@@ -12,7 +12,7 @@ from typing import Any
 
 from uxlab.clock import Clock
 from uxlab.kinds import KindRun, PlayedTrial, TrialKind
-from uxlab.outcomes import Outcome
+from uxlab.outcomes import EventKind, Outcome
 from uxlab.phases import DONE, LIVE, Phase
 from uxlab.player import Playback, PlaybackLog, Schedule, Sink
 from uxlab.streams.recording import Chunk
@@ -241,17 +241,21 @@ class TrialRun:
         """The trial's outcome, timings, answers and events, times relative to t0."""
         t0 = self.t0_ms if self.t0_ms is not None else self.shown_at_ms
         events: list[dict[str, Any]] = [
-            {"kind": "shown", "t_ms": self.shown_at_ms - t0, "prompt_chars": len(self.prompt)}
+            {
+                "kind": EventKind.SHOWN,
+                "t_ms": self.shown_at_ms - t0,
+                "prompt_chars": len(self.prompt),
+            }
         ]
         if self.trial.attention is not None:  # the check's text was shown, not a prompt
             events[0] = {
-                "kind": "shown",
+                "kind": EventKind.SHOWN,
                 "t_ms": 0.0,
                 "attention_check": True,
                 "text_chars": len(self.trial.attention.text),
             }
         if self.t0_ms is not None:
-            events.append({"kind": "send", "t_ms": 0.0})
+            events.append({"kind": EventKind.SEND, "t_ms": 0.0})
         shown_first = shown_last = source = None
         if self.log is not None:
             events.extend(chunk_events(self.log))
@@ -259,26 +263,28 @@ class TrialRun:
         if self.abandoned_at_ms is not None:
             events.append(
                 {
-                    "kind": "abandon",
+                    "kind": EventKind.ABANDON,
                     "t_ms": self.abandoned_at_ms - t0,
                     "while": self.abandoned_while,
                 }
             )
         if self.timed_out and self.log is not None:
-            events.append({"kind": "timeout", "t_ms": self.log.cancelled_at_ms})
+            events.append({"kind": EventKind.TIMEOUT, "t_ms": self.log.cancelled_at_ms})
         for t_ms, name, phase in self.keys:
-            events.append({"kind": "key", "t_ms": t_ms - t0, "key": name, "phase": phase})
+            events.append({"kind": EventKind.KEY, "t_ms": t_ms - t0, "key": name, "phase": phase})
         for t_ms, kind, data in self.noted:
             events.append({**data, "kind": kind, "t_ms": t_ms - t0})
         for t_ms, qid, rt_ms in self.answer_times:
-            events.append({"kind": "answer", "t_ms": t_ms - t0, "question": qid, "rt_ms": rt_ms})
+            events.append(
+                {"kind": EventKind.ANSWER, "t_ms": t_ms - t0, "question": qid, "rt_ms": rt_ms}
+            )
         responses = dict(self.responses)
         if self.quit_at_ms is not None:
             unanswered = self.unanswered
             responses.update({qid: (None, None) for qid in unanswered})
             events.append(
                 {
-                    "kind": "quit",
+                    "kind": EventKind.QUIT,
                     "t_ms": self.quit_at_ms - t0,
                     "phase": self.phase,
                     "unanswered": unanswered,
@@ -287,7 +293,7 @@ class TrialRun:
             )
         events.append(
             {
-                "kind": "outcome",
+                "kind": EventKind.OUTCOME,
                 "t_ms": None if self.log is None else ended_ms(self.log),
                 "outcome": self.outcome,
                 "shown_source": source,
@@ -314,7 +320,7 @@ def chunk_events(log: PlaybackLog) -> list[dict[str, Any]]:
     events = []
     for r in log.records:
         event: dict[str, Any] = {
-            "kind": "chunk",
+            "kind": EventKind.CHUNK,
             "t_ms": r.shown_ms,
             "index": r.index,
             "scheduled_ms": r.scheduled_ms,

@@ -93,7 +93,7 @@ def load_pool(source: str, path_for_errors: str, base_dir: Path | None = None) -
 @lru_cache(maxsize=32)
 def _load_pool_cached(path: str, stamp: tuple[int, ...]) -> GapPool:
     from uxlab.streams.corpus import load_corpus
-    from uxlab.streams.metrics import has_synthetic_gaps
+    from uxlab.streams.stream_arrays import has_synthetic_gaps
 
     corpus = load_corpus(path)
     corpus.raise_if_errors()

@@ -9,6 +9,7 @@ import numpy as np
 from uxlab.shaping.empirical import GapPool, load_pool
 from uxlab.shaping.profile import Profile
 from uxlab.shaping.tokens import word_pieces
+from uxlab.streams.metrics import ttft_of
 from uxlab.streams.recording import Recording
 
 
@@ -36,12 +37,10 @@ def _ms(x: float) -> str:
     return "-" if not np.isfinite(x) else f"{x:.1f}"
 
 
-def first_output_ms(rec: Recording) -> float:
-    """Time of the first non-empty chunk (content, reasoning or tool), NaN if none."""
-    for c in rec.chunks:
-        if c.text and c.t_ms is not None:
-            return float(c.t_ms)
-    return float("nan")
+def ttft_or_nan(rec: Recording) -> float:
+    """`inspect`'s TTFT (`uxlab.streams.metrics.ttft_of`), NaN where it has none."""
+    ttft = ttft_of(rec)
+    return float("nan") if ttft is None else ttft
 
 
 def gaps_ms(rec: Recording) -> np.ndarray:
@@ -60,7 +59,7 @@ def summarise(source: Recording, schedule: Recording, profile: Profile) -> Timin
     re-chunking (gaps per event) and stalls show up as differences.
     """
     ttft = profile.ttft
-    recorded_ttft = first_output_ms(source)
+    recorded_ttft = ttft_or_nan(source)
     if ttft.kind == "recorded":
         ttft_req = recorded_ttft
     elif ttft.kind == "scale":
@@ -102,7 +101,7 @@ def summarise(source: Recording, schedule: Recording, profile: Profile) -> Timin
     )
     return TimingSummary(
         ttft_requested_ms=float(ttft_req),
-        ttft_realised_ms=first_output_ms(schedule),
+        ttft_realised_ms=ttft_or_nan(schedule),
         itl_requested_p50_ms=float(itl_req),
         itl_realised_p50_ms=float(np.median(realised)) if len(realised) else float("nan"),
         n_events=len(schedule.chunks),

@@ -35,6 +35,7 @@ import numpy as np
 
 import psychometric_function as pf
 from uxlab.kinds.chain import chain_steps
+from uxlab.streams.metrics import output_times_ms
 from uxlab.streams.recording import Recording
 from uxlab.study.questions import question_type
 from uxlab.study.spec import Question, Study
@@ -90,9 +91,7 @@ class Cues:
 
 def stream_cues(schedule: Recording) -> Cues:
     """TTFT, median gap and gap CV of the shown (non-empty content/reasoning) chunks."""
-    times = np.array(
-        [c.t_ms for c in schedule.chunks if c.text and c.channel != "tool" and c.t_ms is not None]
-    )
+    times = np.array(output_times_ms(schedule) or [])
     end = schedule.end.t_ms if schedule.end is not None and schedule.end.t_ms is not None else 0.0
     if times.size == 0:
         return Cues(None, None, 0.0, float(end))
@@ -104,7 +103,8 @@ def stream_cues(schedule: Recording) -> Cues:
     steps = chain_steps(schedule)
     if steps is not None:  # an agent chain: each call's own TTFT, and how many calls
         call_ttfts = [s["ttft_ms"] for s in steps if s["ttft_ms"] is not None]
-        ttft_ms, n_calls = float(np.median(call_ttfts)), len(call_ttfts)
+        if call_ttfts:  # (calls that only call a tool have no TTFT)
+            ttft_ms, n_calls = float(np.median(call_ttfts)), len(call_ttfts)
     return Cues(ttft_ms, median, cv, float(max(end, times[-1])), n_calls)
 
 

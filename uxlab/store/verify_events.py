@@ -32,10 +32,10 @@ from __future__ import annotations
 from typing import Any
 
 from uxlab.kinds import ChunkEvents, StoredTrial, TrialKind, check_timing, number, show
-from uxlab.outcomes import Outcome
+from uxlab.outcomes import EventKind, Outcome
 from uxlab.player import Schedule
 
-EVENT_KINDS = ("chunk", "hold", "abandon", "outcome")
+EVENT_KINDS = (EventKind.CHUNK, EventKind.HOLD, EventKind.ABANDON, EventKind.OUTCOME)
 """The stored event kinds `event_problems` reads."""
 
 __all__ = ["EVENT_KINDS", "StoredTrial", "event_problems"]

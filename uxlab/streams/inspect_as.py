@@ -103,7 +103,8 @@ def _uxlab_table(
 ) -> None:
     """uxlab's own table (or `--json` lines) of recordings read whole."""
     from uxlab.streams.inspect_table import rows, write_table
-    from uxlab.streams.metrics import StreamArrays, describe_columns, nest, pooled_summary
+    from uxlab.streams.metrics import describe_columns, nest, pooled_summary
+    from uxlab.streams.stream_arrays import StreamArrays
 
     arrays = StreamArrays.from_recordings(recs)
     table = describe_columns(arrays, include_synthetic)

@@ -23,16 +23,7 @@ import numpy as np
 
 from pricing.corpus import RecordingFacts
 from uxlab.streams.billing import billing_facts
-from uxlab.streams.metrics import (
-    OUTPUT_CHANNELS,
-    StreamArrays,
-    describe_columns,
-    error_type,
-    has_synthetic_gaps,
-    output_facts,
-    pooled_summary,
-    server_decode_rate,
-)
+from uxlab.streams.metrics import describe_columns, pooled_summary
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Header, Meta, Recording
 from uxlab.streams.replay_file import (
     ReplayFormatError,
@@ -41,6 +32,14 @@ from uxlab.streams.replay_file import (
     parse_events,
     paused_gc,
     read_text,
+)
+from uxlab.streams.stream_arrays import (
+    OUTPUT_CHANNELS,
+    StreamArrays,
+    error_type,
+    has_synthetic_gaps,
+    output_facts,
+    server_decode_rate,
 )
 from uxlab.streams.tool_calls import TOOL_CALL
 
@@ -73,7 +72,7 @@ class RecordingColumns:
     n_tool_calls: int
     n_incomplete_tool_calls: int
     server_decode_tokens_per_s: float
-    """The decode rate the server reported (`metrics.server_decode_rate`; NaN: none)."""
+    """The decode rate the server reported (`stream_arrays.server_decode_rate`; NaN: none)."""
     end_ms: float
     """The end event's time (NaN when truncated or unknown)."""
     finish_reason: str | None
@@ -81,7 +80,7 @@ class RecordingColumns:
     """The type of the first mid-stream error event, or None."""
     truncated: bool
     synthetic: bool = False
-    """The header says the gaps were made up on import (`metrics.has_synthetic_gaps`)."""
+    """The header says the gaps were made up on import (`stream_arrays.has_synthetic_gaps`)."""
     billing: RecordingFacts | None = None
     """What its price needs (`uxlab.streams.billing`; None when read without a header)."""
 
@@ -149,7 +148,7 @@ def columns_of_valid(
 def _facts_of_valid(
     valid: ValidEvents, n_chars: np.ndarray, channel_code: np.ndarray
 ) -> tuple[float, int, int, float]:
-    """`metrics.output_facts` of a file that passed the bulk checks: its chunks are
+    """`stream_arrays.output_facts` of a file that passed the bulk checks: its chunks are
     canonical (no `tool_index`), its metas are among `valid.others`."""
     said = n_chars > 0
     first = float(valid.t_ms[said][0]) if said.any() else math.nan
@@ -353,7 +352,7 @@ class Inspection:
     paths: list[Path] = field(default_factory=list)
     errors: list[ReplayFormatError] = field(default_factory=list)
     include_synthetic: bool = False
-    """Whether synthetic gaps were pooled (see `metrics.has_synthetic_gaps`)."""
+    """Whether synthetic gaps were pooled (see `stream_arrays.has_synthetic_gaps`)."""
     billing: list[RecordingFacts | None] = field(default_factory=list)
     """What each good file's price needs, in the order of `paths`."""
 

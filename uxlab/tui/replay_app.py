@@ -33,6 +33,7 @@ from uxlab.collector import CollectorPacing
 from uxlab.errors import UxlabError
 from uxlab.glass.feed import GlassFeed
 from uxlab.player import PlaybackLog, Player, fill_glass_paints
+from uxlab.streams.metrics import ttft_of
 from uxlab.streams.recording import Recording
 from uxlab.tui import frame_cap
 from uxlab.tui.glass_session import start_glass
@@ -70,13 +71,14 @@ class Requested:
 
     @classmethod
     def of(cls, schedule: Recording) -> Requested:
-        timed = [
-            c for c in schedule.chunks if c.text and c.channel != "tool" and c.t_ms is not None
+        content = [
+            c.t_ms
+            for c in schedule.chunks
+            if c.text and c.channel == "content" and c.t_ms is not None
         ]
-        content = [c.t_ms for c in timed if c.channel == "content"]
-        gaps = [b - a for a, b in itertools.pairwise(content)]  # type: ignore[operator]
+        gaps = [b - a for a, b in itertools.pairwise(content)]
         return cls(
-            ttft_ms=timed[0].t_ms if timed else None,
+            ttft_ms=ttft_of(schedule),
             itl_ms=statistics.median(gaps) if gaps else None,
         )
 

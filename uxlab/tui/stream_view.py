@@ -35,9 +35,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from rich.cells import cell_len
-from rich.markdown import Markdown
-from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size
@@ -46,6 +43,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Meta
+from uxlab.tui.answer_strips import TextLine, build_strip, line_text, markdown_strips
 from uxlab.tui.answer_text import (
     Block,
     details_header,
@@ -67,8 +65,6 @@ PIECE_CHARS = 8192
 """A chunk longer than this is fed in pieces of this size, one per event-loop turn."""
 MARKDOWN_MAX_CHARS = 100_000
 """Longer answers are not re-rendered as Markdown on `finish` (it would block the loop)."""
-_TextLine = tuple[str, Style | None]
-"""A finished line of wrapped text and its style, before it is drawn."""
 _CONTROL = {ord(c): None for c in map(chr, range(32)) if c not in "\n\t"}
 
 
@@ -140,11 +136,11 @@ class StreamView(ScrollView, can_focus=True):
         self.state: StreamState = "idle"
         self.stats = ViewStats()
         self._blocks: list[Block] = []
-        self._lines: list[Strip | _TextLine] = []
+        self._lines: list[Strip | TextLine] = []
         """Finished screen lines: never changed by `append`. Wrapped text is kept as
         (text, style) and made a `Strip` only when drawn (`_drawn`): a 1 MB answer's
         ~17,000 strips, each with its own caches, made the garbage collector stall the loop."""
-        self._drawn: dict[int, tuple[Strip | _TextLine, Strip]] = {}
+        self._drawn: dict[int, tuple[Strip | TextLine, Strip]] = {}
         """Strips built for drawn finished lines: index -> (the line, its strip)."""
         self._live: list[Strip] = []
         """The lines that may still change: the unfinished last line or a status line."""
@@ -297,7 +293,7 @@ class StreamView(ScrollView, can_focus=True):
         return len(self._lines) + len(self._live)
 
     @property
-    def finished_lines(self) -> tuple[Strip | _TextLine, ...]:
+    def finished_lines(self) -> tuple[Strip | TextLine, ...]:
         """The cached finished lines (identity is stable while streaming)."""
         return tuple(self._lines)
 
@@ -319,7 +315,7 @@ class StreamView(ScrollView, can_focus=True):
 
     def lines_text(self) -> list[str]:
         """Plain text of every line, finished and live (for tests and debugging)."""
-        return [_line_text(line).rstrip() for line in (*self._lines, *self._live)]
+        return [line_text(line).rstrip() for line in (*self._lines, *self._live)]
 
     def answer_text(self) -> str:
         """All content text received so far."""
@@ -419,7 +415,7 @@ class StreamView(ScrollView, can_focus=True):
             self._uxlab_style_cache[kind] = style
         return style
 
-    def _line(self, text: str, style: Style | None = None) -> _TextLine:
+    def _line(self, text: str, style: Style | None = None) -> TextLine:
         """A finished line of text, made a `Strip` when drawn (see `_lines`)."""
         self.stats.last_lines_built += 1
         return (text, style)
@@ -430,12 +426,7 @@ class StreamView(ScrollView, can_focus=True):
         return self._build_strip(text, style)
 
     def _build_strip(self, text: str, style: Style | None) -> Strip:
-        base = self._base_style
-        cells = cell_len(text)
-        segments = [Segment(text, base + style if style else base)]
-        if cells < self._width:
-            segments.append(Segment(" " * (self._width - cells), base))
-        return Strip(segments, max(cells, self._width))
+        return build_strip(text, style, self._base_style, self._width)
 
     def _open_block(self, block: Block, prev: Block | None) -> None:
         if prev is not None and prev.kind != "prompt":
@@ -513,20 +504,7 @@ class StreamView(ScrollView, can_focus=True):
             self._close_block(block)
 
     def _markdown_strips(self, text: str) -> list[Strip]:
-        console = self.app.console
-        options = console.options.update(width=self._width, height=None, highlight=False)
-        rendered = console.render_lines(
-            Markdown(text, code_theme="ansi_dark", inline_code_theme="ansi_dark"),
-            options,
-            pad=False,
-        )
-        base = self._base_style
-        strips = [
-            Strip(line).crop_extend(0, self._width, None).apply_style(base) for line in rendered
-        ]
-        while strips and not strips[-1].text.strip():
-            strips.pop()
-        return strips
+        return markdown_strips(self.app.console, text, self._width, self._base_style)
 
     def _rebuild(self) -> None:
         """Re-render every block at the current width (resize, expand, Markdown): O(n)."""
@@ -604,7 +582,3 @@ class StreamView(ScrollView, can_focus=True):
         if self._waiting_timer is not None:
             self._waiting_timer.stop()
             self._waiting_timer = None
-
-
-def _line_text(line: Strip | _TextLine) -> str:
-    return line[0] if isinstance(line, tuple) else line.text

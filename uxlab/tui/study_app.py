@@ -2,7 +2,7 @@
 
 The path: the timing check, the unfinished sessions to continue (only when there are any,
 and no `--participant`), timing warnings for the researcher (only when there are any, and
-on a resume only when their verdict changed: `_warn_once`), participant id,
+on a resume only when their verdict changed: `session_opening.warn_once`), participant id,
 consent, instructions, practice trials, the trials with breaks, the end-of-study questions
 and the end screen. The flow is one worker that pushes a screen, waits for its result and
 asks the `StudySession` controller what comes next; a trial is committed to the store
@@ -36,9 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -50,14 +48,12 @@ from textual.widgets import Input, Static
 
 from uxlab.clock import MonotonicClock
 from uxlab.collector import CollectorPacing
-from uxlab.environment import warning_verdict
-from uxlab.errors import UxlabError
 from uxlab.glass.feed import GlassFeed
+from uxlab.outcomes import EventKind
 from uxlab.phases import Phase
 from uxlab.session import StudySession, TrialRun
 from uxlab.store import Store, new_participant_id
-from uxlab.store.lease import SessionInUse
-from uxlab.store.open_checks import describe_sqlite_error, short_reason
+from uxlab.store.open_checks import short_reason
 from uxlab.store.schema import StoreUnreachable
 from uxlab.study import Study
 from uxlab.timing_check import TimingCheck
@@ -70,8 +66,6 @@ from uxlab.tui.flow_screens import (
     EndQuestionsScreen,
     EndScreen,
     InstructionsScreen,
-    InUseScreen,
-    ParticipantScreen,
     ReconnectingScreen,
     SaveFailedScreen,
     TextScreen,
@@ -80,7 +74,8 @@ from uxlab.tui.flow_screens import (
 from uxlab.tui.glass_session import start_glass
 from uxlab.tui.paint_probe import PaintProbe
 from uxlab.tui.quit_confirm import QuitGuard
-from uxlab.tui.resume_screen import ResumeScreen
+from uxlab.tui.run_result import RunResult
+from uxlab.tui.session_opening import SAVE_ERRORS, open_session
 from uxlab.tui.trial_screen import TrialScreen, key_label
 
 T = TypeVar("T")
@@ -91,28 +86,6 @@ QUIT_SIGNALS = (signal.SIGHUP, signal.SIGTERM, signal.SIGINT)
 SIGINT too: sent by another program it left the session `running` (KeyboardInterrupt)."""
 _signals_owner: StudyApp | None = None
 """The app whose handlers hold `QUIT_SIGNALS` now (at most one per process)."""
-SAVE_ERRORS = (sqlite3.Error, OSError, UxlabError)
-"""What a failed write raises: a locked database, a full disk, a refused write."""
-
-
-@dataclass
-class RunResult:
-    """How the app ended, for the command line to report."""
-
-    outcome: str = "quit"
-    """completed | interrupted | declined | quit (before a session existed)."""
-    participant: str | None = None
-    session_id: str | None = None
-    committed: list[int] = field(default_factory=list)
-    quit_trial: str | None = None
-    """What became of the trial on screen at a quit (`StudySession.quit`), if any."""
-    save_error: str | None = None
-    """The reason the last write failed, when the participant quit on it."""
-    quit_by: str | None = None
-    """What quit: `key` (Ctrl+Q/Ctrl+C) or a signal's name (`SIGHUP`, `SIGTERM`, `SIGINT`)."""
-    notes: list[str] = field(default_factory=list)
-    """Lines for the researcher's log, never shown to the participant (which process held
-    their session, a quit while the database was away)."""
 
 
 class StudyApp(App[RunResult]):
@@ -248,7 +221,7 @@ class StudyApp(App[RunResult]):
         assert self.session is not None
         cols, rows = self.size
         data = {"cols": cols, "rows": rows, "resumed": self.session.resumed}
-        self.session.log_event("terminal", data)
+        self.session.log_event(EventKind.TERMINAL, data)
         self._size_logged = (cols, rows)
 
     def on_resize(self, event: events.Resize) -> None:
@@ -263,9 +236,9 @@ class StudyApp(App[RunResult]):
         data = {"cols": size[0], "rows": size[1]}
         run = self.current_run
         if run is not None and run.committed_sha256 is None:
-            run.note("resize", data)
+            run.note(EventKind.RESIZE, data)
             return
-        self._unsaved_events.append(("resize", data, self.clock.now_ms()))
+        self._unsaved_events.append((EventKind.RESIZE, data, self.clock.now_ms()))
         self._write_session_events()
 
     @property
@@ -459,137 +432,15 @@ class StudyApp(App[RunResult]):
             if isinstance(blank, Static):
                 blank.update(text)
 
-    async def _warn_once(self, participant: str | None) -> None:
-        """Show the researcher the timing warnings once per session: at its start, and on a
-        resume only when their verdict changed (`warning_verdict`) since the session's last
-        start or resume. Whether they were shown is kept with this run's environment
-        (`timing_warnings_shown`), beside the warnings themselves."""
-        verdict = warning_verdict(self.warnings)
-        before = None
-        if participant is not None:
-            try:
-                last = self.store.last_run_environment(self.study, participant)
-            except SAVE_ERRORS:  # unreadable now: showing them is the safe side
-                last = None
-            before = None if last is None else last.get("timing_verdict")
-        show = bool(self.warnings) and verdict != before
-        self.environment["timing_verdict"] = verdict
-        self.environment["timing_warnings_shown"] = show
-        if show:
-            await self.show_warnings(self.warnings)
-
     async def show_warnings(self, warnings: list[str]) -> None:
         """Put the timing warnings before the researcher (a host whose participant sits
         at the screen alone logs them for the researcher instead)."""
         await self.push_screen_wait(WarningsScreen(warnings))
 
-    async def _pick_unfinished(self, problem: str = "") -> str | None:
-        """The unfinished session the researcher continues (its participant id), or None
-        for a new participant (also when there is none to list)."""
-        unfinished = self.store.unfinished_sessions(self.study)
-        if not unfinished:
-            return None
-        others = self.store.unfinished_of_other_versions(self.study)
-        return await self.push_screen_wait(
-            ResumeScreen(unfinished, self.study.title, n_other_versions=others, problem=problem)
-        )
-
     async def _open_session(self) -> StudySession:
-        problem = ""
-        given = self.participant  # the id given to the program (--participant, a link)
-        picked = False  # the participant was chosen on the list of unfinished sessions
-        if self.participant is None:  # continue an unfinished session, or start a new one
-            self.participant = await self._pick_unfinished()
-            picked = self.participant is not None
-        await self._warn_once(self.participant)
-        while True:
-            participant = self.participant
-            if participant is None:
-                participant = await self.push_screen_wait(
-                    ParticipantScreen(self.suggested_id, self.study.title, problem)
-                )
-            try:
-                return StudySession.open(
-                    self.study,
-                    self.store,
-                    participant,
-                    seed=self.seed,
-                    environment=self.environment,
-                    pilot=self.pilot,
-                    clock=self.clock,
-                )
-            except SessionInUse as exc:
-                if not picked:  # the participant's own id: wait for it, never a new id
-                    self.participant = await self._wait_while_in_use(exc)
-                    continue
-                problem = str(exc)  # the researcher's list: which process, where
-                self.participant = await self._pick_unfinished(problem)
-                picked = self.participant is not None
-            except StoreUnreachable:  # the server away: wait for it, then the same id again
-                self.participant = participant
-                self.store_away = True
-                await self.push_screen_wait(
-                    ReconnectingScreen("the session", self.store.ping, self.reconnect_every_s)
-                )
-                self.store_away = False
-            except (UxlabError, sqlite3.Error) as exc:  # e.g. a completed session
-                name = getattr(exc, "sqlite_errorname", "") or ""
-                if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):  # r tries the same id
-                    self.participant = participant
-                    reason = short_reason(exc, Path(self.store.path))
-                    await self.push_screen_wait(SaveFailedScreen("the session", reason))
-                    continue
-                problem = (
-                    describe_sqlite_error(exc, Path(self.store.path))
-                    if isinstance(exc, sqlite3.Error)
-                    else str(exc)
-                )
-                if given is not None and participant == given:
-                    await self._refused_for_good(problem)  # never as someone else
-                self.participant = None
-                # nothing pre-filled: an Enter must not start the study again as someone
-                # new; the id is the one the researcher gives
-                self.suggested_id = ""
-                if picked:  # e.g. taken by another process since the list was shown
-                    self.participant = await self._pick_unfinished(problem)
-                    picked = self.participant is not None
-
-    async def _refused_for_good(self, problem: str) -> None:
-        """The id given to the program cannot take part (it completed the study, its study
-        file changed): say so in plain words and end; the reason goes to the log. Never the
-        id screen: a participant identified by their link or command must not go on under
-        another id."""
-        self.result.notes.append(f"refused: {problem}")
-        if "already completed" in problem:  # what there is to do is done: as completed
-            self.result.outcome, self.result.participant = "completed", self.participant
-            body = "You have already completed this study. Thank you for taking part."
-        else:
-            body = (
-                "Your session cannot be opened here. Please tell the researcher: the reason "
-                "is in their log."
-            )
-        await self.push_screen_wait(EndScreen("Thank you", body + "\n\nPress **Enter** to close."))
-        self.exit(self.result)
-        await asyncio.Event().wait()  # the app is exiting: the flow goes no further
-
-    async def _wait_while_in_use(self, exc: SessionInUse) -> str | None:
-        """The participant's session is held by another process (one still closing after
-        an outage, another window): say so plainly and try again (by itself every
-        `in_use_every_s`, and on Enter); returns the id to try next (the same, or one the
-        participant typed after `i`: None asks for it). Which process: the log only."""
-        self.result.notes.append(
-            f"{exc.participant}'s session {exc.session_id} was held by pid {exc.held.pid} on "
-            f"host {exc.held.host} (for {exc.held.held_s:.0f} s) when it was opened here; "
-            "the participant was asked to wait and try again"
-        )
-        self.attempts_in_use += 1
-        choice = await self.push_screen_wait(
-            InUseScreen(exc.participant, self.in_use_every_s, self.attempts_in_use)
-        )
-        if choice == "other":
-            self.suggested_id = ""  # nothing pre-filled: they type the id they were given
-            return None
-        return exc.participant
+        """The participant's session (`uxlab.tui.session_opening`; a simulated run opens
+        its own)."""
+        return await open_session(self)
 
     def _keys_text(self, ss: StudySession) -> str:
         stop = key_label(self.study.abandon.key)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from uxlab.kinds.chain.schedule import step_marker
 from uxlab.player import ChunkTiming, PlaybackLog
+from uxlab.streams.metrics import is_output
 from uxlab.streams.recording import Recording
 
 
@@ -28,8 +29,9 @@ class StepLog:
 
     @property
     def ttft_ms(self) -> float | None:
-        """A call's first text as shown, ms after the step began (None: no text shown)."""
-        shown = next((r.shown_ms for r in self.records if r.n_chars > 0), None)
+        """A call's TTFT as shown: its first output chunk (`uxlab.streams.metrics.is_output`),
+        ms after the step began (None: no output shown)."""
+        shown = next((r.shown_ms for r in self.records if is_output(r.channel, r.n_chars)), None)
         return None if shown is None else shown - self.started_ms
 
 

@@ -11,6 +11,7 @@ from uxlab.kinds.base import AskAfter, Hold, KindRun, PlayedTrial
 from uxlab.kinds.chain.held import ChainHold, HeldChainPlayer, offset_at_ms
 from uxlab.kinds.chain.played import step_logs
 from uxlab.kinds.chain.schedule import chain_steps, step_at_ms
+from uxlab.outcomes import EventKind
 from uxlab.phases import Phase
 from uxlab.player import Playback, Player, Sink
 from uxlab.streams.recording import Chunk, Recording
@@ -86,12 +87,12 @@ class ChainRun(KindRun):
             if timings.get("scheduled_end_ms") is not None:  # the end moved with the holds
                 timings["scheduled_end_ms"] += offset
             for h in holds:
-                events.append({"kind": "hold", "t_ms": h.asked_ms, **h.to_dict()})
+                events.append({"kind": EventKind.HOLD, "t_ms": h.asked_ms, **h.to_dict()})
         for s in steps:
             if s["step"] not in handed:
                 continue
             event = {
-                "kind": "step",
+                "kind": EventKind.STEP,
                 "t_ms": handed[s["step"]],
                 **{("step_kind" if k == "kind" else k): v for k, v in s.items()},
             }

@@ -13,6 +13,7 @@ from typing import Any
 from uxlab.kinds.chain.steps import Chain, ChainFormatError, StepKind
 from uxlab.reading import as_ms
 from uxlab.shaping import Profile, derive_seed, shape
+from uxlab.streams.metrics import ttft_of
 from uxlab.streams.recording import Chunk, End, Event, Header, Recording
 
 
@@ -194,13 +195,6 @@ def cut_steps(chain: Chain, n_steps: int | None) -> list[int]:
     return [*kept, len(chain.steps) - 1]
 
 
-def _first_text_ms(schedule: Recording) -> float | None:
-    for chunk in schedule.chunks:
-        if chunk.text and chunk.t_ms is not None:
-            return chunk.t_ms
-    return None
-
-
 def build_chain_schedule(
     chain: Chain,
     factor_levels: dict[str, Any] | None = None,
@@ -255,7 +249,7 @@ def build_chain_schedule(
                 t_ms,
                 t_ms + duration_ms,
                 schedule=schedule,
-                ttft_ms=_first_text_ms(schedule),
+                ttft_ms=ttft_of(schedule),
                 seed=step_seed,
             )
         )

@@ -48,9 +48,9 @@ from uxlab.streams.importers.base import (
     read_text_checked,
     selected,
 )
-from uxlab.streams.metrics import server_decode_rate
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Event, Meta, Recording
 from uxlab.streams.replay_file import safe_filename
+from uxlab.streams.stream_arrays import server_decode_rate
 
 _SUFFIXES = (".ndjson", ".jsonl", ".json")
 _CREATED_AT = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)$")
