@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from uxlab import kinds
@@ -30,13 +31,9 @@ def read_factors(
     (`TrialKind.factors`), its levels plausible and distinct, one adaptive at most."""
     out = []
     for name, value in table.items():
+        if (problem := unknown_factor(name, kind.factors)) is not None:
+            raise r.err(f"[factors].{name}", problem)
         owner = kinds.owner_of_factor(name)
-        if name not in FACTOR_NAMES and owner is None:
-            choices = (*FACTOR_NAMES, *kind.factors)
-            raise r.err(
-                f"[factors].{name}",
-                "not a profile parameter" + did_you_mean(name, choices),
-            )
         where = f"[factors].{name}"
         between, procedure, down, grid = False, "fixed", 2, 25
         if isinstance(value, FactorTable):
@@ -48,6 +45,8 @@ def read_factors(
         levels: list[float] = []
         for i, x in enumerate(value):
             key = f"{where}[{i}]"
+            if not math.isfinite(x):  # a float may be inf or nan in the model
+                raise r.err(key, f"{x} is not a finite number")
             if x < 0 and name != "rho":
                 raise r.err(key, f"{x} is negative")
             if x > study_level_max(name):
@@ -82,6 +81,14 @@ def read_factors(
             "every factor is between-participant; at least one must vary within a participant",
         )
     return out
+
+
+def unknown_factor(name: str, kind_factors: tuple[str, ...]) -> str | None:
+    """Why `name` is no factor (None: a profile parameter or a trial kind's own factor);
+    `kind_factors`, the study's kind's, are suggested with the profile's."""
+    if name in FACTOR_NAMES or kinds.owner_of_factor(name) is not None:
+        return None
+    return "not a profile parameter" + did_you_mean(name, (*FACTOR_NAMES, *kind_factors))
 
 
 def _kind_level(

@@ -45,13 +45,13 @@ def _one_of(values: tuple[str, ...]) -> Any:
     return Literal[values]  # a Literal of the values, built from the tuple that lists them
 
 
-class StudySection(msgspec.Struct, forbid_unknown_fields=True):
+class StudySection(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """`[study]`: what the study is, and the seed every trial's draws derive from."""
 
     id: Annotated[str, msgspec.Meta(pattern=ID_PATTERN)]
     title: Text
-    seed: Annotated[int, msgspec.Meta(ge=0)]
     version: str | int = "1"
+    seed: Annotated[int, msgspec.Meta(ge=0)]
 
 
 class Texts(msgspec.Struct, forbid_unknown_fields=True):
@@ -252,6 +252,12 @@ def _split(field: str) -> tuple[str, str]:
 Words = Callable[[Any], str]
 
 
+def shown(value: Any) -> str:
+    """A value as a message shows it: its repr, cut short past 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -272,11 +278,11 @@ def _kind(v: Any) -> str:
 def text(v: Any) -> str:
     if v is MISSING:
         return "missing (required)"
-    return f"{v!r} is not a string" if not isinstance(v, str) else "is empty"
+    return f"{shown(v)} is not a string" if not isinstance(v, str) else "is empty"
 
 
 def flag(v: Any) -> str:
-    return f"{v!r} is not true or false"
+    return f"{shown(v)} is not true or false"
 
 
 def whole(minimum: int, maximum: float | None = None, problem: str = "") -> Words:
@@ -286,7 +292,7 @@ def whole(minimum: int, maximum: float | None = None, problem: str = "") -> Word
         if v is MISSING:
             return "missing (required)"
         if not _is_int(v):
-            return f"{v!r} is not a whole number"
+            return f"{shown(v)} is not a whole number"
         if v < minimum:
             return f"{v} must be at least {minimum}"
         return problem.format(v=v, max=maximum)
@@ -301,7 +307,7 @@ def number(below: str, maximum: float = math.inf, above: str = "") -> Words:
         if v is MISSING:
             return "missing (required)"
         if not _is_number(v):
-            return f"{v!r} is not a number"
+            return f"{shown(v)} is not a number"
         if not math.isfinite(v):
             return f"{v} is not a finite number"
         return above.format(v=v, max=maximum) if v > maximum else below.format(v=v)
@@ -314,8 +320,8 @@ def choice(choices: tuple[str, ...]) -> Words:
         if v is MISSING:
             return "missing (required)"
         if not isinstance(v, str):
-            return f"{v!r} is not a string"
-        return f"{v!r} is not allowed" + did_you_mean(v, choices)
+            return f"{shown(v)} is not a string"
+        return f"{shown(v)} is not allowed" + did_you_mean(v, choices)
 
     return words
 
@@ -323,14 +329,14 @@ def choice(choices: tuple[str, ...]) -> Words:
 def _study_id(v: Any) -> str:
     if not isinstance(v, str) or not v.strip():
         return text(v)
-    return f"{v!r} may hold only letters, digits, '-', '_', '.'"
+    return f"{shown(v)} may hold only letters, digits, '-', '_', '.'"
 
 
 def _question_id(v: Any) -> str:
     if not isinstance(v, str) or not v.strip():
         return text(v)
     return (
-        f"{v!r} must be lower-case letters, digits and '_', starting with a letter "
+        f"{shown(v)} must be lower-case letters, digits and '_', starting with a letter "
         "(it becomes column q_<id>)"
     )
 
@@ -338,7 +344,7 @@ def _question_id(v: Any) -> str:
 def _seed(v: Any) -> str:
     if v is MISSING:
         return "missing (required)"
-    return f"{v!r} is not a whole number" if not _is_int(v) else f"{v} is negative"
+    return f"{shown(v)} is not a whole number" if not _is_int(v) else f"{v} is negative"
 
 
 def _levels(v: Any) -> str:
@@ -346,17 +352,17 @@ def _levels(v: Any) -> str:
         return "has no levels"
     if isinstance(v, list):
         return next(_level(x) for x in v if not _is_number(x) or not math.isfinite(x))
-    return f"{v!r} is not a list of levels (or a table)"
+    return f"{shown(v)} is not a list of levels (or a table)"
 
 
 def _level(x: Any) -> str:
-    return f"{x!r} is not a number" if not _is_number(x) else f"{x} is not a finite number"
+    return f"{shown(x)} is not a number" if not _is_number(x) else f"{x} is not a finite number"
 
 
 def _factor_table_levels(v: Any) -> str:
     if v is MISSING:
         return "missing (required)"
-    return _levels(v) if isinstance(v, list) else f"{v!r} is not a list of levels"
+    return _levels(v) if isinstance(v, list) else f"{shown(v)} is not a list of levels"
 
 
 _QUESTIONS = "must be an array of tables ([[questions]])"
@@ -365,9 +371,7 @@ WORDING: Wording = {
     "texts": section,
     "stimuli": section,
     "factors": lambda v: (
-        "needs at least one factor, e.g. ttft_ms = [200, 800]"
-        if v is MISSING or v == {}
-        else section(v)
+        "needs at least one factor, e.g. ttft_ms = [200, 800]" if v == {} else section(v)
     ),
     "design": section,
     "counterbalance": section,
@@ -378,7 +382,7 @@ WORDING: Wording = {
     "study.id": _study_id,
     "study.title": text,
     "study.seed": _seed,
-    "study.version": lambda v: f"{v!r} is not a string",
+    "study.version": lambda v: f"{shown(v)} is not a string",
     "texts.consent": text,
     "texts.instructions": text,
     "texts.debrief": text,
@@ -392,7 +396,7 @@ WORDING: Wording = {
     "design.repeats": whole(1),
     "design.blocks": whole(1),
     "design.order": choice(ORDERS),
-    "design.blocked_by": lambda v: f"{v!r} is not a factor name",
+    "design.blocked_by": lambda v: f"{shown(v)} is not a factor name",
     "design.max_run": whole(1),
     "design.practice": whole(0),
     "design.break_every": whole(1),
@@ -412,8 +416,8 @@ WORDING: Wording = {
     "attention.every": whole(2),
     "attention.text": text,
     "attention.question": text,
-    "attention.answer": lambda v: f"{v!r} is not a valid answer",
-    "attention.levels": lambda v: f"{v!r} is not a table of factor levels",
+    "attention.answer": lambda v: f"{shown(v)} is not a valid answer",
+    "attention.levels": lambda v: f"{shown(v)} is not a table of factor levels",
     "timing.max_late_p99_ms": number(
         "{v} must be positive ms (or leave it out: half the shortest gap)",
         MAX_LATE_MS,

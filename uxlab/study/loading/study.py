@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import tomllib
 from functools import partial
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 
 import msgspec
 
+from uxlab import kinds
 from uxlab.reading import (
     MAX_STUDY_FILE_BYTES,
     InputProblem,
@@ -19,7 +21,7 @@ from uxlab.reading import (
 )
 from uxlab.study.loading.attention import read_attention
 from uxlab.study.loading.design import read_design
-from uxlab.study.loading.factors import read_factors, read_profile
+from uxlab.study.loading.factors import read_factors, read_profile, unknown_factor
 from uxlab.study.loading.model import WORDING, factor_words, given, study_key, study_model
 from uxlab.study.loading.options import read_abandon, read_timing
 from uxlab.study.loading.questions import read_kind_sections, read_questions
@@ -108,8 +110,22 @@ def _study_error(
 ) -> StudyError:
     """The model's problem at `field`, said at the study-file key path."""
     if field is not None and field.startswith("factors."):
+        name = re.split(r"[.\[]", field, maxsplit=2)[1]
+        if (unknown := unknown_factor(name, _kind_factors(doc))) is not None:
+            return r.err(f"[factors].{name}", unknown)  # the name is wrong before its value
         problem = factor_words(field, doc, problem)
     return r.err(study_key(field, doc), problem)
+
+
+def _kind_factors(doc: dict[str, Any]) -> tuple[str, ...]:
+    """The own factors of the trial kind `[stimuli]` chooses (none when it chooses none)."""
+    stimuli = doc.get("stimuli")
+    if not isinstance(stimuli, dict):
+        return ()
+    try:
+        return kinds.choose(str(stimuli.get("kind", "single")), stimuli).factors
+    except KeyError:
+        return ()
 
 
 def load_study(path: str | Path) -> Study:
