@@ -234,11 +234,25 @@ def study_key(field: str | None, raw: dict[str, Any]) -> str | None:
     head, rest = _split(field)
     if head == "questions":
         return f"[[questions]]{rest}"
-    if head == "factors" and rest.startswith("."):
-        name, inner = _split(rest[1:])
-        if isinstance(raw.get("factors", {}).get(name), dict):
+    if (found := factor_at(field, raw)) is not None:
+        name, inner = found
+        if isinstance(raw["factors"][name], dict):
             return f"[factors.{name}]{inner}"
     return f"[{head}]{rest}"
+
+
+def factor_at(field: str, raw: dict[str, Any]) -> tuple[str, str] | None:
+    """(the factor, the rest of the path) of a field under `[factors]`, the factor's name
+    found in the file (a name may hold `.` or `[`): `factors.ttft_ms[2]` -> (`ttft_ms`, `[2]`)."""
+    factors = raw.get("factors")
+    if not field.startswith("factors.") or not isinstance(factors, dict):
+        return None
+    after = field[len("factors.") :]
+    names = [k for k in factors if after == k or after.startswith((f"{k}.", f"{k}["))]
+    if not names:
+        return None
+    name = max(names, key=len)
+    return name, after[len(name) :]
 
 
 def _split(field: str) -> tuple[str, str]:
@@ -453,11 +467,14 @@ FACTOR_WORDING: Wording = {
 
 def factor_words(field: str, raw: dict[str, Any], problem: str) -> str:
     """The words for a problem at `field` under `[factors]` (else `problem` as it is)."""
-    pattern = re.sub(r"\[\d+\]", "[*]", re.sub(r"^factors\.[^.\[]+", "factors.*", field))
-    words = FACTOR_WORDING.get(pattern)
+    found = factor_at(field, raw)
+    if found is None:
+        return problem
+    name, inner = found
+    words = FACTOR_WORDING.get("factors.*" + re.sub(r"\[\d+\]", "[*]", inner))
     if words is None or problem.startswith("unknown key"):
         return problem
-    return words(value_at(raw, _path(field)))
+    return words(value_at(raw, ["factors", name, *_path(inner)]))
 
 
 def _path(field: str) -> list[str | int]:

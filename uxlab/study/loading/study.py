@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import re
 import tomllib
 from functools import partial
 from pathlib import Path
@@ -22,7 +21,14 @@ from uxlab.reading import (
 from uxlab.study.loading.attention import read_attention
 from uxlab.study.loading.design import read_design
 from uxlab.study.loading.factors import read_factors, read_profile, unknown_factor
-from uxlab.study.loading.model import WORDING, factor_words, given, study_key, study_model
+from uxlab.study.loading.model import (
+    WORDING,
+    factor_at,
+    factor_words,
+    given,
+    study_key,
+    study_model,
+)
 from uxlab.study.loading.options import read_abandon, read_timing
 from uxlab.study.loading.questions import read_kind_sections, read_questions
 from uxlab.study.loading.reader import StudyReader
@@ -109,8 +115,8 @@ def _study_error(
     r: StudyReader, doc: dict[str, Any], field: str | None, problem: str
 ) -> StudyError:
     """The model's problem at `field`, said at the study-file key path."""
-    if field is not None and field.startswith("factors."):
-        name = re.split(r"[.\[]", field, maxsplit=2)[1]
+    if field is not None and (found := factor_at(field, doc)) is not None:
+        name = found[0]
         if (unknown := unknown_factor(name, _kind_factors(doc))) is not None:
             return r.err(f"[factors].{name}", unknown)  # the name is wrong before its value
         problem = factor_words(field, doc, problem)
