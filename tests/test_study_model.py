@@ -25,7 +25,12 @@ LEVELS = "ttft_ms = [200, 1000, 3000]"
         (LEVELS, 'ttft_ms = [200, "x"]', "[factors].ttft_ms[1]: 'x' is not a number"),
         (LEVELS, "ttft_ms = []", "[factors].ttft_ms: has no levels"),
         (LEVELS, "ttft_ms = {levels = [1, true]}", "[factors.ttft_ms].levels[1]: True is not"),
-        (LEVELS, "ttft_ms = {levels = [1], down = 9}", "[factors.ttft_ms].down: 9 is too many"),
+        (LEVELS, "ttft_ms = {levels = [1], down = 9}", "[factors.ttft_ms].down: only used with"),
+        (
+            LEVELS,
+            'ttft_ms = {levels = [1, 2], procedure = "staircase", down = 9}',
+            "[factors.ttft_ms].down: 9 is too many (1 to 4)",
+        ),
         ("repeats = 5", "repeats = 0", "[design].repeats: 0 must be at least 1"),
         ("repeats = 5", "repeats = 1.5", "[design].repeats: 1.5 is not a whole number"),
         ('order = "random"', "order = 3", "[design].order: 3 is not a string"),

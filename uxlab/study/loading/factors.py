@@ -13,6 +13,9 @@ from uxlab.study.loading.model import FactorTable, given
 from uxlab.study.loading.reader import StudyReader
 from uxlab.study.spec import INTEGER_FACTORS, Factor, StudyError
 
+ONLY_ADAPTIVE = "only used with an adaptive procedure (quest, staircase, ...)"
+"""Why `down` or `grid` is refused on a fixed factor."""
+
 
 def read_profile(r: StudyReader, doc: dict[str, Any]) -> Profile:
     """`[profile]`: the base profile (checked by `Profile.from_table`)."""
@@ -108,9 +111,7 @@ def _adaptive_options(r: StudyReader, table: FactorTable, where: str, name: str)
     down, grid = given(table.down), given(table.grid)
     for key, value in (("down", down), ("grid", grid)):
         if value is not None and procedure == "fixed":
-            raise r.err(
-                f"{where}.{key}", "only used with an adaptive procedure (quest, staircase, ...)"
-            )
+            raise r.err(f"{where}.{key}", ONLY_ADAPTIVE)
     if procedure != "fixed" and table.between:
         raise r.err(
             f"{where}.procedure", "an adaptive factor varies within a participant, not between"

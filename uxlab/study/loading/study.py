@@ -20,7 +20,12 @@ from uxlab.reading import (
 )
 from uxlab.study.loading.attention import read_attention
 from uxlab.study.loading.design import read_design
-from uxlab.study.loading.factors import read_factors, read_profile, unknown_factor
+from uxlab.study.loading.factors import (
+    ONLY_ADAPTIVE,
+    read_factors,
+    read_profile,
+    unknown_factor,
+)
 from uxlab.study.loading.model import (
     WORDING,
     factor_at,
@@ -116,9 +121,12 @@ def _study_error(
 ) -> StudyError:
     """The model's problem at `field`, said at the study-file key path."""
     if field is not None and (found := factor_at(field, doc)) is not None:
-        name = found[0]
+        name, inner = found
         if (unknown := unknown_factor(name, _kind_factors(doc))) is not None:
             return r.err(f"[factors].{name}", unknown)  # the name is wrong before its value
+        table = doc["factors"][name]
+        if inner in (".down", ".grid") and table.get("procedure", "fixed") == "fixed":
+            return r.err(f"[factors.{name}]{inner}", ONLY_ADAPTIVE)  # the key before its value
         problem = factor_words(field, doc, problem)
     return r.err(study_key(field, doc), problem)
 
