@@ -171,12 +171,8 @@ class StudyFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 
 @cache
-def _study_model(kind_names: tuple[str, ...]) -> type[StudyFile]:
-    own = tuple(
-        (key, kinds.REGISTRY[n].key_types.get(key, Any))
-        for n in kind_names
-        for key in kinds.REGISTRY[n].keys
-    )
+def _study_model(registered: tuple[type[kinds.TrialKind], ...]) -> type[StudyFile]:
+    own = tuple((key, kind.key_types.get(key, Any)) for kind in registered for key in kind.keys)
     stimuli = msgspec.defstruct(
         "Stimuli",
         [
@@ -223,7 +219,7 @@ def given(value: T | Unset) -> T | None:
 def study_model() -> type[StudyFile]:
     """The study file's model, with the `[stimuli]` keys and sections of every trial kind
     registered now (a plug-in kind adds its own)."""
-    return _study_model(tuple(kinds.REGISTRY))
+    return _study_model(tuple(kinds.REGISTRY.values()))
 
 
 def study_key(field: str | None, raw: dict[str, Any]) -> str | None:
