@@ -110,3 +110,31 @@ def test_the_error_type_is_the_readers() -> None:
 
     with pytest.raises(LocatedError, match=r"^d.json: steps\[0\].kind: missing \(required\)$"):
         convert(with_step({"label": "a"}), Doc, error=located)
+
+
+class Factor(msgspec.Struct, forbid_unknown_fields=True):
+    levels: list[float]
+
+
+class Factors(msgspec.Struct):
+    factors: dict[str, Annotated[list[float], msgspec.Meta(min_length=1)] | Factor]
+
+
+@pytest.mark.parametrize(
+    ("factors", "said"),
+    [
+        ({"a": [1], "ttft_ms": [1, "x"]}, "factors.ttft_ms[1]: expected a number, got 'x'"),
+        ({"a": [1], "b": {"levels": [True]}}, "factors.b.levels[0]: expected a number, got True"),
+        ({"b": {"levelz": [1]}}, "factors.b.levelz: unknown key (did you mean 'levels'?)"),
+        ({"a": [1], "b": 3}, "factors.b: expected an object or a list, got 3"),
+    ],
+)
+def test_a_key_of_a_table_of_any_keys_is_named(factors: dict[str, Any], said: str) -> None:
+    """msgspec says `$.factors[...]` for a value of a `dict`; the translator finds which."""
+    assert problem_in(Factors, {"factors": factors}) == said
+
+
+def problem_in(model: Any, raw: Any) -> str:
+    with pytest.raises(InputProblem) as info:
+        convert(raw, model)
+    return str(info.value)

@@ -237,6 +237,10 @@ class TrialKind(ABC):
     """The terminal view its trials play in (registered in `uxlab.tui.views`)."""
     keys: ClassVar[tuple[str, ...]]
     """Its own keys in `[stimuli]` (beyond `kind`, `assignment`, `prompt`)."""
+    key_types: ClassVar[dict[str, Any]] = {}
+    """The type of each of its own keys in the study file's model and JSON Schema
+    (`uxlab.study.loading.model`: a `msgspec` type, or a Struct of its own); a key left out is
+    `Any` there, read by `read` alone."""
     sections: ClassVar[dict[str, tuple[str, ...]]] = {}
     """Its own sections of a study file, with their keys."""
     factors: ClassVar[tuple[str, ...]] = ()

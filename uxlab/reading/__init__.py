@@ -43,7 +43,7 @@ from uxlab.reading.limits import (
     study_level_max,
 )
 from uxlab.reading.located import InputProblem, LocatedError, strip_path, toml_line_of
-from uxlab.reading.models import MISSING, Wording, convert, translate
+from uxlab.reading.models import MISSING, Text, Wording, convert, translate
 from uxlab.reading.numbers import (
     MakeError,
     as_int,
@@ -74,6 +74,7 @@ __all__ = [
     "InputProblem",
     "LocatedError",
     "MakeError",
+    "Text",
     "Wording",
     "as_int",
     "as_ms",

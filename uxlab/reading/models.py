@@ -8,7 +8,9 @@ msgspec names the first problem and its path (`Expected `str`, got `int` - at
 (`steps[0].label: expected a string, got 3`), or into the words a reader gives for that
 field (`Wording`, by path pattern: `steps[*].ms`), so the messages stay those users know.
 The value at the path is looked up in the decoded input to be shown, and an unknown key or
-value gets the one did-you-mean over the model's own names. msgspec's messages are read by
+value gets the one did-you-mean over the model's own names. A value of a table of any keys
+(`dict[str, ...]`: a study's factors), which msgspec leaves unnamed (`$.factors[...]`), is
+named by checking that table's values again one by one (`name_keys`). msgspec's messages are read by
 their words: one it words otherwise some day is still said (lower-cased, with its path),
 and the translator's tests notice the change.
 """
@@ -17,7 +19,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar, overload
+from types import UnionType
+from typing import Annotated, Any, TypeVar, Union, get_args, get_origin, overload
 
 import msgspec
 import msgspec.inspect as mi
@@ -37,6 +40,9 @@ class Missing:
 
 
 MISSING = Missing()
+
+Text = Annotated[str, msgspec.Meta(pattern=r"\S", description="a non-empty text")]
+"""A string with something in it (not only spaces)."""
 
 Wording = Mapping[str, Callable[[Any], str]]
 """A reader's own words for a field, by path pattern (`id`, `steps[*].ms`; `""` the whole
@@ -73,8 +79,76 @@ def convert(
     try:
         return msgspec.convert(raw, model, strict=True)
     except msgspec.ValidationError as exc:
-        field, problem = translate(str(exc), raw, model, wording or {})
+        said = name_keys(str(exc), raw, model)
+        field, problem = translate(said, raw, model, wording or {})
         raise error(field, problem) from None
+
+
+def name_keys(said: str, raw: Any, model: Any) -> str:
+    """msgspec's message `said` with each `[...]` (a key of a table of any keys, which
+    msgspec leaves unnamed) replaced by the key: the table's values are checked again one
+    by one, in the order msgspec checked them, and the first that fails is the one."""
+    match = _SAID_AT.match(said)
+    assert match is not None
+    path = match["path"] or ""
+    if "[...]" not in path:
+        return said
+    head, _, _ = path.partition("[...]")
+    parts = _parts(head)
+    table, value_type = value_at(raw, parts), _value_type(model, raw, parts)
+    if not isinstance(table, dict) or value_type is None:
+        return said
+    for key, value in table.items():
+        try:
+            msgspec.convert(value, value_type, strict=True)
+        except msgspec.ValidationError as exc:
+            inner = _SAID_AT.match(name_keys(str(exc), value, value_type))
+            assert inner is not None
+            return f"{inner['said']} - at `${head}.{key}{inner['path'] or ''}`"
+    return said
+
+
+def _value_type(model: Any, raw: Any, parts: Sequence[str | int]) -> Any:
+    """The Python type of the values of the table at `parts` (None: not found)."""
+    node = model
+    for depth in range(len(parts) + 1):
+        node = _plain(node, value_at(raw, parts[:depth]))
+        if node is None:
+            return None
+        if depth == len(parts):
+            break
+        part = parts[depth]
+        if isinstance(node, type) and issubclass(node, msgspec.Struct):
+            found = [f.type for f in msgspec.structs.fields(node) if f.encode_name == part]
+            node = found[0] if found else None
+        elif get_origin(node) in (list, tuple):
+            node = get_args(node)[0]
+        elif get_origin(node) is dict:
+            node = get_args(node)[1]
+        else:
+            return None
+    return get_args(node)[1] if get_origin(node) is dict else None
+
+
+def _plain(node: Any, here: Any) -> Any:
+    """`node` without `Annotated`, and of a union the member that fits the value `here`."""
+    while True:
+        if get_origin(node) is Annotated:
+            node = get_args(node)[0]
+        elif get_origin(node) in (Union, UnionType):
+            members = [m for m in get_args(node) if m is not type(None)]
+            shape = (dict,) if isinstance(here, dict) else (list, tuple)
+            fits = [
+                m
+                for m in members
+                if get_origin(_plain(m, None)) in shape
+                or (dict in shape and isinstance(m, type) and issubclass(m, msgspec.Struct))
+            ]
+            if len(fits) != 1:
+                return None
+            node = fits[0]
+        else:
+            return node
 
 
 def translate(said: str, raw: Any, model: Any, wording: Wording) -> tuple[str | None, str]:

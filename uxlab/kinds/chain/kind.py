@@ -36,6 +36,7 @@ from uxlab.kinds.checks import (
     show,
 )
 from uxlab.player import Schedule
+from uxlab.reading import Text
 from uxlab.shaping import Profile
 from uxlab.streams.corpus import Corpus
 from uxlab.streams.recording import Recording
@@ -49,6 +50,7 @@ class ChainKind(TrialKind):
     noun = "chain"
     view = "chain"
     keys = ("chains",)
+    key_types: ClassVar[dict[str, Any]] = {"chains": Text}
     sections: ClassVar[dict[str, tuple[str, ...]]] = {"chain": ("ask_after_steps",)}
     factors = tuple(CHAIN_FACTORS)
     columns = spec.CHAIN

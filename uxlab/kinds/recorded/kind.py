@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from uxlab.clock import Clock
 from uxlab.kinds.base import (
@@ -18,6 +18,7 @@ from uxlab.kinds.base import (
 )
 from uxlab.kinds.checks import ChunkEvents, StoredTrial, check_played_chunks
 from uxlab.player import Schedule
+from uxlab.reading import Text
 from uxlab.shaping import Profile
 from uxlab.streams.corpus import Corpus, load_corpus
 from uxlab.streams.recording import Recording
@@ -31,6 +32,7 @@ class RecordedKind(TrialKind):
     noun = "recorded"
     view = "stream"
     keys = ("corpus", "files")
+    key_types: ClassVar[dict[str, Any]] = {"corpus": Text}
 
     @classmethod
     def chooses(cls, table: dict[str, Any]) -> bool:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from uxlab.reading import did_you_mean, study_level_max
 from uxlab.shaping import Profile, ProfileError
-from uxlab.study.loading.reader import StudyReader, section_keys
+from uxlab.study.loading import model as m
+from uxlab.study.loading.reader import StudyReader
 from uxlab.study.questions import REGISTRY, question_type
 from uxlab.study.spec import Attention, Factor, Question, StudyError
 
@@ -18,20 +18,17 @@ _KNOWN_ANSWER_TYPES = ", ".join(_known[:-1]) + " or " + _known[-1]
 
 def read_attention(
     r: StudyReader,
-    doc: dict[str, Any],
+    a: m.Attention | None,
     questions: list[Question],
     factors: list[Factor],
     profile: Profile,
 ) -> Attention | None:
-    """`[attention]` (optional): how often, the text streamed, the question and its answer."""
-    a = r.table(doc, "attention", required=False)
-    if not a:
+    """`[attention]` (optional): the question asked must be a per-trial one with a known
+    answer, the answer one of its answers, the levels those of within factors."""
+    if a is None:
         return None
-    r.unknown(a, section_keys("attention"), "[attention]")
-    every = r.positive_int(a, "every", "[attention]", minimum=2)
-    text = r.text(a, "text", "[attention]")
     trial_qs = [q for q in questions if q.when == "trial"]
-    qid = r.text(a, "question", "[attention]")
+    qid = a.question
     q = next((x for x in trial_qs if x.id == qid), None)
     if q is None:
         raise r.err(
@@ -43,10 +40,7 @@ def read_attention(
             "[attention].question",
             f"{qid!r} is a free-text question; a known answer needs {_KNOWN_ANSWER_TYPES}",
         )
-    answer = a.get("answer")
-    if isinstance(answer, bool) or not isinstance(answer, (str, int, float)):
-        raise r.err("[attention].answer", f"{answer!r} is not a valid answer")
-    answer = str(answer)
+    answer = str(a.answer)
     valid = question_type(q.type).valid_answers(q)
     if valid is not None and answer not in valid:
         raise r.err(
@@ -54,8 +48,7 @@ def read_attention(
             f"{answer!r} is not an answer to {qid!r}; expected one of: {', '.join(valid)}",
         )
     levels = None
-    if "levels" in a:
-        lv = r.get(a, "levels", "[attention]", (dict,), what="a table of factor levels")
+    if (lv := m.given(a.levels)) is not None:
         names = [f.name for f in factors if not f.between]
         for k, v in lv.items():
             if k not in names:
@@ -75,4 +68,4 @@ def read_attention(
         except ProfileError as exc:
             raise StudyError(r.path, None, str(exc)) from None
         levels = dict(lv)
-    return Attention(every=every, text=text, question=qid, answer=answer, levels=levels)
+    return Attention(every=a.every, text=a.text, question=qid, answer=answer, levels=levels)

@@ -1,22 +1,18 @@
-"""`[design]` and `[counterbalance]`: trial order, repeats, blocks, practice, group caps."""
+"""`[design]`: trial order, repeats, blocks, practice (its keys checked by the model)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from uxlab.reading import did_you_mean
-from uxlab.study.loading.reader import StudyReader, section_keys
-from uxlab.study.spec import ORDERS, Counterbalance, Design, Factor, make_conditions
+from uxlab.study.loading import model as m
+from uxlab.study.loading.reader import StudyReader
+from uxlab.study.spec import Design, Factor, make_conditions
 
 
-def read_design(r: StudyReader, doc: dict[str, Any], factors: list[Factor]) -> Design:
+def read_design(r: StudyReader, d: m.Design, factors: list[Factor]) -> Design:
     """`[design]` (optional): checked against the study's within factors."""
-    d = r.table(doc, "design", required=False)
-    r.unknown(d, section_keys("design"), "[design]")
-    order = r.choice(d, "order", "[design]", ORDERS, "random")
-    blocked_by = r.get(d, "blocked_by", "[design]", (str,), None, "a factor name")
+    blocked_by, max_run = m.given(d.blocked_by), m.given(d.max_run)
     within = [f.name for f in factors if not f.between]
-    if order == "blocked":
+    if d.order == "blocked":
         if blocked_by is None:
             raise r.err(
                 "[design].blocked_by", 'missing: order = "blocked" needs the factor to block by'
@@ -28,31 +24,15 @@ def read_design(r: StudyReader, doc: dict[str, Any], factors: list[Factor]) -> D
                 "factor of this study" + did_you_mean(blocked_by, within),
             )
     elif blocked_by is not None:
-        raise r.err("[design].blocked_by", f'only used with order = "blocked", not {order!r}')
-    max_run = r.positive_int(d, "max_run", "[design]", None)
-    n_cond = len(make_conditions([f for f in factors if not f.between]))
-    repeats = r.positive_int(d, "repeats", "[design]", 1)
-    if max_run is not None and n_cond == 1:
+        raise r.err("[design].blocked_by", f'only used with order = "blocked", not {d.order!r}')
+    if max_run is not None and len(make_conditions([f for f in factors if not f.between])) == 1:
         raise r.err("[design].max_run", "cannot hold with a single condition")
     return Design(
-        repeats=repeats,
-        blocks=r.positive_int(d, "blocks", "[design]", 1),
-        order=order,
+        repeats=d.repeats,
+        blocks=d.blocks,
+        order=d.order,
         blocked_by=blocked_by,
         max_run=max_run,
-        practice=r.positive_int(d, "practice", "[design]", 0, minimum=0),
-        break_every=r.positive_int(d, "break_every", "[design]", None),
-    )
-
-
-def read_counterbalance(r: StudyReader, doc: dict[str, Any]) -> Counterbalance:
-    """`[counterbalance]` (optional): between-group caps and when a slot goes stale."""
-    c = r.table(doc, "counterbalance", required=False)
-    r.unknown(c, section_keys("counterbalance"), "[counterbalance]")
-    stale = r.number(c, "stale_after_min", "[counterbalance]", 120.0)
-    if stale <= 0:
-        raise r.err("[counterbalance].stale_after_min", f"{stale} must be positive")
-    return Counterbalance(
-        group_cap=r.positive_int(c, "group_cap", "[counterbalance]", None),
-        stale_after_min=float(stale),
+        practice=d.practice,
+        break_every=m.given(d.break_every),
     )

@@ -9,11 +9,12 @@ from uxlab import kinds
 from uxlab.kinds import TrialKind
 from uxlab.reading import did_you_mean, strip_path, study_level_max
 from uxlab.shaping import FACTOR_NAMES, Profile, ProfileError
+from uxlab.study.loading.model import FactorTable, given
 from uxlab.study.loading.reader import StudyReader
-from uxlab.study.spec import INTEGER_FACTORS, PROCEDURES, Factor, StudyError
+from uxlab.study.spec import INTEGER_FACTORS, Factor, StudyError
 
-FACTOR_KEYS = ("levels", "between", "procedure", "down", "grid")
-"""The keys of a factor written as a table, `[factors.ttft_ms]`."""
+ONLY_ADAPTIVE = "only used with an adaptive procedure (quest, staircase, ...)"
+"""Why `down` or `grid` is refused on a fixed factor."""
 
 
 def read_profile(r: StudyReader, doc: dict[str, Any]) -> Profile:
@@ -26,42 +27,28 @@ def read_profile(r: StudyReader, doc: dict[str, Any]) -> Profile:
 
 
 def read_factors(
-    r: StudyReader, doc: dict[str, Any], profile: Profile, kind: TrialKind
+    r: StudyReader, table: dict[str, list[float] | FactorTable], profile: Profile, kind: TrialKind
 ) -> list[Factor]:
-    """`[factors]`: each a list of levels, or a table with `levels`, `between`, `procedure`.
-    A factor may also be one of a trial kind's own (`TrialKind.factors`), in its studies."""
-    table = r.table(doc, "factors")
-    if not table:
-        raise r.err("[factors]", "needs at least one factor, e.g. ttft_ms = [200, 800]")
+    """`[factors]` (each a list of numbers, or a table with `levels`, `between`, `procedure`,
+    as the model checked): each a profile parameter or one of the trial kind's own
+    (`TrialKind.factors`), its levels plausible and distinct, one adaptive at most."""
     out = []
     for name, value in table.items():
+        if (problem := unknown_factor(name, kind.factors)) is not None:
+            raise r.err(f"[factors].{name}", problem)
         owner = kinds.owner_of_factor(name)
-        if name not in FACTOR_NAMES and owner is None:
-            choices = (*FACTOR_NAMES, *kind.factors)
-            raise r.err(
-                f"[factors].{name}",
-                "not a profile parameter" + did_you_mean(name, choices),
-            )
         where = f"[factors].{name}"
         between, procedure, down, grid = False, "fixed", 2, 25
-        if isinstance(value, dict):
+        if isinstance(value, FactorTable):
             where = f"[factors.{name}]"
-            r.unknown(value, FACTOR_KEYS, where)
-            between = r.get(value, "between", where, (bool,), False, "true or false")
-            procedure = r.choice(value, "procedure", where, PROCEDURES, "fixed")
-            down, grid = _adaptive_options(r, value, where, name, procedure, between)
-            value = r.get(value, "levels", where, (list,), what="a list of levels")
+            between, procedure = value.between, value.procedure
+            down, grid = _adaptive_options(r, value, where, name)
+            value = value.levels
             where = f"{where}.levels"
-        elif not isinstance(value, list):
-            raise r.err(where, f"{value!r} is not a list of levels (or a table)")
-        if not value:
-            raise r.err(where, "has no levels")
         levels: list[float] = []
         for i, x in enumerate(value):
             key = f"{where}[{i}]"
-            if isinstance(x, bool) or not isinstance(x, (int, float)):
-                raise r.err(key, f"{x!r} is not a number")
-            if not math.isfinite(x):
+            if not math.isfinite(x):  # a float may be inf or nan in the model
                 raise r.err(key, f"{x} is not a finite number")
             if x < 0 and name != "rho":
                 raise r.err(key, f"{x} is negative")
@@ -99,6 +86,14 @@ def read_factors(
     return out
 
 
+def unknown_factor(name: str, kind_factors: tuple[str, ...]) -> str | None:
+    """Why `name` is no factor (None: a profile parameter or a trial kind's own factor);
+    `kind_factors`, the study's kind's, are suggested with the profile's."""
+    if name in FACTOR_NAMES or kinds.owner_of_factor(name) is not None:
+        return None
+    return "not a profile parameter" + did_you_mean(name, (*FACTOR_NAMES, *kind_factors))
+
+
 def _kind_level(
     r: StudyReader, kind: TrialKind, owner: type[TrialKind], name: str, x: float, key: str
 ) -> None:
@@ -110,16 +105,14 @@ def _kind_level(
     kind.check_level(r, name, x, key)
 
 
-def _adaptive_options(
-    r: StudyReader, table: dict[str, Any], where: str, name: str, procedure: str, between: bool
-) -> tuple[int, int]:
+def _adaptive_options(r: StudyReader, table: FactorTable, where: str, name: str) -> tuple[int, int]:
     """`down` and `grid` of an adaptive factor (refused on a fixed one)."""
-    for key in ("down", "grid"):
-        if key in table and procedure == "fixed":
-            raise r.err(
-                f"{where}.{key}", "only used with an adaptive procedure (quest, staircase, ...)"
-            )
-    if procedure != "fixed" and between:
+    procedure = table.procedure
+    down, grid = given(table.down), given(table.grid)
+    for key, value in (("down", down), ("grid", grid)):
+        if value is not None and procedure == "fixed":
+            raise r.err(f"{where}.{key}", ONLY_ADAPTIVE)
+    if procedure != "fixed" and table.between:
         raise r.err(
             f"{where}.procedure", "an adaptive factor varies within a participant, not between"
         )
@@ -129,12 +122,6 @@ def _adaptive_options(
             f"adaptive procedures search a latency in ms; {name!r} is not one (use ttft_ms, "
             "itl_ms, ...)",
         )
-    down = r.positive_int(table, "down", where, 2)
-    if down > 4:
-        raise r.err(f"{where}.down", f"{down} is too many (1 to 4)")
-    if "down" in table and procedure != "staircase":
+    if down is not None and procedure != "staircase":
         raise r.err(f"{where}.down", f"only used with procedure = 'staircase', not {procedure!r}")
-    grid = r.positive_int(table, "grid", where, 25, minimum=5)
-    if grid > 200:
-        raise r.err(f"{where}.grid", f"{grid} levels is too many (5 to 200)")
-    return down, grid
+    return 2 if down is None else down, 25 if grid is None else grid

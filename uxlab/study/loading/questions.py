@@ -2,48 +2,33 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from uxlab import kinds
 from uxlab.kinds import TrialKind
+from uxlab.study.loading.model import TYPE_KEYS
 from uxlab.study.loading.reader import StudyReader
-from uxlab.study.questions import REGISTRY, question_type
-from uxlab.study.spec import QUESTION_TYPES, QUESTION_WHEN, Question
+from uxlab.study.questions import question_type
+from uxlab.study.spec import Question
 
-_TYPE_KEYS = tuple(dict.fromkeys(k for t in REGISTRY.values() for k in t.keys))
-"""Every question type's own keys (a key of another type is refused by name)."""
-QUESTION_KEYS = ("id", "type", "text", "when", *_TYPE_KEYS)
+QUESTION_KEYS = ("id", "type", "text", "when", *TYPE_KEYS)
+"""Every key of a question: its own, and every type's (a key of another type is refused by
+name)."""
 
 
-def read_questions(r: StudyReader, doc: dict[str, Any]) -> list[Question]:
-    """`[[questions]]`: each question's id, type, text, when and its type's own keys (read by
-    the type, `uxlab.study.questions`)."""
-    qs = doc.get("questions", [])
-    if not isinstance(qs, list) or not all(isinstance(q, dict) for q in qs):
-        raise r.err("[[questions]]", "must be an array of tables ([[questions]])")
+def read_questions(r: StudyReader, doc: dict[str, Any], written: list[Any]) -> list[Question]:
+    """`[[questions]]`: each question's id, type, text and when (`written`, checked by the
+    model), its id unique, and its type's own keys (read by the type,
+    `uxlab.study.questions`, from the table as written in `doc`)."""
     out: list[Question] = []
-    for i, q in enumerate(qs):
+    for i, (w, q) in enumerate(zip(written, doc.get("questions", []), strict=True)):
         where = f"[[questions]][{i}]"
-        r.unknown(q, QUESTION_KEYS, where)
-        qid = r.text(q, "id", where)
-        if not re.match(r"^[a-z][a-z0-9_]*$", qid):
-            raise r.err(
-                f"{where}.id",
-                f"{qid!r} must be lower-case letters, digits "
-                "and '_', starting with a letter (it becomes column q_<id>)",
-            )
+        qid, qtype = w.id, w.type
         if any(o.id == qid for o in out):
             raise r.err(f"{where}.id", f"{qid!r} is used by another question")
-        qtype = r.choice(q, "type", where, QUESTION_TYPES)
-        kw: dict[str, Any] = {
-            "id": qid,
-            "type": qtype,
-            "text": r.text(q, "text", where),
-            "when": r.choice(q, "when", where, QUESTION_WHEN, "trial"),
-        }
+        kw: dict[str, Any] = {"id": qid, "type": qtype, "text": w.text, "when": w.when}
         qt = question_type(qtype)
-        for key in _TYPE_KEYS:
+        for key in TYPE_KEYS:
             if key in q and key not in qt.keys:
                 raise r.err(f"{where}.{key}", f"not used by a {qtype} question")
         kw.update(qt.parse(r, q, where))

@@ -6,40 +6,9 @@ import math
 from pathlib import Path
 from typing import Any
 
-from uxlab import kinds
 from uxlab.reading import TYPE_WORDS, did_you_mean, toml_line_of, type_name
 from uxlab.study.keys import check_key
 from uxlab.study.spec import StudyError
-
-SECTIONS: dict[str, tuple[str, ...] | None] = {
-    "study": ("id", "title", "version", "seed"),
-    "texts": ("consent", "instructions", "debrief"),
-    "stimuli": None,  # each trial kind's own keys and the common ones (`uxlab.kinds`)
-    "profile": None,  # checked by Profile.from_table
-    "factors": None,  # any profile parameter
-    "design": ("repeats", "blocks", "order", "blocked_by", "max_run", "practice", "break_every"),
-    "counterbalance": ("group_cap", "stale_after_min"),
-    "questions": None,
-    "abandon": ("key", "timeout_s", "ask_questions"),
-    "attention": ("every", "text", "question", "answer", "levels"),
-    "timing": ("max_late_p99_ms", "max_frame_shared_share", "requeue_flagged", "max_requeued"),
-    "session": ("rerun_interrupted",),
-}
-"""Every section of a study file and its keys (None: checked by the section's own parser),
-but the trial kinds' own sections (`all_sections`)."""
-
-
-def all_sections() -> dict[str, tuple[str, ...] | None]:
-    """Every section a study file may hold: `SECTIONS` and the trial kinds' own."""
-    return {**SECTIONS, **kinds.sections()}
-
-
-def section_keys(name: str) -> tuple[str, ...]:
-    """The keys allowed in `[name]`, a section whose keys `SECTIONS` lists."""
-    keys = SECTIONS[name]
-    if keys is None:
-        raise KeyError(f"[{name}]'s keys are checked by its own parser")
-    return keys
 
 
 class StudyReader:
@@ -124,18 +93,11 @@ class StudyReader:
             )
         return value
 
-    def key_name(
-        self,
-        table: dict[str, Any],
-        key: str,
-        section: str,
-        default: str,
-        live_question_types: set[str],
-    ) -> str:
+    def key_name(self, raw: str, key: str, section: str, live_question_types: set[str]) -> str:
         """A key the participant presses, in Textual's spelling (`esc` -> `escape`), or a
         StudyError with the line when no terminal can deliver it to the trial screen
-        (`live_question_types`: the kinds of question on screen while the key is live)."""
-        raw = self.text(table, key, f"[{section}]", default)
+        (`raw`: as written; `live_question_types`: the kinds of question on screen while the
+        key is live)."""
         name, problem = check_key(
             raw,
             questions_live=bool(live_question_types),

@@ -16,7 +16,6 @@ from uxlab import kinds
 from uxlab.kinds import TrialKind
 from uxlab.streams.corpus import Corpus
 from uxlab.study.loading.reader import StudyReader
-from uxlab.study.spec import ASSIGNMENTS
 
 
 @dataclass(frozen=True)
@@ -31,11 +30,10 @@ class Stimuli:
     """The trial kind, loaded with its stimuli."""
 
 
-def read_stimuli(r: StudyReader, doc: dict[str, Any]) -> Stimuli:
-    """`[stimuli]`: the trial kind's stimuli, the assignment and the prompt."""
-    s = r.table(doc, "stimuli")
-    r.unknown(s, kinds.stimuli_keys(), "[stimuli]")
-    label = r.choice(s, "kind", "[stimuli]", kinds.labels(), "single")
+def read_stimuli(r: StudyReader, s: dict[str, Any]) -> Stimuli:
+    """`[stimuli]` as written (its keys and the common ones' values checked by the model):
+    the trial kind's stimuli, the assignment and the prompt."""
+    label = s.get("kind", "single")
     chosen = kinds.choose(label, s)
     for key in s:
         owner = kinds.owner_of_key(key)
@@ -43,6 +41,6 @@ def read_stimuli(r: StudyReader, doc: dict[str, Any]) -> Stimuli:
             problem = chosen.refusal(key) or owner.elsewhere(key, label)
             raise r.err(f"[stimuli].{key}", problem)
     kind, corpus_path, corpus = chosen.read(r, s)
-    assignment = r.choice(s, "assignment", "[stimuli]", ASSIGNMENTS, "cycle")
-    prompt = r.text(s, "prompt", "[stimuli]", None) if chosen.reads_prompt else None
+    assignment = s.get("assignment", "cycle")
+    prompt = s.get("prompt") if chosen.reads_prompt else None
     return Stimuli(corpus_path, corpus, assignment, prompt, kind)

@@ -3,21 +3,42 @@
 from __future__ import annotations
 
 import hashlib
-import re
 import tomllib
+from functools import partial
 from pathlib import Path
+from typing import Any
 
-from uxlab.reading import MAX_STUDY_FILE_BYTES, InputProblem, did_you_mean, read_bounded_text
+import msgspec
+
+from uxlab import kinds
+from uxlab.reading import (
+    MAX_STUDY_FILE_BYTES,
+    InputProblem,
+    convert,
+    did_you_mean,
+    read_bounded_text,
+)
 from uxlab.study.loading.attention import read_attention
-from uxlab.study.loading.design import read_counterbalance, read_design
-from uxlab.study.loading.factors import read_factors, read_profile
-from uxlab.study.loading.options import read_abandon, read_session_options, read_timing
+from uxlab.study.loading.design import read_design
+from uxlab.study.loading.factors import (
+    ONLY_ADAPTIVE,
+    read_factors,
+    read_profile,
+    unknown_factor,
+)
+from uxlab.study.loading.model import (
+    WORDING,
+    factor_at,
+    factor_words,
+    given,
+    study_key,
+    study_model,
+)
+from uxlab.study.loading.options import read_abandon, read_timing
 from uxlab.study.loading.questions import read_kind_sections, read_questions
-from uxlab.study.loading.reader import StudyReader, all_sections, section_keys
+from uxlab.study.loading.reader import StudyReader
 from uxlab.study.loading.stimuli import read_stimuli
-from uxlab.study.spec import Study, StudyError
-
-_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+from uxlab.study.spec import Counterbalance, SessionOptions, Study, StudyError
 
 
 def read_study(path: Path, text: str) -> Study:
@@ -38,40 +59,26 @@ def read_study(path: Path, text: str) -> Study:
         raise r.err(None, "not a usable study file: nested too deeply") from None
     except ValueError as exc:  # an integer past Python's digit limit
         raise r.err(None, f"not a usable study file ({str(exc)[:60]})") from None
-    sections = all_sections()
+    written = study_model()
+    sections = [f.encode_name for f in msgspec.structs.fields(written)]
     for key in doc:
         if key not in sections:
-            raise r.err(f"[{key}]", "unknown section" + did_you_mean(key, tuple(sections), "[{}]"))
+            raise r.err(f"[{key}]", "unknown section" + did_you_mean(key, sections, "[{}]"))
+    model = convert(doc, written, WORDING, error=partial(_study_error, r, doc))
 
-    st = r.table(doc, "study")
-    r.unknown(st, section_keys("study"), "[study]")
-    sid = r.text(st, "id", "[study]")
-    if not _ID_RE.match(sid):
-        raise r.err("[study].id", f"{sid!r} may hold only letters, digits, '-', '_', '.'")
-    title = r.text(st, "title", "[study]")
-    version = st.get("version", "1")
-    if not isinstance(version, (str, int)) or isinstance(version, bool):
-        raise r.err("[study].version", f"{version!r} is not a string")
-    seed = r.get(st, "seed", "[study]", (int,), what="a whole number")
-    if seed < 0:
-        raise r.err("[study].seed", f"{seed} is negative")
-
-    tx = r.table(doc, "texts")
-    r.unknown(tx, section_keys("texts"), "[texts]")
-    texts = {
-        "consent": r.text(tx, "consent", "[texts]"),
-        "instructions": r.text(tx, "instructions", "[texts]"),
-    }
-    if "debrief" in tx:
-        texts["debrief"] = r.text(tx, "debrief", "[texts]")
-
-    stimuli = read_stimuli(r, doc)
+    texts = {"consent": model.texts.consent, "instructions": model.texts.instructions}
+    if debrief := given(model.texts.debrief):
+        texts["debrief"] = debrief
+    stimuli = read_stimuli(r, doc["stimuli"])
     profile = read_profile(r, doc)
-    factors = read_factors(r, doc, profile, stimuli.kind)
+    factors = read_factors(r, model.factors, profile, stimuli.kind)
     stimuli.kind.check_study(r, profile, {f.name: f.levels[0] for f in factors})
-    design = read_design(r, doc, factors)
-    counter = read_counterbalance(r, doc)
-    questions = read_questions(r, doc)
+    design = read_design(r, model.design, factors)
+    counter = Counterbalance(
+        group_cap=given(model.counterbalance.group_cap),
+        stale_after_min=float(model.counterbalance.stale_after_min),
+    )
+    questions = read_questions(r, doc, model.questions)
     adaptive = [f for f in factors if f.procedure != "fixed"]
     if adaptive and not any(q.type == "yesno" and q.when == "trial" for q in questions):
         raise r.err(
@@ -79,18 +86,17 @@ def read_study(path: Path, text: str) -> Study:
             f"{adaptive[0].procedure!r} needs a per-trial yes/no question to adapt to "
             '(add [[questions]] with type = "yesno")',
         )
-    abandon = read_abandon(r, doc, questions)
-    timing = read_timing(r, doc)
-    attention = read_attention(r, doc, questions, factors, profile)
+    abandon = read_abandon(r, model.abandon, questions)
+    attention = read_attention(r, given(model.attention), questions, factors, profile)
     ask_after_steps, questions = read_kind_sections(r, doc, stimuli.kind, questions)
     return Study(
         path=path,
         text=text,
         sha256=hashlib.sha256(text.encode()).hexdigest(),
-        id=sid,
-        title=title,
-        version=str(version),
-        seed=seed,
+        id=model.study.id,
+        title=model.study.title,
+        version=str(model.study.version),
+        seed=model.study.seed,
         texts=texts,
         corpus_path=stimuli.corpus_path,
         assignment=stimuli.assignment,
@@ -105,9 +111,35 @@ def read_study(path: Path, text: str) -> Study:
         attention=attention,
         corpus=stimuli.corpus,
         ask_after_steps=ask_after_steps,
-        timing=timing,
-        session=read_session_options(r, doc),
+        timing=read_timing(model.timing),
+        session=SessionOptions(rerun_interrupted=model.session.rerun_interrupted),
     )
+
+
+def _study_error(
+    r: StudyReader, doc: dict[str, Any], field: str | None, problem: str
+) -> StudyError:
+    """The model's problem at `field`, said at the study-file key path."""
+    if field is not None and (found := factor_at(field, doc)) is not None:
+        name, inner = found
+        if (unknown := unknown_factor(name, _kind_factors(doc))) is not None:
+            return r.err(f"[factors].{name}", unknown)  # the name is wrong before its value
+        table = doc["factors"][name]
+        if inner in (".down", ".grid") and table.get("procedure", "fixed") == "fixed":
+            return r.err(f"[factors.{name}]{inner}", ONLY_ADAPTIVE)  # the key before its value
+        problem = factor_words(field, doc, problem)
+    return r.err(study_key(field, doc), problem)
+
+
+def _kind_factors(doc: dict[str, Any]) -> tuple[str, ...]:
+    """The own factors of the trial kind `[stimuli]` chooses (none when it chooses none)."""
+    stimuli = doc.get("stimuli")
+    if not isinstance(stimuli, dict):
+        return ()
+    try:
+        return kinds.choose(str(stimuli.get("kind", "single")), stimuli).factors
+    except KeyError:
+        return ()
 
 
 def load_study(path: str | Path) -> Study:

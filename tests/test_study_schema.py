@@ -1,0 +1,114 @@
+"""The study file's JSON Schema (docs/reference/study-file.schema.json): up to date with the
+typed model it is generated from, and every study uxlab ships passes it.
+
+The schema is checked with `jsonschema`, not with the model that wrote it: a study the
+loader accepts must pass the schema an editor reads, and a structural mistake the loader
+refuses must fail it too (the schema is no empty promise). What only the whole study can
+say (a level is plausible for its factor, the attention question is a per-trial one) the
+schema leaves to the loader, and a test here says which bad files those are.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from uxlab.study import load_study
+from uxlab.study.schema import study_schema, study_schema_text
+
+REPO = Path(__file__).resolve().parents[1]
+SCHEMA = REPO / "docs" / "reference" / "study-file.schema.json"
+BAD = REPO / "tests" / "data" / "bad_studies"
+REGENERATE = "uv run python -m uxlab.study.schema > docs/reference/study-file.schema.json"
+
+
+def committed() -> dict[str, Any]:
+    return json.loads(SCHEMA.read_text(encoding="utf-8"))
+
+
+def docs_studies() -> dict[str, str]:
+    """Every whole study file the docs show (a ```toml block with a [study] section)."""
+    found = {}
+    for page in sorted((REPO / "docs").rglob("*.md")):
+        text = page.read_text(encoding="utf-8")
+        for i, block in enumerate(re.findall(r"```toml[^\n]*\n(.*?)```", text, re.DOTALL)):
+            if re.search(r"^\[study\]", block, re.MULTILINE):
+                found[f"{page.relative_to(REPO)}#{i}"] = block
+    return found
+
+
+SHIPPED = {
+    **{
+        str(p.relative_to(REPO)): p.read_text(encoding="utf-8")
+        for p in sorted([*(REPO / "studies").glob("*.toml"), BAD / "good.toml"])
+    },
+    **docs_studies(),
+}
+
+
+def problems(doc: dict[str, Any]) -> list[str]:
+    validator = jsonschema.Draft202012Validator(committed())
+    return [f"{'/'.join(map(str, e.path))}: {e.message}" for e in validator.iter_errors(doc)]
+
+
+def test_the_committed_schema_is_the_models() -> None:
+    assert SCHEMA.read_text(encoding="utf-8") == study_schema_text(), (
+        f"docs/reference/study-file.schema.json is out of date with the model: {REGENERATE}"
+    )
+
+
+def test_the_schema_is_a_valid_json_schema() -> None:
+    jsonschema.Draft202012Validator.check_schema(study_schema())
+
+
+def test_every_study_shipped_is_found() -> None:
+    assert len([k for k in SHIPPED if k.startswith("studies/")]) >= 6
+    assert any(k.startswith("docs/") for k in SHIPPED)
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_every_study_shipped_passes_the_schema(name: str) -> None:
+    assert problems(tomllib.loads(SHIPPED[name])) == []
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "studies").glob("*.toml")), ids=lambda p: p.name)
+def test_the_bundled_studies_also_load(path: Path) -> None:
+    load_study(path)  # the schema's verdict and the loader's agree on these
+
+
+STRUCTURAL = {
+    "unknown_section",
+    "unknown_key_design",
+    "bad_order",
+    "level_not_number",
+    "empty_levels",
+    "bad_question_type",
+    "missing_texts_consent",
+    "seed_not_integer",
+    "bad_profile_key",
+    "bad_assignment",
+    "timeout_negative",
+    "study_id_spaces",
+    "max_run_zero",
+}
+"""Bad study files whose mistake is in the file's structure: the schema refuses them too.
+The others need the whole study (a negative level, a repeated one, an answer to the attention
+question), the corpus on disk, or a question type's own keys, which each type reads itself
+and the schema leaves open (`likert_scale_too_small`, `labels_wrong_count`)."""
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in BAD.glob("*.toml")))
+def test_the_schema_refuses_the_structural_mistakes_the_loader_refuses(name: str) -> None:
+    text = (BAD / f"{name}.toml").read_text(encoding="utf-8")
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return  # not TOML: nothing for a schema to say
+    refused = bool(problems(doc))
+    assert refused == (name in STRUCTURAL), (name, problems(doc))

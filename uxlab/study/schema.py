@@ -1,0 +1,46 @@
+"""The study file's JSON Schema, generated from its typed model (`uxlab.study.loading.model`).
+
+An editor that reads JSON Schema for TOML (Taplo, the Even Better TOML extension) completes
+and checks a study file's sections and keys with it; the docs ship the built-in kinds' copy
+(docs/reference/study-file.schema.json), which a test keeps equal to the model's. After a
+change to the model, write it again:
+
+    uv run python -m uxlab.study.schema > docs/reference/study-file.schema.json
+
+The schema says the file's structure (sections, keys, types, ranges, choices); what needs
+the whole study (a factor is a profile parameter, a level is plausible for it, the corpus
+exists) only `uxlab study check` says.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgspec
+
+from uxlab.study.loading.model import study_model
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def study_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a study file, with every trial kind registered."""
+    schema = msgspec.json.schema(study_model())
+    return {
+        "$schema": DRAFT,
+        "title": "uxlab study file",
+        "description": "A study file (TOML) of uxlab: its sections, keys, types and ranges. "
+        "What needs the whole study (factor names, plausible levels, the corpus) is checked "
+        "by `uxlab study check`.",
+        **schema,
+    }
+
+
+def study_schema_text() -> str:
+    """The schema as the docs' JSON file holds it (2-space indent, a final newline)."""
+    return json.dumps(study_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+if __name__ == "__main__":
+    print(study_schema_text(), end="")
