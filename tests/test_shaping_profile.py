@@ -306,3 +306,19 @@ def test_describe_is_one_readable_line() -> None:
         "chunk=uniform:1,4 stalls=at=40:1200,80:500 "
         "poisson:rate_per_s=0.2,ms=lognormal:median=800,sigma=0.5 error_at=120:api_error"
     )
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        {"itl": "lognormal:median=" + "9" * 5_000 + "x"},
+        {"ttft": "constant:" + "1" * 5_000 + "ms"},
+        {"stalls": ["x" * 5_000]},
+    ],
+    ids=["spec-number", "constant", "stall-item"],
+)
+def test_a_huge_bad_value_is_quoted_short(table):
+    with pytest.raises(ProfileError) as caught:
+        Profile.from_table(table)
+    message = str(caught.value)
+    assert len(message) < 300 and "…" in message, message

@@ -52,6 +52,7 @@ from uxlab.reading.numbers import (
     check_range,
     in_range,
     ms_problem,
+    shown,
 )
 from uxlab.reading.suggest import TYPE_WORDS, did_you_mean, type_name
 
@@ -89,6 +90,7 @@ __all__ = [
     "ms_problem",
     "read_bounded_bytes",
     "read_bounded_text",
+    "shown",
     "strip_path",
     "study_level_max",
     "toml_line_of",

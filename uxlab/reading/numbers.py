@@ -19,23 +19,33 @@ MakeError = Callable[[str | None, str], Exception]
 """Builds the error to raise from a field and a problem."""
 
 
+SHOWN_CHARS = 60
+"""How much of a bad value a message quotes (a fuzzed 120,000-character value is not read)."""
+
+
+def shown(value: Any) -> str:
+    """`repr(value)` for a message, cut to `SHOWN_CHARS` with an ellipsis."""
+    text = repr(value)
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
+
+
 def as_number(
     value: Any, field: str, what: str = "a number", *, error: MakeError = InputProblem
 ) -> float:
     """A finite float from a TOML/JSON number or a CLI string."""
     if isinstance(value, bool):
-        raise error(field, f"expected {what}, got {value!r}")
+        raise error(field, f"expected {what}, got {shown(value)}")
     if isinstance(value, int | float):
         number = float(value)
     elif isinstance(value, str):
         try:
             number = float(value.strip())
         except ValueError:
-            raise error(field, f"expected {what}, got {value!r}") from None
+            raise error(field, f"expected {what}, got {shown(value)}") from None
     else:
-        raise error(field, f"expected {what}, got {type(value).__name__} {value!r}")
+        raise error(field, f"expected {what}, got {type(value).__name__} {shown(value)}")
     if not math.isfinite(number):
-        raise error(field, f"expected {what}, got {value!r}")
+        raise error(field, f"expected {what}, got {shown(value)}")
     return number
 
 

@@ -29,7 +29,7 @@ from typing import Any, cast
 import numpy as np
 from scipy import special
 
-from uxlab.reading import did_you_mean
+from uxlab.reading import did_you_mean, shown
 from uxlab.shaping.spec import (
     ProfileError,
     check_range,
@@ -263,9 +263,12 @@ class Dist:
 def _build(kind: str, given: dict[str, Any], path: str, allowed: Any) -> Dist:
     kind = kind.strip().lower()
     if kind not in KINDS:
-        raise ProfileError(path, f"unknown distribution {kind!r}{did_you_mean(kind, allowed)}")
+        hint = did_you_mean(kind, allowed)
+        raise ProfileError(path, f"unknown distribution {shown(kind)}{hint}")
     if kind not in allowed:
-        raise ProfileError(path, f"{kind!r} cannot be used here (use one of {', '.join(allowed)})")
+        raise ProfileError(
+            path, f"{shown(kind)} cannot be used here (use one of {', '.join(allowed)})"
+        )
     spec = KINDS[kind]
     names = [p.name for p in spec]
     if kind == "pareto" and "min" in given and "median" not in given:
@@ -278,7 +281,7 @@ def _build(kind: str, given: dict[str, Any], path: str, allowed: Any) -> Dist:
     for name in given:
         if name not in names:
             hint = did_you_mean(name, names) if names else " (it takes no parameters)"
-            raise ProfileError(path, f"{kind} has no parameter {name!r}{hint}")
+            raise ProfileError(path, f"{kind} has no parameter {shown(name)}{hint}")
     params: dict[str, Any] = {}
     for p in spec:
         if p.name not in given:
@@ -290,7 +293,7 @@ def _build(kind: str, given: dict[str, Any], path: str, allowed: Any) -> Dist:
         sub = f"{path} {kind}.{p.name}" if path else f"{kind}.{p.name}"
         if p.type is str:
             if not isinstance(value, str) or not value:
-                raise ProfileError(sub, f"expected a path, got {value!r}")
+                raise ProfileError(sub, f"expected a path, got {shown(value)}")
             params[p.name] = value
             continue
         number = parse_int(value, sub) if p.type is int else parse_number(value, sub)
@@ -342,7 +345,7 @@ def parse_dist(value: Any, path: str, allowed: tuple[str, ...]) -> Dist:
             )
         return _build(kind, table, path, allowed)
     if not isinstance(value, str) or not value.strip():
-        raise ProfileError(path, f"expected a number or a spec string, got {value!r}")
+        raise ProfileError(path, f"expected a number or a spec string, got {shown(value)}")
     text = value.strip()
     try:
         return _build("constant", {"ms": float(text)}, path, allowed)
@@ -350,7 +353,8 @@ def parse_dist(value: Any, path: str, allowed: tuple[str, ...]) -> Dist:
         pass
     kind, items = split_spec(text)
     if kind not in KINDS:
-        raise ProfileError(path, f"unknown distribution {kind!r}{did_you_mean(kind, allowed)}")
+        hint = did_you_mean(kind, allowed)
+        raise ProfileError(path, f"unknown distribution {shown(kind)}{hint}")
     names = [p.name for p in KINDS[kind]]
     given: dict[str, Any] = {}
     for i, item in enumerate(items):

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from uxlab.reading import shown
 from uxlab.shaping.spec import ProfileError
 from uxlab.streams.recording import Recording
 
@@ -77,13 +78,15 @@ def load_pool(source: str, path_for_errors: str, base_dir: Path | None = None) -
     if base_dir is not None and not path.is_absolute():
         path = base_dir / path
     if not path.exists():
-        raise ProfileError(path_for_errors, f"empirical source {source!r}: no such file or folder")
+        raise ProfileError(
+            path_for_errors, f"empirical source {shown(source)}: no such file or folder"
+        )
     stamp = tuple(p.stat().st_mtime_ns for p in iter_replay_paths(path))
     pool = _load_pool_cached(str(path.resolve()), stamp)
     if len(pool.gaps_ms) == 0:
         raise ProfileError(
             path_for_errors,
-            f"empirical source {source!r} holds no timed gaps (it needs recordings with "
+            f"empirical source {shown(source)} holds no timed gaps (it needs recordings with "
             "at least two timed chunks whose times were measured; made-up gaps of llmperf "
             "or guidellm imports are not used)",
         )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from uxlab.reading import did_you_mean
+from uxlab.reading import did_you_mean, shown
 from uxlab.shaping.distributions import DURATION_KINDS, FROM_RECORDING, Dist, parse_dist
 from uxlab.shaping.spec import (
     ProfileError,
@@ -140,7 +140,7 @@ def parse_chunk(value: Any, path: str) -> Chunking | None:
     if isinstance(value, str) and ":" in value:
         kind, items = split_spec(value)
         if kind != "uniform":
-            raise ProfileError(path, f"unknown chunking {kind!r} ({usage})")
+            raise ProfileError(path, f"unknown chunking {shown(kind)} ({usage})")
         named = dict(item.partition("=")[::2] for item in items if "=" in item)
         positional = [item for item in items if "=" not in item]
         lo = named.get("min", positional[0] if positional else None)
@@ -177,7 +177,7 @@ def parse_stalls(value: Any, path: str) -> Stalls:
     if isinstance(value, dict):
         return _stalls_from_table(value, path)
     if not isinstance(value, str):
-        raise ProfileError(path, f"expected a stall spec string or table, got {value!r}")
+        raise ProfileError(path, f"expected a stall spec string or table, got {shown(value)}")
     text = value.strip()
     if text.lower() == "none":
         return Stalls()
@@ -191,14 +191,14 @@ def parse_stalls(value: Any, path: str) -> Stalls:
             if item.strip():
                 name, eq, raw = item.partition("=")
                 if not eq:
-                    raise ProfileError(path, f"expected name=value, got {item!r}")
+                    raise ProfileError(path, f"expected name=value, got {shown(item)}")
                 named[name.strip()] = raw
         unknown = set(named) - {"rate_per_s"}
         if unknown:
             name = sorted(unknown)[0]
             raise ProfileError(
                 path,
-                f"poisson stalls have no parameter {name!r}"
+                f"poisson stalls have no parameter {shown(name)}"
                 + did_you_mean(name, ["rate_per_s", "ms"]),
             )
         if "rate_per_s" not in named or not sep:
@@ -214,7 +214,8 @@ def parse_stalls(value: Any, path: str) -> Stalls:
         return Stalls(rate_per_s=rate, ms=ms)
     raise ProfileError(
         path,
-        f"unknown stall spec {text!r} (use at=40:1200,80:500 or poisson:rate_per_s=0.2,ms=800)",
+        f"unknown stall spec {shown(text)} "
+        "(use at=40:1200,80:500 or poisson:rate_per_s=0.2,ms=800)",
     )
 
 
@@ -225,7 +226,7 @@ def _parse_at_pairs(text: str, path: str) -> tuple[tuple[int, float], ...]:
             continue
         pos, sep, ms = item.partition(":")
         if not sep:
-            raise ProfileError(path, f"expected TOKENS:MS pairs such as 40:1200, got {item!r}")
+            raise ProfileError(path, f"expected TOKENS:MS pairs such as 40:1200, got {shown(item)}")
         pairs.append(_at_pair(pos, ms, path))
     return tuple(sorted(pairs))
 
@@ -249,11 +250,11 @@ def _stalls_from_table(table: dict[str, Any], path: str) -> Stalls:
         pairs_list = []
         for i, pair in enumerate(at_value):
             if not isinstance(pair, list | tuple) or len(pair) != 2:
-                raise ProfileError(f"{path}.at[{i}]", f"expected [tokens, ms], got {pair!r}")
+                raise ProfileError(f"{path}.at[{i}]", f"expected [tokens, ms], got {shown(pair)}")
             pairs_list.append(_at_pair(pair[0], pair[1], f"{path}.at[{i}]"))
         pairs = tuple(sorted(pairs_list))
     else:
-        raise ProfileError(path + ".at", f"expected [[tokens, ms], ...], got {at_value!r}")
+        raise ProfileError(path + ".at", f"expected [[tokens, ms], ...], got {shown(at_value)}")
     rate = check_range(
         parse_number(table.get("rate_per_s", 0.0), path + ".rate_per_s"), path + ".rate_per_s", 0
     )
@@ -283,5 +284,5 @@ def parse_error_at(value: Any, path: str) -> ErrorAt:
     n = parse_int(token, path, "a token count (e.g. 120 or 120:overloaded_error)")
     check_range(n, path, 0)
     if not kind.replace("_", "").isalnum():
-        raise ProfileError(path, f"error type {kind!r} should be a name like overloaded_error")
+        raise ProfileError(path, f"error type {shown(kind)} should be a name like overloaded_error")
     return ErrorAt(n, kind, message)
