@@ -60,6 +60,9 @@ class Walk:
             if "Welcome back" in words:
                 self.notes.append(words[words.index("Welcome back") :].split(" Press ")[0])
             self.tmux.keys("Enter")
+            # a repaint of the same page (a loaded machine) must not be read as a new one
+            gone = "Press Enter to begin" if "Press Enter to begin" in words else "Practice over"
+            wait_screen(self.tmux, lambda s: gone not in flat(s) or self.tmux.pane_dead())
         elif "Take a short rest" in screen:
             self.tmux.keys("Enter")
         elif "Press Enter to send." in screen and head:
