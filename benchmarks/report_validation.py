@@ -61,6 +61,8 @@ def cells(
                     out.append(Cell(Study(design, obs, n, trials), place))
         if design == "fixed" and which != "plain":
             for name in ("alike", "differing", "steep"):
+                if name not in observers:
+                    continue
                 for n in people:
                     obs = at_place(OBSERVERS[name], "between levels")
                     out.append(Cell(Study(design, obs, n, FIXED_REPEATS, conditions=True)))
@@ -121,9 +123,9 @@ def main() -> None:
     )
     print(
         "| design | observers | N | truth | row | level | printed | coverage | bias ± MC SE | "
-        "s/study |"
+        "log-scale bias | s/study |"
     )
-    print("|---|---|---:|---|---|---:|---|---:|---:|---:|")
+    print("|---|---|---:|---|---|---:|---|---:|---:|---:|---:|")
     t0 = time.perf_counter()
     every = []
     for cell in grid:
@@ -141,7 +143,8 @@ def main() -> None:
             print(
                 f"| {design} | {obs}{' x2 conditions' if cond else ''} | {n} | {place} | "
                 f"{r['row']} | {r['level']:.0%} | {_printed(r)} | {cov_text} | "
-                f"{_bias(r['bias'], r['level'])} ± {r['bias_se']:.1%} | {r['s_per_study']:.2f} |",
+                f"{_bias(r['bias'], r['level'])} ± {r['bias_se']:.1%} | "
+                f"{_bias(r['log_bias'], r['level'])} | {r['s_per_study']:.2f} |",
                 flush=True,
             )
     print(
