@@ -33,8 +33,8 @@ def host(db: str, study_path: str, prefix: str, n: int, threads: int, go: int) -
     def start(k: int) -> str:
         store = stores[k % threads]
         participant = f"{prefix}-{k:03d}"
-        group = store.allocate_group(study, participant)
-        store.start_or_resume_session(study, participant)
+        group = store.groups.allocate(study, participant)
+        store.sessions.start_or_resume(study, participant)
         return group.id
 
     # a thread per store: each store is used by one thread at a time

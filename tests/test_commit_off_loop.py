@@ -141,12 +141,12 @@ async def test_a_database_turned_read_only_mid_session_says_so_and_loses_nothing
         await wait_for(pilot, lambda: asking(app, "acceptable"))
         await pilot.press("y", "enter")
         await wait_for(pilot, lambda: asking(app, "speed"))
-        store.conn.execute("PRAGMA query_only = ON")  # SQLite refuses every write from now
+        store.db.conn.execute("PRAGMA query_only = ON")  # SQLite refuses every write from now
         await pilot.press("4", "enter")
         await wait_screen(pilot, SaveFailedScreen)
         assert "the database file is read-only" in app.screen.body
         assert stored(tmp_path) == [(0, "running")]
-        store.conn.execute("PRAGMA query_only = OFF")
+        store.db.conn.execute("PRAGMA query_only = OFF")
         await pilot.press("r")
         await wait_for(pilot, lambda: stored(tmp_path)[0] == (0, "completed"))
         await wait_for(
