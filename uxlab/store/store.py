@@ -42,7 +42,7 @@ Guarantees:
 - `withdrawal.withdraw(participant)` deletes every row of the participant and leaves an audit
   entry with counts and the SHA-256 of what was deleted, but no content.
 - The `audit` table is append-only (triggers refuse UPDATE and DELETE) and hash-chained: each
-  row's `chain` is the SHA-256 of the previous chain value and the row (`verify_audit`).
+  row's `chain` is the SHA-256 of the previous chain value and the row (`audit.is_intact`).
 - Participant ids are pseudonymous: use `new_participant_id()` (e.g. `P-7K3QX`) or your own
   code, never a name. Ids with spaces are refused.
 - `Store.open` refuses a read-only, damaged (`PRAGMA integrity_check`) or foreign file before
@@ -117,7 +117,8 @@ class Store:
 
     def __init__(self, conn: Connection, path: Path | str, clock: Callable[[], float]):
         self.db = Database(conn, path, clock)
-        """The connection the parts share (the store's own modules use it; nothing else)."""
+        """The connection the parts share: the store's own modules use it, and tests read
+        stored rows through it; other modules use the parts (tests/test_store_seams.py)."""
         self.path = path
         """The SQLite file, or the PostgreSQL URL without its password (for messages)."""
         self.studies = Studies(self.db)
