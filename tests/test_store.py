@@ -256,7 +256,7 @@ def test_groups_fill_evenly_up_to_the_cap_and_stale_slots_return(db):
         clock.t += 31 * 60
         assert store.groups.counts(study)[got["P-G1"]] == 1
         assert store.groups.allocate(study, "P-G5").id in ("jitter=0.2", "jitter=0.8")
-        with pytest.raises(StoreError, match="call store.groups.allocate"):
+        with pytest.raises(StoreError, match=r"call store\.groups\.allocate"):
             store.sessions.start_or_resume(study, "P-NOGROUP")
 
 
