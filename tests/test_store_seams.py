@@ -20,9 +20,13 @@ PRAGMA = re.compile(r"\bPRAGMA\b", re.IGNORECASE)
 
 
 def _names_a_store(node: ast.expr) -> bool:
-    """`store`, `self.store`, `app.store`, `first_store`: an expression naming a store."""
-    name = node.id if isinstance(node, ast.Name) else getattr(node, "attr", "")
-    return "store" in name.lower()
+    """`store`, `self.store`, `app.store.sessions`, `first_store`: an expression that is a
+    store or one of its parts (a name in its chain says "store")."""
+    while isinstance(node, ast.Attribute):
+        if "store" in node.attr.lower():
+            return True
+        node = node.value
+    return isinstance(node, ast.Name) and "store" in node.id.lower()
 
 
 def reach_ins(path: Path, pragmas: bool) -> list[tuple[int, str]]:
@@ -66,11 +70,13 @@ def test_the_check_finds_a_reach_in(tmp_path: Path) -> None:
         "    app.store.db.write_transaction()\n"
         "    args.db\n"
         "    store.sessions.latest_state(1, 2)\n"
+        "    self.store.trials.conn\n"
         "    x = 'PRAGMA synchronous = NORMAL'\n",
         encoding="utf-8",
     )
     assert reach_ins(module, pragmas=True) == [
         (2, ".conn of a store"),
         (3, ".db of a store"),
-        (6, "a PRAGMA"),
+        (6, ".conn of a store"),
+        (7, "a PRAGMA"),
     ]
