@@ -4,9 +4,9 @@
 
 For each backend and each number of concurrent simulated participants, every participant
 (a thread with its own `Store`, as each participant of `uxlab host` has its own process
-and connection) starts a session and commits trials as fast as it can: `begin_trial` then
-`commit_trial` with two answers and 40 events, the size of a typical trial. Reported: the
-commits per second over the whole run, and the p50/p99 latency of `commit_trial` (the
+and connection) starts a session and commits trials as fast as it can: `store.trials.begin`
+then `store.trials.commit` with two answers and 40 events, the size of a typical trial.
+Reported: the commits per second over the whole run, and the p50/p99 latency of the commit (the
 participant waits for it before the next screen).
 
 Both are durable: SQLite in WAL with `synchronous=FULL` (a file in a temporary folder),

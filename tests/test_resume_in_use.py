@@ -89,7 +89,7 @@ def test_a_lease_of_another_host_counts_until_the_stale_time(db, tmp_path):
     now[0] += stale_s
     with Store.open(db, clock=lambda: now[0]) as store:
         (away,) = store.sessions.unfinished(study)
-        assert away.in_use is None  # as `start_or_resume_session` would take it over
+        assert away.in_use is None  # as `sessions.start_or_resume` would take it over
         assert store.sessions.start_or_resume(study, "P-AWAY").resumed
 
 
