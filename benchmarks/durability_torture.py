@@ -166,12 +166,13 @@ class SideLog:
 def install_hooks(log: SideLog) -> None:
     """Log each committed trial, start/resume and completion after the store returns."""
     from uxlab.store.answers import _normalise_responses
+    from uxlab.store.end_answers import EndAnswers
     from uxlab.store.sessions import Sessions
     from uxlab.store.trials import Trials
 
-    commit_trial = Trials.commit_trial
-    commit_end = Trials.commit_end_responses
-    start = Sessions.start_or_resume_session
+    commit_trial = Trials.commit
+    commit_end = EndAnswers.commit
+    start = Sessions.start_or_resume
     set_state = Sessions.set_state
 
     def logged_commit(
@@ -211,9 +212,9 @@ def install_hooks(log: SideLog) -> None:
         return n
 
     browser_paints.record_paints = logged_paints  # before `uxlab.host.web_server` takes it
-    Trials.commit_trial = logged_commit  # type: ignore[method-assign]
-    Trials.commit_end_responses = logged_end  # type: ignore[method-assign]
-    Sessions.start_or_resume_session = logged_start  # type: ignore[method-assign]
+    Trials.commit = logged_commit  # type: ignore[method-assign]
+    EndAnswers.commit = logged_end  # type: ignore[method-assign]
+    Sessions.start_or_resume = logged_start  # type: ignore[method-assign]
     Sessions.set_state = logged_state  # type: ignore[method-assign]
 
 
@@ -238,19 +239,19 @@ async def host_worker(db: str, study_path: str, log: SideLog, seed: int) -> None
     store = Store.open(db)  # read by the host for codes and states
     enrolment_salt(store, Path(db).with_name("enrolment.salt"), make=True)
     paints = PaintWriter(str(Path(db).resolve()))
+    browser = open_read_only(db)  # the trials a participant's browser would paint
     rng = random.Random(seed)
     log.line("READY", os.getpid())
     n = 0
     while True:
-        rows = store.conn.execute(
-            "SELECT session_id, trial_index FROM trials WHERE trial_index >= 0 "
-            "ORDER BY session_id DESC, trial_index DESC LIMIT 40"
+        rows = browser.execute(
+            "SELECT t.session_id, t.trial_index, s.participant FROM trials t "
+            "JOIN sessions s ON s.session_id = t.session_id WHERE t.trial_index >= 0 "
+            "ORDER BY t.session_id DESC, t.trial_index DESC LIMIT 40"
         ).fetchall()
-        store.conn.execute(
-            "SELECT state FROM sessions ORDER BY created_at DESC LIMIT 1"
-        ).fetchone()  # what `session_state` reads
         if rows:
-            sid, idx = rng.choice(rows)
+            sid, idx, participant = rng.choice(rows)
+            store.sessions.state_of(participant)  # what the host reads for a page
             batch = [
                 ChunkPaint(sid, idx, k, painted_ms(sid, idx, k), 1.5, 0.25)
                 for k in range(rng.randint(1, 6))

@@ -48,7 +48,7 @@ def main() -> int:
     print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, load average {os.getloadavg()}")
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "big.sqlite"
-        with Store.open(db) as store:
+        with Store.open(db, durable=False) as store:
             simulate_cohort(load_study(args.study), store, args.participants, seed=0)
         conn = sqlite3.connect(db)
         n_trials, n_events = conn.execute(

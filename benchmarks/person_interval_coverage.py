@@ -62,7 +62,7 @@ def simulated_people(design: str, people: int, seed: int):
     study = with_repeats(load_study(STUDY), repeats)
     with tempfile.TemporaryDirectory(prefix="uxlab-person-ci-") as tmp:
         db = Path(tmp) / "study.sqlite"
-        with Store.open(db) as store:
+        with Store.open(db, durable=False) as store:
             done = simulate_cohort(study, store, people, seed=seed, truth=truth)
         export_db(db, Path(tmp) / "export")
         options = ReportOptions(n_boot=0, seed=seed, per_participant=False)

@@ -59,7 +59,7 @@ def simulate_trials(study_file: Path, n_people: int, seed: int) -> tuple[pd.Data
     study, truth = load_study(study_file), PopulationTruth()
     with tempfile.TemporaryDirectory(prefix="rating-recovery-") as tmp:
         db = Path(tmp) / "cohort.sqlite"
-        with Store.open(db) as store:
+        with Store.open(db, durable=False) as store:
             simulate_cohort(study, store, n_people, seed=seed, truth=truth)
         export_db(db, Path(tmp) / "export")
         table = load_trial_table(Path(tmp) / "export")

@@ -4,9 +4,9 @@
 
 For each backend and each number of concurrent simulated participants, every participant
 (a thread with its own `Store`, as each participant of `uxlab host` has its own process
-and connection) starts a session and commits trials as fast as it can: `begin_trial` then
-`commit_trial` with two answers and 40 events, the size of a typical trial. Reported: the
-commits per second over the whole run, and the p50/p99 latency of `commit_trial` (the
+and connection) starts a session and commits trials as fast as it can: `store.trials.begin`
+then `store.trials.commit` with two answers and 40 events, the size of a typical trial.
+Reported: the commits per second over the whole run, and the p50/p99 latency of the commit (the
 participant waits for it before the next screen).
 
 Both are durable: SQLite in WAL with `synchronous=FULL` (a file in a temporary folder),
@@ -45,19 +45,19 @@ EVENTS = [{"kind": "chunk", "t_ms": 300.0 + 20.0 * k, "scheduled_ms": 300.0 + 20
 
 def participant(db, study, name: str, n_trials: int, barrier, latencies: list[float]) -> None:
     store = Store.open(db)
-    session = store.start_or_resume_session(study, name)
-    store.set_state(session, "consented")
-    store.set_state(session, "running")
+    session = store.sessions.start_or_resume(study, name)
+    store.sessions.set_state(session, "consented")
+    store.sessions.set_state(session, "running")
     barrier.wait()
     for k in range(n_trials):
         index = k % len(session.trials)
         if index == 0 and k:  # a longer run than the trial list: a new session
-            session = store.start_or_resume_session(study, f"{name}-{k}")
-            store.set_state(session, "consented")
-            store.set_state(session, "running")
-        store.begin_trial(session, index)
+            session = store.sessions.start_or_resume(study, f"{name}-{k}")
+            store.sessions.set_state(session, "consented")
+            store.sessions.set_state(session, "running")
+        store.trials.begin(session, index)
         t0 = time.perf_counter()
-        store.commit_trial(
+        store.trials.commit(
             session,
             index,
             "completed",

@@ -73,7 +73,7 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             db = Path(tmp) / "big.sqlite"
             t0 = time.perf_counter()
-            with Store.open(db) as store:
+            with Store.open(db, durable=False) as store:
                 simulate_cohort(load_study(study_path), store, args.participants, seed=0)
             made_s = time.perf_counter() - t0
             conn = sqlite3.connect(db)

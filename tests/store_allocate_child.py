@@ -6,7 +6,7 @@ Imports uxlab once, then forks two host processes, HOST1 and HOST2 (separate pro
 with their own connections, as two machines have; forking saves a second interpreter
 start). Each opens THREADS stores, prints `READY`, waits for a line on stdin (so both go
 at once) and starts participants HOSTk-000 ... from THREADS threads, each thread with its
-own store: `allocate_group` then `start_or_resume_session`. Each prints `DONE <n>`.
+own store: `store.groups.allocate` then `store.sessions.start_or_resume`. Each prints `DONE <n>`.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ def host(db: str, study_path: str, prefix: str, n: int, threads: int, go: int) -
     def start(k: int) -> str:
         store = stores[k % threads]
         participant = f"{prefix}-{k:03d}"
-        group = store.allocate_group(study, participant)
-        store.start_or_resume_session(study, participant)
+        group = store.groups.allocate(study, participant)
+        store.sessions.start_or_resume(study, participant)
         return group.id
 
     # a thread per store: each store is used by one thread at a time

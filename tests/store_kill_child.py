@@ -25,20 +25,20 @@ from uxlab.study import load_study
 def run(db: str, study_path: str, participant: str, max_trials: int = 10**9) -> int:
     study = load_study(study_path)
     store = Store.open(db)
-    session = store.start_or_resume_session(study, participant, environment={"term": "test"})
+    session = store.sessions.start_or_resume(study, participant, environment={"term": "test"})
     interrupted = ",".join(map(str, session.interrupted)) or "-"
     print(f"RESUMED {interrupted} {session.next_index}", flush=True)
     if session.state == "created":
-        store.set_state(session, "consented")
-    store.set_state(session, "running")
+        store.sessions.set_state(session, "consented")
+    store.sessions.set_state(session, "running")
     for trial in session.trials[session.next_index :][:max_trials]:
-        store.begin_trial(session, trial.index)
+        store.trials.begin(session, trial.index)
         print(f"BEGIN {trial.index}", flush=True)
         events = [
             {"kind": "chunk", "t_ms": 300.0 + 20.0 * k, "scheduled_ms": 300.0 + 20.0 * k}
             for k in range(40)
         ]
-        store.commit_trial(
+        store.trials.commit(
             session,
             trial.index,
             "completed",
@@ -48,7 +48,7 @@ def run(db: str, study_path: str, participant: str, max_trials: int = 10**9) -> 
         )
         print(f"COMMIT {trial.index}", flush=True)
     if session.next_index >= len(session.trials):
-        store.set_state(session, "completed")
+        store.sessions.set_state(session, "completed")
         print("DONE", flush=True)
     store.close()
     return 0

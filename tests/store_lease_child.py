@@ -18,14 +18,14 @@ from uxlab.study import load_study
 def main(db: str, study_path: str, participant: str) -> int:
     study = load_study(study_path)
     store = Store.open(db)
-    session = store.start_or_resume_session(study, participant, environment={"term": "test"})
-    store.set_state(session, "consented")
-    store.set_state(session, "running")
-    store.begin_trial(session, 0)
+    session = store.sessions.start_or_resume(study, participant, environment={"term": "test"})
+    store.sessions.set_state(session, "consented")
+    store.sessions.set_state(session, "running")
+    store.trials.begin(session, 0)
     print(f"HOLD {session.id}", flush=True)
     for line in sys.stdin:
         if line.strip() == "COMMIT":
-            store.commit_trial(
+            store.trials.commit(
                 session,
                 0,
                 "completed",

@@ -157,17 +157,17 @@ def _run_simulated_study(db: Path, n_participants: int = 6) -> None:
 
     study = load_study(Path(__file__).parents[1] / "studies" / "ttft-threshold.toml")
     store = Store.open(db)
-    store.register_study(study)
+    store.studies.register(study)
     rng = np.random.default_rng(11)
     try:
         for p in range(n_participants):
-            session = store.start_or_resume_session(
+            session = store.sessions.start_or_resume(
                 study, f"P-SIM{p}", seed=p, environment={}, simulated=True
             )
-            store.set_state(session, "consented")
-            store.set_state(session, "running")
+            store.sessions.set_state(session, "consented")
+            store.sessions.set_state(session, "running")
             for trial in session.trials:
-                store.begin_trial(session, trial.index)
+                store.trials.begin(session, trial.index)
                 ttft = float(trial.levels.get("ttft_ms", 800.0))
                 p_yes = 1 / (1 + np.exp((np.log(ttft) - np.log(1000.0)) / 0.3))
                 if trial.attention is not None:
@@ -190,8 +190,8 @@ def _run_simulated_study(db: Path, n_participants: int = 6) -> None:
                 if patience < end_ms and trial.attention is None:
                     outcome, timings["t_abandon_ms"] = "abandoned", patience
                     timings["shown_last_ms"] = None
-                store.commit_trial(session, trial.index, outcome, timings, answers)
-            store.set_state(session, "completed")
+                store.trials.commit(session, trial.index, outcome, timings, answers)
+            store.sessions.set_state(session, "completed")
     finally:
         store.close()
 

@@ -26,7 +26,7 @@ def exported(tmp_path_factory) -> Path:
     """Four simulated participants of the good study, exported (trials.csv, study.json)."""
     folder = tmp_path_factory.mktemp("answer-scale")
     db = folder / "good.sqlite"
-    with Store.open(db) as store:
+    with Store.open(db, durable=False) as store:
         simulate_cohort(load_study(GOOD), store, 4, seed=2)
     assert main(["export", str(db), "-o", str(folder / "export")]) == 0
     return folder

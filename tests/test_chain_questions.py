@@ -395,7 +395,7 @@ async def test_the_trial_screen_asks_mid_chain_and_goes_on(tmp_path) -> None:
         assert run.responses["progress_ok_s1"][1] == pytest.approx(1800.0)
         assert run.responses["too_slow"][0] == "no"
         ss.commit(run)
-        row = store.conn.execute(
+        row = store.db.conn.execute(
             "SELECT question_id, value FROM responses WHERE trial_index = 0 ORDER BY question_id"
         ).fetchall()
     assert row == [("progress_ok_s1", "yes"), ("too_slow", "no")]
@@ -426,7 +426,7 @@ async def test_escape_during_the_mid_chain_question_stops_the_chain(tmp_path) ->
         assert run.outcome == "abandoned" and run.responses == {}
         ss.commit(run)
         timings = json.loads(
-            store.conn.execute("SELECT timings FROM trials WHERE trial_index = 0").fetchone()[0]
+            store.db.conn.execute("SELECT timings FROM trials WHERE trial_index = 0").fetchone()[0]
         )
     assert timings["abandon_step"] == 1
 
@@ -451,7 +451,7 @@ def test_snapshot_mid_chain_question_80x24(snap_compare, tmp_path) -> None:
 def test_simulated_participants_answer_mid_chain_and_the_export_has_the_columns(tmp_path):
     study = load_study(study_file(tmp_path, ttft="150, 2400", n_steps="2, 6", repeats=2))
     db = tmp_path / "sim.sqlite"
-    with Store.open(db) as store:
+    with Store.open(db, durable=False) as store:
         simulate_cohort(study, store, 4, seed=1)
     out = export_db(db, tmp_path / "out")
     trials = pd.read_csv(out["trials"])

@@ -115,7 +115,7 @@ def _simulate(tmp_path: Path, k: float, n: int) -> tuple[pd.DataFrame, pd.DataFr
     study = load_study(STUDY)
     truth = dataclasses.replace(PopulationTruth(), threshold_ms=2400.0, chain_k=k)
     db = tmp_path / f"k{k:g}.sqlite"
-    with Store.open(db) as store:
+    with Store.open(db, durable=False) as store:
         simulate_cohort(study, store, n, seed=3, truth=truth)
     out = export_db(db, tmp_path / f"k{k:g}")
     return pd.read_csv(out["trials"]), pd.read_csv(out["events"])

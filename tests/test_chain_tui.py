@@ -41,7 +41,7 @@ async def test_a_chain_trial_plays_in_the_trial_screen_and_is_committed(tmp_path
             await wait_for(pilot, lambda: app.result is not None)
         assert app.result is run and run.responses["too_slow"][0] in ("yes", True, 1)
         ss.commit(run)
-        row = store.conn.execute(
+        row = store.db.conn.execute(
             "SELECT outcome, scheduled_end_ms, timings FROM trials WHERE trial_index = 0"
         ).fetchone()
     assert row[0] == "completed"

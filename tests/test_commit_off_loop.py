@@ -14,6 +14,8 @@ from helpers.pilot import asking, wait_for, wait_screen
 from helpers.studies import tiny_study
 
 from uxlab.store import Store
+from uxlab.store.base import Database
+from uxlab.store.trials import Trials
 from uxlab.study import load_study
 from uxlab.tui.flow_screens import ConsentScreen, InstructionsScreen
 from uxlab.tui.study_app import StudyApp
@@ -22,24 +24,34 @@ from uxlab.tui.trial_screen import TrialScreen
 STUDY = {"practice": 0, "attention": False, "repeats": 2, "break_every": 10, "levels": "20"}
 
 
-class GatedStore(Store):
-    """The real store, whose trial commits wait for `gate` (in whichever thread runs them)."""
+class GatedTrials(Trials):
+    """The real trials part, whose commits wait for `gate` (in whichever thread runs them)."""
 
-    gate: threading.Event
-    entered: threading.Event
-    threads: list[str]
+    def __init__(self, db: Database):
+        super().__init__(db)
+        self.gate, self.entered = threading.Event(), threading.Event()
+        self.threads: list[str] = []
 
-    def commit_trial(self, *args, **kw):  # type: ignore[override]
+    def commit(self, *args, **kw):  # type: ignore[override]
         self.threads.append(threading.current_thread().name)
         self.entered.set()
         assert self.gate.wait(timeout=60), "the test never opened the gate"
-        return super().commit_trial(*args, **kw)
+        return super().commit(*args, **kw)
+
+
+class GatedStore(Store):
+    """The real store, with its trials part gated."""
+
+    trials: GatedTrials
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.trials = GatedTrials(self.db)
 
 
 def make_app(tmp_path: Path) -> tuple[StudyApp, GatedStore]:
     study = load_study(tiny_study(tmp_path, **STUDY))
     store = GatedStore.open(tmp_path / "results.sqlite")
-    store.gate, store.entered, store.threads = threading.Event(), threading.Event(), []
     return StudyApp(study, store, participant="P-LOOP1"), store
 
 
@@ -67,8 +79,8 @@ async def test_the_loop_runs_while_a_trial_is_committed(tmp_path):
     app, store = make_app(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await answer_first_trial(pilot)
-        await wait_for(pilot, store.entered.is_set)  # the commit is running, held open
-        assert store.threads[-1] != threading.main_thread().name
+        await wait_for(pilot, store.trials.entered.is_set)  # the commit is running, held open
+        assert store.trials.threads[-1] != threading.main_thread().name
         before = app.key_time_ms
         await pilot.press("x")  # handled by the loop meanwhile
         await pilot.pause()
@@ -76,7 +88,7 @@ async def test_the_loop_runs_while_a_trial_is_committed(tmp_path):
         assert stored(tmp_path) == [(0, "running")]  # not stored yet, nothing half-stored
         blank = app.query_one("#blank")
         await wait_for(pilot, lambda: "Saving" in str(blank.content))  # a long write says so
-        store.gate.set()
+        store.trials.gate.set()
         await wait_for(pilot, lambda: stored(tmp_path)[0] == (0, "completed"))
         await wait_for(pilot, lambda: "Saving" not in str(blank.content))
         await wait_for(
@@ -91,11 +103,11 @@ async def test_a_quit_during_the_commit_waits_for_it_and_keeps_the_trial(tmp_pat
     app, store = make_app(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await answer_first_trial(pilot)
-        await wait_for(pilot, store.entered.is_set)
+        await wait_for(pilot, store.trials.entered.is_set)
         await pilot.press("ctrl+q", "ctrl+q")  # while the trial is being written
         await pilot.pause()
         assert app.is_running  # waits for the write: nothing is closed under it
-        store.gate.set()
+        store.trials.gate.set()
         await wait_for(pilot, lambda: not app.is_running)
     result = app.return_value
     assert result.outcome == "interrupted" and result.committed == [0]
@@ -141,12 +153,12 @@ async def test_a_database_turned_read_only_mid_session_says_so_and_loses_nothing
         await wait_for(pilot, lambda: asking(app, "acceptable"))
         await pilot.press("y", "enter")
         await wait_for(pilot, lambda: asking(app, "speed"))
-        store.conn.execute("PRAGMA query_only = ON")  # SQLite refuses every write from now
+        store.db.conn.execute("PRAGMA query_only = ON")  # SQLite refuses every write from now
         await pilot.press("4", "enter")
         await wait_screen(pilot, SaveFailedScreen)
         assert "the database file is read-only" in app.screen.body
         assert stored(tmp_path) == [(0, "running")]
-        store.conn.execute("PRAGMA query_only = OFF")
+        store.db.conn.execute("PRAGMA query_only = OFF")
         await pilot.press("r")
         await wait_for(pilot, lambda: stored(tmp_path)[0] == (0, "completed"))
         await wait_for(

@@ -33,7 +33,7 @@ def app_for(tmp_path) -> StudyApp:
 
 def end_answers(tmp_path) -> dict[str, str]:
     with Store.open(tmp_path / "results.sqlite") as store:
-        rows = store.conn.execute(
+        rows = store.db.conn.execute(
             "SELECT question_id, value FROM responses WHERE trial_index = ?", (END_INDEX,)
         )
         return dict(rows.fetchall())
@@ -85,11 +85,11 @@ async def test_a_quit_between_end_questions_keeps_the_first_answer_and_asks_only
 def test_the_first_end_answer_is_kept_when_one_is_given_again(tmp_path):
     study = load_study(tiny_study(tmp_path, extra_questions=OVERALL, **STUDY))
     with Store.open(tmp_path / "results.sqlite") as store:
-        session = store.start_or_resume_session(study, "P-END02")
-        store.commit_end_responses(session, {"overall": ("2", 900.0)})
-        store.commit_end_responses(session, {"overall": ("5", 100.0), "comments": ("x", 5.0)})
-        assert store.answered_end_questions(session) == {"overall", "comments"}
-        rows = store.conn.execute(
+        session = store.sessions.start_or_resume(study, "P-END02")
+        store.end_answers.commit(session, {"overall": ("2", 900.0)})
+        store.end_answers.commit(session, {"overall": ("5", 100.0), "comments": ("x", 5.0)})
+        assert store.end_answers.answered(session) == {"overall", "comments"}
+        rows = store.db.conn.execute(
             "SELECT question_id, value, rt_ms FROM responses WHERE trial_index = ? ORDER BY 1",
             (END_INDEX,),
         ).fetchall()

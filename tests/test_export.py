@@ -22,20 +22,20 @@ def db(tmp_path):
     study = load_study(GOOD)
     path = tmp_path / "good.sqlite"
     with Store.open(path) as store:
-        a = store.start_or_resume_session(
+        a = store.sessions.start_or_resume(
             study,
             "P-AAAAA",
             environment={"term": "xterm", "size": {"cols": 80, "rows": 24}},
             simulated=True,
         )
-        b = store.start_or_resume_session(study, "P-BBBBB", pilot=True)
+        b = store.sessions.start_or_resume(study, "P-BBBBB", pilot=True)
         for s in (a, b):
-            store.set_state(s, "consented")
-            store.set_state(s, "running")
+            store.sessions.set_state(s, "consented")
+            store.sessions.set_state(s, "running")
         for t in a.trials[:8]:
-            store.begin_trial(a, t.index)
+            store.trials.begin(a, t.index)
             abandoned = t.index == 2
-            store.commit_trial(
+            store.trials.commit(
                 a,
                 t.index,
                 "abandoned" if abandoned else "completed",
@@ -56,8 +56,8 @@ def db(tmp_path):
                     {"kind": "key", "t_ms": 1500.0, "key": "enter"},
                 ],
             )
-        store.commit_end_responses(a, {"comments": ('felt, "fine"\nmostly', 3000.0)})
-        store.begin_trial(b, 0)  # in flight when its process died
+        store.end_answers.commit(a, {"comments": ('felt, "fine"\nmostly', 3000.0)})
+        store.trials.begin(b, 0)  # in flight when its process died
     return path
 
 
@@ -118,8 +118,8 @@ def test_export_is_rerunnable_and_changes_nothing_but_the_audit(db, tmp_path):
     for name in ("trials.csv", "events.csv", "sessions.csv", "study.json"):
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
     with Store.open(db) as store:
-        exports = [e for e in store.audit_entries() if e["action"] == "export"]
-        assert len(exports) == 2 and store.verify_audit()
+        exports = [e for e in store.audit.entries() if e["action"] == "export"]
+        assert len(exports) == 2 and store.audit.is_intact()
         assert "trials" in json.loads(exports[0]["detail"])["files"]
 
 

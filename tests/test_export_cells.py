@@ -77,12 +77,12 @@ def make_db(tmp_path: Path) -> Path:
     study = load_study(hostile_study(tmp_path))
     db = tmp_path / "h.sqlite"
     with Store.open(db) as store:
-        session = store.start_or_resume_session(study, "P-AAAAA")
-        store.set_state(session, "consented")
-        store.set_state(session, "running")
+        session = store.sessions.start_or_resume(study, "P-AAAAA")
+        store.sessions.set_state(session, "consented")
+        store.sessions.set_state(session, "running")
         for i, why in enumerate([FORMULA, "line one\rline two", "fine"]):
-            store.begin_trial(session, i)
-            store.commit_trial(
+            store.trials.begin(session, i)
+            store.trials.commit(
                 session,
                 i,
                 "completed",

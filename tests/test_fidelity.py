@@ -225,15 +225,15 @@ def test_a_trial_stored_before_fidelity_columns_gets_them_from_its_chunk_events(
     study = load_study(tiny_study(tmp_path))
     db = tmp_path / "old.sqlite"
     with Store.open(db) as store:
-        s = store.start_or_resume_session(study, "P-OLD01")
-        store.begin_trial(s, 0)
+        s = store.sessions.start_or_resume(study, "P-OLD01")
+        store.trials.begin(s, 0)
         events = [
             {"kind": "chunk", "t_ms": 103.0, "scheduled_ms": 100.0, "handed_ms": 100.5,
              "queued_ms": 102.0, "flushed_ms": 103.0, "n_chars": 4},
             {"kind": "chunk", "t_ms": 113.0, "scheduled_ms": 110.0, "handed_ms": 110.2,
              "queued_ms": 112.0, "flushed_ms": 113.0, "n_chars": 2},
         ]  # fmt: skip
-        store.commit_trial(s, 0, "completed", {"shown_first_ms": 103.0}, {}, events)
+        store.trials.commit(s, 0, "completed", {"shown_first_ms": 103.0}, {}, events)
     export_db(db, tmp_path / "out")
     with open(tmp_path / "out" / "trials.csv", newline="") as fh:
         (row,) = list(csv.DictReader(fh))

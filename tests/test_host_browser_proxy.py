@@ -149,7 +149,7 @@ async def test_a_participant_takes_part_through_nginx_with_tls(tmp_path):
     with Store.open(db) as store:
         salt = stored_salt(store)
         assert salt is not None, "the host keeps the salt in the database"
-        participant, state = store.conn.execute(
+        participant, state = store.db.conn.execute(
             "SELECT participant, state FROM sessions"
         ).fetchone()
     assert (participant, state) == (enrolled_participant(salt, platform_id), "completed")

@@ -29,7 +29,7 @@ def test_codes_are_unique_stored_as_hashes_and_find_their_participant(tmp_path):
     with Store.open(db) as store:
         made = create_invitations(store, "tiny", 20)
         other = create_invitations(store, "other-study", 1)
-        rows = store.conn.execute("SELECT code_sha256, participant FROM invitations").fetchall()
+        rows = store.db.conn.execute("SELECT code_sha256, participant FROM invitations").fetchall()
         assert participant_for_code(store, "tiny", made[3].code) == made[3].participant
         assert participant_for_code(store, "tiny", other[0].code) is None  # another study's
         assert participant_for_code(store, "tiny", made[3].code[:-1]) is None

@@ -123,7 +123,7 @@ async def test_a_lease_on_another_host_is_waited_for_until_stale_on_the_store_cl
     db = tmp_path / "results.sqlite"
     clock = Clock(1_900_000_000.0)
     with Store.open(db, clock=clock) as store:
-        session = store.start_or_resume_session(study, "P-HOST")
+        session = store.sessions.start_or_resume(study, "P-HOST")
     query(db, "INSERT INTO session_leases (session_id, host, pid, pid_started, taken_at, "
           "taken_s) VALUES (?, 'elsewhere', 4242, NULL, 'then', ?)",
           (session.id, clock.t))  # fmt: skip
@@ -152,7 +152,7 @@ class CountingWrites:
 
     def __init__(self, store: Store) -> None:
         self.n = 0
-        conn = store.conn
+        conn = store.db.conn
         execute = conn.execute
 
         def counted(sql: str, *args):
@@ -256,9 +256,9 @@ async def test_an_id_that_completed_the_study_is_thanked_never_offered_the_id_sc
     study = load_study(tiny_study(tmp_path, **STUDY))
     db = tmp_path / "results.sqlite"
     with Store.open(db) as store:
-        session = store.start_or_resume_session(study, "P-DONE")
+        session = store.sessions.start_or_resume(study, "P-DONE")
         for state in ("consented", "running", "completed"):
-            store.set_state(session, state)
+            store.sessions.set_state(session, state)
     app = StudyApp(study, Store.open(db), participant="P-DONE", suggested_id="P-NEWID")
     try:
         async with app.run_test(size=(80, 24)) as pilot:

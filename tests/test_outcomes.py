@@ -31,10 +31,10 @@ def test_an_outcome_is_its_stored_text() -> None:
 def test_every_finished_outcome_is_stored_and_exported_as_its_text(tmp_path) -> None:
     study = load_study(GOOD)
     with Store.open(tmp_path / "o.sqlite") as store:
-        session = store.start_or_resume_session(study, "P-OUTCOME")
+        session = store.sessions.start_or_resume(study, "P-OUTCOME")
         for index, outcome in enumerate(FINISHED):
-            store.begin_trial(session, index)
-            store.commit_trial(
+            store.trials.begin(session, index)
+            store.trials.commit(
                 session,
                 index,
                 outcome,
@@ -57,7 +57,7 @@ def stored_event_kinds(db: Path) -> list[Any]:
 def test_every_event_kind_the_store_writes_is_an_event_kind(tmp_path, study_file) -> None:
     study = load_study(STUDIES / study_file)
     db = tmp_path / "events.sqlite"
-    with Store.open(db) as store:
+    with Store.open(db, durable=False) as store:
         simulate_cohort(study, store, 2, seed=3)
     kinds = stored_event_kinds(db)
     assert all(type(kind) is str for kind in kinds)

@@ -287,7 +287,7 @@ def test_plan_truth_from_a_pilot_export(tmp_path, capsys):
 
     study = load_study(STUDIES / "ttft-threshold.toml")
     db = tmp_path / "pilot.sqlite"
-    with Store.open(db) as store:
+    with Store.open(db, durable=False) as store:
         simulate_cohort(study, store, 6, seed=9, truth=PopulationTruth(threshold_ms=1200.0))
     export_db(db, tmp_path / "export")
     argv = ["plan", str(study.path), "--truth-from", str(tmp_path / "export"), "-q"]

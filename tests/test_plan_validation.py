@@ -48,7 +48,7 @@ def test_plan_analyses_a_study_as_the_report_does(
 ) -> None:
     study = with_repeats(load_study(STUDIES / study_file), repeats)
     truth = PopulationTruth(between_sd_log=0.5)
-    with Store.open(tmp_path / "s.sqlite") as store:
+    with Store.open(tmp_path / "s.sqlite", durable=False) as store:
         simulate_cohort(study, store, people, seed=7, truth=truth)
     export_db(tmp_path / "s.sqlite", tmp_path / "export")
     population, trials = report_population(tmp_path / "export", n_boot=100, seed=3)

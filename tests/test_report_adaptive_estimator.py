@@ -21,7 +21,7 @@ QUEST = Path(__file__).resolve().parents[1] / "studies" / "ttft-quest.toml"
 
 
 def _quest_export(tmp: Path) -> Path:
-    with Store.open(tmp / "q.sqlite") as store:
+    with Store.open(tmp / "q.sqlite", durable=False) as store:
         simulate_cohort(load_study(QUEST), store, 9, seed=3)
     export_db(tmp / "q.sqlite", tmp / "export")
     return tmp / "export"

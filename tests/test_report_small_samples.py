@@ -362,8 +362,8 @@ def test_a_database_without_trials_names_the_database(tmp_path, capsys):
     db = tmp_path / "new.sqlite"
     study = load_study(QUICKSTART)
     store = Store.open(db)
-    store.register_study(study)
-    store.start_or_resume_session(study, "P-1", seed=1, environment={}, simulated=False)
+    store.studies.register(study)
+    store.sessions.start_or_resume(study, "P-1", seed=1, environment={}, simulated=False)
     store.close()
     assert main(["report", str(db), "-q"]) == 2
     err = capsys.readouterr().err

@@ -1,7 +1,7 @@
 """The list of unfinished sessions is honest about sessions another process runs now.
 
 A real second process (`store_lease_child.py`) holds one participant's session; another
-holder was killed, leaving a stale lease. `Store.unfinished_sessions` marks the first in
+holder was killed, leaving a stale lease. `store.sessions.unfinished` marks the first in
 use (its pid, host and how long) and not the second, on SQLite and PostgreSQL; the first
 screen of `uxlab run` (driven with Pilot) lists the live one as *in use*, gives it no
 number and never continues it, and continues the dead holder's session as before. A
@@ -52,8 +52,8 @@ def test_the_list_marks_a_live_holder_and_offers_a_dead_ones_session(db, tmp_pat
     live = hold(db, study_path, "P-LIVE")
     try:
         with Store.open(db) as store:
-            store.start_or_resume_session(study, "P-MINE")  # this process's own lease
-            listed = {s.participant: s for s in store.unfinished_sessions(study)}
+            store.sessions.start_or_resume(study, "P-MINE")  # this process's own lease
+            listed = {s.participant: s for s in store.sessions.unfinished(study)}
         assert sorted(listed) == ["P-DEAD", "P-LIVE", "P-MINE"]
         assert listed["P-DEAD"].in_use is None and listed["P-MINE"].in_use is None
         in_use = listed["P-LIVE"].in_use
@@ -63,7 +63,7 @@ def test_the_list_marks_a_live_holder_and_offers_a_dead_ones_session(db, tmp_pat
     finally:
         release(live)
     with Store.open(db) as store:  # given back when the holder ended: resumable again
-        listed = {s.participant: s for s in store.unfinished_sessions(study)}
+        listed = {s.participant: s for s in store.sessions.unfinished(study)}
     assert listed["P-LIVE"].in_use is None
 
 
@@ -71,7 +71,7 @@ def test_a_lease_of_another_host_counts_until_the_stale_time(db, tmp_path):
     study = load_study(tiny_study(tmp_path, **STUDY))
     now = [1_800_000_000.0]
     with Store.open(db, clock=lambda: now[0]) as store:
-        store.start_or_resume_session(study, "P-AWAY")
+        store.sessions.start_or_resume(study, "P-AWAY")
     query(  # as if a process on another machine had taken it 10 min ago (given back here)
         db,
         "INSERT INTO session_leases SELECT session_id, 'lab-pc-2', 4242, NULL, "
@@ -81,16 +81,16 @@ def test_a_lease_of_another_host_counts_until_the_stale_time(db, tmp_path):
     stale_s = study.counterbalance.stale_after_min * 60.0
     now[0] += 60.0
     with Store.open(db, clock=lambda: now[0]) as store:
-        (away,) = store.unfinished_sessions(study)
+        (away,) = store.sessions.unfinished(study)
     held = away.in_use
     assert held is not None and held.other_host and (held.host, held.pid) == ("lab-pc-2", 4242)
     assert (held.held_s, held.idle_s, held.stale_after_s) == (660.0, 60.0, stale_s)
     assert "(another host: free after" in session_line(1, away, now[0])
     now[0] += stale_s
     with Store.open(db, clock=lambda: now[0]) as store:
-        (away,) = store.unfinished_sessions(study)
-        assert away.in_use is None  # as `start_or_resume_session` would take it over
-        assert store.start_or_resume_session(study, "P-AWAY").resumed
+        (away,) = store.sessions.unfinished(study)
+        assert away.in_use is None  # as `sessions.start_or_resume` would take it over
+        assert store.sessions.start_or_resume(study, "P-AWAY").resumed
 
 
 def trial_outcomes(db: Path, participant: str) -> list[tuple]:
@@ -142,7 +142,7 @@ async def test_a_session_taken_after_the_list_was_shown_brings_the_list_back(tmp
     study = load_study(study_path)
     db = tmp_path / "results.sqlite"
     with Store.open(db) as store:
-        store.start_or_resume_session(study, "P-RACE")  # no trial begun; lease given back
+        store.sessions.start_or_resume(study, "P-RACE")  # no trial begun; lease given back
     app = StudyApp(study, Store.open(db), suggested_id="P-OTHER")
     live = None
     try:

@@ -126,8 +126,8 @@ async def test_sessions_of_another_version_of_the_file_are_counted_not_listed(tm
     path.write_text(path.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
     edited = load_study(path)
     store = Store.open(tmp_path / "results.sqlite")
-    assert store.unfinished_sessions(edited) == []
-    assert store.unfinished_of_other_versions(edited) == 2
+    assert store.sessions.unfinished(edited) == []
+    assert store.sessions.unfinished_of_other_versions(edited) == 2
     StudySession.open(edited, store, "P-EDIT", clock=VirtualClock(1000.0))
     app = StudyApp(edited, store, suggested_id="P-OTHER")
     async with app.run_test(size=(80, 24)) as pilot:

@@ -50,5 +50,5 @@ def test_a_program_started_on_a_terminal_already_hung_up_quits_and_can_be_resume
         assert conn.execute("SELECT COUNT(*) FROM session_leases").fetchone() == (0,)
     conn.close()
     with Store.open(db) as store:  # the participant opens the link again: it resumes
-        session = store.start_or_resume_session(load_study(study), "P-LOST1")
+        session = store.sessions.start_or_resume(load_study(study), "P-LOST1")
         assert (session.resumed, session.resumed_count) == (True, 1)

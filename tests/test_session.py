@@ -381,7 +381,7 @@ async def test_a_failed_commit_can_be_retried_without_storing_twice(tmp_path):
     other.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
     with pytest.raises(sqlite3.OperationalError, match="locked"):
         ss.commit(run)
-    assert run.committed_sha256 is None and not ss.store.conn.in_transaction
+    assert run.committed_sha256 is None and not ss.store.db.conn.in_transaction
     other.execute("ROLLBACK")
     other.close()
     digest = ss.commit(run)

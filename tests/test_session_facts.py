@@ -24,7 +24,7 @@ from uxlab.tui.trial_screen import TrialScreen
 
 def events(db, kinds=("terminal", "resize")) -> list[tuple[int, str, dict]]:
     with Store.open(db) as store:
-        rows = store.conn.execute(
+        rows = store.db.conn.execute(
             "SELECT trial_index, kind, data FROM events ORDER BY trial_index, seq"
         ).fetchall()
     return [(i, k, json.loads(d)) for i, k, d in rows if k in kinds]

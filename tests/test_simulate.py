@@ -98,7 +98,7 @@ def _rows(path: Path) -> list[dict]:
 
 def test_a_cohort_goes_through_the_store_and_export_like_people(tmp_path, threshold_study):
     study = threshold_study
-    with Store.open(tmp_path / "a.sqlite") as store:
+    with Store.open(tmp_path / "a.sqlite", durable=False) as store:
         done = simulate_cohort(study, store, 3, seed=4)
     assert [s.participant for s in done] == ["SIM-s4-001", "SIM-s4-002", "SIM-s4-003"]
     out = export_db(tmp_path / "a.sqlite", tmp_path / "export")
@@ -136,7 +136,7 @@ def test_a_cohort_goes_through_the_store_and_export_like_people(tmp_path, thresh
 def test_same_seed_same_data(tmp_path, threshold_study):
     tables = []
     for name in ("a", "b"):
-        with Store.open(tmp_path / f"{name}.sqlite") as store:
+        with Store.open(tmp_path / f"{name}.sqlite", durable=False) as store:
             simulate_cohort(threshold_study, store, 1, seed=2)
         rows = _rows(export_db(tmp_path / f"{name}.sqlite", tmp_path / name)["trials"])
         tables.append([{k: v for k, v in r.items() if k != "session_id"} for r in rows])
@@ -150,8 +150,8 @@ def test_an_adaptive_session_resumes_with_the_same_procedure(tmp_path, quest_stu
         assert first.n_trials == 12  # trial 12 is left in flight, as after a kill
     with Store.open(db) as store:  # a new process: the procedure comes from the store
         again = asyncio.run(simulate_session(quest_study, store, 1, seed=3))
-        state = store.adaptive_state(again.session_id)
-        rows = store.conn.execute(
+        state = store.sessions.adaptive_state(again.session_id)
+        rows = store.db.conn.execute(
             "SELECT trial_index, practice, attention, levels, outcome FROM trials ORDER BY 1"
         ).fetchall()
     by_index = {i: (p, a, json.loads(lv)["ttft_ms"], o) for i, p, a, lv, o in rows}

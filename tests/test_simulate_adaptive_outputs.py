@@ -76,7 +76,7 @@ def quest_export(tmp_path_factory):
 
 def _quest_export(tmp):
     study = load_study(QUEST)
-    with Store.open(tmp / "quest.sqlite") as store:
+    with Store.open(tmp / "quest.sqlite", durable=False) as store:
         done = simulate_cohort(study, store, 6, seed=5)
     export_db(tmp / "quest.sqlite", tmp / "export")
     return tmp, done
@@ -112,7 +112,7 @@ def test_sessions_csv_has_each_sessions_adaptive_estimate_without_json(quest_exp
 
 def test_staircase_tracks_get_their_own_columns_and_reversal_counts(tmp_path):
     study = load_study(_two_track_staircase(tmp_path))
-    with Store.open(tmp_path / "st.sqlite") as store:
+    with Store.open(tmp_path / "st.sqlite", durable=False) as store:
         (done,) = simulate_cohort(study, store, 1, seed=2)
     written = export_db(tmp_path / "st.sqlite", tmp_path / "export")
     (row,) = _csv(written["sessions"])

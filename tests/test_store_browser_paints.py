@@ -18,17 +18,17 @@ BROWSER = {"family": "Chromium (headless)", "display_hz": 60.0, "display_keeps_g
 
 def browser_session(store: Store, participant: str = "P-PAINT1"):
     """A browser participant's session with its first trial committed: 3 chunks, 100 ms apart."""
-    session = store.start_or_resume_session(
+    session = store.sessions.start_or_resume(
         load_study(GOOD), participant, environment={"term": "xterm", "browser": BROWSER}
     )
-    store.set_state(session, "consented")
-    store.set_state(session, "running")
-    store.begin_trial(session, 0)
+    store.sessions.set_state(session, "consented")
+    store.sessions.set_state(session, "running")
+    store.trials.begin(session, 0)
     chunks = [
         {"kind": "chunk", "t_ms": 100.0 * k, "index": k, "scheduled_ms": 100.0 * k, "n_chars": 4}
         for k in range(3)
     ]
-    store.commit_trial(
+    store.trials.commit(
         session, 0, "completed", {"shown_first_ms": 1.0}, {"acceptable": ("yes", 900.0)}, chunks
     )
     return session
@@ -42,8 +42,8 @@ def test_paints_are_stored_exported_and_withdrawn_on_both_backends(db, tmp_path)
         assert record_paints(store, [*paints, gone]) == 3, "an unknown session's row is dropped"
         # a chunk painted again (a resent report) replaces its row
         assert record_paints(store, [ChunkPaint(session.id, 0, 2, 216.0, 0.25, 2.0)]) == 1
-        assert not store.conn.in_transaction
-        actions = [e["action"] for e in store.audit_entries()]
+        assert not store.db.conn.in_transaction
+        actions = [e["action"] for e in store.audit.entries()]
 
     columns, rows = read_tables(db)["trials"]
     assert {"n_painted", "late_painted_p99_ms", "paint_clock_uncertainty_ms"} <= set(columns)
@@ -66,8 +66,8 @@ def test_paints_are_stored_exported_and_withdrawn_on_both_backends(db, tmp_path)
     assert painted == {0: 12.0, 1: 113.0, 2: 216.0}
 
     with Store.open(db) as store:
-        store.withdraw("P-PAINT1")
-        assert [e["action"] for e in store.audit_entries()][: len(actions)] == actions
+        store.withdrawal.withdraw("P-PAINT1")
+        assert [e["action"] for e in store.audit.entries()][: len(actions)] == actions
     assert query(db, "SELECT count(*) FROM browser_paints") == [(0,)]
 
 

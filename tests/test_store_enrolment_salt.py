@@ -46,7 +46,7 @@ def test_hosts_sharing_a_database_enrol_a_platform_id_as_one_participant(
     enrolled = enrolled_participant(salts[0], PLATFORM_ID)
     with Store.open(db) as store:  # enrolled on host A
         assert enrolment_salt(store, host_a / "x", make=True).origin == "stored"
-        store.start_or_resume_session(load_study(GOOD), enrolled, environment={})
+        store.sessions.start_or_resume(load_study(GOOD), enrolled, environment={})
 
     host_b.mkdir()
     monkeypatch.chdir(host_b)  # withdrawn from host B
@@ -58,7 +58,7 @@ def test_hosts_sharing_a_database_enrol_a_platform_id_as_one_participant(
 
     # the salt is in no exported file and no audit entry
     with Store.open(db) as store:
-        assert salts[0].hex() not in str(store.audit_entries())
+        assert salts[0].hex() not in str(store.audit.entries())
     out_dir = tmp_path / "export"
     export_db(db, out_dir)
     for fmt_dir, fmt in ((out_dir, "csv"), (tmp_path / "pq", "parquet")):
@@ -76,7 +76,7 @@ def test_a_salt_file_beside_the_database_is_adopted_keeping_ids(tmp_path, capsys
     old_salt = bytes(range(32))
     with Store.open(db) as old:  # participants enrolled with the salt in a file, none stored
         enrolled = enrolled_participant(old_salt, PLATFORM_ID)
-        old.start_or_resume_session(load_study(GOOD), enrolled, environment={})
+        old.sessions.start_or_resume(load_study(GOOD), enrolled, environment={})
     salt_path(db).write_text(old_salt.hex() + "\n")
 
     with Store.open(db) as store:
@@ -94,7 +94,7 @@ def test_a_salt_file_beside_the_database_is_adopted_keeping_ids(tmp_path, capsys
     # withdraw --enrolled on such a database adopts the salt too (and says so)
     db2 = tmp_path / "enrolled-b.sqlite"
     with Store.open(db2) as old:
-        old.start_or_resume_session(load_study(GOOD), enrolled, environment={})
+        old.sessions.start_or_resume(load_study(GOOD), enrolled, environment={})
     salt_path(db2).write_text(old_salt.hex() + "\n")
     code = main(["withdraw", str(db2), "--enrolled", PLATFORM_ID, "--yes"])
     out, err = capsys.readouterr()

@@ -22,7 +22,7 @@ CLOSE_ANOTHER_CONNECTION = """
 import sys
 from uxlab.store import Store
 with Store.open(sys.argv[1]) as store:
-    store.conn.execute("SELECT COUNT(*) FROM sessions").fetchone()
+    store.db.conn.execute("SELECT COUNT(*) FROM sessions").fetchone()
 """
 
 
@@ -40,13 +40,13 @@ def test_opening_a_second_store_keeps_the_first_store_s_log_in_place(tmp_path):
         _another_process_opens_and_closes(db)  # a participant's program ends
         assert _wal(db).exists(), "another process took itself for the last connection"
         for n, store in enumerate((codes, paints, codes)):
-            store.record_export(f"{n:064d}", {"n": n})
+            store.audit.record_export(f"{n:064d}", {"n": n})
     with Store.open(db) as store:
-        assert [e["detail"] for e in store.audit_entries() if e["action"] == "export"] == [
+        assert [e["detail"] for e in store.audit.entries() if e["action"] == "export"] == [
             '{"n":0}',
             '{"n":1}',
             '{"n":2}',
-        ] and store.verify_audit()
+        ] and store.audit.is_intact()
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
 

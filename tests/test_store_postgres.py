@@ -46,7 +46,7 @@ class Ticks:
 def repeatable(db, clock: Ticks) -> Store:
     store = Store.open(db, clock=clock)
     ids = iter(range(1, 10**6))
-    store.new_session_id = lambda: f"S-{next(ids):012d}"
+    store.sessions.new_id = lambda: f"S-{next(ids):012d}"
     return store
 
 
@@ -71,7 +71,7 @@ def test_every_commit_is_durable_whatever_the_servers_default(postgres_cluster):
     query(db, f"ALTER DATABASE {name} SET synchronous_commit = off")  # a lax server default
     assert query(db, "SHOW synchronous_commit") == [("off",)]
     with Store.open(db) as store:
-        assert store.conn.execute("SHOW synchronous_commit").fetchone() == ("on",)
+        assert store.db.conn.execute("SHOW synchronous_commit").fetchone() == ("on",)
 
 
 def test_every_number_column_is_64_bit_even_under_a_commented_statement(postgres_db):
@@ -86,8 +86,8 @@ def test_every_number_column_is_64_bit_even_under_a_commented_statement(postgres
     )
     assert narrow == []
     with Store.open(postgres_db, clock=lambda: 1_800_000_000.125) as store:
-        store.start_or_resume_session(load_study(GOOD), "P-TTTTT")
-        (taken_s,) = store.conn.execute("SELECT taken_s FROM session_leases").fetchone()
+        store.sessions.start_or_resume(load_study(GOOD), "P-TTTTT")
+        (taken_s,) = store.db.conn.execute("SELECT taken_s FROM session_leases").fetchone()
     assert taken_s == 1_800_000_000.125
 
 
@@ -118,7 +118,7 @@ def test_two_hosts_allocate_200_concurrent_starts_balanced_without_duplicates(tm
     and the audit chain has one entry per write, in one line."""
     study_path = _three_groups(tmp_path)
     with Store.open(db) as store:
-        store.register_study(load_study(study_path))
+        store.studies.register(load_study(study_path))
     hosts = subprocess.Popen(  # one process that forks the two hosts
         [sys.executable, str(ALLOCATE), str(db), str(study_path), "100", "4"],
         stdin=subprocess.PIPE,
@@ -143,8 +143,8 @@ def test_two_hosts_allocate_200_concurrent_starts_balanced_without_duplicates(tm
     sessions = query(db, "SELECT participant, COUNT(*) FROM sessions GROUP BY participant")
     assert len(sessions) == 200 and {n for _, n in sessions} == {1}
     with Store.open(db) as store:
-        entries = store.audit_entries()
-        assert store.verify_audit()  # one linear chain
+        entries = store.audit.entries()
+        assert store.audit.is_intact()  # one linear chain
     actions = [e["action"] for e in entries]
     assert actions.count("allocate") == 200 and actions.count("create") == 200
     assert [e["seq"] for e in entries] == sorted(e["seq"] for e in entries)
@@ -152,15 +152,15 @@ def test_two_hosts_allocate_200_concurrent_starts_balanced_without_duplicates(tm
 
 def _running(store: Store, participant: str):
     study = load_study(GOOD)
-    session = store.start_or_resume_session(study, participant)
-    store.set_state(session, "consented")
-    store.set_state(session, "running")
+    session = store.sessions.start_or_resume(study, participant)
+    store.sessions.set_state(session, "consented")
+    store.sessions.set_state(session, "running")
     return session
 
 
 def _commit(store: Store, session, index: int) -> str:
-    store.begin_trial(session, index)
-    return store.commit_trial(
+    store.trials.begin(session, index)
+    return store.trials.commit(
         session,
         index,
         "completed",
@@ -187,25 +187,25 @@ def test_a_connection_dropped_mid_transaction_stores_nothing_of_it(postgres_clus
     with Store.open(db) as store:
         session = _running(store, "P-DROP1")
         _commit(store, session, 0)
-        n_audit = len(store.audit_entries())
-        with pytest.raises(StoreUnreachable, match="reconnecting"), store.write_transaction():
-            store.conn.execute("INSERT INTO refusals VALUES (?, ?)", ("x", "half-written"))
-            store.conn.execute(
+        n_audit = len(store.audit.entries())
+        with pytest.raises(StoreUnreachable, match="reconnecting"), store.db.write_transaction():
+            store.db.conn.execute("INSERT INTO refusals VALUES (?, ?)", ("x", "half-written"))
+            store.db.conn.execute(
                 "INSERT INTO audit (at, action, subject, sha256, detail, chain) "
                 "VALUES ('half-written', 'refuse', NULL, ?, '{}', ?)",
                 ("0" * 64, "0" * 64),
             )
             assert postgres_cluster.terminate_backends(name) >= 1  # the server drops us
-            store.conn.execute("SELECT COUNT(*) FROM refusals")
-        assert not store.conn.in_transaction
+            store.db.conn.execute("SELECT COUNT(*) FROM refusals")
+        assert not store.db.conn.in_transaction
         assert query(db, "SELECT COUNT(*) FROM refusals") == [(0,)]  # rolled back, whole
-        assert len(store.audit_entries()) == n_audit
+        assert len(store.audit.entries()) == n_audit
         _commit(store, session, 1)  # the pool connects anew: the next write goes through
         assert query(db, "SELECT trial_index, outcome FROM trials ORDER BY 1") == [
             (0, "completed"),
             (1, "completed"),
         ]
-        assert store.verify_audit()
+        assert store.audit.is_intact()
 
 
 @pytest.mark.slow
@@ -220,16 +220,16 @@ def test_a_server_restart_during_a_session_loses_nothing_committed(postgres_clus
         postgres_cluster.stop_now()
         try:
             with pytest.raises(StoreUnreachable, match="reconnecting"):
-                store.begin_trial(session, 3)
+                store.trials.begin(session, 3)
             assert session.next_index == 3  # the failed write moved nothing on
         finally:
             postgres_cluster.start_again()
         digests.append(until_reconnected(lambda: _commit(store, session, 3)))
         rows = query(db, "SELECT trial_index, outcome FROM trials ORDER BY 1")
         assert rows == [(i, "completed") for i in range(4)]
-        trail = [e["sha256"] for e in store.audit_entries() if e["action"] == "trial"]
+        trail = [e["sha256"] for e in store.audit.entries() if e["action"] == "trial"]
         assert trail == digests
-        assert store.verify_audit()
+        assert store.audit.is_intact()
 
 
 @pytest.mark.slow

@@ -29,12 +29,12 @@ def make_db(path: Path, n_trials: int = 4) -> Path:
     """A real study database with one session and a few committed trials."""
     study = load_study(GOOD)
     with Store.open(path) as store:
-        session = store.start_or_resume_session(study, "P-AAAAA")
-        store.set_state(session, "consented")
-        store.set_state(session, "running")
+        session = store.sessions.start_or_resume(study, "P-AAAAA")
+        store.sessions.set_state(session, "consented")
+        store.sessions.set_state(session, "running")
         for i in range(n_trials):
-            store.begin_trial(session, i)
-            store.commit_trial(
+            store.trials.begin(session, i)
+            store.trials.commit(
                 session,
                 i,
                 "completed",
@@ -152,7 +152,7 @@ def test_a_file_with_damaged_indexes_is_refused_before_anything_is_written(tmp_p
     status, err = cli(capsys, "verify", str(tmp_path / "repaired.sqlite"), "--study", str(GOOD))
     assert status in (0, 1) and "indexes disagree" not in err  # opened and checked
     with Store.open(tmp_path / "repaired.sqlite") as store:
-        assert store.verify_audit()
+        assert store.audit.is_intact()
     unchanged(db, before)
 
 
@@ -227,7 +227,7 @@ def test_a_second_process_cannot_take_over_a_live_session(db):
         before = trial_rows(db)
         assert before == [(0, "running", 0, 0)]
         with Store.open(db) as store, pytest.raises(StoreError) as info:
-            store.start_or_resume_session(study, "P-HHHHH")
+            store.sessions.start_or_resume(study, "P-HHHHH")
         message = str(info.value)
         assert f"pid {child.pid} on host {socket.gethostname()}" in message
         assert "started" in message and "ago" in message and session_id in message
@@ -239,7 +239,7 @@ def test_a_second_process_cannot_take_over_a_live_session(db):
     finally:
         release(child)  # it closes its store and ends with status 0
     with Store.open(db) as store:  # given back at close: the same id resumes
-        session = store.start_or_resume_session(study, "P-HHHHH")
+        session = store.sessions.start_or_resume(study, "P-HHHHH")
         assert session.resumed and session.next_index == 1
 
 
@@ -249,7 +249,7 @@ def test_a_killed_holder_leaves_a_stale_lease_that_is_taken_over(db):
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
     with Store.open(db) as store:
-        session = store.start_or_resume_session(study, "P-KKKKK")
+        session = store.sessions.start_or_resume(study, "P-KKKKK")
         assert session.resumed and session.interrupted == [0]
     assert trial_rows(db) == [(0, "interrupted", 1, 0)]
 
@@ -258,7 +258,7 @@ def test_a_lease_held_on_another_host_expires_only_after_the_stale_time(db):
     study = load_study(GOOD)
     now = [1_800_000_000.0]
     with Store.open(db, clock=lambda: now[0]) as store:
-        store.start_or_resume_session(study, "P-RRRRR")
+        store.sessions.start_or_resume(study, "P-RRRRR")
     query(  # as if a process on another machine had taken it (and is still active)
         db,
         "INSERT INTO session_leases SELECT session_id, 'lab-pc-2', 4242, NULL, "
@@ -267,11 +267,11 @@ def test_a_lease_held_on_another_host_expires_only_after_the_stale_time(db):
     )
     now[0] += 60.0
     with Store.open(db, clock=lambda: now[0]) as store, pytest.raises(StoreError) as info:
-        store.start_or_resume_session(study, "P-RRRRR")
+        store.sessions.start_or_resume(study, "P-RRRRR")
     assert "pid 4242 on host lab-pc-2" in str(info.value) and "another host" in str(info.value)
     now[0] += study.counterbalance.stale_after_min * 60.0
     with Store.open(db, clock=lambda: now[0]) as store:
-        assert store.start_or_resume_session(study, "P-RRRRR").resumed
+        assert store.sessions.start_or_resume(study, "P-RRRRR").resumed
 
 
 def test_simulate_resumes_after_a_kill_like_run(tmp_path, capsys):

@@ -121,18 +121,18 @@ def test_sigkill_at_many_points_never_loses_a_committed_trial(tmp_path, db):
     assert len(reported) >= 20
     # a clean resume marks the last in-flight trial; the data says it was resumed 20 times
     with Store.open(db) as store:
-        session = store.start_or_resume_session(load_study(study), "P-KILL1")
+        session = store.sessions.start_or_resume(load_study(study), "P-KILL1")
         assert session.resumed_count == 20
         rows = committed_rows(db)
         assert all(o in ("completed", "interrupted") for _, o, _ in rows)
         assert session.next_index == max(i for i, _, _ in rows) + 1
-        assert store.verify_audit()
+        assert store.audit.is_intact()
 
 
 def test_two_processes_write_different_participants_at_once(tmp_path, db):
     study = write_study(tmp_path, repeats=5)  # 20 trials each
     with Store.open(db) as store:
-        store.register_study(load_study(study))
+        store.studies.register(load_study(study))
     a = start(db, study, "P-AAAAA")
     b = start(db, study, "P-BBBBB")
     out_a, err_a = a.communicate(timeout=120)
@@ -153,4 +153,4 @@ def test_two_processes_write_different_participants_at_once(tmp_path, db):
     numbers = sorted(r[0] for r in query(db, "SELECT number FROM participants"))
     assert numbers == [1, 2]
     with Store.open(db) as store:
-        assert store.verify_audit()
+        assert store.audit.is_intact()

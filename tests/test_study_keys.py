@@ -219,7 +219,7 @@ async def test_the_configured_key_gives_up_through_the_real_app(tmp_path, config
     store.close()
     store = Store.open(tmp_path / "results.sqlite")
     try:
-        rows = store.conn.execute("SELECT outcome, t_abandon_ms FROM trials").fetchall()
+        rows = store.db.conn.execute("SELECT outcome, t_abandon_ms FROM trials").fetchall()
     finally:
         store.close()
     assert rows[0][0] == "abandoned" and 0 <= rows[0][1] < SLOW_MS

@@ -76,7 +76,7 @@ async def test_three_resumes_keep_the_total_and_the_list_says_the_same(tmp_path)
         headers.append(ss.progress(cut.trial))
         cut.send()
         store = ss.store
-        (row,) = store.unfinished_sessions(ss.study)
+        (row,) = store.sessions.unfinished(ss.study)
         listed = session_line(1, row, row.last_seen_s)
         store.close()
         ss = open_session(tmp_path, study_path=study_path)

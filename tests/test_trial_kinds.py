@@ -106,7 +106,7 @@ def test_a_new_kind_is_its_module_one_view_and_the_registries(echo, tmp_path):
     assert [r.id for r in study.corpus.recordings] == ["echo-1", "echo-2"]
 
     db = tmp_path / "echo.sqlite"
-    store = Store.open(db)
+    store = Store.open(db, durable=False)
     done = simulate_cohort(study, store, 2, seed=5)
     store.close()
     assert [d.n_trials for d in done] == [2, 2]

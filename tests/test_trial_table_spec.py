@@ -21,13 +21,13 @@ def test_every_exported_column_is_in_the_spec_and_no_spec_column_becomes_a_facto
     study = load_study(GOOD)
     db = tmp_path / "spec.sqlite"
     with Store.open(db) as store:
-        session = store.start_or_resume_session(study, "P-SPEC1", simulated=True)
-        store.set_state(session, "consented")
-        store.set_state(session, "running")
+        session = store.sessions.start_or_resume(study, "P-SPEC1", simulated=True)
+        store.sessions.set_state(session, "consented")
+        store.sessions.set_state(session, "running")
         main = next(t.index for t in session.trials if not t.practice)
         for t in session.trials[: main + 1]:
-            store.begin_trial(session, t.index)
-            store.commit_trial(
+            store.trials.begin(session, t.index)
+            store.trials.commit(
                 session,
                 t.index,
                 "completed",
@@ -44,7 +44,7 @@ def test_every_exported_column_is_in_the_spec_and_no_spec_column_becomes_a_facto
                 },
                 {"acceptable": ("yes", 800.0), "speed": (4, 900.0)},
             )
-        assert store.requeue_trial(session, main, "interrupted") is not None
+        assert store.sessions.requeue_trial(session, main, "interrupted") is not None
     out = tmp_path / "out"
     export_db(db, out)
     columns = list(pd.read_csv(out / "trials.csv", nrows=0).columns)

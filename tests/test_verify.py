@@ -62,7 +62,7 @@ def ran(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     path = write_study(tmp_path)
     db = tmp_path / "results" / "tiny.sqlite"
-    with Store.open(db) as store:
+    with Store.open(db, durable=False) as store:
         simulate_cohort(load_study(Path("study.toml")), store, 3, seed=1)
     return path, db
 
@@ -215,7 +215,7 @@ def test_without_a_location_verify_asks_for_the_study_file(tmp_path, monkeypatch
     path = write_study(folder)
     monkeypatch.chdir(tmp_path / "study" / "corpus")  # the study file is outside this folder
     db = tmp_path / "x.sqlite"
-    with Store.open(db) as store:
+    with Store.open(db, durable=False) as store:
         simulate_cohort(load_study(path), store, 1, seed=2)
     report = verify_db(db)
     assert "pass --study FILE" in lines(report)[0]
@@ -238,9 +238,9 @@ def test_a_trial_stored_without_its_schedule_sha256_is_counted_not_rebuilt(tmp_p
     study = load_study(Path("study.toml"))
     db = tmp_path / "nosha.sqlite"
     with Store.open(db) as store:
-        store.allocate_group(study, "P-NOSHA")
-        session = store.start_or_resume_session(study, "P-NOSHA")
-        store.begin_trial(session, 0)  # no schedule_sha256 given
+        store.groups.allocate(study, "P-NOSHA")
+        session = store.sessions.start_or_resume(study, "P-NOSHA")
+        store.trials.begin(session, 0)  # no schedule_sha256 given
     report = verify_db(db, path)
     assert report.ok and (report.n_trials, report.n_schedules, report.n_unchecked) == (1, 0, 1)
     said = " ".join(format_report(report).split())  # as read, whatever the line breaks

@@ -47,7 +47,7 @@ def ran(tmp_path_factory) -> tuple[Path, Path]:
     path = folder / "study.toml"
     path.write_text(text, encoding="utf-8")
     db = folder / "ran.sqlite"
-    with Store.open(db) as store:
+    with Store.open(db, durable=False) as store:
         simulate_cohort(load_study(path), store, 3, seed=1)
     return path, db
 
@@ -202,7 +202,7 @@ def test_a_deleted_session_is_named_and_a_withdrawn_one_is_not(copy, capsys):
     path, db = copy
     sessions = sql(db, "SELECT participant, session_id FROM sessions ORDER BY created_at")
     with Store.open(db) as store:
-        store.withdraw(sessions[0][0])  # a withdrawal: the log names the session
+        store.withdrawal.withdraw(sessions[0][0])  # a withdrawal: the log names the session
     assert mismatches(db, path, capsys) == []
     sql(db, "PRAGMA foreign_keys = ON; DELETE FROM sessions WHERE session_id = "
         f"'{sessions[1][1]}';")  # fmt: skip
@@ -253,7 +253,7 @@ def test_expect_head_accepts_the_head_or_an_earlier_one_and_refuses_a_rewritten_
     head = verify_db(db, path).audit_head
     assert mismatches(db, path, capsys, expect_head=head) == []
     with Store.open(db) as store:  # the log grows: an export's entry
-        store.record_export("0" * 64, {"n": 1})
+        store.audit.record_export("0" * 64, {"n": 1})
     report = verify_db(db, path, expect_head=head[:12])
     assert report.ok and any(
         "log leads to it unchanged, and 1 entry was added since" in n for n in report.notes

@@ -47,7 +47,7 @@ def tiny_db(tmp_path_factory) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("tiny")
     path = tiny_study(folder, levels="20, 400", itl=30, timeout_s=0.9)
     db = folder / "tiny.sqlite"
-    with Store.open(db) as store:
+    with Store.open(db, durable=False) as store:
         simulate_cohort(load_study(path), store, 3, seed=1, truth=IMPATIENT)
     return path, db
 
@@ -63,7 +63,7 @@ def held_db(tmp_path_factory) -> tuple[Path, Path]:
     path = folder / "held.toml"
     path.write_text(text + HELD, encoding="utf-8")
     db = folder / "held.sqlite"
-    with Store.open(db) as store:
+    with Store.open(db, durable=False) as store:
         simulate_cohort(load_study(path), store, 2, seed=3)
     return path, db
 

@@ -95,7 +95,7 @@ def test_withdrawal_removes_every_row_keeps_a_contentless_audit_entry_and_verifi
         assert all(r.get("participant") != WITHDRAWN for r in exported), table
 
     with Store.open(db) as store:
-        entries = store.audit_entries()
+        entries = store.audit.entries()
     deletes = [e for e in entries if e["action"] == "delete"]
     assert len(deletes) == 1
     assert deletes[0]["subject"] is None
@@ -178,7 +178,7 @@ def test_an_enrolled_participant_is_withdrawn_by_the_platform_id(db, capsys):
         made = enrolment_salt(store, Path(str(db) + ".enrol_salt"), make=True)  # as the host
         assert made is not None and made.origin == "made"
         enrolled = enrolled_participant(made.salt, platform_id)
-        store.start_or_resume_session(load_study(STUDY), enrolled, environment={})
+        store.sessions.start_or_resume(load_study(STUDY), enrolled, environment={})
     assert len(sessions_of(db, enrolled)) == 1
 
     code, _, err = exits(["withdraw", db, "--enrolled", platform_id + "x", "--yes"], capsys)

@@ -32,7 +32,7 @@ class Outcome(StrEnum):
 
 
 FINISHED = (Outcome.COMPLETED, Outcome.ABANDONED, Outcome.TIMED_OUT, Outcome.ERROR)
-"""What a trial that played to its end can be stored with (`Store.finish_trial`)."""
+"""What a trial that played to its end can be stored with (`store.trials.commit`)."""
 
 
 class EventKind(StrEnum):

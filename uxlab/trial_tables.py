@@ -90,12 +90,13 @@ def is_sqlite(path: Path) -> bool:
 def load_trial_table(path: Path | str, columns: ColumnMap | None = None) -> TrialTable:
     """The trial table; a uxlab database goes through the store's exporter first."""
     from analysis.trial_table import load_trial_table as load
+    from uxlab.store.open_checks import holds_trial_table
 
     if isinstance(path, str):  # a PostgreSQL study database (`--db postgresql://...`)
         return load_exported(path, columns)
     if not path.exists():
         raise ReportError(f"{path}: no such file or folder")
-    if is_sqlite(path) and not has_trials_table(path):
+    if is_sqlite(path) and not holds_trial_table(path):
         return load_exported(path, columns)
     return load(path, columns)
 
@@ -121,16 +122,3 @@ def load_exported(db: Path | str, columns: ColumnMap | None = None) -> TrialTabl
     source = db if isinstance(db, Path) else Path(f"postgresql:{database_stem(db)}")
     table.source, table.source_sha256 = source, digest
     return table
-
-
-def has_trials_table(path: Path) -> bool:
-    """True for a SQLite file holding the exported trial table (not a uxlab study database)."""
-    import sqlite3
-    from contextlib import closing
-
-    try:
-        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as con:
-            cols = [r[1] for r in con.execute("PRAGMA table_info(trials)")]
-    except sqlite3.DatabaseError:
-        return False  # damaged: the store's exporter says so in one line
-    return "participant" in cols and "outcome" in cols and "levels" not in cols

@@ -62,7 +62,7 @@ def realised_thresholds(
     with tempfile.TemporaryDirectory(prefix="uxlab-realised-") as tmp:
         where = Path(workdir or tmp)
         db = where / "study.sqlite"
-        with Store.open(db) as store:
+        with Store.open(db, durable=False) as store:
             simulate_cohort(study, store, n_people, seed=seed, truth=truth)
         export_db(db, where / "export")
         population = report_population(where / "export", n_boot, seed)[0]

@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_plan:
         print(_plan(study, args.participants, truth, args.seed), flush=True)
     print(f"simulating {args.participants} participants on {study.path.name} ...", flush=True)
-    with Store.open(db) as store:
+    with Store.open(db, durable=False) as store:
         done = simulate_cohort(study, store, args.participants, seed=args.seed, truth=truth)
     t_sim = time.perf_counter() - started
     n_trials = sum(s.n_trials for s in done)

@@ -109,9 +109,9 @@ def run(args: argparse.Namespace) -> int:
         )
         print("\n".join(after_database(db)))
         return 0
-    with Store.open(db) as store:
+    with Store.open(db, durable=args.durable) as store:
         done = simulate_cohort(
-            study, store, args.participants, seed=args.seed, truth=truth, durable=args.durable,
+            study, store, args.participants, seed=args.seed, truth=truth,
             progress=lambda s: print(
                 f"  {s.participant}: already completed by an earlier run, kept "
                 f"({s.n_trials} trials)" if s.kept else

@@ -5,14 +5,14 @@ participant's data everywhere.
 id: their participant id (`R-...`) is computed with the enrolment salt kept in the database
 (`uxlab.store.enrolment_salt`); the platform id itself is neither stored nor printed.
 
-Deletes the participant's sessions, trials, answers, events and runs (`Store.withdraw`) and
-their invitation, if they had one (`withdraw_invited`: the code then opens nothing). The
-audit log keeps a `delete` entry with the counts and the SHA-256 of what was deleted, never
-its content. Then clears what the database still keeps of the deleted rows and says what
-stays (`Store.clear_remains`: SQLite's write-ahead log while another process has the file
-open; PostgreSQL's old row versions, write-ahead log and backups). Asks first, unless
-`--yes`; without a terminal to ask on, `--yes` is required. Prints counts only, never an
-answer.
+Deletes the participant's sessions, trials, answers, events and runs
+(`store.withdrawal.withdraw`) and their invitation, if they had one (`withdraw_invited`: the
+code then opens nothing). The audit log keeps a `delete` entry with the counts and the
+SHA-256 of what was deleted, never its content. Then clears what the database still keeps of
+the deleted rows and says what stays (`store.withdrawal.clear_remains`: SQLite's write-ahead
+log while another process has the file open; PostgreSQL's old row versions, write-ahead log
+and backups). Asks first, unless `--yes`; without a terminal to ask on, `--yes` is required.
+Prints counts only, never an answer.
 """
 
 from __future__ import annotations
@@ -69,8 +69,7 @@ def run(args: argparse.Namespace) -> int:
         )
     who = args.participant if args.enrolled is None else _enrolled(db, args.enrolled)
     with Store.open(db) as store:
-        invited = check.has_invitations(store.conn)
-        known = check.participant_ids(store.conn, invited)
+        known = store.withdrawal.participants()
         if who not in known:
             if args.enrolled is not None:
                 raise CliError(
@@ -78,19 +77,19 @@ def run(args: argparse.Namespace) -> int:
                     f"participant id would be {who}); nothing was deleted"
                 )
             raise CliError(check.unknown_participant(db_name(db), who, known))
-        busy = check.live_session(store, who)
+        busy = store.withdrawal.live_session(who)
         if busy:
             raise CliError(f"--participant {who}: {busy}; nothing was deleted")
-        planned = check.row_counts(store.conn, who)
+        planned = store.withdrawal.row_counts(who)
         print(
             f"Withdraw {who} from {db_name(db)}: deletes {check.say_counts(planned)}"
-            + (", and their invitation" if invited and check.is_invited(store.conn, who) else "")
+            + (", and their invitation" if store.withdrawal.is_invited(who) else "")
             + ". This cannot be undone."
         )
         if not args.yes:
             _confirm(who, command("withdraw", db, "--participant", who, "--yes"))
-        counts = withdraw_invited(store, who) if invited else store.withdraw(who)
-        remains = store.clear_remains()
+        counts = withdraw_invited(store, who)
+        remains = store.withdrawal.clear_remains()
     gone = {**counts, "runs": planned["runs"]}
     invitation = counts.get("invitations", 0)
     print(

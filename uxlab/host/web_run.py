@@ -99,13 +99,6 @@ async def serve_web(
     def log(line: str) -> None:
         print(f"uxlab host: {line}", flush=True)
 
-    def session_state(participant: str) -> str | None:
-        row = store.conn.execute(
-            "SELECT state FROM sessions WHERE participant = ? ORDER BY created_at DESC LIMIT 1",
-            (participant,),
-        ).fetchone()
-        return str(row[0]) if row else None
-
     enrolment = None
     if hosting.enrol is not None:
         # the salt is kept in the database (one for every host sharing it); a salt file
@@ -135,7 +128,7 @@ async def serve_web(
         enrolment=enrolment,
         max_open=hosting.max_open,
         log=log,
-        session_state=session_state,
+        session_state=store.sessions.state_of,
         paints=paints,
         program_vars=passed_vars,
     )

@@ -86,8 +86,8 @@ class StudySession:
         shaper: Shaper = shape,
     ) -> StudySession:
         """Start the participant's session, or resume their unfinished one."""
-        store.allocate_group(study, participant)
-        session = store.start_or_resume_session(
+        store.groups.allocate(study, participant)
+        session = store.sessions.start_or_resume(
             study, participant, seed=seed, environment=environment, pilot=pilot,
             simulated=simulated,
         )  # fmt: skip
@@ -166,7 +166,7 @@ class StudySession:
             note = f"Welcome back. The session continues with trial {at} of {self.n_main}."
         cut = self.session.interrupted
         if cut:
-            rerun = self.store.requeued_attempts(self.session)
+            rerun = self.store.sessions.requeued_attempts(self.session)
             if all(i in rerun for i in cut):
                 note += (
                     " The trial that was on screen when the session stopped was not finished, "
@@ -194,44 +194,44 @@ class StudySession:
         """Store a session event now (not of a trial): `t_ms` is kept as ms since this start
         or resume opened the session (e.g. `terminal` at the start, `resize` between trials)."""
         now = self.clock.now_ms() if t_ms is None else t_ms
-        self.store.add_session_event(self.session, kind, now - self.opened_ms, data)
+        self.store.sessions.add_event(self.session, kind, now - self.opened_ms, data)
 
     # -- consent and state -------------------------------------------------------------------
     def accept_consent(self) -> None:
-        self.store.set_state(self.session, "consented")
+        self.store.sessions.set_state(self.session, "consented")
         self.needs_consent = False
 
     def decline_consent(self) -> None:
         """Only the refusal is kept: the session and participant rows are deleted."""
-        self.store.record_refusal(self.session)
+        self.store.withdrawal.record_refusal(self.session)
 
     def start_running(self) -> None:
         if self.session.state != "running":
-            self.store.set_state(self.session, "running")
+            self.store.sessions.set_state(self.session, "running")
 
     def interrupt(self, by: str = "key") -> None:
         """The participant or researcher quit (`by`: `key` or a signal's name): the session
         is paused (state `interrupted`) and can be resumed later."""
         if self.session.state in ("created", "consented", "running"):
-            self.store.set_state(self.session, "interrupted", by=by)
+            self.store.sessions.set_state(self.session, "interrupted", by=by)
 
     # -- trials ------------------------------------------------------------------------------
     def requeue(self, trial: Trial, reason: str) -> Trial | None:
         """Run `trial` again at the end of the session (after every other trial); returns
-        the re-run, or None when it is not queued again (see `Store.requeue_trial`).
+        the re-run, or None when it is not queued again (see `store.sessions.requeue_trial`).
 
         `trial` must be over (committed, or stored as `interrupted`); that attempt stays
         stored as it is and is marked as replaced (`requeued`, with `reason`). The re-run
         plays the same planned condition, recording and seed, so the design cell is still
         complete. A planned trial is re-run at most once per reason; practice is never.
         """
-        return self.store.requeue_trial(self.session, trial.index, reason)
+        return self.store.sessions.requeue_trial(self.session, trial.index, reason)
 
     def requeue_interrupted(self) -> list[Trial]:
         """Queue every `interrupted` trial not yet queued again (reason `interrupted`);
         returns the re-runs queued now. Safe to call again (e.g. after a crash meanwhile)."""
         queued = []
-        for index in self.store.interrupted_trials(self.session):
+        for index in self.store.sessions.interrupted_trials(self.session):
             rerun = self.requeue(self.trials[index], "interrupted")
             if rerun is not None:
                 queued.append(rerun)
@@ -262,7 +262,7 @@ class StudySession:
         plan = self.adaptive
         if plan is None or trial.practice or trial.attention is not None:
             return trial
-        level = plan.level_for(trial.levels, self.store.committed_trials(self.session))
+        level = plan.level_for(trial.levels, self.store.trials.committed(self.session))
         levels = {**trial.levels, plan.factor: level}
         within = {f.name: levels[f.name] for f in self.study.within_factors}
         return dataclasses.replace(trial, levels=levels, condition_id=condition_id(within))
@@ -272,7 +272,7 @@ class StudySession:
         if self.adaptive is None:
             return None
         tracks = sorted({self.adaptive.track(c.levels) for c in self.study.conditions})
-        return self.adaptive.states(self.store.committed_trials(self.session), tracks)
+        return self.adaptive.states(self.store.trials.committed(self.session), tracks)
 
     def begin(self, trial: Trial, shown_at_ms: float | None = None) -> TrialRun:
         """Mark the trial in flight (committed) and build its schedule.
@@ -285,7 +285,7 @@ class StudySession:
         trial = self.resolve(trial)
         schedule = self.schedule_for(trial)
         digest = schedule_sha256(self.study, trial, schedule)
-        self.store.begin_trial(self.session, trial.index, planned=trial, schedule_sha256=digest)
+        self.store.trials.begin(self.session, trial.index, planned=trial, schedule_sha256=digest)
         shown = self.clock.now_ms() if shown_at_ms is None else shown_at_ms
         return TrialRun(trial, schedule, self.study, self.clock, shown)
 
@@ -299,7 +299,7 @@ class StudySession:
         if digest is None:
             rec = run.record()
             reasons = self._judge_fidelity(run, rec)
-            digest = self.store.commit_trial(
+            digest = self.store.trials.commit(
                 self.session,
                 run.trial.index,
                 rec.outcome,
@@ -315,7 +315,7 @@ class StudySession:
         if self.adaptive is not None:
             state = self.adaptive_state()
             assert state is not None
-            self.store.set_adaptive(self.session, state)
+            self.store.sessions.set_adaptive(self.session, state)
         return digest
 
     # -- playback fidelity (`uxlab.fidelity`) ------------------------------------------------
@@ -408,7 +408,7 @@ class StudySession:
             self.commit(run)
             what = "committed"
         elif run is not None and run.t0_ms is None:
-            self.store.release_trial(self.session, run.trial.index)
+            self.store.trials.release(self.session, run.trial.index)
             what = "released"
         elif run is not None:
             what = "in_flight"
@@ -420,17 +420,17 @@ class StudySession:
     def end_questions(self) -> list[Question]:
         """The end-of-study questions still to ask: those answered before a crash (stored,
         the session not yet marked completed) are not asked again."""
-        answered = self.store.answered_end_questions(self.session)
+        answered = self.store.end_answers.answered(self.session)
         return [q for q in self.study.end_questions if q.id not in answered]
 
     def save_end_answers(self, responses: dict[str, tuple[Any, float | None]]) -> None:
         """Store end-of-study answers as they are given (one transaction); the first answer to
         a question is kept."""
-        self.store.commit_end_responses(self.session, responses)
+        self.store.end_answers.commit(self.session, responses)
 
     def finish(self, responses: dict[str, tuple[Any, float | None]] | None = None) -> None:
         """Store the end-of-study answers and mark the session completed."""
         if responses:
-            self.store.commit_end_responses(self.session, responses)
+            self.store.end_answers.commit(self.session, responses)
         self.start_running()
-        self.store.set_state(self.session, "completed")
+        self.store.sessions.set_state(self.session, "completed")

@@ -27,7 +27,7 @@ AskStep = Callable[[int, list[Question]], Awaitable[None]]
 
 @dataclass
 class TrialRecord:
-    """What `Store.commit_trial` takes for one trial."""
+    """What `store.trials.commit` takes for one trial."""
 
     outcome: str
     timings: dict[str, float | None]

@@ -177,7 +177,7 @@ async def simulate_session(
     pid = participant_id(seed, number)
     observer = draw_observer(study, truth, seed, number)
     env = simulated_environment(study, truth, observer, seed)
-    before = store.session_state(study, pid)
+    before = store.sessions.latest_state(study, pid)
     if before is not None and before[0] == "completed":  # a rerun after a kill: keep it
         return SimulatedSession(pid, before[2], observer, before[1], 0, 0.0, None, kept=True)
     clock = GiveUpClock()
@@ -226,16 +226,12 @@ def simulate_cohort(
     seed: int = 0,
     truth: PopulationTruth | None = None,
     progress: Callable[[SimulatedSession], None] | None = None,
-    durable: bool = False,
 ) -> list[SimulatedSession]:
     """Simulate `n_participants` sessions one after another; returns what each did.
 
-    Unless `durable`, this connection commits without an fsync per transaction (SQLite WAL
-    with synchronous=NORMAL: still never corrupt, but the last commits may be lost on a
-    power cut), which is what keeps a simulated session well under a second.
+    A store opened with `Store.open(db, durable=False)` commits without an fsync per
+    transaction, which is what keeps a simulated session well under a second.
     """
-    if not durable:
-        store.conn.execute("PRAGMA synchronous = NORMAL")
     out: list[SimulatedSession] = []
     for number in range(1, n_participants + 1):
         done = asyncio.run(simulate_session(study, store, number, seed=seed, truth=truth))

@@ -28,11 +28,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trial_table_spec as spec
 from uxlab.store.backend import Connection
-from uxlab.store.base import StoreBase
+
+if TYPE_CHECKING:
+    from uxlab.store.store import Store
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class ChunkPaint:
     parse_to_paint_ms: float
 
 
-def record_paints(store: StoreBase, paints: Iterable[ChunkPaint]) -> int:
+def record_paints(store: Store, paints: Iterable[ChunkPaint]) -> int:
     """Store `paints` in one write transaction (a chunk painted again replaces its row);
     the count stored. Rows of a session that is not (or no longer) stored are dropped."""
     rows = [
@@ -64,7 +66,7 @@ def record_paints(store: StoreBase, paints: Iterable[ChunkPaint]) -> int:
     if not rows:
         return 0
     sessions = sorted({r[0] for r in rows})
-    with store.write_transaction() as conn:
+    with store.db.write_transaction() as conn:
         known = {
             r[0]
             for r in conn.execute(

@@ -18,9 +18,12 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from uxlab.store.base import StoreBase
 from uxlab.store.schema import StoreError
+
+if TYPE_CHECKING:
+    from uxlab.store.store import Store
 
 
 @dataclass(frozen=True)
@@ -32,13 +35,13 @@ class EnrolmentSalt:
     origin: str
 
 
-def stored_salt(store: StoreBase) -> bytes | None:
+def stored_salt(store: Store) -> bytes | None:
     """The salt kept in the database, or None when no host has enrolled anyone yet."""
-    row = store.conn.execute("SELECT salt FROM enrolment_salt WHERE id = 1").fetchone()
+    row = store.db.conn.execute("SELECT salt FROM enrolment_salt WHERE id = 1").fetchone()
     return bytes.fromhex(row[0]) if row else None
 
 
-def enrolment_salt(store: StoreBase, salt_file: Path, *, make: bool) -> EnrolmentSalt | None:
+def enrolment_salt(store: Store, salt_file: Path, *, make: bool) -> EnrolmentSalt | None:
     """The database's salt; when it has none, the salt of `salt_file` (a file from a
     development build before 0.1.0) is adopted, or with `make` a new random one is written.
     The first writer wins: a host that lost the race gets the winner's salt. None when there
@@ -50,11 +53,11 @@ def enrolment_salt(store: StoreBase, salt_file: Path, *, make: bool) -> Enrolmen
     if adopted is None and not make:
         return None
     candidate = adopted if adopted is not None else secrets.token_bytes(32)
-    with store.write_transaction() as conn:
+    with store.db.write_transaction() as conn:
         conn.execute(
             "INSERT INTO enrolment_salt (id, salt, made_at) VALUES (1, ?, ?) "
             "ON CONFLICT (id) DO NOTHING",
-            (candidate.hex(), store._now_iso()),
+            (candidate.hex(), store.db.now_iso()),
         )
         (kept,) = conn.execute("SELECT salt FROM enrolment_salt WHERE id = 1").fetchone()
     salt = bytes.fromhex(kept)

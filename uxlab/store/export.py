@@ -117,7 +117,7 @@ def _record_export(db: str | Path, digests: dict[str, str], counts: dict[str, in
     except (sqlite3.OperationalError, StoreError):
         return  # a read-only copy: nothing to append to
     try:
-        store.record_export(sha256_json(digests), {"files": digests, "rows": counts})
+        store.audit.record_export(sha256_json(digests), {"files": digests, "rows": counts})
     except sqlite3.OperationalError:
         pass
     finally:

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
-from uxlab.store.base import StoreBase
+from uxlab.store.base import Database
 from uxlab.store.digests import sha256_json
 from uxlab.store.ids import check_participant_id
 from uxlab.store.records import LIVE_STATES
 from uxlab.store.schema import StoreError
+from uxlab.store.studies import Studies
 from uxlab.study.spec import Condition, Study
 
 
-class GroupAllocation(StoreBase):
-    """`allocate_group` and `group_counts`."""
+class Groups:
+    """`store.groups`: each participant's between-participant group, and how full each is."""
 
-    def allocate_group(self, study: Study, participant: str) -> Condition | None:
+    def __init__(self, db: Database, studies: Studies):
+        self.db = db
+        self.conn = db.conn
+        self.studies = studies
+
+    def allocate(self, study: Study, participant: str) -> Condition | None:
         """The participant's between-participant group, allocated once from a counter.
 
         A group counts its completed sessions plus live ones (`LIVE_STATES`) seen within the
@@ -28,23 +34,23 @@ class GroupAllocation(StoreBase):
         if not groups:
             return None
         check_participant_id(participant)
-        with self.write_transaction():
-            self._register(study)
-            self._ensure_participant(participant)
+        with self.db.write_transaction():
+            self.studies.add(study)
+            self.db.ensure_participant(participant)
             (current,) = self.conn.execute(
                 "SELECT group_id FROM participants WHERE participant = ?", (participant,)
             ).fetchone()
             if current is not None:
                 return next(g for g in groups if g.id == current)
-            counts = self.group_counts(study)
+            counts = self.counts(study)
             cap = study.counterbalance.group_cap
             open_groups = [g for g in groups if cap is None or counts[g.id] < cap]
             if not open_groups:
                 raise StoreError(
-                    f"{self.path}: every group of study {study.id!r} is full "
+                    f"{self.db.path}: every group of study {study.id!r} is full "
                     f"({cap} per group: {counts}); raise [counterbalance].group_cap"
                 )
-            turn = self._counter(f"group:{study.id}")
+            turn = self.db.next_count(f"group:{study.id}")
             fewest = min(counts[g.id] for g in open_groups)
             ring = groups[turn % len(groups) :] + groups[: turn % len(groups)]
             chosen = next(g for g in ring if g in open_groups and counts[g.id] == fewest)
@@ -52,14 +58,14 @@ class GroupAllocation(StoreBase):
                 "UPDATE participants SET group_id = ? WHERE participant = ?",
                 (chosen.id, participant),
             )
-            self._audit(
+            self.db.append_audit(
                 "allocate", None, sha256_json(chosen.id), {"group": chosen.id, "counts": counts}
             )
             return chosen
 
-    def group_counts(self, study: Study) -> dict[str, int]:
+    def counts(self, study: Study) -> dict[str, int]:
         """How many slots each group holds now (completed + live + freshly allocated)."""
-        stale_s = self.clock() - study.counterbalance.stale_after_min * 60.0
+        stale_s = self.db.clock() - study.counterbalance.stale_after_min * 60.0
         counts = {g.id: 0 for g in study.groups}
         live_states = ", ".join("?" * len(LIVE_STATES))
         rows = self.conn.execute(

@@ -46,10 +46,9 @@ def create_invitations(store: Store, study_id: str, n: int) -> list[Invitation]:
     """Make `n` invitations for `study_id` in one transaction; the codes are returned only here."""
     if n < 1:
         raise ValueError(f"the number of invitations must be >= 1 (got {n})")
-    taken = {r[0] for r in store.conn.execute("SELECT participant FROM participants")}
-    taken |= {r[0] for r in store.conn.execute("SELECT participant FROM invitations")}
+    taken = set(store.withdrawal.participants())  # those with data, and those invited
     made: list[Invitation] = []
-    with store.write_transaction() as conn:
+    with store.db.write_transaction() as conn:
         for _ in range(n):
             participant = new_participant_id()
             while participant in taken:
@@ -59,7 +58,7 @@ def create_invitations(store: Store, study_id: str, n: int) -> list[Invitation]:
             conn.execute(
                 "INSERT INTO invitations (code_sha256, study_id, participant, created_at) "
                 "VALUES (?, ?, ?, ?)",
-                (code_sha256(code), study_id, participant, store._now_iso()),
+                (code_sha256(code), study_id, participant, store.db.now_iso()),
             )
             made.append(Invitation(code, participant))
     return made
@@ -73,7 +72,7 @@ def participant_for_code(store: Store, study_id: str, code: str) -> str | None:
     """
     wanted = code_sha256(code)
     found = None
-    for stored, participant in store.conn.execute(
+    for stored, participant in store.db.conn.execute(
         "SELECT code_sha256, participant FROM invitations WHERE study_id = ?", (study_id,)
     ):
         if hmac.compare_digest(stored, wanted):
@@ -83,18 +82,18 @@ def participant_for_code(store: Store, study_id: str, code: str) -> str | None:
 
 def count_invitations(store: Store, study_id: str) -> int:
     """How many invitations `study_id` has."""
-    (n,) = store.conn.execute(
+    (n,) = store.db.conn.execute(
         "SELECT count(*) FROM invitations WHERE study_id = ?", (study_id,)
     ).fetchone()
     return int(n)
 
 
 def withdraw_invited(store: Store, participant: str) -> dict[str, int]:
-    """`Store.withdraw(participant)` and delete their invitation, so the code opens nothing.
-
-    (`Store.withdraw` alone leaves the invitation, and the code would start a new session.)
+    """`store.withdrawal.withdraw(participant)` and delete their invitation, so the code
+    opens nothing. (`withdraw` alone leaves the invitation, and the code would start a new
+    session.)
     """
-    counts = store.withdraw(participant)
-    with store.write_transaction() as conn:
+    counts = store.withdrawal.withdraw(participant)
+    with store.db.write_transaction() as conn:
         gone = conn.execute("DELETE FROM invitations WHERE participant = ?", (participant,))
     return {**counts, "invitations": gone.rowcount}

@@ -43,7 +43,7 @@ import shutil
 import sqlite3
 import stat
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 from uxlab.store.backend import Connection
@@ -113,6 +113,16 @@ def is_sqlite_file(path: Path) -> bool:
     finally:
         conn.close()
     return True
+
+
+def holds_trial_table(path: Path) -> bool:
+    """True for a SQLite file holding the exported trial table (not a uxlab study database)."""
+    try:
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as con:
+            cols = [r[1] for r in con.execute("PRAGMA table_info(trials)")]
+    except sqlite3.DatabaseError:
+        return False  # damaged: the store's exporter says so in one line
+    return "participant" in cols and "outcome" in cols and "levels" not in cols
 
 
 def not_sqlite_message(path: Path) -> str:

@@ -44,7 +44,7 @@ class Session:
     pilot: bool = False
     simulated: bool = False
     reruns: dict[int, tuple[int, str]] = field(default_factory=dict)
-    """Re-runs queued at the end (`Store.requeue_trial`): their trial_index -> (the index
+    """Re-runs queued at the end (`Sessions.requeue_trial`): their trial_index -> (the index
     of the attempt they replace, why). `trials` holds them after the planned list."""
     n_planned: int | None = None
     """The planned list's length (`trials` beyond it are re-runs); None: all of `trials`."""

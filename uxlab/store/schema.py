@@ -118,7 +118,7 @@ CREATE TABLE trials (
                                           -- what `uxlab verify` rebuilds; NULL: not given
     PRIMARY KEY (session_id, trial_index)
 );
--- Trials queued again at the end of a session (`Store.requeue_trial`): the re-run's own
+-- Trials queued again at the end of a session (`Sessions.requeue_trial`): the re-run's own
 -- trial_index comes after the planned list; it plays the planned trial `root_index` again.
 CREATE TABLE requeued (
     session_id    TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,

@@ -4,23 +4,37 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import uuid
+from collections.abc import Callable
 from typing import Any
 
 from uxlab.store import lease
-from uxlab.store.base import StoreBase
+from uxlab.store.base import Database
 from uxlab.store.digests import sha256_json
 from uxlab.store.ids import check_participant_id
-from uxlab.store.records import TRANSITIONS, Session, UnfinishedSession
+from uxlab.store.records import END_INDEX, TRANSITIONS, Session, UnfinishedSession
 from uxlab.store.schema import StoreError
+from uxlab.store.studies import Studies
+from uxlab.store.trial_digest import session_digest
+from uxlab.store.withdrawal import Withdrawal
 from uxlab.study.design import Trial, design_trials
 from uxlab.study.progress import TrialCounter, TrialCounts
 from uxlab.study.spec import Study
 
 
-class Sessions(StoreBase):
-    """Starting, resuming and moving sessions along; re-runs at the end."""
+class Sessions:
+    """`store.sessions`: starting, resuming and moving sessions along; re-runs at the end;
+    what a session keeps besides its trials (session events, the adaptive state)."""
 
-    def start_or_resume_session(
+    def __init__(self, db: Database, studies: Studies, withdrawal: Withdrawal):
+        self.db = db
+        self.conn = db.conn
+        self.studies = studies
+        self.withdrawal = withdrawal
+        self.new_id: Callable[[], str] = lambda: "S-" + uuid.uuid4().hex[:12]
+        """Makes each new session's id (random; a test may make them repeatable)."""
+
+    def start_or_resume(
         self,
         study: Study,
         participant: str,
@@ -39,10 +53,10 @@ class Sessions(StoreBase):
         check_participant_id(participant)
         environment = dict(environment or {})
         seed = study.seed if seed is None else int(seed)
-        now_s, now = self.clock(), self._now_iso()
-        with self.write_transaction():
-            self._register(study)
-            number = self._ensure_participant(participant)
+        now_s, now = self.db.clock(), self.db.now_iso()
+        with self.db.write_transaction():
+            self.studies.add(study)
+            number = self.db.ensure_participant(participant)
             row = self._latest_session(study, participant)
             if row:
                 self._take_lease(study, participant, row[0], now_s, now)
@@ -92,7 +106,7 @@ class Sessions(StoreBase):
         ).fetchone()
         if row and row[1] == "completed":
             raise StoreError(
-                f"{self.path}: participant {participant} already completed study "
+                f"{self.db.path}: participant {participant} already completed study "
                 f"{study.id!r} (session {row[0]}); use a new participant id"
             )
         return row
@@ -108,7 +122,7 @@ class Sessions(StoreBase):
             if group_id is None:
                 raise StoreError(
                     f"study {study.id!r} has between-participant factors: call "
-                    "allocate_group(study, participant) before starting the session"
+                    "store.groups.allocate(study, participant) before starting the session"
                 )
             group = next(g for g in study.groups if g.id == group_id)
         return group_id, group
@@ -130,7 +144,7 @@ class Sessions(StoreBase):
         returns its id. Runs inside the caller's write transaction."""
         plan = [t.to_dict() for t in trials]
         plan_sha = sha256_json(plan)
-        session_id = self.new_session_id()
+        session_id = self.new_id()
         self.conn.execute(
             "INSERT INTO sessions (session_id, participant, study_sha256, seed, state, pilot,"
             " simulated, environment, plan, plan_sha256, group_id, resumed_count, created_at,"
@@ -152,7 +166,7 @@ class Sessions(StoreBase):
                 now_s,
             ),
         )
-        self._audit(
+        self.db.append_audit(
             "create",
             session_id,
             plan_sha,
@@ -172,8 +186,8 @@ class Sessions(StoreBase):
     ) -> None:
         """Hold the session for this process (raises while another live process holds it)."""
         stale_s = study.counterbalance.stale_after_min * 60.0
-        lease.take(self.conn, self.path, session_id, participant, now_s, now, stale_s)
-        self.leases.add(session_id)
+        lease.take(self.conn, self.db.path, session_id, participant, now_s, now, stale_s)
+        self.db.leases.add(session_id)
 
     def _add_run(
         self, session_id: str, run: int, next_index: int, environment: dict[str, Any], now: str
@@ -205,9 +219,9 @@ class Sessions(StoreBase):
         session_id, state, sha, plan_json, seed, resumed_count, group_id, pilot, simulated = row
         if sha != study.sha256:
             raise StoreError(
-                f"{self.path}: session {session_id} ran study file {sha[:12]}…, but this file is "
-                f"{study.sha256[:12]}…; resume with the original file (the database holds its "
-                "text) or use a new participant id"
+                f"{self.db.path}: session {session_id} ran study file {sha[:12]}…, but this "
+                f"file is {study.sha256[:12]}…; resume with the original file (the database "
+                "holds its text) or use a new participant id"
             )
         in_flight = [
             r[0]
@@ -233,7 +247,7 @@ class Sessions(StoreBase):
             (resumed_count, now, now_s, session_id),
         )
         next_index = 0 if last is None else last + 1
-        self._audit(
+        self.db.append_audit(
             "resume",
             session_id,
             sha256_json(in_flight),
@@ -300,8 +314,8 @@ class Sessions(StoreBase):
         if trial.practice:
             return None
         n_planned = session.n_planned if session.n_planned is not None else len(session.trials)
-        now = self._now_iso()
-        with self.write_transaction():
+        now = self.db.now_iso()
+        with self.db.write_transaction():
             row = self.conn.execute(
                 "SELECT committed_at FROM trials WHERE session_id = ? AND trial_index = ?",
                 (session.id, of_index),
@@ -336,7 +350,7 @@ class Sessions(StoreBase):
                 (session.id, index, of_index, root, reason, now),
             )
             detail = {"trial_index": index, "of_index": of_index, "reason": reason}
-            self._audit("requeue", session.id, sha256_json(detail), detail)
+            self.db.append_audit("requeue", session.id, sha256_json(detail), detail)
         plan = session.trials[:n_planned]
         rerun = dataclasses.replace(plan[root], index=index, break_before=False)
         session.trials.append(rerun)
@@ -358,7 +372,7 @@ class Sessions(StoreBase):
             )
         ]
 
-    def unfinished_sessions(self, study: Study) -> list[UnfinishedSession]:
+    def unfinished(self, study: Study) -> list[UnfinishedSession]:
         """This study file's unfinished sessions, the most recently active first.
 
         Each can be resumed unless its `in_use` names the live process holding it now (on
@@ -379,7 +393,7 @@ class Sessions(StoreBase):
             (study.sha256,),
         ).fetchall()
         stale_s = study.counterbalance.stale_after_min * 60.0
-        in_use = lease.holders(self.conn, [r[0] for r in rows], self.clock(), stale_s)
+        in_use = lease.holders(self.conn, [r[0] for r in rows], self.db.clock(), stale_s)
         out = []
         for sid, participant, state, plan, updated_at, last_seen_s, pilot in rows:
             counts = self._trial_counts(sid, plan, study.session.rerun_interrupted)
@@ -447,7 +461,7 @@ class Sessions(StoreBase):
 
         `interrupted` is set by a resume, or by a quit (a pause: `by` names what quit, `key`
         or a signal such as `SIGHUP`, kept in a `pause` audit entry); `withdrawn` deletes the
-        participant's data (see `withdraw`).
+        participant's data (`Withdrawal.withdraw`).
         """
         allowed = TRANSITIONS.get(session.state, ())
         if state not in allowed:
@@ -456,18 +470,18 @@ class Sessions(StoreBase):
                 f"(allowed: {', '.join(allowed) or 'nothing'})"
             )
         if state == "withdrawn":
-            self._withdraw(session.participant)
+            self.withdrawal.withdraw(session.participant)
             session.state = state
             return
-        with self.write_transaction():
+        with self.db.write_transaction():
             self.conn.execute(
                 "UPDATE sessions SET state = ?, updated_at = ?, last_seen_s = ? "
                 "WHERE session_id = ?",
-                (state, self._now_iso(), self.clock(), session.id),
+                (state, self.db.now_iso(), self.db.clock(), session.id),
             )
             if state in ("running", "completed"):
-                digest = self._session_digest(session.id)
-                self._audit(
+                digest = session_digest(self.conn, session.id)
+                self.db.append_audit(
                     "run" if state == "running" else "finish",
                     session.id,
                     digest,
@@ -475,10 +489,10 @@ class Sessions(StoreBase):
                 )
             elif state == "interrupted" and by is not None:
                 detail = {"by": by, "resumed_count": session.resumed_count}
-                self._audit("pause", session.id, sha256_json(detail), detail)
+                self.db.append_audit("pause", session.id, sha256_json(detail), detail)
         session.state = state
 
-    def session_state(self, study: Study, participant: str) -> tuple[str, int, str] | None:
+    def latest_state(self, study: Study, participant: str) -> tuple[str, int, str] | None:
         """The state of the participant's latest session of `study`, its trials stored
         (committed or in flight) and its id, or None when they have none (read only)."""
         row = self.conn.execute(
@@ -489,3 +503,43 @@ class Sessions(StoreBase):
             (participant, study.id),
         ).fetchone()
         return None if row is None else (row[0], row[1], row[2])
+
+    def set_adaptive(self, session: Session, state: dict[str, Any]) -> None:
+        """Keep the adaptive procedures' state (estimates, posterior) with the session."""
+        with self.db.write_transaction():
+            self.conn.execute(
+                "UPDATE sessions SET adaptive = ? WHERE session_id = ?",
+                (json.dumps(state, sort_keys=True), session.id),
+            )
+
+    def adaptive_state(self, session_id: str) -> dict[str, Any] | None:
+        """The stored adaptive state of a session (None when the study is not adaptive)."""
+        row = self.conn.execute(
+            "SELECT adaptive FROM sessions WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        return json.loads(row[0]) if row and row[0] else None
+
+    def add_event(
+        self, session: Session, kind: str, t_ms: float | None, data: dict[str, Any]
+    ) -> None:
+        """Store one event of the session, not of a trial (e.g. the terminal's size at a start
+        or a resize between trials), at once, under `trial_index` -1 (`END_INDEX`)."""
+        payload = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        with self.db.write_transaction():
+            (seq,) = self.conn.execute(
+                "SELECT COALESCE(MAX(seq), -1) + 1 FROM events WHERE session_id = ? "
+                "AND trial_index = ?",
+                (session.id, END_INDEX),
+            ).fetchone()
+            self.conn.execute(
+                "INSERT INTO events VALUES (?,?,?,?,?,?)",
+                (session.id, END_INDEX, seq, t_ms, kind, payload),
+            )
+
+    def state_of(self, participant: str) -> str | None:
+        """The state of the participant's latest session of any study, or None (read only)."""
+        row = self.conn.execute(
+            "SELECT state FROM sessions WHERE participant = ? ORDER BY created_at DESC LIMIT 1",
+            (participant,),
+        ).fetchone()
+        return str(row[0]) if row else None

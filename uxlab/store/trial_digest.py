@@ -1,6 +1,6 @@
 """What a trial's audit entry holds of it, computed alike at commit and by `uxlab verify`.
 
-`commit_trial` writes, and `uxlab verify` recomputes from the stored rows:
+`store.trials.commit` writes, and `uxlab verify` recomputes from the stored rows:
 
 - the entry's `sha256`: SHA-256 of the canonical JSON (`sha256_json`) of
   `{session_id, trial_index, outcome, timings, responses, events}`, with `timings` every

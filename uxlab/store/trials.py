@@ -7,14 +7,13 @@ from typing import Any
 
 from uxlab.outcomes import Outcome
 from uxlab.store.answers import _matches, _normalise_responses
-from uxlab.store.base import StoreBase
+from uxlab.store.base import Database
 from uxlab.store.digests import sha256_json
-from uxlab.store.records import END_INDEX, OUTCOMES, TIMING_COLUMNS, Session
+from uxlab.store.records import OUTCOMES, TIMING_COLUMNS, Session
 from uxlab.store.schema import StoreError
 from uxlab.store.trial_digest import (
     EventRow,
     TrialRows,
-    end_answers_sha256,
     real,
     stored_timings,
     trial_digest,
@@ -23,10 +22,14 @@ from uxlab.study.adaptive import CommittedTrial
 from uxlab.study.design import Trial
 
 
-class Trials(StoreBase):
-    """Begin, release and commit trials; session events and end-of-study answers."""
+class Trials:
+    """`store.trials`: begin, release and commit a session's trials; read them back."""
 
-    def begin_trial(
+    def __init__(self, db: Database):
+        self.db = db
+        self.conn = db.conn
+
+    def begin(
         self,
         session: Session,
         trial_index: int,
@@ -46,8 +49,8 @@ class Trials(StoreBase):
         if not 0 <= trial_index < len(session.trials):
             raise StoreError(f"session {session.id}: no trial {trial_index} in the trial list")
         t = planned or session.trials[trial_index]
-        now = self._now_iso()
-        with self.write_transaction():
+        now = self.db.now_iso()
+        with self.db.write_transaction():
             self.conn.execute(
                 "INSERT INTO trials (session_id, trial_index, block, practice, kind, "
                 "condition_id, levels, replay_id, seed, attention, outcome, started_at, "
@@ -69,11 +72,11 @@ class Trials(StoreBase):
             )
             self.conn.execute(
                 "UPDATE sessions SET updated_at = ?, last_seen_s = ? WHERE session_id = ?",
-                (now, self.clock(), session.id),
+                (now, self.db.clock(), session.id),
             )
         session.next_index = trial_index + 1
 
-    def release_trial(self, session: Session, trial_index: int) -> bool:
+    def release(self, session: Session, trial_index: int) -> bool:
         """Take back a trial begun but never sent (the participant quit before Enter).
 
         Its in-flight row is deleted, so a resume offers the same trial again instead of
@@ -82,7 +85,7 @@ class Trials(StoreBase):
         """
         if trial_index != session.next_index - 1:
             return False
-        with self.write_transaction():
+        with self.db.write_transaction():
             stored = self.conn.execute(
                 "SELECT (SELECT COUNT(*) FROM events WHERE session_id = ? AND trial_index = ?)"
                 " + (SELECT COUNT(*) FROM responses WHERE session_id = ? AND trial_index = ?)",
@@ -97,12 +100,12 @@ class Trials(StoreBase):
             )
             if cur.rowcount != 1:
                 return False
-            self._audit("release", session.id, sha256_json(trial_index),
+            self.db.append_audit("release", session.id, sha256_json(trial_index),
                         {"trial_index": trial_index})  # fmt: skip
         session.next_index = trial_index
         return True
 
-    def commit_trial(
+    def commit(
         self,
         session: Session,
         trial_index: int,
@@ -134,8 +137,8 @@ class Trials(StoreBase):
             event_rows,
         )  # fmt: skip
         digest = trial_digest(stored)  # what verify recomputes from the stored rows
-        now = self._now_iso()
-        with self.write_transaction():
+        now = self.db.now_iso()
+        with self.db.write_transaction():
             cur = self.conn.execute(
                 "UPDATE trials SET outcome = ?, attention_ok = ?, t_abandon_ms = ?, "
                 "shown_first_ms = ?, shown_last_ms = ?, scheduled_end_ms = ?, timings = ?, "
@@ -154,7 +157,7 @@ class Trials(StoreBase):
             if cur.rowcount != 1:
                 raise StoreError(
                     f"session {session.id}: trial {trial_index} is not in flight (call "
-                    "begin_trial first; a trial is committed once)"
+                    "store.trials.begin first; a trial is committed once)"
                 )
             self.conn.executemany(
                 "INSERT INTO responses VALUES (?,?,?,?,?)",
@@ -163,9 +166,9 @@ class Trials(StoreBase):
             self.conn.executemany("INSERT INTO events VALUES (?,?,?,?,?,?)", event_rows)
             self.conn.execute(
                 "UPDATE sessions SET updated_at = ?, last_seen_s = ? WHERE session_id = ?",
-                (now, self.clock(), session.id),
+                (now, self.db.clock(), session.id),
             )
-            self._audit(
+            self.db.append_audit(
                 "trial",
                 session.id,
                 digest.sha256,
@@ -173,7 +176,7 @@ class Trials(StoreBase):
             )
         return digest.sha256
 
-    def committed_trials(self, session: Session) -> list[CommittedTrial]:
+    def committed(self, session: Session) -> list[CommittedTrial]:
         """The session's committed trials in order: levels, outcome and answers."""
         answers: dict[int, dict[str, str | None]] = {}
         for idx, qid, value in self.conn.execute(
@@ -190,79 +193,6 @@ class Trials(StoreBase):
                 "WHERE session_id = ? AND committed_at IS NOT NULL AND outcome != 'interrupted' "
                 "ORDER BY trial_index",
                 (session.id,),
-            )
-        ]
-
-    def set_adaptive(self, session: Session, state: dict[str, Any]) -> None:
-        """Keep the adaptive procedures' state (estimates, posterior) with the session."""
-        with self.write_transaction():
-            self.conn.execute(
-                "UPDATE sessions SET adaptive = ? WHERE session_id = ?",
-                (json.dumps(state, sort_keys=True), session.id),
-            )
-
-    def adaptive_state(self, session_id: str) -> dict[str, Any] | None:
-        """The stored adaptive state of a session (None when the study is not adaptive)."""
-        row = self.conn.execute(
-            "SELECT adaptive FROM sessions WHERE session_id = ?", (session_id,)
-        ).fetchone()
-        return json.loads(row[0]) if row and row[0] else None
-
-    def add_session_event(
-        self, session: Session, kind: str, t_ms: float | None, data: dict[str, Any]
-    ) -> None:
-        """Store one event of the session, not of a trial (e.g. the terminal's size at a start
-        or a resize between trials), at once, under `trial_index` -1 (`END_INDEX`)."""
-        payload = json.dumps(data, sort_keys=True, separators=(",", ":"))
-        with self.write_transaction():
-            (seq,) = self.conn.execute(
-                "SELECT COALESCE(MAX(seq), -1) + 1 FROM events WHERE session_id = ? "
-                "AND trial_index = ?",
-                (session.id, END_INDEX),
-            ).fetchone()
-            self.conn.execute(
-                "INSERT INTO events VALUES (?,?,?,?,?,?)",
-                (session.id, END_INDEX, seq, t_ms, kind, payload),
-            )
-
-    def answered_end_questions(self, session: Session) -> set[str]:
-        """The end-of-study questions this session has answered (stored before a crash)."""
-        return {
-            qid
-            for (qid,) in self.conn.execute(
-                "SELECT question_id FROM responses WHERE session_id = ? AND trial_index = ?",
-                (session.id, END_INDEX),
-            )
-        }
-
-    def commit_end_responses(self, session: Session, responses: dict[str, Any]) -> None:
-        """Store the answers to the end-of-study questions (one transaction). An answer
-        already stored is kept: the first answer is the datum, as for a trial. The audit
-        entry holds the SHA-256 of every end-of-study answer stored after it."""
-        answers = {
-            q: (value, real(rt))
-            for q, (value, rt) in _normalise_responses(
-                session.study.end_questions, responses, "end questions"
-            ).items()
-        }
-        with self.write_transaction():
-            self.conn.executemany(
-                "INSERT INTO responses VALUES (?,?,?,?,?) ON CONFLICT (session_id, trial_index, "
-                "question_id) DO NOTHING",
-                [(session.id, END_INDEX, q, v, rt) for q, (v, rt) in answers.items()],
-            )
-            stored = self.end_answer_rows(session.id)
-            detail = {"n": len(answers), "questions": sorted(q for q, _v, _rt in stored)}
-            self._audit("answers", session.id, end_answers_sha256(session.id, stored), detail)
-
-    def end_answer_rows(self, session_id: str) -> list[tuple[str, str | None, float | None]]:
-        """(question id, answer, rt_ms) of the session's stored end-of-study answers."""
-        return [
-            (q, v, rt)
-            for q, v, rt in self.conn.execute(
-                "SELECT question_id, value, rt_ms FROM responses WHERE session_id = ? "
-                "AND trial_index = ? ORDER BY question_id",
-                (session_id, END_INDEX),
             )
         ]
 

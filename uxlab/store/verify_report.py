@@ -47,7 +47,7 @@ class VerifyReport:
     n_live: int = 0
     """Live trials among `n_schedules`: only their profile, seed and source were compared."""
     n_unchecked: int = 0
-    """Trials stored without the SHA-256 of their schedule (`begin_trial` was not given one)."""
+    """Trials stored without the SHA-256 of their schedule (`trials.begin` was given none)."""
     n_event_trials: int = 0
     """Trials over (not in flight) whose stored events and timings were compared with the
     schedule rebuilt for them (`uxlab.store.verify_events`)."""

@@ -1,52 +1,12 @@
-"""Before a withdrawal (`uxlab withdraw`): whom the database knows, how many rows of each
-kind a participant has, whether a live process still runs one of their sessions, and a
-mistyped id matched to the closest known one. Counts only, never content."""
+"""Before a withdrawal (`uxlab withdraw`), in words: a participant's row counts, a mistyped id
+matched to the closest known one, and a study's `stale_after_min` read from its stored text.
+What the database holds is read by `store.withdrawal` (`uxlab.store.withdrawal`). Counts
+only, never content."""
 
 from __future__ import annotations
 
 import difflib
 from pathlib import Path
-
-from uxlab.store.backend import Connection
-from uxlab.store.store import Store
-
-
-def has_invitations(conn: Connection) -> bool:
-    """Whether the database has the invitations table (`uxlab invite` made it)."""
-    row = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'invitations'"
-    ).fetchone()
-    return row is not None
-
-
-def participant_ids(conn: Connection, invited: bool) -> list[str]:
-    """Every participant the database knows: those with data, and those only invited."""
-    ids = [r[0] for r in conn.execute("SELECT participant FROM participants ORDER BY number")]
-    if invited:
-        ids += [r[0] for r in conn.execute("SELECT participant FROM invitations ORDER BY 1")]
-    return list(dict.fromkeys(ids))
-
-
-def is_invited(conn: Connection, who: str) -> bool:
-    """Whether `who` holds an invitation."""
-    row = conn.execute("SELECT 1 FROM invitations WHERE participant = ?", (who,)).fetchone()
-    return row is not None
-
-
-def row_counts(conn: Connection, who: str) -> dict[str, int]:
-    """How many rows of each kind the participant has (counts only, never content)."""
-    counts: dict[str, int] = {}
-    for table in ("trials", "responses", "events", "session_runs"):
-        counts[table] = conn.execute(
-            f"SELECT count(*) FROM {table} t JOIN sessions s ON s.session_id = t.session_id "
-            "WHERE s.participant = ?",
-            (who,),
-        ).fetchone()[0]
-    counts["sessions"] = conn.execute(
-        "SELECT count(*) FROM sessions WHERE participant = ?", (who,)
-    ).fetchone()[0]
-    counts["runs"] = counts.pop("session_runs")
-    return counts
 
 
 def say_counts(counts: dict[str, int]) -> str:
@@ -69,37 +29,6 @@ def unknown_participant(db: Path | str, who: str, known: list[str]) -> str:
         f"--participant {who}: no such participant in {db}{guess} "
         f"({len(known)} participant(s); their ids are in sessions.csv of the export)"
     )
-
-
-def live_session(store: Store, who: str) -> str | None:
-    """What says a live process still runs one of `who`'s sessions, or None: the same rule
-    as resuming (`uxlab.store.lease.live_holder`). On this host its process must be alive;
-    on another host (a shared PostgreSQL store) the session counts as live until it was idle
-    for its study's `stale_after_min`. (Deleting under it would fail its next commit.)"""
-    from uxlab.store import lease
-
-    rows = store.conn.execute(
-        "SELECT s.session_id, st.text FROM sessions s "
-        "JOIN studies st ON st.sha256 = s.study_sha256 WHERE s.participant = ?",
-        (who,),
-    ).fetchall()
-    for session_id, study_text in rows:
-        stale_s = stale_after_min(study_text) * 60.0
-        held = lease.holders(store.conn, [session_id], store.clock(), stale_s).get(session_id)
-        if held is None:
-            continue
-        if not held.other_host:
-            return (
-                f"session {session_id} is running now (process {held.pid} on {held.host}); "
-                "withdraw after it ends or is stopped"
-            )
-        return (
-            f"session {session_id} is live on another host ({held.host}, process {held.pid}, "
-            f"last active {held.idle_s / 60.0:.0f} min ago; it counts as ended after "
-            f"{held.stale_after_s / 60.0:.0f} min without activity); withdraw after it ends "
-            "or is stopped there"
-        )
-    return None
 
 
 def stale_after_min(study_text: str) -> float:

@@ -20,11 +20,13 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from uxlab.store.base import StoreBase
+from uxlab.store import lease
+from uxlab.store.base import Database
 from uxlab.store.dialect import is_postgres
 from uxlab.store.digests import sha256_json
 from uxlab.store.records import Session
 from uxlab.store.schema import StoreError
+from uxlab.store.withdraw_check import stale_after_min
 
 PARTICIPANT_TABLES = (
     "participants", "sessions", "session_runs", "trials", "requeued", "responses", "events",
@@ -35,34 +37,98 @@ CHECKPOINT_WAIT_MS = 2000
 """How long the checkpoint after a withdrawal waits for other connections' transactions."""
 
 
-class Withdrawal(StoreBase):
-    """`record_refusal` and `withdraw`."""
+class Withdrawal:
+    """`store.withdrawal`: a declined consent and a withdrawal, and what the database still
+    keeps of the deleted rows."""
+
+    def __init__(self, db: Database):
+        self.db = db
+        self.conn = db.conn
+
+    # --- what a withdrawal would delete (asked before it) --------------------------------------
+
+    def participants(self) -> list[str]:
+        """Every participant the database knows: those with data, and those only invited."""
+        ids = [
+            r[0] for r in self.conn.execute("SELECT participant FROM participants ORDER BY number")
+        ]
+        ids += [r[0] for r in self.conn.execute("SELECT participant FROM invitations ORDER BY 1")]
+        return list(dict.fromkeys(ids))
+
+    def is_invited(self, who: str) -> bool:
+        """Whether `who` holds an invitation."""
+        row = self.conn.execute(
+            "SELECT 1 FROM invitations WHERE participant = ?", (who,)
+        ).fetchone()
+        return row is not None
+
+    def row_counts(self, who: str) -> dict[str, int]:
+        """How many rows of each kind the participant has (counts only, never content)."""
+        counts: dict[str, int] = {}
+        for table in ("trials", "responses", "events", "session_runs"):
+            counts[table] = self.conn.execute(
+                f"SELECT count(*) FROM {table} t JOIN sessions s ON s.session_id = t.session_id "
+                "WHERE s.participant = ?",
+                (who,),
+            ).fetchone()[0]
+        counts["sessions"] = self.conn.execute(
+            "SELECT count(*) FROM sessions WHERE participant = ?", (who,)
+        ).fetchone()[0]
+        counts["runs"] = counts.pop("session_runs")
+        return counts
+
+    def live_session(self, who: str) -> str | None:
+        """What says a live process still runs one of `who`'s sessions, or None: the same rule
+        as resuming (`uxlab.store.lease.live_holder`). On this host its process must be alive;
+        on another host (a shared PostgreSQL store) the session counts as live until it was
+        idle for its study's `stale_after_min`. (Deleting under it would fail its next commit.)"""
+        rows = self.conn.execute(
+            "SELECT s.session_id, st.text FROM sessions s "
+            "JOIN studies st ON st.sha256 = s.study_sha256 WHERE s.participant = ?",
+            (who,),
+        ).fetchall()
+        for session_id, study_text in rows:
+            stale_s = stale_after_min(study_text) * 60.0
+            held = lease.holders(self.conn, [session_id], self.db.clock(), stale_s).get(session_id)
+            if held is None:
+                continue
+            if not held.other_host:
+                return (
+                    f"session {session_id} is running now (process {held.pid} on {held.host}); "
+                    "withdraw after it ends or is stopped"
+                )
+            return (
+                f"session {session_id} is live on another host ({held.host}, process "
+                f"{held.pid}, last active {held.idle_s / 60.0:.0f} min ago; it counts as ended "
+                f"after {held.stale_after_s / 60.0:.0f} min without activity); withdraw after "
+                "it ends or is stopped there"
+            )
+        return None
+
+    # --- deleting ------------------------------------------------------------------------------
 
     def record_refusal(self, session: Session) -> None:
         """The participant declined consent: keep only a count, delete the session."""
         if session.state not in ("created", "interrupted"):
             raise StoreError(f"session {session.id}: consent was already given")
-        with self.write_transaction():
+        with self.db.write_transaction():
             self.conn.execute(
-                "INSERT INTO refusals VALUES (?, ?)", (session.study.sha256, self._now_iso())
+                "INSERT INTO refusals VALUES (?, ?)", (session.study.sha256, self.db.now_iso())
             )
             self._delete_participant(session.participant, "refuse")
         session.state = "withdrawn"
 
-    def _withdraw(self, participant: str) -> dict[str, int]:
-        return self.withdraw(participant)
-
     def withdraw(self, participant: str) -> dict[str, int]:
         """Delete everything stored about a participant; the audit keeps counts, not content.
         Then `clear_remains` (what it could not clear is left for the caller to say)."""
-        with self.write_transaction():
+        with self.db.write_transaction():
             counts = self._delete_participant(participant, "delete")
         return counts
 
     def clear_remains(self) -> list[str]:
         """Clear the copies of deleted rows the database still keeps (module docstring);
         returns what still holds them, one sentence each (empty: nothing in the database)."""
-        if is_postgres(self.path):
+        if is_postgres(self.db.path):
             return self._vacuum()
         return self._checkpoint()
 
@@ -78,10 +144,10 @@ class Withdrawal(StoreBase):
         if not busy and log <= 0 and done <= 0:
             return []
         return [
-            f"another process has {self.path} open (a host, a participant's session), so its "
-            f"write-ahead log ({self.path}-wal) still holds copies of the deleted rows; SQLite "
+            f"another process has {self.db.path} open (a host, a participant's session), so its "
+            f"write-ahead log ({self.db.path}-wal) still holds copies of the deleted rows; SQLite "
             "empties it when the last process closes the database, or run sqlite3 "
-            f'{self.path} "PRAGMA wal_checkpoint(TRUNCATE)" once they have stopped'
+            f'{self.db.path} "PRAGMA wal_checkpoint(TRUNCATE)" once they have stopped'
         ]
 
     def _vacuum(self) -> list[str]:
@@ -119,5 +185,5 @@ class Withdrawal(StoreBase):
         self.conn.execute("DELETE FROM participants WHERE participant = ?", (participant,))
         # the session ids (pseudonymous, already in the log's own entries) let `uxlab
         # verify` tell a withdrawn session from a deleted one; no content, no participant id
-        self._audit(action, None, sha256_json(dump), {**counts, "session_ids": sessions})
+        self.db.append_audit(action, None, sha256_json(dump), {**counts, "session_ids": sessions})
         return counts

@@ -86,7 +86,7 @@ def design_trials(
     """The participant's full trial list (practice, main blocks, attention checks, breaks).
 
     `participant_number` (1, 2, ...) picks the Latin-square row; `seed` defaults to the
-    study's seed; `group` is the between-participant cell (from `Store.allocate_group`).
+    study's seed; `group` is the between-participant cell (from `store.groups.allocate`).
     """
     seed = study.seed if seed is None else seed
     rng = np.random.default_rng([seed, participant_key(participant)])

@@ -8,7 +8,7 @@ its re-run is counted in its place, so the last trial reads "15 of 15". A re-run
 (`[timing] requeue_flagged`, reason `fidelity`) follows a trial the participant saw in
 full: it is an *extra* trial, shown after the planned ones and counted apart.
 
-A cut-off attempt is re-run at most once per planned trial (`Store.requeue_trial`); a
+A cut-off attempt is re-run at most once per planned trial (`Sessions.requeue_trial`); a
 practice trial never is. One cut off that is not re-run (the second cut-off of the same
 planned trial, or `[session] rerun_interrupted = false`) is counted as done: it used its
 place in the list.
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from uxlab.study.design import Trial
 
 CUT_OFF = "interrupted"
-"""The re-run reason of a trial cut off by a quit or a crash (`Store.requeue_trial`)."""
+"""The re-run reason of a trial cut off by a quit or a crash (`Sessions.requeue_trial`)."""
 
 
 def is_main(trial: Trial) -> bool:
@@ -97,7 +97,7 @@ class TrialCounter:
         return is_main(self.trials[index]) and not self.is_extra(index)
 
     def will_rerun(self, index: int) -> bool:
-        """Would a cut-off attempt at `index` be run again (`Store.requeue_trial`'s rule for
+        """Would a cut-off attempt at `index` be run again (`Sessions.requeue_trial`'s rule for
         reason `interrupted`: not practice, once per planned trial)?"""
         if self.trials[index].practice or index in {of for of, _ in self.reruns.values()}:
             return False

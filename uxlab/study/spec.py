@@ -164,7 +164,7 @@ class SessionOptions:
 
     rerun_interrupted: bool = True
     """A trial interrupted (the program stopped or quit mid-stream) is run again at the end
-    of the session; the interrupted attempt stays stored, marked (`Store.requeue_trial`)."""
+    of the session; the interrupted attempt stays stored, marked (`Sessions.requeue_trial`)."""
 
 
 @dataclass(frozen=True)

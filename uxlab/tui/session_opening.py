@@ -74,7 +74,7 @@ async def warn_once(app: OpeningApp, participant: str | None) -> None:
     before = None
     if participant is not None:
         try:
-            last = app.store.last_run_environment(app.study, participant)
+            last = app.store.sessions.last_run_environment(app.study, participant)
         except SAVE_ERRORS:  # unreadable now: showing them is the safe side
             last = None
         before = None if last is None else last.get("timing_verdict")
@@ -88,10 +88,10 @@ async def warn_once(app: OpeningApp, participant: str | None) -> None:
 async def pick_unfinished(app: OpeningApp, problem: str = "") -> str | None:
     """The unfinished session the researcher continues (its participant id), or None
     for a new participant (also when there is none to list)."""
-    unfinished = app.store.unfinished_sessions(app.study)
+    unfinished = app.store.sessions.unfinished(app.study)
     if not unfinished:
         return None
-    others = app.store.unfinished_of_other_versions(app.study)
+    others = app.store.sessions.unfinished_of_other_versions(app.study)
     return await app.push_screen_wait(
         ResumeScreen(unfinished, app.study.title, n_other_versions=others, problem=problem)
     )

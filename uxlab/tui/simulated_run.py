@@ -391,11 +391,9 @@ def simulate_cohort_through_ui(
 
     env: dict[str, Any] = {"frame_cap_fps": frame_cap(), "headless": True}
     done: list[UiSession] = []
-    with Store.open(db) as store:
-        if not durable:
-            store.conn.execute("PRAGMA synchronous = NORMAL")
+    with Store.open(db, durable=durable) as store:
         for number in range(1, n_participants + 1):
-            before = store.session_state(study, ui_participant_id(seed, number))
+            before = store.sessions.latest_state(study, ui_participant_id(seed, number))
             if before is not None and before[0] == "completed":  # a rerun after a kill
                 say(f"  {ui_participant_id(seed, number)}: already completed, kept")
                 continue
