@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from analysis.fitter import Fitter
+from analysis.fitter import Fitter, check_alpha
 
 FAMILIES = ("weibull", "lognormal", "loglogistic")
 CENSORED_OUTCOMES = ("completed", "timed_out")
@@ -221,6 +221,9 @@ class AbandonmentAFTFitter(Fitter):
     specs_: list[CovariateSpec] = field(default_factory=list)
     _fitted_attribute = "cov_"
 
+    def __post_init__(self) -> None:
+        check_alpha(self.alpha, type(self).__name__)
+
     def fit(
         self, sdata: pd.DataFrame, factors: list[str], cluster: str = "participant"
     ) -> AbandonmentAFTFitter:
@@ -296,7 +299,7 @@ class AbandonmentAFTFitter(Fitter):
         return np.r_[self.coef_.to_numpy(), self.log_sigma_]
 
     def _time_ratios(self) -> pd.DataFrame:
-        zc = stats.norm.ppf(1 - self.alpha / 2)
+        zc = self.normal_quantile()
         rows = []
         for i, spec in enumerate(self.specs_):
             # a separated fit (every give-up at one level) has a huge or negative variance:
@@ -326,7 +329,7 @@ class AbandonmentAFTFitter(Fitter):
         log_t = x @ self.coef_.to_numpy() + sigma * zq
         grad = np.r_[x, sigma * zq]
         se = float(np.sqrt(grad @ self.cov_ @ grad))
-        zc = stats.norm.ppf(1 - self.alpha / 2)
+        zc = self.normal_quantile()
         with np.errstate(over="ignore"):  # a bound beyond ~1e308 ms is inf: unbounded
             return (
                 float(np.exp(log_t)),
@@ -355,7 +358,7 @@ class AbandonmentAFTFitter(Fitter):
     def _summary_table(self) -> pd.DataFrame:
         """Coefficients on the log-time scale with robust SEs and time ratios."""
         se = np.sqrt(np.diag(self.cov_))
-        zc = stats.norm.ppf(1 - self.alpha / 2)
+        zc = self.normal_quantile()
         names = [*self.coef_.index, "log_sigma"]
         est = self.params_vector_
         return pd.DataFrame(

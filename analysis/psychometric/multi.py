@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import pandas as pd
 
 from analysis.batch_mle import Layout
-from analysis.fitter import Fitter
+from analysis.psychometric.engine_fitter import EngineFitter
 from analysis.psychometric.inputs import (
     PsychometricInputError,
     _column,
@@ -19,16 +17,13 @@ from analysis.psychometric.inputs import (
 from analysis.psychometric.ml_fit import (
     FitSpec,
     _best_of,
-    _deviance,
-    _deviance_p,
-    _threshold_logs,
     build_layout,
 )
-from analysis.psychometric.resampling import _intervals, _run_engine, _widest
-from analysis.psychometric.single import DEFAULT_LEVELS, PsychometricFitter, _ms_axis
+from analysis.psychometric.resampling import _run_engine
+from analysis.psychometric.single import PsychometricFitter, _ms_axis
 
 
-class MultiConditionFitter(Fitter):
+class MultiConditionFitter(EngineFitter):
     """One psychometric function per condition, fitted jointly with shared nuisances.
 
     Each condition c has its own m_c and w_c (and guess_c unless shared); the lapse is one
@@ -41,23 +36,6 @@ class MultiConditionFitter(Fitter):
     deviance_, deviance_p_, n_boot_failed_, result_ (the fit on the engine's parameter
     layout, as `PsychometricFitter.result_`).
     """
-
-    def __init__(
-        self,
-        sigmoid: str = "logistic",
-        guess: float | None = None,
-        lapse: float | None = None,
-        likelihood: str = "binomial",
-        direction: str = "auto",
-        alpha: float = 0.05,
-        levels: Sequence[float] = DEFAULT_LEVELS,
-    ):
-        self._template = PsychometricFitter(
-            sigmoid, guess, lapse, likelihood, direction, alpha, levels
-        )
-        self.sigmoid, self.guess, self.lapse = sigmoid, guess, lapse
-        self.likelihood, self.direction, self.alpha = likelihood, direction, alpha
-        self.levels = tuple(levels)
 
     def fit(
         self,
@@ -114,13 +92,8 @@ class MultiConditionFitter(Fitter):
         self.condition_column_ = condition
         self.direction_ = direction
         self.share_lapse_, self.share_guess_ = share_lapse, share_guess
-        self.n_boot_, self.seed_, self.ci_method_ = n_boot, seed, ci_method
-        self.result_ = result
+        self._keep_engine_fit(result, n_boot, seed, ci_method)
         self._n_by_cond = {key: float(n[cond == c].sum()) for c, key in enumerate(keys)}
-        self.loglik_ = result.loglik
-        self.deviance_ = float(_deviance(layout.psi(result.theta[None, :]), k, n)[0])
-        self.deviance_p_ = _deviance_p(result.boot_deviance, self.deviance_)
-        self.n_boot_failed_ = result.n_boot_failed
         self._singles = singles
         self.params_ = self._params_table()
         self.thresholds_ = self._thresholds_table()
@@ -178,15 +151,9 @@ class MultiConditionFitter(Fitter):
         return pd.DataFrame(rows).set_index("condition")
 
     def _thresholds_table(self) -> pd.DataFrame:
-        r = self.result_
         frames = []
         for c, key in enumerate(self.conditions_):
-            est = _threshold_logs(r.layout, r.theta[None, :], self.levels, c)[0]
-            boot = _threshold_logs(r.layout, r.boot_theta, self.levels, c)
-            jack = _threshold_logs(r.layout, r.jack_theta, self.levels, c)
-            low, high = _intervals(boot, est, jack, r.jack_weights, self.ci_method_, self.alpha)
-            sens = _threshold_logs(r.layout, r.sens_theta, self.levels, c)
-            low, high = _widest(low, high, sens, self.alpha)
+            est, low, high = self._threshold_logs_with_interval(self.levels, c)
             frames.append(
                 pd.DataFrame(
                     {

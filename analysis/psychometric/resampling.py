@@ -9,7 +9,6 @@ import numpy as np
 from scipy import stats
 
 from analysis.batch_mle import BOOT_TOLERANCES, Layout, maximise, refit
-from analysis.bootstrap import bca_interval, jackknife_acceleration, percentile_interval
 from analysis.psychometric.ml_fit import _deviance
 from analysis.psychometric.profile_width import shallowest_supported
 
@@ -175,22 +174,3 @@ def _sensitivity_bootstrap(layout, theta, known, k, n, uniforms) -> np.ndarray:
     sens_theta, sens_ll, _ = refit(layout, starts, k_sens, n, known=known, **BOOT_TOLERANCES)
     sens_theta[~np.isfinite(sens_ll)] = np.nan
     return sens_theta
-
-
-def _widest(low, high, sens_samples, alpha: float):
-    """Union of an interval with the percentile interval of the sensitivity bootstrap."""
-    if sens_samples.shape[0] == 0:
-        return low, high
-    s_low, s_high = percentile_interval(sens_samples, alpha)
-    return np.fmin(low, s_low), np.fmax(high, s_high)
-
-
-def _intervals(samples, estimate, jack, weights, method: str, alpha: float):
-    if method == "percentile" or samples.shape[0] == 0:
-        if samples.shape[0] == 0:
-            nan = np.full(np.size(estimate), np.nan)
-            return nan, nan
-        return percentile_interval(samples, alpha)
-    if method != "bca":
-        raise ValueError(f"ci_method {method!r} is not known; use 'bca' or 'percentile'")
-    return bca_interval(samples, estimate, jackknife_acceleration(jack, weights), alpha)

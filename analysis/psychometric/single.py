@@ -10,22 +10,18 @@ import pandas as pd
 from scipy import stats
 
 from analysis.batch_mle import Layout
-from analysis.fitter import Fitter
+from analysis.bootstrap import widen_to_percentile
+from analysis.psychometric.engine_fitter import EngineFitter
 from analysis.psychometric.inputs import aggregate_trials, check_counts
 from analysis.psychometric.ml_fit import (
     FitSpec,
     _best_of,
-    _deviance,
-    _deviance_p,
     _grid_starts,
     _threshold_logs,
     build_layout,
 )
-from analysis.psychometric.resampling import _FitResult, _intervals, _run_engine, _widest
-from analysis.sigmoids import get_sigmoid
+from analysis.psychometric.resampling import _FitResult, _run_engine
 from analysis.steep_tails import widen_steep_tails
-
-DEFAULT_LEVELS = (0.25, 0.5, 0.75)
 
 
 def _report_progress(progress, done: int, total: int, label: str = "") -> None:
@@ -50,7 +46,7 @@ def _ms_axis(ax, levels_ms) -> None:
     ax.xaxis.set_minor_formatter(NullFormatter())
 
 
-class PsychometricFitter(Fitter):
+class PsychometricFitter(EngineFitter):
     """Fit psi(x) = guess + (1 - guess - lapse) F(ln x; m, w) to binary judgements.
 
     Parameters
@@ -69,32 +65,6 @@ class PsychometricFitter(Fitter):
     `layout`, `theta`, counts `k` and `n`, bootstrap and jackknife draws; what the pooled,
     contrast and interval code build on).
     """
-
-    def __init__(
-        self,
-        sigmoid: str = "logistic",
-        guess: float | None = None,
-        lapse: float | None = None,
-        likelihood: str = "binomial",
-        direction: str = "auto",
-        alpha: float = 0.05,
-        levels: Sequence[float] = DEFAULT_LEVELS,
-    ):
-        get_sigmoid(sigmoid)
-        if likelihood not in ("binomial", "beta-binomial"):
-            raise ValueError(f"likelihood {likelihood!r}: use 'binomial' or 'beta-binomial'")
-        if direction not in ("auto", "rising", "falling"):
-            raise ValueError(f"direction {direction!r}: use 'auto', 'rising' or 'falling'")
-        for name, value in (("guess", guess), ("lapse", lapse)):
-            if value is not None and not 0.0 <= value < 0.5:
-                raise ValueError(f"{name}={value}: a fixed {name} must be in [0, 0.5)")
-        self.sigmoid = sigmoid
-        self.guess = guess
-        self.lapse = lapse
-        self.likelihood = likelihood
-        self.direction = direction
-        self.alpha = alpha
-        self.levels = tuple(levels)
 
     # fitting --------------------------------------------------------------------------------
 
@@ -143,10 +113,7 @@ class PsychometricFitter(Fitter):
         _report_progress(progress, 1, 1)
         self.x_ms_, self.n_yes_, self.n_total_ = x_ms, k_yes, n
         self.direction_ = direction
-        self.n_boot_ = n_boot
-        self.seed_ = seed
-        self.ci_method_ = ci_method
-        self.result_ = result
+        self._keep_engine_fit(result, n_boot, seed, ci_method)
         self._store(result)
         return self
 
@@ -156,14 +123,7 @@ class PsychometricFitter(Fitter):
         return self.fit(levels, n_yes, n_total, **fit_kwargs)
 
     def _store(self, result: _FitResult) -> None:
-        layout, theta = result.layout, result.theta
-        self.loglik_ = result.loglik
-        psi = layout.psi(theta[None, :])
-        self.deviance_ = float(_deviance(psi, result.k, result.n)[0])
-        self.deviance_p_ = _deviance_p(result.boot_deviance, self.deviance_)
-        self.n_boot_failed_ = result.n_boot_failed
-        self.n_boot_unconverged_ = result.n_boot_unconverged
-        self.params_ = self._param_dict(theta[None, :])
+        self.params_ = self._param_dict(result.theta[None, :])
         self.boot_params_ = pd.DataFrame(
             {key: val for key, val in self._param_dict(result.boot_theta, arrays=True).items()}
         )
@@ -189,12 +149,7 @@ class PsychometricFitter(Fitter):
         return est, boot, jack
 
     def _threshold_table(self, levels: Sequence[float]) -> pd.DataFrame:
-        est, boot, jack = self._threshold_samples(levels)
-        low, high = _intervals(
-            boot, est, jack, self.result_.jack_weights, self.ci_method_, self.alpha
-        )
-        sens = _threshold_logs(self.result_.layout, self.result_.sens_theta, levels)
-        low, high = _widest(low, high, sens, self.alpha)
+        est, low, high = self._threshold_logs_with_interval(levels)
         low, high = widen_steep_tails(self.result_.layout, self.result_.theta, low, high)
         return pd.DataFrame(
             {
@@ -252,10 +207,8 @@ class PsychometricFitter(Fitter):
         for name, value in self.params_.items():
             samples = boot[name][:, None]
             jk = jack[name][:, None] if jack is not None else np.empty((0, 1))
-            low, high = _intervals(
-                samples, np.array([value]), jk, r.jack_weights, self.ci_method_, self.alpha
-            )
-            low, high = _widest(low, high, sens[name][:, None], self.alpha)
+            low, high = self._interval(samples, np.array([value]), jk, r.jack_weights)
+            low, high = widen_to_percentile(low, high, sens[name][:, None], self.alpha)
             se = float(np.nanstd(samples)) if len(samples) else float("nan")
             unit = {"m": "ln ms", "w": "ln ms (F 0.1->0.9)"}.get(name, "probability")
             rows.append((name, value, se, low[0], high[0], unit))
@@ -273,9 +226,8 @@ class PsychometricFitter(Fitter):
             f"  levels = {self.x_ms_.size}, trials = {int(self.n_total_.sum())}",
             f"  log-likelihood = {self.loglik_:.{decimals}f}",
             f"  deviance = {self.deviance_:.{decimals}f} (bootstrap p = {self.deviance_p_:.3f})",
-            f"  bootstrap: B = {self.n_boot_}, seed = {self.seed_}, {self.ci_method_} "
-            f"{100 * (1 - self.alpha):g}% intervals, failed fits = {self.n_boot_failed_}, "
-            f"stopped short = {self.n_boot_unconverged_}",
+            f"  bootstrap: {self._bootstrap_description()}, failed fits = "
+            f"{self.n_boot_failed_}, stopped short = {self.n_boot_unconverged_}",
             "",
         ]
 

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from analysis.bootstrap import cluster_resample_weights
 from analysis.separation import (
     LatencySeparation,
     Wording,
@@ -497,10 +498,7 @@ def fit_mixed_cells(person, u, k, n, n_boot: int, seed: int) -> MixedAcceptabili
     rises = _rises_along_ray(theta, ll, starts, uc, k, n)
     boot = np.empty((0, 3))
     if n_boot > 0:
-        rng = np.random.default_rng(seed)
-        draws = rng.integers(0, n_people, size=(n_boot, n_people))
-        w = np.zeros((n_boot, n_people))
-        np.add.at(w, (np.repeat(np.arange(n_boot), n_people), draws.ravel()), 1.0)
+        w = cluster_resample_weights(np.random.default_rng(seed), n_boot, n_people)
         boot, _, ok = maximise_mixed(np.repeat(theta, n_boot, 0), starts, uc, k, n, w)
         boot[~ok] = np.nan
     # back from centred latency to ln ms: a + b (u - u_mid) = (a - b u_mid) + b u

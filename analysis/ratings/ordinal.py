@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from analysis.fitter import Fitter
+from analysis.fitter import Fitter, check_alpha
 
 
 @dataclass
@@ -28,6 +28,9 @@ class OrdinalLatencyFitter(Fitter):
     alpha: float = 0.05
     min_clusters: int = 2
     _fitted_attribute = "result_"
+
+    def __post_init__(self) -> None:
+        check_alpha(self.alpha, type(self).__name__)
 
     def fit(
         self, trials: pd.DataFrame, rating: str, stimulus: str, cluster: str = "participant"
