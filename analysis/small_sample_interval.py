@@ -24,6 +24,7 @@ N, why this method, and from which N the report prints it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -249,4 +250,4 @@ def _mixed_leave_one_out(fit, person, u, k, n, levels: Sequence[float]) -> np.nd
     theta[~ok] = np.nan
     theta[:, 0] -= theta[:, 1] * u_mid
     with np.errstate(divide="ignore"):
-        return np.log(_thresholds_ms_at(theta, levels))
+        return cast(np.ndarray, np.log(_thresholds_ms_at(theta, levels)))

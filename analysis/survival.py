@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -149,7 +150,7 @@ class CovariateSpec:
 
     def apply(self, values) -> np.ndarray:
         values = np.asarray(values, dtype=float)
-        return np.log2(values) if self.transform == "log2" else values
+        return cast(np.ndarray, np.log2(values) if self.transform == "log2" else values)
 
     @property
     def per(self) -> str:
@@ -180,20 +181,20 @@ def _z_for_share(family: str, share: float) -> float:
 
 def _log_s0(family: str, z: np.ndarray) -> np.ndarray:
     if family == "weibull":
-        return -np.exp(z)
+        return cast(np.ndarray, -np.exp(z))
     if family == "loglogistic":
-        return -np.logaddexp(0.0, z)
-    return stats.norm.logsf(z)
+        return cast(np.ndarray, -np.logaddexp(0.0, z))
+    return cast(np.ndarray, stats.norm.logsf(z))
 
 
 def _score_g(family: str, z: np.ndarray, event: np.ndarray) -> np.ndarray:
     """d loglik / d z per trial: f0'/f0 for events, -h0 for censored trials."""
     if family == "weibull":
         ez = np.exp(z)
-        return np.where(event == 1, 1.0 - ez, -ez)
+        return cast(np.ndarray, np.where(event == 1, 1.0 - ez, -ez))
     if family == "loglogistic":
         lam = stats.logistic.cdf(z)
-        return np.where(event == 1, 1.0 - 2.0 * lam, -lam)
+        return cast(np.ndarray, np.where(event == 1, 1.0 - 2.0 * lam, -lam))
     hazard = np.exp(stats.norm.logpdf(z) - stats.norm.logsf(z))
     return np.where(event == 1, -z, -hazard)
 
@@ -296,7 +297,7 @@ class AbandonmentAFTFitter(Fitter):
 
     @property
     def params_vector_(self) -> np.ndarray:
-        return np.r_[self.coef_.to_numpy(), self.log_sigma_]
+        return cast(np.ndarray, np.r_[self.coef_.to_numpy(), self.log_sigma_])
 
     def _time_ratios(self) -> pd.DataFrame:
         zc = self.normal_quantile()
@@ -319,7 +320,9 @@ class AbandonmentAFTFitter(Fitter):
         return pd.DataFrame(rows, columns=["factor", "per", "time_ratio", "ci_low", "ci_high", "p"])
 
     def _design_row(self, levels: dict[str, float]) -> np.ndarray:
-        return np.r_[[float(s.apply([levels[s.factor]])[0]) for s in self.specs_], 1.0]
+        return cast(
+            np.ndarray, np.r_[[float(s.apply([levels[s.factor]])[0]) for s in self.specs_], 1.0]
+        )
 
     def time_to_share(self, levels: dict[str, float], share: float) -> tuple[float, float, float]:
         """(estimate, ci_low, ci_high) in ms of the time by which `share` of trials gave up."""
@@ -353,7 +356,7 @@ class AbandonmentAFTFitter(Fitter):
         mu = theta[:, :-1] @ x.T
         z = (log_t[None, :] - mu) / np.exp(theta[:, -1:])
         prob = -np.expm1(_log_s0(self.family_, z))
-        return prob if n_draws else prob[0]
+        return cast(np.ndarray, prob if n_draws else prob[0])
 
     def _summary_table(self) -> pd.DataFrame:
         """Coefficients on the log-time scale with robust SEs and time ratios."""

@@ -4,6 +4,7 @@ population threshold with a cluster bootstrap over participants."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -36,7 +37,7 @@ def fit_by_group(
     ci_method: str = "percentile",
     sensitivity: bool = True,
     progress: bool | Callable[[int, int], None] = False,
-    **fitter_kwargs,
+    **fitter_kwargs: Any,
 ) -> dict[str, PsychometricFitter]:
     """One fitted PsychometricFitter per value of `group` (e.g. per participant).
 
@@ -95,7 +96,7 @@ def population_threshold(
     *,
     levels: Sequence[float] = DEFAULT_LEVELS,
     alpha: float = 0.05,
-    **fitter_kwargs,
+    **fitter_kwargs: Any,
 ) -> pd.DataFrame:
     """Pooled thresholds with intervals from resampling participants (a cluster bootstrap).
 

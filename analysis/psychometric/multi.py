@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from analysis.batch_mle import Layout
@@ -21,6 +24,12 @@ from analysis.psychometric.ml_fit import (
 )
 from analysis.psychometric.resampling import _run_engine
 from analysis.psychometric.single import PsychometricFitter, _ms_axis
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+Counts = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""(levels ms, yes counts, trial counts) per level, as `check_counts` returns them."""
 
 
 class MultiConditionFitter(EngineFitter):
@@ -104,7 +113,7 @@ class MultiConditionFitter(EngineFitter):
         layout: Layout,
         spec: FitSpec,
         keys: list[str],
-        singles: dict[str, tuple],
+        singles: dict[str, Counts],
         direction: str,
     ) -> np.ndarray:
         """Two starting points for the joint fit: each condition's own single fit (the
@@ -130,7 +139,7 @@ class MultiConditionFitter(EngineFitter):
         for pos in {int(p) for p in layout.idx[:, 2:4].ravel() if p >= 0}:
             alt[pos] = 0.02
         starts = np.clip(np.vstack([start, alt]), layout.lo, layout.hi)
-        return starts
+        return cast(np.ndarray, starts)
 
     def _params_table(self) -> pd.DataFrame:
         r = self.result_
@@ -168,7 +177,7 @@ class MultiConditionFitter(EngineFitter):
             )
         return pd.concat(frames, ignore_index=True)
 
-    def predict(self, x, condition: str) -> np.ndarray:
+    def predict(self, x: npt.ArrayLike, condition: str) -> np.ndarray:
         """Probability of "yes" at stimulus x (ms) in `condition`."""
         self._check_fitted()
         r = self.result_
@@ -185,7 +194,7 @@ class MultiConditionFitter(EngineFitter):
             r.layout.beta_binomial,
         )
         psi = layout.psi(r.theta[None, :])[0]
-        return psi if self.direction_ == "rising" else 1.0 - psi
+        return cast(np.ndarray, psi if self.direction_ == "rising" else 1.0 - psi)
 
     _print_width = 140
 
@@ -203,7 +212,7 @@ class MultiConditionFitter(EngineFitter):
             f"(bootstrap p = {self.deviance_p_:.3f})",
         ]
 
-    def plot(self, ax=None, *, level: float = 0.5):
+    def plot(self, ax: Axes | None = None, *, level: float = 0.5) -> Axes:
         """Data and fitted curve per condition, with each condition's threshold and CI."""
         self._check_fitted()
         import matplotlib.pyplot as plt
@@ -246,11 +255,11 @@ def _condition_counts(
     stimulus: str,
     response: str,
     condition: str,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, tuple]]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Counts]]:
     """(log levels, condition index, yes counts, trial counts) stacked over conditions, and
     each condition's own (levels, yes, n); an input error names the condition."""
     u_rows, c_rows, k_rows, n_rows = [], [], [], []
-    singles = {}
+    singles: dict[str, Counts] = {}
     for c, key in enumerate(keys):
         rows = c_col == key
         try:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 
@@ -23,8 +25,15 @@ from analysis.psychometric.ml_fit import (
 from analysis.psychometric.resampling import _FitResult, _run_engine
 from analysis.steep_tails import widen_steep_tails
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
-def _report_progress(progress, done: int, total: int, label: str = "") -> None:
+
+ProgressArg = bool | Callable[[int, int], None]
+"""True: print "fits done/total" to stderr; a callable: called with (done, total)."""
+
+
+def _report_progress(progress: ProgressArg, done: int, total: int, label: str = "") -> None:
     if callable(progress):
         progress(done, total)
     elif progress:
@@ -33,7 +42,7 @@ def _report_progress(progress, done: int, total: int, label: str = "") -> None:
             print(file=sys.stderr)
 
 
-def _ms_axis(ax, levels_ms) -> None:
+def _ms_axis(ax: Axes, levels_ms: npt.ArrayLike) -> None:
     """Log x axis labelled in plain ms at the tested levels (no 10^k minor-tick clutter)."""
     from matplotlib.ticker import FixedLocator, NullFormatter
 
@@ -41,7 +50,7 @@ def _ms_axis(ax, levels_ms) -> None:
     ticks = np.unique(np.asarray(levels_ms, dtype=float))
     if ticks.size > 9:
         ticks = ticks[:: int(np.ceil(ticks.size / 9))]
-    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_locator(FixedLocator(ticks.tolist()))
     ax.set_xticklabels([f"{t:,.0f}" for t in ticks])
     ax.xaxis.set_minor_formatter(NullFormatter())
 
@@ -70,15 +79,15 @@ class PsychometricFitter(EngineFitter):
 
     def fit(
         self,
-        x,
-        n_yes,
-        n_total,
+        x: npt.ArrayLike,
+        n_yes: npt.ArrayLike,
+        n_total: npt.ArrayLike,
         *,
         n_boot: int = 1000,
         seed: int = 0,
         ci_method: str = "percentile",
         sensitivity: bool = True,
-        progress: bool | Callable[[int, int], None] = False,
+        progress: ProgressArg = False,
     ) -> PsychometricFitter:
         """Fit counts per level: x (ms, > 0), n_yes and n_total per level. Returns self.
 
@@ -117,31 +126,39 @@ class PsychometricFitter(EngineFitter):
         self._store(result)
         return self
 
-    def fit_trials(self, stimulus, response, **fit_kwargs) -> PsychometricFitter:
+    def fit_trials(
+        self, stimulus: npt.ArrayLike, response: npt.ArrayLike, **fit_kwargs: Any
+    ) -> PsychometricFitter:
         """Fit one row per trial: stimulus (ms) and response (1 = yes, 0 = no)."""
         levels, n_yes, n_total = aggregate_trials(stimulus, response)
         return self.fit(levels, n_yes, n_total, **fit_kwargs)
 
     def _store(self, result: _FitResult) -> None:
-        self.params_ = self._param_dict(result.theta[None, :])
+        self.params_ = {
+            key: float(val[0]) for key, val in self._param_arrays(result.theta[None, :]).items()
+        }
         self.boot_params_ = pd.DataFrame(
-            {key: val for key, val in self._param_dict(result.boot_theta, arrays=True).items()}
+            {key: val for key, val in self._param_arrays(result.boot_theta).items()}
         )
         self.thresholds_ = self._threshold_table(self.levels)
 
-    def _param_dict(self, theta: np.ndarray, arrays: bool = False) -> dict:
-        layout = self.result_.layout if hasattr(self, "result_") else None
+    def _param_arrays(self, theta: np.ndarray) -> dict[str, np.ndarray]:
+        """m, w, guess, lapse (and eta) of every parameter row theta [B, P], each [B]."""
+        layout = self.result_.layout
         rp_idx, fixed = layout.idx[0], layout.fixed[0]
 
-        def get(j):
+        def get(j: int) -> np.ndarray:
             return theta[:, rp_idx[j]] if rp_idx[j] >= 0 else np.full(len(theta), fixed[j])
 
         out = {"m": get(0), "w": np.exp(get(1)), "guess": get(2), "lapse": get(3)}
         if layout.beta_binomial:
             out["eta"] = np.sqrt(get(4))
-        return out if arrays else {key: float(val[0]) for key, val in out.items()}
+        return out
 
-    def _threshold_samples(self, levels: Sequence[float]):
+    def _threshold_samples(
+        self, levels: Sequence[float]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(estimate [K], bootstrap [B, K], jackknife [J, K]) log thresholds at `levels`."""
         r = self.result_
         est = _threshold_logs(r.layout, r.theta[None, :], levels)[0]
         boot = _threshold_logs(r.layout, r.boot_theta, levels)
@@ -177,9 +194,9 @@ class PsychometricFitter(EngineFitter):
     def threshold_samples(self, level: float = 0.5) -> np.ndarray:
         """The bootstrap distribution (ms) of threshold(level); NaN where a fit failed."""
         self._check_fitted()
-        return np.exp(self._threshold_samples([level])[1][:, 0])
+        return cast(np.ndarray, np.exp(self._threshold_samples([level])[1][:, 0]))
 
-    def predict(self, x) -> np.ndarray:
+    def predict(self, x: npt.ArrayLike) -> np.ndarray:
         """Probability of "yes" at stimulus x (ms)."""
         self._check_fitted()
         r = self.result_
@@ -195,15 +212,15 @@ class PsychometricFitter(EngineFitter):
             r.layout.beta_binomial,
         )
         psi = layout.psi(r.theta[None, :])[0].reshape(u.shape)
-        return psi if self.direction_ == "rising" else 1.0 - psi
+        return cast(np.ndarray, psi if self.direction_ == "rising" else 1.0 - psi)
 
     def _summary_table(self) -> pd.DataFrame:
         """One row per parameter and threshold: estimate, se, CI, unit."""
         r = self.result_
         rows = []
-        boot = self._param_dict(r.boot_theta, arrays=True)
-        jack = self._param_dict(r.jack_theta, arrays=True) if len(r.jack_theta) else None
-        sens = self._param_dict(r.sens_theta, arrays=True)
+        boot = self._param_arrays(r.boot_theta)
+        jack = self._param_arrays(r.jack_theta) if len(r.jack_theta) else None
+        sens = self._param_arrays(r.sens_theta)
         for name, value in self.params_.items():
             samples = boot[name][:, None]
             jk = jack[name][:, None] if jack is not None else np.empty((0, 1))
@@ -233,12 +250,12 @@ class PsychometricFitter(EngineFitter):
 
     def plot(
         self,
-        ax=None,
+        ax: Axes | None = None,
         *,
         level: float = 0.5,
         label: str | None = None,
         show_threshold: bool = True,
-    ):
+    ) -> Axes:
         """Data with 95% Clopper-Pearson intervals, the fitted curve and (unless
         `show_threshold` is False: a caller drawing it its own way) threshold with CI."""
         self._check_fitted()

@@ -8,6 +8,7 @@ import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -122,7 +123,9 @@ class MixedAcceptabilityFit:
     def population_share(self, latency_ms) -> np.ndarray:
         """P(acceptable) in the population (marginal over the person effect)."""
         u = np.log(np.asarray(latency_ms, dtype=float))[..., None]
-        return (np.exp(_Z_LOGW) * _expit(self.a + self.b * u + self.s * Z_GRID)).sum(-1)
+        return cast(
+            np.ndarray, (np.exp(_Z_LOGW) * _expit(self.a + self.b * u + self.s * Z_GRID)).sum(-1)
+        )
 
     def threshold_ms(self, level: float = 0.5) -> float:
         """Latency where the population's share of unacceptable ratings reaches `level`.
@@ -266,7 +269,7 @@ class _PersonLevels:
     def sum(self, weights: np.ndarray, x: np.ndarray) -> np.ndarray:
         """sum over each person's cells of weight * x(latency): x [B, U, G] -> [B, P, G]."""
         if self.dense:
-            return weights @ x
+            return cast(np.ndarray, weights @ x)
         return np.add.reduceat(weights[:, None] * x[:, self.at, :], self.starts, axis=1)
 
     def row_size(self) -> int:
