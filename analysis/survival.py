@@ -25,14 +25,20 @@ Models (lifelines does the fitting):
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 
 from analysis.fitter import Fitter, check_alpha
+
+if TYPE_CHECKING:
+    from lifelines import KaplanMeierFitter
+    from matplotlib.axes import Axes
 
 FAMILIES = ("weibull", "lognormal", "loglogistic")
 CENSORED_OUTCOMES = ("completed", "timed_out")
@@ -91,11 +97,13 @@ def _fmt(v: float) -> str:
     return f"{v:g}" if isinstance(v, int | float | np.number) else str(v)
 
 
-def kaplan_meier(sdata: pd.DataFrame, by: list[str], alpha: float = 0.05) -> dict[str, object]:
+def kaplan_meier(
+    sdata: pd.DataFrame, by: list[str], alpha: float = 0.05
+) -> dict[str, KaplanMeierFitter]:
     """A fitted lifelines `KaplanMeierFitter` per condition (keyed by its label)."""
     from lifelines import KaplanMeierFitter
 
-    fits: dict[str, object] = {}
+    fits: dict[str, KaplanMeierFitter] = {}
     groups = sdata.groupby(by) if by else [((), sdata)]
     for key, part in groups:
         key = key if isinstance(key, tuple) else (key,)
@@ -106,7 +114,7 @@ def kaplan_meier(sdata: pd.DataFrame, by: list[str], alpha: float = 0.05) -> dic
     return fits
 
 
-def km_time_to_share(kmf, share: float) -> tuple[float, float, float]:
+def km_time_to_share(kmf: KaplanMeierFitter, share: float) -> tuple[float, float, float]:
     """(estimate, ci_low, ci_high) of the time by which `share` gave up; inf if never."""
     target = 1.0 - share
     sf = kmf.survival_function_.iloc[:, 0]
@@ -120,7 +128,9 @@ def km_time_to_share(kmf, share: float) -> tuple[float, float, float]:
     return first_below(sf), first_below(lower), first_below(upper)
 
 
-def km_table(fits: dict[str, object], shares=(0.1, 0.5)) -> pd.DataFrame:
+def km_table(
+    fits: dict[str, KaplanMeierFitter], shares: Sequence[float] = (0.1, 0.5)
+) -> pd.DataFrame:
     """Per condition: trials, abandonments, and the KM time by which each share gave up."""
     rows = []
     for label, kmf in fits.items():
@@ -148,7 +158,7 @@ class CovariateSpec:
     def column(self) -> str:
         return f"log2_{self.factor}" if self.transform == "log2" else self.factor
 
-    def apply(self, values) -> np.ndarray:
+    def apply(self, values: npt.ArrayLike) -> np.ndarray:
         values = np.asarray(values, dtype=float)
         return cast(np.ndarray, np.log2(values) if self.transform == "log2" else values)
 
@@ -384,7 +394,7 @@ class AbandonmentAFTFitter(Fitter):
             "",
         ]
 
-    def plot(self, ax=None, levels: list[dict[str, float]] | None = None):
+    def plot(self, ax: Axes | None = None, levels: list[dict[str, float]] | None = None) -> Axes:
         """Predicted share still waiting over time for each condition in `levels`."""
         import matplotlib.pyplot as plt
 

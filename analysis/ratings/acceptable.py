@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import cast
+from typing import TYPE_CHECKING, TypedDict, cast
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 
@@ -22,8 +24,24 @@ from analysis.separation import (
     find_separation,
 )
 
+if TYPE_CHECKING:
+    from analysis.psychometric import PsychometricFitter
+
+
+class _EngineSettings(TypedDict):
+    direction: str
+    guess: float
+    lapse: float
+
+
 # Psychometric-engine settings for the acceptable-rating threshold (see `analysis.ratings`).
-RATING_FIT = {"direction": "auto", "guess": 0.0, "lapse": 0.0}
+RATING_FIT: _EngineSettings = {"direction": "auto", "guess": 0.0, "lapse": 0.0}
+
+Cells = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""(person index, ln latency, k, n) per non-empty (person, level) cell, sorted by person."""
+
+Derivatives = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""(log-likelihood [B, ...], gradient [B, ..., 3], Hessian [B, ..., 3, 3])."""
 
 
 def acceptable_binary(ratings: pd.Series, acceptable_at: float) -> pd.Series:
@@ -40,7 +58,7 @@ def acceptability_threshold(
     n_boot: int = 1000,
     seed: int = 0,
     progress: bool = False,
-):
+) -> PsychometricFitter:
     """Fit the psychometric engine to "rating >= acceptable_at" against `stimulus`."""
     from analysis.psychometric import PsychometricFitter
 
@@ -63,8 +81,9 @@ _Z_LOGW = stats.norm.logpdf(Z_GRID)
 _Z_LOGW -= np.logaddexp.reduce(_Z_LOGW)
 
 
-def _expit(x):
-    return 0.5 * (1.0 + np.tanh(0.5 * x))
+def _expit(x: np.ndarray) -> np.ndarray:
+    result: np.ndarray = 0.5 * (1.0 + np.tanh(0.5 * x))
+    return result
 
 
 class RatingSeparation(LatencySeparation):
@@ -91,7 +110,9 @@ def rating_words(acceptable_at: float) -> Wording:
     return Wording("ratings", f"{acceptable_at:g} or better", f"below {acceptable_at:g}")
 
 
-def acceptable_separation(latency_ms, acceptable) -> RatingSeparation | None:
+def acceptable_separation(
+    latency_ms: npt.ArrayLike, acceptable: npt.ArrayLike
+) -> RatingSeparation | None:
     """The separation of trials (latency in ms, 1 = acceptable, 0 = not), pooled by latency,
     or None when acceptable and unacceptable ratings overlap in latency."""
     found = find_separation(latency_ms, acceptable)
@@ -120,7 +141,7 @@ class MixedAcceptabilityFit:
     converged: bool = True
     unbounded: bool = False  # the likelihood rises along the fit's ray: no finite maximum
 
-    def population_share(self, latency_ms) -> np.ndarray:
+    def population_share(self, latency_ms: npt.ArrayLike) -> np.ndarray:
         """P(acceptable) in the population (marginal over the person effect)."""
         u = np.log(np.asarray(latency_ms, dtype=float))[..., None]
         return cast(
@@ -138,7 +159,9 @@ class MixedAcceptabilityFit:
             return math.nan
         return float(_thresholds_ms(np.array([[self.a, self.b, self.s]]), level)[0])
 
-    def thresholds(self, levels=(0.25, 0.5, 0.75), alpha: float = 0.05) -> pd.DataFrame:
+    def thresholds(
+        self, levels: Sequence[float] = (0.25, 0.5, 0.75), alpha: float = 0.05
+    ) -> pd.DataFrame:
         """level, estimate, ci_low, ci_high (participant-resampling percentiles), counts;
         NaN estimates and intervals when the ratings separate by latency (`separation`)."""
         rows = []
@@ -172,7 +195,7 @@ def _thresholds_ms(theta: np.ndarray, level: float) -> np.ndarray:
     return _thresholds_ms_at(theta, [level])[:, 0]
 
 
-def _thresholds_ms_at(theta: np.ndarray, levels) -> np.ndarray:
+def _thresholds_ms_at(theta: np.ndarray, levels: Sequence[float]) -> np.ndarray:
     """[B, J] `MixedAcceptabilityFit.threshold_ms` for each (a, b, s) row of `theta` and
     each of `levels`, solved together (each row and level is its own Newton iteration).
 
@@ -196,7 +219,7 @@ def _thresholds_ms_at(theta: np.ndarray, levels) -> np.ndarray:
         return np.where(ok, np.exp((v - a) / np.where(ok, b, -1.0)), np.nan)
 
 
-def person_level_cells(df: pd.DataFrame, y: str, stimulus: str, participant: str):
+def person_level_cells(df: pd.DataFrame, y: str, stimulus: str, participant: str) -> Cells:
     """Non-empty (person, level) cells sorted by person: person index, ln latency, k, n."""
     g = df.groupby([participant, stimulus], sort=True)[y].agg(["sum", "count"]).reset_index()
     person = pd.factorize(g[participant], sort=True)[0]
@@ -238,13 +261,13 @@ class _PersonLevels:
     ku_sum: np.ndarray  # [P] sum of k * u
 
     @classmethod
-    def of(cls, starts, u, k, n) -> _PersonLevels:
+    def of(cls, starts: np.ndarray, u: np.ndarray, k: np.ndarray, n: np.ndarray) -> _PersonLevels:
         levels, at = np.unique(u, return_inverse=True)
         people = starts.size
         person = np.repeat(np.arange(people), np.diff(np.r_[starts, u.size]))
         dense = people * levels.size <= 4 * u.size
 
-        def per_person(x):
+        def per_person(x: np.ndarray) -> np.ndarray:
             if not dense:
                 return x
             out = np.zeros((people, levels.size))
@@ -270,7 +293,10 @@ class _PersonLevels:
         """sum over each person's cells of weight * x(latency): x [B, U, G] -> [B, P, G]."""
         if self.dense:
             return cast(np.ndarray, weights @ x)
-        return np.add.reduceat(weights[:, None] * x[:, self.at, :], self.starts, axis=1)
+        summed: np.ndarray = np.add.reduceat(
+            weights[:, None] * x[:, self.at, :], self.starts, axis=1
+        )
+        return summed
 
     def row_size(self) -> int:
         """Values per parameter row in one evaluation's largest temporaries."""
@@ -278,7 +304,15 @@ class _PersonLevels:
         return (cells + 8 * self.starts.size) * Z_GRID.size
 
 
-def mixed_loglik_derivs(theta, starts, u, k, n, w, cells: _PersonLevels | None = None):
+def mixed_loglik_derivs(
+    theta: np.ndarray,
+    starts: np.ndarray,
+    u: np.ndarray,
+    k: np.ndarray,
+    n: np.ndarray,
+    w: np.ndarray,
+    cells: _PersonLevels | None = None,
+) -> Derivatives:
     """`_loglik_derivs_block` over blocks of rows (identical results, bounded memory);
     `cells`: `_PersonLevels.of(starts, u, k, n)` when the caller has it already."""
     cells = _PersonLevels.of(starts, u, k, n) if cells is None else cells
@@ -286,16 +320,17 @@ def mixed_loglik_derivs(theta, starts, u, k, n, w, cells: _PersonLevels | None =
     if theta.shape[0] <= rows:
         return _loglik_derivs_block(theta, cells, w)
 
-    def block(i: int):
+    def block(i: int) -> Derivatives:
         return _loglik_derivs_block(theta[i : i + rows], cells, w[i : i + rows])
 
     # numpy's ufuncs release the GIL on large arrays: blocks run on every core at once.
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         parts = list(pool.map(block, range(0, theta.shape[0], rows)))
-    return tuple(np.concatenate(x) for x in zip(*parts, strict=True))
+    ll, grad, hess = (np.concatenate(x) for x in zip(*parts, strict=True))
+    return ll, grad, hess
 
 
-def _loglik_derivs_block(theta, cells: _PersonLevels, w):
+def _loglik_derivs_block(theta: np.ndarray, cells: _PersonLevels, w: np.ndarray) -> Derivatives:
     """Marginal log-likelihood, gradient and Hessian for B parameter rows at once.
 
     theta [B, 3] (a, b, s) with u centred; `cells` the data by person and latency; w [B, P]
@@ -315,7 +350,7 @@ _HESS_W = np.array([[0, 0, 1], [0, 0, 1], [1, 1, 2]])
 _HESS_X = np.array([[2, 3, 2], [3, 4, 3], [2, 3, 2]])
 
 
-def _person_derivs(theta, cells: _PersonLevels):
+def _person_derivs(theta: np.ndarray, cells: _PersonLevels) -> Derivatives:
     """Per row and person: marginal log-likelihood ll_p [B, P], gradient [B, P, 3] and
     Hessian [B, P, 3, 3]. Gradient = posterior mean of the grid's gradients, Hessian =
     posterior mean of the grid's Hessians + their posterior covariance (Louis' identity).
@@ -353,17 +388,17 @@ def _person_derivs(theta, cells: _PersonLevels):
 
 
 def maximise_mixed(
-    theta,
-    starts,
-    u,
-    k,
-    n,
-    w,
+    theta: np.ndarray,
+    starts: np.ndarray,
+    u: np.ndarray,
+    k: np.ndarray,
+    n: np.ndarray,
+    w: np.ndarray,
     max_iter: int = 200,
     tol: float = 1e-6,
     *,
-    at_start=None,
-):
+    at_start: Derivatives | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Levenberg-Marquardt ascent of every row at once; returns theta, ll, converged.
 
     `at_start`: (ll, grad, hess) of the rows at `theta` when the caller has them (then the
@@ -404,7 +439,9 @@ def maximise_mixed(
     return theta, ll, ok
 
 
-def maximise_leave_one_out(theta, starts, u, k, n):
+def maximise_leave_one_out(
+    theta: np.ndarray, starts: np.ndarray, u: np.ndarray, k: np.ndarray, n: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`maximise_mixed` of every leave-one-person-out likelihood from the full fit theta [1, 3]
     (u centred): [P, 3] rows, ll, converged. The refits start at the full fit, where their
     likelihoods, gradients and Hessians are the full fit's per-person sums less the person
@@ -472,14 +509,16 @@ def _acceptable_rows(
 
 def _acceptable_cells(
     trials: pd.DataFrame, rating: str, stimulus: str, acceptable_at: float, participant: str
-):
+) -> Cells:
     """`person_level_cells` of "rating >= acceptable_at" (rows with a rating and a positive
     stimulus), or ValueError when the model has nothing to fit."""
     df = _acceptable_rows(trials, rating, stimulus, acceptable_at)
     return person_level_cells(df, "_acceptable", stimulus, participant)
 
 
-def fit_mixed_cells(person, u, k, n, n_boot: int, seed: int) -> MixedAcceptabilityFit:
+def fit_mixed_cells(
+    person: np.ndarray, u: np.ndarray, k: np.ndarray, n: np.ndarray, n_boot: int, seed: int
+) -> MixedAcceptabilityFit:
     """`fit_mixed_acceptability` on its cells (`person_level_cells`: person, ln latency, k, n)."""
     n_people = int(person.max() + 1)
     starts = np.flatnonzero(np.r_[True, person[1:] != person[:-1]])
@@ -525,7 +564,14 @@ RAY_SCALES = (4.0, 16.0)
 """Where `_rises_along_ray` looks: (a, b, s) times each (u centred)."""
 
 
-def _rises_along_ray(theta, ll, starts, u, k, n) -> bool:
+def _rises_along_ray(
+    theta: np.ndarray,
+    ll: np.ndarray,
+    starts: np.ndarray,
+    u: np.ndarray,
+    k: np.ndarray,
+    n: np.ndarray,
+) -> bool:
     """Whether the likelihood is as high or higher at (a, b, s) scaled up (u centred) as
     at the fit: every curve steeper and the spread between people wider, each person's
     threshold where it was. At a finite maximum it falls there; when the answers

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from analysis.fitter import Fitter, check_alpha
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 
 @dataclass
@@ -111,7 +115,7 @@ class OrdinalLatencyFitter(Fitter):
             f"{covariance} covariance",
         ]
 
-    def plot(self, ax=None):
+    def plot(self, ax: Axes | None = None) -> Axes:
         """Expected rating against latency (log axis)."""
         import matplotlib.pyplot as plt
 
