@@ -9,9 +9,10 @@ and then read through its fitted attributes (names ending in ``_``), its methods
 - ``summary()``: a tidy DataFrame of the estimates, one row per parameter or threshold;
 - ``print_summary(decimals=3)``: a header naming the model and fit, then that table.
 
-Before ``fit`` every one of these but ``alpha`` and ``is_fitted`` raises a RuntimeError that
-says so. A subclass holds only its model: it names the attribute `fit` sets
-(`_fitted_attribute`) and provides `_summary_table` and `_summary_header`; one whose
+Before ``fit`` every one of these but ``alpha`` and ``is_fitted``, and every method marked
+`requires_fit`, raises a RuntimeError that says so. A subclass holds only its model: it
+names the attribute `fit` sets (`_fitted_attribute`), marks its methods that read fitted
+state `requires_fit`, and provides `_summary_table` and `_summary_header`; one whose
 intervals come from a bootstrap derives from `BootstrapFitter`, which keeps the bootstrap's
 options (``n_boot_``, ``seed_``, ``ci_method_``) and turns resampled estimates into intervals.
 (The layout follows lifelines' ``BaseFitter``: options and ``alpha`` in the constructor, data
@@ -20,11 +21,31 @@ in ``fit``, the same ``summary``/``print_summary`` for every model.)
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import Concatenate, ParamSpec, TypeVar
+
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from analysis.bootstrap import bootstrap_interval
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_F = TypeVar("_F", bound="Fitter")
+
+
+def requires_fit(method: Callable[Concatenate[_F, _P], _R]) -> Callable[Concatenate[_F, _P], _R]:
+    """Decorate a fitter's method that reads fitted state: called before `fit`, it raises the
+    base's RuntimeError ("<Class>: call fit(...) first") instead of an AttributeError."""
+
+    @functools.wraps(method)
+    def checked(self: _F, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        self._check_fitted()
+        return method(self, *args, **kwargs)
+
+    return checked
 
 
 def check_alpha(alpha: float, owner: str) -> float:
@@ -61,14 +82,14 @@ class Fitter:
         if not self.is_fitted:
             raise RuntimeError(f"{type(self).__name__}: call fit(...) first")
 
+    @requires_fit
     def summary(self) -> pd.DataFrame:
         """The estimates as a tidy table (see the subclass for its rows and columns)."""
-        self._check_fitted()
         return self._summary_table()
 
+    @requires_fit
     def print_summary(self, decimals: int = 3) -> None:
         """Print the model, fit statistics and `summary()`, numbers to `decimals` places."""
-        self._check_fitted()
         table = self._summary_table()
         with pd.option_context(
             "display.float_format",

@@ -34,7 +34,7 @@ import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 
-from analysis.fitter import Fitter, check_alpha
+from analysis.fitter import Fitter, check_alpha, requires_fit
 
 if TYPE_CHECKING:
     from lifelines import KaplanMeierFitter
@@ -334,6 +334,7 @@ class AbandonmentAFTFitter(Fitter):
             np.ndarray, np.r_[[float(s.apply([levels[s.factor]])[0]) for s in self.specs_], 1.0]
         )
 
+    @requires_fit
     def time_to_share(self, levels: dict[str, float], share: float) -> tuple[float, float, float]:
         """(estimate, ci_low, ci_high) in ms of the time by which `share` of trials gave up."""
         x = self._design_row(levels)
@@ -350,6 +351,7 @@ class AbandonmentAFTFitter(Fitter):
                 float(np.exp(log_t + zc * se)),
             )
 
+    @requires_fit
     def abandon_probability(
         self, levels: pd.DataFrame, t_ms: np.ndarray, n_draws: int = 0, seed: int = 0
     ) -> np.ndarray:
@@ -394,6 +396,7 @@ class AbandonmentAFTFitter(Fitter):
             "",
         ]
 
+    @requires_fit
     def plot(self, ax: Axes | None = None, levels: list[dict[str, float]] | None = None) -> Axes:
         """Predicted share still waiting over time for each condition in `levels`."""
         import matplotlib.pyplot as plt

@@ -27,6 +27,30 @@ def test_an_unfitted_fitter_says_fit_first(cls):
             read()
 
 
+READS_BEFORE_FIT = [
+    (PsychometricFitter, "threshold", ()),
+    (PsychometricFitter, "threshold_ci", ()),
+    (PsychometricFitter, "threshold_samples", ()),
+    (PsychometricFitter, "predict", ([500.0],)),
+    (PsychometricFitter, "plot", ()),
+    (MultiConditionFitter, "predict", ([500.0], "a")),
+    (MultiConditionFitter, "plot", ()),
+    (OrdinalLatencyFitter, "latency_at_half", (4,)),
+    (OrdinalLatencyFitter, "predict_proba", ([500.0],)),
+    (OrdinalLatencyFitter, "plot", ()),
+    (AbandonmentAFTFitter, "time_to_share", ({"ttft_ms": 500.0}, 0.5)),
+    (AbandonmentAFTFitter, "abandon_probability", (pd.DataFrame({"ttft_ms": [500.0]}), [1.0])),
+    (AbandonmentAFTFitter, "plot", ()),
+]
+
+
+@pytest.mark.parametrize(("cls", "method", "args"), READS_BEFORE_FIT)
+def test_every_method_that_reads_the_fit_says_fit_first(cls, method, args):
+    """Not an AttributeError from deep inside: the same sentence as summary()."""
+    with pytest.raises(RuntimeError, match=rf"{cls.__name__}: call fit\(\.\.\.\) first"):
+        getattr(cls(), method)(*args)
+
+
 @pytest.fixture(scope="module")
 def kept() -> pd.DataFrame:
     return apply_exclusions(simulate_trial_table(n_participants=12, reps=3, seed=4)).kept

@@ -9,6 +9,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from analysis.batch_mle import Layout
+from analysis.fitter import requires_fit
 from analysis.psychometric.engine_fitter import EngineFitter
 from analysis.psychometric.inputs import (
     PsychometricInputError,
@@ -177,9 +178,9 @@ class MultiConditionFitter(EngineFitter):
             )
         return pd.concat(frames, ignore_index=True)
 
+    @requires_fit
     def predict(self, x: npt.ArrayLike, condition: str) -> np.ndarray:
         """Probability of "yes" at stimulus x (ms) in `condition`."""
-        self._check_fitted()
         r = self.result_
         c = self.conditions_.index(str(condition))
         u = np.log(np.asarray(x, dtype=float)).ravel()
@@ -212,9 +213,9 @@ class MultiConditionFitter(EngineFitter):
             f"(bootstrap p = {self.deviance_p_:.3f})",
         ]
 
+    @requires_fit
     def plot(self, ax: Axes | None = None, *, level: float = 0.5) -> Axes:
         """Data and fitted curve per condition, with each condition's threshold and CI."""
-        self._check_fitted()
         import matplotlib.pyplot as plt
 
         if ax is None:

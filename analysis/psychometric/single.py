@@ -13,6 +13,7 @@ from scipy import stats
 
 from analysis.batch_mle import Layout
 from analysis.bootstrap import widen_to_percentile
+from analysis.fitter import requires_fit
 from analysis.psychometric.engine_fitter import EngineFitter
 from analysis.psychometric.inputs import aggregate_trials, check_counts
 from analysis.psychometric.ml_fit import (
@@ -180,25 +181,25 @@ class PsychometricFitter(EngineFitter):
 
     # results --------------------------------------------------------------------------------
 
+    @requires_fit
     def threshold(self, level: float = 0.5) -> float:
         """Stimulus (ms) where F crosses `level`."""
-        self._check_fitted()
         return float(np.exp(self._threshold_samples([level])[0][0]))
 
+    @requires_fit
     def threshold_ci(self, level: float = 0.5) -> tuple[float, float]:
         """Bootstrap (1 - alpha) interval (ms) of threshold(level)."""
-        self._check_fitted()
         row = self._threshold_table([level]).iloc[0]
         return float(row.ci_low), float(row.ci_high)
 
+    @requires_fit
     def threshold_samples(self, level: float = 0.5) -> np.ndarray:
         """The bootstrap distribution (ms) of threshold(level); NaN where a fit failed."""
-        self._check_fitted()
         return cast(np.ndarray, np.exp(self._threshold_samples([level])[1][:, 0]))
 
+    @requires_fit
     def predict(self, x: npt.ArrayLike) -> np.ndarray:
         """Probability of "yes" at stimulus x (ms)."""
-        self._check_fitted()
         r = self.result_
         u = np.log(np.asarray(x, dtype=float))
         layout = Layout(
@@ -248,6 +249,7 @@ class PsychometricFitter(EngineFitter):
             "",
         ]
 
+    @requires_fit
     def plot(
         self,
         ax: Axes | None = None,
@@ -258,7 +260,6 @@ class PsychometricFitter(EngineFitter):
     ) -> Axes:
         """Data with 95% Clopper-Pearson intervals, the fitted curve and (unless
         `show_threshold` is False: a caller drawing it its own way) threshold with CI."""
-        self._check_fitted()
         import matplotlib.pyplot as plt
 
         if ax is None:

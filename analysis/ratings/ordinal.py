@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from analysis.fitter import Fitter, check_alpha
+from analysis.fitter import Fitter, check_alpha, requires_fit
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -79,6 +79,7 @@ class OrdinalLatencyFitter(Fitter):
         self.n_trials_, self.n_clusters_ = len(df), n_clusters
         return self
 
+    @requires_fit
     def latency_at_half(self, acceptable_at: float) -> float:
         """Latency (ms) where P(rating >= acceptable_at) = 0.5 under the ordinal model."""
         below = int(np.searchsorted(self.levels_, acceptable_at)) - 1
@@ -86,6 +87,7 @@ class OrdinalLatencyFitter(Fitter):
             return float("nan")
         return float(2 ** (self.cutpoints_[below] / self.slope_))
 
+    @requires_fit
     def predict_proba(self, stimulus_ms: np.ndarray) -> np.ndarray:
         """[n, K] probability of each rating at each latency."""
         x = np.log2(np.asarray(stimulus_ms, dtype=float))[:, None]
@@ -115,6 +117,7 @@ class OrdinalLatencyFitter(Fitter):
             f"{covariance} covariance",
         ]
 
+    @requires_fit
     def plot(self, ax: Axes | None = None) -> Axes:
         """Expected rating against latency (log axis)."""
         import matplotlib.pyplot as plt
