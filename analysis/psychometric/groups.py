@@ -171,7 +171,7 @@ def floored_threshold_frame(
     estimate, ci_low, ci_high, n_trials, n_participants."""
     if n_boot > 0:
         p_low, p_high = bootstrap_interval(
-            pooled._threshold_samples(levels)[1], est, None, None, "percentile", alpha
+            pooled.log_threshold_draws(levels)[1], est, None, None, "percentile", alpha
         )
         low, high = np.fmin(low, p_low), np.fmax(high, p_high)
     res = pooled.result_  # a pooled curve steeper than the levels show: over the gap

@@ -43,7 +43,8 @@ class MultiConditionFitter(EngineFitter):
 
     Fitted attributes: conditions_, direction_, params_ (DataFrame, one row per condition),
     thresholds_ (condition, level, estimate, ci_low, ci_high, n_trials), loglik_,
-    deviance_, deviance_p_, n_boot_failed_, result_ (the fit on the engine's parameter
+    deviance_, deviance_p_, n_boot_failed_, n_boot_unconverged_, n_boot_, seed_, ci_method_,
+    n_trials_by_condition_ (condition -> trials), result_ (the fit on the engine's parameter
     layout, as `PsychometricFitter.result_`).
     """
 
@@ -103,7 +104,7 @@ class MultiConditionFitter(EngineFitter):
         self.direction_ = direction
         self.share_lapse_, self.share_guess_ = share_lapse, share_guess
         self._keep_engine_fit(result, n_boot, seed, ci_method)
-        self._n_by_cond = {key: float(n[cond == c].sum()) for c, key in enumerate(keys)}
+        self.n_trials_by_condition_ = {key: float(n[cond == c].sum()) for c, key in enumerate(keys)}
         self._singles = singles
         self.params_ = self._params_table()
         self.thresholds_ = self._thresholds_table()
@@ -172,7 +173,7 @@ class MultiConditionFitter(EngineFitter):
                         "estimate": np.exp(est),
                         "ci_low": np.exp(low),
                         "ci_high": np.exp(high),
-                        "n_trials": int(self._n_by_cond[key]),
+                        "n_trials": int(self.n_trials_by_condition_[key]),
                     }
                 )
             )

@@ -71,9 +71,9 @@ class PsychometricFitter(EngineFitter):
 
     Fitted attributes (after `fit`): params_, direction_, loglik_, deviance_, deviance_p_,
     thresholds_, summary, x_ms_, n_yes_, n_total_, boot_params_ (DataFrame, one row per
-    bootstrap fit), n_boot_failed_, result_ (the fit on the engine's parameter layout: its
-    `layout`, `theta`, counts `k` and `n`, bootstrap and jackknife draws; what the pooled,
-    contrast and interval code build on).
+    bootstrap fit), n_boot_failed_, n_boot_unconverged_, n_boot_, seed_, ci_method_,
+    result_ (the fit on the engine's parameter layout: its `layout`, `theta`, counts `k` and
+    `n`, bootstrap and jackknife draws; what the pooled, contrast and interval code build on).
     """
 
     # fitting --------------------------------------------------------------------------------
@@ -156,10 +156,13 @@ class PsychometricFitter(EngineFitter):
             out["eta"] = np.sqrt(get(4))
         return out
 
-    def _threshold_samples(
+    @requires_fit
+    def log_threshold_draws(
         self, levels: Sequence[float]
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(estimate [K], bootstrap [B, K], jackknife [J, K]) log thresholds at `levels`."""
+        """The thresholds at `levels` in ln ms: (estimate [K], bootstrap [B, K], jackknife
+        [J, K]); NaN rows where a bootstrap fit failed, no jackknife rows unless `fit` ran
+        with ci_method="bca". What intervals built on this fit (pooled, contrast) resample."""
         r = self.result_
         est = _threshold_logs(r.layout, r.theta[None, :], levels)[0]
         boot = _threshold_logs(r.layout, r.boot_theta, levels)
@@ -184,7 +187,7 @@ class PsychometricFitter(EngineFitter):
     @requires_fit
     def threshold(self, level: float = 0.5) -> float:
         """Stimulus (ms) where F crosses `level`."""
-        return float(np.exp(self._threshold_samples([level])[0][0]))
+        return float(np.exp(self.log_threshold_draws([level])[0][0]))
 
     @requires_fit
     def threshold_ci(self, level: float = 0.5) -> tuple[float, float]:
@@ -195,7 +198,7 @@ class PsychometricFitter(EngineFitter):
     @requires_fit
     def threshold_samples(self, level: float = 0.5) -> np.ndarray:
         """The bootstrap distribution (ms) of threshold(level); NaN where a fit failed."""
-        return cast(np.ndarray, np.exp(self._threshold_samples([level])[1][:, 0]))
+        return cast(np.ndarray, np.exp(self.log_threshold_draws([level])[1][:, 0]))
 
     @requires_fit
     def predict(self, x: npt.ArrayLike) -> np.ndarray:
