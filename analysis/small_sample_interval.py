@@ -266,7 +266,8 @@ def _mixed_leave_one_out(
 ) -> np.ndarray:
     """[P, J] ln thresholds of the random-intercept model refitted without each participant
     in turn (NaN where a refit did not converge), all refits solved together from `fit`."""
-    from analysis.ratings.acceptable import _thresholds_ms_at, maximise_leave_one_out
+    from analysis.ratings.acceptable import _thresholds_ms_at
+    from analysis.ratings.mixed_likelihood import maximise_leave_one_out
 
     starts = np.flatnonzero(np.r_[True, person[1:] != person[:-1]])
     u_mid = float(np.average(u, weights=n))
