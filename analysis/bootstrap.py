@@ -86,7 +86,8 @@ def bootstrap_interval(
         return percentile_interval(samples, alpha)
     if method != "bca":
         raise ValueError(f"ci_method {method!r} is not known; use 'bca' or 'percentile'")
-    assert jack is not None, "a BCa interval needs the jackknife estimates"
+    if jack is None:
+        raise ValueError("a BCa interval needs the jackknife estimates (jack)")
     return bca_interval(samples, estimate, jackknife_acceleration(jack, weights), alpha)
 
 
