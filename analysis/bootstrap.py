@@ -66,3 +66,48 @@ def bca_interval(
             probs.append(special.ndtr(z0 + zt / (1.0 - acc * zt)))
         low[j], high[j] = np.quantile(col, probs)
     return low, high
+
+
+def bootstrap_interval(
+    samples: np.ndarray,
+    estimate: np.ndarray,
+    jack: np.ndarray | None,
+    weights: np.ndarray | None,
+    method: str,
+    alpha: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The (1 - alpha) interval of each column of samples [B, K] by `method`: "percentile",
+    or "bca" around estimate [K] with the acceleration of jackknife estimates jack [J, K]
+    (weights = their multiplicities). No samples: NaN intervals."""
+    if method == "percentile" or samples.shape[0] == 0:
+        if samples.shape[0] == 0:
+            nan = np.full(np.size(estimate), np.nan)
+            return nan, nan
+        return percentile_interval(samples, alpha)
+    if method != "bca":
+        raise ValueError(f"ci_method {method!r} is not known; use 'bca' or 'percentile'")
+    if jack is None:
+        raise ValueError("a BCa interval needs the jackknife estimates (jack)")
+    return bca_interval(samples, estimate, jackknife_acceleration(jack, weights), alpha)
+
+
+def widen_to_percentile(
+    low: np.ndarray, high: np.ndarray, samples: np.ndarray, alpha: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The union of the interval [low, high] with the percentile interval of samples [B, K]
+    (a second bootstrap, e.g. from a shallower model); no samples: [low, high] unchanged."""
+    if samples.shape[0] == 0:
+        return low, high
+    s_low, s_high = percentile_interval(samples, alpha)
+    return np.fmin(low, s_low), np.fmax(high, s_high)
+
+
+def cluster_resample_weights(rng: np.random.Generator, n_boot: int, n_clusters: int) -> np.ndarray:
+    """[n_boot, n_clusters] multiplicities of a cluster bootstrap: each replicate draws
+    `n_clusters` clusters (participants) with replacement; entry [b, c] counts how often
+    replicate b drew cluster c. A replicate's data are then the weighted sum of the
+    clusters' own (counts, scores), so all replicates are formed at once."""
+    draws = rng.integers(0, n_clusters, size=(n_boot, n_clusters))
+    weights = np.zeros((n_boot, n_clusters))
+    np.add.at(weights, (np.repeat(np.arange(n_boot), n_clusters), draws.ravel()), 1.0)
+    return weights

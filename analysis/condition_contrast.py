@@ -120,7 +120,7 @@ def condition_thresholds(
                     "estimate": np.exp(est[c]),
                     "ci_low": np.exp(low[c]),
                     "ci_high": np.exp(high[c]),
-                    "n_trials": int(multi._n_by_cond[key]),
+                    "n_trials": int(multi.n_trials_by_condition_[key]),
                 }
             )
             for c, key in enumerate(keys)

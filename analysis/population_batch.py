@@ -148,7 +148,7 @@ def _pooled_parametric_interval(
         sensitivity=False,
     )
     return _intervals(
-        pooled._threshold_samples(levels)[1], est_log, None, None, "percentile", alpha
+        pooled.log_threshold_draws(levels)[1], est_log, None, None, "percentile", alpha
     )
 
 

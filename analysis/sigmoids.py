@@ -16,6 +16,7 @@ Weibull) and ``normal`` (cumulative Gaussian).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from scipy import special
@@ -31,37 +32,37 @@ class Sigmoid:
 
     def cdf(self, z: np.ndarray) -> np.ndarray:
         if self.name == "logistic":
-            return special.expit(z)
+            return cast(np.ndarray, special.expit(z))
         if self.name == "gumbel":
-            return -np.expm1(-np.exp(np.minimum(z, 700.0)))
-        return special.ndtr(z)
+            return cast(np.ndarray, -np.expm1(-np.exp(np.minimum(z, 700.0))))
+        return cast(np.ndarray, special.ndtr(z))
 
     def pdf(self, z: np.ndarray) -> np.ndarray:
         if self.name == "logistic":
             p = special.expit(z)
-            return p * (1.0 - p)
+            return cast(np.ndarray, p * (1.0 - p))
         if self.name == "gumbel":
             ez = np.exp(np.minimum(z, 700.0))
-            return ez * np.exp(-ez)
-        return np.exp(-0.5 * z * z) / np.sqrt(2.0 * np.pi)
+            return cast(np.ndarray, ez * np.exp(-ez))
+        return cast(np.ndarray, np.exp(-0.5 * z * z) / np.sqrt(2.0 * np.pi))
 
     def pdf_derivative(self, z: np.ndarray) -> np.ndarray:
         """d pdf / dz."""
         if self.name == "logistic":
             p = special.expit(z)
-            return p * (1.0 - p) * (1.0 - 2.0 * p)
+            return cast(np.ndarray, p * (1.0 - p) * (1.0 - 2.0 * p))
         if self.name == "gumbel":
             ez = np.exp(np.minimum(z, 700.0))
-            return ez * np.exp(-ez) * (1.0 - ez)
-        return -z * np.exp(-0.5 * z * z) / np.sqrt(2.0 * np.pi)
+            return cast(np.ndarray, ez * np.exp(-ez) * (1.0 - ez))
+        return cast(np.ndarray, -z * np.exp(-0.5 * z * z) / np.sqrt(2.0 * np.pi))
 
     def ppf(self, p: np.ndarray | float) -> np.ndarray:
         p = np.asarray(p, dtype=float)
         if self.name == "logistic":
-            return special.logit(p)
+            return cast(np.ndarray, special.logit(p))
         if self.name == "gumbel":
-            return np.log(-np.log1p(-p))
-        return special.ndtri(p)
+            return cast(np.ndarray, np.log(-np.log1p(-p)))
+        return cast(np.ndarray, special.ndtri(p))
 
     @property
     def a(self) -> float:
@@ -73,7 +74,7 @@ class Sigmoid:
 
     def z(self, u: np.ndarray, m: np.ndarray, w: np.ndarray) -> np.ndarray:
         """The standard-scale argument of S for log stimulus u."""
-        return self.a + self.c * (u - m) / w
+        return cast(np.ndarray, self.a + self.c * (u - m) / w)
 
     def core(self, u: np.ndarray, m: np.ndarray, w: np.ndarray) -> np.ndarray:
         """F(u; m, w), the unscaled sigmoid, rising from 0 to 1 in u."""

@@ -24,8 +24,10 @@ N, why this method, and from which N the report prints it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 
@@ -33,6 +35,9 @@ from analysis.batch_mle import BOOT_TOLERANCES, maximise
 from analysis.psychometric import DEFAULT_LEVELS, PsychometricFitter, _threshold_logs
 from analysis.psychometric.groups import floored_threshold_frame, participant_counts
 from analysis.separation import LatencySeparation, find_people_separation, find_separation
+
+if TYPE_CHECKING:
+    from analysis.ratings import MixedAcceptabilityFit
 
 METHOD = "participant jackknife, t on N - 1 df, on ln ms"
 
@@ -157,7 +162,14 @@ NO_MAXIMUM = (
 )
 
 
-def withheld_reason(fit, person, u, k, n, names=None) -> LatencySeparation | str | None:
+def withheld_reason(
+    fit: MixedAcceptabilityFit,
+    person: np.ndarray,
+    u: np.ndarray,
+    k: np.ndarray,
+    n: np.ndarray,
+    names: npt.ArrayLike | None = None,
+) -> LatencySeparation | str | None:
     """Why the random-intercept fit `fit` of the cells (`analysis.ratings.person_level_cells`:
     person, ln latency, k acceptable of n) gives no threshold, or None when it gives one: the
     answers separate pooled by latency (`find_separation`); the fit has no finite maximum
@@ -181,7 +193,14 @@ def withheld_reason(fit, person, u, k, n, names=None) -> LatencySeparation | str
 
 
 def _mixed_thresholds(
-    trials, acceptable, stimulus, participant, n_boot, seed, levels, alpha
+    trials: pd.DataFrame,
+    acceptable: str,
+    stimulus: str,
+    participant: str,
+    n_boot: int,
+    seed: int,
+    levels: Sequence[float],
+    alpha: float,
 ) -> tuple[pd.DataFrame, pd.DataFrame, LatencySeparation | str | None]:
     """(bootstrap table, jackknife-t table, why withheld or None); both tables NaN when
     withheld."""
@@ -237,10 +256,18 @@ def mixed_threshold_counts(
     return np.exp(est), np.exp(low), np.exp(high)
 
 
-def _mixed_leave_one_out(fit, person, u, k, n, levels: Sequence[float]) -> np.ndarray:
+def _mixed_leave_one_out(
+    fit: MixedAcceptabilityFit,
+    person: np.ndarray,
+    u: np.ndarray,
+    k: np.ndarray,
+    n: np.ndarray,
+    levels: Sequence[float],
+) -> np.ndarray:
     """[P, J] ln thresholds of the random-intercept model refitted without each participant
     in turn (NaN where a refit did not converge), all refits solved together from `fit`."""
-    from analysis.ratings.acceptable import _thresholds_ms_at, maximise_leave_one_out
+    from analysis.ratings.acceptable import _thresholds_ms_at
+    from analysis.ratings.mixed_likelihood import maximise_leave_one_out
 
     starts = np.flatnonzero(np.r_[True, person[1:] != person[:-1]])
     u_mid = float(np.average(u, weights=n))
@@ -249,4 +276,4 @@ def _mixed_leave_one_out(fit, person, u, k, n, levels: Sequence[float]) -> np.nd
     theta[~ok] = np.nan
     theta[:, 0] -= theta[:, 1] * u_mid
     with np.errstate(divide="ignore"):
-        return np.log(_thresholds_ms_at(theta, levels))
+        return cast(np.ndarray, np.log(_thresholds_ms_at(theta, levels)))

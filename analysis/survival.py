@@ -25,13 +25,20 @@ Models (lifelines does the fitting):
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 
-from analysis.fitter import Fitter
+from analysis.fitter import Fitter, check_alpha, requires_fit
+
+if TYPE_CHECKING:
+    from lifelines import KaplanMeierFitter
+    from matplotlib.axes import Axes
 
 FAMILIES = ("weibull", "lognormal", "loglogistic")
 CENSORED_OUTCOMES = ("completed", "timed_out")
@@ -90,11 +97,13 @@ def _fmt(v: float) -> str:
     return f"{v:g}" if isinstance(v, int | float | np.number) else str(v)
 
 
-def kaplan_meier(sdata: pd.DataFrame, by: list[str], alpha: float = 0.05) -> dict[str, object]:
+def kaplan_meier(
+    sdata: pd.DataFrame, by: list[str], alpha: float = 0.05
+) -> dict[str, KaplanMeierFitter]:
     """A fitted lifelines `KaplanMeierFitter` per condition (keyed by its label)."""
     from lifelines import KaplanMeierFitter
 
-    fits: dict[str, object] = {}
+    fits: dict[str, KaplanMeierFitter] = {}
     groups = sdata.groupby(by) if by else [((), sdata)]
     for key, part in groups:
         key = key if isinstance(key, tuple) else (key,)
@@ -105,7 +114,7 @@ def kaplan_meier(sdata: pd.DataFrame, by: list[str], alpha: float = 0.05) -> dic
     return fits
 
 
-def km_time_to_share(kmf, share: float) -> tuple[float, float, float]:
+def km_time_to_share(kmf: KaplanMeierFitter, share: float) -> tuple[float, float, float]:
     """(estimate, ci_low, ci_high) of the time by which `share` gave up; inf if never."""
     target = 1.0 - share
     sf = kmf.survival_function_.iloc[:, 0]
@@ -119,7 +128,9 @@ def km_time_to_share(kmf, share: float) -> tuple[float, float, float]:
     return first_below(sf), first_below(lower), first_below(upper)
 
 
-def km_table(fits: dict[str, object], shares=(0.1, 0.5)) -> pd.DataFrame:
+def km_table(
+    fits: dict[str, KaplanMeierFitter], shares: Sequence[float] = (0.1, 0.5)
+) -> pd.DataFrame:
     """Per condition: trials, abandonments, and the KM time by which each share gave up."""
     rows = []
     for label, kmf in fits.items():
@@ -147,9 +158,9 @@ class CovariateSpec:
     def column(self) -> str:
         return f"log2_{self.factor}" if self.transform == "log2" else self.factor
 
-    def apply(self, values) -> np.ndarray:
+    def apply(self, values: npt.ArrayLike) -> np.ndarray:
         values = np.asarray(values, dtype=float)
-        return np.log2(values) if self.transform == "log2" else values
+        return cast(np.ndarray, np.log2(values) if self.transform == "log2" else values)
 
     @property
     def per(self) -> str:
@@ -180,20 +191,20 @@ def _z_for_share(family: str, share: float) -> float:
 
 def _log_s0(family: str, z: np.ndarray) -> np.ndarray:
     if family == "weibull":
-        return -np.exp(z)
+        return cast(np.ndarray, -np.exp(z))
     if family == "loglogistic":
-        return -np.logaddexp(0.0, z)
-    return stats.norm.logsf(z)
+        return cast(np.ndarray, -np.logaddexp(0.0, z))
+    return cast(np.ndarray, stats.norm.logsf(z))
 
 
 def _score_g(family: str, z: np.ndarray, event: np.ndarray) -> np.ndarray:
     """d loglik / d z per trial: f0'/f0 for events, -h0 for censored trials."""
     if family == "weibull":
         ez = np.exp(z)
-        return np.where(event == 1, 1.0 - ez, -ez)
+        return cast(np.ndarray, np.where(event == 1, 1.0 - ez, -ez))
     if family == "loglogistic":
         lam = stats.logistic.cdf(z)
-        return np.where(event == 1, 1.0 - 2.0 * lam, -lam)
+        return cast(np.ndarray, np.where(event == 1, 1.0 - 2.0 * lam, -lam))
     hazard = np.exp(stats.norm.logpdf(z) - stats.norm.logsf(z))
     return np.where(event == 1, -z, -hazard)
 
@@ -220,6 +231,9 @@ class AbandonmentAFTFitter(Fitter):
     independent; `clustered_` False): a sandwich from few clusters is too small."""
     specs_: list[CovariateSpec] = field(default_factory=list)
     _fitted_attribute = "cov_"
+
+    def __post_init__(self) -> None:
+        check_alpha(self.alpha, type(self).__name__)
 
     def fit(
         self, sdata: pd.DataFrame, factors: list[str], cluster: str = "participant"
@@ -293,10 +307,10 @@ class AbandonmentAFTFitter(Fitter):
 
     @property
     def params_vector_(self) -> np.ndarray:
-        return np.r_[self.coef_.to_numpy(), self.log_sigma_]
+        return cast(np.ndarray, np.r_[self.coef_.to_numpy(), self.log_sigma_])
 
     def _time_ratios(self) -> pd.DataFrame:
-        zc = stats.norm.ppf(1 - self.alpha / 2)
+        zc = self.normal_quantile()
         rows = []
         for i, spec in enumerate(self.specs_):
             # a separated fit (every give-up at one level) has a huge or negative variance:
@@ -316,8 +330,11 @@ class AbandonmentAFTFitter(Fitter):
         return pd.DataFrame(rows, columns=["factor", "per", "time_ratio", "ci_low", "ci_high", "p"])
 
     def _design_row(self, levels: dict[str, float]) -> np.ndarray:
-        return np.r_[[float(s.apply([levels[s.factor]])[0]) for s in self.specs_], 1.0]
+        return cast(
+            np.ndarray, np.r_[[float(s.apply([levels[s.factor]])[0]) for s in self.specs_], 1.0]
+        )
 
+    @requires_fit
     def time_to_share(self, levels: dict[str, float], share: float) -> tuple[float, float, float]:
         """(estimate, ci_low, ci_high) in ms of the time by which `share` of trials gave up."""
         x = self._design_row(levels)
@@ -326,7 +343,7 @@ class AbandonmentAFTFitter(Fitter):
         log_t = x @ self.coef_.to_numpy() + sigma * zq
         grad = np.r_[x, sigma * zq]
         se = float(np.sqrt(grad @ self.cov_ @ grad))
-        zc = stats.norm.ppf(1 - self.alpha / 2)
+        zc = self.normal_quantile()
         with np.errstate(over="ignore"):  # a bound beyond ~1e308 ms is inf: unbounded
             return (
                 float(np.exp(log_t)),
@@ -334,6 +351,7 @@ class AbandonmentAFTFitter(Fitter):
                 float(np.exp(log_t + zc * se)),
             )
 
+    @requires_fit
     def abandon_probability(
         self, levels: pd.DataFrame, t_ms: np.ndarray, n_draws: int = 0, seed: int = 0
     ) -> np.ndarray:
@@ -350,12 +368,12 @@ class AbandonmentAFTFitter(Fitter):
         mu = theta[:, :-1] @ x.T
         z = (log_t[None, :] - mu) / np.exp(theta[:, -1:])
         prob = -np.expm1(_log_s0(self.family_, z))
-        return prob if n_draws else prob[0]
+        return cast(np.ndarray, prob if n_draws else prob[0])
 
     def _summary_table(self) -> pd.DataFrame:
         """Coefficients on the log-time scale with robust SEs and time ratios."""
         se = np.sqrt(np.diag(self.cov_))
-        zc = stats.norm.ppf(1 - self.alpha / 2)
+        zc = self.normal_quantile()
         names = [*self.coef_.index, "log_sigma"]
         est = self.params_vector_
         return pd.DataFrame(
@@ -378,7 +396,8 @@ class AbandonmentAFTFitter(Fitter):
             "",
         ]
 
-    def plot(self, ax=None, levels: list[dict[str, float]] | None = None):
+    @requires_fit
+    def plot(self, ax: Axes | None = None, levels: list[dict[str, float]] | None = None) -> Axes:
         """Predicted share still waiting over time for each condition in `levels`."""
         import matplotlib.pyplot as plt
 

@@ -33,7 +33,7 @@ solves), `optimise` (`maximise`, `refit`).
 """
 
 from analysis.batch_mle.layout import PARAM_NAMES, PSI_EPS, Layout
-from analysis.batch_mle.optimise import BOOT_TOLERANCES, maximise, refit
+from analysis.batch_mle.optimise import BOOT_TOLERANCES, Tolerances, maximise, refit
 from analysis.batch_mle.stacked_solve import cholesky_solve
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "PARAM_NAMES",
     "PSI_EPS",
     "Layout",
+    "Tolerances",
     "cholesky_solve",
     "maximise",
     "refit",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any, cast
 
 import numpy as np
 
@@ -50,9 +51,11 @@ class Layout:
     # -- reading parameters out of theta (level-major: numpy is fastest with B innermost) ---
 
     @cached_property
-    def _readers(self) -> tuple:
-        """Per parameter kind (m, v, guess, lapse, rho): how `_cond_param` reads it."""
-        readers = []
+    def _readers(self) -> tuple[tuple[str, Any], ...]:
+        """Per parameter kind (m, v, guess, lapse, rho): how `_cond_param` reads it: ("take",
+        positions [C]), ("fixed", values [C, 1]) or ("mixed", (free [C, 1], positions [C],
+        values [C, 1]))."""
+        readers: list[tuple[str, Any]] = []
         for j in range(5):
             pos, fix = self.idx[:, j], self.fixed[:, j][:, None]
             if np.all(pos >= 0):
@@ -72,17 +75,19 @@ class Layout:
         where fixed."""
         kind, how = self._readers[j]
         if kind == "take":
-            return theta_t[how]
+            return cast(np.ndarray, theta_t[how])
         if kind == "fixed":
-            return how
+            return cast(np.ndarray, how)
         free, pos, fix = how
-        return np.where(free, theta_t[pos], fix)
+        return cast(np.ndarray, np.where(free, theta_t[pos], fix))
 
     def _rows(self, per_cond: np.ndarray) -> np.ndarray:
         """Per-condition values [C, B] as per-row values broadcastable to [L, B]."""
         return per_cond if self.idx.shape[0] == 1 else per_cond[self.cond]
 
-    def _row_core(self, theta: np.ndarray):
+    def _row_core(
+        self, theta: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
         """(z, guess, scale) per row, broadcastable to [L, B], and the per-condition
         (w, scale) [C, B]; scale = 1 - guess - lapse."""
         a, c = self._sigmoid_constants
@@ -95,7 +100,7 @@ class Layout:
 
     def _psi_rows(self, theta: np.ndarray) -> np.ndarray:
         z, g, s, _ = self._row_core(theta)
-        return g + s * self.sigmoid.cdf(z)  # [L, B]
+        return cast(np.ndarray, g + s * self.sigmoid.cdf(z))  # [L, B]
 
     def psi(self, theta: np.ndarray) -> np.ndarray:
         """[B, L] probability of the rising response per row."""
@@ -113,7 +118,9 @@ class Layout:
     # -- derivatives ------------------------------------------------------------------------
 
     @cached_property
-    def _derivative_plan(self) -> tuple:
+    def _derivative_plan(
+        self,
+    ) -> tuple[list[int], list[tuple[int, int]], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """What `derivatives` sums and where each sum lands in theta.
 
         Returns (kinds, pairs, second_factor, second_sum, onehot_t, matrix): the psi
@@ -172,7 +179,9 @@ class Layout:
             matrix,
         )
 
-    def derivatives(self, theta: np.ndarray, k: np.ndarray, n: np.ndarray, fisher: bool = True):
+    def derivatives(
+        self, theta: np.ndarray, k: np.ndarray, n: np.ndarray, fisher: bool = True
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """Gradient [B, P] of the log-likelihood, the observed information [B, P, P] (minus
         the Hessian) and, if asked, the expected (Fisher) information [B, P, P] (else None);
         for the beta-binomial the observed information is a finite-difference one and
@@ -273,7 +282,7 @@ class Layout:
         onehot, tmap = self._maps()
         per_cond = np.matmul(np.swapaxes(per_row, 1, 2), onehot)  # [B, 5, C]
         flat = np.swapaxes(per_cond, 1, 2).reshape(per_row.shape[0], -1)
-        return flat @ tmap.reshape(-1, self.n_params)
+        return cast(np.ndarray, flat @ tmap.reshape(-1, self.n_params))
 
     def ridge_jump(self, theta: np.ndarray, step: np.ndarray) -> np.ndarray:
         """theta + step, except that each condition whose step narrows w jumps to the
@@ -294,11 +303,11 @@ class Layout:
             v_new = np.where(step[:, v_pos] < 0, self.lo[v_pos], out[:, v_pos])
             out[:, v_pos] = v_new
             out[:, m_pos] = nearest + (m - nearest) * np.exp(np.minimum(v_new - v, 50.0))
-        return out
+        return cast(np.ndarray, out)
 
     # -- the width penalty (a one-sided prior on log w) --------------------------------------
 
-    def width_penalty(self, theta: np.ndarray):
+    def width_penalty(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(log-prior [B], its gradient [B, P], minus its second derivative [B, P]).
 
         A half-Gaussian on log w below `width_floor` (zero above): w narrower than the
@@ -338,8 +347,8 @@ class Layout:
             rho = np.broadcast_to(self._rows(self._cond_param(theta.T, 4)), psi.shape)
             ll = np.sum(_betabin_terms(psi, rho, k_t, n_t)[0], axis=0)
         if self.width_floor is None:
-            return ll
-        return ll + self.width_penalty(theta)[0]
+            return cast(np.ndarray, ll)
+        return cast(np.ndarray, ll + self.width_penalty(theta)[0])
 
     def _grad_betabin(self, theta: np.ndarray, k: np.ndarray, n: np.ndarray) -> np.ndarray:
         a, c = self._sigmoid_constants
@@ -378,7 +387,7 @@ class Layout:
         return -hess
 
 
-def _cdf_pdf_slope(sigmoid: Sigmoid, z: np.ndarray):
+def _cdf_pdf_slope(sigmoid: Sigmoid, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """F, its density f and df/dz at z; for the logistic all three from one exponential
     (f = F (1 - F), df/dz = f (1 - 2 F)), as this is the hot loop of every fit."""
     if sigmoid.name == "logistic":
@@ -390,7 +399,7 @@ def _cdf_pdf_slope(sigmoid: Sigmoid, z: np.ndarray):
 
 def _betabin_terms(
     psi: np.ndarray, rho: np.ndarray, k: np.ndarray, n: np.ndarray, derivatives: bool = False
-):
+) -> tuple[np.ndarray, ...]:
     """Per-row beta-binomial log-pmf (no binomial coefficient) and its derivatives.
 
     With t = rho / (1 - rho): log P = sum_{j<k} log(psi + j t) + sum_{j<n-k} log(1 - psi + j t)

@@ -4,12 +4,23 @@ vectors (`maximise`), and the bootstrap's entry point that fits identical datase
 
 from __future__ import annotations
 
+from typing import TypedDict, Unpack
+
 import numpy as np
 
 from analysis.batch_mle.layout import Layout
 from analysis.batch_mle.stacked_solve import cholesky_solve
 
-BOOT_TOLERANCES = {"tol": 1e-6, "decrement_tol": 1e-4}  # refits whose thresholds alone count
+
+class Tolerances(TypedDict, total=False):
+    """`maximise`'s stopping rules, as passed on by `refit` and the bootstraps."""
+
+    max_iter: int
+    tol: float
+    decrement_tol: float
+
+
+BOOT_TOLERANCES: Tolerances = {"tol": 1e-6, "decrement_tol": 1e-4}  # refits: thresholds count
 EXTRAPOLATION = 4.0  # the line search also tries this multiple of the step (flat ridges)
 
 
@@ -45,7 +56,14 @@ def _damped_step(
     return np.where(np.isfinite(step), step, 0.0), newton
 
 
-def _best_point(layout: Layout, points: list, k, n, ll_now, first_may_tie: bool):
+def _best_point(
+    layout: Layout,
+    points: list[np.ndarray],
+    k: np.ndarray,
+    n: np.ndarray,
+    ll_now: np.ndarray,
+    first_may_tie: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The best of candidate points (a list of [B, P]) per row that gains likelihood.
 
     Returns (theta [B, P], loglik [B], ok [B], which point [B]); with `first_may_tie` the
@@ -65,7 +83,14 @@ def _best_point(layout: Layout, points: list, k, n, ll_now, first_may_tie: bool)
     return cands[best * n_rows + rows], ll_best, np.isfinite(ll_best), best
 
 
-def _line_search(layout: Layout, th, step, k, n, ll_now):
+def _line_search(
+    layout: Layout,
+    th: np.ndarray,
+    step: np.ndarray,
+    k: np.ndarray,
+    n: np.ndarray,
+    ll_now: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The best acceptable point along each row's step: (theta [B, P], loglik [B], ok [B],
     full [B]), full where that point is the whole step, inside the box.
 
@@ -194,7 +219,7 @@ def refit(
     n: np.ndarray,
     *,
     known: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
-    **tolerances,
+    **tolerances: Unpack[Tolerances],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Fit B datasets k [B, L] of the same n [L] trials, warm-started at start [P] (or
     row by row at start [B, P]).

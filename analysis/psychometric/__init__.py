@@ -47,10 +47,13 @@ smallest level spacing (at least 1/100 of the range) to 4 times the range.
 
 The package: `inputs` (checks, aggregation), `ml_fit` (parameter layout, starts, maximum
 likelihood), `resampling` (bootstraps, jackknife, intervals), `profile_width` (the shallowest
-curve the data support), `single` (PsychometricFitter),
+curve the data support), `engine_fitter` (the options and fitted state both fitters share over
+`analysis.fitter`), `single` (PsychometricFitter),
 `groups` (per-group fits, population threshold), `multi` (MultiConditionFitter).
 """
 
+from analysis.bootstrap import bootstrap_interval as _intervals  # population_batch's name
+from analysis.psychometric.engine_fitter import DEFAULT_LEVELS
 from analysis.psychometric.groups import (
     THRESHOLD_COLUMNS,
     fit_by_group,
@@ -60,8 +63,7 @@ from analysis.psychometric.groups import (
 from analysis.psychometric.inputs import PsychometricInputError, aggregate_trials, check_counts
 from analysis.psychometric.ml_fit import FitSpec, _grid_starts, _threshold_logs, build_layout
 from analysis.psychometric.multi import MultiConditionFitter
-from analysis.psychometric.resampling import _intervals
-from analysis.psychometric.single import DEFAULT_LEVELS, PsychometricFitter
+from analysis.psychometric.single import PsychometricFitter
 
 __all__ = [
     "DEFAULT_LEVELS",

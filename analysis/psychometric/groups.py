@@ -4,12 +4,14 @@ population threshold with a cluster bootstrap over participants."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from analysis.batch_mle import BOOT_TOLERANCES, maximise
-from analysis.bootstrap import percentile_interval
+from analysis.bootstrap import bootstrap_interval, cluster_resample_weights, percentile_interval
+from analysis.psychometric.engine_fitter import DEFAULT_LEVELS
 from analysis.psychometric.inputs import (
     PsychometricInputError,
     _as_float_array,
@@ -18,8 +20,7 @@ from analysis.psychometric.inputs import (
     aggregate_trials,
 )
 from analysis.psychometric.ml_fit import _threshold_logs
-from analysis.psychometric.resampling import _intervals
-from analysis.psychometric.single import DEFAULT_LEVELS, PsychometricFitter, _report_progress
+from analysis.psychometric.single import PsychometricFitter, _report_progress
 from analysis.steep_tails import widen_steep_tails
 
 THRESHOLD_COLUMNS = ["level", "estimate", "ci_low", "ci_high", "n_trials"]
@@ -36,7 +37,7 @@ def fit_by_group(
     ci_method: str = "percentile",
     sensitivity: bool = True,
     progress: bool | Callable[[int, int], None] = False,
-    **fitter_kwargs,
+    **fitter_kwargs: Any,
 ) -> dict[str, PsychometricFitter]:
     """One fitted PsychometricFitter per value of `group` (e.g. per participant).
 
@@ -95,7 +96,7 @@ def population_threshold(
     *,
     levels: Sequence[float] = DEFAULT_LEVELS,
     alpha: float = 0.05,
-    **fitter_kwargs,
+    **fitter_kwargs: Any,
 ) -> pd.DataFrame:
     """Pooled thresholds with intervals from resampling participants (a cluster bootstrap).
 
@@ -119,10 +120,7 @@ def population_threshold(
         levels_ms, n_yes, n_total, n_boot=n_boot, seed=seed + 1, sensitivity=False
     )
     people = per_k.shape[0]
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, people, size=(n_boot, people))
-    weights = np.zeros((n_boot, people))
-    np.add.at(weights, (np.repeat(np.arange(n_boot), people), draws.ravel()), 1.0)
+    weights = cluster_resample_weights(np.random.default_rng(seed), n_boot, people)
     k_boot, n_boot_tot = weights @ per_k, weights @ per_n
     res = pooled.result_
     k_rise = k_boot if pooled.direction_ == "rising" else n_boot_tot - k_boot
@@ -172,8 +170,8 @@ def floored_threshold_frame(
     curve is steeper than the levels show (`analysis.steep_tails`). Columns: level,
     estimate, ci_low, ci_high, n_trials, n_participants."""
     if n_boot > 0:
-        p_low, p_high = _intervals(
-            pooled._threshold_samples(levels)[1], est, None, None, "percentile", alpha
+        p_low, p_high = bootstrap_interval(
+            pooled.log_threshold_draws(levels)[1], est, None, None, "percentile", alpha
         )
         low, high = np.fmin(low, p_low), np.fmax(high, p_high)
     res = pooled.result_  # a pooled curve steeper than the levels show: over the gap

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 
@@ -13,7 +16,7 @@ class PsychometricInputError(ValueError):
 # -- input checks and aggregation -----------------------------------------------------------
 
 
-def _as_float_array(values, field: str) -> np.ndarray:
+def _as_float_array(values: npt.ArrayLike, field: str) -> np.ndarray:
     try:
         arr = np.asarray(values, dtype=float).ravel()
     except (TypeError, ValueError) as exc:
@@ -27,7 +30,9 @@ def _as_float_array(values, field: str) -> np.ndarray:
     return arr
 
 
-def check_counts(x, n_yes, n_total, *, field: str = "stimulus"):
+def check_counts(
+    x: npt.ArrayLike, n_yes: npt.ArrayLike, n_total: npt.ArrayLike, *, field: str = "stimulus"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Validate per-level counts; return (x_ms, k, n) as float arrays."""
     x_ms = _as_float_array(x, field)
     k = _as_float_array(n_yes, "n_yes")
@@ -64,7 +69,13 @@ def check_counts(x, n_yes, n_total, *, field: str = "stimulus"):
     return x_ms[keep], k[keep], n[keep]
 
 
-def aggregate_trials(stimulus, response, *, field: str = "stimulus", response_field="response"):
+def aggregate_trials(
+    stimulus: npt.ArrayLike,
+    response: npt.ArrayLike,
+    *,
+    field: str = "stimulus",
+    response_field: str = "response",
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One row per trial -> (levels_ms, n_yes, n_total) per distinct stimulus value."""
     x = _as_float_array(stimulus, field)
     r = _as_float_array(response, response_field)
@@ -84,7 +95,7 @@ def aggregate_trials(stimulus, response, *, field: str = "stimulus", response_fi
     return levels, n_yes, n_total
 
 
-def _sorted_keys(values) -> list[str]:
+def _sorted_keys(values: Iterable[object]) -> list[str]:
     """Group or condition labels as strings, in numeric order when they are all numbers."""
     keys = [str(v) for v in values]
     try:

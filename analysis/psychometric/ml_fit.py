@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from scipy import special
@@ -100,7 +101,7 @@ def _grid_starts(layout: Layout, n_cond: int) -> np.ndarray:
     starts = np.tile(0.5 * (layout.lo + layout.hi), (mesh[0].size, 1))
     for pos, grid in zip(positions, mesh, strict=True):
         starts[:, pos] = grid.ravel()
-    return np.clip(starts, layout.lo, layout.hi)
+    return cast(np.ndarray, np.clip(starts, layout.lo, layout.hi))
 
 
 def _best_of(
@@ -126,10 +127,9 @@ def _best_of(
 def _deviance(psi: np.ndarray, k: np.ndarray, n: np.ndarray) -> np.ndarray:
     """Binomial deviance against the saturated model, per dataset (rows of [B, L])."""
     psi = np.clip(psi, 1e-12, 1 - 1e-12)
-    return 2.0 * np.sum(
-        special.xlogy(k, k / (n * psi)) + special.xlogy(n - k, (n - k) / (n * (1.0 - psi))),
-        axis=-1,
-    )
+    terms = special.xlogy(k, k / (n * psi)) + special.xlogy(n - k, (n - k) / (n * (1.0 - psi)))
+    deviance: np.ndarray = 2.0 * np.sum(terms, axis=-1)
+    return deviance
 
 
 def _deviance_p(boot_deviance: np.ndarray, deviance: float) -> float:
@@ -145,7 +145,9 @@ def _deviance_p(boot_deviance: np.ndarray, deviance: float) -> float:
     return float(np.mean(dev >= deviance - DEVIANCE_TIE))
 
 
-def _threshold_logs(layout: Layout, theta: np.ndarray, levels: Sequence[float], c: int = 0):
+def _threshold_logs(
+    layout: Layout, theta: np.ndarray, levels: Sequence[float], c: int = 0
+) -> np.ndarray:
     """[B, len(levels)] log thresholds of condition c for parameter rows theta [B, P]."""
     rp_idx, fixed = layout.idx[c], layout.fixed[c]
     m = theta[:, rp_idx[0]] if rp_idx[0] >= 0 else np.full(len(theta), fixed[0])

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from analysis.batch_mle import Layout
-from analysis.fitter import Fitter
+from analysis.fitter import requires_fit
+from analysis.psychometric.engine_fitter import EngineFitter
 from analysis.psychometric.inputs import (
     PsychometricInputError,
     _column,
@@ -19,16 +21,19 @@ from analysis.psychometric.inputs import (
 from analysis.psychometric.ml_fit import (
     FitSpec,
     _best_of,
-    _deviance,
-    _deviance_p,
-    _threshold_logs,
     build_layout,
 )
-from analysis.psychometric.resampling import _intervals, _run_engine, _widest
-from analysis.psychometric.single import DEFAULT_LEVELS, PsychometricFitter, _ms_axis
+from analysis.psychometric.resampling import _run_engine
+from analysis.psychometric.single import PsychometricFitter, _ms_axis
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+Counts = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""(levels ms, yes counts, trial counts) per level, as `check_counts` returns them."""
 
 
-class MultiConditionFitter(Fitter):
+class MultiConditionFitter(EngineFitter):
     """One psychometric function per condition, fitted jointly with shared nuisances.
 
     Each condition c has its own m_c and w_c (and guess_c unless shared); the lapse is one
@@ -38,26 +43,10 @@ class MultiConditionFitter(Fitter):
 
     Fitted attributes: conditions_, direction_, params_ (DataFrame, one row per condition),
     thresholds_ (condition, level, estimate, ci_low, ci_high, n_trials), loglik_,
-    deviance_, deviance_p_, n_boot_failed_, result_ (the fit on the engine's parameter
+    deviance_, deviance_p_, n_boot_failed_, n_boot_unconverged_, n_boot_, seed_, ci_method_,
+    n_trials_by_condition_ (condition -> trials), result_ (the fit on the engine's parameter
     layout, as `PsychometricFitter.result_`).
     """
-
-    def __init__(
-        self,
-        sigmoid: str = "logistic",
-        guess: float | None = None,
-        lapse: float | None = None,
-        likelihood: str = "binomial",
-        direction: str = "auto",
-        alpha: float = 0.05,
-        levels: Sequence[float] = DEFAULT_LEVELS,
-    ):
-        self._template = PsychometricFitter(
-            sigmoid, guess, lapse, likelihood, direction, alpha, levels
-        )
-        self.sigmoid, self.guess, self.lapse = sigmoid, guess, lapse
-        self.likelihood, self.direction, self.alpha = likelihood, direction, alpha
-        self.levels = tuple(levels)
 
     def fit(
         self,
@@ -114,13 +103,8 @@ class MultiConditionFitter(Fitter):
         self.condition_column_ = condition
         self.direction_ = direction
         self.share_lapse_, self.share_guess_ = share_lapse, share_guess
-        self.n_boot_, self.seed_, self.ci_method_ = n_boot, seed, ci_method
-        self.result_ = result
-        self._n_by_cond = {key: float(n[cond == c].sum()) for c, key in enumerate(keys)}
-        self.loglik_ = result.loglik
-        self.deviance_ = float(_deviance(layout.psi(result.theta[None, :]), k, n)[0])
-        self.deviance_p_ = _deviance_p(result.boot_deviance, self.deviance_)
-        self.n_boot_failed_ = result.n_boot_failed
+        self._keep_engine_fit(result, n_boot, seed, ci_method)
+        self.n_trials_by_condition_ = {key: float(n[cond == c].sum()) for c, key in enumerate(keys)}
         self._singles = singles
         self.params_ = self._params_table()
         self.thresholds_ = self._thresholds_table()
@@ -131,7 +115,7 @@ class MultiConditionFitter(Fitter):
         layout: Layout,
         spec: FitSpec,
         keys: list[str],
-        singles: dict[str, tuple],
+        singles: dict[str, Counts],
         direction: str,
     ) -> np.ndarray:
         """Two starting points for the joint fit: each condition's own single fit (the
@@ -157,7 +141,7 @@ class MultiConditionFitter(Fitter):
         for pos in {int(p) for p in layout.idx[:, 2:4].ravel() if p >= 0}:
             alt[pos] = 0.02
         starts = np.clip(np.vstack([start, alt]), layout.lo, layout.hi)
-        return starts
+        return cast(np.ndarray, starts)
 
     def _params_table(self) -> pd.DataFrame:
         r = self.result_
@@ -178,15 +162,9 @@ class MultiConditionFitter(Fitter):
         return pd.DataFrame(rows).set_index("condition")
 
     def _thresholds_table(self) -> pd.DataFrame:
-        r = self.result_
         frames = []
         for c, key in enumerate(self.conditions_):
-            est = _threshold_logs(r.layout, r.theta[None, :], self.levels, c)[0]
-            boot = _threshold_logs(r.layout, r.boot_theta, self.levels, c)
-            jack = _threshold_logs(r.layout, r.jack_theta, self.levels, c)
-            low, high = _intervals(boot, est, jack, r.jack_weights, self.ci_method_, self.alpha)
-            sens = _threshold_logs(r.layout, r.sens_theta, self.levels, c)
-            low, high = _widest(low, high, sens, self.alpha)
+            est, low, high = self._threshold_logs_with_interval(self.levels, c)
             frames.append(
                 pd.DataFrame(
                     {
@@ -195,15 +173,15 @@ class MultiConditionFitter(Fitter):
                         "estimate": np.exp(est),
                         "ci_low": np.exp(low),
                         "ci_high": np.exp(high),
-                        "n_trials": int(self._n_by_cond[key]),
+                        "n_trials": int(self.n_trials_by_condition_[key]),
                     }
                 )
             )
         return pd.concat(frames, ignore_index=True)
 
-    def predict(self, x, condition: str) -> np.ndarray:
+    @requires_fit
+    def predict(self, x: npt.ArrayLike, condition: str) -> np.ndarray:
         """Probability of "yes" at stimulus x (ms) in `condition`."""
-        self._check_fitted()
         r = self.result_
         c = self.conditions_.index(str(condition))
         u = np.log(np.asarray(x, dtype=float)).ravel()
@@ -218,7 +196,7 @@ class MultiConditionFitter(Fitter):
             r.layout.beta_binomial,
         )
         psi = layout.psi(r.theta[None, :])[0]
-        return psi if self.direction_ == "rising" else 1.0 - psi
+        return cast(np.ndarray, psi if self.direction_ == "rising" else 1.0 - psi)
 
     _print_width = 140
 
@@ -236,9 +214,9 @@ class MultiConditionFitter(Fitter):
             f"(bootstrap p = {self.deviance_p_:.3f})",
         ]
 
-    def plot(self, ax=None, *, level: float = 0.5):
+    @requires_fit
+    def plot(self, ax: Axes | None = None, *, level: float = 0.5) -> Axes:
         """Data and fitted curve per condition, with each condition's threshold and CI."""
-        self._check_fitted()
         import matplotlib.pyplot as plt
 
         if ax is None:
@@ -279,11 +257,11 @@ def _condition_counts(
     stimulus: str,
     response: str,
     condition: str,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, tuple]]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Counts]]:
     """(log levels, condition index, yes counts, trial counts) stacked over conditions, and
     each condition's own (levels, yes, n); an input error names the condition."""
     u_rows, c_rows, k_rows, n_rows = [], [], [], []
-    singles = {}
+    singles: dict[str, Counts] = {}
     for c, key in enumerate(keys):
         rows = c_col == key
         try:

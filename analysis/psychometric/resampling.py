@@ -8,12 +8,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from analysis.batch_mle import BOOT_TOLERANCES, Layout, maximise, refit
-from analysis.bootstrap import bca_interval, jackknife_acceleration, percentile_interval
+from analysis.batch_mle import BOOT_TOLERANCES, Layout, Tolerances, maximise, refit
 from analysis.psychometric.ml_fit import _deviance
 from analysis.psychometric.profile_width import shallowest_supported
 
-MAIN_TOLERANCES = {"tol": 1e-9, "decrement_tol": 1e-6}
+MAIN_TOLERANCES: Tolerances = {"tol": 1e-9, "decrement_tol": 1e-6}
 
 
 def _simulate(layout: Layout, theta: np.ndarray, n: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
@@ -42,7 +41,9 @@ def _simulate(layout: Layout, theta: np.ndarray, n: np.ndarray, uniforms: np.nda
     return k
 
 
-def _jackknife_sets(k: np.ndarray, n: np.ndarray, unit: str):
+def _jackknife_sets(
+    k: np.ndarray, n: np.ndarray, unit: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Leave-one-out datasets: one trial (yes or no) at a time, or one block (row) at a time.
 
     Returns (k_sets [J, L], n_sets [J, L], weights [J]); equal datasets are merged and
@@ -143,7 +144,14 @@ def _run_engine(
     )
 
 
-def _sensitivity_bootstrap(layout, theta, known, k, n, uniforms) -> np.ndarray:
+def _sensitivity_bootstrap(
+    layout: Layout,
+    theta: np.ndarray,
+    known: tuple[np.ndarray, np.ndarray, np.ndarray],
+    k: np.ndarray,
+    n: np.ndarray,
+    uniforms: np.ndarray,
+) -> np.ndarray:
     """Refits of B datasets drawn from the MLE made shallower: every condition's w set to the
     84th percentile of its bootstrap distribution (one SD up) or, with one condition, the
     shallowest fit the likelihood supports at one SD (`profile_width.shallowest_supported`:
@@ -175,22 +183,3 @@ def _sensitivity_bootstrap(layout, theta, known, k, n, uniforms) -> np.ndarray:
     sens_theta, sens_ll, _ = refit(layout, starts, k_sens, n, known=known, **BOOT_TOLERANCES)
     sens_theta[~np.isfinite(sens_ll)] = np.nan
     return sens_theta
-
-
-def _widest(low, high, sens_samples, alpha: float):
-    """Union of an interval with the percentile interval of the sensitivity bootstrap."""
-    if sens_samples.shape[0] == 0:
-        return low, high
-    s_low, s_high = percentile_interval(sens_samples, alpha)
-    return np.fmin(low, s_low), np.fmax(high, s_high)
-
-
-def _intervals(samples, estimate, jack, weights, method: str, alpha: float):
-    if method == "percentile" or samples.shape[0] == 0:
-        if samples.shape[0] == 0:
-            nan = np.full(np.size(estimate), np.nan)
-            return nan, nan
-        return percentile_interval(samples, alpha)
-    if method != "bca":
-        raise ValueError(f"ci_method {method!r} is not known; use 'bca' or 'percentile'")
-    return bca_interval(samples, estimate, jackknife_acceleration(jack, weights), alpha)

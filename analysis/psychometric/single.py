@@ -4,31 +4,37 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 
 from analysis.batch_mle import Layout
-from analysis.fitter import Fitter
+from analysis.bootstrap import widen_to_percentile
+from analysis.fitter import requires_fit
+from analysis.psychometric.engine_fitter import EngineFitter
 from analysis.psychometric.inputs import aggregate_trials, check_counts
 from analysis.psychometric.ml_fit import (
     FitSpec,
     _best_of,
-    _deviance,
-    _deviance_p,
     _grid_starts,
     _threshold_logs,
     build_layout,
 )
-from analysis.psychometric.resampling import _FitResult, _intervals, _run_engine, _widest
-from analysis.sigmoids import get_sigmoid
+from analysis.psychometric.resampling import _FitResult, _run_engine
 from analysis.steep_tails import widen_steep_tails
 
-DEFAULT_LEVELS = (0.25, 0.5, 0.75)
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 
-def _report_progress(progress, done: int, total: int, label: str = "") -> None:
+ProgressArg = bool | Callable[[int, int], None]
+"""True: print "fits done/total" to stderr; a callable: called with (done, total)."""
+
+
+def _report_progress(progress: ProgressArg, done: int, total: int, label: str = "") -> None:
     if callable(progress):
         progress(done, total)
     elif progress:
@@ -37,7 +43,7 @@ def _report_progress(progress, done: int, total: int, label: str = "") -> None:
             print(file=sys.stderr)
 
 
-def _ms_axis(ax, levels_ms) -> None:
+def _ms_axis(ax: Axes, levels_ms: npt.ArrayLike) -> None:
     """Log x axis labelled in plain ms at the tested levels (no 10^k minor-tick clutter)."""
     from matplotlib.ticker import FixedLocator, NullFormatter
 
@@ -45,12 +51,12 @@ def _ms_axis(ax, levels_ms) -> None:
     ticks = np.unique(np.asarray(levels_ms, dtype=float))
     if ticks.size > 9:
         ticks = ticks[:: int(np.ceil(ticks.size / 9))]
-    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_locator(FixedLocator(ticks.tolist()))
     ax.set_xticklabels([f"{t:,.0f}" for t in ticks])
     ax.xaxis.set_minor_formatter(NullFormatter())
 
 
-class PsychometricFitter(Fitter):
+class PsychometricFitter(EngineFitter):
     """Fit psi(x) = guess + (1 - guess - lapse) F(ln x; m, w) to binary judgements.
 
     Parameters
@@ -65,50 +71,24 @@ class PsychometricFitter(Fitter):
 
     Fitted attributes (after `fit`): params_, direction_, loglik_, deviance_, deviance_p_,
     thresholds_, summary, x_ms_, n_yes_, n_total_, boot_params_ (DataFrame, one row per
-    bootstrap fit), n_boot_failed_, result_ (the fit on the engine's parameter layout: its
-    `layout`, `theta`, counts `k` and `n`, bootstrap and jackknife draws; what the pooled,
-    contrast and interval code build on).
+    bootstrap fit), n_boot_failed_, n_boot_unconverged_, n_boot_, seed_, ci_method_,
+    result_ (the fit on the engine's parameter layout: its `layout`, `theta`, counts `k` and
+    `n`, bootstrap and jackknife draws; what the pooled, contrast and interval code build on).
     """
-
-    def __init__(
-        self,
-        sigmoid: str = "logistic",
-        guess: float | None = None,
-        lapse: float | None = None,
-        likelihood: str = "binomial",
-        direction: str = "auto",
-        alpha: float = 0.05,
-        levels: Sequence[float] = DEFAULT_LEVELS,
-    ):
-        get_sigmoid(sigmoid)
-        if likelihood not in ("binomial", "beta-binomial"):
-            raise ValueError(f"likelihood {likelihood!r}: use 'binomial' or 'beta-binomial'")
-        if direction not in ("auto", "rising", "falling"):
-            raise ValueError(f"direction {direction!r}: use 'auto', 'rising' or 'falling'")
-        for name, value in (("guess", guess), ("lapse", lapse)):
-            if value is not None and not 0.0 <= value < 0.5:
-                raise ValueError(f"{name}={value}: a fixed {name} must be in [0, 0.5)")
-        self.sigmoid = sigmoid
-        self.guess = guess
-        self.lapse = lapse
-        self.likelihood = likelihood
-        self.direction = direction
-        self.alpha = alpha
-        self.levels = tuple(levels)
 
     # fitting --------------------------------------------------------------------------------
 
     def fit(
         self,
-        x,
-        n_yes,
-        n_total,
+        x: npt.ArrayLike,
+        n_yes: npt.ArrayLike,
+        n_total: npt.ArrayLike,
         *,
         n_boot: int = 1000,
         seed: int = 0,
         ci_method: str = "percentile",
         sensitivity: bool = True,
-        progress: bool | Callable[[int, int], None] = False,
+        progress: ProgressArg = False,
     ) -> PsychometricFitter:
         """Fit counts per level: x (ms, > 0), n_yes and n_total per level. Returns self.
 
@@ -143,45 +123,46 @@ class PsychometricFitter(Fitter):
         _report_progress(progress, 1, 1)
         self.x_ms_, self.n_yes_, self.n_total_ = x_ms, k_yes, n
         self.direction_ = direction
-        self.n_boot_ = n_boot
-        self.seed_ = seed
-        self.ci_method_ = ci_method
-        self.result_ = result
+        self._keep_engine_fit(result, n_boot, seed, ci_method)
         self._store(result)
         return self
 
-    def fit_trials(self, stimulus, response, **fit_kwargs) -> PsychometricFitter:
+    def fit_trials(
+        self, stimulus: npt.ArrayLike, response: npt.ArrayLike, **fit_kwargs: Any
+    ) -> PsychometricFitter:
         """Fit one row per trial: stimulus (ms) and response (1 = yes, 0 = no)."""
         levels, n_yes, n_total = aggregate_trials(stimulus, response)
         return self.fit(levels, n_yes, n_total, **fit_kwargs)
 
     def _store(self, result: _FitResult) -> None:
-        layout, theta = result.layout, result.theta
-        self.loglik_ = result.loglik
-        psi = layout.psi(theta[None, :])
-        self.deviance_ = float(_deviance(psi, result.k, result.n)[0])
-        self.deviance_p_ = _deviance_p(result.boot_deviance, self.deviance_)
-        self.n_boot_failed_ = result.n_boot_failed
-        self.n_boot_unconverged_ = result.n_boot_unconverged
-        self.params_ = self._param_dict(theta[None, :])
+        self.params_ = {
+            key: float(val[0]) for key, val in self._param_arrays(result.theta[None, :]).items()
+        }
         self.boot_params_ = pd.DataFrame(
-            {key: val for key, val in self._param_dict(result.boot_theta, arrays=True).items()}
+            {key: val for key, val in self._param_arrays(result.boot_theta).items()}
         )
         self.thresholds_ = self._threshold_table(self.levels)
 
-    def _param_dict(self, theta: np.ndarray, arrays: bool = False) -> dict:
-        layout = self.result_.layout if hasattr(self, "result_") else None
+    def _param_arrays(self, theta: np.ndarray) -> dict[str, np.ndarray]:
+        """m, w, guess, lapse (and eta) of every parameter row theta [B, P], each [B]."""
+        layout = self.result_.layout
         rp_idx, fixed = layout.idx[0], layout.fixed[0]
 
-        def get(j):
+        def get(j: int) -> np.ndarray:
             return theta[:, rp_idx[j]] if rp_idx[j] >= 0 else np.full(len(theta), fixed[j])
 
         out = {"m": get(0), "w": np.exp(get(1)), "guess": get(2), "lapse": get(3)}
         if layout.beta_binomial:
             out["eta"] = np.sqrt(get(4))
-        return out if arrays else {key: float(val[0]) for key, val in out.items()}
+        return out
 
-    def _threshold_samples(self, levels: Sequence[float]):
+    @requires_fit
+    def log_threshold_draws(
+        self, levels: Sequence[float]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The thresholds at `levels` in ln ms: (estimate [K], bootstrap [B, K], jackknife
+        [J, K]); NaN rows where a bootstrap fit failed, no jackknife rows unless `fit` ran
+        with ci_method="bca". What intervals built on this fit (pooled, contrast) resample."""
         r = self.result_
         est = _threshold_logs(r.layout, r.theta[None, :], levels)[0]
         boot = _threshold_logs(r.layout, r.boot_theta, levels)
@@ -189,12 +170,7 @@ class PsychometricFitter(Fitter):
         return est, boot, jack
 
     def _threshold_table(self, levels: Sequence[float]) -> pd.DataFrame:
-        est, boot, jack = self._threshold_samples(levels)
-        low, high = _intervals(
-            boot, est, jack, self.result_.jack_weights, self.ci_method_, self.alpha
-        )
-        sens = _threshold_logs(self.result_.layout, self.result_.sens_theta, levels)
-        low, high = _widest(low, high, sens, self.alpha)
+        est, low, high = self._threshold_logs_with_interval(levels)
         low, high = widen_steep_tails(self.result_.layout, self.result_.theta, low, high)
         return pd.DataFrame(
             {
@@ -208,25 +184,25 @@ class PsychometricFitter(Fitter):
 
     # results --------------------------------------------------------------------------------
 
+    @requires_fit
     def threshold(self, level: float = 0.5) -> float:
         """Stimulus (ms) where F crosses `level`."""
-        self._check_fitted()
-        return float(np.exp(self._threshold_samples([level])[0][0]))
+        return float(np.exp(self.log_threshold_draws([level])[0][0]))
 
+    @requires_fit
     def threshold_ci(self, level: float = 0.5) -> tuple[float, float]:
         """Bootstrap (1 - alpha) interval (ms) of threshold(level)."""
-        self._check_fitted()
         row = self._threshold_table([level]).iloc[0]
         return float(row.ci_low), float(row.ci_high)
 
+    @requires_fit
     def threshold_samples(self, level: float = 0.5) -> np.ndarray:
         """The bootstrap distribution (ms) of threshold(level); NaN where a fit failed."""
-        self._check_fitted()
-        return np.exp(self._threshold_samples([level])[1][:, 0])
+        return cast(np.ndarray, np.exp(self.log_threshold_draws([level])[1][:, 0]))
 
-    def predict(self, x) -> np.ndarray:
+    @requires_fit
+    def predict(self, x: npt.ArrayLike) -> np.ndarray:
         """Probability of "yes" at stimulus x (ms)."""
-        self._check_fitted()
         r = self.result_
         u = np.log(np.asarray(x, dtype=float))
         layout = Layout(
@@ -240,22 +216,20 @@ class PsychometricFitter(Fitter):
             r.layout.beta_binomial,
         )
         psi = layout.psi(r.theta[None, :])[0].reshape(u.shape)
-        return psi if self.direction_ == "rising" else 1.0 - psi
+        return cast(np.ndarray, psi if self.direction_ == "rising" else 1.0 - psi)
 
     def _summary_table(self) -> pd.DataFrame:
         """One row per parameter and threshold: estimate, se, CI, unit."""
         r = self.result_
         rows = []
-        boot = self._param_dict(r.boot_theta, arrays=True)
-        jack = self._param_dict(r.jack_theta, arrays=True) if len(r.jack_theta) else None
-        sens = self._param_dict(r.sens_theta, arrays=True)
+        boot = self._param_arrays(r.boot_theta)
+        jack = self._param_arrays(r.jack_theta) if len(r.jack_theta) else None
+        sens = self._param_arrays(r.sens_theta)
         for name, value in self.params_.items():
             samples = boot[name][:, None]
             jk = jack[name][:, None] if jack is not None else np.empty((0, 1))
-            low, high = _intervals(
-                samples, np.array([value]), jk, r.jack_weights, self.ci_method_, self.alpha
-            )
-            low, high = _widest(low, high, sens[name][:, None], self.alpha)
+            low, high = self._interval(samples, np.array([value]), jk, r.jack_weights)
+            low, high = widen_to_percentile(low, high, sens[name][:, None], self.alpha)
             se = float(np.nanstd(samples)) if len(samples) else float("nan")
             unit = {"m": "ln ms", "w": "ln ms (F 0.1->0.9)"}.get(name, "probability")
             rows.append((name, value, se, low[0], high[0], unit))
@@ -273,23 +247,22 @@ class PsychometricFitter(Fitter):
             f"  levels = {self.x_ms_.size}, trials = {int(self.n_total_.sum())}",
             f"  log-likelihood = {self.loglik_:.{decimals}f}",
             f"  deviance = {self.deviance_:.{decimals}f} (bootstrap p = {self.deviance_p_:.3f})",
-            f"  bootstrap: B = {self.n_boot_}, seed = {self.seed_}, {self.ci_method_} "
-            f"{100 * (1 - self.alpha):g}% intervals, failed fits = {self.n_boot_failed_}, "
-            f"stopped short = {self.n_boot_unconverged_}",
+            f"  bootstrap: {self._bootstrap_description()}, failed fits = "
+            f"{self.n_boot_failed_}, stopped short = {self.n_boot_unconverged_}",
             "",
         ]
 
+    @requires_fit
     def plot(
         self,
-        ax=None,
+        ax: Axes | None = None,
         *,
         level: float = 0.5,
         label: str | None = None,
         show_threshold: bool = True,
-    ):
+    ) -> Axes:
         """Data with 95% Clopper-Pearson intervals, the fitted curve and (unless
         `show_threshold` is False: a caller drawing it its own way) threshold with CI."""
-        self._check_fitted()
         import matplotlib.pyplot as plt
 
         if ax is None:

@@ -34,12 +34,15 @@
   holds the truth in almost no such study (docs/explanation/statistics.md, "Separated
   ratings"). Then no threshold
   and no interval are given (NaN), and the separation says which levels bracket it.
+
+The package: `summary` (MOS, SOS, %GoB/%PoW), `ordinal` (OrdinalLatencyFitter), `acceptable`
+(the acceptable-rating thresholds and separation), `mixed_likelihood` (the random-intercept
+logit's likelihood and optimiser).
 """
 
 from analysis.ratings.acceptable import (
     RATING_FIT,
     RAY_SCALES,
-    Z_GRID,
     MixedAcceptabilityFit,
     RatingSeparation,
     acceptability_threshold,
@@ -47,11 +50,14 @@ from analysis.ratings.acceptable import (
     acceptable_separation,
     fit_mixed_acceptability,
     fit_mixed_cells,
+    person_level_cells,
+    rating_words,
+)
+from analysis.ratings.mixed_likelihood import (
+    Z_GRID,
     maximise_leave_one_out,
     maximise_mixed,
     mixed_loglik_derivs,
-    person_level_cells,
-    rating_words,
 )
 from analysis.ratings.ordinal import OrdinalLatencyFitter
 from analysis.ratings.summary import (

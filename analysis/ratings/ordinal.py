@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from analysis.fitter import Fitter
+from analysis.fitter import Fitter, check_alpha, requires_fit
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 
 @dataclass
@@ -28,6 +32,9 @@ class OrdinalLatencyFitter(Fitter):
     alpha: float = 0.05
     min_clusters: int = 2
     _fitted_attribute = "result_"
+
+    def __post_init__(self) -> None:
+        check_alpha(self.alpha, type(self).__name__)
 
     def fit(
         self, trials: pd.DataFrame, rating: str, stimulus: str, cluster: str = "participant"
@@ -72,6 +79,7 @@ class OrdinalLatencyFitter(Fitter):
         self.n_trials_, self.n_clusters_ = len(df), n_clusters
         return self
 
+    @requires_fit
     def latency_at_half(self, acceptable_at: float) -> float:
         """Latency (ms) where P(rating >= acceptable_at) = 0.5 under the ordinal model."""
         below = int(np.searchsorted(self.levels_, acceptable_at)) - 1
@@ -79,6 +87,7 @@ class OrdinalLatencyFitter(Fitter):
             return float("nan")
         return float(2 ** (self.cutpoints_[below] / self.slope_))
 
+    @requires_fit
     def predict_proba(self, stimulus_ms: np.ndarray) -> np.ndarray:
         """[n, K] probability of each rating at each latency."""
         x = np.log2(np.asarray(stimulus_ms, dtype=float))[:, None]
@@ -108,7 +117,8 @@ class OrdinalLatencyFitter(Fitter):
             f"{covariance} covariance",
         ]
 
-    def plot(self, ax=None):
+    @requires_fit
+    def plot(self, ax: Axes | None = None) -> Axes:
         """Expected rating against latency (log axis)."""
         import matplotlib.pyplot as plt
 

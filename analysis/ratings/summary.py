@@ -7,6 +7,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from analysis.bootstrap import cluster_resample_weights
+
 
 def scale_midpoint(scale_size: int) -> float:
     """(n + 1) / 2: 3 on a 5-point scale."""
@@ -30,10 +32,7 @@ def participant_bootstrap_mean(
         return float("nan"), float("nan")
     sums = np.bincount(inv, weights=np.asarray(ratings, dtype=float), minlength=keys.size)
     counts = np.bincount(inv, minlength=keys.size).astype(float)
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, keys.size, size=(n_boot, keys.size))
-    weights = np.zeros((n_boot, keys.size))
-    np.add.at(weights, (np.repeat(np.arange(n_boot), keys.size), draws.ravel()), 1.0)
+    weights = cluster_resample_weights(np.random.default_rng(seed), n_boot, keys.size)
     means = (weights @ sums) / (weights @ counts)
     low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
     return float(low), float(high)
