@@ -31,6 +31,13 @@ CORE = {
     "uxlab.tui",
     "uxlab.host",
     "uxlab.simulate",
+    "uxlab",
+    "uxlab.__main__",
+    "uxlab.command_hint",
+    "uxlab.environment",
+    "uxlab.machine",
+    "uxlab.trial_tables",
+    "uxlab.wrapping",
 }
 """Modules and packages that must stay in the strict list (more may join)."""
 
