@@ -38,6 +38,7 @@ CORE = {
     "uxlab.machine",
     "uxlab.trial_tables",
     "uxlab.wrapping",
+    "uxlab.study",
 }
 """Modules and packages that must stay in the strict list (more may join)."""
 

@@ -11,8 +11,14 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from uxlab.wrapping import WIDTH, wrap_labelled
+
+if TYPE_CHECKING:
+    from uxlab.study.design import Trial
+    from uxlab.study.estimate import DurationEstimate
+    from uxlab.study.spec import Condition, Factor, Question, Study
 
 
 @dataclass(frozen=True)
@@ -26,7 +32,9 @@ class Who:
     rows: int | None = None
 
 
-def study_design_lines(study, who: Who, shortest_gap_ms: Callable[[], float | None]) -> list[str]:
+def study_design_lines(
+    study: Study, who: Who, shortest_gap_ms: Callable[[], float | None]
+) -> list[str]:
     """The design of `study` as printed by `uxlab study check` (`shortest_gap_ms()`: the
     study's shortest gap between shown chunks, asked only for a derived tolerance)."""
     from uxlab.study.design import design_trials
@@ -42,13 +50,14 @@ def study_design_lines(study, who: Who, shortest_gap_ms: Callable[[], float | No
     else:  # the level is chosen while the session runs: its middle, and both ends
         lo, hi = min(adaptive.levels), max(adaptive.levels)
         estimate = estimate_duration(study, at_level(trials, adaptive.name, math.sqrt(lo * hi)))
-        range_s = tuple(
+        low_s, high_s = (
             estimate_duration(study, at_level(trials, adaptive.name, x)).total_s for x in (lo, hi)
         )
+        range_s = (low_s, high_s)
     return describe(study, trials, stream_ms, estimate, who, group, range_s, shortest_gap_ms)
 
 
-def at_level(trials: list, factor: str, level_ms: float) -> list:
+def at_level(trials: list[Trial], factor: str, level_ms: float) -> list[Trial]:
     """The main trials with the adaptive `factor` at `level_ms` (practice and attention-check
     trials play their planned levels)."""
     return [
@@ -59,7 +68,7 @@ def at_level(trials: list, factor: str, level_ms: float) -> list:
     ]
 
 
-def timing_text(study, shortest_gap_ms: Callable[[], float | None]) -> str:
+def timing_text(study: Study, shortest_gap_ms: Callable[[], float | None]) -> str:
     """The `[timing]` tolerance in force and what happens to a trial outside it
     (`shortest_gap_ms()`: the study's shortest gap, asked only for a derived tolerance)."""
     from uxlab.fidelity import Tolerance, default_max_late_p99_ms
@@ -73,7 +82,7 @@ def timing_text(study, shortest_gap_ms: Callable[[], float | None]) -> str:
     return f"{tol.describe()}; a trial outside it is {fate}"
 
 
-def adaptive_text(f) -> str:
+def adaptive_text(f: Factor) -> str:
     """`QUEST+ on 25 log levels 100-5000 ms` (the procedure and its log-spaced grid)."""
     name = {"quest": "QUEST+", "interleaved": "interleaved staircases"}.get(f.procedure)
     if f.procedure == "staircase":
@@ -83,7 +92,14 @@ def adaptive_text(f) -> str:
 
 
 def describe(
-    study, trials, stream_ms, estimate, who: Who, group, range_s=None, shortest_gap_ms=None
+    study: Study,
+    trials: list[Trial],
+    stream_ms: dict[str, float],
+    estimate: DurationEstimate,
+    who: Who,
+    group: Condition | None,
+    range_s: tuple[float, float] | None = None,
+    shortest_gap_ms: Callable[[], float | None] | None = None,
 ) -> list[str]:
     """The report, as lines of at most WIDTH characters.
 
@@ -106,7 +122,7 @@ def describe(
     ]
 
 
-def _study_lines(study, shortest_gap_ms: Callable[[], float | None]) -> list[str]:
+def _study_lines(study: Study, shortest_gap_ms: Callable[[], float | None]) -> list[str]:
     """The study, its stimuli, profile, timing and factors."""
     out = wrap_labelled("Study    ", [f"{study.id} v{study.version}: {study.title}"])
     out.append(f"         seed {study.seed}, sha256 {study.sha256[:16]}")
@@ -124,7 +140,9 @@ def _study_lines(study, shortest_gap_ms: Callable[[], float | None]) -> list[str
     return out
 
 
-def _condition_lines(study, adaptive, stream_ms) -> list[str]:
+def _condition_lines(
+    study: Study, adaptive: Factor | None, stream_ms: dict[str, float]
+) -> list[str]:
     """The within conditions with their mean stream, and the groups."""
     conds = study.conditions
     names = [f.name for f in study.within_factors]
@@ -146,7 +164,7 @@ def _condition_lines(study, adaptive, stream_ms) -> list[str]:
     return out
 
 
-def _trial_rule_lines(study, trials, adaptive) -> list[str]:
+def _trial_rule_lines(study: Study, trials: list[Trial], adaptive: Factor | None) -> list[str]:
     """How many trials of each kind, their order, the questions, giving up, the adaptive rule."""
     d = study.design
     n_practice = sum(t.practice for t in trials)
@@ -183,7 +201,9 @@ def _trial_rule_lines(study, trials, adaptive) -> list[str]:
     return out
 
 
-def _duration_lines(estimate, adaptive, range_s) -> list[str]:
+def _duration_lines(
+    estimate: DurationEstimate, adaptive: Factor | None, range_s: tuple[float, float] | None
+) -> list[str]:
     """The estimated session length (and its range over an adaptive factor's levels)."""
     out = [
         f"Estimated duration: {estimate.total_s / 60:.1f} min "
@@ -199,7 +219,9 @@ def _duration_lines(estimate, adaptive, range_s) -> list[str]:
     return out
 
 
-def _trial_list_lines(study, trials, adaptive, who: Who, group) -> list[str]:
+def _trial_list_lines(
+    study: Study, trials: list[Trial], adaptive: Factor | None, who: Who, group: Condition | None
+) -> list[str]:
     """One participant's trial list (its first `who.rows` trials, or all)."""
     shown = trials if who.rows is None else trials[: who.rows]
     title = f"Trial list for {who.participant} (number {who.number}"
@@ -218,8 +240,10 @@ def _trial_list_lines(study, trials, adaptive, who: Who, group) -> list[str]:
             out.append("  -- break --")
         condition = t.condition_id
         if adaptive is not None and kind == "main":  # the level is chosen when it runs
-            levels = {**t.levels, adaptive.name: "?"}
-            condition = "&".join(f"{k}={v if v == '?' else _num(v)}" for k, v in levels.items())
+            levels: dict[str, float | str] = {**t.levels, adaptive.name: "?"}
+            condition = "&".join(
+                f"{k}={v if isinstance(v, str) else _num(v)}" for k, v in levels.items()
+            )
         out.append(
             f"{t.index:>4} {t.block:>3} {kind:<9} {_cut(condition, 24):<24} "
             f"{_cut(rec, 22):<22} {t.seed:>11}"
@@ -229,7 +253,7 @@ def _trial_list_lines(study, trials, adaptive, who: Who, group) -> list[str]:
     return out
 
 
-def _question_text(q) -> str:
+def _question_text(q: Question) -> str:
     """`id (type)`, with `, end` or `, after steps 2, 4` when it is not asked per trial."""
     when = ""
     if q.when == "end":
@@ -245,11 +269,15 @@ def _track(levels: dict[str, float], adaptive: str) -> str:
     return ", ".join(f"{k}={_num(v)}" for k, v in levels.items() if k != adaptive) or "all"
 
 
-def _adaptive_question(study) -> str:
-    return study.judgement_question.id
+def _adaptive_question(study: Study) -> str:
+    question = study.judgement_question
+    assert question is not None, "an adaptive factor needs a judgement question (checked on load)"
+    return question.id
 
 
-def _adaptive_conditions(study, adaptive, names, stream_ms) -> list[str]:
+def _adaptive_conditions(
+    study: Study, adaptive: Factor, names: list[str], stream_ms: dict[str, float]
+) -> list[str]:
     """One row per adaptive track: the other factors' levels, the stream at either end."""
     others = [n for n in names if n != adaptive.name]
     tracks: dict[str, list[float]] = {}
