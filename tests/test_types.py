@@ -39,6 +39,7 @@ CORE = {
     "uxlab.trial_tables",
     "uxlab.wrapping",
     "uxlab.study",
+    "uxlab.plan",
 }
 """Modules and packages that must stay in the strict list (more may join)."""
 
