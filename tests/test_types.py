@@ -40,6 +40,7 @@ CORE = {
     "uxlab.wrapping",
     "uxlab.study",
     "uxlab.plan",
+    "uxlab.cli",
 }
 """Modules and packages that must stay in the strict list (more may join)."""
 

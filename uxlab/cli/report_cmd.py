@@ -32,7 +32,7 @@ PATHS = ("html", "markdown", "thresholds", "score", "costs")
 """The report's files, in the order their `wrote` lines are printed."""
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "report",
         help="fit impatience thresholds and write the threshold report",
