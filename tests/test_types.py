@@ -41,6 +41,10 @@ CORE = {
     "uxlab.study",
     "uxlab.plan",
     "uxlab.cli",
+    "analysis.trial_table",
+    "analysis.exclusions",
+    "analysis.score",
+    "analysis.chains",
 }
 """Modules and packages that must stay in the strict list (more may join)."""
 
