@@ -45,6 +45,7 @@ CORE = {
     "analysis.exclusions",
     "analysis.score",
     "analysis.chains",
+    "analysis.report",
 }
 """Modules and packages that must stay in the strict list (more may join)."""
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from analysis.reference import NOT_DECIDED
@@ -10,6 +13,11 @@ from analysis.report.psychometric_withheld import pooled_gap
 from analysis.report.references import VERDICTS
 from analysis.report.support import MINIMUMS, estimate_flags
 from analysis.separation import yes_no_words
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from analysis.report.data import PsychometricPart, ReportData, SurvivalPart
 
 
 def ms(value: float) -> str:
@@ -25,6 +33,7 @@ def ci(low: float, high: float, tested: tuple[float, float] | None = None) -> st
     """`95% CI 620 ms to 1.9 s`; an infinite upper bound, or (given the `tested` levels) an
     end past `interval_bounds.UNBOUNDED_FACTOR` times them, is said to be unbounded."""
     which = unbounded_ends(low, high, *tested) if tested is not None else ""
+    tested = tested or (math.nan, math.nan)  # (an end is unbounded only against them)
     no_upper = np.isposinf(high) or which in ("upper", "both")
     no_lower = which in ("lower", "both")
     if no_upper and no_lower:
@@ -48,7 +57,7 @@ def ci(low: float, high: float, tested: tuple[float, float] | None = None) -> st
     return f"95% CI {ms(low)} to {ms(high)}"
 
 
-def plain_summary(data) -> list[str]:
+def plain_summary(data: ReportData) -> list[str]:
     """Sentences, most important first."""
     out = _sample_sentences(data)
     n_people = data.kept["participant"].nunique()
@@ -60,7 +69,7 @@ def plain_summary(data) -> list[str]:
     return out
 
 
-def _sample_sentences(data) -> list[str]:
+def _sample_sentences(data: ReportData) -> list[str]:
     """Who gave how many analysable trials; simulated data and a small sample said so."""
     out: list[str] = []
     excl, kept = data.exclusions, data.kept
@@ -77,7 +86,7 @@ def _sample_sentences(data) -> list[str]:
     if simulated:
         out.append("SIMULATED data: the figures below test the analysis, not people's patience.")
         out += _truth_sentences(data)
-    part = getattr(data, "truth", None)
+    part = data.truth
     if part is not None and part.kinds.kind == "mixed":  # first: never read as a real study
         out.insert(0, f"MIXED DATA (real and simulated sessions): {part.kinds.counts()}.")
     n_min = MINIMUMS["population"].min_participants
@@ -90,11 +99,11 @@ def _sample_sentences(data) -> list[str]:
     return out
 
 
-def _truth_sentences(data) -> list[str]:
+def _truth_sentences(data: ReportData) -> list[str]:
     """How many pooled intervals cover the simulated truth (or why none is compared)."""
     from analysis.report.truth_part import truth_comparison
 
-    part = getattr(data, "truth", None)
+    part = data.truth
     if part is None:
         return []
     if part.truth is None:
@@ -121,7 +130,7 @@ def _truth_sentences(data) -> list[str]:
     return [text + " (see 'Simulated truth')."]
 
 
-def _psychometric_sentences(data, n_people: int) -> list[str]:
+def _psychometric_sentences(data: ReportData, n_people: int) -> list[str]:
     """The judgement's 50% threshold (or why the study does not locate it) and how the
     individual thresholds spread around it."""
     out: list[str] = []
@@ -231,7 +240,7 @@ def _psychometric_sentences(data, n_people: int) -> list[str]:
     return out
 
 
-def _contrast_sentences(p, n_people: int) -> list[str]:
+def _contrast_sentences(p: PsychometricPart, n_people: int) -> list[str]:
     """Each ratio between conditions (`analysis.condition_contrast`) with its interval, or
     as these participants' only below the population minimum."""
     out = []
@@ -266,7 +275,7 @@ def _level(value: float) -> str:
     return ms(value) if np.isfinite(value) else "beyond the tested levels"
 
 
-def _individual_sentences(p, mid) -> list[str]:
+def _individual_sentences(p: PsychometricPart, mid: pd.Series) -> list[str]:
     """How the per-participant 50% thresholds spread, and whether the pooled one is
     among them; participants whose answers separate are bracketed, not estimated."""
     out: list[str] = []
@@ -315,7 +324,7 @@ def _individual_sentences(p, mid) -> list[str]:
     return out
 
 
-def _reference_sentences(data, n_people: int) -> list[str]:
+def _reference_sentences(data: ReportData, n_people: int) -> list[str]:
     """How many published figures this study could place, and where; how many the data
     cannot decide (an interval end these data do not bound)."""
     out: list[str] = []
@@ -373,14 +382,14 @@ def _reference_sentences(data, n_people: int) -> list[str]:
     return out
 
 
-def _who(data) -> str:
+def _who(data: ReportData) -> str:
     """Whom a finding is about: `people`, or `the simulated participants` in simulated data
     (a summary that said SIMULATED two lines earlier must not then say people)."""
-    simulated = getattr(getattr(data, "exclusions", None), "simulated", None)
+    simulated = data.exclusions.simulated
     return "the simulated participants" if simulated == "all" else "people"
 
 
-def _abandonment_sentences(data) -> list[str]:
+def _abandonment_sentences(data: ReportData) -> list[str]:
     """When people gave up, in the least and most patient conditions, and what changed it."""
     out: list[str] = []
     s = data.survival
@@ -410,7 +419,7 @@ def _abandonment_sentences(data) -> list[str]:
             else text + " (no time ratio's 95% CI excludes 1, so these "
             "data do not tell which condition is less patient)."
         )
-        independent = "" if getattr(s.aft, "clustered_", True) else ", trials as independent"
+        independent = "" if s.aft.clustered_ else ", trials as independent"
         for r in ratios.itertuples():
             if r.ci_low > 1 or r.ci_high < 1:
                 change = "longer" if r.time_ratio > 1 else "shorter"
@@ -424,7 +433,7 @@ def _abandonment_sentences(data) -> list[str]:
     return out
 
 
-def _rating_sentences(data) -> list[str]:
+def _rating_sentences(data: ReportData) -> list[str]:
     """How the ratings fell with the stimulus, and where an acceptable rating stops being
     likely."""
     out: list[str] = []
@@ -470,7 +479,7 @@ def _rating_sentences(data) -> list[str]:
     return out
 
 
-def _score_sentences(data) -> list[str]:
+def _score_sentences(data: ReportData) -> list[str]:
     """The scored recording with the largest share of streams past the threshold."""
     out: list[str] = []
     if data.score is not None and "share_past_threshold" in data.score:
@@ -482,7 +491,7 @@ def _score_sentences(data) -> list[str]:
     return out
 
 
-def _abandon_time(survival, row) -> str:
+def _abandon_time(survival: SurvivalPart, row: Any) -> str:
     """The AFT time by which a share gave up, or, when that lies beyond the longest wait
     observed in the condition (an extrapolation), what was observed: the Kaplan-Meier time,
     or that fewer gave up within the longest wait."""
