@@ -46,6 +46,7 @@ CORE = {
     "analysis.score",
     "analysis.chains",
     "analysis.report",
+    "number_text",
 }
 """Modules and packages that must stay in the strict list (more may join)."""
 

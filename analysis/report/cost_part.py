@@ -14,6 +14,7 @@ import pandas as pd
 
 from analysis.report.blocks import Bullets, Heading, Para, Table, figure_or_note
 from analysis.report.data import CostSection, ReportData
+from number_text import share_interval
 from pricing.money import format_money
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ def _per_user(r: pd.Series, estimated: bool) -> str:
 def _pct(row: pd.Series, est: str, lo: str, hi: str) -> str:
     if est not in row or row[est] != row[est]:
         return "-"
-    return f"{row[est]:.0%} [{row[lo]:.0%}, {row[hi]:.0%}]"
+    return share_interval(row[est], row[lo], row[hi])
 
 
 def cost_frame(section: CostSection) -> pd.DataFrame:

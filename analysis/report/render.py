@@ -30,26 +30,22 @@ from analysis.report.data import one_line_error
 from analysis.report.md_escape import md_block, md_text
 from analysis.report.support_section import support_blocks
 from analysis.spreadsheet_cells import frame_rows, write_safe_csv
+from number_text import table_cell
 
 if TYPE_CHECKING:
     from analysis.report.data import ReportData
 
 
 def _num(v: object) -> str:
-    if isinstance(v, bool | np.bool_):
-        return "yes" if v else "no"
-    if isinstance(v, int | np.integer):
-        return str(v)
-    if isinstance(v, float | np.floating):
-        x = float(v)
-        if not np.isfinite(x):
-            if np.isnan(x):
-                return "–"
-            return NO_UPPER_BOUND if x > 0 else NO_LOWER_BOUND  # the data do not bound it
-        if abs(x) >= 100:
-            return f"{x:,.0f}"
-        return f"{x:.3g}" if abs(x) < 1 else f"{x:.2f}"
-    return "" if v is None else str(v)
+    """A table cell (`number_text.table_cell`): numpy's scalars as Python's, an infinite
+    end as the words that say the data do not bound it."""
+    if isinstance(v, np.bool_):
+        v = bool(v)
+    elif isinstance(v, np.integer):
+        v = int(v)
+    elif isinstance(v, np.floating):
+        v = float(v)
+    return table_cell(v, above=NO_UPPER_BOUND, below=NO_LOWER_BOUND)
 
 
 def _fmt_frame(frame: pd.DataFrame) -> list[list[str]]:

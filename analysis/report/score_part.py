@@ -10,6 +10,7 @@ import pandas as pd
 
 from analysis.report.blocks import Bullets, Heading, Para, Table
 from analysis.report.data import ReportData
+from number_text import share_interval
 
 if TYPE_CHECKING:
     from analysis.report.blocks import Block
@@ -119,7 +120,7 @@ def _score_table(score: pd.DataFrame) -> pd.DataFrame:
     )
 
     def pct(row: pd.Series, est: str, lo: str, hi: str) -> str:
-        return f"{row[est]:.0%} [{row[lo]:.0%}, {row[hi]:.0%}]"
+        return share_interval(row[est], row[lo], row[hi])
 
     if "share_past_threshold" in score:
         out["past the 50% threshold [95% CI]"] = [

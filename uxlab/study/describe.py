@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from number_text import level, seconds
 from uxlab.wrapping import WIDTH, wrap_labelled
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ def adaptive_text(f: Factor) -> str:
     if f.procedure == "staircase":
         name = f"1-up/{f.down}-down staircase"
     lo, hi = min(f.levels), max(f.levels)
-    return f"{name} on {f.grid} log levels {_num(lo)}-{_num(hi)} ms"
+    return f"{name} on {f.grid} log levels {level(lo)}-{level(hi)} ms"
 
 
 def describe(
@@ -133,7 +134,7 @@ def _study_lines(study: Study, shortest_gap_ms: Callable[[], float | None]) -> l
     out += wrap_labelled("Timing   ", [timing_text(study, shortest_gap_ms)])
     for f in study.factors:
         kind = "between" if f.between else "within"
-        levels = ", ".join(_num(x) for x in f.levels)
+        levels = ", ".join(level(x) for x in f.levels)
         if f.adaptive:
             kind, levels = "adaptive", adaptive_text(f)
         out += wrap_labelled("Factor   ", [f"{f.name} ({kind}): {levels}"])
@@ -152,8 +153,8 @@ def _condition_lines(
         head = "  #  " + "".join(f"{n:>14}" for n in names) + f"{'mean stream':>14}"
         out.append(_clip(head))
         for i, c in enumerate(conds, start=1):
-            cells = "".join(f"{_num(c.levels[n]):>14}" for n in names)
-            out.append(_clip(f"{i:>3}  {cells}{_secs(stream_ms[c.id] / 1000):>14}"))
+            cells = "".join(f"{level(c.levels[n]):>14}" for n in names)
+            out.append(_clip(f"{i:>3}  {cells}{seconds(stream_ms[c.id] / 1000):>14}"))
     else:
         out.extend(_adaptive_conditions(study, adaptive, names, stream_ms))
     if study.groups:
@@ -183,7 +184,7 @@ def _trial_rule_lines(study: Study, trials: list[Trial], adaptive: Factor | None
     out += wrap_labelled("  ", rules)
     out += wrap_labelled("  questions: ", [_question_text(q) for q in study.questions] or ["none"])
     ab = study.abandon
-    timeout = f"timeout {_num(ab.timeout_s)} s" if ab.timeout_s else "no timeout"
+    timeout = f"timeout {level(ab.timeout_s)} s" if ab.timeout_s else "no timeout"
     after = "questions follow" if ab.ask_questions else "no questions after"
     out += wrap_labelled("  ", [f"give up with {ab.key}", timeout, f"{after} an abandoned trial"])
     rerun = "run again at the end" if study.session.rerun_interrupted else "not run again"
@@ -213,8 +214,8 @@ def _duration_lines(
     if adaptive is not None and range_s is not None:
         lo, hi = min(adaptive.levels), max(adaptive.levels)
         low_s, high_s = range_s
-        mid = f"with {adaptive.name} at {_num(round(math.sqrt(lo * hi)))} ms (mid-range);"
-        ends = f"{low_s / 60:.1f} min if all at {_num(lo)}, {high_s / 60:.1f} at {_num(hi)}"
+        mid = f"with {adaptive.name} at {level(round(math.sqrt(lo * hi)))} ms (mid-range);"
+        ends = f"{low_s / 60:.1f} min if all at {level(lo)}, {high_s / 60:.1f} at {level(hi)}"
         out += wrap_labelled("  ", [f"{mid} {ends}"])
     return out
 
@@ -242,7 +243,7 @@ def _trial_list_lines(
         if adaptive is not None and kind == "main":  # the level is chosen when it runs
             levels: dict[str, float | str] = {**t.levels, adaptive.name: "?"}
             condition = "&".join(
-                f"{k}={v if isinstance(v, str) else _num(v)}" for k, v in levels.items()
+                f"{k}={v if isinstance(v, str) else level(v)}" for k, v in levels.items()
             )
         out.append(
             f"{t.index:>4} {t.block:>3} {kind:<9} {_cut(condition, 24):<24} "
@@ -266,7 +267,7 @@ def _question_text(q: Question) -> str:
 
 def _track(levels: dict[str, float], adaptive: str) -> str:
     """The other within factors' levels: one adaptive track each ("all" when there are none)."""
-    return ", ".join(f"{k}={_num(v)}" for k, v in levels.items() if k != adaptive) or "all"
+    return ", ".join(f"{k}={level(v)}" for k, v in levels.items() if k != adaptive) or "all"
 
 
 def _adaptive_question(study: Study) -> str:
@@ -288,20 +289,12 @@ def _adaptive_conditions(
     head = "  #  " + "".join(f"{n:>14}" for n in [*others, adaptive.name]) + f"{'stream':>16}"
     out.append(_clip(head))
     for i, (track, streams) in enumerate(tracks.items(), start=1):
-        cells = "".join(f"{_num(first[track].levels[n]):>14}" for n in others)
+        cells = "".join(f"{level(first[track].levels[n]):>14}" for n in others)
         span = f"{min(streams) / 1000:.1f}-{max(streams) / 1000:.1f} s"
         out.append(_clip(f"{i:>3}  {cells}{'adaptive':>14}{span:>16}"))
     lo, hi = min(adaptive.levels), max(adaptive.levels)
-    out += wrap_labelled("  ", [f"stream: mean length at {_num(lo)} and at {_num(hi)} ms"])
+    out += wrap_labelled("  ", [f"stream: mean length at {level(lo)} and at {level(hi)} ms"])
     return out
-
-
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
-
-
-def _secs(s: float) -> str:
-    return f"{s:.1f} s"
 
 
 def _cut(text: str, width: int) -> str:
