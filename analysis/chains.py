@@ -32,12 +32,18 @@ share given up per cell is in the `impatience_table`. This module does not impor
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 from scipy import stats
 
 from analysis.psychometric import PsychometricFitter
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 MODELS = ("free k", "end-to-end (k = 1)", "per-call (k = 0)")
 
@@ -140,10 +146,12 @@ class MultiplicationFit:
     n_participants_: int
     alpha: float = 0.05
 
-    def threshold_ms(self, n_steps, model: str = MODELS[0]) -> np.ndarray:
+    def threshold_ms(self, n_steps: ArrayLike, model: str = MODELS[0]) -> np.ndarray:
         """The threshold on per-call TTFT at each chain length under one of `MODELS`."""
         row = self.models_.set_index("model").loc[model]
-        return row["threshold_1_ms"] * np.asarray(n_steps, dtype=float) ** (-row["k"])
+        return cast(
+            np.ndarray, row["threshold_1_ms"] * np.asarray(n_steps, dtype=float) ** (-row["k"])
+        )
 
     @property
     def preferred_(self) -> str:
@@ -241,7 +249,7 @@ def fit_multiplication(
 
 # -- per-length thresholds and the descriptive table --------------------------------------------
 def thresholds_by_length(
-    judgements: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0, **fitter_kwargs
+    judgements: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0, **fitter_kwargs: Any
 ) -> pd.DataFrame:
     """The 50% threshold on per-call TTFT at each chain length, with its bootstrap CI."""
     fitter_kwargs = {"direction": "rising", **fitter_kwargs}
@@ -299,8 +307,25 @@ def impatience_table(
     return out
 
 
+class ChainSection(TypedDict):
+    """What `chain_section` returns (its docstring says what each holds)."""
+
+    title: str
+    table: pd.DataFrame
+    cells: pd.DataFrame
+    models: pd.DataFrame
+    k: float
+    k_ci: tuple[float, float]
+    verdict: str
+    fit: MultiplicationFit
+    figure: Figure
+    answer: str
+
+
 # -- the figure, the answer, the report section -------------------------------------------------
-def plot_chain_thresholds(table: pd.DataFrame, fit: MultiplicationFit, ax=None):
+def plot_chain_thresholds(
+    table: pd.DataFrame, fit: MultiplicationFit, ax: Axes | None = None
+) -> Figure:
     """Thresholds on per-call TTFT by chain length (log-log) with the three models."""
     import matplotlib
 
@@ -310,7 +335,9 @@ def plot_chain_thresholds(table: pd.DataFrame, fit: MultiplicationFit, ax=None):
     if ax is None:
         fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=110)
     else:
-        fig = ax.figure
+        root = ax.get_figure(root=True)
+        assert root is not None, "an Axes to draw on belongs to a figure"
+        fig = root
     n = table["n_steps"].to_numpy(dtype=float)
     est = table["threshold_ms"].to_numpy()
     err = np.vstack([est - table["ci_low"].to_numpy(), table["ci_high"].to_numpy() - est])
@@ -410,10 +437,10 @@ def chain_section(
     abandon_as_yes: bool = False,
     n_boot: int = 1000,
     seed: int = 0,
-) -> dict:
+) -> ChainSection:
     """Everything the report shows for a chain study.
 
-    Returns a dict: ``title``, ``table`` (threshold per chain length with CI and what each
+    Returns a `ChainSection`: ``title``, ``table`` (threshold per chain length with CI and what each
     model predicts), ``cells`` (`impatience_table`), ``models`` (likelihood, AIC, LR test),
     ``k``, ``k_ci``, ``verdict``, ``fit`` (`MultiplicationFit`), ``figure`` (matplotlib) and
     ``answer`` (one plain-language paragraph).

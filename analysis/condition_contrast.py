@@ -143,7 +143,9 @@ def condition_thresholds(
     return ConditionThresholds(multi, table, contrast, people)
 
 
-def _floored(est, jack, boot, alpha):
+def _floored(
+    est: np.ndarray, jack: np.ndarray, boot: np.ndarray, alpha: float
+) -> tuple[np.ndarray, np.ndarray]:
     """The jackknife-t interval of `est` [J] from leave-one-out values [N, J], each end at
     least as far out as the parametric bootstrap's percentile interval [B, J] (when drawn)."""
     low, high = jackknife_t(est, jack, alpha)
@@ -153,7 +155,14 @@ def _floored(est, jack, boot, alpha):
     return low, high
 
 
-def _participant_rows(df, stimulus, response, condition, participant, multi):
+def _participant_rows(
+    df: pd.DataFrame,
+    stimulus: str,
+    response: str,
+    condition: str,
+    participant: str,
+    multi: MultiConditionFitter,
+) -> tuple[np.ndarray, np.ndarray]:
     """Each participant's (yes counts, trials) [P, R] in the joint fit's rows (condition by
     condition, levels ascending), counted in the fitted direction's "yes"."""
     res = multi.result_
@@ -178,7 +187,9 @@ def _participant_rows(df, stimulus, response, condition, participant, multi):
     return per_k, per_n
 
 
-def _leave_one_out(multi, per_k, per_n, levels) -> np.ndarray:
+def _leave_one_out(
+    multi: MultiConditionFitter, per_k: np.ndarray, per_n: np.ndarray, levels: Sequence[float]
+) -> np.ndarray:
     """[N, C, J] ln thresholds of the joint fit refitted without each participant (NaN
     where a refit failed), all N refits solved together from the full fit."""
     res = multi.result_

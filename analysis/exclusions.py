@@ -16,6 +16,7 @@ changes it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 import pandas as pd
 
@@ -61,7 +62,7 @@ class ExclusionResult:
 
     @property
     def excluded_participants(self) -> list[str]:
-        return self.log.loc[self.log["level"] == "participant", "who"].tolist()
+        return cast(list[str], self.log.loc[self.log["level"] == "participant", "who"].tolist())
 
 
 def apply_exclusions(
@@ -96,7 +97,7 @@ class _ExclusionRun:
     """The trials still kept and the log rows written so far, as the rules run in order."""
 
     df: pd.DataFrame
-    rows: list[dict] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)
 
     def drop(self, mask: pd.Series, reason: str, rule: str = "") -> None:
         """Leave out the trials under `mask`, logged as one trial-level row."""
@@ -216,7 +217,7 @@ def _drop_flagged_and_checks(run: _ExclusionRun, rules: ExclusionRules) -> None:
 
 
 def _drop_participant(
-    rows: list[dict], df: pd.DataFrame, pid: str, reason: str, rule: str = ""
+    rows: list[dict[str, Any]], df: pd.DataFrame, pid: str, reason: str, rule: str = ""
 ) -> None:
     n = int((df["participant"] == pid).sum())
     rows.append(
@@ -289,7 +290,8 @@ def planned_trials_from_sessions(sessions: pd.DataFrame | None) -> dict[str, int
     if sessions is None or not {"participant", "n_trials_planned"} <= set(sessions.columns):
         return None
     planned = pd.to_numeric(sessions["n_trials_planned"], errors="coerce").fillna(0)
-    return planned.groupby(sessions["participant"].astype(str)).sum().astype(int).to_dict()
+    per_participant = planned.groupby(sessions["participant"].astype(str)).sum().astype(int)
+    return cast(dict[str, int], per_participant.to_dict())
 
 
 def cell_counts(trials: pd.DataFrame, factors: list[str]) -> pd.DataFrame:

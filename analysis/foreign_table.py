@@ -121,7 +121,9 @@ def adapt_frame(
     return frame, notes, stimulus
 
 
-def _stimulus(frame: pd.DataFrame, columns: ColumnMap, path: Path, notes: list[str]):
+def _stimulus(
+    frame: pd.DataFrame, columns: ColumnMap, path: Path, notes: list[str]
+) -> tuple[pd.DataFrame, str]:
     name = str(columns.stimulus)
     raw = frame[name]
     empty = raw.isna() | (raw.astype(str).str.strip() == "")

@@ -17,6 +17,7 @@ import math
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -75,6 +76,7 @@ class ReferenceFigure:
         """(low, high) in the figure's unit; equal for a point figure."""
         low = self.low if self.low is not None else self.value
         high = self.high if self.high is not None else self.value
+        assert low is not None and high is not None, "a value, or low and high (checked on load)"
         return float(low), float(high)
 
     @property
@@ -101,7 +103,7 @@ class ReferenceFigure:
         return float(self.compare_with.split()[-1])
 
 
-def _check(entry: dict, where: str) -> ReferenceFigure:
+def _check(entry: dict[str, Any], where: str) -> ReferenceFigure:
     missing = [key for key in REQUIRED if key not in entry]
     if missing:
         raise ReferenceFileError(f"{where}: missing key(s) {', '.join(missing)}")

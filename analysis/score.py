@@ -23,12 +23,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
 
 from pricing.corpus import source_label
 from pricing.cost import TextCounts, request_chars
+
+if TYPE_CHECKING:
+    from analysis.survival import AbandonmentAFTFitter
 
 # Study factors a stream's own timing can stand in for.
 STREAM_METRIC_FOR_FACTOR = {
@@ -56,7 +60,7 @@ class StreamTiming:
     n_chunks: int
     vendor: str | None = None
     model: str | None = None
-    usage: dict | None = None
+    usage: dict[str, Any] | None = None
     """The end event's usage as the source reported it (priced by `analysis.costs`)."""
     failed: bool = False
     """A mid-stream error, an error finish or no end: the request did not complete."""
@@ -76,12 +80,12 @@ class StreamTiming:
 
 def read_stream_timing(path: Path) -> StreamTiming:
     """Read one replay file; raise ScoreError naming file:line for what cannot be used."""
-    header: dict | None = None
+    header: dict[str, Any] | None = None
     chunk_times: list[float] = []
     chunk_tokens: list[float] = []
     all_counted = True
     ttft_ms = end_ms = ttfo_ms = None
-    end: dict | None = None
+    end: dict[str, Any] | None = None
     errors = False
     chars = {"content": 0, "reasoning": 0, "tool": 0}
     tokens: dict[str, float | None] = {"content": 0.0, "reasoning": 0.0, "tool": 0.0}
@@ -138,8 +142,9 @@ def read_stream_timing(path: Path) -> StreamTiming:
         end_ms = chunk_times[-1] if chunk_times else ttfo_ms
     gaps = np.diff(chunk_times) / np.asarray(chunk_tokens[1:])
     itl = float(np.median(gaps)) if len(gaps) else float("nan")
-    source = header.get("source") if isinstance(header.get("source"), dict) else {}
-    request = header.get("request") if isinstance(header.get("request"), dict) else {}
+    raw_source, raw_request = header.get("source"), header.get("request")
+    source: dict[str, Any] = raw_source if isinstance(raw_source, dict) else {}
+    request: dict[str, Any] = raw_request if isinstance(raw_request, dict) else {}
     visible = [tokens["content"], tokens["tool"]]
     n_out = sum(chunk_tokens) if all_counted else len(chunk_times)
     span_ms = chunk_times[-1] - chunk_times[0] if chunk_times else 0.0
@@ -229,14 +234,14 @@ def satisfied_draws(
     if p_abandon is not None:
         ok = ok * (1.0 - p_abandon)
     with np.errstate(invalid="ignore"):
-        return np.nanmean(ok, axis=1)
+        return cast(np.ndarray, np.nanmean(ok, axis=1))
 
 
 def score_corpus(
     timings: pd.DataFrame,
     stimulus: str,
     threshold_draws_ms: np.ndarray | None = None,
-    aft=None,
+    aft: AbandonmentAFTFitter | None = None,
     fixed_levels: dict[str, float] | None = None,
     n_draws: int = 1000,
     seed: int = 0,

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 
 class Wording(NamedTuple):
@@ -129,9 +130,9 @@ class LatencySeparation:
         """(median over participants of the slowest level each always accepted, of the
         fastest level each never accepted): the median participant's switch lies between;
         None when some participant lacks either end."""
-        lows = [lo for _, lo, _ in self.people]
-        highs = [hi for _, _, hi in self.people]
-        if not self.people or None in lows or None in highs:
+        lows = [lo for _, lo, _ in self.people if lo is not None]
+        highs = [hi for _, _, hi in self.people if hi is not None]
+        if not self.people or len(lows) < len(self.people) or len(highs) < len(self.people):
             return None
         return float(np.median(lows)), float(np.median(highs))
 
@@ -193,7 +194,7 @@ def _separates(x: np.ndarray, y: np.ndarray) -> bool:
     return not (some_ok.size and some_bad.size) or bool(some_ok.max() <= some_bad.min())
 
 
-def find_separation(latency_ms, acceptable) -> LatencySeparation | None:
+def find_separation(latency_ms: ArrayLike, acceptable: ArrayLike) -> LatencySeparation | None:
     """The separation of trials (latency in ms, 1 = acceptable, 0 = not), pooled by latency,
     or None when acceptable and unacceptable answers overlap in latency (or only one kind
     was given: then there is no curve to fit at all)."""
@@ -204,7 +205,9 @@ def find_separation(latency_ms, acceptable) -> LatencySeparation | None:
     return LatencySeparation(_pooled_levels(x, y))
 
 
-def find_people_separation(participant, latency_ms, acceptable) -> LatencySeparation | None:
+def find_people_separation(
+    participant: ArrayLike, latency_ms: ArrayLike, acceptable: ArrayLike
+) -> LatencySeparation | None:
     """The separation of each participant's own trials when the pooled ones overlap: every
     participant's acceptable answers at or below their unacceptable ones (at most one
     level of both per person), some of them both kinds; None otherwise."""

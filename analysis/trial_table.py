@@ -412,7 +412,7 @@ def validate_trials(trials: pd.DataFrame, path: Path) -> pd.DataFrame:
     return trials
 
 
-def _flag_column(values: pd.Series, path: Path, col: str) -> pd.Series:
+def _flag_column(values: pd.Series, path: Path | str, col: str) -> pd.Series:
     """0/1 (or yes/no, true/false) with empties kept as NaN."""
     text = values.astype(str).str.strip().str.lower()
     empty = values.isna() | text.isin({"", "nan", "none"})
@@ -433,7 +433,7 @@ def _number_column(values: pd.Series, path: Path, col: str) -> pd.Series:
     return numbers.astype(float)
 
 
-def binary_column(trials: pd.DataFrame, column: str, path: Path) -> pd.Series:
+def binary_column(trials: pd.DataFrame, column: str, path: Path | str) -> pd.Series:
     """A yes/no answer column as 1.0/0.0 (NaN where unanswered); errors name the bad row."""
     if column not in trials.columns:
         raise TrialTableError(

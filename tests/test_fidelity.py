@@ -262,7 +262,7 @@ def test_the_report_has_a_fidelity_section_and_drops_flagged_trials_unless_asked
     data = analyse(table, options)
     log = data.exclusions.log
     assert FIDELITY_REASON in set(log["reason"])
-    assert data.fidelity is not None and data.fidelity["excluded"]
+    assert data.fidelity is not None and data.fidelity.excluded
     md = write_report(data, tmp_path / "out")["markdown"].read_text(encoding="utf-8")
     assert "## Playback fidelity" in md
     # each flagged trial's fate as the exclusions table counts it: some flagged trials were

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from helpers.studies import tiny_study
 
+from analysis.exclusions import apply_exclusions
+from analysis.report.data import ReportOptions
 from analysis.report.fidelity_part import fidelity_blocks, fidelity_part, fidelity_table
 from analysis.trial_table import load_trial_table
 from uxlab.clock import VirtualClock
@@ -35,11 +37,14 @@ def _rows(folder: Path) -> list[dict[str, str]]:
 
 
 class _Data:
-    """What `fidelity_part` reads from the report's data."""
+    """What `fidelity_part` reads from the report's data: the table, the options, and the
+    exclusions made by the default rules."""
 
     def __init__(self, table) -> None:
         self.table = table
-        self.options = type("Options", (), {"rules": None})()
+        self.options = ReportOptions()
+        self.exclusions = apply_exclusions(table.trials, self.options.rules)
+        self.kept = self.exclusions.kept
 
 
 def _section_text(folder: Path) -> tuple[str, list[str]]:
@@ -47,7 +52,7 @@ def _section_text(folder: Path) -> tuple[str, list[str]]:
     part = fidelity_part(_Data(table))
     assert part is not None
     text = " ".join(getattr(b, "text", "") for b in fidelity_blocks(part))
-    return text, part["table"]["lateness measured at"].tolist()
+    return text, part.table["lateness measured at"].tolist()
 
 
 async def test_a_simulated_study_exports_and_reports_lateness_as_not_measured(tmp_path):

@@ -17,9 +17,9 @@ from independent_tables import OBSERVERS, Study, simulate_study
 from analysis.exclusions import ExclusionRules
 from analysis.foreign_table import ColumnMap
 from analysis.report import ReportOptions, analyse, write_report
-from analysis.report.summary import ms
 from analysis.report.support import MIN_POPULATION, OBSERVERS_COVERAGE
 from analysis.trial_table import load_trial_table
+from number_text import duration as ms
 
 COLUMNS = ColumnMap(stimulus="ttft_ms", judgement="too_slow", factors=("itl_ms",))
 

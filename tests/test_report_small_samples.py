@@ -323,7 +323,8 @@ def test_data_a_study_can_produce_is_a_note_not_a_failure(tmp_path, case):
 def test_summary_never_quotes_an_extrapolated_abandonment_time(tmp_path):
     """Patient people (Weibull scale 60 s) and streams of at most ~10 s: the AFT time by
     which 10% gave up lies beyond every wait observed; the summary says what was observed."""
-    from analysis.report.summary import ms, plain_summary
+    from analysis.report.summary import plain_summary
+    from number_text import duration as ms
 
     trials = simulate_trial_table(
         n_participants=9, reps=2, seed=5, truth=Truth(patience_scale_ms=60000.0)

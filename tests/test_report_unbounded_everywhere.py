@@ -20,6 +20,7 @@ from analysis.report import ReportOptions, analyse, write_report
 from analysis.report import figures as report_figures
 from analysis.report.adaptive_part import adaptive_blocks, adaptive_part, adaptive_threshold_rows
 from analysis.report.blocks import NO_LOWER_BOUND, NO_UPPER_BOUND, estimate_with_ci
+from analysis.report.data import PsychometricPart
 from analysis.report.references import compare_figures
 from analysis.report.references_part import reference_comparison
 from analysis.report.render import render_markdown
@@ -142,7 +143,7 @@ def test_figures_draw_an_unbounded_end_to_the_axis_edge(monkeypatch):
     population = pd.DataFrame(
         {"level": [0.5], "estimate": [1_150.0], "ci_low": [700.0], "ci_high": [HUGE]}
     )
-    part = SimpleNamespace(per_participant=fits, population=population, pooled=fits["p1"])
+    part = PsychometricPart("q_slow", "too slow", fits["p1"], population, per_participant=fits)
     report_figures.threshold_distribution(part, "ttft_ms", (200.0, 6_400.0))
     report_figures.psychometric_grid(fits, "ttft_ms")
     refs = pd.DataFrame(

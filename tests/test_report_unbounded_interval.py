@@ -11,6 +11,7 @@ from analysis_fixtures import simulate_trial_table, write_export_folder
 from analysis.report import ReportOptions, analyse
 from analysis.report.blocks import NO_LOWER_BOUND, NO_UPPER_BOUND, ci_range
 from analysis.report.console import summary_lines
+from analysis.report.data import RatingPart
 from analysis.report.interval_bounds import UNBOUNDED_FACTOR, unbounded_ends
 from analysis.report.psychometric_blocks import psychometric_blocks
 from analysis.report.render import render_markdown
@@ -100,11 +101,8 @@ def test_a_rating_threshold_with_a_huge_upper_end_prints_as_not_bounded():
         {"level": [0.5, 0.75], "estimate": [900.0, 2_000.0], "ci_low": [400.0, 1_000.0]}
     ).assign(ci_high=[HUGE, 4_000.0], n_trials=[40, 40])
 
-    class Ratings:
-        column, acceptable_at = "q", 4.0
-
-    Ratings.population = population
+    ratings = RatingPart("q", 5, 4.0, "the study file", pd.DataFrame(), None, None, population)
     data = type("Data", (), {"stimulus": "ttft_ms", "kept": kept})()
-    md = render_markdown(population_blocks(data, Ratings), "t")
+    md = render_markdown(population_blocks(data, ratings), "t")
     assert "7,558" not in md and NO_UPPER_BOUND in md and "4,000" in md
     assert "above 50,000 ms or below 10 ms" in md

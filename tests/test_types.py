@@ -31,6 +31,22 @@ CORE = {
     "uxlab.tui",
     "uxlab.host",
     "uxlab.simulate",
+    "uxlab",
+    "uxlab.__main__",
+    "uxlab.command_hint",
+    "uxlab.environment",
+    "uxlab.machine",
+    "uxlab.trial_tables",
+    "uxlab.wrapping",
+    "uxlab.study",
+    "uxlab.plan",
+    "uxlab.cli",
+    "analysis.trial_table",
+    "analysis.exclusions",
+    "analysis.score",
+    "analysis.chains",
+    "analysis.report",
+    "number_text",
 }
 """Modules and packages that must stay in the strict list (more may join)."""
 

@@ -14,6 +14,7 @@ import re
 import shutil
 import sys
 import time
+from collections.abc import Mapping
 from importlib import metadata
 from typing import Any
 
@@ -31,7 +32,7 @@ def _version(name: str) -> str | None:
         return None
 
 
-def multiplexer(environ: dict[str, str] | None = None) -> str | None:
+def multiplexer(environ: Mapping[str, str] | None = None) -> str | None:
     """'tmux', 'screen' or None: multiplexers repaint on their own schedule."""
     env = os.environ if environ is None else environ
     if env.get("TMUX") or env.get("TERM", "").startswith("tmux"):
@@ -42,7 +43,7 @@ def multiplexer(environ: dict[str, str] | None = None) -> str | None:
 
 
 def collect_environment(
-    frame_cap: int, size: tuple[int, int] | None = None, environ: dict[str, str] | None = None
+    frame_cap: int, size: tuple[int, int] | None = None, environ: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
     """The environment record of a session (JSON-serialisable)."""
     env = os.environ if environ is None else environ

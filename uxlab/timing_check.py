@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from number_text import ms
 from uxlab.clock import Clock, MonotonicClock
 from uxlab.fidelity import Tolerance, default_max_late_p99_ms, quantile, trial_fidelity
 from uxlab.machine import CpuTimes, cpu_times, machine_state, steal_share
@@ -121,9 +122,9 @@ class TimingCheck:
             where += f" of {emulator}" if emulator and self.measured == "painted" else ""
             text = (
                 f"timing check: {self.n_chunks} chunks every {self.gap_ms:.1f} ms, lateness "
-                f"{where} p50 {_ms(self.shown_p50_ms)} / p99 {_ms(self.shown_p99_ms)} / max "
-                f"{_ms(self.shown_max_ms)} (allowed p99 {self.tolerance.max_late_p99_ms:g} ms); "
-                f"hand-off p99 {_ms(self.late_p99_ms)}"
+                f"{where} p50 {ms(self.shown_p50_ms)} / p99 {ms(self.shown_p99_ms)} / max "
+                f"{ms(self.shown_max_ms)} (allowed p99 {self.tolerance.max_late_p99_ms:g} ms); "
+                f"hand-off p99 {ms(self.late_p99_ms)}"
             )
             if self.shared_share is not None:
                 what = "repaint" if self.measured == "painted" else "frame"
@@ -269,10 +270,6 @@ def check_timing(
 
 def _round(x: float) -> float:
     return round(x, 3)
-
-
-def _ms(x: float | None) -> str:
-    return "-" if x is None else f"{x:.1f} ms"
 
 
 def _judge(check: TimingCheck) -> None:

@@ -103,7 +103,8 @@ def load_trial_table(path: Path | str, columns: ColumnMap | None = None) -> Tria
 
 def load_exported(db: Path | str, columns: ColumnMap | None = None) -> TrialTable:
     """A uxlab study database's trial table, through the store's exporter."""
-    from analysis.trial_table import TrialTableError, file_sha256
+    from analysis.table_errors import TrialTableError
+    from analysis.trial_table import file_sha256
     from analysis.trial_table import load_trial_table as load
     from uxlab.store.dialect import database_stem, db_name
     from uxlab.store.export import export_db

@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from analysis.report import figures
 from analysis.report.blocks import Heading, Para, Table, estimate_with_ci, figure_or_note
@@ -19,6 +22,9 @@ from analysis.survival import (
     survival_data,
 )
 from analysis.trial_table import TrialTable
+
+if TYPE_CHECKING:
+    from analysis.report.blocks import Block
 
 
 def _trial_timeout_ms(table: TrialTable) -> float | None:
@@ -35,7 +41,7 @@ judged against (`interval_bounds.unbounded_ends`), as a threshold's is against t
 levels."""
 
 
-def observed_waits(durations_ms) -> tuple[float, float]:
+def observed_waits(durations_ms: ArrayLike) -> tuple[float, float]:
     """(shortest, longest) wait observed, in ms."""
     waits = np.asarray(durations_ms, dtype=float)
     return float(waits.min()), float(waits.max())
@@ -86,7 +92,7 @@ def abandonment_part(data: ReportData) -> SurvivalPart:
     return SurvivalPart(sdata, km, km_table(km, ABANDON_SHARES), aft, error, pd.DataFrame(rows))
 
 
-def abandonment_blocks(data) -> list:
+def abandonment_blocks(data: ReportData) -> list[Block]:
     """The abandonment section."""
     s = data.survival
     if s is None:
@@ -97,9 +103,9 @@ def abandonment_blocks(data) -> list:
     ]
 
 
-def _kaplan_meier_blocks(data, s) -> list:
+def _kaplan_meier_blocks(data: ReportData, s: SurvivalPart) -> list[Block]:
     """What is censored where, the Kaplan-Meier curves and their 10% / 50% times."""
-    blocks: list = []
+    blocks: list[Block] = []
     stim = data.stimulus
     blocks.append(Heading("Abandonment"))
     n_ev = int(s.sdata["event"].sum())
@@ -129,7 +135,7 @@ def _kaplan_meier_blocks(data, s) -> list:
     km_show = pd.DataFrame(
         {"condition": km["condition"], "trials": km["n_trials"], "abandoned": km["n_abandoned"]}
     )
-    km_flags = [[] for _ in range(len(km))]
+    km_flags: list[list[str]] = [[] for _ in range(len(km))]
     waits = [observed_waits(s.km[label].durations) for label in km["condition"]]
     for q in (10, 50):
         km_show[f"{q}% gave up by (ms) [95% CI]"] = [
@@ -164,9 +170,9 @@ def _kaplan_meier_blocks(data, s) -> list:
     return blocks
 
 
-def _aft_blocks(data, s) -> list:
+def _aft_blocks(data: ReportData, s: SurvivalPart) -> list[Block]:
     """The AFT model: family by AIC, time ratios and times by which 10% / 50% gave up."""
-    blocks: list = []
+    blocks: list[Block] = []
     if s.aft is not None:
         aic = s.aft.aic_.copy()
         blocks.append(Table(aic, f"AFT family by AIC: {s.aft.family_} kept"))
@@ -176,7 +182,7 @@ def _aft_blocks(data, s) -> list:
                 tr,
                 (
                     "Time ratios (participant-clustered 95% CI): > 1 means people wait longer"
-                    if getattr(s.aft, "clustered_", True)
+                    if s.aft.clustered_
                     else "Time ratios (95% CI treating trials as independent: too few "
                     "participants to cluster, so it describes them only): > 1 means people "
                     "wait longer"
@@ -221,7 +227,7 @@ def _aft_blocks(data, s) -> list:
     return blocks
 
 
-def censoring_sentence(kept) -> str:
+def censoring_sentence(kept: pd.DataFrame) -> str:
     """Where a trial that was not abandoned is censored, for the columns this table has."""
     has_end = "scheduled_end_ms" in kept.columns and kept["scheduled_end_ms"].notna().any()
     timed_out = " (a timed-out trial at the study's trial timeout when that is earlier)"

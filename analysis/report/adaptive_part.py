@@ -12,14 +12,19 @@ printed as not bounded by these data, as the curve fits' are.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from analysis.report.data import AdaptivePart, ReportData
 from analysis.report.interval_bounds import unbounded_ends
 from analysis.report.simulated_rows import mark_simulated
 from analysis.report.support import MINIMUMS, estimate_flags, flag_text
+
+if TYPE_CHECKING:
+    from analysis.report.blocks import Block
 
 FIELDS = ("estimate", "ci_low", "ci_high", "target", "procedure", "n_trials", "reversals")
 _COLUMN = re.compile(r"^adaptive_(?P<key>.+)_(?P<field>" + "|".join(FIELDS) + r")$")
@@ -59,11 +64,11 @@ def adaptive_estimates(sessions: pd.DataFrame | None) -> pd.DataFrame | None:
     return out.reset_index(drop=True) if not out.empty else None
 
 
-def tested_ranges(data: Any, factors) -> dict[str, tuple[float, float]]:
+def tested_ranges(data: ReportData, factors: Iterable[str]) -> dict[str, tuple[float, float]]:
     """Per adaptive factor, the lowest and highest level of it among the analysed trials
     (ms): the range its estimates' intervals are judged against (the stimulus's tested
     range when the trials lack the factor)."""
-    out = {}
+    out: dict[str, tuple[float, float]] = {}
     for factor in factors:
         levels = (
             pd.to_numeric(data.kept[factor], errors="coerce").dropna()
@@ -76,10 +81,10 @@ def tested_ranges(data: Any, factors) -> dict[str, tuple[float, float]]:
     return out
 
 
-def adaptive_part(data: Any) -> dict[str, Any] | None:
+def adaptive_part(data: ReportData) -> AdaptivePart | None:
     """The per-participant estimates of the analysed participants, the medians per track and
     the tested range of each factor (`tested_ranges`)."""
-    table = adaptive_estimates(getattr(data.table, "sessions", None))
+    table = adaptive_estimates(data.table.sessions)
     if table is None:
         return None
     kept = set(data.kept["participant"].astype(str))
@@ -111,14 +116,14 @@ def adaptive_part(data: Any) -> dict[str, Any] | None:
             }
         )
     tested = tested_ranges(data, table["factor"].unique())
-    return {"table": table, "medians": pd.DataFrame(medians), "tested": tested}
+    return AdaptivePart(table, pd.DataFrame(medians), tested)
 
 
-def adaptive_threshold_rows(part: dict[str, Any] | None) -> list[dict[str, Any]]:
+def adaptive_threshold_rows(part: AdaptivePart | None) -> list[dict[str, Any]]:
     """thresholds.csv rows: measure "adaptive", group = participant, level = target."""
     if part is None:
         return []
-    tested = part["tested"]
+    tested = part.tested
     return [
         {
             "measure": "adaptive",
@@ -132,18 +137,18 @@ def adaptive_threshold_rows(part: dict[str, Any] | None) -> list[dict[str, Any]]
             "condition": r.track,
             "ci_unbounded": unbounded_ends(r.ci_low, r.ci_high, *tested[r.factor]),
         }
-        for r in part["table"].itertuples()
+        for r in part.table.itertuples()
     ]
 
 
-def adaptive_blocks(part: dict[str, Any] | None, data: Any = None) -> list:
+def adaptive_blocks(part: AdaptivePart | None, data: ReportData | None = None) -> list[Block]:
     """Heading, method note, per-participant table and the median per track (its simulated
     rows marked in a mixed report: `mark_simulated`, from `data`)."""
     if part is None:
         return []
     from analysis.report.blocks import Heading, Para, Table, ci_ends, unbounded_note
 
-    table, medians, tested = part["table"], part["medians"], part["tested"]
+    table, medians, tested = part.table, part.medians, part.tested
 
     def interval(low: float, high: float, factor: str) -> str:
         """`[480, 1,086]`, an end past the limits as not bounded, or `–` when there is none."""
@@ -152,9 +157,9 @@ def adaptive_blocks(part: dict[str, Any] | None, data: Any = None) -> list:
         return "[{}, {}]".format(*ci_ends(low, high, tested[factor]))
 
     several_tracks = table["track"].nunique() > 1 or (table["track"] != "all").any()
-    rows = []
+    rows: list[dict[str, Any]] = []
     for r in table.itertuples():
-        row = {"participant": r.participant}
+        row: dict[str, Any] = {"participant": r.participant}
         if several_tracks:
             row["track"] = r.track
         row.update(

@@ -3,12 +3,13 @@ texts the sections share; `render` writes them as HTML and Markdown."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from analysis.report.data import one_line_error
+from analysis.report.data import ReportData, one_line_error
 from analysis.report.interval_bounds import unbounded_ends, unbounded_note_text
 
 
@@ -42,7 +43,13 @@ class Figure:
     caption: str
 
 
-def figure_or_note(data, name: str, draw, caption: str):
+Block = Heading | Para | Bullets | Table | Figure
+"""One piece of the report's content, in the order it is read."""
+
+
+def figure_or_note(
+    data: ReportData, name: str, draw: Callable[[], bytes], caption: str
+) -> Figure | Para:
     """A figure, or a note naming the failure when drawing it fails (recorded in the data)."""
     try:
         return Figure(name, draw(), caption)
@@ -51,7 +58,7 @@ def figure_or_note(data, name: str, draw, caption: str):
         return Para(f"Figure {name} could not be drawn: {one_line_error(exc)}", "note")
 
 
-def degenerate_note(frame: pd.DataFrame) -> list:
+def degenerate_note(frame: pd.DataFrame) -> list[Block]:
     """A note explaining degenerate intervals when a table's `flags` column marks any."""
     if "flags" not in frame.columns or not frame["flags"].str.contains("degenerate").any():
         return []
@@ -96,7 +103,7 @@ def unbounded_note(
     tested: tuple[float, float] | None,
     whose: str,
     model: str = "the fitted curve's tails",
-) -> list:
+) -> list[Block]:
     """The note naming the bounding limit, when any of a table's interval `cells` is shown
     as not bounded (`model`: whose extrapolation an end that far out is)."""
     if not any(NO_UPPER_BOUND in c or NO_LOWER_BOUND in c for c in cells):

@@ -20,7 +20,12 @@ the thresholds above still include them; compare with and without them.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
+
+if TYPE_CHECKING:
+    from analysis.report.blocks import Block
 
 PAINT_SLACK_MS = 8.0
 """Beyond one refresh interval, the painted p99 a session may reach before it is flagged
@@ -123,7 +128,7 @@ def browser_paint_table(trials: pd.DataFrame) -> pd.DataFrame | None:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def browser_blocks(table: pd.DataFrame | None) -> list:
+def browser_blocks(table: pd.DataFrame | None) -> list[Block]:
     """Heading, what the times are, the rule, the table."""
     if table is None:
         return []

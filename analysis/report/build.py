@@ -49,9 +49,9 @@ from analysis.report.score_part import score_part
 from analysis.report.sessions_part import session_facts
 from analysis.report.thresholds_csv import thresholds_table
 from analysis.report.truth_part import truth_part
+from analysis.table_errors import TrialTableError
 from analysis.trial_table import (
     TrialTable,
-    TrialTableError,
     is_uxlab_shaped,
     numeric_column,
     question_columns,
@@ -104,7 +104,7 @@ def choose_columns(table: TrialTable, options: ReportOptions) -> tuple[str, str 
         preferred = [f for f in candidates if f == "ttft_ms"] + [
             f for f in candidates if f.endswith("_ms")
         ]
-        stimulus = (preferred or candidates or [None])[0]
+        stimulus = next(iter(preferred or candidates), None)
         if stimulus is None:
             raise TrialTableError(path, None, None, _no_stimulus(table))
     levels = numeric_column(trials, stimulus, path)

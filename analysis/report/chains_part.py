@@ -8,13 +8,20 @@ length column (``n_steps``) with two or more lengths, plus a binary judgement: i
 from __future__ import annotations
 
 import io
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
+
+    from analysis.chains import ChainSection
+    from analysis.report.blocks import Block
+    from analysis.report.data import ReportData
 
 CHAIN_STIMULUS = "call_ttft_ms"
 CHAIN_STEPS = "n_steps"
 
 
-def chain_part(data: Any) -> dict[str, Any] | None:
+def chain_part(data: ReportData) -> ChainSection | None:
     """`chain_section` on the analysed trials, or None when the study has no chains."""
     from analysis.chains import ChainDataError, chain_section
 
@@ -40,7 +47,7 @@ def chain_part(data: Any) -> dict[str, Any] | None:
         return None
 
 
-def _png(fig) -> bytes:
+def _png(fig: MplFigure) -> bytes:
     import matplotlib.pyplot as plt
 
     buf = io.BytesIO()
@@ -49,7 +56,7 @@ def _png(fig) -> bytes:
     return buf.getvalue()
 
 
-def chain_blocks(part: dict[str, Any] | None) -> list:
+def chain_blocks(part: ChainSection | None) -> list[Block]:
     """Heading, answer, model comparison, thresholds per length, figure and cell table."""
     if part is None:
         return []

@@ -6,26 +6,29 @@ Each function returns lines; the command prints them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from analysis.report.blocks import NO_LOWER_BOUND, NO_UPPER_BOUND
 from analysis.report.interval_bounds import UNBOUNDED_FACTOR
 from analysis.report.support import MIN_POPULATION
 
+if TYPE_CHECKING:
+    from analysis.report.data import ReportData
 
-def kinds_line(data: Any) -> tuple[str, bool] | None:
+
+def kinds_line(data: ReportData) -> tuple[str, bool] | None:
     """What the data are, and whether it is a warning (simulated and real sessions mixed,
     said on stderr with the count of each kind); None for real data only."""
     part = data.truth
     banner = part.kinds.banner() if part is not None else None
-    if banner is None:
+    if part is None or banner is None:
         return None
     if part.kinds.kind == "mixed":
         return f"uxlab report: {banner}", True
     return banner.replace("`", ""), False
 
 
-def summary_lines(data: Any) -> list[str]:
+def summary_lines(data: ReportData) -> list[str]:
     """The trials, the pooled 50% thresholds and the abandonment time ratios."""
     t = data.thresholds
     n_people = data.kept["participant"].nunique()
@@ -59,7 +62,7 @@ def summary_lines(data: Any) -> list[str]:
                 if bounded_below
                 else "(no finite interval: the give-ups do not pin it down)"
             )
-            if bounded_below and not getattr(data.survival.aft, "clustered_", True):
+            if bounded_below and not data.survival.aft.clustered_:
                 interval += " (trials treated as independent: describes these participants)"
             lines.append(
                 f"  abandonment   time ratio {r.per} of {r.factor}: {r.time_ratio:.2f} {interval}"
@@ -67,7 +70,7 @@ def summary_lines(data: Any) -> list[str]:
     return lines
 
 
-def _threshold_line(measure: str, r: Any, data: Any) -> str:
+def _threshold_line(measure: str, r: Any, data: ReportData) -> str:
     """One pooled 50% threshold: the estimate and its interval, a bracket, or none."""
     if r.estimate != r.estimate:  # NaN, e.g. ratings that separate by latency
         low, high = r.get("bracket_low_ms", float("nan")), r.get("bracket_high_ms")
@@ -125,7 +128,7 @@ def no_interval(n_participants: int) -> str:
     return f"({who} trials; no population interval could be computed)"
 
 
-def notes_lines(data: Any) -> list[str]:
+def notes_lines(data: ReportData) -> list[str]:
     """The report's notes, the participants left out and the parts skipped."""
     from analysis.exclusions import FIDELITY_REASON, rule_summary
 

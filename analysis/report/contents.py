@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from analysis.report.abandonment_part import abandonment_blocks
 from analysis.report.adaptive_part import adaptive_blocks
 from analysis.report.chains_part import chain_blocks
@@ -14,11 +16,15 @@ from analysis.report.score_part import score_blocks
 from analysis.report.support_section import session_blocks, support_blocks
 from analysis.report.truth_part import truth_blocks
 
+if TYPE_CHECKING:
+    from analysis.report.blocks import Block
+    from analysis.report.data import ReportData
 
-def build_blocks(data) -> list:
+
+def build_blocks(data: ReportData) -> list[Block]:
     """The report's content, in order."""
-    blocks: list = support_blocks(data)
-    if getattr(data, "nothing_left", None):
+    blocks: list[Block] = support_blocks(data)
+    if data.nothing_left:
         return nothing_left_blocks(data, blocks)
     blocks.extend(overview_blocks(data))
     blocks.extend(truth_blocks(data))
@@ -27,8 +33,8 @@ def build_blocks(data) -> list:
     blocks.extend(abandonment_blocks(data))
     blocks.extend(rating_blocks(data))
     blocks.extend(session_blocks(data))
-    blocks.extend(adaptive_blocks(getattr(data, "adaptive", None), data))
-    blocks.extend(chain_blocks(getattr(data, "chains", None)))
+    blocks.extend(adaptive_blocks(data.adaptive, data))
+    blocks.extend(chain_blocks(data.chains))
     blocks.extend(score_blocks(data))
     blocks.extend(cost_blocks(data))
     return blocks

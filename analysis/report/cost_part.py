@@ -8,31 +8,29 @@ share); see `analysis.costs` for every definition.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from analysis.report.blocks import Bullets, Heading, Para, Table, figure_or_note
+from analysis.report.data import CostSection, ReportData
+from number_text import share_interval
 from pricing.money import format_money
 
-
-@dataclass
-class CostSection:
-    """What the section shows: the corpus's costs and the per-source table."""
-
-    costs: object  # analysis.costs.CorpusCosts
-    table: pd.DataFrame
-    front: list[str] = field(default_factory=list)
+if TYPE_CHECKING:
+    from analysis.report.blocks import Block
 
 
-def cost_part(data) -> None:
+def cost_part(data: ReportData) -> None:
     """Price the scored corpus (`data.options.prices`) and keep the section in `data.costs`."""
     from analysis.costs import corpus_costs, cost_table, pareto_front
     from analysis.score import read_corpus_timings
 
-    corpus = data.options.score_corpus
+    corpus, prices = data.options.score_corpus, data.options.prices
+    if corpus is None or prices is None:  # (asked for only with --score and --prices)
+        return
     timings, _ = read_corpus_timings(corpus)
-    costs = corpus_costs(timings, corpus, data.options.prices, data.options.estimate_usage)
+    costs = corpus_costs(timings, corpus, prices, data.options.estimate_usage)
     table = cost_table(costs, data.score)
     data.costs = CostSection(costs, table, pareto_front(table))
 
@@ -60,12 +58,12 @@ def _per_user(r: pd.Series, estimated: bool) -> str:
 def _pct(row: pd.Series, est: str, lo: str, hi: str) -> str:
     if est not in row or row[est] != row[est]:
         return "-"
-    return f"{row[est]:.0%} [{row[lo]:.0%}, {row[hi]:.0%}]"
+    return share_interval(row[est], row[lo], row[hi])
 
 
 def cost_frame(section: CostSection) -> pd.DataFrame:
     """The section's table as the report prints it (money with three significant digits)."""
-    cur = section.costs.currency  # type: ignore[attr-defined]
+    cur = section.costs.currency
     out = []
     for _, r in section.table.iterrows():
         est = bool(r.get("n_estimated", 0))
@@ -141,16 +139,16 @@ def _beaten(table: pd.DataFrame, front: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-def cost_blocks(data) -> list:
+def cost_blocks(data: ReportData) -> list[Block]:
     """The section's blocks (none without `--prices`)."""
     from analysis.report.frontier_figure import frontier_png
 
-    section = getattr(data, "costs", None)
+    section = data.costs
     if section is None:
         return []
     costs = section.costs
     sheet = costs.choice.sheet
-    blocks: list = [Heading("Cost: per request, per completed task, per satisfied user")]
+    blocks: list[Block] = [Heading("Cost: per request, per completed task, per satisfied user")]
     if sheet.example:
         blocks.append(
             Para(
@@ -206,10 +204,10 @@ MAX_TASK_ROWS = 100
 
 
 def _chain_task_frame(section: CostSection) -> pd.DataFrame | None:
-    tasks = section.costs.chain_tasks  # type: ignore[attr-defined]
+    tasks = section.costs.chain_tasks
     if not tasks:
         return None
-    cur = section.costs.currency  # type: ignore[attr-defined]
+    cur = section.costs.currency
     rows = [
         {
             "task": t.id,
@@ -227,7 +225,7 @@ def _chain_task_frame(section: CostSection) -> pd.DataFrame | None:
 def _notes(section: CostSection) -> list[str]:
     costs = section.costs
     notes = []
-    for s in costs.sources:  # type: ignore[attr-defined]
+    for s in costs.sources:
         for reason, n in s.unpriced.items():
             notes.append(f"{s.source}: {n} request(s) unpriced, never counted as 0: {reason}")
         if s.n_estimated:
@@ -243,16 +241,16 @@ def _notes(section: CostSection) -> list[str]:
                 f"which also delay the first answer text (median "
                 f"{s.first_visible_p50_ms:,.0f} ms)"
             )
-    for t in costs.stacks:  # type: ignore[attr-defined]
+    for t in costs.stacks:
         if t.n_priced < t.n_tasks:
             notes.append(f"{t.stack}: {t.n_tasks - t.n_priced} task(s) left out, unpriced")
-    notes += [f"chain file skipped: {e}" for e in costs.task_errors]  # type: ignore[attr-defined]
+    notes += [f"chain file skipped: {e}" for e in costs.task_errors]
     return notes
 
 
-def console_lines(data) -> list[str]:
+def console_lines(data: ReportData) -> list[str]:
     """What `uxlab report` prints of the costs: one line per source, then the front."""
-    section = getattr(data, "costs", None)
+    section = data.costs
     if section is None:
         return []
     costs = section.costs

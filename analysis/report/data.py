@@ -3,17 +3,27 @@ holding them all, and how a failing part is recorded instead of raised."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, overload
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from analysis.exclusions import ExclusionResult, ExclusionRules
+from analysis.psychometric import MultiConditionFitter, PsychometricFitter
 from analysis.ratings import OrdinalLatencyFitter, RatingSeparation
+from analysis.report.truth_data import TruthPart
+from analysis.separation import LatencySeparation
 from analysis.survival import AbandonmentAFTFitter
 from analysis.trial_table import TrialTable
+
+if TYPE_CHECKING:
+    from analysis.chains import ChainSection
+    from pricing.corpus import PricedCorpus
+    from pricing.sheet import PriceChoice
 
 THRESHOLD_COLUMNS = [
     "measure",
@@ -63,7 +73,7 @@ class ReportOptions:
     per_participant: bool = True
     progress: bool = False
     score_corpus: Path | None = None
-    prices: Any = None  # a pricing.PriceChoice: cost the scored corpus (`--prices`)
+    prices: PriceChoice | None = None  # cost the scored corpus (`--prices`)
     estimate_usage: bool = False  # price recordings without usage from an estimate
     title: str | None = None
     estimand: str = "population"  # or "median-person" (see ESTIMANDS)
@@ -86,12 +96,12 @@ class ConditionFit:
     """One condition's curve from a joint fit across the levels of another factor (shared
     lapse): its thresholds table and predictions."""
 
-    fitter: Any  # MultiConditionFitter
+    fitter: MultiConditionFitter
     condition: str
     thresholds_: pd.DataFrame  # level, estimate, ci_low, ci_high, n_trials
     x_range_ms: tuple[float, float]
 
-    def predict(self, x_ms) -> np.ndarray:
+    def predict(self, x_ms: ArrayLike) -> np.ndarray:
         return self.fitter.predict(x_ms, self.condition)
 
     def threshold(self, level: float = 0.5) -> Estimate:
@@ -105,9 +115,9 @@ class PsychometricPart:
 
     column: str
     yes_means: str
-    pooled: Any  # PsychometricFitter
+    pooled: PsychometricFitter
     population: pd.DataFrame  # level, estimate, ci_low, ci_high (participants resampled)
-    per_participant: dict[str, Any] = field(default_factory=dict)
+    per_participant: dict[str, PsychometricFitter] = field(default_factory=dict)
     per_condition: dict[str, ConditionFit] = field(default_factory=dict)
     # per other factor: each condition's 50% point over the first condition's
     # (`analysis.condition_contrast`: factor, condition, reference, level, ratio, ci_low,
@@ -121,12 +131,12 @@ class PsychometricPart:
     other: pd.DataFrame | None = None  # the other estimand's table, when it could be made
     # why the adaptive design's thresholds are withheld (`analysis.small_sample_interval.
     # withheld_reason`: a LatencySeparation or words), the report's paragraph and a few words
-    withheld: Any = None
+    withheld: LatencySeparation | str | None = None
     withheld_text: str = ""
     withheld_short: str = ""
     # participants whose own answers separate by latency (`analysis.separation.
     # LatencySeparation`): their switch is bracketed by two tested levels, not estimated
-    person_separation: dict[str, Any] = field(default_factory=dict)
+    person_separation: dict[str, LatencySeparation] = field(default_factory=dict)
     median_withheld: str = ""  # why the median person's figures are withheld, if they are
     procedure: str | None = None  # the adaptive procedure that chose the levels (None: fixed)
     # on an adaptive design, the model's table before its missed points were withheld: not
@@ -166,6 +176,45 @@ class RatingPart:
 
 
 @dataclass
+class AdaptivePart:
+    """The section's content: one row per participant and track (`table`: COLUMNS), the
+    median per track (`medians`: factor, track, procedure, target, participants, median,
+    ci_low, ci_high) and each factor's tested (lowest, highest) level (`tested_ranges`)."""
+
+    table: pd.DataFrame
+    medians: pd.DataFrame
+    tested: dict[str, tuple[float, float]]
+
+
+@dataclass
+class FidelityPart:
+    """The section's content: the per-session table (COLUMNS) and the totals."""
+
+    table: pd.DataFrame
+    n_flagged: int  # trials shown outside the study's timing tolerance
+    n_judged: int  # trials judged against it
+    excluded: bool  # whether the rule that leaves flagged trials out was on
+    # what happened to the flagged trials, as the exclusions table counts them: left out by
+    # that rule, kept; the rest were left out before it by another (a practice trial, an
+    # excluded participant)
+    n_left_out: int
+    n_kept: int
+    cpus: list[int] | None  # the machines' CPU counts (sessions.csv), when recorded
+    unmeasured: list[str]  # the "lateness measured at" cells of sessions not measured
+    n_sessions: int
+    browser: pd.DataFrame | None  # painted times (`browser_part`)
+
+
+@dataclass
+class CostSection:
+    """What the section shows: the corpus's costs and the per-source table."""
+
+    costs: PricedCorpus
+    table: pd.DataFrame
+    front: list[str] = field(default_factory=list)
+
+
+@dataclass
 class ReportData:
     """Everything the report shows."""
 
@@ -181,18 +230,19 @@ class ReportData:
     survival: SurvivalPart | None = None
     ratings: RatingPart | None = None
     references: pd.DataFrame | None = None
-    chains: dict[str, Any] | None = None  # agent chains: analysis.chains.chain_section
-    adaptive: dict[str, Any] | None = None  # sessions' adaptive estimates (adaptive_part)
-    fidelity: dict[str, Any] | None = None  # playback fidelity per session (fidelity_part)
-    # session kinds and the simulated truth: a truth_part.TruthPart (Any: truth_part reads
-    # this module's tables, so importing it here would make a cycle)
-    truth: Any = None
-    thresholds: pd.DataFrame | None = None
+    chains: ChainSection | None = None  # agent chains (analysis.chains.chain_section)
+    adaptive: AdaptivePart | None = None  # sessions' adaptive estimates
+    fidelity: FidelityPart | None = None  # playback fidelity per session
+    truth: TruthPart | None = None  # session kinds and the simulated truth
+    # thresholds.csv (`thresholds_csv.thresholds_table`): its columns only when it failed
+    thresholds: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=THRESHOLD_COLUMNS)
+    )
     score: pd.DataFrame | None = None
     score_errors: list[str] = field(default_factory=list)
     score_fixed_levels: dict[str, float] = field(default_factory=dict)
     score_threshold_source: str = ""  # where the scored threshold's draws come from, in words
-    costs: Any = None  # the cost section (cost_part.CostSection), with --prices
+    costs: CostSection | None = None  # the cost section, with --prices
     notes: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # parts below their minimum N, one line each
     failed_parts: list[tuple[str, str]] = field(default_factory=list)  # (part, one-line error)
@@ -220,8 +270,18 @@ def one_line_error(exc: BaseException) -> str:
     return line if len(line) <= 300 else line[:297] + "..."
 
 
-def run_part(data: ReportData, name: str, fn, default=None):
-    """Run one part of the report; a failure is recorded (part, one-line error), not raised."""
+Result = TypeVar("Result")
+
+
+@overload
+def run_part(data: ReportData, name: str, fn: Callable[[], Result]) -> Result | None: ...
+@overload
+def run_part(data: ReportData, name: str, fn: Callable[[], Result], default: Result) -> Result: ...
+def run_part(
+    data: ReportData, name: str, fn: Callable[[], Result], default: Result | None = None
+) -> Result | None:
+    """Run one part of the report; a failure is recorded (part, one-line error), not raised
+    (and the part is `default`)."""
     try:
         return fn()
     except Exception as exc:

@@ -15,7 +15,8 @@ from analysis.exclusions import apply_exclusions, cell_counts, planned_trials_fr
 from analysis.report.build import choose_columns
 from analysis.report.data import PsychometricPart, ReportData, ReportOptions
 from analysis.report.psychometric_part import fit_psychometric
-from analysis.trial_table import TrialTable, TrialTableError, binary_column
+from analysis.table_errors import TrialTableError
+from analysis.trial_table import TrialTable, binary_column
 
 
 def psychometric_estimate(

@@ -11,11 +11,15 @@ trials were stored. Browser sessions add a table of painted times (`browser_part
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from analysis.report.browser_part import browser_blocks, browser_paint_table
+from analysis.report.data import FidelityPart, ReportData
+
+if TYPE_CHECKING:
+    from analysis.report.blocks import Block
 
 COLUMNS = [
     "participant",
@@ -89,7 +93,7 @@ def fidelity_table(trials: pd.DataFrame) -> pd.DataFrame | None:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def fidelity_part(data: Any) -> dict[str, Any] | None:
+def fidelity_part(data: ReportData) -> FidelityPart | None:
     """The section's content from the report's data: the table and the totals."""
     trials = data.table.trials
     table = fidelity_table(trials)
@@ -97,34 +101,26 @@ def fidelity_part(data: Any) -> dict[str, Any] | None:
         return None
     flag = _numbers(trials, "fidelity_flag")
     cpus = None
-    sessions = getattr(data.table, "sessions", None)
+    sessions = data.table.sessions
     if sessions is not None and "env_machine_cpus" in sessions.columns:
         values = pd.to_numeric(sessions["env_machine_cpus"], errors="coerce").dropna()
         cpus = sorted({int(v) for v in values}) or None
-    excl, kept = getattr(data, "exclusions", None), getattr(data, "kept", None)
-    fate = {}
-    if excl is not None and kept is not None:  # as the exclusions table counts them
-        log = excl.log
-        fate = {
-            "n_left_out": int(log.loc[log["rule"] == "drop_fidelity_flagged", "n_trials"].sum()),
-            "n_kept": int((_numbers(kept, "fidelity_flag") == 1).sum()),
-        }
-    return {
-        "table": table,
-        "n_flagged": int((flag == 1).sum()),
-        "n_judged": int(flag.notna().sum()),
-        "excluded": bool(getattr(data.options.rules, "drop_fidelity_flagged", False)),
-        # what happened to the flagged trials: left out by this rule, kept, or left out
-        # before it by another (a practice trial, an excluded participant)
-        **fate,
-        "cpus": cpus,
-        "unmeasured": [str(w) for w in table["lateness measured at"] if w.startswith("not")],
-        "n_sessions": len(table),
-        "browser": browser_paint_table(trials),
-    }
+    log = data.exclusions.log
+    return FidelityPart(
+        table=table,
+        n_flagged=int((flag == 1).sum()),
+        n_judged=int(flag.notna().sum()),
+        excluded=data.options.rules.drop_fidelity_flagged,
+        n_left_out=int(log.loc[log["rule"] == "drop_fidelity_flagged", "n_trials"].sum()),
+        n_kept=int((_numbers(data.kept, "fidelity_flag") == 1).sum()),
+        cpus=cpus,
+        unmeasured=[str(w) for w in table["lateness measured at"] if w.startswith("not")],
+        n_sessions=len(table),
+        browser=browser_paint_table(trials),
+    )
 
 
-def fidelity_blocks(part: dict[str, Any] | None) -> list:
+def fidelity_blocks(part: FidelityPart | None) -> list[Block]:
     """Heading, what the columns mean, what happened to flagged trials, the table."""
     if part is None:
         return []
@@ -134,31 +130,31 @@ def fidelity_blocks(part: dict[str, Any] | None) -> list:
         "Lateness is when a chunk reached the screen minus when the schedule said it should "
         "(where the screen was not measured, when it was handed to the view). "
     )
-    text += _unmeasured_text(part.get("unmeasured", []), part.get("n_sessions", 0))
-    if part["n_judged"]:
+    text += _unmeasured_text(part.unmeasured, part.n_sessions)
+    if part.n_judged:
         text += (
-            f"{part['n_flagged']} of {part['n_judged']} judged trials were shown outside the "
+            f"{part.n_flagged} of {part.n_judged} judged trials were shown outside the "
             f"study's timing tolerance (fidelity_flag = 1)"
         )
-        text += _fate(part) if part["n_flagged"] else "."
+        text += _fate(part) if part.n_flagged else "."
     else:
         text += "No trial was judged against the study's timing tolerance."
-    if part["cpus"]:
-        text += f" CPUs on the machines: {', '.join(str(c) for c in part['cpus'])}."
+    if part.cpus:
+        text += f" CPUs on the machines: {', '.join(str(c) for c in part.cpus)}."
     text += " Load is the 1-minute load average when each trial was stored."
     return [
         Heading("Playback fidelity"),
         Para(text),
-        Table(part["table"], "Per session: lateness, frame sharing, flagged trials, load"),
-        *browser_blocks(part.get("browser")),
+        Table(part.table, "Per session: lateness, frame sharing, flagged trials, load"),
+        *browser_blocks(part.browser),
     ]
 
 
-def _fate(part: dict[str, Any]) -> str:
+def _fate(part: FidelityPart) -> str:
     """What happened to the flagged trials, as the exclusions table counts them."""
-    flagged = part["n_flagged"]
-    by_rule = part.get("n_left_out", flagged if part["excluded"] else 0)
-    kept = part.get("n_kept", 0 if part["excluded"] else flagged)
+    flagged = part.n_flagged
+    by_rule = part.n_left_out
+    kept = part.n_kept
     before = flagged - by_rule - kept
     said = []
     if by_rule:

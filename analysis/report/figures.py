@@ -11,14 +11,24 @@ from __future__ import annotations
 
 import io
 import math
-from typing import Any, NamedTuple
+from collections.abc import Iterable
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from analysis.reference import unbounded_sides
 from analysis.report.blocks import ci_ends
 from analysis.report.interval_bounds import UNBOUNDED_FACTOR, fitted_range_ms, unbounded_ends
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from analysis.psychometric import PsychometricFitter
+    from analysis.report.data import ConditionFit, PsychometricPart, RatingPart, SurvivalPart
 
 DPI = 110
 
@@ -35,7 +45,9 @@ _EDGE_PAD = 1.4
 runs, as a factor: room for the triangles."""
 
 
-def _plt():
+def _plt() -> ModuleType:
+    """matplotlib.pyplot on the Agg backend with the report's font sizes (imported when a
+    figure is drawn)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -45,14 +57,14 @@ def _plt():
     return plt
 
 
-def _png(fig) -> bytes:
+def _png(fig: Figure) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight")
     _plt().close(fig)
     return buf.getvalue()
 
 
-def _ms_axis(ax, label: str, axis: str = "x", minor: bool = True) -> None:
+def _ms_axis(ax: Axes, label: str, axis: str = "x", minor: bool = True) -> None:
     """A log axis in ms with plain labels at 1-2-5 steps and no minor labels (and no minor
     ticks at all with `minor=False`, which keeps small multiples quick to draw)."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
@@ -67,13 +79,15 @@ def _ms_axis(ax, label: str, axis: str = "x", minor: bool = True) -> None:
     (ax.set_xlabel if axis == "x" else ax.set_ylabel)(label)
 
 
-def clopper_pearson(k, n, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+def clopper_pearson(
+    k: ArrayLike, n: ArrayLike, alpha: float = 0.05
+) -> tuple[np.ndarray, np.ndarray]:
     """Exact binomial (Clopper-Pearson) interval of k successes in n trials."""
     from scipy import stats
 
-    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
-    lo = np.where(k > 0, stats.beta.ppf(alpha / 2, k, n - k + 1), 0.0)
-    hi = np.where(k < n, stats.beta.ppf(1 - alpha / 2, k + 1, n - k), 1.0)
+    k_, n_ = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
+    lo = np.where(k_ > 0, stats.beta.ppf(alpha / 2, k_, n_ - k_ + 1), 0.0)
+    hi = np.where(k_ < n_, stats.beta.ppf(1 - alpha / 2, k_ + 1, n_ - k_), 1.0)
     return lo, hi
 
 
@@ -98,7 +112,7 @@ class _Bar(NamedTuple):
     open_high: bool
 
 
-def _axis_edges(values) -> tuple[float, float]:
+def _axis_edges(values: Iterable[float]) -> tuple[float, float]:
     """Log-axis limits around the finite positive `values`, padded by `_EDGE_PAD`."""
     v = np.asarray([x for x in values if np.isfinite(x) and x > 0], dtype=float)
     if v.size == 0:
@@ -109,7 +123,7 @@ def _axis_edges(values) -> tuple[float, float]:
 def _bars(
     intervals: list[tuple[float, float, float]],
     sides: list[tuple[bool, bool]],
-    also=(),
+    also: Iterable[float] = (),
 ) -> tuple[list[_Bar], tuple[float, float]]:
     """(drawn bars, axis edges) of (estimate, low, high) intervals whose (lower, upper) ends
     `sides` says are not bounded: the edges hold the estimates, the bounded ends and `also`
@@ -125,7 +139,14 @@ def _bars(
     return bars, edges
 
 
-def _open_markers(ax, bars: list[_Bar], ys, edges, color="black", size=5) -> bool:
+def _open_markers(
+    ax: Axes,
+    bars: list[_Bar],
+    ys: Iterable[float],
+    edges: tuple[float, float],
+    color: str = "black",
+    size: float = 5,
+) -> bool:
     """Triangles at the axis edges where a bar's end is not bounded; True if any drawn."""
     drawn = False
     for bar, y in zip(bars, ys, strict=True):
@@ -136,11 +157,11 @@ def _open_markers(ax, bars: list[_Bar], ys, edges, color="black", size=5) -> boo
     return drawn
 
 
-def _open_legend_entry(ax) -> None:
+def _open_legend_entry(ax: Axes) -> None:
     ax.plot([], [], ">", color="black", ms=5, label="no bound from these data (axis edge)")
 
 
-def _xerr(estimates, bars: list[_Bar]) -> list[np.ndarray]:
+def _xerr(estimates: ArrayLike, bars: list[_Bar]) -> list[np.ndarray]:
     est = np.asarray(estimates, dtype=float)
     lo = np.array([b.low for b in bars], dtype=float)
     hi = np.array([b.high for b in bars], dtype=float)
@@ -154,13 +175,15 @@ class _Threshold(NamedTuple):
     ci_high: float
 
 
-def _mid_threshold(fitter, key: str = "") -> _Threshold:
+def _mid_threshold(fitter: PsychometricFitter | ConditionFit, key: str = "") -> _Threshold:
     """The 50% threshold with its CI from the fitted table (no refitting)."""
     row = fitter.thresholds_.set_index("level").loc[0.5]
     return _Threshold(key, float(row.estimate), float(row.ci_low), float(row.ci_high))
 
 
-def psychometric_pooled(part, stimulus: str, tested: tuple[float, float] | None = None) -> bytes:
+def psychometric_pooled(
+    part: PsychometricPart, stimulus: str, tested: tuple[float, float] | None = None
+) -> bytes:
     """Pooled data with binomial CIs, fitted curve and 50% threshold with CI (judged against
     the `tested` levels, by default those of the pooled fit); per condition too."""
     plt = _plt()
@@ -174,7 +197,7 @@ def psychometric_pooled(part, stimulus: str, tested: tuple[float, float] | None 
     bracket = pooled_bracket(part)
     if bracket is not None:  # separated answers: the gap, not a point
         ax.axvspan(*bracket, color="tab:orange", alpha=0.2, label=f"switch: {_bracket(bracket)}")
-    elif np.isfinite(t) and getattr(part, "procedure", None) is None:  # adaptive: no point
+    elif np.isfinite(t) and part.procedure is None:  # adaptive: no point
         drawn = [*ax.get_xlim(), *tested]  # the curves and data drawn so far
         bars, edges = _bars([(t, lo, hi)], [open_sides(lo, hi, tested)], also=drawn)
         y = float(part.pooled.predict([t])[0])
@@ -198,10 +221,10 @@ def psychometric_pooled(part, stimulus: str, tested: tuple[float, float] | None 
     return _png(fig)
 
 
-def pooled_bracket(part) -> tuple[float, float] | None:
+def pooled_bracket(part: PsychometricPart) -> tuple[float, float] | None:
     """The tested levels bracketing the pooled switch when everyone's answers separate
     there (`PsychometricPart.withheld` a pooled `LatencySeparation`), else None."""
-    sep = getattr(part, "withheld", None)
+    sep = part.withheld
     if sep is None or isinstance(sep, str) or sep.people:
         return None
     low, high = sep.bracket_ms()
@@ -213,7 +236,10 @@ def _bracket(bracket: tuple[float, float]) -> str:
 
 
 def psychometric_grid(
-    fits: dict, stimulus: str, max_panels: int = 36, brackets: dict | None = None
+    fits: dict[str, PsychometricFitter],
+    stimulus: str,
+    max_panels: int = 36,
+    brackets: dict[str, tuple[float, float]] | None = None,
 ) -> bytes:
     """Small multiples: one panel per participant with data, fit and 50% threshold CI; a
     participant in `brackets` (id -> (low, high) ms: answers that separate there) gets the
@@ -222,14 +248,18 @@ def psychometric_grid(
 
 
 def psychometric_grid_figure(
-    fits: dict, stimulus: str, max_panels: int = 36, brackets: dict | None = None
-) -> Any:
+    fits: dict[str, PsychometricFitter],
+    stimulus: str,
+    max_panels: int = 36,
+    brackets: dict[str, tuple[float, float]] | None = None,
+) -> Figure:
     """The figure of `psychometric_grid` (matplotlib), before it is written as a PNG."""
     brackets = brackets or {}
     plt = _plt()
     keys = list(fits)[:max_panels]
     cols = min(6, len(keys))
     rows = math.ceil(len(keys) / cols)
+    fig: Figure
     fig, axes = plt.subplots(
         rows, cols, figsize=(2.0 * cols, 1.75 * rows + 0.4), sharex=True, sharey=True
     )
@@ -294,7 +324,9 @@ def psychometric_grid_figure(
     return fig
 
 
-def threshold_distribution(part, stimulus: str, tested: tuple[float, float] | None = None) -> bytes:
+def threshold_distribution(
+    part: PsychometricPart, stimulus: str, tested: tuple[float, float] | None = None
+) -> bytes:
     """Per-participant 50% thresholds with CIs (each judged against the levels that person
     saw), sorted, and the pooled estimate with its CI (against the `tested` levels, by
     default those of the pooled fit)."""
@@ -302,7 +334,7 @@ def threshold_distribution(part, stimulus: str, tested: tuple[float, float] | No
     rows = []
     brackets = []  # people whose answers separate: their gap, drawn without a point
     for key, f in part.per_participant.items():
-        sep = getattr(part, "person_separation", {}).get(key)
+        sep = part.person_separation.get(key)
         if sep is not None:
             brackets.append((key, *sep.bracket_ms()))
             continue
@@ -353,8 +385,8 @@ def threshold_distribution(part, stimulus: str, tested: tuple[float, float] | No
         )
         ax.axvline(pop.estimate, color="tab:orange")
         any_open |= _open_markers(ax, [band], [len(rows) - 0.5], edges, color="tab:orange")
-    elif pooled_bracket(part) is not None:
-        ax.axvspan(*pooled_bracket(part), color="tab:orange", alpha=0.2, label="pooled switch")
+    elif (bracket := pooled_bracket(part)) is not None:
+        ax.axvspan(*bracket, color="tab:orange", alpha=0.2, label="pooled switch")
     elif np.isfinite(pop.estimate):  # too few participants for a population interval
         ax.axvline(pop.estimate, color="tab:orange", label=f"pooled {pop.estimate:.0f} ms")
     if len(names) <= 40:
@@ -372,11 +404,11 @@ def threshold_distribution(part, stimulus: str, tested: tuple[float, float] | No
     return _png(fig)
 
 
-def kaplan_meier_curves(survival, stimulus: str) -> bytes:
+def kaplan_meier_curves(survival: SurvivalPart, stimulus: str) -> bytes:
     """Share still waiting against time since send, with 95% bands: one panel per level of
     the second factor (if any), one curve per level of the stimulus."""
     plt = _plt()
-    panels: dict[str, list[tuple[str, object]]] = {}
+    panels: dict[str, list[tuple[str, Any]]] = {}  # lifelines' KaplanMeierFitter
     for label, kmf in survival.km.items():
         parts = label.split(", ")
         stim_part = next((p for p in parts if p.startswith(f"{stimulus}=")), label)
@@ -408,7 +440,7 @@ def kaplan_meier_curves(survival, stimulus: str) -> bytes:
     return _png(fig)
 
 
-def ratings_plot(part, stimulus: str) -> bytes:
+def ratings_plot(part: RatingPart, stimulus: str) -> bytes:
     """MOS with CI against the latency (per level of a second factor) and the ordinal fit."""
     plt = _plt()
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 3.9), gridspec_kw={"width_ratios": [3, 2]})

@@ -11,8 +11,12 @@ thresholds.csv, flagged in `ci_unbounded`).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from analysis.psychometric import PsychometricFitter
 
 UNBOUNDED_FACTOR = 10.0
 """Ten times the highest tested level (a tenth of the lowest) is one decade past the data on
@@ -41,7 +45,7 @@ def unbounded_ends(
     return "upper" if upper else "lower" if lower else ""
 
 
-def fitted_range_ms(fitter) -> tuple[float, float]:
+def fitted_range_ms(fitter: PsychometricFitter) -> tuple[float, float]:
     """The lowest and highest stimulus level a fitter saw (ms): the range its own
     interval is judged against."""
     x = np.asarray(fitter.x_ms_, dtype=float)

@@ -3,6 +3,8 @@ fidelity); and the short report when exclusions left no trial."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
 
 from analysis.exclusions import RULE_FLAGS
@@ -11,10 +13,15 @@ from analysis.report.fidelity_part import fidelity_blocks
 from analysis.report.summary import plain_summary
 from analysis.report.support_section import session_blocks
 
+if TYPE_CHECKING:
+    from analysis.exclusions import ExclusionRules
+    from analysis.report.blocks import Block
+    from analysis.report.data import ReportData
 
-def overview_blocks(data) -> list:
+
+def overview_blocks(data: ReportData) -> list[Block]:
     """Summary, the study, sample and exclusions."""
-    blocks: list = []
+    blocks: list[Block] = []
     blocks.append(Heading("Summary"))
     blocks.append(Bullets(plain_summary(data)))
     for note in data.notes:
@@ -39,12 +46,13 @@ def overview_blocks(data) -> list:
             log["changed by"] = log.pop("rule").map(lambda r: RULE_FLAGS.get(r, r))
         blocks.append(Table(log, "Every exclusion with its reason"))
     blocks.append(Table(data.cells, "Analysed trials per design cell"))
-    blocks.extend(fidelity_blocks(getattr(data, "fidelity", None)))
+    blocks.extend(fidelity_blocks(data.fidelity))
     return blocks
 
 
-def nothing_left_blocks(data, blocks: list) -> list:
+def nothing_left_blocks(data: ReportData, blocks: list[Block]) -> list[Block]:
     """The report when exclusions left no trial: why, the study, the exclusions, sessions."""
+    assert data.nothing_left is not None, "asked for only when exclusions left nothing"
     lines = data.nothing_left.splitlines()
     blocks += [Heading("Summary"), Para(lines[0][0].upper() + lines[0][1:], "note")]
     blocks.append(Bullets([line.strip().removeprefix("- ") for line in lines[1:]]))
@@ -61,7 +69,7 @@ def nothing_left_blocks(data, blocks: list) -> list:
     return blocks
 
 
-def _rules_text(rules) -> str:
+def _rules_text(rules: ExclusionRules) -> str:
     parts = []
     if rules.drop_practice:
         parts.append("practice trials out")
@@ -72,6 +80,6 @@ def _rules_text(rules) -> str:
     parts.append(f"outcomes {', '.join(rules.drop_outcomes)} out")
     parts.append(f"attention checks ≥ {rules.min_attention_accuracy:.0%} passed")
     parts.append(f"completion ≥ {rules.min_completion:.0%}")
-    if getattr(rules, "drop_fidelity_flagged", False):
+    if rules.drop_fidelity_flagged:
         parts.append("trials shown outside the timing tolerance out")
     return "; ".join(parts)

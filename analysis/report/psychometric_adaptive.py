@@ -31,7 +31,7 @@ def adaptive_design(
             return str(spec["procedure"])
     from analysis.report.adaptive_part import adaptive_estimates
 
-    sessions = adaptive_estimates(getattr(data.table, "sessions", None))
+    sessions = adaptive_estimates(data.table.sessions)
     if sessions is not None:
         return ", ".join(sorted({str(p) for p in sessions["procedure"].dropna()})) or "adaptive"
     return detected_design(data, df, rising)

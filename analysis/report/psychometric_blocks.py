@@ -4,6 +4,9 @@ and figures."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 
@@ -22,6 +25,11 @@ from analysis.report.interval_bounds import fitted_range_ms
 from analysis.report.psychometric_withheld import fit_gap, pooled_gap, steep_flag, steep_note
 from analysis.report.simulated_rows import mark_simulated
 from analysis.report.support import estimate_flags, flag_text
+
+if TYPE_CHECKING:
+    from analysis.psychometric import PsychometricFitter
+    from analysis.report.blocks import Block
+    from analysis.report.data import PsychometricPart
 
 
 def participant_table(data: ReportData) -> pd.DataFrame | None:
@@ -84,7 +92,7 @@ def participant_table(data: ReportData) -> pd.DataFrame | None:
     return pd.DataFrame(rows)
 
 
-def psychometric_blocks(data) -> list:
+def psychometric_blocks(data: ReportData) -> list[Block]:
     """The psychometric section: pooled thresholds, per condition, per participant."""
     p = data.psychometric
     if p is None:
@@ -96,9 +104,9 @@ def psychometric_blocks(data) -> list:
     ]
 
 
-def _pooled_blocks(data, p) -> list:
+def _pooled_blocks(data: ReportData, p: PsychometricPart) -> list[Block]:
     """Estimand, model, the pooled thresholds with both intervals, fit facts, figure."""
-    blocks: list = []
+    blocks: list[Block] = []
     stim = data.stimulus
     blocks.append(Heading(f"Psychometric thresholds: {p.column} against {stim}"))
     blocks.append(Para(_estimand_sentence(p)))
@@ -220,9 +228,9 @@ def _pooled_blocks(data, p) -> list:
     return blocks
 
 
-def _per_condition_blocks(data, p) -> list:
+def _per_condition_blocks(data: ReportData, p: PsychometricPart) -> list[Block]:
     """Thresholds per level of the other factors (joint fit) and the ratios between them."""
-    blocks: list = []
+    blocks: list[Block] = []
     stim = data.stimulus
     if not p.per_condition:
         return blocks
@@ -260,7 +268,7 @@ def _per_condition_blocks(data, p) -> list:
         )
     )
     blocks.extend(degenerate_note(pd.DataFrame(rows)))
-    cells = [r["95% CI, participant jackknife-t"] for r in rows]
+    cells = [str(r["95% CI, participant jackknife-t"]) for r in rows]
     blocks.extend(unbounded_note(cells, data.tested_range, "tested level"))
     if p.contrasts:
         table = contrast_table(pd.concat(p.contrasts, ignore_index=True), n)
@@ -325,9 +333,9 @@ ADAPTIVE_PERSON_NOTE = (
 """The measured bias of a person's 50% point on adaptive designs, said beside the table."""
 
 
-def _per_participant_blocks(data, p) -> list:
+def _per_participant_blocks(data: ReportData, p: PsychometricPart) -> list[Block]:
     """The per-participant table and figures, and the fits that could not be made."""
-    blocks: list = []
+    blocks: list[Block] = []
     stim = data.stimulus
     people = participant_table(data)
     if people is not None:
@@ -402,12 +410,14 @@ def _mid_interval(thresholds: pd.DataFrame) -> tuple[float, float]:
     return float(row.ci_low), float(row.ci_high)
 
 
-def _participant_intervals(fitters) -> list[tuple[float, float, tuple[float, float]]]:
+def _participant_intervals(
+    fitters: Iterable[PsychometricFitter],
+) -> list[tuple[float, float, tuple[float, float]]]:
     """(ci_low, ci_high, levels that person saw) of each participant's 50% threshold."""
     return [(*_mid_interval(f.thresholds_), fitted_range_ms(f)) for f in fitters]
 
 
-def _model_sentence(data, p) -> str:
+def _model_sentence(data: ReportData, p: PsychometricPart) -> str:
     """The model and how the table's intervals are made, for the estimator it prints."""
     text = (
         "Model: ψ(x) = γ + (1−γ−λ)·F(ln x; m, w), F logistic, guess γ and lapse λ free in "
@@ -440,7 +450,7 @@ def _model_sentence(data, p) -> str:
     )
 
 
-def _estimand_sentence(p) -> str:
+def _estimand_sentence(p: PsychometricPart) -> str:
     """What the pooled psychometric figures estimate, and where the other estimand is."""
     other = "population" if p.estimand == "median-person" else "median-person"
     text = (

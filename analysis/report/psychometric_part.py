@@ -6,7 +6,7 @@ what it withholds in `psychometric_withheld`, adaptive designs in `psychometric_
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -27,10 +27,13 @@ from analysis.separation import find_separation
 from analysis.survival import condition_label
 from analysis.trial_table import binary_column
 
+if TYPE_CHECKING:
+    from analysis.psychometric import PsychometricFitter
+
 
 def _other_factor_levels(data: ReportData) -> list[tuple[str, float]]:
     """(factor, level) pairs for the non-stimulus factors with 2-6 levels."""
-    out = []
+    out: list[tuple[str, float]] = []
     for f in data.factors[1:]:
         levels = np.sort(data.kept[f].dropna().unique())
         if 2 <= len(levels) <= 6:
@@ -109,7 +112,9 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
     return part
 
 
-def _per_condition(data: ReportData, part: PsychometricPart, df: pd.DataFrame, n_people: int):
+def _per_condition(
+    data: ReportData, part: PsychometricPart, df: pd.DataFrame, n_people: int
+) -> None:
     """Each other factor's conditions from one joint fit, their intervals and the ratio of
     each condition's 50% point to the first condition's from refitting without each
     participant (`analysis.condition_contrast`); below the population minimum, estimates
@@ -156,7 +161,7 @@ def _per_condition(data: ReportData, part: PsychometricPart, df: pd.DataFrame, n
         part.contrasts.append(contrast)
 
 
-def fit_participant(x: np.ndarray, y: np.ndarray, *, n_boot: int, seed: int) -> Any:
+def fit_participant(x: np.ndarray, y: np.ndarray, *, n_boot: int, seed: int) -> PsychometricFitter:
     """One participant's own psychometric fit (a `PsychometricFitter`) of their trials:
     stimulus `x` (ms) and judgement `y` (1 = yes)."""
     from analysis.psychometric import PsychometricFitter
@@ -165,7 +170,7 @@ def fit_participant(x: np.ndarray, y: np.ndarray, *, n_boot: int, seed: int) -> 
 
 
 def median_person_thresholds(
-    per_participant: dict[str, Any], n_boot: int, seed: int, alpha: float = 0.05
+    per_participant: dict[str, PsychometricFitter], n_boot: int, seed: int, alpha: float = 0.05
 ) -> pd.DataFrame:
     """The median of per-person thresholds at each level, 95% percentile interval from
     resampling participants (their point estimates). Columns as `population_threshold`."""

@@ -5,12 +5,17 @@ measured misses behind the person and median-person rows it withholds."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 import numpy as np
 import pandas as pd
 
 from analysis.report.data import PsychometricPart, ReportData
 from analysis.report.support import MINIMUMS
 from analysis.separation import find_separation, yes_no_words
+
+if TYPE_CHECKING:
+    from analysis.psychometric import MultiConditionFitter, PsychometricFitter
 
 IMPLAUSIBLE_THRESHOLD_MS = 5.0
 """A latency threshold under this is a unit read wrongly, not a finding."""
@@ -42,7 +47,7 @@ def withhold_few_people_tails(
 def acceptable_answers(part: PsychometricPart, df: pd.DataFrame) -> np.ndarray:
     """1 where an answer is on the short-latency side (not too slow, acceptable), else 0."""
     y = df["_y"].to_numpy(dtype=float)
-    return 1.0 - y if part.pooled.direction_ == "rising" else y
+    return cast(np.ndarray, 1.0 - y if part.pooled.direction_ == "rising" else y)
 
 
 def separated_population(data: ReportData, part: PsychometricPart, df: pd.DataFrame) -> None:
@@ -112,7 +117,9 @@ def median_bracket(part: PsychometricPart) -> tuple[float, float] | None:
     return None if high <= low * (1 + 1e-3) else (low, high)
 
 
-def fit_gap(fitter, condition: int = 0) -> tuple[float, float] | None:
+def fit_gap(
+    fitter: PsychometricFitter | MultiConditionFitter, condition: int = 0
+) -> tuple[float, float] | None:
     """The tested levels (ms) around the switch of a fitted curve steeper than they show
     (`analysis.steep_tails.steep_gap_ms`), else None."""
     from analysis.steep_tails import steep_gap_ms
@@ -121,7 +128,7 @@ def fit_gap(fitter, condition: int = 0) -> tuple[float, float] | None:
     return None if result is None else steep_gap_ms(result.layout, result.theta, condition)
 
 
-def pooled_gap(p) -> tuple[float, float] | None:
+def pooled_gap(p: PsychometricPart) -> tuple[float, float] | None:
     """The gap of the pooled curve when it is steeper than the tested levels show and the
     pooled figures are the population curve's (None otherwise)."""
     if p.estimand != "population" or p.withheld is not None:

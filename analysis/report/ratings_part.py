@@ -4,6 +4,7 @@ participant effects, and its blocks."""
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,7 +28,11 @@ from analysis.report.blocks import (
 from analysis.report.data import RatingPart, ReportData
 from analysis.report.interval_bounds import unbounded_ends, unbounded_note_text
 from analysis.report.support import MINIMUMS, enough, estimate_flags, flag_text, skipped_line
-from analysis.trial_table import TrialTableError, numeric_column
+from analysis.table_errors import TrialTableError
+from analysis.trial_table import numeric_column
+
+if TYPE_CHECKING:
+    from analysis.report.blocks import Block
 
 MAX_LIKERT_POINTS = 11
 
@@ -113,7 +118,7 @@ def ratings_part(data: ReportData, column: str) -> RatingPart | None:
     )
 
 
-def rating_blocks(data) -> list:
+def rating_blocks(data: ReportData) -> list[Block]:
     """The ratings section."""
     r = data.ratings
     if r is None:
@@ -125,9 +130,9 @@ def rating_blocks(data) -> list:
     ]
 
 
-def mos_blocks(data, r) -> list:
+def mos_blocks(data: ReportData, r: RatingPart) -> list[Block]:
     """Scale, unrated abandoned trials, the MOS table and figure."""
-    blocks: list = []
+    blocks: list[Block] = []
     stim = data.stimulus
     blocks.append(Heading(f"Ratings: {r.column}"))
     blocks.append(
@@ -165,9 +170,9 @@ def mos_blocks(data, r) -> list:
     return blocks
 
 
-def _ordinal_blocks(data, r) -> list:
+def _ordinal_blocks(data: ReportData, r: RatingPart) -> list[Block]:
     """The proportional-odds model's slope and 50% point."""
-    blocks: list = []
+    blocks: list[Block] = []
     stim = data.stimulus
     if r.ordinal is not None:
         o = r.ordinal
@@ -180,7 +185,7 @@ def _ordinal_blocks(data, r) -> list:
         )
         who = (
             f"clustered by {o.n_clusters_} participants"
-            if getattr(o, "clustered_", True)
+            if o.clustered_
             else f"trials treated as independent: {o.n_clusters_} participant(s) are too "
             "few to cluster, so it describes them only"
         )
@@ -202,18 +207,18 @@ def _ordinal_blocks(data, r) -> list:
     return blocks
 
 
-def rated_range(data, column: str) -> tuple[float, float]:
+def rated_range(data: ReportData, column: str) -> tuple[float, float]:
     """The lowest and highest stimulus level among the rated trials (ms): the range the
     rating thresholds are judged against (extrapolated, not bounded)."""
     rated = data.kept.dropna(subset=[column])[data.stimulus].astype(float)
     return float(rated.min()), float(rated.max())
 
 
-def population_blocks(data, r) -> list:
+def population_blocks(data: ReportData, r: RatingPart) -> list[Block]:
     """The acceptable-rating thresholds with participant effects."""
-    blocks: list = []
+    blocks: list[Block] = []
     stim = data.stimulus
-    separation = getattr(r, "separation", None)
+    separation = r.separation
     if separation is not None:  # no finite slope: no thresholds to tabulate
         blocks.append(Para(separation.describe(r.acceptable_at, stim), "note"))
         return blocks

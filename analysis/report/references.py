@@ -27,6 +27,9 @@ from analysis.reference import NOT_DECIDED, place
 from analysis.report.blocks import ci_ends
 from analysis.report.interval_bounds import unbounded_ends
 
+Measured = tuple[float, float, float] | tuple[float, float, float, str]
+"""An estimate with its 95% interval (ms), and where it comes from when that is worth saying."""
+
 COLUMNS = [
     "id",
     "label",
@@ -51,7 +54,7 @@ COLUMNS = [
 def _as_dict(item: Any) -> dict[str, Any]:
     if isinstance(item, Mapping):
         return dict(item)
-    if dataclasses.is_dataclass(item):
+    if dataclasses.is_dataclass(item) and not isinstance(item, type):
         return dataclasses.asdict(item)
     return dict(vars(item))
 
@@ -99,7 +102,7 @@ def verdict(
     return place(low_ms, high_ms, ci_low, ci_high, ci_unbounded)
 
 
-def _match(compare_with: str, measured: Mapping[str, tuple[float, float, float]]) -> str | None:
+def _match(compare_with: str, measured: Mapping[str, Measured]) -> str | None:
     """The key of `measured` a figure's `compare_with` names (measure, stimulus, level)."""
     text = compare_with.lower().replace("=", " ").replace(":", " ").replace(",", " ")
     words = set(text.split())
@@ -120,7 +123,7 @@ def _match(compare_with: str, measured: Mapping[str, tuple[float, float, float]]
     return best
 
 
-def _structured_key(item: Any, measured: Mapping[str, tuple]) -> str | None:
+def _structured_key(item: Any, measured: Mapping[str, Measured]) -> str | None:
     """`measure:stimulus:level` (or `measure:level`) from a figure with those attributes."""
     if not all(hasattr(item, a) for a in ("measure", "stimulus", "level")):
         return None
@@ -159,7 +162,7 @@ def precision_words(
 
 def compare_figures(
     figures: Iterable[Any],
-    measured: Mapping[str, tuple[float, float, float]],
+    measured: Mapping[str, Measured],
     n_participants: int | None = None,
     min_participants: int = 0,
     withheld: Mapping[str, str] | None = None,
@@ -223,9 +226,10 @@ def compare_figures(
             "citation": str(_first(fig, "citation", "source", default="")),
         }
         if key is not None and np.isfinite(lo):
-            est, ci_lo, ci_hi, *where = measured[key]
-            if where:
-                row["compared_with"] = f"{compare_with} ({where[0]})"
+            entry = measured[key]
+            est, ci_lo, ci_hi = entry[0], entry[1], entry[2]
+            if len(entry) == 4:  # where the estimate comes from
+                row["compared_with"] = f"{compare_with} ({entry[3]})"
             has_ci = bool(np.isfinite(ci_lo) and not np.isnan(ci_hi))  # inf: no upper bound
             rng = tested.get(key)
             which = unbounded_ends(ci_lo, ci_hi, *rng) if rng is not None and has_ci else ""
@@ -252,7 +256,7 @@ def compare_figures(
                 row["verdict"] = why if why.startswith(NOT_DECIDED) else f"{NOT_ENOUGH} ({why})"
             if row["verdict"] in VERDICTS:  # how finely the interval behind it places things
                 row["precision"] = precision_words(ci_lo, ci_hi, rng)
-            if not np.isfinite(est) and key in (described or {}):
+            if not np.isfinite(est) and described is not None and key in described:
                 row["our_estimate"] = described[key]
         rows.append(row)
     return pd.DataFrame(rows, columns=COLUMNS)

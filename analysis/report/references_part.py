@@ -3,7 +3,7 @@ compared with, withheld where the kinds of judgement differ, and its blocks."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -15,8 +15,12 @@ from analysis.report.blocks import Bullets, Figure, Heading, Para, Table
 from analysis.report.data import ABANDON_SHARES, ReportData, one_line_error
 from analysis.report.interval_bounds import UNBOUNDED_FACTOR
 from analysis.report.ratings_part import rated_range
-from analysis.report.references import VERDICTS
+from analysis.report.references import VERDICTS, Measured
 from analysis.report.support import MINIMUMS, estimate_flags
+
+if TYPE_CHECKING:
+    from analysis.reference import ReferenceFigure
+    from analysis.report.blocks import Block
 
 
 def reference_comparison(data: ReportData) -> pd.DataFrame | None:
@@ -108,7 +112,7 @@ def judgement_kind(data: ReportData) -> str | None:
 
 
 def match_judgement_kinds(
-    table: pd.DataFrame, figures: list, psychometric_kind: str | None
+    table: pd.DataFrame, figures: list[ReferenceFigure], psychometric_kind: str | None
 ) -> pd.DataFrame:
     """Withhold verdicts where a figure's judgement kind does not match the estimate's:
     a psychometric estimate has the question's kind, a rating threshold is acceptability,
@@ -155,7 +159,7 @@ class MeasuredEstimate(NamedTuple):
     """The (lowest, highest) levels, or waits for abandonment, its interval is judged
     against (`interval_bounds.unbounded_ends`), as thresholds.csv judges its row."""
 
-    def for_comparison(self) -> tuple:
+    def for_comparison(self) -> Measured:
         """(estimate, ci_low, ci_high[, where]) as `compare_figures` takes it."""
         head = (self.estimate, self.ci_low, self.ci_high)
         return head if self.where is None else (*head, self.where)
@@ -216,9 +220,9 @@ REF_COLUMNS = {
 }
 
 
-def reference_blocks(data) -> list:
+def reference_blocks(data: ReportData) -> list[Block]:
     """The published-figures section."""
-    blocks: list = []
+    blocks: list[Block] = []
     blocks.append(Heading("Published figures"))
     refs = data.references
     if refs is not None and not refs.empty:

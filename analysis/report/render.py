@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import html
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -17,6 +18,7 @@ import pandas as pd
 from analysis.report.blocks import (
     NO_LOWER_BOUND,
     NO_UPPER_BOUND,
+    Block,
     Bullets,
     Figure,
     Heading,
@@ -28,22 +30,22 @@ from analysis.report.data import one_line_error
 from analysis.report.md_escape import md_block, md_text
 from analysis.report.support_section import support_blocks
 from analysis.spreadsheet_cells import frame_rows, write_safe_csv
+from number_text import table_cell
+
+if TYPE_CHECKING:
+    from analysis.report.data import ReportData
 
 
-def _num(v) -> str:
-    if isinstance(v, bool | np.bool_):
-        return "yes" if v else "no"
-    if isinstance(v, int | np.integer):
-        return str(v)
-    if isinstance(v, float | np.floating):
-        if not np.isfinite(v):
-            if np.isnan(v):
-                return "–"
-            return NO_UPPER_BOUND if v > 0 else NO_LOWER_BOUND  # the data do not bound it
-        if abs(v) >= 100:
-            return f"{v:,.0f}"
-        return f"{v:.3g}" if abs(v) < 1 else f"{v:.2f}"
-    return "" if v is None else str(v)
+def _num(v: object) -> str:
+    """A table cell (`number_text.table_cell`): numpy's scalars as Python's, an infinite
+    end as the words that say the data do not bound it."""
+    if isinstance(v, np.bool_):
+        v = bool(v)
+    elif isinstance(v, np.integer):
+        v = int(v)
+    elif isinstance(v, np.floating):
+        v = float(v)
+    return table_cell(v, above=NO_UPPER_BOUND, below=NO_LOWER_BOUND)
 
 
 def _fmt_frame(frame: pd.DataFrame) -> list[list[str]]:
@@ -75,7 +77,7 @@ def inline(text: str) -> str:
     return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
 
 
-def render_html(blocks: list, title: str) -> str:
+def render_html(blocks: list[Block], title: str) -> str:
     """One self-contained HTML page."""
     out = [
         "<!DOCTYPE html>",
@@ -131,7 +133,7 @@ def _html_table(t: Table) -> str:
     )
 
 
-def render_markdown(blocks: list, title: str, figure_dir: str = "figures") -> str:
+def render_markdown(blocks: list[Block], title: str, figure_dir: str = "figures") -> str:
     """Markdown with figures referenced as `figures/<name>.png`."""
     out = [f"# {md_text(title)}", ""]  # every text is literal (`md_escape`): no markup, no HTML
     for b in blocks:
@@ -160,7 +162,7 @@ def _md_cell(text: str) -> str:
     return md_text(text)  # pipes and line breaks included
 
 
-def write_report(data, out_dir: str | Path, raw_cells: bool = False) -> dict[str, Path]:
+def write_report(data: ReportData, out_dir: str | Path, raw_cells: bool = False) -> dict[str, Path]:
     """Write report.html, report.md (+ figures/*.png) and thresholds.csv into `out_dir`.
 
     The CSVs' cells are spreadsheet-safe unless `raw_cells` (`analysis.spreadsheet_cells`)."""
@@ -190,16 +192,16 @@ def write_report(data, out_dir: str | Path, raw_cells: bool = False) -> dict[str
     if data.score is not None:
         paths["score"] = out_dir / "score.csv"
         write_report_table(data.score, paths["score"], raw_cells)
-    if getattr(data, "costs", None) is not None:
+    if data.costs is not None:
         paths["costs"] = out_dir / "costs.csv"
         write_report_table(data.costs.table, paths["costs"], raw_cells)
     return paths
 
 
-def _kind_suffix(data, title: str) -> str:
+def _kind_suffix(data: ReportData, title: str) -> str:
     """` (simulated participants)` for simulated data, ` (MIXED: real and simulated
     participants)` when both are analysed together; nothing for real data."""
-    part = getattr(data, "truth", None)
+    part = data.truth
     analysed = part.kinds.analysed_kind if part is not None else None
     if analysed == "mixed":
         return " (MIXED: real and simulated participants)"

@@ -3,18 +3,27 @@ and abandonment model, and its blocks."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 
 from analysis.report.blocks import Bullets, Heading, Para, Table
 from analysis.report.data import ReportData
+from number_text import share_interval
+
+if TYPE_CHECKING:
+    from analysis.report.blocks import Block
 
 
 def score_part(data: ReportData) -> None:
     from analysis.score import ScoreError, read_corpus_timings, score_corpus
 
+    corpus = data.options.score_corpus
+    if corpus is None:  # (asked for only with --score)
+        return
     try:
-        timings, errors = read_corpus_timings(data.options.score_corpus)
+        timings, errors = read_corpus_timings(corpus)
     except ScoreError as exc:
         data.notes.append(f"Scoring skipped: {exc}")
         return
@@ -71,16 +80,16 @@ def threshold_draws(data: ReportData, n_draws: int) -> tuple[np.ndarray | None, 
     return None, "no 50% threshold: the report withholds it (see the psychometric section)"
 
 
-def score_blocks(data) -> list:
+def score_blocks(data: ReportData) -> list[Block]:
     """The scored-recordings section."""
-    blocks: list = []
+    blocks: list[Block] = []
     if data.score is not None:
         blocks.append(Heading("Scored recordings"))
         blocks.append(
             Para(
                 "Per source: the share of streams whose measured value lies past the pooled "
                 "50% threshold and the predicted share abandoned before the stream ends, with "
-                f"95% intervals: {getattr(data, 'score_threshold_source', '')}; the AFT "
+                f"95% intervals: {data.score_threshold_source}; the AFT "
                 "model's parameter uncertainty for the share abandoned."
             )
         )
@@ -110,8 +119,8 @@ def _score_table(score: pd.DataFrame) -> pd.DataFrame:
         }
     )
 
-    def pct(row, est, lo, hi) -> str:
-        return f"{row[est]:.0%} [{row[lo]:.0%}, {row[hi]:.0%}]"
+    def pct(row: pd.Series, est: str, lo: str, hi: str) -> str:
+        return share_interval(row[est], row[lo], row[hi])
 
     if "share_past_threshold" in score:
         out["past the 50% threshold [95% CI]"] = [

@@ -13,9 +13,12 @@ as "not recorded".
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    from analysis.trial_table import TrialTable
 
 NOT_RECORDED = "not recorded"
 
@@ -91,13 +94,13 @@ def _kept_keys(kept: pd.DataFrame) -> set[tuple[str, int]]:
     return {(str(s), int(i)) for s, i in zip(kept["session_id"], kept["trial_index"], strict=True)}
 
 
-def session_facts(table: Any, kept: pd.DataFrame) -> pd.DataFrame | None:
+def session_facts(table: TrialTable, kept: pd.DataFrame) -> pd.DataFrame | None:
     """One row per session with the facts above (None when the export has no sessions)."""
-    sessions = getattr(table, "sessions", None)
+    sessions = table.sessions
     if sessions is None or "session_id" not in sessions.columns or sessions.empty:
         return None
-    runs = getattr(table, "runs", None)
-    events = getattr(table, "session_events", None)
+    runs = table.runs
+    events = table.session_events
     trials = table.trials
     analysed = set(kept["session_id"].astype(str)) if "session_id" in kept.columns else set()
     kept_keys = _kept_keys(kept)

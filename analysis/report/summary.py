@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from analysis.reference import NOT_DECIDED
@@ -10,21 +13,19 @@ from analysis.report.psychometric_withheld import pooled_gap
 from analysis.report.references import VERDICTS
 from analysis.report.support import MINIMUMS, estimate_flags
 from analysis.separation import yes_no_words
+from number_text import duration
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-def ms(value: float) -> str:
-    """A duration for prose: 850 ms, 1.9 s, 12 s."""
-    if not np.isfinite(value):
-        return "beyond the longest time observed"
-    if round(value) < 1000:
-        return f"{value:.0f} ms"
-    return f"{value / 1000:.1f} s" if value < 10000 else f"{value / 1000:.0f} s"
+    from analysis.report.data import PsychometricPart, ReportData, SurvivalPart
 
 
 def ci(low: float, high: float, tested: tuple[float, float] | None = None) -> str:
     """`95% CI 620 ms to 1.9 s`; an infinite upper bound, or (given the `tested` levels) an
     end past `interval_bounds.UNBOUNDED_FACTOR` times them, is said to be unbounded."""
     which = unbounded_ends(low, high, *tested) if tested is not None else ""
+    tested = tested or (math.nan, math.nan)  # (an end is unbounded only against them)
     no_upper = np.isposinf(high) or which in ("upper", "both")
     no_lower = which in ("lower", "both")
     if no_upper and no_lower:
@@ -34,21 +35,21 @@ def ci(low: float, high: float, tested: tuple[float, float] | None = None) -> st
         )
     if no_lower:
         return (
-            f"95% CI up to {ms(high)}, no lower bound from these data (its computed lower "
+            f"95% CI up to {duration(high)}, no lower bound from these data (its computed lower "
             f"end lies below {tested[0] / UNBOUNDED_FACTOR:,.0f} ms)"
         )
     if no_upper and np.isfinite(high):
         return (
-            f"95% CI from {ms(low)}, no upper bound from these data (its computed upper end "
+            f"95% CI from {duration(low)}, no upper bound from these data (its computed upper end "
             f"lies above {UNBOUNDED_FACTOR * tested[1]:,.0f} ms, {UNBOUNDED_FACTOR:g}x the "
             "highest tested level)"
         )
     if no_upper:
-        return f"95% CI from {ms(low)}, no upper bound from these data"
-    return f"95% CI {ms(low)} to {ms(high)}"
+        return f"95% CI from {duration(low)}, no upper bound from these data"
+    return f"95% CI {duration(low)} to {duration(high)}"
 
 
-def plain_summary(data) -> list[str]:
+def plain_summary(data: ReportData) -> list[str]:
     """Sentences, most important first."""
     out = _sample_sentences(data)
     n_people = data.kept["participant"].nunique()
@@ -60,7 +61,7 @@ def plain_summary(data) -> list[str]:
     return out
 
 
-def _sample_sentences(data) -> list[str]:
+def _sample_sentences(data: ReportData) -> list[str]:
     """Who gave how many analysable trials; simulated data and a small sample said so."""
     out: list[str] = []
     excl, kept = data.exclusions, data.kept
@@ -77,7 +78,7 @@ def _sample_sentences(data) -> list[str]:
     if simulated:
         out.append("SIMULATED data: the figures below test the analysis, not people's patience.")
         out += _truth_sentences(data)
-    part = getattr(data, "truth", None)
+    part = data.truth
     if part is not None and part.kinds.kind == "mixed":  # first: never read as a real study
         out.insert(0, f"MIXED DATA (real and simulated sessions): {part.kinds.counts()}.")
     n_min = MINIMUMS["population"].min_participants
@@ -90,11 +91,11 @@ def _sample_sentences(data) -> list[str]:
     return out
 
 
-def _truth_sentences(data) -> list[str]:
+def _truth_sentences(data: ReportData) -> list[str]:
     """How many pooled intervals cover the simulated truth (or why none is compared)."""
     from analysis.report.truth_part import truth_comparison
 
-    part = getattr(data, "truth", None)
+    part = data.truth
     if part is None:
         return []
     if part.truth is None:
@@ -121,7 +122,7 @@ def _truth_sentences(data) -> list[str]:
     return [text + " (see 'Simulated truth')."]
 
 
-def _psychometric_sentences(data, n_people: int) -> list[str]:
+def _psychometric_sentences(data: ReportData, n_people: int) -> list[str]:
     """The judgement's 50% threshold (or why the study does not locate it) and how the
     individual thresholds spread around it."""
     out: list[str] = []
@@ -157,8 +158,8 @@ def _psychometric_sentences(data, n_people: int) -> list[str]:
         )
     elif "50%" in outside:
         out.append(
-            head + f"the pooled 50% point lies outside the tested levels ({ms(low)} to "
-            f"{ms(high)}), so this study does not locate it (an extrapolation, not a "
+            head + f"the pooled 50% point lies outside the tested levels ({duration(low)} to "
+            f"{duration(high)}), so this study does not locate it (an extrapolation, not a "
             "finding)."
         )
     elif not np.isfinite(mid.estimate):
@@ -197,11 +198,11 @@ def _psychometric_sentences(data, n_people: int) -> list[str]:
             )
         elif np.isfinite(lo25.estimate) and np.isfinite(hi75.estimate):
             spread = (
-                f"; the median participant's own 25% and 75% points are {ms(lo25.estimate)} "
-                f"and {ms(hi75.estimate)}"
+                f"; the median participant's own 25% and 75% points are {duration(lo25.estimate)} "
+                f"and {duration(hi75.estimate)}"
                 if median
                 else f"; the curve moves from 25% to 75% of its range between "
-                f"{ms(lo25.estimate)} and {ms(hi75.estimate)}"
+                f"{duration(lo25.estimate)} and {duration(hi75.estimate)}"
             )
         else:
             spread = "; its 25% and 75% points are withheld (see the psychometric section)"
@@ -219,19 +220,19 @@ def _psychometric_sentences(data, n_people: int) -> list[str]:
         gap = pooled_gap(p)
         steep = (
             f"; the pooled curve is steeper than the tested levels can show, so this point is "
-            f"the fit's place in the gap between {ms(gap[0])} and {ms(gap[1])}, not a finding "
-            "(the interval spans the gap)"
+            f"the fit's place in the gap between {duration(gap[0])} and {duration(gap[1])}, "
+            "not a finding (the interval spans the gap)"
             if gap is not None
             else ""
         )
-        out.append(head + f"{subject} is {ms(mid.estimate)} ({interval}){spread}{steep}.")
+        out.append(head + f"{subject} is {duration(mid.estimate)} ({interval}){spread}{steep}.")
     out += _contrast_sentences(p, n_people)
     if p.per_participant:
         out += _individual_sentences(p, mid)
     return out
 
 
-def _contrast_sentences(p, n_people: int) -> list[str]:
+def _contrast_sentences(p: PsychometricPart, n_people: int) -> list[str]:
     """Each ratio between conditions (`analysis.condition_contrast`) with its interval, or
     as these participants' only below the population minimum."""
     out = []
@@ -263,10 +264,10 @@ answers differ in the optimiser's last digits: 806.225 against 806.223 ms)."""
 
 def _level(value: float) -> str:
     """A tested level for prose (`650 ms`), or the end of the tested range."""
-    return ms(value) if np.isfinite(value) else "beyond the tested levels"
+    return duration(value) if np.isfinite(value) else "beyond the tested levels"
 
 
-def _individual_sentences(p, mid) -> list[str]:
+def _individual_sentences(p: PsychometricPart, mid: pd.Series) -> list[str]:
     """How the per-participant 50% thresholds spread, and whether the pooled one is
     among them; participants whose answers separate are bracketed, not estimated."""
     out: list[str] = []
@@ -291,17 +292,19 @@ def _individual_sentences(p, mid) -> list[str]:
         )
     if len(values) >= 2 and np.ptp(values) <= SAME_THRESHOLD * float(np.median(values)):
         out.append(
-            f"Every estimated individual 50% threshold is the same: {ms(float(values[0]))} "
+            f"Every estimated individual 50% threshold is the same: {duration(float(values[0]))} "
             f"({len(values)} participants)."
         )
     elif len(values) >= 4:
         q1, q3 = np.percentile(values, [25, 75])
         out.append(
             f"Individual thresholds vary: the middle half of participants lie between "
-            f"{ms(q1)} and {ms(q3)}."
+            f"{duration(q1)} and {duration(q3)}."
         )
     elif len(values) >= 2:
-        out.append("Individual 50% thresholds: " + ", ".join(ms(v) for v in np.sort(values)) + ".")
+        out.append(
+            "Individual 50% thresholds: " + ", ".join(duration(v) for v in np.sort(values)) + "."
+        )
     tol = SAME_THRESHOLD * abs(float(mid.estimate)) if np.isfinite(mid.estimate) else 0.0
     if (
         len(values) >= 2
@@ -309,13 +312,13 @@ def _individual_sentences(p, mid) -> list[str]:
         and not values.min() - tol <= mid.estimate <= values.max() + tol
     ):
         out.append(
-            f"The pooled threshold ({ms(mid.estimate)}) lies outside every "
+            f"The pooled threshold ({duration(mid.estimate)}) lies outside every "
             "individual's: the pooled curve resembles none of these participants."
         )
     return out
 
 
-def _reference_sentences(data, n_people: int) -> list[str]:
+def _reference_sentences(data: ReportData, n_people: int) -> list[str]:
     """How many published figures this study could place, and where; how many the data
     cannot decide (an interval end these data do not bound)."""
     out: list[str] = []
@@ -373,14 +376,14 @@ def _reference_sentences(data, n_people: int) -> list[str]:
     return out
 
 
-def _who(data) -> str:
+def _who(data: ReportData) -> str:
     """Whom a finding is about: `people`, or `the simulated participants` in simulated data
     (a summary that said SIMULATED two lines earlier must not then say people)."""
-    simulated = getattr(getattr(data, "exclusions", None), "simulated", None)
+    simulated = data.exclusions.simulated
     return "the simulated participants" if simulated == "all" else "people"
 
 
-def _abandonment_sentences(data) -> list[str]:
+def _abandonment_sentences(data: ReportData) -> list[str]:
     """When people gave up, in the least and most patient conditions, and what changed it."""
     out: list[str] = []
     s = data.survival
@@ -410,7 +413,7 @@ def _abandonment_sentences(data) -> list[str]:
             else text + " (no time ratio's 95% CI excludes 1, so these "
             "data do not tell which condition is less patient)."
         )
-        independent = "" if getattr(s.aft, "clustered_", True) else ", trials as independent"
+        independent = "" if s.aft.clustered_ else ", trials as independent"
         for r in ratios.itertuples():
             if r.ci_low > 1 or r.ci_high < 1:
                 change = "longer" if r.time_ratio > 1 else "shorter"
@@ -424,7 +427,7 @@ def _abandonment_sentences(data) -> list[str]:
     return out
 
 
-def _rating_sentences(data) -> list[str]:
+def _rating_sentences(data: ReportData) -> list[str]:
     """How the ratings fell with the stimulus, and where an acceptable rating stops being
     likely."""
     out: list[str] = []
@@ -441,8 +444,12 @@ def _rating_sentences(data) -> list[str]:
         if r.separation is not None:
             ok, bad = r.separation.all_acceptable_ms, r.separation.none_acceptable_ms
             ends = [
-                *([f"all {r.acceptable_at:g} or better at {ms(ok)}"] if ok is not None else []),
-                *([f"none at {ms(bad)}"] if bad is not None else []),
+                *(
+                    [f"all {r.acceptable_at:g} or better at {duration(ok)}"]
+                    if ok is not None
+                    else []
+                ),
+                *([f"none at {duration(bad)}"] if bad is not None else []),
             ]
             out.append(
                 f"Where a rating of {r.acceptable_at:g} or better becomes less likely than not "
@@ -457,20 +464,20 @@ def _rating_sentences(data) -> list[str]:
             ).extrapolated:
                 out.append(
                     f"Where a rating of {r.acceptable_at:g} or better becomes less likely than "
-                    f"not lies outside the tested levels ({ms(rated.min())} to "
-                    f"{ms(rated.max())}): an extrapolation, not a finding."
+                    f"not lies outside the tested levels ({duration(rated.min())} to "
+                    f"{duration(rated.max())}): an extrapolation, not a finding."
                 )
             else:
                 out.append(
                     f"A rating of {r.acceptable_at:g} or better becomes less likely than not at "
-                    f"about {ms(mid.estimate)} "
+                    f"about {duration(mid.estimate)} "
                     f"({ci(mid.ci_low, mid.ci_high, (rated.min(), rated.max()))}), over all "
                     "participants and for the median one."
                 )
     return out
 
 
-def _score_sentences(data) -> list[str]:
+def _score_sentences(data: ReportData) -> list[str]:
     """The scored recording with the largest share of streams past the threshold."""
     out: list[str] = []
     if data.score is not None and "share_past_threshold" in data.score:
@@ -482,18 +489,19 @@ def _score_sentences(data) -> list[str]:
     return out
 
 
-def _abandon_time(survival, row) -> str:
+def _abandon_time(survival: SurvivalPart, row: Any) -> str:
     """The AFT time by which a share gave up, or, when that lies beyond the longest wait
     observed in the condition (an extrapolation), what was observed: the Kaplan-Meier time,
     or that fewer gave up within the longest wait."""
     if not row.extrapolated:
-        return ms(row.estimate)
+        return duration(row.estimate)
     km = survival.km_table
     hit = km[km["condition"] == row.condition] if "condition" in km else km.iloc[0:0]
     col = f"t{round(row.share * 100)}_ms"
     if len(hit) and col in hit and np.isfinite(hit[col].iloc[0]):
         return (
-            f"{ms(hit[col].iloc[0])} (observed, Kaplan-Meier; the model's figure is extrapolated)"
+            f"{duration(hit[col].iloc[0])} (observed, Kaplan-Meier; the model's figure is "
+            "extrapolated)"
         )
     sdata = survival.sdata
     mask = np.ones(len(sdata), dtype=bool)
@@ -502,6 +510,6 @@ def _abandon_time(survival, row) -> str:
             mask &= (sdata[factor] == row[factor]).to_numpy()
     longest_ms = float(sdata.loc[mask, "duration_ms"].max()) if mask.any() else float("nan")
     return (
-        f"beyond the longest wait observed ({ms(longest_ms)}; fewer gave up, and the "
+        f"beyond the longest wait observed ({duration(longest_ms)}; fewer gave up, and the "
         "model's figure is extrapolated)"
     )

@@ -10,7 +10,7 @@ and the parts that failed (with their error in one line).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -19,11 +19,15 @@ from analysis.report.sessions_part import facts_summary
 from analysis.report.simulated_rows import mark_simulated
 from analysis.report.support import MIN_POPULATION, MINIMUMS, coverage_phrase
 
+if TYPE_CHECKING:
+    from analysis.report.blocks import Block
+    from analysis.report.data import ReportData
 
-def simulated_line(data: Any) -> str | None:
+
+def simulated_line(data: ReportData) -> str | None:
     """What the report says about simulated sessions first (None when there are none):
     simulated data plainly, mixed data as a warning with the counts of each kind."""
-    part = getattr(data, "truth", None)
+    part = data.truth
     if part is not None:
         return part.kinds.banner()
     status = data.exclusions.simulated  # the session kinds could not be counted
@@ -37,20 +41,20 @@ def simulated_line(data: Any) -> str | None:
     return None
 
 
-def support_blocks(data: Any) -> list:
+def support_blocks(data: ReportData) -> list[Block]:
     """Heading, the sample, what needs more, skipped and failed parts."""
     from analysis.report.blocks import Bullets, Heading, Para, Table
 
     n, ex = data.n_participants, data.exclusions
     sim = simulated_line(data)
-    blocks: list = [Para(sim, "note")] if sim else []  # before anything else
+    blocks: list[Block] = [Para(sim, "note")] if sim else []  # before anything else
     blocks.append(Heading("What this sample can support"))
     text = (
         f"{n} participant(s) and {len(data.kept)} trials analysed (of "
         f"{ex.n_participants_in} participant(s) and {ex.n_trials_in} trials in the data)."
     )
     blocks.append(Para(text))
-    if getattr(data, "nothing_left", None):
+    if data.nothing_left:
         blocks.append(Para("Nothing: every trial was excluded (see the summary).", "note"))
     left_out = [line for line in rule_summary(ex) if "participant(s)" in line]
     if left_out:
@@ -89,17 +93,17 @@ def support_blocks(data: Any) -> list:
             Para("Parts that FAILED (the rest of the report is complete without them):", "note")
         )
         blocks.append(Bullets([f"{part}: {error}" for part, error in data.failed_parts]))
-    facts = facts_summary(getattr(data, "sessions", None))
+    facts = facts_summary(data.sessions)
     if facts:
         blocks.append(Bullets(facts))
     return blocks
 
 
-def session_blocks(data: Any) -> list:
+def session_blocks(data: ReportData) -> list[Block]:
     """The session facts table (nothing when the export has no sessions table)."""
     from analysis.report.blocks import Heading, Para, Table
 
-    facts = getattr(data, "sessions", None)
+    facts = data.sessions
     if facts is None or facts.empty:
         return []
     return [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import pandas as pd
 
@@ -15,26 +17,30 @@ from analysis.report.ratings_part import rated_range
 from analysis.report.support import estimate_flags
 from analysis.report.truth_part import covers, row_truth, simulated_count
 
+if TYPE_CHECKING:
+    from analysis.report.data import PsychometricPart
+    from analysis.separation import Wording
+
 
 def thresholds_table(data: ReportData) -> pd.DataFrame:
     """thresholds.csv: one row per estimate (see README, section report)."""
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
     stim = data.stimulus
     n_all = data.n_participants
     tested = data.tested_range
 
     def add(
-        measure,
-        group,
-        table,
-        condition="",
-        n_trials=None,
-        n_people=n_all,
-        rng=tested,
-        what="",
-        withheld="",
-        bracket=None,
-    ):
+        measure: str,
+        group: str,
+        table: pd.DataFrame,
+        condition: str = "",
+        n_trials: int | None = None,
+        n_people: int = n_all,
+        rng: tuple[float, float] = tested,
+        what: str = "",
+        withheld: str = "",
+        bracket: tuple[float, float] | None = None,
+    ) -> None:
         """Rows of `table`, judged against `rng`: the levels (or waits) behind them;
         `withheld`: why a row without an estimate has none."""
         for r in table.itertuples():
@@ -112,9 +118,9 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
                         "withheld": "",
                     }
                 )
-        for pid, fitter in p.per_participant.items():
+        for pid, person_fit in p.per_participant.items():
             sep = p.person_separation.get(pid)
-            own = fitter.thresholds_
+            own = person_fit.thresholds_
             if sep is not None:  # a bracket, not an estimate: no point and no interval
                 own = own.assign(estimate=np.nan, ci_low=np.nan, ci_high=np.nan)
             why = "" if sep is None else sep.short(separation_words(p))
@@ -130,7 +136,7 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
                     row,
                     "all",
                     n_people=1,
-                    rng=fitted_range_ms(fitter),
+                    rng=fitted_range_ms(person_fit),
                     what="this participant",
                     withheld=PERSON_TAILS_MEASURED if tail else why,
                     bracket=None if sep is None or tail else sep.bracket_ms(),
@@ -139,7 +145,8 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
         t = data.survival.times.rename(columns={"share": "level"})
         # below the clustered minimum the AFT interval treats trials as independent: it
         # describes these participants, not a population they were drawn from
-        clustered = bool(getattr(data.survival.aft, "clustered_", True))
+        aft = data.survival.aft
+        clustered = aft is None or aft.clustered_
         for r in t.itertuples():
             add(
                 "abandonment",
@@ -174,14 +181,14 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=THRESHOLD_COLUMNS)
 
 
-def separation_words(p):
+def separation_words(p: PsychometricPart) -> Wording:
     """How a separation names the judgement's answers (`analysis.separation.Wording`)."""
     from analysis.separation import yes_no_words
 
     return yes_no_words(p.yes_means, p.pooled.direction_ == "rising")
 
 
-def _add_truth(data: ReportData, rows: list[dict]) -> None:
+def _add_truth(data: ReportData, rows: list[dict[str, Any]]) -> None:
     """`simulated_participants` behind each row, and for simulated data its `true_value`
     and whether the 95% interval covers it (`covers_truth`; empty without a truth)."""
     part = data.truth

@@ -28,12 +28,16 @@ curves of real participants have none.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 import psychometric_function as pf
+from analysis.report.truth_data import SessionKinds, StoredTruth, TruthPart
+
+if TYPE_CHECKING:
+    from analysis.report.blocks import Block
+    from analysis.report.data import ReportData
 
 PREFIX = "env_simulated_truth_"
 POPULATION = PREFIX + "population_"
@@ -41,96 +45,8 @@ POOLED = PREFIX + "pooled_thresholds_ms_"
 RATING = PREFIX + "rating_acceptable_ms_"
 OWN_THRESHOLD = PREFIX + "participant_threshold_ms"
 
-# The population values the report shows, as stored, with what each is.
-PARAMETERS = {
-    "threshold_ms": "threshold: the median person's 50% TTFT point (ms)",
-    "width_log": "width: ln ms from F = 0.1 to F = 0.9 of one person's curve",
-    "between_sd_log": "between-participant SD of the ln threshold",
-    "lapse": "lapse: P(acceptable) however slow",
-    "guess": "guess: P(too slow) however fast",
-}
 # The cue whose truth `threshold_ms` / `width_log` and a person's own 50% point describe.
 OWN_CUE = "ttft_ms"
-
-
-@dataclass(frozen=True)
-class SessionKinds:
-    """How many participants are simulated and how many real, in the data and analysed."""
-
-    simulated_in: int = 0
-    real_in: int = 0
-    simulated_kept: int = 0
-    real_kept: int = 0
-    simulated_ids: frozenset[str] = frozenset()
-
-    @property
-    def kind(self) -> str:
-        """What the data are: `real`, `simulated` (every participant) or `mixed`."""
-        if self.simulated_in and self.real_in:
-            return "mixed"
-        return "simulated" if self.simulated_in else "real"
-
-    @property
-    def analysed_kind(self) -> str:
-        """What the analysed participants are: `real`, `simulated`, `mixed` or `none`."""
-        if self.simulated_kept and self.real_kept:
-            return "mixed"
-        if self.simulated_kept:
-            return "simulated"
-        return "real" if self.real_kept else "none"
-
-    def counts(self) -> str:
-        """`12 real and 3 simulated participants in the data; 12 real analysed`."""
-        analysed = {
-            "mixed": f"{self.real_kept} real and {self.simulated_kept} simulated analysed together",
-            "simulated": f"only the {self.simulated_kept} simulated analysed",
-            "real": f"only the {self.real_kept} real analysed",
-            "none": "none analysed",
-        }[self.analysed_kind]
-        return (
-            f"{self.real_in} real and {self.simulated_in} simulated participant(s) in the "
-            f"data; {analysed}"
-        )
-
-    def banner(self) -> str | None:
-        """The report's first line on simulated data (None for real data only)."""
-        if self.kind == "simulated":
-            return (
-                f"SIMULATED PARTICIPANTS, NOT PEOPLE: all {self.simulated_in} participant(s) "
-                "in these data are simulated (`uxlab simulate`), drawn from a known truth. "
-                "The figures below check the analysis against that truth; they are not "
-                "findings about people."
-            )
-        if self.kind != "mixed":
-            return None
-        if self.analysed_kind == "mixed":
-            return (
-                f"WARNING: MIXED DATA. {self.counts()}. Every pooled figure below mixes "
-                "people with simulated participants: it is neither a study of people nor a "
-                "check against a truth. Do not report it as a study (leave out "
-                "--keep-simulated to analyse the real participants only)."
-            )
-        mistake = (
-            "Simulated and real sessions in one database are a mistake to look into "
-            "(simulate into a database of its own: `uxlab simulate --db`)."
-        )
-        if self.analysed_kind == "simulated":  # kept together, but every real one excluded
-            return (
-                f"WARNING: MIXED DATA. {self.counts()}. Every real participant was left out "
-                "by the exclusion rules (see 'Sample and exclusions'), so every figure below "
-                f"is from the {self.simulated_kept} simulated participant(s) only: a check of "
-                f"the analysis, not a finding about people. {mistake}"
-            )
-        if self.analysed_kind == "none":
-            return (
-                f"WARNING: MIXED DATA. {self.counts()}: every participant was left out by the "
-                f"exclusion rules (see 'Sample and exclusions'). {mistake}"
-            )
-        return (
-            f"WARNING: MIXED DATA. {self.counts()}. The simulated sessions are left out (use "
-            "--keep-simulated to analyse them together): every figure below is from the "
-            f"{self.real_kept} real participant(s) only. {mistake}"
-        )
 
 
 def session_kinds(trials: pd.DataFrame, kept: pd.DataFrame) -> SessionKinds:
@@ -152,42 +68,14 @@ def session_kinds(trials: pd.DataFrame, kept: pd.DataFrame) -> SessionKinds:
     )
 
 
-@dataclass
-class StoredTruth:
-    """The truth the analysed simulated participants were drawn from (as stored)."""
-
-    population: dict[str, float]
-    pooled_ms: dict[str, dict[float, float]]  # cue -> level -> ms
-    rating_ms: dict[str, dict[float, float]]  # question id -> level -> ms
-    own_threshold_ms: dict[str, float] = field(default_factory=dict)  # participant -> ms
-
-    def parameters(self) -> pd.DataFrame:
-        """The per-parameter truth the report shows: name, value as stored, meaning."""
-        rows = [
-            {"parameter": name, "true value": self.population[name], "what it is": what}
-            for name, what in PARAMETERS.items()
-            if name in self.population
-        ]
-        return pd.DataFrame(rows, columns=["parameter", "true value", "what it is"])
-
-
-@dataclass
-class TruthPart:
-    """Session kinds, and the stored truth of simulated data (or why there is none)."""
-
-    kinds: SessionKinds
-    truth: StoredTruth | None = None
-    no_truth: str | None = None  # why simulated data has no truth to compare with
-
-
-def truth_part(data: Any) -> TruthPart:
+def truth_part(data: ReportData) -> TruthPart:
     """The kinds of sessions in `data` and, when the analysed participants are all simulated,
     the truth stored with their sessions."""
     kinds = session_kinds(data.table.trials, data.kept)
     part = TruthPart(kinds)
     if kinds.analysed_kind != "simulated":
         return part
-    sessions = getattr(data.table, "sessions", None)
+    sessions = data.table.sessions
     if sessions is None or "participant" not in sessions.columns:
         part.no_truth = "no sessions.csv beside the trials: the stored truth is not in the data"
         return part
@@ -292,7 +180,7 @@ OWN_ESTIMANDS = ("this participant", "this session")  # a thresholds.csv row of 
 COMPARISON_COLUMNS = ["estimate of", "level", "true", "estimate", "ci_low", "ci_high", "covers"]
 
 
-def truth_comparison(data: Any) -> tuple[pd.DataFrame, list[str]]:
+def truth_comparison(data: ReportData) -> tuple[pd.DataFrame, list[str]]:
     """The pooled estimates (thresholds.csv rows of the population or the median person
     with a true value) and the adaptive medians beside their truths, and one line per kind
     of per-person estimate: how many 95% intervals hold their person's truth."""
@@ -308,12 +196,12 @@ def truth_comparison(data: Any) -> tuple[pd.DataFrame, list[str]]:
         what = f" ({r.estimand})" if r.estimand != "population" else ""
         label = f"{name.get(r.measure, r.measure)}{what}"
         rows.append(_compared(label, r.level, r.true_value, r))
-    adaptive = getattr(data, "adaptive", None)
-    part = getattr(data, "truth", None)
+    adaptive = data.adaptive
+    part = data.truth
     if adaptive is not None:
         from analysis.report.adaptive_part import PROCEDURE_NAMES
 
-        for m in adaptive["medians"].itertuples():
+        for m in adaptive.medians.itertuples():
             procedure = PROCEDURE_NAMES.get(m.procedure, m.procedure)
             track = "" if m.track == "all" else f" {m.track}"
             true_ms = median_person_at_psi(part, m.factor, m.target)
@@ -350,10 +238,10 @@ RATING_TRUTH_NOTE = (
 )
 
 
-def comparison_text(data: Any) -> str:
+def comparison_text(data: ReportData) -> str:
     """The comparison as plain text for the terminal (`uxlab report`, `uxlab demo`); empty
     for real data."""
-    part = getattr(data, "truth", None)
+    part = data.truth
     if part is None or part.kinds.analysed_kind != "simulated":
         return ""
     if part.truth is None:
@@ -380,7 +268,7 @@ def comparison_text(data: Any) -> str:
     return "\n".join(out)
 
 
-def _judgement(data: Any) -> str:
+def _judgement(data: ReportData) -> str:
     p = data.psychometric
     return p.yes_means if p is not None else "judgement"
 
@@ -402,14 +290,14 @@ def _get(r: Any, name: str) -> Any:
     return r[name] if isinstance(r, pd.Series) else getattr(r, name)
 
 
-def truth_blocks(data: Any) -> list:
+def truth_blocks(data: ReportData) -> list[Block]:
     """The report's "Simulated truth" section (nothing for real data)."""
     from analysis.report.blocks import Bullets, Heading, Para, Table
 
-    part = getattr(data, "truth", None)
+    part = data.truth
     if part is None or part.kinds.analysed_kind != "simulated":
         return []
-    blocks: list = [Heading("Simulated truth")]
+    blocks: list[Block] = [Heading("Simulated truth")]
     if part.truth is None:
         blocks.append(Para(f"No comparison with the truth: {part.no_truth}.", "note"))
         return blocks
@@ -454,7 +342,7 @@ def truth_blocks(data: Any) -> list:
     return blocks
 
 
-def _why_nothing_compared(data: Any, truth: StoredTruth) -> str:
+def _why_nothing_compared(data: ReportData, truth: StoredTruth) -> str:
     cues = ", ".join(sorted(truth.pooled_ms)) or "none"
     return (
         f"No estimate of this report has a stored truth: the truth is stored for the cue(s) "

@@ -28,7 +28,9 @@ import importlib
 import os
 import sys
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from uxlab.errors import UxlabError
 
@@ -111,10 +113,18 @@ class Parser(argparse.ArgumentParser):
 class _Version(argparse.Action):
     """`--version`: the installed distribution's version, looked up only when asked."""
 
-    def __init__(self, option_strings, dest=argparse.SUPPRESS, **kwargs) -> None:
+    def __init__(
+        self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any
+    ) -> None:
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
-    def __call__(self, parser, namespace, values, option_string=None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
         from importlib.metadata import PackageNotFoundError, version
 
         try:
@@ -158,7 +168,7 @@ def subparsers_of(parser: argparse.ArgumentParser) -> list[argparse.ArgumentPars
     return found
 
 
-def _deepest_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Parser:
+def _deepest_parser(parser: Parser, args: argparse.Namespace) -> Parser:
     """The parser of the (sub)subcommand that `args` came from, for its usage line."""
     current = parser
     while True:

@@ -15,10 +15,14 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from uxlab.study.spec import Study
+    from uxlab.timing_check import TimingCheck
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "check-timing",
         help="check that this machine can keep a study's shortest gaps (before recruiting)",
@@ -76,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     return _check_here(study, args, glass=args.glass)
 
 
-def _check_here(study: Any, args: argparse.Namespace, glass: bool) -> int:
+def _check_here(study: Study, args: argparse.Namespace, glass: bool) -> int:
     from uxlab.environment import multiplexer
     from uxlab.tui import frame_cap
 
@@ -115,7 +119,7 @@ def _check_here(study: Any, args: argparse.Namespace, glass: bool) -> int:
     return _print(result)
 
 
-def _result(check: Any) -> dict[str, Any]:
+def _result(check: TimingCheck) -> dict[str, Any]:
     return {
         "summary": check.summary(),
         "tolerance": check.tolerance.describe(),

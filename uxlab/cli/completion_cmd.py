@@ -9,7 +9,6 @@ so completion always matches this version's options. Install it with one command
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 SHELLS = ("bash", "zsh", "fish")
 INSTALL = {
@@ -19,7 +18,7 @@ INSTALL = {
 }
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     lines = "; ".join(f"{shell}: {how}" for shell, how in INSTALL.items())
     parser = subparsers.add_parser(
         "completion",
@@ -31,7 +30,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import argcomplete
+    from argcomplete.shell_integration import shellcode
 
-    print(argcomplete.shellcode(["uxlab"], shell=args.shell), end="")
+    print(shellcode(["uxlab"], shell=args.shell), end="")
     return 0

@@ -14,10 +14,14 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from uxlab.cli.options import add_seed_option
 from uxlab.cli.places import add_out_option
+
+if TYPE_CHECKING:
+    from uxlab.simulate.observers import PopulationTruth
+    from uxlab.study.spec import Study
 
 DEMO_STUDY = "ttft-threshold.toml"
 
@@ -28,7 +32,7 @@ def default_study() -> Path:
     return here if here.is_file() else Path("studies") / DEMO_STUDY
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "demo",
         help="simulate a cohort, write the report, compare with the truth",
@@ -104,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
 PLAN_SIMS = 24
 
 
-def _plan(study: Any, n_people: int, truth: Any, seed: int) -> str:
+def _plan(study: Study, n_people: int, truth: PopulationTruth, seed: int) -> str:
     """`uxlab plan` for the demo's own study on a small grid: half, the same and twice the
     cohort, at half and the study's own repeats (40 simulated studies per cell)."""
     from uxlab.plan.grid import reference_from

@@ -9,7 +9,7 @@ from uxlab.cli.options import add_raw_cells_argument, database_arg, db_name
 from uxlab.cli.places import add_out_option, output_for
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "export",
         help="write trials, events, sessions and study.json from a study database",

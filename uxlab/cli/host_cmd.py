@@ -16,12 +16,11 @@ import argparse
 import asyncio
 import contextlib
 from pathlib import Path
-from typing import Any
 
 from uxlab.cli.options import add_db_option, db_name
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "host",
         help="host a study for remote participants (in the browser, or over SSH)",

@@ -29,7 +29,7 @@ FORMATS = (
 )
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "import",
         help="import captures or benchmark exports as replay files",

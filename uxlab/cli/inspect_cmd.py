@@ -23,7 +23,7 @@ from pathlib import Path
 from uxlab.cli.options import add_price_arguments
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "inspect",
         help="timing metrics (TTFT, ITL, stalls, e2e) of replay files or folders",

@@ -12,13 +12,12 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
 
 from uxlab.cli.options import add_db_option
 from uxlab.cli.places import add_out_option
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "invite",
         help="make invitation codes for remote participants",
@@ -74,7 +73,10 @@ def run(args: argparse.Namespace) -> int:
     db = args.db if args.db is not None else default_db_path(study)
     with Store.open(db) as store:
         made = create_invitations(store, study.id, args.n)
-    link = (lambda code: f"\t{base}#{code}") if base is not None else (lambda code: "")
+
+    def link(code: str) -> str:
+        return f"\t{base}#{code}" if base is not None else ""
+
     lines = "".join(f"{inv.code}\t{inv.participant}{link(inv.code)}\n" for inv in made)
     if args.out is None:
         print(lines, end="")

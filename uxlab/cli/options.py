@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pricing.sheet import PriceChoice
 
 DB_HELP = (
     "study database: a SQLite file (default results/<id>.sqlite) or a "
@@ -24,11 +27,12 @@ def database_arg(text: str) -> str | Path:
     return parse(text)
 
 
-def db_name(db: object) -> object:
+def db_name(db: object) -> Path | str:
     """How messages name a database: a SQLite file's Path, or a URL without its password."""
     from uxlab.store.dialect import db_name as name
 
-    return name(db)
+    named: Path | str = name(db)  # (the store's is typed Any: a Path or a redacted URL)
+    return named
 
 
 def add_db_option(parser: argparse.ArgumentParser, help: str = DB_HELP) -> None:
@@ -88,7 +92,7 @@ def add_price_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def price_choice(args: argparse.Namespace, command: str) -> Any:
+def price_choice(args: argparse.Namespace, command: str) -> PriceChoice | None:
     """The `pricing.PriceChoice` of the options (None without `--prices`); exit-2 errors."""
     from uxlab.cli import CliError
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from uxlab.cli.options import add_quiet_option, add_seed_option
 from uxlab.cli.places import add_out_option
@@ -25,7 +24,7 @@ from uxlab.plan.defaults import (
 )
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "plan",
         help="how many participants and repeats: power contours by simulation",

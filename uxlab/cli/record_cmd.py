@@ -9,7 +9,7 @@ from uxlab.cli.places import add_out_option
 from uxlab.live.clients import APIS
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "record",
         help="record live streaming responses with per-event arrival times",

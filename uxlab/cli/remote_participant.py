@@ -27,9 +27,12 @@ import os
 import sys
 import termios
 from contextlib import redirect_stdout, suppress
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from uxlab.host import BROWSER_VAR, NOTES_FD_VAR
+
+if TYPE_CHECKING:
+    from uxlab.tui.study_app import StudyApp
 
 FAREWELL = {
     0: "The study is finished. Thank you for taking part; you may close this connection.",
@@ -66,7 +69,9 @@ def _notes() -> TextIO | None:
     return os.fdopen(fd, "w", encoding="utf-8", buffering=1)
 
 
-def _remote_app_class(notes: TextIO | None, browser: dict[str, Any] | None = None) -> type:
+def _remote_app_class(
+    notes: TextIO | None, browser: dict[str, Any] | None = None
+) -> type[StudyApp]:
     from uxlab.tui import study_app
 
     class RemoteStudyApp(study_app.StudyApp):
@@ -111,7 +116,8 @@ def main(argv: list[str]) -> int:
     from uxlab.tui import study_app, terminal_run
 
     remote_app = _remote_app_class(notes, browser)
-    study_app.StudyApp = remote_app  # `uxlab run` imports it when it runs ...
+    # replaced on purpose (a class, so setattr): `uxlab run` imports it when it runs ...
+    setattr(study_app, "StudyApp", remote_app)  # noqa: B010
     if hasattr(terminal_run, "StudyApp"):  # ... or, should it import it at the top, from there
         terminal_run.StudyApp = remote_app
     closing = io.StringIO()

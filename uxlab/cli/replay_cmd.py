@@ -6,10 +6,13 @@ import argparse
 import os
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from uxlab.shaping import Profile
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "replay",
         help="play recordings, shaped, in a terminal chat client",
@@ -62,7 +65,7 @@ def settings_text(args: argparse.Namespace) -> str:
     return " ".join(parts)
 
 
-def parse_settings(text: str) -> Any:
+def parse_settings(text: str) -> Profile:
     """`key=value ...` (keys of a [profile] table) -> Profile; ProfileError names the key."""
     from uxlab.cli import CliError
     from uxlab.shaping import Profile

@@ -32,7 +32,7 @@ PATHS = ("html", "markdown", "thresholds", "score", "costs")
 """The report's files, in the order their `wrote` lines are printed."""
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "report",
         help="fit impatience thresholds and write the threshold report",
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     from analysis.report.cost_part import console_lines as cost_lines
     from analysis.report.truth_part import comparison_text
     from analysis.score import ScoreError
-    from analysis.trial_table import TrialTableError
+    from analysis.table_errors import TrialTableError
     from uxlab.cli.report_options import column_map, report_options
     from uxlab.trial_tables import ReportError, load_trial_table
 

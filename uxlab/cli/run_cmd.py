@@ -14,12 +14,15 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from uxlab.cli.options import add_db_option, add_seed_option, db_name
 
+if TYPE_CHECKING:
+    from uxlab.tui.terminal_run import TimingCheck
 
-def register(subparsers: Any) -> None:
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "run",
         help="run a study for one participant in the terminal",
@@ -88,7 +91,9 @@ def run(args: argparse.Namespace) -> int:
     if args.fps is not None and frame_cap() != args.fps:
         raise CliError(f"--fps {args.fps}: Textual was already loaded with {frame_cap()} fps")
     db = args.db if args.db is not None else default_db_path(study)
-    check = "none" if args.no_timing_check else "off-screen" if args.off_screen_check else None
+    check: TimingCheck | None = (
+        "none" if args.no_timing_check else "off-screen" if args.off_screen_check else None
+    )
     done = run_in_terminal(
         study,
         db,

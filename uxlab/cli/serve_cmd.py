@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from uxlab.cli.profile_options import add_profile_arguments
 from uxlab.cli.serve_options import (
@@ -14,8 +15,11 @@ from uxlab.cli.serve_options import (
     add_upstream_arguments,
 )
 
+if TYPE_CHECKING:
+    from uxlab.live.serve.config import ServeConfig
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "serve",
         help="serve a corpus as an OpenAI/Anthropic-compatible streaming API",
@@ -91,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     return serve(config, listening, what)
 
 
-def served_config(args: argparse.Namespace):  # -> (ServeConfig, str)
+def served_config(args: argparse.Namespace) -> tuple[ServeConfig, str]:
     """What the server plays, from the options: a real model (`--upstream`), a study's
     trials (`--study`) or a corpus; and the banner's words for it."""
     from uxlab.cli import CliError

@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from uxlab.cli.places import add_out_option
     from uxlab.cli.profile_options import add_profile_arguments
 

@@ -13,13 +13,12 @@ real clock, optionally sped up by `--time-scale`.
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from uxlab.cli.hints import after_database
 from uxlab.cli.options import add_db_option, add_seed_option, db_name
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "simulate",
         help="run a study with simulated participants (known thresholds)",

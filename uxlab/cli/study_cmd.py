@@ -11,7 +11,7 @@ EXAMPLE_PARTICIPANT = "P-EXAMPLE"
 PREVIEW_ROWS = 12
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "study",
         help="check a study file and print its design",

@@ -24,7 +24,7 @@ from pathlib import Path
 from uxlab.cli.options import database_arg, db_name
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "withdraw",
         help="delete a participant's data (their right to withdraw); the audit keeps counts",

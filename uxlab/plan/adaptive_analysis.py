@@ -19,7 +19,7 @@ import numpy as np
 
 
 def mixed_thresholds(
-    levels_ms: np.ndarray, k: np.ndarray, n: np.ndarray, rising: bool, levels: tuple
+    levels_ms: np.ndarray, k: np.ndarray, n: np.ndarray, rising: bool, levels: tuple[float, ...]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(estimate, ci_low, ci_high) [J] in ms at `levels` for one study's counts [P, L] "yes"
     of n, as the report gives them on an adaptive design; NaN where it gives none (also

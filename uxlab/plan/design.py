@@ -44,7 +44,10 @@ class ConditionCues:
     @property
     def judged(self) -> Cues:
         """The cues the judgement is drawn from: the median over the condition's trials."""
-        med = lambda xs: float(np.median([x for x in xs if x is not None]))  # noqa: E731
+
+        def med(xs: list[float | None]) -> float:
+            return float(np.median([x for x in xs if x is not None]))
+
         c = self.cues
         gaps = [x.median_gap_ms for x in c if x.median_gap_ms is not None]
         return Cues(
@@ -84,7 +87,7 @@ def stimulus_factor(study: Study) -> str:
     candidates = [f for f in study.within_factors if f.adaptive or len(f.levels) >= 3]
     names = [f.name for f in candidates]
     preferred = [n for n in names if n == "ttft_ms"] + [n for n in names if n.endswith("_ms")]
-    pick = (preferred or names or [None])[0]
+    pick = next(iter(preferred or names), None)
     if pick is None:
         raise PlanError(
             f"{study.path}: no latency factor with 3 or more levels (or an adaptive one) to "
@@ -140,7 +143,9 @@ def session_design(study: Study, repeats: int) -> SessionDesign:
         ConditionCues(cid, rows[0][0], tuple(c for _, c in rows))
         for cid, rows in by_condition.items()
     )
-    grid, grid_cues, trial_cues = None, (), ()
+    grid = None
+    grid_cues: tuple[Cues, ...] = ()
+    trial_cues: tuple[tuple[Cues, ...], ...] = ()
     if plan is not None:
         if plan.factor != stimulus or plan.other_factors:
             raise PlanError(

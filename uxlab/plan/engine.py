@@ -19,6 +19,7 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,6 +35,9 @@ from uxlab.plan.simulate_cell import (
 from uxlab.simulate.observers import PopulationTruth, study_truth
 from uxlab.study import load_study
 from uxlab.study.spec import Study
+
+if TYPE_CHECKING:
+    from analysis.population_batch import BatchThresholds
 
 LEVELS = (0.25, 0.5, 0.75)
 
@@ -94,7 +98,7 @@ def bootstrap_seed(seed: int, study: int) -> int:
     return int(np.random.SeedSequence([seed, study, 3]).generate_state(1)[0])
 
 
-_STUDY_CACHE: dict[tuple, tuple[Study, dict[int, SessionDesign]]] = {}
+_STUDY_CACHE: dict[tuple[Path, tuple[int, ...]], tuple[Study, dict[int, SessionDesign]]] = {}
 
 
 def _study_and_designs(spec: PlanSpec) -> tuple[Study, dict[int, SessionDesign]]:
@@ -172,7 +176,7 @@ def run_chunk(spec: PlanSpec, first: int, last: int) -> dict[tuple[int, int], Ce
 
 def adaptive_cell_figures(
     levels_ms: np.ndarray, k: np.ndarray, n: np.ndarray, n_boot: int, seeds: list[int]
-):
+) -> BatchThresholds:
     """The figures the report gives for each of S studies [S, P, L] of an adaptive design
     (a BatchThresholds): the pooled fit's directions first (without its intervals), the
     random-intercept model's figures (`apply_adaptive_figures`), then the pooled figures with
@@ -202,7 +206,7 @@ def adaptive_cell_figures(
 
 
 def apply_adaptive_figures(
-    fit, levels_ms: np.ndarray, k: np.ndarray, n: np.ndarray
+    fit: BatchThresholds, levels_ms: np.ndarray, k: np.ndarray, n: np.ndarray
 ) -> list[tuple[int, bool]]:
     """Replace the pooled figures of `fit` (a BatchThresholds of S studies) by the ones the
     report gives on an adaptive design (`plan.adaptive_analysis.mixed_thresholds`); returns
@@ -211,7 +215,7 @@ def apply_adaptive_figures(
     their interval later, in `summarise`, as in the report."""
     from uxlab.plan.adaptive_analysis import mixed_thresholds
 
-    kept = []
+    kept: list[tuple[int, bool]] = []
     for s in range(k.shape[0]):
         if not fit.direction[s] or fit.n_participants[s] < 2:
             kept.append((s, False))
@@ -225,7 +229,7 @@ def apply_adaptive_figures(
     return kept
 
 
-def _withhold_all_but_50(fit, s: int) -> None:
+def _withhold_all_but_50(fit: BatchThresholds, s: int) -> None:
     others = [j for j, level in enumerate(LEVELS) if level != 0.5]
     for table in (fit.estimate_ms, fit.ci_low_ms, fit.ci_high_ms):
         table[s, others] = np.nan
@@ -247,10 +251,10 @@ def run_plan(
     _, designs = _study_and_designs(spec)  # fails early, in this process, on a bad study
     per_chunk = max(1, min(25, -(-spec.n_sims // (jobs * 3))))
     chunks = [(a, min(a + per_chunk, spec.n_sims)) for a in range(0, spec.n_sims, per_chunk)]
-    parts: list[tuple[int, dict]] = []
+    parts: list[tuple[int, dict[tuple[int, int], CellResults]]] = []
     done = 0
 
-    def collect(first: int, last: int, part: dict) -> None:
+    def collect(first: int, last: int, part: dict[tuple[int, int], CellResults]) -> None:
         nonlocal done
         parts.append((first, part))
         done += last - first

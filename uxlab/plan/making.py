@@ -6,10 +6,17 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from uxlab.plan.defaults import DEFAULT_N_PARTICIPANTS, DEFAULT_N_REPEATS
 from uxlab.plan.design import PlanError, stimulus_factor
+
+if TYPE_CHECKING:
+    from uxlab.plan.engine import PlanResults
+    from uxlab.plan.grid import Reference, Target
+    from uxlab.plan.truth import PilotTruth
+    from uxlab.simulate.observers import PopulationTruth
+    from uxlab.study.spec import Study
 
 
 @dataclass
@@ -17,10 +24,10 @@ class PlannedStudy:
     """A plan made: the simulations' results, the study, the reference figure, the targets
     and the line saying what truth was simulated."""
 
-    plan: Any
-    study: Any
-    reference: Any
-    targets: list[Any]
+    plan: PlanResults
+    study: Study
+    reference: Reference | None
+    targets: list[Target]
     truth_text: str
 
     def text(self) -> str:
@@ -85,8 +92,8 @@ def plan_study(
 
 
 def plan_truths(
-    truth: str | None, truth_from: Path | None, study: Any, seed: int
-) -> tuple[tuple[Any, ...], str]:
+    truth: str | None, truth_from: Path | None, study: Study, seed: int
+) -> tuple[tuple[PopulationTruth, ...], str]:
     """The truths simulated and a line saying what they are: `truth` (`--truth`, the
     simulator's defaults for the rest), or draws estimated from the pilot `truth_from`."""
     from uxlab.simulate import parse_truth
@@ -98,7 +105,7 @@ def plan_truths(
     return (given,), truth_line(given, stimulus_factor(study), defaults=not truth)
 
 
-def truth_line(truth: Any, stimulus: str, defaults: bool = False) -> str:
+def truth_line(truth: PopulationTruth, stimulus: str, defaults: bool = False) -> str:
     """`truth: threshold 1000 ms, width ...` (the ITL's too unless the stimulus is TTFT)."""
     return (
         f"truth: threshold {truth.threshold_ms:g} ms, width {truth.width_log:g} ln ms, "
@@ -116,7 +123,7 @@ def truth_line(truth: Any, stimulus: str, defaults: bool = False) -> str:
     )
 
 
-def pilot_truth(path: Path, study: Any, seed: int = 0) -> Any:
+def pilot_truth(path: Path, study: Study, seed: int = 0) -> PilotTruth:
     """The truth estimated from a pilot's trial table (its practice and attention-check
     trials and excluded participants left out as the report would, pilot sessions kept)."""
     from analysis.exclusions import ExclusionRules, apply_exclusions
@@ -126,21 +133,26 @@ def pilot_truth(path: Path, study: Any, seed: int = 0) -> Any:
     table = load_trial_table(path)
     kept = apply_exclusions(table.trials, ExclusionRules(drop_pilot=False)).kept
     q = study.judgement_question
+    if q is None:
+        raise PlanError(
+            f"{study.path}: no yes/no trial question; a pilot's truth is estimated from the "
+            "yes/no judgement"
+        )
     return truth_from_pilot(kept, stimulus_factor(study), f"q_{q.id}", seed=seed, source=str(path))
 
 
 def make_plan(
-    study: Any,
+    study: Study,
     participants: list[int],
     repeats: list[int],
-    truths: tuple[Any, ...],
+    truths: tuple[PopulationTruth, ...],
     *,
     sims: int,
     n_boot: int,
     seed: int = 0,
     jobs: int | None = None,
     quiet: bool = False,
-) -> Any:
+) -> PlanResults:
     """Run the plan's simulations (progress on stderr unless quiet)."""
     from uxlab.plan.engine import PlanSpec, progress_line, run_plan
 

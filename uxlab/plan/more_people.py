@@ -13,13 +13,16 @@ shown beside the measured one, so a reader can see how far to trust the projecti
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from uxlab.plan.truth import _falls, truth_from_pilot
 from uxlab.simulate.observers import Cues, Observer
+
+if TYPE_CHECKING:
+    from analysis.report.data import ReportData
 
 
 @dataclass(frozen=True)
@@ -84,7 +87,7 @@ def describe(result: MorePeople, measured_width_ms: float | None) -> str:
     )
 
 
-def more_people_line(data: Any, add: int, seed: int) -> str:
+def more_people_line(data: ReportData, add: int, seed: int) -> str:
     """What `uxlab report --more-participants K` prints: the CI width K more people would
     likely give, from the report's data (`analysis.report.ReportData`), or a note."""
     from uxlab.plan.design import PlanError

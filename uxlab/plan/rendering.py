@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
+from uxlab.plan.engine import PlanResults
+from uxlab.plan.grid import Reference, Target
 from uxlab.plan.summarise import (
     HEAVY_TAIL_RATIO,
     cell_table,
@@ -15,6 +17,10 @@ from uxlab.plan.summarise import (
     report_minimum,
     share_se,
 )
+from uxlab.study.spec import Study
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PRINTED = {
     "participants": "people",
@@ -30,7 +36,13 @@ PRINTED = {
 }
 
 
-def render_plan(plan: Any, study: Any, reference: Any, targets: list, truth_text: str) -> str:
+def render_plan(
+    plan: PlanResults,
+    study: Study,
+    reference: Reference | None,
+    targets: list[Target],
+    truth_text: str,
+) -> str:
     """The printed plan: what was simulated, the table, the recommendation."""
     table = cell_table(plan, reference, targets)
     best = recommend(table)
@@ -108,9 +120,9 @@ def render_plan(plan: Any, study: Any, reference: Any, targets: list, truth_text
     return "\n".join(lines)
 
 
-def assurance_line(assured: list, n_sims: int) -> str:
+def assurance_line(assured: list[Target], n_sims: int) -> str:
     """What the printed assurance columns hold and their Monte-Carlo error."""
-    need = sorted({t.assurance for t in assured})
+    need = sorted({t.assurance for t in assured if t.assurance is not None})
     return (
         "assurance: share of all "
         f"{n_sims} studies per cell whose 95% interval at the level is at most the target "
@@ -120,7 +132,7 @@ def assurance_line(assured: list, n_sims: int) -> str:
     )
 
 
-def assurance_at(best: Any, target: Any) -> str:
+def assurance_at(best: pd.Series, target: Target) -> str:
     """The recommended cell's assurance for one target, with its Monte-Carlo SE and a
     warning when it clears the share asked for by less than two SEs."""
     share = best[target.assurance_column]
@@ -133,7 +145,7 @@ def assurance_at(best: Any, target: Any) -> str:
     return f", assurance {share:.2f} (SE {se:.2f}{close}) for {target.text}"
 
 
-def heavy_tail_note(table: Any, targets: list) -> str | None:
+def heavy_tail_note(table: pd.DataFrame, targets: list[Target]) -> str | None:
     """A note naming the cells whose mean width is over `HEAVY_TAIL_RATIO` times its
     median (at 50% and each ci_width target's level), or None."""
     levels = tuple(sorted({0.5} | {t.level for t in targets if t.kind == "ci_width"}))
@@ -154,7 +166,7 @@ def heavy_tail_note(table: Any, targets: list) -> str | None:
     )
 
 
-def printed_table(table: Any, targets: list | None = None) -> str:
+def printed_table(table: pd.DataFrame, targets: list[Target] | None = None) -> str:
     """The table as printed: the columns of `PRINTED` (and, for median or assurance
     targets, their columns), rounded."""
     cols = [c for c in PRINTED if c in table.columns]
@@ -187,14 +199,14 @@ def printed_table(table: Any, targets: list | None = None) -> str:
         shown = shown.drop(columns="target")
     else:
         shown["target"] = shown["target"].map({True: "yes", False: "-"})
-    return shown.to_string(index=False, formatters=fmt)
+    return cast(str, shown.to_string(index=False, formatters=fmt))
 
 
 def write_plan(
-    plan: Any,
-    study: Any,
-    reference: Any,
-    targets: list,
+    plan: PlanResults,
+    study: Study,
+    reference: Reference | None,
+    targets: list[Target],
     truth_text: str,
     out: Path,
     *,

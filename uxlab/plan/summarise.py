@@ -22,11 +22,12 @@ median).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 
-from uxlab.plan.engine import LEVELS, PlanResults
+from uxlab.plan.engine import LEVELS, CellResults, PlanResults
 from uxlab.plan.grid import Reference, Target
 
 HEAVY_TAIL_RATIO = 1.5
@@ -67,7 +68,7 @@ def cell_table(
 ) -> pd.DataFrame:
     """The plan's table (see the module docstring), sorted by participants, then repeats."""
     min_participants = report_minimum()
-    rows = []
+    rows: list[dict[str, float | bool | None]] = []
     for (p, r), cell in sorted(results.cells.items()):
         design = results.designs[r]
         minutes = design.duration_s / 60.0
@@ -112,12 +113,12 @@ def cell_table(
             if t.kind == "exclude" and t.reference is not None:
                 excl = t.reference.excluded(low[:, 1], high[:, 1])
                 row[f"power[{t.reference.label}]"] = float(np.mean(excl))
-        row["meets_target"] = all(meets(row, cell, t) for t in targets) if targets else None
-        rows.append(row)
+        meets_target = all(meets(row, cell, t) for t in targets) if targets else None
+        rows.append({**row, "meets_target": meets_target})
     return pd.DataFrame(rows)
 
 
-def meets(row: dict, cell, target: Target) -> bool:
+def meets(row: Mapping[str, float], cell: CellResults, target: Target) -> bool:
     """Whether one cell's row meets one target."""
     if target.kind == "ci_width":
         if target.statistic == "assurance":

@@ -22,12 +22,16 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from psychometric_function import LOGISTIC_SD_PER_WIDTH
 from uxlab.plan.design import PlanError
 from uxlab.simulate.observers import PopulationTruth
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MIN_PILOT_PARTICIPANTS = 3
 
@@ -63,7 +67,13 @@ class PilotTruth:
 
 
 def truth_from_pilot(
-    trials, stimulus: str, judgement: str, *, n_draws: int = 200, seed: int = 0, source: str = ""
+    trials: pd.DataFrame,
+    stimulus: str,
+    judgement: str,
+    *,
+    n_draws: int = 200,
+    seed: int = 0,
+    source: str = "",
 ) -> PilotTruth:
     """Population values and their uncertainty from a pilot (see the module docstring).
 
@@ -121,7 +131,7 @@ def truth_from_pilot(
     return PilotTruth(point, draws, len(rows), len(df), source)
 
 
-def _falls(df, stimulus: str) -> bool:
+def _falls(df: pd.DataFrame, stimulus: str) -> bool:
     """Whether "yes" gets rarer with the stimulus (an "acceptable?" question)."""
     lo = df[df[stimulus] <= df[stimulus].median()]["_y"].mean()
     hi = df[df[stimulus] > df[stimulus].median()]["_y"].mean()

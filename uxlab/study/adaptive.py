@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -73,12 +73,12 @@ class AdaptiveSpec:
 
 def stimulus_grid(low: float, high: float, n: int = 25) -> np.ndarray:
     """`n` levels evenly spaced in log ms from `low` to `high`, rounded to 0.1 ms."""
-    return np.round(np.exp(np.linspace(math.log(low), math.log(high), n)), 1)
+    return cast(np.ndarray, np.round(np.exp(np.linspace(math.log(low), math.log(high), n)), 1))
 
 
 def staircase_target(down: int) -> float:
     """P(too slow) a 1-up/`down`-down staircase converges on."""
-    return 1.0 - 0.5 ** (1.0 / down)
+    return 1.0 - math.pow(0.5, 1.0 / down)
 
 
 @dataclass
@@ -158,7 +158,7 @@ class Staircase(Procedure):
     def target(self) -> float:
         if self.up == 1:
             return staircase_target(self.down)
-        return 0.5 ** (1.0 / self.up)  # mirror: P(acceptable) converges on 1 - that
+        return math.pow(0.5, 1.0 / self.up)  # mirror: P(acceptable) converges on 1 - that
 
     @property
     def stopped(self) -> bool:
@@ -196,9 +196,8 @@ class Staircase(Procedure):
         if logs.size >= 2:
             se = float(logs.std(ddof=1) / math.sqrt(logs.size))
             low, high = mean * math.exp(-2 * se), mean * math.exp(2 * se)
-        else:
-            low = high = None
-        return Estimate(self.target, mean, low, high, "reversals")
+            return Estimate(self.target, mean, low, high, "reversals")
+        return Estimate(self.target, mean, None, None, "reversals")
 
     def state(self) -> dict[str, Any]:
         out = super().state()
@@ -263,7 +262,7 @@ class QuestPlus(Procedure):
     @property
     def posterior(self) -> np.ndarray:
         p = np.exp(self.log_post - self.log_post.max())
-        return p / p.sum()
+        return cast(np.ndarray, p / p.sum())
 
     def update(self, level: float, too_slow: bool) -> None:
         p = self.p_slow[self._index(level)]
@@ -283,7 +282,7 @@ class QuestPlus(Procedure):
         return float(self.grid[int(np.argmin(expected))])
 
     def marginal_m(self) -> np.ndarray:
-        return self.posterior.sum(axis=(1, 2))
+        return cast(np.ndarray, self.posterior.sum(axis=(1, 2)))
 
     def estimate(self) -> Estimate:
         pm = self.marginal_m()

@@ -11,8 +11,15 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from number_text import level, seconds
 from uxlab.wrapping import WIDTH, wrap_labelled
+
+if TYPE_CHECKING:
+    from uxlab.study.design import Trial
+    from uxlab.study.estimate import DurationEstimate
+    from uxlab.study.spec import Condition, Factor, Question, Study
 
 
 @dataclass(frozen=True)
@@ -26,7 +33,9 @@ class Who:
     rows: int | None = None
 
 
-def study_design_lines(study, who: Who, shortest_gap_ms: Callable[[], float | None]) -> list[str]:
+def study_design_lines(
+    study: Study, who: Who, shortest_gap_ms: Callable[[], float | None]
+) -> list[str]:
     """The design of `study` as printed by `uxlab study check` (`shortest_gap_ms()`: the
     study's shortest gap between shown chunks, asked only for a derived tolerance)."""
     from uxlab.study.design import design_trials
@@ -42,13 +51,14 @@ def study_design_lines(study, who: Who, shortest_gap_ms: Callable[[], float | No
     else:  # the level is chosen while the session runs: its middle, and both ends
         lo, hi = min(adaptive.levels), max(adaptive.levels)
         estimate = estimate_duration(study, at_level(trials, adaptive.name, math.sqrt(lo * hi)))
-        range_s = tuple(
+        low_s, high_s = (
             estimate_duration(study, at_level(trials, adaptive.name, x)).total_s for x in (lo, hi)
         )
+        range_s = (low_s, high_s)
     return describe(study, trials, stream_ms, estimate, who, group, range_s, shortest_gap_ms)
 
 
-def at_level(trials: list, factor: str, level_ms: float) -> list:
+def at_level(trials: list[Trial], factor: str, level_ms: float) -> list[Trial]:
     """The main trials with the adaptive `factor` at `level_ms` (practice and attention-check
     trials play their planned levels)."""
     return [
@@ -59,7 +69,7 @@ def at_level(trials: list, factor: str, level_ms: float) -> list:
     ]
 
 
-def timing_text(study, shortest_gap_ms: Callable[[], float | None]) -> str:
+def timing_text(study: Study, shortest_gap_ms: Callable[[], float | None]) -> str:
     """The `[timing]` tolerance in force and what happens to a trial outside it
     (`shortest_gap_ms()`: the study's shortest gap, asked only for a derived tolerance)."""
     from uxlab.fidelity import Tolerance, default_max_late_p99_ms
@@ -73,17 +83,24 @@ def timing_text(study, shortest_gap_ms: Callable[[], float | None]) -> str:
     return f"{tol.describe()}; a trial outside it is {fate}"
 
 
-def adaptive_text(f) -> str:
+def adaptive_text(f: Factor) -> str:
     """`QUEST+ on 25 log levels 100-5000 ms` (the procedure and its log-spaced grid)."""
     name = {"quest": "QUEST+", "interleaved": "interleaved staircases"}.get(f.procedure)
     if f.procedure == "staircase":
         name = f"1-up/{f.down}-down staircase"
     lo, hi = min(f.levels), max(f.levels)
-    return f"{name} on {f.grid} log levels {_num(lo)}-{_num(hi)} ms"
+    return f"{name} on {f.grid} log levels {level(lo)}-{level(hi)} ms"
 
 
 def describe(
-    study, trials, stream_ms, estimate, who: Who, group, range_s=None, shortest_gap_ms=None
+    study: Study,
+    trials: list[Trial],
+    stream_ms: dict[str, float],
+    estimate: DurationEstimate,
+    who: Who,
+    group: Condition | None,
+    range_s: tuple[float, float] | None = None,
+    shortest_gap_ms: Callable[[], float | None] | None = None,
 ) -> list[str]:
     """The report, as lines of at most WIDTH characters.
 
@@ -106,7 +123,7 @@ def describe(
     ]
 
 
-def _study_lines(study, shortest_gap_ms: Callable[[], float | None]) -> list[str]:
+def _study_lines(study: Study, shortest_gap_ms: Callable[[], float | None]) -> list[str]:
     """The study, its stimuli, profile, timing and factors."""
     out = wrap_labelled("Study    ", [f"{study.id} v{study.version}: {study.title}"])
     out.append(f"         seed {study.seed}, sha256 {study.sha256[:16]}")
@@ -117,14 +134,16 @@ def _study_lines(study, shortest_gap_ms: Callable[[], float | None]) -> list[str
     out += wrap_labelled("Timing   ", [timing_text(study, shortest_gap_ms)])
     for f in study.factors:
         kind = "between" if f.between else "within"
-        levels = ", ".join(_num(x) for x in f.levels)
+        levels = ", ".join(level(x) for x in f.levels)
         if f.adaptive:
             kind, levels = "adaptive", adaptive_text(f)
         out += wrap_labelled("Factor   ", [f"{f.name} ({kind}): {levels}"])
     return out
 
 
-def _condition_lines(study, adaptive, stream_ms) -> list[str]:
+def _condition_lines(
+    study: Study, adaptive: Factor | None, stream_ms: dict[str, float]
+) -> list[str]:
     """The within conditions with their mean stream, and the groups."""
     conds = study.conditions
     names = [f.name for f in study.within_factors]
@@ -134,8 +153,8 @@ def _condition_lines(study, adaptive, stream_ms) -> list[str]:
         head = "  #  " + "".join(f"{n:>14}" for n in names) + f"{'mean stream':>14}"
         out.append(_clip(head))
         for i, c in enumerate(conds, start=1):
-            cells = "".join(f"{_num(c.levels[n]):>14}" for n in names)
-            out.append(_clip(f"{i:>3}  {cells}{_secs(stream_ms[c.id] / 1000):>14}"))
+            cells = "".join(f"{level(c.levels[n]):>14}" for n in names)
+            out.append(_clip(f"{i:>3}  {cells}{seconds(stream_ms[c.id] / 1000):>14}"))
     else:
         out.extend(_adaptive_conditions(study, adaptive, names, stream_ms))
     if study.groups:
@@ -146,7 +165,7 @@ def _condition_lines(study, adaptive, stream_ms) -> list[str]:
     return out
 
 
-def _trial_rule_lines(study, trials, adaptive) -> list[str]:
+def _trial_rule_lines(study: Study, trials: list[Trial], adaptive: Factor | None) -> list[str]:
     """How many trials of each kind, their order, the questions, giving up, the adaptive rule."""
     d = study.design
     n_practice = sum(t.practice for t in trials)
@@ -165,7 +184,7 @@ def _trial_rule_lines(study, trials, adaptive) -> list[str]:
     out += wrap_labelled("  ", rules)
     out += wrap_labelled("  questions: ", [_question_text(q) for q in study.questions] or ["none"])
     ab = study.abandon
-    timeout = f"timeout {_num(ab.timeout_s)} s" if ab.timeout_s else "no timeout"
+    timeout = f"timeout {level(ab.timeout_s)} s" if ab.timeout_s else "no timeout"
     after = "questions follow" if ab.ask_questions else "no questions after"
     out += wrap_labelled("  ", [f"give up with {ab.key}", timeout, f"{after} an abandoned trial"])
     rerun = "run again at the end" if study.session.rerun_interrupted else "not run again"
@@ -183,7 +202,9 @@ def _trial_rule_lines(study, trials, adaptive) -> list[str]:
     return out
 
 
-def _duration_lines(estimate, adaptive, range_s) -> list[str]:
+def _duration_lines(
+    estimate: DurationEstimate, adaptive: Factor | None, range_s: tuple[float, float] | None
+) -> list[str]:
     """The estimated session length (and its range over an adaptive factor's levels)."""
     out = [
         f"Estimated duration: {estimate.total_s / 60:.1f} min "
@@ -193,13 +214,15 @@ def _duration_lines(estimate, adaptive, range_s) -> list[str]:
     if adaptive is not None and range_s is not None:
         lo, hi = min(adaptive.levels), max(adaptive.levels)
         low_s, high_s = range_s
-        mid = f"with {adaptive.name} at {_num(round(math.sqrt(lo * hi)))} ms (mid-range);"
-        ends = f"{low_s / 60:.1f} min if all at {_num(lo)}, {high_s / 60:.1f} at {_num(hi)}"
+        mid = f"with {adaptive.name} at {level(round(math.sqrt(lo * hi)))} ms (mid-range);"
+        ends = f"{low_s / 60:.1f} min if all at {level(lo)}, {high_s / 60:.1f} at {level(hi)}"
         out += wrap_labelled("  ", [f"{mid} {ends}"])
     return out
 
 
-def _trial_list_lines(study, trials, adaptive, who: Who, group) -> list[str]:
+def _trial_list_lines(
+    study: Study, trials: list[Trial], adaptive: Factor | None, who: Who, group: Condition | None
+) -> list[str]:
     """One participant's trial list (its first `who.rows` trials, or all)."""
     shown = trials if who.rows is None else trials[: who.rows]
     title = f"Trial list for {who.participant} (number {who.number}"
@@ -218,8 +241,10 @@ def _trial_list_lines(study, trials, adaptive, who: Who, group) -> list[str]:
             out.append("  -- break --")
         condition = t.condition_id
         if adaptive is not None and kind == "main":  # the level is chosen when it runs
-            levels = {**t.levels, adaptive.name: "?"}
-            condition = "&".join(f"{k}={v if v == '?' else _num(v)}" for k, v in levels.items())
+            levels: dict[str, float | str] = {**t.levels, adaptive.name: "?"}
+            condition = "&".join(
+                f"{k}={v if isinstance(v, str) else level(v)}" for k, v in levels.items()
+            )
         out.append(
             f"{t.index:>4} {t.block:>3} {kind:<9} {_cut(condition, 24):<24} "
             f"{_cut(rec, 22):<22} {t.seed:>11}"
@@ -229,7 +254,7 @@ def _trial_list_lines(study, trials, adaptive, who: Who, group) -> list[str]:
     return out
 
 
-def _question_text(q) -> str:
+def _question_text(q: Question) -> str:
     """`id (type)`, with `, end` or `, after steps 2, 4` when it is not asked per trial."""
     when = ""
     if q.when == "end":
@@ -242,14 +267,18 @@ def _question_text(q) -> str:
 
 def _track(levels: dict[str, float], adaptive: str) -> str:
     """The other within factors' levels: one adaptive track each ("all" when there are none)."""
-    return ", ".join(f"{k}={_num(v)}" for k, v in levels.items() if k != adaptive) or "all"
+    return ", ".join(f"{k}={level(v)}" for k, v in levels.items() if k != adaptive) or "all"
 
 
-def _adaptive_question(study) -> str:
-    return study.judgement_question.id
+def _adaptive_question(study: Study) -> str:
+    question = study.judgement_question
+    assert question is not None, "an adaptive factor needs a judgement question (checked on load)"
+    return question.id
 
 
-def _adaptive_conditions(study, adaptive, names, stream_ms) -> list[str]:
+def _adaptive_conditions(
+    study: Study, adaptive: Factor, names: list[str], stream_ms: dict[str, float]
+) -> list[str]:
     """One row per adaptive track: the other factors' levels, the stream at either end."""
     others = [n for n in names if n != adaptive.name]
     tracks: dict[str, list[float]] = {}
@@ -260,20 +289,12 @@ def _adaptive_conditions(study, adaptive, names, stream_ms) -> list[str]:
     head = "  #  " + "".join(f"{n:>14}" for n in [*others, adaptive.name]) + f"{'stream':>16}"
     out.append(_clip(head))
     for i, (track, streams) in enumerate(tracks.items(), start=1):
-        cells = "".join(f"{_num(first[track].levels[n]):>14}" for n in others)
+        cells = "".join(f"{level(first[track].levels[n]):>14}" for n in others)
         span = f"{min(streams) / 1000:.1f}-{max(streams) / 1000:.1f} s"
         out.append(_clip(f"{i:>3}  {cells}{'adaptive':>14}{span:>16}"))
     lo, hi = min(adaptive.levels), max(adaptive.levels)
-    out += wrap_labelled("  ", [f"stream: mean length at {_num(lo)} and at {_num(hi)} ms"])
+    out += wrap_labelled("  ", [f"stream: mean length at {level(lo)} and at {level(hi)} ms"])
     return out
-
-
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
-
-
-def _secs(s: float) -> str:
-    return f"{s:.1f} s"
 
 
 def _cut(text: str, width: int) -> str:

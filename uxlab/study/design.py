@@ -171,7 +171,7 @@ def _practice_conditions(study: Study, rng: np.random.Generator) -> list[Conditi
     """The practice trials' conditions: shuffled decks of all conditions, dealt in turn."""
     conditions = study.conditions
     d = study.design
-    practice = []
+    practice: list[Condition] = []
     if d.practice:
         deck: list[Condition] = []
         while len(practice) < d.practice:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from number_text import level
 from uxlab.kinds import TrialKind
 from uxlab.kinds import step_response_id as step_response_id  # an answer after a step
 from uxlab.reading import LocatedError
@@ -292,13 +293,9 @@ class Study:
         return recording_prompt(self.corpus.by_id(replay_id).header.request)
 
 
-def _fmt_level(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
-
-
 def condition_id(levels: dict[str, float]) -> str:
     """`ttft_ms=800`, or `ttft_ms=800&itl_ms=30` for several factors."""
-    return "&".join(f"{k}={_fmt_level(v)}" for k, v in levels.items()) or "base"
+    return "&".join(f"{k}={level(v)}" for k, v in levels.items()) or "base"
 
 
 def make_conditions(factors: list[Factor]) -> list[Condition]:

@@ -1,0 +1,53 @@
+"""How numbers print (`number_text`): the texts the report, the CLI and the study
+description share, pinned so a change to one shows in all."""
+
+from __future__ import annotations
+
+import math
+
+from number_text import duration, level, ms, seconds, share_interval, table_cell
+
+
+def test_a_level_prints_as_the_study_file_gives_it() -> None:
+    assert [level(x) for x in (200.0, 200, 0.5, 1e6 + 0.5, 1e-7)] == [
+        "200",
+        "200",
+        "0.5",
+        "1e+06",
+        "1e-07",
+    ]
+
+
+def test_times_print_with_their_unit() -> None:
+    assert seconds(12.345) == "12.3 s"
+    assert ms(12.345) == "12.3 ms" and ms(None) == "-"
+    assert [duration(x) for x in (850.4, 999.6, 1_940.0, 9_999.0, 12_400.0)] == [
+        "850 ms",
+        "1.0 s",
+        "1.9 s",
+        "10.0 s",
+        "12 s",
+    ]
+    assert duration(math.inf) == "beyond the longest time observed"
+    assert duration(math.nan, unbounded="not reached") == "not reached"
+
+
+def test_a_share_prints_in_whole_percent_with_its_interval() -> None:
+    assert share_interval(0.615, 0.48, 0.754) == "62% [48%, 75%]"
+
+
+def test_a_table_cell_says_yes_no_none_and_unbounded_in_words() -> None:
+    cells = [True, False, 7, 1234.5, 12.345, 0.012345, math.nan, None, "P-1"]
+    assert [table_cell(v) for v in cells] == [
+        "yes",
+        "no",
+        "7",
+        "1,234",
+        "12.35",
+        "0.0123",
+        "–",
+        "",
+        "P-1",
+    ]
+    assert table_cell(math.inf, above="no upper bound") == "no upper bound"
+    assert table_cell(-math.inf, below="no lower bound") == "no lower bound"
