@@ -131,15 +131,6 @@ KnownDelta = TextDelta | ThinkingDelta | InputJsonDelta | SignatureDelta
 """The deltas uxlab maps, by their `type`; a delta of another type is kept whole."""
 _KNOWN_DELTAS = {"text_delta", "thinking_delta", "input_json_delta", "signature_delta"}
 
-_EVENTS: dict[str, type[Any]] = {
-    "message_start": MessageStart,
-    "content_block_start": BlockStart,
-    "content_block_delta": BlockDelta,
-    "content_block_stop": BlockStop,
-    "message_delta": MessageDelta,
-}
-"""Each event type uxlab reads keys of, as its model (other types: their name only)."""
-
 
 def _missing_text(key: str, dtype: str) -> Any:
     return lambda v: (
@@ -188,18 +179,17 @@ def _add_usage(b: StreamBuilder, usage: dict[str, Any] | None) -> None:
 
 def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: str) -> None:
     kind, obj = named_event(i, name, data)
-    model = _EVENTS.get(kind)
-    event = _read(i, obj, model) if model is not None else None
-    if isinstance(event, MessageStart):
-        msg = event.message
+    if kind == "message_start":
+        msg = _read(i, obj, MessageStart).message
         _add_usage(b, msg.usage)
         b.fill_model(msg.model)
         b.role_prelude(t_ms, msg.role, message_id=msg.id)
         for k, block in enumerate(msg.content or []):
             if _is_call(block.type):
                 _start_call(b, t_ms, -1 - k, block, whole=True)
-    elif isinstance(event, BlockStart):
-        index, block = event.index or 0, event.content_block
+    elif kind == "content_block_start":
+        start = _read(i, obj, BlockStart)
+        index, block = start.index or 0, start.content_block
         btype = block.type
         if _is_call(btype):
             _start_call(b, t_ms, index, block)
@@ -211,15 +201,16 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
         text = block.text or block.thinking
         if text is not None:
             b.chunk(t_ms, text, "reasoning" if btype == "thinking" else "content")
-    elif isinstance(event, BlockDelta):
-        _delta(b, i, t_ms, event)
-    elif isinstance(event, BlockStop):
-        call = b.state.get("calls", {}).get(event.index or 0)
+    elif kind == "content_block_delta":
+        _delta(b, i, t_ms, _read(i, obj, BlockDelta))
+    elif kind == "content_block_stop":
+        call = b.state.get("calls", {}).get(_read(i, obj, BlockStop).index or 0)
         if call is not None:
             b.tool_done(call)
     elif kind == "ping":
         b.meta(t_ms, kind="ping")
-    elif isinstance(event, MessageDelta):
+    elif kind == "message_delta":
+        event = _read(i, obj, MessageDelta)
         if event.delta.stop_reason:
             b.finish_reason = event.delta.stop_reason
         _add_usage(b, event.usage)
