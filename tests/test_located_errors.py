@@ -18,8 +18,8 @@ def test_a_study_error_names_file_line_and_key_and_pickles_whole(tmp_path):
         parse_study('[study]\nid = "x"\ntitle = "t"\nseed = -1\n', path)
     err = info.value
     assert isinstance(err, LocatedError)
-    assert str(err) == f"{path}: [study].seed: -1 is negative"
-    assert (err.field, err.key, err.line) == ("[study].seed", "[study].seed", None)
+    assert str(err) == f"{path}:4: [study].seed: -1 is negative"
+    assert (err.field, err.key, err.line) == ("[study].seed", "[study].seed", 4)
     back = pickle.loads(pickle.dumps(StudyError(path, "[abandon].key", "no such key", line=7)))
     assert (str(back), back.key, back.line) == (
         f"{path}:7: [abandon].key: no such key",

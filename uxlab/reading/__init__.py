@@ -42,7 +42,13 @@ from uxlab.reading.limits import (
     STUDY_LEVEL_MAX,
     study_level_max,
 )
-from uxlab.reading.located import InputProblem, LocatedError, strip_path, toml_line_of
+from uxlab.reading.located import (
+    InputProblem,
+    LocatedError,
+    strip_path,
+    toml_key_line,
+    toml_line_of,
+)
 from uxlab.reading.models import MISSING, Text, Wording, convert, translate
 from uxlab.reading.numbers import (
     MakeError,
@@ -93,6 +99,7 @@ __all__ = [
     "shown",
     "strip_path",
     "study_level_max",
+    "toml_key_line",
     "toml_line_of",
     "translate",
     "tree_problem",
