@@ -134,7 +134,7 @@ class Packet(msgspec.Struct):
 
 
 class RawResponse(msgspec.Struct):
-    perf_ns: float
+    perf_ns: int | float  # ns: an int keeps every digit past 2**53
     text: str | msgspec.UnsetType = msgspec.UNSET
     packets: list[Packet] | msgspec.UnsetType | None = msgspec.UNSET
 
@@ -142,7 +142,7 @@ class RawResponse(msgspec.Struct):
 class RawRecord(msgspec.Struct):
     """A `profile_export_raw.jsonl` record."""
 
-    start_perf_ns: float
+    start_perf_ns: int | float
     responses: list[RawResponse]
     payload: Any = None
     status: Any = None
