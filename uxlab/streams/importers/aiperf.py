@@ -51,7 +51,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 import numpy as np
 
-from uxlab.reading import MAX_TIME_MS, MAX_TOKENS, MISSING, Wording, convert, shown
+from uxlab.reading import MAX_TIME_MS, MAX_TOKENS, MISSING, Wording, convert, expected, shown
 from uxlab.streams.importers.base import (
     ImportFormatError,
     ImportOptions,
@@ -149,12 +149,6 @@ class RawRecord(msgspec.Struct):
     metadata: Metadata | None = None
 
 
-def _expected(what: str, value: Any) -> str:
-    if value is MISSING:
-        return f"missing (expected {what})"
-    return f"expected {what}, got {shown(value)}"
-
-
 def _time_words(name: str) -> Wording:
     """The hand-written checks' words for a time metric `metrics.name`."""
     key = f"metrics.{name}"
@@ -184,9 +178,9 @@ WORDING: Wording = {
     "metrics": lambda v: f"expected an object of metrics, got {shown(v)}",
     "metadata": lambda v: f"expected an object, got {type(v).__name__}",
     "metadata.x_request_id": lambda _: "expected a string",
-    "start_perf_ns": partial(_expected, "a perf_counter time in ns"),
-    "responses": partial(_expected, "a list of responses"),
-    "responses[*].perf_ns": partial(_expected, "a time in ns"),
+    "start_perf_ns": expected("a perf_counter time in ns"),
+    "responses": expected("a list of responses"),
+    "responses[*].perf_ns": expected("a time in ns"),
     "responses[*].packets[*]*": lambda _: "expected string `name` and `value`",
 }  # fmt: skip
 """The words the hand-written checks said, where the model's would say less."""

@@ -20,14 +20,14 @@ are. Request index in `source.origin`: `experiment=E&request=R`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from uxlab.reading import MISSING, InputProblem, Wording, convert, loads_json
+from uxlab.reading import InputProblem, Wording, convert, expected, loads_json
 from uxlab.streams.importers.base import (
     ImportFormatError,
     ImportOptions,
@@ -80,30 +80,18 @@ class GenaiExport(msgspec.Struct):
     service_kind: Any = None
 
 
-def _expected(what: str) -> Callable[[Any], str]:
-    """The words for a value of the wrong type: `expected a time in ns, got str 'x'`."""
-
-    def words(v: Any) -> str:
-        if v is MISSING:
-            return f"missing (expected {what})"
-        got = repr(v) if isinstance(v, bool) else f"{type(v).__name__} {v!r:.60}"
-        return f"expected {what}, got {got}"
-
-    return words
-
-
 EXPORT_WORDING: Wording = {
     "": lambda _: "expected a JSON object with `experiments`",
-    "experiments": _expected("a list of experiments"),
-    "experiments[*].requests": _expected("a list of requests"),
-    "experiments[*]": _expected("an object"),
+    "experiments": expected("a list of experiments"),
+    "experiments[*].requests": expected("a list of requests"),
+    "experiments[*]": expected("an object"),
 }
 REQUEST_WORDING: Wording = {
     "": lambda _: "expected an object",
-    "timestamp": _expected("a time in ns"),
-    "response_timestamps": _expected("a list of times in ns"),
+    "timestamp": expected("a time in ns"),
+    "response_timestamps": expected("a list of times in ns"),
     "response_timestamps[*]": lambda v: f"not a number: {v!r:.60}",
-    "response_outputs": _expected("a list of responses"),
+    "response_outputs": expected("a list of responses"),
     "response_outputs[*]": lambda _: "expected an object",
     "response_outputs[*].response": lambda _: "expected the raw SSE text",
 }
