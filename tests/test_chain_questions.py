@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from helpers.pilot import OneScreen, TrialHost, settle, trial_screen
+from helpers.study_said import assert_said_at_key
 
 from uxlab.clock import VirtualClock
 from uxlab.kinds.chain import chain_steps, split_at_steps
@@ -199,7 +200,7 @@ def test_bad_mid_chain_questions_name_the_key_and_the_fix(tmp_path, steps, extra
     path = study_file(tmp_path, steps=steps, extra=extra)
     with pytest.raises(StudyError) as info:
         load_study(path)
-    assert str(info.value).startswith(f"{path}: {message}"), str(info.value)
+    assert_said_at_key(info.value, path, path.read_text(encoding="utf-8"), message)
 
 
 def test_step_questions_need_a_chain_study() -> None:
@@ -207,7 +208,9 @@ def test_step_questions_need_a_chain_study() -> None:
     text = source.read_text(encoding="utf-8") + STEP_QUESTION.format(steps="[1]")
     with pytest.raises(StudyError) as info:
         parse_study(text, source)
-    assert str(info.value) == f'{source}: [chain]: only in a chain study ([stimuli] kind = "chain")'
+    message = '[chain]: only in a chain study ([stimuli] kind = "chain")'
+    assert_said_at_key(info.value, source, text, message)
+    assert str(info.value).endswith(message)
     text = source.read_text(encoding="utf-8") + STEP_QUESTION.split("\n", 3)[3]
     with pytest.raises(StudyError, match=r"\]\.when: \"step\" questions are asked mid-chain"):
         parse_study(text, source)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from helpers.shared import built_once
+from helpers.study_said import assert_said_at_key
 
 from analysis.chains import MODELS, chain_judgements, fit_multiplication
 from uxlab.kinds.chain import step_at_ms
@@ -81,9 +82,10 @@ def _variant(old: str, new: str, source: Path = STUDY) -> str:
     ],
 )
 def test_bad_chain_studies_name_the_key_and_the_fix(old, new, message) -> None:
+    text = _variant(old, new)
     with pytest.raises(StudyError) as info:
-        parse_study(_variant(old, new), STUDY)
-    assert str(info.value).startswith(f"{STUDY}: {message}"), str(info.value)
+        parse_study(text, STUDY)
+    assert_said_at_key(info.value, STUDY, text, message)
 
 
 def test_chain_factors_need_a_chain_study() -> None:
@@ -91,10 +93,8 @@ def test_chain_factors_need_a_chain_study() -> None:
     text = _variant("[factors]\n", "[factors]\nn_steps = [1, 2]\n", source)
     with pytest.raises(StudyError) as info:
         parse_study(text, source)
-    assert str(info.value) == (
-        f"{source}: [factors].n_steps[0]: 'n_steps' is a chain factor: use it with "
-        '[stimuli] kind = "chain"'
-    )
+    message = "[factors].n_steps[0]: 'n_steps' is a chain factor: use it with "
+    assert_said_at_key(info.value, source, text, message + '[stimuli] kind = "chain"')
 
 
 def test_a_broken_chain_file_is_named_in_the_study_error(tmp_path) -> None:

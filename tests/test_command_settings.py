@@ -11,6 +11,8 @@ from uxlab.host.web_run import WebHostError, web_hosting
 from uxlab.live.serve import ServeError
 from uxlab.live.serve_guard import LOOPBACK_HOSTS
 from uxlab.live.serve_setup import guard_settings
+from uxlab.live.upstream import UpstreamConfig, UpstreamError
+from uxlab.shaping import Profile
 
 LIMITS = {"max_body_mb": 4.0, "header_timeout_s": 10.0, "max_connections": 256,
           "max_slow_per_client": 16}  # fmt: skip
@@ -23,11 +25,30 @@ LIMITS = {"max_body_mb": 4.0, "header_timeout_s": 10.0, "max_connections": 256,
         ("header_timeout_s", -1.0, "--header-timeout-s -1: must be > 0"),
         ("max_connections", 0, "--max-connections 0: must be >= 1"),
         ("max_slow_per_client", 0, "--max-slow-per-client 0: must be >= 1"),
+        ("max_body_mb", float("nan"), "--max-body-mb nan: must be > 0"),
+        # an infinite body limit was an internal error (OverflowError) before the model
+        ("max_body_mb", float("inf"), "--max-body-mb inf: must be at most 1024"),
+        ("max_connections", 10**11, "--max-connections 100000000000: must be at most 1000000"),
     ],
 )
 def test_a_bad_serve_limit_is_refused_naming_its_option(name, value, option):
     with pytest.raises(ServeError, match=option):
         guard_settings("127.0.0.1", allow_host=[], cors=[], **{**LIMITS, name: value})
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"url": "localhost:8000/v1"}, "--upstream 'localhost:8000/v1': expected an http://"),
+        ({"api": "opnai"}, "--upstream-api 'opnai': use one of openai, anthropic"),
+        ({"key_env": "A B"}, "--upstream-key-env 'A B': expected a variable name"),
+    ],
+)  # fmt: skip
+def test_a_bad_upstream_option_is_refused_naming_it(options, message):
+    profile = Profile.from_table({"ttft": "800", "itl": "lognormal:median=30,sigma=0.5"})
+    with pytest.raises(UpstreamError) as caught:
+        UpstreamConfig(**{"url": "http://127.0.0.1:9/v1", **options}, profile=profile)
+    assert str(caught.value).startswith(message)
 
 
 def test_serve_accepts_loopback_the_bound_address_and_the_allowed_names():

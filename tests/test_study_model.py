@@ -45,9 +45,11 @@ LEVELS = "ttft_ms = [200, 1000, 3000]"
 def test_a_problem_is_said_at_its_key_in_the_readers_words(old: str, new: str, said: str) -> None:
     text = QUICKSTART.read_text(encoding="utf-8")
     assert old in text
+    variant = text.replace(old, new, 1)
     with pytest.raises(StudyError) as info:
-        parse_study(text.replace(old, new, 1), QUICKSTART)
-    assert str(info.value).startswith(f"{QUICKSTART}: {said}"), str(info.value)
+        parse_study(variant, QUICKSTART)
+    line = variant[: variant.index(new)].count("\n") + 1  # the changed line
+    assert str(info.value).startswith(f"{QUICKSTART}:{line}: {said}"), str(info.value)
 
 
 def test_a_huge_value_is_cut_short_in_the_message() -> None:

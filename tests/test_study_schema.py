@@ -96,11 +96,41 @@ STRUCTURAL = {
     "timeout_negative",
     "study_id_spaces",
     "max_run_zero",
+    "likert_scale_too_small",
+    "unknown_question_key",
+    "yes_means_wrong",
 }
-"""Bad study files whose mistake is in the file's structure: the schema refuses them too.
-The others need the whole study (a negative level, a repeated one, an answer to the attention
-question), the corpus on disk, or a question type's own keys, which each type reads itself
-and the schema leaves open (`likert_scale_too_small`, `labels_wrong_count`)."""
+"""Bad study files whose mistake is in the file's structure: the schema refuses them too,
+a question type's own keys included (a scale of 1, a `scale` on a yes/no question, an
+unknown `yes_means`). The others need the whole study (a negative level, a repeated one, an
+answer to the attention question, an `acceptable_at` past the scale), the corpus on disk, or
+a count the schema leaves loose (`labels_wrong_count`: one label; none or two are right)."""
+
+
+def test_every_question_type_gives_its_keys_types_and_the_schema_has_them() -> None:
+    from uxlab.study.questions import REGISTRY
+
+    question = committed()["$defs"]["Question"]
+    rules = {r["if"]["properties"]["type"]["const"]: r["then"] for r in question["allOf"]}
+    assert set(rules) == set(REGISTRY)
+    for name, qtype in REGISTRY.items():
+        assert set(qtype.key_types) == set(qtype.keys), name
+        said = rules[name]["properties"]
+        assert {k for k, v in said.items() if v is not False} == set(qtype.keys), name
+        others = {k for t in REGISTRY.values() for k in t.keys} - set(qtype.keys)
+        assert {k for k, v in said.items() if v is False} == others, name  # marked there
+        for key in qtype.keys:
+            assert question["properties"][key].get("description"), (name, key)
+
+
+def test_the_sections_keys_are_described() -> None:
+    """Every key of the study model's own sections says what it is (an editor shows it)."""
+    defs = committed()["$defs"]
+    own = ("StudySection", "Texts", "FactorTable", "Design", "Counterbalance", "Question",
+           "Abandon", "Attention", "Timing", "Session")  # fmt: skip
+    for name in own:
+        for key, prop in defs[name]["properties"].items():
+            assert prop.get("description"), f"{name}.{key}"
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in BAD.glob("*.toml")))

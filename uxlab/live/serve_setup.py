@@ -11,6 +11,11 @@ from pathlib import Path
 
 from uxlab.live.serve.config import ServeConfig, ServeError
 from uxlab.live.serve_guard import LOOPBACK_HOSTS, GuardSettings
+from uxlab.live.serve_model import (
+    LIMIT_WORDS,
+    ServeLimits,
+    checked,
+)
 from uxlab.shaping import Profile, shape
 
 
@@ -113,20 +118,23 @@ def guard_settings(
     max_slow_per_client: int,
 ) -> GuardSettings:
     """Allowed Host names and the body limit from the options (origins: `--cors`); the
-    limits' values are checked here, each error naming its option."""
-    if not max_body_mb > 0:
-        raise ServeError(f"--max-body-mb {max_body_mb:g}: must be > 0 (e.g. 4)")
-    if not header_timeout_s > 0:
-        raise ServeError(f"--header-timeout-s {header_timeout_s:g}: must be > 0 (e.g. 10)")
-    if max_connections < 1:
-        raise ServeError(f"--max-connections {max_connections}: must be >= 1 (e.g. 256)")
-    if max_slow_per_client < 1:
-        raise ServeError(f"--max-slow-per-client {max_slow_per_client}: must be >= 1 (e.g. 16)")
+    limits' values are checked here (`serve_model.ServeLimits`), each error naming its option."""
+    limits = checked(
+        {
+            "max_body_mb": max_body_mb,
+            "header_timeout_s": header_timeout_s,
+            "max_connections": max_connections,
+            "max_slow_per_client": max_slow_per_client,
+        },
+        ServeLimits,
+        LIMIT_WORDS,
+        ServeError,
+    )
     hosts = set(LOOPBACK_HOSTS) | {h.strip().lower() for h in allow_host}
     if host not in ("0.0.0.0", "::", ""):
         hosts.add(f"[{host.lower()}]" if ":" in host else host.lower())
     return GuardSettings(
         allowed_hosts=hosts,
         cors_origins=list(cors),
-        max_body_bytes=int(max_body_mb * 1024 * 1024),
+        max_body_bytes=int(limits.max_body_mb * 1024 * 1024),
     )

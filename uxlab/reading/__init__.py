@@ -42,8 +42,14 @@ from uxlab.reading.limits import (
     STUDY_LEVEL_MAX,
     study_level_max,
 )
-from uxlab.reading.located import InputProblem, LocatedError, strip_path, toml_line_of
-from uxlab.reading.models import MISSING, Text, Wording, convert, translate
+from uxlab.reading.located import (
+    InputProblem,
+    LocatedError,
+    strip_path,
+    toml_key_line,
+    toml_line_of,
+)
+from uxlab.reading.models import MISSING, Text, Wording, convert, expected, translate
 from uxlab.reading.numbers import (
     MakeError,
     as_int,
@@ -84,6 +90,7 @@ __all__ = [
     "check_tree",
     "convert",
     "did_you_mean",
+    "expected",
     "in_range",
     "json_depth_exceeds",
     "loads_json",
@@ -93,6 +100,7 @@ __all__ = [
     "shown",
     "strip_path",
     "study_level_max",
+    "toml_key_line",
     "toml_line_of",
     "translate",
     "tree_problem",

@@ -11,9 +11,11 @@ from uxlab.errors import UxlabError
 from uxlab.live.clients import DEFAULT_KEY_ENV
 from uxlab.live.live_schedule import LiveSchedule, live_profile_problem
 from uxlab.live.record import RecordOptions
+from uxlab.live.serve_model import UPSTREAM_APIS, UPSTREAM_WORDS, UpstreamOptions, checked
 from uxlab.shaping import Profile
 
-UPSTREAM_APIS = ("openai", "anthropic")
+__all__ = ["UPSTREAM_APIS", "Exchange", "UpstreamConfig", "UpstreamError", "default_key_env"]
+
 EXCHANGES_KEPT = 1000
 
 
@@ -39,10 +41,8 @@ class UpstreamConfig:
     """Called once per exchange when it is over (e.g. to log schedule violations)."""
 
     def __post_init__(self) -> None:
-        if self.api not in UPSTREAM_APIS:
-            raise UpstreamError(
-                f"--upstream-api {self.api!r}: use one of {', '.join(UPSTREAM_APIS)}"
-            )
+        options = {"url": self.url, "api": self.api, "key_env": self.key_env}
+        checked(options, UpstreamOptions, UPSTREAM_WORDS, UpstreamError)
         problem = live_profile_problem(self.profile)
         if problem is not None:
             raise UpstreamError(

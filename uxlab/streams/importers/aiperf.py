@@ -44,12 +44,14 @@ are told apart per record (`responses` vs `metrics`). The model name is read fro
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
+import msgspec
 import numpy as np
 
-from uxlab.reading import MAX_TOKENS, InputProblem
+from uxlab.reading import MAX_TIME_MS, MAX_TOKENS, MISSING, Wording, convert, expected, shown
 from uxlab.streams.importers.base import (
     ImportFormatError,
     ImportOptions,
@@ -60,10 +62,8 @@ from uxlab.streams.importers.base import (
     import_header,
     iter_jsonl,
     map_located,
-    number_list,
     origin_of,
     read_json,
-    require,
     selected,
 )
 from uxlab.streams.importers.openai_sse import openai_chat_events_to_recording
@@ -74,6 +74,116 @@ from uxlab.streams.split_text import lay_text, neutral_text
 from uxlab.streams.sse import SseEvent
 
 _TO_MS = {"ms": 1.0, "ns": 1e-6, "us": 1e-3, "s": 1000.0, "sec": 1000.0}
+TimeUnit = Literal["ms", "ns", "us", "s", "sec"]
+Time = Annotated[float, msgspec.Meta(ge=0)]
+Gap = Annotated[float, msgspec.Meta(ge=0, le=MAX_TIME_MS)]
+
+
+class TimeMetric(msgspec.Struct):
+    value: Time
+    unit: TimeUnit
+
+
+class GapsMetric(msgspec.Struct):
+    value: list[Gap]
+    unit: TimeUnit
+
+
+class CountMetric(msgspec.Struct):
+    """A count (informative only: a value that is not a number is not used)."""
+
+    value: Any = None
+
+
+class WallClockMetric(msgspec.Struct):
+    value: Any = None
+    unit: Any = "ns"
+
+
+class Metrics(msgspec.Struct):
+    """The metrics uxlab reads (AIPerf's current and legacy names); others are not read."""
+
+    time_to_first_token: TimeMetric | msgspec.UnsetType = msgspec.UNSET
+    ttft: TimeMetric | msgspec.UnsetType = msgspec.UNSET
+    inter_chunk_latency: GapsMetric | msgspec.UnsetType = msgspec.UNSET
+    request_latency: TimeMetric | msgspec.UnsetType = msgspec.UNSET
+    time_to_first_output_token: TimeMetric | msgspec.UnsetType = msgspec.UNSET
+    input_sequence_length: CountMetric | None = None
+    output_sequence_length: CountMetric | None = None
+    output_token_count: CountMetric | None = None
+    reasoning_token_count: CountMetric | None = None
+    min_request_timestamp: WallClockMetric | None = None
+
+
+class Metadata(msgspec.Struct):
+    x_request_id: str | int | None = None
+    request_start_ns: Any = None
+    timestamp_ns: Any = None
+
+
+class MetricRecord(msgspec.Struct):
+    """A `profile_export.jsonl` record."""
+
+    metrics: Metrics
+    metadata: Metadata | None = None
+
+
+class Packet(msgspec.Struct):
+    name: str
+    value: str | None = None
+
+
+class RawResponse(msgspec.Struct):
+    perf_ns: int | float  # ns: an int keeps every digit past 2**53
+    text: str | msgspec.UnsetType = msgspec.UNSET
+    packets: list[Packet] | msgspec.UnsetType | None = msgspec.UNSET
+
+
+class RawRecord(msgspec.Struct):
+    """A `profile_export_raw.jsonl` record."""
+
+    start_perf_ns: int | float
+    responses: list[RawResponse]
+    payload: Any = None
+    status: Any = None
+    metadata: Metadata | None = None
+
+
+def _time_words(name: str) -> Wording:
+    """The hand-written checks' words for a time metric `metrics.name`."""
+    key = f"metrics.{name}"
+    return {
+        key: lambda _: 'expected {"value", "unit"}',
+        f"{key}.unit": lambda v: f"expected a time unit (ms, ns, us, s), got {shown(v)}",
+        f"{key}.value": lambda v: (
+            'missing (expected {"value", "unit"})'
+            if v is MISSING
+            else f"expected a non-negative number, got {shown(v)}"
+        ),
+    }
+
+
+WORDING: Wording = {
+    **{k: v for name in ("time_to_first_token", "ttft", "request_latency",
+                         "time_to_first_output_token", "inter_chunk_latency")
+       for k, v in _time_words(name).items()},
+    "metrics.inter_chunk_latency.value": lambda v: (
+        'missing (expected {"value", "unit"})'
+        if v is MISSING
+        else f"expected a list of numbers, got {shown(v)}"
+    ),
+    "metrics.inter_chunk_latency.value[*]": lambda v: (
+        f"expected a non-negative number, got {shown(v)}"
+    ),
+    "metrics": lambda v: f"expected an object of metrics, got {shown(v)}",
+    "metadata": lambda v: f"expected an object, got {type(v).__name__}",
+    "metadata.x_request_id": lambda _: "expected a string",
+    "start_perf_ns": expected("a perf_counter time in ns"),
+    "responses": expected("a list of responses"),
+    "responses[*].perf_ns": expected("a time in ns"),
+    "responses[*].packets[*]*": lambda _: "expected string `name` and `value`",
+}  # fmt: skip
+"""The words the hand-written checks said, where the model's would say less."""
 
 
 def import_aiperf(path: Path, options: ImportOptions) -> ImportResult:
@@ -92,13 +202,15 @@ def import_aiperf(path: Path, options: ImportOptions) -> ImportResult:
             continue
         where = str(lineno)
         rid = f"{id_base(path, options)}-r{index:03d}"
+        error_at = partial(ImportFormatError, path, where)
         if "responses" in obj:
-            rec = _raw_record(path, where, obj, rid, origin, model)
+            raw = convert(obj, RawRecord, WORDING, error=error_at)
+            rec = _raw_record(path, where, raw, rid, origin, model)
         elif "metrics" in obj:
-            try:
-                rec = _metric_record(path, where, obj, rid, origin, model, text, options)
-            except InputProblem as exc:
-                raise ImportFormatError(path, where, exc.field, exc.problem) from None
+            record = convert(obj, MetricRecord, WORDING, error=error_at)
+            rec = _metric_record(
+                path, where, record, obj["metrics"], rid, origin, model, text, options
+            )
         else:
             raise ImportFormatError(
                 path,
@@ -175,63 +287,34 @@ def metric_names(metrics: dict[str, Any], path: Path, where: str) -> str:
     )
 
 
-def _metric(
-    metrics: dict[str, Any],
-    key: str,
-    path: Path,
-    where: str,
-    required: bool = True,
-    is_list: bool = False,
-) -> Any:
-    """A time metric's value in ms: a number, or a list of numbers with `is_list` (None when
-    absent and not required)."""
-    if key not in metrics:
-        if required:
-            raise ImportFormatError(path, where, f"metrics.{key}", "missing")
-        return None
-    m = metrics[key]
-    if not isinstance(m, dict) or "value" not in m:
-        raise ImportFormatError(path, where, f"metrics.{key}", 'expected {"value", "unit"}')
-    value, unit = m["value"], m.get("unit")
-    scale = _TO_MS.get(unit) if isinstance(unit, str) else None
-    if scale is None:
-        raise ImportFormatError(
-            path,
-            where,
-            f"metrics.{key}.unit",
-            f"expected a time unit (ms, ns, us, s), got {unit!r:.40}",
-        )
-    if is_list:
-        return [v * scale for v in number_list(value, f"metrics.{key}.value", path, where)]
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
-        raise ImportFormatError(
-            path,
-            where,
-            f"metrics.{key}.value",
-            f"expected a non-negative number, got {value!r:.60}",
-        )
-    return value * scale
+def _ms(metric: TimeMetric | msgspec.UnsetType) -> float | None:
+    """A time metric's value in ms (None when absent)."""
+    return None if metric is msgspec.UNSET else metric.value * _TO_MS[metric.unit]
 
 
 def _metric_record(
     path: Path,
     where: str,
-    obj: dict[str, Any],
+    record: MetricRecord,
+    given: dict[str, Any],
     rid: str,
     origin: str,
     model: str | None,
     text: str,
     options: ImportOptions,
 ) -> Recording | str:
-    metrics = require(obj, "metrics", (dict,), "an object of metrics", path, where)
-    names = metric_names(metrics, path, where)
-    ttft_ms = _metric(metrics, TTFT_NAMES[names], path, where)
-    gaps_ms = _metric(metrics, "inter_chunk_latency", path, where, False, is_list=True) or []
+    metrics = record.metrics
+    names = metric_names(given, path, where)
+    ttft_ms = _ms(metrics.time_to_first_token if names == "current" else metrics.ttft)
+    assert ttft_ms is not None  # its name is in the record (metric_names)
+    icl = metrics.inter_chunk_latency
+    gaps_ms = [g * _TO_MS[icl.unit] for g in icl.value] if icl is not msgspec.UNSET else []
     n_chunks = len(gaps_ms) + 1
-    osl = _count(metrics, "output_sequence_length")
-    n_reasoning_tokens = _count(metrics, "reasoning_token_count") or 0
+    count = partial(_count, path, where, metrics)
+    osl = count("output_sequence_length")
+    n_reasoning_tokens = count("reasoning_token_count") or 0
     tokens_are_chunks = osl == n_chunks
-    first_output_ms = _metric(metrics, "time_to_first_output_token", path, where, required=False)
+    first_output_ms = _ms(metrics.time_to_first_output_token)
     channels_from = None
     if first_output_ms is not None and n_reasoning_tokens:
         # Chunks before the first non-reasoning output are reasoning: exact, from the times.
@@ -248,11 +331,11 @@ def _metric_record(
     chunks = chunks_from_gaps(
         ttft_ms, gaps_ms, texts, channels, n_tokens=1 if tokens_are_chunks else None
     )
-    end_ms = _metric(metrics, "request_latency", path, where, required=False)
+    end_ms = _ms(metrics.request_latency)
     last_ms = chunks[-1].t_ms or 0.0
     end_ms = last_ms if end_ms is None else max(float(end_ms), last_ms)
     usage = {
-        k: _count(metrics, k)
+        k: count(k)
         for k in (
             "input_sequence_length",
             "output_sequence_length",
@@ -260,8 +343,8 @@ def _metric_record(
             "reasoning_token_count",
         )
     }
-    meta = _metadata(obj, path, where)
-    start = _count_ns(metrics.get("min_request_timestamp")) or _start_ns(meta)
+    meta = record.metadata or Metadata()
+    start = _count_ns(metrics.min_request_timestamp) or _start_ns(meta)
     header = import_header(
         rid,
         importer="aiperf",
@@ -270,7 +353,7 @@ def _metric_record(
         model=model,
         text_source="split",
         timing="recorded",
-        request_id=meta.get("x_request_id"),
+        request_id=meta.x_request_id,
         request_start_ns=start,
         aiperf_metric_names=names,
         channels=channels_from if n_reasoning else None,
@@ -287,84 +370,44 @@ def _metric_record(
     )
 
 
-def _count(metrics: dict[str, Any], key: str) -> int | None:
+def _count(path: Path, where: str, metrics: Metrics, key: str) -> int | None:
     """A count metric's value (None when absent or not a count: counts are only informative)."""
-    m = metrics.get(key)
-    value = m.get("value") if isinstance(m, dict) else None
+    m = getattr(metrics, key)
+    value = m.value if m is not None else None
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     if not 0 <= value <= MAX_TOKENS:
-        raise InputProblem(f"metrics.{key}.value", f"{value!r:.40} is not a plausible count")
+        raise ImportFormatError(
+            path, where, f"metrics.{key}.value", f"{value!r:.40} is not a plausible count"
+        )
     return int(value)
 
 
-def _count_ns(metric: Any) -> int | None:
+def _count_ns(metric: WallClockMetric | None) -> int | None:
     """A wall-clock metric in ns (`min_request_timestamp`), None when absent or not one."""
-    value = metric.get("value") if isinstance(metric, dict) else None
+    value = metric.value if metric is not None else None
     ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
-    return value if ok and metric.get("unit", "ns") == "ns" else None
+    return value if ok and metric is not None and metric.unit == "ns" else None
 
 
-def _start_ns(meta: dict[str, Any]) -> int | None:
+def _start_ns(meta: Metadata) -> int | None:
     """When the request was sent, on the run's wall clock (ns), from the record's metadata
     (`request_start_ns` in AIPerf 0.13, `timestamp_ns` before); kept in the header as
     `request_start_ns` so the run's span (AIPerf's `benchmark_duration`) can be rebuilt."""
-    for key in ("request_start_ns", "timestamp_ns"):
-        value = meta.get(key)
+    for value in (meta.request_start_ns, meta.timestamp_ns):
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
     return None
 
 
-def _metadata(obj: dict[str, Any], path: Path, where: str) -> dict[str, Any]:
-    """The record's `metadata` object ({} when absent or null), else an error."""
-    meta = obj.get("metadata")
-    if meta is None:
-        return {}
-    if not isinstance(meta, dict):
-        raise ImportFormatError(
-            path, where, "metadata", f"expected an object, got {type(meta).__name__}"
-        )
-    rid = meta.get("x_request_id")
-    if rid is not None and not isinstance(rid, str | int):
-        raise ImportFormatError(path, where, "metadata.x_request_id", "expected a string")
-    return meta
-
-
-def _packets(value: Any, path: Path, where: str, name: str) -> list[tuple[str, str]]:
-    """`[(name, value)]` of a raw response's `packets` (a list of {name, value} strings)."""
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise ImportFormatError(path, where, name, f"expected a list, got {type(value).__name__}")
-    out: list[tuple[str, str]] = []
-    for i, packet in enumerate(value):
-        if not isinstance(packet, dict):
-            raise ImportFormatError(path, where, f"{name}[{i}]", "expected {name, value}")
-        key, text = packet.get("name"), packet.get("value")
-        if not isinstance(key, str) or not isinstance(text, str | None):
-            raise ImportFormatError(
-                path, where, f"{name}[{i}]", "expected string `name` and `value`"
-            )
-        out.append((key, text or ""))
-    return out
-
-
 def _raw_record(
-    path: Path, where: str, obj: dict[str, Any], rid: str, origin: str, model: str | None
+    path: Path, where: str, obj: RawRecord, rid: str, origin: str, model: str | None
 ) -> Recording | str:
-    start_ns = require(obj, "start_perf_ns", (int, float), "a perf_counter time in ns", path, where)
-    responses = require(obj, "responses", (list,), "a list of responses", path, where)
-    if not responses:
+    if not obj.responses:
         return "no responses"
     events: list[SseEvent] = []
-    for k, resp in enumerate(responses):
-        if not isinstance(resp, dict):
-            raise ImportFormatError(path, where, f"responses[{k}]", "expected an object")
-        perf_ns = require(
-            resp, "perf_ns", (int, float), "a time in ns", path, where, prefix=f"responses[{k}]."
-        )
-        t_ms = (perf_ns - start_ns) / 1e6
+    for k, resp in enumerate(obj.responses):
+        t_ms = (resp.perf_ns - obj.start_perf_ns) / 1e6
         if t_ms < 0:
             raise ImportFormatError(
                 path, where, f"responses[{k}].perf_ns", "earlier than start_perf_ns"
@@ -373,24 +416,20 @@ def _raw_record(
             raise ImportFormatError(
                 path, where, f"responses[{k}].perf_ns", "earlier than the response before"
             )
-        if "packets" in resp:
-            packets = _packets(resp["packets"], path, where, f"responses[{k}].packets")
+        if resp.packets is not msgspec.UNSET:
+            packets = [(p.name, p.value or "") for p in resp.packets or []]
             name = next((v for n, v in packets if n == "event"), None)
             data = "\n".join(v for n, v in packets if n == "data")
             if data or name:
                 events.append(SseEvent(name, data, t_ms))
-        elif "text" in resp:
-            raw = resp["text"]
-            if not isinstance(raw, str):
-                raise ImportFormatError(path, where, f"responses[{k}].text", "expected a string")
-            events.extend(response_text_events(t_ms, raw))
+        elif resp.text is not msgspec.UNSET:
+            events.extend(response_text_events(t_ms, resp.text))
         else:
             raise ImportFormatError(
                 path, where, f"responses[{k}]", "expected `text` or `packets` next to `perf_ns`"
             )
-    raw_payload = obj.get("payload")
-    payload = raw_payload if isinstance(raw_payload, dict) else {}
-    meta = _metadata(obj, path, where)
+    payload = obj.payload if isinstance(obj.payload, dict) else {}
+    meta = obj.metadata or Metadata()
     model_name = payload.get("model")
     header = import_header(
         rid,
@@ -400,9 +439,9 @@ def _raw_record(
         model=model_name if isinstance(model_name, str) and model_name else model,
         request=payload,
         timing="recorded",
-        request_id=meta.get("x_request_id"),
+        request_id=meta.x_request_id,
         request_start_ns=_start_ns(meta),
-        http_status=obj.get("status"),
+        http_status=obj.status,
     )
     return map_located(
         openai_chat_events_to_recording, events, header, path, lambda i: f"{where} (response {i})"

@@ -41,6 +41,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from uxlab.reading import MISSING, Wording, convert, shown
 from uxlab.streams.importers.base import (
     ImportOptions,
     ImportResult,
@@ -48,8 +51,6 @@ from uxlab.streams.importers.base import (
 )
 from uxlab.streams.importers.event_mapping import (
     StreamBuilder,
-    field_of,
-    index_of,
     map_events,
     named_event,
 )
@@ -57,11 +58,107 @@ from uxlab.streams.importers.sse_capture import import_capture_files
 from uxlab.streams.recording import Chunk, Header, Recording
 from uxlab.streams.sse import SseEvent
 
-_DELTA_CHANNELS = {
-    "text_delta": ("text", "content"),
-    "thinking_delta": ("thinking", "reasoning"),
-    "input_json_delta": ("partial_json", "tool"),
+Index = int | None
+"""A content block's index (absent or null: 0)."""
+
+
+class Block(msgspec.Struct):
+    """A content block as `content_block_start` (or `message_start`'s content) gives it."""
+
+    type: str = "text"
+    id: str | None = None
+    name: str | None = None
+    input: Any = None
+    server_name: str | None = None
+    caller: dict[str, Any] | None = None
+    tool_use_id: str | None = None
+    text: str | None = None
+    thinking: str | None = None
+
+
+class Message(msgspec.Struct):
+    id: str | None = None
+    model: str | None = None
+    role: str = "assistant"
+    usage: dict[str, Any] | None = None
+    content: list[Block] | None = None
+
+
+class MessageStart(msgspec.Struct):
+    message: Message = msgspec.field(default_factory=Message)
+
+
+class BlockStart(msgspec.Struct):
+    index: Index = None
+    content_block: Block = msgspec.field(default_factory=Block)
+
+
+class BlockDelta(msgspec.Struct):
+    delta: dict[str, Any]
+    index: Index = None
+
+
+class BlockStop(msgspec.Struct):
+    index: Index = None
+
+
+class StopReason(msgspec.Struct):
+    stop_reason: str | None = None
+
+
+class MessageDelta(msgspec.Struct):
+    delta: StopReason = msgspec.field(default_factory=StopReason)
+    usage: dict[str, Any] | None = None
+
+
+class TextDelta(msgspec.Struct, tag="text_delta", tag_field="type"):
+    text: str
+
+
+class ThinkingDelta(msgspec.Struct, tag="thinking_delta", tag_field="type"):
+    thinking: str
+
+
+class InputJsonDelta(msgspec.Struct, tag="input_json_delta", tag_field="type"):
+    partial_json: str
+
+
+class SignatureDelta(msgspec.Struct, tag="signature_delta", tag_field="type"):
+    signature: Any = ""
+
+
+KnownDelta = TextDelta | ThinkingDelta | InputJsonDelta | SignatureDelta
+"""The deltas uxlab maps, by their `type`; a delta of another type is kept whole."""
+_KNOWN_DELTAS = {"text_delta", "thinking_delta", "input_json_delta", "signature_delta"}
+
+
+def _missing_text(key: str, dtype: str) -> Any:
+    return lambda v: (
+        f"missing in a {dtype} (expected a string)"
+        if v is MISSING
+        else f"expected a string, got {shown(v)}"
+    )
+
+
+_WORDING: Wording = {
+    "delta": lambda v: f"missing or not an object: {shown(None if v is MISSING else v)}",
+    "delta.type": lambda v: f"expected a string, got {shown(None if v is MISSING else v)}",
+    "delta.text": _missing_text("text", "text_delta"),
+    "delta.thinking": _missing_text("thinking", "thinking_delta"),
+    "delta.partial_json": _missing_text("partial_json", "input_json_delta"),
 }
+
+
+def _read(i: int, obj: Any, model: Any, prefix: str = "") -> Any:
+    """`obj` as `model`, else a StreamEventError for event `i` naming the field."""
+    return convert(
+        obj,
+        model,
+        {k.removeprefix(prefix): v for k, v in _WORDING.items() if k.startswith(prefix)},
+        error=lambda field, problem: StreamEventError(
+            i, f"{prefix}{field}" if field else prefix.rstrip(".") or None, problem
+        ),
+    )
 
 
 def anthropic_events_to_recording(
@@ -83,43 +180,40 @@ def _add_usage(b: StreamBuilder, usage: dict[str, Any] | None) -> None:
 def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: str) -> None:
     kind, obj = named_event(i, name, data)
     if kind == "message_start":
-        msg = field_of(i, obj, "message", dict, "an object", "message") or {}
-        _add_usage(b, field_of(i, msg, "usage", dict, "an object", "message.usage"))
-        b.fill_model(msg.get("model"))
-        b.role_prelude(t_ms, msg.get("role", "assistant"), message_id=msg.get("id"))
-        content = field_of(i, msg, "content", list, "a list", "message.content") or []
-        for k, block in enumerate(content):
-            if isinstance(block, dict) and _is_call(block.get("type")):
+        msg = _read(i, obj, MessageStart).message
+        _add_usage(b, msg.usage)
+        b.fill_model(msg.model)
+        b.role_prelude(t_ms, msg.role, message_id=msg.id)
+        for k, block in enumerate(msg.content or []):
+            if _is_call(block.type):
                 _start_call(b, t_ms, -1 - k, block, whole=True)
     elif kind == "content_block_start":
-        index = index_of(i, obj)
-        block = field_of(i, obj, "content_block", dict, "an object", "content_block") or {}
-        btype = block.get("type", "text")
+        start = _read(i, obj, BlockStart)
+        index, block = start.index or 0, start.content_block
+        btype = block.type
         if _is_call(btype):
             _start_call(b, t_ms, index, block)
-        elif isinstance(btype, str) and btype.endswith("_tool_result"):
-            use_id = block.get("tool_use_id")
+        elif btype.endswith("_tool_result"):
+            use_id = block.tool_use_id
             b.meta(t_ms, kind="block_start", index=index, block_type=btype, tool_use_id=use_id)
         else:
             b.meta(t_ms, kind="block_start", index=index, block_type=btype)
-        text = block.get("text") or block.get("thinking")
-        if isinstance(text, str):
+        text = block.text or block.thinking
+        if text is not None:
             b.chunk(t_ms, text, "reasoning" if btype == "thinking" else "content")
     elif kind == "content_block_delta":
-        _delta(b, i, t_ms, obj)
+        _delta(b, i, t_ms, _read(i, obj, BlockDelta))
     elif kind == "content_block_stop":
-        call = b.state.get("calls", {}).get(index_of(i, obj))
+        call = b.state.get("calls", {}).get(_read(i, obj, BlockStop).index or 0)
         if call is not None:
             b.tool_done(call)
     elif kind == "ping":
         b.meta(t_ms, kind="ping")
     elif kind == "message_delta":
-        delta = field_of(i, obj, "delta", dict, "an object", "delta") or {}
-        if delta.get("stop_reason"):
-            b.finish_reason = field_of(
-                i, delta, "stop_reason", str, "a string", "delta.stop_reason"
-            )
-        _add_usage(b, field_of(i, obj, "usage", dict, "an object", "usage"))
+        event = _read(i, obj, MessageDelta)
+        if event.delta.stop_reason:
+            b.finish_reason = event.delta.stop_reason
+        _add_usage(b, event.usage)
     elif kind == "message_stop":
         b.finish_tool_calls()
         b.close(t_ms)
@@ -134,63 +228,58 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
         b.meta(t_ms, kind=kind)
 
 
-def _is_call(block_type: Any) -> bool:
+def _is_call(block_type: str) -> bool:
     """Whether a content block is a tool call (`tool_use`, `server_tool_use`,
     `mcp_tool_use`, and any later `*_tool_use`)."""
-    return isinstance(block_type, str) and block_type.endswith("tool_use")
+    return block_type.endswith("tool_use")
 
 
 def _start_call(
-    b: StreamBuilder, t_ms: float | None, index: int, block: dict[str, Any], whole: bool = False
+    b: StreamBuilder, t_ms: float | None, index: int, block: Block, whole: bool = False
 ) -> None:
     """A tool-call block starts; its `input` goes out now when the start carries it."""
-    btype = block.get("type")
-    caller = block.get("caller")
+    caller = block.caller
     call = b.tool_call(
         t_ms,
-        max(index, 0) if isinstance(index, int) else 0,
-        block.get("id"),
-        block.get("name"),
+        max(index, 0),
+        block.id,
+        block.name,
         complete=whole,
-        tool_type=btype if btype != "tool_use" else None,
-        server=block.get("server_name"),
-        caller=caller if isinstance(caller, dict) and caller.get("type") != "direct" else None,
+        tool_type=block.type if block.type != "tool_use" else None,
+        server=block.server_name,
+        caller=caller if caller is not None and caller.get("type") != "direct" else None,
     )
     b.state.setdefault("calls", {})[index] = call
-    value = block.get("input")
+    value = block.input
     if value not in (None, {}):
         b.tool_args(t_ms, call, json.dumps(value, ensure_ascii=False), from_start=True)
         b.state.setdefault("start_input", set()).add(call)
 
 
-def _delta(b: StreamBuilder, i: int, t_ms: float | None, obj: dict[str, Any]) -> None:
-    delta = obj.get("delta")
-    if not isinstance(delta, dict):
-        raise StreamEventError(i, "delta", f"missing or not an object: {delta!r:.60}")
+def _delta(b: StreamBuilder, i: int, t_ms: float | None, event: BlockDelta) -> None:
+    delta, index = event.delta, event.index or 0
     dtype = delta.get("type")
     if not isinstance(dtype, str):
         raise StreamEventError(i, "delta.type", f"expected a string, got {dtype!r:.60}")
-    if dtype == "signature_delta":
-        signature = delta.get("signature", "")
-        length = len(signature) if isinstance(signature, str) else None
-        b.meta(t_ms, kind="signature", length=length)
-        return
-    if dtype not in _DELTA_CHANNELS:  # e.g. citations_delta: kept whole
+    if dtype not in _KNOWN_DELTAS:  # e.g. citations_delta: kept whole
         rest = {k: v for k, v in delta.items() if k != "type"}
-        b.meta(t_ms, kind="delta", delta_type=dtype, index=index_of(i, obj), delta=rest)
+        b.meta(t_ms, kind="delta", delta_type=dtype, index=index, delta=rest)
         return
-    key, channel = _DELTA_CHANNELS[dtype]
-    text = delta.get(key)
-    if not isinstance(text, str):
-        raise StreamEventError(i, f"delta.{key}", f"missing in a {dtype} (expected a string)")
-    if channel == "tool":
-        index = index_of(i, obj)
+    known = _read(i, delta, KnownDelta, "delta.")
+    if isinstance(known, SignatureDelta):
+        signature = known.signature
+        b.meta(
+            t_ms, kind="signature", length=len(signature) if isinstance(signature, str) else None
+        )
+    elif isinstance(known, InputJsonDelta):
         call = b.state.get("calls", {}).get(index, index)
-        if text and call in b.state.get("start_input", ()):
+        if known.partial_json and call in b.state.get("start_input", ()):
             _replace_start_input(b, call)
-        b.tool_args(t_ms, call, text)
+        b.tool_args(t_ms, call, known.partial_json)
+    elif isinstance(known, ThinkingDelta):
+        b.chunk(t_ms, known.thinking, "reasoning")
     else:
-        b.chunk(t_ms, text, channel)
+        b.chunk(t_ms, known.text, "content")
 
 
 def import_anthropic_sse(path: Path, options: ImportOptions) -> ImportResult:

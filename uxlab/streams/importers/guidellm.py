@@ -32,14 +32,17 @@ Errored and incomplete (cancelled) requests are skipped and reported. `source.or
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import msgspec
 import numpy as np
 
-from uxlab.reading import InputProblem, loads_json
+from uxlab.reading import MISSING, InputProblem, Wording, convert, loads_json
 from uxlab.streams.importers.base import (
     ImportFormatError,
     ImportOptions,
@@ -59,26 +62,127 @@ TIMING = (
 )
 
 
+Seconds = float | None
+"""A moment in Unix seconds (finite: the reading rules refuse the others)."""
+Count = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class Timings(msgspec.Struct):
+    """A request's `info.timings`: which are required is decided by hand (a request with
+    no first token is skipped before its last token is asked for)."""
+
+    request_start: float
+    first_token_iteration: Seconds = None
+    last_token_iteration: Seconds = None
+    request_end: Seconds = None
+    first_output_token_iteration: Seconds = None
+    token_iterations: Annotated[int, msgspec.Meta(ge=1)] | None = None
+
+
+class Info(msgspec.Struct):
+    timings: Timings
+
+
+class Function(msgspec.Struct):
+    name: str
+    arguments: Any = None
+
+
+class ToolCall(msgspec.Struct):
+    function: Function
+    id: Any = None
+
+
+class GuidellmRequest(msgspec.Struct):
+    """A successful request: its text, tool calls, token counts and timings."""
+
+    info: Info
+    output: str | None = None
+    reasoning_output: str | None = None
+    tool_calls: list[ToolCall] | None = None
+    prompt_tokens: Count | None = None
+    output_tokens: Count | None = None
+    request_id: Any = None
+    request_args: Any = None
+
+
+class Requests(msgspec.Struct):
+    successful: list[Any] | None = None
+    errored: list[Any] | None = None
+    incomplete: list[Any] | None = None
+
+
+class Benchmark(msgspec.Struct):
+    requests: Requests
+
+
+class Metadata(msgspec.Struct):
+    guidellm_version: str | None = None
+
+
+class Report(msgspec.Struct):
+    """A guidellm report, down to each benchmark's lists of requests (each request is read
+    as a GuidellmRequest when its turn comes, so its error names it)."""
+
+    benchmarks: list[Benchmark]
+    metadata: Metadata | None = None
+
+
+_NO_REPORT = (
+    'missing (expected a guidellm report: {"benchmarks": [{"requests": ...}]}, '
+    "as `guidellm run --output kind=json` writes)"
+)
+_NO_TIMINGS = (
+    "missing (expected the request's timings; guidellm reports older than 0.4 keep other "
+    "fields and are not read)"
+)
+
+
+def _seconds(value: Any) -> str:
+    if value is MISSING or value is None:
+        return "missing (expected a time in seconds)"
+    return f"expected a time in seconds, got {value!r:.60}"
+
+
+REPORT_WORDING: Wording = {
+    "": lambda _: _NO_REPORT,
+    "benchmarks": lambda _: _NO_REPORT,
+    "benchmarks[*]": lambda _: "missing (expected successful/errored/incomplete)",
+    "benchmarks[*].requests": lambda _: "missing (expected successful/errored/incomplete)",
+    "benchmarks[*].requests.successful": lambda _: "expected a list",
+    "benchmarks[*].requests.errored": lambda _: "expected a list",
+    "benchmarks[*].requests.incomplete": lambda _: "expected a list",
+}
+REQUEST_WORDING: Wording = {
+    "": lambda _: "expected an object",
+    "info": lambda _: _NO_TIMINGS,
+    "info.timings": lambda _: _NO_TIMINGS,
+    **{f"info.timings.{key}": _seconds for key in Timings.__struct_fields__},
+    "info.timings.token_iterations": lambda v: f"expected a whole number >= 1, got {v!r:.40}",
+    "output": lambda v: f"expected text, got {type(v).__name__}",
+    "reasoning_output": lambda v: f"expected text, got {type(v).__name__}",
+    "tool_calls": lambda _: "expected a list of tool calls",
+}
+_BENCHMARK = re.compile(r"^(benchmarks\[\d+\])\.?(.*)$")
+
+
+def _report_error(path: Path, field: str | None, problem: str) -> ImportFormatError:
+    """A report's error: one inside a benchmark is said at that benchmark."""
+    inside = _BENCHMARK.match(field or "")
+    if inside is None:
+        return ImportFormatError(path, None, field, problem)
+    return ImportFormatError(path, inside[1], inside[2] or "requests", problem)
+
+
 def import_guidellm(path: Path, options: ImportOptions) -> ImportResult:
     """Import every successful request of every benchmark in a guidellm `benchmarks.json`."""
     path = Path(path)
-    doc = read_json(path)
-    benchmarks = doc.get("benchmarks") if isinstance(doc, dict) else None
-    if not isinstance(benchmarks, list):
-        raise ImportFormatError(
-            path,
-            None,
-            "benchmarks",
-            'missing (expected a guidellm report: {"benchmarks": [{"requests": ...}]}, '
-            "as `guidellm run --output kind=json` writes)",
-        )
-    metadata = doc.get("metadata")
-    version = metadata.get("guidellm_version") if isinstance(metadata, dict) else None
-    version = version if isinstance(version, str) else None
+    doc = convert(read_json(path), Report, REPORT_WORDING, error=partial(_report_error, path))
+    version = doc.metadata.guidellm_version if doc.metadata is not None else None
     result = ImportResult()
     if options.text is not None:
         result.warnings.append("guidellm reports keep the model's own text: --text is not used")
-    successful = _successful(path, benchmarks, result)  # reports the others as it goes
+    successful = _successful(path, doc.benchmarks, result)  # reports the others as it goes
     for _, (b, i, req) in selected(successful, options, result):
         where = f"benchmarks[{b}].requests.successful[{i}]"
         origin = origin_of(path, benchmark=b, request=i)
@@ -89,29 +193,18 @@ def import_guidellm(path: Path, options: ImportOptions) -> ImportResult:
 
 
 def _successful(
-    path: Path, benchmarks: list[Any], result: ImportResult
+    path: Path, benchmarks: list[Benchmark], result: ImportResult
 ) -> Iterator[tuple[int, int, Any]]:
     """(benchmark, request number, request) for every successful request of the file, in
     order (request indices count them over the whole file); each benchmark's errored and
     incomplete requests are reported as skipped when the reading reaches it."""
     for b, bench in enumerate(benchmarks):
-        where_b = f"benchmarks[{b}]"
-        if not isinstance(bench, dict) or not isinstance(bench.get("requests"), dict):
-            raise ImportFormatError(
-                path, where_b, "requests", "missing (expected successful/errored/incomplete)"
-            )
-        requests = bench["requests"]
-        for kind in ("errored", "incomplete"):
-            others = requests.get(kind) or []
-            if not isinstance(others, list):
-                raise ImportFormatError(path, where_b, f"requests.{kind}", "expected a list")
-            for i, req in enumerate(others):
+        requests = bench.requests
+        for kind, others in (("errored", requests.errored), ("incomplete", requests.incomplete)):
+            for i, req in enumerate(others or []):
                 reason = _not_completed_reason(kind, req)
                 result.skipped.append(Skipped(origin_of(path, benchmark=b, **{kind: i}), reason))
-        successful = requests.get("successful") or []
-        if not isinstance(successful, list):
-            raise ImportFormatError(path, where_b, "requests.successful", "expected a list")
-        for i, req in enumerate(successful):
+        for i, req in enumerate(requests.successful or []):
             yield b, i, req
 
 
@@ -122,41 +215,26 @@ def _not_completed_reason(kind: str, req: Any) -> str:
     return f"{label}: {str(error).strip()[:60]}" if error else label
 
 
-def _time(timings: dict[str, Any], key: str, path: Path, where: str, required: bool) -> Any:
-    value = timings.get(key)
-    if value is None:
-        if required:
-            raise ImportFormatError(
-                path, where, f"info.timings.{key}", "missing (expected a time in seconds)"
-            )
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
-        raise ImportFormatError(
-            path, where, f"info.timings.{key}", f"expected a time in seconds, got {value!r:.60}"
-        )
-    return float(value)
-
-
 def _request(
-    path: Path, where: str, req: Any, rid: str, origin: str, version: str | None
+    path: Path, where: str, raw: Any, rid: str, origin: str, version: str | None
 ) -> Recording | str:
-    if not isinstance(req, dict):
-        raise ImportFormatError(path, where, None, "expected an object")
-    t = _timings(path, where, req)
+    req = convert(
+        raw, GuidellmRequest, REQUEST_WORDING, error=partial(ImportFormatError, path, where)
+    )
+    t = _timings(path, where, req.info.timings)
     if isinstance(t, str):
         return t
-    content = _text(req, "output", path, where)
-    reasoning = _text(req, "reasoning_output", path, where)
-    chunks = _chunks(t, reasoning, content, req.get("output_tokens"))
-    if not chunks and not req.get("tool_calls"):
+    content, reasoning = req.output or "", req.reasoning_output or ""
+    chunks = _chunks(t, reasoning, content, req.output_tokens)
+    if not chunks and not req.tool_calls:
         return "no output text"
     events: list[Event] = list(chunks)
-    events.extend(_tool_events(req.get("tool_calls"), t.ms(t.last), path, where))
-    request = _request_body(req.get("request_args"))
+    events.extend(_tool_events(req.tool_calls or [], t.ms(t.last)))
+    request = _request_body(req.request_args)
     usage = {
-        k: req[k]
-        for k in ("prompt_tokens", "output_tokens")
-        if isinstance(req.get(k), int) and not isinstance(req.get(k), bool)
+        k: v
+        for k, v in (("prompt_tokens", req.prompt_tokens), ("output_tokens", req.output_tokens))
+        if v is not None
     }
     header = import_header(
         rid,
@@ -167,9 +245,9 @@ def _request(
         request=request,
         text_source="split",
         timing=TIMING,
-        request_id=req.get("request_id"),
+        request_id=req.request_id,
         tool_calls_at="last token (their own time is not in the report)"
-        if req.get("tool_calls")
+        if req.tool_calls
         else None,
         guidellm_version=version,
     )
@@ -192,22 +270,20 @@ class _Timings:
         return (t - self.start) * 1000.0
 
 
-def _timings(path: Path, where: str, req: dict[str, Any]) -> _Timings | str:
+def _timings(path: Path, where: str, timings: Timings) -> _Timings | str:
     """The request's timings, checked (a reason to skip it when it has no output token)."""
-    info = req.get("info")
-    timings = info.get("timings") if isinstance(info, dict) else None
-    if not isinstance(timings, dict):
-        raise ImportFormatError(
-            path, where, "info.timings", "missing (expected the request's timings; guidellm "
-            "reports older than 0.4 keep other fields and are not read)"
-        )  # fmt: skip
-    start: float = _time(timings, "request_start", path, where, True)
-    first = _time(timings, "first_token_iteration", path, where, False)
+    start, first = timings.request_start, timings.first_token_iteration
     if first is None:
         return "no output tokens"
-    last = _time(timings, "last_token_iteration", path, where, True)
-    end = _time(timings, "request_end", path, where, True)
-    first_output = _time(timings, "first_output_token_iteration", path, where, False)
+    needed = {
+        "last_token_iteration": timings.last_token_iteration,
+        "request_end": timings.request_end,
+    }
+    for key, value in needed.items():
+        if value is None:
+            raise ImportFormatError(path, where, f"info.timings.{key}", _seconds(MISSING))
+    last, end = timings.last_token_iteration, timings.request_end
+    assert last is not None and end is not None
     if not start <= first <= last <= end:
         raise ImportFormatError(
             path,
@@ -216,16 +292,16 @@ def _timings(path: Path, where: str, req: dict[str, Any]) -> _Timings | str:
             "expected request_start <= first_token_iteration <= last_token_iteration <= "
             f"request_end, got {start}, {first}, {last}, {end}",
         )
-    n_chunks = timings.get("token_iterations")
-    if isinstance(n_chunks, bool) or not isinstance(n_chunks, int) or n_chunks < 1:
+    if timings.token_iterations is None:
         raise ImportFormatError(
-            path, where, "info.timings.token_iterations", f"expected a whole number >= 1, got "
-            f"{n_chunks!r:.40}"
-        )  # fmt: skip
-    return _Timings(start, first, last, end, first_output, n_chunks)
+            path, where, "info.timings.token_iterations", "expected a whole number >= 1, got None"
+        )
+    return _Timings(
+        start, first, last, end, timings.first_output_token_iteration, timings.token_iterations
+    )
 
 
-def _chunks(t: _Timings, reasoning: str, content: str, output_tokens: Any) -> list[Chunk]:
+def _chunks(t: _Timings, reasoning: str, content: str, output_tokens: int | None) -> list[Chunk]:
     """The text cut into the report's token iterations, evenly spaced from the first token to
     the last (reasoning, then content from the first output token on)."""
     n_chunks = t.n_chunks
@@ -263,37 +339,21 @@ def _chunks(t: _Timings, reasoning: str, content: str, output_tokens: Any) -> li
     ]
 
 
-def _text(req: dict[str, Any], key: str, path: Path, where: str) -> str:
-    value = req.get(key)
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise ImportFormatError(path, where, key, f"expected text, got {type(value).__name__}")
-    return value
-
-
 def _cut(text: str, n: int) -> list[str]:
     """`text` in exactly `n` non-empty pieces (`n` <= its length), token-like where it can."""
     return split_text(text, n) if n else []
 
 
-def _tool_events(calls: Any, t_ms: float, path: Path, where: str) -> list[Event]:
-    if calls is None:
-        return []
-    if not isinstance(calls, list):
-        raise ImportFormatError(path, where, "tool_calls", "expected a list of tool calls")
+def _tool_events(calls: list[ToolCall], t_ms: float) -> list[Event]:
     events: list[Event] = []
     for k, call in enumerate(calls):
-        fn = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-            raise ImportFormatError(
-                path, where, f"tool_calls[{k}].function.name", "missing (expected a string)"
-            )
-        meta = {"kind": "tool_call", "index": k, "id": call.get("id"), "name": fn["name"]}
+        fn = call.function
+        meta = {"kind": "tool_call", "index": k, "id": call.id, "name": fn.name}
         events.append(Meta(t_ms=t_ms, data=meta))
-        arguments = fn.get("arguments")
-        if isinstance(arguments, str) and arguments:
-            events.append(Chunk(t_ms=t_ms, text=arguments, channel="tool", extra={"tool_index": k}))
+        if isinstance(fn.arguments, str) and fn.arguments:
+            events.append(
+                Chunk(t_ms=t_ms, text=fn.arguments, channel="tool", extra={"tool_index": k})
+            )
     return events
 
 

@@ -34,9 +34,13 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import msgspec
+
+from uxlab.reading import convert
 from uxlab.streams.importers.base import (
     ImportFormatError,
     ImportOptions,
@@ -54,6 +58,50 @@ from uxlab.streams.stream_arrays import server_decode_rate
 
 _SUFFIXES = (".ndjson", ".jsonl", ".json")
 _CREATED_AT = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)$")
+Count = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class OllamaFunction(msgspec.Struct):
+    """A tool call's function: its name and arguments (an object, or JSON text)."""
+
+    name: str | None = None
+    arguments: Any = msgspec.field(default_factory=dict)
+
+
+class OllamaToolCall(msgspec.Struct):
+    function: OllamaFunction
+    id: str | None = None
+
+
+class OllamaMessage(msgspec.Struct):
+    """`/api/chat`'s `message`."""
+
+    role: str | None = None
+    content: str | None = None
+    thinking: str | None = None
+    tool_calls: list[OllamaToolCall] | None = None
+
+
+class OllamaObject(msgspec.Struct):
+    """One object of an `/api/generate` or `/api/chat` stream (unknown keys are kept out,
+    not refused: Ollama adds keys)."""
+
+    model: str | None = None
+    created_at: str | None = None
+    done: bool | None = None
+    done_reason: str | None = None
+    response: str | None = None
+    thinking: str | None = None
+    message: OllamaMessage | None = None
+    error: Any = msgspec.UNSET
+    prompt_eval_count: Count | msgspec.UnsetType = msgspec.UNSET
+    eval_count: Count | msgspec.UnsetType = msgspec.UNSET
+    total_duration: Count | msgspec.UnsetType = msgspec.UNSET
+    load_duration: Count | msgspec.UnsetType = msgspec.UNSET
+    prompt_eval_duration: Count | msgspec.UnsetType = msgspec.UNSET
+    eval_duration: Count | msgspec.UnsetType = msgspec.UNSET
+
+
 _USAGE_KEYS = (
     "prompt_eval_count",
     "eval_count",
@@ -88,10 +136,10 @@ def _files(path: Path) -> list[Path]:
     return [path]
 
 
-def _objects(file: Path) -> list[tuple[str, float | None, dict[str, Any]]]:
+def _objects(file: Path) -> list[tuple[str, float | None, OllamaObject]]:
     """`(line, client time or None, object)` of every non-blank line."""
     items = TimedItems(file, 'line ({"t_ms", "data"})')
-    out: list[tuple[str, float | None, dict[str, Any]]] = []
+    out: list[tuple[str, float | None, OllamaObject]] = []
     for lineno, raw in enumerate(read_text_checked(file).splitlines(), start=1):
         if not raw.strip():
             continue
@@ -109,7 +157,12 @@ def _objects(file: Path) -> list[tuple[str, float | None, dict[str, Any]]]:
                 "done",
                 "missing (expected an Ollama /api/generate or /api/chat object)",
             )
-        out.append((where, t_ms, data))
+        model = convert(
+            data,
+            OllamaObject,
+            error=partial(ImportFormatError, file, where),
+        )
+        out.append((where, t_ms, model))
     return out
 
 
@@ -131,17 +184,17 @@ def import_ollama(path: Path, options: ImportOptions) -> ImportResult:
 
 def _recording(
     file: Path,
-    objects: list[tuple[str, float | None, dict[str, Any]]],
+    objects: list[tuple[str, float | None, OllamaObject]],
     options: ImportOptions,
     origin: str,
 ) -> tuple[Recording, list[str]]:
     warnings: list[str] = []
     client_timed = objects[0][1] is not None
     last = objects[-1][2]
-    server_ns = [created_at_ns(obj.get("created_at")) for _, _, obj in objects]
-    total = last.get("total_duration") if last.get("done") else None
+    server_ns = [created_at_ns(obj.created_at) for _, _, obj in objects]
+    total = last.total_duration if last.done else None
     start_ns: int | None = None
-    if isinstance(total, int) and not isinstance(total, bool) and server_ns[-1] is not None:
+    if isinstance(total, int) and server_ns[-1] is not None:
         start_ns = server_ns[-1] - total
     elif not client_timed:
         warnings.append(
@@ -155,8 +208,9 @@ def _recording(
     def server_ms(ns: int | None) -> float | None:
         return None if ns is None or start_ns is None else max(0.0, (ns - start_ns) / 1e6)
 
-    api = "ollama.chat" if any("message" in obj for _, _, obj in objects) else "ollama.generate"
-    model = next((obj["model"] for _, _, obj in objects if isinstance(obj.get("model"), str)), None)
+    chat = any(obj.message is not None for _, _, obj in objects)
+    api = "ollama.chat" if chat else "ollama.generate"
+    model = next((obj.model for _, _, obj in objects if obj.model is not None), None)
     stem = safe_filename(file.stem)
     header = import_header(
         f"{safe_filename(options.id_prefix)}-{stem}" if options.id_prefix else stem,
@@ -174,34 +228,34 @@ def _recording(
     events: list[Event] = []
     end: End | None = None
     role: str | None = None
-    for (where, client_t, obj), ns in zip(objects, server_ns, strict=True):
+    n_calls = 0
+    for (_, client_t, obj), ns in zip(objects, server_ns, strict=True):
         s_ms = server_ms(ns)
         t_ms = client_t if client_timed else s_ms
         extra = {"server_t_ms": round(s_ms, 6)} if client_timed and s_ms is not None else {}
-        if "error" in obj:
-            err = obj["error"]
+        if obj.error is not msgspec.UNSET:
+            err = obj.error
             events.append(ErrorEvent(t_ms, err if isinstance(err, dict) else {"message": str(err)}))
             end = End(t_ms, "error", None)
             break
-        raw_message = obj.get("message")
-        message: dict[str, Any] = raw_message if isinstance(raw_message, dict) else {}
-        if message.get("role") and message["role"] != role:
-            role = str(message["role"])
+        message = obj.message or OllamaMessage()
+        if message.role and message.role != role:
+            role = message.role
             events.append(Meta(t_ms, {"kind": "role", "role": role}))
-        for key, channel in (("thinking", "reasoning"), ("response", "content")):
-            source = message if api == "ollama.chat" else obj
-            text = source.get("content" if key == "response" and api == "ollama.chat" else key)
-            if text is not None and not isinstance(text, str):
-                raise ImportFormatError(file, where, key, f"expected a string, got {text!r:.60}")
+        thinking, content = (
+            (message.thinking, message.content) if chat else (obj.thinking, obj.response)
+        )
+        for text, channel in ((thinking, "reasoning"), (content, "content")):
             if text:
                 events.append(Chunk(t_ms, text, channel, extra=dict(extra)))
-        for k, call in enumerate(message.get("tool_calls") or []):
-            n_calls = sum(isinstance(e, Meta) and e.data.get("kind") == "tool_call" for e in events)
-            events.extend(_tool_call(file, where, k, call, t_ms, n_calls))
-        if obj.get("done"):
-            usage = {k: obj[k] for k in _USAGE_KEYS if k in obj}
-            reason = obj.get("done_reason")
-            end = End(t_ms, reason if isinstance(reason, str) else None, usage or None)
+        for call in message.tool_calls or []:
+            events.extend(_tool_call(call, t_ms, n_calls))
+            n_calls += 1
+        if obj.done:
+            usage = {
+                k: getattr(obj, k) for k in _USAGE_KEYS if getattr(obj, k) is not msgspec.UNSET
+            }
+            end = End(t_ms, obj.done_reason, usage or None)
             break
     _token_counts(events, end)
     if end is None:
@@ -213,19 +267,13 @@ def _recording(
     return rec, warnings
 
 
-def _tool_call(
-    file: Path, where: str, k: int, call: Any, t_ms: float | None, index: int
-) -> list[Event]:
+def _tool_call(call: OllamaToolCall, t_ms: float | None, index: int) -> list[Event]:
     """A whole tool call of a chat object (the `index`-th of the stream): its start meta
     and its arguments."""
-    fn = call.get("function") if isinstance(call, dict) else None
-    if not isinstance(fn, dict):
-        field = f"message.tool_calls[{k}].function"
-        raise ImportFormatError(file, where, field, "expected an object")
-    args = fn.get("arguments", {})
+    args = call.function.arguments
     text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
     start = Meta(
-        t_ms, {"kind": "tool_call", "index": index, "id": call.get("id"), "name": fn.get("name")}
+        t_ms, {"kind": "tool_call", "index": index, "id": call.id, "name": call.function.name}
     )
     return [start, Chunk(t_ms, text, "tool", extra={"tool_index": index})]
 
@@ -233,7 +281,7 @@ def _tool_call(
 def _token_counts(events: list[Event], end: End | None) -> None:
     """`n_tokens` = 1 on every output chunk when they number the server's `eval_count`."""
     usage = end.usage if end is not None else None
-    count = usage.get("eval_count") if isinstance(usage, dict) else None
+    count = usage.get("eval_count") if usage is not None else None
     output = [e for e in events if isinstance(e, Chunk) and e.channel != "tool"]
     if isinstance(count, int) and count == len(output):
         for chunk in output:

@@ -39,6 +39,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from uxlab.reading import Wording, convert, shown
 from uxlab.streams.importers.base import (
     ImportOptions,
     ImportResult,
@@ -48,13 +51,95 @@ from uxlab.streams.importers.base import (
 from uxlab.streams.importers.event_mapping import (
     StreamBuilder,
     error_event,
-    field_of,
-    index_of,
     map_events,
 )
 from uxlab.streams.importers.sse_capture import import_capture_files
 from uxlab.streams.recording import Header, Recording
 from uxlab.streams.sse import SseEvent
+
+
+class ToolFunction(msgspec.Struct):
+    """A tool call fragment's function (or the legacy `function_call`)."""
+
+    name: str | None = None
+    arguments: str | None = None
+
+
+class ToolCallDelta(msgspec.Struct):
+    index: int | None = None
+    id: str | None = None
+    type: str | None = None
+    function: ToolFunction | None = None
+
+
+class ThinkingText(msgspec.Struct, tag="text", tag_field="type"):
+    text: str | None = None
+
+
+class Reference(msgspec.Struct, tag="reference", tag_field="type"):
+    reference_ids: Any = None
+
+
+ThinkingPiece = str | ThinkingText | Reference
+
+
+class TextPart(msgspec.Struct, tag="text", tag_field="type"):
+    text: str | None = None
+
+
+class ThinkingPart(msgspec.Struct, tag="thinking", tag_field="type"):
+    thinking: list[ThinkingPiece] | ThinkingPiece | None = None
+
+
+ContentPart = TextPart | ThinkingPart | Reference
+"""Mistral's content parts, by their `type`."""
+
+
+class Delta(msgspec.Struct):
+    role: str | None = None
+    content: str | list[ContentPart] | None = None
+    reasoning_content: str | None = None
+    reasoning: str | None = None
+    refusal: str | None = None
+    tool_calls: list[ToolCallDelta] | None = None
+    function_call: ToolFunction | None = None
+
+
+class Choice(msgspec.Struct):
+    index: int | None = 0
+    delta: Delta | None = None
+    text: str | None = None
+    """Legacy Completions: the text sits on the choice."""
+    finish_reason: str | None = None
+
+
+class ChatChunk(msgspec.Struct):
+    """One `chat.completion.chunk` (or Completions chunk) as uxlab reads it."""
+
+    model: str | None = None
+    usage: dict[str, Any] | None = None
+    choices: list[Choice] | None = None
+
+
+WORDING: Wording = {
+    "choices[*].delta.content": lambda v: f"expected a string or a list of parts, got {shown(v)}",
+    "choices[*].delta.content[*].type": lambda v: (
+        f"unknown content part type {v!r:.60} (not mapped)"
+    ),
+    "choices[*].delta.content[*].thinking": lambda v: f"unknown thinking part {shown(v)}",
+    "choices[*].delta.content[*].thinking[*]": lambda v: f"unknown thinking part {shown(v)}",
+    "choices[*].delta.content[*].thinking[*].type": lambda v: (
+        f"unknown thinking part type {shown(v)}"
+    ),
+}
+"""The words the hand-written checks said, where the model's would say less."""
+
+
+def _chunk(i: int, obj: dict[str, Any]) -> ChatChunk:
+    """The event's object as a ChatChunk, else a StreamEventError naming the field."""
+    return convert(
+        obj, ChatChunk, WORDING, error=lambda field, problem: StreamEventError(i, field, problem)
+    )
 
 
 def openai_chat_events_to_recording(
@@ -77,28 +162,21 @@ def openai_chat_events_to_recording(
         obj = event_json_object(i, data)
         if error_event(b, t_ms, name, obj):
             return
-        b.fill_model(obj.get("model"))
-        usage = field_of(i, obj, "usage", dict, "an object", "usage")
-        if usage:
-            b.usage = usage
-        choices = obj.get("choices")
-        if choices is None:
-            if usage:
+        chunk = _chunk(i, obj)
+        b.fill_model(chunk.model)
+        if chunk.usage:
+            b.usage = chunk.usage
+        if chunk.choices is None:
+            if chunk.usage:
                 return
             raise StreamEventError(i, "choices", "missing (expected a list of choices)")
-        if not isinstance(choices, list):
-            raise StreamEventError(i, "choices", f"expected a list, got {choices!r:.60}")
-        for choice in choices:
-            if not isinstance(choice, dict):
-                raise StreamEventError(i, "choices[]", f"expected an object, got {choice!r:.60}")
-            if choice.get("index", 0) != 0:
+        for choice in chunk.choices:
+            if choice.index not in (0, None):
                 other_choices += 1
                 continue
-            _choice(b, i, t_ms, choice)
-            if choice.get("finish_reason"):
-                b.finish_reason = field_of(
-                    i, choice, "finish_reason", str, "a string", "choices[0].finish_reason"
-                )
+            _choice(b, t_ms, choice)
+            if choice.finish_reason:
+                b.finish_reason = choice.finish_reason
                 b.finish_tool_calls()
 
     b = map_events(events, header, step, strict=strict, finish_ends=True)
@@ -107,68 +185,48 @@ def openai_chat_events_to_recording(
     return b.recording()
 
 
-def _choice(b: StreamBuilder, i: int, t_ms: float | None, choice: dict[str, Any]) -> None:
-    delta = choice.get("delta")
+def _choice(b: StreamBuilder, t_ms: float | None, choice: Choice) -> None:
+    delta = choice.delta
     if delta is None:
         # Legacy Completions stream: the text sits on the choice itself.
-        text = choice.get("text")
-        if isinstance(text, str):
-            b.chunk(t_ms, text, "content")
+        if choice.text is not None:
+            b.chunk(t_ms, choice.text, "content")
         return
-    if not isinstance(delta, dict):
-        raise StreamEventError(i, "choices[0].delta", f"expected an object, got {delta!r:.60}")
-    content = delta.get("content")
+    content = delta.content
     if isinstance(content, list):
-        content = _content_parts(b, i, t_ms, content)
-    content = field_of(
-        i, {"content": content}, "content", str, "a string or a list of parts",
-        "choices[0].delta.content",
-    )  # fmt: skip
-    tool_calls = field_of(i, delta, "tool_calls", list, "a list", "choices[0].delta.tool_calls")
-    if delta.get("role"):
-        b.role_prelude(t_ms, delta["role"])
-    for key in ("reasoning_content", "reasoning"):
-        text = delta.get(key)
-        if isinstance(text, str) and text:
-            b.chunk(t_ms, text, "reasoning")
-            break
+        content = _content_parts(b, t_ms, content)
+    if delta.role:
+        b.role_prelude(t_ms, delta.role)
+    reasoning = delta.reasoning_content or delta.reasoning
+    if reasoning:
+        b.chunk(t_ms, reasoning, "reasoning")
     b.chunk(t_ms, content or "", "content")
-    refusal = delta.get("refusal")
-    if isinstance(refusal, str):
-        b.chunk(t_ms, refusal, "content", refusal=True)
-    for call in tool_calls or []:
-        if not isinstance(call, dict):
-            raise StreamEventError(i, "choices[0].delta.tool_calls[]", "expected an object")
-        fn = call.get("function") or {}
-        if not isinstance(fn, dict):
-            raise StreamEventError(
-                i, "choices[0].delta.tool_calls[].function", f"expected an object, got {fn!r:.60}"
-            )
-        kind = call.get("type")
-        _tool_piece(b, i, t_ms, index_of(i, call), call.get("id"), fn, kind)
-    legacy = delta.get("function_call")
-    if isinstance(legacy, dict):
-        _tool_piece(b, i, t_ms, "function_call", None, legacy, "function_call")
+    if delta.refusal is not None:
+        b.chunk(t_ms, delta.refusal, "content", refusal=True)
+    for call in delta.tool_calls or []:
+        fn = call.function or ToolFunction()
+        _tool_piece(b, t_ms, call.index or 0, call.id, fn, call.type)
+    if delta.function_call is not None:
+        _tool_piece(b, t_ms, "function_call", None, delta.function_call, "function_call")
 
 
 def _tool_piece(
     b: StreamBuilder,
-    i: int,
     t_ms: float | None,
-    api_index: Any,
-    call_id: Any,
-    fn: dict[str, Any],
-    kind: Any,
+    api_index: int | str,
+    call_id: str | None,
+    fn: ToolFunction,
+    kind: str | None,
 ) -> None:
     """One fragment of a tool call: starts the call when it is the first of its index (or
     carries a new id there), names it when the name comes late, adds its arguments piece."""
     calls: dict[Any, tuple[int, Any]] = b.state.setdefault("calls", {})
-    name = fn.get("name") if isinstance(fn.get("name"), str) else None
-    call_id = call_id if isinstance(call_id, str) and call_id else None
+    name = fn.name
+    call_id = call_id or None
     known = calls.get(api_index)
     if known is None or (call_id is not None and known[1] is not None and call_id != known[1]):
         index = api_index if isinstance(api_index, int) else b.n_tools
-        tool_type = kind if isinstance(kind, str) and kind != "function" else None
+        tool_type = kind if kind is not None and kind != "function" else None
         index = b.tool_call(t_ms, index, call_id, name, tool_type=tool_type)
         calls[api_index] = (index, call_id)
     else:
@@ -179,47 +237,26 @@ def _tool_piece(
         if call_id and not meta.data.get("id"):
             meta.data["id"] = call_id
             calls[api_index] = (index, call_id)
-    args = fn.get("arguments")
-    if args is not None and not isinstance(args, str):
-        raise StreamEventError(
-            i,
-            "choices[0].delta.tool_calls[].function.arguments",
-            f"expected a string, got {args!r:.60}",
-        )
-    b.tool_args(t_ms, index, args or "")
+    b.tool_args(t_ms, index, fn.arguments or "")
 
 
-def _content_parts(b: StreamBuilder, i: int, t_ms: float | None, parts: list[Any]) -> str:
+def _content_parts(b: StreamBuilder, t_ms: float | None, parts: list[ContentPart]) -> str:
     """Map Mistral's list of content parts; returns the text of its `text` parts."""
     text = ""
-    for k, part in enumerate(parts):
-        where = f"choices[0].delta.content[{k}]"
-        if not isinstance(part, dict):
-            raise StreamEventError(i, where, f"expected a content part object, got {part!r:.60}")
-        kind = part.get("type")
-        if kind == "text":
-            text += field_of(i, part, "text", str, "a string", f"{where}.text") or ""
-        elif kind == "thinking":
-            thinking = part.get("thinking")
-            pieces = thinking if isinstance(thinking, list) else [thinking]
-            for piece in pieces:
+    for part in parts:
+        if isinstance(part, TextPart):
+            text += part.text or ""
+        elif isinstance(part, ThinkingPart):
+            thinking = part.thinking
+            for piece in thinking if isinstance(thinking, list) else [thinking]:
                 if isinstance(piece, str):
                     b.chunk(t_ms, piece, "reasoning")
-                elif isinstance(piece, dict) and piece.get("type") == "text":
-                    value = field_of(i, piece, "text", str, "a string", f"{where}.thinking[].text")
-                    b.chunk(t_ms, value or "", "reasoning")
-                elif isinstance(piece, dict) and piece.get("type") == "reference":
-                    b.meta(t_ms, kind="reference", reference_ids=piece.get("reference_ids"))
-                else:
-                    raise StreamEventError(
-                        i, f"{where}.thinking", f"unknown thinking part {piece!r:.60}"
-                    )
-        elif kind == "reference":
-            b.meta(t_ms, kind="reference", reference_ids=part.get("reference_ids"))
+                elif isinstance(piece, ThinkingText):
+                    b.chunk(t_ms, piece.text or "", "reasoning")
+                elif isinstance(piece, Reference):
+                    b.meta(t_ms, kind="reference", reference_ids=piece.reference_ids)
         else:
-            raise StreamEventError(
-                i, f"{where}.type", f"unknown content part type {kind!r} (not mapped)"
-            )
+            b.meta(t_ms, kind="reference", reference_ids=part.reference_ids)
     return text
 
 

@@ -27,11 +27,15 @@ between made up).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from uxlab.reading import InputProblem, loads_json
+import msgspec
+
+from uxlab.reading import InputProblem, Wording, convert, loads_json
 from uxlab.streams.importers.base import (
     ImportFormatError,
     ImportOptions,
@@ -93,40 +97,81 @@ def _nanos(value: Any, path: Path, where: str, name: str) -> int:
 # -- OpenTelemetry ---------------------------------------------------------------------
 
 
-def _spans(path: Path) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+Nanos = int | float | str
+"""A time in ns since the epoch (OTLP JSON writes the 64-bit number as a string)."""
+
+
+class Status(msgspec.Struct):
+    code: Any = None
+    message: Any = None
+
+
+class Span(msgspec.Struct):
+    """A span as uxlab reads it; its times are required of a model call only (by hand)."""
+
+    traceId: Any = None
+    spanId: Any = None
+    startTimeUnixNano: Nanos | None = None
+    endTimeUnixNano: Nanos | None = None
+    attributes: list[Any] | None = None
+    events: list[Any] | None = None
+    status: Status | None = None
+
+
+class ScopeSpans(msgspec.Struct):
+    spans: list[Span] | None = None
+
+
+class Resource(msgspec.Struct):
+    attributes: list[Any] | None = None
+
+
+class ResourceSpans(msgspec.Struct):
+    resource: Resource | None = None
+    scopeSpans: list[ScopeSpans] | None = None
+
+
+class TraceExport(msgspec.Struct):
+    """An OTLP JSON trace export (one document of the file)."""
+
+    resourceSpans: list[ResourceSpans]
+
+
+def _ns_words(value: Any) -> str:
+    return f"expected a time in ns since the epoch, got {value!r:.40}"
+
+
+WORDING: Wording = {
+    "": lambda _: "missing (expected an OTLP JSON trace export)",
+    "resourceSpans": lambda _: "missing (expected an OTLP JSON trace export)",
+    "resourceSpans[*].scopeSpans[*].spans[*].startTimeUnixNano": _ns_words,
+    "resourceSpans[*].scopeSpans[*].spans[*].endTimeUnixNano": _ns_words,
+}
+_PLACE = re.compile(r"^(resourceSpans\[\d+\](?:\.scopeSpans\[\d+\](?:\.spans\[\d+\])?)?)\.?(.*)$")
+
+
+def _error(path: Path, where: str, field: str | None, problem: str) -> ImportFormatError:
+    """A document's error, said at the span (or scope, resource) it is in."""
+    place = _PLACE.match(field or "")
+    if place is None:
+        return ImportFormatError(path, where, field or "resourceSpans", problem)
+    return ImportFormatError(path, f"{where}:{place[1]}", place[2] or None, problem)
+
+
+def _spans(path: Path) -> Iterator[tuple[str, Span, dict[str, Any]]]:
     """`(where, span, resource attributes)` of every span of every document."""
     for where, doc in documents(path):
-        if not isinstance(doc, dict) or not isinstance(doc.get("resourceSpans"), list):
-            raise ImportFormatError(
-                path, where, "resourceSpans", "missing (expected an OTLP JSON trace export)"
-            )
-        for r, rs in enumerate(doc["resourceSpans"]):
+        export = convert(doc, TraceExport, WORDING, error=partial(_error, path, where))
+        for r, rs in enumerate(export.resourceSpans):
             at = f"{where}:resourceSpans[{r}]"
-            rs = _object(rs, path, at)
-            resource = _attributes(_object(rs.get("resource") or {}, path, at).get("attributes"))
-            for s, ss in enumerate(_list(rs.get("scopeSpans"), path, f"{at}.scopeSpans")):
-                at_s = f"{at}.scopeSpans[{s}]"
-                ss = _object(ss, path, at_s)
-                for k, span in enumerate(_list(ss.get("spans"), path, f"{at_s}.spans")):
-                    yield f"{at_s}.spans[{k}]", _object(span, path, f"{at_s}.spans[{k}]"), resource
-
-
-def _object(value: Any, path: Path, where: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise ImportFormatError(path, where, None, f"expected an object, got {value!r:.40}")
-    return value
-
-
-def _list(value: Any, path: Path, where: str) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise ImportFormatError(path, where, None, f"expected a list, got {value!r:.40}")
-    return value
+            resource = _attributes(rs.resource.attributes if rs.resource is not None else None)
+            for s, ss in enumerate(rs.scopeSpans or []):
+                for k, span in enumerate(ss.spans or []):
+                    yield f"{at}.scopeSpans[{s}].spans[{k}]", span, resource
 
 
 def _span_output(
-    attrs: dict[str, Any], span: dict[str, Any]
+    attrs: dict[str, Any], span: Span
 ) -> tuple[list[tuple[str, str]], list[dict[str, Any]], str | None]:
     """Text runs, tool calls and finish reason of a span's output, whichever way it is kept."""
     if "gen_ai.output.messages" in attrs:
@@ -142,7 +187,7 @@ def _span_output(
         k += 1
     if parts:
         return parts, [], finish
-    for event in span.get("events") or []:
+    for event in span.events or []:
         if isinstance(event, dict) and event.get("name") == "gen_ai.choice":
             body = _attributes(event.get("attributes"))
             message = body.get("message")
@@ -170,21 +215,19 @@ def import_otel(path: Path, options: ImportOptions) -> ImportResult:
     path = Path(path)
     result = ImportResult()
     spans = (
-        (where, span, resource, _attributes(span.get("attributes")))
+        (where, span, resource, _attributes(span.attributes))
         for where, span, resource in _spans(path)
     )
     model_calls = Requests(spans, lambda item: _is_model_call(item[3]), options, result)
     for this, (where, span, resource, attrs) in model_calls:
         operation = attrs.get("gen_ai.operation.name")
-        origin = origin_of(path, trace=span.get("traceId"), span=span.get("spanId"))
-        status = span.get("status") or {}
-        if isinstance(status, dict) and status.get("code") in (2, "STATUS_CODE_ERROR"):
-            result.skipped.append(
-                Skipped(origin, f"error: {status.get('message') or 'status ERROR'}")
-            )
+        origin = origin_of(path, trace=span.traceId, span=span.spanId)
+        status = span.status or Status()
+        if status.code in (2, "STATUS_CODE_ERROR"):
+            result.skipped.append(Skipped(origin, f"error: {status.message or 'status ERROR'}"))
             continue
-        start = _nanos(span.get("startTimeUnixNano"), path, where, "startTimeUnixNano")
-        end = _nanos(span.get("endTimeUnixNano"), path, where, "endTimeUnixNano")
+        start = _nanos(span.startTimeUnixNano, path, where, "startTimeUnixNano")
+        end = _nanos(span.endTimeUnixNano, path, where, "endTimeUnixNano")
         if end < start:
             raise ImportFormatError(path, where, "endTimeUnixNano", "before startTimeUnixNano")
         end_ms = (end - start) / 1e6

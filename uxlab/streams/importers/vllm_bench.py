@@ -16,9 +16,14 @@ counts the first chunk with content, `reasoning` or tool calls (checked on its o
 
 from __future__ import annotations
 
+import re
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import msgspec
+
+from uxlab.reading import MAX_TIME_MS, MISSING, Wording, convert, shown
 from uxlab.streams.importers.base import (
     ImportFormatError,
     ImportOptions,
@@ -27,50 +32,84 @@ from uxlab.streams.importers.base import (
     chunks_from_gaps,
     id_base,
     import_header,
-    number_list,
-    optional_list,
     origin_of,
     read_json,
-    require,
     selected,
 )
 from uxlab.streams.recording import End, Recording
 from uxlab.streams.split_text import TextTooShortError, lay_text, neutral_text, split_text
 
+Seconds = Annotated[float, msgspec.Meta(ge=0, le=MAX_TIME_MS)]
+"""A time in seconds (the bound is the hand-written check's: each request's times are
+checked again, in ms, when the recording is read back)."""
+Count = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class VllmResult(msgspec.Struct):
+    """A `--save-detailed` result: the per-request lists uxlab reads (other keys kept out)."""
+
+    ttfts: list[Seconds]
+    itls: list[list[Seconds]]
+    generated_texts: list[str | None] | None = None
+    errors: list[Any] | None = None
+    output_lens: list[Count | None] | None = None
+    start_times: list[float | None] | None = None
+    input_lens: list[Count | None] | None = None
+    model_id: str | None = None
+    endpoint_type: str | None = None
+    backend: str | None = None
+
+
+WORDING: Wording = {
+    "": lambda _: "expected a JSON object (a vLLM result)",
+    "ttfts": lambda v: (
+        "missing (expected a list of seconds (run with --save-detailed))"
+        if v is MISSING
+        else f"expected a list of seconds (run with --save-detailed), got {shown(v)}"
+    ),
+    "itls": lambda v: (
+        "missing (expected a list of lists of seconds (--save-detailed))"
+        if v is MISSING
+        else f"expected a list of lists of seconds (--save-detailed), got {shown(v)}"
+    ),
+    "ttfts[*]": lambda v: f"expected seconds, got {shown(v)}",
+    "itls[*]": lambda v: f"expected a list of numbers, got {shown(v)}",
+    "itls[*][*]": lambda v: f"expected a non-negative number, got {shown(v)}",
+    "output_lens[*]": lambda v: f"expected a token count, got {shown(v)}",
+}
+_REQUEST = re.compile(r"^\w+\[(\d+)\]")
+
+
+def _error(path: Path, field: str | None, problem: str) -> ImportFormatError:
+    """The error at `field`: a request's own list entry names the request."""
+    request = _REQUEST.match(field or "")
+    where = f"request {request[1]}" if request else ("the result object" if field else None)
+    return ImportFormatError(path, where, field, problem)
+
 
 def import_vllm_bench(path: Path, options: ImportOptions) -> ImportResult:
     """Import the per-request streams of a `vllm bench serve --save-detailed` result."""
     path = Path(path)
-    doc = read_json(path)
-    if not isinstance(doc, dict):
-        raise ImportFormatError(path, None, None, "expected a JSON object (a vLLM result)")
+    doc = convert(read_json(path), VllmResult, WORDING, error=partial(_error, path))
     top = "the result object"
-    ttfts = require(
-        doc, "ttfts", (list,), "a list of seconds (run with --save-detailed)", path, top
-    )
-    itls = require(doc, "itls", (list,), "a list of lists of seconds (--save-detailed)", path, top)
+    ttfts, itls = doc.ttfts, doc.itls
     if len(itls) != len(ttfts):
         raise ImportFormatError(path, top, "itls", f"{len(itls)} entries for {len(ttfts)} ttfts")
-    texts = doc.get("generated_texts")
-    errors = optional_list(doc, "errors", path, top)
-    output_lens = optional_list(doc, "output_lens", path, top)
-    start_times = optional_list(doc, "start_times", path, top)
-    input_lens = optional_list(doc, "input_lens", path, top)
-    model = doc.get("model_id")
-    model = model if isinstance(model, str) else None
+    texts = doc.generated_texts or []
+    errors = doc.errors or []
+    output_lens = doc.output_lens or []
+    start_times = doc.start_times or []
+    input_lens = doc.input_lens or []
     fallback = options.text if options.text is not None else neutral_text()
     result = ImportResult()
     for i, ttft_s in selected(ttfts, options, result):
         origin = origin_of(path, request=i)
-        where = f"request {i}"
         if i < len(errors) and errors[i]:
             result.skipped.append(Skipped(origin, f"failed: {str(errors[i]).strip()[:80]}"))
             continue
-        if isinstance(ttft_s, bool) or not isinstance(ttft_s, int | float) or ttft_s < 0:
-            raise ImportFormatError(path, where, f"ttfts[{i}]", f"expected seconds, got {ttft_s!r}")
-        gaps_ms = [g * 1000.0 for g in number_list(itls[i], f"itls[{i}]", path, where)]
+        gaps_ms = [g * 1000.0 for g in itls[i]]
         n_chunks = len(gaps_ms) + 1
-        generated = texts[i] if isinstance(texts, list) and i < len(texts) else None
+        generated = texts[i] if i < len(texts) else None
         pieces, text_name = _texts(generated, n_chunks, fallback, options)
         if options.text is None and generated and text_name != "generated_texts":
             result.warnings.append(
@@ -78,10 +117,6 @@ def import_vllm_bench(path: Path, options: ImportOptions) -> ImportResult:
                 "laid the neutral text over it instead"
             )
         out_len = output_lens[i] if i < len(output_lens) else None
-        if out_len is not None and (
-            isinstance(out_len, bool) or not isinstance(out_len, int) or out_len < 0
-        ):
-            raise ImportFormatError(path, where, f"output_lens[{i}]", "expected a token count")
         chunks = chunks_from_gaps(
             ttft_s * 1000.0, gaps_ms, pieces, n_tokens=1 if out_len == n_chunks else None
         )
@@ -91,14 +126,14 @@ def import_vllm_bench(path: Path, options: ImportOptions) -> ImportResult:
             importer="vllm-bench",
             origin=origin,
             api=_api(doc),
-            model=model,
+            model=doc.model_id,
             text_source="split",
             timing="recorded",
             text=text_name,
             start_time_s=start_s,
         )
         usage: dict[str, Any] = {"output_tokens": out_len}
-        if i < len(input_lens) and isinstance(input_lens[i], int):
+        if i < len(input_lens) and input_lens[i] is not None:
             usage["input_tokens"] = input_lens[i]
         result.recordings.append(
             Recording(
@@ -121,8 +156,8 @@ def _texts(
     return lay_text(fallback, n_chunks), options.text_name or "uxlab neutral text"
 
 
-def _api(doc: dict[str, Any]) -> str | None:
-    kind = doc.get("endpoint_type") or doc.get("backend")
+def _api(doc: VllmResult) -> str | None:
+    kind = doc.endpoint_type or doc.backend
     if kind in ("openai-chat", "openai_chat"):
         return "openai.chat"
     if kind in ("openai", "vllm"):

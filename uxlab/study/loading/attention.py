@@ -7,6 +7,7 @@ import math
 from uxlab.reading import did_you_mean, study_level_max
 from uxlab.shaping import Profile, ProfileError
 from uxlab.study.loading import model as m
+from uxlab.study.loading import sections
 from uxlab.study.loading.reader import StudyReader
 from uxlab.study.questions import REGISTRY, question_type
 from uxlab.study.spec import Attention, Factor, Question, StudyError
@@ -18,7 +19,7 @@ _KNOWN_ANSWER_TYPES = ", ".join(_known[:-1]) + " or " + _known[-1]
 
 def read_attention(
     r: StudyReader,
-    a: m.Attention | None,
+    a: sections.Attention | None,
     questions: list[Question],
     factors: list[Factor],
     profile: Profile,

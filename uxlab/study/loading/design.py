@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from uxlab.reading import did_you_mean
 from uxlab.study.loading import model as m
+from uxlab.study.loading import sections
 from uxlab.study.loading.reader import StudyReader
 from uxlab.study.spec import Design, Factor, make_conditions
 
 
-def read_design(r: StudyReader, d: m.Design, factors: list[Factor]) -> Design:
+def read_design(r: StudyReader, d: sections.Design, factors: list[Factor]) -> Design:
     """`[design]` (optional): checked against the study's within factors."""
     blocked_by, max_run = m.given(d.blocked_by), m.given(d.max_run)
     within = [f.name for f in factors if not f.between]

@@ -9,8 +9,9 @@ from uxlab import kinds
 from uxlab.kinds import TrialKind
 from uxlab.reading import did_you_mean, strip_path, study_level_max
 from uxlab.shaping import FACTOR_NAMES, Profile, ProfileError
-from uxlab.study.loading.model import FactorTable, given
+from uxlab.study.loading.model import given
 from uxlab.study.loading.reader import StudyReader
+from uxlab.study.loading.sections import FactorTable
 from uxlab.study.spec import INTEGER_FACTORS, Factor, StudyError
 
 ONLY_ADAPTIVE = "only used with an adaptive procedure (quest, staircase, ...)"

@@ -19,7 +19,7 @@ import math
 import re
 from collections.abc import Callable
 from functools import cache
-from typing import Annotated, Any, Literal, TypeVar, cast
+from typing import Annotated, Any, TypeVar, cast
 
 import msgspec
 
@@ -27,108 +27,28 @@ from uxlab import kinds
 from uxlab.reading import MAX_TIMEOUT_S, MISSING, Text, Wording, did_you_mean, type_name
 from uxlab.reading.models import value_at
 from uxlab.shaping.profile import ProfileTable
+from uxlab.study.loading.sections import (
+    MAX_LATE_MS,
+    MAX_STALE_MIN,
+    QUESTION_ID_PATTERN,
+    UNSET,
+    Abandon,
+    Attention,
+    Counterbalance,
+    Design,
+    FactorTable,
+    Levels,
+    Session,
+    StudySection,
+    Texts,
+    Timing,
+    Unset,
+    _one_of,
+)
 from uxlab.study.questions import REGISTRY
 from uxlab.study.spec import ASSIGNMENTS, ORDERS, PROCEDURES, QUESTION_TYPES, QUESTION_WHEN
 
-ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
-QUESTION_ID_PATTERN = r"^[a-z][a-z0-9_]*$"
 T = TypeVar("T")
-Unset = msgspec.UnsetType
-UNSET = msgspec.UNSET
-MAX_STALE_MIN = 7 * 24 * 60.0
-"""The longest a counterbalancing slot may wait (a week)."""
-MAX_LATE_MS = 3_600_000.0
-"""The loosest lateness tolerance a study may set (an hour)."""
-
-
-def _one_of(values: tuple[str, ...]) -> Any:
-    return Literal[values]  # a Literal of the values, built from the tuple that lists them
-
-
-class StudySection(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    """`[study]`: what the study is, and the seed every trial's draws derive from."""
-
-    id: Annotated[str, msgspec.Meta(pattern=ID_PATTERN)]
-    title: Text
-    version: str | int = "1"
-    seed: Annotated[int, msgspec.Meta(ge=0)]
-
-
-class Texts(msgspec.Struct, forbid_unknown_fields=True):
-    """`[texts]`: what the participant reads before and after."""
-
-    consent: Text
-    instructions: Text
-    debrief: Text | Unset = UNSET
-
-
-Level = int | float
-"""A factor's level, kept as written (`400` stays a whole number)."""
-Levels = Annotated[list[Level], msgspec.Meta(min_length=1)]
-
-
-class FactorTable(msgspec.Struct, forbid_unknown_fields=True):
-    """`[factors.<name>]`: a factor's levels and how they are given."""
-
-    levels: Levels
-    between: bool = False
-    procedure: _one_of(PROCEDURES) = "fixed"  # type: ignore[valid-type]
-    down: Annotated[int, msgspec.Meta(ge=1, le=4)] | Unset = UNSET
-    grid: Annotated[int, msgspec.Meta(ge=5, le=200)] | Unset = UNSET
-
-
-class Design(msgspec.Struct, forbid_unknown_fields=True):
-    """`[design]`: the order of the trials, repeats, blocks, practice and breaks."""
-
-    repeats: Annotated[int, msgspec.Meta(ge=1)] = 1
-    blocks: Annotated[int, msgspec.Meta(ge=1)] = 1
-    order: _one_of(ORDERS) = "random"  # type: ignore[valid-type]
-    blocked_by: str | Unset = UNSET
-    max_run: Annotated[int, msgspec.Meta(ge=1)] | Unset = UNSET
-    practice: Annotated[int, msgspec.Meta(ge=0)] = 0
-    break_every: Annotated[int, msgspec.Meta(ge=1)] | Unset = UNSET
-
-
-class Counterbalance(msgspec.Struct, forbid_unknown_fields=True):
-    """`[counterbalance]`: between-group caps and when a slot goes stale."""
-
-    group_cap: Annotated[int, msgspec.Meta(ge=1)] | Unset = UNSET
-    stale_after_min: Annotated[float, msgspec.Meta(gt=0, le=MAX_STALE_MIN)] = 120.0
-
-
-class Abandon(msgspec.Struct, forbid_unknown_fields=True):
-    """`[abandon]`: the give-up key, the trial timeout, questions after giving up."""
-
-    key: Text = "escape"
-    timeout_s: Annotated[float, msgspec.Meta(gt=0, le=MAX_TIMEOUT_S)] | Unset = UNSET
-    ask_questions: bool = False
-
-
-class Attention(msgspec.Struct, forbid_unknown_fields=True):
-    """`[attention]`: a known-answer check every so many trials."""
-
-    every: Annotated[int, msgspec.Meta(ge=2)]
-    text: Text
-    question: Text
-    answer: str | int | float
-    levels: dict[str, Any] | Unset = UNSET
-
-
-class Timing(msgspec.Struct, forbid_unknown_fields=True):
-    """`[timing]`: the playback-fidelity tolerance."""
-
-    max_late_p99_ms: Annotated[float, msgspec.Meta(gt=0, le=MAX_LATE_MS)] | Unset = UNSET
-    max_frame_shared_share: Annotated[float, msgspec.Meta(ge=0, le=1)] | Unset = UNSET
-    requeue_flagged: bool = False
-    max_requeued: Annotated[int, msgspec.Meta(ge=0)] = 5
-
-
-class Session(msgspec.Struct, forbid_unknown_fields=True):
-    """`[session]`: whether interrupted trials run again at the end."""
-
-    rerun_interrupted: bool = True
-
-
 TYPE_KEYS = tuple(dict.fromkeys(k for t in REGISTRY.values() for k in t.keys))
 """Every question type's own keys (each type reads its own, `uxlab.study.questions`)."""
 
@@ -136,10 +56,22 @@ TYPE_KEYS = tuple(dict.fromkeys(k for t in REGISTRY.values() for k in t.keys))
 class QuestionTable(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """`[[questions]]`: one question (`Question` adds the keys of every question type)."""
 
-    id: Annotated[str, msgspec.Meta(pattern=QUESTION_ID_PATTERN)]
-    type: _one_of(QUESTION_TYPES)  # type: ignore[valid-type]
-    text: Text
-    when: _one_of(QUESTION_WHEN) = "trial"  # type: ignore[valid-type]
+    id: Annotated[
+        str,
+        msgspec.Meta(
+            pattern=QUESTION_ID_PATTERN,
+            description="lower-case letters, digits, '_': the trial table's column q_<id>",
+        ),
+    ]
+    type: Annotated[
+        _one_of(QUESTION_TYPES),  # type: ignore[valid-type]
+        msgspec.Meta(description="the kind of question; each type has its own keys"),
+    ]
+    text: Annotated[Text, msgspec.Meta(description="the question as the participant reads it")]
+    when: Annotated[
+        _one_of(QUESTION_WHEN),  # type: ignore[valid-type]
+        msgspec.Meta(description="after every trial, once at the end, or mid-chain"),
+    ] = "trial"
 
 
 Question = msgspec.defstruct(
@@ -160,10 +92,18 @@ class StudyFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     texts: Texts
     stimuli: msgspec.Struct
     profile: ProfileTable | Unset = UNSET  # type: ignore[valid-type]
-    factors: Annotated[dict[str, Levels | FactorTable], msgspec.Meta(min_length=1)]
+    factors: Annotated[
+        dict[str, Levels | FactorTable],
+        msgspec.Meta(
+            min_length=1,
+            description="each key a profile parameter: a list of levels, or a factor table",
+        ),
+    ]
     design: Design = msgspec.field(default_factory=Design)
     counterbalance: Counterbalance = msgspec.field(default_factory=Counterbalance)
-    questions: list[QuestionTable] = msgspec.field(default_factory=list)
+    questions: Annotated[
+        list[QuestionTable], msgspec.Meta(description="the questions, in the order asked")
+    ] = msgspec.field(default_factory=list)
     abandon: Abandon = msgspec.field(default_factory=Abandon)
     attention: Attention | Unset = UNSET
     timing: Timing = msgspec.field(default_factory=Timing)
@@ -177,9 +117,31 @@ def _study_model(registered: tuple[type[kinds.TrialKind], ...]) -> type[StudyFil
         "Stimuli",
         [
             *((key, typ, UNSET) for key, typ in dict(own).items()),
-            ("assignment", _one_of(ASSIGNMENTS), "cycle"),
-            ("prompt", Text | Unset, UNSET),
-            ("kind", _one_of(kinds.labels()), "single"),
+            (
+                "assignment",
+                Annotated[
+                    _one_of(ASSIGNMENTS),
+                    msgspec.Meta(
+                        description="which recording each trial plays: in turn, "
+                        "at random, or rotated across conditions"
+                    ),
+                ],
+                "cycle",
+            ),
+            (
+                "prompt",
+                Annotated[Text, msgspec.Meta(description="replaces the recorded prompt shown")]
+                | Unset,
+                UNSET,
+            ),
+            (
+                "kind",
+                Annotated[
+                    _one_of(kinds.labels()),
+                    msgspec.Meta(description="what a trial plays (a trial kind)"),
+                ],
+                "single",
+            ),
         ],
         forbid_unknown_fields=True,
     )
@@ -196,7 +158,10 @@ def _study_model(registered: tuple[type[kinds.TrialKind], ...]) -> type[StudyFil
         )
         for name, keys in kinds.sections().items()
     ]
-    questions: Any = list[Question]  # type: ignore[valid-type]
+    questions: Any = Annotated[
+        list[Question],  # type: ignore[valid-type]
+        msgspec.Meta(description="the questions ([[questions]]), in the order asked"),
+    ]
     model = msgspec.defstruct(
         "StudyFile",
         [

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from uxlab.study.loading import model as m
+from uxlab.study.loading import sections
 from uxlab.study.loading.reader import StudyReader
 from uxlab.study.spec import Abandon, Question, Timing
 
 
-def read_abandon(r: StudyReader, a: m.Abandon, questions: list[Question]) -> Abandon:
+def read_abandon(r: StudyReader, a: sections.Abandon, questions: list[Question]) -> Abandon:
     """`[abandon]` (optional): the give-up key, the trial timeout, questions after giving up."""
     timeout = m.given(a.timeout_s)
     # Questions after a step share the screen with a live abandonment key.
@@ -19,7 +20,7 @@ def read_abandon(r: StudyReader, a: m.Abandon, questions: list[Question]) -> Aba
     )
 
 
-def read_timing(t: m.Timing) -> Timing:
+def read_timing(t: sections.Timing) -> Timing:
     """`[timing]`: the playback-fidelity tolerance (`uxlab.fidelity`)."""
     late, share = m.given(t.max_late_p99_ms), m.given(t.max_frame_shared_share)
     return Timing(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import tomllib
 from functools import partial
 from pathlib import Path
@@ -17,6 +18,7 @@ from uxlab.reading import (
     convert,
     did_you_mean,
     read_bounded_text,
+    toml_key_line,
 )
 from uxlab.study.loading.attention import read_attention
 from uxlab.study.loading.design import read_design
@@ -42,7 +44,20 @@ from uxlab.study.spec import Counterbalance, SessionOptions, Study, StudyError
 
 
 def read_study(path: Path, text: str) -> Study:
-    """Validate study `text` read from `path`, raising StudyError at the first problem."""
+    """Validate study `text` read from `path`, raising StudyError at the first problem,
+    with the line of the key it names (`toml_key_line`) when the key is written there."""
+    try:
+        return _read_study(path, text)
+    except StudyError as exc:
+        if exc.line is not None or exc.key is None:
+            raise
+        line = toml_key_line(text, exc.key)
+        if line is None:
+            raise
+        raise StudyError(exc.path, exc.key, exc.problem, line=line) from None
+
+
+def _read_study(path: Path, text: str) -> Study:
     r = StudyReader(path)
     if len(text) > MAX_STUDY_FILE_BYTES:
         raise r.err(
@@ -54,7 +69,11 @@ def read_study(path: Path, text: str) -> Study:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise r.err(None, f"not valid TOML: {exc}") from None
+        at = _TOML_AT.search(str(exc))  # Python 3.11's error has no line attribute
+        if at is None:
+            raise r.err(None, f"not valid TOML: {exc}") from None
+        problem = f"not valid TOML: {str(exc)[: at.start()]} (column {at['column']})"
+        raise StudyError(path, None, problem, line=int(at["line"])) from None
     except RecursionError:
         raise r.err(None, "not a usable study file: nested too deeply") from None
     except ValueError as exc:  # an integer past Python's digit limit
@@ -114,6 +133,9 @@ def read_study(path: Path, text: str) -> Study:
         timing=read_timing(model.timing),
         session=SessionOptions(rerun_interrupted=model.session.rerun_interrupted),
     )
+
+
+_TOML_AT = re.compile(r" \(at line (?P<line>\d+), column (?P<column>\d+)\)$")
 
 
 def _study_error(

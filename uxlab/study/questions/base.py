@@ -11,8 +11,9 @@ is registered in `uxlab.tui.questions` under the same name.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Protocol
+from typing import Annotated, Any, ClassVar, Protocol
 
+import msgspec
 import numpy as np
 
 from trial_table_spec import AnswerKind
@@ -90,6 +91,11 @@ class QuestionType:
     name: ClassVar[str]
     keys: ClassVar[tuple[str, ...]] = ()
     """The type's own keys in a `[[questions]]` table (beyond id, type, text, when)."""
+    key_types: ClassVar[dict[str, Any]] = {}
+    """Each own key's type for the study file's JSON Schema (`msgspec` types, with ranges
+    and a description in `msgspec.Meta`); `parse` is what checks them when a study loads."""
+    required_keys: ClassVar[tuple[str, ...]] = ()
+    """The own keys a question of this type must have."""
     example: ClassVar[dict[str, Any]] = {}
     """The type's own keys of an example question, as written in a study file (for tests)."""
     answer_s: ClassVar[float]
@@ -139,6 +145,13 @@ class QuestionType:
     def answer_keys(self, q: AskedQuestion, value: Any) -> tuple[list[str], Any]:
         """The keys that give `value` in the runner's widget, and the value they give."""
         raise NotImplementedError
+
+
+Labels = Annotated[
+    list[str],
+    msgspec.Meta(max_length=2, description='none, or the two end labels: ["Slow", "Fast"]'),
+]
+"""A scale's end labels (the loader also refuses a single one)."""
 
 
 def read_labels(r: FieldReader, table: dict[str, Any], where: str, n: int) -> tuple[str, ...]:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
+import msgspec
 import numpy as np
 
 from uxlab.study.questions.base import AskedQuestion, FieldReader, Judge, QuestionType
@@ -12,6 +13,13 @@ from uxlab.study.questions.base import AskedQuestion, FieldReader, Judge, Questi
 class Choice(QuestionType):
     name = "choice"
     keys = ("options",)
+    key_types: ClassVar[dict[str, Any]] = {
+        "options": Annotated[
+            list[Annotated[str, msgspec.Meta(min_length=1)]],
+            msgspec.Meta(min_length=2, description="the options, in the order shown"),
+        ]
+    }
+    required_keys = ("options",)
     answer_s = 4.0
     example: ClassVar[dict[str, Any]] = {"options": ["Helpful", "Neutral", "Rude"]}
 

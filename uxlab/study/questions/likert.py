@@ -2,17 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
+import msgspec
 import numpy as np
 
-from uxlab.study.questions.base import AskedQuestion, FieldReader, Judge, QuestionType, read_labels
+from uxlab.study.questions.base import (
+    AskedQuestion,
+    FieldReader,
+    Judge,
+    Labels,
+    QuestionType,
+    read_labels,
+)
 
 
 class Likert(QuestionType):
     name = "likert"
     keys = ("scale", "labels", "acceptable_at")
     answer_s = 4.0
+    key_types: ClassVar[dict[str, Any]] = {
+        "scale": Annotated[int, msgspec.Meta(ge=2, le=11, description="points, 2 to 11")],
+        "labels": Labels,
+        "acceptable_at": Annotated[
+            int, msgspec.Meta(ge=1, description="the lowest point that counts as acceptable")
+        ],
+    }
+    required_keys = ("scale",)
     example: ClassVar[dict[str, Any]] = {"scale": 5, "labels": ["Slow", "Fast"], "acceptable_at": 4}
     export_encoding = "1..scale"
     answer_kind = "rating"

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
+import msgspec
 import numpy as np
 
 from uxlab.reading import MAX_SLIDER_ABS
-from uxlab.study.questions.base import AskedQuestion, FieldReader, Judge, QuestionType, read_labels
+from uxlab.study.questions.base import (
+    AskedQuestion,
+    FieldReader,
+    Judge,
+    Labels,
+    QuestionType,
+    read_labels,
+)
 
 
 def slider_step(lo: float, hi: float) -> float:
@@ -22,6 +30,23 @@ class Slider(QuestionType):
     keys = ("min", "max", "labels")
     answer_s = 5.0
     answer_kind = "number"
+    key_types: ClassVar[dict[str, Any]] = {
+        "min": Annotated[
+            float,
+            msgspec.Meta(
+                ge=-MAX_SLIDER_ABS, le=MAX_SLIDER_ABS, description="the left end (default 0)"
+            ),
+        ],
+        "max": Annotated[
+            float,
+            msgspec.Meta(
+                ge=-MAX_SLIDER_ABS,
+                le=MAX_SLIDER_ABS,
+                description="the right end, above min (default 100)",
+            ),
+        ],
+        "labels": Labels,
+    }
     example: ClassVar[dict[str, Any]] = {"min": 0, "max": 100}
 
     def parse(self, r: FieldReader, table: dict[str, Any], where: str) -> dict[str, Any]:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
+import msgspec
 import numpy as np
 
 from uxlab.study.questions.base import AskedQuestion, FieldReader, Judge, QuestionType
@@ -14,6 +15,12 @@ YES_MEANS = ("acceptable", "too_slow")
 class YesNo(QuestionType):
     name = "yesno"
     keys = ("yes_means",)
+    key_types: ClassVar[dict[str, Any]] = {
+        "yes_means": Annotated[
+            Literal[YES_MEANS],
+            msgspec.Meta(description='what "yes" says of the wait (default acceptable)'),
+        ]
+    }
     answer_s = 2.5
     example: ClassVar[dict[str, Any]] = {"yes_means": "acceptable"}
     export_encoding = "1 = yes, 0 = no"
