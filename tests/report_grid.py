@@ -213,9 +213,7 @@ def run_cell(cell: Cell, n_studies: int, n_boot: int, seed: int) -> list[dict]:
                 # on the log scale the thresholds are fitted on: the geometric-mean ratio to
                 # the truth, free of the Jensen term (about SD² / 2 of the log estimate) that
                 # the arithmetic mean of est / true - 1 adds
-                "log_bias": float(np.expm1(np.mean(np.log1p(errors))))
-                if errors.size
-                else math.nan,
+                "log_bias": float(np.expm1(np.mean(np.log1p(errors)))) if errors.size else math.nan,
                 "s_per_study": seconds,
             }
         )
