@@ -1,8 +1,9 @@
 """The whole product type-checks: `mypy` with the `[tool.mypy]` config in pyproject.toml.
 
 Every package the wheel ships is checked with `strict = true`; what it imports from
-third-party libraries without type information is read as untyped (the overrides). An error prints as `file:line: error: ... [code]`. The cache is the
-project's `.mypy_cache` (what `uv run mypy` uses too): a few seconds cold, about one warm.
+third-party libraries without type information is read as untyped (the overrides). An
+error prints as `file:line: error: ... [code]`. The cache is the project's `.mypy_cache`
+(what `uv run mypy` uses too).
 """
 
 from __future__ import annotations
