@@ -15,7 +15,7 @@ from uxlab.player import Schedule
 from uxlab.session.tolerance import Shaper, study_tolerance
 from uxlab.session.trial_run import TrialRecord, TrialRun
 from uxlab.shaping import shape
-from uxlab.store.store import Session, Store
+from uxlab.store.store import SessionRecord, Store
 from uxlab.study.adaptive import AdaptivePlan
 from uxlab.study.design import Trial
 from uxlab.study.progress import TrialCounter
@@ -44,7 +44,7 @@ class StudySession:
         self,
         study: Study,
         store: Store,
-        session: Session,
+        session: SessionRecord,
         clock: Clock | None = None,
         shaper: Shaper = shape,
     ) -> None:

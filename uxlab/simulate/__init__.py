@@ -15,7 +15,7 @@
 from uxlab.simulate.driver import (
     GiveUpClock,
     NotSimulatable,
-    SimulatedSession,
+    SimulatedRun,
     participant_id,
     refuse_unsimulatable,
     run_trial,
@@ -47,7 +47,7 @@ __all__ = [
     "Observer",
     "PopulationTruth",
     "ScaledClock",
-    "SimulatedSession",
+    "SimulatedRun",
     "TrialScript",
     "TruthError",
     "answer_keys",

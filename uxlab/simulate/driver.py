@@ -61,7 +61,7 @@ class GiveUpClock(VirtualClock):
 
 
 @dataclass
-class SimulatedSession:
+class SimulatedRun:
     """What one simulated participant did."""
 
     participant: str
@@ -163,7 +163,7 @@ async def simulate_session(
     seed: int = 0,
     truth: PopulationTruth | None = None,
     stop_after: int | None = None,
-) -> SimulatedSession:
+) -> SimulatedRun:
     """Take simulated participant `number` through the study (resuming if unfinished).
 
     A participant who already completed the study (an earlier run of the same command, e.g.
@@ -179,7 +179,7 @@ async def simulate_session(
     env = simulated_environment(study, truth, observer, seed)
     before = store.sessions.latest_state(study, pid)
     if before is not None and before[0] == "completed":  # a rerun after a kill: keep it
-        return SimulatedSession(pid, before[2], observer, before[1], 0, 0.0, None, kept=True)
+        return SimulatedRun(pid, before[2], observer, before[1], 0, 0.0, None, kept=True)
     clock = GiveUpClock()
     ss = StudySession.open(study, store, pid, environment=env, simulated=True, clock=clock)
     if ss.needs_consent:
@@ -200,7 +200,7 @@ async def simulate_session(
             q.id: (observer.answer(q, Cues(None, None, 0, 0), rng), 0.0) for q in ss.end_questions
         }
         ss.finish({k: v for k, v in answers.items() if v[0] is not None})
-    return SimulatedSession(
+    return SimulatedRun(
         pid, ss.session.id, observer, n, abandoned, time.perf_counter() - started,
         ss.adaptive_state(), resumed=ss.resumed,
     )  # fmt: skip
@@ -225,14 +225,14 @@ def simulate_cohort(
     *,
     seed: int = 0,
     truth: PopulationTruth | None = None,
-    progress: Callable[[SimulatedSession], None] | None = None,
-) -> list[SimulatedSession]:
+    progress: Callable[[SimulatedRun], None] | None = None,
+) -> list[SimulatedRun]:
     """Simulate `n_participants` sessions one after another; returns what each did.
 
     A store opened with `Store.open(db, durable=False)` commits without an fsync per
     transaction, which is what keeps a simulated session well under a second.
     """
-    out: list[SimulatedSession] = []
+    out: list[SimulatedRun] = []
     for number in range(1, n_participants + 1):
         done = asyncio.run(simulate_session(study, store, number, seed=seed, truth=truth))
         out.append(done)

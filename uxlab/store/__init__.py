@@ -4,7 +4,7 @@ events; resume; export."""
 from uxlab.store.export import export_db, read_tables
 from uxlab.store.schema import SCHEMA_VERSION, StoreError
 from uxlab.store.store import (
-    Session,
+    SessionRecord,
     Store,
     check_participant_id,
     default_db_path,
@@ -13,7 +13,7 @@ from uxlab.store.store import (
 
 __all__ = [
     "SCHEMA_VERSION",
-    "Session",
+    "SessionRecord",
     "Store",
     "StoreError",
     "check_participant_id",

@@ -6,7 +6,7 @@ from typing import Any
 
 from uxlab.store.answers import _normalise_responses
 from uxlab.store.base import Database
-from uxlab.store.records import END_INDEX, Session
+from uxlab.store.records import END_INDEX, SessionRecord
 from uxlab.store.trial_digest import end_answers_sha256, real
 
 
@@ -17,7 +17,7 @@ class EndAnswers:
         self.db = db
         self.conn = db.conn
 
-    def answered(self, session: Session) -> set[str]:
+    def answered(self, session: SessionRecord) -> set[str]:
         """The end-of-study questions this session has answered (stored before a crash)."""
         return {
             qid
@@ -27,7 +27,7 @@ class EndAnswers:
             )
         }
 
-    def commit(self, session: Session, responses: dict[str, Any]) -> None:
+    def commit(self, session: SessionRecord, responses: dict[str, Any]) -> None:
         """Store the answers to the end-of-study questions (one transaction). An answer
         already stored is kept: the first answer is the datum, as for a trial. The audit
         entry holds the SHA-256 of every end-of-study answer stored after it."""

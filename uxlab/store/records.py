@@ -24,7 +24,7 @@ END_INDEX = -1  # trial_index of end-of-study responses
 
 
 @dataclass
-class Session:
+class SessionRecord:
     """A participant's run through a study, as the runner sees it."""
 
     id: str

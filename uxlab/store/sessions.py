@@ -12,7 +12,7 @@ from uxlab.store import lease
 from uxlab.store.base import Database
 from uxlab.store.digests import sha256_json
 from uxlab.store.ids import check_participant_id
-from uxlab.store.records import END_INDEX, TRANSITIONS, Session, UnfinishedSession
+from uxlab.store.records import END_INDEX, TRANSITIONS, SessionRecord, UnfinishedSession
 from uxlab.store.schema import StoreError
 from uxlab.store.studies import Studies
 from uxlab.store.trial_digest import session_digest
@@ -42,7 +42,7 @@ class Sessions:
         environment: dict[str, Any] | None = None,
         pilot: bool = False,
         simulated: bool = False,
-    ) -> Session:
+    ) -> SessionRecord:
         """Start the participant's session, or resume their unfinished one.
 
         A new session gets the trial list from `design_trials` (stored with it). Resuming
@@ -76,7 +76,7 @@ class Sessions:
                 now_s,
             )
             self._take_lease(study, participant, session_id, now_s, now)
-        return Session(
+        return SessionRecord(
             id=session_id,
             participant=participant,
             participant_number=number,
@@ -215,7 +215,7 @@ class Sessions:
         now: str,
         now_s: float,
         environment: dict[str, Any],
-    ) -> Session:
+    ) -> SessionRecord:
         session_id, state, sha, plan_json, seed, resumed_count, group_id, pilot, simulated = row
         if sha != study.sha256:
             raise StoreError(
@@ -258,7 +258,7 @@ class Sessions:
         n_planned = len(trials)
         reruns = self._reruns(session_id)
         trials += [self._rerun_trial(trials, i, session_id) for i in sorted(reruns)]
-        return Session(
+        return SessionRecord(
             id=session_id,
             participant=participant,
             participant_number=number,
@@ -297,7 +297,7 @@ class Sessions:
         return rerun
 
     def requeue_trial(
-        self, session: Session, of_index: int, reason: str, max_per_reason: int = 1
+        self, session: SessionRecord, of_index: int, reason: str, max_per_reason: int = 1
     ) -> Trial | None:
         """Queue trial `of_index` again at the end of the session's list; returns the re-run.
 
@@ -357,11 +357,11 @@ class Sessions:
         session.reruns[index] = (of_index, reason)
         return rerun
 
-    def requeued_attempts(self, session: Session) -> dict[int, tuple[int, str]]:
+    def requeued_attempts(self, session: SessionRecord) -> dict[int, tuple[int, str]]:
         """Attempts queued again: their trial_index -> (the re-run's index, why)."""
         return {of: (idx, why) for idx, (of, why) in session.reruns.items()}
 
-    def interrupted_trials(self, session: Session) -> list[int]:
+    def interrupted_trials(self, session: SessionRecord) -> list[int]:
         """Indexes of the session's trials stored as `interrupted`, in order."""
         return [
             r[0]
@@ -456,7 +456,7 @@ class Sessions:
         ).fetchone()
         return int(n)
 
-    def set_state(self, session: Session, state: str, by: str | None = None) -> None:
+    def set_state(self, session: SessionRecord, state: str, by: str | None = None) -> None:
         """Move the session along `created → consented → running → completed`.
 
         `interrupted` is set by a resume, or by a quit (a pause: `by` names what quit, `key`
@@ -504,7 +504,7 @@ class Sessions:
         ).fetchone()
         return None if row is None else (row[0], row[1], row[2])
 
-    def set_adaptive(self, session: Session, state: dict[str, Any]) -> None:
+    def set_adaptive(self, session: SessionRecord, state: dict[str, Any]) -> None:
         """Keep the adaptive procedures' state (estimates, posterior) with the session."""
         with self.db.write_transaction():
             self.conn.execute(
@@ -520,7 +520,7 @@ class Sessions:
         return json.loads(row[0]) if row and row[0] else None
 
     def add_event(
-        self, session: Session, kind: str, t_ms: float | None, data: dict[str, Any]
+        self, session: SessionRecord, kind: str, t_ms: float | None, data: dict[str, Any]
     ) -> None:
         """Store one event of the session, not of a trial (e.g. the terminal's size at a start
         or a resize between trials), at once, under `trial_index` -1 (`END_INDEX`)."""

@@ -84,7 +84,7 @@ from uxlab.store.records import (
     OUTCOMES,
     TIMING_COLUMNS,
     TRANSITIONS,
-    Session,
+    SessionRecord,
     UnfinishedSession,
 )
 from uxlab.store.schema import StoreError, StoreUnreachable, migrate
@@ -99,7 +99,7 @@ __all__ = [
     "OUTCOMES",
     "TIMING_COLUMNS",
     "TRANSITIONS",
-    "Session",
+    "SessionRecord",
     "Store",
     "UnfinishedSession",
     "check_participant_id",

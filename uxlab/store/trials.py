@@ -9,7 +9,7 @@ from uxlab.outcomes import Outcome
 from uxlab.store.answers import _matches, _normalise_responses
 from uxlab.store.base import Database
 from uxlab.store.digests import sha256_json
-from uxlab.store.records import OUTCOMES, TIMING_COLUMNS, Session
+from uxlab.store.records import OUTCOMES, TIMING_COLUMNS, SessionRecord
 from uxlab.store.schema import StoreError
 from uxlab.store.trial_digest import (
     EventRow,
@@ -31,7 +31,7 @@ class Trials:
 
     def begin(
         self,
-        session: Session,
+        session: SessionRecord,
         trial_index: int,
         planned: Trial | None = None,
         schedule_sha256: str | None = None,
@@ -76,7 +76,7 @@ class Trials:
             )
         session.next_index = trial_index + 1
 
-    def release(self, session: Session, trial_index: int) -> bool:
+    def release(self, session: SessionRecord, trial_index: int) -> bool:
         """Take back a trial begun but never sent (the participant quit before Enter).
 
         Its in-flight row is deleted, so a resume offers the same trial again instead of
@@ -107,7 +107,7 @@ class Trials:
 
     def commit(
         self,
-        session: Session,
+        session: SessionRecord,
         trial_index: int,
         outcome: str,
         timings: dict[str, float | None] | None = None,
@@ -176,7 +176,7 @@ class Trials:
             )
         return digest.sha256
 
-    def committed(self, session: Session) -> list[CommittedTrial]:
+    def committed(self, session: SessionRecord) -> list[CommittedTrial]:
         """The session's committed trials in order: levels, outcome and answers."""
         answers: dict[int, dict[str, str | None]] = {}
         for idx, qid, value in self.conn.execute(
@@ -215,7 +215,7 @@ def _checked_timings(
     return timings
 
 
-def _attention_ok(session: Session, trial: Trial, answers: dict[str, Any]) -> int | None:
+def _attention_ok(session: SessionRecord, trial: Trial, answers: dict[str, Any]) -> int | None:
     """1 / 0 whether an attention check's answer is the expected one; None for a trial
     that is not a check, or a check left unanswered (a quit)."""
     attention_ok = None

@@ -24,7 +24,7 @@ from uxlab.store import lease
 from uxlab.store.base import Database
 from uxlab.store.dialect import is_postgres
 from uxlab.store.digests import sha256_json
-from uxlab.store.records import Session
+from uxlab.store.records import SessionRecord
 from uxlab.store.schema import StoreError
 from uxlab.store.withdraw_check import stale_after_min
 
@@ -107,7 +107,7 @@ class Withdrawal:
 
     # --- deleting ------------------------------------------------------------------------------
 
-    def record_refusal(self, session: Session) -> None:
+    def record_refusal(self, session: SessionRecord) -> None:
         """The participant declined consent: keep only a count, delete the session."""
         if session.state not in ("created", "interrupted"):
             raise StoreError(f"session {session.id}: consent was already given")

@@ -83,7 +83,7 @@ class UiChoice:
 
 
 @dataclass
-class UiSession:
+class SimulatedTerminalRun:
     """What one simulated participant did in the terminal runner."""
 
     participant: str
@@ -140,7 +140,7 @@ def _asking(app: StudyApp, question_id: str) -> bool:
 
 class _Driver:
     def __init__(self, app: SimulatedStudyApp, pilot: Any, observer: Observer, seed: int,
-                 number: int, out: UiSession) -> None:  # fmt: skip
+                 number: int, out: SimulatedTerminalRun) -> None:  # fmt: skip
         self.app, self.pilot, self.observer = app, pilot, observer
         self.seed, self.number, self.out = seed, number, out
         self.clock: ScaledClock = app.clock  # type: ignore[assignment]
@@ -339,7 +339,7 @@ async def simulate_through_ui(
     environment: dict[str, Any] | None = None,
     participant: str | None = None,
     size: tuple[int, int] = (80, 24),
-) -> UiSession:
+) -> SimulatedTerminalRun:
     """Take simulated participant `number` through `StudyApp` headless (see the module doc).
 
     The observer is the one `simulate_session` draws for `number`; its id is
@@ -359,7 +359,7 @@ async def simulate_through_ui(
     }
     pid = participant or ui_participant_id(seed, number)
     app = SimulatedStudyApp(study, store, participant=pid, environment=env, clock=clock)
-    out = UiSession(pid, None, observer, "quit")
+    out = SimulatedTerminalRun(pid, None, observer, "quit")
     async with app.run_test(size=size) as pilot:
         await _Driver(app, pilot, observer, seed, number, out).run()
     if app.open_error is not None:
@@ -383,14 +383,14 @@ def simulate_cohort_through_ui(
     time_scale: float = 1.0,
     durable: bool = False,
     say: Callable[[str], None] = print,
-) -> list[UiSession]:
+) -> list[SimulatedTerminalRun]:
     """Participants 1..n through the real runner, headless, one after another, stored in
     `db`; one who completed in an earlier run (a rerun after a kill) is kept, not rerun.
     `say` gets a line per participant. Unless `durable`, commits skip the fsync."""
     from uxlab.tui import frame_cap
 
     env: dict[str, Any] = {"frame_cap_fps": frame_cap(), "headless": True}
-    done: list[UiSession] = []
+    done: list[SimulatedTerminalRun] = []
     with Store.open(db, durable=durable) as store:
         for number in range(1, n_participants + 1):
             before = store.sessions.latest_state(study, ui_participant_id(seed, number))
