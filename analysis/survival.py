@@ -35,6 +35,7 @@ import pandas as pd
 from scipy import stats
 
 from analysis.fitter import Fitter, check_alpha, requires_fit
+from number_text import condition_value
 
 if TYPE_CHECKING:
     from lifelines import KaplanMeierFitter
@@ -90,11 +91,7 @@ def survival_data(
 
 def condition_label(values: dict[str, float]) -> str:
     """`ttft_ms=800, itl_ms=30` for a dict of factor levels."""
-    return ", ".join(f"{k}={_fmt(v)}" for k, v in values.items()) or "all trials"
-
-
-def _fmt(v: float) -> str:
-    return f"{v:g}" if isinstance(v, int | float | np.number) else str(v)
+    return ", ".join(f"{k}={condition_value(v)}" for k, v in values.items()) or "all trials"
 
 
 def kaplan_meier(

@@ -9,6 +9,7 @@ rule in `pricing.money.format_money`.
 from __future__ import annotations
 
 import math
+import numbers
 
 
 def level(x: float) -> str:
@@ -22,9 +23,35 @@ def seconds(s: float) -> str:
     return f"{s:.1f} s"
 
 
-def ms(value: float | None) -> str:
-    """`12.3 ms`, one decimal; `-` when unknown."""
-    return "-" if value is None else f"{value:.1f} ms"
+def ms(value: float | None, grouped: bool = False) -> str:
+    """`12.3 ms`, one decimal (`1,234.5 ms` when `grouped`); `-` when unknown."""
+    if value is None:
+        return "-"
+    return f"{value:,.1f} ms" if grouped else f"{value:.1f} ms"
+
+
+def ms_cell(value: float | None) -> str:
+    """`12.3`: milliseconds in a column whose header names the unit, one decimal; `-` when
+    unknown or not finite."""
+    if value is None or not math.isfinite(value):
+        return "-"
+    return f"{value:.1f}"
+
+
+def spec_number(x: float) -> str:
+    """A number in a spec string (`30`, `0.5`, `1e+06`): six significant digits, the
+    shortest form, read back to the same value for any number a spec holds."""
+    return f"{x:.6g}"
+
+
+def condition_value(value: object) -> str:
+    """A condition's value in a label (`itl_ms=30`, `ttft_ms=1e+03`): a number in its
+    shortest `g` form, anything else as its text."""
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, numbers.Real):  # numpy's numbers too
+        return f"{float(value):g}"
+    return str(value)
 
 
 def duration(value_ms: float, unbounded: str = "beyond the longest time observed") -> str:

@@ -5,7 +5,19 @@ from __future__ import annotations
 
 import math
 
-from number_text import duration, level, ms, seconds, share_interval, table_cell
+import numpy as np
+
+from number_text import (
+    condition_value,
+    duration,
+    level,
+    ms,
+    ms_cell,
+    seconds,
+    share_interval,
+    spec_number,
+    table_cell,
+)
 
 
 def test_a_level_prints_as_the_study_file_gives_it() -> None:
@@ -51,3 +63,24 @@ def test_a_table_cell_says_yes_no_none_and_unbounded_in_words() -> None:
     ]
     assert table_cell(math.inf, above="no upper bound") == "no upper bound"
     assert table_cell(-math.inf, below="no lower bound") == "no lower bound"
+
+
+def test_milliseconds_in_a_column_say_unknown_and_not_finite_as_a_dash() -> None:
+    assert [ms_cell(v) for v in (12.34, None, math.nan, math.inf)] == ["12.3", "-", "-", "-"]
+    assert ms(1234.56, grouped=True) == "1,234.6 ms" and ms(1234.56) == "1234.6 ms"
+
+
+def test_a_spec_number_reads_back_to_the_value_it_printed() -> None:
+    for x in (30.0, 0.5, 1e6, 12.3456789, 1 / 3):
+        assert float(spec_number(x)) == float(f"{x:.6g}")
+    assert [spec_number(x) for x in (30.0, 0.5, 1e6)] == ["30", "0.5", "1e+06"]
+
+
+def test_a_condition_value_prints_numpy_numbers_as_numbers() -> None:
+    assert [condition_value(v) for v in (30, 30.0, np.int64(1_000_000), "fast", True)] == [
+        "30",
+        "30",
+        "1e+06",
+        "fast",
+        "True",
+    ]

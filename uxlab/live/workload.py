@@ -24,6 +24,7 @@ from typing import Any, TextIO
 import httpx
 import numpy as np
 
+from number_text import ms_cell
 from uxlab.clock import Clock, MonotonicClock
 from uxlab.errors import UxlabError
 from uxlab.live.clients import Prompt
@@ -141,7 +142,7 @@ class WorkloadResult:
 
 
 def _pct(values: list[float], q: float) -> str:
-    return f"{np.percentile(values, q):.1f}" if values else "-"
+    return ms_cell(float(np.percentile(values, q))) if values else "-"
 
 
 def summary_table(stats: dict[str, ModelStats]) -> str:

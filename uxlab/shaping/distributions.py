@@ -29,11 +29,11 @@ from typing import Any, cast
 import numpy as np
 from scipy import special
 
+from number_text import spec_number
 from uxlab.reading import did_you_mean, shown
 from uxlab.shaping.spec import (
     ProfileError,
     check_range,
-    fmt_ms,
     parse_int,
     parse_number,
     split_spec,
@@ -126,7 +126,7 @@ class Dist:
             value = self.params[p.name]
             if p.default is not REQUIRED and value == p.default:
                 continue
-            text = value if isinstance(value, str) else fmt_ms(value)
+            text = value if isinstance(value, str) else spec_number(value)
             positional = p.name == "source" or len(KINDS[self.kind]) == 1
             parts.append(text if positional else f"{p.name}={text}")
         return f"{self.kind}:{','.join(parts)}"
@@ -303,7 +303,7 @@ def _build(kind: str, given: dict[str, Any], path: str, allowed: Any) -> Dist:
     if kind == "uniform" and params["j"] > params["mean"]:
         raise ProfileError(
             path,
-            f"uniform j={fmt_ms(params['j'])} exceeds mean={fmt_ms(params['mean'])}; "
+            f"uniform j={spec_number(params['j'])} exceeds mean={spec_number(params['mean'])}; "
             "gaps would go negative (use j <= mean, or a lognormal/gamma for a wide spread)",
         )
     if kind == "normal" and params["sd"] > 0 and params["mean"] / params["sd"] < -8:

@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+from number_text import spec_number
 from uxlab.reading import Wording, convert, did_you_mean
 from uxlab.shaping.distributions import (
     FROM_RECORDING,
@@ -39,7 +40,6 @@ from uxlab.shaping.profile_parts import (
 from uxlab.shaping.spec import (
     ProfileError,
     check_range,
-    fmt_ms,
     key_path,
     parse_int,
     parse_number,
@@ -175,9 +175,9 @@ class Profile:
         """A one-line summary in CLI spec syntax."""
         parts = [f"ttft={self.ttft.to_spec()}", f"itl={self.itl.to_spec()}"]
         if self.headers_ms is not None:
-            parts.insert(0, f"headers={fmt_ms(self.headers_ms)}ms")
+            parts.insert(0, f"headers={spec_number(self.headers_ms)}ms")
         if self.rho:
-            parts.append(f"rho={fmt_ms(self.rho)}")
+            parts.append(f"rho={spec_number(self.rho)}")
         if self.chunk is not None:
             parts.append(f"chunk={self.chunk.to_spec()}")
         if self.stalls.any:

@@ -7,12 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from number_text import spec_number
 from uxlab.reading import did_you_mean, shown
 from uxlab.shaping.distributions import DURATION_KINDS, FROM_RECORDING, Dist, parse_dist
 from uxlab.shaping.spec import (
     ProfileError,
     check_range,
-    fmt_ms,
     key_path,
     parse_int,
     parse_number,
@@ -78,9 +78,11 @@ class Stalls:
     def to_spec(self) -> str:
         parts = []
         if self.at:
-            parts.append("at=" + ",".join(f"{pos}:{fmt_ms(ms)}" for pos, ms in self.at))
+            parts.append("at=" + ",".join(f"{pos}:{spec_number(ms)}" for pos, ms in self.at))
         if self.rate_per_s > 0 and self.ms is not None:
-            parts.append(f"poisson:rate_per_s={fmt_ms(self.rate_per_s)},ms={self.ms.to_spec()}")
+            parts.append(
+                f"poisson:rate_per_s={spec_number(self.rate_per_s)},ms={self.ms.to_spec()}"
+            )
         return " ".join(parts) or "none"
 
 

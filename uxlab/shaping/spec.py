@@ -47,8 +47,3 @@ def split_spec(text: str) -> tuple[str, list[str]]:
     kind, _, body = text.partition(":")
     items = [item.strip() for item in body.split(",")] if body.strip() else []
     return kind.strip().lower(), [item for item in items if item]
-
-
-def fmt_ms(x: float) -> str:
-    """A number for a spec string: `30`, `0.5`, `1e+06` (shortest exact-enough form)."""
-    return f"{x:.6g}"

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from number_text import ms_cell
 from uxlab.shaping.empirical import GapPool, load_pool
 from uxlab.shaping.profile import Profile
 from uxlab.shaping.tokens import word_pieces
@@ -27,14 +28,11 @@ class TimingSummary:
     def timing_parts(self) -> list[str]:
         """Realised versus requested TTFT and ITL p50, and the end, as short phrases."""
         return [
-            f"TTFT {_ms(self.ttft_realised_ms)} ms (asked {_ms(self.ttft_requested_ms)})",
-            f"ITL p50 {_ms(self.itl_realised_p50_ms)} ms (asked {_ms(self.itl_requested_p50_ms)})",
-            f"end {_ms(self.end_ms)} ms",
+            f"TTFT {ms_cell(self.ttft_realised_ms)} ms (asked {ms_cell(self.ttft_requested_ms)})",
+            f"ITL p50 {ms_cell(self.itl_realised_p50_ms)} ms "
+            f"(asked {ms_cell(self.itl_requested_p50_ms)})",
+            f"end {ms_cell(self.end_ms)} ms",
         ]
-
-
-def _ms(x: float) -> str:
-    return "-" if not np.isfinite(x) else f"{x:.1f}"
 
 
 def ttft_or_nan(rec: Recording) -> float:

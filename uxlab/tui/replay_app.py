@@ -28,6 +28,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import Footer, Input, Static
 
+from number_text import ms
 from uxlab.clock import MonotonicClock
 from uxlab.collector import CollectorPacing
 from uxlab.errors import UxlabError
@@ -84,7 +85,7 @@ class Requested:
 
 
 def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:,.1f} ms"
+    return ms(value, grouped=True)
 
 
 def timing_summary(requested: Requested, log: PlaybackLog | None) -> str:
