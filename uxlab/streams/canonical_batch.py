@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
+from typing import Any
 
 import numpy as np
 
@@ -53,24 +55,40 @@ class FileColumns:
     end_ms: float
 
 
+_T_MS, _N_TOKENS, _TEXT, _CHANNEL = map(attrgetter, ("t_ms", "n_tokens", "text", "channel"))
+
+
+def _floats(
+    chunks: Callable[[], Iterator[CanonicalChunk]], get: Callable[[CanonicalChunk], Any], n: int
+) -> np.ndarray:
+    """A float64 column of the chunks, NaN where None (`np.fromiter` unless one is None)."""
+    try:
+        return np.fromiter(map(get, chunks()), dtype=float, count=n)
+    except TypeError:  # a None: slower, but None -> NaN
+        return np.array(list(map(get, chunks())), dtype=float)
+
+
 def columns_of_canonical(files: Sequence[CanonicalFile]) -> list[FileColumns | None]:
     """Each file's columns, or None for a file whose known times go back (see the module).
     Every file has at least one chunk."""
     if not files:
         return []
-    chunks = list(itertools.chain.from_iterable(f.chunks for f in files))
     sizes = np.fromiter((len(f.chunks) for f in files), dtype=np.int64, count=len(files))
+    n = int(sizes.sum())
     starts = np.zeros(len(files) + 1, dtype=np.int64)
     np.cumsum(sizes, out=starts[1:])
     rec_of = np.repeat(np.arange(len(files)), sizes)
-    t_ms = np.array([c.t_ms for c in chunks], dtype=float)  # None -> NaN
-    n_tokens = np.array([c.n_tokens for c in chunks], dtype=float)
-    n_chars = np.fromiter((len(c.text) for c in chunks), dtype=np.int64, count=len(chunks))
-    channels = [c.channel for c in chunks]
-    if channels.count("content") == len(channels):
-        codes = np.zeros(len(channels), dtype=np.int8)
+
+    def chunks() -> Iterator[CanonicalChunk]:
+        return itertools.chain.from_iterable(f.chunks for f in files)
+
+    t_ms, n_tokens = _floats(chunks, _T_MS, n), _floats(chunks, _N_TOKENS, n)
+    n_chars = np.fromiter(map(len, map(_TEXT, chunks())), dtype=np.int64, count=n)
+    channels = list(map(_CHANNEL, chunks()))
+    if channels.count("content") == n:
+        codes = np.zeros(n, dtype=np.int8)
     else:
-        codes = np.fromiter(map(CHANNEL_CODES.__getitem__, channels), np.int8, len(channels))
+        codes = np.fromiter(map(CHANNEL_CODES.__getitem__, channels), np.int8, n)
     end_ms = np.array([f.end.t_ms for f in files], dtype=float)  # None -> NaN
 
     # Files of known times only: they never go back, the end not before the last chunk.
