@@ -11,9 +11,8 @@ again on the precise path, which names the line and field.
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
@@ -31,13 +30,21 @@ CHANNEL_CODES: dict[str, int] = {"content": 0, "reasoning": 1, "tool": 2}
 
 @dataclass
 class CanonicalFile:
-    """One file as `canonical_file` decoded it, its times' order not yet checked."""
+    """One file as `canonical_file` decoded it, its chunks as columns (`canonical_columns`),
+    its times' order not yet checked."""
 
     header: Header
-    chunks: list[CanonicalChunk]
     end: End
     synthetic: bool
     """The header says the gaps were made up (`stream_arrays.has_synthetic_gaps`)."""
+    t_ms: np.ndarray
+    """float64 per chunk, NaN when unknown."""
+    n_tokens: np.ndarray
+    """float64 per chunk, NaN when unknown."""
+    n_chars: np.ndarray
+    """int64 per chunk."""
+    channel_code: np.ndarray | None
+    """int8 per chunk (`CHANNEL_CODES`), None when every chunk is content."""
 
 
 @dataclass
@@ -58,14 +65,33 @@ class FileColumns:
 _T_MS, _N_TOKENS, _TEXT, _CHANNEL = map(attrgetter, ("t_ms", "n_tokens", "text", "channel"))
 
 
-def _floats(
-    chunks: Callable[[], Iterator[CanonicalChunk]], get: Callable[[CanonicalChunk], Any], n: int
-) -> np.ndarray:
+def _floats(chunks: list[CanonicalChunk], get: Callable[[CanonicalChunk], Any]) -> np.ndarray:
     """A float64 column of the chunks, NaN where None (`np.fromiter` unless one is None)."""
     try:
-        return np.fromiter(map(get, chunks()), dtype=float, count=n)
+        return np.fromiter(map(get, chunks), dtype=float, count=len(chunks))
     except TypeError:  # a None: slower, but None -> NaN
-        return np.array(list(map(get, chunks())), dtype=float)
+        return np.array(list(map(get, chunks)), dtype=float)
+
+
+def canonical_columns(
+    header: Header, chunks: list[CanonicalChunk], end: End, synthetic: bool
+) -> CanonicalFile:
+    """A decoded file with its chunks as columns: taken right after decoding, while the
+    chunks are still in the processor's cache (a group's chunks at once are not)."""
+    n = len(chunks)
+    channels = list(map(_CHANNEL, chunks))
+    codes = None
+    if channels.count("content") != n:
+        codes = np.fromiter(map(CHANNEL_CODES.__getitem__, channels), np.int8, n)
+    return CanonicalFile(
+        header=header,
+        end=end,
+        synthetic=synthetic,
+        t_ms=_floats(chunks, _T_MS),
+        n_tokens=_floats(chunks, _N_TOKENS),
+        n_chars=np.fromiter(map(len, map(_TEXT, chunks)), dtype=np.int64, count=n),
+        channel_code=codes,
+    )
 
 
 def columns_of_canonical(files: Sequence[CanonicalFile]) -> list[FileColumns | None]:
@@ -73,22 +99,20 @@ def columns_of_canonical(files: Sequence[CanonicalFile]) -> list[FileColumns | N
     Every file has at least one chunk."""
     if not files:
         return []
-    sizes = np.fromiter((len(f.chunks) for f in files), dtype=np.int64, count=len(files))
-    n = int(sizes.sum())
+    sizes = np.fromiter((len(f.t_ms) for f in files), dtype=np.int64, count=len(files))
     starts = np.zeros(len(files) + 1, dtype=np.int64)
     np.cumsum(sizes, out=starts[1:])
     rec_of = np.repeat(np.arange(len(files)), sizes)
-
-    def chunks() -> Iterator[CanonicalChunk]:
-        return itertools.chain.from_iterable(f.chunks for f in files)
-
-    t_ms, n_tokens = _floats(chunks, _T_MS, n), _floats(chunks, _N_TOKENS, n)
-    n_chars = np.fromiter(map(len, map(_TEXT, chunks())), dtype=np.int64, count=n)
-    channels = list(map(_CHANNEL, chunks()))
-    if channels.count("content") == n:
-        codes = np.zeros(n, dtype=np.int8)
+    t_ms = np.concatenate([f.t_ms for f in files])
+    n_tokens = np.concatenate([f.n_tokens for f in files])
+    n_chars = np.concatenate([f.n_chars for f in files])
+    if all(f.channel_code is None for f in files):
+        codes = np.zeros(len(t_ms), dtype=np.int8)
     else:
-        codes = np.fromiter(map(CHANNEL_CODES.__getitem__, channels), np.int8, n)
+        codes = np.concatenate(
+            [np.zeros(len(f.t_ms), np.int8) if f.channel_code is None else f.channel_code
+             for f in files]
+        )  # fmt: skip
     end_ms = np.array([f.end.t_ms for f in files], dtype=float)  # None -> NaN
 
     # Files of known times only: they never go back, the end not before the last chunk.

@@ -27,6 +27,7 @@ from uxlab.streams.canonical_batch import (
     CHANNEL_CODES,
     CanonicalFile,
     FileColumns,
+    canonical_columns,
     columns_of_canonical,
 )
 from uxlab.streams.metrics import describe_columns, pooled_summary
@@ -350,7 +351,8 @@ def _load_batch(
                 found.append(read(path, text))
                 continue
             header, chunks, end = parts
-            file = CanonicalFile(header, chunks, end, has_synthetic_gaps(header))
+            file = canonical_columns(header, chunks, end, has_synthetic_gaps(header))
+            del chunks, parts  # freed now, while in the cache
             group.append((len(found), path, text, file))
             found.append(ReplayFormatError(path, None, None, "not read yet"))  # its place
             if len(group) >= CANONICAL_GROUP:
