@@ -1,12 +1,13 @@
 """The columns of many canonical replay files at once (`uxlab inspect`'s common case).
 
 A file of a header, canonical chunks and an end (what uxlab writes) is decoded and validated
-in one pass (`replay_decode.canonical_file`); what is left is the order of its times, and the
-few numbers per file the metrics need. Done file by file, that is a dozen small numpy calls a
-file, which at 500 chunks cost as much as the decoding. `columns_of_canonical` does them once
-for a group of files, over their chunks laid end to end, and hands back each file's columns
-as views of the group's arrays. A file whose times go back gets None: the caller reads it
-again on the precise path, which names the line and field.
+in one pass (`replay_decode.canonical_file`), and its chunks turned into columns right away
+(`canonical_columns`, while they are in the processor's cache). What is left is the order of
+its times and the few numbers per file the metrics need: done file by file, a dozen small
+numpy calls a file. `columns_of_canonical` does them once for a group of files, over their
+chunks laid end to end, and hands back each file's columns as views of the group's arrays.
+A file whose times go back gets None: the caller reads it again on the precise path, which
+names the line and field.
 """
 
 from __future__ import annotations
