@@ -314,7 +314,7 @@ kept until then, for the precise path to name a problem."""
 def _load_batch(
     paths: Sequence[Path], allow_truncated: bool, with_billing: bool = False
 ) -> LoadedArrays:
-    found: list[RecordingColumns | ReplayFormatError] = []
+    found: list[RecordingColumns | ReplayFormatError | None] = []  # None: in `group`
     group: list[tuple[int, Path, str | None, CanonicalFile]] = []
 
     def read(path: Path, text: str | None = None) -> RecordingColumns | ReplayFormatError:
@@ -354,7 +354,7 @@ def _load_batch(
             file = canonical_columns(header, chunks, end, has_synthetic_gaps(header))
             del chunks, parts  # freed now, while in the cache
             group.append((len(found), path, text, file))
-            found.append(ReplayFormatError(path, None, None, "not read yet"))  # its place
+            found.append(None)  # its place, filled by check_group
             if len(group) >= CANONICAL_GROUP:
                 check_group()
         check_group()
