@@ -7,10 +7,12 @@ lognormal gaps, a few stalls; deterministic from the seed), then measures:
    finding the files, reading, validating, metrics, printing the table), wall and CPU time,
    beside the decode floor (a fresh interpreter reading every file and decoding its lines
    with orjson, nothing checked) and, with `--baseline DIR`, another checkout's command on
-   the same corpus (runs interleaved; outputs compared byte for byte);
-2. the stages in one process, summed over the files: read (file to text), decode+check
-   (`parse_events`: decoding and validating, and the columns the metrics need), metrics
-   (flat arrays, per-recording metrics, pooled summary); and the floor on the same text;
+   the same corpus; with `--jobs 0 1`, with the default processes and with one. Runs are
+   interleaved, after one untimed run of each that writes its bytecode cache; the outputs
+   are compared byte for byte;
+2. in one process: read (file to text), decode+check (`canonical_file`: header, chunks and
+   end decoded and validated in one pass), the rest of `inspect_paths` (the order of the
+   times, the columns, the metrics); and the floor on the same text;
 3. the old path for comparison: the reader of commit BASELINE_COMMIT (stdlib `json` per line,
    per-event checks, one `Chunk` object per event) and `StreamArrays.from_recordings`, on a
    sample of the files, scaled to all of them.
@@ -18,7 +20,7 @@ lognormal gaps, a few stalls; deterministic from the seed), then measures:
 Usage:
     uv run python benchmarks/inspect_speed.py                 # 10,000 x 500 (450 MB on disk)
     uv run python benchmarks/inspect_speed.py --n 1000 --chunks 200 --repeat 3
-    uv run python benchmarks/inspect_speed.py --n 6000 --baseline ../uxlab-before
+    uv run python benchmarks/inspect_speed.py --n 6000 --baseline ../uxlab-before --jobs 0 1
 
 The goal: the whole command well under 10 s for 10,000 x 500 chunks on the 2-core machine.
 Other work on the machine slows every figure: the load average is printed with them.
@@ -40,9 +42,10 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from uxlab.streams.inspect_load import arrays_from_columns, columns_of_valid
-from uxlab.streams.metrics import describe_columns, describe_many, summarize
-from uxlab.streams.replay_file import ValidEvents, parse_events, paused_gc, read_text
+from uxlab.streams.inspect_load import inspect_paths
+from uxlab.streams.metrics import describe_many, summarize
+from uxlab.streams.replay_decode import canonical_file
+from uxlab.streams.replay_file import paused_gc, read_text
 from uxlab.streams.stream_arrays import StreamArrays
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,13 +103,19 @@ class Clock:
         self.cpu_s += time.process_time() - self._cpu
 
 
-def end_to_end(folder: Path, jobs: int | None, tree: Path = ROOT) -> tuple[float, float, bytes]:
+def end_to_end(
+    folder: Path, jobs: int | None, tree: Path = ROOT, warm_up: bool = False
+) -> tuple[float, float, bytes]:
     """Wall and CPU seconds (this process's children) of `uxlab inspect FOLDER`, and what it
-    printed; `tree`: the checkout whose uxlab runs (another one: `--baseline`)."""
+    printed; `tree`: the checkout whose uxlab runs (another one: `--baseline`). `warm_up`:
+    a run that may write the bytecode cache (`__pycache__`), as any first run does, even
+    where PYTHONDONTWRITEBYTECODE is set: every tree is then timed with its cache written."""
     cmd = [sys.executable, "-m", "uxlab", "inspect", str(folder)]
     if jobs is not None:
         cmd += ["--jobs", str(jobs)]
     env = {**os.environ, "PYTHONPATH": str(tree)}
+    if warm_up:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     done = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, cwd=tree, env=env)
@@ -135,24 +144,24 @@ def floor_end_to_end(folder: Path) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def stages(paths: list[Path]) -> dict[str, Clock]:
-    """The stages of the reading path in this process (one core), timed apart, beside the
-    floor (the same text decoded by orjson alone)."""
-    clocks = {name: Clock() for name in ("read", "decode+check", "metrics", "floor")}
-    cols = []
+def stages(folder: Path, paths: list[Path]) -> dict[str, Clock]:
+    """The reading path in this process (one core): the whole of `inspect_paths`, and apart
+    from it reading the files and decoding+checking them (`canonical_file`: header, chunks
+    and end in one pass, all but the order of the times), beside the floor (the same text
+    decoded by orjson alone). What is left of the whole is the times' order, the columns
+    and the metrics (`canonical_batch`, `metrics`)."""
+    clocks = {name: Clock() for name in ("read", "decode+check", "whole", "floor")}
     with paused_gc():
         for path in paths:
             with clocks["read"]:
                 text = read_text(path)
             with clocks["decode+check"]:
-                header, valid = parse_events(text, path)
-                assert isinstance(valid, ValidEvents), path
-                cols.append(columns_of_valid(header.id, valid, header=header))
+                assert canonical_file(text, path) is not None, path
             with clocks["floor"]:
                 orjson.loads("[" + text.rstrip("\n").replace("\n", ",\n") + "]")
-        with clocks["metrics"]:
-            arrays = arrays_from_columns(cols)
-            summarize(arrays, describe_columns(arrays))
+    with clocks["whole"]:
+        found = inspect_paths([folder], jobs=1)
+        found.summary()
     return clocks
 
 
@@ -192,7 +201,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=10_000, help="recordings (default 10000)")
     parser.add_argument("--chunks", type=int, default=500, help="chunks each (default 500)")
     parser.add_argument("--repeat", type=int, default=3, help="end-to-end runs (default 3)")
-    parser.add_argument("--jobs", type=int, default=None, help="as `uxlab inspect --jobs`")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        nargs="+",
+        default=[0],
+        help="as `uxlab inspect --jobs`, 0 for its default; several values: each timed, "
+        "interleaved with the others (default 0)",
+    )
     parser.add_argument(
         "--baseline",
         type=Path,
@@ -223,46 +239,55 @@ def main(argv: list[str] | None = None) -> int:
         trees = {"this tree": ROOT}
         if args.baseline is not None:
             trees["baseline"] = args.baseline.resolve()
-        runs: dict[str, list[tuple[float, float, bytes]]] = {name: [] for name in trees}
+        variants = {
+            f"{name}{'' if jobs == 0 else f', --jobs {jobs}'}": (tree, jobs or None)
+            for jobs in args.jobs
+            for name, tree in trees.items()
+        }
+        for tree, jobs in variants.values():  # untimed: bytecode caches written, files cached
+            end_to_end(folder, jobs, tree, warm_up=True)
+        runs: dict[str, list[tuple[float, float, bytes]]] = {name: [] for name in variants}
         floors = []
         for _ in range(max(1, args.repeat)):  # interleaved, so load changes hit all alike
-            for name, tree in trees.items():
-                runs[name].append(end_to_end(folder, args.jobs, tree))
+            for name, (tree, jobs) in variants.items():
+                runs[name].append(end_to_end(folder, jobs, tree))
             floors.append(floor_end_to_end(folder))
-        floor_wall, floor_cpu = min(floors)
+        floor_cpu = min(cpu for _, cpu in floors)
         print(
             f"  decode floor (read + orjson, fresh interpreter, {len(floors)} runs): best "
-            f"{floor_wall:.2f} s wall; {floor_cpu:.2f} s CPU in the best"
+            f"{min(floors)[0]:.2f} s wall, best {floor_cpu:.2f} s CPU"
         )
         for name, done in runs.items():
-            best_wall, best_cpu, _ = min(done)
+            best_cpu = min(cpu for _, cpu, _ in done)
             walls = [w for w, _, _ in done]
             print(
                 f"  end to end, {name} (`uxlab inspect FOLDER`, {len(done)} runs): best "
-                f"{best_wall:.2f} s, median {statistics.median(walls):.2f} s wall; "
-                f"{best_cpu:.2f} s CPU in the best = {best_cpu / floor_cpu:.2f}x the floor's"
+                f"{min(walls):.2f} s, median {statistics.median(walls):.2f} s wall; best "
+                f"{best_cpu:.2f} s CPU = {best_cpu / floor_cpu:.2f}x the floor's"
             )
-        if args.baseline is not None:
-            same = {out for done in runs.values() for _, _, out in done}
-            print(f"  outputs of both trees byte for byte the same: {len(same) == 1}")
+        same = {out for done in runs.values() for _, _, out in done}
+        print(f"  outputs of every tree and --jobs byte for byte the same: {len(same) == 1}")
 
-        clocks = stages(paths)
-        floor = clocks.pop("floor")
-        total = sum(c.wall_s for c in clocks.values())
-        total_cpu = sum(c.cpu_s for c in clocks.values())
-        print("  stages in one process (wall / CPU, summed over the files):")
+        clocks = stages(folder, paths)
+        floor, whole = clocks.pop("floor"), clocks.pop("whole")
+        print("  in one process (wall / CPU, summed over the files):")
         for name, clock in clocks.items():
             print(
                 f"    {name:<13} {clock.wall_s:6.2f} s / {clock.cpu_s:6.2f} s  "
-                f"{clock.cpu_s / n_events * 1e6:5.2f} us CPU an event  "
-                f"{clock.wall_s / total:4.0%} of the wall time"
+                f"{clock.cpu_s / n_events * 1e6:5.2f} us CPU an event"
             )
-        print(f"    {'total':<13} {total:6.2f} s / {total_cpu:6.2f} s")
+        rest_cpu = whole.cpu_s - sum(c.cpu_s for c in clocks.values())
+        print(
+            f"    {'the rest':<13} {'':6}        {rest_cpu:6.2f} s  "
+            f"{rest_cpu / n_events * 1e6:5.2f} us CPU an event (times' order, columns, metrics)"
+        )
+        print(f"    {'inspect_paths':<13} {whole.wall_s:6.2f} s / {whole.cpu_s:6.2f} s")
+        total_cpu = whole.cpu_s
         print(
             f"    floor: orjson alone on the same text {floor.cpu_s:.2f} s CPU; decode+check "
             f"{clocks['decode+check'].cpu_s / floor.cpu_s:.2f}x it"
         )
-        best_wall = min(runs["this tree"])[0]
+        best_wall = min(runs[next(iter(runs))])[0]
 
         sample = paths[: min(args.old_sample, len(paths))]
         old = old_path(sample) if sample else None

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from uxlab.cli import main
+from uxlab.streams import inspect_load
 from uxlab.streams.corpus import load_corpus
 from uxlab.streams.inspect_load import (
     arrays_from_columns,
@@ -105,6 +106,52 @@ def test_columns_give_the_same_metrics_paths_and_errors(folder: Path, allow_trun
     assert len(errors) == 3 - allow_truncated
     assert any("bad.jsonl:2: channel: 'x' is not one of" in e for e in errors)
     assert ("cut" in table["id"].tolist()) == allow_truncated
+
+
+def chunk_line(t_ms: float | None, text: str = "a", channel: str = "content") -> str:
+    return json.dumps(
+        {"type": "chunk", "t_ms": t_ms, "channel": channel, "text": text, "n_tokens": 1}
+    )
+
+
+END_LINE = '{"type": "end", "t_ms": %s, "finish_reason": "stop", "usage": null}'
+
+
+@pytest.mark.parametrize("group", [1, 3, 128])
+def test_canonical_files_checked_in_groups_give_what_each_file_alone_gives(
+    folder: Path, group: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Canonical files have their times checked a group at a time: a file whose times go
+    back is still named with its line, wherever it falls in a group."""
+    canonical = {
+        "back": [chunk_line(5.0), chunk_line(4.0), END_LINE % 6],
+        "back-past-unknown": [chunk_line(5.0), chunk_line(None), chunk_line(4.0), END_LINE % 6],
+        "end-before-unknown": [chunk_line(5.0), chunk_line(None), END_LINE % 4],
+        "unknown-first": [chunk_line(None), chunk_line(3.0, ""), chunk_line(4.0), END_LINE % 5],
+        "tool": [chunk_line(2.0, '{"q"', "tool"), chunk_line(3.0, "b", "reasoning"), END_LINE % 4],
+        "empty-then-text": [chunk_line(1.0, ""), chunk_line(2.0, "xy"), END_LINE % "null"],
+    }
+    for i in range(7):
+        canonical[f"plain-{i}"] = [chunk_line(t) for t in (1.0, 1.0, 2.5 + i)] + [END_LINE % 9]
+    # The same chunks after a ping: read by the other fast path (`columns_of_valid`).
+    ping = '{"type": "meta", "t_ms": null, "kind": "ping"}'
+    canonical["ping-unknown-first"] = [ping, *canonical["unknown-first"]]
+    for name, lines in canonical.items():
+        text = "\n".join([HEADER % name, *lines]) + "\n"
+        (folder / f"c-{name}.jsonl").write_text(text, encoding="utf-8")
+    monkeypatch.setattr(inspect_load, "CANONICAL_GROUP", group)
+    table, paths, errors = reference(folder, allow_truncated=False)
+    loaded = load_arrays([folder], jobs=1)
+    pd.testing.assert_frame_equal(describe_many(loaded.arrays), table)
+    assert loaded.paths == paths
+    assert [str(e) for e in loaded.errors] == errors
+    assert any("c-back.jsonl:3: t_ms: 4.0 is earlier" in e for e in errors)
+    assert any("c-back-past-unknown.jsonl:4: t_ms: 4.0 is earlier" in e for e in errors)
+    assert any("c-end-before-unknown.jsonl:4: t_ms: 4.0 is earlier" in e for e in errors)
+    rows = table.set_index("id")
+    assert rows.loc["tool", "n_tool_calls"] == 1 and rows.loc["tool", "ttfo_ms"] == 2.0
+    assert rows.loc["unknown-first", "ttfo_ms"] == 4.0  # the first non-empty known time
+    assert rows.loc["ping-unknown-first", "ttfo_ms"] == 4.0
 
 
 def test_a_pool_of_processes_gives_the_same_as_one(folder: Path) -> None:

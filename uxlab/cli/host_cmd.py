@@ -13,7 +13,6 @@ sessions are then hung up (a clean quit) before it exits.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 from pathlib import Path
 
@@ -81,6 +80,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    import asyncio  # here, not at the top: every command registers this one
+
     from uxlab.cli import CliError
     from uxlab.host.pty_program import program_vars
     from uxlab.store import Store, default_db_path

@@ -87,8 +87,6 @@ def _inspect(args: argparse.Namespace) -> int:
     from uxlab.cli import CliError
     from uxlab.cli.options import price_choice
     from uxlab.streams.aiperf_run import is_aiperf_run
-    from uxlab.streams.inspect_costs import cost_column, cost_record, legend
-    from uxlab.streams.inspect_costs import summary_lines as cost_summary
     from uxlab.streams.inspect_load import inspect_paths
     from uxlab.streams.inspect_table import rows, write_table
     from uxlab.streams.metrics import nest
@@ -126,6 +124,8 @@ def _inspect(args: argparse.Namespace) -> int:
     costs = None
     if choice is not None:
         from uxlab.streams.costs import price_inspection
+        from uxlab.streams.inspect_costs import cost_column, cost_record, legend
+        from uxlab.streams.inspect_costs import summary_lines as cost_summary
 
         costs = price_inspection(found, choice, args.paths, args.estimate_usage)
     if args.json:

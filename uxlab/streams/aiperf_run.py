@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from uxlab.streams.importers import ImportFormatError, import_source
-from uxlab.streams.importers.base import Skipped, read_json
-from uxlab.streams.peer_view import PeerView, peer_view
-from uxlab.streams.recording import Recording
+if TYPE_CHECKING:  # imported where used: `uxlab inspect` asks `is_aiperf_run` of every path
+    from uxlab.streams.importers.base import Skipped
+    from uxlab.streams.peer_view import PeerView
+    from uxlab.streams.recording import Recording
 
 RECORDS = ("profile_export.jsonl", "profile_export_raw.jsonl")
 SUMMARY = "profile_export_aiperf.json"
@@ -71,6 +71,9 @@ def load_aiperf_run(path: Path) -> AiperfRun:
     """Import the run at `path` (a folder, or one of its records files) in memory."""
     folder = path if path.is_dir() else path.parent
     source = path if path.is_file() else next(folder / n for n in RECORDS if (folder / n).is_file())
+    from uxlab.streams.importers import import_source
+    from uxlab.streams.importers.base import read_json
+
     result = import_source("aiperf", source)
     summary_path = folder / SUMMARY
     doc = read_json(summary_path) if summary_path.is_file() else None
@@ -99,6 +102,8 @@ def _summary_figures(doc: Any) -> dict[str, dict[str, Any]]:
     the older one (under `records`, with legacy names)."""
     table = doc.get("records") if isinstance(doc, dict) and "records" in doc else doc
     if not isinstance(table, dict):
+        from uxlab.streams.importers import ImportFormatError
+
         raise ImportFormatError(SUMMARY, None, None, "expected a JSON object of metrics")
     out: dict[str, dict[str, Any]] = {}
     for name, figure in table.items():
@@ -120,6 +125,8 @@ class Check:
 
 def check_summary(run: AiperfRun) -> tuple[PeerView, list[Check]]:
     """uxlab's AIPerf figures of the run and each of AIPerf's figures checked against them."""
+    from uxlab.streams.peer_view import peer_view
+
     view = peer_view("aiperf", run.recordings, n_errors=len(run.skipped))
     checks: list[Check] = []
     for name, figure in (run.summary or {}).items():

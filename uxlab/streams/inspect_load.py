@@ -23,8 +23,16 @@ import numpy as np
 
 from pricing.corpus import RecordingFacts
 from uxlab.streams.billing import billing_facts
+from uxlab.streams.canonical_batch import (
+    CHANNEL_CODES,
+    CanonicalFile,
+    FileColumns,
+    canonical_columns,
+    columns_of_canonical,
+)
 from uxlab.streams.metrics import describe_columns, pooled_summary
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Header, Meta, Recording
+from uxlab.streams.replay_decode import canonical_file
 from uxlab.streams.replay_file import (
     ReplayFormatError,
     ValidEvents,
@@ -42,9 +50,6 @@ from uxlab.streams.stream_arrays import (
     server_decode_rate,
 )
 from uxlab.streams.tool_calls import TOOL_CALL
-
-CHANNEL_CODES: dict[str, int] = {"content": 0, "reasoning": 1, "tool": 2}
-"""The channel of each chunk as a small integer (`RecordingColumns.channel_code`)."""
 
 T = TypeVar("T")
 
@@ -151,7 +156,8 @@ def _facts_of_valid(
     """`stream_arrays.output_facts` of a file that passed the bulk checks: its chunks are
     canonical (no `tool_index`), its metas are among `valid.others`."""
     said = n_chars > 0
-    first = float(valid.t_ms[said][0]) if said.any() else math.nan
+    said_at = said & ~np.isnan(valid.t_ms)  # the first known time, as `output_facts`
+    first = float(valid.t_ms[said_at][0]) if said_at.any() else math.nan
     starts = [
         ev
         for ev in valid.others.values()
@@ -203,7 +209,12 @@ def read_columns(
 ) -> RecordingColumns:
     """Read and validate one replay file into columns; raise ReplayFormatError if bad.
     `with_billing`: also gather what its price needs (`RecordingColumns.billing`)."""
-    text = read_text(path)
+    return _columns_of_text(read_text(path), path, allow_truncated, with_billing)
+
+
+def _columns_of_text(
+    text: str, path: str | Path, allow_truncated: bool, with_billing: bool
+) -> RecordingColumns:
     header, parsed = parse_events(text, path, allow_truncated=allow_truncated)
     if isinstance(parsed, Recording):
         cols = columns_of_recording(parsed)
@@ -212,6 +223,33 @@ def read_columns(
         return cols
     billed = header if with_billing else None
     return columns_of_valid(header.id, parsed, has_synthetic_gaps(header), billed)
+
+
+def _columns_of_canonical(
+    file: CanonicalFile, found: FileColumns, with_billing: bool
+) -> RecordingColumns:
+    """A canonical file's columns (`canonical_batch`): no error events, never truncated."""
+    end = file.end
+    cols = RecordingColumns(
+        id=file.header.id,
+        t_ms=found.t_ms,
+        channel_code=found.channel_code,
+        n_chars=found.n_chars,
+        n_tokens=found.n_tokens,
+        first_event_ms=found.first_event_ms,
+        first_output_ms=found.first_output_ms,
+        n_tool_calls=found.n_tool_calls,
+        n_incomplete_tool_calls=0,
+        server_decode_tokens_per_s=found.server_decode_tokens_per_s,
+        end_ms=found.end_ms,
+        finish_reason=end.finish_reason,
+        error=None,
+        truncated=False,
+        synthetic=file.synthetic,
+    )
+    if with_billing:
+        cols.billing = _billing(file.header, end, cols)
+    return cols
 
 
 def arrays_from_columns(cols: Sequence[RecordingColumns]) -> StreamArrays:
@@ -268,24 +306,61 @@ class LoadedArrays:
     """What each good file's price needs, in the order of `paths`."""
 
 
+CANONICAL_GROUP = 128
+"""Canonical files whose times are checked together (`canonical_batch`); their texts are
+kept until then, for the precise path to name a problem."""
+
+
 def _load_batch(
     paths: Sequence[Path], allow_truncated: bool, with_billing: bool = False
 ) -> LoadedArrays:
-    cols: list[RecordingColumns] = []
-    good: list[Path] = []
-    errors: list[ReplayFormatError] = []
+    found: list[RecordingColumns | ReplayFormatError | None] = []  # None: in `group`
+    group: list[tuple[int, Path, str | None, CanonicalFile]] = []
+
+    def read(path: Path, text: str | None = None) -> RecordingColumns | ReplayFormatError:
+        try:
+            if text is None:
+                text = read_text(path)
+            return _columns_of_text(text, path, allow_truncated, with_billing)
+        except ReplayFormatError as exc:
+            return exc
+        except Exception as exc:  # one bad file never stops the others
+            problem = f"could not be read ({type(exc).__name__}: {str(exc)[:120]})"
+            return ReplayFormatError(path, None, None, problem)
+
+    def check_group() -> None:
+        checked = columns_of_canonical([file for _, _, _, file in group])
+        for (slot, path, text, file), cols in zip(group, checked, strict=True):
+            # Times that go back: the precise path names the line.
+            found[slot] = (
+                read(path, text)
+                if cols is None
+                else _columns_of_canonical(file, cols, with_billing)
+            )
+        group.clear()
+
     with paused_gc():
         for path in paths:
+            text: str | None = None
             try:
-                cols.append(read_columns(path, allow_truncated, with_billing))
-            except ReplayFormatError as exc:
-                errors.append(exc)
+                text = read_text(path)
+                parts = canonical_file(text, path)
+            except Exception:  # the precise path says what is wrong
+                parts = None
+            if parts is None or not parts[1]:
+                found.append(read(path, text))
                 continue
-            except Exception as exc:  # one bad file never stops the others
-                problem = f"could not be read ({type(exc).__name__}: {str(exc)[:120]})"
-                errors.append(ReplayFormatError(path, None, None, problem))
-                continue
-            good.append(path)
+            header, chunks, end = parts
+            file = canonical_columns(header, chunks, end, has_synthetic_gaps(header))
+            del chunks, parts  # freed now, while in the cache
+            group.append((len(found), path, text, file))
+            found.append(None)  # its place, filled by check_group
+            if len(group) >= CANONICAL_GROUP:
+                check_group()
+        check_group()
+        cols = [c for c in found if isinstance(c, RecordingColumns)]
+        good = [p for p, c in zip(paths, found, strict=True) if isinstance(c, RecordingColumns)]
+        errors = [c for c in found if isinstance(c, ReplayFormatError)]
         billing = [c.billing for c in cols]
         return LoadedArrays(arrays_from_columns(cols), good, errors, billing)
 
@@ -361,17 +436,39 @@ class Inspection:
         return pooled_summary(self.table, self.gaps_ms, self.include_synthetic)
 
 
+INSPECT_PART = 256
+"""Files whose metrics are computed together: the arrays of a few hundred files stay in the
+processor's cache and in memory already mapped (all of them at once cost page faults)."""
+
+
 def _inspect_batch(
     paths: Sequence[Path],
     allow_truncated: bool,
     include_synthetic: bool = False,
     with_billing: bool = False,
 ) -> Inspection:
-    loaded = _load_batch(paths, allow_truncated, with_billing)
-    table = describe_columns(loaded.arrays, include_synthetic)
-    gaps_ms = loaded.arrays.measured_gaps(include_synthetic)[0]
+    parts = []
+    for start in range(0, max(len(paths), 1), INSPECT_PART):
+        loaded = _load_batch(paths[start : start + INSPECT_PART], allow_truncated, with_billing)
+        table = describe_columns(loaded.arrays, include_synthetic)
+        gaps_ms = loaded.arrays.measured_gaps(include_synthetic)[0]
+        parts.append(
+            Inspection(
+                table, gaps_ms, loaded.paths, loaded.errors, include_synthetic, loaded.billing
+            )
+        )
+    return parts[0] if len(parts) == 1 else _joined(parts, include_synthetic)
+
+
+def _joined(parts: Sequence[Inspection], include_synthetic: bool) -> Inspection:
+    """The inspections of groups of files, one after the other."""
     return Inspection(
-        table, gaps_ms, loaded.paths, loaded.errors, include_synthetic, loaded.billing
+        table=_concat_tables([p.table for p in parts]),
+        gaps_ms=np.concatenate([p.gaps_ms for p in parts]),
+        paths=[p for part in parts for p in part.paths],
+        errors=[e for part in parts for e in part.errors],
+        include_synthetic=include_synthetic,
+        billing=[b for part in parts for b in part.billing],
     )
 
 
@@ -409,11 +506,4 @@ def inspect_paths(
         _inspect_batch, include_synthetic=include_synthetic, with_billing=with_billing
     )
     parts = _run_batches(work, files, allow_truncated, jobs)
-    return Inspection(
-        table=_concat_tables([p.table for p in parts]),
-        gaps_ms=np.concatenate([p.gaps_ms for p in parts]),
-        paths=[p for part in parts for p in part.paths],
-        errors=[e for part in parts for e in part.errors],
-        include_synthetic=include_synthetic,
-        billing=[b for part in parts for b in part.billing],
-    )
+    return _joined(parts, include_synthetic)

@@ -265,7 +265,7 @@ def _token_columns(
     """Tokens and the rates they give: summed n_tokens when every output chunk has it,
     else the chunk count stands in for the rates (and n_tokens is NaN)."""
     n_recs, counts, rec_of = len(a), a.n_output_chunks, a.recording_of_chunk()
-    tok_unknown = np.bincount(rec_of, weights=np.isnan(a.n_tokens), minlength=n_recs) > 0
+    tok_unknown = np.bincount(rec_of[np.isnan(a.n_tokens)], minlength=n_recs) > 0
     tok_sum = np.bincount(rec_of, weights=np.nan_to_num(a.n_tokens), minlength=n_recs)
     n_tokens = np.where(tok_unknown | ~nonempty, np.nan, tok_sum)
     n_tokens[~nonempty] = 0.0
@@ -330,8 +330,8 @@ def _gap_columns(
         )
         lag_den = var * n_gaps
         lag1 = np.where((n_gaps >= 3) & (lag_den > 0), lag_num / lag_den, np.nan)
-    over_250, over_1000 = (
-        np.where(gaps_known, np.bincount(gap_rec, weights=gaps_ms > thr, minlength=n_recs), np.nan)
+    over_250, over_1000 = (  # counted as integers: a bincount with weights sums floats
+        np.where(gaps_known, np.bincount(gap_rec[gaps_ms > thr], minlength=n_recs), np.nan)
         for thr in STALL_THRESHOLDS_MS
     )
     return {

@@ -37,9 +37,10 @@ from uxlab.streams.recording import (
 )
 from uxlab.streams.replay_models import (
     HEADER_WORDING,
+    CanonicalChunk,
     HeaderLine,
     ReplayHeader,
-    chunk_columns,
+    decode_chunks,
 )
 
 
@@ -373,7 +374,7 @@ def _check_in_bulk(
         all_t = t_ms
     known = all_t[~np.isnan(all_t)] if type(None) in time_types or others else all_t
     first_event_ms = float(known[0]) if len(known) else math.nan
-    if not _never_decrease(known, end):
+    if not never_decrease(known, end):
         return None
     return ValidEvents(
         t_ms=t_ms,
@@ -424,19 +425,20 @@ def _last_end(objs: list[dict[str, Any]], linenos: Sequence[int], reader: Replay
     return last
 
 
-def _never_decrease(known: np.ndarray, end: End | None) -> bool:
+def never_decrease(known: np.ndarray, end: End | None) -> bool:
     """Whether the known times, then the end's, never go back."""
     if end is not None and end.t_ms is not None:
         known = np.append(known, end.t_ms)
     return len(known) <= 1 or bool((np.diff(known) >= 0.0).all())
 
 
-def one_pass_events(body: str, reader: ReplayReader) -> ValidEvents | None:
-    """Canonical chunks then the end, the chunks decoded and validated in one pass
-    (`replay_models.chunk_columns`); None when unsure (the other paths decide)."""
+def canonical_parts(body: str, reader: ReplayReader) -> tuple[list[CanonicalChunk], End] | None:
+    """Canonical chunks then the end, decoded and validated in one pass
+    (`replay_models.decode_chunks`), all but the order of their times (the caller checks it:
+    `never_decrease`); None when unsure (the other paths decide)."""
     chunk_lines, newline, end_line = body.rpartition("\n")
-    columns = chunk_columns(chunk_lines) if newline else None
-    if columns is None:
+    chunks = decode_chunks(chunk_lines) if newline else None
+    if chunks is None:
         return None
     try:
         obj = orjson.loads(end_line)
@@ -444,20 +446,46 @@ def one_pass_events(body: str, reader: ReplayReader) -> ValidEvents | None:
         return None
     if type(obj) is not dict or obj.get("type") != "end" or _has_huge_float(obj):
         return None
-    times, channels, texts, n_tokens = columns
     try:
-        end = reader.event(obj, len(times) + 2)
+        end = reader.event(obj, len(chunks) + 2)
     except ReplayFormatError:
         return None
+    return (chunks, end) if isinstance(end, End) else None
+
+
+def canonical_file(text: str, path: str | Path) -> tuple[Header, list[CanonicalChunk], End] | None:
+    """A whole file of a header, canonical chunks and an end (`canonical_parts`: the order of
+    the times is left to the caller), or None when it is not one (`parse_events` decides).
+    A bad header raises ReplayFormatError, as `parse_events` does."""
+    newline = text.find("\n")
+    first_line = text[:newline]
+    if newline < 0 or not first_line or first_line.isspace():
+        return None
+    reader = ReplayReader(path)
+    header = _header_of(first_line, 1, reader)
+    body = text[newline + 1 :]
+    parts = canonical_parts(body[:-1] if body.endswith("\n") else body, reader)
+    return None if parts is None else (header, *parts)
+
+
+def one_pass_events(body: str, reader: ReplayReader) -> ValidEvents | None:
+    """Canonical chunks then the end, the chunks decoded and validated in one pass
+    (`canonical_parts`); None when unsure (the other paths decide)."""
+    parts = canonical_parts(body, reader)
+    if parts is None:
+        return None
+    chunks, end = parts
+    times = [c.t_ms for c in chunks]
+    n_tokens = [c.n_tokens for c in chunks]
     t_ms = np.array(times, dtype=float)  # None -> NaN
     known = t_ms[~np.isnan(t_ms)]
-    if not isinstance(end, End) or not _never_decrease(known, end):
+    if not never_decrease(known, end):
         return None
     return ValidEvents(
         t_ms=t_ms,
         times=times,
-        channels=channels,
-        texts=texts,
+        channels=[c.channel for c in chunks],
+        texts=[c.text for c in chunks],
         n_tokens=n_tokens,
         tokens=np.array(n_tokens, dtype=float),
         chunk_at=None,

@@ -4,9 +4,9 @@ The header (line 1) is checked against `ReplayHeader` in the words users of the 
 (`HEADER_WORDING`).
 
 Most lines of a replay file are chunks with exactly the five keys the writer puts there
-(contract 1). `chunk_columns` decodes such lines straight into `CanonicalChunk`s, checking
+(contract 1). `decode_chunks` decodes such lines straight into `CanonicalChunk`s, checking
 every rule of the format while it decodes (types, the channel, times and token counts in
-their plausible ranges), and hands back their columns. Whatever it does not vouch for (an
+their plausible ranges). Whatever it does not vouch for (an
 extra key, a wrong type, a number out of range, JSON that is not strict) returns None: the
 reader's other paths then decide, and name the line and field of a problem.
 """
@@ -40,12 +40,9 @@ class CanonicalChunk(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 
 _CHUNKS = msgspec.json.Decoder(list[CanonicalChunk])
 
-ChunkColumns = tuple[list[float | None], list[str], list[str], list[int | None]]
-"""Times (None: unknown), channels, texts and token counts (None: unknown), one per chunk."""
 
-
-def chunk_columns(lines: str) -> ChunkColumns | None:
-    """The columns of `lines` (JSON Lines, one canonical chunk a line, no blank line), or
+def decode_chunks(lines: str) -> list[CanonicalChunk] | None:
+    """The chunks of `lines` (JSON Lines, one canonical chunk a line, no blank line), or
     None when any line is not one (or two objects share a line: their count must match)."""
     try:
         chunks = _CHUNKS.decode("[" + lines.replace("\n", ",\n") + "]")
@@ -53,12 +50,7 @@ def chunk_columns(lines: str) -> ChunkColumns | None:
         return None
     if len(chunks) != lines.count("\n") + 1:
         return None
-    return (
-        [c.t_ms for c in chunks],
-        [c.channel for c in chunks],
-        [c.text for c in chunks],
-        [c.n_tokens for c in chunks],
-    )
+    return chunks
 
 
 class ReplaySource(msgspec.Struct):

@@ -232,7 +232,7 @@ class StreamArrays:
     def has_timing(self) -> np.ndarray:
         """Per recording: every output chunk has a time."""
         rec_of = self.recording_of_chunk()
-        unknown = np.bincount(rec_of, weights=np.isnan(self.t_ms), minlength=len(self))
+        unknown = np.bincount(rec_of[np.isnan(self.t_ms)], minlength=len(self))
         return cast(np.ndarray, unknown == 0)
 
     @cached_property
