@@ -41,3 +41,14 @@ def test_a_staircase_table_never_prints_its_biased_pooled_points():
     for level in (0.25, 0.75):
         assert rows[("pooled", level)]["withheld"] == 1.0  # detected, not printed
         assert rows[("person", level)]["withheld"] == 1.0  # a person's tails: withheld
+
+
+def test_with_four_people_only_the_ratio_between_conditions_is_given():
+    """Each condition's 50% point from 4 people who differ was biased +3% to +5% (two runs of
+    100 studies): withheld below 8, while the ratio, within its goal, keeps its interval."""
+    obs = at_place(OBSERVERS["differing"], "between levels")
+    rows = _rows(Cell(Study("fixed", obs, 4, 6, conditions=True)), 3)
+    for level in (0.25, 0.5, 0.75):
+        assert rows[("condition", level)]["withheld"] == 1.0
+    ratio = rows[("ratio", 0.5)]
+    assert ratio["interval"] == 1.0 and ratio["withheld"] == 0.0

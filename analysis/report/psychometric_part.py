@@ -20,6 +20,7 @@ from analysis.report.psychometric_withheld import (
     acceptable_answers,
     median_bracket,
     separated_population,
+    withhold_few_people_condition_points,
     withhold_few_people_tails,
 )
 from analysis.report.support import enough, skipped_line
@@ -145,6 +146,7 @@ def _per_condition(
             continue
         if resample:
             withhold_few_people_tails(data, fit.table, n_people, "per-condition")
+            withhold_few_people_condition_points(data, fit.table, n_people)
         for key in fit.fitter.conditions_:
             rows = fit.table[fit.table["condition"] == key]
             part.per_condition[condition_label({factor: float(key)})] = ConditionFit(

@@ -44,6 +44,27 @@ def withhold_few_people_tails(
         data.notes.append(note)
 
 
+MIN_CONDITION_POINTS = MINIMUMS["condition_points"].min_participants
+"""The fewest participants each condition's own points are printed for."""
+
+
+def withhold_few_people_condition_points(
+    data: ReportData, table: pd.DataFrame, n_people: int
+) -> None:
+    """Blank every per-condition point of `table` below `MIN_CONDITION_POINTS`
+    participants, with a note (the ratio between conditions stays)."""
+    if n_people >= MIN_CONDITION_POINTS:
+        return
+    table.loc[:, ["estimate", "ci_low", "ci_high"]] = np.nan
+    note = (
+        f"Psychometric thresholds (per condition): with {n_people} participants each "
+        f"condition's points are withheld and only the ratio between conditions is given: "
+        f"{MINIMUMS['condition_points'].why}."
+    )
+    if note not in data.notes:
+        data.notes.append(note)
+
+
 def acceptable_answers(part: PsychometricPart, df: pd.DataFrame) -> np.ndarray:
     """1 where an answer is on the short-latency side (not too slow, acceptable), else 0."""
     y = df["_y"].to_numpy(dtype=float)
