@@ -144,8 +144,7 @@ def _per_condition(
         except ValueError as exc:
             part.failed[f"by {factor}"] = str(exc)
             continue
-        if resample:
-            withhold_few_people_tails(data, fit.table, n_people, "per-condition")
+        if resample:  # below 8 every point of a condition is withheld, the tails with them
             withhold_few_people_condition_points(data, fit.table, n_people)
         for key in fit.fitter.conditions_:
             rows = fit.table[fit.table["condition"] == key]

@@ -96,8 +96,7 @@ MINIMUMS: dict[str, Minimum] = {
         COVERAGE_BASIS,
     ),
     "per_condition": Minimum(
-        "per-condition thresholds' intervals and the ratio between conditions (joint fit, "
-        "participant jackknife-t)",
+        "the ratio between conditions' 50% points (joint fit, participant jackknife-t)",
         MIN_POPULATION,
         "the same interval as the population thresholds', over the joint fit of every "
         "condition (each participant left out of all conditions at once), so the same "
