@@ -248,26 +248,6 @@ def error_event(
     return True
 
 
-def field_of(
-    index: int, obj: dict[str, Any], key: str, types: type | tuple[type, ...], what: str, name: str
-) -> Any:
-    """`obj[key]` when present and of `types` (None when absent), else a StreamEventError."""
-    value = obj.get(key)
-    if value is not None and (not isinstance(value, types) or isinstance(value, bool)):
-        raise StreamEventError(index, name, f"expected {what}, got {value!r:.60}")
-    return value
-
-
-def index_of(i: int, obj: dict[str, Any], key: str = "index") -> int:
-    """An event's whole-number `key` (an index; 0 when absent), else a StreamEventError."""
-    value = obj.get(key, 0)
-    if value is None:
-        return 0
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise StreamEventError(i, key, f"expected a whole number, got {value!r:.60}")
-    return value
-
-
 def count_malformed(rec: Recording) -> int:
     """How many events the tolerant mode kept as `malformed_event` metas."""
     return sum(isinstance(e, Meta) and e.data.get("kind") == MALFORMED for e in rec.events)
