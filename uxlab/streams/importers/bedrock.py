@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import struct
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,7 @@ from uxlab.reading import (
     MISSING,
     InputProblem,
     Wording,
-    convert,
+    got,
     read_bounded_bytes,
 )
 from uxlab.streams.importers.base import (
@@ -64,7 +64,7 @@ from uxlab.streams.importers.base import (
     origin_of,
     selected,
 )
-from uxlab.streams.importers.event_mapping import StreamBuilder, map_events
+from uxlab.streams.importers.event_mapping import StreamBuilder, map_events, read_event
 from uxlab.streams.recording import Header, Recording
 from uxlab.streams.replay_file import safe_filename
 from uxlab.streams.sse import SseEvent
@@ -187,32 +187,17 @@ class Metadata(msgspec.Struct):
     metrics: Metrics | None = None
 
 
-def _got(what: str) -> Callable[[Any], str]:
-    return lambda v: f"expected {what}, got {v!r:.60}"
-
-
 _WORDING: Wording = {
-    "contentBlockIndex": _got("a whole number"),
-    "start": _got("an object"),
-    "delta": lambda v: "missing (expected an object)" if v is MISSING else _got("an object")(v),
-    "delta.text": _got("a string"),
-    "delta.reasoningContent.text": _got("a string"),
-    "delta.toolUse.input": _got("a string"),
-    "stopReason": _got("a string"),
-    "usage": _got("an object"),
+    "contentBlockIndex": got("a whole number"),
+    "start": got("an object"),
+    "delta": lambda v: "missing (expected an object)" if v is MISSING else got("an object")(v),
+    "delta.text": got("a string"),
+    "delta.reasoningContent.text": got("a string"),
+    "delta.toolUse.input": got("a string"),
+    "stopReason": got("a string"),
+    "usage": got("an object"),
 }
 """The words the hand-written checks said, where the model's would say less."""
-
-
-def _read(i: int, obj: dict[str, Any], model: type[Any], prefix: str = "") -> Any:
-    """`obj` as `model`, else a StreamEventError for event `i` naming the field (its path
-    after `prefix`, where `obj` sits in the event)."""
-    return convert(
-        obj,
-        model,
-        {k.removeprefix(prefix): v for k, v in _WORDING.items() if k.startswith(prefix)},
-        error=lambda field, problem: StreamEventError(i, f"{prefix}{field}", problem),
-    )
 
 
 def bedrock_events_to_recording(
@@ -232,9 +217,9 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
     if kind.endswith("Exception"):
         b.error(t_ms, {"type": kind, **{k: v for k, v in obj.items() if k != "type"}})
     elif kind == "messageStart":
-        b.role_prelude(t_ms, _read(i, obj, MessageStart).role or "assistant")
+        b.role_prelude(t_ms, read_event(i, obj, MessageStart, _WORDING).role or "assistant")
     elif kind == "contentBlockStart":
-        block = _read(i, obj, Block)
+        block = read_event(i, obj, Block, _WORDING)
         tool = block.start.toolUse if block.start else None
         if tool is not None:
             start = block.contentBlockIndex or 0
@@ -242,17 +227,19 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
                 t_ms, start, tool.toolUseId, tool.name
             )
     elif kind == "contentBlockDelta":
-        _delta(b, i, t_ms, _read(i, obj, BlockDelta))
+        _delta(b, i, t_ms, read_event(i, obj, BlockDelta, _WORDING))
     elif kind == "contentBlockStop":
-        index = b.state.get("calls", {}).get(_read(i, obj, Block).contentBlockIndex or 0)
+        index = b.state.get("calls", {}).get(
+            read_event(i, obj, Block, _WORDING).contentBlockIndex or 0
+        )
         if index is not None:
             b.tool_done(index)
     elif kind == "messageStop":
-        b.finish_reason = _read(i, obj, MessageStop).stopReason
+        b.finish_reason = read_event(i, obj, MessageStop, _WORDING).stopReason
         b.finish_tool_calls()
         _end_part(b, t_ms, "messageStop")
     elif kind == "metadata":
-        metadata = _read(i, obj, Metadata)
+        metadata = read_event(i, obj, Metadata, _WORDING)
         b.usage = metadata.usage
         latency = metadata.metrics.latencyMs if metadata.metrics else None
         b.meta(t_ms, kind="metadata", latency_ms=latency)
@@ -277,14 +264,14 @@ def _delta(b: StreamBuilder, i: int, t_ms: float | None, event: BlockDelta) -> N
     of another kind is kept whole."""
     delta, index = event.delta, event.contentBlockIndex or 0
     if "text" in delta:
-        b.chunk(t_ms, _read(i, delta, TextDelta, "delta.").text or "", "content")
+        b.chunk(t_ms, read_event(i, delta, TextDelta, _WORDING, "delta.").text or "", "content")
     elif "reasoningContent" in delta:
-        reasoning = _read(i, delta, ReasoningDelta, "delta.").reasoningContent
+        reasoning = read_event(i, delta, ReasoningDelta, _WORDING, "delta.").reasoningContent
         b.chunk(t_ms, reasoning.text or "", "reasoning")
         if reasoning.signature is not None:
             b.meta(t_ms, kind="signature", length=len(reasoning.signature))
     elif "toolUse" in delta:
-        text = _read(i, delta, ToolUseDelta, "delta.").toolUse.input
+        text = read_event(i, delta, ToolUseDelta, _WORDING, "delta.").toolUse.input
         b.tool_args(t_ms, b.state.get("calls", {}).get(index, index), text or "")
     else:
         b.meta(t_ms, kind="delta", index=index, delta=delta)

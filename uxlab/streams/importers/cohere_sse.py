@@ -27,19 +27,20 @@ Mapping (`cohere_events_to_recording(events, header, strict=...)`; the event's k
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from uxlab.reading import Wording, convert
+from uxlab.reading import Wording, got
 from uxlab.streams.importers.base import ImportOptions, ImportResult, StreamEventError
 from uxlab.streams.importers.event_mapping import (
     StreamBuilder,
     error_event,
     map_events,
     named_event,
+    read_event,
 )
 from uxlab.streams.importers.sse_capture import import_capture_files
 from uxlab.streams.recording import Header, Recording
@@ -113,37 +114,26 @@ class MessageEnd(Indexed):
     delta: EndDelta | None = None
 
 
-def _got(what: str) -> Callable[[Any], str]:
-    return lambda v: f"expected {what}, got {v!r:.60}"
-
-
 _WORDING: Wording = {
-    "index": _got("a whole number"),
-    "delta": _got("an object"),
-    "delta.message": _got("an object"),
-    "delta.message.content": _got("an object"),
-    "delta.message.content.text": _got("a string"),
-    "delta.message.content.thinking": _got("a string"),
-    "delta.message.tool_plan": _got("a string"),
-    "delta.message.tool_calls": _got("an object"),
-    "delta.message.tool_calls.function": _got("an object"),
-    "delta.message.tool_calls.function.arguments": _got("a string"),
-    "delta.finish_reason": _got("a string"),
-    "delta.usage": _got("an object"),
+    "index": got("a whole number"),
+    "delta": got("an object"),
+    "delta.message": got("an object"),
+    "delta.message.content": got("an object"),
+    "delta.message.content.text": got("a string"),
+    "delta.message.content.thinking": got("a string"),
+    "delta.message.tool_plan": got("a string"),
+    "delta.message.tool_calls": got("an object"),
+    "delta.message.tool_calls.function": got("an object"),
+    "delta.message.tool_calls.function.arguments": got("a string"),
+    "delta.finish_reason": got("a string"),
+    "delta.usage": got("an object"),
 }
 """The words the hand-written checks said, where the model's would say less."""
 
 
-def _read(i: int, obj: dict[str, Any], model: type[Any]) -> Any:
-    """`obj` as `model`, else a StreamEventError for event `i` naming the field."""
-    return convert(
-        obj, model, _WORDING, error=lambda field, problem: StreamEventError(i, field, problem)
-    )
-
-
 def _event(i: int, obj: dict[str, Any], message: type[M]) -> tuple[Event[M], M | None]:
     """The event read with `message` as its `delta.message`, and that message."""
-    event: Event[M] = _read(i, obj, Event[message])  # type: ignore[valid-type]
+    event: Event[M] = read_event(i, obj, Event[message], _WORDING)  # type: ignore[valid-type]
     return event, event.delta.message if event.delta else None
 
 
@@ -198,23 +188,23 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
         call = (call_message and call_message.tool_calls) or ToolCall()
         _tool_call(b, t_ms, kind, piece.index or 0, call)
     elif kind == "tool-call-end":
-        index = _read(i, obj, Indexed).index or 0
+        index = read_event(i, obj, Indexed, _WORDING).index or 0
         if index in b.state.get("calls", {}):
             b.tool_done(b.state["calls"][index])
     elif kind == "citation-start":
         citation, cited = _event(i, obj, CitationMessage)
         b.meta(t_ms, kind=kind, index=citation.index or 0, citation=cited and cited.citations)
     elif kind == "citation-end":
-        b.meta(t_ms, kind=kind, index=_read(i, obj, Indexed).index or 0)
+        b.meta(t_ms, kind=kind, index=read_event(i, obj, Indexed, _WORDING).index or 0)
     elif kind == "message-end":
-        end = _read(i, obj, MessageEnd).delta or EndDelta()
+        end = read_event(i, obj, MessageEnd, _WORDING).delta or EndDelta()
         b.finish_reason = end.finish_reason
         b.usage = end.usage
         if end.finish_reason != "ERROR":
             b.finish_tool_calls()
         b.close(t_ms)
     elif kind in ("content-end", "debug"):
-        _read(i, obj, Indexed)
+        read_event(i, obj, Indexed, _WORDING)
     else:
         raise StreamEventError(
             i, "event", f"unknown Cohere event {kind!r} (not mapped; --tolerant keeps it)"

@@ -28,10 +28,12 @@ first arguments, a Gemini event with several parts), the second and later say
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, overload
 
+from uxlab.reading import Wording, convert
 from uxlab.streams.importers.base import StreamEventError, event_json_object
 from uxlab.streams.recording import (
     SAME_EVENT,
@@ -44,6 +46,8 @@ from uxlab.streams.recording import (
     Recording,
 )
 from uxlab.streams.sse import SseEvent
+
+T = TypeVar("T")
 
 MALFORMED = "malformed_event"
 """The meta kind of an event the tolerant mode kept instead of mapping."""
@@ -234,6 +238,34 @@ def named_event(index: int, name: str | None, data: str) -> tuple[str, dict[str,
     if not isinstance(kind, str):
         raise StreamEventError(index, "event", "neither an `event:` name nor a `type` in the data")
     return kind, obj
+
+
+@overload
+def read_event(
+    i: int, obj: Any, model: type[T], wording: Wording | None = None, prefix: str = ""
+) -> T: ...
+@overload
+def read_event(
+    i: int, obj: Any, model: Any, wording: Wording | None = None, prefix: str = ""
+) -> Any: ...
+def read_event(
+    i: int, obj: Any, model: Any, wording: Wording | None = None, prefix: str = ""
+) -> Any:
+    """`obj` as `model` in one pass, else a StreamEventError for event `i` naming the field.
+
+    `obj` sits at `prefix` in the event's object (`""`: it is the object; `delta.`,
+    `candidates[0].content.parts[2].`), so the field is said by its path in the event;
+    `wording` gives a reader's own words by that path (`[*]` for any index).
+    """
+    at = re.sub(r"\[\d+\]", "[*]", prefix)
+    return convert(
+        obj,
+        model,
+        {k.removeprefix(at): v for k, v in (wording or {}).items() if k.startswith(at)},
+        error=lambda field, problem: StreamEventError(
+            i, f"{prefix}{field}" if field else prefix.rstrip(".") or None, problem
+        ),
+    )
 
 
 def error_event(

@@ -36,20 +36,20 @@ The stream is a list of *steps* (each `step.start`, `step.delta`..., `step.stop`
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from uxlab.reading import MISSING, Wording, convert
+from uxlab.reading import MISSING, Wording, got
 from uxlab.streams.importers.base import (
     ImportOptions,
     ImportResult,
     StreamEventError,
     event_json_object,
 )
-from uxlab.streams.importers.event_mapping import StreamBuilder, map_events
+from uxlab.streams.importers.event_mapping import StreamBuilder, map_events, read_event
 from uxlab.streams.importers.sse_capture import import_capture_files
 from uxlab.streams.recording import Header, Recording
 from uxlab.streams.sse import SseEvent
@@ -128,31 +128,17 @@ class CallDelta(msgspec.Struct):
     arguments: dict[str, Any] | None = None
 
 
-def _got(what: str) -> Callable[[Any], str]:
-    return lambda v: f"expected {what}, got {v!r:.60}"
-
-
 _WORDING: Wording = {
-    "index": _got("a whole number"),
-    "interaction": _got("an object"),
-    "interaction.usage": _got("an object"),
-    "delta": lambda v: "missing (expected an object)" if v is MISSING else _got("an object")(v),
-    "delta.text": _got("a string"),
-    "delta.content": _got("an object"),
-    "delta.content.text": _got("a string"),
-    "delta.arguments": _got("a string"),
+    "index": got("a whole number"),
+    "interaction": got("an object"),
+    "interaction.usage": got("an object"),
+    "delta": lambda v: "missing (expected an object)" if v is MISSING else got("an object")(v),
+    "delta.text": got("a string"),
+    "delta.content": got("an object"),
+    "delta.content.text": got("a string"),
+    "delta.arguments": got("a string"),
 }
 """The words the hand-written checks said, where the model's would say less."""
-
-
-def _read(i: int, obj: dict[str, Any], model: type[Any], prefix: str = "") -> Any:
-    """`obj` as `model`, else a StreamEventError for event `i` naming the field."""
-    return convert(
-        obj,
-        model,
-        {k.removeprefix(prefix): v for k, v in _WORDING.items() if k.startswith(prefix)},
-        error=lambda field, problem: StreamEventError(i, f"{prefix}{field}", problem),
-    )
 
 
 _STARTS = ("step.start", "content.start")
@@ -185,24 +171,24 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
     if not isinstance(kind, str):
         raise StreamEventError(i, "event_type", "missing (expected an Interactions event type)")
     if kind in _CREATED:
-        interaction = _read(i, obj, InteractionEvent).interaction or Interaction()
+        interaction = read_event(i, obj, InteractionEvent, _WORDING).interaction or Interaction()
         b.fill_model(interaction.model)
         b.role_prelude(t_ms, "model", interaction_id=interaction.id)
     elif kind.startswith("interaction.") and kind not in _COMPLETED:
-        b.meta(t_ms, kind=kind, status=_read(i, obj, ProgressEvent).status)
+        b.meta(t_ms, kind=kind, status=read_event(i, obj, ProgressEvent, _WORDING).status)
     elif kind in _STARTS:
-        start = _read(i, obj, StartEvent)
+        start = read_event(i, obj, StartEvent, _WORDING)
         step = start.step if "step" in obj else start.content
         _start(b, t_ms, start.index or 0, step or Step())
     elif kind in _DELTAS:
-        event = _read(i, obj, DeltaEvent)
+        event = read_event(i, obj, DeltaEvent, _WORDING)
         _delta(b, i, t_ms, event.index or 0, event.delta)
     elif kind in _STOPS:
-        call = b.state.get("calls", {}).get(_read(i, obj, Indexed).index or 0)
+        call = b.state.get("calls", {}).get(read_event(i, obj, Indexed, _WORDING).index or 0)
         if call is not None:
             b.tool_done(call)
     elif kind in _COMPLETED:
-        interaction = _read(i, obj, InteractionEvent).interaction or Interaction()
+        interaction = read_event(i, obj, InteractionEvent, _WORDING).interaction or Interaction()
         b.usage = interaction.usage
         b.finish_reason = interaction.status or "completed"
         if interaction.status != "failed":
@@ -210,11 +196,11 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
         b.state["completed"] = True
         b.close(t_ms)
     elif kind == "error":
-        _read(i, obj, Indexed)
+        read_event(i, obj, Indexed, _WORDING)
         err = obj.get("error", obj)
         b.error(t_ms, err if isinstance(err, dict) else {"message": str(err)})
     else:
-        _read(i, obj, Indexed)
+        read_event(i, obj, Indexed, _WORDING)
         raise StreamEventError(
             i,
             "event_type",
@@ -259,10 +245,10 @@ def _delta(b: StreamBuilder, i: int, t_ms: float | None, index: int, delta: dict
     stype = b.state.get("steps", {}).get(index)
     call = b.state.get("calls", {}).get(index)
     if dtype == "text":
-        text = _read(i, delta, TextDelta, "delta.").text
+        text = read_event(i, delta, TextDelta, _WORDING, "delta.").text
         b.chunk(t_ms, text or "", "reasoning" if stype == "thought" else "content")
     elif dtype == "thought_summary":
-        content = _read(i, delta, SummaryDelta, "delta.").content or SummaryContent()
+        content = read_event(i, delta, SummaryDelta, _WORDING, "delta.").content or SummaryContent()
         b.chunk(t_ms, content.text or "", "reasoning")
     elif dtype == "thought_signature" or (dtype is None and "signature" in delta):
         signature = delta.get("signature")
@@ -276,14 +262,14 @@ def _delta(b: StreamBuilder, i: int, t_ms: float | None, index: int, delta: dict
         size = len(blob) if isinstance(blob, str) else None
         b.meta(t_ms, kind="inline_data", mime_type=delta.get("mime_type"), data_chars=size)
     elif dtype == "arguments_delta" and call is not None:
-        text = _read(i, delta, ArgumentsDelta, "delta.").arguments
+        text = read_event(i, delta, ArgumentsDelta, _WORDING, "delta.").arguments
         b.tool_args(t_ms, call, text or "")
     elif dtype == "function_call" and call is None:  # the older events name the call here
-        step = _read(i, delta, Step, "delta.")
+        step = read_event(i, delta, Step, _WORDING, "delta.")
         b.state.setdefault("steps", {})[index] = "function_call"
         _start_call(b, t_ms, index, msgspec.structs.replace(step, type="function_call"))
     elif call is not None and dtype in ("function_call", stype):
-        arguments = _read(i, delta, CallDelta, "delta.").arguments
+        arguments = read_event(i, delta, CallDelta, _WORDING, "delta.").arguments
         if arguments is not None and call not in b.state.get("whole", set()):
             b.tool_args(t_ms, call, json.dumps(arguments, ensure_ascii=False))
             b.state.setdefault("whole", set()).add(call)

@@ -40,20 +40,20 @@ Candidates other than the first are not imported (chat UIs show one answer).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from uxlab.reading import MISSING, Wording, convert
+from uxlab.reading import MISSING, Wording, got
 from uxlab.streams.importers.base import (
     ImportOptions,
     ImportResult,
     StreamEventError,
     event_json_object,
 )
-from uxlab.streams.importers.event_mapping import StreamBuilder, error_event, map_events
+from uxlab.streams.importers.event_mapping import StreamBuilder, error_event, map_events, read_event
 from uxlab.streams.importers.sse_capture import import_capture_files
 from uxlab.streams.recording import Header, Recording
 from uxlab.streams.sse import SseEvent
@@ -132,38 +132,20 @@ class TextPart(msgspec.Struct):
     thought: bool | None = None
 
 
-def _got(what: str) -> Callable[[Any], str]:
-    return lambda v: f"expected {what}, got {v!r:.60}"
-
-
 _WORDING: Wording = {
-    "usageMetadata": _got("an object"),
-    "candidates": _got("a list"),
-    "candidates[*].content": _got("an object"),
-    "candidates[*].content.parts": _got("a list"),
-    "candidates[*].finishReason": _got("a string"),
-    "functionCall.partialArgs": _got("a list"),
-    "functionCall.partialArgs[*].jsonPath": lambda v: (
+    "usageMetadata": got("an object"),
+    "candidates": got("a list"),
+    "candidates[*].content": got("an object"),
+    "candidates[*].content.parts": got("a list"),
+    "candidates[*].finishReason": got("a string"),
+    "candidates[*].content.parts[*].functionCall.partialArgs": got("a list"),
+    "candidates[*].content.parts[*].functionCall.partialArgs[*].jsonPath": lambda v: (
         f"expected a JSON path such as $.a, got {None if v is MISSING else v!r:.60}"
     ),
-    "functionCall.partialArgs[*].stringValue": _got("a string"),
-    "text": _got("a string"),
+    "candidates[*].content.parts[*].functionCall.partialArgs[*].stringValue": got("a string"),
+    "candidates[*].content.parts[*].text": got("a string"),
 }
-"""The words the hand-written checks said, where the model's would say less (`function
-Call...` and `text`: inside a part)."""
-
-
-def _read(i: int, obj: Any, model: type[Any], prefix: str = "") -> Any:
-    """`obj` as `model`, else a StreamEventError for event `i` naming the field (its path
-    after `prefix`, the path of `obj` in the event)."""
-    return convert(
-        obj,
-        model,
-        _WORDING,
-        error=lambda field, problem: StreamEventError(
-            i, f"{prefix}{field}" if field else prefix.rstrip(".") or None, problem
-        ),
-    )
+"""The words the hand-written checks said, where the model's would say less."""
 
 
 def gemini_events_to_recording(
@@ -181,13 +163,13 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
     obj = event_json_object(i, data)
     if error_event(b, t_ms, name, obj):
         return
-    response = _read(i, obj, Response)
+    response = read_event(i, obj, Response, _WORDING)
     b.fill_model(response.modelVersion)
     if response.usageMetadata:
         b.usage = response.usageMetadata
     if not response.candidates:
         return
-    cand = _read(i, {"candidates": response.candidates[:1]}, _First).candidates[0]
+    cand = read_event(i, {"candidates": response.candidates[:1]}, _First, _WORDING).candidates[0]
     for k, part in enumerate((cand.content.parts if cand.content else None) or []):
         _part(b, i, t_ms, part, f"candidates[0].content.parts[{k}]")
     if cand.finishReason:
@@ -203,21 +185,26 @@ class _First(msgspec.Struct):
 def _part(b: StreamBuilder, i: int, t_ms: float | None, part: dict[str, Any], where: str) -> None:
     """One part, read as the shape its key says (a Gemini part is told by the key it has)."""
     if "functionCall" in part:
-        call = _read(i, part, CallPart, f"{where}.").functionCall
+        call = read_event(i, part, CallPart, _WORDING, f"{where}.").functionCall
         _function_call(b, i, t_ms, call, f"{where}.functionCall")
         return
     if "executableCode" in part:
-        code = _read(i, part, CodePart, f"{where}.").executableCode or ExecutableCode()
+        code = (
+            read_event(i, part, CodePart, _WORDING, f"{where}.").executableCode or ExecutableCode()
+        )
         index = b.tool_call(t_ms, b.n_tools, None, "code_execution", complete=True)
         b.chunk(t_ms, code.code or "", "tool", tool_index=index)
         return
     if "codeExecutionResult" in part:
-        result = _read(i, part, ResultPart, f"{where}.").codeExecutionResult or CodeResult()
+        result = (
+            read_event(i, part, ResultPart, _WORDING, f"{where}.").codeExecutionResult
+            or CodeResult()
+        )
         b.meta(t_ms, kind="code_execution_result", outcome=result.outcome, output=result.output)
         return
     for key, kind in (("inlineData", "inline_data"), ("fileData", "file_data")):
         if key in part:
-            blob = _read(i, part[key] or {}, Blob, f"{where}.{key}.")
+            blob = read_event(i, part[key] or {}, Blob, _WORDING, f"{where}.{key}.")
             extra: dict[str, Any] = {"file_uri": blob.fileUri} if key == "fileData" else {}
             if blob.data is not None:
                 extra["data_chars"] = len(blob.data)
@@ -227,7 +214,7 @@ def _part(b: StreamBuilder, i: int, t_ms: float | None, part: dict[str, Any], wh
         raise StreamEventError(
             i, where, f"a part with unknown keys {sorted(part)} (not mapped; --tolerant keeps it)"
         )
-    text = _read(i, part, TextPart, f"{where}.")
+    text = read_event(i, part, TextPart, _WORDING, f"{where}.")
     b.chunk(t_ms, text.text or "", "reasoning" if text.thought else "content")
 
 

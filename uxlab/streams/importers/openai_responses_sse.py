@@ -47,23 +47,19 @@ mapping of this API: the importers call it strict, the live recorder tolerant):
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from uxlab.reading import MISSING, Wording, convert
+from uxlab.reading import MISSING, Wording, got
 from uxlab.streams.importers.base import (
     ImportOptions,
     ImportResult,
     StreamEventError,
 )
-from uxlab.streams.importers.event_mapping import (
-    StreamBuilder,
-    map_events,
-    named_event,
-)
+from uxlab.streams.importers.event_mapping import StreamBuilder, map_events, named_event, read_event
 from uxlab.streams.importers.sse_capture import import_capture_files
 from uxlab.streams.recording import Chunk, Header, Recording
 from uxlab.streams.sse import SseEvent
@@ -225,28 +221,14 @@ class ResponseEvent(msgspec.Struct):
     response: Response | None = None
 
 
-def _got(what: str) -> Callable[[Any], str]:
-    return lambda v: f"expected {what}, got {v!r:.60}"
-
-
 _WORDING: Wording = {
     "delta": lambda v: f"missing or not a string: {None if v is MISSING else v!r:.60}",
-    "response": _got("an object"),
-    "response.usage": _got("an object"),
-    "item": _got("an object"),
-    "output_index": _got("a whole number"),
+    "response": got("an object"),
+    "response.usage": got("an object"),
+    "item": got("an object"),
+    "output_index": got("a whole number"),
 }
 """The words the hand-written checks said, where the model's would say less."""
-
-
-def _read(i: int, obj: Any, model: Any, prefix: str = "") -> Any:
-    """`obj` as `model`, else a StreamEventError for event `i` naming the field."""
-    return convert(
-        obj,
-        model,
-        _WORDING,
-        error=lambda field, problem: StreamEventError(i, f"{prefix}{field}", problem),
-    )
 
 
 _TEXT_DELTAS = {
@@ -311,21 +293,22 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
     kind, obj = named_event(i, name, data)
     calls: dict[int, int] = b.state.setdefault("calls", {})
     if kind == "response.created":
-        created = _read(i, obj, CreatedEvent).response or Created()
+        created = read_event(i, obj, CreatedEvent, _WORDING).response or Created()
         b.fill_model(created.model)
         b.meta(t_ms, kind="response.created")
     elif kind in _TEXT_DELTAS:
-        text = _read(i, obj, TextDelta).delta
+        text = read_event(i, obj, TextDelta, _WORDING).delta
         if kind == "response.refusal.delta":
             b.chunk(t_ms, text, "content", refusal=True)
         else:
             b.chunk(t_ms, text, _TEXT_DELTAS[kind])
     elif kind in ("response.output_item.added", "response.output_item.done"):
-        event = _read(i, obj, ItemEvent)
-        index = event.output_index or 0
-        item_type = _read(i, event.item or {}, ItemHead, "item.").type
+        item_event = read_event(i, obj, ItemEvent, _WORDING)
+        index = item_event.output_index or 0
+        raw_item = item_event.item or {}
+        item_type = read_event(i, raw_item, ItemHead, _WORDING, "item.").type
         tool = _TOOL_ITEMS.get(item_type) if isinstance(item_type, str) else None
-        item = _read(i, event.item or {}, tool[0], "item.") if tool else None
+        item = read_event(i, raw_item, tool[0], _WORDING, "item.") if tool else None
         if kind == "response.output_item.done":
             if index in calls:
                 whole = item.whole_input() if item else None
@@ -337,7 +320,7 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
         elif item_type not in ("message", "reasoning"):
             b.meta(t_ms, kind="output_item", item_type=item_type, index=index)
     elif kind in _TOOL_DELTAS:
-        piece = _read(i, obj, ToolDelta)
+        piece = read_event(i, obj, ToolDelta, _WORDING)
         index = piece.output_index or 0
         if index not in calls:  # pieces of a call whose item was never announced
             _start_call(b, t_ms, index, ToolItem(type=kind.split(".")[1]))
@@ -348,11 +331,11 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
             text = "\n" + text
         b.tool_args(t_ms, calls[index], text)
     elif kind == "response.shell_call_command.added":
-        event = _read(i, obj, IndexEvent)
+        event = read_event(i, obj, IndexEvent, _WORDING)
         if (event.output_index or 0) in calls and event.command_index:
             b.state[f"new_command_{calls[event.output_index or 0]}"] = True
     elif kind == "response.shell_call_output_content.delta":
-        event = _read(i, obj, IndexEvent)
+        event = read_event(i, obj, IndexEvent, _WORDING)
         delta = event.delta
         chars = (
             sum(len(v) for v in delta.values() if isinstance(v, str))
@@ -361,11 +344,11 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
         )
         b.meta(t_ms, kind="tool_output", index=event.output_index or 0, chars=chars)
     elif kind == "response.output_text.annotation.added" or kind.startswith(_BUILTIN_TOOL_EVENTS):
-        event = _read(i, obj, IndexEvent)
+        event = read_event(i, obj, IndexEvent, _WORDING)
         extra = {} if event.annotation is msgspec.UNSET else {"annotation": event.annotation}
         b.meta(t_ms, kind=kind, index=event.output_index or 0, item_id=event.item_id, **extra)
     elif kind in _ENDS:
-        resp = _read(i, obj, ResponseEvent).response or Response()
+        resp = read_event(i, obj, ResponseEvent, _WORDING).response or Response()
         b.usage = resp.usage
         if kind == "response.failed":
             err = resp.error
