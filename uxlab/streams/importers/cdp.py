@@ -208,13 +208,24 @@ def _data(path: Path, where: str, req: _Request, p: DataReceived) -> None:
     except binascii.Error:
         raise ImportFormatError(path, where, "params.data", "not base64") from None
     req.parser = req.parser or SseParser()
-    req.events.extend((p.timestamp, ev) for ev in req.parser.feed(piece))
+    try:
+        req.events.extend((p.timestamp, ev) for ev in req.parser.feed(piece))
+    except UnicodeDecodeError as exc:
+        raise ImportFormatError(
+            path, where, "params.data", f"not UTF-8 text once decoded from base64 ({exc.reason})"
+        ) from None
 
 
 def _finished(path: Path, where: str, req: _Request, p: LoadingFinished) -> None:
     req.finished_s = p.timestamp
-    if req.parser is not None:
+    if req.parser is None:
+        return
+    try:
         req.events.extend((p.timestamp, ev) for ev in req.parser.close())
+    except UnicodeDecodeError as exc:
+        raise ImportFormatError(
+            path, where, None, f"the stream's bytes end inside a UTF-8 character ({exc.reason})"
+        ) from None
 
 
 def _failed(path: Path, where: str, req: _Request, p: LoadingFailed) -> None:
