@@ -1,6 +1,6 @@
 """The long fuzz run: thousands of mutated inputs through every parser, counting verdicts.
 
-Each parser (`tests/helpers/fuzz.py`: the replay reader, `inspect`, the eight importers, the
+Each parser (`tests/helpers/fuzz.py`: the replay reader, `inspect`, thirteen importers, the
 study file, the trial table, the report's analysis, the SSE parser) gets N mutations of its
 valid seed files (1 to 3 of: bit flips, deletions, duplications, truncation, numbers swapped
 for NaN / Infinity / 1e400 / 1e308 / -1 / 10**30 / 5,000-digit integers, values swapped for

@@ -167,3 +167,23 @@ def test_cdp_bad_data_names_line_and_field(tmp_path):
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(ImportFormatError, match=rf"log.jsonl:{i + 1}: params\.timestamp"):
         import_source("cdp", path)
+
+
+def test_cdp_fetch_bytes_that_are_not_utf8_name_line_and_field(tmp_path):
+    lines = CDP.read_text().splitlines()
+    i = next(k for k, x in enumerate(lines) if "dataReceived" in x)
+    msg = json.loads(lines[i])
+    msg["params"]["data"] = base64.b64encode(b"data: \xff\xfe\n\n").decode()
+    lines[i] = json.dumps(msg)
+    path = tmp_path / "log.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ImportFormatError, match=rf"log.jsonl:{i + 1}: params\.data: not UTF-8"):
+        import_source("cdp", path)
+    lines = CDP.read_text().splitlines()
+    last = max(k for k, x in enumerate(lines) if "dataReceived" in x)
+    msg = json.loads(lines[last])
+    msg["params"]["data"] = base64.b64encode(b"data: x\n\n\xe2\x82").decode()  # cut in a char
+    lines[last] = json.dumps(msg)
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ImportFormatError, match=r"end inside a UTF-8 character"):
+        import_source("cdp", path)

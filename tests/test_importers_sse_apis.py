@@ -79,7 +79,7 @@ def test_gemini_thought_text_function_call_and_finish():
     assert call == {"kind": "tool_call", "index": 0, "id": None, "name": "get_weather"}
     assert json.loads(rec.chunks[-1].text) == {"city": "Oslo"}
     (bad,) = _metas(rec, "malformed_event")
-    assert bad["problem"].startswith("candidates[0].content.parts[].text: expected a string")
+    assert bad["problem"].startswith("candidates[0].content.parts[0].text: expected a string")
     # Gemini has no terminator: the event with finishReason ends the stream.
     assert rec.end.finish_reason == "STOP" and rec.end.t_ms == 900.0
     assert rec.end.usage["totalTokenCount"] == 41
@@ -98,7 +98,7 @@ def test_gemini_error_event():
         ("openai-sse", "openai_full", 17, "data"),
         ("anthropic-sse", "anthropic_full", 37, "delta.text"),
         ("openai-responses-sse", "responses_full", 21, "delta"),
-        ("gemini-sse", "gemini_full", 7, "candidates[0].content.parts[].text"),
+        ("gemini-sse", "gemini_full", 7, "candidates[0].content.parts[0].text"),
     ],
 )
 def test_strict_import_names_file_line_and_field(fmt, name, line, field):

@@ -127,7 +127,7 @@ def test_gemini_part_of_unknown_kind_is_refused_by_its_keys(tmp_path):
     body = (DATA / "gemini_code_execution.sse").read_text()
     path = tmp_path / "g.sse"
     path.write_text(body.replace('{"codeExecutionResult"', '{"videoMetadata":{},"x"', 1))
-    with pytest.raises(ImportFormatError, match=r"g.sse:\d+: candidates\[0\]\.content\.parts\[\]: "
+    with pytest.raises(ImportFormatError, match=r"g.sse:\d+: candidates\[0\]\.content\.parts\[0\]: "
                        r"a part with unknown keys \['videoMetadata', 'x'\]"):  # fmt: skip
         import_source("gemini-sse", path)
 

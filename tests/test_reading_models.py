@@ -8,7 +8,9 @@ from typing import Annotated, Any, Literal
 import msgspec
 import pytest
 
-from uxlab.reading import MISSING, InputProblem, LocatedError, convert
+from uxlab.reading import MISSING, InputProblem, LocatedError, convert, got
+from uxlab.streams.importers import StreamEventError
+from uxlab.streams.importers.event_mapping import read_event
 
 Text = Annotated[str, msgspec.Meta(min_length=1)]
 
@@ -138,3 +140,22 @@ def problem_in(model: Any, raw: Any) -> str:
     with pytest.raises(InputProblem) as info:
         convert(raw, model)
     return str(info.value)
+
+
+class Piece(msgspec.Struct):
+    text: str | None = None
+
+
+def test_an_events_part_is_said_at_its_path_in_the_event_in_the_readers_words() -> None:
+    wording = {"parts[*].text": got("a string")}
+    with pytest.raises(StreamEventError) as exc:
+        read_event(4, {"text": 7}, Piece, wording, "parts[2].")
+    assert (exc.value.index, exc.value.field, exc.value.problem) == (
+        4,
+        "parts[2].text",
+        "expected a string, got 7",
+    )
+    with pytest.raises(StreamEventError) as exc:  # the part itself: said at the prefix
+        read_event(4, "x", Piece, wording, "parts[2].")
+    assert exc.value.field == "parts[2]"
+    assert read_event(0, {"text": "a"}, Piece) == Piece(text="a")

@@ -356,6 +356,59 @@ def targets() -> list[Target]:
             _recordings_problem,
         ),
         Target(
+            "json-chunks",
+            "c.jsonl",
+            [
+                (DATA / "vendor-shapes" / "openai_chunks_timed.jsonl").read_bytes(),
+                (DATA / "vendor-shapes" / "gemini_stream_array.json").read_bytes(),
+                *(
+                    (DATA / "vendor-corpus" / "vercel-ai" / f"{name}.jsonl").read_bytes()
+                    for name in (
+                        "cohere-tool-call",
+                        "google-stream-tool-call-arguments",
+                        "amazon-bedrock-tool-call.1",
+                        "openai-shell-container.1",
+                    )
+                ),
+            ],
+            _importer("json-chunks"),
+            _recordings_problem,
+        ),
+        Target(
+            "bedrock",
+            "b.jsonl",
+            [(DATA / "bedrock" / "converse_stream_timed.jsonl").read_bytes()],
+            _importer("bedrock"),
+            _recordings_problem,
+        ),
+        Target(
+            "har",
+            "p.har",
+            [
+                (DATA / "har" / "chat_app.har").read_bytes(),
+                (DATA / "chromium-156.0.8078.114" / "chat_page.har").read_bytes(),
+            ],
+            _importer("har"),
+            _recordings_problem,
+        ),
+        Target(
+            "cdp",
+            "n.jsonl",
+            [
+                (DATA / "cdp" / "chat_app_network.jsonl").read_bytes(),
+                (DATA / "chromium-156.0.8078.114" / "chat_page_network.jsonl").read_bytes(),
+            ],
+            _importer("cdp"),
+            _recordings_problem,
+        ),
+        Target(
+            "langfuse",
+            "o.json",
+            [(DATA / "traces" / "langfuse_observations.json").read_bytes()],
+            _importer("langfuse"),
+            _recordings_problem,
+        ),
+        Target(
             "study",
             "study.toml",
             [(DATA / "bad_studies" / "good.toml").read_bytes()],

@@ -49,7 +49,7 @@ from uxlab.reading.located import (
     toml_key_line,
     toml_line_of,
 )
-from uxlab.reading.models import MISSING, Text, Wording, convert, expected, translate
+from uxlab.reading.models import MISSING, Text, Wording, convert, expected, got, translate
 from uxlab.reading.numbers import (
     MakeError,
     as_int,
@@ -91,6 +91,7 @@ __all__ = [
     "convert",
     "did_you_mean",
     "expected",
+    "got",
     "in_range",
     "json_depth_exceeds",
     "loads_json",

@@ -77,6 +77,12 @@ def expected(what: str) -> Callable[[Any], str]:
     return words
 
 
+def got(what: str) -> Callable[[Any], str]:
+    """The words for a field of the wrong type as the event mappings said them: `expected
+    an object, got 'x'` (the value's repr, cut at 60 characters)."""
+    return lambda value: f"expected {what}, got {value!r:.60}"
+
+
 @overload
 def convert(
     raw: Any, model: type[T], wording: Wording | None = None, *, error: MakeError = InputProblem

@@ -43,17 +43,13 @@ from typing import Any
 
 import msgspec
 
-from uxlab.reading import MISSING, Wording, convert, shown
+from uxlab.reading import MISSING, Wording, shown
 from uxlab.streams.importers.base import (
     ImportOptions,
     ImportResult,
     StreamEventError,
 )
-from uxlab.streams.importers.event_mapping import (
-    StreamBuilder,
-    map_events,
-    named_event,
-)
+from uxlab.streams.importers.event_mapping import StreamBuilder, map_events, named_event, read_event
 from uxlab.streams.importers.sse_capture import import_capture_files
 from uxlab.streams.recording import Chunk, Header, Recording
 from uxlab.streams.sse import SseEvent
@@ -149,18 +145,6 @@ _WORDING: Wording = {
 }
 
 
-def _read(i: int, obj: Any, model: Any, prefix: str = "") -> Any:
-    """`obj` as `model`, else a StreamEventError for event `i` naming the field."""
-    return convert(
-        obj,
-        model,
-        {k.removeprefix(prefix): v for k, v in _WORDING.items() if k.startswith(prefix)},
-        error=lambda field, problem: StreamEventError(
-            i, f"{prefix}{field}" if field else prefix.rstrip(".") or None, problem
-        ),
-    )
-
-
 def anthropic_events_to_recording(
     events: Sequence[SseEvent], header: Header, *, strict: bool = True
 ) -> Recording:
@@ -180,7 +164,7 @@ def _add_usage(b: StreamBuilder, usage: dict[str, Any] | None) -> None:
 def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: str) -> None:
     kind, obj = named_event(i, name, data)
     if kind == "message_start":
-        msg = _read(i, obj, MessageStart).message
+        msg = read_event(i, obj, MessageStart, _WORDING).message
         _add_usage(b, msg.usage)
         b.fill_model(msg.model)
         b.role_prelude(t_ms, msg.role, message_id=msg.id)
@@ -188,7 +172,7 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
             if _is_call(block.type):
                 _start_call(b, t_ms, -1 - k, block, whole=True)
     elif kind == "content_block_start":
-        start = _read(i, obj, BlockStart)
+        start = read_event(i, obj, BlockStart, _WORDING)
         index, block = start.index or 0, start.content_block
         btype = block.type
         if _is_call(btype):
@@ -202,15 +186,15 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
         if text is not None:
             b.chunk(t_ms, text, "reasoning" if btype == "thinking" else "content")
     elif kind == "content_block_delta":
-        _delta(b, i, t_ms, _read(i, obj, BlockDelta))
+        _delta(b, i, t_ms, read_event(i, obj, BlockDelta, _WORDING))
     elif kind == "content_block_stop":
-        call = b.state.get("calls", {}).get(_read(i, obj, BlockStop).index or 0)
+        call = b.state.get("calls", {}).get(read_event(i, obj, BlockStop, _WORDING).index or 0)
         if call is not None:
             b.tool_done(call)
     elif kind == "ping":
         b.meta(t_ms, kind="ping")
     elif kind == "message_delta":
-        event = _read(i, obj, MessageDelta)
+        event = read_event(i, obj, MessageDelta, _WORDING)
         if event.delta.stop_reason:
             b.finish_reason = event.delta.stop_reason
         _add_usage(b, event.usage)
@@ -265,7 +249,7 @@ def _delta(b: StreamBuilder, i: int, t_ms: float | None, event: BlockDelta) -> N
         rest = {k: v for k, v in delta.items() if k != "type"}
         b.meta(t_ms, kind="delta", delta_type=dtype, index=index, delta=rest)
         return
-    known = _read(i, delta, KnownDelta, "delta.")
+    known = read_event(i, delta, KnownDelta, _WORDING, "delta.")
     if isinstance(known, SignatureDelta):
         signature = known.signature
         b.meta(

@@ -15,7 +15,6 @@ from typing import Any, Generic, TypeVar
 from uxlab.errors import UxlabError
 from uxlab.reading import (
     MAX_JSON_FILE_BYTES,
-    MAX_TIME_MS,
     InputProblem,
     LocatedError,
     check_range,
@@ -305,43 +304,6 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield lineno, obj
 
 
-def require(
-    obj: dict[str, Any],
-    key: str,
-    types: tuple[type, ...],
-    what: str,
-    path: Path,
-    where: str,
-    prefix: str = "",
-) -> Any:
-    """`obj[key]`, checked to be one of `types`, else an ImportFormatError naming the key."""
-    name = f"{prefix}{key}"
-    if not isinstance(obj, dict) or key not in obj:
-        raise ImportFormatError(path, where, name, f"missing (expected {what})")
-    value = obj[key]
-    if isinstance(value, bool) and bool not in types:
-        raise ImportFormatError(path, where, name, f"expected {what}, got {value!r}")
-    if not isinstance(value, types):
-        raise ImportFormatError(
-            path, where, name, f"expected {what}, got {type(value).__name__} {value!r:.60}"
-        )
-    return value
-
-
-def number_list(value: Any, name: str, path: Path, where: str) -> list[float]:
-    """A list of finite non-negative numbers, else an error naming the bad element."""
-    if not isinstance(value, list):
-        raise ImportFormatError(path, where, name, f"expected a list of numbers, got {value!r:.60}")
-    out: list[float] = []
-    for i, v in enumerate(value):
-        if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= MAX_TIME_MS:
-            raise ImportFormatError(
-                path, where, f"{name}[{i}]", f"expected a non-negative number, got {v!r:.60}"
-            )
-        out.append(float(v))
-    return out
-
-
 def chunks_from_gaps(
     ttft_ms: float,
     gaps_ms: Sequence[float],
@@ -360,18 +322,6 @@ def chunks_from_gaps(
         channel = channels[i] if channels is not None else "content"
         chunks.append(Chunk(t_ms=t_ms, text=text, channel=channel, n_tokens=n_tokens))
     return chunks
-
-
-def optional_list(doc: dict[str, Any], key: str, path: Path, where: str) -> list[Any]:
-    """`doc[key]` when it is a list, [] when absent or null, else an ImportFormatError."""
-    value = doc.get(key)
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise ImportFormatError(
-            path, where, key, f"expected a list, got {type(value).__name__} {value!r:.60}"
-        )
-    return value
 
 
 def check_result(result: ImportResult, path: str | Path) -> ImportResult:

@@ -40,7 +40,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from uxlab.reading import MAX_JSON_FILE_BYTES, InputProblem, read_bounded_bytes
+import msgspec
+
+from uxlab.reading import (
+    MAX_JSON_FILE_BYTES,
+    MISSING,
+    InputProblem,
+    Wording,
+    got,
+    read_bounded_bytes,
+)
 from uxlab.streams.importers.base import (
     ImportFormatError,
     ImportOptions,
@@ -55,12 +64,7 @@ from uxlab.streams.importers.base import (
     origin_of,
     selected,
 )
-from uxlab.streams.importers.event_mapping import (
-    StreamBuilder,
-    field_of,
-    index_of,
-    map_events,
-)
+from uxlab.streams.importers.event_mapping import StreamBuilder, map_events, read_event
 from uxlab.streams.recording import Header, Recording
 from uxlab.streams.replay_file import safe_filename
 from uxlab.streams.sse import SseEvent
@@ -120,6 +124,82 @@ def decode_event_stream(body: bytes) -> list[tuple[int, dict[str, str], bytes]]:
     return out
 
 
+class MessageStart(msgspec.Struct):
+    role: str | None = None
+
+
+class ToolUseStart(msgspec.Struct):
+    toolUseId: str | None = None
+    name: str | None = None
+
+
+class Start(msgspec.Struct):
+    """What a content block starts as (only a tool use is mapped)."""
+
+    toolUse: ToolUseStart | None = None
+
+
+class Block(msgspec.Struct):
+    """`contentBlockStart` / `contentBlockStop`: the block's index (absent or null: 0)."""
+
+    contentBlockIndex: int | None = None
+    start: Start | None = None
+
+
+class BlockDelta(msgspec.Struct, kw_only=True):
+    """`contentBlockDelta`; its delta is told by the key it has (`TextDelta`, ...)."""
+
+    contentBlockIndex: int | None = None
+    delta: dict[str, Any]
+
+
+class TextDelta(msgspec.Struct):
+    text: str | None = None
+
+
+class Reasoning(msgspec.Struct):
+    text: str | None = None
+    signature: str | None = None
+
+
+class ReasoningDelta(msgspec.Struct):
+    reasoningContent: Reasoning
+
+
+class ToolUseInput(msgspec.Struct):
+    input: str | None = None
+
+
+class ToolUseDelta(msgspec.Struct):
+    toolUse: ToolUseInput
+
+
+class MessageStop(msgspec.Struct):
+    stopReason: str | None = None
+
+
+class Metrics(msgspec.Struct):
+    latencyMs: int | float | None = None
+
+
+class Metadata(msgspec.Struct):
+    usage: dict[str, Any] | None = None
+    metrics: Metrics | None = None
+
+
+_WORDING: Wording = {
+    "contentBlockIndex": got("a whole number"),
+    "start": got("an object"),
+    "delta": lambda v: "missing (expected an object)" if v is MISSING else got("an object")(v),
+    "delta.text": got("a string"),
+    "delta.reasoningContent.text": got("a string"),
+    "delta.toolUse.input": got("a string"),
+    "stopReason": got("a string"),
+    "usage": got("an object"),
+}
+"""The words the hand-written checks said, where the model's would say less."""
+
+
 def bedrock_events_to_recording(
     events: Sequence[SseEvent], header: Header, *, strict: bool = True
 ) -> Recording:
@@ -137,29 +217,32 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
     if kind.endswith("Exception"):
         b.error(t_ms, {"type": kind, **{k: v for k, v in obj.items() if k != "type"}})
     elif kind == "messageStart":
-        b.role_prelude(t_ms, str(obj.get("role") or "assistant"))
+        b.role_prelude(t_ms, read_event(i, obj, MessageStart, _WORDING).role or "assistant")
     elif kind == "contentBlockStart":
-        start = field_of(i, obj, "start", dict, "an object", "start") or {}
-        tool = start.get("toolUse")
-        if isinstance(tool, dict):
-            block = index_of(i, obj, "contentBlockIndex")
-            index = b.tool_call(t_ms, block, tool.get("toolUseId"), tool.get("name"))
-            b.state.setdefault("calls", {})[block] = index
+        block = read_event(i, obj, Block, _WORDING)
+        tool = block.start.toolUse if block.start else None
+        if tool is not None:
+            start = block.contentBlockIndex or 0
+            b.state.setdefault("calls", {})[start] = b.tool_call(
+                t_ms, start, tool.toolUseId, tool.name
+            )
     elif kind == "contentBlockDelta":
-        _delta(b, i, t_ms, obj)
+        _delta(b, i, t_ms, read_event(i, obj, BlockDelta, _WORDING))
     elif kind == "contentBlockStop":
-        index = b.state.get("calls", {}).get(index_of(i, obj, "contentBlockIndex"))
+        index = b.state.get("calls", {}).get(
+            read_event(i, obj, Block, _WORDING).contentBlockIndex or 0
+        )
         if index is not None:
             b.tool_done(index)
     elif kind == "messageStop":
-        b.finish_reason = field_of(i, obj, "stopReason", str, "a string", "stopReason")
+        b.finish_reason = read_event(i, obj, MessageStop, _WORDING).stopReason
         b.finish_tool_calls()
         _end_part(b, t_ms, "messageStop")
     elif kind == "metadata":
-        b.usage = field_of(i, obj, "usage", dict, "an object", "usage")
-        raw_metrics = obj.get("metrics")
-        metrics = raw_metrics if isinstance(raw_metrics, dict) else {}
-        b.meta(t_ms, kind="metadata", latency_ms=metrics.get("latencyMs"))
+        metadata = read_event(i, obj, Metadata, _WORDING)
+        b.usage = metadata.usage
+        latency = metadata.metrics.latencyMs if metadata.metrics else None
+        b.meta(t_ms, kind="metadata", latency_ms=latency)
         _end_part(b, t_ms, "metadata")
     else:
         raise StreamEventError(
@@ -176,21 +259,19 @@ def _end_part(b: StreamBuilder, t_ms: float | None, part: str) -> None:
         b.close(t_ms)
 
 
-def _delta(b: StreamBuilder, i: int, t_ms: float | None, obj: dict[str, Any]) -> None:
-    delta = field_of(i, obj, "delta", dict, "an object", "delta")
-    if delta is None:
-        raise StreamEventError(i, "delta", "missing (expected an object)")
-    index = index_of(i, obj, "contentBlockIndex")
+def _delta(b: StreamBuilder, i: int, t_ms: float | None, event: BlockDelta) -> None:
+    """A delta, read as the shape its key says (text, reasoning, a tool's input); a delta
+    of another kind is kept whole."""
+    delta, index = event.delta, event.contentBlockIndex or 0
     if "text" in delta:
-        b.chunk(t_ms, field_of(i, delta, "text", str, "a string", "delta.text") or "", "content")
-    elif isinstance(delta.get("reasoningContent"), dict):
-        reasoning = delta["reasoningContent"]
-        text = field_of(i, reasoning, "text", str, "a string", "delta.reasoningContent.text")
-        b.chunk(t_ms, text or "", "reasoning")
-        if isinstance(reasoning.get("signature"), str):
-            b.meta(t_ms, kind="signature", length=len(reasoning["signature"]))
-    elif isinstance(delta.get("toolUse"), dict):
-        text = field_of(i, delta["toolUse"], "input", str, "a string", "delta.toolUse.input")
+        b.chunk(t_ms, read_event(i, delta, TextDelta, _WORDING, "delta.").text or "", "content")
+    elif "reasoningContent" in delta:
+        reasoning = read_event(i, delta, ReasoningDelta, _WORDING, "delta.").reasoningContent
+        b.chunk(t_ms, reasoning.text or "", "reasoning")
+        if reasoning.signature is not None:
+            b.meta(t_ms, kind="signature", length=len(reasoning.signature))
+    elif "toolUse" in delta:
+        text = read_event(i, delta, ToolUseDelta, _WORDING, "delta.").toolUse.input
         b.tool_args(t_ms, b.state.get("calls", {}).get(index, index), text or "")
     else:
         b.meta(t_ms, kind="delta", index=index, delta=delta)

@@ -27,11 +27,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from uxlab.reading import InputProblem, loads_json
+import msgspec
+
+from uxlab.reading import MISSING, InputProblem, Wording, convert, loads_json
 from uxlab.streams.importers.base import (
     ImportFormatError,
     ImportOptions,
@@ -49,6 +52,79 @@ from uxlab.streams.importers.base import (
 from uxlab.streams.importers.detect_api import api_of
 from uxlab.streams.recording import Recording
 from uxlab.streams.sse import SseEvent, SseParser
+
+T = TypeVar("T")
+
+MonotonicTime = float
+"""CDP's time: seconds since an arbitrary point, microsecond resolution."""
+
+
+class Params(msgspec.Struct):
+    """The params every `Network.*` event uxlab reads has: the request it is about."""
+
+    requestId: str | None = None
+
+
+class CdpRequest(msgspec.Struct):
+    url: str | None = None
+    postData: str | None = None
+
+
+class RequestWillBeSent(Params, kw_only=True):
+    timestamp: MonotonicTime
+    request: CdpRequest | None = None
+
+
+class CdpResponse(msgspec.Struct):
+    status: float | None = None
+
+
+class ResponseReceived(Params):
+    response: CdpResponse | None = None
+
+
+class EventSourceMessageReceived(Params, kw_only=True):
+    timestamp: MonotonicTime
+    data: str
+    eventName: str | None = None
+
+
+class DataReceived(Params, kw_only=True):
+    """A piece of a `fetch()` body; `data` only after `Network.streamResourceContent`."""
+
+    timestamp: MonotonicTime
+    data: str | None = None
+
+
+class LoadingFinished(Params, kw_only=True):
+    timestamp: MonotonicTime
+
+
+class LoadingFailed(Params, kw_only=True):
+    timestamp: MonotonicTime
+    errorText: str | None = None
+
+
+def _timestamp(value: Any) -> str:
+    return f"expected CDP MonotonicTime (s), got {None if value is MISSING else value!r:.40}"
+
+
+_WORDING: Wording = {
+    "timestamp": _timestamp,
+    "data": lambda v: (
+        "missing (expected a string)" if v is MISSING else f"expected a string, got {v!r:.60}"
+    ),
+}
+"""The words the hand-written checks said, where the model's would say less."""
+
+
+def _params(path: Path, where: str, params: dict[str, Any], model: type[T]) -> T:
+    """An event's params as `model`, else an ImportFormatError naming `params.<field>`."""
+
+    def error(field: str | None, problem: str) -> ImportFormatError:
+        return ImportFormatError(path, where, f"params.{field}" if field else "params", problem)
+
+    return convert(params, model, _WORDING, error=error)
 
 
 @dataclass
@@ -96,57 +172,77 @@ def _messages(path: Path) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def _seconds(params: dict[str, Any], path: Path, where: str) -> float:
-    value = params.get("timestamp")
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
-        raise ImportFormatError(
-            path, where, "params.timestamp", f"expected CDP MonotonicTime (s), got {value!r:.40}"
-        )
-    return float(value)
-
-
 def _collect(path: Path) -> dict[str, _Request]:
     requests: dict[str, _Request] = {}
     for where, msg in _messages(path):
-        method, params = msg["method"], msg["params"]
-        rid = params.get("requestId")
-        if not isinstance(rid, str):
+        if msg["method"] not in _READ:
             continue
-        req = requests.setdefault(rid, _Request(first_seen=len(requests)))
-        if method == "Network.requestWillBeSent":
-            req.start_s = _seconds(params, path, where)
-            request = params.get("request") if isinstance(params.get("request"), dict) else {}
-            req.url = str(request.get("url") or "")
-            post = request.get("postData")
-            req.post = post if isinstance(post, str) else None
-        elif method == "Network.responseReceived":
-            response = params.get("response") if isinstance(params.get("response"), dict) else {}
-            status = response.get("status")
-            req.status = int(status) if isinstance(status, int | float) else None
-        elif method == "Network.eventSourceMessageReceived":
-            data = params.get("data")
-            if not isinstance(data, str):
-                raise ImportFormatError(path, where, "params.data", "expected a string")
-            name = params.get("eventName")
-            name = None if name in (None, "", "message") else str(name)
-            req.events.append((_seconds(params, path, where), SseEvent(name, data)))
-            req.from_event_source = True
-        elif method == "Network.dataReceived" and isinstance(params.get("data"), str):
-            try:
-                piece = base64.b64decode(params["data"], validate=True)
-            except binascii.Error:
-                raise ImportFormatError(path, where, "params.data", "not base64") from None
-            t_s = _seconds(params, path, where)
-            req.parser = req.parser or SseParser()
-            req.events.extend((t_s, ev) for ev in req.parser.feed(piece))
-        elif method == "Network.loadingFinished":
-            req.finished_s = _seconds(params, path, where)
-            if req.parser is not None:
-                req.events.extend((req.finished_s, ev) for ev in req.parser.close())
-        elif method == "Network.loadingFailed":
-            req.failed = str(params.get("errorText") or "failed")
-            req.finished_s = _seconds(params, path, where)
+        model, handle = _READ[msg["method"]]
+        p = _params(path, where, msg["params"], model)
+        if p.requestId is not None:
+            handle(path, where, requests.setdefault(p.requestId, _Request(len(requests))), p)
     return requests
+
+
+def _sent(path: Path, where: str, req: _Request, p: RequestWillBeSent) -> None:
+    request = p.request or CdpRequest()
+    req.start_s, req.url, req.post = p.timestamp, request.url or "", request.postData
+
+
+def _response(path: Path, where: str, req: _Request, p: ResponseReceived) -> None:
+    status = p.response.status if p.response else None
+    req.status = int(status) if status is not None else None
+
+
+def _event_source(path: Path, where: str, req: _Request, p: EventSourceMessageReceived) -> None:
+    name = None if p.eventName in (None, "", "message") else p.eventName
+    req.events.append((p.timestamp, SseEvent(name, p.data)))
+    req.from_event_source = True
+
+
+def _data(path: Path, where: str, req: _Request, p: DataReceived) -> None:
+    if p.data is None:
+        return  # a piece whose bytes Chrome did not send (no streamResourceContent)
+    try:
+        piece = base64.b64decode(p.data, validate=True)
+    except binascii.Error:
+        raise ImportFormatError(path, where, "params.data", "not base64") from None
+    req.parser = req.parser or SseParser()
+    try:
+        req.events.extend((p.timestamp, ev) for ev in req.parser.feed(piece))
+    except UnicodeDecodeError as exc:
+        raise ImportFormatError(
+            path, where, "params.data", f"not UTF-8 text once decoded from base64 ({exc.reason})"
+        ) from None
+
+
+def _finished(path: Path, where: str, req: _Request, p: LoadingFinished) -> None:
+    req.finished_s = p.timestamp
+    if req.parser is None:
+        return
+    try:
+        req.events.extend((p.timestamp, ev) for ev in req.parser.close())
+    except UnicodeDecodeError as exc:
+        raise ImportFormatError(
+            path, where, None, f"the stream's bytes end inside a UTF-8 character ({exc.reason})"
+        ) from None
+
+
+def _failed(path: Path, where: str, req: _Request, p: LoadingFailed) -> None:
+    req.failed = p.errorText or "failed"
+    req.finished_s = p.timestamp
+
+
+_READ: dict[str, tuple[type[Params], Callable[..., None]]] = {
+    "Network.requestWillBeSent": (RequestWillBeSent, _sent),
+    "Network.responseReceived": (ResponseReceived, _response),
+    "Network.eventSourceMessageReceived": (EventSourceMessageReceived, _event_source),
+    "Network.dataReceived": (DataReceived, _data),
+    "Network.loadingFinished": (LoadingFinished, _finished),
+    "Network.loadingFailed": (LoadingFailed, _failed),
+}
+"""The events uxlab reads, by method: the model of their params and what they say of
+their request; the other `Network.*` events are passed over."""
 
 
 def import_cdp(path: Path, options: ImportOptions) -> ImportResult:

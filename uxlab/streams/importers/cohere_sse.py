@@ -29,20 +29,113 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
+import msgspec
+
+from uxlab.reading import Wording, got
 from uxlab.streams.importers.base import ImportOptions, ImportResult, StreamEventError
 from uxlab.streams.importers.event_mapping import (
     StreamBuilder,
     error_event,
-    field_of,
-    index_of,
     map_events,
     named_event,
+    read_event,
 )
 from uxlab.streams.importers.sse_capture import import_capture_files
 from uxlab.streams.recording import Header, Recording
 from uxlab.streams.sse import SseEvent
+
+M = TypeVar("M")
+
+
+class Content(msgspec.Struct):
+    type: str | None = None
+    text: str | None = None
+    thinking: str | None = None
+
+
+class Function(msgspec.Struct):
+    name: str | None = None
+    arguments: str | None = None
+
+
+class ToolCall(msgspec.Struct):
+    id: str | None = None
+    function: Function | None = None
+
+
+class RoleMessage(msgspec.Struct):
+    """`message-start`'s message (its empty content and tool lists are not read)."""
+
+    role: str | None = None
+
+
+class ContentMessage(msgspec.Struct):
+    content: Content | None = None
+
+
+class PlanMessage(msgspec.Struct):
+    tool_plan: str | None = None
+
+
+class CallMessage(msgspec.Struct):
+    tool_calls: ToolCall | None = None
+
+
+class CitationMessage(msgspec.Struct):
+    citations: Any = None
+
+
+class Delta(msgspec.Struct, Generic[M]):
+    message: M | None = None
+
+
+class Event(msgspec.Struct, Generic[M]):
+    """A Cohere v2 stream event whose `delta.message` is `M`."""
+
+    id: str | None = None
+    index: int | None = None
+    delta: Delta[M] | None = None
+
+
+class EndDelta(msgspec.Struct):
+    finish_reason: str | None = None
+    usage: dict[str, Any] | None = None
+
+
+class Indexed(msgspec.Struct):
+    """An event read for its index only (every event's index is checked)."""
+
+    index: int | None = None
+
+
+class MessageEnd(Indexed):
+    delta: EndDelta | None = None
+
+
+_WORDING: Wording = {
+    "index": got("a whole number"),
+    "delta": got("an object"),
+    "delta.message": got("an object"),
+    "delta.message.content": got("an object"),
+    "delta.message.content.text": got("a string"),
+    "delta.message.content.thinking": got("a string"),
+    "delta.message.tool_plan": got("a string"),
+    "delta.message.tool_calls": got("an object"),
+    "delta.message.tool_calls.function": got("an object"),
+    "delta.message.tool_calls.function.arguments": got("a string"),
+    "delta.finish_reason": got("a string"),
+    "delta.usage": got("an object"),
+}
+"""The words the hand-written checks said, where the model's would say less."""
+
+
+def _event(i: int, obj: dict[str, Any], message: type[M]) -> tuple[Event[M], M | None]:
+    """The event read with `message` as its `delta.message`, and that message."""
+    event: Event[M] = read_event(i, obj, Event[message], _WORDING)  # type: ignore[valid-type]
+    return event, event.delta.message if event.delta else None
+
 
 COHERE_EVENTS = frozenset(
     {
@@ -70,12 +163,6 @@ def cohere_events_to_recording(
     return map_events(events, header, _step, strict=strict).recording()
 
 
-def _message(i: int, obj: dict[str, Any]) -> dict[str, Any]:
-    """`delta.message` of an event ({} when absent), else a StreamEventError."""
-    delta = field_of(i, obj, "delta", dict, "an object", "delta") or {}
-    return field_of(i, delta, "message", dict, "an object", "delta.message") or {}
-
-
 def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: str) -> None:
     if data.strip() == "[DONE]":
         b.close(t_ms)
@@ -83,64 +170,53 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
     kind, obj = named_event(i, name, data)
     if error_event(b, t_ms, kind, obj):
         return
-    index = index_of(i, obj)
     if kind == "message-start":
-        message = _message(i, obj)
-        b.role_prelude(t_ms, str(message.get("role") or "assistant"), message_id=obj.get("id"))
-    elif kind == "content-start":
-        content = field_of(i, _message(i, obj), "content", dict, "an object", "content") or {}
-        b.meta(t_ms, kind="block_start", index=index, block_type=content.get("type"))
-        _content(b, i, t_ms, content)
-    elif kind == "content-delta":
-        content = field_of(i, _message(i, obj), "content", dict, "an object", "content") or {}
-        _content(b, i, t_ms, content)
+        start, role = _event(i, obj, RoleMessage)
+        b.role_prelude(t_ms, (role and role.role) or "assistant", message_id=start.id)
+    elif kind in ("content-start", "content-delta"):
+        block, message = _event(i, obj, ContentMessage)
+        content = (message and message.content) or Content()
+        if kind == "content-start":
+            b.meta(t_ms, kind="block_start", index=block.index or 0, block_type=content.type)
+        b.chunk(t_ms, content.thinking or "", "reasoning")
+        b.chunk(t_ms, content.text or "", "content")
     elif kind == "tool-plan-delta":
-        plan = field_of(i, _message(i, obj), "tool_plan", str, "a string", "tool_plan")
-        b.chunk(t_ms, plan or "", "reasoning", tool_plan=True)
+        _, plan = _event(i, obj, PlanMessage)
+        b.chunk(t_ms, (plan and plan.tool_plan) or "", "reasoning", tool_plan=True)
     elif kind in ("tool-call-start", "tool-call-delta"):
-        _tool_call(b, i, t_ms, kind, index, _message(i, obj))
+        piece, call_message = _event(i, obj, CallMessage)
+        call = (call_message and call_message.tool_calls) or ToolCall()
+        _tool_call(b, t_ms, kind, piece.index or 0, call)
     elif kind == "tool-call-end":
-        call = b.state.get("calls", {}).get(index)
-        if call is not None:
-            b.tool_done(call)
+        index = read_event(i, obj, Indexed, _WORDING).index or 0
+        if index in b.state.get("calls", {}):
+            b.tool_done(b.state["calls"][index])
     elif kind == "citation-start":
-        b.meta(t_ms, kind=kind, index=index, citation=_message(i, obj).get("citations"))
+        citation, cited = _event(i, obj, CitationMessage)
+        b.meta(t_ms, kind=kind, index=citation.index or 0, citation=cited and cited.citations)
     elif kind == "citation-end":
-        b.meta(t_ms, kind=kind, index=index)
+        b.meta(t_ms, kind=kind, index=read_event(i, obj, Indexed, _WORDING).index or 0)
     elif kind == "message-end":
-        delta = field_of(i, obj, "delta", dict, "an object", "delta") or {}
-        reason = field_of(i, delta, "finish_reason", str, "a string", "delta.finish_reason")
-        b.finish_reason = reason
-        b.usage = field_of(i, delta, "usage", dict, "an object", "delta.usage")
-        if reason != "ERROR":
+        end = read_event(i, obj, MessageEnd, _WORDING).delta or EndDelta()
+        b.finish_reason = end.finish_reason
+        b.usage = end.usage
+        if end.finish_reason != "ERROR":
             b.finish_tool_calls()
         b.close(t_ms)
     elif kind in ("content-end", "debug"):
-        return
+        read_event(i, obj, Indexed, _WORDING)
     else:
         raise StreamEventError(
             i, "event", f"unknown Cohere event {kind!r} (not mapped; --tolerant keeps it)"
         )
 
 
-def _content(b: StreamBuilder, i: int, t_ms: float | None, content: dict[str, Any]) -> None:
-    for key, channel in (("thinking", "reasoning"), ("text", "content")):
-        text = field_of(i, content, key, str, "a string", f"delta.message.content.{key}")
-        b.chunk(t_ms, text or "", channel)
-
-
-def _tool_call(
-    b: StreamBuilder, i: int, t_ms: float | None, kind: str, index: Any, message: dict[str, Any]
-) -> None:
-    call = field_of(i, message, "tool_calls", dict, "an object", "delta.message.tool_calls") or {}
-    fn = field_of(i, call, "function", dict, "an object", "delta.message.tool_calls.function")
-    fn = fn or {}
-    calls: dict[Any, int] = b.state.setdefault("calls", {})
+def _tool_call(b: StreamBuilder, t_ms: float | None, kind: str, index: int, call: ToolCall) -> None:
+    fn = call.function or Function()
+    calls: dict[int, int] = b.state.setdefault("calls", {})
     if kind == "tool-call-start" or index not in calls:
-        start = index if isinstance(index, int) else b.n_tools
-        calls[index] = b.tool_call(t_ms, start, call.get("id"), fn.get("name"))
-    args = field_of(i, fn, "arguments", str, "a string", "tool_calls.function.arguments")
-    b.tool_args(t_ms, calls[index], args or "")
+        calls[index] = b.tool_call(t_ms, index, call.id, fn.name)
+    b.tool_args(t_ms, calls[index], fn.arguments or "")
 
 
 def import_cohere_sse(path: Path, options: ImportOptions) -> ImportResult:

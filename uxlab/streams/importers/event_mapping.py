@@ -28,10 +28,12 @@ first arguments, a Gemini event with several parts), the second and later say
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, overload
 
+from uxlab.reading import Wording, convert
 from uxlab.streams.importers.base import StreamEventError, event_json_object
 from uxlab.streams.recording import (
     SAME_EVENT,
@@ -44,6 +46,8 @@ from uxlab.streams.recording import (
     Recording,
 )
 from uxlab.streams.sse import SseEvent
+
+T = TypeVar("T")
 
 MALFORMED = "malformed_event"
 """The meta kind of an event the tolerant mode kept instead of mapping."""
@@ -236,6 +240,34 @@ def named_event(index: int, name: str | None, data: str) -> tuple[str, dict[str,
     return kind, obj
 
 
+@overload
+def read_event(
+    i: int, obj: Any, model: type[T], wording: Wording | None = None, prefix: str = ""
+) -> T: ...
+@overload
+def read_event(
+    i: int, obj: Any, model: Any, wording: Wording | None = None, prefix: str = ""
+) -> Any: ...
+def read_event(
+    i: int, obj: Any, model: Any, wording: Wording | None = None, prefix: str = ""
+) -> Any:
+    """`obj` as `model` in one pass, else a StreamEventError for event `i` naming the field.
+
+    `obj` sits at `prefix` in the event's object (`""`: it is the object; `delta.`,
+    `candidates[0].content.parts[2].`), so the field is said by its path in the event;
+    `wording` gives a reader's own words by that path (`[*]` for any index).
+    """
+    at = re.sub(r"\[\d+\]", "[*]", prefix)
+    return convert(
+        obj,
+        model,
+        {k.removeprefix(at): v for k, v in (wording or {}).items() if k.startswith(at)},
+        error=lambda field, problem: StreamEventError(
+            i, f"{prefix}{field}" if field else prefix.rstrip(".") or None, problem
+        ),
+    )
+
+
 def error_event(
     b: StreamBuilder, t_ms: float | None, name: str | None, obj: dict[str, Any]
 ) -> bool:
@@ -246,26 +278,6 @@ def error_event(
     err = obj.get("error", obj)
     b.error(t_ms, err if isinstance(err, dict) else {"message": str(err)})
     return True
-
-
-def field_of(
-    index: int, obj: dict[str, Any], key: str, types: type | tuple[type, ...], what: str, name: str
-) -> Any:
-    """`obj[key]` when present and of `types` (None when absent), else a StreamEventError."""
-    value = obj.get(key)
-    if value is not None and (not isinstance(value, types) or isinstance(value, bool)):
-        raise StreamEventError(index, name, f"expected {what}, got {value!r:.60}")
-    return value
-
-
-def index_of(i: int, obj: dict[str, Any], key: str = "index") -> int:
-    """An event's whole-number `key` (an index; 0 when absent), else a StreamEventError."""
-    value = obj.get(key, 0)
-    if value is None:
-        return 0
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise StreamEventError(i, key, f"expected a whole number, got {value!r:.60}")
-    return value
 
 
 def count_malformed(rec: Recording) -> int:

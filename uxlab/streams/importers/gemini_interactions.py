@@ -40,16 +40,106 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from uxlab.reading import MISSING, Wording, got
 from uxlab.streams.importers.base import (
     ImportOptions,
     ImportResult,
     StreamEventError,
     event_json_object,
 )
-from uxlab.streams.importers.event_mapping import StreamBuilder, field_of, index_of, map_events
+from uxlab.streams.importers.event_mapping import StreamBuilder, map_events, read_event
 from uxlab.streams.importers.sse_capture import import_capture_files
 from uxlab.streams.recording import Header, Recording
 from uxlab.streams.sse import SseEvent
+
+
+class Part(msgspec.Struct):
+    """A piece of a step's `summary` or `content` as its start gives it."""
+
+    type: str | None = None
+    text: str | None = None
+
+
+class Step(msgspec.Struct):
+    """A step as `step.start` gives it (or the older `content.start`'s content, or a
+    `function_call` delta of the older events)."""
+
+    type: str | None = None
+    id: str | None = None
+    call_id: str | None = None
+    name: str | None = None
+    server_name: str | None = None
+    arguments: dict[str, Any] | None = None
+    summary: list[Part] | None = None
+    content: list[Part] | None = None
+
+
+class Interaction(msgspec.Struct):
+    id: str | None = None
+    model: str | None = None
+    status: str | None = None
+    usage: dict[str, Any] | None = None
+
+
+class Indexed(msgspec.Struct):
+    """An event's step index (absent or null: 0)."""
+
+    index: int | None = None
+
+
+class InteractionEvent(Indexed):
+    interaction: Interaction | None = None
+
+
+class ProgressEvent(Indexed):
+    status: Any = None
+
+
+class StartEvent(Indexed):
+    step: Step | None = None
+    content: Step | None = None
+
+
+class DeltaEvent(Indexed, kw_only=True):
+    delta: dict[str, Any]
+
+
+class TextDelta(msgspec.Struct):
+    text: str | None = None
+
+
+class SummaryContent(msgspec.Struct):
+    text: str | None = None
+
+
+class SummaryDelta(msgspec.Struct):
+    content: SummaryContent | None = None
+
+
+class ArgumentsDelta(msgspec.Struct):
+    arguments: str | None = None
+
+
+class CallDelta(msgspec.Struct):
+    """A built-in tool's call delta: its arguments object, whole."""
+
+    arguments: dict[str, Any] | None = None
+
+
+_WORDING: Wording = {
+    "index": got("a whole number"),
+    "interaction": got("an object"),
+    "interaction.usage": got("an object"),
+    "delta": lambda v: "missing (expected an object)" if v is MISSING else got("an object")(v),
+    "delta.text": got("a string"),
+    "delta.content": got("an object"),
+    "delta.content.text": got("a string"),
+    "delta.arguments": got("a string"),
+}
+"""The words the hand-written checks said, where the model's would say less."""
+
 
 _STARTS = ("step.start", "content.start")
 _DELTAS = ("step.delta", "content.delta")
@@ -80,38 +170,37 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
     kind = obj.get("event_type") or name
     if not isinstance(kind, str):
         raise StreamEventError(i, "event_type", "missing (expected an Interactions event type)")
-    index = index_of(i, obj)
     if kind in _CREATED:
-        interaction = field_of(i, obj, "interaction", dict, "an object", "interaction") or {}
-        b.fill_model(interaction.get("model"))
-        b.role_prelude(t_ms, "model", interaction_id=interaction.get("id"))
+        interaction = read_event(i, obj, InteractionEvent, _WORDING).interaction or Interaction()
+        b.fill_model(interaction.model)
+        b.role_prelude(t_ms, "model", interaction_id=interaction.id)
     elif kind.startswith("interaction.") and kind not in _COMPLETED:
-        b.meta(t_ms, kind=kind, status=obj.get("status"))
+        b.meta(t_ms, kind=kind, status=read_event(i, obj, ProgressEvent, _WORDING).status)
     elif kind in _STARTS:
-        step = obj.get("step") if "step" in obj else obj.get("content")
-        _start(b, i, t_ms, index, step if isinstance(step, dict) else {})
+        start = read_event(i, obj, StartEvent, _WORDING)
+        step = start.step if "step" in obj else start.content
+        _start(b, t_ms, start.index or 0, step or Step())
     elif kind in _DELTAS:
-        delta = field_of(i, obj, "delta", dict, "an object", "delta")
-        if delta is None:
-            raise StreamEventError(i, "delta", "missing (expected an object)")
-        _delta(b, i, t_ms, index, delta)
+        event = read_event(i, obj, DeltaEvent, _WORDING)
+        _delta(b, i, t_ms, event.index or 0, event.delta)
     elif kind in _STOPS:
-        call = b.state.get("calls", {}).get(index)
+        call = b.state.get("calls", {}).get(read_event(i, obj, Indexed, _WORDING).index or 0)
         if call is not None:
             b.tool_done(call)
     elif kind in _COMPLETED:
-        interaction = field_of(i, obj, "interaction", dict, "an object", "interaction") or {}
-        b.usage = field_of(i, interaction, "usage", dict, "an object", "interaction.usage")
-        status = interaction.get("status")
-        b.finish_reason = status if isinstance(status, str) else "completed"
-        if status != "failed":
+        interaction = read_event(i, obj, InteractionEvent, _WORDING).interaction or Interaction()
+        b.usage = interaction.usage
+        b.finish_reason = interaction.status or "completed"
+        if interaction.status != "failed":
             b.finish_tool_calls()
         b.state["completed"] = True
         b.close(t_ms)
     elif kind == "error":
+        read_event(i, obj, Indexed, _WORDING)
         err = obj.get("error", obj)
         b.error(t_ms, err if isinstance(err, dict) else {"message": str(err)})
     else:
+        read_event(i, obj, Indexed, _WORDING)
         raise StreamEventError(
             i,
             "event_type",
@@ -119,50 +208,48 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
         )
 
 
-def _start(b: StreamBuilder, i: int, t_ms: float | None, index: Any, step: dict[str, Any]) -> None:
-    stype = step.get("type")
-    steps: dict[Any, Any] = b.state.setdefault("steps", {})
+def _start(b: StreamBuilder, t_ms: float | None, index: int, step: Step) -> None:
+    stype = step.type
+    steps: dict[int, str | None] = b.state.setdefault("steps", {})
     steps[index] = stype
-    if stype == "function_call" or (isinstance(stype, str) and stype.endswith("_call")):
+    if stype is not None and stype.endswith("_call"):
         _start_call(b, t_ms, index, step)
         return
-    call_id = step.get("call_id")
-    b.meta(t_ms, kind="block_start", index=index, block_type=stype, call_id=call_id)
-    for item in step.get("summary") or step.get("content") or []:
-        if isinstance(item, dict) and item.get("type") == "text":
-            channel = "reasoning" if stype == "thought" else "content"
-            b.chunk(t_ms, str(item.get("text") or ""), channel)
+    b.meta(t_ms, kind="block_start", index=index, block_type=stype, call_id=step.call_id)
+    for part in step.summary or step.content or []:
+        if part.type == "text":
+            b.chunk(t_ms, part.text or "", "reasoning" if stype == "thought" else "content")
 
 
-def _start_call(b: StreamBuilder, t_ms: float | None, index: Any, step: dict[str, Any]) -> None:
-    stype = str(step.get("type"))
-    name = step.get("name") if stype in ("function_call", "mcp_server_tool_call") else None
+def _start_call(b: StreamBuilder, t_ms: float | None, index: int, step: Step) -> None:
+    stype = str(step.type)
+    name = step.name if stype in ("function_call", "mcp_server_tool_call") else None
     call = b.tool_call(
         t_ms,
-        index if isinstance(index, int) else b.n_tools,
-        step.get("id"),
+        index,
+        step.id,
         name or stype.removesuffix("_call"),
         tool_type=stype if stype != "function_call" else None,
-        server=step.get("server_name"),
+        server=step.server_name,
     )
     b.state.setdefault("calls", {})[index] = call
-    arguments = step.get("arguments")
-    if isinstance(arguments, dict) and arguments:
-        b.tool_args(t_ms, call, json.dumps(arguments, ensure_ascii=False), from_start=True)
+    if step.arguments:
+        b.tool_args(t_ms, call, json.dumps(step.arguments, ensure_ascii=False), from_start=True)
         b.state.setdefault("whole", set()).add(call)
 
 
-def _delta(b: StreamBuilder, i: int, t_ms: float | None, index: Any, delta: dict[str, Any]) -> None:
+def _delta(b: StreamBuilder, i: int, t_ms: float | None, index: int, delta: dict[str, Any]) -> None:
+    """One delta, read by its `type` and its step's (a built-in tool's call and result
+    deltas carry the step's own type, so no closed union of types describes them)."""
     dtype = delta.get("type")
     stype = b.state.get("steps", {}).get(index)
     call = b.state.get("calls", {}).get(index)
     if dtype == "text":
-        text = field_of(i, delta, "text", str, "a string", "delta.text")
+        text = read_event(i, delta, TextDelta, _WORDING, "delta.").text
         b.chunk(t_ms, text or "", "reasoning" if stype == "thought" else "content")
     elif dtype == "thought_summary":
-        content = field_of(i, delta, "content", dict, "an object", "delta.content") or {}
-        text = field_of(i, content, "text", str, "a string", "delta.content.text")
-        b.chunk(t_ms, text or "", "reasoning")
+        content = read_event(i, delta, SummaryDelta, _WORDING, "delta.").content or SummaryContent()
+        b.chunk(t_ms, content.text or "", "reasoning")
     elif dtype == "thought_signature" or (dtype is None and "signature" in delta):
         signature = delta.get("signature")
         b.meta(
@@ -175,15 +262,15 @@ def _delta(b: StreamBuilder, i: int, t_ms: float | None, index: Any, delta: dict
         size = len(blob) if isinstance(blob, str) else None
         b.meta(t_ms, kind="inline_data", mime_type=delta.get("mime_type"), data_chars=size)
     elif dtype == "arguments_delta" and call is not None:
-        text = field_of(i, delta, "arguments", str, "a string", "delta.arguments")
+        text = read_event(i, delta, ArgumentsDelta, _WORDING, "delta.").arguments
         b.tool_args(t_ms, call, text or "")
-    elif dtype == "function_call" or (call is not None and dtype == stype):
-        if call is None:  # the older content events name the call in its delta
-            b.state.setdefault("steps", {})[index] = "function_call"
-            _start_call(b, t_ms, index, {**delta, "type": "function_call"})
-            return
-        arguments = delta.get("arguments")
-        if isinstance(arguments, dict) and call not in b.state.get("whole", set()):
+    elif dtype == "function_call" and call is None:  # the older events name the call here
+        step = read_event(i, delta, Step, _WORDING, "delta.")
+        b.state.setdefault("steps", {})[index] = "function_call"
+        _start_call(b, t_ms, index, msgspec.structs.replace(step, type="function_call"))
+    elif call is not None and dtype in ("function_call", stype):
+        arguments = read_event(i, delta, CallDelta, _WORDING, "delta.").arguments
+        if arguments is not None and call not in b.state.get("whole", set()):
             b.tool_args(t_ms, call, json.dumps(arguments, ensure_ascii=False))
             b.state.setdefault("whole", set()).add(call)
     elif isinstance(dtype, str) and (dtype == stype or dtype.endswith("_result")):

@@ -44,22 +44,108 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from uxlab.reading import MISSING, Wording, got
 from uxlab.streams.importers.base import (
     ImportOptions,
     ImportResult,
     StreamEventError,
     event_json_object,
 )
-from uxlab.streams.importers.event_mapping import (
-    StreamBuilder,
-    error_event,
-    field_of,
-    map_events,
-)
+from uxlab.streams.importers.event_mapping import StreamBuilder, error_event, map_events, read_event
 from uxlab.streams.importers.sse_capture import import_capture_files
 from uxlab.streams.recording import Header, Recording
 from uxlab.streams.sse import SseEvent
 from uxlab.streams.tool_calls import parse_json_path
+
+
+class Response(msgspec.Struct):
+    """A `GenerateContentResponse` as uxlab reads it (only the first candidate is read,
+    so only it is checked)."""
+
+    modelVersion: str | None = None
+    usageMetadata: dict[str, Any] | None = None
+    candidates: list[Any] | None = None
+
+
+class Content(msgspec.Struct):
+    parts: list[dict[str, Any]] | None = None
+    """Told apart by which key each has (`Part` below), so read one by one."""
+
+
+class Candidate(msgspec.Struct):
+    content: Content | None = None
+    finishReason: str | None = None
+
+
+class PartialArg(msgspec.Struct):
+    """A piece of a streamed call's arguments: a JSON path and at most one value."""
+
+    jsonPath: str | None = None
+    stringValue: str | msgspec.UnsetType = msgspec.UNSET
+    numberValue: int | float | msgspec.UnsetType = msgspec.UNSET
+    boolValue: bool | msgspec.UnsetType = msgspec.UNSET
+    nullValue: Any = msgspec.UNSET
+    willContinue: bool | None = None
+
+
+class FunctionCall(msgspec.Struct):
+    name: str | None = None
+    id: str | None = None
+    args: Any = msgspec.field(default_factory=dict)
+    partialArgs: list[PartialArg] | None = None
+    willContinue: bool | None = None
+
+
+class CallPart(msgspec.Struct):
+    functionCall: FunctionCall
+
+
+class ExecutableCode(msgspec.Struct):
+    code: str | None = None
+
+
+class CodePart(msgspec.Struct):
+    executableCode: ExecutableCode | None = None
+
+
+class CodeResult(msgspec.Struct):
+    outcome: str | None = None
+    output: str | None = None
+
+
+class ResultPart(msgspec.Struct):
+    codeExecutionResult: CodeResult | None = None
+
+
+class Blob(msgspec.Struct):
+    """`inlineData` (its `data`, base64) or `fileData` (its `fileUri`)."""
+
+    mimeType: str | None = None
+    data: str | None = None
+    fileUri: str | None = None
+
+
+class TextPart(msgspec.Struct):
+    text: str | None = None
+    thought: bool | None = None
+
+
+_WORDING: Wording = {
+    "usageMetadata": got("an object"),
+    "candidates": got("a list"),
+    "candidates[*].content": got("an object"),
+    "candidates[*].content.parts": got("a list"),
+    "candidates[*].finishReason": got("a string"),
+    "candidates[*].content.parts[*].functionCall.partialArgs": got("a list"),
+    "candidates[*].content.parts[*].functionCall.partialArgs[*].jsonPath": lambda v: (
+        f"expected a JSON path such as $.a, got {None if v is MISSING else v!r:.60}"
+    ),
+    "candidates[*].content.parts[*].functionCall.partialArgs[*].stringValue": got("a string"),
+    "candidates[*].content.parts[*].text": got("a string"),
+}
+"""The words the hand-written checks said, where the model's would say less."""
 
 
 def gemini_events_to_recording(
@@ -77,98 +163,88 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
     obj = event_json_object(i, data)
     if error_event(b, t_ms, name, obj):
         return
-    b.fill_model(obj.get("modelVersion"))
-    usage = field_of(i, obj, "usageMetadata", dict, "an object", "usageMetadata")
-    if usage:
-        b.usage = usage
-    candidates = field_of(i, obj, "candidates", list, "a list", "candidates") or []
-    if not candidates:
+    response = read_event(i, obj, Response, _WORDING)
+    b.fill_model(response.modelVersion)
+    if response.usageMetadata:
+        b.usage = response.usageMetadata
+    if not response.candidates:
         return
-    cand = candidates[0]
-    if not isinstance(cand, dict):
-        raise StreamEventError(i, "candidates[0]", f"expected an object, got {cand!r:.60}")
-    content = field_of(i, cand, "content", dict, "an object", "candidates[0].content") or {}
-    parts = field_of(i, content, "parts", list, "a list", "candidates[0].content.parts") or []
-    for part in parts:
-        _part(b, i, t_ms, part)
-    if cand.get("finishReason"):
-        b.finish_reason = field_of(
-            i, cand, "finishReason", str, "a string", "candidates[0].finishReason"
-        )
+    cand = read_event(i, {"candidates": response.candidates[:1]}, _First, _WORDING).candidates[0]
+    for k, part in enumerate((cand.content.parts if cand.content else None) or []):
+        _part(b, i, t_ms, part, f"candidates[0].content.parts[{k}]")
+    if cand.finishReason:
+        b.finish_reason = cand.finishReason
 
 
-def _part(b: StreamBuilder, i: int, t_ms: float | None, part: Any) -> None:
-    where = "candidates[0].content.parts[]"
-    if not isinstance(part, dict):
-        raise StreamEventError(i, where, f"expected an object, got {part!r:.60}")
+class _First(msgspec.Struct):
+    """The first candidate alone, so its fields are said with their full path."""
+
+    candidates: list[Candidate]
+
+
+def _part(b: StreamBuilder, i: int, t_ms: float | None, part: dict[str, Any], where: str) -> None:
+    """One part, read as the shape its key says (a Gemini part is told by the key it has)."""
     if "functionCall" in part:
-        call = part["functionCall"]
-        if not isinstance(call, dict):
-            raise StreamEventError(i, f"{where}.functionCall", "expected an object")
-        _function_call(b, i, t_ms, call)
+        call = read_event(i, part, CallPart, _WORDING, f"{where}.").functionCall
+        _function_call(b, i, t_ms, call, f"{where}.functionCall")
         return
     if "executableCode" in part:
-        code = part["executableCode"] if isinstance(part["executableCode"], dict) else {}
-        index = b.n_tools
-        index = b.tool_call(t_ms, index, None, "code_execution", complete=True)
-        text = code.get("code")
-        b.chunk(t_ms, text if isinstance(text, str) else "", "tool", tool_index=index)
+        code = (
+            read_event(i, part, CodePart, _WORDING, f"{where}.").executableCode or ExecutableCode()
+        )
+        index = b.tool_call(t_ms, b.n_tools, None, "code_execution", complete=True)
+        b.chunk(t_ms, code.code or "", "tool", tool_index=index)
         return
     if "codeExecutionResult" in part:
         result = (
-            part["codeExecutionResult"] if isinstance(part["codeExecutionResult"], dict) else {}
+            read_event(i, part, ResultPart, _WORDING, f"{where}.").codeExecutionResult
+            or CodeResult()
         )
-        b.meta(
-            t_ms,
-            kind="code_execution_result",
-            outcome=result.get("outcome"),
-            output=result.get("output"),
-        )
+        b.meta(t_ms, kind="code_execution_result", outcome=result.outcome, output=result.output)
         return
     for key, kind in (("inlineData", "inline_data"), ("fileData", "file_data")):
         if key in part:
-            blob = part[key] if isinstance(part[key], dict) else {}
-            extra = {"file_uri": blob.get("fileUri")} if key == "fileData" else {}
-            if isinstance(blob.get("data"), str):
-                extra["data_chars"] = len(blob["data"])
-            b.meta(t_ms, kind=kind, mime_type=blob.get("mimeType"), **extra)
+            blob = read_event(i, part[key] or {}, Blob, _WORDING, f"{where}.{key}.")
+            extra: dict[str, Any] = {"file_uri": blob.fileUri} if key == "fileData" else {}
+            if blob.data is not None:
+                extra["data_chars"] = len(blob.data)
+            b.meta(t_ms, kind=kind, mime_type=blob.mimeType, **extra)
             return
     if "text" not in part and not set(part) <= _TEXT_PART_KEYS:
         raise StreamEventError(
             i, where, f"a part with unknown keys {sorted(part)} (not mapped; --tolerant keeps it)"
         )
-    text = field_of(i, part, "text", str, "a string", f"{where}.text") or ""
-    b.chunk(t_ms, text, "reasoning" if part.get("thought") else "content")
+    text = read_event(i, part, TextPart, _WORDING, f"{where}.")
+    b.chunk(t_ms, text.text or "", "reasoning" if text.thought else "content")
 
 
 _TEXT_PART_KEYS = {"text", "thought", "thoughtSignature"}
 
 
-def _function_call(b: StreamBuilder, i: int, t_ms: float | None, call: dict[str, Any]) -> None:
+def _function_call(
+    b: StreamBuilder, i: int, t_ms: float | None, call: FunctionCall, where: str
+) -> None:
     """A whole call (`args`), or a piece of a streamed one (see the module docstring)."""
-    where = "candidates[0].content.parts[].functionCall"
-    partial = call.get("partialArgs")
-    if partial is not None and not isinstance(partial, list):
-        raise StreamEventError(i, f"{where}.partialArgs", f"expected a list, got {partial!r:.60}")
-    name = call.get("name") if isinstance(call.get("name"), str) and call.get("name") else None
+    partial = call.partialArgs
+    name = call.name or None
     streaming: _StreamedCall | None = b.state.get("streamed_call")
-    if not partial and not call.get("willContinue"):
+    if not partial and not call.willContinue:
         if streaming is not None and name is None:
             _end_streamed(b, t_ms, streaming)  # the end marker (often `{}`)
         elif name is not None:
             b.state["streamed_call"] = None  # an open streamed call stays incomplete
-            index = b.tool_call(t_ms, b.n_tools, call.get("id"), name, complete=True)
-            b.tool_args(t_ms, index, json.dumps(call.get("args", {}), ensure_ascii=False))
+            index = b.tool_call(t_ms, b.n_tools, call.id, name, complete=True)
+            b.tool_args(t_ms, index, json.dumps(call.args, ensure_ascii=False))
         return
     if streaming is None or (name is not None and streaming.named):
-        index = b.tool_call(t_ms, b.n_tools, call.get("id"), name)
+        index = b.tool_call(t_ms, b.n_tools, call.id, name)
         streaming = b.state["streamed_call"] = _StreamedCall(index, named=name is not None)
     elif name is not None:
         streaming.named = True
         b.call_meta(streaming.index).data["name"] = name
     for k, piece in enumerate(partial or []):
         _piece(b, i, t_ms, streaming, piece, f"{where}.partialArgs[{k}]")
-    if not call.get("willContinue"):
+    if not call.willContinue:
         _end_streamed(b, t_ms, streaming)
 
 
@@ -180,34 +256,35 @@ class _StreamedCall:
         self.writer = JsonPathWriter()
 
 
-_VALUE_KEYS = ("stringValue", "numberValue", "boolValue", "nullValue")
-
-
 def _piece(
-    b: StreamBuilder, i: int, t_ms: float | None, call: _StreamedCall, piece: Any, where: str
+    b: StreamBuilder, i: int, t_ms: float | None, call: _StreamedCall, piece: PartialArg, where: str
 ) -> None:
-    if not isinstance(piece, dict):
-        raise StreamEventError(i, where, f"expected an object, got {piece!r:.60}")
-    path = piece.get("jsonPath")
-    tokens = parse_json_path(path) if isinstance(path, str) else None
+    path = piece.jsonPath
+    tokens = parse_json_path(path) if path is not None else None
     if not tokens:
         raise StreamEventError(
             i, f"{where}.jsonPath", f"expected a JSON path such as $.a, got {path!r:.60}"
         )
-    key = next((k for k in _VALUE_KEYS if k in piece), None)
-    if key is None:
+    assert path is not None
+    value: Any
+    is_string = not isinstance(piece.stringValue, msgspec.UnsetType)
+    if is_string:
+        value = piece.stringValue
+    elif not isinstance(piece.numberValue, msgspec.UnsetType):
+        value = piece.numberValue
+    elif not isinstance(piece.boolValue, msgspec.UnsetType):
+        value = piece.boolValue
+    elif piece.nullValue is not msgspec.UNSET:
+        value = None
+    else:
         return  # a piece without a value (an empty container): nothing to add
-    value = None if key == "nullValue" else piece[key]
-    if key == "stringValue" and not isinstance(value, str):
-        raise StreamEventError(i, f"{where}.stringValue", f"expected a string, got {value!r:.60}")
-    more = bool(piece.get("willContinue"))
-    text = call.writer.piece(tokens, value, is_string=key == "stringValue", more=more)
+    text = call.writer.piece(tokens, value, is_string=is_string, more=bool(piece.willContinue))
     if text is None:
         if not call.writer.broken_reported:
             call.writer.broken_reported = True
             b.call_meta(call.index).data["arguments_by_path"] = True
         text = value if isinstance(value, str) else json.dumps(value)
-    extra = {"string_piece": value} if key == "stringValue" else {"value": value}
+    extra = {"string_piece": value} if is_string else {"value": value}
     # Empty text (an empty piece in the middle of a string) adds nothing, as it should.
     b.tool_args(t_ms, call.index, text, json_path=path, **extra)
 

@@ -37,10 +37,13 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from uxlab.reading import InputProblem, loads_json
+import msgspec
+
+from uxlab.reading import MISSING, InputProblem, Wording, convert, loads_json
 from uxlab.streams.importers.base import (
     ImportFormatError,
     ImportOptions,
@@ -59,25 +62,114 @@ from uxlab.streams.recording import End, Meta, Recording
 
 _PHASES = ("blocked", "dns", "connect", "ssl", "send", "wait", "receive")
 
+Ms = int | float | msgspec.UnsetType
+"""A phase duration in ms as HAR writes it (-1: the phase did not happen; absent: unset)."""
+
+
+class Named(msgspec.Struct):
+    """`log.browser` or `log.creator`."""
+
+    name: Any = None
+    version: Any = None
+
+
+class Log(msgspec.Struct):
+    entries: list[dict[str, Any]]
+    """Read one by one: an entry that is not an event stream is not read further."""
+    browser: Named | None = None
+    creator: Named | None = None
+
+
+class Har(msgspec.Struct):
+    log: Log
+
+
+class Content(msgspec.Struct):
+    mimeType: str | None = None
+    text: str | None = None
+    encoding: str | None = None
+
+
+class Response(msgspec.Struct):
+    status: int | None = None
+    content: Content | None = None
+
+
+class Body(msgspec.Struct):
+    content: Content | None = None
+
+
+class Answer(msgspec.Struct):
+    """An entry as far as telling an event stream needs: its response's content (the
+    other entries are not read further)."""
+
+    response: Body | None = None
+
+
+class PostData(msgspec.Struct):
+    text: str | None = None
+
+
+class Request(msgspec.Struct):
+    url: str | None = None
+    postData: PostData | None = None
+
+
+class Timings(msgspec.Struct):
+    blocked: Ms = msgspec.UNSET
+    dns: Ms = msgspec.UNSET
+    connect: Ms = msgspec.UNSET
+    ssl: Ms = msgspec.UNSET
+    send: Ms = msgspec.UNSET
+    wait: Ms = msgspec.UNSET
+    receive: Ms = msgspec.UNSET
+
+
+class Entry(msgspec.Struct, kw_only=True):
+    """An event-stream entry, read whole."""
+
+    request: Request | None = None
+    response: Response | None = None
+    timings: Timings
+
+
+_NOT_HAR = 'missing (expected a HAR file: {"log": {"entries": [...]}})'
+_WORDING: Wording = {
+    "timings": lambda v: (
+        "missing (expected the HAR timings)"
+        if v is MISSING
+        else f"expected the HAR timings (an object), got {v!r:.40}"
+    ),
+    **{f"timings.{k}": lambda v: f"expected a number of ms, got {v!r:.40}" for k in _PHASES},
+}
+"""The words the hand-written checks said, where the model's would say less."""
+
+
+def _error(path: Path, where: str | None, field: str | None, problem: str) -> ImportFormatError:
+    return ImportFormatError(path, where, field, problem)
+
+
+def _har_error(path: Path, field: str | None, problem: str) -> ImportFormatError:
+    """The file is not a HAR at all (no log.entries list), or a part of its log is wrong
+    (an entry that is not an object is said at the entry)."""
+    if field in (None, "log", "log.entries"):
+        return ImportFormatError(path, None, "log.entries", _NOT_HAR)
+    if field and field.startswith("log.entries["):
+        return ImportFormatError(path, field, None, problem)
+    return ImportFormatError(path, None, field, problem)
+
 
 def import_har(path: Path, options: ImportOptions) -> ImportResult:
     """One recording per event-stream entry of a HAR file (text, first byte, end)."""
     path = Path(path)
-    doc = read_json(path)
-    log = doc.get("log") if isinstance(doc, dict) else None
-    entries = log.get("entries") if isinstance(log, dict) else None
-    if not isinstance(log, dict) or not isinstance(entries, list):
-        raise ImportFormatError(
-            path, None, "log.entries", 'missing (expected a HAR file: {"log": {"entries": [...]}})'
-        )
+    log = convert(read_json(path), Har, error=partial(_har_error, path)).log
     # HAR 1.2: `browser` (optional) names the browser, `creator` the program that wrote the
     # file (the same for DevTools' own export; another for a HAR built from a CDP log)
-    named = log.get("browser")
-    named = named if isinstance(named, dict) else log.get("creator")
-    named = named if isinstance(named, dict) else {}
-    browser = " ".join(str(named.get(k)) for k in ("name", "version") if named.get(k))
+    named = log.browser or log.creator or Named()
+    browser = " ".join(str(v) for v in (named.name, named.version) if v)
     result = ImportResult()
-    streams = Requests(_bodies(path, entries), lambda item: item[3] is not None, options, result)
+    bodies = _bodies(path, log.entries)
+    streams = Requests(bodies, lambda item: item[3] is not None, options, result)
     for _, (e, where, entry, body) in streams:  # request indices count event streams
         assert body is not None
         rec = _entry(path, where, e, entry, body, options, browser)
@@ -89,46 +181,31 @@ def import_har(path: Path, options: ImportOptions) -> ImportResult:
 
 
 def _bodies(
-    path: Path, entries: list[Any]
+    path: Path, entries: list[dict[str, Any]]
 ) -> Iterator[tuple[int, str, dict[str, Any], str | None]]:
     """(entry number, where, entry, its event-stream body or None) for each entry."""
     for e, entry in enumerate(entries):
         where = f"log.entries[{e}]"
-        if not isinstance(entry, dict):
-            raise ImportFormatError(path, where, None, "expected an object")
         yield e, where, entry, _body(path, where, entry)
 
 
 def _body(path: Path, where: str, entry: dict[str, Any]) -> str | None:
     """The response body of an event-stream entry (None for any other entry)."""
-    response = entry.get("response")
-    content = response.get("content") if isinstance(response, dict) else None
-    if not isinstance(content, dict):
+    response = convert(entry, Answer, error=partial(_error, path, where)).response
+    content = response.content if response else None
+    if content is None or content.text is None:
         return None
-    text = content.get("text")
-    if not isinstance(text, str):
-        return None
-    if content.get("encoding") == "base64":
+    text = content.text
+    if content.encoding == "base64":
         try:
             text = base64.b64decode(text, validate=True).decode("utf-8")
         except (binascii.Error, UnicodeDecodeError) as exc:
             raise ImportFormatError(
                 path, where, "response.content.text", f"not base64 of UTF-8 text ({exc})"
             ) from None
-    mime = str(content.get("mimeType") or "")
-    if "event-stream" in mime or text.lstrip().startswith(("data:", "event:")):
+    if "event-stream" in (content.mimeType or "") or text.lstrip().startswith(("data:", "event:")):
         return text
     return None
-
-
-def _ms(timings: dict[str, Any], key: str, path: Path, where: str) -> float:
-    """A phase duration in ms; HAR writes -1 for a phase that did not happen."""
-    value = timings.get(key, -1)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
-        raise ImportFormatError(
-            path, where, f"timings.{key}", f"expected a number of ms, got {value!r:.40}"
-        )
-    return max(float(value), 0.0)
 
 
 def _entry(
@@ -140,17 +217,15 @@ def _entry(
     options: ImportOptions,
     browser: str,
 ) -> Recording | str:
-    raw_request = entry.get("request")
-    request = raw_request if isinstance(raw_request, dict) else {}
-    url = str(request.get("url") or "")
+    read = convert(entry, Entry, _WORDING, error=partial(_error, path, where))
+    request = read.request or Request()
+    url = request.url or ""
     events = response_text_events(None, body)
     api = api_of(url, events)
     if api is None:
         return f"an event stream of an API uxlab does not map ({url[:80]})"
-    timings = entry.get("timings")
-    if not isinstance(timings, dict):
-        raise ImportFormatError(path, where, "timings", "missing (expected the HAR timings)")
-    phases = {k: _ms(timings, k, path, where) for k in _PHASES}
+    timings = {k: v for k in _PHASES if (v := getattr(read.timings, k)) is not msgspec.UNSET}
+    phases = {k: max(float(timings.get(k, -1)), 0.0) for k in _PHASES}
     first_byte_ms = phases["send"] + phases["wait"]
     end_ms = first_byte_ms + phases["receive"]
     header = import_header(
@@ -162,8 +237,8 @@ def _entry(
         timing="none: a HAR keeps the body and phase durations, not when each event arrived",
         browser=browser or None,
         url=url.split("?", 1)[0] or None,
-        har_timings={k: timings.get(k) for k in _PHASES if k in timings},
-        http_status=(entry.get("response") or {}).get("status"),
+        har_timings=timings,
+        http_status=read.response.status if read.response else None,
     )
     rec = map_located(
         event_mapping(api),
@@ -179,10 +254,9 @@ def _entry(
     return rec
 
 
-def _request_body(request: dict[str, Any]) -> dict[str, Any]:
-    post = request.get("postData")
-    text = post.get("text") if isinstance(post, dict) else None
-    if isinstance(text, str):
+def _request_body(request: Request) -> dict[str, Any]:
+    text = request.postData.text if request.postData else None
+    if text is not None:
         try:
             body = loads_json(text)
         except InputProblem:

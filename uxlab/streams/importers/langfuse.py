@@ -12,9 +12,13 @@ between made up).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from uxlab.reading import MISSING, Wording, convert
 from uxlab.streams.importers.base import (
     ImportFormatError,
     ImportOptions,
@@ -31,6 +35,52 @@ from uxlab.streams.importers.trace_recording import (
     output_messages,
     trace_recording,
 )
+
+
+class Usage(msgspec.Struct):
+    """`usageDetails` (or the older `usage`): the token counts uxlab keeps."""
+
+    input: int | None = None
+    output: int | None = None
+
+
+class Generation(msgspec.Struct):
+    """A GENERATION observation as the Langfuse public API lists it (the keys uxlab
+    reads). Its `output` is what the application logged, loose by design."""
+
+    id: Any = None
+    traceId: Any = None
+    startTime: str | None = None
+    endTime: str | None = None
+    completionStartTime: str | None = None
+    model: str | None = None
+    output: Any = None
+    usage: Usage | None = None
+    usageDetails: Usage | None = None
+
+
+def _time(value: Any) -> str:
+    if value is MISSING or value is None:
+        return "missing (expected an ISO 8601 time)"
+    return f"expected an ISO 8601 time, got {value!r:.60}"
+
+
+_WORDING: Wording = {"startTime": _time, "endTime": _time, "completionStartTime": _time}
+"""The words the hand-written checks said, where the model's would say less."""
+
+
+def _error(path: Path, where: str, field: str | None, problem: str) -> ImportFormatError:
+    return ImportFormatError(path, where, field, problem)
+
+
+def _us(gen: Generation, key: str, path: Path, where: str) -> int | None:
+    """The time at `key` in whole microseconds (None when absent), else an error."""
+    value = getattr(gen, key)
+    us = iso_us(value)
+    if value is not None and us is None:
+        raise ImportFormatError(path, where, key, _time(value))
+    return us
+
 
 # -- Langfuse --------------------------------------------------------------------------
 
@@ -56,28 +106,29 @@ def import_langfuse(path: Path, options: ImportOptions) -> ImportResult:
     )
     for this, (where, obs) in generations:
         origin = origin_of(path, observation=obs.get("id"))
-        if obs.get("level") == "ERROR":
+        if obs.get("level") == "ERROR":  # read before the rest: its times may be missing
             result.skipped.append(Skipped(origin, f"error: {obs.get('statusMessage') or 'ERROR'}"))
             continue
-        start = iso_us(obs.get("startTime"))
-        end = iso_us(obs.get("endTime"))
+        gen = convert(obs, Generation, _WORDING, error=partial(_error, path, where))
+        start = _us(gen, "startTime", path, where)
+        end = _us(gen, "endTime", path, where)
         if start is None or end is None:
             missing = "startTime" if start is None else "endTime"
             raise ImportFormatError(path, where, missing, "missing (expected an ISO 8601 time)")
         if end < start:
             raise ImportFormatError(path, where, "endTime", "before startTime")
-        first = iso_us(obs.get("completionStartTime"))
+        first = _us(gen, "completionStartTime", path, where)
         ttft_ms = None if first is None else (first - start) / 1000.0
         if ttft_ms is not None and not 0 <= ttft_ms <= (end - start) / 1000.0:
             raise ImportFormatError(
                 path, where, "completionStartTime", "not between startTime and endTime"
             )
-        parts, calls, finish = _langfuse_output(obs.get("output"))
-        usage_raw = obs.get("usageDetails") or obs.get("usage") or {}
+        parts, calls, finish = _langfuse_output(gen.output)
+        counts = (gen.usageDetails if obs.get("usageDetails") else gen.usage) or Usage()
         usage = {
             f"{k}_tokens": v
-            for k, v in (usage_raw.items() if isinstance(usage_raw, dict) else [])
-            if k in ("input", "output") and isinstance(v, int) and not isinstance(v, bool)
+            for k, v in (("input", counts.input), ("output", counts.output))
+            if v is not None
         }
         result.recordings.append(
             trace_recording(
@@ -91,8 +142,8 @@ def import_langfuse(path: Path, options: ImportOptions) -> ImportResult:
                 output_tokens=usage.get("output_tokens"),
                 finish_reason=finish,
                 usage=usage or None,
-                model=obs.get("model") if isinstance(obs.get("model"), str) else None,
-                trace_id=obs.get("traceId"),
+                model=gen.model,
+                trace_id=gen.traceId,
             )
         )
     if generations.n_others:

@@ -20,10 +20,13 @@ an `error_code` or `error_msg` are skipped and reported.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from uxlab.reading import MAX_CHUNKS, MAX_TIME_MS
+import msgspec
+
+from uxlab.reading import MAX_CHUNKS, MAX_TIME_MS, Wording, convert, expected
 from uxlab.streams.importers.base import (
     ImportFormatError,
     ImportOptions,
@@ -34,11 +37,59 @@ from uxlab.streams.importers.base import (
     import_header,
     origin_of,
     read_json,
-    require,
     selected,
 )
 from uxlab.streams.recording import End, Recording
 from uxlab.streams.split_text import lay_text, neutral_text
+
+Seconds = Annotated[float, msgspec.Meta(ge=0, le=MAX_TIME_MS / 1000)]
+"""A time in seconds, 0 to a day."""
+
+
+class Outcome(msgspec.Struct):
+    """Whether a request failed (read first: a failed one is skipped, its other keys
+    unread)."""
+
+    error_code: Any = None
+    error_msg: Any = None
+
+
+class Entry(msgspec.Struct):
+    """One request of `*_individual_responses.json` (llmperf's `common_metrics` keys that
+    uxlab reads; the others are not read)."""
+
+    ttft_s: Seconds
+    end_to_end_latency_s: Seconds
+    number_output_tokens: Annotated[int, msgspec.Meta(le=MAX_CHUNKS)]
+    number_input_tokens: int | None = None
+    inter_token_latency_s: Any = None
+    """Loose on purpose: when it is not a number the last chunk goes at the end, and the
+    header says why (`_last_chunk_s`)."""
+
+
+def _seconds(value: Any) -> str:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"expected a plausible number of seconds (0 to a day), got {value!r}"
+    return expected("a number of seconds")(value)
+
+
+def _tokens(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:g} is not plausible (at most {MAX_CHUNKS:,} chunks are built)"
+    return expected("a whole number")(value)
+
+
+_WORDING: Wording = {
+    "": lambda _: "expected an object",
+    "ttft_s": _seconds,
+    "end_to_end_latency_s": _seconds,
+    "number_output_tokens": _tokens,
+}
+"""The words the hand-written checks said, where the model's would say less."""
+
+
+def _error(path: Path, where: str | None) -> Callable[[str | None, str], ImportFormatError]:
+    return lambda field, problem: ImportFormatError(path, where, field, problem)
 
 
 def _model_from_name(path: Path) -> str | None:
@@ -53,34 +104,27 @@ def _model_from_name(path: Path) -> str | None:
 def import_llmperf(path: Path, options: ImportOptions) -> ImportResult:
     """Build one evenly paced stream per successful llmperf request."""
     path = Path(path)
-    doc = read_json(path)
-    if not isinstance(doc, list):
-        raise ImportFormatError(
-            path, None, None, "expected a JSON list of per-request results (individual_responses)"
-        )
+    doc: list[Any] = convert(
+        read_json(path),
+        list[Any],
+        {"": lambda _: "expected a JSON list of per-request results (individual_responses)"},
+        error=_error(path, None),
+    )
     text = options.text if options.text is not None else neutral_text()
     model = _model_from_name(path)
     result = ImportResult()
-    for i, entry in selected(doc, options, result):
+    for i, raw in selected(doc, options, result):
         where = f"record {i}"
         origin = origin_of(path, request=i)
-        if not isinstance(entry, dict):
-            raise ImportFormatError(path, where, None, "expected an object")
-        if entry.get("error_code") or entry.get("error_msg"):
-            reason = f"failed (error_code {entry.get('error_code')}: "
-            reason += f"{str(entry.get('error_msg') or '').strip()[:60]})"
+        outcome = convert(raw, Outcome, _WORDING, error=_error(path, where))
+        if outcome.error_code or outcome.error_msg:
+            reason = f"failed (error_code {outcome.error_code}: "
+            reason += f"{str(outcome.error_msg or '').strip()[:60]})"
             result.skipped.append(Skipped(origin, reason))
             continue
-        ttft_s = _seconds(entry, "ttft_s", path, where)
-        e2e_s = _seconds(entry, "end_to_end_latency_s", path, where)
-        n_tokens = require(entry, "number_output_tokens", (int,), "a whole number", path, where)
-        if n_tokens > MAX_CHUNKS:
-            raise ImportFormatError(
-                path,
-                where,
-                "number_output_tokens",
-                f"{n_tokens:g} is not plausible (at most {MAX_CHUNKS:,} chunks are built)",
-            )
+        entry = convert(raw, Entry, _WORDING, error=_error(path, where))
+        ttft_s, e2e_s = float(entry.ttft_s), float(entry.end_to_end_latency_s)
+        n_tokens = entry.number_output_tokens
         if n_tokens < 1:
             result.skipped.append(Skipped(origin, "no output tokens"))
             continue
@@ -110,8 +154,8 @@ def import_llmperf(path: Path, options: ImportOptions) -> ImportResult:
             text=options.text_name or "uxlab neutral text",
         )
         usage: dict[str, Any] = {"output_tokens": n_tokens}
-        if isinstance(entry.get("number_input_tokens"), int):
-            usage["input_tokens"] = entry["number_input_tokens"]
+        if entry.number_input_tokens is not None:
+            usage["input_tokens"] = entry.number_input_tokens
         result.recordings.append(
             Recording(
                 header=header,
@@ -122,11 +166,9 @@ def import_llmperf(path: Path, options: ImportOptions) -> ImportResult:
     return result
 
 
-def _last_chunk_s(
-    entry: dict[str, Any], ttft_s: float, e2e_s: float, n_tokens: int
-) -> tuple[float, str]:
+def _last_chunk_s(entry: Entry, ttft_s: float, e2e_s: float, n_tokens: int) -> tuple[float, str]:
     """When the last chunk arrived (s), and where that comes from."""
-    itl_s = entry.get("inter_token_latency_s")
+    itl_s = entry.inter_token_latency_s
     if isinstance(itl_s, bool) or not isinstance(itl_s, int | float) or itl_s != itl_s:
         return e2e_s, "end_to_end_latency_s (no inter_token_latency_s)"
     last_s = float(itl_s) * n_tokens
@@ -138,12 +180,3 @@ def _last_chunk_s(
         f"end_to_end_latency_s (inter_token_latency_s * number_output_tokens = {last_s:.3f} s "
         "is not between ttft_s and the end)"
     )
-
-
-def _seconds(entry: dict[str, Any], key: str, path: Path, where: str) -> float:
-    value = require(entry, key, (int, float), "a number of seconds", path, where)
-    if not 0 <= value <= MAX_TIME_MS / 1000:
-        raise ImportFormatError(
-            path, where, key, f"expected a plausible number of seconds (0 to a day), got {value!r}"
-        )
-    return float(value)

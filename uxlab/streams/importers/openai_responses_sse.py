@@ -51,21 +51,185 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from uxlab.reading import MISSING, Wording, got
 from uxlab.streams.importers.base import (
     ImportOptions,
     ImportResult,
     StreamEventError,
 )
-from uxlab.streams.importers.event_mapping import (
-    StreamBuilder,
-    field_of,
-    index_of,
-    map_events,
-    named_event,
-)
+from uxlab.streams.importers.event_mapping import StreamBuilder, map_events, named_event, read_event
 from uxlab.streams.importers.sse_capture import import_capture_files
 from uxlab.streams.recording import Chunk, Header, Recording
 from uxlab.streams.sse import SseEvent
+
+Index = int | None
+"""An output item's index (absent or null: 0)."""
+
+
+class Operation(msgspec.Struct):
+    """An `apply_patch_call`'s operation."""
+
+    type: str | None = None
+    path: str | None = None
+    diff: str | None = None
+
+
+class ToolItem(msgspec.Struct):
+    """An output item that calls a tool, as `output_item.added` / `.done` give it; each
+    kind below adds the field that holds its whole input."""
+
+    type: str | None = None
+    name: str | None = None
+    call_id: str | None = None
+    id: str | None = None
+    server_label: str | None = None
+    caller: dict[str, Any] | None = None
+    operation: Operation | None = None
+
+    def whole_input(self) -> str | None:
+        """The call's whole input as text (None when it has none)."""
+        return None
+
+
+class ArgumentsItem(ToolItem):
+    """`function_call`, `mcp_call`, `mcp_approval_request`."""
+
+    arguments: str | None = None
+
+    def whole_input(self) -> str | None:
+        return self.arguments
+
+
+class CustomItem(ToolItem):
+    input: str | None = None
+
+    def whole_input(self) -> str | None:
+        return self.input
+
+
+class PatchItem(ToolItem):
+    def whole_input(self) -> str | None:
+        return self.operation.diff if self.operation else None
+
+
+class ShellAction(msgspec.Struct):
+    commands: list[str] | None = None
+
+
+class ShellItem(ToolItem):
+    action: ShellAction | None = None
+
+    def whole_input(self) -> str | None:
+        commands = self.action.commands if self.action else None
+        return "\n".join(commands) if commands is not None else None
+
+
+class CodeItem(ToolItem):
+    """`code_interpreter_call`, `program`."""
+
+    code: str | None = None
+
+    def whole_input(self) -> str | None:
+        return self.code
+
+
+class ActionItem(ToolItem):
+    """`local_shell_call`, `computer_call`: the action, as JSON."""
+
+    action: dict[str, Any] | None = None
+
+    def whole_input(self) -> str | None:
+        return json.dumps(self.action, ensure_ascii=False) if self.action is not None else None
+
+
+_TOOL_ITEMS: dict[str, tuple[type[ToolItem], str | None]] = {
+    "function_call": (ArgumentsItem, None),
+    "custom_tool_call": (CustomItem, None),
+    "mcp_call": (ArgumentsItem, None),
+    "mcp_approval_request": (ArgumentsItem, None),
+    "apply_patch_call": (PatchItem, "apply_patch"),
+    "shell_call": (ShellItem, "shell"),
+    "local_shell_call": (ActionItem, "local_shell"),
+    "computer_call": (ActionItem, "computer"),
+    "code_interpreter_call": (CodeItem, "code_interpreter"),
+    "program": (CodeItem, "program"),
+}
+"""Output items that call a tool: their model, and the tool's name when the item has none
+of its own."""
+
+
+class ItemHead(msgspec.Struct):
+    type: Any = None
+
+
+class ItemEvent(msgspec.Struct):
+    """`response.output_item.added` / `.done`."""
+
+    output_index: Index = None
+    item: dict[str, Any] | None = None
+
+
+class IndexEvent(msgspec.Struct):
+    """An event about one output item: a tool's input piece, a built-in tool's progress,
+    an annotation, a shell's command or output."""
+
+    output_index: Index = None
+    item_id: Any = None
+    command_index: int | None = None
+    delta: Any = None
+    annotation: Any = msgspec.UNSET
+
+
+class TextDelta(msgspec.Struct):
+    delta: str
+
+
+class ToolDelta(msgspec.Struct):
+    """A piece of a tool call's input (`response.function_call_arguments.delta`, ...)."""
+
+    delta: str
+    output_index: Index = None
+
+
+class IncompleteDetails(msgspec.Struct):
+    reason: str | None = None
+
+
+class Response(msgspec.Struct):
+    """The response as the ends carry it."""
+
+    usage: dict[str, Any] | None = None
+    status: str | None = None
+    incomplete_details: IncompleteDetails | None = None
+    error: Any = None
+    """Kept as it came (an object is the error; anything else: `response.failed`)."""
+
+
+class Created(msgspec.Struct):
+    model: str | None = None
+
+
+class CreatedEvent(msgspec.Struct):
+    """`response.created`: only its model is read."""
+
+    response: Created | None = None
+
+
+class ResponseEvent(msgspec.Struct):
+    response: Response | None = None
+
+
+_WORDING: Wording = {
+    "delta": lambda v: f"missing or not a string: {None if v is MISSING else v!r:.60}",
+    "response": got("an object"),
+    "response.usage": got("an object"),
+    "item": got("an object"),
+    "output_index": got("a whole number"),
+}
+"""The words the hand-written checks said, where the model's would say less."""
+
 
 _TEXT_DELTAS = {
     "response.output_text.delta": "content",
@@ -74,19 +238,6 @@ _TEXT_DELTAS = {
     "response.reasoning_summary_text.delta": "reasoning",
 }
 _ENDS = ("response.completed", "response.incomplete", "response.failed")
-_TOOL_ITEMS: dict[str, str | None] = {
-    "function_call": None,
-    "custom_tool_call": None,
-    "mcp_call": None,
-    "mcp_approval_request": None,
-    "apply_patch_call": "apply_patch",
-    "shell_call": "shell",
-    "local_shell_call": "local_shell",
-    "computer_call": "computer",
-    "code_interpreter_call": "code_interpreter",
-    "program": "program",
-}
-"""Output items that call a tool, and the tool's name when the item has none of its own."""
 _TOOL_DELTAS = (
     "response.function_call_arguments.delta",
     "response.custom_tool_call_input.delta",
@@ -138,87 +289,73 @@ def openai_responses_events_to_recording(
     return map_events(events, header, _step, strict=strict).recording()
 
 
-def _delta_text(i: int, obj: dict[str, Any]) -> str:
-    text = obj.get("delta")
-    if not isinstance(text, str):
-        raise StreamEventError(i, "delta", f"missing or not a string: {text!r:.60}")
-    return text
-
-
 def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: str) -> None:
     kind, obj = named_event(i, name, data)
+    calls: dict[int, int] = b.state.setdefault("calls", {})
     if kind == "response.created":
-        resp = field_of(i, obj, "response", dict, "an object", "response") or {}
-        b.fill_model(resp.get("model"))
+        created = read_event(i, obj, CreatedEvent, _WORDING).response or Created()
+        b.fill_model(created.model)
         b.meta(t_ms, kind="response.created")
     elif kind in _TEXT_DELTAS:
-        text = _delta_text(i, obj)
+        text = read_event(i, obj, TextDelta, _WORDING).delta
         if kind == "response.refusal.delta":
             b.chunk(t_ms, text, "content", refusal=True)
         else:
             b.chunk(t_ms, text, _TEXT_DELTAS[kind])
-    elif kind == "response.output_item.added":
-        item = field_of(i, obj, "item", dict, "an object", "item") or {}
-        index = index_of(i, obj, "output_index")
-        item_type = item.get("type")
-        if item_type in _TOOL_ITEMS:
+    elif kind in ("response.output_item.added", "response.output_item.done"):
+        item_event = read_event(i, obj, ItemEvent, _WORDING)
+        index = item_event.output_index or 0
+        raw_item = item_event.item or {}
+        item_type = read_event(i, raw_item, ItemHead, _WORDING, "item.").type
+        tool = _TOOL_ITEMS.get(item_type) if isinstance(item_type, str) else None
+        item = read_event(i, raw_item, tool[0], _WORDING, "item.") if tool else None
+        if kind == "response.output_item.done":
+            if index in calls:
+                whole = item.whole_input() if item else None
+                if whole and not _has_tool_text(b, calls[index]):
+                    b.tool_args(t_ms, calls[index], whole, from_done=True)
+                b.tool_done(calls[index])
+        elif item is not None:
             _start_call(b, t_ms, index, item)
         elif item_type not in ("message", "reasoning"):
             b.meta(t_ms, kind="output_item", item_type=item_type, index=index)
-    elif kind == "response.output_item.done":
-        item = field_of(i, obj, "item", dict, "an object", "item") or {}
-        index = b.state.get("calls", {}).get(index_of(i, obj, "output_index"))
-        if index is not None:
-            whole = _whole_input(item)
-            if whole and not _has_tool_text(b, index):
-                b.tool_args(t_ms, index, whole, from_done=True)
-            b.tool_done(index)
     elif kind in _TOOL_DELTAS:
-        index = b.state.get("calls", {}).get(index_of(i, obj, "output_index"))
-        if index is None:  # pieces of a call whose item was never announced
-            index = _start_call(
-                b, t_ms, index_of(i, obj, "output_index"), {"type": kind.split(".")[1]}
-            )
-        text = _delta_text(i, obj)
+        piece = read_event(i, obj, ToolDelta, _WORDING)
+        index = piece.output_index or 0
+        if index not in calls:  # pieces of a call whose item was never announced
+            _start_call(b, t_ms, index, ToolItem(type=kind.split(".")[1]))
+        text = piece.delta
         if kind == "response.shell_call_command.delta" and b.state.pop(
-            f"new_command_{index}", False
+            f"new_command_{calls[index]}", False
         ):
             text = "\n" + text
-        b.tool_args(t_ms, index, text)
+        b.tool_args(t_ms, calls[index], text)
     elif kind == "response.shell_call_command.added":
-        index = b.state.get("calls", {}).get(index_of(i, obj, "output_index"))
-        if index is not None and obj.get("command_index", 0):
-            b.state[f"new_command_{index}"] = True
+        event = read_event(i, obj, IndexEvent, _WORDING)
+        if (event.output_index or 0) in calls and event.command_index:
+            b.state[f"new_command_{calls[event.output_index or 0]}"] = True
     elif kind == "response.shell_call_output_content.delta":
-        delta = obj.get("delta")
+        event = read_event(i, obj, IndexEvent, _WORDING)
+        delta = event.delta
         chars = (
             sum(len(v) for v in delta.values() if isinstance(v, str))
             if isinstance(delta, dict)
             else None
         )
-        b.meta(t_ms, kind="tool_output", index=index_of(i, obj, "output_index"), chars=chars)
+        b.meta(t_ms, kind="tool_output", index=event.output_index or 0, chars=chars)
     elif kind == "response.output_text.annotation.added" or kind.startswith(_BUILTIN_TOOL_EVENTS):
-        extra = {"annotation": obj["annotation"]} if "annotation" in obj else {}
-        b.meta(
-            t_ms,
-            kind=kind,
-            index=index_of(i, obj, "output_index"),
-            item_id=obj.get("item_id"),
-            **extra,
-        )
+        event = read_event(i, obj, IndexEvent, _WORDING)
+        extra = {} if event.annotation is msgspec.UNSET else {"annotation": event.annotation}
+        b.meta(t_ms, kind=kind, index=event.output_index or 0, item_id=event.item_id, **extra)
     elif kind in _ENDS:
-        resp = field_of(i, obj, "response", dict, "an object", "response") or {}
-        b.usage = field_of(i, resp, "usage", dict, "an object", "response.usage")
+        resp = read_event(i, obj, ResponseEvent, _WORDING).response or Response()
+        b.usage = resp.usage
         if kind == "response.failed":
-            err = resp.get("error")
+            err = resp.error
             b.error(t_ms, err if isinstance(err, dict) else {"type": "response.failed"})
         else:
-            details = resp.get("incomplete_details") or {}
-            reason = details.get("reason") if isinstance(details, dict) else None
-            status = resp.get("status")
-            b.finish_reason = next(
-                (x for x in (reason, status) if isinstance(x, str) and x), "completed"
-            )
+            reason = resp.incomplete_details.reason if resp.incomplete_details else None
+            b.finish_reason = reason or resp.status or "completed"
             if kind == "response.completed":
                 b.finish_tool_calls()  # a completed response has every item done
             b.close(t_ms)
@@ -230,59 +367,24 @@ def _step(b: StreamBuilder, i: int, t_ms: float | None, name: str | None, data: 
         )
 
 
-def _start_call(
-    b: StreamBuilder, t_ms: float | None, output_index: Any, item: dict[str, Any]
-) -> int:
+def _start_call(b: StreamBuilder, t_ms: float | None, output_index: int, item: ToolItem) -> None:
     """A tool-calling output item starts: its start meta (see the module docstring)."""
-    item_type = str(item.get("type"))
-    name = item.get("name") if isinstance(item.get("name"), str) else _TOOL_ITEMS.get(item_type)
-    raw_operation = item.get("operation")
-    operation: dict[str, Any] = raw_operation if isinstance(raw_operation, dict) else {}
-    caller = item.get("caller")
-    index = b.tool_call(
+    operation = item.operation or Operation()
+    tool = _TOOL_ITEMS.get(item.type or "")
+    b.state["calls"][output_index] = b.tool_call(
         t_ms,
-        output_index if isinstance(output_index, int) else b.n_tools,
-        item.get("call_id") or item.get("id"),
-        name,
-        tool_type=item_type,
-        server=item.get("server_label"),
-        caller=caller if isinstance(caller, dict) else None,
-        operation=operation.get("type"),
-        path=operation.get("path"),
+        output_index,
+        item.call_id or item.id,
+        item.name if item.name is not None else (tool[1] if tool else None),
+        tool_type=str(item.type),
+        server=item.server_label,
+        caller=item.caller,
+        operation=operation.type,
+        path=operation.path,
     )
-    b.state.setdefault("calls", {})[output_index] = index
-    return index
 
 
-def _whole_input(item: dict[str, Any]) -> str:
-    """A finished tool-calling item's whole input as text ("" when it has none)."""
-    item_type = item.get("type")
-    if item_type in ("function_call", "mcp_call", "mcp_approval_request"):
-        value = item.get("arguments")
-    elif item_type == "custom_tool_call":
-        value = item.get("input")
-    elif item_type == "apply_patch_call":
-        operation = item.get("operation")
-        value = operation.get("diff") if isinstance(operation, dict) else None
-    elif item_type == "shell_call":
-        action = item.get("action")
-        commands = action.get("commands") if isinstance(action, dict) else None
-        value = (
-            "\n".join(c for c in commands if isinstance(c, str))
-            if isinstance(commands, list)
-            else None
-        )
-    elif item_type in ("code_interpreter_call", "program"):
-        value = item.get("code")
-    elif item_type in ("local_shell_call", "computer_call"):
-        action = item.get("action")
-        value = json.dumps(action, ensure_ascii=False) if isinstance(action, dict) else None
-    else:
-        value = None
-    return value if isinstance(value, str) else ""
-
-
-def _has_tool_text(b: StreamBuilder, index: Any) -> bool:
+def _has_tool_text(b: StreamBuilder, index: int) -> bool:
     """Whether a piece of tool call `index`'s input has arrived already."""
     return any(
         isinstance(e, Chunk) and e.channel == "tool" and e.extra.get("tool_index") == index
