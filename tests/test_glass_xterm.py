@@ -8,6 +8,7 @@ How late the glass is lives in `benchmarks/glass_timing.py`, not here.
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 import time
@@ -149,8 +150,12 @@ def test_a_study_run_at_the_glass_exports_painted_times_and_the_report_reads_the
                "P-GLASS1", "--db", str(db)]  # fmt: skip
     with xvfb() as env:
         env["UXLAB_TEST_SHOT"] = str(tmp_path)
-        term = subprocess.Popen(["xterm", "-geometry", "80x24+0+0", "-e", *command], env=env,
-                                cwd=REPO)  # fmt: skip
+        # the run's exit status, kept for the failure message (its stderr is the screen:
+        # Textual draws there)
+        rc = tmp_path / "run.rc"
+        wrapped = f"{shlex.join(command)}; echo $? >{shlex.quote(str(rc))}"
+        term = subprocess.Popen(["xterm", "-geometry", "80x24+0+0", "-e", "sh", "-c", wrapped],
+                                env=env, cwd=REPO)  # fmt: skip
         try:
             keys = ["a", "Return", "y", "Return"]  # consent; warnings, send or answer; ...
             give_up = time.monotonic() + 240.0
@@ -168,7 +173,8 @@ def test_a_study_run_at_the_glass_exports_painted_times_and_the_report_reads_the
         finally:
             term.terminate()
             term.wait(timeout=30)
-    assert _session_done(db)
+    status = rc.read_text().strip() if rc.exists() else "(still running when stopped)"
+    assert _session_done(db), f"the run ended before the session did (exit status {status})"
     out = tmp_path / "export"
     assert subprocess.run([sys.executable, "-m", "uxlab", "export", str(db), "-o", str(out)],
                           cwd=REPO, capture_output=True).returncode == 0  # fmt: skip

@@ -103,10 +103,14 @@ def test_a_real_terminal_resize_is_logged(tmp_path):
         tmux.keys("C-q", "C-q")
     finally:
         tmux.kill_server()
-    assert events(db) == [
+    logged = events(db)
+    assert logged[:2] == [
         (-1, "terminal", {"cols": 80, "rows": 24, "resumed": False}),
         (-1, "resize", {"cols": 100, "rows": 30}),
     ]
+    # tmux may size the window again while the app quits (seen on a loaded machine: back
+    # to 80x24); that is a resize too, and logged as one
+    assert all(kind == "resize" for _, kind, _ in logged[2:])
 
 
 async def test_a_resize_on_a_locked_database_is_written_after_the_next_trial(tmp_path):
@@ -129,7 +133,11 @@ async def test_a_resize_on_a_locked_database_is_written_after_the_next_trial(tmp
         await wait_for(pilot, lambda: not app.events_pending)
         await pilot.press("ctrl+q", "ctrl+q")
     app.store.close()
-    assert events(db) == [
+    logged = events(db)
+    assert logged[:2] == [
         (-1, "terminal", {"cols": 80, "rows": 24, "resumed": False}),
         (-1, "resize", {"cols": 100, "rows": 30}),
     ]
+    # tmux may size the window again while the app quits (seen on a loaded machine: back
+    # to 80x24); that is a resize too, and logged as one
+    assert all(kind == "resize" for _, kind, _ in logged[2:])
