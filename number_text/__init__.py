@@ -38,6 +38,26 @@ def ms_cell(value: float | None) -> str:
     return f"{value:.1f}"
 
 
+def ms_figure(value: float | None, decimals: int = 0) -> str:
+    """`1,234` / `12.3`: milliseconds in a table of recordings, whole and grouped, with
+    `decimals` below 100 when asked; `-` when unknown (None or NaN)."""
+    if value is None or value != value:
+        return "-"
+    if decimals and abs(value) < 100:
+        return f"{value:.{decimals}f}"
+    return f"{value:,.0f}"
+
+
+def ms_whole(value: float) -> str:
+    """`1,234 ms`: whole milliseconds, grouped; `-` for NaN."""
+    return "-" if value != value else f"{value:,.0f} ms"
+
+
+def grouped(value: float | None, decimals: int = 2) -> str:
+    """`1,234.57`: a figure with thousands grouped and `decimals` places; `-` when unknown."""
+    return "-" if value is None else f"{value:,.{decimals}f}"
+
+
 def spec_number(x: float) -> str:
     """A number in a spec string (`30`, `0.5`, `1e+06`): six significant digits, the
     shortest form, read back to the same value for any number a spec holds."""

@@ -10,9 +10,12 @@ import numpy as np
 from number_text import (
     condition_value,
     duration,
+    grouped,
     level,
     ms,
     ms_cell,
+    ms_figure,
+    ms_whole,
     seconds,
     share_interval,
     spec_number,
@@ -84,3 +87,10 @@ def test_a_condition_value_prints_numpy_numbers_as_numbers() -> None:
         "fast",
         "True",
     ]
+
+
+def test_inspect_figures_group_thousands_and_say_unknown_as_a_dash() -> None:
+    assert [ms_figure(v) for v in (1234.5, 12.34, None, math.nan)] == ["1,234", "12", "-", "-"]
+    assert ms_figure(12.34, 1) == "12.3" and ms_figure(1234.5, 1) == "1,234"
+    assert ms_whole(1234.5) == "1,234 ms" and ms_whole(math.nan) == "-"
+    assert grouped(1234.567) == "1,234.57" and grouped(None) == "-"

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from number_text import grouped
 from uxlab.streams.recording import Recording
 
 PEER_NAMES = {"aiperf": "AIPerf", "vllm": "vLLM bench serve", "guidellm": "guidellm"}
@@ -124,10 +125,6 @@ def _say(out: TextIO, text: str, width: int, indent: str = "") -> None:
     out.write("\n".join(lines) + "\n")
 
 
-def _num(value: float | int | None) -> str:
-    return "-" if value is None else f"{value:,.2f}"
-
-
 def _write_view(view: Any, sources: list[Source], out: TextIO, width: int) -> None:
     from uxlab.streams.peer_view import METRICS
 
@@ -144,7 +141,7 @@ def _write_view(view: Any, sources: list[Source], out: TextIO, width: int) -> No
         figure = view.summary.get(m.name)
         if figure is None:
             continue
-        cells = "".join(_num(figure.get(s)).rjust(10) for s in stats)
+        cells = "".join(grouped(figure.get(s)).rjust(10) for s in stats)
         out.write(f"{m.name:<33}{cells}  {m.unit}\n")
     if view.run:
         parts = [f"{k} {int(v):,}" if v == int(v) else f"{k} {v:,.2f}" for k, v in view.run.items()]

@@ -7,6 +7,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
+from number_text import ms_whole
 from pricing.money import format_money
 
 
@@ -31,10 +32,6 @@ def legend(report: Any) -> str:
 
 def _share(x: float) -> str:
     return "-" if x != x else f"{x:.0%}"
-
-
-def _ms(x: float) -> str:
-    return "-" if x != x else f"{x:,.0f} ms"
 
 
 def summary_lines(report: Any, ids: Sequence[str], width: int = 80) -> list[str]:
@@ -67,7 +64,7 @@ def summary_lines(report: Any, ids: Sequence[str], width: int = 80) -> list[str]
                     f"reasoning billed in {billed} (hidden in {s.n_hidden_reasoning}, "
                     f"streamed as text in {s.n_shown_reasoning}): p50 "
                     f"{s.reasoning_tokens_p50:,.0f} tokens, {_share(s.reasoning_cost_share)} of "
-                    f"the bill; first answer text p50 {_ms(s.first_visible_p50_ms)}",
+                    f"the bill; first answer text p50 {ms_whole(s.first_visible_p50_ms)}",
                     "    ",
                 )
         for reason, n in s.unpriced.items():
@@ -88,7 +85,7 @@ def summary_lines(report: Any, ids: Sequence[str], width: int = 80) -> list[str]
             text = (
                 f"{t.stack}: {t.n_tasks} tasks, {t.n_completed} completed, {t.n_failed} "
                 f"failed, {t.n_abandoned} abandoned; spent {format_money(t.spent)} {cur}; "
-                f"{per} {cur} per completed task; task e2e p50 {_ms(t.e2e_p50_ms)}"
+                f"{per} {cur} per completed task; task e2e p50 {ms_whole(t.e2e_p50_ms)}"
             )
             if t.n_priced < t.n_tasks:
                 text += f"; {t.n_tasks - t.n_priced} unpriced task(s) left out"
@@ -127,7 +124,8 @@ def _chain_task_lines(report: Any, cur: str, wrap: Any) -> list[str]:
     for t in tasks[:MAX_TASK_LINES]:
         outcome = t.outcome if t.outcome == "completed" else f"{t.outcome} ({t.outcome_from})"
         cost = "unpriced" if t.cost is None else f"{format_money(t.cost, t.estimated)} {cur}"
-        lines.append(f"  {t.id.ljust(width)}  {_ms(t.e2e_ms):>9}  {cost:>14}  {t.stack}: {outcome}")
+        e2e = ms_whole(t.e2e_ms)
+        lines.append(f"  {t.id.ljust(width)}  {e2e:>9}  {cost:>14}  {t.stack}: {outcome}")
     if len(tasks) > MAX_TASK_LINES:
         lines.append(f"  ... and {len(tasks) - MAX_TASK_LINES} more (--json lists each)")
     return lines

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from number_text import ms_figure
+
 LEGEND_TTFO = (
     "TTFO: first output of any kind, a tool call's start or arguments included (shown "
     "when a turn only calls tools). "
@@ -42,15 +44,6 @@ _COLUMNS: tuple[tuple[str, int], ...] = (
 _MIN_ID = 12
 
 
-def _ms(value: Any, decimals: int = 0) -> str:
-    """A time in ms for the table: '-' when unknown, 1 decimal below 100 when asked."""
-    if value is None or value != value:  # None or NaN
-        return "-"
-    if decimals and abs(value) < 100:
-        return f"{value:.{decimals}f}"
-    return f"{value:,.0f}"
-
-
 def _fit(text: str, width: int) -> str:
     """Cut `text` to `width` characters with an ellipsis in the middle (ids keep both ends)."""
     if len(text) <= width:
@@ -78,10 +71,10 @@ def _itl_cells(row: dict[str, Any]) -> tuple[str, str]:
     """ITL p50 and p99, `synth` where made-up gaps are left out, `~` where they are pooled."""
     p50, p99 = row["itl_p50_ms"], row["itl_p99_ms"]
     if not _synthetic(row) or row["n_output_chunks"] < 2:  # no gap at all: nothing left out
-        return _ms(p50, 1), _ms(p99, 1)
+        return ms_figure(p50, 1), ms_figure(p99, 1)
     if p50 != p50:  # NaN: left out
         return "synth", "synth"
-    return "~" + _ms(p50, 1), "~" + _ms(p99, 1)
+    return "~" + ms_figure(p50, 1), "~" + ms_figure(p99, 1)
 
 
 def _stalls(row: dict[str, Any]) -> str:
@@ -131,13 +124,14 @@ def write_table(
     head += " " + columns[-1][0].ljust(columns[-1][1])
     out.write(head.rstrip() + "\n")
     for i, row in enumerate(rows):
-        times = (_ms(row["ttft_ms"]), _ms(row["ttfo_ms"])) if with_ttfo else (_ms(row["ttft_ms"]),)
+        ttft = ms_figure(row["ttft_ms"])
+        times = (ttft, ms_figure(row["ttfo_ms"])) if with_ttfo else (ttft,)
         cells: tuple[str, ...] = (
             str(int(row["n_chunks"])),
             *times,
             *_itl_cells(row),
             _stalls(row),
-            _ms(row["e2e_ms"]),
+            ms_figure(row["e2e_ms"]),
         )
         if costs is not None:
             cells = (*cells, costs[1][i])
@@ -167,13 +161,15 @@ def summary_lines(summary: dict[str, Any], width: int = 80) -> list[str]:
         width,
     )
     lines.append(
-        f"  TTFT  p50 {_ms(ttft['p50'])}  p90 {_ms(ttft['p90'])}  max {_ms(ttft['max'])} ms"
+        f"  TTFT  p50 {ms_figure(ttft['p50'])}  p90 {ms_figure(ttft['p90'])}  "
+        f"max {ms_figure(ttft['max'])} ms"
     )
     n_calls = summary.get("tool_calls", 0)
     if n_calls:
         ttfo = summary["ttfo_ms"]
         lines.append(
-            f"  TTFO  p50 {_ms(ttfo['p50'])}  p90 {_ms(ttfo['p90'])}  max {_ms(ttfo['max'])} ms"
+            f"  TTFO  p50 {ms_figure(ttfo['p50'])}  p90 {ms_figure(ttfo['p90'])}  "
+            f"max {ms_figure(ttfo['max'])} ms"
         )
         lines.extend(
             _wrap(
@@ -185,13 +181,17 @@ def summary_lines(summary: dict[str, Any], width: int = 80) -> list[str]:
             )
         )
     lines.append(
-        f"  ITL   p50 {_ms(itl['p50'], 1)}  p90 {_ms(itl['p90'], 1)}  "
-        f"p99 {_ms(itl['p99'], 1)}  max {_ms(itl['max'], 1)} ms"
+        f"  ITL   p50 {ms_figure(itl['p50'], 1)}  p90 {ms_figure(itl['p90'], 1)}  "
+        f"p99 {ms_figure(itl['p99'], 1)}  max {ms_figure(itl['max'], 1)} ms"
     )
-    lines.append(f"  e2e   p50 {_ms(e2e['p50'])}  p90 {_ms(e2e['p90'])}  max {_ms(e2e['max'])} ms")
+    lines.append(
+        f"  e2e   p50 {ms_figure(e2e['p50'])}  p90 {ms_figure(e2e['p90'])}  "
+        f"max {ms_figure(e2e['max'])} ms"
+    )
     lines.append(
         f"  stalls  {stalls['over_250']} over 250 ms in {stalls['recordings_with_stall']} "
-        f"recording(s), {stalls['over_1000']} over 1000 ms; longest {_ms(stalls['longest_ms'])} ms"
+        f"recording(s), {stalls['over_1000']} over 1000 ms; "
+        f"longest {ms_figure(stalls['longest_ms'])} ms"
     )
     lines.append(
         f"  mid-stream errors {summary['errors']}  truncated {summary['truncated']}  "
