@@ -21,12 +21,13 @@ from typing import Any
 import numpy as np
 
 from uxlab.streams.recording import End, Header
+from uxlab.streams.recording_columns import RecordingColumns
 from uxlab.streams.replay_decode import never_decrease
 from uxlab.streams.replay_models import CanonicalChunk
 from uxlab.streams.stream_arrays import server_decode_rate
 
 CHANNEL_CODES: dict[str, int] = {"content": 0, "reasoning": 1, "tool": 2}
-"""The channel of each chunk as a small integer (`inspect_load.RecordingColumns.channel_code`)."""
+"""The channel of each chunk as a small integer (`RecordingColumns.channel_code`)."""
 
 
 @dataclass
@@ -46,21 +47,6 @@ class CanonicalFile:
     """int64 per chunk."""
     channel_code: np.ndarray | None
     """int8 per chunk (`CHANNEL_CODES`), None when every chunk is content."""
-
-
-@dataclass
-class FileColumns:
-    """What `inspect_load.RecordingColumns` takes of a canonical file."""
-
-    t_ms: np.ndarray
-    channel_code: np.ndarray
-    n_chars: np.ndarray
-    n_tokens: np.ndarray
-    first_event_ms: float
-    first_output_ms: float
-    n_tool_calls: int
-    server_decode_tokens_per_s: float
-    end_ms: float
 
 
 _T_MS, _N_TOKENS, _TEXT, _CHANNEL = map(attrgetter, ("t_ms", "n_tokens", "text", "channel"))
@@ -95,7 +81,7 @@ def canonical_columns(
     )
 
 
-def columns_of_canonical(files: Sequence[CanonicalFile]) -> list[FileColumns | None]:
+def columns_of_canonical(files: Sequence[CanonicalFile]) -> list[RecordingColumns | None]:
     """Each file's columns, or None for a file whose known times go back (see the module).
     Every file has at least one chunk."""
     if not files:
@@ -136,7 +122,7 @@ def columns_of_canonical(files: Sequence[CanonicalFile]) -> list[FileColumns | N
     tool_text = (n_chars > 0) & (codes == CHANNEL_CODES["tool"])
     n_tool_calls = np.bincount(rec_of[tool_text], minlength=len(files)) > 0
 
-    out: list[FileColumns | None] = []
+    out: list[RecordingColumns | None] = []
     bounds = starts.tolist()
     for i, f in enumerate(files):
         a, b = bounds[i], bounds[i + 1]
@@ -155,7 +141,8 @@ def columns_of_canonical(files: Sequence[CanonicalFile]) -> list[FileColumns | N
             first = end_t
         rate = server_decode_rate(f.end.usage)
         out.append(
-            FileColumns(
+            RecordingColumns(  # a canonical file: no error events, never truncated
+                id=f.header.id,
                 t_ms=t_ms[a:b],
                 channel_code=codes[a:b],
                 n_chars=n_chars[a:b],
@@ -163,8 +150,13 @@ def columns_of_canonical(files: Sequence[CanonicalFile]) -> list[FileColumns | N
                 first_event_ms=first,
                 first_output_ms=float(first_output[i]),
                 n_tool_calls=int(n_tool_calls[i]),
+                n_incomplete_tool_calls=0,
                 server_decode_tokens_per_s=math.nan if rate is None else rate,
                 end_ms=math.nan if end_t is None else end_t,
+                finish_reason=f.end.finish_reason,
+                error=None,
+                truncated=False,
+                synthetic=f.synthetic,
             )
         )
     return out

@@ -26,12 +26,12 @@ from uxlab.streams.billing import billing_facts
 from uxlab.streams.canonical_batch import (
     CHANNEL_CODES,
     CanonicalFile,
-    FileColumns,
     canonical_columns,
     columns_of_canonical,
 )
 from uxlab.streams.metrics import describe_columns, pooled_summary
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Header, Meta, Recording
+from uxlab.streams.recording_columns import RecordingColumns
 from uxlab.streams.replay_decode import canonical_file
 from uxlab.streams.replay_file import (
     ReplayFormatError,
@@ -55,39 +55,6 @@ T = TypeVar("T")
 
 MIN_FILES_FOR_POOL = 64
 """Fewer files than this are read in this process (starting workers costs ~50 ms)."""
-
-
-@dataclass
-class RecordingColumns:
-    """What the metrics need of one recording: per-chunk columns and per-recording values."""
-
-    id: str
-    t_ms: np.ndarray
-    """float64 per chunk (every channel, empty chunks too): arrival time, NaN when unknown."""
-    channel_code: np.ndarray
-    """int8 per chunk: `CHANNEL_CODES`."""
-    n_chars: np.ndarray
-    """int64 per chunk: characters of text."""
-    n_tokens: np.ndarray
-    """float64 per chunk: tokens, NaN when unknown."""
-    first_event_ms: float
-    """The first known time of any event, else the end's (NaN when none)."""
-    first_output_ms: float
-    """TTFO: the first non-empty chunk of any channel or tool call's start (NaN: none)."""
-    n_tool_calls: int
-    n_incomplete_tool_calls: int
-    server_decode_tokens_per_s: float
-    """The decode rate the server reported (`stream_arrays.server_decode_rate`; NaN: none)."""
-    end_ms: float
-    """The end event's time (NaN when truncated or unknown)."""
-    finish_reason: str | None
-    error: str | None
-    """The type of the first mid-stream error event, or None."""
-    truncated: bool
-    synthetic: bool = False
-    """The header says the gaps were made up on import (`stream_arrays.has_synthetic_gaps`)."""
-    billing: RecordingFacts | None = None
-    """What its price needs (`uxlab.streams.billing`; None when read without a header)."""
 
 
 def _billing(
@@ -225,30 +192,9 @@ def _columns_of_text(
     return columns_of_valid(header.id, parsed, has_synthetic_gaps(header), billed)
 
 
-def _columns_of_canonical(
-    file: CanonicalFile, found: FileColumns, with_billing: bool
-) -> RecordingColumns:
-    """A canonical file's columns (`canonical_batch`): no error events, never truncated."""
-    end = file.end
-    cols = RecordingColumns(
-        id=file.header.id,
-        t_ms=found.t_ms,
-        channel_code=found.channel_code,
-        n_chars=found.n_chars,
-        n_tokens=found.n_tokens,
-        first_event_ms=found.first_event_ms,
-        first_output_ms=found.first_output_ms,
-        n_tool_calls=found.n_tool_calls,
-        n_incomplete_tool_calls=0,
-        server_decode_tokens_per_s=found.server_decode_tokens_per_s,
-        end_ms=found.end_ms,
-        finish_reason=end.finish_reason,
-        error=None,
-        truncated=False,
-        synthetic=file.synthetic,
-    )
-    if with_billing:
-        cols.billing = _billing(file.header, end, cols)
+def _with_billing(file: CanonicalFile, cols: RecordingColumns) -> RecordingColumns:
+    """A canonical file's columns with what its price needs (`RecordingColumns.billing`)."""
+    cols.billing = _billing(file.header, file.end, cols)
     return cols
 
 
@@ -332,11 +278,10 @@ def _load_batch(
         checked = columns_of_canonical([file for _, _, _, file in group])
         for (slot, path, text, file), cols in zip(group, checked, strict=True):
             # Times that go back: the precise path names the line.
-            found[slot] = (
-                read(path, text)
-                if cols is None
-                else _columns_of_canonical(file, cols, with_billing)
-            )
+            if cols is None:
+                found[slot] = read(path, text)
+            else:
+                found[slot] = _with_billing(file, cols) if with_billing else cols
         group.clear()
 
     with paused_gc():
