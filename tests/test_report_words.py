@@ -56,3 +56,15 @@ def test_identical_people_are_said_to_be_identical_not_spread(tmp_path):
     assert "Every estimated individual 50% threshold is the same" in said
     assert "middle half" not in said  # not "between 851 ms and 851 ms"
     assert "outside every individual" not in said  # equal to the last digits is the same
+
+
+def test_a_bracket_open_on_one_side_reads_below_or_above_not_between() -> None:
+    """A person whose answers never went one way at any tested level has a switch past the
+    tested range: `below 1.0 s`, never `between beyond the tested levels and 1.0 s`."""
+    import math
+
+    from analysis.report.summary import bracket_words
+
+    assert bracket_words(200.0, 3000.0) == "between 200 ms and 3.0 s"
+    assert bracket_words(math.nan, 1000.0) == "below 1.0 s"
+    assert bracket_words(650.0, math.nan) == "above 650 ms"

@@ -267,6 +267,14 @@ def _level(value: float) -> str:
     return duration(value) if np.isfinite(value) else "beyond the tested levels"
 
 
+def bracket_words(low: float, high: float) -> str:
+    """Where a person's switch lies: `between 200 ms and 3.0 s`, or `below 1.0 s` /
+    `above 650 ms` when one side lies past the tested levels (NaN)."""
+    if np.isfinite(low) and np.isfinite(high):
+        return f"between {_level(low)} and {_level(high)}"
+    return f"below {_level(high)}" if np.isfinite(high) else f"above {_level(low)}"
+
+
 def _individual_sentences(p: PsychometricPart, mid: pd.Series) -> list[str]:
     """How the per-participant 50% thresholds spread, and whether the pooled one is
     among them; participants whose answers separate are bracketed, not estimated."""
@@ -282,12 +290,12 @@ def _individual_sentences(p: PsychometricPart, mid: pd.Series) -> list[str]:
     if bracketed:
         counts: dict[str, int] = {}
         for low, high in bracketed.values():
-            words = f"between {_level(low)} and {_level(high)}"
+            words = bracket_words(low, high)
             counts[words] = counts.get(words, 0) + 1
         said = "; ".join(f"{n} {words}" for words, n in counts.items())
         out.append(
             f"{len(bracketed)} of {len(p.per_participant)} participants' answers separate by "
-            "latency, so each one's switch is only bracketed by two tested levels, not "
+            "latency, so each one's switch is only bracketed by the tested levels, not "
             f"estimated: {said}."
         )
     if len(values) >= 2 and np.ptp(values) <= SAME_THRESHOLD * float(np.median(values)):
