@@ -408,8 +408,8 @@ class _DecliningOrjson:
     JSONDecodeError = orjson.JSONDecodeError
 
     @staticmethod
-    def loads(text: str) -> Any:
-        raise orjson.JSONDecodeError("declined", text, 0)
+    def loads(text: str | bytes) -> Any:  # bytes: the one-pass path's end line
+        raise orjson.JSONDecodeError("declined", "", 0)
 
 
 def canonical_chunks_only() -> str:

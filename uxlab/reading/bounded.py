@@ -26,7 +26,11 @@ def read_bounded_bytes(path: str | Path, max_bytes: int, what: str = "file") -> 
 
 def read_bounded_text(path: str | Path, max_bytes: int, what: str = "file") -> str:
     """The UTF-8 text of `path` within `max_bytes`; InputProblem when too big or not UTF-8."""
-    data = read_bounded_bytes(path, max_bytes, what)
+    return utf8_text(read_bounded_bytes(path, max_bytes, what))
+
+
+def utf8_text(data: bytes) -> str:
+    """`data` decoded as UTF-8; InputProblem naming the first bad byte."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

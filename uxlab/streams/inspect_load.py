@@ -39,7 +39,9 @@ from uxlab.streams.replay_file import (
     iter_replay_paths,
     parse_events,
     paused_gc,
+    read_bytes,
     read_text,
+    text_of,
 )
 from uxlab.streams.stream_arrays import (
     OUTPUT_CHANNELS,
@@ -261,12 +263,11 @@ def _load_batch(
     paths: Sequence[Path], allow_truncated: bool, with_billing: bool = False
 ) -> LoadedArrays:
     found: list[RecordingColumns | ReplayFormatError | None] = []  # None: in `group`
-    group: list[tuple[int, Path, str | None, CanonicalFile]] = []
+    group: list[tuple[int, Path, bytes | None, CanonicalFile]] = []
 
-    def read(path: Path, text: str | None = None) -> RecordingColumns | ReplayFormatError:
+    def read(path: Path, data: bytes | None = None) -> RecordingColumns | ReplayFormatError:
         try:
-            if text is None:
-                text = read_text(path)
+            text = read_text(path) if data is None else text_of(data, path)
             return _columns_of_text(text, path, allow_truncated, with_billing)
         except ReplayFormatError as exc:
             return exc
@@ -276,29 +277,29 @@ def _load_batch(
 
     def check_group() -> None:
         checked = columns_of_canonical([file for _, _, _, file in group])
-        for (slot, path, text, file), cols in zip(group, checked, strict=True):
+        for (slot, path, data, file), cols in zip(group, checked, strict=True):
             # Times that go back: the precise path names the line.
             if cols is None:
-                found[slot] = read(path, text)
+                found[slot] = read(path, data)
             else:
                 found[slot] = _with_billing(file, cols) if with_billing else cols
         group.clear()
 
     with paused_gc():
         for path in paths:
-            text: str | None = None
+            data: bytes | None = None
             try:
-                text = read_text(path)
-                parts = canonical_file(text, path)
+                data = read_bytes(path)
+                parts = canonical_file(data, path)
             except Exception:  # the precise path says what is wrong
                 parts = None
             if parts is None or not parts[1]:
-                found.append(read(path, text))
+                found.append(read(path, data))
                 continue
             header, chunks, end = parts
             file = canonical_columns(header, chunks, end, has_synthetic_gaps(header))
             del chunks, parts  # freed now, while in the cache
-            group.append((len(found), path, text, file))
+            group.append((len(found), path, data, file))
             found.append(None)  # its place, filled by check_group
             if len(group) >= CANONICAL_GROUP:
                 check_group()

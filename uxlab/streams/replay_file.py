@@ -25,7 +25,8 @@ from typing import Any
 from uxlab.reading import (
     MAX_JSON_FILE_BYTES,
     InputProblem,
-    read_bounded_text,
+    read_bounded_bytes,
+    utf8_text,
 )
 from uxlab.streams.recording import (
     Chunk,
@@ -56,9 +57,11 @@ __all__ = [
     "parse_events",
     "parse_replay",
     "paused_gc",
+    "read_bytes",
     "read_replay",
     "read_text",
     "safe_filename",
+    "text_of",
     "write_replay",
 ]
 
@@ -173,15 +176,29 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def read_text(path: str | Path) -> str:
-    """The text of a replay file (UTF-8, at most `MAX_JSON_FILE_BYTES`), or
-    ReplayFormatError naming the file."""
+def read_bytes(path: str | Path) -> bytes:
+    """The bytes of a replay file (at most `MAX_JSON_FILE_BYTES`), or ReplayFormatError
+    naming the file."""
     try:
-        return read_bounded_text(path, MAX_JSON_FILE_BYTES, "replay file")
+        return read_bounded_bytes(path, MAX_JSON_FILE_BYTES, "replay file")
     except InputProblem as exc:
         raise ReplayFormatError(path, None, exc.field, exc.problem) from None
     except OSError as exc:
         raise ReplayFormatError(path, None, None, f"cannot be read ({exc.strerror})") from None
+
+
+def text_of(data: bytes, path: str | Path) -> str:
+    """The text of a replay file's bytes (UTF-8), or ReplayFormatError naming the file."""
+    try:
+        return utf8_text(data)
+    except InputProblem as exc:
+        raise ReplayFormatError(path, None, exc.field, exc.problem) from None
+
+
+def read_text(path: str | Path) -> str:
+    """The text of a replay file (UTF-8, at most `MAX_JSON_FILE_BYTES`), or
+    ReplayFormatError naming the file."""
+    return text_of(read_bytes(path), path)
 
 
 def read_replay(path: str | Path, allow_truncated: bool = False) -> Recording:
