@@ -84,6 +84,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _inspect(args: argparse.Namespace) -> int:
+    # numpy's OpenBLAS starts a thread per core as numpy is imported (~0.05 s of CPU on 2
+    # cores) for linear algebra that inspect never does; a user's own setting stays.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from uxlab.cli import CliError
     from uxlab.cli.options import price_choice
     from uxlab.streams.aiperf_run import is_aiperf_run

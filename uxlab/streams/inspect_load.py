@@ -14,15 +14,12 @@ import itertools
 import math
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from pricing.corpus import RecordingFacts
-from uxlab.streams.billing import billing_facts
 from uxlab.streams.canonical_batch import (
     CHANNEL_CODES,
     CanonicalFile,
@@ -53,6 +50,9 @@ from uxlab.streams.stream_arrays import (
 )
 from uxlab.streams.tool_calls import TOOL_CALL
 
+if TYPE_CHECKING:  # pricing is imported when a file is priced (`inspect --prices`), not before
+    from pricing.corpus import RecordingFacts
+
 T = TypeVar("T")
 
 MIN_FILES_FOR_POOL = 64
@@ -66,6 +66,8 @@ def _billing(
 ) -> RecordingFacts | None:
     if header is None:
         return None
+    from uxlab.streams.billing import billing_facts
+
     failed = cols.error is not None or end is None or end.finish_reason == "error"
     return billing_facts(
         cols.id,
@@ -332,6 +334,8 @@ def _run_batches(
     work: Callable[[Sequence[Path], bool], T], files: list[Path], allow_truncated: bool, jobs: int
 ) -> list[T]:
     """`work` on contiguous batches of `files` in `jobs` processes, results in file order."""
+    from concurrent.futures import ProcessPoolExecutor  # only with a pool (~7 ms to import)
+
     # A few batches per process, so that one slow batch does not hold up the rest.
     n_batches = min(len(files), jobs * 4)
     bounds = np.linspace(0, len(files), n_batches + 1).astype(int)
