@@ -87,6 +87,8 @@ class ReplayReader:
 
     def tree(self, obj: dict[str, Any], line: int, skip: tuple[str, ...] = ()) -> None:
         """Nesting, finite numbers and integer size of every value of `obj` but `skip`."""
+        if tree_problem(obj) is None:  # the common case: one walk, nothing to name
+            return
         for key, value in obj.items():
             if key in skip or type(value) not in (dict, list, float, int):
                 continue
