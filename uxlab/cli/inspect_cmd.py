@@ -14,6 +14,7 @@ cost and a summary per source and per agent task (`uxlab.streams.costs`, shown b
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import shutil
@@ -73,6 +74,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    # No cyclic garbage collection while a short command builds its rows (the loaders pause
+    # it already): ~80 collections of objects that all live to the end, 0.02 s for 6,000 files.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         code = _inspect(args)
         sys.stdout.flush()
@@ -80,6 +85,9 @@ def run(args: argparse.Namespace) -> int:
         # The reader went away (`uxlab inspect ... | head`): stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    finally:
+        if collecting:
+            gc.enable()
     return code
 
 
