@@ -338,7 +338,8 @@ P = TypeVar("P", bound=_HasPaths)
 def _run_batches(
     work: Callable[[Sequence[Path], bool], P], files: list[Path], allow_truncated: bool, jobs: int
 ) -> list[P]:
-    """`work` on contiguous batches of `files` in `jobs` processes, results in file order."""
+    """`work` on contiguous batches of `files` in `jobs` processes, results in file order:
+    this one and `jobs - 1` workers."""
     from concurrent.futures import ProcessPoolExecutor  # only with a pool (~7 ms to import)
 
     # A few batches per process, so that one slow batch does not hold up the rest.
@@ -349,11 +350,21 @@ def _run_batches(
     # a pickled Path costs ten times a string to load, for 6,000 files 0.03 s of CPU.
     names = [list(map(os.fspath, batch)) for batch in batches]
     remote = functools.partial(_in_worker, work, allow_truncated=allow_truncated)
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        done = list(pool.map(remote, names))
-    for batch, (result, good) in zip(batches, done, strict=True):
-        result.paths = [batch[i] for i in good]
-    return [result for result, _ in done]
+    results: list[P | None] = [None] * len(batches)
+    with ProcessPoolExecutor(max_workers=jobs - 1) as pool:
+        futures = [pool.submit(remote, batch_names) for batch_names in names]
+        # The workers take the batches from the front; this process, which would only wait,
+        # takes those none has started from the back: one process fewer to start, and its
+        # results are not copied from one process to another (~0.1 s of CPU in all).
+        for k in reversed(range(len(batches))):
+            if futures[k].cancel():
+                results[k] = work(batches[k], allow_truncated)
+        for k, future in enumerate(futures):
+            if results[k] is None:
+                result, good = future.result()
+                result.paths = [batches[k][i] for i in good]
+                results[k] = result
+    return [result for result in results if result is not None]
 
 
 def _in_worker(
