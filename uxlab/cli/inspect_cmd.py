@@ -92,9 +92,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    # numpy's OpenBLAS starts a thread per core as numpy is imported (~0.05 s of CPU on 2
-    # cores) for linear algebra that inspect never does; a user's own setting stays.
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    _import_numpy_without_blas_threads()
     from uxlab.cli import CliError
     from uxlab.cli.options import price_choice
     from uxlab.streams.aiperf_run import is_aiperf_run
@@ -164,3 +162,16 @@ def _inspect(args: argparse.Namespace) -> int:
                 legend_extra=legend(costs),
             )
     return 1 if errors else 0
+
+
+def _import_numpy_without_blas_threads() -> None:
+    """Import numpy with one OpenBLAS thread: it starts one per core as it loads (~0.05 s of
+    CPU on 2 cores) for linear algebra that inspect never does. Only this process's load
+    sees the setting (nothing started later inherits it); a user's own setting stays."""
+    if "numpy" in sys.modules or "OPENBLAS_NUM_THREADS" in os.environ:
+        return
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    try:
+        import numpy  # noqa: F401  (OpenBLAS reads the setting now)
+    finally:
+        del os.environ["OPENBLAS_NUM_THREADS"]
