@@ -10,7 +10,7 @@ lognormal gaps, a few stalls; deterministic from the seed), then measures:
    the same corpus; with `--jobs 0 1`, with the default processes and with one. Runs are
    interleaved, after one untimed run of each that writes its bytecode cache; the outputs
    are compared byte for byte;
-2. in one process: read (file to text), decode+check (`canonical_file`: header, chunks and
+2. in one process: read (file to bytes), decode+check (`canonical_file`: header, chunks and
    end decoded and validated in one pass), the rest of `inspect_paths` (the order of the
    times, the columns, the metrics); and the floor on the same text;
 3. the old path for comparison: the reader of commit BASELINE_COMMIT (stdlib `json` per line,
@@ -45,7 +45,7 @@ import orjson
 from uxlab.streams.inspect_load import inspect_paths
 from uxlab.streams.metrics import describe_many, summarize
 from uxlab.streams.replay_decode import canonical_file
-from uxlab.streams.replay_file import paused_gc, read_text
+from uxlab.streams.replay_file import paused_gc, read_bytes
 from uxlab.streams.stream_arrays import StreamArrays
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -154,11 +154,11 @@ def stages(folder: Path, paths: list[Path]) -> dict[str, Clock]:
     with paused_gc():
         for path in paths:
             with clocks["read"]:
-                text = read_text(path)
+                data = read_bytes(path)
             with clocks["decode+check"]:
-                assert canonical_file(text, path) is not None, path
+                assert canonical_file(data, path) is not None, path
             with clocks["floor"]:
-                orjson.loads("[" + text.rstrip("\n").replace("\n", ",\n") + "]")
+                orjson.loads(b"[" + data.rstrip(b"\n").replace(b"\n", b",\n") + b"]")
     with clocks["whole"]:
         found = inspect_paths([folder], jobs=1)
         found.summary()

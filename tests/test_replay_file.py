@@ -151,6 +151,33 @@ def test_iter_replay_paths_is_recursive_and_sorted(tmp_path: Path) -> None:
     assert found == ["a.jsonl", "b/1.jsonl", "b/2.jsonl"]
 
 
+def test_iter_replay_paths_finds_what_rglob_and_is_file_find(tmp_path: Path) -> None:
+    """The folder's own listings stand in for `rglob("*.jsonl")` + `is_file()`: the same
+    files in the same order, links to files kept, links to folders not followed."""
+    for rel in (
+        "b/2.jsonl",
+        "a.jsonl",
+        ".hidden/h.jsonl",
+        "B/x.jsonl",
+        "b-/y.jsonl",
+        "d.jsonl/inside.jsonl",
+        "b/c/deep.jsonl",
+        "b/c/.jsonl",
+        "é/ü.jsonl",
+    ):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("", encoding="utf-8")
+    (tmp_path / "link.jsonl").symlink_to(tmp_path / "a.jsonl")
+    (tmp_path / "broken.jsonl").symlink_to(tmp_path / "missing.jsonl")
+    (tmp_path / "dirlink").symlink_to(tmp_path / "b", target_is_directory=True)
+    (tmp_path / "dirlink.jsonl").symlink_to(tmp_path / "b", target_is_directory=True)
+    expected = sorted(p for p in tmp_path.rglob("*.jsonl") if p.is_file())
+    found = list(iter_replay_paths(tmp_path))
+    assert found == expected
+    assert tmp_path / "link.jsonl" in found and tmp_path / "b" / "c" / ".jsonl" in found
+    assert not any("dirlink" in p.as_posix() or "broken" in p.name for p in found)
+
+
 # --- validation: one test per error, with the exact message --------------------------------
 
 
@@ -408,8 +435,8 @@ class _DecliningOrjson:
     JSONDecodeError = orjson.JSONDecodeError
 
     @staticmethod
-    def loads(text: str) -> Any:
-        raise orjson.JSONDecodeError("declined", text, 0)
+    def loads(text: str | bytes) -> Any:  # bytes: the one-pass path's end line
+        raise orjson.JSONDecodeError("declined", "", 0)
 
 
 def canonical_chunks_only() -> str:

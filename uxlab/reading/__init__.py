@@ -24,7 +24,7 @@ The number rules take the caller's error type instead (`numbers`).
 
 from __future__ import annotations
 
-from uxlab.reading.bounded import read_bounded_bytes, read_bounded_text
+from uxlab.reading.bounded import read_bounded_bytes, read_bounded_text, utf8_text
 from uxlab.reading.json_rules import check_tree, json_depth_exceeds, loads_json, tree_problem
 from uxlab.reading.limits import (
     MAX_CHUNKS,
@@ -106,4 +106,5 @@ __all__ = [
     "translate",
     "tree_problem",
     "type_name",
+    "utf8_text",
 ]

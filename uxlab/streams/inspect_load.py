@@ -14,15 +14,12 @@ import itertools
 import math
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 
-from pricing.corpus import RecordingFacts
-from uxlab.streams.billing import billing_facts
 from uxlab.streams.canonical_batch import (
     CHANNEL_CODES,
     CanonicalFile,
@@ -39,7 +36,9 @@ from uxlab.streams.replay_file import (
     iter_replay_paths,
     parse_events,
     paused_gc,
+    read_bytes,
     read_text,
+    text_of,
 )
 from uxlab.streams.stream_arrays import (
     OUTPUT_CHANNELS,
@@ -51,7 +50,8 @@ from uxlab.streams.stream_arrays import (
 )
 from uxlab.streams.tool_calls import TOOL_CALL
 
-T = TypeVar("T")
+if TYPE_CHECKING:  # pricing is imported when a file is priced (`inspect --prices`), not before
+    from pricing.corpus import RecordingFacts
 
 MIN_FILES_FOR_POOL = 64
 """Fewer files than this are read in this process (starting workers costs ~50 ms)."""
@@ -64,6 +64,8 @@ def _billing(
 ) -> RecordingFacts | None:
     if header is None:
         return None
+    from uxlab.streams.billing import billing_facts
+
     failed = cols.error is not None or end is None or end.finish_reason == "error"
     return billing_facts(
         cols.id,
@@ -261,12 +263,11 @@ def _load_batch(
     paths: Sequence[Path], allow_truncated: bool, with_billing: bool = False
 ) -> LoadedArrays:
     found: list[RecordingColumns | ReplayFormatError | None] = []  # None: in `group`
-    group: list[tuple[int, Path, str | None, CanonicalFile]] = []
+    group: list[tuple[int, Path, bytes | None, CanonicalFile]] = []
 
-    def read(path: Path, text: str | None = None) -> RecordingColumns | ReplayFormatError:
+    def read(path: Path, data: bytes | None = None) -> RecordingColumns | ReplayFormatError:
         try:
-            if text is None:
-                text = read_text(path)
+            text = read_text(path) if data is None else text_of(data, path)
             return _columns_of_text(text, path, allow_truncated, with_billing)
         except ReplayFormatError as exc:
             return exc
@@ -276,29 +277,29 @@ def _load_batch(
 
     def check_group() -> None:
         checked = columns_of_canonical([file for _, _, _, file in group])
-        for (slot, path, text, file), cols in zip(group, checked, strict=True):
+        for (slot, path, data, file), cols in zip(group, checked, strict=True):
             # Times that go back: the precise path names the line.
             if cols is None:
-                found[slot] = read(path, text)
+                found[slot] = read(path, data)
             else:
                 found[slot] = _with_billing(file, cols) if with_billing else cols
         group.clear()
 
     with paused_gc():
         for path in paths:
-            text: str | None = None
+            data: bytes | None = None
             try:
-                text = read_text(path)
-                parts = canonical_file(text, path)
+                data = read_bytes(path)
+                parts = canonical_file(data, path)
             except Exception:  # the precise path says what is wrong
                 parts = None
             if parts is None or not parts[1]:
-                found.append(read(path, text))
+                found.append(read(path, data))
                 continue
             header, chunks, end = parts
             file = canonical_columns(header, chunks, end, has_synthetic_gaps(header))
             del chunks, parts  # freed now, while in the cache
-            group.append((len(found), path, text, file))
+            group.append((len(found), path, data, file))
             found.append(None)  # its place, filled by check_group
             if len(group) >= CANONICAL_GROUP:
                 check_group()
@@ -327,16 +328,56 @@ def _find_files(paths: Sequence[str | Path]) -> list[Path]:
     return files
 
 
+class _HasPaths(Protocol):
+    paths: list[Path]
+
+
+P = TypeVar("P", bound=_HasPaths)
+
+
 def _run_batches(
-    work: Callable[[Sequence[Path], bool], T], files: list[Path], allow_truncated: bool, jobs: int
-) -> list[T]:
-    """`work` on contiguous batches of `files` in `jobs` processes, results in file order."""
+    work: Callable[[Sequence[Path], bool], P], files: list[Path], allow_truncated: bool, jobs: int
+) -> list[P]:
+    """`work` on contiguous batches of `files` in `jobs` processes, results in file order:
+    this one and `jobs - 1` workers."""
+    from concurrent.futures import ProcessPoolExecutor  # only with a pool (~7 ms to import)
+
     # A few batches per process, so that one slow batch does not hold up the rest.
     n_batches = min(len(files), jobs * 4)
     bounds = np.linspace(0, len(files), n_batches + 1).astype(int)
     batches = [files[a:b] for a, b in itertools.pairwise(bounds.tolist())]
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(work, batches, [allow_truncated] * len(batches)))
+    # Paths travel as strings, and the good files come back as their places in the batch:
+    # a pickled Path costs ten times a string to load, for 6,000 files 0.03 s of CPU.
+    names = [list(map(os.fspath, batch)) for batch in batches]
+    remote = functools.partial(_in_worker, work, allow_truncated=allow_truncated)
+    results: list[P | None] = [None] * len(batches)
+    with ProcessPoolExecutor(max_workers=jobs - 1) as pool:
+        futures = [pool.submit(remote, batch_names) for batch_names in names]
+        # The workers take the batches from the front; this process, which would only wait,
+        # takes those none has started from the back: one process fewer to start, and its
+        # results are not copied from one process to another (~0.1 s of CPU in all).
+        for k in reversed(range(len(batches))):
+            if futures[k].cancel():
+                results[k] = work(batches[k], allow_truncated)
+        for k, future in enumerate(futures):
+            if results[k] is None:
+                result, good = future.result()
+                result.paths = [batches[k][i] for i in good]
+                results[k] = result
+    return [result for result in results if result is not None]
+
+
+def _in_worker(
+    work: Callable[[Sequence[Path], bool], P], names: list[str], allow_truncated: bool
+) -> tuple[P, list[int]]:
+    """`work` on the files `names`, and the places of its good files among them (its
+    `paths`, emptied: the caller has them)."""
+    paths = list(map(Path, names))
+    result = work(paths, allow_truncated)
+    places = {id(path): i for i, path in enumerate(paths)}
+    good = [places[id(path)] for path in result.paths]
+    result.paths = []
+    return result, good
 
 
 def load_arrays(

@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pricing.corpus import RecordingFacts
+if TYPE_CHECKING:
+    from pricing.corpus import RecordingFacts
 
 
 @dataclass

@@ -87,6 +87,8 @@ class ReplayReader:
 
     def tree(self, obj: dict[str, Any], line: int, skip: tuple[str, ...] = ()) -> None:
         """Nesting, finite numbers and integer size of every value of `obj` but `skip`."""
+        if tree_problem(obj) is None:  # the common case: one walk, nothing to name
+            return
         for key, value in obj.items():
             if key in skip or type(value) not in (dict, list, float, int):
                 continue
@@ -432,16 +434,19 @@ def never_decrease(known: np.ndarray, end: End | None) -> bool:
     return len(known) <= 1 or bool((np.diff(known) >= 0.0).all())
 
 
-def canonical_parts(body: str, reader: ReplayReader) -> tuple[list[CanonicalChunk], End] | None:
-    """Canonical chunks then the end, decoded and validated in one pass
-    (`replay_models.decode_chunks`), all but the order of their times (the caller checks it:
-    `never_decrease`); None when unsure (the other paths decide)."""
-    chunk_lines, newline, end_line = body.rpartition("\n")
-    chunks = decode_chunks(chunk_lines) if newline else None
+def canonical_parts(
+    data: bytes, reader: ReplayReader, start: int = 0, stop: int | None = None
+) -> tuple[list[CanonicalChunk], End] | None:
+    """Canonical chunks then the end (UTF-8 lines: `data[start:stop]`), decoded and
+    validated in one pass (`replay_models.decode_chunks`), all but the order of their times
+    (the caller checks it: `never_decrease`); None when unsure (the other paths decide)."""
+    stop = len(data) if stop is None else stop
+    newline = data.rfind(b"\n", start, stop)
+    chunks = decode_chunks(data[start:newline]) if newline > start else None
     if chunks is None:
         return None
     try:
-        obj = orjson.loads(end_line)
+        obj = orjson.loads(data[newline + 1 : stop])  # the end line: a few bytes
     except orjson.JSONDecodeError:
         return None
     if type(obj) is not dict or obj.get("type") != "end" or _has_huge_float(obj):
@@ -453,25 +458,36 @@ def canonical_parts(body: str, reader: ReplayReader) -> tuple[list[CanonicalChun
     return (chunks, end) if isinstance(end, End) else None
 
 
-def canonical_file(text: str, path: str | Path) -> tuple[Header, list[CanonicalChunk], End] | None:
-    """A whole file of a header, canonical chunks and an end (`canonical_parts`: the order of
-    the times is left to the caller), or None when it is not one (`parse_events` decides).
-    A bad header raises ReplayFormatError, as `parse_events` does."""
-    newline = text.find("\n")
-    first_line = text[:newline]
-    if newline < 0 or not first_line or first_line.isspace():
+def canonical_file(
+    data: bytes, path: str | Path
+) -> tuple[Header, list[CanonicalChunk], End] | None:
+    """A whole file (its bytes) of a header, canonical chunks and an end (`canonical_parts`:
+    the order of the times is left to the caller), or None when it is not one
+    (`parse_events` decides, on the text `replay_file.read_text` gives). A bad header raises
+    ReplayFormatError, as `parse_events` does."""
+    newline = data.find(b"\n")
+    if newline <= 0:
+        return None
+    try:
+        first_line = data[:newline].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if first_line.isspace():
         return None
     reader = ReplayReader(path)
     header = _header_of(first_line, 1, reader)
-    body = text[newline + 1 :]
-    parts = canonical_parts(body[:-1] if body.endswith("\n") else body, reader)
+    stop = len(data) - 1 if data.endswith(b"\n") else len(data)
+    parts = canonical_parts(data, reader, newline + 1, stop)
     return None if parts is None else (header, *parts)
 
 
 def one_pass_events(body: str, reader: ReplayReader) -> ValidEvents | None:
     """Canonical chunks then the end, the chunks decoded and validated in one pass
     (`canonical_parts`); None when unsure (the other paths decide)."""
-    parts = canonical_parts(body, reader)
+    try:
+        parts = canonical_parts(body.encode("utf-8"), reader)
+    except UnicodeEncodeError:  # a lone surrogate: the other paths name it
+        return None
     if parts is None:
         return None
     chunks, end = parts
