@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
 import shutil
 import sys
 from pathlib import Path
 
 from uxlab.cli.options import add_price_arguments
+from uxlab.numpy_start import import_numpy_without_blas_threads
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -92,13 +92,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    _import_numpy_without_blas_threads()
+    import_numpy_without_blas_threads()
     from uxlab.cli import CliError
     from uxlab.cli.options import price_choice
     from uxlab.streams.aiperf_run import is_aiperf_run
     from uxlab.streams.inspect_load import inspect_paths
-    from uxlab.streams.inspect_table import rows, write_table
-    from uxlab.streams.metrics import nest
+    from uxlab.streams.inspect_output import write_inspection
 
     choice = price_choice(args, "inspect")
     if args.as_peer is not None or any(is_aiperf_run(Path(p)) for p in args.paths):
@@ -128,50 +127,13 @@ def _inspect(args: argparse.Namespace) -> int:
             where = ", ".join(args.paths)
             print(f"uxlab inspect: no replay files (*.jsonl) in {where}", file=sys.stderr)
         return 2  # nothing to inspect: an input error
-    table_rows = rows(found.table)
-    out = sys.stdout
     costs = None
     if choice is not None:
         from uxlab.streams.costs import price_inspection
-        from uxlab.streams.inspect_costs import cost_column, cost_record, legend
-        from uxlab.streams.inspect_costs import summary_lines as cost_summary
 
         costs = price_inspection(found, choice, args.paths, args.estimate_usage)
-    if args.json:
-        for i, (path, row) in enumerate(zip(paths, table_rows, strict=True)):
-            record = nest(row, ndigits=3)
-            record["path"] = str(path)
-            if costs is not None:
-                record.update(cost_record(costs, i))
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
-        for summary in costs.summary_records() if costs is not None else []:
-            out.write(json.dumps(summary, ensure_ascii=False) + "\n")
-    else:
-        width = shutil.get_terminal_size((80, 24)).columns
-        if costs is None:
-            write_table(table_rows, found.summary(), out, width)
-        else:
-            ids = [str(r["id"]) for r in table_rows]
-            write_table(
-                table_rows,
-                found.summary(),
-                out,
-                width,
-                costs=cost_column(costs),
-                after_summary=cost_summary(costs, ids, max(width, 60)),
-                legend_extra=legend(costs),
-            )
+    write_inspection(
+        found, costs, as_json=args.json, out=sys.stdout,
+        width=shutil.get_terminal_size((80, 24)).columns,
+    )  # fmt: skip
     return 1 if errors else 0
-
-
-def _import_numpy_without_blas_threads() -> None:
-    """Import numpy with one OpenBLAS thread: it starts one per core as it loads (~0.05 s of
-    CPU on 2 cores) for linear algebra that inspect never does. Only this process's load
-    sees the setting (nothing started later inherits it); a user's own setting stays."""
-    if "numpy" in sys.modules or "OPENBLAS_NUM_THREADS" in os.environ:
-        return
-    os.environ["OPENBLAS_NUM_THREADS"] = "1"
-    try:
-        import numpy  # noqa: F401  (OpenBLAS reads the setting now)
-    finally:
-        del os.environ["OPENBLAS_NUM_THREADS"]
