@@ -77,7 +77,8 @@ def population_threshold_small_n(
     levels: Sequence[float] = DEFAULT_LEVELS,
     alpha: float = 0.05,
 ) -> pd.DataFrame:
-    """Pooled thresholds (the same estimate as `population_threshold`) with the participant
+    """Pooled thresholds (the same estimate as `population_threshold` with
+    `sigmoid=POPULATION_SIGMOID`) with the participant
     jackknife-t interval, each end at least as far out as the pooled counts' parametric
     bootstrap (`n_boot` datasets, seed + 1, as `population_threshold` draws them).
 
