@@ -34,7 +34,7 @@ from analysis.psychometric import (
     _threshold_logs,
     build_layout,
 )
-from analysis.small_sample_interval import jackknife_t
+from analysis.small_sample_interval import POPULATION_SIGMOID, jackknife_t
 from analysis.steep_tails import widen_steep_tails
 
 
@@ -93,7 +93,7 @@ def population_thresholds_batch(
         present = pooled_n[s] > 0
         if present.sum() >= 2:
             groups.setdefault(_signature(u, present), []).append(s)
-    spec = FitSpec("logistic", None, None, False)
+    spec = FitSpec(POPULATION_SIGMOID, None, None, False)
     for (u_lo, u_hi, gap), members in groups.items():
         # the layout `PsychometricFitter` builds for these tested levels, on all L rows
         u_sig = np.array([u_lo, u_lo + gap, u_hi]) if u_hi > u_lo + gap else np.array([u_lo, u_hi])
@@ -139,7 +139,7 @@ def _pooled_parametric_interval(
     `population_threshold_small_n` widens its jackknife interval with it (same fitter, same
     seed)."""
     present = n > 0
-    pooled = PsychometricFitter(levels=levels, alpha=alpha).fit(
+    pooled = PsychometricFitter(POPULATION_SIGMOID, levels=levels, alpha=alpha).fit(
         levels_ms[present],
         k[present],
         n[present],

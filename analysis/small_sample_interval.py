@@ -40,6 +40,11 @@ if TYPE_CHECKING:
     from analysis.ratings import MixedAcceptabilityFit
 
 METHOD = "participant jackknife, t on N - 1 df, on ln ms"
+POPULATION_SIGMOID = "normal"
+"""The family of the pooled (population) curve: a cumulative normal on ln ms. The curve of a
+population is each person's curve averaged over how their thresholds spread; with a spread
+in ln ms of the order of a person's width or wider that average is close to a cumulative
+normal, whatever a person's own family (a person's own fit stays logistic)."""
 
 
 def jackknife_t(
@@ -72,7 +77,8 @@ def population_threshold_small_n(
     levels: Sequence[float] = DEFAULT_LEVELS,
     alpha: float = 0.05,
 ) -> pd.DataFrame:
-    """Pooled thresholds (the same estimate as `population_threshold`) with the participant
+    """Pooled thresholds (the same estimate as `population_threshold` with
+    `sigmoid=POPULATION_SIGMOID`) with the participant
     jackknife-t interval, each end at least as far out as the pooled counts' parametric
     bootstrap (`n_boot` datasets, seed + 1, as `population_threshold` draws them).
 
@@ -81,7 +87,7 @@ def population_threshold_small_n(
     levels_ms, n_yes, n_total, per_k, per_n = participant_counts(
         df, stimulus, response, participant
     )
-    pooled = PsychometricFitter(levels=levels, alpha=alpha).fit(
+    pooled = PsychometricFitter(POPULATION_SIGMOID, levels=levels, alpha=alpha).fit(
         levels_ms, n_yes, n_total, n_boot=n_boot, seed=seed + 1, sensitivity=False
     )
     res = pooled.result_

@@ -9,6 +9,7 @@ from scipy import stats
 
 from analysis.psychometric import population_threshold
 from analysis.small_sample_interval import (
+    POPULATION_SIGMOID,
     jackknife_t,
     mixed_threshold_counts,
     mixed_threshold_small_n,
@@ -35,7 +36,8 @@ def test_four_people_get_a_wider_interval_than_the_percentile_bootstrap():
     # with 4 people the percentile bootstrap covered 0.87-0.91 (benchmarks/
     # small_sample_coverage.py); the jackknife-t interval is wider, around the same estimate
     df = simulate_pooled_study(PooledCell(4, "differing", "fixed"), np.random.default_rng(3))
-    boot = population_threshold(df, "x", "y", "participant", 200, 0).set_index("level")
+    boot = population_threshold(df, "x", "y", "participant", 200, 0, sigmoid=POPULATION_SIGMOID)
+    boot = boot.set_index("level")
     jack = population_threshold_small_n(df, "x", "y", "participant", 200, 0).set_index("level")
     assert np.allclose(boot["estimate"], jack["estimate"])
     assert (jack["ci_low"] < jack["estimate"]).all() and (jack["estimate"] < jack["ci_high"]).all()

@@ -420,9 +420,11 @@ def _participant_intervals(
 def _model_sentence(data: ReportData, p: PsychometricPart) -> str:
     """The model and how the table's intervals are made, for the estimator it prints."""
     text = (
-        "Model: ψ(x) = γ + (1−γ−λ)·F(ln x; m, w), F logistic, guess γ and lapse λ free in "
-        "[0, 0.1], fitted by maximum likelihood; for a falling curve the threshold is still "
-        "where F crosses the level. "
+        "Model: ψ(x) = γ + (1−γ−λ)·F(ln x; m, w), guess γ and lapse λ free in [0, 0.1], "
+        "fitted by maximum likelihood; F is a cumulative normal for the pooled curve (the "
+        "population's: people's curves averaged over how their thresholds spread) and a "
+        "logistic for each participant's and each condition's; for a falling curve the "
+        "threshold is still where F crosses the level. "
     )
     boot = data.options.n_boot
     if p.estimand == "median-person":

@@ -46,7 +46,7 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
     """The psychometric part of `column` (yes/no) against `data.stimulus`; raises
     PsychometricInputError when the answers cannot be fitted."""
     from analysis.psychometric import PsychometricFitter
-    from analysis.small_sample_interval import population_threshold_small_n
+    from analysis.small_sample_interval import POPULATION_SIGMOID, population_threshold_small_n
 
     opts, kept, stim = data.options, data.kept, data.stimulus
     df = kept.assign(_y=binary_column(kept, column, data.table.source)).dropna(subset=["_y"])
@@ -54,7 +54,7 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
     q = data.table.question_for(column)
     yes_means = (q.yes_means if q and q.yes_means else None) or _yes_label(column)
     yes_means = yes_means.replace("_", " ")
-    pooled = PsychometricFitter().fit_trials(
+    pooled = PsychometricFitter(POPULATION_SIGMOID).fit_trials(
         df["_x"].to_numpy(), df["_y"].to_numpy(), n_boot=opts.n_boot, seed=opts.seed
     )
     n_people = df["participant"].nunique()

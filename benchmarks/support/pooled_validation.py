@@ -120,6 +120,7 @@ def fit_pooled_study(
     """{interval name: table with level, estimate, ci_low, ci_high} for one study; the
     first table's estimate is the one scored for bias."""
     from analysis.small_sample_interval import (
+        POPULATION_SIGMOID,
         mixed_threshold_small_n,
         population_threshold_small_n,
     )
@@ -132,7 +133,10 @@ def fit_pooled_study(
     if design == "fixed":
         from analysis.psychometric import population_threshold
 
-        boot = population_threshold(df, "x", "y", "participant", n_boot, seed)
+        # the same pooled estimate as the report's, resampled the other way
+        boot = population_threshold(
+            df, "x", "y", "participant", n_boot, seed, sigmoid=POPULATION_SIGMOID
+        )
         jack = population_threshold_small_n(df, "x", "y", "participant", n_boot, seed)
     else:
         acceptable = df.assign(ok=1.0 - df["y"])
