@@ -5,18 +5,45 @@ from __future__ import annotations
 from helpers.waiting_spread import WAITING_MODULES, spread
 
 
+class _Item:
+    def __init__(self, name: str) -> None:
+        self.name, self.path = name, name.rstrip("0123456789")
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def _names(items) -> list[str]:
+    return [it.name for it in items]
+
+
 def test_waiting_tests_are_spread_evenly_and_each_group_keeps_its_order():
-    items = [f"fast{k}" for k in range(9)] + ["wait0", "wait1", "wait2"]
-    waiting = [name.startswith("wait") for name in items]
-    out = spread(items, waiting)  # type: ignore[arg-type]
-    assert sorted(out) == sorted(items)
+    items = [_Item(f"fast{k}") for k in range(9)] + [_Item(f"wait{k}") for k in range(3)]
+    for it in items[:9]:
+        it.path = it.name  # every fast test its own module
+    waiting = [it.name.startswith("wait") for it in items]
+    out = _names(spread(items, waiting))  # type: ignore[arg-type]
+    assert sorted(out) == sorted(_names(items))
     assert out == ["wait0", "fast0", "fast1", "fast2", "wait1", "fast3", "fast4", "fast5",
                    "wait2", "fast6", "fast7", "fast8"]  # fmt: skip
 
 
+def test_a_waiting_test_never_goes_inside_another_module():
+    items = [_Item(f"a{k}") for k in range(5)] + [_Item(f"b{k}") for k in range(5)]
+    items += [_Item("wait0"), _Item("wait1"), _Item("wait2")]
+    waiting = [it.name.startswith("wait") for it in items]
+    out = _names(spread(items, waiting))  # type: ignore[arg-type]
+    assert sorted(out) == sorted(_names(items))
+    modules = [name.rstrip("0123456789") for name in out if not name.startswith("wait")]
+    runs = [m for k, m in enumerate(modules) if k == 0 or m != modules[k - 1]]
+    assert runs == ["a", "b"], out  # each module's tests stay together
+    assert out[0] == "wait0" and out.index("wait1") == 6, out  # at the a|b boundary
+
+
 def test_nothing_to_spread_keeps_the_order():
-    assert spread(["a", "b"], [False, False]) == ["a", "b"]  # type: ignore[arg-type]
-    assert spread(["a", "b"], [True, True]) == ["a", "b"]  # type: ignore[arg-type]
+    a, b = _Item("a"), _Item("b")
+    assert spread([a, b], [False, False]) == [a, b]  # type: ignore[arg-type]
+    assert spread([a, b], [True, True]) == [a, b]  # type: ignore[arg-type]
 
 
 def test_every_waiting_module_exists_and_has_no_module_scoped_fixture():

@@ -42,17 +42,23 @@ WAITING_MODULES = frozenset(
 
 
 def spread(items: list[pytest.Item], waiting: list[bool]) -> list[pytest.Item]:
-    """`items` with those marked in `waiting` at even intervals among the others (the
-    first waiting one first); each group keeps its own order."""
+    """`items` with those marked in `waiting` at about even intervals among the others (the
+    first waiting one first); each group keeps its own order, and a waiting test goes in
+    only between two modules, never inside one (whose module-scoped fixtures would be set
+    up again after it)."""
     slow = [it for it, w in zip(items, waiting, strict=True) if w]
     rest = [it for it, w in zip(items, waiting, strict=True) if not w]
     if not slow or not rest:
         return list(items)
+    boundaries = [0] + [
+        k for k in range(1, len(rest)) if rest[k].path != rest[k - 1].path
+    ] + [len(rest)]  # fmt: skip
     out: list[pytest.Item] = []
     step = len(rest) / len(slow)
     taken = 0
     for k, item in enumerate(slow):
-        upto = round(k * step)
+        target = round(k * step)
+        upto = max(taken, min(boundaries, key=lambda b: abs(b - target)))
         out.extend(rest[taken:upto])
         taken = upto
         out.append(item)
