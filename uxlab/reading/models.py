@@ -63,15 +63,17 @@ _TYPE_WORDS = {t.__name__: words for t, words in TYPE_WORDS.items()} | {
 """msgspec's names of JSON types in words (`TYPE_WORDS`, and JSON's own)."""
 
 
-def expected(what: str) -> Callable[[Any], str]:
+def expected(what: str, max_chars: int | None = 60) -> Callable[[Any], str]:
     """The words for a field that is missing or of the wrong type, as the hand-written
     readers said them: `missing (expected a time in ns)`, `expected a time in ns, got str
-    'x'` (a boolean as itself: `got True`), the value cut at 60 characters."""
+    'x'` (a boolean as itself: `got True`), the value cut at `max_chars` characters (None:
+    whole)."""
 
     def words(value: Any) -> str:
         if value is MISSING:
             return f"missing (expected {what})"
-        got = repr(value) if isinstance(value, bool) else f"{type(value).__name__} {value!r:.60}"
+        shown = repr(value) if max_chars is None else f"{value!r:.{max_chars}}"
+        got = repr(value) if isinstance(value, bool) else f"{type(value).__name__} {shown}"
         return f"expected {what}, got {got}"
 
     return words

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from uxlab.reading import MAX_TIME_MS, MAX_TOKENS, MISSING, Wording
+from uxlab.reading import MAX_TIME_MS, MAX_TOKENS, MISSING, Wording, expected
 from uxlab.streams.recording import FORMAT, SOURCE_KINDS, TEXT_SOURCES
 
 TimeMs = Annotated[float, msgspec.Meta(ge=0.0, le=MAX_TIME_MS)]
@@ -85,15 +85,9 @@ HeaderLine = ReplayHeader | _NotAHeader
 
 
 def _expected(what: str) -> Callable[[Any], str]:
-    """The words for a value of the wrong type: `expected a string id, got int 5`."""
-
-    def words(v: Any) -> str:
-        if v is MISSING:
-            return f"missing (expected {what})"
-        got = repr(v) if isinstance(v, bool) else f"{type(v).__name__} {v!r}"
-        return f"expected {what}, got {got}"
-
-    return words
+    """The words for a value of the wrong type, the value whole: `expected a string id, got
+    int 5`."""
+    return expected(what, max_chars=None)
 
 
 def _one_of(choices: tuple[str, ...], what: str | None = None) -> Callable[[Any], str]:
