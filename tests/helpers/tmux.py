@@ -69,14 +69,14 @@ class Tmux:
         self.cmd(how, "-t", "run")
         return pid
 
-    def kill_session(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-session", "-t", "run"], check=False)
-
     def kill_server(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], check=False)
 
     def fresh(self) -> None:
-        """End this server and use a new one (a new socket: no wait for the old to go)."""
+        """End this server and use a new one (a new socket: no wait for the old to go).
+
+        Never start a second session on the socket of a server that is going away (its last
+        session killed): the new client can reach the dying server and fail with exit 1."""
         self.kill_server()
         self.socket = f"uxlab-test-{uuid.uuid4().hex[:8]}"
 
