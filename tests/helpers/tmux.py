@@ -46,9 +46,15 @@ class Tmux:
         return out.stdout
 
     def start(self, command: str, remain_on_exit: bool = True) -> None:
-        self.cmd("new-session", "-d", "-s", "run", "-x", "80", "-y", "24", command)
+        """Start `command` in the 80x24 pane. With `remain_on_exit` the pane (and the server)
+        stays after the program ends, set in the same tmux command as the session is made: a
+        program that ends at once cannot take the server down before the option is set."""
+        new_session = ["new-session", "-d", "-s", "run", "-x", "80", "-y", "24", command]
         if remain_on_exit:
-            self.cmd("set-option", "-t", "run", "remain-on-exit", "on")
+            self.cmd("start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
+                     *new_session)  # fmt: skip
+        else:
+            self.cmd(*new_session)
 
     def screen(self) -> str:
         return self.cmd("capture-pane", "-p", "-J", "-S", "-30", "-t", "run")
