@@ -77,6 +77,26 @@ def test_report_on_a_study_with_too_few_levels_names_the_factor_and_its_levels(t
     assert "(ttft_ms has 2 levels): a threshold needs at least 3 levels" in err
 
 
+def test_report_on_practice_trials_only_says_so_not_that_levels_are_missing(tmp_path, capsys):
+    """A session stopped during practice: the reason is the missing main trials (the practice
+    levels are not the study's levels)."""
+    import sqlite3
+
+    from helpers.studies import tiny_study
+
+    study = tiny_study(tmp_path, levels="20, 40, 60, 80", attention=False)
+    db = tmp_path / "practice-only.sqlite"
+    assert main(["simulate", str(study), "-n", "1", "--db", str(db)]) == EXIT_OK
+    capsys.readouterr()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM trials WHERE practice = 1").fetchone()[0] > 0
+        conn.execute("DELETE FROM trials WHERE practice = 0")
+    code, _out, err = exits(["report", str(db), "-q"], capsys)
+    assert code == EXIT_INPUT and len(err.strip().splitlines()) == 1, err
+    assert "only practice trials so far" in err and "from 1 participant(s)" in err
+    assert "levels" not in err
+
+
 def test_report_checks_its_score_corpus_before_any_analysis(tmp_path, capsys):
     export = tmp_path / "out"
     export.mkdir()

@@ -82,8 +82,17 @@ def _log(options: ReportOptions, message: str) -> None:
 
 
 def _no_stimulus(table: TrialTable) -> str:
-    """Why no threshold can be fitted: the factors the table has and their levels' counts."""
+    """Why no threshold can be fitted: only practice trials so far, or the factors the table
+    has and their levels' counts."""
     trials = table.trials
+    practice = _flag(trials, "practice")
+    if practice.any() and (practice | _flag(trials, "attention_check")).all():
+        people = trials["participant"].nunique() if "participant" in trials.columns else None
+        whose = f" from {people} participant(s)" if people else ""
+        return (
+            f"only practice trials so far ({int(practice.sum())}{whose}): the thresholds are "
+            "fitted on the main trials; run or resume the study to record them"
+        )
     if not table.factors:
         return "no latency factor with 3 or more levels; name it with --stimulus"
     have = ", ".join(
@@ -93,6 +102,13 @@ def _no_stimulus(table: TrialTable) -> str:
         f"no latency factor with 3 or more levels ({have}): a threshold needs at least 3 "
         "levels of one factor; name another column with --stimulus"
     )
+
+
+def _flag(trials: pd.DataFrame, column: str) -> pd.Series:
+    """The rows where a 0/1 column is 1 (none when the table has no such column)."""
+    if column not in trials.columns:
+        return pd.Series(False, index=trials.index)
+    return pd.to_numeric(trials[column], errors="coerce") == 1
 
 
 def choose_columns(table: TrialTable, options: ReportOptions) -> tuple[str, str | None, str | None]:
