@@ -226,3 +226,29 @@ def test_sessions_simulated_under_several_truths_are_not_compared():
         SimpleNamespace(table=SimpleNamespace(trials=trials, sessions=sessions[:1]), kept=trials)
     )
     assert one.truth is not None and one.truth.pooled_ms == {"ttft_ms": {0.5: 800.0}}
+
+
+def test_the_per_person_line_compares_medians_over_the_same_people_and_checks_brackets():
+    """Two people with a point, two separated (a bracket, one holding the truth): the medians
+    are over the two with a point, never every truth beside the few estimates."""
+    from analysis.report.truth_part import own_estimates_line
+
+    nan = math.nan
+    group = pd.DataFrame(
+        {
+            "estimate": [500.0, 700.0, nan, nan],
+            "ci_low": [400.0, 650.0, nan, nan],
+            "ci_high": [600.0, 690.0, nan, nan],
+            "true_value": [550.0, 800.0, 2000.0, 900.0],
+            "bracket_low_ms": [nan, nan, 200.0, 200.0],
+            "bracket_high_ms": [nan, nan, 1000.0, 1000.0],
+        }
+    )
+    line = own_estimates_line(group)
+    assert line.startswith("1 of 2 true thresholds inside their own 95% interval")
+    assert "2 separated (a bracket, no point): the truth inside the bracket for 1 of 2" in line
+    assert "over the 2 with a point estimate, median of their true values 675 ms" in line
+    assert "of their estimates 600 ms" in line
+    everyone = own_estimates_line(group.iloc[:2])
+    assert "separated" not in everyone and "over them, median" in everyone
+    assert own_estimates_line(group.iloc[2:]).endswith("none has a point estimate")

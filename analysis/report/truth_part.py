@@ -214,21 +214,45 @@ def truth_comparison(data: ReportData) -> tuple[pd.DataFrame, list[str]]:
     ):
         if measure == "psychometric" and level != 0.5:
             continue  # one line per person's curve: its 50% point
-        hits = [covers(r.true_value, r.ci_low, r.ci_high) for r in group.itertuples()]
-        judged = [h for h in hits if h is not None]
         what = (
             f"each session's own procedure, at its target {level:.3g}"
             + ("" if track == "all" else f", {track}")
             if measure == "adaptive"
             else "each participant's own curve, 50% point"
         )
-        lines.append(
-            f"per participant ({what}): {sum(judged)} of {len(judged)} true thresholds "
-            f"inside their own 95% interval; median of their true values "
-            f"{group['true_value'].median():.0f} ms, of their estimates "
-            f"{group['estimate'].median():.0f} ms"
-        )
+        lines.append(f"per participant ({what}): " + own_estimates_line(group))
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS), lines
+
+
+def own_estimates_line(group: pd.DataFrame) -> str:
+    """How people's own estimates (thresholds.csv rows with `true_value`) meet their truths:
+    the intervals that hold it, the brackets (separated answers) that hold it, and the
+    medians over the people with a point estimate only (a median of every truth beside one
+    of the estimated few would compare two groups)."""
+    hits = [covers(r.true_value, r.ci_low, r.ci_high) for r in group.itertuples()]
+    judged = [h for h in hits if h is not None]
+    pointed = group[group["estimate"].notna()]
+    text = f"{sum(judged)} of {len(judged)} true thresholds inside their own 95% interval"
+    if "bracket_low_ms" in group.columns:
+        low, high = group["bracket_low_ms"], group["bracket_high_ms"]
+        bracketed = group[group["estimate"].isna() & low.notna() & high.notna()]
+        if len(bracketed):
+            inside = (
+                (bracketed["bracket_low_ms"] <= bracketed["true_value"])
+                & (bracketed["true_value"] <= bracketed["bracket_high_ms"])
+            ).sum()
+            text += (
+                f"; {len(bracketed)} separated (a bracket, no point): the truth inside the "
+                f"bracket for {int(inside)} of {len(bracketed)}"
+            )
+    if len(pointed) == 0:
+        return text + "; none has a point estimate"
+    some = f"the {len(pointed)} with a point estimate" if len(pointed) < len(group) else "them"
+    return (
+        f"{text}; over {some}, median of their true values "
+        f"{pointed['true_value'].median():.0f} ms, of their estimates "
+        f"{pointed['estimate'].median():.0f} ms"
+    )
 
 
 RATING_TRUTH_NOTE = (
