@@ -126,3 +126,27 @@ def test_mixed_data_with_the_real_person_excluded_reads_back_true(tmp_path):
     assert "0 real participant" not in md
     limits = md.split("What this sample can support", 1)[1].split("\n## ", 1)[0]
     assert "P-004" not in limits.split("Parts skipped")[-1]  # no resume / warning of theirs
+
+
+def test_the_per_participant_caption_counts_the_flags_the_table_gives():
+    """The caption names the flags the rows carry (it listed four kinds whatever the rows
+    said, and none of the two most common: separated and steep)."""
+    import pandas as pd
+
+    from analysis.report.psychometric_blocks import flag_counts
+    from analysis.report.psychometric_withheld import steep_flag
+
+    steep = steep_flag((200.0, 1000.0)) + " (the point is the fit's place in the gap)"
+    flags = pd.Series(
+        [
+            "separated: every answer on either side of the gap the same",
+            "separated: every answer on either side of the gap the same",
+            steep,
+            "extrapolated: outside the levels this participant saw; " + steep,
+        ]
+    )
+    assert flag_counts(flags) == (
+        ": 2 separated (a bracket, no point), 2 steeper than the levels (the switch inside "
+        "one gap), 1 extrapolated (outside the levels they saw)"
+    )
+    assert flag_counts(pd.Series([], dtype=str)) == ""

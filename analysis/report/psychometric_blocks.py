@@ -35,10 +35,11 @@ if TYPE_CHECKING:
 def participant_table(data: ReportData) -> pd.DataFrame | None:
     """Per participant: trials, direction, 50% threshold [CI] and flags.
 
-    Flags: the curve's direction is opposite to the pooled one; the pooled 50% threshold
-    lies outside this participant's 95% interval (the pooled curve does not resemble this
-    person); the estimate lies outside the levels this participant was tested at; the
-    interval is degenerate.
+    Flags (`PERSON_FLAG_KINDS` counts them in the caption): the answers separate (a
+    bracket, no point); the curve's direction is opposite to the pooled one; the pooled 50%
+    threshold lies outside this participant's 95% interval (the pooled curve does not
+    resemble this person); the estimate lies outside the levels this participant was tested
+    at; the interval is degenerate; the switch lies inside one gap between levels (steep).
     """
     p = data.psychometric
     if p is None or not p.per_participant:
@@ -333,6 +334,30 @@ ADAPTIVE_PERSON_NOTE = (
 """The measured bias of a person's 50% point on adaptive designs, said beside the table."""
 
 
+PERSON_FLAG_KINDS: dict[str, str] = {
+    "separated": "separated (a bracket, no point)",
+    "steep": "steeper than the levels (the switch inside one gap)",
+    "direction opposite": "with a curve running the other way",
+    "the pooled threshold lies outside": "with the pooled threshold outside their interval",
+    "extrapolated": "extrapolated (outside the levels they saw)",
+    "degenerate interval": "with a degenerate interval",
+}
+"""The start of each flag `participant_table` writes, and how the table's caption counts it."""
+
+
+def flag_counts(flags: pd.Series) -> str:
+    """`: 16 separated (...), 6 steeper ...` for the flags column's non-empty cells (a
+    person with two flags counts under both); empty when none is flagged."""
+    counts = dict.fromkeys(PERSON_FLAG_KINDS, 0)
+    for cell in flags:
+        for flag in str(cell).split("; "):
+            kind = next((k for k in PERSON_FLAG_KINDS if flag.startswith(k)), None)
+            if kind is not None:
+                counts[kind] += 1
+    said = [f"{n} {PERSON_FLAG_KINDS[k]}" for k, n in counts.items() if n]
+    return f": {', '.join(said)}" if said else ""
+
+
 def _per_participant_blocks(data: ReportData, p: PsychometricPart) -> list[Block]:
     """The per-participant table and figures, and the fits that could not be made."""
     blocks: list[Block] = []
@@ -346,9 +371,8 @@ def _per_participant_blocks(data: ReportData, p: PsychometricPart) -> list[Block
                 mark_simulated(shown, data),
                 "Per participant: 50% threshold with 95% CI (parametric bootstrap of the "
                 "person's own trials, widened by a second one from the shallowest curve "
-                f"their answers support); {len(flagged)} of {len(people)} flagged (a curve "
-                "running the other way, a pooled threshold outside the person's interval, "
-                "an extrapolated estimate or a degenerate interval)"
+                f"their answers support); {len(flagged)} of {len(people)} flagged"
+                + flag_counts(flagged["flags"])
                 + ("" if shown is people else "; only the flagged shown, all in thresholds.csv")
                 + ". "
                 + PERSON_COVERAGE_NOTE
