@@ -154,3 +154,32 @@ def test_error_that_is_not_an_object_strict_and_tolerant():
         anthropic_events_to_recording(events, Header(id="s"))
     rec = anthropic_events_to_recording(events, Header(id="t"), strict=False)
     assert rec.errors[0].error == {"message": "boom"} and rec.end.finish_reason == "error"
+
+
+CAPTURES = Path(__file__).parent / "data"
+
+
+@pytest.mark.parametrize(
+    ("capture", "speaks", "given"),
+    [
+        ("anthropic-sse/text.sse", "anthropic", "gemini-sse"),
+        ("openai-sse/chat_usage.sse", "openai", "gemini-sse"),
+        ("openai-sse/tool_call.sse", "openai", "anthropic-sse"),
+        ("anthropic-sse/thinking_tool.sse", "anthropic", "openai-sse"),
+        ("anthropic-sse/text.sse", "anthropic", "cohere-sse"),
+        ("sse-agreement/gemini_full.sse", "gemini", "openai-sse"),
+        ("sse-agreement/responses_error.sse", "openai-responses", "anthropic-sse"),
+    ],
+)
+def test_a_capture_of_another_api_is_refused_with_the_format_that_reads_it(
+    capture, speaks, given, tmp_path, capsys
+):
+    """An Anthropic capture given to `--from gemini-sse` was imported as one empty stream,
+    kept as truncated (exit 0): now the first telling event's line and the right --from."""
+    path = CAPTURES / capture
+    assert main(["import", "--from", given, str(path), "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:" in err and f"import it with --from {speaks}-sse" in err
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+    right = ["import", "--from", f"{speaks}-sse", str(path), "-o", str(tmp_path / "ok")]
+    assert main([*right, "--tolerant"]) == 0  # some hold a malformed event on purpose

@@ -10,7 +10,8 @@ an `ImportFormatError` naming the file and the event's line.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from uxlab.reading import MAX_JSON_FILE_BYTES, InputProblem, check_range, read_bounded_bytes
@@ -109,6 +110,48 @@ def _json_hint(file: Path) -> str:
     return ""
 
 
+API_NAMES: dict[str, str] = {
+    "openai": "OpenAI Chat Completions",
+    "openai-responses": "OpenAI Responses",
+    "anthropic": "Anthropic Messages",
+    "gemini": "Gemini generateContent",
+    "gemini-interactions": "Gemini Interactions",
+    "cohere": "Cohere v2 chat",
+    "bedrock": "Bedrock ConverseStream",
+}
+"""How a message names each API of `detect_api` (its names are the importers' without -sse)."""
+
+_EVENTS_LOOKED_AT = 8
+"""How many of a capture's first events may say which API it speaks."""
+
+
+def check_api(file: Path, events: Sequence[SseEvent], importer: str) -> None:
+    """Refuse a capture whose first telling event is another API's (an Anthropic capture
+    given to `--from gemini-sse` mapped to an empty stream, kept as truncated), naming the
+    event's line and the `--from` that reads it."""
+    from uxlab.streams.importers.detect_api import api_of_object  # it imports importers
+
+    expected = importer.removesuffix("-sse")
+    for ev in events[:_EVENTS_LOOKED_AT]:
+        try:
+            obj = json.loads(ev.data)
+        except ValueError:
+            continue
+        found = api_of_object(ev.event, obj) if isinstance(obj, dict) else None
+        if found is None:
+            continue
+        if found != expected:
+            use = found if found == "bedrock" else f"{found}-sse"
+            raise ImportFormatError(
+                file,
+                str(ev.line),
+                None,
+                f"this capture's events are {API_NAMES.get(found, found)} events, not "
+                f"{API_NAMES.get(expected, expected)} ones: import it with --from {use}",
+            )
+        return
+
+
 def import_capture_files(
     path: Path,
     options: ImportOptions,
@@ -125,6 +168,7 @@ def import_capture_files(
         if not events:
             result.skipped.append(Skipped(origin, "no SSE events in the file" + _json_hint(file)))
             continue
+        check_api(file, events, importer)
         timed = events[0].t_ms is not None
         header: Header = import_header(
             _capture_id(file, options),
