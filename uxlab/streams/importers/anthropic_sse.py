@@ -130,7 +130,7 @@ _KNOWN_DELTAS = {"text_delta", "thinking_delta", "input_json_delta", "signature_
 
 def _missing_text(key: str, dtype: str) -> Any:
     return lambda v: (
-        f"missing in a {dtype} (expected a string)"
+        f"missing in this {dtype} (expected a string)"
         if v is MISSING
         else f"expected a string, got {shown(v)}"
     )
