@@ -190,6 +190,15 @@ def test_timing_summary_puts_requested_next_to_measured():
     assert all(len(line) <= 78 for line in text.splitlines())
 
 
+def test_a_turn_without_text_says_so_instead_of_a_bare_dash():
+    """A tool-call-only turn has no first token: `no text`, not `-`."""
+    tools = [ChunkTiming(0, 400.0, 400.2, 400.5, 401.0, "tool", 12)]
+    log = PlaybackLog("tool", 0.0, "MonotonicClock", tools, finished_ms=450.0)
+    first, second = timing_summary(Requested(None, None), log).splitlines()
+    assert first.startswith("requested TTFT    no text  ITL p50")
+    assert second.startswith("measured  TTFT    no text  ITL p50")
+
+
 def test_snapshot_80x24(snap_compare):
     long_answer = (
         "Here is a version that ignores case and punctuation:\n\n"

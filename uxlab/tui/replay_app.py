@@ -88,11 +88,16 @@ def _ms(value: float | None) -> str:
     return ms(value, grouped=True)
 
 
+def _ttft(value: float | None) -> str:
+    """A TTFT, or `no text` for a turn with no text chunk (a tool call only) or none shown."""
+    return "no text" if value is None else _ms(value)
+
+
 def timing_summary(requested: Requested, log: PlaybackLog | None) -> str:
     """Two lines: requested vs measured TTFT and ITL, and how the stream ended."""
     if log is None:
         return (
-            f"requested TTFT {_ms(requested.ttft_ms):>10}  ITL p50 {_ms(requested.itl_ms):>8} "
+            f"requested TTFT {_ttft(requested.ttft_ms):>10}  ITL p50 {_ms(requested.itl_ms):>8} "
             "│ playing"
         )
     shown = [r for r in log.records if r.n_chars and r.channel == "content"]
@@ -111,9 +116,9 @@ def timing_summary(requested: Requested, log: PlaybackLog | None) -> str:
     else:
         ending = f"done at {_ms(log.finished_ms)}"
     return (
-        f"requested TTFT {_ms(requested.ttft_ms):>10}  ITL p50 {_ms(requested.itl_ms):>8} │ "
+        f"requested TTFT {_ttft(requested.ttft_ms):>10}  ITL p50 {_ms(requested.itl_ms):>8} │ "
         f"{ending}\n"
-        f"measured  TTFT {_ms(log.measured_ttft_ms()):>10}  ITL p50 "
+        f"measured  TTFT {_ttft(log.measured_ttft_ms()):>10}  ITL p50 "
         f"{_ms(log.measured_itl_ms()):>8} │ {source}, {share} shared a frame"
     )
 
