@@ -22,18 +22,25 @@ from uxlab.store import Store
 from uxlab.study import load_study
 
 
+def say(line: str) -> None:
+    """Write one whole line in one system call: a print is two writes (the text, then the
+    newline) when Python's output is unbuffered (PYTHONUNBUFFERED=1), and a SIGKILL between
+    them left `COMMIT 32` and the parent's `EXIT ...` on one line."""
+    os.write(sys.stdout.fileno(), f"{line}\n".encode())
+
+
 def run(db: str, study_path: str, participant: str, max_trials: int = 10**9) -> int:
     study = load_study(study_path)
     store = Store.open(db)
     session = store.sessions.start_or_resume(study, participant, environment={"term": "test"})
     interrupted = ",".join(map(str, session.interrupted)) or "-"
-    print(f"RESUMED {interrupted} {session.next_index}", flush=True)
+    say(f"RESUMED {interrupted} {session.next_index}")
     if session.state == "created":
         store.sessions.set_state(session, "consented")
     store.sessions.set_state(session, "running")
     for trial in session.trials[session.next_index :][:max_trials]:
         store.trials.begin(session, trial.index)
-        print(f"BEGIN {trial.index}", flush=True)
+        say(f"BEGIN {trial.index}")
         events = [
             {"kind": "chunk", "t_ms": 300.0 + 20.0 * k, "scheduled_ms": 300.0 + 20.0 * k}
             for k in range(40)
@@ -46,10 +53,10 @@ def run(db: str, study_path: str, participant: str, max_trials: int = 10**9) -> 
             {"acceptable": ("yes", 900.0 + trial.index)},
             events,
         )
-        print(f"COMMIT {trial.index}", flush=True)
+        say(f"COMMIT {trial.index}")
     if session.next_index >= len(session.trials):
         store.sessions.set_state(session, "completed")
-        print("DONE", flush=True)
+        say("DONE")
     store.close()
     return 0
 
@@ -62,14 +69,10 @@ def fork_server(db: str, study_path: str, participant: str) -> int:
             break
         pid = os.fork()
         if pid == 0:  # the worker: opens its own connection after the fork
-            print(f"PID {os.getpid()}", flush=True)
-            try:
-                code = run(db, study_path, participant)
-            finally:
-                sys.stdout.flush()
-            os._exit(code)
+            say(f"PID {os.getpid()}")
+            os._exit(run(db, study_path, participant))
         _, status = os.waitpid(pid, 0)
-        print(f"EXIT {status}", flush=True)
+        say(f"EXIT {status}")
     return 0
 
 

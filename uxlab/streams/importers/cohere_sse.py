@@ -137,25 +137,6 @@ def _event(i: int, obj: dict[str, Any], message: type[M]) -> tuple[Event[M], M |
     return event, event.delta.message if event.delta else None
 
 
-COHERE_EVENTS = frozenset(
-    {
-        "message-start",
-        "content-start",
-        "content-delta",
-        "content-end",
-        "tool-plan-delta",
-        "tool-call-start",
-        "tool-call-delta",
-        "tool-call-end",
-        "citation-start",
-        "citation-end",
-        "message-end",
-        "debug",
-    }
-)
-"""The event types of a Cohere v2 chat stream (how `json-chunks` tells one)."""
-
-
 def cohere_events_to_recording(
     events: Sequence[SseEvent], header: Header, *, strict: bool = True
 ) -> Recording:

@@ -1,6 +1,7 @@
 """Which API a stream of events speaks, from the shape of its first JSON event or its URL.
 
-Used where a file does not say (a HAR entry, a DevTools log, a JSON log of events). The
+Used where a file does not say (a HAR entry, a DevTools log, a JSON log of events), and to
+refuse an SSE capture given to another API's importer (`sse_capture.check_api`). The
 names are those of `STREAM_MAPPINGS`: `openai`, `openai-responses`, `anthropic`, `gemini`,
 `cohere`, `gemini-interactions`, `bedrock`.
 """
@@ -11,9 +12,42 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from uxlab.streams.importers.cohere_sse import COHERE_EVENTS
-from uxlab.streams.importers.gemini_interactions import INTERACTIONS_EVENTS
 from uxlab.streams.sse import SseEvent
+
+COHERE_EVENTS = frozenset(
+    {
+        "message-start",
+        "content-start",
+        "content-delta",
+        "content-end",
+        "tool-plan-delta",
+        "tool-call-start",
+        "tool-call-delta",
+        "tool-call-end",
+        "citation-start",
+        "citation-end",
+        "message-end",
+        "debug",
+    }
+)
+"""The event types of a Cohere v2 chat stream."""
+
+INTERACTIONS_STARTS = ("step.start", "content.start")
+INTERACTIONS_DELTAS = ("step.delta", "content.delta")
+INTERACTIONS_STOPS = ("step.stop", "content.stop")
+INTERACTIONS_COMPLETED = ("interaction.completed", "interaction.complete")
+INTERACTIONS_CREATED = ("interaction.created", "interaction.start")
+INTERACTIONS_EVENTS = frozenset(
+    {
+        *INTERACTIONS_STARTS,
+        *INTERACTIONS_DELTAS,
+        *INTERACTIONS_STOPS,
+        *INTERACTIONS_COMPLETED,
+        *INTERACTIONS_CREATED,
+        "interaction.status_update",
+    }
+)
+"""Event types only a Gemini Interactions stream has (its mapping reads them from here)."""
 
 ANTHROPIC_EVENTS = frozenset(
     {"message_start", "content_block_start", "content_block_delta", "ping", "message_delta"}

@@ -49,6 +49,11 @@ from uxlab.streams.importers.base import (
     StreamEventError,
     event_json_object,
 )
+from uxlab.streams.importers.detect_api import INTERACTIONS_COMPLETED as _COMPLETED
+from uxlab.streams.importers.detect_api import INTERACTIONS_CREATED as _CREATED
+from uxlab.streams.importers.detect_api import INTERACTIONS_DELTAS as _DELTAS
+from uxlab.streams.importers.detect_api import INTERACTIONS_STARTS as _STARTS
+from uxlab.streams.importers.detect_api import INTERACTIONS_STOPS as _STOPS
 from uxlab.streams.importers.event_mapping import StreamBuilder, map_events, read_event
 from uxlab.streams.importers.sse_capture import import_capture_files
 from uxlab.streams.recording import Header, Recording
@@ -141,17 +146,7 @@ _WORDING: Wording = {
 """The words the hand-written checks said, where the model's would say less."""
 
 
-_STARTS = ("step.start", "content.start")
-_DELTAS = ("step.delta", "content.delta")
-_STOPS = ("step.stop", "content.stop")
-_COMPLETED = ("interaction.completed", "interaction.complete")
-_CREATED = ("interaction.created", "interaction.start")
 _MEDIA = ("image", "audio", "video", "document")
-
-INTERACTIONS_EVENTS = frozenset(
-    {*_STARTS, *_DELTAS, *_STOPS, *_COMPLETED, *_CREATED, "interaction.status_update"}
-)
-"""Event types only an Interactions stream has (how `json-chunks` tells one)."""
 
 
 def gemini_interactions_events_to_recording(

@@ -25,6 +25,7 @@ from uxlab.streams.importers.base import (
     origin_of,
     selected,
 )
+from uxlab.streams.importers.detect_api import api_of_object
 from uxlab.streams.importers.event_mapping import count_malformed
 from uxlab.streams.recording import Header, Recording
 from uxlab.streams.replay_file import safe_filename
@@ -129,13 +130,11 @@ def check_api(file: Path, events: Sequence[SseEvent], importer: str) -> None:
     """Refuse a capture whose first telling event is another API's (an Anthropic capture
     given to `--from gemini-sse` mapped to an empty stream, kept as truncated), naming the
     event's line and the `--from` that reads it."""
-    from uxlab.streams.importers.detect_api import api_of_object  # it imports importers
-
     expected = importer.removesuffix("-sse")
     for ev in events[:_EVENTS_LOOKED_AT]:
         try:
             obj = json.loads(ev.data)
-        except ValueError:
+        except (ValueError, RecursionError):  # the mapping names what is wrong with it
             continue
         found = api_of_object(ev.event, obj) if isinstance(obj, dict) else None
         if found is None:
