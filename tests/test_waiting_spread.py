@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from helpers.waiting_spread import WAITING_MODULES, spread
+from helpers.waiting_spread import LONG_MODULES, WAITING_MODULES, by_module, spread
 
 
 class _Item:
@@ -40,6 +40,23 @@ def test_a_waiting_test_never_goes_inside_another_module():
     assert out[0] == "wait0" and out.index("wait1") == 6, out  # at the a|b boundary
 
 
+def test_with_a_span_none_goes_into_the_last_part():
+    items = [_Item(f"fast{k}") for k in range(8)] + [_Item(f"wait{k}") for k in range(2)]
+    for it in items[:8]:
+        it.path = it.name
+    waiting = [it.name.startswith("wait") for it in items]
+    out = _names(spread(items, waiting, span=0.5))  # type: ignore[arg-type]
+    assert out == ["wait0", "fast0", "fast1", "wait1"] + [f"fast{k}" for k in range(2, 8)]
+
+
+def test_named_modules_go_first_in_the_order_given_each_keeping_its_own_order():
+    items = [_Item(n) for n in ("a1", "a2", "b1", "c1", "c2")]
+    for it in items:
+        it.path = f"tests/test_{it.name[0]}.py"
+    out = _names(by_module(items, ("test_c", "test_b")))  # type: ignore[arg-type]
+    assert out == ["c1", "c2", "b1", "a1", "a2"]
+
+
 def test_nothing_to_spread_keeps_the_order():
     a, b = _Item("a"), _Item("b")
     assert spread([a, b], [False, False]) == [a, b]  # type: ignore[arg-type]
@@ -51,6 +68,9 @@ def test_every_waiting_module_exists_and_has_no_module_scoped_fixture():
     from pathlib import Path
 
     here = Path(__file__).parent
+    assert len(set(WAITING_MODULES)) == len(WAITING_MODULES)
+    for name in WAITING_MODULES + LONG_MODULES:
+        assert (here / f"{name}.py").is_file(), name
     for name in WAITING_MODULES:
         text = (here / f"{name}.py").read_text(encoding="utf-8")
         assert 'scope="module"' not in text and 'scope="class"' not in text, name
