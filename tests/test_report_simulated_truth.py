@@ -251,4 +251,9 @@ def test_the_per_person_line_compares_medians_over_the_same_people_and_checks_br
     assert "of their estimates 600 ms" in line
     everyone = own_estimates_line(group.iloc[:2])
     assert "separated" not in everyone and "over them, median" in everyone
-    assert own_estimates_line(group.iloc[2:]).endswith("none has a point estimate")
+    only_brackets = own_estimates_line(group.iloc[2:])
+    assert only_brackets == (
+        "2 separated (a bracket, no point): the truth inside the bracket for 1 of 2"
+    )  # no "0 of 0 inside their interval", no medians of nothing
+    nothing = group.iloc[2:].assign(bracket_low_ms=nan, bracket_high_ms=nan)
+    assert own_estimates_line(nothing) == "2 with neither a point nor a bracket"

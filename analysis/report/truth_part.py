@@ -232,27 +232,34 @@ def own_estimates_line(group: pd.DataFrame) -> str:
     hits = [covers(r.true_value, r.ci_low, r.ci_high) for r in group.itertuples()]
     judged = [h for h in hits if h is not None]
     pointed = group[group["estimate"].notna()]
-    text = f"{sum(judged)} of {len(judged)} true thresholds inside their own 95% interval"
+    parts = []
+    if judged:
+        inside = f"{sum(judged)} of {len(judged)}"
+        parts.append(f"{inside} true thresholds inside their own 95% interval")
+    n_bracketed = 0
     if "bracket_low_ms" in group.columns:
         low, high = group["bracket_low_ms"], group["bracket_high_ms"]
         bracketed = group[group["estimate"].isna() & low.notna() & high.notna()]
-        if len(bracketed):
+        n_bracketed = len(bracketed)
+        if n_bracketed:
             inside = (
                 (bracketed["bracket_low_ms"] <= bracketed["true_value"])
                 & (bracketed["true_value"] <= bracketed["bracket_high_ms"])
             ).sum()
-            text += (
-                f"; {len(bracketed)} separated (a bracket, no point): the truth inside the "
-                f"bracket for {int(inside)} of {len(bracketed)}"
+            parts.append(
+                f"{n_bracketed} separated (a bracket, no point): the truth inside the "
+                f"bracket for {int(inside)} of {n_bracketed}"
             )
-    if len(pointed) == 0:
-        return text + "; none has a point estimate"
-    some = f"the {len(pointed)} with a point estimate" if len(pointed) < len(group) else "them"
-    return (
-        f"{text}; over {some}, median of their true values "
-        f"{pointed['true_value'].median():.0f} ms, of their estimates "
-        f"{pointed['estimate'].median():.0f} ms"
-    )
+    neither = len(group) - len(pointed) - n_bracketed
+    if neither:
+        parts.append(f"{neither} with neither a point nor a bracket")
+    if len(pointed):
+        some = f"the {len(pointed)} with a point estimate" if len(pointed) < len(group) else "them"
+        parts.append(
+            f"over {some}, median of their true values {pointed['true_value'].median():.0f} ms, "
+            f"of their estimates {pointed['estimate'].median():.0f} ms"
+        )
+    return "; ".join(parts)
 
 
 RATING_TRUTH_NOTE = (
