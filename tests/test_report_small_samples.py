@@ -399,3 +399,23 @@ def test_the_support_section_says_a_population_fit_from_4_participants(tmp_path,
     support = md[: md.index("## Summary")]
     assert ("they describe these people, not a population" in support) == (n < 4)
     assert ("the pooled fit estimates the population curve" in support) == (n >= 4)
+
+
+def test_a_withheld_pooled_tail_says_why_in_thresholds_csv(tmp_path):
+    """Below 8 participants the pooled 25% / 75% rows are blank in thresholds.csv, and their
+    `withheld` says why (it was empty: a blank row with no reason)."""
+    trials = simulate_trial_table(n_participants=5, reps=2, seed=5, failing_participant=False)
+    data = analyse(
+        load_trial_table(write_export_folder(tmp_path / "e", trials)),
+        ReportOptions(n_boot=40, per_participant=False),
+    )
+    table = data.thresholds
+    pooled = table[(table.measure == "psychometric") & (table.group == "pooled")]
+    pooled = pooled[pooled.condition == "all"].set_index("level")
+    assert pooled.loc[0.5, "estimate"] == pooled.loc[0.5, "estimate"]  # printed
+    assert pooled.loc[0.5, "withheld"] == ""
+    for tail in (0.25, 0.75):
+        assert pooled.loc[tail, "estimate"] != pooled.loc[tail, "estimate"]  # NaN
+        assert pooled.loc[tail, "withheld"] == (
+            "5 participants: the 25% / 75% points need 8 (measured biased)"
+        )

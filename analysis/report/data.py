@@ -138,6 +138,7 @@ class PsychometricPart:
     # LatencySeparation`): their switch is bracketed by two tested levels, not estimated
     person_separation: dict[str, LatencySeparation] = field(default_factory=dict)
     median_withheld: str = ""  # why the median person's figures are withheld, if they are
+    tails_withheld: str = ""  # why the pooled 25% / 75% points are withheld, if they are
     procedure: str | None = None  # the adaptive procedure that chose the levels (None: fixed)
     # on an adaptive design, the model's table before its missed points were withheld: not
     # printed, kept for the planner to compare its own computation of it

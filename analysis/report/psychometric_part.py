@@ -83,7 +83,7 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
     else:
         separated_population(data, part, df)
     if procedure is None and part.withheld is None and enough("population", n_people):
-        withhold_few_people_tails(data, part.population, n_people, "pooled")
+        part.tails_withheld = withhold_few_people_tails(data, part.population, n_people, "pooled")
     _per_condition(data, part, df, n_people)
     if opts.per_participant:
         keys = sorted(df["participant"].unique())

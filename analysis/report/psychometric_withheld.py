@@ -31,10 +31,11 @@ MIN_TAILS = MINIMUMS["tails"].min_participants
 
 def withhold_few_people_tails(
     data: ReportData, table: pd.DataFrame, n_people: int, what: str
-) -> None:
-    """Blank the 25% / 75% rows of `table` below `MIN_TAILS` participants, with a note."""
+) -> str:
+    """Blank the 25% / 75% rows of `table` below `MIN_TAILS` participants, with a note;
+    returns why in a few words (thresholds.csv's `withheld`), empty when nothing is."""
     if n_people >= MIN_TAILS:
-        return
+        return ""
     table.loc[table["level"] != 0.5, ["estimate", "ci_low", "ci_high"]] = np.nan
     note = (
         f"Psychometric thresholds ({what}): with {n_people} participants the 25% / 75% "
@@ -42,6 +43,7 @@ def withhold_few_people_tails(
     )
     if note not in data.notes:
         data.notes.append(note)
+    return f"{n_people} participants: the 25% / 75% points need {MIN_TAILS} (measured biased)"
 
 
 MIN_CONDITION_POINTS = MINIMUMS["condition_points"].min_participants

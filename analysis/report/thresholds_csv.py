@@ -80,8 +80,10 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
         # who differ put the population's tails outside the gap their answers share
         for i in range(len(p.population)):
             row = p.population.iloc[[i]]
-            b = bracket if float(row["level"].iloc[0]) == 0.5 else None
-            add("psychometric", "pooled", row, "all", what=p.estimand, withheld=why, bracket=b)
+            mid = float(row["level"].iloc[0]) == 0.5
+            b = bracket if mid else None
+            row_why = why or ("" if mid else p.tails_withheld)
+            add("psychometric", "pooled", row, "all", what=p.estimand, withheld=row_why, bracket=b)
         if p.other is not None:  # the other estimand, under its own name
             other = "population" if p.estimand == "median-person" else "median-person"
             add(
