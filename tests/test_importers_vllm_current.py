@@ -32,3 +32,23 @@ def test_vllm_033_result_imports_with_its_own_ttft_gaps_and_text():
         if doc["output_lens"][i] == len(times):
             tpot = (doc["latencies"][i] - doc["ttfts"][i]) / (doc["output_lens"][i] - 1) * 1000
             assert d["tpot_ms"] == pytest.approx(tpot, rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("field", "where"),
+    [("ttfts", lambda d: d["ttfts"]), ("itls", lambda d: next(g for g in d["itls"] if g))],
+)
+def test_a_time_past_one_day_names_its_field_and_the_bound_in_seconds(tmp_path, field, where):
+    """vLLM writes seconds: the bound is one day in seconds (it was the ms bound, so a
+    2-day TTFT passed the model and failed later, named by request only)."""
+    from uxlab.streams.importers import ImportFormatError
+
+    doc = json.loads(RESULT.read_text())
+    where(doc)[0] = 200_000
+    bad = tmp_path / "result.json"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(ImportFormatError) as err:
+        import_source("vllm-bench", bad)
+    message = str(err.value)
+    assert f"{field}[" in message
+    assert "200000 s is not plausible: at most 86,400 s (one day)" in message

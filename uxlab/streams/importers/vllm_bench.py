@@ -39,9 +39,9 @@ from uxlab.streams.importers.base import (
 from uxlab.streams.recording import End, Recording
 from uxlab.streams.split_text import TextTooShortError, lay_text, neutral_text, split_text
 
-Seconds = Annotated[float, msgspec.Meta(ge=0, le=MAX_TIME_MS)]
-"""A time in seconds (the bound is the hand-written check's: each request's times are
-checked again, in ms, when the recording is read back)."""
+Seconds = Annotated[float, msgspec.Meta(ge=0, le=MAX_TIME_MS / 1000.0)]
+"""A time in seconds, at most one day (`MAX_TIME_MS` in seconds: the file's field is named
+when one is past it; each request's times are checked again, in ms, when read back)."""
 Count = Annotated[int, msgspec.Meta(ge=0)]
 
 
@@ -60,6 +60,15 @@ class VllmResult(msgspec.Struct):
     backend: str | None = None
 
 
+def _seconds_problem(value: Any, expected: str) -> str:
+    """A time that is not seconds, or is past one day (no stream takes that long)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        limit = MAX_TIME_MS / 1000.0
+        if value > limit:
+            return f"{shown(value)} s is not plausible: at most {limit:,.0f} s (one day)"
+    return f"expected {expected}, got {shown(value)}"
+
+
 WORDING: Wording = {
     "": lambda _: "expected a JSON object (a vLLM result)",
     "ttfts": lambda v: (
@@ -72,9 +81,9 @@ WORDING: Wording = {
         if v is MISSING
         else f"expected a list of lists of seconds (--save-detailed), got {shown(v)}"
     ),
-    "ttfts[*]": lambda v: f"expected seconds, got {shown(v)}",
+    "ttfts[*]": lambda v: _seconds_problem(v, "seconds"),
     "itls[*]": lambda v: f"expected a list of numbers, got {shown(v)}",
-    "itls[*][*]": lambda v: f"expected a non-negative number, got {shown(v)}",
+    "itls[*][*]": lambda v: _seconds_problem(v, "a non-negative number"),
     "output_lens[*]": lambda v: f"expected a token count, got {shown(v)}",
 }
 _REQUEST = re.compile(r"^\w+\[(\d+)\]")
