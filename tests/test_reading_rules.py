@@ -224,7 +224,7 @@ def test_a_bad_number_in_one_request_writes_nothing(tmp_path, capsys, bad_gap):
 
 def test_a_plausible_time_that_sums_past_a_day_names_the_request(tmp_path):
     src = tmp_path / "result.json"
-    src.write_text(json.dumps(vllm_result([[0.01], [9e4, 9e4]])), encoding="utf-8")
+    src.write_text(json.dumps(vllm_result([[0.01], [5e4, 5e4]])), encoding="utf-8")
     with pytest.raises(ImportFormatError, match=r"request=1 \(event \d\): t_ms: .* not plausible"):
         import_source("vllm-bench", src)
 
