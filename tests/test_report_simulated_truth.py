@@ -250,7 +250,7 @@ def test_the_per_person_line_compares_medians_over_the_same_people_and_checks_br
     assert "over the 2 with a point estimate, median of their true values 675 ms" in line
     assert "of their estimates 600 ms" in line
     everyone = own_estimates_line(group.iloc[:2])
-    assert "separated" not in everyone and "over them, median" in everyone
+    assert "separated" not in everyone and "over all 2, median" in everyone
     only_brackets = own_estimates_line(group.iloc[2:])
     assert only_brackets == (
         "2 separated (a bracket, no point): the truth inside the bracket for 1 of 2"

@@ -254,7 +254,11 @@ def own_estimates_line(group: pd.DataFrame) -> str:
     if neither:
         parts.append(f"{neither} with neither a point nor a bracket")
     if len(pointed):
-        some = f"the {len(pointed)} with a point estimate" if len(pointed) < len(group) else "them"
+        some = (
+            f"the {len(pointed)} with a point estimate"
+            if len(pointed) < len(group)
+            else f"all {len(pointed)}"
+        )
         parts.append(
             f"over {some}, median of their true values {pointed['true_value'].median():.0f} ms, "
             f"of their estimates {pointed['estimate'].median():.0f} ms"
