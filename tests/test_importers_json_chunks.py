@@ -46,6 +46,19 @@ def test_sse_importer_points_at_json_chunks(tmp_path):
     assert result.skipped[0].reason.endswith("(it is JSON: import it with --from json-chunks)")
 
 
+@pytest.mark.parametrize("name", ["chat_tool_call.ndjson", "chat_client_timed.jsonl"])
+def test_sse_importer_points_ollama_lines_at_the_ollama_importer(name):
+    """Ollama's NDJSON (bare or timed) went to json-chunks first, which then pointed at
+    `--from ollama`: the SSE importer now points there at once, and it reads them."""
+    path = Path(__file__).parent / "data" / "ollama" / name
+    result = import_source("openai-sse", path)
+    assert not result.recordings
+    assert result.skipped[0].reason.endswith(
+        "(it is Ollama's NDJSON: import it with --from ollama)"
+    )
+    assert len(import_source("ollama", path).recordings) == 1
+
+
 def test_mixed_timing_and_bad_lines_are_named(tmp_path):
     lines = (DATA / "openai_chunks_timed.jsonl").read_text().splitlines()
     untimed = json.loads(lines[2])["data"]

@@ -76,6 +76,12 @@ _URL_MARKERS = (
 )
 
 
+def looks_like_ollama(text: str) -> bool:
+    """Whether a JSON line is one of Ollama's NDJSON stream objects (`created_at`, `done`):
+    Ollama has its own importer, `--from ollama`."""
+    return '"created_at"' in text and '"done"' in text
+
+
 def api_of_object(name: str | None, obj: dict[str, Any]) -> str | None:
     """The API of one event (its SSE name, if any, and its JSON object), or None."""
     kind = name or obj.get("type") or obj.get("event_type")

@@ -47,7 +47,7 @@ from uxlab.streams.importers.base import (
     read_text_checked,
     selected,
 )
-from uxlab.streams.importers.detect_api import api_of
+from uxlab.streams.importers.detect_api import api_of, looks_like_ollama
 from uxlab.streams.importers.event_mapping import count_malformed
 from uxlab.streams.replay_file import safe_filename
 from uxlab.streams.sse import SseEvent
@@ -170,7 +170,7 @@ def _unknown_api_reason(items: list[tuple[str, Any]], events: list[SseEvent]) ->
         else "it has no `choices`, `candidates`, `type` or `event_type`"
     )
     hint = ""
-    if '"created_at"' in first and '"done"' in first:
+    if looks_like_ollama(first):
         hint = " (it looks like Ollama's NDJSON: import it with --from ollama)"
     return (
         f"{len(events)} {what} of an API uxlab does not map: {shape}; "

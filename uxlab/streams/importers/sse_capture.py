@@ -25,7 +25,7 @@ from uxlab.streams.importers.base import (
     origin_of,
     selected,
 )
-from uxlab.streams.importers.detect_api import api_of_object
+from uxlab.streams.importers.detect_api import api_of_object, looks_like_ollama
 from uxlab.streams.importers.event_mapping import count_malformed
 from uxlab.streams.recording import Header, Recording
 from uxlab.streams.replay_file import safe_filename
@@ -103,12 +103,19 @@ def read_capture(path: Path) -> list[SseEvent]:
 
 
 def _json_hint(file: Path) -> str:
-    """A hint when a file that is not SSE is JSON (Gemini's array answer, SDK chunk logs)."""
+    """A hint when a file that is not SSE is JSON: Ollama's NDJSON (`--from ollama`), or
+    other JSON (Gemini's array answer, SDK chunk logs: `--from json-chunks`)."""
     with file.open("rb") as f:
-        head = f.read(64).lstrip()
-    if head.startswith((b"[", b"{")):
+        first = f.readline(_HINT_BYTES).decode("utf-8", "replace").lstrip()
+    if looks_like_ollama(first):
+        return " (it is Ollama's NDJSON: import it with --from ollama)"
+    if first.startswith(("[", "{")):
         return " (it is JSON: import it with --from json-chunks)"
     return ""
+
+
+_HINT_BYTES = 4096
+"""How much of a file's first line the hint reads."""
 
 
 API_NAMES: dict[str, str] = {
