@@ -53,6 +53,7 @@ from uxlab.streams.importers.openai_sse import (
     openai_chat_events_to_recording,
 )
 from uxlab.streams.importers.otel import import_otel
+from uxlab.streams.importers.sniff import format_hint
 from uxlab.streams.importers.sse_capture import EventMapping
 from uxlab.streams.importers.vllm_bench import import_vllm_bench
 from uxlab.streams.sse import SseLimitError
@@ -108,7 +109,14 @@ def import_source(fmt: str, path: str | Path, options: ImportOptions | None = No
     try:
         result = IMPORTERS[fmt](Path(path), options or ImportOptions())
     except (InputProblem, SseLimitError) as exc:  # a check below the importer's own ones
-        raise ImportFormatError(path, None, None, str(exc)) from None
+        raise ImportFormatError(path, None, None, str(exc) + format_hint(path, fmt)) from None
+    except ImportFormatError as exc:
+        hint = format_hint(path, fmt)
+        if not hint:
+            raise
+        raise ImportFormatError(exc.path, exc.where, exc.field, exc.problem + hint) from None
+    if not result.recordings and (hint := format_hint(path, fmt)):
+        result.warnings.append(f"nothing imported{hint}")
     return check_result(result, path)
 
 
