@@ -91,6 +91,11 @@ def sections() -> dict[str, tuple[str, ...]]:
     return {name: keys for k in REGISTRY.values() for name, keys in k.sections.items()}
 
 
+def descriptions() -> dict[str, str]:
+    """What every kind's own study-file keys and sections mean (`TrialKind.descriptions`)."""
+    return {key: words for k in REGISTRY.values() for key, words in k.descriptions.items()}
+
+
 def for_trial(kind: TrialKind, attention: bool) -> TrialKind:
     """The kind a trial plays as: the study's, or for an attention check a recorded trial
     (its text streamed as a synthetic recording)."""

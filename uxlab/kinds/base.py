@@ -243,6 +243,9 @@ class TrialKind(ABC):
     `Any` there, read by `read` alone."""
     sections: ClassVar[dict[str, tuple[str, ...]]] = {}
     """Its own sections of a study file, with their keys."""
+    descriptions: ClassVar[dict[str, str]] = {}
+    """What its keys mean, for the study file's JSON Schema (editor completion): a
+    `[stimuli]` key by name, a section as `[name]`, a section's key as `[name].key`."""
     factors: ClassVar[tuple[str, ...]] = ()
     """Its own factors, beyond the shaping profile's parameters."""
     columns: ClassVar[tuple[Column, ...]] = ()

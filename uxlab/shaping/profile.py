@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -83,11 +83,29 @@ FACTOR_NAMES: dict[str, str] = {
     "error_at_token": "end the stream with an error after this many tokens",
 }
 
-_KEYS = ("ttft", "headers_ms", "itl", "rho", "chunk", "stalls", "error_at")
+SPEC_KEYS: dict[str, str] = {
+    "ttft": "time to first token: ms, `recorded`, `scale:X` or a distribution "
+    '(e.g. "lognormal:median=600,sigma=0.5")',
+    "headers_ms": "when response headers arrive, ms from the request",
+    "itl": "inter-token gaps: `recorded`, `scale:X`, `rate:R`, a distribution or `empirical:PATH`",
+    "rho": "lag-1 correlation of successive gaps (AR(1) on the normal scores), -1 < rho < 1",
+    "chunk": 'tokens per streamed event: a whole number or "uniform:a,b"',
+    "stalls": "pauses mid-stream: a spec string or a table of `at` ([[token, ms], ...]), "
+    "`rate_per_s` and `ms`",
+    "error_at": "end the stream with an error: a token count, or {token, type}",
+}
+"""The keys of a `[profile]` table that take a spec, and what each shapes (the schema's
+descriptions; docs/reference/study-file.md has the full table)."""
+
+_KEYS = tuple(SPEC_KEYS)
+_WORDS = {**FACTOR_NAMES, **SPEC_KEYS}
 
 ProfileTable = msgspec.defstruct(
     "ProfileTable",
-    [(key, Any, msgspec.UNSET) for key in dict.fromkeys((*_KEYS, *FACTOR_NAMES))],
+    [
+        (key, Annotated[Any, msgspec.Meta(description=_WORDS[key])], msgspec.UNSET)
+        for key in dict.fromkeys((*_KEYS, *FACTOR_NAMES))
+    ],
     forbid_unknown_fields=True,
 )
 """The keys of a profile table, as a typed model: each value is a spec (a string, a number or

@@ -52,6 +52,13 @@ class ChainKind(TrialKind):
     keys = ("chains",)
     key_types: ClassVar[dict[str, Any]] = {"chains": Text}
     sections: ClassVar[dict[str, tuple[str, ...]]] = {"chain": ("ask_after_steps",)}
+    descriptions: ClassVar[dict[str, str]] = {
+        "chains": 'the folder of agent chains (*.chain.json) for kind = "chain", relative '
+        "to the study file",
+        "[chain]": "where in a chain the step questions are asked",
+        "[chain].ask_after_steps": "the steps (0-based, tool pauses counted) after which "
+        'the questions with when = "step" are asked',
+    }
     factors = tuple(CHAIN_FACTORS)
     columns = spec.CHAIN
     asks_after_steps = True

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import trial_table_spec as spec
 from uxlab.clock import Clock
@@ -40,6 +40,10 @@ class LiveKind(TrialKind):
     noun = "live"
     view = "stream"
     keys = ("live",)
+    descriptions: ClassVar[dict[str, str]] = {
+        "live": "a live model answers each trial instead of a recording: a table of api, "
+        "url, model, prompts and its other keys ([stimuli.live])",
+    }
     columns = spec.LIVE
     judged = False
     learnt = True

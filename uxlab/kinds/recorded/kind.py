@@ -33,6 +33,11 @@ class RecordedKind(TrialKind):
     view = "stream"
     keys = ("corpus", "files")
     key_types: ClassVar[dict[str, Any]] = {"corpus": Text}
+    descriptions: ClassVar[dict[str, str]] = {
+        "corpus": "the folder of replay files (*.jsonl) the trials play, relative to the "
+        "study file",
+        "files": "the replay files of the corpus to play, by file name (default: every file)",
+    }
 
     @classmethod
     def chooses(cls, table: dict[str, Any]) -> bool:

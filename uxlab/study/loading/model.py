@@ -91,7 +91,16 @@ class StudyFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     study: StudySection
     texts: Texts
     stimuli: msgspec.Struct
-    profile: ProfileTable | Unset = UNSET  # type: ignore[valid-type]
+    profile: (
+        Annotated[
+            ProfileTable,  # type: ignore[valid-type]
+            msgspec.Meta(
+                description="the shaping profile every trial starts from (a factor's level "
+                "replaces its key)"
+            ),
+        ]
+        | Unset
+    ) = UNSET
     factors: Annotated[
         dict[str, Levels | FactorTable],
         msgspec.Meta(
@@ -110,9 +119,19 @@ class StudyFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     session: Session = msgspec.field(default_factory=Session)
 
 
+def _described(typ: Any, words: str | None) -> Any:
+    """`typ` with a description for the JSON Schema (unchanged without one)."""
+    return typ if words is None else Annotated[typ, msgspec.Meta(description=words)]
+
+
 @cache
 def _study_model(registered: tuple[type[kinds.TrialKind], ...]) -> type[StudyFile]:
-    own = tuple((key, kind.key_types.get(key, Any)) for kind in registered for key in kind.keys)
+    words = kinds.descriptions()
+    own = tuple(
+        (key, _described(kind.key_types.get(key, Any), words.get(key)))
+        for kind in registered
+        for key in kind.keys
+    )
     stimuli = msgspec.defstruct(
         "Stimuli",
         [
@@ -148,10 +167,13 @@ def _study_model(registered: tuple[type[kinds.TrialKind], ...]) -> type[StudyFil
     sections = [
         (
             name,
-            msgspec.defstruct(
-                name.title(),
-                [(key, Any, UNSET) for key in keys],
-                forbid_unknown_fields=True,
+            _described(
+                msgspec.defstruct(
+                    name.title(),
+                    [(key, _described(Any, words.get(f"[{name}].{key}")), UNSET) for key in keys],
+                    forbid_unknown_fields=True,
+                ),
+                words.get(f"[{name}]"),
             )
             | Unset,
             UNSET,
@@ -165,7 +187,7 @@ def _study_model(registered: tuple[type[kinds.TrialKind], ...]) -> type[StudyFil
     model = msgspec.defstruct(
         "StudyFile",
         [
-            ("stimuli", stimuli),
+            ("stimuli", _described(stimuli, "what each trial plays, and in which order")),
             ("questions", questions, msgspec.field(default_factory=list)),
             *sections,
         ],
