@@ -154,8 +154,10 @@ def test_a_study_run_at_the_glass_exports_painted_times_and_the_report_reads_the
         # Textual draws there)
         rc = tmp_path / "run.rc"
         wrapped = f"{shlex.join(command)}; echo $? >{shlex.quote(str(rc))}"
-        term = subprocess.Popen(["xterm", "-geometry", "80x24+0+0", "-e", "sh", "-c", wrapped],
-                                env=env, cwd=REPO)  # fmt: skip
+        xterm_log = tmp_path / "xterm.log"  # xterm's own complaints (an X error ends it)
+        with xterm_log.open("wb") as log:
+            term = subprocess.Popen(["xterm", "-geometry", "80x24+0+0", "-e", "sh", "-c", wrapped],
+                                    env=env, cwd=REPO, stdout=log, stderr=log)  # fmt: skip
         try:
             keys = ["a", "Return", "y", "Return"]  # consent; warnings, send or answer; ...
             give_up = time.monotonic() + 240.0
@@ -173,8 +175,11 @@ def test_a_study_run_at_the_glass_exports_painted_times_and_the_report_reads_the
         finally:
             term.terminate()
             term.wait(timeout=30)
-    status = rc.read_text().strip() if rc.exists() else "(still running when stopped)"
-    assert _session_done(db), f"the run ended before the session did (exit status {status})"
+    status = rc.read_text().strip() if rc.exists() else "(none written: the shell did not end)"
+    assert _session_done(db), (
+        f"the run ended before the session did (the program's exit status {status}; xterm's "
+        f"{term.returncode}, its output: {xterm_log.read_text(errors='replace')[-600:]!r})"
+    )
     out = tmp_path / "export"
     assert subprocess.run([sys.executable, "-m", "uxlab", "export", str(db), "-o", str(out)],
                           cwd=REPO, capture_output=True).returncode == 0  # fmt: skip
