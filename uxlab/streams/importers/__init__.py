@@ -115,7 +115,8 @@ def import_source(fmt: str, path: str | Path, options: ImportOptions | None = No
         if not hint:
             raise
         raise ImportFormatError(exc.path, exc.where, exc.field, exc.problem + hint) from None
-    if not result.recordings and (hint := format_hint(path, fmt)):
+    said = any("import it with --from" in s.reason for s in result.skipped)
+    if not result.recordings and not said and (hint := format_hint(path, fmt)):
         result.warnings.append(f"nothing imported{hint}")
     return check_result(result, path)
 
