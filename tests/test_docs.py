@@ -29,7 +29,7 @@ README = REPO / "README.md"
 NEWCOMER_COMMANDS = (
     "uv sync && uv run uxlab run studies/quickstart.toml",
     "uv sync && uv run uxlab demo",
-    "uv sync && uv run pytest -q -n 4",
+    "uv sync --compile-bytecode && uv run pytest -q -n 4",
 )
 
 
