@@ -7,7 +7,8 @@ CSV or Parquet file from any lab. Writes `report.html`, `report.md` + `figures/*
 data (`uxlab simulate`) is said to be so first and compared with the truth stored with it;
 real and simulated sessions mixed give a warning with the count of each kind. A part of
 the report that fails is named on stderr with its error in one line, the rest is still
-written, and the exit status is `EXIT_PART_FAILED`.
+written, and the exit status is `EXIT_PART_FAILED`; the same status when exclusions leave no
+trial (the report then says which rules took what).
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "models to a study's trials, compare them with the published figures, and write "
         "report.html, report.md (+ figures/) and thresholds.csv. Parts that need several "
         "participants run from 8 (below, the report says which and why); a part that fails "
-        "is named on stderr, the rest is written, and the exit status is 1.",
+        "is named on stderr, the rest is written, and the exit status is 1 (also when "
+        "exclusions leave no trial to analyse).",
     )
     p.add_argument(
         "data",
@@ -125,7 +127,8 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     for part, error in data.failed_parts:
         print(f"uxlab report: part failed: {part}: {error}", file=sys.stderr)
-    return EXIT_PART_FAILED if data.failed_parts else 0
+    # nothing analysed is not a report done: a script must not take it for thresholds
+    return EXIT_PART_FAILED if data.failed_parts or data.nothing_left else 0
 
 
 def _check_args(args: argparse.Namespace) -> None:
