@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from uxlab.outcomes import Outcome
+from uxlab.outcomes import EventKind, Outcome
 from uxlab.streams.recording import Chunk, ErrorEvent, Meta, Recording
 
 TOLERANCE_MS = 0.002
@@ -34,7 +34,8 @@ class StoredTrial:
     events: list[tuple[str, float | None, dict[str, Any]]] = field(default_factory=list)
     """(kind, t_ms, data) of its events of `EVENT_KINDS`, in stored order."""
 
-    def of_kind(self, kind: str) -> list[tuple[float | None, dict[str, Any]]]:
+    def of_kind(self, kind: EventKind) -> list[tuple[float | None, dict[str, Any]]]:
+        """(t_ms, data) of its events of `kind`, in stored order."""
         return [(t, d) for k, t, d in self.events if k == kind]
 
 

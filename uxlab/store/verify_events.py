@@ -48,7 +48,7 @@ def event_problems(
     made it), as `field: stored X, rebuilt Y` lines; [] when it agrees. `timeout_ms` is the
     study's."""
     problems: list[str] = []
-    chunks = _by_index(problems, stored.of_kind("chunk"))
+    chunks = _by_index(problems, stored.of_kind(EventKind.CHUNK))
     if stored.attention:  # a check shows its text and question; nothing streams
         if chunks:
             problems.append(f"chunks: stored {len(chunks)}, rebuilt 0 (an attention check)")
@@ -85,13 +85,13 @@ def _check_shown_span(problems: list[str], stored: StoredTrial, chunks: ChunkEve
 
 
 def _check_outcome(problems: list[str], schedule: Schedule, stored: StoredTrial) -> None:
-    abandons = stored.of_kind("abandon")
+    abandons = stored.of_kind(EventKind.ABANDON)
     t_abandon = number(abandons[0][0]) if len(abandons) == 1 else None
     if len(abandons) > 1:
         problems.append(f"abandon events: stored {len(abandons)}, at most 1")
     elif stored.outcome != Outcome.INTERRUPTED:
         check_timing(problems, stored, "t_abandon_ms", t_abandon, "abandon event at")
-    outcomes = stored.of_kind("outcome")
+    outcomes = stored.of_kind(EventKind.OUTCOME)
     if not outcomes:
         return  # interrupted (never committed), or stored before the outcome event
     data: dict[str, Any] = outcomes[-1][1]

@@ -10,6 +10,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
+from uxlab.outcomes import EventKind
 from uxlab.player import Schedule
 from uxlab.store.backend import Connection
 from uxlab.store.records import TIMING_COLUMNS
@@ -154,7 +155,7 @@ def _check_plan_and_events(
         problems = event_problems(kind, schedule, stored_trial, timeout_ms)
         report.n_event_trials += 1
         report.n_event_live += kind.learnt and not stored_trial.attention
-        report.n_chunk_events += len(stored_trial.of_kind("chunk"))
+        report.n_chunk_events += len(stored_trial.of_kind(EventKind.CHUNK))
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             mismatch(f"events: {problems[0]}{more}", idx)

@@ -35,6 +35,7 @@ from uxlab.kinds.checks import (
     number,
     show,
 )
+from uxlab.outcomes import EventKind
 from uxlab.player import Schedule
 from uxlab.reading import Text
 from uxlab.shaping import Profile
@@ -232,7 +233,7 @@ def _hold_offsets(
 ) -> tuple[list[float | None], float]:
     """Per chunk of `schedule`, the shift of its scheduled time by the holds before it
     (None: after a hold given up, so never shown); and the scheduled end's shift."""
-    holds = [d for _, d in stored.of_kind("hold")]
+    holds = [d for _, d in stored.of_kind(EventKind.HOLD)]
     n = len(schedule.chunks)
     if not holds:
         return [0.0] * n, 0.0

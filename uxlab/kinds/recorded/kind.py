@@ -17,6 +17,7 @@ from uxlab.kinds.base import (
     recording_sha256,
 )
 from uxlab.kinds.checks import ChunkEvents, StoredTrial, check_played_chunks
+from uxlab.outcomes import EventKind
 from uxlab.player import Schedule
 from uxlab.reading import Text
 from uxlab.shaping import Profile
@@ -95,7 +96,7 @@ class RecordedKind(TrialKind):
         chunks: ChunkEvents,
         timeout_ms: float | None,
     ) -> None:
-        holds = stored.of_kind("hold")
+        holds = stored.of_kind(EventKind.HOLD)
         if holds:
             problems.append(
                 f"hold events: stored {len(holds)}, rebuilt 0 (its trials have no steps)"
