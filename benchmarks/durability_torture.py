@@ -618,14 +618,17 @@ class Torture:
     def _nothing_yet(err_path: Path) -> bool:
         """A reader of a database that holds only invitations so far (the web host's codes
         are made first) refuses, rightly: no study is registered until a session starts; so
-        does a report while the trials stored show one latency level only, and any reader of
-        a PostgreSQL database no writer has made its tables in yet."""
+        does a report while the trials stored show one latency level only, a report whose
+        exclusions leave no trial yet (exit 1: e.g. simulated sessions beside the first real
+        one's practice), and any reader of a PostgreSQL database no writer has made its
+        tables in yet."""
         text = err_path.read_text(errors="replace")
         return any(
             why in text
             for why in (
                 "no study registered yet",
                 "no latency factor with 3 or more",
+                "every trial was excluded",
                 "(no uxlab tables)",  # a PostgreSQL database before its first writer
             )
         )
