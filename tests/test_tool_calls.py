@@ -257,6 +257,12 @@ def test_gemini_pieces_out_of_path_order_are_rebuilt_from_their_paths():
     (call,) = tool_calls(rec)
     assert call.parsed_arguments() == {"path": "src/main.py", "meta": [{"name": "Cat"}]}
     assert call.info["arguments_by_path"] is True and call.complete
+    # served as a whole answer (OpenAI `tool_calls`), the arguments are the same JSON, not
+    # the pieces joined in arrival order (which is not JSON here)
+    from uxlab.live.wire_formats import tool_calls as served_tool_calls
+
+    (served,) = served_tool_calls(rec)
+    assert json.loads(served["args"]) == {"path": "src/main.py", "meta": [{"name": "Cat"}]}
 
 
 def test_gemini_call_that_never_ends_is_incomplete_and_a_new_name_is_a_new_call():

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from uxlab.streams.recording import Chunk, End, Meta, Recording
+from uxlab.streams.tool_calls import tool_calls as recording_tool_calls
 
 _TO_OPENAI = {
     "end_turn": "stop",
@@ -108,35 +109,19 @@ def tool_calls_by_chunk(schedule: Recording) -> dict[int, dict[str, Any]]:
 
 
 def tool_calls(schedule: Recording) -> list[dict[str, Any]]:
-    """Every tool call of a schedule in order of appearance: {"index", "id", "name", "args"}.
+    """Every tool call of a schedule in order of appearance: {"index", "id", "name", "args"}
+    (`streams.tool_calls`, with the made-up id and name `tool_calls_by_chunk` gives).
 
     A call announced by a `tool_call` meta event counts even without argument chunks (a
-    tool that takes no input); `args` joins its argument chunks ("" when none).
+    tool that takes no input); `args` is its input ("" when none; arguments streamed by
+    JSON path are put together as JSON).
     """
-    by_chunk = tool_calls_by_chunk(schedule)
-    calls: dict[int, dict[str, Any]] = {}
-    n_metas = 0
-    chunk_index = 0
-    for ev in schedule.events:
-        if isinstance(ev, Meta) and ev.data.get("kind") in ("tool_call", "tool_use"):
-            index = ev.data.get("index", n_metas)
-            n_metas += 1
-            calls.setdefault(
-                index,
-                {
-                    "index": index,
-                    "id": ev.data.get("id") or f"call_{index}",
-                    "name": ev.data.get("name") or "tool",
-                    "args": "",
-                },
-            )
-        elif isinstance(ev, Chunk):
-            tool = by_chunk.get(chunk_index)
-            chunk_index += 1
-            if tool is not None:
-                call = calls.setdefault(
-                    tool["index"],
-                    {"index": tool["index"], "id": tool["id"], "name": tool["name"], "args": ""},
-                )
-                call["args"] += ev.text
-    return list(calls.values())
+    return [
+        {
+            "index": call.index,
+            "id": call.id or f"call_{call.index}",
+            "name": call.name or "tool",
+            "args": call.arguments,
+        }
+        for call in recording_tool_calls(schedule)
+    ]
