@@ -52,26 +52,17 @@ def test_the_per_participant_figure_keeps_p_yes_clear_of_the_ticks_at_n_2():
             assert label.x1 <= box.x0, (label, box, tick.get_text())  # left of it, no overlap
 
 
-def _legend_figure():
-    """A figure whose drawn content overflows its size: a long title, a legend placed at
-    draw time (`loc="best"`) and rotated tick labels."""
-    plt = report_figures._plt()
-    fig, ax = plt.subplots(figsize=(3, 2))
-    ax.plot([200, 800, 3_200], [0.1, 0.5, 0.9], label="a long legend entry, all trials (95% CI)")
-    ax.set_title("A title much wider than the three-inch figure it belongs to, on purpose")
-    ax.legend(loc="best")
-    ax.tick_params(axis="x", labelrotation=45)
-    return fig
-
-
 def test_figures_are_cropped_exactly_as_matplotlib_crops_them():
     import io
 
+    import matplotlib.pyplot as plt
+
+    fits = {"P-1": _fit(900.0), "P-2": _fit(1_500.0), "P-3": _fit(2_500.0)}
     expected = io.BytesIO()
-    reference = _legend_figure()
+    reference = report_figures.psychometric_grid_figure(fits, "ttft_ms")
     reference.savefig(expected, format="png", dpi=report_figures.DPI, bbox_inches="tight")
-    report_figures._plt().close(reference)
-    assert report_figures._png(_legend_figure()) == expected.getvalue()
+    plt.close(reference)
+    assert report_figures.psychometric_grid(fits, "ttft_ms") == expected.getvalue()
 
 
 def test_a_mixed_report_marks_simulated_rows_and_counts_in_the_singular(tmp_path):
