@@ -430,3 +430,34 @@ def test_bedrock_stream_end_in_either_order(metadata_first):
     assert rec.end.finish_reason == "tool_use" and rec.end.usage == {"outputTokens": 5}
     assert rec.end.t_ms == 40.0  # at the second of the two
     assert _calls(rec) == [("f", {"a": 1}, True)]
+
+
+def test_a_call_named_again_by_each_delta_keeps_its_id_name_and_start():
+    """A live stream's every tool-call delta names its index again (id and name only on the
+    first): the call keeps what the first said, and its pieces stay one call."""
+    from uxlab.live.wire_formats import tool_calls as served_tool_calls
+    from uxlab.streams.recording import Chunk, End, Meta, Recording
+
+    start = {"kind": "tool_call", "index": 0, "incomplete": True}
+    rec = Recording(
+        header=_header(),
+        events=[
+            Meta(39.9, {**start, "id": "call_c0a5", "name": "get_weather"}),
+            Meta(40.8, {**start, "id": None, "name": None}),
+            Chunk(300.0, "{", "tool", extra={"tool_index": 0}),
+            Meta(300.0, {**start, "id": None, "name": None}),
+            Chunk(350.0, "}", "tool", extra={"tool_index": 0}),
+        ],
+        end=End(400.0, "tool_calls"),
+    )
+    (call,) = tool_calls(rec)
+    assert (call.id, call.name, call.arguments, call.n_pieces) == (
+        "call_c0a5",
+        "get_weather",
+        "{}",
+        2,
+    )
+    assert call.t_start_ms == 39.9 and call.t_last_ms == 350.0
+    assert served_tool_calls(rec) == [
+        {"index": 0, "id": "call_c0a5", "name": "get_weather", "args": "{}"}
+    ]

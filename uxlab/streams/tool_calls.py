@@ -76,15 +76,24 @@ def tool_calls(rec: Recording) -> list[ToolCall]:
             index = _int(event.data.get("index"), len(calls))
             last_index = index
             data = event.data
-            calls[index] = ToolCall(
-                index=index,
-                id=_str(data.get("id")),
-                name=_str(data.get("name")),
-                t_start_ms=event.t_ms,
-                t_last_ms=event.t_ms,
-                complete=not data.get("incomplete"),
-                info={k: v for k, v in data.items() if k not in _START_KEYS},
-            )
+            info = {k: v for k, v in data.items() if k not in _START_KEYS}
+            call = calls.get(index)
+            if call is None:
+                calls[index] = ToolCall(
+                    index=index,
+                    id=_str(data.get("id")),
+                    name=_str(data.get("name")),
+                    t_start_ms=event.t_ms,
+                    t_last_ms=event.t_ms,
+                    complete=not data.get("incomplete"),
+                    info=info,
+                )
+            else:  # the same call again (a live stream's every delta names its index):
+                # what it adds is kept, what the first said is not lost
+                call.id = call.id or _str(data.get("id"))
+                call.name = call.name or _str(data.get("name"))
+                call.complete = not data.get("incomplete")
+                call.info.update(info)
         elif isinstance(event, Chunk) and event.channel == "tool":
             index = _int(event.extra.get("tool_index"), last_index)
             call = calls.get(index)
