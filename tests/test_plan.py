@@ -261,6 +261,11 @@ def test_plan_command_writes_table_figure_and_recommendation(tmp_path, capsys):
     assert (out / "plan.png").stat().st_size > 0 and (out / "plan.md").is_file()
     assert "recommended: 12 participants x repeats 1" in text
     assert "1 cell(s) show no width" in text  # 3 people: the report gives no interval
+    # the short headers are said in full: a width is not an end, nor a median
+    (columns,) = [line for line in text.splitlines() if line.startswith("columns: ")]
+    row_mean = table.loc[table.participants == 12, "ci_width_50_ms"].iloc[0]
+    assert "CI25/CI50/CI75 ms, the mean width of the 95% interval" in columns
+    assert f"{row_mean:.0f}" in text.split(columns, 1)[1]  # the column is that mean
 
 
 def test_plan_command_refuses_bad_input_with_one_line(tmp_path, capsys):

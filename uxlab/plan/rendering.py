@@ -36,6 +36,15 @@ PRINTED = {
 }
 
 
+COLUMNS_LINE = (
+    "columns: min each, one session's minutes; person-min, people x min each; CI25/CI50/CI75 "
+    "ms, the mean width of the 95% interval of the 25%, 50% and 75% thresholds over the "
+    "studies that give one (plan.csv has the medians too); cover50, the share of those "
+    "studies whose interval holds the true 50% threshold"
+)
+"""What each printed column holds (the table's headers are short)."""
+
+
 def render_plan(
     plan: PlanResults,
     study: Study,
@@ -74,6 +83,7 @@ def render_plan(
         )
         + f"; Monte-Carlo SE of a share up to {0.5 / spec.n_sims**0.5:.3f}; minutes from the "
         "study's own duration estimate",
+        COLUMNS_LINE,
         "",
         printed_table(table, targets),
         "",
