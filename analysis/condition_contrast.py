@@ -30,8 +30,8 @@ import pandas as pd
 
 from analysis.batch_mle import BOOT_TOLERANCES, maximise
 from analysis.bootstrap import percentile_interval
-from analysis.psychometric import DEFAULT_LEVELS, MultiConditionFitter, _threshold_logs
-from analysis.psychometric.inputs import _as_float_array, _column
+from analysis.psychometric import DEFAULT_LEVELS, MultiConditionFitter, threshold_logs
+from analysis.psychometric.inputs import as_float_array, frame_column
 from analysis.small_sample_interval import jackknife_t
 from analysis.steep_tails import at_width_floor, widen_steep_tails
 
@@ -81,7 +81,7 @@ def condition_thresholds(
     res = multi.result_
     keys = multi.conditions_
     est = np.stack(
-        [_threshold_logs(res.layout, res.theta[None, :], levels, c)[0] for c in range(len(keys))]
+        [threshold_logs(res.layout, res.theta[None, :], levels, c)[0] for c in range(len(keys))]
     )  # [C, J]
     per_k, per_n = _participant_rows(df, stimulus, response, condition, participant, multi)
     people = per_k.shape[0]
@@ -91,7 +91,7 @@ def condition_thresholds(
     if resample and people >= 2:
         jack = _leave_one_out(multi, per_k, per_n, levels)  # [N, C, J]
         boot = np.stack(
-            [_threshold_logs(res.layout, res.boot_theta, levels, c) for c in range(len(keys))],
+            [threshold_logs(res.layout, res.boot_theta, levels, c) for c in range(len(keys))],
             axis=1,
         )  # [B, C, J]
         low, high = np.empty(est.shape), np.empty(est.shape)
@@ -167,9 +167,9 @@ def _participant_rows(
     condition, levels ascending), counted in the fitted direction's "yes"."""
     res = multi.result_
     layout = res.layout
-    x = _as_float_array(_column(df, stimulus), stimulus)
-    r = _as_float_array(_column(df, response), response)
-    c_col = _column(df, condition).astype(str).to_numpy()
+    x = as_float_array(frame_column(df, stimulus), stimulus)
+    r = as_float_array(frame_column(df, response), response)
+    c_col = frame_column(df, condition).astype(str).to_numpy()
     keys = multi.conditions_
     cond = np.array([keys.index(v) for v in c_col])
     rows = np.empty(x.size, dtype=int)
@@ -178,7 +178,7 @@ def _participant_rows(
         mine = cond == c
         u_c = layout.u[layout.cond == c]
         rows[mine] = starts[c] + np.searchsorted(u_c, np.log(x[mine]))
-    _, person = np.unique(_column(df, participant).astype(str).to_numpy(), return_inverse=True)
+    _, person = np.unique(frame_column(df, participant).astype(str).to_numpy(), return_inverse=True)
     yes = r if multi.direction_ == "rising" else 1.0 - r
     per_k = np.zeros((person.max() + 1, layout.u.size))
     per_n = np.zeros_like(per_k)
@@ -200,6 +200,6 @@ def _leave_one_out(
     )
     theta[~np.isfinite(ll)] = np.nan
     return np.stack(
-        [_threshold_logs(res.layout, theta, levels, c) for c in range(len(multi.conditions_))],
+        [threshold_logs(res.layout, theta, levels, c) for c in range(len(multi.conditions_))],
         axis=1,
     )

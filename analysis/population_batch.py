@@ -25,14 +25,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from analysis.batch_mle import BOOT_TOLERANCES, Layout, maximise
+from analysis.bootstrap import bootstrap_interval
 from analysis.psychometric import (
     DEFAULT_LEVELS,
     FitSpec,
     PsychometricFitter,
-    _grid_starts,
-    _intervals,
-    _threshold_logs,
     build_layout,
+    grid_starts,
+    threshold_logs,
 )
 from analysis.small_sample_interval import POPULATION_SIGMOID, jackknife_t
 from analysis.steep_tails import widen_steep_tails
@@ -98,17 +98,17 @@ def population_thresholds_batch(
         # the layout `PsychometricFitter` builds for these tested levels, on all L rows
         u_sig = np.array([u_lo, u_lo + gap, u_hi]) if u_hi > u_lo + gap else np.array([u_lo, u_hi])
         layout = build_layout(spec, u_sig, np.zeros(u_sig.size, dtype=int), 1)
-        starts = _grid_starts(layout, 1)
+        starts = grid_starts(layout, 1)
         layout = replace(layout, u=u, cond=np.zeros(u.size, dtype=int))
         idx = np.array(members)
         theta, rising = _pooled_fits(layout, starts, pooled_k[idx], pooled_n[idx])
         direction[idx] = np.where(rising, "rising", "falling")
-        est[idx] = _threshold_logs(layout, theta, levels)
+        est[idx] = threshold_logs(layout, theta, levels)
         if not intervals:
             continue
         jack = _cluster_jackknife(layout, theta, rising, k[idx], n[idx])  # [m] x [P_s, P]
         for row, s in enumerate(members):
-            lo_s, hi_s = jackknife_t(est[s], _threshold_logs(layout, jack[row], levels), alpha)
+            lo_s, hi_s = jackknife_t(est[s], threshold_logs(layout, jack[row], levels), alpha)
             if n_boot > 0:  # each end at least the pooled counts' parametric bootstrap's
                 p_lo, p_hi = _pooled_parametric_interval(
                     levels_ms, pooled_k[s], pooled_n[s], est[s], n_boot, seeds[s], levels, alpha
@@ -147,7 +147,7 @@ def _pooled_parametric_interval(
         seed=seed + 1,
         sensitivity=False,
     )
-    return _intervals(
+    return bootstrap_interval(
         pooled.log_threshold_draws(levels)[1], est_log, None, None, "percentile", alpha
     )
 
@@ -158,7 +158,7 @@ def _pooled_fits(
     """The pooled MLE of each study [m, P] and whether it is rising (the direction with the
     higher likelihood, as `PsychometricFitter(direction="auto")` picks it).
 
-    `psychometric._best_of` for every study and direction in one batch: each maximises
+    `psychometric.best_of` for every study and direction in one batch: each maximises
     from the `top` best starting points and keeps its best fit.
     """
     m, n_starts = len(k), len(starts)

@@ -32,7 +32,7 @@ import pandas as pd
 from scipy import stats
 
 from analysis.batch_mle import BOOT_TOLERANCES, maximise
-from analysis.psychometric import DEFAULT_LEVELS, PsychometricFitter, _threshold_logs
+from analysis.psychometric import DEFAULT_LEVELS, PsychometricFitter, threshold_logs
 from analysis.psychometric.groups import floored_threshold_frame, participant_counts
 from analysis.separation import LatencySeparation, find_people_separation, find_separation
 
@@ -91,7 +91,7 @@ def population_threshold_small_n(
         levels_ms, n_yes, n_total, n_boot=n_boot, seed=seed + 1, sensitivity=False
     )
     res = pooled.result_
-    est = _threshold_logs(res.layout, res.theta[None, :], levels)[0]
+    est = threshold_logs(res.layout, res.theta[None, :], levels)[0]
     people = per_k.shape[0]
     keep = 1.0 - np.eye(people)  # row i: everyone but participant i
     k_loo, n_loo = keep @ per_k, keep @ per_n
@@ -100,7 +100,7 @@ def population_threshold_small_n(
         res.layout, np.tile(res.theta, (people, 1)), k_rise, n_loo, **BOOT_TOLERANCES
     )
     theta[~np.isfinite(ll)] = np.nan
-    low, high = jackknife_t(est, _threshold_logs(res.layout, theta, levels), alpha)
+    low, high = jackknife_t(est, threshold_logs(res.layout, theta, levels), alpha)
     return floored_threshold_frame(pooled, est, low, high, levels, alpha, n_boot, people)
 
 
@@ -210,9 +210,9 @@ def _mixed_thresholds(
 ) -> tuple[pd.DataFrame, pd.DataFrame, LatencySeparation | str | None]:
     """(bootstrap table, jackknife-t table, why withheld or None); both tables NaN when
     withheld."""
-    from analysis.ratings.acceptable import _acceptable_rows, fit_mixed_cells, person_level_cells
+    from analysis.ratings.acceptable import acceptable_rows, fit_mixed_cells, person_level_cells
 
-    rows = _acceptable_rows(trials, acceptable, stimulus, 1.0)
+    rows = acceptable_rows(trials, acceptable, stimulus, 1.0)
     cells = person_level_cells(rows, "_acceptable", stimulus, participant)
     fit = fit_mixed_cells(*cells, n_boot, seed)
     why = withheld_reason(fit, *cells, names=np.sort(rows[participant].unique()).astype(str))
@@ -241,7 +241,7 @@ def mixed_threshold_counts(
     the jackknife-t interval (ms) [J], the same numbers as from the trial table; raises
     the same ValueError when the model has nothing to fit, and `WithheldFit` (a
     ValueError) where the report withholds the thresholds (`withheld_reason`)."""
-    from analysis.ratings.acceptable import _thresholds_ms_at, fit_mixed_cells
+    from analysis.ratings.acceptable import fit_mixed_cells, thresholds_ms_at
 
     k = np.asarray(k, dtype=float)
     n = np.asarray(n, dtype=float)
@@ -257,7 +257,7 @@ def mixed_threshold_counts(
     why = withheld_reason(fit, person, u, kk, nn)
     if why is not None:
         raise WithheldFit(why)
-    est = np.log(_thresholds_ms_at(np.array([[fit.a, fit.b, fit.s]]), levels)[0])
+    est = np.log(thresholds_ms_at(np.array([[fit.a, fit.b, fit.s]]), levels)[0])
     low, high = jackknife_t(est, _mixed_leave_one_out(fit, person, u, kk, nn, levels), alpha)
     return np.exp(est), np.exp(low), np.exp(high)
 
@@ -272,7 +272,7 @@ def _mixed_leave_one_out(
 ) -> np.ndarray:
     """[P, J] ln thresholds of the random-intercept model refitted without each participant
     in turn (NaN where a refit did not converge), all refits solved together from `fit`."""
-    from analysis.ratings.acceptable import _thresholds_ms_at
+    from analysis.ratings.acceptable import thresholds_ms_at
     from analysis.ratings.mixed_likelihood import maximise_leave_one_out
 
     starts = np.flatnonzero(np.r_[True, person[1:] != person[:-1]])
@@ -282,4 +282,4 @@ def _mixed_leave_one_out(
     theta[~ok] = np.nan
     theta[:, 0] -= theta[:, 1] * u_mid
     with np.errstate(divide="ignore"):
-        return cast(np.ndarray, np.log(_thresholds_ms_at(theta, levels)))
+        return cast(np.ndarray, np.log(thresholds_ms_at(theta, levels)))

@@ -165,7 +165,7 @@ class SideLog:
 
 def install_hooks(log: SideLog) -> None:
     """Log each committed trial, start/resume and completion after the store returns."""
-    from uxlab.store.answers import _normalise_responses
+    from uxlab.store.answers import normalise_responses
     from uxlab.store.end_answers import EndAnswers
     from uxlab.store.sessions import Sessions
     from uxlab.store.trials import Trials
@@ -180,13 +180,13 @@ def install_hooks(log: SideLog) -> None:
     ):
         digest = commit_trial(self, session, trial_index, outcome, timings, responses, events)
         questions = session.study.trial_response_questions
-        n_answers = len(_normalise_responses(questions, responses or {}, ""))
+        n_answers = len(normalise_responses(questions, responses or {}, ""))
         log.line("COMMIT", session.id, trial_index, outcome, n_answers, len(events or []), digest)
         return digest
 
     def logged_end(self, session, responses):
         commit_end(self, session, responses)
-        n_answers = len(_normalise_responses(session.study.end_questions, responses, ""))
+        n_answers = len(normalise_responses(session.study.end_questions, responses, ""))
         log.line("END", session.id, n_answers)
 
     def logged_start(self, *args, **kwargs):

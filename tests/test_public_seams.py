@@ -1,5 +1,6 @@
 """Tests use the product's public seams: no test reads a private attribute of a product object
-or imports a private name from a shipped package.
+or imports a private name from a shipped package; nor does one product module import
+another's private name.
 
 A private name here is one the product itself defines with one leading underscore: a method
 or an attribute set on `self`/`cls` in a class of a shipped package, or a module-level
@@ -142,3 +143,15 @@ def test_the_check_finds_a_private_read(tmp_path: Path) -> None:
     assert _private_reads(test, {"_threshold_table"}) == [(2, "_threshold_table")]
     test.write_text("from uxlab.store.audit import chain_value, _hidden\n", encoding="utf-8")
     assert _private_imports(test) == [(1, "_hidden")]
+
+
+def test_no_product_module_imports_another_modules_private_name() -> None:
+    """A name one shipped module imports from another is part of that module's interface:
+    it is named as such (no leading underscore), so a change to it shows as one."""
+    found = [
+        f"{path.relative_to(ROOT)}:{line}: {name}"
+        for pkg in SHIPPED
+        for path in sorted((ROOT / pkg).rglob("*.py"))
+        for line, name in _private_imports(path)
+    ]
+    assert not found, "product modules import private names:\n" + "\n".join(found)

@@ -121,7 +121,9 @@ def _xlims(monkeypatch) -> list:
     """Collect each drawn figure's x limits instead of its PNG."""
     seen: list = []
     monkeypatch.setattr(
-        report_figures, "_png", lambda fig: seen.append([ax.get_xlim() for ax in fig.axes]) or b""
+        report_figures,
+        "png_bytes",
+        lambda fig: seen.append([ax.get_xlim() for ax in fig.axes]) or b"",
     )
     return seen
 

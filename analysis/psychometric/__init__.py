@@ -52,7 +52,6 @@ curve the data support), `engine_fitter` (the options and fitted state both fitt
 `groups` (per-group fits, population threshold), `multi` (MultiConditionFitter).
 """
 
-from analysis.bootstrap import bootstrap_interval as _intervals  # population_batch's name
 from analysis.psychometric.engine_fitter import DEFAULT_LEVELS
 from analysis.psychometric.groups import (
     THRESHOLD_COLUMNS,
@@ -61,7 +60,7 @@ from analysis.psychometric.groups import (
     tidy_thresholds,
 )
 from analysis.psychometric.inputs import PsychometricInputError, aggregate_trials, check_counts
-from analysis.psychometric.ml_fit import FitSpec, _grid_starts, _threshold_logs, build_layout
+from analysis.psychometric.ml_fit import FitSpec, build_layout, grid_starts, threshold_logs
 from analysis.psychometric.multi import MultiConditionFitter
 from analysis.psychometric.single import PsychometricFitter
 
@@ -72,13 +71,12 @@ __all__ = [
     "MultiConditionFitter",
     "PsychometricFitter",
     "PsychometricInputError",
-    "_grid_starts",
-    "_intervals",
-    "_threshold_logs",
     "aggregate_trials",
     "build_layout",
     "check_counts",
     "fit_by_group",
+    "grid_starts",
     "population_threshold",
+    "threshold_logs",
     "tidy_thresholds",
 ]

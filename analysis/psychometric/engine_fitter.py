@@ -10,8 +10,8 @@ import numpy as np
 
 from analysis.bootstrap import widen_to_percentile
 from analysis.fitter import BootstrapFitter, check_alpha
-from analysis.psychometric.ml_fit import _deviance, _deviance_p, _threshold_logs
-from analysis.psychometric.resampling import _FitResult
+from analysis.psychometric.ml_fit import binomial_deviance, deviance_p, threshold_logs
+from analysis.psychometric.resampling import FitResult
 from analysis.sigmoids import get_sigmoid
 
 DEFAULT_LEVELS = (0.25, 0.5, 0.75)
@@ -22,7 +22,7 @@ class EngineFitter(BootstrapFitter):
     engine run leaves: result_, loglik_, deviance_, deviance_p_, n_boot_failed_,
     n_boot_unconverged_, and the bootstrap's n_boot_, seed_, ci_method_."""
 
-    result_: _FitResult
+    result_: FitResult
 
     def __init__(
         self,
@@ -50,14 +50,14 @@ class EngineFitter(BootstrapFitter):
         self.alpha = check_alpha(alpha, type(self).__name__)
         self.levels = tuple(levels)
 
-    def _keep_engine_fit(self, result: _FitResult, n_boot: int, seed: int, ci_method: str) -> None:
+    def _keep_engine_fit(self, result: FitResult, n_boot: int, seed: int, ci_method: str) -> None:
         """The engine's fit of result.k of result.n as fitted attributes."""
         self._keep_bootstrap_options(n_boot, seed, ci_method)
         self.result_ = result
         self.loglik_ = result.loglik
         psi = result.layout.psi(result.theta[None, :])
-        self.deviance_ = float(_deviance(psi, result.k, result.n)[0])
-        self.deviance_p_ = _deviance_p(result.boot_deviance, self.deviance_)
+        self.deviance_ = float(binomial_deviance(psi, result.k, result.n)[0])
+        self.deviance_p_ = deviance_p(result.boot_deviance, self.deviance_)
         self.n_boot_failed_ = result.n_boot_failed
         self.n_boot_unconverged_ = result.n_boot_unconverged
 
@@ -67,10 +67,10 @@ class EngineFitter(BootstrapFitter):
         """(estimate, ci_low, ci_high) of condition's thresholds at `levels`, in ln ms: the
         bootstrap's `ci_method_` interval widened to the sensitivity bootstrap's."""
         r = self.result_
-        est = _threshold_logs(r.layout, r.theta[None, :], levels, condition)[0]
-        boot = _threshold_logs(r.layout, r.boot_theta, levels, condition)
-        jack = _threshold_logs(r.layout, r.jack_theta, levels, condition)
+        est = threshold_logs(r.layout, r.theta[None, :], levels, condition)[0]
+        boot = threshold_logs(r.layout, r.boot_theta, levels, condition)
+        jack = threshold_logs(r.layout, r.jack_theta, levels, condition)
         low, high = self._interval(boot, est, jack, r.jack_weights)
-        sens = _threshold_logs(r.layout, r.sens_theta, levels, condition)
+        sens = threshold_logs(r.layout, r.sens_theta, levels, condition)
         low, high = widen_to_percentile(low, high, sens, self.alpha)
         return est, low, high

@@ -14,13 +14,13 @@ from analysis.bootstrap import bootstrap_interval, cluster_resample_weights, per
 from analysis.psychometric.engine_fitter import DEFAULT_LEVELS
 from analysis.psychometric.inputs import (
     PsychometricInputError,
-    _as_float_array,
-    _column,
-    _sorted_keys,
     aggregate_trials,
+    as_float_array,
+    frame_column,
+    sorted_keys,
 )
-from analysis.psychometric.ml_fit import _threshold_logs
-from analysis.psychometric.single import PsychometricFitter, _report_progress
+from analysis.psychometric.ml_fit import threshold_logs
+from analysis.psychometric.single import PsychometricFitter, report_progress
 from analysis.steep_tails import widen_steep_tails
 
 THRESHOLD_COLUMNS = ["level", "estimate", "ci_low", "ci_high", "n_trials"]
@@ -44,8 +44,12 @@ def fit_by_group(
     Groups are fitted in sorted order with seeds derived from `seed` and the group's
     position, so results do not depend on row order.
     """
-    x_col, r_col, g_col = _column(df, stimulus), _column(df, response), _column(df, group)
-    keys = _sorted_keys(g_col.astype(str).unique())
+    x_col, r_col, g_col = (
+        frame_column(df, stimulus),
+        frame_column(df, response),
+        frame_column(df, group),
+    )
+    keys = sorted_keys(g_col.astype(str).unique())
     seeds = np.random.SeedSequence(seed).spawn(len(keys))
     fits: dict[str, PsychometricFitter] = {}
     for i, key in enumerate(keys):
@@ -66,7 +70,7 @@ def fit_by_group(
             )
         except PsychometricInputError as exc:
             raise PsychometricInputError(f"{group}={key}: {exc}") from None
-        _report_progress(progress, i + 1, len(keys), str(key))
+        report_progress(progress, i + 1, len(keys), str(key))
     return fits
 
 
@@ -128,8 +132,8 @@ def population_threshold(
         res.layout, np.tile(res.theta, (n_boot, 1)), k_rise, n_boot_tot, **BOOT_TOLERANCES
     )
     theta[~np.isfinite(ll)] = np.nan
-    est = _threshold_logs(res.layout, res.theta[None, :], levels)[0]
-    boot = _threshold_logs(res.layout, theta, levels)
+    est = threshold_logs(res.layout, res.theta[None, :], levels)[0]
+    boot = threshold_logs(res.layout, theta, levels)
     low, high = percentile_interval(boot, alpha)
     return floored_threshold_frame(pooled, est, low, high, levels, alpha, n_boot, people)
 
@@ -139,13 +143,17 @@ def participant_counts(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(levels_ms, n_yes, n_total, per_k [P, L], per_n [P, L]): pooled counts per level and
     each participant's counts at the same levels."""
-    x_col, r_col, p_col = _column(df, stimulus), _column(df, response), _column(df, participant)
+    x_col, r_col, p_col = (
+        frame_column(df, stimulus),
+        frame_column(df, response),
+        frame_column(df, participant),
+    )
     levels_ms, n_yes, n_total = aggregate_trials(
         x_col, r_col, field=stimulus, response_field=response
     )
     keys, p_inv = np.unique(p_col.astype(str).to_numpy(), return_inverse=True)
-    x_inv = np.searchsorted(levels_ms, _as_float_array(x_col, stimulus))
-    r = _as_float_array(r_col, response)
+    x_inv = np.searchsorted(levels_ms, as_float_array(x_col, stimulus))
+    r = as_float_array(r_col, response)
     per_k = np.zeros((keys.size, levels_ms.size))
     per_n = np.zeros((keys.size, levels_ms.size))
     np.add.at(per_k, (p_inv, x_inv), r)

@@ -16,7 +16,7 @@ class PsychometricInputError(ValueError):
 # -- input checks and aggregation -----------------------------------------------------------
 
 
-def _as_float_array(values: npt.ArrayLike, field: str) -> np.ndarray:
+def as_float_array(values: npt.ArrayLike, field: str) -> np.ndarray:
     try:
         arr = np.asarray(values, dtype=float).ravel()
     except (TypeError, ValueError) as exc:
@@ -34,9 +34,9 @@ def check_counts(
     x: npt.ArrayLike, n_yes: npt.ArrayLike, n_total: npt.ArrayLike, *, field: str = "stimulus"
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Validate per-level counts; return (x_ms, k, n) as float arrays."""
-    x_ms = _as_float_array(x, field)
-    k = _as_float_array(n_yes, "n_yes")
-    n = _as_float_array(n_total, "n_total")
+    x_ms = as_float_array(x, field)
+    k = as_float_array(n_yes, "n_yes")
+    n = as_float_array(n_total, "n_total")
     if not (x_ms.size == k.size == n.size):
         raise PsychometricInputError(
             f"{field}, n_yes and n_total must have one value per level; got "
@@ -77,8 +77,8 @@ def aggregate_trials(
     response_field: str = "response",
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One row per trial -> (levels_ms, n_yes, n_total) per distinct stimulus value."""
-    x = _as_float_array(stimulus, field)
-    r = _as_float_array(response, response_field)
+    x = as_float_array(stimulus, field)
+    r = as_float_array(response, response_field)
     if x.size != r.size:
         raise PsychometricInputError(
             f"{field} and {response_field} must have one value per trial; got {x.size} and {r.size}"
@@ -95,7 +95,7 @@ def aggregate_trials(
     return levels, n_yes, n_total
 
 
-def _sorted_keys(values: Iterable[object]) -> list[str]:
+def sorted_keys(values: Iterable[object]) -> list[str]:
     """Group or condition labels as strings, in numeric order when they are all numbers."""
     keys = [str(v) for v in values]
     try:
@@ -104,7 +104,7 @@ def _sorted_keys(values: Iterable[object]) -> list[str]:
         return sorted(keys)
 
 
-def _column(df: pd.DataFrame, name: str) -> pd.Series:
+def frame_column(df: pd.DataFrame, name: str) -> pd.Series:
     if name not in df.columns:
         raise PsychometricInputError(
             f"column {name!r} not found; the table has {', '.join(map(str, df.columns))}"

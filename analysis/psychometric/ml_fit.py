@@ -76,7 +76,7 @@ def build_layout(spec: FitSpec, u: np.ndarray, cond: np.ndarray, n_cond: int) ->
     )
 
 
-def _grid_starts(layout: Layout, n_cond: int) -> np.ndarray:
+def grid_starts(layout: Layout, n_cond: int) -> np.ndarray:
     """A grid of starting points: m across the tested range, several widths, nuisances."""
     axes: list[np.ndarray] = []
     positions: list[int] = []
@@ -104,7 +104,7 @@ def _grid_starts(layout: Layout, n_cond: int) -> np.ndarray:
     return cast(np.ndarray, np.clip(starts, layout.lo, layout.hi))
 
 
-def _best_of(
+def best_of(
     layout: Layout, starts: np.ndarray, ks: Sequence[np.ndarray], n: np.ndarray, top: int = 6
 ) -> list[tuple[np.ndarray, float]]:
     """For each count vector of ks, maximise from the `top` best starting points (by
@@ -124,7 +124,7 @@ def _best_of(
     return fits
 
 
-def _deviance(psi: np.ndarray, k: np.ndarray, n: np.ndarray) -> np.ndarray:
+def binomial_deviance(psi: np.ndarray, k: np.ndarray, n: np.ndarray) -> np.ndarray:
     """Binomial deviance against the saturated model, per dataset (rows of [B, L])."""
     psi = np.clip(psi, 1e-12, 1 - 1e-12)
     terms = special.xlogy(k, k / (n * psi)) + special.xlogy(n - k, (n - k) / (n * (1.0 - psi)))
@@ -132,7 +132,7 @@ def _deviance(psi: np.ndarray, k: np.ndarray, n: np.ndarray) -> np.ndarray:
     return deviance
 
 
-def _deviance_p(boot_deviance: np.ndarray, deviance: float) -> float:
+def deviance_p(boot_deviance: np.ndarray, deviance: float) -> float:
     """Share of bootstrap deviances at least as large as the observed one (NaN-free).
 
     Equal within the optimiser's precision counts as at least as large: a steep dataset
@@ -145,7 +145,7 @@ def _deviance_p(boot_deviance: np.ndarray, deviance: float) -> float:
     return float(np.mean(dev >= deviance - DEVIANCE_TIE))
 
 
-def _threshold_logs(
+def threshold_logs(
     layout: Layout, theta: np.ndarray, levels: Sequence[float], c: int = 0
 ) -> np.ndarray:
     """[B, len(levels)] log thresholds of condition c for parameter rows theta [B, P]."""

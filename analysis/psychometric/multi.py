@@ -13,18 +13,18 @@ from analysis.fitter import requires_fit
 from analysis.psychometric.engine_fitter import EngineFitter
 from analysis.psychometric.inputs import (
     PsychometricInputError,
-    _column,
-    _sorted_keys,
     aggregate_trials,
     check_counts,
+    frame_column,
+    sorted_keys,
 )
 from analysis.psychometric.ml_fit import (
     FitSpec,
-    _best_of,
+    best_of,
     build_layout,
 )
-from analysis.psychometric.resampling import _run_engine
-from analysis.psychometric.single import PsychometricFitter, _ms_axis
+from analysis.psychometric.resampling import run_engine
+from analysis.psychometric.single import PsychometricFitter, levels_ms_axis
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -63,9 +63,9 @@ class MultiConditionFitter(EngineFitter):
         sensitivity: bool = True,
     ) -> MultiConditionFitter:
         """Fit one row per trial of df, one curve per value of the `condition` column."""
-        x_col, r_col = _column(df, stimulus), _column(df, response)
-        c_col = _column(df, condition).astype(str)
-        keys = _sorted_keys(c_col.unique())
+        x_col, r_col = frame_column(df, stimulus), frame_column(df, response)
+        c_col = frame_column(df, condition).astype(str)
+        keys = sorted_keys(c_col.unique())
         if len(keys) < 2:
             raise PsychometricInputError(
                 f"{condition}: a multi-condition fit needs 2 or more conditions; got {keys}"
@@ -88,11 +88,11 @@ class MultiConditionFitter(EngineFitter):
         layout = build_layout(spec, u, cond, len(keys))
         starts = self._starting_points(layout, spec, keys, singles, direction)
         k = k_yes if direction == "rising" else n - k_yes
-        result = _run_engine(
+        result = run_engine(
             layout,
             k,
             n,
-            _best_of(layout, starts, [k], n)[0],
+            best_of(layout, starts, [k], n)[0],
             n_boot=n_boot,
             seed=seed,
             need_jackknife=ci_method == "bca" and n_boot > 0,
@@ -241,7 +241,7 @@ class MultiConditionFitter(EngineFitter):
                     color=line.get_color(),
                     capsize=3,
                 )
-        _ms_axis(ax, np.concatenate([self._singles[key][0] for key in self.conditions_]))
+        levels_ms_axis(ax, np.concatenate([self._singles[key][0] for key in self.conditions_]))
         ax.set_ylim(-0.03, 1.03)
         ax.set_xlabel("stimulus (ms)")
         ax.set_ylabel("P(yes)")

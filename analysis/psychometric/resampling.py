@@ -9,7 +9,7 @@ import numpy as np
 from scipy import stats
 
 from analysis.batch_mle import BOOT_TOLERANCES, Layout, Tolerances, maximise, refit
-from analysis.psychometric.ml_fit import _deviance
+from analysis.psychometric.ml_fit import binomial_deviance
 from analysis.psychometric.profile_width import shallowest_supported
 
 MAIN_TOLERANCES: Tolerances = {"tol": 1e-9, "decrement_tol": 1e-6}
@@ -69,7 +69,7 @@ def _jackknife_sets(
 
 
 @dataclass
-class _FitResult:
+class FitResult:
     """What one engine run produces (kept by the fitters)."""
 
     layout: Layout
@@ -86,7 +86,7 @@ class _FitResult:
     sens_theta: np.ndarray  # [B, P] refits of data drawn from a shallower model, or empty
 
 
-def _run_engine(
+def run_engine(
     layout: Layout,
     k: np.ndarray,
     n: np.ndarray,
@@ -97,7 +97,7 @@ def _run_engine(
     need_jackknife: bool,
     jackknife_unit: str,
     sensitivity: bool = True,
-) -> _FitResult:
+) -> FitResult:
     """Bootstraps (and jackknife) around the fit (theta, loglik) of counts k of n."""
     theta, ll = fit
     rng = np.random.default_rng(seed)
@@ -113,7 +113,7 @@ def _run_engine(
         # (dropping it would bias the distribution) but count it; drop only non-finite ones
         unconverged = int(np.sum(~converged))
         bad = ~np.isfinite(boot_ll) | ~np.all(np.isfinite(boot_theta), axis=1)
-        boot_dev = _deviance(layout.psi(boot_theta), k_boot, n)
+        boot_dev = binomial_deviance(layout.psi(boot_theta), k_boot, n)
         failed = int(np.sum(bad))
         boot_theta[bad] = np.nan
         boot_dev[bad] = np.nan
@@ -128,7 +128,7 @@ def _run_engine(
         jack_theta, _, _ = maximise(
             layout, np.tile(theta, (len(k_sets), 1)), k_sets, n_sets, **BOOT_TOLERANCES
         )
-    return _FitResult(
+    return FitResult(
         layout,
         k,
         n,

@@ -18,12 +18,12 @@ from analysis.psychometric.engine_fitter import EngineFitter
 from analysis.psychometric.inputs import aggregate_trials, check_counts
 from analysis.psychometric.ml_fit import (
     FitSpec,
-    _best_of,
-    _grid_starts,
-    _threshold_logs,
+    best_of,
     build_layout,
+    grid_starts,
+    threshold_logs,
 )
-from analysis.psychometric.resampling import _FitResult, _run_engine
+from analysis.psychometric.resampling import FitResult, run_engine
 from analysis.steep_tails import widen_steep_tails
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ ProgressArg = bool | Callable[[int, int], None]
 """True: print "fits done/total" to stderr; a callable: called with (done, total)."""
 
 
-def _report_progress(progress: ProgressArg, done: int, total: int, label: str = "") -> None:
+def report_progress(progress: ProgressArg, done: int, total: int, label: str = "") -> None:
     if callable(progress):
         progress(done, total)
     elif progress:
@@ -43,7 +43,7 @@ def _report_progress(progress: ProgressArg, done: int, total: int, label: str = 
             print(file=sys.stderr)
 
 
-def _ms_axis(ax: Axes, levels_ms: npt.ArrayLike) -> None:
+def levels_ms_axis(ax: Axes, levels_ms: npt.ArrayLike) -> None:
     """Log x axis labelled in plain ms at the tested levels (no 10^k minor-tick clutter)."""
     from matplotlib.ticker import FixedLocator, NullFormatter
 
@@ -102,14 +102,14 @@ class PsychometricFitter(EngineFitter):
         spec = FitSpec(self.sigmoid, self.guess, self.lapse, self.likelihood == "beta-binomial")
         u = np.log(x_ms)
         layout = build_layout(spec, u, np.zeros(u.size, dtype=int), 1)
-        starts = _grid_starts(layout, 1)
+        starts = grid_starts(layout, 1)
         directions = ["rising", "falling"] if self.direction == "auto" else [self.direction]
         counts = {"rising": k_yes, "falling": n - k_yes}
-        best = _best_of(layout, starts, [counts[d] for d in directions], n)
+        best = best_of(layout, starts, [counts[d] for d in directions], n)
         fits = dict(zip(directions, best, strict=True))
         direction = max(directions, key=lambda d: fits[d][1])
         unit = "blocks" if spec.beta_binomial else "trials"
-        result = _run_engine(
+        result = run_engine(
             layout,
             counts[direction],
             n,
@@ -120,7 +120,7 @@ class PsychometricFitter(EngineFitter):
             jackknife_unit=unit,
             sensitivity=sensitivity,
         )
-        _report_progress(progress, 1, 1)
+        report_progress(progress, 1, 1)
         self.x_ms_, self.n_yes_, self.n_total_ = x_ms, k_yes, n
         self.direction_ = direction
         self._keep_engine_fit(result, n_boot, seed, ci_method)
@@ -134,7 +134,7 @@ class PsychometricFitter(EngineFitter):
         levels, n_yes, n_total = aggregate_trials(stimulus, response)
         return self.fit(levels, n_yes, n_total, **fit_kwargs)
 
-    def _store(self, result: _FitResult) -> None:
+    def _store(self, result: FitResult) -> None:
         self.params_ = {
             key: float(val[0]) for key, val in self._param_arrays(result.theta[None, :]).items()
         }
@@ -164,9 +164,9 @@ class PsychometricFitter(EngineFitter):
         [J, K]); NaN rows where a bootstrap fit failed, no jackknife rows unless `fit` ran
         with ci_method="bca". What intervals built on this fit (pooled, contrast) resample."""
         r = self.result_
-        est = _threshold_logs(r.layout, r.theta[None, :], levels)[0]
-        boot = _threshold_logs(r.layout, r.boot_theta, levels)
-        jack = _threshold_logs(r.layout, r.jack_theta, levels)
+        est = threshold_logs(r.layout, r.theta[None, :], levels)[0]
+        boot = threshold_logs(r.layout, r.boot_theta, levels)
+        jack = threshold_logs(r.layout, r.jack_theta, levels)
         return est, boot, jack
 
     def _threshold_table(self, levels: Sequence[float]) -> pd.DataFrame:
@@ -302,7 +302,7 @@ class PsychometricFitter(EngineFitter):
                 capsize=4,
                 label=f"{level:g} threshold {t_ms:.0f} ms [{low:.0f}, {high:.0f}]",
             )
-        _ms_axis(ax, self.x_ms_)
+        levels_ms_axis(ax, self.x_ms_)
         ax.set_ylim(-0.03, 1.03)
         ax.set_xlabel("stimulus (ms)")
         ax.set_ylabel("P(yes)")

@@ -15,9 +15,9 @@ import pandas as pd
 
 from analysis.bootstrap import cluster_resample_weights
 from analysis.ratings.mixed_likelihood import (
-    _Z_LOGW,
     Z_GRID,
-    _expit,
+    Z_LOGW,
+    expit,
     maximise_mixed,
     mixed_loglik_derivs,
 )
@@ -134,7 +134,7 @@ class MixedAcceptabilityFit:
         """P(acceptable) in the population (marginal over the person effect)."""
         u = np.log(np.asarray(latency_ms, dtype=float))[..., None]
         return cast(
-            np.ndarray, (np.exp(_Z_LOGW) * _expit(self.a + self.b * u + self.s * Z_GRID)).sum(-1)
+            np.ndarray, (np.exp(Z_LOGW) * expit(self.a + self.b * u + self.s * Z_GRID)).sum(-1)
         )
 
     def threshold_ms(self, level: float = 0.5) -> float:
@@ -154,8 +154,8 @@ class MixedAcceptabilityFit:
         """level, estimate, ci_low, ci_high (participant-resampling percentiles), counts;
         NaN estimates and intervals when the ratings separate by latency (`separation`)."""
         rows = []
-        estimates = _thresholds_ms_at(np.array([[self.a, self.b, self.s]]), levels)[0]
-        boots = _thresholds_ms_at(self.boot, levels)
+        estimates = thresholds_ms_at(np.array([[self.a, self.b, self.s]]), levels)[0]
+        boots = thresholds_ms_at(self.boot, levels)
         if self.separation is not None:
             estimates = np.full(len(levels), np.nan)
             boots = np.full((0, len(levels)), np.nan)
@@ -181,10 +181,10 @@ class MixedAcceptabilityFit:
 
 def _thresholds_ms(theta: np.ndarray, level: float) -> np.ndarray:
     """`MixedAcceptabilityFit.threshold_ms` for each (a, b, s) row of `theta`."""
-    return _thresholds_ms_at(theta, [level])[:, 0]
+    return thresholds_ms_at(theta, [level])[:, 0]
 
 
-def _thresholds_ms_at(theta: np.ndarray, levels: Sequence[float]) -> np.ndarray:
+def thresholds_ms_at(theta: np.ndarray, levels: Sequence[float]) -> np.ndarray:
     """[B, J] `MixedAcceptabilityFit.threshold_ms` for each (a, b, s) row of `theta` and
     each of `levels`, solved together (each row and level is its own Newton iteration).
 
@@ -194,9 +194,9 @@ def _thresholds_ms_at(theta: np.ndarray, levels: Sequence[float]) -> np.ndarray:
     a, b, s = theta[:, 0, None], theta[:, 1, None], theta[:, 2, None]  # [B, 1]
     target = 1.0 - np.asarray(levels, dtype=float)[None, :]  # [1, J]
     v = np.log(target / (1.0 - target)) * np.sqrt(1.0 + 0.35 * s**2)  # [B, J]
-    wz = np.exp(_Z_LOGW)
+    wz = np.exp(Z_LOGW)
     for _ in range(40):
-        p = _expit(v[..., None] + s[..., None] * Z_GRID)
+        p = expit(v[..., None] + s[..., None] * Z_GRID)
         f = (wz * p).sum(-1) - target
         slope = (wz * p * (1.0 - p)).sum(-1)
         step = np.clip(f / np.maximum(slope, 1e-12), -2.0, 2.0)
@@ -239,7 +239,7 @@ def fit_mixed_acceptability(
     within every participant when the fit then has no finite maximum
     (`MixedAcceptabilityFit.unbounded`; `separation.people` names each person's levels).
     """
-    df = _acceptable_rows(trials, rating, stimulus, acceptable_at)
+    df = acceptable_rows(trials, rating, stimulus, acceptable_at)
     separation = acceptable_separation(df[stimulus], df["_acceptable"])
     person, u, k, n = person_level_cells(df, "_acceptable", stimulus, participant)
     fit = fit_mixed_cells(person, u, k, n, 0 if separation else n_boot, seed)
@@ -250,7 +250,7 @@ def fit_mixed_acceptability(
     return fit
 
 
-def _acceptable_rows(
+def acceptable_rows(
     trials: pd.DataFrame, rating: str, stimulus: str, acceptable_at: float
 ) -> pd.DataFrame:
     """Rows with a rating and a positive stimulus, with `_acceptable` (1 / 0), or
@@ -271,7 +271,7 @@ def _acceptable_cells(
 ) -> Cells:
     """`person_level_cells` of "rating >= acceptable_at" (rows with a rating and a positive
     stimulus), or ValueError when the model has nothing to fit."""
-    df = _acceptable_rows(trials, rating, stimulus, acceptable_at)
+    df = acceptable_rows(trials, rating, stimulus, acceptable_at)
     return person_level_cells(df, "_acceptable", stimulus, participant)
 
 

@@ -17,11 +17,11 @@ Z_GRID = np.linspace(-5.0, 5.0, 51)
 accurate when one person's data pin their effect down more narrowly than Gauss-Hermite
 nodes are spaced (the trapezoid rule on a smooth peak of SD 0.2 errs by ~1e-9). The prior
 mass beyond ±5 SD (6e-7) is left out."""
-_Z_LOGW = stats.norm.logpdf(Z_GRID)
-_Z_LOGW -= np.logaddexp.reduce(_Z_LOGW)
+Z_LOGW = stats.norm.logpdf(Z_GRID)
+Z_LOGW -= np.logaddexp.reduce(Z_LOGW)
 
 
-def _expit(x: np.ndarray) -> np.ndarray:
+def expit(x: np.ndarray) -> np.ndarray:
     result: np.ndarray = 0.5 * (1.0 + np.tanh(0.5 * x))
     return result
 
@@ -165,7 +165,7 @@ def _person_derivs(theta: np.ndarray, cells: _PersonLevels) -> Derivatives:
     q = t / (one_t * one_t)  # p (1 - p), d p / d eta
     # per person and node [B, P, G]: log-likelihood, and the sums over trials of
     # d ll / d eta = k - n p (times 1, u) and d2 ll / d eta2 = -n p (1 - p) (times 1, u, u^2)
-    ll_pg = cells.sum(cells.n, log_p) - cells.sum(cells.no, eta) + _Z_LOGW
+    ll_pg = cells.sum(cells.n, log_p) - cells.sum(cells.no, eta) + Z_LOGW
     top = ll_pg.max(axis=2, keepdims=True)
     post = np.exp(ll_pg - top)
     total = post.sum(axis=2, keepdims=True)

@@ -45,7 +45,7 @@ _EDGE_PAD = 1.4
 runs, as a factor: room for the triangles."""
 
 
-def _plt() -> ModuleType:
+def agg_pyplot() -> ModuleType:
     """matplotlib.pyplot on the Agg backend with the report's font sizes (imported when a
     figure is drawn)."""
     import matplotlib
@@ -61,7 +61,7 @@ TIGHT_PAD_IN = 0.1
 """The margin around the drawn content, in inches (matplotlib's `savefig.pad_inches`)."""
 
 
-def _png(fig: Figure) -> bytes:
+def png_bytes(fig: Figure) -> bytes:
     """`fig` as PNG bytes, cropped to what is drawn plus `TIGHT_PAD_IN`: the same bytes as
     `savefig(bbox_inches="tight")`, the box measured on the figure's own renderer (at `DPI`,
     the figure's dpi) rather than on the throwaway one `savefig` makes for it (a tenth of a
@@ -70,12 +70,12 @@ def _png(fig: Figure) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     canvas = fig.canvas
-    assert isinstance(canvas, FigureCanvasAgg)  # `_plt` chose Agg
+    assert isinstance(canvas, FigureCanvasAgg)  # `agg_pyplot` chose Agg
     renderer: Callable[[], RendererBase] = canvas.get_renderer  # untyped in matplotlib
     buf = io.BytesIO()
     box = fig.get_tightbbox(renderer()).padded(TIGHT_PAD_IN)
     fig.savefig(buf, format="png", dpi=DPI, bbox_inches=box)
-    _plt().close(fig)
+    agg_pyplot().close(fig)
     return buf.getvalue()
 
 
@@ -201,7 +201,7 @@ def psychometric_pooled(
 ) -> bytes:
     """Pooled data with binomial CIs, fitted curve and 50% threshold with CI (judged against
     the `tested` levels, by default those of the pooled fit); per condition too."""
-    plt = _plt()
+    plt = agg_pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.2))
     part.pooled.plot(ax=ax, label="all trials (95% CI)", show_threshold=False)
     for label, fit in part.per_condition.items():
@@ -233,7 +233,7 @@ def psychometric_pooled(
     ax.set_title(f"Pooled psychometric function: {part.column} against {stimulus}")
     ax.legend(fontsize=7.5, loc="best")
     ax.grid(alpha=0.3, which="both")
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def pooled_bracket(part: PsychometricPart) -> tuple[float, float] | None:
@@ -259,7 +259,7 @@ def psychometric_grid(
     """Small multiples: one panel per participant with data, fit and 50% threshold CI; a
     participant in `brackets` (id -> (low, high) ms: answers that separate there) gets the
     gap shaded and no threshold."""
-    return _png(psychometric_grid_figure(fits, stimulus, max_panels, brackets))
+    return png_bytes(psychometric_grid_figure(fits, stimulus, max_panels, brackets))
 
 
 def psychometric_grid_figure(
@@ -270,7 +270,7 @@ def psychometric_grid_figure(
 ) -> Figure:
     """The figure of `psychometric_grid` (matplotlib), before it is written as a PNG."""
     brackets = brackets or {}
-    plt = _plt()
+    plt = agg_pyplot()
     keys = list(fits)[:max_panels]
     cols = min(6, len(keys))
     rows = math.ceil(len(keys) / cols)
@@ -345,7 +345,7 @@ def threshold_distribution(
     """Per-participant 50% thresholds with CIs (each judged against the levels that person
     saw), sorted, and the pooled estimate with its CI (against the `tested` levels, by
     default those of the pooled fit)."""
-    plt = _plt()
+    plt = agg_pyplot()
     rows = []
     brackets = []  # people whose answers separate: their gap, drawn without a point
     for key, f in part.per_participant.items():
@@ -416,13 +416,13 @@ def threshold_distribution(
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(alpha=0.3, axis="x", which="both")
     ax.set_title("Thresholds per participant")
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def kaplan_meier_curves(survival: SurvivalPart, stimulus: str) -> bytes:
     """Share still waiting against time since send, with 95% bands: one panel per level of
     the second factor (if any), one curve per level of the stimulus."""
-    plt = _plt()
+    plt = agg_pyplot()
     panels: dict[str, list[tuple[str, Any]]] = {}  # lifelines' KaplanMeierFitter
     for label, kmf in survival.km.items():
         parts = label.split(", ")
@@ -452,12 +452,12 @@ def kaplan_meier_curves(survival: SurvivalPart, stimulus: str) -> bytes:
     if n_panels > 1:
         fig.suptitle("Kaplan-Meier, 95% pointwise bands", fontsize=10)
     fig.tight_layout()
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def ratings_plot(part: RatingPart, stimulus: str) -> bytes:
     """MOS with CI against the latency (per level of a second factor) and the ordinal fit."""
-    plt = _plt()
+    plt = agg_pyplot()
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 3.9), gridspec_kw={"width_ratios": [3, 2]})
     table = part.table
     others = [c for c in table.columns if c not in _RATING_STATS and c != stimulus]
@@ -513,7 +513,7 @@ def ratings_plot(part: RatingPart, stimulus: str) -> bytes:
     ax2.legend(fontsize=7.5)
     ax2.set_title("%GoB and %PoW")
     fig.tight_layout()
-    return _png(fig)
+    return png_bytes(fig)
 
 
 _RATING_STATS = {"n", "n_participants", "mos", "ci_low", "ci_high", "sos", "pct_gob", "pct_pow"}
@@ -526,7 +526,7 @@ def reference_forest(refs: pd.DataFrame) -> bytes | None:
     sub = refs.dropna(subset=["estimate"])
     if sub.empty:
         return None
-    plt = _plt()
+    plt = agg_pyplot()
     fig, ax = plt.subplots(figsize=(8, 0.42 * len(sub) + 1.2))
     y = np.arange(len(sub))[::-1]
     flags = sub["ci_unbounded"] if "ci_unbounded" in sub else pd.Series("", index=sub.index)
@@ -562,7 +562,7 @@ def reference_forest(refs: pd.DataFrame) -> bytes | None:
     ax.set_ylim(-0.7, len(sub) - 0.3)
     ax.grid(alpha=0.3, axis="x", which="both")
     ax.set_title("Published figures against our measured thresholds")
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def _short(text: str, width: int = 48) -> str:

@@ -11,13 +11,13 @@ import math
 
 import pandas as pd
 
-from analysis.report.figures import _plt, _png
+from analysis.report.figures import agg_pyplot, png_bytes
 
 
 def frontier_png(table: pd.DataFrame, currency: str, example: bool = False) -> bytes:
     """The figure as PNG bytes; `table` is `analysis.costs.cost_table` (rows with both a
     finite cost per completed task and a satisfied share are drawn)."""
-    plt = _plt()
+    plt = agg_pyplot()
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
     rows = table[
@@ -78,7 +78,7 @@ def frontier_png(table: pd.DataFrame, currency: str, example: bool = False) -> b
     ax.set_ylabel("predicted share satisfied\n(within the threshold, not abandoned)")
     ax.set_title("Speed and cost: better is up and to the left")
     ax.grid(True, alpha=0.3)
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def _finite(value: object) -> bool:

@@ -207,7 +207,7 @@ def neutral_error(error: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _warm_up() -> None:
+def warm_up() -> None:
     """Import now what httpx loads on its first connection (250-300 ms on a loaded
     machine), so it never falls between the send key press and the request."""
     import anyio._backends._asyncio  # noqa: F401
@@ -232,7 +232,7 @@ class LiveRun:
         self.clock = clock
         self._own_client = client is None
         self.client = client if client is not None else httpx.AsyncClient()
-        _warm_up()
+        warm_up()
         self.prompt = ""
         self.t0_ms = 0.0
         self.result: LiveResult | None = None

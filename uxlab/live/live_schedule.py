@@ -36,7 +36,7 @@ import numpy as np
 from uxlab.errors import UxlabError
 from uxlab.live.clients import APIS
 from uxlab.shaping import Profile, shape
-from uxlab.shaping.retime import _CHUNK as CHUNK_STEP
+from uxlab.shaping.retime import RNG_CHUNK
 from uxlab.shaping.tokens import split_pieces
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Event, Header, Meta, Recording
 
@@ -187,7 +187,7 @@ class LiveSchedule:
         """Tokens per event, from shaping's chunk-size random stream (as `shape` draws)."""
         assert self.profile.chunk is not None
         lo, hi = self.profile.chunk.min_tokens, self.profile.chunk.max_tokens
-        rng = np.random.default_rng([self.seed, CHUNK_STEP])
+        rng = np.random.default_rng([self.seed, RNG_CHUNK])
         return (rng.integers(lo, hi + 1, size=n) if hi > lo else np.full(n, lo)).tolist()
 
     def _size(self, event_index: int) -> int:

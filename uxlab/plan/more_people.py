@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from uxlab.plan.truth import _falls, truth_from_pilot
+from uxlab.plan.truth import truth_from_pilot, yes_falls
 from uxlab.simulate.observers import Cues, Observer
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ def width_with_more_people(
 
     pilot = truth_from_pilot(trials, stimulus, judgement, seed=seed, source="this data")
     df = trials.assign(_y=binary_column(trials, judgement, "")).dropna(subset=["_y", stimulus])
-    falls = _falls(df, stimulus)
+    falls = yes_falls(df, stimulus)
     levels = np.sort(df[stimulus].astype(float).unique())
     per_person = df.groupby(["participant", stimulus]).size().unstack(fill_value=0)
     n_level = np.round(per_person.reindex(columns=levels, fill_value=0).median(axis=0)).to_numpy()

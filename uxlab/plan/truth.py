@@ -89,7 +89,7 @@ def truth_from_pilot(
     y = binary_column(trials, judgement, source)
     df = trials.assign(_y=y).dropna(subset=["_y", stimulus])
     levels = np.sort(df[stimulus].astype(float).unique())
-    falls = _falls(df, stimulus)
+    falls = yes_falls(df, stimulus)
     rows, counts = [], []
     for _pid, sub in df.groupby("participant"):
         if sub[stimulus].nunique() < 3:
@@ -131,7 +131,7 @@ def truth_from_pilot(
     return PilotTruth(point, draws, len(rows), len(df), source)
 
 
-def _falls(df: pd.DataFrame, stimulus: str) -> bool:
+def yes_falls(df: pd.DataFrame, stimulus: str) -> bool:
     """Whether "yes" gets rarer with the stimulus (an "acceptable?" question)."""
     lo = df[df[stimulus] <= df[stimulus].median()]["_y"].mean()
     hi = df[df[stimulus] > df[stimulus].median()]["_y"].mean()

@@ -37,7 +37,10 @@ from uxlab.shaping.profile import Profile, Stalls
 from uxlab.shaping.tokens import split_pieces
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Event, Header, Recording
 
-_TTFT, _ITL, _STALL_COUNT, _STALL_MS, _CHUNK = 1, 2, 3, 4, 5
+RNG_TTFT, RNG_ITL, RNG_STALL_COUNT, RNG_STALL_MS, RNG_CHUNK = 1, 2, 3, 4, 5
+"""The random streams of a shaping, each seeded by (seed, this number): a part's draws do
+not move when another part changes (the live schedule draws its chunking from `RNG_CHUNK`,
+as a recording's shaping does)."""
 
 
 class ShapeError(UxlabError, ValueError):
@@ -221,9 +224,9 @@ def shape(recording: Recording, profile: Profile, seed: int = 0) -> Recording:
     def rng(step: int) -> np.random.Generator:
         return np.random.default_rng([seed, step])
 
-    ttft_ms = draw_ttft_ms(profile.ttft, units.recorded_ms[0], rng(_TTFT), rid)
+    ttft_ms = draw_ttft_ms(profile.ttft, units.recorded_ms[0], rng(RNG_TTFT), rid)
     self_pool = GapPool.from_recordings([recording]) if profile.itl.kind == "empirical" else None
-    gaps_ms = draw_gaps_ms(profile, units, rng(_ITL), rid, self_pool)
+    gaps_ms = draw_gaps_ms(profile, units, rng(RNG_ITL), rid, self_pool)
     first_ms = max(ttft_ms, profile.headers_ms or 0.0)
 
     # Stalls: extra_ms[i] is added just before unit i (i = 0 delays the first token).
@@ -233,7 +236,9 @@ def shape(recording: Recording, profile: Profile, seed: int = 0) -> Recording:
         i = int(np.searchsorted(tokens_before, after_tokens, side="left"))
         if i < n:
             extra_ms[i] += ms
-    _, poisson_ms = draw_poisson_stalls(profile.stalls, gaps_ms, rng(_STALL_COUNT), rng(_STALL_MS))
+    _, poisson_ms = draw_poisson_stalls(
+        profile.stalls, gaps_ms, rng(RNG_STALL_COUNT), rng(RNG_STALL_MS)
+    )
     extra_ms[1:] += poisson_ms
     times_ms = first_ms + extra_ms[0] + np.concatenate([[0.0], np.cumsum(gaps_ms + extra_ms[1:])])
 
@@ -250,7 +255,7 @@ def shape(recording: Recording, profile: Profile, seed: int = 0) -> Recording:
 
     others = _others_by_position(recording)
     breaks_after = {p - 1 for p in others if p > 0}
-    bounds = _group_bounds(units, kept, profile, breaks_after, rng(_CHUNK))
+    bounds = _group_bounds(units, kept, profile, breaks_after, rng(RNG_CHUNK))
     if bounds:
         # An event arrives with its last token. TTFT counts the first event with text (an
         # empty role-only chunk does not count): shift so that event comes at the TTFT.

@@ -9,7 +9,7 @@ from uxlab.study.questions import question_type
 from uxlab.study.spec import Question
 
 
-def _normalise_responses(
+def normalise_responses(
     questions: list[Question], responses: dict[str, Any], where: str
 ) -> dict[str, tuple[str | None, float | None]]:
     """Check answers against their questions; returns {id: (value as text, rt_ms)}."""
@@ -43,6 +43,6 @@ def _check_value(q: Question, value: Any, where: str) -> str | None:
         raise StoreError(f"{where}: {q.id} ({q.type}) cannot take {value!r}") from None
 
 
-def _matches(q: Question, given: str | None, answer: str) -> bool:
+def answer_matches(q: Question, given: str | None, answer: str) -> bool:
     """Whether a stored answer is an attention check's known answer (its type's `matches`)."""
     return given is not None and question_type(q.type).matches(q, given, answer)

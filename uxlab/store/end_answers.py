@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from uxlab.store.answers import _normalise_responses
+from uxlab.store.answers import normalise_responses
 from uxlab.store.base import Database
 from uxlab.store.records import END_INDEX, SessionRecord
 from uxlab.store.trial_digest import end_answers_sha256, real
@@ -33,7 +33,7 @@ class EndAnswers:
         entry holds the SHA-256 of every end-of-study answer stored after it."""
         answers = {
             q: (value, real(rt))
-            for q, (value, rt) in _normalise_responses(
+            for q, (value, rt) in normalise_responses(
                 session.study.end_questions, responses, "end questions"
             ).items()
         }

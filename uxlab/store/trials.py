@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from uxlab.outcomes import Outcome
-from uxlab.store.answers import _matches, _normalise_responses
+from uxlab.store.answers import answer_matches, normalise_responses
 from uxlab.store.base import Database
 from uxlab.store.digests import sha256_json
 from uxlab.store.records import OUTCOMES, TIMING_COLUMNS, SessionRecord
@@ -124,7 +124,7 @@ class Trials:
         trial = session.trials[trial_index]
         answers = {
             q: (value, real(rt))
-            for q, (value, rt) in _normalise_responses(
+            for q, (value, rt) in normalise_responses(
                 session.study.trial_response_questions, responses or {}, f"trial {trial_index}"
             ).items()
         }
@@ -223,7 +223,7 @@ def _attention_ok(session: SessionRecord, trial: Trial, answers: dict[str, Any])
     given = None if check is None else answers.get(check.question, (None, None))[0]
     if check is not None and given is not None:  # unanswered (a quit): stays empty
         question = session.study.question(check.question)
-        attention_ok = int(_matches(question, given, check.answer))
+        attention_ok = int(answer_matches(question, given, check.answer))
     return attention_ok
 
 

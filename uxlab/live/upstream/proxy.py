@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from uxlab.clock import Clock, MonotonicClock
 from uxlab.errors import UxlabError
 from uxlab.live.clients import api_key_from_env
-from uxlab.live.live_request import LiveResult, _warm_up, stream_live
+from uxlab.live.live_request import LiveResult, stream_live, warm_up
 from uxlab.live.live_schedule import LiveEndpoint, LiveSchedule
 from uxlab.live.serve.config import Served
 from uxlab.live.serve.messages import anthropic_message, openai_message
@@ -81,7 +81,7 @@ class UpstreamProxy:
         self._finishing: set[asyncio.Task[None]] = set()
         if config.record_dir is not None:
             config.record_dir.mkdir(parents=True, exist_ok=True)
-        _warm_up()  # httpx's first-connection imports, paid now rather than by request 0
+        warm_up()  # httpx's first-connection imports, paid now rather than by request 0
 
     @property
     def http(self) -> httpx.AsyncClient:

@@ -43,7 +43,7 @@ from uxlab.study.loading.sections import (
     Texts,
     Timing,
     Unset,
-    _one_of,
+    one_of,
 )
 from uxlab.study.questions import REGISTRY
 from uxlab.study.spec import ASSIGNMENTS, ORDERS, PROCEDURES, QUESTION_TYPES, QUESTION_WHEN
@@ -64,12 +64,12 @@ class QuestionTable(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
         ),
     ]
     type: Annotated[
-        _one_of(QUESTION_TYPES),  # type: ignore[valid-type]
+        one_of(QUESTION_TYPES),  # type: ignore[valid-type]
         msgspec.Meta(description="the kind of question; each type has its own keys"),
     ]
     text: Annotated[Text, msgspec.Meta(description="the question as the participant reads it")]
     when: Annotated[
-        _one_of(QUESTION_WHEN),  # type: ignore[valid-type]
+        one_of(QUESTION_WHEN),  # type: ignore[valid-type]
         msgspec.Meta(description="after every trial, once at the end, or mid-chain"),
     ] = "trial"
 
@@ -139,7 +139,7 @@ def _study_model(registered: tuple[type[kinds.TrialKind], ...]) -> type[StudyFil
             (
                 "assignment",
                 Annotated[
-                    _one_of(ASSIGNMENTS),
+                    one_of(ASSIGNMENTS),
                     msgspec.Meta(
                         description="which recording each trial plays: in turn, "
                         "at random, or rotated across conditions"
@@ -156,7 +156,7 @@ def _study_model(registered: tuple[type[kinds.TrialKind], ...]) -> type[StudyFil
             (
                 "kind",
                 Annotated[
-                    _one_of(kinds.labels()),
+                    one_of(kinds.labels()),
                     msgspec.Meta(description="what a trial plays (a trial kind)"),
                 ],
                 "single",

@@ -22,7 +22,7 @@ MAX_LATE_MS = 3_600_000.0
 """The loosest lateness tolerance a study may set (an hour)."""
 
 
-def _one_of(values: tuple[str, ...]) -> Any:
+def one_of(values: tuple[str, ...]) -> Any:
     return Literal[values]  # a Literal of the values, built from the tuple that lists them
 
 
@@ -74,7 +74,7 @@ class FactorTable(msgspec.Struct, forbid_unknown_fields=True):
         bool, msgspec.Meta(description="true: each participant sees one level (a group)")
     ] = False
     procedure: Annotated[
-        _one_of(PROCEDURES),  # type: ignore[valid-type]
+        one_of(PROCEDURES),  # type: ignore[valid-type]
         msgspec.Meta(description="fixed levels, or an adaptive search (quest, staircase, ...)"),
     ] = "fixed"
     down: (
@@ -105,7 +105,7 @@ class Design(msgspec.Struct, forbid_unknown_fields=True):
     repeats: Annotated[int, msgspec.Meta(ge=1, description="trials per condition and block")] = 1
     blocks: Annotated[int, msgspec.Meta(ge=1, description="blocks of trials")] = 1
     order: Annotated[
-        _one_of(ORDERS),  # type: ignore[valid-type]
+        one_of(ORDERS),  # type: ignore[valid-type]
         msgspec.Meta(description="the order of the conditions within a block"),
     ] = "random"
     blocked_by: (
