@@ -379,3 +379,17 @@ def test_a_damaged_value_inside_a_sound_file_is_named_by_export_and_verify(
         status, err = cli(capsys, *argv)
         assert status == 2, argv
         assert "damaged" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_on_postgresql_a_damaged_value_is_named_without_sqlite_advice(postgres_db, capsys):
+    """The same damage on a PostgreSQL database: one line naming the database (no
+    password), the value, and a way on that fits a server (not a SQLite shell's .recover)."""
+    make_db(postgres_db)
+    query(postgres_db, "UPDATE sessions SET plan = ?", ('[{"index": 0, "blo',))
+    for command in ("export", "verify"):
+        status, err = cli(capsys, command, postgres_db)
+        assert status == 2, (command, err)
+        line = err.strip()
+        assert len(line.splitlines()) == 1 and "Traceback" not in line, err
+        assert "a stored value cannot be read" in line and "backup" in line, err
+        assert "sqlite3" not in line and "integrity_check" not in line, err

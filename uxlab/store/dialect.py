@@ -21,7 +21,6 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 POSTGRES_PREFIXES = ("postgresql://", "postgres://")
 
@@ -111,7 +110,7 @@ def database_stem(url: str) -> str:
     return tail if tail and "@" not in tail and ":" not in tail else "postgresql"
 
 
-def db_name(db: object) -> Any:
+def db_name(db: object) -> str | Path:
     """How messages name a database: a SQLite file's Path, or a URL without its password."""
     return redact(str(db)) if is_postgres(db) else Path(str(db))
 

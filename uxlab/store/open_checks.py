@@ -195,13 +195,18 @@ def _check_database(conn: sqlite3.Connection, path: Path) -> None:
 
 
 @contextmanager
-def reading(path: Path) -> Iterator[None]:
+def reading(path: str | Path) -> Iterator[None]:
     """Turn what a damaged value raises while a database is read (bytes that are not UTF-8,
     JSON that does not parse, a page SQLite cannot read) into one clear StoreError.
 
     `PRAGMA integrity_check` checks the file's structure, not the stored values: a flipped byte
-    inside a text can pass it and is only met here.
+    inside a text can pass it and is only met here. `path`: a SQLite file, or a PostgreSQL
+    URL as `dialect.db_name` gives it (no password), whose damage is not the file's.
     """
+    if not isinstance(path, Path):
+        with _reading_server(path):
+            yield
+        return
     try:
         yield
     except sqlite3.DatabaseError as exc:
@@ -213,6 +218,20 @@ def reading(path: Path) -> Iterator[None]:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise StoreError(
             damaged_message(path, [f"a stored value cannot be read: {_short(str(exc))}"])
+        ) from None
+
+
+@contextmanager
+def _reading_server(url: str) -> Iterator[None]:
+    """`reading` for a PostgreSQL database: a stored value that does not decode is named,
+    without a SQLite file's way to a copy (the server keeps its own pages)."""
+    try:
+        yield
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise StoreError(
+            f"{url}: a stored value cannot be read: {_short(str(exc))}; {_NOTHING_CHANGED}. "
+            "The database holds a value uxlab did not write: restore it from a backup "
+            "(pg_dump's), or find what else wrote to it"
         ) from None
 
 

@@ -36,7 +36,8 @@ class Mismatch:
 class VerifyReport:
     """What `verify_db` checked and every mismatch it found."""
 
-    db: Path
+    db: str | Path
+    """The SQLite file, or the PostgreSQL URL without its password."""
     study_file: Path | None = None
     studies: list[str] = field(default_factory=list)
     """One line per stored study: id, version, SHA-256 and where its corpus was read."""
