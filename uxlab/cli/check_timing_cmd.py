@@ -106,10 +106,11 @@ def _check_here(study: Study, args: argparse.Namespace, glass: bool) -> int:
         app = CalibrationApp(
             study, glass=glass, frame_cap_fps=frame_cap(), multiplexer=multiplexer()
         )
-        check = run_app(app)
-        if check is None:  # quit before it ended
+        played = run_app(app)
+        if played is None:  # quit before it ended
             print("the timing check was stopped before it ended")
             return 1
+        check = played
     if note is not None:
         check.glass_note = note
     result = _result(check)

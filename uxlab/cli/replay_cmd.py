@@ -128,5 +128,5 @@ def run(args: argparse.Namespace) -> int:
     from uxlab.cli import EXIT_PARTIAL
     from uxlab.tui.app_runner import run_app
 
-    code = int(run_app(app) or 0)
+    code = run_app(app) or 0
     return code or (EXIT_PARTIAL if corpus.errors else 0)  # 1: some files were skipped

@@ -14,11 +14,12 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from uxlab.cli.options import add_db_option, add_seed_option, db_name
 
 if TYPE_CHECKING:
+    from uxlab.tui.run_result import RunResult
     from uxlab.tui.terminal_run import TimingCheck
 
 
@@ -118,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_PARTIAL  # the session ended before the end of the study
 
 
-def report(result: Any, db: Path, args: argparse.Namespace) -> int:
+def report(result: RunResult | None, db: Path, args: argparse.Namespace) -> int:
     """Print where the data is and what to do next; returns the exit status.
 
     0 when the participant completed the study or declined consent; 1 (done in part) when

@@ -7,14 +7,20 @@ so `uxlab.cli.main` says it in one line (exit status 3) and `--debug` shows the 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+Result = TypeVar("Result")
 
 
-def run_app(app: Any, **run_kwargs: Any) -> Any:
+def run_app(app: App[Result], **run_kwargs: Any) -> Result | None:
     """`app.run(**run_kwargs)`; re-raises the exception that stopped the app, if any."""
     renderables = getattr(app, "_exit_renderables", None)
     if isinstance(renderables, list) and hasattr(app, "_print_error_renderables"):
-        app._print_error_renderables = renderables.clear  # not printed: raised below
+        insides: Any = app  # Textual's own print of the error, outside its typed API
+        insides._print_error_renderables = renderables.clear  # not printed: raised below
     result = app.run(**run_kwargs)
     error = getattr(app, "_exception", None)
     if isinstance(error, Exception) and app.return_code:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from uxlab.errors import UxlabError
 from uxlab.study import Study
+from uxlab.tui.run_result import RunResult
 
 TimingCheck = Literal["on-screen", "off-screen", "none"]
 
@@ -27,7 +28,7 @@ class TerminalRun:
     """How the session ended (the app's result, None when quit before it began) and the
     session's note on trials shown outside the study's timing tolerance, if any."""
 
-    result: Any
+    result: RunResult | None
     fidelity_note: str | None
 
 
