@@ -311,6 +311,11 @@ class Config:
     """The share of reader runs killed (at a random moment of their run) on purpose."""
     reader_commands: tuple[str, ...] = ("export", "export", "verify", "verify", "report")
     """What the readers run, drawn at random (a report is the slowest, so drawn less)."""
+    reader_runs_per_round: int = 0
+    """0: readers run back to back for the whole round (the benchmark's hammering); N: at
+    most N a round, each distinct command of `reader_commands` in turn (the tests' small
+    version: every kind of reader meets the writers, without a report's CPU over and over
+    while a loaded machine stretches the round)."""
     check_every: int = 1
     log: bool = True
     postgres: bool = False
@@ -558,9 +563,13 @@ class Torture:
     # -- readers ----------------------------------------------------------------------------
     def _readers(self, stop: threading.Event, round_no: int) -> None:
         n = 0
-        while not stop.is_set():
+        cap = self.c.reader_runs_per_round
+        in_turn = list(dict.fromkeys(self.c.reader_commands))
+        while not stop.is_set() and (cap == 0 or n < cap):
             n += 1
-            what = self.rng.choice(self.c.reader_commands)
+            what = (
+                in_turn[(n - 1) % len(in_turn)] if cap else self.rng.choice(self.c.reader_commands)
+            )
             out = self.work / f"reader-{what}"
             cmd = {
                 "export": ["export", self.db_arg, "--out", str(out)],
