@@ -61,8 +61,27 @@ def test_every_subcommand_parser_is_built_without_heavy_libraries():
     assert len(COMMANDS) >= 19  # every command was registered, not skipped
 
 
+def test_export_imports_no_heavy_library(tmp_path, capsys):
+    """The store loads every trial kind, and with them shaping and the live client: scipy
+    (the shaping's draws) and httpx (a live trial's request) come only when a trial is
+    shaped or asks a model, so `export` starts without them (`verify`, which shapes every
+    trial again, imports scipy when it does)."""
+    from uxlab.cli import main
+
+    db = tmp_path / "study.sqlite"
+    study = ROOT / "studies" / "quickstart.toml"
+    assert main(["simulate", str(study), "-n", "1", "--db", str(db)]) == 0
+    capsys.readouterr()
+    packages, done = imported("-m", "uxlab", "export", str(db), "-o", str(tmp_path / "export"))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "uxlab" in packages and (tmp_path / "export" / "trials.csv").is_file()
+    heavy = packages & {*HEAVY, "httpx"}
+    assert not heavy, f"uxlab export imported {heavy}"
+
+
 def test_a_heavy_library_would_be_seen():
-    """The listing can fail the check: importing the shaping distributions, as the
-    start-up did before, brings scipy and shows it."""
-    packages, done = imported("-c", "import uxlab.shaping.distributions")
-    assert done.returncode == 0 and "scipy" in packages
+    """The listing can fail the check: drawing a shaped gap brings scipy and shows it."""
+    code = "from uxlab.shaping import Dist; Dist.make('gamma', mean=30.0, cv=0.5).median()"
+    packages, done = imported("-c", code)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "scipy" in packages

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
-from scipy import special
 
 from number_text import spec_number
 from uxlab.reading import did_you_mean, shown
@@ -134,6 +133,8 @@ class Dist:
     # -- sampling (parametric kinds) ---------------------------------------------------------
     def from_scores(self, z: np.ndarray) -> np.ndarray:
         """Map standard normal scores to draws: F^-1(Phi(z)), computed stably in each tail."""
+        from scipy import special  # here: every command that loads a study need not pay it
+
         z = np.asarray(z, dtype=float)
         k, p = self.kind, self.params
         if k == "constant":
@@ -201,6 +202,8 @@ class Dist:
         if k == "normal":
             if p["sd"] == 0:
                 return float(p["mean"])
+            from scipy import special
+
             a = -p["mean"] / p["sd"]
             return float(
                 p["mean"]

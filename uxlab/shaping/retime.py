@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
-from scipy import special
 
 from uxlab.errors import UxlabError
 from uxlab.shaping.distributions import Dist, correlated_scores
@@ -185,6 +184,8 @@ def draw_gaps_ms(
         if itl["block"] > 1:
             gaps = pool.block_bootstrap(rng, n_gaps, int(itl["block"]))
         else:
+            from scipy import special  # here: loading a study need not import it
+
             gaps = pool.quantiles(special.ndtr(correlated_scores(rng, n_gaps, profile.rho)))
         return cast(np.ndarray, gaps * itl["scale"])
     return itl.from_scores(correlated_scores(rng, n_gaps, profile.rho))

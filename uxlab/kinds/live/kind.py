@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import trial_table_spec as spec
 from uxlab.clock import Clock
@@ -21,12 +21,14 @@ from uxlab.kinds.base import (
 from uxlab.kinds.checks import ChunkEvents, StoredTrial, check_indexes, differ, number, show
 from uxlab.kinds.live.stimuli import LiveStimuli, live_corpus, parse_live
 from uxlab.live.clients import DEFAULT_KEY_ENV
-from uxlab.live.live_request import LiveRun
 from uxlab.live.live_schedule import TEMPLATE_UNITS, LiveSchedule, live_profile_problem, unit_times
 from uxlab.player import Schedule
 from uxlab.shaping import Profile
 from uxlab.streams.corpus import Corpus
 from uxlab.streams.recording import Recording
+
+if TYPE_CHECKING:  # imported when a live trial begins: httpx is not every command's
+    from uxlab.live.live_request import LiveRun
 
 LIVE_TIMES = ("due_ms", "arrival_ms", "scheduled_ms")
 """What a live trial's chunk event stores of its timing (`LiveRun.add_to_record`)."""
@@ -125,6 +127,8 @@ class LiveKind(TrialKind):
         return hashlib.sha256(text.encode()).hexdigest()
 
     def begin(self, schedule: Schedule, clock: Clock) -> KindRun:
+        from uxlab.live.live_request import LiveRun
+
         assert isinstance(schedule, LiveSchedule)
         return LiveKindRun(schedule, clock, LiveRun(schedule, self.stimuli.endpoint, clock))
 
