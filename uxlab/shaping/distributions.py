@@ -133,14 +133,16 @@ class Dist:
     # -- sampling (parametric kinds) ---------------------------------------------------------
     def from_scores(self, z: np.ndarray) -> np.ndarray:
         """Map standard normal scores to draws: F^-1(Phi(z)), computed stably in each tail."""
-        from scipy import special  # here: every command that loads a study need not pay it
-
         z = np.asarray(z, dtype=float)
         k, p = self.kind, self.params
         if k == "constant":
             return np.full(z.shape, float(p["ms"]))
         if k == "lognormal":
             return cast(np.ndarray, p["median"] * np.exp(p["sigma"] * z))
+        # the other kinds need the normal CDF and its kin: imported here, so that loading a
+        # study (every command that opens the store) and constant or lognormal draws do not
+        from scipy import special
+
         if k == "uniform":
             return cast(np.ndarray, p["mean"] - p["j"] + 2.0 * p["j"] * special.ndtr(z))
         if k == "normal":
