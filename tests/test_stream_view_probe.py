@@ -83,6 +83,36 @@ def test_one_flush_can_cover_several_frames_and_empty_frames_have_no_flush():
     assert probe.painted(2)
 
 
+def test_a_frame_that_joins_a_batch_already_writing_is_timed_at_its_own_write():
+    """The writer thread writes every queued frame before one flush: a chunk handed out
+    while the frame before it was being written is in a frame written later in the same
+    batch, and that frame's bytes cannot leave before the chunk existed (timing it at the
+    batch's first write put it 0.7 ms before its chunk in a full run under load)."""
+    clock = VirtualClock(start_ms=300.0)
+    probe = PaintProbe(clock)
+    proxy = probe.wrap_output(io.StringIO())
+    probe.applied(0)
+    probe.write_enqueued()
+    probe.frame_queued()  # frame 0 at 300
+    on_writer_thread(lambda: proxy.write("frame0"))  # begins at 300: a slow terminal
+    clock.advance(9.3)
+    probe.applied(1)  # chunk 1 handed out at 309.3, while frame 0 is still being written
+    probe.write_enqueued()
+    probe.frame_queued()  # frame 1
+
+    def writer() -> None:
+        clock.advance(0.7)
+        proxy.write("frame1")  # frame 1's bytes begin at 310.0, in frame 0's batch
+        clock.advance(0.2)
+        proxy.flush()
+
+    on_writer_thread(writer)
+    times = probe.paint_times_ms()
+    assert times[0] == (300.0, 300.0)
+    assert times[1] == (309.3, 310.0)  # not 300.0: never before the chunk was handed out
+    assert times[1][1] >= probe.applied_ms[1]
+
+
 def test_new_stream_forgets_chunk_indices_but_keeps_frame_numbers():
     probe = PaintProbe(VirtualClock())
     probe.applied(0)

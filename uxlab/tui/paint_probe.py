@@ -12,9 +12,12 @@ Three moments are measured for every chunk, all on the player's clock:
   thread-safe deque; the event loop side matches frames to flushes by write count. Only
   the deque crosses threads; no widget is touched off the loop.
 
-Headless runs (`App.run_test`) have no terminal: `flushed` stays None there. A flush is
-timed when the writer thread starts writing its bytes (`_FlushTimedFile`), so nothing can
-be painted before it.
+Headless runs (`App.run_test`) have no terminal: `flushed` stays None there. A frame's
+flush is timed when the writer thread starts writing the frame's own bytes (the first
+write after the frame before it; `_FlushTimedFile`), so nothing of it can be painted
+before it, and it is never before the chunks it holds were handed out: the writer thread
+writes several queued frames before one flush, and timing every frame of such a batch at
+the batch's first write put a frame out before its chunk existed.
 
 A fourth moment, *painted at the glass*, is measured when the app runs in an X terminal
 window with a glass probe (`start_glass`, `uxlab.glass`): every frame that holds chunks
@@ -63,6 +66,9 @@ class PaintProbe:
         self._flushes: deque[tuple[int, float]] = deque()
         self._flush_writes: list[int] = []
         self._flush_ms: list[float] = []
+        self._write_starts: deque[float] = deque()
+        """When the writer thread began each write, in order (write n at n - 1)."""
+        self._write_start_ms: list[float] = []
         self._writes_enqueued = 0
         self._unresolved_from = 0
         self._pending: list[int] = []
@@ -162,17 +168,23 @@ class PaintProbe:
             listener(frame, chunks)
 
     def _resolve_flushes(self) -> None:
-        while self._flushes:
+        while self._flushes:  # first: a flush drained here has its writes' starts below
             writes, t_ms = self._flushes.popleft()
             self._flush_writes.append(writes)
             self._flush_ms.append(t_ms)
+        while self._write_starts:
+            self._write_start_ms.append(self._write_starts.popleft())
         frame = self._unresolved_from
         while frame < len(self._frame_flushed_ms):
             if self._frame_flushed_ms[frame] is None:
                 k = bisect.bisect_left(self._flush_writes, self._frame_writes[frame])
                 if k == len(self._flush_writes):
                     break  # this frame and later ones are not flushed yet
-                self._frame_flushed_ms[frame] = self._flush_ms[k]
+                # the frame's own first write: the first after the frame before it (or the
+                # batch's first write, when that is later: no byte left before either)
+                first = self._frame_writes[frame - 1] if frame > 0 else 0
+                own = self._write_start_ms[first] if first < len(self._write_start_ms) else 0.0
+                self._frame_flushed_ms[frame] = max(self._flush_ms[k], own)
             frame += 1
         self._unresolved_from = frame
 
@@ -237,11 +249,13 @@ class PaintProbe:
 
 
 class _FlushTimedFile:
-    """The writer thread's output file: counts writes, times flushes (thread side).
+    """The writer thread's output file: counts writes, times each write's start and each
+    flush (thread side).
 
-    A flush is timed at the start of the first write since the flush before it: a write can
-    already push bytes to the terminal (a full buffer, a large frame), so that is the
-    earliest moment any of them could reach the screen, and nothing is painted before it.
+    A flush is timed at the start of the first write since the flush before it, and every
+    write at its own start: a write can already push bytes to the terminal (a full buffer,
+    a large frame), so a frame's first write is the earliest moment any of its bytes could
+    reach the screen (`PaintProbe._resolve_flushes` takes the later of the two).
     """
 
     def __init__(self, file: IO[str], probe: PaintProbe) -> None:
@@ -251,9 +265,11 @@ class _FlushTimedFile:
         self._batch_ms: float | None = None
 
     def write(self, text: str) -> int:
+        t_ms = self._probe.clock.now_ms()
         if self._batch_ms is None:
-            self._batch_ms = self._probe.clock.now_ms()
+            self._batch_ms = t_ms
         self._writes += 1
+        self._probe._write_starts.append(t_ms)  # atomic, as the flushes' deque
         return self._file.write(text)
 
     def flush(self) -> None:
