@@ -313,9 +313,10 @@ class Config:
     """What the readers run, drawn at random (a report is the slowest, so drawn less)."""
     reader_runs_per_round: int = 0
     """0: readers run back to back for the whole round (the benchmark's hammering); N: at
-    most N a round, each distinct command of `reader_commands` in turn (the tests' small
-    version: every kind of reader meets the writers, without a report's CPU over and over
-    while a loaded machine stretches the round)."""
+    most N a round, each distinct command of `reader_commands` in turn, the turn carried
+    from one round to the next (the tests' small version: every kind of reader meets the
+    writers, without a report's CPU over and over while a loaded machine stretches the
+    round)."""
     check_every: int = 1
     log: bool = True
     postgres: bool = False
@@ -385,6 +386,8 @@ class Torture:
     def __init__(self, config: Config) -> None:
         self.c = config
         self.rng = random.Random(config.seed)
+        self.reader_turn = 0
+        """With `reader_runs_per_round`: the next command in turn, across rounds."""
         self.work = config.workdir
         self.logs = self.work / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
@@ -567,9 +570,11 @@ class Torture:
         in_turn = list(dict.fromkeys(self.c.reader_commands))
         while not stop.is_set() and (cap == 0 or n < cap):
             n += 1
-            what = (
-                in_turn[(n - 1) % len(in_turn)] if cap else self.rng.choice(self.c.reader_commands)
-            )
+            if cap:  # in turn across rounds: a short round does not start the cycle again
+                what = in_turn[self.reader_turn % len(in_turn)]
+                self.reader_turn += 1
+            else:
+                what = self.rng.choice(self.c.reader_commands)
             out = self.work / f"reader-{what}"
             cmd = {
                 "export": ["export", self.db_arg, "--out", str(out)],
