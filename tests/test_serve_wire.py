@@ -248,3 +248,30 @@ async def test_openai_tool_calls_are_numbered_from_zero_whatever_the_recorded_in
     names = [(t, [e["event"] for e in evs]) for t, evs in await play_to_sink("anthropic", rec)]
     assert names[3] == (400.0, ["content_block_stop", "content_block_start"])
     assert names[4] == (450.0, ["content_block_delta"])
+
+
+async def test_a_call_named_again_by_each_delta_keeps_its_id_when_its_block_reopens():
+    """A live stream names the call's index again with every delta (id and name on the
+    first only); text between two of its pieces closes its Anthropic block, and the block
+    that reopens for the next piece still carries the call's own id and name."""
+    start = {"kind": "tool_call", "index": 0}
+    schedule = Recording(
+        Header(id="live-like", source={"kind": "synthetic"}, request={}),
+        events=[
+            Meta(100, {**start, "id": "toolu_7", "name": "lookup"}),
+            Chunk(150, '{"q": ', "tool", n_tokens=1, extra={"tool_index": 0}),
+            Meta(160, {**start, "id": None, "name": None}),
+            Chunk(200, "(checking)", "content", n_tokens=1),
+            Chunk(250, '"tides"}', "tool", n_tokens=1, extra={"tool_index": 0}),
+        ],
+        end=End(300, "tool_use"),
+    )
+    pieces = await play_to_sink("anthropic", schedule)
+    blocks = [
+        json.loads(e["data"])["content_block"]
+        for _, events in pieces
+        for e in events
+        if e["event"] == "content_block_start"
+    ]
+    tools = [(b["id"], b["name"]) for b in blocks if b["type"] == "tool_use"]
+    assert tools == [("toolu_7", "lookup"), ("toolu_7", "lookup")], blocks

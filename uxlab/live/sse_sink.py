@@ -35,7 +35,7 @@ from uxlab.live.wire_formats import (
     openai_finish_reason,
     token_counts,
     tool_calls,
-    tool_calls_by_chunk,
+    wire_tool,
 )
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Meta, Recording
 
@@ -83,7 +83,6 @@ class SSESink:
         self.created_s = created_s
         self.include_usage = include_usage
         self.schedule = schedule
-        self.tools = tool_calls_by_chunk(schedule)
         self.has_tools = bool(tool_calls(schedule))
         self.input_tokens, self.output_tokens = token_counts(schedule, prompt_tokens)
         self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
@@ -94,7 +93,9 @@ class SSESink:
         self._has_ping = any(
             isinstance(e, Meta) and e.data.get("kind") == "ping" for e in schedule.events
         )
-        self._tool_metas = 0  # tool_call meta events seen (default index, as tool_calls_by_chunk)
+        self._tool_metas = 0  # tool_call meta events seen (a meta's index when it has none)
+        self._tool_names: dict[int, dict[str, Any]] = {}  # tool index -> id and name its metas gave
+        self._last_tool = 0  # the tool a piece without `tool_index` belongs to: the last started
         self._tools_started: set[int] = set()  # tool indices whose id and name went out
         self._openai_tool_index: dict[int, int] = {}  # recorded tool index -> 0, 1, ...
 
@@ -120,13 +121,12 @@ class SSESink:
         elif kind in ("tool_call", "tool_use"):
             tool_index = meta.data.get("index", self._tool_metas)
             self._tool_metas += 1
-            tool = {
-                "index": tool_index,
-                "id": meta.data.get("id") or f"call_{tool_index}",
-                "name": meta.data.get("name") or "tool",
-            }
+            self._last_tool = tool_index
+            known = self._tool_names.setdefault(tool_index, {})
+            for key in ("id", "name"):  # a live stream names the call again with each delta,
+                known[key] = known.get(key) or meta.data.get(key)  # its id on the first only
             start = self._openai_tool_start if self.wire == "openai" else self._anthropic_tool_start
-            out = self._take_prelude() + start(tool)
+            out = self._take_prelude() + start(self._tool(tool_index))
         if out:
             self.queue.put_nowait(out)
 
@@ -213,6 +213,16 @@ class SSESink:
             call["function"] = {"arguments": arguments}
         return self._openai({"tool_calls": [call]})
 
+    def _tool(self, tool_index: int) -> dict[str, Any]:
+        """A tool call as it goes out, with the id and name its metas gave (`wire_tool`)."""
+        known = self._tool_names.get(tool_index, {})
+        return wire_tool(tool_index, known.get("id"), known.get("name"))
+
+    def _tool_of(self, chunk: Chunk) -> dict[str, Any]:
+        """The tool call a `tool` chunk is a piece of (its `tool_index`, else the last
+        started)."""
+        return self._tool(chunk.extra.get("tool_index", self._last_tool))
+
     def _openai_tool_start(self, tool: dict[str, Any]) -> bytes:
         if tool["index"] in self._tools_started:
             return b""
@@ -224,7 +234,7 @@ class SSESink:
             # OpenRouter `reasoning`; clients read one of them (the first they know).
             return self._openai({"reasoning_content": chunk.text, "reasoning": chunk.text})
         if chunk.channel == "tool":
-            return self._openai_call(self.tools[index], chunk.text)
+            return self._openai_call(self._tool_of(chunk), chunk.text)
         if chunk.extra.get("refusal"):  # a recorded refusal goes out as the API sends it
             return self._openai({"refusal": chunk.text})
         return self._openai({"content": chunk.text})
@@ -269,7 +279,7 @@ class SSESink:
 
     def _anthropic_chunk(self, index: int, chunk: Chunk) -> bytes:
         kind = {"content": "text", "reasoning": "thinking", "tool": "tool_use"}[chunk.channel]
-        out = self._start_block(kind, self.tools.get(index))
+        out = self._start_block(kind, self._tool_of(chunk) if kind == "tool_use" else None)
         delta = {
             "text": {"type": "text_delta", "text": chunk.text},
             "thinking": {"type": "thinking_delta", "thinking": chunk.text},

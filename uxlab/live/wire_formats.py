@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from uxlab.streams.recording import Chunk, End, Meta, Recording
+from uxlab.streams.recording import End, Recording
 from uxlab.streams.tool_calls import tool_calls as recording_tool_calls
 
 _TO_OPENAI = {
@@ -74,54 +74,21 @@ def token_counts(schedule: Recording, prompt_tokens_guess: int) -> tuple[int, in
     return int(inp if inp is not None else prompt_tokens_guess), int(out)
 
 
-def tool_calls_by_chunk(schedule: Recording) -> dict[int, dict[str, Any]]:
-    """Chunk index -> {"index", "id", "name", "first"} for every tool-channel chunk.
-
-    A tool call's id and name come from the `meta {"kind": "tool_call", "index", "id",
-    "name"}` event before its argument chunks (`tool` chunks with `tool_index`); missing
-    ones are made up (`call_<index>`, `tool`).
-    """
-    out: dict[int, dict[str, Any]] = {}
-    announced: dict[int, dict[str, Any]] = {}
-    started: set[int] = set()
-    last_index = 0
-    index = 0
-    for ev in schedule.events:
-        if isinstance(ev, Meta):
-            if ev.data.get("kind") in ("tool_call", "tool_use"):
-                last_index = ev.data.get("index", len(announced))
-                announced[last_index] = {"id": ev.data.get("id"), "name": ev.data.get("name")}
-            continue
-        if not isinstance(ev, Chunk):
-            continue
-        if ev.channel == "tool":
-            tool_index = ev.extra.get("tool_index", last_index)
-            info = announced.get(tool_index, {})
-            out[index] = {
-                "index": tool_index,
-                "first": tool_index not in started,
-                "id": info.get("id") or f"call_{tool_index}",
-                "name": info.get("name") or "tool",
-            }
-            started.add(tool_index)
-        index += 1
-    return out
+def wire_tool(index: int, call_id: str | None, name: str | None) -> dict[str, Any]:
+    """A tool call as the wire names it: {"index", "id", "name"}, the id and name made up
+    where the recording has none (`call_<index>`, `tool`)."""
+    return {"index": index, "id": call_id or f"call_{index}", "name": name or "tool"}
 
 
 def tool_calls(schedule: Recording) -> list[dict[str, Any]]:
     """Every tool call of a schedule in order of appearance: {"index", "id", "name", "args"}
-    (`streams.tool_calls`, with the made-up id and name `tool_calls_by_chunk` gives).
+    (`streams.tool_calls`, named as `wire_tool` names them).
 
     A call announced by a `tool_call` meta event counts even without argument chunks (a
     tool that takes no input); `args` is its input ("" when none; arguments streamed by
     JSON path are put together as JSON).
     """
     return [
-        {
-            "index": call.index,
-            "id": call.id or f"call_{call.index}",
-            "name": call.name or "tool",
-            "args": call.arguments,
-        }
+        {**wire_tool(call.index, call.id, call.name), "args": call.arguments}
         for call in recording_tool_calls(schedule)
     ]

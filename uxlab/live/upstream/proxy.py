@@ -29,7 +29,7 @@ from uxlab.live.upstream.config import EXCHANGES_KEPT, Exchange, UpstreamConfig
 from uxlab.live.upstream.profiles import PROFILE_HEADER, PROFILE_SEP, profile_for
 from uxlab.live.upstream.saving import save_exchange
 from uxlab.live.upstream.wire import http_failure, upstream_prompt
-from uxlab.live.wire_formats import token_counts, tool_calls, tool_calls_by_chunk
+from uxlab.live.wire_formats import token_counts, tool_calls
 from uxlab.shaping import Profile
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Event, Header, Meta, Recording
 
@@ -58,8 +58,7 @@ class _LiveSSESink(SSESink):
         self._prompt_tokens = kwargs.get("prompt_tokens", 0)
 
     def apply(self, index: int, chunk: Chunk) -> None:
-        if chunk.channel == "tool" and index not in self.tools:
-            self.tools = tool_calls_by_chunk(self.schedule)
+        if chunk.channel == "tool":
             self.has_tools = True
         super().apply(index, chunk)
 
