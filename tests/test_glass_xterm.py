@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers.xvfb import need_x, xvfb
+from helpers.xvfb import display_state, need_x, xvfb
 
 from uxlab.streams.recording import Chunk, End, Header, Recording
 from uxlab.streams.replay_file import write_replay
@@ -175,10 +175,12 @@ def test_a_study_run_at_the_glass_exports_painted_times_and_the_report_reads_the
         finally:
             term.terminate()
             term.wait(timeout=30)
+            x_state = display_state(env)  # while the server runs: for the message below
     status = rc.read_text().strip() if rc.exists() else "(none written: the shell did not end)"
     assert _session_done(db), (
         f"the run ended before the session did (the program's exit status {status}; xterm's "
-        f"{term.returncode}, its output: {xterm_log.read_text(errors='replace')[-600:]!r})"
+        f"{term.returncode}, its output: {xterm_log.read_text(errors='replace')[-600:]!r}; "
+        f"{x_state})"
     )
     out = tmp_path / "export"
     assert subprocess.run([sys.executable, "-m", "uxlab", "export", str(db), "-o", str(out)],

@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import random
 import shutil
+import socket
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -41,6 +43,13 @@ def virtual_display(glx: bool = True, size: str = "1280x800x24") -> Iterator[dic
         server.wait()  # that display was taken: another number
     if server is None or not number:
         raise NoXServer(f"Xvfb did not start (no display number after {_TRIES} tries)")
+    give_up = time.monotonic() + _READY_S
+    while not display_reachable(number):  # what a client (xterm) will connect to
+        if server.poll() is not None or time.monotonic() > give_up:
+            server.kill()
+            server.wait()
+            raise NoXServer(f"Xvfb reported display :{number} but does not accept connections")
+        time.sleep(0.05)
     try:
         env = dict(os.environ, DISPLAY=f":{number}")
         env.pop("WINDOWID", None)
@@ -59,3 +68,29 @@ _FIRST_DISPLAY, _LAST_DISPLAY, _TRIES = 100, 30000, 10
 `-displayfd` alone): servers started and stopped side by side took the same low numbers in
 turn, and a server still stopping can remove the socket of the next one on its number, the
 likely cause of "xterm: Xt error: Can't open display" in a full test run under load."""
+
+_READY_S = 10.0
+"""How long a started Xvfb may take to accept a connection on its socket."""
+
+
+def display_reachable(number: str) -> bool:
+    """Whether display `:number` accepts a connection on its socket file, as an X client
+    (xterm) connects (a failure message says this too: `display_state`)."""
+    path = f"/tmp/.X11-unix/X{number}"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(2.0)
+        try:
+            probe.connect(path)
+        except OSError:
+            return False
+    return True
+
+
+def display_state(env: dict[str, str]) -> str:
+    """What a failure message says of the environment's display: its socket file there or
+    not, and whether it accepts a connection now."""
+    number = env.get("DISPLAY", "").lstrip(":").split(".")[0]
+    path = f"/tmp/.X11-unix/X{number}"
+    there = "there" if os.path.exists(path) else "missing"
+    now = "accepts connections" if display_reachable(number) else "refuses connections"
+    return f"display :{number}: socket {path} {there}, {now}"

@@ -11,9 +11,10 @@ import shutil
 
 import pytest
 
+from benchmarks.support.xserver import display_state
 from benchmarks.support.xserver import virtual_display as xvfb
 
-__all__ = ["need_x", "xvfb"]
+__all__ = ["display_state", "need_x", "xvfb"]
 
 
 def need_x(*programs: str) -> None:
