@@ -20,12 +20,32 @@ from uxlab.tui.trial_screen import TrialScreen
 
 
 async def wait_for(pilot, condition, timeout_s: float = 15.0) -> None:
-    """Let the app run until `condition()` holds (fails after a generous deadline)."""
+    """Let the app run until `condition()` holds (fails after a generous deadline).
+
+    The failure names the screen and where each of the app's workers is waiting.
+    """
     deadline = time.monotonic() + timeout_s
     while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting; screen is {type(pilot.app.screen).__name__}")
+            screen = type(pilot.app.screen).__name__
+            raise AssertionError(f"timed out waiting; screen is {screen}{workers_at(pilot.app)}")
         await pilot.pause(0.01)
+
+
+def workers_at(app: App) -> str:
+    """Where each running worker of `app` waits: its chain of awaits, innermost last."""
+    lines = []
+    for worker in app.workers:
+        task = getattr(worker, "_task", None)  # Textual keeps no public handle on it
+        coro = task.get_coro() if task is not None else None
+        where = []
+        while coro is not None:
+            frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
+            if frame is not None:
+                where.append(f"{frame.f_code.co_name}:{frame.f_lineno}")
+            coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
+        lines.append(f"\n  worker {worker.name} ({worker.state.name}): " + " > ".join(where))
+    return "".join(lines)
 
 
 async def wait_screen(pilot, kind: type) -> None:
