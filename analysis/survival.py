@@ -34,6 +34,7 @@ import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 
+from analysis.aft_families import log_s0, quick_start, score_g, z_for_share
 from analysis.fitter import Fitter, check_alpha, requires_fit
 from number_text import condition_value
 
@@ -42,6 +43,10 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
 FAMILIES = ("weibull", "lognormal", "loglogistic")
+SEPARATED_VAR = 100.0
+"""A factor's model variance (log time per unit of the factor, squared) past which the
+data separate it: a standard error of 10, a time ratio's 95% interval wider than a factor
+of 10^17. Identified fits of even two people sit far below (0.001-1)."""
 CENSORED_OUTCOMES = ("completed", "timed_out")
 
 
@@ -177,35 +182,6 @@ def covariate_specs(sdata: pd.DataFrame, factors: list[str]) -> list[CovariateSp
     return specs
 
 
-def _z_for_share(family: str, share: float) -> float:
-    """z_q with S0(z_q) = 1 - share, for the standardised error of each family."""
-    if family == "weibull":
-        return float(np.log(-np.log1p(-share)))
-    if family == "loglogistic":
-        return float(np.log(share / (1 - share)))
-    return float(stats.norm.ppf(share))
-
-
-def _log_s0(family: str, z: np.ndarray) -> np.ndarray:
-    if family == "weibull":
-        return cast(np.ndarray, -np.exp(z))
-    if family == "loglogistic":
-        return cast(np.ndarray, -np.logaddexp(0.0, z))
-    return cast(np.ndarray, stats.norm.logsf(z))
-
-
-def _score_g(family: str, z: np.ndarray, event: np.ndarray) -> np.ndarray:
-    """d loglik / d z per trial: f0'/f0 for events, -h0 for censored trials."""
-    if family == "weibull":
-        ez = np.exp(z)
-        return cast(np.ndarray, np.where(event == 1, 1.0 - ez, -ez))
-    if family == "loglogistic":
-        lam = stats.logistic.cdf(z)
-        return cast(np.ndarray, np.where(event == 1, 1.0 - 2.0 * lam, -lam))
-    hazard = np.exp(stats.norm.logpdf(z) - stats.norm.logsf(z))
-    return np.where(event == 1, -z, -hazard)
-
-
 @dataclass
 class AbandonmentAFTFitter(Fitter):
     """AFT model of patience with latency factors as covariates, family chosen by AIC.
@@ -218,7 +194,8 @@ class AbandonmentAFTFitter(Fitter):
     Fitted attributes: `family_`, `aic_` (DataFrame family, AIC, log_likelihood), `coef_`
     (Series over covariates and "Intercept", log-time scale), `log_sigma_`, `cov_` (cluster-
     robust covariance over [coef..., log_sigma]), `time_ratios_` (DataFrame), `n_trials_`,
-    `n_events_`, `n_clusters_`.
+    `n_events_`, `n_clusters_`, `clustered_` (False: `cov_` is the model's own), `separated_`
+    (the factors the data separate: no finite estimate, the model's own huge variance kept).
     """
 
     families: tuple[str, ...] = FAMILIES
@@ -239,9 +216,9 @@ class AbandonmentAFTFitter(Fitter):
         from lifelines import LogLogisticAFTFitter, LogNormalAFTFitter, WeibullAFTFitter
 
         classes = {
-            "weibull": WeibullAFTFitter,
-            "lognormal": LogNormalAFTFitter,
-            "loglogistic": LogLogisticAFTFitter,
+            "weibull": quick_start(WeibullAFTFitter, "weibull"),
+            "lognormal": quick_start(LogNormalAFTFitter, "lognormal"),
+            "loglogistic": quick_start(LogLogisticAFTFitter, "loglogistic"),
         }
         if int(sdata["event"].sum()) < 3:
             raise ValueError("fewer than 3 abandonments: no AFT model can be fitted")
@@ -283,14 +260,26 @@ class AbandonmentAFTFitter(Fitter):
         y = np.log(design["duration_s"].to_numpy())
         sigma = np.exp(log_sigma)
         z = (y - x @ coef) / sigma
-        g = _score_g(self.family_, z, design["event"].to_numpy())
+        g = score_g(self.family_, z, design["event"].to_numpy())
         scores = np.column_stack([-(x / sigma) * g[:, None], -z * g - design["event"].to_numpy()])
         clusters = sdata[cluster].to_numpy()
         summed = pd.DataFrame(scores).groupby(clusters).sum().to_numpy()
         n_clusters = summed.shape[0]
         meat = summed.T @ summed * (n_clusters / max(n_clusters - 1, 1))
         self.clustered_ = n_clusters >= max(self.min_clusters, 2)
-        self.cov_ = h_inv @ meat @ h_inv if self.clustered_ else h_inv
+        # A factor the data separate (every give-up at its extreme levels) has no finite
+        # estimate: the optimiser stops somewhere along a flat ridge, where the model's own
+        # variance is huge or not positive, and a sandwich built there is noise (finite or
+        # not, depending on where it stopped). Such a fit keeps the model's own covariance,
+        # whose huge variance says what the data say: no bound.
+        model_var = np.diag(h_inv)[: len(self.specs_)]
+        with np.errstate(invalid="ignore"):
+            usable = np.isfinite(model_var) & (model_var > 0) & (model_var < SEPARATED_VAR)
+        self.separated_ = [s.factor for s, ok in zip(self.specs_, usable, strict=True) if not ok]
+        if self.separated_:
+            self.clustered_ = False
+        cov = h_inv @ meat @ h_inv if self.clustered_ else h_inv
+        self.cov_ = cov
         self.cov_model_ = h_inv
         self.coef_ = pd.Series(coef, index=names)
         self.coef_["Intercept"] += np.log(1000.0)  # back to ms
@@ -336,7 +325,7 @@ class AbandonmentAFTFitter(Fitter):
         """(estimate, ci_low, ci_high) in ms of the time by which `share` of trials gave up."""
         x = self._design_row(levels)
         sigma = np.exp(self.log_sigma_)
-        zq = _z_for_share(self.family_, share)
+        zq = z_for_share(self.family_, share)
         log_t = x @ self.coef_.to_numpy() + sigma * zq
         grad = np.r_[x, sigma * zq]
         se = float(np.sqrt(grad @ self.cov_ @ grad))
@@ -364,7 +353,7 @@ class AbandonmentAFTFitter(Fitter):
             theta = rng.multivariate_normal(self.params_vector_, self.cov_, size=n_draws)
         mu = theta[:, :-1] @ x.T
         z = (log_t[None, :] - mu) / np.exp(theta[:, -1:])
-        prob = -np.expm1(_log_s0(self.family_, z))
+        prob = -np.expm1(log_s0(self.family_, z))
         return cast(np.ndarray, prob if n_draws else prob[0])
 
     def _summary_table(self) -> pd.DataFrame:

@@ -138,3 +138,45 @@ def test_a_separated_fit_says_it_has_no_interval_without_a_warning():
         ratios = AbandonmentAFTFitter().fit(pd.DataFrame(rows), ["ttft_ms"]).time_ratios_
     low, high = ratios.loc[0, "ci_low"], ratios.loc[0, "ci_high"]
     assert not (low > 0 and high < np.inf)
+    fit = AbandonmentAFTFitter().fit(pd.DataFrame(rows), ["ttft_ms"])
+    # said as such: the factor is named, the model's own covariance kept (not a sandwich
+    # whose finiteness depends on where the optimiser stopped on the ridge)
+    assert fit.separated_ == ["ttft_ms"] and not fit.clustered_
+
+
+def test_an_identified_fit_is_not_called_separated(sdata):
+    fit = AbandonmentAFTFitter().fit(sdata, FACTORS)
+    assert fit.separated_ == [] and fit.clustered_
+
+
+@pytest.mark.parametrize("family", ["weibull", "lognormal", "loglogistic"])
+def test_the_quick_start_reaches_lifelines_own_fit(sdata, family):
+    """The regression started at `aft_families.intercept_only_fit` ends where lifelines'
+    own start (its univariate fitter) takes it, with the same null log-likelihood."""
+    import warnings
+
+    import lifelines
+
+    from analysis.aft_families import quick_start
+
+    cls = getattr(
+        lifelines,
+        {"weibull": "Weibull", "lognormal": "LogNormal"}.get(family, "LogLogistic") + "AFTFitter",
+    )
+    design = pd.DataFrame(
+        {
+            "log2_ttft_ms": np.log2(sdata["ttft_ms"]),
+            "indicator": sdata["indicator"],
+            "duration_s": sdata["duration_ms"] / 1000,
+            "event": sdata["event"],
+        }
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        own = cls().fit(design, "duration_s", "event")
+        quick = quick_start(cls, family)().fit(design, "duration_s", "event")
+    np.testing.assert_allclose(quick.params_, own.params_, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(quick.variance_matrix_, own.variance_matrix_, rtol=1e-4, atol=1e-8)
+    # the null model's log-likelihood (lifelines keeps it from the start) gives the same test
+    lr_quick, lr_own = quick.log_likelihood_ratio_test(), own.log_likelihood_ratio_test()
+    assert lr_quick.test_statistic == pytest.approx(lr_own.test_statistic, abs=1e-5)

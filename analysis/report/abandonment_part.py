@@ -64,9 +64,17 @@ def abandonment_part(data: ReportData) -> SurvivalPart:
         aft = AbandonmentAFTFitter(min_clusters=clusters).fit(sdata, data.factors)
     except (ValueError, np.linalg.LinAlgError) as exc:
         error = str(exc)
-    if aft is not None and not aft.clustered_:
+    n_people = int(sdata["participant"].nunique())
+    if aft is not None and aft.separated_:
         data.skipped.append(
-            skipped_line("aft_clustered", int(sdata["participant"].nunique()))
+            f"{MINIMUMS['aft_clustered'].part}: not computed, because the data separate "
+            f"{', '.join(aft.separated_)} (every give-up at its extreme levels), so the model "
+            "has no finite estimate of its effect: the model's own covariance is kept, and "
+            "its intervals say these data set no bound."
+        )
+    elif aft is not None and not aft.clustered_:
+        data.skipped.append(
+            skipped_line("aft_clustered", n_people)
             + " The model is fitted with its own covariance (trials treated as independent)."
         )
     rows = []
@@ -170,6 +178,22 @@ def _kaplan_meier_blocks(data: ReportData, s: SurvivalPart) -> list[Block]:
     return blocks
 
 
+def _time_ratio_title(aft: AbandonmentAFTFitter) -> str:
+    """What the time ratios' intervals are: clustered, the model's own, or unbounded."""
+    wait = ": > 1 means people wait longer"
+    if aft.separated_:
+        return (
+            f"Time ratios (the data separate {', '.join(aft.separated_)}: no finite "
+            f"estimate, so the 95% CI is the model's own and sets no bound){wait}"
+        )
+    if aft.clustered_:
+        return f"Time ratios (participant-clustered 95% CI){wait}"
+    return (
+        "Time ratios (95% CI treating trials as independent: too few participants to "
+        f"cluster, so it describes them only){wait}"
+    )
+
+
 def _aft_blocks(data: ReportData, s: SurvivalPart) -> list[Block]:
     """The AFT model: family by AIC, time ratios and times by which 10% / 50% gave up."""
     blocks: list[Block] = []
@@ -180,13 +204,7 @@ def _aft_blocks(data: ReportData, s: SurvivalPart) -> list[Block]:
         blocks.append(
             Table(
                 tr,
-                (
-                    "Time ratios (participant-clustered 95% CI): > 1 means people wait longer"
-                    if s.aft.clustered_
-                    else "Time ratios (95% CI treating trials as independent: too few "
-                    "participants to cluster, so it describes them only): > 1 means people "
-                    "wait longer"
-                ),
+                _time_ratio_title(s.aft),
             )
         )
         rows, unbounded = [], False

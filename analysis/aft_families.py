@@ -1,0 +1,125 @@
+"""The three AFT families' standardised errors of log time (minimum-Gumbel for Weibull,
+normal, logistic): log density, log survival, score and quantile; and where lifelines' AFT
+fits start, from them.
+
+lifelines starts an AFT regression at the matching univariate model's fit (its issue 664),
+which it makes with a general optimiser over automatic derivatives: half of each AFT fit's
+time in a report. The same starting point is the maximum of a two-parameter location-scale
+likelihood on log time, which BFGS finds with the exact gradient (`score_g`) in a
+few milliseconds. The regression then runs as lifelines runs it, from that point; its
+estimates agree with lifelines' own start to optimiser precision (within 1e-7). Anything
+unusual (weights, delayed entry, a start that does not converge) takes lifelines' own path.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import numpy as np
+import pandas as pd
+from scipy import optimize, stats
+
+PARAMETERS = {
+    "weibull": ("lambda_", "rho_"),
+    "lognormal": ("mu_", "sigma_"),
+    "loglogistic": ("alpha_", "beta_"),
+}
+"""lifelines' (location, shape) parameter names of each family's AFT model."""
+
+
+def z_for_share(family: str, share: float) -> float:
+    """z_q with S0(z_q) = 1 - share, for the standardised error of each family."""
+    if family == "weibull":
+        return float(np.log(-np.log1p(-share)))
+    if family == "loglogistic":
+        return float(np.log(share / (1 - share)))
+    return float(stats.norm.ppf(share))
+
+
+def log_f0(family: str, z: np.ndarray) -> np.ndarray:
+    """Log density of the standardised error."""
+    if family == "weibull":
+        return cast(np.ndarray, z - np.exp(z))
+    if family == "loglogistic":
+        return cast(np.ndarray, z - 2.0 * np.logaddexp(0.0, z))
+    return cast(np.ndarray, stats.norm.logpdf(z))
+
+
+def log_s0(family: str, z: np.ndarray) -> np.ndarray:
+    """Log survival function of the standardised error."""
+    if family == "weibull":
+        return cast(np.ndarray, -np.exp(z))
+    if family == "loglogistic":
+        return cast(np.ndarray, -np.logaddexp(0.0, z))
+    return cast(np.ndarray, stats.norm.logsf(z))
+
+
+def score_g(family: str, z: np.ndarray, event: np.ndarray) -> np.ndarray:
+    """d loglik / d z per trial: f0'/f0 for events, -h0 for censored trials."""
+    if family == "weibull":
+        ez = np.exp(z)
+        return cast(np.ndarray, np.where(event == 1, 1.0 - ez, -ez))
+    if family == "loglogistic":
+        lam = stats.logistic.cdf(z)
+        return cast(np.ndarray, np.where(event == 1, 1.0 - 2.0 * lam, -lam))
+    hazard = np.exp(stats.norm.logpdf(z) - stats.norm.logsf(z))
+    return np.where(event == 1, -z, -hazard)
+
+
+def intercept_only_fit(
+    family: str, duration: np.ndarray, event: np.ndarray
+) -> tuple[float, float, float] | None:
+    """(mu, log sigma, log-likelihood) of log T = mu + sigma * eps, right-censored, at its
+    maximum; the log-likelihood is of the durations (lifelines' `log_likelihood_`). None when
+    the optimiser does not converge to finite values."""
+    y = np.log(duration)
+    n_events = float(event.sum())
+
+    def negative(p: np.ndarray) -> tuple[float, np.ndarray]:
+        mu, log_sigma = p
+        sigma = np.exp(log_sigma)
+        z = (y - mu) / sigma
+        ll = np.where(event == 1, log_f0(family, z) - log_sigma - y, log_s0(family, z)).sum()
+        g = score_g(family, z, event)
+        grad = np.array([-(g.sum()) / sigma, -(g * z).sum() - n_events])
+        return -float(ll), -grad
+
+    start = np.array([y.mean(), np.log(max(float(y.std()), 0.1))])
+    with np.errstate(all="ignore"):
+        found = optimize.minimize(negative, start, jac=True, method="BFGS")
+    if not found.success or not np.all(np.isfinite(found.x)) or not np.isfinite(found.fun):
+        return None
+    return float(found.x[0]), float(found.x[1]), -float(found.fun)
+
+
+def quick_start(cls: Any, family: str) -> Any:
+    """`cls` (a lifelines AFT fitter of `family`) starting from `intercept_only_fit`."""
+    location, shape = PARAMETERS[family]
+
+    def create_initial_point(
+        self: Any, Ts: Any, E: Any, entries: Any, weights: Any, Xs: pd.DataFrame
+    ) -> Any:
+        plain = entries is None or not np.any(entries)
+        plain = plain and (weights is None or bool(np.all(np.asarray(weights) == 1.0)))
+        fit = intercept_only_fit(family, np.asarray(Ts[0], float), np.asarray(E, int))
+        if not plain or fit is None:
+            return cls._create_initial_point(self, Ts, E, entries, weights, Xs)
+        mu, log_sigma, log_likelihood = fit
+        self._ll_null_ = log_likelihood  # as lifelines keeps it (its summary's test)
+        # lifelines' own values: log lambda and log rho = -log sigma (Weibull), log alpha
+        # and log beta (log-logistic); for the log-normal mu it takes log(mu) when mu > 0
+        # ("suboptimal, but that's okay"), which the regression then corrects.
+        if family == "lognormal":
+            values = {location: np.log(mu) if mu > 0 else mu, shape: log_sigma}
+        else:
+            values = {location: mu, shape: -log_sigma}
+        constant = (Xs.std(0) < 1e-8).idxmax()
+        point = {}
+        columns = Xs.columns
+        for param, covs in columns.groupby(columns.get_level_values(0)).items():
+            point[param] = np.zeros(covs.shape)
+            if constant in covs:
+                point[param][covs.tolist().index(constant)] = values[param]
+        return point
+
+    return type(cls.__name__, (cls,), {"_create_initial_point": create_initial_point})
