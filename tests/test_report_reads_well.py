@@ -2,7 +2,8 @@
 quoted command is code, not backslashes), sentences in the singular where there is one,
 simulated rows marked in a mixed report's per-participant tables, and the per-participant
 figure's axis label clear of its tick labels at N = 2, and every figure cropped to what it
-draws exactly as matplotlib's own "tight" crop does."""
+draws: exactly as matplotlib's own "tight" crop does, or (a figure that keeps all it draws
+on its canvas) to its inked pixels."""
 
 from __future__ import annotations
 
@@ -62,7 +63,54 @@ def test_figures_are_cropped_exactly_as_matplotlib_crops_them():
     reference = report_figures.psychometric_grid_figure(fits, "ttft_ms")
     reference.savefig(expected, format="png", dpi=report_figures.DPI, bbox_inches="tight")
     plt.close(reference)
-    assert report_figures.psychometric_grid(fits, "ttft_ms") == expected.getvalue()
+    own = report_figures.png_bytes(report_figures.psychometric_grid_figure(fits, "ttft_ms"))
+    assert own == expected.getvalue()
+
+
+def _png_pixels(data: bytes) -> np.ndarray:
+    import io
+
+    from PIL import Image
+
+    return np.asarray(Image.open(io.BytesIO(data)).convert("RGBA"))
+
+
+def test_the_per_participant_grid_is_cropped_to_its_ink_and_loses_nothing():
+    """Drawn once and cropped to its inked pixels: the grid keeps everything it draws on
+    its canvas (matplotlib's own tight box lies inside it, at 3 and at 30 panels, with
+    separated people's two-line titles), and the PNG is the drawing's inked region plus the
+    margin, pixel for pixel."""
+    import matplotlib.pyplot as plt
+
+    pad = round(report_figures.TIGHT_PAD_IN * report_figures.DPI)
+    for n in (3, 30):
+        fits = {f"P-{i:03d}": _fit(600.0 + 100 * i) for i in range(n)}
+        brackets = {"P-001": (650.0, 1_000.0)}
+        fig = report_figures.psychometric_grid_figure(fits, "ttft_ms", brackets=brackets)
+        fig.canvas.draw()
+        box = fig.get_tightbbox(fig.canvas.get_renderer())
+        canvas = fig.bbox
+        assert box.x0 >= 0 and box.y0 >= 0, (n, box)  # in inches; nothing off the canvas
+        assert box.x1 * fig.dpi <= canvas.x1 and box.y1 * fig.dpi <= canvas.y1, (n, box)
+        drawn = np.asarray(fig.canvas.buffer_rgba()).copy()
+        plt.close(fig)
+        png = report_figures.psychometric_grid(fits, "ttft_ms", brackets=brackets)
+        ink = (drawn != drawn[0, 0]).any(axis=2)
+        rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+        top, left = max(rows[0] - pad, 0), max(cols[0] - pad, 0)
+        region = drawn[top : rows[-1] + 1 + pad, left : cols[-1] + 1 + pad]
+        np.testing.assert_array_equal(_png_pixels(png), region)
+
+
+def test_a_figure_whose_ink_reaches_the_canvas_edge_takes_the_tight_crop():
+    import matplotlib.pyplot as plt
+
+    def overflowing():
+        fig, ax = plt.subplots(figsize=(2, 2))
+        ax.set_title("a title far too long for a figure two inches wide, running off it")
+        return fig
+
+    assert report_figures.inked_png_bytes(overflowing()) == report_figures.png_bytes(overflowing())
 
 
 def test_a_mixed_report_marks_simulated_rows_and_counts_in_the_singular(tmp_path):

@@ -65,7 +65,9 @@ def png_bytes(fig: Figure) -> bytes:
     """`fig` as PNG bytes, cropped to what is drawn plus `TIGHT_PAD_IN`: the same bytes as
     `savefig(bbox_inches="tight")`, the box measured on the figure's own renderer (at `DPI`,
     the figure's dpi) rather than on the throwaway one `savefig` makes for it (a tenth of a
-    report's writing time; `tests/test_report_reads_well.py` checks the bytes are the same)."""
+    report's writing time; `tests/test_report_reads_well.py` checks the bytes are the same).
+    The tight box may reach past the figure's canvas (a long tick label, a legend below the
+    axes): the saved image then grows to hold it."""
     from matplotlib.backend_bases import RendererBase
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
@@ -75,6 +77,39 @@ def png_bytes(fig: Figure) -> bytes:
     buf = io.BytesIO()
     box = fig.get_tightbbox(renderer()).padded(TIGHT_PAD_IN)
     fig.savefig(buf, format="png", dpi=DPI, bbox_inches=box)
+    agg_pyplot().close(fig)
+    return buf.getvalue()
+
+
+def inked_png_bytes(fig: Figure) -> bytes:
+    """`fig` as PNG bytes, drawn once and cropped to its inked pixels plus `TIGHT_PAD_IN`,
+    for a figure whose layout keeps everything on its canvas (`psychometric_grid`: margins
+    set in inches; `tight_layout`). Measuring matplotlib's tight box lays out every axis's
+    ticks once more, which for small multiples costs more than drawing them.
+    Ink that reaches the canvas's edge may run past it (a participant's long title): that
+    figure takes `png_bytes`, whose box grows the image to hold it."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from PIL import Image  # matplotlib's own PNG writer
+
+    canvas = fig.canvas
+    assert isinstance(canvas, FigureCanvasAgg)  # `agg_pyplot` chose Agg
+    draw: Callable[[], None] = canvas.draw  # untyped in matplotlib
+    buffer_rgba: Callable[[], memoryview] = canvas.buffer_rgba
+    draw()
+    pixels = np.asarray(buffer_rgba())
+    background = np.round(np.array(fig.get_facecolor()) * 255).astype(np.uint8)
+    ink = (pixels != background).any(axis=2)
+    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    height, width = ink.shape
+    if not rows.size or rows[0] == 0 or cols[0] == 0 or rows[-1] == height - 1:
+        return png_bytes(fig)
+    if cols[-1] == width - 1:
+        return png_bytes(fig)
+    pad = round(TIGHT_PAD_IN * DPI)
+    top, bottom = max(rows[0] - pad, 0), min(rows[-1] + 1 + pad, height)
+    left, right = max(cols[0] - pad, 0), min(cols[-1] + 1 + pad, width)
+    buf = io.BytesIO()
+    Image.fromarray(pixels[top:bottom, left:right]).save(buf, format="png", dpi=(DPI, DPI))
     agg_pyplot().close(fig)
     return buf.getvalue()
 
@@ -259,7 +294,7 @@ def psychometric_grid(
     """Small multiples: one panel per participant with data, fit and 50% threshold CI; a
     participant in `brackets` (id -> (low, high) ms: answers that separate there) gets the
     gap shaded and no threshold."""
-    return png_bytes(psychometric_grid_figure(fits, stimulus, max_panels, brackets))
+    return inked_png_bytes(psychometric_grid_figure(fits, stimulus, max_panels, brackets))
 
 
 def psychometric_grid_figure(
@@ -307,7 +342,8 @@ def psychometric_grid_figure(
             low, high = brackets[key]
             if np.isfinite(low) and np.isfinite(high):
                 ax.axvspan(low, high, color="tab:orange", alpha=0.25)
-            ax.set_title(f"{key}: {low:,.0f}-{high:,.0f} ms (separated)", fontsize=8)
+            # two lines: on one, the next panel's title ran into it
+            ax.set_title(f"{key}\n{low:,.0f}-{high:,.0f} ms (separated)", fontsize=8)
         else:
             t = mids[key].estimate
             y = float(f.predict([t])[0])
@@ -330,9 +366,9 @@ def psychometric_grid_figure(
         # room in inches for "P(yes)" and the tick labels: a fixed share of a two-panel
         # figure (4 in wide) put the label on the ticks
         left=0.6 / (2.0 * cols),
-        right=0.99,
+        right=1 - 0.3 / (2.0 * cols),  # the last x tick label, turned 45 degrees, stays on
         bottom=0.62 / height_in,
-        top=1 - 0.25 / height_in,
+        top=1 - (0.4 if brackets else 0.25) / height_in,  # a bracket's title has two lines
         hspace=0.45,
         wspace=0.12,
     )
@@ -451,8 +487,8 @@ def kaplan_meier_curves(survival: SurvivalPart, stimulus: str) -> bytes:
     axes[0][0].set_ylabel("share of trials still waiting")
     if n_panels > 1:
         fig.suptitle("Kaplan-Meier, 95% pointwise bands", fontsize=10)
-    fig.tight_layout()
-    return png_bytes(fig)
+    fig.tight_layout()  # every label on the canvas
+    return inked_png_bytes(fig)
 
 
 def ratings_plot(part: RatingPart, stimulus: str) -> bytes:
@@ -512,8 +548,8 @@ def ratings_plot(part: RatingPart, stimulus: str) -> bytes:
     ax2.set_ylim(0, 100)
     ax2.legend(fontsize=7.5)
     ax2.set_title("%GoB and %PoW")
-    fig.tight_layout()
-    return png_bytes(fig)
+    fig.tight_layout()  # every label on the canvas
+    return inked_png_bytes(fig)
 
 
 _RATING_STATS = {"n", "n_participants", "mos", "ci_low", "ci_high", "sos", "pct_gob", "pct_pow"}
