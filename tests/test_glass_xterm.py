@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers.xvfb import display_state, need_x, xvfb
+from helpers.xvfb import display_state, need_x, start_xterm, xvfb
 
 from uxlab.streams.recording import Chunk, End, Header, Recording
 from uxlab.streams.replay_file import write_replay
@@ -32,13 +32,14 @@ def schedules(folder: Path) -> None:
 
 
 def test_every_chunk_reaches_the_glass_at_or_after_its_flush(tmp_path):
-    need_x("xterm")
+    need_x("xterm", "xdotool")
     schedules(tmp_path)
     out = tmp_path / "bench.json"
     with xvfb() as env:
         command = [sys.executable, "-m", "uxlab", "replay", str(tmp_path), "--glass",
                    "--fps", "240", "--bench-json", str(out)]  # fmt: skip
-        term = subprocess.Popen(["xterm", "-geometry", "80x24", "-e", *command], env=env, cwd=REPO)
+        log = tmp_path / "xterm.log"
+        term = start_xterm(["-geometry", "80x24", "-e", *command], env, REPO, log)
         try:
             give_up = time.monotonic() + 180.0
             while not out.exists() and term.poll() is None and time.monotonic() < give_up:
@@ -47,7 +48,10 @@ def test_every_chunk_reaches_the_glass_at_or_after_its_flush(tmp_path):
         finally:
             term.terminate()
             term.wait(timeout=30)
-    assert out.exists(), "the replay app wrote no result under xterm"
+    assert out.exists(), (
+        f"the replay app wrote no result under xterm (xterm's {term.returncode}, its output: "
+        f"{log.read_text(errors='replace')[-600:]!r})"
+    )
     payload = json.loads(out.read_text())
     assert payload.get("error") is None, payload
     glass = payload["glass"]
@@ -155,9 +159,8 @@ def test_a_study_run_at_the_glass_exports_painted_times_and_the_report_reads_the
         rc = tmp_path / "run.rc"
         wrapped = f"{shlex.join(command)}; echo $? >{shlex.quote(str(rc))}"
         xterm_log = tmp_path / "xterm.log"  # xterm's own complaints (an X error ends it)
-        with xterm_log.open("wb") as log:
-            term = subprocess.Popen(["xterm", "-geometry", "80x24+0+0", "-e", "sh", "-c", wrapped],
-                                    env=env, cwd=REPO, stdout=log, stderr=log)  # fmt: skip
+        term = start_xterm(["-geometry", "80x24+0+0", "-e", "sh", "-c", wrapped], env, REPO,
+                           xterm_log)  # fmt: skip
         try:
             keys = ["a", "Return", "y", "Return"]  # consent; warnings, send or answer; ...
             give_up = time.monotonic() + 240.0

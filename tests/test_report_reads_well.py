@@ -13,7 +13,7 @@ import pandas as pd
 from analysis_fixtures import simulate_trial_table, write_export_folder
 
 from analysis.psychometric import PsychometricFitter
-from analysis.report import ReportOptions, analyse, write_report
+from analysis.report import ReportOptions, analyse, figure_png, write_report
 from analysis.report import figures as report_figures
 from analysis.report.md_escape import md_text
 from analysis.trial_table import load_trial_table
@@ -61,9 +61,9 @@ def test_figures_are_cropped_exactly_as_matplotlib_crops_them():
     fits = {"P-1": _fit(900.0), "P-2": _fit(1_500.0), "P-3": _fit(2_500.0)}
     expected = io.BytesIO()
     reference = report_figures.psychometric_grid_figure(fits, "ttft_ms")
-    reference.savefig(expected, format="png", dpi=report_figures.DPI, bbox_inches="tight")
+    reference.savefig(expected, format="png", dpi=figure_png.DPI, bbox_inches="tight")
     plt.close(reference)
-    own = report_figures.png_bytes(report_figures.psychometric_grid_figure(fits, "ttft_ms"))
+    own = figure_png.png_bytes(report_figures.psychometric_grid_figure(fits, "ttft_ms"))
     assert own == expected.getvalue()
 
 
@@ -82,7 +82,7 @@ def test_the_per_participant_grid_is_cropped_to_its_ink_and_loses_nothing():
     margin, pixel for pixel."""
     import matplotlib.pyplot as plt
 
-    pad = round(report_figures.TIGHT_PAD_IN * report_figures.DPI)
+    pad = round(figure_png.TIGHT_PAD_IN * figure_png.DPI)
     for n in (3, 30):
         fits = {f"P-{i:03d}": _fit(600.0 + 100 * i) for i in range(n)}
         brackets = {"P-001": (650.0, 1_000.0)}
@@ -110,7 +110,7 @@ def test_a_figure_whose_ink_reaches_the_canvas_edge_takes_the_tight_crop():
         ax.set_title("a title far too long for a figure two inches wide, running off it")
         return fig
 
-    assert report_figures.inked_png_bytes(overflowing()) == report_figures.png_bytes(overflowing())
+    assert figure_png.inked_png_bytes(overflowing()) == figure_png.png_bytes(overflowing())
 
 
 def test_a_mixed_report_marks_simulated_rows_and_counts_in_the_singular(tmp_path):

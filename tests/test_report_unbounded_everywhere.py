@@ -120,11 +120,13 @@ def test_the_adaptive_section_prints_an_end_past_the_limit_as_not_bounded():
 def _xlims(monkeypatch) -> list:
     """Collect each drawn figure's x limits instead of its PNG."""
     seen: list = []
-    monkeypatch.setattr(
-        report_figures,
-        "png_bytes",
-        lambda fig: seen.append([ax.get_xlim() for ax in fig.axes]) or b"",
-    )
+
+    def keep(fig) -> bytes:
+        seen.append([ax.get_xlim() for ax in fig.axes])
+        return b""
+
+    monkeypatch.setattr(report_figures, "png_bytes", keep)
+    monkeypatch.setattr(report_figures, "inked_png_bytes", keep)  # the grid's crop
     return seen
 
 
@@ -160,6 +162,7 @@ def test_figures_draw_an_unbounded_end_to_the_axis_edge(monkeypatch):
         }
     )
     report_figures.reference_forest(refs)
+    assert len(seen) == 3  # the three figures, the grid among them
     for axes in seen:  # drawn out to HUGE the right edge would lie near 10^57
         assert all(right < 64_000 for _, right in axes)
     caption = report_figures.open_end_caption((560.0, HUGE, (200.0, 6_400.0)))

@@ -11,7 +11,7 @@ import math
 
 import pandas as pd
 
-from analysis.report.figures import agg_pyplot, png_bytes
+from analysis.report.figure_png import agg_pyplot, png_bytes
 
 
 def frontier_png(table: pd.DataFrame, currency: str, example: bool = False) -> bytes:

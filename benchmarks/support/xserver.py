@@ -26,7 +26,8 @@ def virtual_display(glx: bool = True, size: str = "1280x800x24") -> Iterator[dic
     if shutil.which("Xvfb") is None:
         raise NoXServer("Xvfb is not installed (e.g. apt-get install -y xvfb)")
     server, number = None, ""
-    for display in random.sample(range(_FIRST_DISPLAY, _LAST_DISPLAY), _TRIES):
+    draw = random.SystemRandom()  # not the global generator, which a test may have seeded
+    for display in draw.sample(range(_FIRST_DISPLAY, _LAST_DISPLAY), _TRIES):
         read_fd, write_fd = os.pipe()
         args = [
             "Xvfb", f":{display}", "-displayfd", str(write_fd), "-screen", "0", size,
