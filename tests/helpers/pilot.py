@@ -19,10 +19,14 @@ from uxlab.tui.study_app import StudyApp
 from uxlab.tui.trial_screen import TrialScreen
 
 
-async def wait_for(pilot, condition, timeout_s: float = 15.0) -> None:
+async def wait_for(pilot, condition, timeout_s: float = 60.0) -> None:
     """Let the app run until `condition()` holds (fails after a generous deadline).
 
-    The failure names the screen and where each of the app's workers is waiting.
+    The failure names the screen and where each of the app's workers is waiting. The
+    deadline is a minute: in one CI run a live study's flow had not reached its next screen
+    15 s after a trial, where it commits the trial with an fsync (a durable store) while
+    the durability tests beside it fsync and kill writers; the likely cause, not proven
+    (40 repeated runs under load did not fail).
     """
     deadline = time.monotonic() + timeout_s
     while not condition():
