@@ -71,7 +71,33 @@ def check_read_back(data, md: str, csv: pd.DataFrame) -> None:
         assert head in summary
         if np.isfinite(r.ci_low):
             assert f"95% CI ×{r.ci_low:.2f} to ×{r.ci_high:.2f}" in summary
+    check_individual_spread(summary, csv)
     assert not re.search(r"\bnan\b", md, re.I)
+
+
+def check_individual_spread(summary: str, csv: pd.DataFrame) -> None:
+    """`the middle half of ... lie between A and B`: the quartiles of the people with an
+    estimate, and said to be of those only when others are bracketed (no point to rank)."""
+    found = re.search(
+        r"the middle half of (participants|the (\d+) estimated) lie between "
+        r"(.+?) and (.+?)\.(?:\s|$)",
+        summary,
+    )
+    if not found:
+        return
+    people = csv[
+        (csv.measure == "psychometric")
+        & (csv.estimand == "this participant")
+        & (csv.condition == "all")
+        & (csv.level == 0.5)
+    ]
+    estimated = people.estimate.dropna()
+    if people.bracket_low_ms.notna().any() or people.bracket_high_ms.notna().any():
+        assert found.group(2) == str(len(estimated)), found.group(0)
+    else:
+        assert found.group(1) == "participants", found.group(0)
+    q1, q3 = np.percentile(estimated, [25, 75])
+    assert (found.group(3), found.group(4)) == (ms(q1), ms(q3))
 
 
 def _people(n: int, seed: int = 1) -> pd.DataFrame:
@@ -90,6 +116,17 @@ def test_small_samples_read_back_true(tmp_path, n):
         assert "withheld (N = " in md
     else:
         assert "paired participant jackknife-t" in summary
+
+
+def test_the_spread_of_people_is_of_those_estimated_when_others_are_bracketed(tmp_path):
+    """Eight steep observers, three of whom switch between two tested levels (bracketed, no
+    point): the middle half is the quartiles of the five estimated, and says so."""
+    steep = simulate_study(Study("fixed", OBSERVERS["steep"], 8, 6), np.random.default_rng(7))
+    data, md, csv = _report(tmp_path, steep)
+    check_read_back(data, md, csv)
+    summary = _summary(md)
+    assert "3 of 8 participants' answers separate by latency" in summary
+    assert "the middle half of the 5 estimated lie between" in summary
 
 
 @pytest.mark.slow

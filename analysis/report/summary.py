@@ -305,8 +305,10 @@ def _individual_sentences(p: PsychometricPart, mid: pd.Series) -> list[str]:
         )
     elif len(values) >= 4:
         q1, q3 = np.percentile(values, [25, 75])
+        # of the people with an estimate only: a bracketed switch has no point to rank
+        who = f"the {len(values)} estimated" if bracketed else "participants"
         out.append(
-            f"Individual thresholds vary: the middle half of participants lie between "
+            f"Individual thresholds vary: the middle half of {who} lie between "
             f"{duration(q1)} and {duration(q3)}."
         )
     elif len(values) >= 2:
