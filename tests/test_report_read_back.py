@@ -45,7 +45,7 @@ def check_read_back(data, md: str, csv: pd.DataFrame) -> None:
     n = data.n_participants
     summary = _summary(md)
     assert re.search(
-        rf"\b{n} (?:simulated )?participants? (?:\(not people\) )?gave "
+        rf"\b{n} (?:simulated )?participants? (?:\(not (?:people|a person)\) )?gave "
         rf"{len(data.kept)} analysable trials",
         summary,
     )

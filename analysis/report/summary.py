@@ -69,7 +69,7 @@ def _sample_sentences(data: ReportData) -> list[str]:
     dropped = len(excl.excluded_participants)
     simulated = excl.simulated == "all"
     who = "participant" + ("s" if n_people != 1 else "")
-    who = f"simulated {who} (not people)" if simulated else who
+    who = f"simulated {who} (not {'a person' if n_people == 1 else 'people'})" if simulated else who
     out.append(
         f"{n_people} {who} gave {len(kept)} analysable trials"
         + (f"; {dropped} participant(s) were excluded" if dropped else "")
@@ -194,7 +194,8 @@ def _psychometric_sentences(data: ReportData, n_people: int) -> list[str]:
         )
         if outside:
             spread = (
-                f"; its {' and '.join(outside)} points lie outside the tested levels (extrapolated)"
+                f"; its {' and '.join(outside)} point{'s' if len(outside) > 1 else ''} "
+                f"{'lie' if len(outside) > 1 else 'lies'} outside the tested levels (extrapolated)"
             )
         elif np.isfinite(lo25.estimate) and np.isfinite(hi75.estimate):
             spread = (
@@ -214,7 +215,11 @@ def _psychometric_sentences(data: ReportData, n_people: int) -> list[str]:
                 "random intercept per participant)"
             )
         elif few:
-            subject = "the 50% threshold of these participants' pooled trials"
+            subject = (
+                "the 50% threshold of this participant's trials"
+                if n_people == 1
+                else "the 50% threshold of these participants' pooled trials"
+            )
         else:
             subject = "the population curve's 50% threshold (all trials pooled)"
         gap = pooled_gap(p)
