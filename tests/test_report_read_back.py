@@ -111,6 +111,8 @@ def test_small_samples_read_back_true(tmp_path, n):
     data, md, csv = _report(tmp_path, _people(n))
     check_read_back(data, md, csv)
     summary = _summary(md)
+    if n == 1:  # in the singular
+        assert "these participants'" not in summary and "this participant's trials" in summary
     if n < MIN_POPULATION:  # the ratio and the conditions without a population interval
         assert f"for these {n} participant(s) (no interval" in summary
         assert "withheld (N = " in md
