@@ -73,7 +73,7 @@ class TrialTable:
 
     trials: pd.DataFrame
     source: Path
-    source_sha256: str
+    source_sha256: str  # of `source`, or of the trial table exported from it (`digest_of`)
     study: dict[str, Any] = field(default_factory=dict)
     sessions: pd.DataFrame | None = None
     factors: list[str] = field(default_factory=list)
@@ -83,6 +83,7 @@ class TrialTable:
     factor_source: str = "study.json"  # where `factors` came from, in words
     stimulus: str | None = None  # the stimulus column named on load (after unit/measure)
     notes: list[str] = field(default_factory=list)  # what loading did to the data
+    digest_of: str = "data file"  # or "trial table (as exported)": a database's export
 
     def question_for(self, column: str) -> Question | None:
         """The question whose answers are in `column` (`q_<id>`), if the study says."""
@@ -115,11 +116,8 @@ SESSION_EVENT_KINDS = (
 
 def read_session_events(path: Path) -> pd.DataFrame | None:
     """The rows of an `events.csv` (or `events.parquet`) whose kind is in SESSION_EVENT_KINDS
-    (None if unreadable).
-
-    Read in blocks of columns `session_id, trial_index, t_ms, kind, data`, so a large event
-    log (every chunk of every trial) is never held whole.
-    """
+    (None if unreadable); read in blocks of columns `session_id, trial_index, t_ms, kind,
+    data`, so a large event log (every chunk of every trial) is never held whole."""
     if is_parquet_file(path):
         try:
             return read_parquet_as_csv(

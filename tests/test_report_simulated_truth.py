@@ -257,3 +257,25 @@ def test_the_per_person_line_compares_medians_over_the_same_people_and_checks_br
     )  # no "0 of 0 inside their interval", no medians of nothing
     nothing = group.iloc[2:].assign(bracket_low_ms=nan, bracket_high_ms=nan)
     assert own_estimates_line(nothing) == "2 with neither a point nor a bracket"
+
+
+def test_a_study_database_is_named_by_the_digest_of_its_trial_table(simulated_db, tmp_path):
+    """Every export adds an audit row to the database file, so its file digest would differ
+    between two reports of the same data: the report gives the exported trial table's,
+    which `uxlab export` writes and records in the audit log."""
+    import hashlib
+
+    from uxlab.trial_tables import load_trial_table
+
+    db = tmp_path / "copy.sqlite"
+    shutil.copy(simulated_db, db)
+    first, second = load_trial_table(db), load_trial_table(db)
+    assert first.source_sha256 == second.source_sha256
+    assert first.digest_of == "trial table (as exported)"
+    assert main(["export", str(db), "-o", str(tmp_path / "export")]) == 0
+    exported = hashlib.sha256((tmp_path / "export" / "trials.csv").read_bytes()).hexdigest()
+    assert first.source_sha256 == exported
+    with sqlite3.connect(db) as con:  # and the audit log holds it for each export
+        audits = [json.loads(d)["files"]["trials"] for (d,) in con.execute(
+            "SELECT detail FROM audit WHERE action = 'export'")]  # fmt: skip
+    assert audits and set(audits) == {exported}

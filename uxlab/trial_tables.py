@@ -117,9 +117,12 @@ def load_exported(db: Path | str, columns: ColumnMap | None = None) -> TrialTabl
         except TrialTableError as exc:  # name the database, not the temporary export
             message = str(exc).replace(str(Path(tmp) / "trials.csv"), f"{name} (its trials)")
             raise ReportError(message.replace(tmp, str(name))) from exc
-        # a PostgreSQL database is no file: the digest is of the trial table exported from it,
-        # and the report names the database as `postgresql:<database name>`
-        digest = file_sha256(db if isinstance(db, Path) else Path(tmp) / "trials.csv")
+        # the digest is of the trial table exported: a PostgreSQL database is no file, and a
+        # SQLite file changes with every export (its audit row), so the file's digest would
+        # differ between two reports of the same data; the report names a PostgreSQL
+        # database as `postgresql:<database name>`
+        digest = file_sha256(Path(tmp) / "trials.csv")
     source = db if isinstance(db, Path) else Path(f"postgresql:{database_stem(db)}")
     table.source, table.source_sha256 = source, digest
+    table.digest_of = "trial table (as exported)"
     return table

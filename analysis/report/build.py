@@ -268,7 +268,7 @@ def study_info(table: TrialTable, options: ReportOptions) -> dict[str, str]:
         hashes = sorted(trials["study_sha256"].dropna().astype(str).unique())
         info["study file SHA-256"] = ", ".join(hashes) or "not in the data"
     info["data file"] = table.source.name
-    info["data file SHA-256"] = table.source_sha256
+    info[f"{table.digest_of} SHA-256"] = table.source_sha256
     info["study seed"] = str(study.get("seed", "not in the data"))
     info["analysis seed / bootstrap"] = f"{options.seed} / B = {options.n_boot}"
     info["dates"] = _dates(table.sessions)
