@@ -22,6 +22,7 @@ from analysis.report.psychometric_withheld import (
     separated_population,
     withhold_few_people_condition_points,
     withhold_few_people_tails,
+    withhold_steep_people_tails,
 )
 from analysis.report.support import enough, skipped_line
 from analysis.separation import find_separation
@@ -84,6 +85,8 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
         separated_population(data, part, df)
     if procedure is None and part.withheld is None and enough("population", n_people):
         part.tails_withheld = withhold_few_people_tails(data, part.population, n_people, "pooled")
+        if not part.tails_withheld:
+            part.tails_withheld = withhold_steep_people_tails(data, part, df, n_people)
     _per_condition(data, part, df, n_people)
     if opts.per_participant:
         keys = sorted(df["participant"].unique())
