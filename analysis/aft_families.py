@@ -101,8 +101,12 @@ def quick_start(cls: Any, family: str) -> Any:
     ) -> Any:
         plain = entries is None or not np.any(entries)
         plain = plain and (weights is None or bool(np.all(np.asarray(weights) == 1.0)))
-        fit = intercept_only_fit(family, np.asarray(Ts[0], float), np.asarray(E, int))
-        if not plain or fit is None:
+        fit = (
+            intercept_only_fit(family, np.asarray(Ts[0], float), np.asarray(E, int))
+            if plain
+            else None
+        )
+        if fit is None:  # weights, delayed entry, no maximum found: lifelines' own way
             return cls._create_initial_point(self, Ts, E, entries, weights, Xs)
         mu, log_sigma, log_likelihood = fit
         self._ll_null_ = log_likelihood  # as lifelines keeps it (its summary's test)

@@ -74,9 +74,10 @@ def inked_png_bytes(fig: Figure) -> bytes:
     ink = (pixels != background).any(axis=2)
     rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
     height, width = ink.shape
-    if not rows.size or rows[0] == 0 or cols[0] == 0 or rows[-1] == height - 1:
-        return png_bytes(fig)
-    if cols[-1] == width - 1:
+    at_edge = rows.size and (
+        rows[0] == 0 or cols[0] == 0 or rows[-1] == height - 1 or cols[-1] == width - 1
+    )
+    if not rows.size or at_edge:  # nothing drawn, or ink that may run past the canvas
         return png_bytes(fig)
     pad = round(TIGHT_PAD_IN * DPI)
     top, bottom = max(rows[0] - pad, 0), min(rows[-1] + 1 + pad, height)

@@ -17,15 +17,14 @@ from analysis.report.psychometric_withheld import (
     IMPLAUSIBLE_THRESHOLD_MS,
     MEDIAN_PERSON_MEASURED,
     ImplausibleThreshold,
-    acceptable_answers,
     median_bracket,
+    people_separation,
     separated_population,
     withhold_few_people_condition_points,
     withhold_few_people_tails,
     withhold_steep_people_tails,
 )
 from analysis.report.support import enough, skipped_line
-from analysis.separation import find_separation
 from analysis.survival import condition_label
 from analysis.trial_table import binary_column
 
@@ -83,10 +82,13 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
         adaptive_population(data, part, df, procedure, n_people)
     else:
         separated_population(data, part, df)
+    separations = people_separation(part, df)
     if procedure is None and part.withheld is None and enough("population", n_people):
         part.tails_withheld = withhold_few_people_tails(data, part.population, n_people, "pooled")
         if not part.tails_withheld:
-            part.tails_withheld = withhold_steep_people_tails(data, part, df, n_people)
+            part.tails_withheld = withhold_steep_people_tails(
+                data, part, len(separations), n_people
+            )
     _per_condition(data, part, df, n_people)
     if opts.per_participant:
         keys = sorted(df["participant"].unique())
@@ -105,7 +107,7 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
                 )
             except ValueError as exc:
                 part.failed[pid] = str(exc)
-            own = find_separation(sub["_x"].to_numpy(), acceptable_answers(part, sub))
+            own = separations.get(str(pid))
             if own is not None and pid in part.per_participant:
                 part.person_separation[pid] = own
             if opts.progress:

@@ -12,7 +12,7 @@ import pandas as pd
 
 from analysis.report.data import PsychometricPart, ReportData
 from analysis.report.support import MINIMUMS
-from analysis.separation import find_separation, yes_no_words
+from analysis.separation import LatencySeparation, find_separation, yes_no_words
 
 if TYPE_CHECKING:
     from analysis.psychometric import MultiConditionFitter, PsychometricFitter
@@ -23,6 +23,13 @@ IMPLAUSIBLE_THRESHOLD_MS = 5.0
 
 class ImplausibleThreshold(ValueError):
     """A threshold no latency study can find (a unit read wrongly): the part refuses."""
+
+
+def _withhold(data: ReportData, table: pd.DataFrame, rows: pd.Series | slice, note: str) -> None:
+    """Blank the estimate and interval of `rows` of `table`, and say why once in the notes."""
+    table.loc[rows, ["estimate", "ci_low", "ci_high"]] = np.nan
+    if note not in data.notes:
+        data.notes.append(note)
 
 
 MIN_TAILS = MINIMUMS["tails"].min_participants
@@ -36,13 +43,11 @@ def withhold_few_people_tails(
     returns why in a few words (thresholds.csv's `withheld`), empty when nothing is."""
     if n_people >= MIN_TAILS:
         return ""
-    table.loc[table["level"] != 0.5, ["estimate", "ci_low", "ci_high"]] = np.nan
     note = (
         f"Psychometric thresholds ({what}): with {n_people} participants the 25% / 75% "
         f"points are withheld: {MINIMUMS['tails'].why}."
     )
-    if note not in data.notes:
-        data.notes.append(note)
+    _withhold(data, table, table["level"] != 0.5, note)
     return f"{n_people} participants: the 25% / 75% points need {MIN_TAILS} (measured biased)"
 
 
@@ -66,27 +71,31 @@ STEEP_TAILS_MEASURED = (
 """Why the pooled tails are withheld when many people separate (report and thresholds.csv)."""
 
 
+def people_separation(part: PsychometricPart, df: pd.DataFrame) -> dict[str, LatencySeparation]:
+    """Each participant whose own answers separate by latency, and how."""
+    found = {}
+    for pid, person in df.groupby("participant"):
+        own = find_separation(person["_x"].to_numpy(), acceptable_answers(part, person))
+        if own is not None:
+            found[str(pid)] = own
+    return found
+
+
 def withhold_steep_people_tails(
-    data: ReportData, part: PsychometricPart, df: pd.DataFrame, n_people: int
+    data: ReportData, part: PsychometricPart, separated: int, n_people: int
 ) -> str:
     """Blank the pooled 25% / 75% rows when at least `STEEP_PEOPLE_SHARE` of the people's
-    own answers separate by latency, with a note; returns why in a few words
-    (thresholds.csv's `withheld`), empty when nothing is."""
-    separated = sum(
-        find_separation(person["_x"].to_numpy(), acceptable_answers(part, person)) is not None
-        for _, person in df.groupby("participant")
-    )
+    own answers separate by latency (`separated` of them), with a note; returns why in a few
+    words (thresholds.csv's `withheld`), empty when nothing is."""
     if not n_people or separated < STEEP_PEOPLE_SHARE * n_people:
         return ""
     table = part.population
-    table.loc[table["level"] != 0.5, ["estimate", "ci_low", "ci_high"]] = np.nan
     note = (
         f"Psychometric thresholds (pooled): {separated} of {n_people} participants' own "
         f"answers separate by latency, so the 25% / 75% points are withheld: "
         f"{STEEP_TAILS_MEASURED}."
     )
-    if note not in data.notes:
-        data.notes.append(note)
+    _withhold(data, table, table["level"] != 0.5, note)
     return (
         f"{separated} of {n_people} participants switch between two tested levels: the "
         "25% / 75% points covered 0.89-0.94 with such people (measured)"
@@ -104,14 +113,12 @@ def withhold_few_people_condition_points(
     participants, with a note (the ratio between conditions stays)."""
     if n_people >= MIN_CONDITION_POINTS:
         return
-    table.loc[:, ["estimate", "ci_low", "ci_high"]] = np.nan
     note = (
         f"Psychometric thresholds (per condition): with {n_people} participants each "
         f"condition's points are withheld and only the ratio between conditions is given: "
         f"{MINIMUMS['condition_points'].why}."
     )
-    if note not in data.notes:
-        data.notes.append(note)
+    _withhold(data, table, slice(None), note)
 
 
 def acceptable_answers(part: PsychometricPart, df: pd.DataFrame) -> np.ndarray:
