@@ -44,6 +44,26 @@ def test_quick_commands_import_no_heavy_library(args):
         assert "chat-clarifying" in done.stdout  # it did inspect the replay
 
 
+def test_a_command_loads_no_other_commands_options():
+    """`uxlab inspect` builds its own parser only: no other command's module is imported
+    (`record` alone brings the live client's names for its choices)."""
+    code = (
+        "import contextlib, io, sys\n"
+        "from uxlab.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    code = main(['inspect', {str(REPLAY)!r}])\n"
+        "print(code, sorted(m for m in sys.modules if m.startswith('uxlab.cli.')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+    code, loaded = done.stdout.split(" ", 1)
+    assert code == "0", done.stderr[-2000:]
+    assert "'uxlab.cli.inspect_cmd'" in loaded
+    others = [f"'uxlab.cli.{module}'" for name, module in COMMANDS.items() if name != "inspect"]
+    assert not [m for m in others if m in loaded], loaded
+
+
 def test_every_subcommand_parser_is_built_without_heavy_libraries():
     """`uxlab --help` builds every subcommand's parser; a heavy import in any `register`
     (or at the top of a command's module) would show here."""

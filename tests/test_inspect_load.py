@@ -154,6 +154,54 @@ def test_canonical_files_checked_in_groups_give_what_each_file_alone_gives(
     assert rows.loc["ping-unknown-first", "ttfo_ms"] == 4.0
 
 
+def test_a_part_of_canonical_files_in_order_is_made_arrays_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`inspect`'s common case (every file of a part canonical, its times in order) makes the
+    part's metric arrays at once (`arrays_of_canonical`): the same table and summary as the
+    Recording path, for every channel, empty and untokenised chunks, a server's rate, an
+    end of unknown time and made-up gaps."""
+    synthetic = (
+        '{"type": "header", "format": "uxlab.replay/1", "id": "synth", "source": {"kind": '
+        '"import", "timing": "synthetic-uniform"}}'
+    )
+    ollama_end = (
+        '{"type": "end", "t_ms": 9, "finish_reason": "stop", '
+        '"usage": {"eval_count": 40, "eval_duration": 800000000}}'
+    )
+    files = {
+        "plain": [HEADER % "plain", chunk_line(1.0), chunk_line(2.5), END_LINE % 3],
+        "tool": [HEADER % "tool", chunk_line(2.0, '{"q"', "tool"),
+                 chunk_line(3.0, "b", "reasoning"), chunk_line(3.5, "c"), END_LINE % 4],
+        "empty-first": [HEADER % "empty-first", chunk_line(1.0, ""), chunk_line(2.0, "xy"),
+                        END_LINE % "null"],
+        "only-tool": [HEADER % "only-tool", chunk_line(1.0, "{}", "tool"), END_LINE % 2],
+        "untokenised": [HEADER % "untokenised",
+                        chunk_line(1.0).replace('"n_tokens": 1', '"n_tokens": null'),
+                        chunk_line(4.0), ollama_end],
+        "synth": [synthetic, chunk_line(1.0), chunk_line(2.0), chunk_line(9.0), END_LINE % 9],
+    }  # fmt: skip
+    for name, lines in files.items():
+        (tmp_path / f"{name}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    table, paths, _ = reference(tmp_path, allow_truncated=False)
+    expected = summarize(load_corpus(tmp_path).recordings)
+
+    def one_at_a_time(*args: object) -> None:
+        raise AssertionError("a part of canonical files in order is made arrays at once")
+
+    monkeypatch.setattr(inspect_load, "columns_of_canonical", one_at_a_time)
+    for synthetic_pooled in (False, True):
+        found = inspect_paths([tmp_path], jobs=1, include_synthetic=synthetic_pooled)
+        assert found.paths == paths and not found.errors
+        got = pd.DataFrame(found.table, columns=list(COLUMNS))
+        want = describe_many(load_corpus(tmp_path).recordings, synthetic_pooled)
+        pd.testing.assert_frame_equal(got, want)
+    assert inspect_paths([tmp_path], jobs=1).summary() == expected
+    rows = table.set_index("id")
+    assert rows.loc["tool", "n_tool_calls"] == 1 and rows.loc["only-tool", "n_output_chunks"] == 0
+    assert rows.loc["untokenised", "server_decode_tokens_per_s"] == 50.0
+
+
 def test_a_pool_of_processes_gives_the_same_as_one(folder: Path) -> None:
     one = load_arrays([folder], allow_truncated=True, jobs=1)
     two = load_arrays([folder], allow_truncated=True, jobs=2)

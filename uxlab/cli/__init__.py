@@ -135,8 +135,9 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def build_parser() -> Parser:
-    """The `uxlab` parser with every subcommand, `--version` and `--debug`."""
+def build_parser(only: str | None = None) -> Parser:
+    """The `uxlab` parser with every subcommand, `--version` and `--debug`; with `only` (a
+    command's name), that subcommand alone: a command's run loads no other's options."""
     parser = Parser(
         prog="uxlab",
         description="Perceived-latency UX testing: record, shape and play LLM streams; "
@@ -148,8 +149,9 @@ def build_parser() -> Parser:
         "--debug", action="store_true", help="show the traceback of an error (any command)"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for module_name in COMMANDS.values():
-        importlib.import_module(f"uxlab.cli.{module_name}").register(sub)
+    for name, module_name in COMMANDS.items():
+        if only is None or name == only:
+            importlib.import_module(f"uxlab.cli.{module_name}").register(sub)
     for subparser in subparsers_of(parser):
         subparser.epilog = subparser.epilog or EPILOG
         subparser.add_argument(
@@ -187,9 +189,23 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERRUPTED
 
 
+def _command_named(argv: Sequence[str]) -> str | None:
+    """The subcommand `argv` runs (its first word that is not an option, when it is one);
+    None when the top-level help comes first (`uxlab --help inspect` lists every command)."""
+    for word in argv:
+        if word in ("-h", "--help"):
+            return None
+        if not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
+
+
 def _main(argv: list[str] | None) -> int:
-    parser = build_parser()
-    if "_ARGCOMPLETE" in os.environ:  # a shell asks what can follow (`uxlab completion`)
+    completing = "_ARGCOMPLETE" in os.environ
+    parser = build_parser(
+        None if completing else _command_named(sys.argv[1:] if argv is None else argv)
+    )
+    if completing:  # a shell asks what can follow (`uxlab completion`)
         import argcomplete
 
         argcomplete.autocomplete(parser)  # prints the completions and exits

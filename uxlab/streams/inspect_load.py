@@ -23,6 +23,7 @@ import numpy as np
 from uxlab.streams.canonical_batch import (
     CHANNEL_CODES,
     CanonicalFile,
+    arrays_of_canonical,
     canonical_columns,
     columns_of_canonical,
 )
@@ -254,9 +255,11 @@ class LoadedArrays:
     """What each good file's price needs, in the order of `paths`."""
 
 
-CANONICAL_GROUP = 128
+CANONICAL_GROUP = 256
 """Canonical files whose times are checked together (`canonical_batch`); their texts are
-kept until then, for the precise path to name a problem."""
+kept until then, for the precise path to name a problem. `inspect` reads its files in parts
+of this size (`INSPECT_PART`): a part of canonical files in order is one group, made metric
+arrays at once (`arrays_of_canonical`)."""
 
 
 def _load_batch(
@@ -299,10 +302,14 @@ def _load_batch(
             header, chunks, end = parts
             file = canonical_columns(header, chunks, end, has_synthetic_gaps(header))
             del chunks, parts  # freed now, while in the cache
-            group.append((len(found), path, data, file))
-            found.append(None)  # its place, filled by check_group
             if len(group) >= CANONICAL_GROUP:
                 check_group()
+            group.append((len(found), path, data, file))
+            found.append(None)  # its place, filled by check_group
+        if len(group) == len(paths) and not with_billing:  # inspect's common case
+            arrays = arrays_of_canonical([file for _, _, _, file in group])
+            if arrays is not None:
+                return LoadedArrays(arrays, list(paths), [], [None] * len(paths))
         check_group()
         cols = [c for c in found if isinstance(c, RecordingColumns)]
         good = [p for p, c in zip(paths, found, strict=True) if isinstance(c, RecordingColumns)]
@@ -422,7 +429,7 @@ class Inspection:
         return pooled_summary(self.table, self.gaps_ms, self.include_synthetic)
 
 
-INSPECT_PART = 256
+INSPECT_PART = CANONICAL_GROUP
 """Files whose metrics are computed together: the arrays of a few hundred files stay in the
 processor's cache and in memory already mapped (all of them at once cost page faults)."""
 
