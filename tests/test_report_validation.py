@@ -98,3 +98,34 @@ def test_pooled_tails_are_withheld_when_people_are_steeper_than_the_levels():
     differing = at_place(OBSERVERS["differing"], "on a level")
     rows = _rows(Cell(Study("fixed", differing, 8, 6)), 3)
     assert rows[("pooled", 0.25)]["withheld"] == 0 and rows[("pooled", 0.75)]["interval"] == 1
+
+
+@pytest.mark.parametrize(
+    ("separated", "n_people", "withheld"),
+    [(1, 8, False), (2, 8, True), (4, 20, False), (5, 20, True), (1, 4, True)],
+)
+def test_the_pooled_tails_go_from_a_quarter_of_the_people_separating(separated, n_people, withheld):
+    """A quarter of the people switching between two tested levels withholds the pooled
+    25% / 75% points (a third left them in 20-39% of steep studies, covering 0.84-0.94),
+    with the count in the note; the 50% point stays."""
+    from types import SimpleNamespace
+
+    import numpy as np
+    import pandas as pd
+
+    from analysis.report.psychometric_withheld import withhold_steep_people_tails
+
+    table = pd.DataFrame(
+        {"level": [0.25, 0.5, 0.75], "estimate": [600.0, 800.0, 1100.0],
+         "ci_low": [500.0, 700.0, 900.0], "ci_high": [700.0, 900.0, 1300.0]}
+    )  # fmt: skip
+    data = SimpleNamespace(notes=[])
+    why = withhold_steep_people_tails(data, SimpleNamespace(population=table), separated, n_people)
+    tails = table[table["level"] != 0.5]
+    assert bool(why) == withheld and tails["estimate"].isna().all() == withheld
+    assert np.isfinite(table.loc[table["level"] == 0.5, "ci_high"]).all()
+    if withheld:
+        assert f"{separated} of {n_people} participants" in data.notes[0] and why in (
+            f"{separated} of {n_people} participants switch between two tested levels: the "
+            "25% / 75% points covered 0.89-0.94 with such people (measured)",
+        )

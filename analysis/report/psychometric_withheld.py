@@ -51,15 +51,12 @@ def withhold_few_people_tails(
     return f"{n_people} participants: the 25% / 75% points need {MIN_TAILS} (measured biased)"
 
 
-STEEP_PEOPLE_SHARE = 1 / 3
+STEEP_PEOPLE_SHARE = 1 / 4
 """The share of people whose own answers separate (each switches between two tested levels)
 from which the pooled 25% / 75% points are withheld: people steeper than the tested levels.
-On the independent simulator's studies with 8 answers a level about 40% of such people
-separate, 3-4% of people who differ or have a skewed spread; at a third, the rule withheld
-the tails of 61-80% of steep studies and of none of the others (150 studies a cell,
-docs/explanation/validation.md). With fewer answers more ordinary people separate: of
-8-person studies of people who differ or are skewed it withheld 22-28% with 4 answers a
-level, 1-3% with 6 (120 studies each, 2026-12-07)."""
+How often it withholds them, for such people and for others, with 4 to 8 answers a level,
+and what the tails it leaves covered: docs/explanation/validation.md ("Pooled tails withheld
+for people steeper than the levels")."""
 
 STEEP_TAILS_MEASURED = (
     "with people steeper than the tested levels (about 40% of whose own answers separate "

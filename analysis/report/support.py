@@ -121,7 +121,7 @@ MINIMUMS: dict[str, Minimum] = {
         "or with a skewed spread), over the 5% goal, and still up to +4.1% / -4.6% with the "
         "pooled curve a cumulative normal; from 8 the pooled points' intervals covered "
         "0.89-0.98 with a log-scale bias within -2.2% to +1.7% (0.89 at 25% with 8 people "
-        "steeper than the levels, whose pooled points are withheld when a third of the people "
+        "steeper than the levels, whose pooled points are withheld when a quarter of the people "
         "switch between two tested levels), each condition's 0.92-0.97 within -3.6% to +3.0% "
         f"(benchmarks/report_validation.py, {OBSERVERS_MEASURED_ON})",
     ),
