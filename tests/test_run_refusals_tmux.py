@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from helpers.studies import tiny_study
-from helpers.tmux import Tmux, flat, need_tmux, uxlab_command, wait_screen
+from helpers.tmux import Tmux, ended_screen, flat, need_tmux, uxlab_command, wait_screen
 
 pytestmark = pytest.mark.slow  # real terminals: a few seconds per program started
 
@@ -70,7 +70,7 @@ def test_a_second_terminal_with_the_same_participant_waits_and_the_log_says_who_
     assert "press Enter to try again" in flat(screen) and "Traceback" not in screen
     assert f"pid {first.pane_pid()}" not in screen
     second.keys("C-q", "C-q")
-    after = wait_screen(second, lambda _s: second.pane_dead(), deadline_s=30)
+    after = ended_screen(second, deadline_s=30)
     assert f"held by pid {first.pane_pid()} on host" in flat(after)
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT resumed_count FROM sessions").fetchall() == [(0,)]

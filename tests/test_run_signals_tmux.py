@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from helpers.studies import SLOW_MS, tiny_study
-from helpers.tmux import Tmux, need_tmux, uxlab_command, wait_gone, wait_screen
+from helpers.tmux import Tmux, ended_screen, need_tmux, uxlab_command, wait_gone, wait_screen
 
 
 @pytest.fixture
@@ -128,7 +128,7 @@ def test_sigterm_mid_stream_restores_the_terminal_and_the_trial_runs_again(tmux,
     tmux.keys("Enter")
     wait_screen(tmux, lambda s: "Press Enter to send." not in s)  # waiting: trial in flight
     os.kill(tmux.pane_pid(), signal.SIGTERM)
-    screen = wait_screen(tmux, lambda _s: tmux.pane_dead(), deadline_s=30)
+    screen = ended_screen(tmux, deadline_s=30)
     # The terminal was given back: the program's exit message is on the normal screen.
     assert "session of P-TERM2 interrupted (SIGTERM)" in screen and "resume:" in screen
     assert rows(db, "SELECT trial_index, outcome FROM trials") == [(0, "running")]

@@ -118,6 +118,18 @@ def flat(screen: str) -> str:
     return " ".join(screen.split())
 
 
+def ended_screen(tmux: Tmux, deadline_s: float = 60.0) -> str:
+    """The pane's last screen once its program has ended: captured after the end is seen (a
+    screen captured before, as `wait_screen(tmux, lambda _s: tmux.pane_dead())` returns it
+    when the program ends between the capture and the check, misses what it printed last)."""
+    give_up = time.monotonic() + deadline_s
+    while not tmux.pane_dead():
+        if time.monotonic() > give_up:
+            raise AssertionError(f"timed out waiting for the end; the screen:\n{tmux.screen()}")
+        time.sleep(0.05)
+    return tmux.screen()
+
+
 def wait_screen(tmux: Tmux, condition, deadline_s: float = 60.0) -> str:
     """Poll the screen until `condition(screen)` holds; returns that screen."""
     give_up = time.monotonic() + deadline_s
