@@ -117,12 +117,13 @@ def chunk_line(t_ms: float | None, text: str = "a", channel: str = "content") ->
 END_LINE = '{"type": "end", "t_ms": %s, "finish_reason": "stop", "usage": null}'
 
 
-@pytest.mark.parametrize("group", [1, 3, 128])
+@pytest.mark.parametrize(("group", "group_bytes"), [(1, None), (3, None), (128, None), (128, 1)])
 def test_canonical_files_checked_in_groups_give_what_each_file_alone_gives(
-    folder: Path, group: int, monkeypatch: pytest.MonkeyPatch
+    folder: Path, group: int, group_bytes: int | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Canonical files have their times checked a group at a time: a file whose times go
-    back is still named with its line, wherever it falls in a group."""
+    """Canonical files have their times checked a group at a time (of at most `group` files,
+    or fewer once their texts add up to `group_bytes`): a file whose times go back is still
+    named with its line, wherever it falls in a group."""
     canonical = {
         "back": [chunk_line(5.0), chunk_line(4.0), END_LINE % 6],
         "back-past-unknown": [chunk_line(5.0), chunk_line(None), chunk_line(4.0), END_LINE % 6],
@@ -140,8 +141,21 @@ def test_canonical_files_checked_in_groups_give_what_each_file_alone_gives(
         text = "\n".join([HEADER % name, *lines]) + "\n"
         (folder / f"c-{name}.jsonl").write_text(text, encoding="utf-8")
     monkeypatch.setattr(inspect_load, "CANONICAL_GROUP", group)
+    if group_bytes is not None:
+        monkeypatch.setattr(inspect_load, "CANONICAL_GROUP_BYTES", group_bytes)
+    sizes: list[int] = []
+    checked_as_one = inspect_load.columns_of_canonical
+
+    def check(files):
+        sizes.append(len(files))
+        return checked_as_one(files)
+
+    monkeypatch.setattr(inspect_load, "columns_of_canonical", check)
     table, paths, errors = reference(folder, allow_truncated=False)
     loaded = load_arrays([folder], jobs=1)
+    assert max(sizes) == 1 if group_bytes == 1 else max(sizes) <= group and len(sizes) >= 1
+    if group == 128 and group_bytes is None:
+        assert len(sizes) == 1  # every canonical file of the folder in one group
     pd.testing.assert_frame_equal(describe_many(loaded.arrays), table)
     assert loaded.paths == paths
     assert [str(e) for e in loaded.errors] == errors

@@ -261,12 +261,17 @@ kept until then, for the precise path to name a problem. `inspect` reads its fil
 of this size (`INSPECT_PART`): a part of canonical files in order is one group, made metric
 arrays at once (`arrays_of_canonical`)."""
 
+CANONICAL_GROUP_BYTES = 64 * 1024 * 1024
+"""A group is checked sooner once the texts it keeps add up to this (files of many MB each:
+a few hundred of them must not be held in memory at once)."""
+
 
 def _load_batch(
     paths: Sequence[Path], allow_truncated: bool, with_billing: bool = False
 ) -> LoadedArrays:
     found: list[RecordingColumns | ReplayFormatError | None] = []  # None: in `group`
     group: list[tuple[int, Path, bytes | None, CanonicalFile]] = []
+    kept_bytes = 0  # the texts `group` holds
 
     def read(path: Path, data: bytes | None = None) -> RecordingColumns | ReplayFormatError:
         try:
@@ -279,6 +284,7 @@ def _load_batch(
             return ReplayFormatError(path, None, None, problem)
 
     def check_group() -> None:
+        nonlocal kept_bytes
         checked = columns_of_canonical([file for _, _, _, file in group])
         for (slot, path, data, file), cols in zip(group, checked, strict=True):
             # Times that go back: the precise path names the line.
@@ -287,6 +293,7 @@ def _load_batch(
             else:
                 found[slot] = _with_billing(file, cols) if with_billing else cols
         group.clear()
+        kept_bytes = 0
 
     with paused_gc():
         for path in paths:
@@ -302,9 +309,10 @@ def _load_batch(
             header, chunks, end = parts
             file = canonical_columns(header, chunks, end, has_synthetic_gaps(header))
             del chunks, parts  # freed now, while in the cache
-            if len(group) >= CANONICAL_GROUP:
+            if len(group) >= CANONICAL_GROUP or kept_bytes >= CANONICAL_GROUP_BYTES:
                 check_group()
             group.append((len(found), path, data, file))
+            kept_bytes += len(data or b"")
             found.append(None)  # its place, filled by check_group
         if len(group) == len(paths) and not with_billing:  # inspect's common case
             arrays = arrays_of_canonical([file for _, _, _, file in group])
