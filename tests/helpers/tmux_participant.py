@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from helpers.tmux import Tmux as BaseTmux
+from helpers.tmux import ended_screen
 
 ACCEPTABLE = "Was the wait before the answer started acceptable?"
 
@@ -39,12 +40,7 @@ class Tmux(BaseTmux):
 
     def wait_exit(self, deadline_s: float) -> str:
         """The screen once the command has exited (within `deadline_s`)."""
-        give_up_at = time.monotonic() + deadline_s
-        while not self.pane_dead():
-            if time.monotonic() > give_up_at:
-                raise AssertionError(f"the command did not exit; the screen:\n{self.screen()}")
-            time.sleep(0.05)
-        return self.screen()
+        return ended_screen(self, deadline_s)
 
 
 @dataclass
