@@ -7,7 +7,9 @@ its times and the few numbers per file the metrics need: done file by file, a do
 numpy calls a file. `columns_of_canonical` does them once for a group of files, over their
 chunks laid end to end, and hands back each file's columns as views of the group's arrays.
 A file whose times go back gets None: the caller reads it again on the precise path, which
-names the line and field.
+names the line and field. When every file of the group has its times known and in order
+(what `inspect` mostly reads), `arrays_of_canonical` makes the group's metric arrays
+(`StreamArrays`) at once, without a set of columns a file.
 """
 
 from __future__ import annotations
@@ -95,6 +97,8 @@ class _Group:
     n_chars: np.ndarray
     codes: np.ndarray
     all_content: bool
+    end_ms: np.ndarray
+    """float64 per file: the end's time (NaN when unknown)."""
     has_unknown: np.ndarray
     """bool per file: a chunk's time is unknown."""
     goes_back: np.ndarray
@@ -147,7 +151,7 @@ def _group(files: Sequence[CanonicalFile]) -> _Group:
         tool_text = (n_chars > 0) & (codes == CHANNEL_CODES["tool"])
         n_tool_calls = (np.bincount(rec_of[tool_text], minlength=len(files)) > 0).astype(np.int64)
     return _Group(
-        starts, rec_of, t_ms, n_tokens, n_chars, codes, all_content,
+        starts, rec_of, t_ms, n_tokens, n_chars, codes, all_content, end_ms,
         has_unknown, goes_back, unknown, first_output, n_tool_calls,
     )  # fmt: skip
 
@@ -178,7 +182,7 @@ def arrays_of_canonical(files: Sequence[CanonicalFile]) -> StreamArrays | None:
         np.cumsum(np.bincount(g.rec_of[output], minlength=n), out=starts[1:])
         t_ms, n_tokens, n_chars = t_ms[output], n_tokens[output], n_chars[output]
     if g.all_content:
-        n_reasoning = n_tool = np.zeros(n, dtype=np.int64)
+        n_reasoning, n_tool = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
     else:
         reasoning = output & (g.codes == CHANNEL_CODES["reasoning"])
         n_reasoning = np.bincount(g.rec_of[reasoning], minlength=n)
@@ -197,7 +201,7 @@ def arrays_of_canonical(files: Sequence[CanonicalFile]) -> StreamArrays | None:
         n_tool_calls=g.n_tool_calls,
         n_incomplete_tool_calls=np.zeros(n, dtype=np.int64),
         server_decode_tokens_per_s=np.array(_decode_rates(files), dtype=float),
-        end_ms=np.array([f.end.t_ms for f in files], dtype=float),  # None -> NaN
+        end_ms=g.end_ms,
         finish_reason=[f.end.finish_reason for f in files],
         error=[None] * n,
         truncated=np.zeros(n, dtype=bool),
