@@ -72,6 +72,8 @@ def test_thresholds_csv_columns_and_rows(report):
     tails = pooled[pooled.level != 0.5]
     assert tails[["estimate", "ci_low", "ci_high"]].isna().all().all()
     assert tails["withheld"].str.startswith("2 of 8 participants switch between two").all()
+    md = paths["markdown"].read_text(encoding="utf-8")  # and why so many, in so thin a design
+    assert "answers a person gives a tested level, people who are not steeper" in md
     people = table[(table.measure == "psychometric") & (table.group.str.startswith("P-"))]
     assert people["group"].nunique() == 8  # P-008 was excluded
     assert set(table.loc[table.measure == "abandonment", "level"]) == {0.1, 0.5}

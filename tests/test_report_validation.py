@@ -129,3 +129,27 @@ def test_the_pooled_tails_go_from_a_quarter_of_the_people_separating(separated, 
             f"{separated} of {n_people} participants switch between two tested levels: the "
             "25% / 75% points covered 0.89-0.94 with such people (measured)",
         )
+
+
+@pytest.mark.parametrize(
+    ("answers", "thin"), [(4.0, True), (6.0, True), (8.0, False), (None, False)]
+)
+def test_the_note_says_when_a_thin_design_makes_ordinary_people_separate(answers, thin):
+    """With 6 answers a level or fewer, people who are not steep separate by chance too: the
+    note says so with what the rule withheld and what such designs' tails covered."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from analysis.report.psychometric_withheld import withhold_steep_people_tails
+
+    table = pd.DataFrame(
+        {"level": [0.25, 0.5, 0.75], "estimate": [600.0, 800.0, 1100.0],
+         "ci_low": [500.0, 700.0, 900.0], "ci_high": [700.0, 900.0, 1300.0]}
+    )  # fmt: skip
+    data = SimpleNamespace(notes=[])
+    withhold_steep_people_tails(data, SimpleNamespace(population=table), 3, 8, answers)
+    (note,) = data.notes
+    said = f"with {answers:g} answers a person gives a tested level" if answers else "answers a"
+    assert (said in note) == thin
+    assert ("46-52%" in note) == thin and note.endswith(".")

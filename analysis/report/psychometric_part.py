@@ -86,8 +86,9 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
     if procedure is None and part.withheld is None and enough("population", n_people):
         part.tails_withheld = withhold_few_people_tails(data, part.population, n_people, "pooled")
         if not part.tails_withheld:
+            answers = float(df.groupby(["participant", "_x"]).size().median())
             part.tails_withheld = withhold_steep_people_tails(
-                data, part, len(separations), n_people
+                data, part, len(separations), n_people, answers
             )
     _per_condition(data, part, df, n_people)
     if opts.per_participant:

@@ -67,6 +67,18 @@ STEEP_TAILS_MEASURED = (
 )
 """Why the pooled tails are withheld when many people separate (report and thresholds.csv)."""
 
+THIN_DESIGN_ANSWERS = 6
+"""At or below this many answers a person gives a tested level (the median), people who are
+not steeper than the levels separate too, by chance: the note says so."""
+
+THIN_DESIGN_MEASURED = (
+    "with {answers:g} answers a person gives a tested level, people who are not steeper than "
+    "the levels separate too, by chance: the rule withheld the tails of 46-52% of 8-person "
+    "studies of people who differ or have a skewed spread with 4 answers a level and 7-14% "
+    "with 6, and the tails such designs printed covered 0.89-0.98 "
+    "(benchmarks/report_validation.py, 2026-12-07, 120 studies a cell)"
+)
+
 
 def people_separation(part: PsychometricPart, df: pd.DataFrame) -> dict[str, LatencySeparation]:
     """Each participant whose own answers separate by latency, and how."""
@@ -79,18 +91,27 @@ def people_separation(part: PsychometricPart, df: pd.DataFrame) -> dict[str, Lat
 
 
 def withhold_steep_people_tails(
-    data: ReportData, part: PsychometricPart, separated: int, n_people: int
+    data: ReportData,
+    part: PsychometricPart,
+    separated: int,
+    n_people: int,
+    answers_per_level: float | None = None,
 ) -> str:
     """Blank the pooled 25% / 75% rows when at least `STEEP_PEOPLE_SHARE` of the people's
-    own answers separate by latency (`separated` of them), with a note; returns why in a few
-    words (thresholds.csv's `withheld`), empty when nothing is."""
+    own answers separate by latency (`separated` of them), with a note (which says so when
+    the design is thin: `answers_per_level`, the median answers a person gives a tested
+    level, at most `THIN_DESIGN_ANSWERS`); returns why in a few words (thresholds.csv's
+    `withheld`), empty when nothing is."""
     if not n_people or separated < STEEP_PEOPLE_SHARE * n_people:
         return ""
     table = part.population
+    thin = ""
+    if answers_per_level is not None and answers_per_level <= THIN_DESIGN_ANSWERS:
+        thin = "; " + THIN_DESIGN_MEASURED.format(answers=answers_per_level)
     note = (
         f"Psychometric thresholds (pooled): {separated} of {n_people} participants' own "
         f"answers separate by latency, so the 25% / 75% points are withheld: "
-        f"{STEEP_TAILS_MEASURED}."
+        f"{STEEP_TAILS_MEASURED}{thin}."
     )
     _withhold(data, table, table["level"] != 0.5, note)
     return (
