@@ -7,10 +7,9 @@ import subprocess
 import sys
 import time
 
-import anthropic
 import httpx
-import openai
 import pytest
+from helpers.lazy import lazy_import
 from live_servers import serve_in_thread
 
 from uxlab.live.clients import Prompt
@@ -18,6 +17,9 @@ from uxlab.live.record import record_stream
 from uxlab.live.serve import ServeConfig, build_app
 from uxlab.shaping import Profile, shape
 from uxlab.streams import Chunk, End, Header, Meta, Recording, write_replay
+
+anthropic = lazy_import("anthropic")
+openai = lazy_import("openai")
 
 TOKEN = "serve-token-123"
 

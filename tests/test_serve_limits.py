@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import anthropic
 import httpx
-import openai
 import pytest
+from helpers.lazy import lazy_import
 from live_servers import serve_in_thread
 
 from uxlab.live.request_limits import (
@@ -17,6 +16,9 @@ from uxlab.live.request_limits import (
 from uxlab.live.serve import ServeConfig, build_app
 from uxlab.shaping import Profile, shape
 from uxlab.streams import Chunk, End, ErrorEvent, Header, Meta, Recording
+
+anthropic = lazy_import("anthropic")
+openai = lazy_import("openai")
 
 WORDS = ["Once", " upon", " a", " time", " there", " was", " a", " stream", "."]
 

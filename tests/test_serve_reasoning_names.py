@@ -4,13 +4,15 @@ client that reads the first it knows, as uxlab's recorder does, gets it once."""
 from __future__ import annotations
 
 import httpx
-import openai
+from helpers.lazy import lazy_import
 from live_servers import serve_in_thread
 from test_live_serve import make_config, weather
 
 from uxlab.live.clients import Prompt
 from uxlab.live.record import record_stream
 from uxlab.live.serve import build_app
+
+openai = lazy_import("openai")
 
 
 def test_stream_and_message_carry_both_names():

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import openai
+from helpers.lazy import lazy_import
 from live_servers import serve_in_thread
 from test_live_serve import make_config
 
 from uxlab.live.serve import build_app
 from uxlab.streams import Chunk, End, Header, Recording
+
+openai = lazy_import("openai")
 
 
 def refusal() -> Recording:

@@ -11,10 +11,9 @@ from __future__ import annotations
 import asyncio
 import json
 
-import anthropic
 import httpx
-import openai
 import pytest
+from helpers.lazy import lazy_import
 from live_servers import serve_in_thread
 
 from uxlab.clock import VirtualClock
@@ -26,6 +25,9 @@ from uxlab.player import Player
 from uxlab.shaping import Profile, shape
 from uxlab.streams import Chunk, End, Header, Meta, Recording
 from uxlab.streams.metrics import describe
+
+anthropic = lazy_import("anthropic")
+openai = lazy_import("openai")
 
 
 def tool_answer(role_ms: float = 100.0) -> Recording:
