@@ -148,8 +148,10 @@ def test_the_note_says_when_a_thin_design_makes_ordinary_people_separate(answers
          "ci_low": [500.0, 700.0, 900.0], "ci_high": [700.0, 900.0, 1300.0]}
     )  # fmt: skip
     data = SimpleNamespace(notes=[])
-    withhold_steep_people_tails(data, SimpleNamespace(population=table), 3, 8, answers)
+    why = withhold_steep_people_tails(data, SimpleNamespace(population=table), 3, 8, answers)
     (note,) = data.notes
+    assert why.startswith("3 of 8 participants switch between two tested levels")
+    assert ("answers a level others separate too, by chance" in why) == thin
     said = f"with {answers:g} answers a person gives a tested level" if answers else "answers a"
     assert (said in note) == thin
     assert ("46-52%" in note) == thin and note.endswith(".")

@@ -114,10 +114,13 @@ def withhold_steep_people_tails(
         f"{STEEP_TAILS_MEASURED}{thin}."
     )
     _withhold(data, table, table["level"] != 0.5, note)
-    return (
+    why = (
         f"{separated} of {n_people} participants switch between two tested levels: the "
         "25% / 75% points covered 0.89-0.94 with such people (measured)"
     )
+    if thin:
+        why += f"; with {answers_per_level:g} answers a level others separate too, by chance"
+    return why
 
 
 MIN_CONDITION_POINTS = MINIMUMS["condition_points"].min_participants
