@@ -13,6 +13,7 @@ unusual (weights, delayed entry, a start that does not converge) takes lifelines
 
 from __future__ import annotations
 
+import functools
 from typing import Any, cast
 
 import numpy as np
@@ -92,8 +93,10 @@ def intercept_only_fit(
     return float(found.x[0]), float(found.x[1]), -float(found.fun)
 
 
+@functools.cache
 def quick_start(cls: Any, family: str) -> Any:
-    """`cls` (a lifelines AFT fitter of `family`) starting from `intercept_only_fit`."""
+    """`cls` (a lifelines AFT fitter of `family`) starting from `intercept_only_fit` (made
+    once per class: every report's fits share it)."""
     location, shape = PARAMETERS[family]
 
     def create_initial_point(

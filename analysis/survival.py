@@ -280,8 +280,7 @@ class AbandonmentAFTFitter(Fitter):
         self.separated_ = [s.factor for s, ok in zip(self.specs_, usable, strict=True) if not ok]
         if self.separated_:
             self.clustered_ = False
-        cov = h_inv @ meat @ h_inv if self.clustered_ else h_inv
-        self.cov_ = cov
+        self.cov_ = h_inv @ meat @ h_inv if self.clustered_ else h_inv
         self.cov_model_ = h_inv
         self.coef_ = pd.Series(coef, index=names)
         self.coef_["Intercept"] += np.log(1000.0)  # back to ms

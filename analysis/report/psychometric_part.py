@@ -82,8 +82,10 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
         adaptive_population(data, part, df, procedure, n_people)
     else:
         separated_population(data, part, df)
-    separations = people_separation(part, df)
-    if procedure is None and part.withheld is None and enough("population", n_people):
+    tails_rule = procedure is None and part.withheld is None and enough("population", n_people)
+    # each person's own separation, for the steep-people rule and the per-participant table
+    separations = people_separation(part, df) if tails_rule or opts.per_participant else {}
+    if tails_rule:
         part.tails_withheld = withhold_few_people_tails(data, part.population, n_people, "pooled")
         if not part.tails_withheld:
             answers = float(df.groupby(["participant", "_x"]).size().median())
