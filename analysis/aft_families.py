@@ -3,12 +3,19 @@ normal, logistic): log density, log survival, score and quantile; and where life
 fits start, from them.
 
 lifelines starts an AFT regression at the matching univariate model's fit (its issue 664),
-which it makes with a general optimiser over automatic derivatives: half of each AFT fit's
-time in a report. The same starting point is the maximum of a two-parameter location-scale
-likelihood on log time, which BFGS finds with the exact gradient (`score_g`) in a
-few milliseconds. The regression then runs as lifelines runs it, from that point; its
-estimates agree with lifelines' own start to optimiser precision (within 1e-7). Anything
-unusual (weights, delayed entry, a start that does not converge) takes lifelines' own path.
+which it makes with a general optimiser over automatic derivatives, and then climbs to the
+regression's maximum with automatic derivatives too: almost all of each AFT fit's time in a
+report. Both maxima are those of a location-scale likelihood on log time, which BFGS finds
+with the exact gradient (`score_g`) in a few milliseconds: the univariate one (the null
+model lifelines keeps for its likelihood-ratio test) and the regression's, on the very
+covariates lifelines optimises over (each divided by its standard deviation). lifelines
+then starts at the regression's maximum: it checks it, takes its log-likelihood, its
+Hessian and everything it reports, as it would from its own start, and its estimates agree
+with lifelines' own path to optimiser precision. Where the data separate a factor there is
+no maximum: lifelines goes on from where the fast fit stopped on the ridge (or from the
+univariate fit when it stopped elsewhere), and the report says the factor has no bound
+(`survival.AbandonmentAFTFitter.separated_`), as before. Anything unusual (weights, delayed
+entry, a covariate on the shape, a start that does not converge) takes lifelines' own path.
 """
 
 from __future__ import annotations
@@ -74,23 +81,46 @@ def intercept_only_fit(
     maximum; the log-likelihood is of the durations (lifelines' `log_likelihood_`). None when
     the optimiser does not converge to finite values."""
     y = np.log(duration)
+    start = np.array([y.mean(), np.log(max(float(y.std()), 0.1))])
+    found = regression_fit(family, duration, event, np.ones((len(y), 1)), start)
+    if found is None:
+        return None
+    params, log_likelihood = found
+    return float(params[0]), float(params[1]), log_likelihood
+
+
+def regression_fit(
+    family: str, duration: np.ndarray, event: np.ndarray, x: np.ndarray, start: np.ndarray
+) -> tuple[np.ndarray, float] | None:
+    """([beta..., log sigma], log-likelihood) of log T = x @ beta + sigma * eps,
+    right-censored, at its maximum (BFGS with the exact gradient from `start`); the
+    log-likelihood is of the durations (lifelines' `log_likelihood_`). None when the
+    optimiser does not converge to finite values (a factor the data separate has none), or
+    stops where the log-likelihood still climbs (a gradient of 1e-3 or more)."""
+    y = np.log(duration)
     n_events = float(event.sum())
 
     def negative(p: np.ndarray) -> tuple[float, np.ndarray]:
-        mu, log_sigma = p
+        beta, log_sigma = p[:-1], p[-1]
         sigma = np.exp(log_sigma)
-        z = (y - mu) / sigma
+        z = (y - x @ beta) / sigma
         ll = np.where(event == 1, log_f0(family, z) - log_sigma - y, log_s0(family, z)).sum()
         g = score_g(family, z, event)
-        grad = np.array([-(g.sum()) / sigma, -(g * z).sum() - n_events])
+        grad = np.r_[-(g @ x) / sigma, -(g * z).sum() - n_events]
         return -float(ll), -grad
 
-    start = np.array([y.mean(), np.log(max(float(y.std()), 0.1))])
     with np.errstate(all="ignore"):
         found = optimize.minimize(negative, start, jac=True, method="BFGS")
-    if not found.success or not np.all(np.isfinite(found.x)) or not np.isfinite(found.fun):
+    # status 2: the line search lost precision, at the maximum when the gradient is ~0
+    at_maximum = found.success or (found.status == 2 and np.abs(found.jac).max() < 1e-3)
+    if not at_maximum or not np.all(np.isfinite(found.x)) or not np.isfinite(found.fun):
         return None
-    return float(found.x[0]), float(found.x[1]), -float(found.fun)
+    return found.x, -float(found.fun)
+
+
+def columns_of(xs: pd.DataFrame, param: str) -> list[str]:
+    """The covariates of `param` in lifelines' design `xs` (columns: param, covariate)."""
+    return list(xs[param].columns)
 
 
 @functools.cache
@@ -127,6 +157,18 @@ def quick_start(cls: Any, family: str) -> Any:
             point[param] = np.zeros(covs.shape)
             if constant in covs:
                 point[param][covs.tolist().index(constant)] = values[param]
+        if columns_of(Xs, shape) == [constant[1]] and constant[0] == location:
+            x = Xs[location].to_numpy(dtype=float)  # as lifelines scaled them
+            start = np.zeros(x.shape[1] + 1)  # the univariate fit, covariates at 0
+            start[columns_of(Xs, location).index(constant[1])] = mu
+            start[-1] = log_sigma
+            found = regression_fit(family, np.asarray(Ts[0], float), np.asarray(E, int), x, start)
+            if found is not None:  # else: from the univariate fit, as lifelines would
+                beta, log_sigma_hat = found[0][:-1], float(found[0][-1])
+                point[location] = beta
+                point[shape] = np.array(
+                    [log_sigma_hat if family == "lognormal" else -log_sigma_hat]
+                )
         return point
 
     return type(cls.__name__, (cls,), {"_create_initial_point": create_initial_point})
