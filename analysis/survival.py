@@ -46,9 +46,7 @@ FAMILIES = ("weibull", "lognormal", "loglogistic")
 SEPARATED_VAR = 100.0
 """A factor's model variance (log time per unit of the factor, squared) past which the
 data separate it: a standard error of 10, a time ratio's 95% interval wider than a factor
-of 10^17. Reports of 1-4 simulated people on the bundled quickstart and TTFT studies
-(2026-12-07, 26 fits): 0.017-0.57 where some give-up fell below the top level, 3.7e4-1.2e6
-where every one was at it."""
+of 10^17. What identified and separated fits measure: docs/explanation/statistics.md."""
 CENSORED_OUTCOMES = ("completed", "timed_out")
 
 
