@@ -122,11 +122,7 @@ def ended_screen(tmux: Tmux, deadline_s: float = 60.0) -> str:
     """The pane's last screen once its program has ended: captured after the end is seen (a
     screen captured before, as `wait_screen(tmux, lambda _s: tmux.pane_dead())` returns it
     when the program ends between the capture and the check, misses what it printed last)."""
-    give_up = time.monotonic() + deadline_s
-    while not tmux.pane_dead():
-        if time.monotonic() > give_up:
-            raise AssertionError(f"timed out waiting for the end; the screen:\n{tmux.screen()}")
-        time.sleep(0.05)
+    wait_screen(tmux, lambda _screen: tmux.pane_dead(), deadline_s)
     return tmux.screen()
 
 
