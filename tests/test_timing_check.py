@@ -10,7 +10,14 @@ from uxlab.clock import VirtualClock
 from uxlab.machine import CpuTimes
 from uxlab.player import ChunkTiming, PlaybackLog
 from uxlab.study import load_study
-from uxlab.timing_check import TimingCheck, check_schedule, check_timing, judge_play
+from uxlab.timing_check import (
+    MAX_CHECK_CHUNKS,
+    TEST_DURATION_MS,
+    TimingCheck,
+    check_schedule,
+    check_timing,
+    judge_play,
+)
 
 IDLE = {"load_1m": 0.2, "cpus": 4, "cpus_usable": 4}
 
@@ -38,6 +45,15 @@ def test_the_test_schedule_plays_the_gap_for_the_duration():
     rec = check_schedule(10.0, duration_ms=500.0)
     times = [c.t_ms for c in rec.chunks]
     assert times[1] - times[0] == 10.0 and times[-1] <= 500.0 and len(times) == 48
+
+
+def test_a_very_short_gap_plays_a_bounded_number_of_chunks_for_less_time():
+    """At 2 ms the 3 s test would be 1,490 chunks; it stops at the cap, still every 2 ms."""
+    rec = check_schedule(2.0)
+    times = [c.t_ms for c in rec.chunks]
+    assert len(times) == MAX_CHECK_CHUNKS and times[1] - times[0] == 2.0
+    assert times[-1] < TEST_DURATION_MS / 2
+    assert len(check_schedule(10.0).chunks) < MAX_CHECK_CHUNKS  # ordinary gaps: the full 3 s
 
 
 def test_a_punctual_idle_machine_passes(tmp_path):

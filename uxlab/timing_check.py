@@ -35,6 +35,10 @@ from uxlab.streams.recording import Chunk, End, Header, Recording
 TEST_DURATION_MS = 3000.0
 """How long the test schedule plays (ms): several hundred chunks at a 10 ms gap, so its
 p99 is decided by more than one chunk, as a trial's is."""
+MAX_CHECK_CHUNKS = 600
+"""The most chunks the test plays: its p99 is then decided by six of them. A gap under 5 ms
+would otherwise play thousands (1,490 at 2 ms), holding the participant and the CPU for the
+whole `TEST_DURATION_MS` to learn nothing more; such a schedule plays for less."""
 FALLBACK_GAP_MS = 30.0
 """The test gap for a study none of whose conditions streams two chunks (ms)."""
 STEAL_WARN_SHARE = 0.05
@@ -45,8 +49,9 @@ kept time (the test is short; such load comes and goes); above 1x it is a cautio
 
 
 def check_schedule(gap_ms: float, duration_ms: float = TEST_DURATION_MS) -> Recording:
-    """Chunks of one character every `gap_ms`, from 20 ms to `duration_ms`."""
-    n = max(10, min(2000, int((duration_ms - 20.0) / gap_ms)))
+    """Chunks of one character every `gap_ms`, from 20 ms to `duration_ms` (at most
+    `MAX_CHECK_CHUNKS` of them)."""
+    n = max(10, min(MAX_CHECK_CHUNKS, int((duration_ms - 20.0) / gap_ms)))
     chunks = [Chunk(t_ms=round(20.0 + k * gap_ms, 3), text="x") for k in range(n)]
     end = End(t_ms=chunks[-1].t_ms)
     return Recording(Header(id="uxlab-timing-check"), list(chunks), end)
