@@ -9,6 +9,7 @@ response header) and stops it with SIGTERM, leaving no process behind.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -26,7 +27,7 @@ import pytest
 from uxlab.cli import main
 from uxlab.clock import VirtualClock
 from uxlab.live.serve import ServeConfig, asgi_post, build_app
-from uxlab.live.serve_workers import run_workers
+from uxlab.live.serve_workers import run_workers, serve_worker
 from uxlab.streams import load_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -114,6 +115,67 @@ def test_a_worker_that_ends_on_its_own_stops_the_others():
     socks = [socket.socket(), socket.socket()]
     assert run_workers(socks, serve_one) == 1
     assert all(s.fileno() == -1 for s in socks)  # the parent closed its copies
+
+
+def test_a_worker_that_stopped_cleanly_first_does_not_turn_the_ctrl_c_into_a_second_one(
+    tmp_path,
+):
+    """Ctrl-C reaches every worker too, and on a loaded machine one may end (cleanly) before
+    the parent has run its own handler. That is no crash, and the parent's Ctrl-C, handled
+    after, is still the first one: the other worker gets SIGTERM both times (finish the open
+    streams), never SIGINT (uvicorn: stop at once, cutting them)."""
+    got = tmp_path / "signals"
+
+    def serve_one(k: int, sock: socket.socket) -> None:
+        if k == 1:
+            return  # as a worker that handled the group's Ctrl-C first
+        names: list[str] = []
+
+        def note(signum: int, frame: object) -> None:
+            names.append(signal.Signals(signum).name)
+
+        for s in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(s, note)
+        while not names:
+            signal.pause()  # the parent's reaction to worker 1's end
+        os.kill(os.getppid(), signal.SIGINT)  # the parent's own Ctrl-C, handled late
+        while len(names) < 2:
+            signal.pause()
+        got.write_text(" ".join(names), encoding="utf-8")
+
+    socks = [socket.socket(), socket.socket()]
+    assert run_workers(socks, serve_one) == 0
+    assert got.read_text(encoding="utf-8") == "SIGTERM SIGTERM"
+
+
+def test_a_worker_whose_server_stops_unasked_ends_with_a_failure():
+    """A clean exit tells the parent "asked to stop", so a worker whose server returned
+    without a signal (here: uvicorn's own limit of one request reached) must not exit
+    cleanly."""
+    import uvicorn
+
+    config = ServeConfig(recordings=load_corpus(CORPUS).recordings[:1], shape=lambda r, s: r)
+    sock = socket.create_server(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    pid = os.fork()
+    if pid == 0:  # the worker, as `run_workers` runs it
+        code = 0
+        try:
+            serve_worker(config, 0, 1, sock, lambda app: uvicorn.Config(app, limit_max_requests=1))
+        except RuntimeError as exc:
+            code = 3 if "without being asked" in str(exc) else 4
+        except BaseException:
+            code = 4
+        finally:
+            os._exit(code)
+    sock.close()
+    try:
+        assert httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=30).status_code == 200
+        assert os.WEXITSTATUS(os.waitpid(pid, 0)[1]) == 3
+    finally:
+        with contextlib.suppress(ProcessLookupError, ChildProcessError):
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
 
 
 def _parent_pid(pid: int) -> int:

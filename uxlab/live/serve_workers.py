@@ -11,7 +11,10 @@ queue, never meets a refusal), and the parent only supervises:
   worker to stop as one `uxlab serve` would (stop accepting, finish the open streams); a
   second Ctrl-C stops them at once;
 - a worker that exits on its own (a crash) stops the others, and the parent says which
-  worker and how it ended;
+  worker and how it ended; a worker that ended cleanly was asked to stop (Ctrl-C reaches
+  the workers too, and one may end before the parent has run its own handler), so the
+  others are stopped as by a first Ctrl-C, and a Ctrl-C the parent handles after that is
+  still a first one (it must not cut the others' open streams);
 - a worker whose parent dies (even by SIGKILL) is sent SIGTERM by the kernel
   (`PR_SET_PDEATHSIG`), so no worker outlives the server.
 
@@ -89,6 +92,8 @@ def run_workers(socks: list[socket.socket], serve_one: Callable[[int, socket.soc
                     if other is not sock:
                         other.close()
                 serve_one(k, sock)
+            except KeyboardInterrupt:  # Ctrl-C before the worker's own handler: asked
+                pass
             except BaseException:
                 code = 1
                 import traceback
@@ -101,15 +106,18 @@ def run_workers(socks: list[socket.socket], serve_one: Callable[[int, socket.soc
     for sock in socks:
         sock.close()  # the workers hold them now
 
-    stopping = {"signals": 0}
+    stopping = {"signals": 0, "told": 0}  # signals to the parent; workers told to stop
+
+    def tell(sig: int) -> None:
+        stopping["told"] += 1
+        for pid in list(pids):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
 
     def forward(signum: int, frame: object) -> None:
         stopping["signals"] += 1
         # SIGTERM first (finish open streams), SIGINT after (uvicorn: stop at once)
-        sig = signal.SIGTERM if stopping["signals"] == 1 else signal.SIGINT
-        for pid in list(pids):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, sig)
+        tell(signal.SIGTERM if stopping["signals"] == 1 else signal.SIGINT)
 
     previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
     failed = 0
@@ -119,7 +127,13 @@ def run_workers(socks: list[socket.socket], serve_one: Callable[[int, socket.soc
             if pid not in pids:
                 continue
             k = pids.pop(pid)
-            if not stopping["signals"]:  # a worker ended on its own: stop the rest
+            if stopping["told"]:
+                continue
+            # The first worker to end before any stop: exit status 0 means it was asked
+            # (`serve_worker` returns only then), e.g. by the Ctrl-C whose handler has not
+            # yet run here; anything else is a crash. Either way the rest finish their
+            # streams (SIGTERM), without counting as the parent's first Ctrl-C.
+            if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
                 print(
                     f"uxlab serve: worker {k} (pid {pid}) ended ({_exit_note(status)}); "
                     f"stopping the other {len(pids)}",
@@ -127,7 +141,7 @@ def run_workers(socks: list[socket.socket], serve_one: Callable[[int, socket.soc
                     flush=True,
                 )
                 failed = 1
-                forward(signal.SIGTERM, None)
+            tell(signal.SIGTERM)
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
@@ -146,10 +160,17 @@ def serve_worker(
     app = build_app(replace(config, request_index_start=k, request_index_step=n))
     server = uvicorn.Server(make_uvicorn_config(app))
 
-    def stop(signum: int, frame: object) -> None:  # before uvicorn's own handlers, and after
+    asked: list[int] = []
+
+    def stop(signum: int, frame: object) -> None:
+        # Before uvicorn's own handlers, and after: uvicorn raises the signals it caught
+        # again once it has stopped, so every signal the worker got passes here.
+        asked.append(signum)
         server.should_exit = True
 
     for s in (signal.SIGINT, signal.SIGTERM):
         signal.signal(s, stop)
     with sock:
         server.run(sockets=[sock])
+    if not asked:  # the parent reads a clean exit as "asked to stop"
+        raise RuntimeError("the server stopped without being asked to (did it start?)")
