@@ -37,8 +37,8 @@ TEST_DURATION_MS = 3000.0
 p99 is decided by more than one chunk, as a trial's is."""
 MAX_CHECK_CHUNKS = 600
 """The most chunks the test plays: its p99 is then decided by six of them. A gap under 5 ms
-would otherwise play thousands (1,490 at 2 ms), holding the participant and the CPU for the
-whole `TEST_DURATION_MS` to learn nothing more; such a schedule plays for less."""
+would otherwise play more (1,490 at 2 ms), holding the participant and the CPU for the whole
+`TEST_DURATION_MS` to learn nothing more; such a schedule plays for less."""
 FALLBACK_GAP_MS = 30.0
 """The test gap for a study none of whose conditions streams two chunks (ms)."""
 STEAL_WARN_SHARE = 0.05
