@@ -100,6 +100,43 @@ def test_pooled_tails_are_withheld_when_people_are_steeper_than_the_levels():
     assert rows[("pooled", 0.25)]["withheld"] == 0 and rows[("pooled", 0.75)]["interval"] == 1
 
 
+def test_pooled_tails_are_withheld_below_six_answers_a_level():
+    """With 4 answers a person gives each level the printed pooled 25% / 75% intervals
+    covered down to 0.89: withheld in every such study, with the reason; 6 answers (what the
+    bundled threshold study gives) keep them."""
+    differing = at_place(OBSERVERS["differing"], "between levels")
+    thin = _rows(Cell(Study("fixed", differing, 8, 4)), 3)
+    for level in (0.25, 0.75):
+        assert thin[("pooled", level)]["withheld"] == 1.0
+    assert thin[("pooled", 0.5)]["interval"] == 1.0
+    six = _rows(Cell(Study("fixed", differing, 8, 6)), 3)
+    assert six[("pooled", 0.25)]["withheld"] < 1.0
+
+
+@pytest.mark.parametrize(("answers", "withheld"), [(3.0, True), (5.5, True), (6.0, False)])
+def test_the_thin_design_rule_says_how_many_answers_and_what_to_add(answers, withheld):
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from analysis.report.psychometric_withheld import withhold_thin_design_tails
+
+    table = pd.DataFrame(
+        {"level": [0.25, 0.5, 0.75], "estimate": [600.0, 800.0, 1100.0],
+         "ci_low": [500.0, 700.0, 900.0], "ci_high": [700.0, 900.0, 1300.0]}
+    )  # fmt: skip
+    data = SimpleNamespace(notes=[])
+    why = withhold_thin_design_tails(data, table, answers)
+    assert bool(why) == withheld
+    assert table.loc[table["level"] != 0.5, "estimate"].isna().all() == withheld
+    assert table.loc[table["level"] == 0.5, "estimate"].tolist() == [800.0]
+    if withheld:
+        assert why.startswith(f"{answers:g} answers a person a level")
+        note = data.notes[0]
+        assert f"answered a tested level {answers:g} times" in note
+        assert "at least 6 trials a person (more repeats)" in note
+
+
 @pytest.mark.parametrize(
     ("separated", "n_people", "withheld"),
     [(1, 8, False), (2, 8, True), (4, 20, False), (5, 20, True), (1, 4, True)],

@@ -23,6 +23,7 @@ from analysis.report.psychometric_withheld import (
     withhold_few_people_condition_points,
     withhold_few_people_tails,
     withhold_steep_people_tails,
+    withhold_thin_design_tails,
 )
 from analysis.report.support import enough, skipped_line
 from analysis.survival import condition_label
@@ -87,8 +88,10 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
     separations = people_separation(part, df) if tails_rule or opts.per_participant else {}
     if tails_rule:
         part.tails_withheld = withhold_few_people_tails(data, part.population, n_people, "pooled")
+        answers = float(df.groupby(["participant", "_x"]).size().median())
         if not part.tails_withheld:
-            answers = float(df.groupby(["participant", "_x"]).size().median())
+            part.tails_withheld = withhold_thin_design_tails(data, part.population, answers)
+        if not part.tails_withheld:
             part.tails_withheld = withhold_steep_people_tails(
                 data, part, len(separations), n_people, answers
             )

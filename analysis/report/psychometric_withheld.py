@@ -80,6 +80,42 @@ THIN_DESIGN_MEASURED = (
 )
 
 
+MIN_TAIL_ANSWERS = 6
+"""The fewest answers a person gives a tested level (the median) with which the pooled 25% /
+75% points are printed: the fewest the independent simulator validated them with
+(`THIN_TAILS_MEASURED`)."""
+
+THIN_TAILS_MEASURED = (
+    "the pooled 25% / 75% points were validated on designs of 6 and 8 answers a person gives "
+    "each tested level (8 people who differ or have a skewed spread, 6 answers: coverage "
+    "0.92-0.96); with 4, those printed covered 0.89-0.98 (0.89-0.90 at 75% with the truth on "
+    "a level) and half the studies had them withheld anyway (benchmarks/report_validation.py, "
+    f"2026-12-07, 120 studies a cell); give each level at least {MIN_TAIL_ANSWERS} trials a "
+    "person (more repeats) for them"
+)
+"""Why the pooled tails are withheld on a thin design (report and thresholds.csv)."""
+
+
+def withhold_thin_design_tails(
+    data: ReportData, table: pd.DataFrame, answers_per_level: float
+) -> str:
+    """Blank the pooled 25% / 75% rows of `table` when people answered each tested level
+    fewer than `MIN_TAIL_ANSWERS` times (the median), with a note; returns why in a few words
+    (thresholds.csv's `withheld`), empty when nothing is."""
+    if answers_per_level >= MIN_TAIL_ANSWERS:
+        return ""
+    note = (
+        f"Psychometric thresholds (pooled): each person answered a tested level "
+        f"{answers_per_level:g} times (the median), so the 25% / 75% points are withheld: "
+        f"{THIN_TAILS_MEASURED}."
+    )
+    _withhold(data, table, table["level"] != 0.5, note)
+    return (
+        f"{answers_per_level:g} answers a person a level: the 25% / 75% points are validated "
+        f"from {MIN_TAIL_ANSWERS}"
+    )
+
+
 def people_separation(part: PsychometricPart, df: pd.DataFrame) -> dict[str, LatencySeparation]:
     """Each participant whose own answers separate by latency, and how."""
     found = {}
