@@ -111,6 +111,11 @@ def test_pooled_tails_are_withheld_below_six_answers_a_level():
     assert thin[("pooled", 0.5)]["interval"] == 1.0
     six = _rows(Cell(Study("fixed", differing, 8, 6)), 3)
     assert six[("pooled", 0.25)]["withheld"] < 1.0
+    # each condition's tails too (4 answers a person a level in each condition)
+    conditions = _rows(Cell(Study("fixed", differing, 8, 4, conditions=True)), 2)
+    for level in (0.25, 0.75):
+        assert conditions[("condition", level)]["withheld"] == 1.0
+    assert conditions[("condition", 0.5)]["interval"] == 1.0
 
 
 @pytest.mark.parametrize(("answers", "withheld"), [(3.0, True), (5.5, True), (6.0, False)])

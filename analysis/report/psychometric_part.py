@@ -16,6 +16,7 @@ from analysis.report.psychometric_adaptive import adaptive_design, adaptive_popu
 from analysis.report.psychometric_withheld import (
     IMPLAUSIBLE_THRESHOLD_MS,
     MEDIAN_PERSON_MEASURED,
+    MIN_CONDITION_POINTS,
     ImplausibleThreshold,
     median_bracket,
     people_separation,
@@ -157,6 +158,9 @@ def _per_condition(
             continue
         if resample:  # below 8 every point of a condition is withheld, the tails with them
             withhold_few_people_condition_points(data, fit.table, n_people)
+            if n_people >= MIN_CONDITION_POINTS:
+                answers = float(df.groupby(["participant", factor, "_x"]).size().median())
+                withhold_thin_design_tails(data, fit.table, answers, f"per {factor}")
         for key in fit.fitter.conditions_:
             rows = fit.table[fit.table["condition"] == key]
             part.per_condition[condition_label({factor: float(key)})] = ConditionFit(

@@ -97,15 +97,15 @@ THIN_TAILS_MEASURED = (
 
 
 def withhold_thin_design_tails(
-    data: ReportData, table: pd.DataFrame, answers_per_level: float
+    data: ReportData, table: pd.DataFrame, answers_per_level: float, what: str = "pooled"
 ) -> str:
-    """Blank the pooled 25% / 75% rows of `table` when people answered each tested level
-    fewer than `MIN_TAIL_ANSWERS` times (the median), with a note; returns why in a few words
-    (thresholds.csv's `withheld`), empty when nothing is."""
+    """Blank the 25% / 75% rows of `table` (pooled, or `what` else) when people answered
+    each tested level fewer than `MIN_TAIL_ANSWERS` times (the median), with a note; returns
+    why in a few words (thresholds.csv's `withheld`), empty when nothing is."""
     if answers_per_level >= MIN_TAIL_ANSWERS:
         return ""
     note = (
-        f"Psychometric thresholds (pooled): each person answered a tested level "
+        f"Psychometric thresholds ({what}): each person answered a tested level "
         f"{answers_per_level:g} times (the median), so the 25% / 75% points are withheld: "
         f"{THIN_TAILS_MEASURED}."
     )
