@@ -61,8 +61,12 @@ def support_blocks(data: ReportData) -> list[Block]:
         blocks.append(Para("Participants left out, by rule (and the option that changes it):"))
         blocks.append(Bullets(left_out))
     needs = []
-    for m in MINIMUMS.values():
+    psy = data.psychometric
+    for key, m in MINIMUMS.items():
         status = "supported" if n >= m.min_participants else f"NOT supported with {n}"
+        if key == "tails" and n >= m.min_participants and psy is not None and psy.tails_withheld:
+            # enough people, yet withheld by another rule (the design, separating people)
+            status = f"enough participants; withheld here ({psy.tails_withheld})"
         needs.append(
             {"claim": m.part, "minimum N": m.min_participants, "here": status, "basis": m.why}
         )
