@@ -432,3 +432,32 @@ def test_plan_names_heavy_tailed_cells_and_prints_the_assurance():
     assert ("within 2 SE of 80%" in text) == (share - 0.8 < 2 * se)
     calm = render_plan(*_width_results({20: light})[::-1], None, [], "truth: test")
     assert "very wide intervals" not in calm and "P(CI50" not in calm
+
+
+def _one_study(answers: int, people: int, separated: int = 0) -> tuple[np.ndarray, ...]:
+    """Counts [1, P, L] over 7 levels: each person says "too slow" more often as the level
+    rises; the first `separated` people switch cleanly between levels 3 and 4."""
+    levels = np.geomspace(200.0, 3200.0, 7)
+    share = np.array([0.05, 0.15, 0.3, 0.5, 0.7, 0.85, 0.95])
+    n = np.full((1, people, levels.size), float(answers))
+    k = np.round(n * share)
+    k[0, :separated] = np.where(np.arange(levels.size) <= 3, 0.0, answers)
+    return levels, k, n
+
+
+@pytest.mark.parametrize(
+    ("answers", "people", "separated", "tails"),
+    [(6, 8, 0, True), (4, 8, 0, False), (6, 4, 0, False), (6, 8, 1, True), (6, 8, 2, False)],
+)
+def test_the_plan_withholds_the_tails_where_the_report_does(answers, people, separated, tails):
+    """The plan's CI25 / CI75 count only studies whose report prints those points: 8 people,
+    6 answers a person gives each level, fewer than a quarter of them separating."""
+    from uxlab.plan.engine import withhold_tails_as_the_report
+
+    levels, k, n = _one_study(answers, people, separated)
+    fit = population_thresholds_batch(levels, k, n, n_boot=20, seeds=[1], levels=LEVELS)
+    assert np.isfinite(fit.ci_low_ms[0]).all()
+    withhold_tails_as_the_report(fit, k, n)
+    assert np.isfinite(fit.estimate_ms[0, 1]) and np.isfinite(fit.ci_high_ms[0, 1])
+    assert np.isfinite(fit.ci_low_ms[0, [0, 2]]).all() == tails
+    assert np.isfinite(fit.estimate_ms[0, [0, 2]]).all() == tails

@@ -168,6 +168,7 @@ def run_chunk(spec: PlanSpec, first: int, last: int) -> dict[tuple[int, int], Ce
                 fit = population_thresholds_batch(
                     levels, k, n, n_boot=spec.n_boot, seeds=seeds, levels=LEVELS
                 )
+                withhold_tails_as_the_report(fit, k, n)
             out[(p, r)] = CellResults(
                 fit.estimate_ms, fit.ci_low_ms, fit.ci_high_ms, fit.n_participants, truth_ms
             )
@@ -227,6 +228,43 @@ def apply_adaptive_figures(
             continue
         fit.estimate_ms[s], fit.ci_low_ms[s], fit.ci_high_ms[s] = mixed
     return kept
+
+
+def withhold_tails_as_the_report(fit: BatchThresholds, k: np.ndarray, n: np.ndarray) -> None:
+    """Blank the 25% / 75% figures of each of S studies of a fixed design [S, P, L] where
+    the report withholds them (`analysis.report.psychometric_withheld`): fewer than
+    `MIN_TAILS` participants, fewer than `MIN_TAIL_ANSWERS` answers a person gives a level
+    (the median), or a `STEEP_PEOPLE_SHARE` of the people whose own answers separate."""
+    from analysis.report.psychometric_withheld import (
+        MIN_TAIL_ANSWERS,
+        MIN_TAILS,
+        STEEP_PEOPLE_SHARE,
+    )
+
+    for s in range(k.shape[0]):
+        people = n[s].sum(axis=1) > 0
+        counts = n[s][people]
+        if not fit.direction[s] or not people.any():
+            continue
+        rising = fit.direction[s] == "rising"
+        acceptable = (n[s] - k[s] if rising else k[s])[people]
+        separated = _people_separating(acceptable, counts - acceptable)
+        if (
+            people.sum() < MIN_TAILS
+            or float(np.median(counts[counts > 0])) < MIN_TAIL_ANSWERS
+            or separated >= STEEP_PEOPLE_SHARE * people.sum()
+        ):
+            _withhold_all_but_50(fit, s)
+
+
+def _people_separating(acceptable: np.ndarray, unacceptable: np.ndarray) -> int:
+    """How many people [P, L] (levels ascending) gave both kinds of answer with every
+    acceptable one at or below every unacceptable one (`analysis.separation`)."""
+    levels = np.arange(acceptable.shape[1])
+    has_ok, has_bad = acceptable > 0, unacceptable > 0
+    last_ok = np.where(has_ok, levels, -1).max(axis=1)
+    first_bad = np.where(has_bad, levels, levels.size).min(axis=1)
+    return int((has_ok.any(axis=1) & has_bad.any(axis=1) & (last_ok <= first_bad)).sum())
 
 
 def _withhold_all_but_50(fit: BatchThresholds, s: int) -> None:

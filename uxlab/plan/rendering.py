@@ -39,8 +39,10 @@ PRINTED = {
 COLUMNS_LINE = (
     "columns: min each, one session's minutes; person-min, people x min each; CI25/CI50/CI75 "
     "ms, the mean width of the 95% interval of the 25%, 50% and 75% thresholds over the "
-    "studies that give one (plan.csv has the medians too); cover50, the share of those "
-    "studies whose interval holds the true 50% threshold"
+    "studies that give one (plan.csv has the medians too; - where none does: the report "
+    "withholds the 25% / 75% points below 8 people, below 6 answers a person gives each "
+    "level, or when a quarter of the people switch between two levels); cover50, the share "
+    "of those studies whose interval holds the true 50% threshold"
 )
 """What each printed column holds (the table's headers are short)."""
 
@@ -209,7 +211,7 @@ def printed_table(table: pd.DataFrame, targets: list[Target] | None = None) -> s
         shown = shown.drop(columns="target")
     else:
         shown["target"] = shown["target"].map({True: "yes", False: "-"})
-    return cast(str, shown.to_string(index=False, formatters=fmt))
+    return cast(str, shown.to_string(index=False, formatters=fmt, na_rep="-"))
 
 
 def write_plan(
