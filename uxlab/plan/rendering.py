@@ -3,6 +3,7 @@ the recommendation and its notes), and plan.csv, plan.md and plan.png."""
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -109,11 +110,18 @@ def render_plan(
             + " and ".join(t.text for t in targets)
             + f": CI width {best['ci_width_50_ms']:.0f} ms at 50%, power {best['power']:.2f}"
             + "".join(assurance_at(best, t) for t in assured)
+            + (
+                "; its report gives the 50% point only (the 25% / 75% points need 6 answers "
+                "a person gives each level, 8 people, and under a quarter of them switching "
+                "between two levels)"
+                if math.isnan(best["ci_width_25_ms"]) and math.isnan(best["ci_width_75_ms"])
+                else ""
+            )
         )
     few = table[table["no_interval_share"] >= 0.5]
     if len(few):
         lines.append(
-            f"note: {len(few)} cell(s) show no width ('nan'): with fewer than "
+            f"note: {len(few)} cell(s) show no width ('-'): with fewer than "
             f"{report_minimum()} participants (after exclusions) `uxlab report` gives no "
             "population interval, because there its measured coverage is too low"
         )
