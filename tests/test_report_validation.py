@@ -197,3 +197,31 @@ def test_the_note_says_when_a_thin_design_makes_ordinary_people_separate(answers
     said = f"with {answers:g} answers a person gives a tested level" if answers else "answers a"
     assert (said in note) == thin
     assert ("46-52%" in note) == thin and note.endswith(".")
+
+
+@pytest.mark.parametrize(
+    ("people", "answers", "levels", "why"),
+    [(4, 8, (0.25, 0.5, 0.75), "4 participants: each condition's points need 8"),
+     (8, 4, (0.25, 0.75), "4 answers a person a level")],
+)  # fmt: skip
+def test_thresholds_csv_says_why_a_conditions_point_is_withheld(
+    tmp_path, people, answers, levels, why
+):
+    """Each condition's withheld rows carry the reason in `withheld`, as the pooled rows do:
+    too few people for any of a condition's points, or too few answers for its tails."""
+    import numpy as np
+    from independent_tables import simulate_study
+    from report_grid import analyse_study
+
+    study = Study(
+        "fixed", at_place(OBSERVERS["differing"], "between levels"), people, answers, True
+    )
+    trials = simulate_study(study, np.random.default_rng(5))
+    rows = analyse_study(trials, study, 20, 5, tmp_path).thresholds
+    mine = rows[(rows["measure"] == "psychometric") & rows["condition"].str.startswith("itl_ms")]
+    assert len(mine) == 6  # two conditions x three levels
+    for r in mine.itertuples():
+        if r.level in levels:
+            assert np.isnan(r.estimate) and r.withheld.startswith(why)
+        else:
+            assert np.isfinite(r.estimate) and r.withheld == ""

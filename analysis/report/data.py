@@ -139,6 +139,9 @@ class PsychometricPart:
     person_separation: dict[str, LatencySeparation] = field(default_factory=dict)
     median_withheld: str = ""  # why the median person's figures are withheld, if they are
     tails_withheld: str = ""  # why the pooled 25% / 75% points are withheld, if they are
+    # per condition label (as in `per_condition`): why its points, or its 25% / 75% points,
+    # are withheld, if they are
+    conditions_withheld: dict[str, str] = field(default_factory=dict)
     procedure: str | None = None  # the adaptive procedure that chose the levels (None: fixed)
     # on an adaptive design, the model's table before its missed points were withheld: not
     # printed, kept for the planner to compare its own computation of it

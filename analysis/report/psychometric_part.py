@@ -156,14 +156,18 @@ def _per_condition(
         except ValueError as exc:
             part.failed[f"by {factor}"] = str(exc)
             continue
+        why = ""
         if resample:  # below 8 every point of a condition is withheld, the tails with them
-            withhold_few_people_condition_points(data, fit.table, n_people)
+            why = withhold_few_people_condition_points(data, fit.table, n_people)
             if n_people >= MIN_CONDITION_POINTS:
                 answers = float(df.groupby(["participant", factor, "_x"]).size().median())
-                withhold_thin_design_tails(data, fit.table, answers, f"per {factor}")
+                why = withhold_thin_design_tails(data, fit.table, answers, f"per {factor}")
         for key in fit.fitter.conditions_:
             rows = fit.table[fit.table["condition"] == key]
-            part.per_condition[condition_label({factor: float(key)})] = ConditionFit(
+            label = condition_label({factor: float(key)})
+            if why:
+                part.conditions_withheld[label] = why
+            part.per_condition[label] = ConditionFit(
                 fit.fitter,
                 key,
                 rows.drop(columns="condition").reset_index(drop=True),

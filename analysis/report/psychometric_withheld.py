@@ -165,17 +165,22 @@ MIN_CONDITION_POINTS = MINIMUMS["condition_points"].min_participants
 
 def withhold_few_people_condition_points(
     data: ReportData, table: pd.DataFrame, n_people: int
-) -> None:
+) -> str:
     """Blank every per-condition point of `table` below `MIN_CONDITION_POINTS`
-    participants, with a note (the ratio between conditions stays)."""
+    participants, with a note (the ratio between conditions stays); returns why in a few
+    words (thresholds.csv's `withheld`), empty when nothing is."""
     if n_people >= MIN_CONDITION_POINTS:
-        return
+        return ""
     note = (
         f"Psychometric thresholds (per condition): with {n_people} participants each "
         f"condition's points are withheld and only the ratio between conditions is given: "
         f"{MINIMUMS['condition_points'].why}."
     )
     _withhold(data, table, slice(None), note)
+    return (
+        f"{n_people} participants: each condition's points need {MIN_CONDITION_POINTS} "
+        "(measured biased); the ratio between conditions is given"
+    )
 
 
 def acceptable_answers(part: PsychometricPart, df: pd.DataFrame) -> np.ndarray:

@@ -95,7 +95,10 @@ def thresholds_table(data: ReportData) -> pd.DataFrame:
                 withheld=p.median_withheld if other == "median-person" else "",
             )
         for label, fitter in p.per_condition.items():
-            add("psychometric", "pooled", fitter.thresholds_, label, what="population")
+            why = p.conditions_withheld.get(label, "")
+            add(
+                "psychometric", "pooled", fitter.thresholds_, label, what="population", withheld=why
+            )
         for contrast in p.contrasts:  # a ratio (no unit): condition / reference at `level`
             for r in contrast.itertuples():
                 rows.append(
