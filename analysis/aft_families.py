@@ -123,10 +123,17 @@ def columns_of(xs: pd.DataFrame, param: str) -> list[str]:
     return list(xs[param].columns)
 
 
+def _shape_value(family: str, log_sigma: float) -> float:
+    """lifelines' shape parameter for log sigma: log sigma itself (log-normal), log rho =
+    -log sigma (Weibull), log beta = -log sigma (log-logistic)."""
+    return log_sigma if family == "lognormal" else -log_sigma
+
+
 @functools.cache
 def quick_start(cls: Any, family: str) -> Any:
-    """`cls` (a lifelines AFT fitter of `family`) starting from `intercept_only_fit` (made
-    once per class: every report's fits share it)."""
+    """`cls` (a lifelines AFT fitter of `family`) starting from the regression's maximum
+    (`regression_fit`), or from `intercept_only_fit` where that has none (made once per
+    class: every report's fits share it)."""
     location, shape = PARAMETERS[family]
 
     def create_initial_point(
@@ -134,11 +141,8 @@ def quick_start(cls: Any, family: str) -> Any:
     ) -> Any:
         plain = entries is None or not np.any(entries)
         plain = plain and (weights is None or bool(np.all(np.asarray(weights) == 1.0)))
-        fit = (
-            intercept_only_fit(family, np.asarray(Ts[0], float), np.asarray(E, int))
-            if plain
-            else None
-        )
+        duration, event = np.asarray(Ts[0], float), np.asarray(E, int)
+        fit = intercept_only_fit(family, duration, event) if plain else None
         if fit is None:  # weights, delayed entry, no maximum found: lifelines' own way
             return cls._create_initial_point(self, Ts, E, entries, weights, Xs)
         mu, log_sigma, log_likelihood = fit
@@ -146,10 +150,8 @@ def quick_start(cls: Any, family: str) -> Any:
         # lifelines' own values: log lambda and log rho = -log sigma (Weibull), log alpha
         # and log beta (log-logistic); for the log-normal mu it takes log(mu) when mu > 0
         # ("suboptimal, but that's okay"), which the regression then corrects.
-        if family == "lognormal":
-            values = {location: np.log(mu) if mu > 0 else mu, shape: log_sigma}
-        else:
-            values = {location: mu, shape: -log_sigma}
+        mu_value = np.log(mu) if family == "lognormal" and mu > 0 else mu
+        values = {location: mu_value, shape: _shape_value(family, log_sigma)}
         constant = (Xs.std(0) < 1e-8).idxmax()
         point = {}
         columns = Xs.columns
@@ -162,13 +164,10 @@ def quick_start(cls: Any, family: str) -> Any:
             start = np.zeros(x.shape[1] + 1)  # the univariate fit, covariates at 0
             start[columns_of(Xs, location).index(constant[1])] = mu
             start[-1] = log_sigma
-            found = regression_fit(family, np.asarray(Ts[0], float), np.asarray(E, int), x, start)
+            found = regression_fit(family, duration, event, x, start)
             if found is not None:  # else: from the univariate fit, as lifelines would
-                beta, log_sigma_hat = found[0][:-1], float(found[0][-1])
-                point[location] = beta
-                point[shape] = np.array(
-                    [log_sigma_hat if family == "lognormal" else -log_sigma_hat]
-                )
+                point[location] = found[0][:-1]
+                point[shape] = np.array([_shape_value(family, float(found[0][-1]))])
         return point
 
     return type(cls.__name__, (cls,), {"_create_initial_point": create_initial_point})

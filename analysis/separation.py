@@ -194,6 +194,17 @@ def _separates(x: np.ndarray, y: np.ndarray) -> bool:
     return not (some_ok.size and some_bad.size) or bool(some_ok.max() <= some_bad.min())
 
 
+def count_separating(acceptable: np.ndarray, unacceptable: np.ndarray) -> int:
+    """How many people, given as answer counts [P, L] per tested level (levels ascending),
+    separate as `find_separation` finds it of one person's trials: both kinds of answer,
+    every acceptable one at or below every unacceptable one."""
+    levels = np.arange(acceptable.shape[1])
+    has_ok, has_bad = acceptable > 0, unacceptable > 0
+    last_ok = np.where(has_ok, levels, -1).max(axis=1)
+    first_bad = np.where(has_bad, levels, levels.size).min(axis=1)
+    return int((has_ok.any(axis=1) & has_bad.any(axis=1) & (last_ok <= first_bad)).sum())
+
+
 def find_separation(latency_ms: ArrayLike, acceptable: ArrayLike) -> LatencySeparation | None:
     """The separation of trials (latency in ms, 1 = acceptable, 0 = not), pooled by latency,
     or None when acceptable and unacceptable answers overlap in latency (or only one kind

@@ -240,6 +240,7 @@ def withhold_tails_as_the_report(fit: BatchThresholds, k: np.ndarray, n: np.ndar
         MIN_TAILS,
         STEEP_PEOPLE_SHARE,
     )
+    from analysis.separation import count_separating
 
     for s in range(k.shape[0]):
         people = n[s].sum(axis=1) > 0
@@ -248,23 +249,13 @@ def withhold_tails_as_the_report(fit: BatchThresholds, k: np.ndarray, n: np.ndar
             continue
         rising = fit.direction[s] == "rising"
         acceptable = (n[s] - k[s] if rising else k[s])[people]
-        separated = _people_separating(acceptable, counts - acceptable)
+        separated = count_separating(acceptable, counts - acceptable)
         if (
             people.sum() < MIN_TAILS
             or float(np.median(counts[counts > 0])) < MIN_TAIL_ANSWERS
             or separated >= STEEP_PEOPLE_SHARE * people.sum()
         ):
             _withhold_all_but_50(fit, s)
-
-
-def _people_separating(acceptable: np.ndarray, unacceptable: np.ndarray) -> int:
-    """How many people [P, L] (levels ascending) gave both kinds of answer with every
-    acceptable one at or below every unacceptable one (`analysis.separation`)."""
-    levels = np.arange(acceptable.shape[1])
-    has_ok, has_bad = acceptable > 0, unacceptable > 0
-    last_ok = np.where(has_ok, levels, -1).max(axis=1)
-    first_bad = np.where(has_bad, levels, levels.size).min(axis=1)
-    return int((has_ok.any(axis=1) & has_bad.any(axis=1) & (last_ok <= first_bad)).sum())
 
 
 def _withhold_all_but_50(fit: BatchThresholds, s: int) -> None:
