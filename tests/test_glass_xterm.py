@@ -31,6 +31,20 @@ def schedules(folder: Path) -> None:
         write_replay(rec, folder / f"{name}.jsonl")
 
 
+def test_the_virtual_display_does_not_reset_when_its_last_client_leaves():
+    # A reset (the X default) refuses clients that connect during it: xterm's "Can't open
+    # display" in a loaded test run. A root-window property survives only if it never resets.
+    need_x("xprop")
+    with xvfb() as env:
+
+        def xprop(*args: str) -> str:
+            done = subprocess.run(["xprop", "-root", *args], env=env, capture_output=True)
+            return done.stdout.decode(errors="replace")
+
+        xprop("-f", "UXLAB_PROBE", "8s", "-set", "UXLAB_PROBE", "kept")  # then disconnects
+        assert '"kept"' in xprop("UXLAB_PROBE"), display_state(env)
+
+
 def test_every_chunk_reaches_the_glass_at_or_after_its_flush(tmp_path):
     need_x("xterm", "xdotool")
     schedules(tmp_path)

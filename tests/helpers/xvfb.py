@@ -29,8 +29,8 @@ def need_x(*programs: str) -> None:
         pytest.skip("UXLAB_SKIP_GLASS=1: glass tests skipped on request")
     pytest.fail(
         f"{', '.join(missing)} not installed, and the glass tests time a real terminal window "
-        "under an X server: install them (e.g. apt-get install -y xvfb xterm), or set "
-        "UXLAB_SKIP_GLASS=1 to skip them"
+        "under an X server: install them (e.g. apt-get install -y xvfb xterm xdotool "
+        "x11-utils), or set UXLAB_SKIP_GLASS=1 to skip them"
     )
 
 
@@ -46,7 +46,9 @@ def start_xterm(
 
     Under a full test run's load xterm was refused about once in five runs although the
     server had reported itself ready and accepted connections before and after (the glass
-    test's failure message said so); what the test times is the window, not that start.
+    test's failure message said so). The cause was the server's reset after each probe
+    client left, now off (`-noreset`, see `virtual_display`); the retries stay for what the
+    test times is the window, not that start.
     A start counts once xterm's window is mapped (`xdotool search`) or it ends otherwise;
     each refusal is kept in `log`, the last one fails the test as before.
     """
