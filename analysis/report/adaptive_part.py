@@ -3,8 +3,9 @@
 Present when `sessions.csv` has the export's adaptive columns
 (`adaptive_<factor>[_at_<track>]_<field>`, README contract 2): one row per participant and
 track with the procedure's estimate, its interval, the P(too slow) it targets, the trials
-and reversals; and per track the median across participants with a 95% interval from
-resampling participants. Only participants still in the analysed trials count. An interval
+and reversals; and per track the median across participants with the sign test's 95%
+interval of a median (`analysis.median_interval`), withheld where it was measured to miss
+(`MEDIAN_INTERVAL_WITHHELD`). Only participants still in the analysed trials count. An interval
 end past the study's tested levels of the factor by more than `interval_bounds`' factor is
 printed as not bounded by these data, as the curve fits' are.
 """
@@ -18,10 +19,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from analysis.median_interval import median_interval
 from analysis.report.data import AdaptivePart, ReportData
 from analysis.report.interval_bounds import unbounded_ends
 from analysis.report.simulated_rows import mark_simulated
-from analysis.report.support import MINIMUMS, estimate_flags, flag_text
+from analysis.report.support import (
+    MEDIAN_INTERVAL_MEASURED,
+    MINIMUMS,
+    estimate_flags,
+    flag_text,
+)
 
 if TYPE_CHECKING:
     from analysis.report.blocks import Block
@@ -34,6 +41,17 @@ PROCEDURE_NAMES = {
     "interleaved": "interleaved staircases",
 }
 COLUMNS = ["participant", "factor", "track", *FIELDS]
+
+MEDIAN_INTERVAL_WITHHELD: dict[str, str] = {
+    "staircase": (
+        "after a 1-up/2-down staircase (48 trials) the sessions' own estimates were biased "
+        "-1% to -3% on the log scale, so the interval of their median covered the median "
+        "person's point only 0.88-0.90 of the time with people alike, 0.94-0.95 otherwise "
+        "(benchmarks/adaptive_median_coverage.py, 1,000 studies a cell, 2026-12-07; other "
+        "staircases were not measured)"
+    ),
+}
+"""Procedures whose median's interval is withheld, and what was measured."""
 
 
 def adaptive_estimates(sessions: pd.DataFrame | None) -> pd.DataFrame | None:
@@ -91,18 +109,17 @@ def adaptive_part(data: ReportData) -> AdaptivePart | None:
     table = table[table["participant"].astype(str).isin(kept)].reset_index(drop=True)
     if table.empty:
         return None
-    rng = np.random.default_rng(data.options.seed)
     medians = []
     for (factor, track, procedure, target), part in table.groupby(
         ["factor", "track", "procedure", "target"], dropna=False, sort=False
     ):
         est = part["estimate"].to_numpy(float)
-        boot = np.median(rng.choice(est, (data.options.n_boot, est.size)), axis=1)
-        lo, hi = (
-            np.percentile(boot, [2.5, 97.5])
-            if est.size >= MINIMUMS["adaptive_median"].min_participants  # analysis.report.support
-            else (np.nan, np.nan)
-        )
+        lo = hi = np.nan
+        if (
+            est.size >= MINIMUMS["adaptive_median"].min_participants  # analysis.report.support
+            and procedure not in MEDIAN_INTERVAL_WITHHELD
+        ):
+            lo, hi = np.exp(median_interval(np.log(est)))  # interpolated on ln ms
         medians.append(
             {
                 "factor": factor,
@@ -180,15 +197,18 @@ def adaptive_blocks(part: AdaptivePart | None, data: ReportData | None = None) -
     for m in medians.itertuples():
         where = "" if m.track == "all" else f" ({m.track})"
         name = PROCEDURE_NAMES.get(m.procedure, m.procedure)
-        median_interval = (
-            f"{interval(m.ci_low, m.ci_high, m.factor)} (95% interval from resampling participants)"
-            if pd.notna(m.ci_low)
-            else "(no interval from resampling participants: it needs "
-            f"{MINIMUMS['adaptive_median'].min_participants})"
-        )
+        if pd.notna(m.ci_low):
+            around = f"{interval(m.ci_low, m.ci_high, m.factor)} (95% interval of a median)"
+        elif m.procedure in MEDIAN_INTERVAL_WITHHELD:
+            around = f"(no interval: {MEDIAN_INTERVAL_WITHHELD[m.procedure]})"
+        else:
+            around = (
+                "(no interval: the interval of a median needs "
+                f"{MINIMUMS['adaptive_median'].min_participants} participants)"
+            )
         lines.append(
             f"Median across {m.participants} participants{where}: {m.median:,.0f} ms "
-            f"{median_interval}; {name} at P(too slow) = {m.target:.3g}."
+            f"{around}; {name} at P(too slow) = {m.target:.3g}."
         )
     return [
         Heading("Adaptive estimates"),
@@ -198,7 +218,9 @@ def adaptive_blocks(part: AdaptivePart | None, data: ReportData | None = None) -
             "interleaved staircases the 50% point (posterior mean, 95% credible interval), a "
             "1-up/n-down staircase the point where P(too slow) = 1 − 0.5^(1/n) (geometric mean "
             "of the reversal levels ± 2 SE). These come from sessions.csv and are independent "
-            "of the curve fits above, which use every trial."
+            "of the curve fits above, which use every trial. The median's 95% interval is the "
+            "sign test's for a median, its ends interpolated between neighbouring estimates "
+            f"on ln ms (Hettmansperger & Sheather 1986): {MEDIAN_INTERVAL_MEASURED}."
         ),
         Table(
             mark_simulated(pd.DataFrame(rows), data),
