@@ -10,9 +10,10 @@
 2. Baseline from the same run, `--baseline` studies of one cell (15 people, repeats 5):
    on a fixed design, each analysed alone with the report's `population_threshold`
    (B = 200) against all of them in one `population_thresholds_batch` call; on an
-   adaptive design (`studies/ttft-quest.toml`: QUEST+), each through the report's own
-   call on a trial table (`mixed_threshold_small_n`, n_boot = 0) against the planner's
-   path from counts (`mixed_threshold_counts`): CPU seconds each and the ratio.
+   adaptive design (`studies/ttft-quest.toml`: QUEST+), where the report prints the median
+   of the sessions' own estimates, each study's estimates through the report's adaptive
+   section (`adaptive_part` on a sessions table) against the planner's
+   `adaptive_median_figures` on all of them: CPU seconds each and the ratio.
 
     python benchmarks/plan_speed.py [--study studies/ttft-quest.toml] [--sims 200]
         [--jobs 2] [--baseline 20]
@@ -21,20 +22,17 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import resource
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 
 from analysis.population_batch import population_thresholds_batch
-from analysis.small_sample_interval import (
-    mixed_threshold_counts,
-    mixed_threshold_small_n,
-)
+from analysis.report.adaptive_part import adaptive_part
 from analysis.small_sample_interval import population_threshold_small_n as population_threshold
 from uxlab.plan.defaults import (
     DEFAULT_N_PARTICIPANTS,
@@ -42,7 +40,14 @@ from uxlab.plan.defaults import (
     DEFAULT_PARTICIPANTS,
     DEFAULT_REPEATS,
 )
-from uxlab.plan.engine import PlanSpec, _study_and_designs, run_plan, simulate_counts, study_levels
+from uxlab.plan.engine import (
+    PlanSpec,
+    _study_and_designs,
+    adaptive_median_figures,
+    run_plan,
+    simulate_counts,
+    study_levels,
+)
 from uxlab.plan.grid import parse_range
 from uxlab.simulate.observers import PopulationTruth
 
@@ -88,9 +93,11 @@ def main() -> None:
     counts = [simulate_counts(spec, study, designs, s) for s in range(args.baseline)]
     k = np.stack([c[r][0][:n_people] for c in counts])
     n = np.stack([c[r][1][:n_people] for c in counts])
-    if designs[r].adaptive is not None:
-        report_s, planner_s = _adaptive_baseline(levels, k, n)
-        what = "mixed_threshold_small_n on trial tables", "mixed_threshold_counts"
+    adaptive = designs[r].adaptive
+    if adaptive is not None:
+        estimates = np.stack([c[r].estimates[:n_people] for c in counts])
+        report_s, planner_s = _adaptive_baseline(estimates, adaptive.spec.procedure)
+        what = "the report's adaptive section one at a time", "adaptive_median_figures"
     else:
         report_s, planner_s = _fixed_baseline(levels, k, n)
         what = "population_threshold one at a time", "batched"
@@ -125,19 +132,30 @@ def _fixed_baseline(levels: np.ndarray, k: np.ndarray, n: np.ndarray) -> tuple[f
     return one_by_one, time.process_time() - t0
 
 
-def _adaptive_baseline(levels: np.ndarray, k: np.ndarray, n: np.ndarray) -> tuple[float, float]:
-    """The report's call on each study's trial table against the planner's from counts
-    (the acceptable share: "yes" here is "acceptable", it falls with latency)."""
-    tables = [_trials(levels, k[s], n[s]) for s in range(k.shape[0])]
+def _adaptive_baseline(estimates: np.ndarray, procedure: str) -> tuple[float, float]:
+    """The report's adaptive section on each study's sessions against the planner's
+    figures of all the studies at once (`estimates` [S, P], ms)."""
     t0 = time.process_time()
-    for df in tables:
-        with contextlib.suppress(ValueError):
-            mixed_threshold_small_n(df, "y", "x", n_boot=0, levels=LEVELS)
+    for row in estimates:
+        people = [f"P{p:03d}" for p in range(row.size)]
+        sessions = pd.DataFrame(
+            {
+                "participant": people,
+                "adaptive_ttft_ms_estimate": row,
+                "adaptive_ttft_ms_target": 0.5,
+                "adaptive_ttft_ms_procedure": procedure,
+            }
+        )
+        data = SimpleNamespace(
+            table=SimpleNamespace(sessions=sessions),
+            kept=pd.DataFrame({"participant": people, "ttft_ms": row}),
+            options=SimpleNamespace(seed=0, n_boot=0),
+            tested_range=(float(np.nanmin(row)), float(np.nanmax(row))),
+        )
+        adaptive_part(data)
     report = time.process_time() - t0
     t0 = time.process_time()
-    for s in range(k.shape[0]):
-        with contextlib.suppress(ValueError):
-            mixed_threshold_counts(levels, k[s], n[s], levels=LEVELS)
+    adaptive_median_figures(estimates, procedure)
     return report, time.process_time() - t0
 
 

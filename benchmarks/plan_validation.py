@@ -8,9 +8,10 @@ For each (study design, truth, cell of participants x repeats):
 - realised: `--studies` independent studies (a different seed stream) run through the real
   path (`benchmarks.support.realised.realised_thresholds`): `simulate_cohort` (observers through
   the session and the SQLite store, as `uxlab simulate`), `export_db`, `load_trial_table`,
-  the report's exclusions and its psychometric part (`analysis.report.psychometric_estimate`,
-  B = 1000, which picks the estimator as `uxlab report` does: pooled fit with the
-  participant jackknife-t on a fixed design, the random-intercept model on an adaptive one).
+  the report's exclusions and what it prints at 50%: on a fixed design its psychometric part
+  (`analysis.report.psychometric_estimate`, B = 1000: the pooled fit with the participant
+  jackknife-t), on an adaptive one (since 2026-12-07) the median of the sessions' own
+  estimates with its interval (`benchmarks.support.realised.report_adaptive_median`).
 
 Designs: constant stimuli (studies/ttft-threshold.toml), a 1-up/2-down staircase (the QUEST+
 study with `procedure = "staircase"`, written to a temporary file) and QUEST+

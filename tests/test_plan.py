@@ -14,19 +14,20 @@ import pytest
 from analysis.population_batch import population_thresholds_batch
 from analysis.small_sample_interval import population_threshold_small_n
 from uxlab.plan.design import PlanError, session_design
-from uxlab.plan.engine import (
-    LEVELS,
-    PlanSpec,
-    adaptive_cell_figures,
-    apply_adaptive_figures,
-    run_plan,
-)
+from uxlab.plan.engine import LEVELS, PlanSpec, adaptive_median_figures, run_plan
 from uxlab.plan.grid import Reference, parse_range, parse_target, reference_from
-from uxlab.plan.simulate_cell import adaptive_counts, adaptive_runs, draw_people, p_give_up
+from uxlab.plan.simulate_cell import (
+    adaptive_counts,
+    adaptive_median_truth,
+    adaptive_runs,
+    draw_people,
+    p_give_up,
+)
 from uxlab.plan.summarise import cell_table, recommend
 from uxlab.plan.truth import truth_from_pilot
 from uxlab.simulate.observers import Cues, Observer, PopulationTruth, pooled_thresholds_ms
 from uxlab.study import load_study
+from uxlab.study.adaptive import make_procedure
 
 STUDIES = Path(__file__).resolve().parents[1] / "studies"
 LEVELS_MS = np.array([100, 175, 300, 530, 920, 1600, 2800, 5000], dtype=float)
@@ -72,27 +73,30 @@ def test_batch_leaves_out_participants_without_trials():
     np.testing.assert_allclose(batch.ci_low_ms, alone.ci_low_ms)
 
 
-def test_adaptive_cells_fit_the_pooled_intervals_only_where_they_stay():
-    """On an adaptive design the planner fits the pooled intervals only for the studies
-    whose pooled figures the report keeps (here: the random-intercept model finds no
-    falling curve in study 0): the same numbers as replacing the full pooled batch's."""
-    grid = np.geomspace(100, 5000, 25)
-    k, n = np.zeros((3, 8, 25)), np.zeros((3, 8, 25))
-    p_yes = 1.0 / (1.0 + np.exp(3.0 * np.log(grid / 800.0)))
-    for s, seed in enumerate((32, 5, 6)):  # seed 32: flat answers, no falling curve
-        rng = np.random.default_rng(seed)
-        n[s, :, 8:16] = rng.integers(0, 3, (8, 8)) + (s > 0) * 2
-        k[s] = rng.binomial(n[s].astype(int), 0.5 if s == 0 else p_yes)
-    seeds = [4, 5, 6]
-    want = population_thresholds_batch(grid, k, n, n_boot=60, seeds=seeds, levels=LEVELS)
-    with np.errstate(all="ignore"):
-        assert apply_adaptive_figures(want, grid, k, n) == [(0, True)]
-        got = adaptive_cell_figures(grid, k, n, 60, seeds)
-    assert np.isnan(want.estimate_ms[0, 0]) and np.isfinite(want.ci_low_ms[0, 1])
-    assert np.isfinite(want.estimate_ms[1:]).all()
-    for table in ("estimate_ms", "ci_low_ms", "ci_high_ms"):
-        np.testing.assert_array_equal(getattr(got, table), getattr(want, table))
-    np.testing.assert_array_equal(got.direction, want.direction)
+def test_adaptive_cells_give_the_reports_median_and_its_interval_at_50_only():
+    from analysis.report.adaptive_part import median_with_interval
+
+    rng = np.random.default_rng(4)
+    estimates = np.exp(rng.normal(np.log(800.0), 0.3, (3, 9)))
+    estimates[1, :2] = np.nan  # two people left out: 7, under the interval's minimum of 8
+    est, low, high = adaptive_median_figures(estimates, "quest")
+    assert np.isnan(est[:, [0, 2]]).all() and np.isnan(low[:, [0, 2]]).all()
+    for s in (0, 2):
+        want = median_with_interval(estimates[s], "quest")
+        np.testing.assert_allclose([est[s, 1], low[s, 1], high[s, 1]], want)
+        assert low[s, 1] < est[s, 1] < high[s, 1]
+    assert np.isfinite(est[1, 1]) and np.isnan(low[1, 1])
+    _, low, _ = adaptive_median_figures(estimates, "staircase")  # measured to miss: none
+    assert np.isnan(low).all()
+
+
+def test_the_adaptive_medians_truth_counts_a_give_up_as_too_slow():
+    study = load_study(STUDIES / "ttft-quest.toml")
+    design = session_design(study, 20)
+    patient = adaptive_median_truth(study, design, PopulationTruth(patience_scale_ms=1e12))
+    assert patient == pytest.approx(800.0, rel=0.02)  # the median person's own 50% point
+    impatient = adaptive_median_truth(study, design, PopulationTruth(patience_scale_ms=3000.0))
+    assert impatient < 0.97 * patient  # giving up makes "too slow" likelier at every level
 
 
 def test_parse_range_log_spaced_and_lists():
@@ -165,11 +169,20 @@ def test_adaptive_design_runs_the_studys_procedure():
     assert design.adaptive is not None and design.adaptive.spec.procedure == "quest"
     assert design.n_adaptive_trials == 3 * 2 and design.adaptive_grid_ms.size == 25
     people = draw_people(study, PopulationTruth(), 3, np.random.default_rng(1))
-    where, answer = adaptive_runs(study, design, people, np.random.default_rng(2))
+    runs = adaptive_runs(study, design, people, np.random.default_rng(2), estimates_at=(4, 6))
+    where, answer = runs.where, runs.answer
     assert where.shape == answer.shape == (3, 6)
     assert len(np.unique(where)) > 1  # the procedure moves
     k, n = adaptive_counts(where, answer, 4, 25)
     assert n.sum() == (answer[:, :4] >= 0).sum() and (k <= n).all()
+    # the estimate after 4 trials is the procedure's own after those 4 answers (a give-up,
+    # -1, counts as too slow; "yes" means acceptable on this study)
+    for i in range(3):
+        proc = make_procedure(design.adaptive.spec)
+        for t in range(4):
+            proc.update(float(design.adaptive_grid_ms[where[i, t]]), answer[i, t] != 1)
+        assert runs.estimates[4][i] == pytest.approx(proc.estimate().threshold_ms)
+    assert not np.allclose(runs.estimates[4], runs.estimates[6])
 
 
 def test_recommend_picks_the_cheapest_cell_meeting_the_target():

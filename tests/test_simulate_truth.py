@@ -92,18 +92,22 @@ def test_simulate_and_report_give_the_realised_path_s_interval(tmp_path, study_f
     assert main(["report", str(db), "--seed", str(seed), "--n-boot", str(n_boot),
                  "-o", str(out), "-q"]) == 0  # fmt: skip
     with open(out / "thresholds.csv", newline="") as fh:
-        rows = [
-            r
-            for r in csv.DictReader(fh)
-            if (r["measure"], r["group"], r["condition"], r["level"], r["estimand"])
-            == ("psychometric", "pooled", "all", "0.5", "population")
-        ]
+        every = list(csv.DictReader(fh))
+    rows = [
+        r
+        for r in every
+        if (r["measure"], r["group"], r["condition"], r["level"], r["estimand"])
+        == ("psychometric", "pooled", "all", "0.5", "population")
+    ]
     assert len(rows) == 1
     truth = parse_truth(TRUTH)
     realised = ci_at(realised_thresholds(study, 5, repeats, truth, seed=seed, n_boot=n_boot))
     if "quest" in study_file:  # an adaptive design: the report withholds the model's point
         assert rows[0]["estimate"] == "" and "withheld" in rows[0]["withheld"]
-        assert np.all(np.isfinite(realised))  # the planner still gets the model's figures
+        # and prints the median of the sessions' own estimates: the realised path's figure
+        own = [float(r["estimate"]) for r in every if r["measure"] == "adaptive"]
+        assert len(own) == 5 and realised[0] == pytest.approx(np.median(own), rel=1e-5)
+        assert np.isnan(realised[1:]).all()  # 5 people: under the interval's minimum of 8
     else:
         cli = np.array([float(rows[0][k]) for k in ("estimate", "ci_low", "ci_high")])
         assert np.all(np.isfinite(cli)) and cli[1] < cli[0] < cli[2]

@@ -12,6 +12,7 @@ printed as not bounded by these data, as the curve fits' are.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -99,6 +100,23 @@ def tested_ranges(data: ReportData, factors: Iterable[str]) -> dict[str, tuple[f
     return out
 
 
+def median_with_interval(estimates: np.ndarray, procedure: str) -> tuple[float, float, float]:
+    """(median, low, high) of the sessions' own estimates (ms) of one track: the sign test's
+    95% interval of a median on ln ms, NaN below `MINIMUMS["adaptive_median"]` participants
+    or after a procedure in `MEDIAN_INTERVAL_WITHHELD` (the planner gives the same)."""
+    est = np.asarray(estimates, dtype=float)
+    est = est[np.isfinite(est)]
+    if not est.size:
+        return math.nan, math.nan, math.nan
+    low = high = math.nan
+    if (
+        est.size >= MINIMUMS["adaptive_median"].min_participants  # analysis.report.support
+        and procedure not in MEDIAN_INTERVAL_WITHHELD
+    ):
+        low, high = (float(v) for v in np.exp(median_interval(np.log(est))))  # on ln ms
+    return float(np.median(est)), low, high
+
+
 def adaptive_part(data: ReportData) -> AdaptivePart | None:
     """The per-participant estimates of the analysed participants, the medians per track and
     the tested range of each factor (`tested_ranges`)."""
@@ -114,12 +132,7 @@ def adaptive_part(data: ReportData) -> AdaptivePart | None:
         ["factor", "track", "procedure", "target"], dropna=False, sort=False
     ):
         est = part["estimate"].to_numpy(float)
-        lo = hi = np.nan
-        if (
-            est.size >= MINIMUMS["adaptive_median"].min_participants  # analysis.report.support
-            and procedure not in MEDIAN_INTERVAL_WITHHELD
-        ):
-            lo, hi = np.exp(median_interval(np.log(est)))  # interpolated on ln ms
+        _, lo, hi = median_with_interval(est, str(procedure))
         medians.append(
             {
                 "factor": factor,

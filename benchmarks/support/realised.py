@@ -3,9 +3,11 @@
 `realised_thresholds` runs what `uxlab simulate` + `uxlab report` run: the study's bots
 (`uxlab.simulate.simulate_cohort`: observers through the session and the SQLite store),
 the export (`export_db`), the trial table (`load_trial_table`), the report's exclusions
-and its psychometric part (`analysis.report.psychometric_estimate`: the steps
-`analysis.report.analyse` runs for it, which pick the estimator: the pooled fit on a fixed
-design, the random-intercept model on an adaptive one). The rest of the report (ratings,
+and what it prints as the population's 50% point: on a fixed design its psychometric part
+(`analysis.report.psychometric_estimate`: the steps `analysis.report.analyse` runs for it,
+the pooled fit), on an adaptive design, where it withholds the pooled points, the median
+of the sessions' own estimates with its interval (`analysis.report.estimate.
+adaptive_estimate`). The rest of the report (ratings,
 survival, per-participant fits) is skipped: it costs most of the time and does not
 change the population thresholds. `uxlab simulate STUDY -n N --seed S --truth ...` then
 `uxlab report DB --seed S --n-boot B` print the same pooled 50% threshold and interval in
@@ -46,6 +48,29 @@ def report_population(
     return (model if model is not None else part.population), trials
 
 
+def report_adaptive_median(export_dir: Path) -> pd.DataFrame | None:
+    """The report's median of the sessions' own adaptive estimates as a population table
+    (level, estimate, ci_low, ci_high: the median and its interval at 0.5, NaN at 0.25 and
+    0.75, which the report withholds on an adaptive design); None when the export's
+    sessions carry no adaptive estimate (a fixed design)."""
+    from analysis.report import ReportOptions
+    from analysis.report.estimate import adaptive_estimate
+    from analysis.trial_table import load_trial_table
+
+    part = adaptive_estimate(load_trial_table(export_dir), ReportOptions(per_participant=False))
+    if part is None:
+        return None
+    median = part.medians.iloc[0]
+    return pd.DataFrame(
+        {
+            "level": [0.25, 0.5, 0.75],
+            "estimate": [np.nan, median["median"], np.nan],
+            "ci_low": [np.nan, median["ci_low"], np.nan],
+            "ci_high": [np.nan, median["ci_high"], np.nan],
+        }
+    )
+
+
 def realised_thresholds(
     study_path: Path,
     n_people: int,
@@ -65,7 +90,9 @@ def realised_thresholds(
         with Store.open(db, durable=False) as store:
             simulate_cohort(study, store, n_people, seed=seed, truth=truth)
         export_db(db, where / "export")
-        population = report_population(where / "export", n_boot, seed)[0]
+        population = report_adaptive_median(where / "export")
+        if population is None:
+            population = report_population(where / "export", n_boot, seed)[0]
     cols = ["level", "estimate", "ci_low", "ci_high"]
     return population[cols].astype(float).reset_index(drop=True)
 

@@ -5,9 +5,11 @@ one chunk through every cell of the grid (participants x repeats): it draws each
 observers once (the first P of them make the cell with P participants), simulates the
 sessions at every number of repeats (`plan.simulate_cell`) and analyses each cell's
 studies in one batch with `analysis.population_batch` (the report's pooled thresholds and
-their participant intervals); on an adaptive design, as the report, each study's figures
-are then those of the random-intercept model (`plan.adaptive_analysis`). The parent
-collects the per-study intervals and prints a progress line on stderr.
+their participant intervals). On an adaptive design the report withholds the pooled points
+(measured to miss there) and prints the median of the sessions' own procedure estimates
+with the sign test's interval of a median: each study's figures are then that median and
+interval at the 50% column (`adaptive_median_figures`), 25% / 75% without a figure. The
+parent collects the per-study intervals and prints a progress line on stderr.
 """
 
 from __future__ import annotations
@@ -19,13 +21,14 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from uxlab.plan.design import SessionDesign, session_design
 from uxlab.plan.simulate_cell import (
     adaptive_counts,
+    adaptive_median_truth,
     adaptive_runs,
     attention_kept,
     constant_counts,
@@ -111,11 +114,21 @@ def _study_and_designs(spec: PlanSpec) -> tuple[Study, dict[int, SessionDesign]]
     return _STUDY_CACHE[key]
 
 
+class StudyCounts(NamedTuple):
+    """One simulated study at one number of repeats: "yes" counts k and trials n
+    [P_max, L], and on an adaptive design each participant's own procedure estimate (ms)
+    [P_max] (NaN for a participant the report leaves out), else None."""
+
+    k: np.ndarray
+    n: np.ndarray
+    estimates: np.ndarray | None = None
+
+
 def simulate_counts(
     spec: PlanSpec, study: Study, designs: dict[int, SessionDesign], s: int
-) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    """Study s at every number of repeats: {repeats: (k, n) [P_max, L]}, with participants
-    under the attention bar given no trials (the report leaves them out)."""
+) -> dict[int, StudyCounts]:
+    """Study s at every number of repeats (`StudyCounts`), with participants under the
+    attention bar given no trials (the report leaves them out)."""
     truth = spec.truths[s % len(spec.truths)]
     n_max, r_max = max(spec.participants), max(spec.repeats)
     people = draw_people(study, truth, n_max, np.random.default_rng([spec.seed, s, 0]))
@@ -124,21 +137,27 @@ def simulate_counts(
     out = {}
     runs = None
     if longest.adaptive is not None:
-        runs = adaptive_runs(study, longest, people, np.random.default_rng([spec.seed, s, 1]))
+        rng = np.random.default_rng([spec.seed, s, 1])
+        budgets = sorted({designs[r].n_adaptive_trials for r in spec.repeats})
+        runs = adaptive_runs(study, longest, people, rng, estimates_at=budgets)
     else:
         p_slow = judged_p_slow(longest, people)
         order = {c.condition_id: i for i, c in enumerate(longest.conditions)}
     for r in spec.repeats:
         d = designs[r]
+        estimates = None
         if runs is not None:
-            k, n = adaptive_counts(*runs, d.n_adaptive_trials, levels.size)
+            k, n = adaptive_counts(runs.where, runs.answer, d.n_adaptive_trials, levels.size)
+            estimates = runs.estimates[d.n_adaptive_trials]
         else:
             cols = [order[c.condition_id] for c in d.conditions]
             rng = np.random.default_rng([spec.seed, s, 2, r])
             k, n = constant_counts(study, d, people, p_slow[:, cols], rng, levels)
         rng = np.random.default_rng([spec.seed, s, 4, r])
         kept = attention_kept(study, d, people, rng, spec.min_attention_accuracy)
-        out[r] = (k * kept[:, None], n * kept[:, None])
+        if estimates is not None:
+            estimates = np.where(kept, estimates, np.nan)
+        out[r] = StudyCounts(k * kept[:, None], n * kept[:, None], estimates)
     return out
 
 
@@ -157,77 +176,69 @@ def run_chunk(spec: PlanSpec, first: int, last: int) -> dict[tuple[int, int], Ce
         ]
     )
     seeds = [bootstrap_seed(spec.seed, s) for s in range(first, last)]
+    median_truth = None  # [S, 3]: the adaptive median's truth at the 50% column
+    if designs[spec.repeats[0]].adaptive is not None:
+        median_truth = np.full((last - first, len(LEVELS)), np.nan)
+        for i, s in enumerate(range(first, last)):
+            median_truth[i, LEVELS.index(0.5)] = adaptive_median_truth_ms(
+                spec, study, designs[spec.repeats[0]], s
+            )
     out = {}
     for r in spec.repeats:
+        adaptive = designs[r].adaptive
         for p in spec.participants:
-            k = np.stack([c[r][0][:p] for c in counts])
-            n = np.stack([c[r][1][:p] for c in counts])
-            if designs[r].adaptive is not None:  # the report's estimator there: see module
-                fit = adaptive_cell_figures(levels, k, n, spec.n_boot, seeds)
-            else:
-                fit = population_thresholds_batch(
-                    levels, k, n, n_boot=spec.n_boot, seeds=seeds, levels=LEVELS
-                )
-                withhold_tails_as_the_report(fit, k, n)
+            if adaptive is not None:  # what the report prints there: see the module
+                estimates = np.stack([_estimates(c[r])[:p] for c in counts])
+                procedure = adaptive.spec.procedure
+                figures = adaptive_median_figures(estimates, procedure)
+                n_kept = np.isfinite(estimates).sum(axis=1)
+                assert median_truth is not None
+                out[(p, r)] = CellResults(*figures, n_kept, median_truth)
+                continue
+            k = np.stack([c[r].k[:p] for c in counts])
+            n = np.stack([c[r].n[:p] for c in counts])
+            fit = population_thresholds_batch(
+                levels, k, n, n_boot=spec.n_boot, seeds=seeds, levels=LEVELS
+            )
+            withhold_tails_as_the_report(fit, k, n)
             out[(p, r)] = CellResults(
                 fit.estimate_ms, fit.ci_low_ms, fit.ci_high_ms, fit.n_participants, truth_ms
             )
     return out
 
 
-def adaptive_cell_figures(
-    levels_ms: np.ndarray, k: np.ndarray, n: np.ndarray, n_boot: int, seeds: list[int]
-) -> BatchThresholds:
-    """The figures the report gives for each of S studies [S, P, L] of an adaptive design
-    (a BatchThresholds): the pooled fit's directions first (without its intervals), the
-    random-intercept model's figures (`apply_adaptive_figures`), then the pooled figures with
-    their intervals only for the studies where the report keeps them; the same numbers as
-    `apply_adaptive_figures` on the full pooled batch, without its intervals for studies that
-    do not use them."""
-    from analysis.population_batch import population_thresholds_batch
-
-    fit = population_thresholds_batch(levels_ms, k, n, levels=LEVELS, intervals=False)
-    kept = apply_adaptive_figures(fit, levels_ms, k, n)
-    if kept:
-        studies = [s for s, _ in kept]
-        pooled = population_thresholds_batch(
-            levels_ms,
-            k[studies],
-            n[studies],
-            n_boot=n_boot,
-            seeds=[seeds[s] for s in studies],
-            levels=LEVELS,
-        )
-        for i, (s, only_50) in enumerate(kept):
-            for table in ("estimate_ms", "ci_low_ms", "ci_high_ms"):
-                getattr(fit, table)[s] = getattr(pooled, table)[i]
-            if only_50:
-                _withhold_all_but_50(fit, s)
-    return fit
+_MEDIAN_TRUTH: dict[tuple[Path, PopulationTruth], float] = {}
 
 
-def apply_adaptive_figures(
-    fit: BatchThresholds, levels_ms: np.ndarray, k: np.ndarray, n: np.ndarray
-) -> list[tuple[int, bool]]:
-    """Replace the pooled figures of `fit` (a BatchThresholds of S studies) by the ones the
-    report gives on an adaptive design (`plan.adaptive_analysis.mixed_thresholds`); returns
-    the studies whose pooled figures stay, each with whether only its 50% point stays (the
-    model found no falling curve). Studies under the report's minimum of participants lose
-    their interval later, in `summarise`, as in the report."""
-    from uxlab.plan.adaptive_analysis import mixed_thresholds
+def adaptive_median_truth_ms(spec: PlanSpec, study: Study, design: SessionDesign, s: int) -> float:
+    """Study s's truth of the adaptive median (`simulate_cell.adaptive_median_truth`),
+    computed once per truth in a process (a pilot's truth has a few hundred draws)."""
+    truth = spec.truths[s % len(spec.truths)]
+    key = (spec.study_path, truth)
+    if key not in _MEDIAN_TRUTH:
+        _MEDIAN_TRUTH[key] = adaptive_median_truth(study, design, truth)
+    return _MEDIAN_TRUTH[key]
 
-    kept: list[tuple[int, bool]] = []
-    for s in range(k.shape[0]):
-        if not fit.direction[s] or fit.n_participants[s] < 2:
-            kept.append((s, False))
-            continue
-        mixed = mixed_thresholds(levels_ms, k[s], n[s], fit.direction[s] == "rising", LEVELS)
-        if mixed is None:  # as the report: the pooled 50% point, the others withheld
-            kept.append((s, True))
-            _withhold_all_but_50(fit, s)
-            continue
-        fit.estimate_ms[s], fit.ci_low_ms[s], fit.ci_high_ms[s] = mixed
-    return kept
+
+def _estimates(counts: StudyCounts) -> np.ndarray:
+    assert counts.estimates is not None  # an adaptive design's study
+    return counts.estimates
+
+
+def adaptive_median_figures(
+    estimates: np.ndarray, procedure: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(estimate, low, high) [S, 3] ms of S studies of an adaptive design from each
+    participant's own procedure estimate [S, P] (NaN: left out): what the report prints
+    there (`analysis.report.adaptive_part.median_with_interval`), the median and its
+    interval at the 50% column, NaN at 25% / 75% (the report withholds the pooled points)."""
+    from analysis.report.adaptive_part import median_with_interval
+
+    out = np.full((3, estimates.shape[0], len(LEVELS)), np.nan)
+    j = LEVELS.index(0.5)
+    for s, row in enumerate(estimates):
+        out[:, s, j] = median_with_interval(row, procedure)
+    return out[0], out[1], out[2]
 
 
 def withhold_tails_as_the_report(fit: BatchThresholds, k: np.ndarray, n: np.ndarray) -> None:

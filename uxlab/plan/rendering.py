@@ -47,6 +47,42 @@ COLUMNS_LINE = (
 )
 """What each printed column holds (the table's headers are short)."""
 
+ADAPTIVE_COLUMNS_LINE = (
+    "columns: min each, one session's minutes; person-min, people x min each; CI50 ms, the "
+    "mean width of the 95% interval of the median of the sessions' own estimates over the "
+    "studies that give one (plan.csv has the medians too; - where none does: the report "
+    "gives that interval from 8 people, and none after a 1-up/2-down staircase); CI25 / "
+    "CI75: -, the report withholds the pooled points on an adaptive design; cover50, the "
+    "share of those studies whose interval holds the median person's true point at the "
+    "procedure's target"
+)
+"""The columns on an adaptive design (what the report prints there)."""
+
+
+def adaptive_median_minimum() -> int:
+    """The fewest participants the report gives the adaptive median's interval for."""
+    from analysis.report.support import MINIMUMS
+
+    return int(MINIMUMS["adaptive_median"].min_participants)
+
+
+def adaptive_analysis_text(procedure: str) -> str:
+    """How the plan analyses a study of an adaptive design: as the report, the median of
+    the sessions' own estimates with the sign test's interval (or none, and why)."""
+    from analysis.report.adaptive_part import MEDIAN_INTERVAL_WITHHELD
+
+    text = (
+        "the median of the sessions' own estimates with the sign test's 95% interval of a "
+        "median, as the report prints it on an adaptive design; the pooled 25% / 50% / 75% "
+        "points it withholds there (measured to miss the coverage goal)"
+    )
+    if procedure in MEDIAN_INTERVAL_WITHHELD:
+        text += (
+            f"; after this procedure the report gives the median no interval: "
+            f"{MEDIAN_INTERVAL_WITHHELD[procedure]}"
+        )
+    return text
+
 
 def render_plan(
     plan: PlanResults,
@@ -66,9 +102,7 @@ def render_plan(
         else f"constant stimuli, {len(design.conditions)} conditions"
     )
     analysis = (
-        "random-intercept model, participant jackknife-t 95% interval, as the report "
-        "computes it on an adaptive design (and withholds there: measured, it missed the "
-        "coverage goal for people steeper than the procedure's steps)"
+        adaptive_analysis_text(design.adaptive.spec.procedure)
         if design.adaptive is not None
         else "pooled fit, 95% interval: participant jackknife-t, each end at least the "
         f"pooled counts' parametric bootstrap's ({spec.n_boot} datasets; the report uses 1000)"
@@ -86,7 +120,7 @@ def render_plan(
         )
         + f"; Monte-Carlo SE of a share up to {0.5 / spec.n_sims**0.5:.3f}; minutes from the "
         "study's own duration estimate",
-        COLUMNS_LINE,
+        COLUMNS_LINE if design.adaptive is None else ADAPTIVE_COLUMNS_LINE,
         "",
         printed_table(table, targets),
         "",
@@ -114,24 +148,38 @@ def render_plan(
                 "; its report gives the 50% point only (the 25% / 75% points need 6 answers "
                 "a person gives each level, 8 people, and under a quarter of them switching "
                 "between two levels)"
-                if math.isnan(best["ci_width_25_ms"]) and math.isnan(best["ci_width_75_ms"])
+                if design.adaptive is None
+                and math.isnan(best["ci_width_25_ms"])
+                and math.isnan(best["ci_width_75_ms"])
                 else ""
             )
         )
     few = table[table["no_interval_share"] >= 0.5]
-    if len(few):
+    if len(few) and design.adaptive is None:
         lines.append(
             f"note: {len(few)} cell(s) show no width ('-'): with fewer than "
             f"{report_minimum()} participants (after exclusions) `uxlab report` gives no "
             "population interval, because there its measured coverage is too low"
         )
+    elif len(few):
+        lines.append(
+            f"note: {len(few)} cell(s) show no width ('-'): `uxlab report` gives the median "
+            f"of the sessions' own estimates no interval with fewer than "
+            f"{adaptive_median_minimum()} participants (after exclusions), the fewest it "
+            "was measured with, nor after a 1-up/2-down staircase"
+        )
     low_cover = table[table["coverage_50"] < 0.9]
     if len(low_cover):
+        truth = (
+            "the true 50% threshold"
+            if design.adaptive is None
+            else "the median person's true point (what the median of the sessions' own "
+            "estimates estimates)"
+        )
         lines.append(
-            f"note: in {len(low_cover)} cell(s) the 95% interval held the true 50% threshold "
-            f"in under 90% of studies (fewest participants: "
-            f"{int(low_cover['participants'].min())}); there the interval is too narrow and "
-            "its width flatters the design"
+            f"note: in {len(low_cover)} cell(s) the 95% interval held {truth} in under 90% of "
+            f"studies (fewest participants: {int(low_cover['participants'].min())}); there "
+            "the interval is too narrow and its width flatters the design"
         )
     heavy = heavy_tail_note(table, targets)
     if heavy:

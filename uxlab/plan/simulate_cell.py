@@ -23,6 +23,9 @@ cells of one grid differ by design, not by luck.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import NamedTuple
+
 import numpy as np
 
 from uxlab.plan.design import SessionDesign
@@ -137,11 +140,25 @@ def constant_counts(
     return k, n
 
 
+class AdaptiveRuns(NamedTuple):
+    """Each participant's adaptive run: the level index [P, T] and answer [P, T] (1 "yes",
+    0 "no", -1 given up) of every trial, in order, and the procedure's own estimate (ms, as
+    the session stores it) after some numbers of trials: {trials: [P]}."""
+
+    where: np.ndarray
+    answer: np.ndarray
+    estimates: dict[int, np.ndarray]
+
+
 def adaptive_runs(
-    study: Study, design: SessionDesign, observers: list[Observer], rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray]:
-    """Each participant's adaptive run of the design's trials, in order: (level index [P, T],
-    answer [P, T]: 1 "yes", 0 "no", -1 given up)."""
+    study: Study,
+    design: SessionDesign,
+    observers: list[Observer],
+    rng: np.random.Generator,
+    estimates_at: Sequence[int] = (),
+) -> AdaptiveRuns:
+    """Each participant's adaptive run of the design's trials, in order (`AdaptiveRuns`),
+    with the procedure's own estimate (ms) after each number of trials in `estimates_at`."""
     plan = design.adaptive
     assert plan is not None and design.adaptive_grid_ms is not None
     cap = study.abandon.timeout_s * 1000.0 if study.abandon.timeout_s else None
@@ -154,6 +171,7 @@ def adaptive_runs(
     # [T, G]: trial t's own recording at every grid level (else the template's)
     by_trial = design.adaptive_trial_cues or (design.adaptive_cues,) * n_t
     ttft, end = cue_times(tuple(c for row in by_trial for c in row))
+    estimates = {t: np.full(len(observers), np.nan) for t in estimates_at}
     for i, obs in enumerate(observers):
         p_ab = p_give_up(obs.truth, np.array([obs.patience_scale_ms]), ttft, end, cap)[0]
         p_ab = p_ab.reshape(len(by_trial), grid.size)
@@ -167,7 +185,9 @@ def adaptive_runs(
             where[i, t] = j
             answer[i, t] = -1 if gave_up else int(too_slow == slow_yes)
             proc.update(x, too_slow)
-    return where, answer
+            if t + 1 in estimates:
+                estimates[t + 1][i] = proc.estimate().threshold_ms
+    return AdaptiveRuns(where, answer, estimates)
 
 
 def adaptive_counts(
@@ -182,3 +202,30 @@ def adaptive_counts(
     np.add.at(n, (rows[answered], w.ravel()[answered]), 1.0)
     np.add.at(k, (rows[answered], w.ravel()[answered]), (a.ravel()[answered] == 1) * 1.0)
     return k, n
+
+
+TRUTH_PEOPLE = 2000
+"""People drawn (fixed seed) for the truth of an adaptive median (`adaptive_median_truth`)."""
+
+
+def adaptive_median_truth(study: Study, design: SessionDesign, truth: PopulationTruth) -> float:
+    """What the median of the sessions' own adaptive estimates estimates (ms): the median
+    over people of each person's point where the answer the procedure gets is "too slow" or
+    a give-up (which the procedure counts as "too slow") with its target probability, on the
+    design's grid (interpolated on ln ms; each trial's give-up chance from the design's
+    template recording), from `TRUTH_PEOPLE` people drawn from `truth`."""
+    plan = design.adaptive
+    assert plan is not None and design.adaptive_grid_ms is not None
+    target = make_procedure(plan.spec).estimate().target
+    cap = study.abandon.timeout_s * 1000.0 if study.abandon.timeout_s else None
+    grid_log = np.log(np.asarray(design.adaptive_grid_ms, dtype=float))
+    ttft, end = cue_times(design.adaptive_cues)
+    people = draw_people(study, truth, TRUTH_PEOPLE, np.random.default_rng(2026))
+    patience = np.array([obs.patience_scale_ms for obs in people])
+    p_ab = p_give_up(truth, patience, ttft, end, cap)  # [people, grid]
+    points = np.empty(len(people))
+    for i, obs in enumerate(people):
+        p_slow = np.array([obs.p_too_slow(c) for c in design.adaptive_cues])
+        p_no = np.maximum.accumulate(p_ab[i] + (1.0 - p_ab[i]) * p_slow)  # rising in latency
+        points[i] = np.interp(target, p_no, grid_log, left=-np.inf, right=np.inf)
+    return float(np.exp(np.median(points)))
