@@ -230,7 +230,9 @@ def adaptive_blocks(part: AdaptivePart | None, data: ReportData | None = None) -
             "and estimated the participant's threshold at the point it targets: QUEST+ and "
             "interleaved staircases the 50% point (posterior mean, 95% credible interval), a "
             "1-up/n-down staircase the point where P(too slow) = 1 − 0.5^(1/n) (geometric mean "
-            "of the reversal levels ± 2 SE). These come from sessions.csv and are independent "
+            'of the reversal levels ± 2 SE). A give-up counts as "too slow" for the '
+            'procedure, so where people give up the estimate is the point where "too slow" '
+            "or a give-up reaches the target. These come from sessions.csv and are independent "
             "of the curve fits above, which use every trial. The median's 95% interval is the "
             "sign test's for a median, its ends interpolated between neighbouring estimates "
             f"on ln ms (Hettmansperger & Sheather 1986): {MEDIAN_INTERVAL_MEASURED}."
