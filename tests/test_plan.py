@@ -474,3 +474,17 @@ def test_the_plan_withholds_the_tails_where_the_report_does(answers, people, sep
     assert np.isfinite(fit.estimate_ms[0, 1]) and np.isfinite(fit.ci_high_ms[0, 1])
     assert np.isfinite(fit.ci_low_ms[0, [0, 2]]).all() == tails
     assert np.isfinite(fit.estimate_ms[0, [0, 2]]).all() == tails
+
+
+def test_a_plan_on_an_adaptive_design_prints_only_what_the_report_prints():
+    from uxlab.plan.rendering import render_plan
+
+    study = load_study(STUDIES / "ttft-quest.toml")
+    spec = PlanSpec(study.path.resolve(), (6, 9), (5,), (PopulationTruth(),), n_sims=6)
+    results = run_plan(spec, jobs=1)
+    text = render_plan(results, study, None, [], "truth: test")
+    assert "the median of the sessions' own estimates with the sign test's" in text
+    rows = [line.split() for line in text.splitlines() if line.startswith(("      6", "      9"))]
+    assert [row[4] for row in rows] == ["-", "-"] and [row[6] for row in rows] == ["-", "-"]
+    assert rows[0][5] == "-" and rows[1][5] != "-"  # the median's interval needs 8 people
+    assert "gives the median of the sessions' own estimates no interval with fewer than 8" in text

@@ -21,8 +21,10 @@ def write_figure(
     title: str,
     reference_label: str,
     best: pd.Series | None = None,
+    figure_50: str = "the 50% threshold",
 ) -> Path:
-    """Two panels: expected 95% CI width of the 50% threshold (ms) and power, each with
+    """Two panels: expected 95% CI width of the 50% figure (`figure_50`: the threshold, or
+    on an adaptive design the median of the sessions' own estimates) and power, each with
     contour lines over participants (x) and repeats (y), log axes; the recommended cell
     is starred."""
     import matplotlib
@@ -32,7 +34,7 @@ def write_figure(
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), constrained_layout=True)
     panels = (
-        ("ci_width_50_ms", "expected 95% CI width of the 50% threshold (ms)", None),
+        ("ci_width_50_ms", f"expected 95% CI width of {figure_50} (ms)", None),
         ("power", f"power: CI excludes {reference_label}", [0.5, 0.8, 0.9, 0.95]),
     )
     for ax, (column, label, lines) in zip(axes, panels, strict=True):

@@ -305,6 +305,9 @@ def write_plan(
                 title=f"{study.id}: {plan.spec.n_sims} simulated studies per cell",
                 reference_label=reference.label if reference is not None else "(none)",
                 best=best,
+                figure_50="the 50% threshold"
+                if plan.designs[plan.spec.repeats[0]].adaptive is None
+                else "the median adaptive estimate",
             )
         )
     return paths
