@@ -399,6 +399,7 @@ def test_the_support_section_says_a_population_fit_from_4_participants(tmp_path,
     support = md[: md.index("## Summary")]
     assert ("they describe these people, not a population" in support) == (n < 4)
     assert ("the pooled fit estimates the population curve" in support) == (n >= 4)
+    assert "adaptive estimates" not in support  # a fixed design: no such median, no row
 
 
 def test_a_withheld_pooled_tail_says_why_in_thresholds_csv(tmp_path):

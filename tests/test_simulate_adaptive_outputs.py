@@ -148,6 +148,12 @@ def test_report_shows_each_participants_adaptive_estimate_and_the_median(quest_e
     # 6 participants are too few for an interval from resampling them (analysis.report.support)
     assert f"Median across 6 participants: {median:,.0f} ms (no interval" in md
     assert "| SIM-s5-001 | QUEST+ | 0.5 |" in md
+    # what the sample supports, on this design: the pooled points are withheld whatever N
+    support = md[: md.index("## Summary")]
+    pooled_row = next(x for x in support.splitlines() if x.startswith("| population thresholds"))
+    assert "enough participants; withheld on this adaptive design (quest" in pooled_row
+    median_row = next(x for x in support.splitlines() if "adaptive estimates" in x)
+    assert "NOT supported with 6" in median_row
     csv_rows = _csv(paths["thresholds"])
     assert sum(r["measure"] == "adaptive" for r in csv_rows) == 6
     assert "Adaptive estimates" in paths["html"].read_text(encoding="utf-8")

@@ -41,6 +41,10 @@ def simulated_line(data: ReportData) -> str | None:
     return None
 
 
+ADAPTIVE_WITHHELD_CLAIMS = ("population", "tails")
+"""The claims (`MINIMUMS` keys) that rest on the pooled points an adaptive design withholds."""
+
+
 def support_blocks(data: ReportData) -> list[Block]:
     """Heading, the sample, what needs more, skipped and failed parts."""
     from analysis.report.blocks import Bullets, Heading, Para, Table
@@ -62,11 +66,26 @@ def support_blocks(data: ReportData) -> list[Block]:
         blocks.append(Bullets(left_out))
     needs = []
     psy = data.psychometric
+    # on an adaptive design the report withholds every pooled point (see the psychometric
+    # section): the claims that rest on them are not made, whatever the number of people
+    adaptive_withheld = (
+        psy is not None
+        and psy.procedure is not None
+        and bool(psy.population["estimate"].isna().all())
+    )
     for key, m in MINIMUMS.items():
+        if key == "adaptive_median" and data.adaptive is None:
+            continue  # no session carries an adaptive estimate: there is no such median
         status = "supported" if n >= m.min_participants else f"NOT supported with {n}"
         if key == "tails" and n >= m.min_participants and psy is not None and psy.tails_withheld:
             # enough people, yet withheld by another rule (the design, separating people)
             status = f"enough participants; withheld here ({psy.tails_withheld})"
+        if key in ADAPTIVE_WITHHELD_CLAIMS and n >= m.min_participants and adaptive_withheld:
+            assert psy is not None
+            status = (
+                f"enough participants; withheld on this adaptive design ({psy.procedure}; "
+                "see the psychometric section)"
+            )
         needs.append(
             {"claim": m.part, "minimum N": m.min_participants, "here": status, "basis": m.why}
         )
