@@ -72,12 +72,14 @@ def test_simulate_rejects_bad_arguments(tmp_path, capsys):
 @pytest.mark.slow
 def test_demo_on_the_quest_study_checks_each_sessions_own_estimate(tmp_path, capsys):
     study = str(REPO / "studies" / "ttft-quest.toml")
-    # 8 people: the minimum for an interval from resampling participants
+    # 8 people: the minimum for the interval of the median
     argv = ["demo", "--study", study, "-o", str(tmp_path), "-n", "8", "--n-boot", "50"]
     assert main(argv) == 0
     text = capsys.readouterr().out
     m = re.search(r"QUEST\+ median 50%\s+(\d+)\s+(\d+)\s+\[(\d+), (\d+)\]\s+(yes|NO)", text)
-    assert m is not None and m.group(1) == "800"
+    # the truth: the median person's point where "too slow" or a give-up (which QUEST+
+    # counts as too slow) reaches 50%, below the 800 ms where "too slow" alone does
+    assert m is not None and 720 < int(m.group(1)) < 800
     low, high = int(m.group(3)), int(m.group(4))
     assert low <= int(m.group(2)) <= high
     hits = re.search(

@@ -488,3 +488,35 @@ def test_a_plan_on_an_adaptive_design_prints_only_what_the_report_prints():
     assert [row[4] for row in rows] == ["-", "-"] and [row[6] for row in rows] == ["-", "-"]
     assert rows[0][5] == "-" and rows[1][5] != "-"  # the median's interval needs 8 people
     assert "gives the median of the sessions' own estimates no interval with fewer than 8" in text
+
+
+def test_a_persons_adaptive_point_is_their_own_where_they_never_give_up():
+    from uxlab.simulate.adaptive_truth import own_points_ms, study_adaptive_grid
+
+    study = load_study(STUDIES / "ttft-quest.toml")
+    grid = study_adaptive_grid(study)
+    assert grid is not None and grid.factor == "ttft_ms" and grid.target == 0.5
+    args = (grid.grid_ms, grid.cues, grid.target, grid.cap_ms)
+    rng = np.random.default_rng(3)
+    patient = Observer.draw(PopulationTruth(patience_scale_ms=1e12), rng, study)
+    own = patient.own()["threshold_ms"]  # guess = lapse: the 50% point is the threshold
+    assert own_points_ms([patient], *args)[0] == pytest.approx(own, rel=0.01)
+    hasty = dataclasses.replace(patient, patience_scale_ms=2000.0)
+    assert own_points_ms([hasty], *args)[0] < 0.97 * own
+
+
+def test_a_simulated_adaptive_session_stores_what_its_estimate_estimates():
+    from uxlab.simulate.driver import simulated_environment
+
+    truth = PopulationTruth()
+    quest, fixed = (
+        load_study(STUDIES / "ttft-quest.toml"),
+        load_study(STUDIES / "ttft-threshold.toml"),
+    )
+    person = Observer.draw(truth, np.random.default_rng(1), quest)
+    record = simulated_environment(quest, truth, person, 0)["simulated_truth"]
+    assert set(record["adaptive_point_ms"]) == {"ttft_ms"}
+    assert 0.9 * 800.0 < record["adaptive_point_ms"]["ttft_ms"] < 800.0  # give-ups count
+    assert record["participant"]["adaptive_point_ms"] < record["participant"]["threshold_ms"]
+    plain = simulated_environment(fixed, truth, person, 0)["simulated_truth"]
+    assert "adaptive_point_ms" not in plain and "adaptive_point_ms" not in plain["participant"]

@@ -172,7 +172,8 @@ STORED = StoredTruth(
     population={"threshold_ms": 800.0, "width_log": 1.6, "guess": 0.02, "lapse": 0.05},
     pooled_ms={"ttft_ms": {0.25: 500.0, 0.5: 800.0, 0.75: 1250.0}},
     rating_ms={"speed": {0.5: 560.0}},
-    own_threshold_ms={"SIM-1": 640.0},
+    own_threshold_ms={"SIM-1": 640.0, "SIM-2": 640.0},
+    own_adaptive_ms={"SIM-2": 610.0},
 )
 PART = TruthPart(SessionKinds(simulated_in=1, simulated_kept=1), STORED)
 
@@ -191,9 +192,13 @@ def _row(**kw):
             _row(group="SIM-1", estimand="this participant", level=0.25),
             pf.threshold_ms(0.25, 640.0, 1.6),
         ),
-        (  # an adaptive procedure targets P(too slow): guess and lapse included
+        (  # stored before the give-up point was: P(too slow), guess and lapse included
             _row(measure="adaptive", group="SIM-1", estimand="this session", level=0.6),
             pf.threshold_ms_at_psi(0.6, 640.0, 1.6, 0.02, 0.05),
+        ),
+        (  # stored since: "too slow" or a give-up, which the procedure counts as too slow
+            _row(measure="adaptive", group="SIM-2", estimand="this session", level=0.5),
+            610.0,
         ),
         (_row(measure="rating"), 560.0),
         (_row(measure="abandonment", level=0.1), math.nan),  # no truth stored
@@ -286,3 +291,32 @@ def test_a_study_database_is_named_by_the_digest_of_its_trial_table(simulated_db
         audits = [json.loads(d)["files"]["trials"] for (d,) in con.execute(
             "SELECT detail FROM audit WHERE action = 'export'")]  # fmt: skip
     assert audits and set(audits) == {exported}
+
+
+def test_the_adaptive_points_stored_with_the_sessions_are_the_adaptive_truths():
+    from analysis.report.truth_part import median_person_at_psi
+
+    trials = pd.DataFrame({"participant": ["s1", "s2"], "simulated": [1, 1]})
+    sessions = pd.DataFrame(
+        {
+            "participant": ["s1", "s2"],
+            "env_simulated_truth_population_threshold_ms": [800.0, 800.0],
+            "env_simulated_truth_population_width_log": [1.6, 1.6],
+            "env_simulated_truth_pooled_thresholds_ms_ttft_ms_0.5": [800.0, 800.0],
+            "env_simulated_truth_adaptive_point_ms_ttft_ms": [777.0, 777.0],
+            "env_simulated_truth_participant_adaptive_point_ms": [700.0, ""],
+        }
+    )
+    data = SimpleNamespace(table=SimpleNamespace(trials=trials, sessions=sessions), kept=trials)
+    part = truth_part(data)
+    assert part.truth.adaptive_point_ms == {"ttft_ms": 777.0}
+    assert part.truth.own_adaptive_ms == {"s1": 700.0}  # the empty one left out
+    assert median_person_at_psi(part, "ttft_ms", 0.5) == 777.0
+    row = _row(measure="adaptive", group="s1", estimand="this session")
+    assert row_truth(part, row, None) == 700.0
+    older = truth_part(  # simulated before the point was stored: P(too slow) alone
+        SimpleNamespace(
+            table=SimpleNamespace(trials=trials, sessions=sessions.iloc[:, :4]), kept=trials
+        )
+    )
+    assert median_person_at_psi(older, "ttft_ms", 0.5) == pytest.approx(800.0)

@@ -110,6 +110,12 @@ class StoredTruth:
     pooled_ms: dict[str, dict[float, float]]  # cue -> level -> ms
     rating_ms: dict[str, dict[float, float]]  # question id -> level -> ms
     own_threshold_ms: dict[str, float] = field(default_factory=dict)  # participant -> ms
+    adaptive_point_ms: dict[str, float] = field(default_factory=dict)
+    """Adaptive factor -> the median person's point where "too slow" or a give-up (which the
+    procedure counts as too slow) reaches the procedure's target: what the median of the
+    sessions' own estimates estimates (stored by `uxlab simulate` since 2026-12-07)."""
+    own_adaptive_ms: dict[str, float] = field(default_factory=dict)
+    """Participant -> that person's own such point (what their session's estimate estimates)."""
 
     def parameters(self) -> pd.DataFrame:
         """The per-parameter truth the report shows: name, value as stored, meaning."""

@@ -44,6 +44,8 @@ POPULATION = PREFIX + "population_"
 POOLED = PREFIX + "pooled_thresholds_ms_"
 RATING = PREFIX + "rating_acceptable_ms_"
 OWN_THRESHOLD = PREFIX + "participant_threshold_ms"
+ADAPTIVE_POINT = PREFIX + "adaptive_point_ms_"
+OWN_ADAPTIVE = PREFIX + "participant_adaptive_point_ms"
 
 # The cue whose truth `threshold_ms` / `width_log` and a person's own 50% point describe.
 OWN_CUE = "ttft_ms"
@@ -87,7 +89,11 @@ def truth_part(data: ReportData) -> TruthPart:
 
 def _read_truth(sessions: pd.DataFrame) -> tuple[StoredTruth | None, str | None]:
     """The one truth stored with these sessions, or (None, why)."""
-    shared = [c for c in sessions.columns if str(c).startswith((POPULATION, POOLED, RATING))]
+    shared = [
+        c
+        for c in sessions.columns
+        if str(c).startswith((POPULATION, POOLED, RATING, ADAPTIVE_POINT))
+    ]
     numbers = sessions[shared].apply(pd.to_numeric, errors="coerce")
     numbers = numbers.dropna(axis=1, how="all").dropna(axis=0, how="all")
     if numbers.empty:
@@ -112,12 +118,25 @@ def _read_truth(sessions: pd.DataFrame) -> tuple[StoredTruth | None, str | None]
             if str(col).startswith(prefix):
                 key, _, level = str(col).removeprefix(prefix).rpartition("_")
                 into.setdefault(key, {})[float(level)] = float(value)
-    own: dict[str, float] = {}
-    if OWN_THRESHOLD in sessions.columns:
-        for pid, value in zip(sessions["participant"], sessions[OWN_THRESHOLD], strict=True):
-            if pd.notna(pd.to_numeric(value, errors="coerce")):
-                own[str(pid)] = float(value)
-    return StoredTruth(population, pooled, rating, own), None
+    adaptive = {
+        str(c).removeprefix(ADAPTIVE_POINT): float(v)
+        for c, v in stored.items()
+        if str(c).startswith(ADAPTIVE_POINT)
+    }
+    own, own_adaptive = _per_person(sessions, OWN_THRESHOLD), _per_person(sessions, OWN_ADAPTIVE)
+    return StoredTruth(population, pooled, rating, own, adaptive, own_adaptive), None
+
+
+def _per_person(sessions: pd.DataFrame, column: str) -> dict[str, float]:
+    """Participant -> the number in `column` (those without one left out)."""
+    if column not in sessions.columns:
+        return {}
+    values = pd.to_numeric(sessions[column], errors="coerce")
+    return {
+        str(pid): float(v)
+        for pid, v in zip(sessions["participant"], values, strict=True)
+        if pd.notna(v)
+    }
 
 
 def row_truth(part: TruthPart | None, row: dict[str, Any], rating_id: str | None) -> float:
@@ -135,8 +154,10 @@ def row_truth(part: TruthPart | None, row: dict[str, Any], rating_id: str | None
         return math.nan
     pop = truth.population
     width = pop.get("width_log", math.nan)
-    if measure == "adaptive":  # the procedure targets P(too slow), guess and lapse included
-        own = truth.own_threshold_ms.get(group, math.nan)
+    if measure == "adaptive":  # what the session's estimate estimates (`adaptive_truth`)
+        if group in truth.own_adaptive_ms:
+            return truth.own_adaptive_ms[group]
+        own = truth.own_threshold_ms.get(group, math.nan)  # stored before 2026-12-07
         return _at_psi(level, own, width, pop)
     estimand = row.get("estimand")
     if estimand == "population":
@@ -149,10 +170,14 @@ def row_truth(part: TruthPart | None, row: dict[str, Any], rating_id: str | None
 
 
 def median_person_at_psi(part: TruthPart | None, stimulus: str, target: float) -> float:
-    """The median person's true point where P(too slow) = `target` (adaptive medians)."""
+    """The truth of an adaptive median: the median person's point where "too slow" or a
+    give-up reaches the procedure's target, as stored; from data stored before 2026-12-07,
+    where P(too slow) alone reaches `target`."""
     truth = part.truth if part is not None else None
     if truth is None or not _single_cue(truth, stimulus):
         return math.nan
+    if stimulus in truth.adaptive_point_ms:
+        return truth.adaptive_point_ms[stimulus]
     pop = truth.population
     return _at_psi(target, pop.get("threshold_ms", math.nan), pop.get("width_log", math.nan), pop)
 
@@ -369,13 +394,12 @@ def truth_blocks(data: ReportData) -> list[Block]:
             "What each truth is: a population (pooled) threshold, where the population's "
             "curve pooled over people crosses the level; the median-person estimand and an "
             "adaptive median, the median person's own point; a participant's row, that "
-            "person's own point (adaptive: where P(too slow), guess and lapse included, "
-            'reaches the target). An adaptive procedure counts a give-up as "too slow", so '
-            "where simulated people give up its estimates sit below that point (the median "
-            "of QUEST+ estimates on ttft-quest.toml by 7-8% at the simulator's default "
-            "patience, by under 2% with none: uxlab plan's simulations, 2026-12-07), and "
-            "an adaptive median's interval then misses its truth more often than 5%. "
-            "Per-condition curves and abandonment times have no stored truth. "
+            'person\'s own point (adaptive: where "too slow" or a give-up, which the '
+            "procedure counts as too slow, reaches its target, with the person's guess, lapse "
+            'and patience; in data simulated before 2026-12-07, where "too slow" alone '
+            "does, which the procedure's estimates undershoot when people give up: by 7-8% "
+            "for the median of QUEST+ estimates on ttft-quest.toml at the simulator's default "
+            "patience). Per-condition curves and abandonment times have no stored truth. "
             "thresholds.csv holds every row's `true_value` and `covers_truth`."
         )
     )

@@ -29,34 +29,10 @@ from typing import NamedTuple
 import numpy as np
 
 from uxlab.plan.design import SessionDesign
-from uxlab.simulate.observers import Cues, Observer, PopulationTruth
+from uxlab.simulate.adaptive_truth import median_adaptive_point_ms
+from uxlab.simulate.observers import Cues, Observer, PopulationTruth, p_give_up
 from uxlab.study.adaptive import make_procedure
 from uxlab.study.spec import Study
-
-
-def p_give_up(
-    truth: PopulationTruth,
-    patience_scale_ms: np.ndarray,
-    ttft_ms: np.ndarray,
-    end_ms: np.ndarray,
-    cap_ms: float | None = None,
-) -> np.ndarray:
-    """P(giving up before the trial ends) [P, T] for observers with these patience scales
-    [P] on trials with these first-token and end times [T]: the closed form of
-    `Observer.give_up_ms` (a Weibull cumulative hazard while waiting for the first token,
-    times `streaming_hazard_ratio` once text streams). A trial ends at the stream's end or
-    the study's timeout (`cap_ms`), whichever is first; no first token (NaN): always."""
-    scale = np.asarray(patience_scale_ms, dtype=float)[:, None]
-    end = np.asarray(end_ms, dtype=float)[None, :]
-    if cap_ms is not None:
-        end = np.minimum(end, cap_ms)
-    ttft = np.asarray(ttft_ms, dtype=float)[None, :]
-    never = np.isnan(ttft)
-    ttft = np.minimum(np.where(never, 0.0, ttft), end)
-    h_wait = (ttft / scale) ** truth.patience_shape
-    h_end = (np.maximum(end, ttft) / scale) ** truth.patience_shape
-    p = 1.0 - np.exp(-(h_wait + truth.streaming_hazard_ratio * (h_end - h_wait)))
-    return np.where(never, 1.0, p)
 
 
 def cue_times(cues: tuple[Cues, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -204,28 +180,13 @@ def adaptive_counts(
     return k, n
 
 
-TRUTH_PEOPLE = 2000
-"""People drawn (fixed seed) for the truth of an adaptive median (`adaptive_median_truth`)."""
-
-
 def adaptive_median_truth(study: Study, design: SessionDesign, truth: PopulationTruth) -> float:
     """What the median of the sessions' own adaptive estimates estimates (ms): the median
-    over people of each person's point where the answer the procedure gets is "too slow" or
-    a give-up (which the procedure counts as "too slow") with its target probability, on the
-    design's grid (interpolated on ln ms; each trial's give-up chance from the design's
-    template recording), from `TRUTH_PEOPLE` people drawn from `truth`."""
+    person's point where "too slow" or a give-up has the procedure's target probability
+    (`uxlab.simulate.adaptive_truth`, on the design's grid and template recording)."""
     plan = design.adaptive
     assert plan is not None and design.adaptive_grid_ms is not None
     target = make_procedure(plan.spec).estimate().target
     cap = study.abandon.timeout_s * 1000.0 if study.abandon.timeout_s else None
-    grid_log = np.log(np.asarray(design.adaptive_grid_ms, dtype=float))
-    ttft, end = cue_times(design.adaptive_cues)
-    people = draw_people(study, truth, TRUTH_PEOPLE, np.random.default_rng(2026))
-    patience = np.array([obs.patience_scale_ms for obs in people])
-    p_ab = p_give_up(truth, patience, ttft, end, cap)  # [people, grid]
-    points = np.empty(len(people))
-    for i, obs in enumerate(people):
-        p_slow = np.array([obs.p_too_slow(c) for c in design.adaptive_cues])
-        p_no = np.maximum.accumulate(p_ab[i] + (1.0 - p_ab[i]) * p_slow)  # rising in latency
-        points[i] = np.interp(target, p_no, grid_log, left=-np.inf, right=np.inf)
-    return float(np.exp(np.median(points)))
+    grid = np.asarray(design.adaptive_grid_ms, dtype=float)
+    return median_adaptive_point_ms(study, truth, grid, design.adaptive_cues, target, cap)

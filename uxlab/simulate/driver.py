@@ -24,6 +24,12 @@ from uxlab.outcomes import Outcome
 from uxlab.phases import Phase
 from uxlab.player import HeadlessSink
 from uxlab.session import StudySession, TrialRun
+from uxlab.simulate.adaptive_truth import (
+    AdaptiveGrid,
+    median_adaptive_point_ms,
+    own_points_ms,
+    study_adaptive_grid,
+)
 from uxlab.simulate.observers import (
     Cues,
     Observer,
@@ -80,12 +86,36 @@ class SimulatedRun:
 def simulated_environment(
     study: Study, truth: PopulationTruth, observer: Observer, seed: int
 ) -> dict[str, Any]:
-    """The environment record of a simulated session: the truth it was drawn from."""
-    return {
-        "simulated": True,
-        "simulated_truth": {**study_truth(study, truth), "participant": observer.own()},
-        "simulation_seed": seed,
-    }
+    """The environment record of a simulated session: the truth it was drawn from, and on
+    an adaptive study what the session's own estimate estimates (`adaptive_truth`): the
+    median person's point (shared) and this person's."""
+    record = {**study_truth(study, truth), "participant": observer.own()}
+    grid = _adaptive_grid(study)
+    if grid is not None:
+        args = (grid.grid_ms, grid.cues, grid.target, grid.cap_ms)
+        record["adaptive_point_ms"] = {grid.factor: _median_point(study, truth, grid)}
+        record["participant"]["adaptive_point_ms"] = float(own_points_ms([observer], *args)[0])
+    return {"simulated": True, "simulated_truth": record, "simulation_seed": seed}
+
+
+_GRIDS: dict[str, AdaptiveGrid | None] = {}
+_MEDIANS: dict[tuple[str, PopulationTruth], float] = {}
+
+
+def _adaptive_grid(study: Study) -> AdaptiveGrid | None:
+    """`study_adaptive_grid`, once per study file's content in a process."""
+    if study.sha256 not in _GRIDS:
+        _GRIDS[study.sha256] = study_adaptive_grid(study)
+    return _GRIDS[study.sha256]
+
+
+def _median_point(study: Study, truth: PopulationTruth, grid: AdaptiveGrid) -> float:
+    """`median_adaptive_point_ms`, once per study and truth in a process (2,000 people)."""
+    key = (study.sha256, truth)
+    if key not in _MEDIANS:
+        args = (grid.grid_ms, grid.cues, grid.target, grid.cap_ms)
+        _MEDIANS[key] = median_adaptive_point_ms(study, truth, *args)
+    return _MEDIANS[key]
 
 
 def draw_observer(study: Study, truth: PopulationTruth, seed: int, number: int) -> Observer:

@@ -227,6 +227,31 @@ class _Judging:
         return self.observer.rating(self.cues, scale, rng)
 
 
+def p_give_up(
+    truth: PopulationTruth,
+    patience_scale_ms: np.ndarray,
+    ttft_ms: np.ndarray,
+    end_ms: np.ndarray,
+    cap_ms: float | None = None,
+) -> np.ndarray:
+    """P(giving up before the trial ends) [P, T] for observers with these patience scales
+    [P] on trials with these first-token and end times [T]: the closed form of
+    `Observer.give_up_ms` (a Weibull cumulative hazard while waiting for the first token,
+    times `streaming_hazard_ratio` once text streams). A trial ends at the stream's end or
+    the study's timeout (`cap_ms`), whichever is first; no first token (NaN): always."""
+    scale = np.asarray(patience_scale_ms, dtype=float)[:, None]
+    end = np.asarray(end_ms, dtype=float)[None, :]
+    if cap_ms is not None:
+        end = np.minimum(end, cap_ms)
+    ttft = np.asarray(ttft_ms, dtype=float)[None, :]
+    never = np.isnan(ttft)
+    ttft = np.minimum(np.where(never, 0.0, ttft), end)
+    h_wait = (ttft / scale) ** truth.patience_shape
+    h_end = (np.maximum(end, ttft) / scale) ** truth.patience_shape
+    p = 1.0 - np.exp(-(h_wait + truth.streaming_hazard_ratio * (h_end - h_wait)))
+    return np.where(never, 1.0, p)
+
+
 def likert_cuts(truth: PopulationTruth, scale: int) -> np.ndarray:
     """The latent cut points of a `scale`-point rating."""
     if scale - 1 == len(truth.likert_cuts):
