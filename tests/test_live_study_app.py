@@ -77,8 +77,8 @@ def beams() -> Recording:
 
 @pytest.fixture
 def served():
-    """A model server of its own for each test (one per module let a request of the test
-    before, still on its way under a loaded full run, land in the next test's `asked`)."""
+    """A model server of its own for each test (with one per module, a request of the test
+    before still on its way under a loaded full run could land in the next test's `asked`)."""
     profile = Profile.from_table({"ttft": f"constant:{SERVED_TTFT_MS:g}", "itl": "constant:5"})
     config = ServeConfig([beams()], lambda r, s: shape(r, profile, seed=s))
     pick = corpus_picker(config)
