@@ -70,6 +70,11 @@ def test_one_two_three_participants_one_excluded_write_a_report(tmp_path, capsys
     refs = md[md.index("**Reference comparison**") :]
     assert "| below |" not in refs and "| above |" not in refs and "| inside |" not in refs
     assert "not enough data (N = " in refs
+    # the summary counts every figure of the table, those this study did not measure too
+    table = [line for line in refs.split("\n\n")[1].splitlines() if line.startswith("|")]
+    n_figures = len(table) - 2  # below the header and its rule
+    summary = md[md.index("## Summary") : md.index("**Reference comparison**")]
+    assert f"Of {n_figures} published figures, none could be placed" in summary
     if n > 1:
         assert "SIM-s3-00" in md and "attention checks 0% passed" in md
         assert "change with --min-attention SHARE" in md

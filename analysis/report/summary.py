@@ -373,9 +373,12 @@ def _reference_sentences(data: ReportData, n_people: int) -> list[str]:
             )
         elif not compared.empty and judged.empty:  # say the reasons the table gives
             reasons = compared["verdict"].value_counts()
+            unmeasured = len(refs) - len(compared)
             out.append(
-                "Published figures: none could be placed against our estimates: "
+                f"Of {len(refs)} published figures, none could be placed against our "
+                "estimates: "
                 + "; ".join(f"{n} {reason}" for reason, n in reasons.items())
+                + (f"; {unmeasured} about what this study did not measure" if unmeasured else "")
                 + "."
             )
         elif not compared.empty:
