@@ -42,10 +42,15 @@ ADAPTIVE_TRIALS, FIXED_REPEATS = 48, 8
 
 
 def cells(
-    designs: list[str], people: list[int], observers: list[str], which: str = "all"
+    designs: list[str],
+    people: list[int],
+    observers: list[str],
+    which: str = "all",
+    repeats: int = FIXED_REPEATS,
 ) -> list[Cell]:
     """The grid's cells, in the order they are printed (`which`: `all`, `plain` without a
-    second factor, `conditions` only the fixed designs with one)."""
+    second factor, `conditions` only the fixed designs with one; `repeats`: the answers a
+    person gives each level of a fixed design)."""
     out = []
     for design in designs:
         for name in observers if which != "conditions" else ():
@@ -56,7 +61,7 @@ def cells(
                 if name == "separated" and place != "between levels":
                     continue
                 for n in people:
-                    trials = FIXED_REPEATS if design == "fixed" else ADAPTIVE_TRIALS
+                    trials = repeats if design == "fixed" else ADAPTIVE_TRIALS
                     obs = at_place(OBSERVERS[name], place)
                     out.append(Cell(Study(design, obs, n, trials), place))
         if design == "fixed" and which != "plain":
@@ -65,7 +70,7 @@ def cells(
                     continue
                 for n in people:
                     obs = at_place(OBSERVERS[name], "between levels")
-                    out.append(Cell(Study(design, obs, n, FIXED_REPEATS, conditions=True)))
+                    out.append(Cell(Study(design, obs, n, repeats, conditions=True)))
     return out
 
 
@@ -108,16 +113,24 @@ def main() -> None:
         default="all",
         help="plain: without a second factor; conditions: only fixed designs with one",
     )
+    ap.add_argument(
+        "--repeats",
+        type=int,
+        default=FIXED_REPEATS,
+        help=f"answers a person gives each level of a fixed design (default {FIXED_REPEATS})",
+    )
     args = ap.parse_args()
     grid = cells(
         args.designs.split(","),
         [int(v) for v in args.people.split(",")],
         args.observers.split(","),
         args.cells,
+        args.repeats,
     )
     start = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     print(
-        f"report validation: {args.studies} studies per fixed-design cell, "
+        f"report validation: {args.studies} studies per fixed-design cell "
+        f"({args.repeats} answers a level), "
         f"{args.adaptive_studies or args.studies} per adaptive one, B = {args.n_boot}, seed "
         f"{args.seed}; {start}, load average {os.getloadavg()[0]:.1f} at the start"
     )
