@@ -10,6 +10,9 @@
   everything that imports `textual` in `uxlab/tui`).
 - `uxlab.simulate.truth_option`: the `--truth NAME=VALUE,...` text of `uxlab simulate` and
   `uxlab plan` (`parse_truth`, `check_truth`, `TruthError`).
+- `uxlab.simulate.adaptive_truth`: what a simulated adaptive session's estimate estimates
+  (the point where "too slow" or a give-up reaches the procedure's target), stored with
+  each session and used by `uxlab plan`.
 """
 
 from uxlab.simulate.driver import (
