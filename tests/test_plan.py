@@ -18,13 +18,13 @@ from uxlab.plan.engine import LEVELS, PlanSpec, adaptive_median_figures, run_pla
 from uxlab.plan.grid import Reference, parse_range, parse_target, reference_from
 from uxlab.plan.simulate_cell import (
     adaptive_counts,
-    adaptive_median_truth,
     adaptive_runs,
     draw_people,
     p_give_up,
 )
 from uxlab.plan.summarise import cell_table, recommend
 from uxlab.plan.truth import truth_from_pilot
+from uxlab.simulate.adaptive_truth import median_point_of
 from uxlab.simulate.observers import Cues, Observer, PopulationTruth, pooled_thresholds_ms
 from uxlab.study import load_study
 from uxlab.study.adaptive import make_procedure
@@ -92,10 +92,9 @@ def test_adaptive_cells_give_the_reports_median_and_its_interval_at_50_only():
 
 def test_the_adaptive_medians_truth_counts_a_give_up_as_too_slow():
     study = load_study(STUDIES / "ttft-quest.toml")
-    design = session_design(study, 20)
-    patient = adaptive_median_truth(study, design, PopulationTruth(patience_scale_ms=1e12))
+    patient = median_point_of(study, PopulationTruth(patience_scale_ms=1e12))
     assert patient == pytest.approx(800.0, rel=0.02)  # the median person's own 50% point
-    impatient = adaptive_median_truth(study, design, PopulationTruth(patience_scale_ms=3000.0))
+    impatient = median_point_of(study, PopulationTruth(patience_scale_ms=3000.0))
     assert impatient < 0.97 * patient  # giving up makes "too slow" likelier at every level
 
 

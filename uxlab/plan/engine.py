@@ -28,13 +28,13 @@ import numpy as np
 from uxlab.plan.design import SessionDesign, session_design
 from uxlab.plan.simulate_cell import (
     adaptive_counts,
-    adaptive_median_truth,
     adaptive_runs,
     attention_kept,
     constant_counts,
     draw_people,
     judged_p_slow,
 )
+from uxlab.simulate.adaptive_truth import median_point_of
 from uxlab.simulate.observers import PopulationTruth, study_truth
 from uxlab.study import load_study
 from uxlab.study.spec import Study
@@ -177,12 +177,11 @@ def run_chunk(spec: PlanSpec, first: int, last: int) -> dict[tuple[int, int], Ce
     )
     seeds = [bootstrap_seed(spec.seed, s) for s in range(first, last)]
     median_truth = None  # [S, 3]: the adaptive median's truth at the 50% column
-    if designs[spec.repeats[0]].adaptive is not None:
+    if designs[spec.repeats[0]].adaptive is not None:  # as `uxlab simulate` stores it
         median_truth = np.full((last - first, len(LEVELS)), np.nan)
         for i, s in enumerate(range(first, last)):
-            median_truth[i, LEVELS.index(0.5)] = adaptive_median_truth_ms(
-                spec, study, designs[spec.repeats[0]], s
-            )
+            point = median_point_of(study, spec.truths[s % len(spec.truths)])
+            median_truth[i, LEVELS.index(0.5)] = np.nan if point is None else point
     out = {}
     for r in spec.repeats:
         adaptive = designs[r].adaptive
@@ -205,19 +204,6 @@ def run_chunk(spec: PlanSpec, first: int, last: int) -> dict[tuple[int, int], Ce
                 fit.estimate_ms, fit.ci_low_ms, fit.ci_high_ms, fit.n_participants, truth_ms
             )
     return out
-
-
-_MEDIAN_TRUTH: dict[tuple[Path, PopulationTruth], float] = {}
-
-
-def adaptive_median_truth_ms(spec: PlanSpec, study: Study, design: SessionDesign, s: int) -> float:
-    """Study s's truth of the adaptive median (`simulate_cell.adaptive_median_truth`),
-    computed once per truth in a process (a pilot's truth has a few hundred draws)."""
-    truth = spec.truths[s % len(spec.truths)]
-    key = (spec.study_path, truth)
-    if key not in _MEDIAN_TRUTH:
-        _MEDIAN_TRUTH[key] = adaptive_median_truth(study, design, truth)
-    return _MEDIAN_TRUTH[key]
 
 
 def _estimates(counts: StudyCounts) -> np.ndarray:

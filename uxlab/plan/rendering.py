@@ -59,13 +59,6 @@ ADAPTIVE_COLUMNS_LINE = (
 """The columns on an adaptive design (what the report prints there)."""
 
 
-def adaptive_median_minimum() -> int:
-    """The fewest participants the report gives the adaptive median's interval for."""
-    from analysis.report.support import MINIMUMS
-
-    return int(MINIMUMS["adaptive_median"].min_participants)
-
-
 def adaptive_analysis_text(procedure: str) -> str:
     """How the plan analyses a study of an adaptive design: as the report, the median of
     the sessions' own estimates with the sign test's interval (or none, and why)."""
@@ -165,7 +158,7 @@ def render_plan(
         lines.append(
             f"note: {len(few)} cell(s) show no width ('-'): `uxlab report` gives the median "
             f"of the sessions' own estimates no interval with fewer than "
-            f"{adaptive_median_minimum()} participants (after exclusions), the fewest it "
+            f"{report_minimum('adaptive_median')} participants (after exclusions), the fewest it "
             "was measured with, nor after a 1-up/2-down staircase"
         )
     low_cover = table[table["coverage_50"] < 0.9]

@@ -29,7 +29,6 @@ from typing import NamedTuple
 import numpy as np
 
 from uxlab.plan.design import SessionDesign
-from uxlab.simulate.adaptive_truth import median_adaptive_point_ms
 from uxlab.simulate.observers import Cues, Observer, PopulationTruth, p_give_up
 from uxlab.study.adaptive import make_procedure
 from uxlab.study.spec import Study
@@ -178,15 +177,3 @@ def adaptive_counts(
     np.add.at(n, (rows[answered], w.ravel()[answered]), 1.0)
     np.add.at(k, (rows[answered], w.ravel()[answered]), (a.ravel()[answered] == 1) * 1.0)
     return k, n
-
-
-def adaptive_median_truth(study: Study, design: SessionDesign, truth: PopulationTruth) -> float:
-    """What the median of the sessions' own adaptive estimates estimates (ms): the median
-    person's point where "too slow" or a give-up has the procedure's target probability
-    (`uxlab.simulate.adaptive_truth`, on the design's grid and template recording)."""
-    plan = design.adaptive
-    assert plan is not None and design.adaptive_grid_ms is not None
-    target = make_procedure(plan.spec).estimate().target
-    cap = study.abandon.timeout_s * 1000.0 if study.abandon.timeout_s else None
-    grid = np.asarray(design.adaptive_grid_ms, dtype=float)
-    return median_adaptive_point_ms(study, truth, grid, design.adaptive_cues, target, cap)

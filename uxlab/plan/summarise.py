@@ -54,13 +54,14 @@ def share_se(share: float, n: int) -> float:
     return math.sqrt(share * (1.0 - share) / n) if n > 0 else math.nan
 
 
-def report_minimum() -> int:
-    """The fewest participants the report gives a population interval for."""
+def report_minimum(claim: str = "population") -> int:
+    """The fewest participants the report gives a `claim`'s interval for (`MINIMUMS`: the
+    population thresholds by default, `adaptive_median` on an adaptive design)."""
     try:
         from analysis.report.support import MINIMUMS
     except ImportError:  # an analysis package without that rule
         return 2
-    return int(MINIMUMS["population"].min_participants)
+    return int(MINIMUMS[claim].min_participants)
 
 
 def cell_table(

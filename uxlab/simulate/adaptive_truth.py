@@ -103,3 +103,28 @@ def median_adaptive_point_ms(
     rng = np.random.default_rng(2026)
     people = [Observer.draw(truth, rng, study) for _ in range(TRUTH_PEOPLE)]
     return float(np.median(own_points_ms(people, grid_ms, cues, target, cap_ms)))
+
+
+_GRIDS: dict[str, AdaptiveGrid | None] = {}
+_MEDIANS: dict[tuple[str, PopulationTruth], float] = {}
+
+
+def adaptive_grid_of(study: Study) -> AdaptiveGrid | None:
+    """`study_adaptive_grid`, once per study file's content in a process."""
+    if study.sha256 not in _GRIDS:
+        _GRIDS[study.sha256] = study_adaptive_grid(study)
+    return _GRIDS[study.sha256]
+
+
+def median_point_of(study: Study, truth: PopulationTruth) -> float | None:
+    """`median_adaptive_point_ms` of `study`'s adaptive grid (None: it has none), once per
+    study and truth in a process (2,000 people a time)."""
+    grid = adaptive_grid_of(study)
+    if grid is None:
+        return None
+    key = (study.sha256, truth)
+    if key not in _MEDIANS:
+        _MEDIANS[key] = median_adaptive_point_ms(
+            study, truth, grid.grid_ms, grid.cues, grid.target, grid.cap_ms
+        )
+    return _MEDIANS[key]

@@ -24,12 +24,7 @@ from uxlab.outcomes import Outcome
 from uxlab.phases import Phase
 from uxlab.player import HeadlessSink
 from uxlab.session import StudySession, TrialRun
-from uxlab.simulate.adaptive_truth import (
-    AdaptiveGrid,
-    median_adaptive_point_ms,
-    own_points_ms,
-    study_adaptive_grid,
-)
+from uxlab.simulate.adaptive_truth import adaptive_grid_of, median_point_of, own_points_ms
 from uxlab.simulate.observers import (
     Cues,
     Observer,
@@ -90,32 +85,12 @@ def simulated_environment(
     an adaptive study what the session's own estimate estimates (`adaptive_truth`): the
     median person's point (shared) and this person's."""
     record = {**study_truth(study, truth), "participant": observer.own()}
-    grid = _adaptive_grid(study)
+    grid = adaptive_grid_of(study)
     if grid is not None:
         args = (grid.grid_ms, grid.cues, grid.target, grid.cap_ms)
-        record["adaptive_point_ms"] = {grid.factor: _median_point(study, truth, grid)}
+        record["adaptive_point_ms"] = {grid.factor: median_point_of(study, truth)}
         record["participant"]["adaptive_point_ms"] = float(own_points_ms([observer], *args)[0])
     return {"simulated": True, "simulated_truth": record, "simulation_seed": seed}
-
-
-_GRIDS: dict[str, AdaptiveGrid | None] = {}
-_MEDIANS: dict[tuple[str, PopulationTruth], float] = {}
-
-
-def _adaptive_grid(study: Study) -> AdaptiveGrid | None:
-    """`study_adaptive_grid`, once per study file's content in a process."""
-    if study.sha256 not in _GRIDS:
-        _GRIDS[study.sha256] = study_adaptive_grid(study)
-    return _GRIDS[study.sha256]
-
-
-def _median_point(study: Study, truth: PopulationTruth, grid: AdaptiveGrid) -> float:
-    """`median_adaptive_point_ms`, once per study and truth in a process (2,000 people)."""
-    key = (study.sha256, truth)
-    if key not in _MEDIANS:
-        args = (grid.grid_ms, grid.cues, grid.target, grid.cap_ms)
-        _MEDIANS[key] = median_adaptive_point_ms(study, truth, *args)
-    return _MEDIANS[key]
 
 
 def draw_observer(study: Study, truth: PopulationTruth, seed: int, number: int) -> Observer:
