@@ -297,6 +297,18 @@ def test_importers_refuse_deep_nesting_and_huge_integers(tmp_path):
         import_source("openai-sse", capture)
 
 
+def test_a_har_stream_whose_first_event_is_too_deep_is_a_clean_error(tmp_path):
+    # Found by benchmarks/fuzz_parsers.py: telling the stream's API from its first event
+    # decoded the event without the reading rules, and a deep one was a RecursionError.
+    har = json.loads((DATA / "har" / "chat_app.har").read_text(encoding="utf-8"))
+    content = har["log"]["entries"][1]["response"]["content"]
+    content["text"] = "data: " + DEEP + "\n\n" + content["text"]
+    src = tmp_path / "deep.har"
+    src.write_text(json.dumps(har), encoding="utf-8")
+    with pytest.raises(ImportFormatError, match=r"deep.har:log.entries\[1\] .*nested deeper"):
+        import_source("har", src)
+
+
 def test_a_valid_import_still_round_trips(tmp_path):
     result = import_source("aiperf", DATA / "aiperf-raw" / "profile_export_raw.jsonl")
     assert result.recordings

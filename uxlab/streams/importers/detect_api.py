@@ -109,8 +109,8 @@ def api_of(url: str, events: Sequence[SseEvent]) -> str | None:
     for ev in events:
         try:
             obj = json.loads(ev.data)
-        except json.JSONDecodeError:
-            continue
+        except (ValueError, RecursionError):  # not JSON, a 5,000-digit number, too deep:
+            continue  # the mapping's reader names what is wrong, if the stream is imported
         if not isinstance(obj, dict):
             break
         found = api_of_object(ev.event, obj)
