@@ -14,6 +14,7 @@ from uxlab.streams.metrics import (
     describe,
     describe_many,
     is_output,
+    linear_percentiles,
     summarize,
     ttft_of,
 )
@@ -326,3 +327,14 @@ def test_grouped_percentiles_match_numpy_per_group(mean_size: int) -> None:
         mine = values[groups == g]
         expected = np.percentile(mine, qs) if len(mine) else np.full(len(qs), np.nan)
         np.testing.assert_allclose(out[:, g], expected, rtol=1e-12)
+
+
+def test_linear_percentiles_are_numpys_bit_for_bit() -> None:
+    # `uxlab inspect` prints the pooled percentiles at full precision in --json: the helper
+    # that spares numpy.ma's import must give np.percentile's floats exactly.
+    rng = np.random.default_rng(7)
+    for trial in range(3000):
+        n = int(rng.integers(1, 40 if trial % 2 else 3000))
+        values = np.round(rng.lognormal(3.0, 1.0, n), int(rng.integers(0, 4)))
+        qs = (0, 25, 50, 90, 99, 100, float(rng.uniform(0, 100)))
+        assert linear_percentiles(values, qs) == np.percentile(values, qs).tolist()

@@ -172,6 +172,37 @@ def test_a_deep_header_is_a_clean_error_too():
         parse_replay(replay_text(header, CHUNK, END))
 
 
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("100000000000000000000", "request.seed: an integer too large"),  # orjson: a float
+        ("1e400", "request.seed: inf is not a finite number"),  # orjson refuses it
+        ("NaN", "NaN is not a JSON number"),
+        (HUGE_INT, "not a usable number"),
+        ('"\\ud800"', None),  # orjson refuses a lone surrogate, the stdlib keeps it
+    ],
+)
+def test_the_header_read_by_orjson_first_keeps_the_stdlib_readers_words(value, problem):
+    # The header is decoded by orjson, and again by the stdlib decoder wherever orjson
+    # refuses the line or may have rounded an integer: the words are the precise reader's.
+    header = json.dumps(HEADER)[:-1] + ', "request": {"seed": ' + value + "}}"
+    text = replay_text(header, CHUNK, END)
+    if problem is None:
+        assert parse_replay(text).header.request == {"seed": "\ud800"}
+        return
+    with pytest.raises(ReplayFormatError, match=r"<string>:1: .*" + problem):
+        parse_replay(text)
+
+
+def test_a_float_limit_names_values_a_decoder_may_have_rounded():
+    assert tree_problem({"a": [1.0, 2.0**63]}) is None
+    assert tree_problem({"a": [1.0, 2.0**63]}, float_limit=2.0**63) == (
+        "a[1]",
+        "9.22337e+18 is 9.22337e+18 or more",
+    )
+    assert tree_problem({"a": math.nan}, float_limit=2.0**63) == ("a", "nan is not a finite number")
+
+
 def test_inspect_lists_every_kind_of_bad_file_and_goes_on(tmp_path, capsys):
     good = replay_text(HEADER, CHUNK, END)
     bad = {

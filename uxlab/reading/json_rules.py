@@ -80,19 +80,24 @@ def loads_json(text: str, *, check: bool = True) -> Any:
 # --- checking decoded values ---------------------------------------------------------------
 
 
-def tree_problem(value: Any, max_depth: int = MAX_DEPTH) -> tuple[str, str] | None:
+def tree_problem(
+    value: Any, max_depth: int = MAX_DEPTH, float_limit: float = math.inf
+) -> tuple[str, str] | None:
     """(path, problem) of the first value in `value` that breaks the rules, else None.
 
     Iterative (no recursion, whatever the depth): containers nested deeper than
     `max_depth`, floats that are not finite, integers of `MAX_INT_ABS` or more, keys
-    that are not strings.
+    that are not strings. `float_limit`: also floats of this size or more (a decoder that
+    turns huge integers into floats asks, to read such a value again exactly).
     """
     stack: list[tuple[Any, str, int]] = [(value, "", 0)]
     while stack:
         v, path, depth = stack.pop()
         t = type(v)
         if t is float:
-            if not math.isfinite(v):
+            if not abs(v) < float_limit:  # NaN and infinities too
+                if math.isfinite(v):
+                    return path or "value", f"{v:g} is {float_limit:g} or more"
                 return path or "value", f"{v} is not a finite number"
         elif t is int:
             if not -MAX_INT_ABS < v < MAX_INT_ABS:
