@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
@@ -28,6 +28,7 @@ from uxlab.streams.canonical_batch import (
     columns_of_canonical,
 )
 from uxlab.streams.metrics import describe_columns, pooled_summary
+from uxlab.streams.process_batches import run_batches
 from uxlab.streams.recording import Chunk, End, ErrorEvent, Header, Meta, Recording
 from uxlab.streams.recording_columns import RecordingColumns
 from uxlab.streams.replay_decode import canonical_file
@@ -354,45 +355,53 @@ def _run_batches(
     work: Callable[[Sequence[Path], bool], P], files: list[Path], allow_truncated: bool, jobs: int
 ) -> list[P]:
     """`work` on contiguous batches of `files` in `jobs` processes, results in file order:
-    this one and `jobs - 1` workers."""
-    from concurrent.futures import ProcessPoolExecutor  # only with a pool (~7 ms to import)
-
+    this one and `jobs - 1` helpers (`process_batches`)."""
     # A few batches per process, so that one slow batch does not hold up the rest.
     n_batches = min(len(files), jobs * 4)
     bounds = np.linspace(0, len(files), n_batches + 1).astype(int)
     batches = [files[a:b] for a, b in itertools.pairwise(bounds.tolist())]
-    # Paths travel as strings, and the good files come back as their places in the batch:
-    # a pickled Path costs ten times a string to load, for 6,000 files 0.03 s of CPU.
-    names = [list(map(os.fspath, batch)) for batch in batches]
-    remote = functools.partial(_in_worker, work, allow_truncated=allow_truncated)
-    results: list[P | None] = [None] * len(batches)
-    with ProcessPoolExecutor(max_workers=jobs - 1) as pool:
-        futures = [pool.submit(remote, batch_names) for batch_names in names]
-        # The workers take the batches from the front; this process, which would only wait,
-        # takes those none has started from the back: one process fewer to start, and its
-        # results are not copied from one process to another (~0.1 s of CPU in all).
-        for k in reversed(range(len(batches))):
-            if futures[k].cancel():
-                results[k] = work(batches[k], allow_truncated)
-        for k, future in enumerate(futures):
-            if results[k] is None:
-                result, good = future.result()
-                result.paths = [batches[k][i] for i in good]
-                results[k] = result
-    return [result for result in results if result is not None]
+    done = run_batches(_Batch(work, batches, allow_truncated), len(batches), jobs)
+    results = []
+    for batch, (result, good) in zip(batches, done, strict=True):
+        if good is not None:  # from a helper: its good files by their places in the batch
+            result.paths = [batch[i] for i in good]
+        results.append(result)
+    return results
 
 
-def _in_worker(
-    work: Callable[[Sequence[Path], bool], P], names: list[str], allow_truncated: bool
-) -> tuple[P, list[int]]:
-    """`work` on the files `names`, and the places of its good files among them (its
-    `paths`, emptied: the caller has them)."""
-    paths = list(map(Path, names))
-    result = work(paths, allow_truncated)
-    places = {id(path): i for i, path in enumerate(paths)}
-    good = [places[id(path)] for path in result.paths]
-    result.paths = []
-    return result, good
+class _Batch(Generic[P]):
+    """`work` on batch `k` of the files: in this process as it is; in a helper, with the
+    good files sent back as their places in the batch (a pickled Path costs ten times a
+    string to load: for 6,000 files 0.03 s of CPU), and `paths` emptied."""
+
+    def __init__(
+        self,
+        work: Callable[[Sequence[Path], bool], P],
+        batches: list[list[Path]],
+        allow_truncated: bool,
+    ) -> None:
+        self.work = work
+        self.batches = batches
+        self.allow_truncated = allow_truncated
+        self.home = os.getpid()
+
+    def __call__(self, k: int) -> tuple[P, list[int] | None]:
+        paths = self.batches[k]
+        result = self.work(paths, self.allow_truncated)
+        if os.getpid() == self.home:
+            return result, None
+        places = {id(path): i for i, path in enumerate(paths)}
+        good = [places[id(path)] for path in result.paths]
+        result.paths = []
+        return result, good
+
+    def __getstate__(self) -> dict[str, Any]:  # to a pool's worker: the paths as strings
+        names = [list(map(os.fspath, batch)) for batch in self.batches]
+        return {**self.__dict__, "batches": names}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state["batches"] = [list(map(Path, names)) for names in state["batches"]]
+        self.__dict__.update(state)
 
 
 def load_arrays(
