@@ -109,6 +109,22 @@ def test_report_of_a_simulated_database_compares_every_estimate_with_the_truth(
         assert r["true_value"] == "" and r["covers_truth"] == ""
 
 
+def test_one_simulated_person_gets_no_pooled_interval_and_the_report_says_so(tmp_path, capsys):
+    # Below the population minimum no pooled interval is printed: the truth section says
+    # so, not "0 of 0 pooled 95% intervals cover the true value".
+    db = tmp_path / "one.sqlite"
+    study = str(ROOT / "studies" / "quickstart.toml")
+    assert main(["simulate", study, "-n", "1", "--db", str(db), "--truth", TRUTH]) == 0
+    out = tmp_path / "report"
+    assert main(["report", str(db), "-o", str(out), "--n-boot", "30", "-q"]) == 0
+    capsys.readouterr()
+    text = (out / "report.md").read_text(encoding="utf-8")
+    truth = text.split("## Simulated truth", 1)[1].split("\n## ", 1)[0]
+    assert "0 of 0" not in truth
+    assert "No pooled 95% interval is printed for these data" in truth
+    assert "| no interval |" in truth  # each estimate still stands beside its truth
+
+
 def _mixed_copy(db: Path, tmp_path: Path) -> Path:
     """The simulated database with two sessions made real (flag off, no stored truth)."""
     mixed = tmp_path / "mixed.sqlite"

@@ -380,13 +380,19 @@ def truth_blocks(data: ReportData) -> list[Block]:
         )
         blocks.append(Table(shown, "Each pooled estimate beside the truth"))
         judged = table["covers"].dropna()
-        blocks.append(
-            Para(
+        if len(judged):
+            covered = (
                 f"{int(judged.sum())} of {len(judged)} pooled 95% intervals cover the true "
                 "value (a 95% interval misses about 1 in 20 times by design; several "
                 "levels of one curve miss or cover together)."
             )
-        )
+        else:  # below the minimum, or withheld: estimates beside the truth, no interval
+            covered = (
+                "No pooled 95% interval is printed for these data (see 'What this sample can "
+                "support'), so none is scored against the truth: the estimates stand beside "
+                "it without one."
+            )
+        blocks.append(Para(covered))
     if lines:
         blocks.append(Bullets(lines))
     blocks.append(
