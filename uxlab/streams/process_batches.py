@@ -59,7 +59,12 @@ def _forked(work: Callable[[int], R], n_batches: int, jobs: int) -> list[R]:
     try:
         for _ in range(jobs - 1):
             read_end, write_end = os.pipe()
-            pid = os.fork()
+            try:
+                pid = os.fork()
+            except OSError:  # no more processes allowed: those there are do the batches
+                os.close(read_end)
+                os.close(write_end)
+                break
             if pid == 0:  # the helper: never returns, never runs this process's exit code
                 os.close(read_end)
                 _helper(work, next_batch, write_end)
