@@ -459,11 +459,11 @@ def _one_study(answers: int, people: int, separated: int = 0) -> tuple[np.ndarra
 
 @pytest.mark.parametrize(
     ("answers", "people", "separated", "tails"),
-    [(6, 8, 0, True), (4, 8, 0, False), (6, 4, 0, False), (6, 8, 1, True), (6, 8, 2, False)],
+    [(6, 8, 0, True), (4, 8, 0, False), (6, 4, 0, False), (6, 12, 1, True), (6, 8, 1, False)],
 )
 def test_the_plan_withholds_the_tails_where_the_report_does(answers, people, separated, tails):
     """The plan's CI25 / CI75 count only studies whose report prints those points: 8 people,
-    6 answers a person gives each level, fewer than a quarter of them separating."""
+    6 answers a person gives each level, fewer than one in eight of them separating."""
     from uxlab.plan.engine import withhold_tails_as_the_report
 
     levels, k, n = _one_study(answers, people, separated)

@@ -42,7 +42,8 @@ COLUMNS_LINE = (
     "ms, the mean width of the 95% interval of the 25%, 50% and 75% thresholds over the "
     "studies that give one (plan.csv has the medians too; - where none does: the report "
     "withholds the 25% / 75% points below 8 people, below 6 answers a person gives each "
-    "level, or when a quarter of the people switch between two levels); cover50, the share "
+    "level, or when one in eight of the people switches between two levels); cover50, the "
+    "share "
     "of those studies whose interval holds the true 50% threshold"
 )
 """What each printed column holds (the table's headers are short)."""
@@ -139,8 +140,8 @@ def render_plan(
             + "".join(assurance_at(best, t) for t in assured)
             + (
                 "; its report gives the 50% point only (the 25% / 75% points need 6 answers "
-                "a person gives each level, 8 people, and under a quarter of them switching "
-                "between two levels)"
+                "a person gives each level, 8 people, and under one in eight of them "
+                "switching between two levels)"
                 if design.adaptive is None
                 and math.isnan(best["ci_width_25_ms"])
                 and math.isnan(best["ci_width_75_ms"])
