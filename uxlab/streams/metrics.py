@@ -289,8 +289,14 @@ def _token_columns(
     """Tokens and the rates they give: summed n_tokens when every output chunk has it,
     else the chunk count stands in for the rates (and n_tokens is NaN)."""
     n_recs, counts, rec_of = len(a), a.n_output_chunks, a.recording_of_chunk()
-    tok_unknown = np.bincount(rec_of[np.isnan(a.n_tokens)], minlength=n_recs) > 0
-    tok_sum = np.bincount(rec_of, weights=np.nan_to_num(a.n_tokens), minlength=n_recs)
+    unknown_at = np.isnan(a.n_tokens)
+    if unknown_at.any():
+        tok_unknown = np.bincount(rec_of[unknown_at], minlength=n_recs) > 0
+        weights = np.nan_to_num(a.n_tokens)
+    else:  # every chunk's tokens known (what uxlab writes): nothing to count or replace
+        tok_unknown = np.zeros(n_recs, dtype=bool)
+        weights = a.n_tokens
+    tok_sum = np.bincount(rec_of, weights=weights, minlength=n_recs)
     n_tokens = np.where(tok_unknown | ~nonempty, np.nan, tok_sum)
     n_tokens[~nonempty] = 0.0
     tokens_for_tpot = np.where(np.isnan(n_tokens), counts, n_tokens).astype(float)
@@ -327,7 +333,7 @@ def _char_columns(
     n_recs = len(a)
     chars_total = np.bincount(a.recording_of_chunk(), weights=a.n_chars, minlength=n_recs)
     chars_total = chars_total.astype(np.int64)
-    chars_first = _at(a.n_chars.astype(float), first_idx, a.n_output_chunks > 0, n_recs)
+    chars_first = _at(a.n_chars, first_idx, a.n_output_chunks > 0, n_recs)  # NaN-filled
     with np.errstate(divide="ignore", invalid="ignore"):
         chars_per_s = np.where(
             decode_ms > 0, (chars_total - chars_first) / (decode_ms / 1000), np.nan

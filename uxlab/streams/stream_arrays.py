@@ -231,8 +231,11 @@ class StreamArrays:
     @cached_property
     def has_timing(self) -> np.ndarray:
         """Per recording: every output chunk has a time."""
+        unknown_at = np.isnan(self.t_ms)
+        if not unknown_at.any():  # every time known (what uxlab writes): no count needed
+            return np.ones(len(self), dtype=bool)
         rec_of = self.recording_of_chunk()
-        unknown = np.bincount(rec_of[np.isnan(self.t_ms)], minlength=len(self))
+        unknown = np.bincount(rec_of[unknown_at], minlength=len(self))
         return cast(np.ndarray, unknown == 0)
 
     @cached_property
@@ -246,9 +249,14 @@ class StreamArrays:
     @cached_property
     def _gaps(self) -> tuple[np.ndarray, np.ndarray]:
         rec_of = self.recording_of_chunk()
-        same = rec_of[1:] == rec_of[:-1]
+        # A gap joins two chunks of one recording: all but those across a recording's start.
+        same = np.ones(max(len(rec_of) - 1, 0), dtype=bool)
+        across = self.starts[1:-1] - 1
+        same[across[(across >= 0) & (across < len(same))]] = False
         gaps_ms = np.diff(self.t_ms)[same]
         gap_rec = rec_of[1:][same]
+        if self.has_timing.all():
+            return gaps_ms, gap_rec
         keep = self.has_timing[gap_rec]
         return gaps_ms[keep], gap_rec[keep]
 
