@@ -47,10 +47,12 @@ def cells(
     observers: list[str],
     which: str = "all",
     repeats: int = FIXED_REPEATS,
+    condition_places: tuple[str, ...] = ("between levels",),
 ) -> list[Cell]:
     """The grid's cells, in the order they are printed (`which`: `all`, `plain` without a
     second factor, `conditions` only the fixed designs with one; `repeats`: the answers a
-    person gives each level of a fixed design)."""
+    person gives each level of a fixed design; `condition_places`: where the truth lies in the
+    cells with a second factor)."""
     out = []
     for design in designs:
         for name in observers if which != "conditions" else ():
@@ -69,8 +71,9 @@ def cells(
                 if name not in observers:
                     continue
                 for n in people:
-                    obs = at_place(OBSERVERS[name], "between levels")
-                    out.append(Cell(Study(design, obs, n, repeats, conditions=True)))
+                    for place in condition_places:
+                        obs = at_place(OBSERVERS[name], place)
+                        out.append(Cell(Study(design, obs, n, repeats, conditions=True), place))
     return out
 
 
@@ -119,6 +122,12 @@ def main() -> None:
         default=FIXED_REPEATS,
         help=f"answers a person gives each level of a fixed design (default {FIXED_REPEATS})",
     )
+    ap.add_argument(
+        "--condition-places",
+        default="between levels",
+        help="where the truth lies in the cells with a second factor: 'between levels', "
+        "'on a level' or both, comma-separated (default: between levels)",
+    )
     args = ap.parse_args()
     grid = cells(
         args.designs.split(","),
@@ -126,6 +135,7 @@ def main() -> None:
         args.observers.split(","),
         args.cells,
         args.repeats,
+        tuple(p.strip() for p in args.condition_places.split(",")),
     )
     start = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     print(

@@ -21,6 +21,7 @@ from analysis.report.psychometric_withheld import (
     median_bracket,
     people_separation,
     separated_population,
+    separating_within,
     withhold_few_people_condition_points,
     withhold_few_people_tails,
     withhold_steep_people_tails,
@@ -93,8 +94,10 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
         if not part.tails_withheld:
             part.tails_withheld = withhold_thin_design_tails(data, part.population, answers)
         if not part.tails_withheld:
+            factors = sorted({f for f, _ in _other_factor_levels(data)})
+            separating = set(separations) | separating_within(part, df, factors)
             part.tails_withheld = withhold_steep_people_tails(
-                data, part, len(separations), n_people, answers
+                data, part, len(separating), n_people, answers
             )
     _per_condition(data, part, df, n_people)
     if opts.per_participant:
@@ -162,6 +165,11 @@ def _per_condition(
             if n_people >= MIN_CONDITION_POINTS:
                 answers = float(df.groupby(["participant", factor, "_x"]).size().median())
                 why = withhold_thin_design_tails(data, fit.table, answers, f"per {factor}")
+                if not why:  # people steeper than the levels, within a condition
+                    separating = separating_within(part, df, [factor])
+                    why = withhold_steep_people_tails(
+                        data, part, len(separating), n_people, answers, fit.table, f"per {factor}"
+                    )
         for key in fit.fitter.conditions_:
             rows = fit.table[fit.table["condition"] == key]
             label = condition_label({factor: float(key)})

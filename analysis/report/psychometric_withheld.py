@@ -129,12 +129,26 @@ def people_separation(part: PsychometricPart, df: pd.DataFrame) -> dict[str, Lat
     return found
 
 
+def separating_within(part: PsychometricPart, df: pd.DataFrame, factors: list[str]) -> set[str]:
+    """The participants whose own answers separate by latency within one condition of any
+    of `factors` (a person steeper than the levels whose switch moves with the condition
+    need not separate over all their answers at once)."""
+    found = set()
+    for factor in factors:
+        for (pid, _), cell in df.groupby(["participant", factor]):
+            if find_separation(cell["_x"].to_numpy(), acceptable_answers(part, cell)) is not None:
+                found.add(str(pid))
+    return found
+
+
 def withhold_steep_people_tails(
     data: ReportData,
     part: PsychometricPart,
     separated: int,
     n_people: int,
     answers_per_level: float | None = None,
+    table: pd.DataFrame | None = None,
+    what: str = "pooled",
 ) -> str:
     """Blank the pooled 25% / 75% rows when at least `STEEP_PEOPLE_SHARE` of the people's
     own answers separate by latency (`separated` of them), with a note (which says so when
@@ -143,12 +157,12 @@ def withhold_steep_people_tails(
     `withheld`), empty when nothing is."""
     if not n_people or separated < STEEP_PEOPLE_SHARE * n_people:
         return ""
-    table = part.population
+    table = part.population if table is None else table
     thin = ""
     if answers_per_level is not None and answers_per_level <= THIN_DESIGN_ANSWERS:
         thin = "; " + THIN_DESIGN_MEASURED.format(answers=answers_per_level)
     note = (
-        f"Psychometric thresholds (pooled): {separated} of {n_people} participants' own "
+        f"Psychometric thresholds ({what}): {separated} of {n_people} participants' own "
         f"answers separate by latency, so the 25% / 75% points are withheld: "
         f"{STEEP_TAILS_MEASURED}{thin}."
     )
