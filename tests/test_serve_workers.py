@@ -306,9 +306,19 @@ def test_ctrl_c_lets_open_streams_finish_then_stops_every_worker():
                 pids = {int(r.headers["x-uxlab-worker-pid"]) for r in responses}
                 return pids, bodies
 
-        pids, bodies = asyncio.run(open_then_interrupt())
-        assert all(b.rstrip().endswith((b"data: [DONE]", b"}")) for b in bodies)
-        assert proc.wait(timeout=30) == 0
+        try:
+            pids, bodies = asyncio.run(open_then_interrupt())
+            assert all(b.rstrip().endswith((b"data: [DONE]", b"}")) for b in bodies)
+            assert proc.wait(timeout=30) == 0
+        except (AssertionError, httpx.HTTPError) as exc:
+            # Seen once in a loaded CI run (a stream cut after the Ctrl-C, not reproduced):
+            # what the server and its workers said is the evidence for next time.
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+            said = proc.communicate(timeout=30)[1] if proc.stderr else ""
+            raise AssertionError(
+                f"{exc!r}; exit {proc.returncode}; the server said: {said!r}"
+            ) from exc
         assert not any(_alive(pid) for pid in pids)
     finally:
         if proc.poll() is None:
