@@ -202,6 +202,8 @@ def _prepare(
     imports; returns what serves until stopped (here, or in one forked worker per socket)."""
     import uvicorn
 
+    from uxlab.live.serve_cut_streams import cut_streams_said
+
     make_config = functools.partial(
         uvicorn_config,
         max_connections=listening.max_connections,
@@ -222,7 +224,7 @@ def _prepare(
         )
 
     def serve_here() -> int:
-        with socks[0]:
+        with socks[0], cut_streams_said(""):
             uvicorn.Server(uvicorn_settings).run(sockets=[socks[0]])
         return 0
 

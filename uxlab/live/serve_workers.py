@@ -7,12 +7,17 @@ and each keeps time for its own streams on its own core. All sockets are bound a
 listening before the first worker starts (a connection made after the banner waits in a
 queue, never meets a refusal), and the parent only supervises:
 
-- SIGINT or SIGTERM to the parent (Ctrl-C reaches the whole process group) asks every
-  worker to stop as one `uxlab serve` would (stop accepting, finish the open streams); a
-  second Ctrl-C stops them at once;
+- each worker runs in its own process group, so a terminal's Ctrl-C (SIGINT to the
+  foreground group) reaches the parent alone, and the parent alone decides: its first
+  SIGINT or SIGTERM asks every worker to stop as one `uxlab serve` would (SIGTERM: stop
+  accepting, finish the open streams), a second one stops them at once (SIGINT after the
+  SIGTERM: uvicorn's forced exit). Were the workers in the terminal's group, each would get
+  the Ctrl-C itself as well as the parent's SIGTERM, and when the SIGTERM was handled first
+  the SIGINT after it read as a second Ctrl-C and cut the open streams (seen on a loaded
+  machine). Ctrl-Z likewise stops the parent only: the workers go on serving;
 - a worker that exits on its own (a crash) stops the others, and the parent says which
-  worker and how it ended; a worker that ended cleanly was asked to stop (Ctrl-C reaches
-  the workers too, and one may end before the parent has run its own handler), so the
+  worker and how it ended; a worker that ended cleanly was asked to stop by someone else
+  (a signal sent to its pid, or one that came before it left the terminal's group), so the
   others are stopped as by a first Ctrl-C, and a Ctrl-C the parent handles after that is
   still a first one (it must not cut the others' open streams);
 - a worker whose parent dies (even by SIGKILL) is sent SIGTERM by the kernel
@@ -87,12 +92,13 @@ def run_workers(socks: list[socket.socket], serve_one: Callable[[int, socket.soc
         if pid == 0:  # the worker
             code = 0
             try:
+                os.setpgid(0, 0)  # out of the terminal's group: only the parent signals it
                 _die_with_parent(parent_pid)
                 for other in socks:
                     if other is not sock:
                         other.close()
                 serve_one(k, sock)
-            except KeyboardInterrupt:  # Ctrl-C before the worker's own handler: asked
+            except KeyboardInterrupt:  # SIGINT before the worker's own handler: asked
                 pass
             except BaseException:
                 code = 1
@@ -102,6 +108,8 @@ def run_workers(socks: list[socket.socket], serve_one: Callable[[int, socket.soc
             finally:
                 sys.stderr.flush()
                 os._exit(code)
+        with contextlib.suppress(OSError):  # also here, so no signal to the group is sent
+            os.setpgid(pid, pid)  # before the worker has left it (it may have already)
         pids[pid] = k
     for sock in socks:
         sock.close()  # the workers hold them now
@@ -156,6 +164,7 @@ def serve_worker(
     import uvicorn
 
     from uxlab.live.serve import build_app
+    from uxlab.live.serve_cut_streams import cut_streams_said
 
     app = build_app(replace(config, request_index_start=k, request_index_step=n))
     server = uvicorn.Server(make_uvicorn_config(app))
@@ -170,7 +179,7 @@ def serve_worker(
 
     for s in (signal.SIGINT, signal.SIGTERM):
         signal.signal(s, stop)
-    with sock:
+    with sock, cut_streams_said(f"worker {k} (pid {os.getpid()}) "):
         server.run(sockets=[sock])
     if not asked:  # the parent reads a clean exit as "asked to stop"
         raise RuntimeError("the server stopped without being asked to (did it start?)")
