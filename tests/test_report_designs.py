@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 from independent_tables import OBSERVERS, Study, simulate_study
 
-from analysis.design_detection import person_dependent_levels
+from analysis.design_detection import answer_driven_levels, person_dependent_levels
 from analysis.foreign_table import ColumnMap
 from analysis.report import ReportOptions, analyse
 from analysis.trial_table import load_trial_table
@@ -46,6 +46,60 @@ def test_a_staircase_table_is_found_and_its_biased_points_withheld(tmp_path):
     assert pop.loc[[0.25, 0.75], "estimate"].isna().all()  # withheld, with the reason
     rows = data.thresholds[(data.thresholds.group == "pooled") & (data.thresholds.level != 0.5)]
     assert rows["withheld"].str.contains("adaptive design").all()
+
+
+def _alike_staircase(tmp_path, seed: int):
+    """A 1-up/2-down table of 4 people alike: they reach the same levels."""
+    trials = simulate_study(
+        Study("staircase", OBSERVERS["alike"], 4, 48), np.random.default_rng(seed)
+    )
+    path = tmp_path / "alike-staircase.csv"
+    trials.drop(columns="true_m_ms").to_csv(path, index=False)
+    return load_trial_table(path, ColumnMap(stimulus="ttft_ms", judgement="too_slow"))
+
+
+def test_a_staircase_of_people_alike_is_found_by_where_each_answer_sends_the_next_level(
+    tmp_path,
+):
+    """People alike reach the same levels, so the levels alone do not tell (the pooled fit
+    was used, and its 75% point covered 0.83-0.89 on such tables); the changes of level,
+    down after every "too slow" and up after acceptable answers, do."""
+    table = _alike_staircase(tmp_path, seed=1)
+    assert person_dependent_levels(table.trials, "ttft_ms") is None
+    data = analyse(table, _options())
+    said = "\n".join(data.notes)
+    assert "Design: 100% of the changes of level went the way the previous answer" in said
+    assert "Cochran-Mantel-Haenszel" in said and "chose each person's levels" in said
+    pop = data.psychometric.population.set_index("level")
+    assert pop.loc[[0.25, 0.5, 0.75], "estimate"].isna().all()
+    assert data.psychometric.estimator.startswith("adaptive design (")
+
+
+def test_fixed_designs_in_any_order_are_not_taken_for_answer_led_ones():
+    """In a fixed design the next level is drawn whatever the last answer was: 60 tables of
+    4-20 people (alike, differing, steep) in their random order, and sorted by level."""
+    rng = np.random.default_rng(11)
+    for i in range(60):
+        obs = OBSERVERS[("alike", "differing", "steep")[i % 3]]
+        trials = simulate_study(Study("fixed", obs, (4, 8, 20)[i % 3], 8), rng)
+        too_slow = trials["too_slow"].to_numpy()
+        assert answer_driven_levels(trials, "ttft_ms", too_slow) is None
+        by_level = trials.sort_values(["participant", "ttft_ms"], kind="stable")
+        assert answer_driven_levels(by_level, "ttft_ms", by_level["too_slow"].to_numpy()) is None
+
+
+def test_answer_led_levels_need_the_adaptive_direction_within_a_level():
+    """Down after "too slow" and up after "acceptable" at the same level is the evidence;
+    the opposite (up after "too slow") is not a procedure anyone runs, and moves from
+    levels where only one answer was ever given say nothing."""
+    x = [400, 500, 400, 500, 600, 500, 400, 500, 600, 500] * 3
+    slow = [0, 1, 0, 0, 1, 1, 0, 0, 1, 1] * 3  # at 500: "too slow" -> down, else up
+    trials = pd.DataFrame({"participant": "p1", "x": x})
+    found = answer_driven_levels(trials, "x", np.array(slow))
+    assert found is not None and found.by_moves and found.follows_answer == 1.0
+    assert answer_driven_levels(trials, "x", 1 - np.array(slow)) is None  # the other way
+    ones = (np.array(x) >= 500).astype(int)  # each level always gets the same answer
+    assert answer_driven_levels(trials, "x", ones) is None
 
 
 def test_declaring_the_design_overrides_the_detection(tmp_path):

@@ -45,20 +45,34 @@ def detected_design(data: ReportData, df: pd.DataFrame | None, rising: bool) -> 
     """`DETECTED` when the levels people were tested at differ between them, with the
     evidence in a note (and how to declare the design), else None. `df`: the answered
     trials (`_x`, `_y` = yes), `rising`: yes means too slow."""
-    from analysis.design_detection import person_dependent_levels, with_answer_moves
+    from analysis.design_detection import (
+        answer_driven_levels,
+        person_dependent_levels,
+        with_answer_moves,
+    )
 
     found = person_dependent_levels(data.kept.dropna(subset=[data.stimulus]), data.stimulus)
-    if found is None:
-        return None
     if df is not None:
         too_slow = df["_y"].to_numpy(dtype=float)
         too_slow = too_slow if rising else 1.0 - too_slow
         order = "trial_index" if "trial_index" in df.columns else None
-        found = with_answer_moves(found, df, "_x", too_slow, order=order)
+        if found is None:  # people alike reach the same levels: do the answers lead?
+            found = answer_driven_levels(df, "_x", too_slow, order=order)
+        else:
+            found = with_answer_moves(found, df, "_x", too_slow, order=order)
+    if found is None:
+        return None
+    why = (
+        "chose each person's levels from their answers, so their trials sit near one point "
+        "of their curve and a pooled fit of every trial reaches the other points through its "
+        "shape"
+        if found.by_moves
+        else "tests people at different latencies, so the pooled fit of every trial would mix "
+        "people at different levels"
+    )
     data.notes.append(
         f"Design: {found.words()}: an adaptive procedure (a staircase, QUEST+) or another "
-        "design that tests people at different latencies, so the pooled fit of every trial "
-        "would mix people at different levels. The population thresholds come from the "
+        f"design that {why}. The population thresholds come from the "
         "model for adaptive designs (below). Say what was run with --procedure "
         "fixed|staircase|quest|interleaved (or a study.json beside the table with the "
         'factor\'s "procedure"); --procedure fixed restores the pooled fit.'
