@@ -87,7 +87,8 @@ def test_a_fresh_server_is_ready_when_its_banner_appears(tmp_path):
                 break
     finally:
         proc.terminate()
-        proc.wait(timeout=30)
+        stopped = proc.wait(timeout=30)
+    assert stopped == 0  # SIGTERM asks the server to stop: done, not killed (143)
     assert first.text == shape(answer(), profile, seed=3).text
     imports = [line.split("|")[-1].strip() for line in after_banner if "import time" in line]
     assert imports == [], f"imported after the banner: {imports}"

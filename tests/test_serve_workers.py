@@ -19,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -144,11 +145,13 @@ def test_a_worker_that_stopped_cleanly_first_does_not_turn_the_ctrl_c_into_a_sec
     is no crash, and the parent's Ctrl-C, handled after, is still the first one: the other
     worker gets SIGTERM both times (finish the open streams), never SIGINT (uvicorn: stop
     at once, cutting them)."""
-    got = tmp_path / "signals"
+    got, ready = tmp_path / "signals", tmp_path / "ready"
 
     def serve_one(k: int, sock: socket.socket) -> None:
         if k == 1:
-            return  # as a worker that handled the group's Ctrl-C first
+            while not ready.exists():  # worker 0 hears signals now
+                time.sleep(0.01)
+            return  # as a worker asked to stop before the parent's Ctrl-C handler ran
         names: list[str] = []
 
         def note(signum: int, frame: object) -> None:
@@ -156,6 +159,7 @@ def test_a_worker_that_stopped_cleanly_first_does_not_turn_the_ctrl_c_into_a_sec
 
         for s in (signal.SIGINT, signal.SIGTERM):
             signal.signal(s, note)
+        ready.touch()
         while not names:
             signal.pause()  # the parent's reaction to worker 1's end
         os.kill(os.getppid(), signal.SIGINT)  # the parent's own Ctrl-C, handled late
@@ -164,8 +168,25 @@ def test_a_worker_that_stopped_cleanly_first_does_not_turn_the_ctrl_c_into_a_sec
         got.write_text(" ".join(names), encoding="utf-8")
 
     socks = [socket.socket(), socket.socket()]
-    assert run_workers(socks, serve_one) == 0
+    assert run_workers(socks, serve_one) == 130  # stopped by a Ctrl-C: its exit status
     assert got.read_text(encoding="utf-8") == "SIGTERM SIGTERM"
+
+
+def test_the_workers_end_as_one_server_does_0_after_sigterm_130_after_ctrl_c():
+    """The parent's exit status says what stopped it, as `uxlab serve` without workers:
+    SIGTERM (a request to stop) is done, 0; Ctrl-C (SIGINT) is 130."""
+
+    def asks_the_parent(sig: int) -> Callable[[int, socket.socket], None]:
+        def serve_one(k: int, sock: socket.socket) -> None:
+            if k == 0:
+                os.kill(os.getppid(), sig)
+            while True:
+                signal.pause()  # until the parent's SIGTERM (default action: end)
+
+        return serve_one
+
+    for sig, status in ((signal.SIGTERM, 0), (signal.SIGINT, 130)):
+        assert run_workers([socket.socket(), socket.socket()], asks_the_parent(sig)) == status
 
 
 def test_a_worker_whose_server_stops_unasked_ends_with_a_failure():
@@ -329,7 +350,7 @@ def test_ctrl_c_lets_open_streams_finish_then_stops_every_worker():
         try:
             pids, bodies = asyncio.run(open_then_interrupt())
             assert all(b.rstrip().endswith((b"data: [DONE]", b"}")) for b in bodies)
-            assert proc.wait(timeout=30) == 0
+            assert proc.wait(timeout=30) == 130  # Ctrl-C's exit status, as one server's
         except (AssertionError, httpx.HTTPError) as exc:
             # What the server and its workers said is the evidence (a cut stream was once
             # a worker's forced exit: the group's SIGINT handled after the parent's SIGTERM).

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import gc
 import os
+import signal
 import socket
 import sys
 from collections.abc import Callable
@@ -194,6 +195,14 @@ def _banner(listening: Listening, what: str, port: int) -> None:
         )
 
 
+class _StopAsked(Exception):
+    """SIGTERM to a server not (or no longer) under uvicorn's own handlers."""
+
+
+def _stop_asked(signum: int, frame: object) -> None:
+    raise _StopAsked
+
+
 def _prepare(
     listening: Listening, config: ServeConfig, app: Any, socks: list[socket.socket]
 ) -> Callable[[], int]:
@@ -224,8 +233,16 @@ def _prepare(
         )
 
     def serve_here() -> int:
-        with socks[0], cut_streams_said(""):
-            uvicorn.Server(uvicorn_settings).run(sockets=[socks[0]])
+        # uvicorn raises the signal that stopped it again once stopped: SIGINT ends as a
+        # Ctrl-C (130), SIGTERM, a request to stop, as done (0) rather than killed (143)
+        previous = signal.signal(signal.SIGTERM, _stop_asked)
+        try:
+            with socks[0], cut_streams_said(""):
+                uvicorn.Server(uvicorn_settings).run(sockets=[socks[0]])
+        except _StopAsked:
+            pass
+        finally:
+            signal.signal(signal.SIGTERM, previous)
         return 0
 
     return serve_here

@@ -82,39 +82,14 @@ def _exit_note(status: int) -> str:
 def run_workers(socks: list[socket.socket], serve_one: Callable[[int, socket.socket], None]) -> int:
     """Fork one worker per socket, run `serve_one(k, sock)` in worker k, supervise them.
 
-    Returns 0 when the workers stopped because the parent was asked to stop, 1 when a
-    worker ended on its own (the others are stopped and the reason is printed).
+    Returns 0 when the workers stopped because the parent was asked to stop (SIGTERM),
+    130 when that was a Ctrl-C (SIGINT), as one `uxlab serve` ends, and 1 when a worker
+    ended on its own (the others are stopped and the reason is printed).
     """
     parent_pid = os.getpid()
     pids: dict[int, int] = {}  # pid -> worker number
-    for k, sock in enumerate(socks):
-        pid = os.fork()
-        if pid == 0:  # the worker
-            code = 0
-            try:
-                os.setpgid(0, 0)  # out of the terminal's group: only the parent signals it
-                _die_with_parent(parent_pid)
-                for other in socks:
-                    if other is not sock:
-                        other.close()
-                serve_one(k, sock)
-            except KeyboardInterrupt:  # SIGINT before the worker's own handler: asked
-                pass
-            except BaseException:
-                code = 1
-                import traceback
-
-                traceback.print_exc()
-            finally:
-                sys.stderr.flush()
-                os._exit(code)
-        with contextlib.suppress(OSError):  # also here, so no signal to the group is sent
-            os.setpgid(pid, pid)  # before the worker has left it (it may have already)
-        pids[pid] = k
-    for sock in socks:
-        sock.close()  # the workers hold them now
-
-    stopping = {"signals": 0, "told": 0}  # signals to the parent; workers told to stop
+    stopping = {"signals": 0, "told": 0, "first": 0}  # signals to the parent (the first
+    # one's number); workers told to stop
 
     def tell(sig: int) -> None:
         stopping["told"] += 1
@@ -124,10 +99,54 @@ def run_workers(socks: list[socket.socket], serve_one: Callable[[int, socket.soc
 
     def forward(signum: int, frame: object) -> None:
         stopping["signals"] += 1
+        stopping["first"] = stopping["first"] or signum
         # SIGTERM first (finish open streams), SIGINT after (uvicorn: stop at once)
         tell(signal.SIGTERM if stopping["signals"] == 1 else signal.SIGINT)
 
-    previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
+    # A stop signal that comes while the workers start waits (blocked) for the parent's
+    # handler, installed before the first fork, and for each worker's own (inherited, then
+    # reset to what the parent had before): none is lost, none met by the default action.
+    stops = {signal.SIGINT, signal.SIGTERM}
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+    previous = {s: signal.signal(s, forward) for s in stops}
+    try:
+        for k, sock in enumerate(socks):
+            pid = os.fork()
+            if pid == 0:  # the worker
+                code = 0
+                try:
+                    for s, handler in previous.items():
+                        signal.signal(s, handler)
+                    signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+                    os.setpgid(0, 0)  # out of the terminal's group: only the parent signals
+                    _die_with_parent(parent_pid)
+                    for other in socks:
+                        if other is not sock:
+                            other.close()
+                    serve_one(k, sock)
+                except KeyboardInterrupt:  # SIGINT before the worker's own handler: asked
+                    pass
+                except BaseException:
+                    code = 1
+                    import traceback
+
+                    traceback.print_exc()
+                finally:
+                    sys.stderr.flush()
+                    os._exit(code)
+            with contextlib.suppress(OSError):  # also here, so no signal to the group is
+                os.setpgid(pid, pid)  # sent before the worker has left it
+            pids[pid] = k
+    except BaseException:  # a fork refused: the workers started so far stop, as asked
+        tell(signal.SIGTERM)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        raise
+    finally:
+        for sock in socks:
+            sock.close()  # the workers hold them now
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
     failed = 0
     try:
         while pids:
@@ -138,8 +157,8 @@ def run_workers(socks: list[socket.socket], serve_one: Callable[[int, socket.soc
             if stopping["told"]:
                 continue
             # The first worker to end before any stop: exit status 0 means it was asked
-            # (`serve_worker` returns only then), e.g. by the Ctrl-C whose handler has not
-            # yet run here; anything else is a crash. Either way the rest finish their
+            # (`serve_worker` returns only then), e.g. by a signal sent to its pid; anything
+            # else is a crash. Either way the rest finish their
             # streams (SIGTERM), without counting as the parent's first Ctrl-C.
             if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
                 print(
@@ -153,6 +172,8 @@ def run_workers(socks: list[socket.socket], serve_one: Callable[[int, socket.soc
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+    if not failed and stopping["first"] == signal.SIGINT:
+        return 128 + signal.SIGINT  # the exit status of a Ctrl-C (`uxlab.cli`)
     return failed
 
 
