@@ -12,14 +12,20 @@ import numpy as np
 import pandas as pd
 
 from analysis.report.data import ESTIMANDS, ConditionFit, PsychometricPart, ReportData
-from analysis.report.psychometric_adaptive import adaptive_design, adaptive_population
+from analysis.report.psychometric_adaptive import (
+    DETECTED,
+    adaptive_design,
+    adaptive_population,
+)
 from analysis.report.psychometric_withheld import (
     IMPLAUSIBLE_THRESHOLD_MS,
     MEDIAN_PERSON_MEASURED,
     MIN_CONDITION_POINTS,
+    STAIRCASE_MEDIAN_MEASURED,
     ImplausibleThreshold,
     median_bracket,
     people_separation,
+    reaches_midpoint_by_shape,
     separated_population,
     separating_within,
     withhold_few_people_condition_points,
@@ -243,6 +249,14 @@ def _set_estimand(data: ReportData, part: PsychometricPart, n_people: int) -> No
                 f"{bracket[1]:,.0f} ms: some participants' answers separate, so their "
                 "switches are brackets, not estimates"
             )
+        elif reaches_midpoint_by_shape(part.procedure):  # measured biased there
+            median[["estimate", "ci_low", "ci_high"]] = np.nan
+            part.median_withheld = STAIRCASE_MEDIAN_MEASURED
+            if part.procedure == DETECTED:
+                part.median_withheld = (
+                    "the adaptive procedure is not declared and may be a staircase: "
+                    + STAIRCASE_MEDIAN_MEASURED
+                )
     if wanted == "median-person":
         if median is None:
             data.notes.append(
@@ -254,6 +268,11 @@ def _set_estimand(data: ReportData, part: PsychometricPart, n_people: int) -> No
         part.estimator = (
             "the median of the per-participant fits' 50% thresholds, without an interval: "
             + MEDIAN_PERSON_MEASURED
+            + (
+                "; on this design its 50% point too: " + part.median_withheld
+                if STAIRCASE_MEDIAN_MEASURED in part.median_withheld
+                else ""
+            )
         )
     else:
         part.other = median
