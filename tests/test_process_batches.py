@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -133,6 +134,34 @@ def test_with_another_thread_running_a_pool_does_it_with_the_same_results():
     finally:
         stop.set()
         other.join()
+
+
+class _CountedWork:
+    """A batch's work that counts how often this process pickles it."""
+
+    pickled = 0
+
+    def __call__(self, k: int) -> int:
+        time.sleep(0.02)  # long enough for the helpers to take batches too
+        return k * 2
+
+    def __getstate__(self) -> dict:
+        type(self).pickled += 1
+        return {}
+
+
+def test_a_pool_gets_the_work_once_per_helper_not_with_every_batch():
+    """The work holds every batch's file names (`inspect_load._Batch`): sent with each of
+    20 batches it was pickled 20 times; now once per helper at most (none when forked)."""
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert run_batches(_CountedWork(), 20, 3) == [k * 2 for k in range(20)]
+    finally:
+        stop.set()
+        other.join()
+    assert _CountedWork.pickled <= 2
 
 
 def test_one_process_or_one_batch_runs_here():

@@ -133,13 +133,30 @@ def _stop(pid: int) -> None:
         pass
 
 
+_POOL_WORK: Callable[[int], Any] | None = None
+"""`work`, in a pool's helper: sent once per helper (its initializer), not with every batch."""
+
+
+def _pool_helper_takes(work: Callable[[int], Any]) -> None:
+    global _POOL_WORK
+    _POOL_WORK = work
+
+
+def _pool_batch(k: int) -> Any:
+    assert _POOL_WORK is not None
+    return _POOL_WORK(k)
+
+
 def _pooled(work: Callable[[int], R], n_batches: int, jobs: int) -> list[R]:
     from concurrent.futures import ProcessPoolExecutor
 
     results: list[Any] = [None] * n_batches
     done = [False] * n_batches
-    with ProcessPoolExecutor(max_workers=jobs - 1) as pool:
-        futures = [pool.submit(work, k) for k in range(n_batches)]
+    helpers = ProcessPoolExecutor(
+        max_workers=jobs - 1, initializer=_pool_helper_takes, initargs=(work,)
+    )
+    with helpers as pool:
+        futures = [pool.submit(_pool_batch, k) for k in range(n_batches)]
         # The helpers take the batches from the front; this process, which would only wait,
         # takes those none has started from the back.
         for k in reversed(range(n_batches)):
