@@ -37,13 +37,14 @@ def adaptive_design(
     return detected_design(data, df, rising)
 
 
-DETECTED = "levels that differ between people"
+DETECTED = "undeclared, found in the data"
 """The procedure's name when it was detected, not declared."""
 
 
 def detected_design(data: ReportData, df: pd.DataFrame | None, rising: bool) -> str | None:
-    """`DETECTED` when the levels people were tested at differ between them, with the
-    evidence in a note (and how to declare the design), else None. `df`: the answered
+    """`DETECTED` when the levels people were tested at differ between them, or each next
+    level followed the answer before it (`analysis.design_detection`), with the evidence in
+    a note (and how to declare the design), else None. `df`: the answered
     trials (`_x`, `_y` = yes), `rising`: yes means too slow."""
     from analysis.design_detection import (
         answer_driven_levels,

@@ -77,8 +77,9 @@ def add_column_arguments(p: argparse.ArgumentParser) -> None:
         "--procedure",
         choices=("fixed", "staircase", "quest", "interleaved", "adaptive"),
         help="how the stimulus levels were chosen, for a table that does not say (default: "
-        "study.json or sessions.csv, else detected: levels that differ between people are "
-        "analysed as an adaptive design, with a note); fixed = everyone the same levels",
+        "study.json or sessions.csv, else detected: levels that differ between people, or "
+        "that each answer moved as a staircase's would, are analysed as an adaptive design, "
+        "with a note); fixed = everyone the same levels",
     )
     p.add_argument(
         "--judgement-kind",
