@@ -327,9 +327,11 @@ PERSON_COVERAGE_NOTE = (
 ADAPTIVE_PERSON_NOTE = (
     ". On an adaptive design each person was tested near one point of their curve (a "
     "1-up/2-down staircase near their 29% 'too slow' point), so their 50% point is reached "
-    "through the fitted curve's shape: on the independent simulator's staircase tables it "
-    "was biased -2.6% to -3.9% (its interval still covered 0.92-0.96; QUEST+ tables: within "
-    "1%; benchmarks/report_validation.py, 2026-12-06)"
+    "through the fitted curve's shape: on the independent simulator's 1-up/2-down tables "
+    "(48 trials a person) it was biased -3.0% to -4.9% on the log scale, over the 2% goal, "
+    "its interval still covering 0.94-0.97 (people steeper than the ladder's steps: -0.5%, "
+    "0.99-1.00; QUEST+ tables: within 0.7%, 0.95-0.99; benchmarks/report_validation.py, "
+    "2026-12-07, 100 studies a cell of 4-20 people)"
 )
 """The measured bias of a person's 50% point on adaptive designs, said beside the table."""
 
