@@ -236,10 +236,8 @@ def _set_estimand(data: ReportData, part: PsychometricPart, n_people: int) -> No
         median = median_person_thresholds(
             part.per_participant, data.options.n_boot, data.options.seed
         )
-        # held to the headline's goal and missing it (MEDIAN_PERSON_MEASURED): the 25% / 75%
-        # points withheld, the 50% point given without an interval
-        median.loc[median["level"] != 0.5, "estimate"] = np.nan
-        median["ci_low"], median["ci_high"] = np.nan, np.nan
+        # held to the headline's goal and missing it (MEDIAN_PERSON_MEASURED): withheld
+        median[["estimate", "ci_low", "ci_high"]] = np.nan
         part.median_withheld = MEDIAN_PERSON_MEASURED
         bracket = median_bracket(part)
         if bracket is not None:  # separated people's switches leave the median open
@@ -249,8 +247,7 @@ def _set_estimand(data: ReportData, part: PsychometricPart, n_people: int) -> No
                 f"{bracket[1]:,.0f} ms: some participants' answers separate, so their "
                 "switches are brackets, not estimates"
             )
-        elif reaches_midpoint_by_shape(part.procedure):  # measured biased there
-            median[["estimate", "ci_low", "ci_high"]] = np.nan
+        elif reaches_midpoint_by_shape(part.procedure):  # measured biased more there
             part.median_withheld = STAIRCASE_MEDIAN_MEASURED
             if part.procedure == DETECTED:
                 part.median_withheld = (
@@ -266,13 +263,9 @@ def _set_estimand(data: ReportData, part: PsychometricPart, n_people: int) -> No
             return
         part.population, part.other, part.estimand = median, part.population, wanted
         part.estimator = (
-            "the median of the per-participant fits' 50% thresholds, without an interval: "
-            + MEDIAN_PERSON_MEASURED
-            + (
-                "; on this design its 50% point too: " + part.median_withheld
-                if STAIRCASE_MEDIAN_MEASURED in part.median_withheld
-                else ""
-            )
+            "the median of the per-participant fits' thresholds, withheld: "
+            + part.median_withheld
+            + "; each participant's own 50% point is in the per-participant table"
         )
     else:
         part.other = median

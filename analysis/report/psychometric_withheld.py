@@ -251,9 +251,12 @@ MEDIAN_PERSON_MEASURED = (
     "held to the headline's goal (95% coverage 0.93-0.97, bias under 2% at 50% and 5% at 25 / "
     "75%), the median of per-person fits missed it on the independent simulator's studies: "
     "its participant-bootstrap interval covered 0.58-0.97 at 50% and 0.24-0.94 at 25 / 75%, "
-    "and its 25 / 75% points were biased up to +9% / -11% (each person's fit of a few dozen "
-    "answers is itself biased there; benchmarks/report_validation.py, 2026-12-06), so its "
-    "25% / 75% points and every interval of it are withheld"
+    "its 25 / 75% points were biased up to +9% / -11% (each person's fit of a few dozen "
+    "answers is itself biased there; 2026-12-06), and its 50% point, printed alone, came out "
+    "+3% to +6% (log scale) high for 4-8 people whose thresholds spread with a right skew "
+    "(the median of noisy per-person estimates leans towards their mean) and -4% to -5% for "
+    "people steeper than the levels (benchmarks/report_validation.py, 2026-12-07, 200 studies "
+    "a cell), so every figure of it is withheld"
 )
 """Why the median person's figures are withheld, as measured (thresholds.csv and report)."""
 

@@ -163,9 +163,10 @@ def _psychometric_sentences(data: ReportData, n_people: int) -> list[str]:
             "finding)."
         )
     elif not np.isfinite(mid.estimate):
+        whose = "median participant's" if p.estimand == "median-person" else "population's"
         out.append(
             head
-            + "the population's 50% threshold is withheld: "
+            + f"the {whose} 50% threshold is withheld: "
             + (
                 p.median_withheld
                 if p.estimand == "median-person" and p.median_withheld
