@@ -189,6 +189,34 @@ def test_the_workers_end_as_one_server_does_0_after_sigterm_130_after_ctrl_c():
         assert run_workers([socket.socket(), socket.socket()], asks_the_parent(sig)) == status
 
 
+def test_a_stop_handled_between_two_forks_reaches_the_worker_forked_after(tmp_path, monkeypatch):
+    """Python runs a signal handler in the main thread between any two instructions, also
+    between the forks (in a process with other threads it could not be blocked there: the
+    kernel hands the signal to another thread). Told at once, a worker forked after it never
+    heard it and the server waited for it forever (seen in CI); it is told once all exist."""
+    import uxlab.live.serve_workers as serve_workers
+
+    real_fork = os.fork
+    forks: list[int] = []
+
+    def fork_then_stop() -> int:
+        pid = real_fork()
+        if pid:  # the parent, after its first worker: the stop comes now
+            forks.append(pid)
+            if len(forks) == 1:
+                signal.raise_signal(signal.SIGTERM)
+        return pid
+
+    monkeypatch.setattr(serve_workers.os, "fork", fork_then_stop)
+
+    def serve_one(k: int, sock: socket.socket) -> None:
+        time.sleep(20)  # the parent's SIGTERM ends it first (default action)
+        (tmp_path / f"worker-{k}-was-never-told").touch()
+
+    assert run_workers([socket.socket(), socket.socket()], serve_one) == 0
+    assert len(forks) == 2 and not list(tmp_path.iterdir())
+
+
 def test_a_worker_whose_server_stops_unasked_ends_with_a_failure():
     """A clean exit tells the parent "asked to stop", so a worker whose server returned
     without a signal (here: uvicorn's own limit of one request reached) must not exit

@@ -35,11 +35,17 @@ import os
 import signal
 import socket
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 PR_SET_PDEATHSIG = 1
+WAIT_POLL_S = 0.05
+"""How often the parent looks for ended workers. A blocking wait would do in a process of one
+thread; in one with more (a library's, a test runner's), the kernel may hand a Ctrl-C to
+another thread, and Python runs its handler in the main thread only once the wait returns:
+never, while every worker waits to be told to stop."""
 
 
 def reuse_port_sockets(
@@ -88,8 +94,8 @@ def run_workers(socks: list[socket.socket], serve_one: Callable[[int, socket.soc
     """
     parent_pid = os.getpid()
     pids: dict[int, int] = {}  # pid -> worker number
-    stopping = {"signals": 0, "told": 0, "first": 0}  # signals to the parent (the first
-    # one's number); workers told to stop
+    stopping = {"signals": 0, "told": 0, "first": 0, "started": 0}  # signals to the parent
+    # (the first one's number), workers told to stop, all workers forked
 
     def tell(sig: int) -> None:
         stopping["told"] += 1
@@ -97,27 +103,40 @@ def run_workers(socks: list[socket.socket], serve_one: Callable[[int, socket.soc
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
 
+    def stop_signal(nth: int) -> int:
+        # SIGTERM first (finish open streams), SIGINT after (uvicorn: stop at once)
+        return signal.SIGTERM if nth == 1 else signal.SIGINT
+
     def forward(signum: int, frame: object) -> None:
         stopping["signals"] += 1
         stopping["first"] = stopping["first"] or signum
-        # SIGTERM first (finish open streams), SIGINT after (uvicorn: stop at once)
-        tell(signal.SIGTERM if stopping["signals"] == 1 else signal.SIGINT)
+        if stopping["started"]:  # else told once every worker is forked (below)
+            tell(stop_signal(stopping["signals"]))
 
-    # A stop signal that comes while the workers start waits (blocked) for the parent's
-    # handler, installed before the first fork, and for each worker's own (inherited, then
-    # reset to what the parent had before): none is lost, none met by the default action.
+    # The handler is in place before the first fork, so a stop signal that comes while the
+    # workers start is never met by the default action; it is passed on once all of them
+    # exist (Python runs a handler in the main thread, between forks too, whatever thread
+    # the kernel gave the signal to: told then, a worker forked after would never hear it).
+    # A worker puts back the handlers the parent had before, first thing, with the stop
+    # signals blocked until then: one sent to it meanwhile (the parent's, once all exist)
+    # waits for them instead of meeting the parent's handler, which would only note it.
     stops = {signal.SIGINT, signal.SIGTERM}
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
     previous = {s: signal.signal(s, forward) for s in stops}
     try:
         for k, sock in enumerate(socks):
+            unblocked = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
             pid = os.fork()
-            if pid == 0:  # the worker
+            if pid:
+                signal.pthread_sigmask(signal.SIG_SETMASK, unblocked)
+                with contextlib.suppress(OSError):  # also here, so no signal to the group
+                    os.setpgid(pid, pid)  # is sent before the worker has left it
+                pids[pid] = k
+            else:  # the worker
                 code = 0
                 try:
                     for s, handler in previous.items():
                         signal.signal(s, handler)
-                    signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+                    signal.pthread_sigmask(signal.SIG_SETMASK, unblocked)
                     os.setpgid(0, 0)  # out of the terminal's group: only the parent signals
                     _die_with_parent(parent_pid)
                     for other in socks:
@@ -134,9 +153,6 @@ def run_workers(socks: list[socket.socket], serve_one: Callable[[int, socket.soc
                 finally:
                     sys.stderr.flush()
                     os._exit(code)
-            with contextlib.suppress(OSError):  # also here, so no signal to the group is
-                os.setpgid(pid, pid)  # sent before the worker has left it
-            pids[pid] = k
     except BaseException:  # a fork refused: the workers started so far stop, as asked
         tell(signal.SIGTERM)
         for s, handler in previous.items():
@@ -145,12 +161,17 @@ def run_workers(socks: list[socket.socket], serve_one: Callable[[int, socket.soc
     finally:
         for sock in socks:
             sock.close()  # the workers hold them now
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    stopping["started"] = 1
+    for nth in range(1, stopping["signals"] + 1):  # the stops that came while forking
+        tell(stop_signal(nth))
 
     failed = 0
     try:
         while pids:
-            pid, status = os.wait()  # retried after a signal handler runs (PEP 475)
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:  # none ended: a stop signal another thread took runs its handler
+                time.sleep(WAIT_POLL_S)  # now, here (a blocking wait would never return)
+                continue
             if pid not in pids:
                 continue
             k = pids.pop(pid)
