@@ -138,9 +138,9 @@ async def drive(
 def checked_paints(db: Path | str) -> tuple[set[int], set[int]]:
     """(trials that streamed chunks with flush times, trials with painted chunks), after
     checking every stored paint against its chunk's event: never before it was queued (a
-    frame is queued before its bytes are written), mostly after its flush (the flush is timed
-    when the writer thread gets back from it, which a loaded machine can delay past the
-    paint), each within its clock mapping's stated uncertainty."""
+    frame is queued before its bytes are written), mostly after its flush where that was
+    timed (the flush is timed when the writer thread gets back from it, which a loaded
+    machine can delay past the paint), each within its clock mapping's stated uncertainty."""
     chunks = {
         (t, json.loads(d)["index"]): json.loads(d)
         for t, d in query(db, "SELECT trial_index, data FROM events WHERE kind = 'chunk'")
@@ -155,7 +155,9 @@ def checked_paints(db: Path | str) -> tuple[set[int], set[int]]:
         chunk = chunks[(trial, index)]
         assert painted_ms + uncertainty >= chunk["queued_ms"], "painted before it was queued?"
         assert parse_to_paint >= 0
-        after_flush.append(painted_ms + uncertainty >= chunk["flushed_ms"])
+        if chunk.get("flushed_ms") is not None:  # None: the flush was not timed (a frame
+            # cut short when the tab closed mid-trial), which the event says as it is
+            after_flush.append(painted_ms + uncertainty >= chunk["flushed_ms"])
     assert sum(after_flush) > len(after_flush) / 2
     streamed = {t for (t, _), c in chunks.items() if c.get("flushed_ms") is not None}
     return streamed, {t for t, *_ in paints}
