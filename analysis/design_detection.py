@@ -131,6 +131,14 @@ def _moves(
     )
 
 
+def _follows_share(moves: pd.DataFrame) -> float | None:
+    """The share of `moves` (`_moves`) that went the adaptive way: down after "too slow",
+    up after an acceptable answer; None without moves."""
+    if moves.empty:
+        return None
+    return float(np.mean(moves["down"].to_numpy() == (moves["y"].to_numpy() == 1)))
+
+
 def answer_driven_levels(
     trials: pd.DataFrame,
     stimulus: str,
@@ -161,8 +169,8 @@ def answer_driven_levels(
     p_value = float(stats.chi2.sf(statistic, 1))
     if (a - expected).sum() <= 0 or p_value >= P_PERSON_DEPENDENT:  # only the adaptive way
         return None
-    follows = float(np.mean(moves["down"].to_numpy() == (moves["y"].to_numpy() == 1)))
     test = "Cochran-Mantel-Haenszel test of each change's direction on the answer before it"
+    follows = _follows_share(moves)
     return PersonDependentLevels(test + ", within each person and level", p_value, follows, True)
 
 
@@ -177,6 +185,4 @@ def with_answer_moves(
     """`found` with the share of level changes that follow the previous answer (down after
     "too slow" = 1, up after 0), in `order` (a column) or the rows' order."""
     moves = _moves(trials, stimulus, too_slow, participant, order)
-    follows = int(np.sum(moves["down"].to_numpy() == (moves["y"].to_numpy() == 1)))
-    share = follows / len(moves) if len(moves) else None
-    return PersonDependentLevels(found.test, found.p_value, share)
+    return PersonDependentLevels(found.test, found.p_value, _follows_share(moves))

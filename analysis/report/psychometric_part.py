@@ -12,22 +12,17 @@ import numpy as np
 import pandas as pd
 
 from analysis.report.data import ESTIMANDS, ConditionFit, PsychometricPart, ReportData
-from analysis.report.psychometric_adaptive import (
-    DETECTED,
-    adaptive_design,
-    adaptive_population,
-)
+from analysis.report.psychometric_adaptive import adaptive_design, adaptive_population
 from analysis.report.psychometric_withheld import (
     IMPLAUSIBLE_THRESHOLD_MS,
     MEDIAN_PERSON_MEASURED,
     MIN_CONDITION_POINTS,
-    STAIRCASE_MEDIAN_MEASURED,
     ImplausibleThreshold,
     median_bracket,
     people_separation,
-    reaches_midpoint_by_shape,
     separated_population,
     separating_within,
+    staircase_median_withheld,
     withhold_few_people_condition_points,
     withhold_few_people_tails,
     withhold_steep_people_tails,
@@ -236,24 +231,20 @@ def _set_estimand(data: ReportData, part: PsychometricPart, n_people: int) -> No
         median = median_person_thresholds(
             part.per_participant, data.options.n_boot, data.options.seed
         )
-        # held to the headline's goal and missing it (MEDIAN_PERSON_MEASURED): withheld
+        # held to the headline's goal and missing it (MEDIAN_PERSON_MEASURED): withheld,
+        # with the reason that fits these data best
         median[["estimate", "ci_low", "ci_high"]] = np.nan
-        part.median_withheld = MEDIAN_PERSON_MEASURED
         bracket = median_bracket(part)
         if bracket is not None:  # separated people's switches leave the median open
-            median[["estimate", "ci_low", "ci_high"]] = np.nan
             part.median_withheld = (
                 f"the median participant's switch lies between {bracket[0]:,.0f} and "
                 f"{bracket[1]:,.0f} ms: some participants' answers separate, so their "
                 "switches are brackets, not estimates"
             )
-        elif reaches_midpoint_by_shape(part.procedure):  # measured biased more there
-            part.median_withheld = STAIRCASE_MEDIAN_MEASURED
-            if part.procedure == DETECTED:
-                part.median_withheld = (
-                    "the adaptive procedure is not declared and may be a staircase: "
-                    + STAIRCASE_MEDIAN_MEASURED
-                )
+        else:  # on a staircase, what was measured there
+            part.median_withheld = (
+                staircase_median_withheld(part.procedure) or MEDIAN_PERSON_MEASURED
+            )
     if wanted == "median-person":
         if median is None:
             data.notes.append(

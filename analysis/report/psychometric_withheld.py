@@ -271,15 +271,20 @@ STAIRCASE_MEDIAN_MEASURED = (
 """Why the median person's 50% point is withheld on a staircase (report and thresholds.csv)."""
 
 
-def reaches_midpoint_by_shape(procedure: str | None) -> bool:
-    """Whether `procedure` (the psychometric part's) tests each person near one point of
-    their curve away from 50% (a staircase; interleaved ones; an undeclared adaptive design,
-    which may be one): there a person's 50% point is an extrapolation."""
+def staircase_median_withheld(procedure: str | None) -> str:
+    """Why the median person's 50% point is withheld for its own reason on `procedure` (the
+    psychometric part's): one that tests each person near one point of their curve away from
+    50% (a staircase; interleaved ones; an undeclared adaptive design, which may be one),
+    where a person's 50% point is an extrapolation; empty on other designs."""
     from analysis.report.psychometric_adaptive import DETECTED
 
-    if procedure is None:
-        return False
-    return procedure == DETECTED or "staircase" in procedure or "interleaved" in procedure
+    if procedure == DETECTED:
+        return "the adaptive procedure is not declared and may be a staircase: " + (
+            STAIRCASE_MEDIAN_MEASURED
+        )
+    if procedure is not None and ("staircase" in procedure or "interleaved" in procedure):
+        return STAIRCASE_MEDIAN_MEASURED
+    return ""
 
 
 PERSON_TAILS_MEASURED = (
