@@ -31,6 +31,9 @@ class Layout:
     beta_binomial: whether rho enters the likelihood.
     width_floor: [C] log w below which a width penalty applies (None: no penalty).
     width_floor_sd: how fast the penalty grows below the floor (in log w).
+    firth: add Firth's penalty, half the log-determinant of the Fisher information of the
+        canonical (intercept, slope) logistic model, to the objective (`firth_terms`); only
+        for one condition of a logistic F with guess and lapse fixed at 0 (`ml_fit`).
     """
 
     sigmoid: Sigmoid
@@ -43,6 +46,7 @@ class Layout:
     beta_binomial: bool
     width_floor: np.ndarray | None = None
     width_floor_sd: float = 0.5
+    firth: bool = False
 
     @property
     def n_params(self) -> int:
@@ -332,12 +336,26 @@ class Layout:
             curv[:, pos] += np.where(below > 0.0, inv_var, 0.0)
         return pen, grad, curv
 
+    # -- Firth's bias reduction (Jeffreys prior) -------------------------------------------
+
+    def firth_terms(self, theta: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(half the log-determinant of X'WX [B], the hat values h [B, L]) of the logistic
+        model on X = (1, u), W = n psi (1 - psi): Firth's (1993) penalty, and the weights that
+        make maximum likelihood on the counts (k + h/2 of n + h) solve his modified score."""
+        psi = np.clip(self._psi_rows(theta), PSI_EPS, 1.0 - PSI_EPS)  # [L, B]
+        wgt = np.broadcast_to(n, psi.shape[::-1]).T * psi * (1.0 - psi)
+        x = (self.u - self.u.mean())[:, None]  # centred: the same determinant, no cancelling
+        s0, s1, s2 = wgt.sum(axis=0), (wgt * x).sum(axis=0), (wgt * x * x).sum(axis=0)
+        det = np.maximum(s0 * s2 - s1 * s1, np.finfo(float).tiny)
+        hat = wgt * (s2 - 2.0 * s1 * x + s0 * x * x) / det
+        return 0.5 * np.log(det), hat.T
+
     # -- likelihood -------------------------------------------------------------------------
 
     def loglik(self, theta: np.ndarray, k: np.ndarray, n: np.ndarray) -> np.ndarray:
         """[B] log-likelihood (without the binomial coefficients) of counts k of n [B, L],
-        plus the width penalty (`width_penalty`) when the layout has one: the objective
-        every fit maximises."""
+        plus the width penalty (`width_penalty`) when the layout has one and Firth's
+        (`firth_terms`) when it asks for it: the objective every fit maximises."""
         psi = np.clip(self._psi_rows(theta), PSI_EPS, 1.0 - PSI_EPS)  # [L, B]
         k_t = np.broadcast_to(k, psi.shape[::-1]).T
         n_t = np.broadcast_to(n, psi.shape[::-1]).T
@@ -346,6 +364,8 @@ class Layout:
         else:
             rho = np.broadcast_to(self._rows(self._cond_param(theta.T, 4)), psi.shape)
             ll = np.sum(_betabin_terms(psi, rho, k_t, n_t)[0], axis=0)
+        if self.firth:
+            ll = ll + self.firth_terms(theta, n)[0]
         if self.width_floor is None:
             return cast(np.ndarray, ll)
         return cast(np.ndarray, ll + self.width_penalty(theta)[0])

@@ -4,6 +4,7 @@ vectors (`maximise`), and the bootstrap's entry point that fits identical datase
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TypedDict, Unpack
 
 import numpy as np
@@ -22,6 +23,8 @@ class Tolerances(TypedDict, total=False):
 
 BOOT_TOLERANCES: Tolerances = {"tol": 1e-6, "decrement_tol": 1e-4}  # refits: thresholds count
 EXTRAPOLATION = 4.0  # the line search also tries this multiple of the step (flat ridges)
+FIRTH_ROUNDS = 60  # re-weightings of a Firth fit; each moves it by a shrinking fraction
+FIRTH_TOL = 1e-8  # ... and it has converged when a round moves no parameter more than this
 
 
 def _damped_step(
@@ -147,8 +150,10 @@ def maximise(
     its widths (weakly determined for steep data) set the sensitivity model.
     Parameters on a bound whose gradient, or step, points out of the box are frozen for the
     step; `_line_search` then picks the point along it; if none gains, the damping rises
-    tenfold.
+    tenfold. A layout with Firth's penalty is fitted by `_firth_maximise`.
     """
+    if layout.firth:
+        return _firth_maximise(layout, theta0, k, n, max_iter, tol, decrement_tol)
     lo, hi = layout.lo, layout.hi
     n_b = theta0.shape[0]
     k = np.asarray(k, dtype=float)
@@ -200,6 +205,46 @@ def maximise(
         converged[active[done]] = True
         active = active[~(done | stuck)]
     return theta, ll, converged
+
+
+def _firth_maximise(
+    layout: Layout,
+    theta0: np.ndarray,
+    k: np.ndarray,
+    n: np.ndarray,
+    max_iter: int,
+    tol: float,
+    decrement_tol: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`maximise` for a layout with Firth's penalty: maximum likelihood on the counts
+    k + h/2 of n + h, h the hat values at the last fit (`Layout.firth_terms`), until a round
+    moves no parameter by FIRTH_TOL (Heinze & Schemper 2002's pseudo-data form of the
+    modified score). Returns the penalised log-likelihood of k of n, like `maximise`."""
+    plain = dataclasses.replace(layout, firth=False)
+    k = np.asarray(k, dtype=float)
+    n = np.broadcast_to(np.asarray(n, dtype=float), k.shape)
+    theta = np.clip(np.array(theta0, dtype=float), layout.lo, layout.hi)
+    converged = np.zeros(theta.shape[0], dtype=bool)
+    active = np.arange(theta.shape[0])
+    for _ in range(FIRTH_ROUNDS):
+        if active.size == 0:
+            break
+        _, hat = layout.firth_terms(theta[active], n[active])
+        new, _, fitted = maximise(
+            plain,
+            theta[active],
+            k[active] + 0.5 * hat,
+            n[active] + hat,
+            max_iter=max_iter,
+            tol=tol,
+            decrement_tol=decrement_tol,
+        )
+        moved = np.max(np.abs(new - theta[active]), axis=1)
+        theta[active] = new
+        done = moved < max(tol, FIRTH_TOL)
+        converged[active[done]] = fitted[done]
+        active = active[~done]
+    return theta, layout.loglik(theta, k, n), converged
 
 
 def _row_keys(k: np.ndarray, n: np.ndarray) -> np.ndarray:

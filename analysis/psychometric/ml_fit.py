@@ -30,10 +30,31 @@ class FitSpec:
     share_guess: bool = False
     share_lapse: bool = True
     width_penalty: bool = True
+    firth: bool = False
+
+
+def check_firth(spec: FitSpec, n_cond: int = 1) -> None:
+    """Raise ValueError unless Firth's penalty (`Layout.firth_terms`) fits this model: the
+    canonical logistic model's, so one condition, the logistic F, a binomial likelihood and
+    guess = lapse = 0."""
+    if (
+        n_cond != 1
+        or spec.sigmoid != "logistic"
+        or spec.guess != 0.0
+        or spec.lapse != 0.0
+        or spec.beta_binomial
+    ):
+        raise ValueError(
+            "bias reduction (Firth) needs one condition, sigmoid='logistic', "
+            "likelihood='binomial' and guess=0, lapse=0 (its penalty is the canonical "
+            "logistic model's)"
+        )
 
 
 def build_layout(spec: FitSpec, u: np.ndarray, cond: np.ndarray, n_cond: int) -> Layout:
     """Parameter positions and bounds for n_cond conditions (see batch_mle.Layout)."""
+    if spec.firth:
+        check_firth(spec, n_cond)
     idx = np.full((n_cond, 5), -1, dtype=int)
     fixed = np.zeros((n_cond, 5))
     lo: list[float] = []
@@ -73,6 +94,7 @@ def build_layout(spec: FitSpec, u: np.ndarray, cond: np.ndarray, n_cond: int) ->
         beta_binomial=spec.beta_binomial,
         width_floor=floors if spec.width_penalty else None,
         width_floor_sd=WIDTH_FLOOR_SD,
+        firth=spec.firth,
     )
 
 

@@ -20,6 +20,7 @@ from analysis.psychometric.ml_fit import (
     FitSpec,
     best_of,
     build_layout,
+    check_firth,
     grid_starts,
     threshold_logs,
 )
@@ -68,6 +69,10 @@ class PsychometricFitter(EngineFitter):
         with the higher likelihood).
     alpha: 1 - confidence level of the intervals.
     levels: the levels of F at which `thresholds_` is reported.
+    bias_reduction: maximise the likelihood times Jeffreys' prior (Firth 1993), in the fit
+        and every bootstrap refit, instead of the likelihood: it removes the first-order
+        small-sample bias of maximum likelihood (a too-steep curve, and so thresholds off
+        the sampled point pulled towards it). Needs the logistic F and guess = lapse = 0.
 
     Fitted attributes (after `fit`): params_, direction_, loglik_, deviance_, deviance_p_,
     thresholds_, summary, x_ms_, n_yes_, n_total_, boot_params_ (DataFrame, one row per
@@ -75,6 +80,14 @@ class PsychometricFitter(EngineFitter):
     result_ (the fit on the engine's parameter layout: its `layout`, `theta`, counts `k` and
     `n`, bootstrap and jackknife draws; what the pooled, contrast and interval code build on).
     """
+
+    def __init__(self, *args: Any, bias_reduction: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.bias_reduction = bias_reduction
+        if bias_reduction:
+            check_firth(
+                FitSpec(self.sigmoid, self.guess, self.lapse, self.likelihood == "beta-binomial")
+            )
 
     # fitting --------------------------------------------------------------------------------
 
@@ -99,7 +112,13 @@ class PsychometricFitter(EngineFitter):
         x_ms, k_yes, n = check_counts(x, n_yes, n_total)
         order = np.argsort(x_ms, kind="stable")
         x_ms, k_yes, n = x_ms[order], k_yes[order], n[order]
-        spec = FitSpec(self.sigmoid, self.guess, self.lapse, self.likelihood == "beta-binomial")
+        spec = FitSpec(
+            self.sigmoid,
+            self.guess,
+            self.lapse,
+            self.likelihood == "beta-binomial",
+            firth=self.bias_reduction,
+        )
         u = np.log(x_ms)
         layout = build_layout(spec, u, np.zeros(u.size, dtype=int), 1)
         starts = grid_starts(layout, 1)

@@ -115,6 +115,7 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
                     sub["_y"].to_numpy(),
                     n_boot=opts.n_boot,
                     seed=int(seeds[i].generate_state(1)[0]),
+                    adaptive=procedure is not None,
                 )
             except ValueError as exc:
                 part.failed[pid] = str(exc)
@@ -190,12 +191,22 @@ def _per_condition(
         part.contrasts.append(contrast)
 
 
-def fit_participant(x: np.ndarray, y: np.ndarray, *, n_boot: int, seed: int) -> PsychometricFitter:
+def fit_participant(
+    x: np.ndarray, y: np.ndarray, *, n_boot: int, seed: int, adaptive: bool = False
+) -> PsychometricFitter:
     """One participant's own psychometric fit (a `PsychometricFitter`) of their trials:
-    stimulus `x` (ms) and judgement `y` (1 = yes)."""
+    stimulus `x` (ms) and judgement `y` (1 = yes).
+
+    On an `adaptive` design, guess = lapse = 0 and Firth's bias reduction: trials near one
+    point of a person's curve cannot tell guess and lapse from its slope (left free in
+    [0, 0.1] they pulled the 50% point about -4%), and the bias reduction takes out most of
+    what maximum likelihood's small-sample pull leaves (benchmarks/report_validation.py)."""
     from analysis.psychometric import PsychometricFitter
 
-    return PsychometricFitter().fit_trials(x, y, n_boot=n_boot, seed=seed)
+    fitter = PsychometricFitter()
+    if adaptive:
+        fitter = PsychometricFitter(guess=0.0, lapse=0.0, bias_reduction=True)
+    return fitter.fit_trials(x, y, n_boot=n_boot, seed=seed)
 
 
 def median_person_thresholds(
