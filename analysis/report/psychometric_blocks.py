@@ -325,15 +325,18 @@ PERSON_COVERAGE_NOTE = (
 """What the per-person 95% intervals cover, as measured: the report says it beside them."""
 
 ADAPTIVE_PERSON_NOTE = (
-    ". On an adaptive design each person was tested near one point of their curve (a "
-    "1-up/2-down staircase near their 29% 'too slow' point), so their 50% point is reached "
-    "through the fitted curve's shape: on the independent simulator's 1-up/2-down tables "
-    "(48 trials a person) it was biased -3.0% to -4.9% on the log scale, over the 2% goal, "
-    "its interval still covering 0.94-0.97 (people steeper than the ladder's steps: -0.5%, "
-    "0.99-1.00; QUEST+ tables: within 0.7%, 0.95-0.99; benchmarks/report_validation.py, "
-    "2026-12-07, 100 studies a cell of 4-20 people)"
+    "On an adaptive design each person was tested near one point of their curve (a "
+    "1-up/2-down staircase near their 29% 'too slow' point), which cannot tell a guess or "
+    "lapse rate from the slope: their fit has neither, and Firth's bias reduction. Their 50% "
+    "point, reached through the fitted curve's shape, was biased -2.2% to -0.1% on the log "
+    "scale (-1.7% to +0.6% in ms) on the independent simulator's 1-up/2-down tables (48 "
+    "trials a person), its interval covering 0.96-0.98, a little wider than needed (people "
+    "steeper than the ladder's steps: +0.6% to +1.0%, 0.99; QUEST+ tables: within 0.9%, "
+    "0.96-0.99; benchmarks/report_validation.py, 2026-12-07, 100 studies a cell of 4-20 "
+    "people); fitted with guess and lapse free, as before, it was -3.0% to -4.9%"
 )
-"""The measured bias of a person's 50% point on adaptive designs, said beside the table."""
+"""How a person is fitted on an adaptive design and what their 50% point and interval were
+measured to be, said beside the table in place of `PERSON_COVERAGE_NOTE` (fixed designs)."""
 
 
 PERSON_FLAG_KINDS: dict[str, str] = {
@@ -377,8 +380,7 @@ def _per_participant_blocks(data: ReportData, p: PsychometricPart) -> list[Block
                 + flag_counts(flagged["flags"])
                 + ("" if shown is people else "; only the flagged shown, all in thresholds.csv")
                 + ". "
-                + PERSON_COVERAGE_NOTE
-                + (ADAPTIVE_PERSON_NOTE if p.procedure is not None else ""),
+                + (ADAPTIVE_PERSON_NOTE if p.procedure is not None else PERSON_COVERAGE_NOTE),
             )
         )
         blocks.extend(unbounded_note(list(shown["95% CI"]), None, "level that participant saw"))
@@ -463,6 +465,9 @@ def _model_sentence(data: ReportData, p: PsychometricPart) -> str:
         )
     if p.procedure is not None:
         return text + (
+            "Each participant's own fit on this adaptive design has γ = λ = 0 (trials near "
+            "one point of a curve cannot tell them from its slope) and Firth's bias "
+            "reduction (likelihood × Jeffreys prior, in the fit and every bootstrap refit). "
             "On this adaptive design the table's figures are the estimator's above, not the "
             "pooled fit's: a pooled fit of all trials mixes people the procedure tested at "
             "their own levels (its 25% / 75% points were biased about -21% / +32% on "

@@ -22,7 +22,6 @@ from analysis.report.psychometric_withheld import (
     people_separation,
     separated_population,
     separating_within,
-    staircase_median_withheld,
     withhold_few_people_condition_points,
     withhold_few_people_tails,
     withhold_steep_people_tails,
@@ -252,10 +251,8 @@ def _set_estimand(data: ReportData, part: PsychometricPart, n_people: int) -> No
                 f"{bracket[1]:,.0f} ms: some participants' answers separate, so their "
                 "switches are brackets, not estimates"
             )
-        else:  # on a staircase, what was measured there
-            part.median_withheld = (
-                staircase_median_withheld(part.procedure) or MEDIAN_PERSON_MEASURED
-            )
+        else:  # what was measured on every design
+            part.median_withheld = MEDIAN_PERSON_MEASURED
     if wanted == "median-person":
         if median is None:
             data.notes.append(

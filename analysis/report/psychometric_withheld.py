@@ -256,42 +256,20 @@ MEDIAN_PERSON_MEASURED = (
     "+3% to +6% (log scale) high for 4-8 people whose thresholds spread with a right skew "
     "(the median of noisy per-person estimates leans towards their mean) and -4% to -5% for "
     "people steeper than the levels (benchmarks/report_validation.py, 2026-12-07, 200 studies "
-    "a cell), so every figure of it is withheld"
+    "a cell); on staircase and QUEST+ tables, each person fitted as the report fits them "
+    "there, -3% to +5% (people alike at 4 on a staircase, a skewed spread of 4 on QUEST+; "
+    "60 studies a cell, benchmarks/adaptive_person_fits.py), so every figure of it is "
+    "withheld"
 )
 """Why the median person's figures are withheld, as measured (thresholds.csv and report)."""
 
-STAIRCASE_MEDIAN_MEASURED = (
-    "on a staircase each person's 50% point is reached through their fitted curve's shape "
-    "from trials near their 29% 'too slow' point, and the median of the per-person fits came "
-    "out 3-6% low (log scale) on the independent simulator's 1-up/2-down tables of 4-20 "
-    "people alike or who differ (benchmarks/report_validation.py, 2026-12-07), over the 2% "
-    "goal, so it is withheld; the median of the sessions' own estimates at the procedure's "
-    "target, when the sessions recorded them, is in the adaptive section"
-)
-"""Why the median person's 50% point is withheld on a staircase (report and thresholds.csv)."""
-
-
-def staircase_median_withheld(procedure: str | None) -> str:
-    """Why the median person's 50% point is withheld for its own reason on `procedure` (the
-    psychometric part's): one that tests each person near one point of their curve away from
-    50% (a staircase; interleaved ones; an undeclared adaptive design, which may be one),
-    where a person's 50% point is an extrapolation; empty on other designs."""
-    from analysis.report.psychometric_adaptive import DETECTED
-
-    if procedure == DETECTED:
-        return "the adaptive procedure is not declared and may be a staircase: " + (
-            STAIRCASE_MEDIAN_MEASURED
-        )
-    if procedure is not None and ("staircase" in procedure or "interleaved" in procedure):
-        return STAIRCASE_MEDIAN_MEASURED
-    return ""
-
-
 PERSON_TAILS_MEASURED = (
     "a person's own 25% / 75% points are withheld: with 8 trials per level their 25% point "
-    "was biased +5% to +7% (benchmarks/report_validation.py, 2026-12-06), on a staircase "
-    "their 75% point -6% to -8%, and for shallow curves with 5-20 trials per level up to "
-    "+22% (benchmarks/validation_grid.py); the 50% point and its interval are kept"
+    "was biased +5% to +7% (benchmarks/report_validation.py, 2026-12-06), on staircase and "
+    "QUEST+ tables their intervals covered 0.90-0.92 for people steeper than the ladder's "
+    "steps (benchmarks/adaptive_person_fits.py, 2026-12-07), and for shallow curves with "
+    "5-20 trials per level up to +22% (benchmarks/validation_grid.py); the 50% point and "
+    "its interval are kept"
 )
 """Why each participant's 25 / 75% rows have no estimate (thresholds.csv)."""
 
