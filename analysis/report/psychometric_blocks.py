@@ -333,7 +333,7 @@ ADAPTIVE_PERSON_NOTE = (
     "trials a person), its interval covering 0.96-0.98, a little wider than needed (people "
     "steeper than the ladder's steps: +0.6% to +1.0%, 0.99; QUEST+ tables: within 0.9%, "
     "0.96-0.99; benchmarks/report_validation.py, 2026-12-07, 100 studies a cell of 4-20 "
-    "people); fitted with guess and lapse free, as before, it was -3.0% to -4.9%"
+    "people); fitted with guess and lapse free, as on a fixed design, it was -3.0% to -4.9%"
 )
 """How a person is fitted on an adaptive design and what their 50% point and interval were
 measured to be, said beside the table in place of `PERSON_COVERAGE_NOTE` (fixed designs)."""
