@@ -139,3 +139,48 @@ def test_sigterm_mid_stream_restores_the_terminal_and_the_trial_runs_again(tmux,
     # at the end, as "Trial 2 of 2": the study's total stays 2)
     assert "Trial 1 of 2" in first
     assert rows(db, "SELECT trial_index, of_index, reason FROM requeued") == [(2, 0, "interrupted")]
+
+
+def _uxlab_child(tmux: Tmux) -> int | None:
+    """The `uxlab run` the pane's shell started, if one is running."""
+    out = os.popen(f"pgrep -P {tmux.pane_pid()} -f 'uxlab run'").read().split()
+    return int(out[0]) if out else None
+
+
+def _pane_terminal_line_mode(tmux: Tmux) -> bool:
+    """The pane's terminal has line input and echo (a shell's prompt works)."""
+    import termios
+
+    path = tmux.cmd("display-message", "-p", "-t", "run", "#{pane_tty}").strip()
+    fd = os.open(path, os.O_RDONLY | os.O_NOCTTY)
+    try:
+        lflag = termios.tcgetattr(fd)[3]
+    finally:
+        os.close(fd)
+    return bool(lflag & termios.ICANON and lflag & termios.ECHO)
+
+
+@pytest.mark.slow
+def test_a_session_resumed_after_kill_9_gives_back_a_working_terminal(tmux, tmp_path):
+    """kill -9 leaves the terminal raw (no echo, no line input); a shell such as sh does not
+    put it back. The same command typed blind (to resume) starts the app again, and its clean
+    end (Ctrl+Q twice) leaves the terminal in line mode: before, that app saved the raw modes
+    it found and restored them, and the shell stayed unusable until `reset`."""
+    study, db = tiny_study(tmp_path), tmp_path / "k.db"
+    command = uxlab_command("run", str(study), "--participant", "P1", "--db", str(db))
+    tmux.start("env PS1='$ ' sh", remain_on_exit=False)
+    wait_screen(tmux, lambda s: "$" in s)
+    tmux.keys(command.replace(" exec ", " "), "Enter")
+    wait_screen(tmux, lambda s: "Timing warnings" in s or "Press a if you agree" in s)
+    pid = _uxlab_child(tmux)
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    wait_gone(pid)
+    assert not _pane_terminal_line_mode(tmux)  # what the killed app left
+    tmux.keys(command.replace(" exec ", " "), "C-j")  # typed blind: Enter is no newline now
+    wait_screen(tmux, lambda s: "Timing warnings" in s or "Press a if you agree" in s)
+    resumed = _uxlab_child(tmux)
+    assert resumed is not None
+    tmux.keys("C-q", "C-q")
+    wait_gone(resumed)
+    assert _pane_terminal_line_mode(tmux)
