@@ -35,7 +35,7 @@ def test_demo_writes_the_report_and_recovers_the_truth(tmp_path, capsys):
         "rating acceptable 50%",
     } <= set(rows)
     # the median person's points withheld (as measured: biased with a skewed spread)
-    assert re.search(r"'acceptable\?' \(median-person\) 50%\s+800\s+–\s+no interval\s+–", text)
+    assert re.search(r"'acceptable\?' \(median-person\) 50%\s+800\s+–\s+withheld\s+–", text)
     true_ms, _est, low, high, inside = rows["'acceptable?' 50%"]
     assert true_ms == "800" and int(low) <= 800 <= int(high) and inside == "yes"
     assert re.search(r"done in \d+\.\d s", text)

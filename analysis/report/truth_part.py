@@ -318,8 +318,8 @@ def comparison_text(data: ReportData) -> str:
         name = f"{r[1]} {r.level:.0%}"
         ci = f"[{r.ci_low:.0f}, {r.ci_high:.0f}]"
         said = {True: "yes", False: "NO"}.get(r.covers, "–")
-        if r.covers is None:
-            ci = "no interval"
+        if r.covers is None:  # a withheld figure has neither point nor interval
+            ci = "no interval" if math.isfinite(r.estimate) else "withheld"
         estimate = f"{r.estimate:14.0f}" if math.isfinite(r.estimate) else f"{'–':>14}"
         out.append(f"{name:<{width}} {r.true:7.0f} {estimate}   {ci:<17} {said}")
     out += lines
@@ -373,7 +373,10 @@ def truth_blocks(data: ReportData) -> list[Block]:
         blocks.append(Para(_why_nothing_compared(data, part.truth), "note"))
     else:
         shown = table.assign(
-            covers=table["covers"].map({True: "yes", False: "NO", None: "no interval"})
+            covers=[
+                {True: "yes", False: "NO"}.get(c, "no interval" if math.isfinite(e) else "withheld")
+                for c, e in zip(table["covers"], table["estimate"], strict=True)
+            ]
         )
         shown = shown.rename(
             columns={"true": "true (ms)", "estimate": "estimate (ms)", "covers": "95% CI covers"}
