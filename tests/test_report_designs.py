@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from independent_tables import OBSERVERS, Study, simulate_study
 
 from analysis.design_detection import answer_driven_levels, person_dependent_levels
@@ -145,3 +146,16 @@ def test_a_sidecar_study_json_declares_the_procedure(tmp_path):
     assert data.psychometric.estimator.startswith("adaptive design (staircase)")
     assert not any(n.startswith("Design:") for n in data.notes)
     assert isinstance(data.thresholds, pd.DataFrame)
+
+
+@pytest.mark.parametrize("design", ["staircase", "fixed"])
+def test_what_the_sample_supports_names_the_adaptive_model_not_the_fixed_coverage(tmp_path, design):
+    """On an adaptive design the population thresholds are withheld (or come from its own
+    model): the first section says so, not what the fixed designs' interval covered."""
+    from analysis.report.support_section import support_blocks
+
+    data = analyse(_table(tmp_path, design), _options())
+    text = " ".join(str(getattr(b, "text", "")) for b in support_blocks(data))
+    adaptive = design != "fixed"
+    assert ("the population thresholds are withheld on this adaptive design" in text) is adaptive
+    assert ("(participant jackknife-t) covers the truth about" in text) is not adaptive

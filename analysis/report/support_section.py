@@ -21,7 +21,7 @@ from analysis.report.support import MIN_POPULATION, MINIMUMS, coverage_phrase
 
 if TYPE_CHECKING:
     from analysis.report.blocks import Block
-    from analysis.report.data import ReportData
+    from analysis.report.data import PsychometricPart, ReportData
 
 
 def simulated_line(data: ReportData) -> str | None:
@@ -95,19 +95,7 @@ def support_blocks(data: ReportData) -> list[Block]:
             "Claims that need several participants, and their minimum",
         )
     )
-    whose = (  # below the minimum the pooled fit describes these people only
-        "Per-participant fits and the pooled fit of the analysed trials run from 1 "
-        f"participant; below {MIN_POPULATION} they describe these people, not a population."
-        if n < MIN_POPULATION
-        else "Per-participant fits describe each person; the pooled fit estimates the "
-        "population curve."
-    )
-    blocks.append(
-        Para(
-            f"Here, with {n} participant(s), {coverage_phrase(n)}. {whose} Below the minimum, "
-            "verdicts against published figures read 'not enough data'."
-        )
-    )
+    blocks.append(Para(_here_paragraph(n, psy, adaptive_withheld)))
     if data.skipped:
         blocks.append(Para("Parts skipped below their minimum:"))
         blocks.append(Bullets(list(dict.fromkeys(data.skipped))))
@@ -120,6 +108,35 @@ def support_blocks(data: ReportData) -> list[Block]:
     if facts:
         blocks.append(Bullets(facts))
     return blocks
+
+
+def _here_paragraph(n: int, psy: PsychometricPart | None, adaptive_withheld: bool) -> str:
+    """What the population thresholds' interval covers at this N (measured on fixed designs)
+    and whom the fits describe; on an adaptive design, where the population thresholds come
+    from (or are withheld by) the model for such designs, that instead."""
+    if psy is not None and psy.procedure is not None:
+        model = (
+            "withheld on this adaptive design"
+            if adaptive_withheld
+            else "from the model for adaptive designs"
+        )
+        return (
+            f"Here, with {n} participant(s), the population thresholds are {model} "
+            f"({psy.procedure}; the psychometric section says what was measured there), "
+            "and per-participant fits describe each person. Below the minimum, verdicts "
+            "against published figures read 'not enough data'."
+        )
+    whose = (  # below the minimum the pooled fit describes these people only
+        "Per-participant fits and the pooled fit of the analysed trials run from 1 "
+        f"participant; below {MIN_POPULATION} they describe these people, not a population."
+        if n < MIN_POPULATION
+        else "Per-participant fits describe each person; the pooled fit estimates the "
+        "population curve."
+    )
+    return (
+        f"Here, with {n} participant(s), {coverage_phrase(n)}. {whose} Below the minimum, "
+        "verdicts against published figures read 'not enough data'."
+    )
 
 
 def session_blocks(data: ReportData) -> list[Block]:
