@@ -21,7 +21,7 @@ from analysis.report.psychometric_withheld import (
     median_bracket,
     people_separation,
     separated_population,
-    separating_curves,
+    separating_within,
     withhold_few_people_condition_points,
     withhold_few_people_tails,
     withhold_steep_people_tails,
@@ -95,12 +95,9 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
             part.tails_withheld = withhold_thin_design_tails(data, part.population, answers)
         if not part.tails_withheld:
             factors = sorted({f for f, _ in _other_factor_levels(data)})
-            if factors:  # each person's curve in each condition: separated, curves
-                found, curves = separating_curves(part, df, factors)
-            else:
-                found, curves = len(separations), n_people
+            separating = set(separations) | separating_within(part, df, factors)
             part.tails_withheld = withhold_steep_people_tails(
-                data, part, found, curves, answers, per_condition=bool(factors)
+                data, part, len(separating), n_people, answers
             )
     _per_condition(data, part, df, n_people)
     if opts.per_participant:
@@ -170,9 +167,9 @@ def _per_condition(
                 answers = float(df.groupby(["participant", factor, "_x"]).size().median())
                 why = withhold_thin_design_tails(data, fit.table, answers, f"per {factor}")
                 if not why:  # people steeper than the levels, within a condition
-                    found, curves = separating_curves(part, df, [factor])
+                    separating = separating_within(part, df, [factor])
                     why = withhold_steep_people_tails(
-                        data, part, found, curves, answers, fit.table, f"per {factor}", True
+                        data, part, len(separating), n_people, answers, fit.table, f"per {factor}"
                     )
         for key in fit.fitter.conditions_:
             rows = fit.table[fit.table["condition"] == key]

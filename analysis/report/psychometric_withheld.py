@@ -137,41 +137,34 @@ def people_separation(part: PsychometricPart, df: pd.DataFrame) -> dict[str, Lat
     return found
 
 
-def separating_curves(
-    part: PsychometricPart, df: pd.DataFrame, factors: list[str]
-) -> tuple[int, int]:
-    """(curves whose answers separate by latency, curves): one curve a participant and
-    condition of `factors` (a person steeper than the levels whose switch moves with the
-    condition need not separate over all their answers at once). Each curve is a chance to
-    separate, so the share is counted over curves: counted over people, two conditions
-    doubled each person's chances, and the one-in-eight rule withheld the tails of 39-43% of
-    8-person studies of people who are not steep (against 18-31% with one condition)."""
-    separating = curves = 0
-    for _, cell in df.groupby(["participant", *factors]):
-        curves += 1
-        if find_separation(cell["_x"].to_numpy(), acceptable_answers(part, cell)) is not None:
-            separating += 1
-    return separating, curves
+def separating_within(part: PsychometricPart, df: pd.DataFrame, factors: list[str]) -> set[str]:
+    """The participants whose own answers separate by latency within one condition of any
+    of `factors` (a person steeper than the levels whose switch moves with the condition
+    need not separate over all their answers at once)."""
+    found = set()
+    for factor in factors:
+        for (pid, _), cell in df.groupby(["participant", factor]):
+            if find_separation(cell["_x"].to_numpy(), acceptable_answers(part, cell)) is not None:
+                found.add(str(pid))
+    return found
 
 
 def withhold_steep_people_tails(
     data: ReportData,
     part: PsychometricPart,
     separated: int,
-    curves: int,
+    n_people: int,
     answers_per_level: float | None = None,
     table: pd.DataFrame | None = None,
     what: str = "pooled",
-    per_condition: bool = False,
 ) -> str:
     """Blank the pooled 25% / 75% rows (or those of `table`, each condition's of a factor:
-    `what` says which) when at least `STEEP_PEOPLE_SHARE` of the `curves` (a participant's
-    answers, or with `per_condition` a participant's answers in one condition) separate by
-    latency (`separated` of them), with a note (which says so when the design is thin:
-    `answers_per_level`, the median answers a person gives a tested level, at most
+    `what` says which) when at least `STEEP_PEOPLE_SHARE` of the people's own answers
+    separate by latency (`separated` of them), with a note (which says so when the design is
+    thin: `answers_per_level`, the median answers a person gives a tested level, at most
     `THIN_DESIGN_ANSWERS`); returns why in a few words (thresholds.csv's `withheld`), empty
     when nothing is."""
-    if not curves or separated < STEEP_PEOPLE_SHARE * curves:
+    if not n_people or separated < STEEP_PEOPLE_SHARE * n_people:
         return ""
     pooled = table is None
     table = part.population if table is None else table
@@ -183,25 +176,15 @@ def withhold_steep_people_tails(
     thin = ""
     if answers_per_level is not None and answers_per_level <= THIN_DESIGN_ANSWERS:
         thin = "; " + THIN_DESIGN_MEASURED.format(answers=answers_per_level)
-    whose = (
-        f"{separated} of {curves} participants' answers within one condition (a curve a "
-        "participant and condition)"
-        if per_condition
-        else f"{separated} of {curves} participants' own answers"
-    )
     note = (
-        f"Psychometric thresholds ({what}): {whose} separate by latency, so the 25% / 75% "
-        f"points are withheld: {measured}{thin}."
+        f"Psychometric thresholds ({what}): {separated} of {n_people} participants' own "
+        f"answers separate by latency, so the 25% / 75% points are withheld: "
+        f"{measured}{thin}."
     )
     _withhold(data, table, table["level"] != 0.5, note)
-    who = (
-        f"{separated} of {curves} participant-condition curves switch"
-        if per_condition
-        else f"{separated} of {curves} participants switch"
-    )
     why = (
-        f"{who} between two tested levels: the 25% / 75% points covered {figure} with "
-        "such people (measured)"
+        f"{separated} of {n_people} participants switch between two tested levels: the "
+        f"25% / 75% points covered {figure} with such people (measured)"
     )
     if thin:
         why += f"; with {answers_per_level:g} answers a level others separate too, by chance"
