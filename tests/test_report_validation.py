@@ -284,6 +284,9 @@ def test_a_persons_own_fit_is_bias_reduced_on_an_adaptive_design_only(tmp_path, 
     assert (said in text) is adaptive
     assert ("their fit has neither, and Firth's bias reduction" in text) is adaptive
     assert ("read them as roughly 90% intervals" in text) is not adaptive
+    # the per-participant figure's caption names what it draws for the pooled point
+    assert ("no pooled estimate drawn: it is withheld" in text) is adaptive
+    assert ("band: pooled estimate with its CI over participants" in text) is not adaptive
 
 
 @pytest.mark.slow

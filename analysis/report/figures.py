@@ -209,6 +209,20 @@ def pooled_bracket(part: PsychometricPart) -> tuple[float, float] | None:
     return (low, high) if np.isfinite(low) and np.isfinite(high) else None
 
 
+def pooled_mark_caption(part: PsychometricPart) -> str:
+    """What `threshold_distribution` draws for the pooled 50% point, in the caption's
+    words: a band (its interval), the pooled switch's gap, a line (a point without an
+    interval), or nothing (withheld)."""
+    pop = part.population.set_index("level").loc[0.5]
+    if np.isfinite(pop.ci_low) and (np.isfinite(pop.ci_high) or np.isposinf(pop.ci_high)):
+        return "band: pooled estimate with its CI over participants (jackknife-t)."
+    if pooled_bracket(part) is not None:
+        return "band: the gap where every answer switches (pooled answers separate)."
+    if np.isfinite(pop.estimate):
+        return "line: the pooled estimate (no interval with these participants)."
+    return "no pooled estimate drawn: it is withheld (see the estimator above)."
+
+
 def _bracket(bracket: tuple[float, float]) -> str:
     return f"between {bracket[0]:,.0f} and {bracket[1]:,.0f} ms (a bracket, not an estimate)"
 

@@ -396,12 +396,8 @@ def _per_participant_blocks(data: ReportData, p: PsychometricPart) -> list[Block
                     if p.person_separation
                     else ""
                 )
-                + "; band: "
-                + (
-                    "the gap where every answer switches (pooled answers separate)."
-                    if figures.pooled_bracket(p) is not None
-                    else "pooled estimate with its CI over participants (jackknife-t)."
-                )
+                + "; "
+                + figures.pooled_mark_caption(p)
                 + figures.open_end_caption(
                     *_participant_intervals(p.per_participant.values()),
                     (*_mid_interval(p.population), data.tested_range),
