@@ -220,6 +220,9 @@ def _row(**kw):
         (_row(measure="abandonment", level=0.1), math.nan),  # no truth stored
         (_row(condition="indicator=1"), math.nan),  # a curve per condition: none stored
         (_row(stimulus="itl_ms"), math.nan),  # not the cue the truth is about
+        # the rating truth is the TTFT cue's too: a rating curve on ITL has none (it was
+        # compared with it: "0 of 3 cover" on every itl-smoothness.toml pilot)
+        (_row(measure="rating", stimulus="itl_ms"), math.nan),
     ],
 )
 def test_each_row_gets_the_truth_of_what_it_estimates(row, expected):
@@ -228,9 +231,12 @@ def test_each_row_gets_the_truth_of_what_it_estimates(row, expected):
 
 
 def test_with_two_cues_no_stored_value_is_the_pooled_curves_truth():
-    two = StoredTruth(STORED.population, {**STORED.pooled_ms, "median_gap_ms": {0.5: 70.0}}, {})
+    two = StoredTruth(
+        STORED.population, {**STORED.pooled_ms, "median_gap_ms": {0.5: 70.0}}, STORED.rating_ms
+    )
     part = TruthPart(PART.kinds, two)
     assert math.isnan(row_truth(part, _row(), None))
+    assert math.isnan(row_truth(part, _row(measure="rating"), "speed"))  # judged on both
 
 
 def test_covers_needs_a_truth_and_an_interval():

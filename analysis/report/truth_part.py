@@ -148,10 +148,12 @@ def row_truth(part: TruthPart | None, row: dict[str, Any], rating_id: str | None
     if row["measure"] != "adaptive" and row.get("condition") != "all":
         return math.nan  # a curve per condition: no truth stored for it
     level, measure, group = float(row["level"]), row["measure"], str(row["group"])
+    if measure not in ("psychometric", "adaptive", "rating"):
+        return math.nan
+    if not _single_cue(truth, row["stimulus"]):  # the stored truths are the TTFT cue's alone
+        return math.nan
     if measure == "rating":
         return truth.rating_ms.get(rating_id or "", {}).get(level, math.nan)
-    if measure not in ("psychometric", "adaptive") or not _single_cue(truth, row["stimulus"]):
-        return math.nan
     pop = truth.population
     width = pop.get("width_log", math.nan)
     if measure == "adaptive":  # what the session's estimate estimates (`adaptive_truth`)
