@@ -312,3 +312,23 @@ def test_a_persons_50_point_on_a_staircase_is_within_the_goal():
             out.append(math.log(fit.threshold(0.5) / m_ms))
     assert abs(np.mean(now)) < 0.02
     assert np.mean(now) - np.mean(before) > 0.02  # paired: the same people's answers
+
+
+@pytest.mark.parametrize(
+    ("answers", "said"),
+    [(8, "(all of them only within one condition of itl_ms)"), (4, "(4 of them only within")],
+)
+def test_the_pooled_tails_note_says_where_the_separations_were_found(tmp_path, answers, said):
+    """With a second factor a person can separate within one condition only: the pooled
+    note says how many did, and judges the design thin on the answers a person gave a
+    level within a condition (where those separations were found), not over both."""
+    import numpy as np
+    from independent_tables import simulate_study
+    from report_grid import analyse_study
+
+    study = Study("fixed", at_place(OBSERVERS["steep"], "on a level"), 8, answers, True)
+    data = analyse_study(simulate_study(study, np.random.default_rng(5)), study, 20, 5, tmp_path)
+    (note,) = [n for n in data.notes if n.startswith("Psychometric thresholds (pooled):")]
+    assert said in note
+    thin = f"with {answers} answers a person gives a tested level, people who are not steeper"
+    assert (thin in note) is (answers <= 6)

@@ -95,9 +95,17 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
             part.tails_withheld = withhold_thin_design_tails(data, part.population, answers)
         if not part.tails_withheld:
             factors = sorted({f for f, _ in _other_factor_levels(data)})
-            separating = set(separations) | separating_within(part, df, factors)
+            within = separating_within(part, df, factors) - set(separations)
+            if within:  # the answers those separations come from: one condition's
+                cells = df.groupby(["participant", *factors, "_x"]).size()
+                answers = min(answers, float(cells.median()))
             part.tails_withheld = withhold_steep_people_tails(
-                data, part, len(separating), n_people, answers
+                data,
+                part,
+                len(separations) + len(within),
+                n_people,
+                answers,
+                within=(len(within), factors) if within else None,
             )
     _per_condition(data, part, df, n_people)
     if opts.per_participant:

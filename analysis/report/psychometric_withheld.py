@@ -157,13 +157,15 @@ def withhold_steep_people_tails(
     answers_per_level: float | None = None,
     table: pd.DataFrame | None = None,
     what: str = "pooled",
+    within: tuple[int, list[str]] | None = None,
 ) -> str:
     """Blank the pooled 25% / 75% rows (or those of `table`, each condition's of a factor:
     `what` says which) when at least `STEEP_PEOPLE_SHARE` of the people's own answers
-    separate by latency (`separated` of them), with a note (which says so when the design is
-    thin: `answers_per_level`, the median answers a person gives a tested level, at most
-    `THIN_DESIGN_ANSWERS`); returns why in a few words (thresholds.csv's `withheld`), empty
-    when nothing is."""
+    separate by latency (`separated` of them; `within` = (how many of them only within one
+    condition, of which factors), said in the note), with a note (which says so when the
+    design is thin: `answers_per_level`, the median answers a person gives a tested level
+    where the separations were found, at most `THIN_DESIGN_ANSWERS`); returns why in a few
+    words (thresholds.csv's `withheld`), empty when nothing is."""
     if not n_people or separated < STEEP_PEOPLE_SHARE * n_people:
         return ""
     pooled = table is None
@@ -176,9 +178,13 @@ def withhold_steep_people_tails(
     thin = ""
     if answers_per_level is not None and answers_per_level <= THIN_DESIGN_ANSWERS:
         thin = "; " + THIN_DESIGN_MEASURED.format(answers=answers_per_level)
+    where = ""
+    if within is not None and within[0]:
+        only = "all of them" if within[0] == separated else f"{within[0]} of them"
+        where = f" ({only} only within one condition of {', '.join(within[1])})"
     note = (
         f"Psychometric thresholds ({what}): {separated} of {n_people} participants' own "
-        f"answers separate by latency, so the 25% / 75% points are withheld: "
+        f"answers separate by latency{where}, so the 25% / 75% points are withheld: "
         f"{measured}{thin}."
     )
     _withhold(data, table, table["level"] != 0.5, note)
