@@ -325,10 +325,11 @@ PERSON_COVERAGE_NOTE = (
 """What the per-person 95% intervals cover, as measured: the report says it beside them."""
 
 ADAPTIVE_PERSON_NOTE = (
-    "On an adaptive design each person was tested near one point of their curve (a "
-    "1-up/2-down staircase near their 29% 'too slow' point), which cannot tell a guess or "
-    "lapse rate from the slope: their fit has neither, and Firth's bias reduction. Their 50% "
-    "point, reached through the fitted curve's shape, was biased -2.2% to -0.1% on the log "
+    "On an adaptive design each person was tested where the procedure led (a 1-up/2-down "
+    "staircase stays near their 29% 'too slow' point, QUEST+ near the middle of their "
+    "curve), which cannot tell a guess or lapse rate from the slope: their fit has neither, "
+    "and Firth's bias reduction. On a staircase their 50% point, reached through the "
+    "fitted curve's shape, was biased -2.2% to -0.1% on the log "
     "scale (-1.7% to +0.6% in ms) on the independent simulator's 1-up/2-down tables (48 "
     "trials a person), its interval covering 0.96-0.98, a little wider than needed (people "
     "steeper than the ladder's steps: +0.6% to +1.0%, 0.99; QUEST+ tables: within 0.9%, "
