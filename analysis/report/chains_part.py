@@ -7,12 +7,11 @@ length column (``n_steps``) with two or more lengths, plus a binary judgement: i
 
 from __future__ import annotations
 
-import io
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure as MplFigure
+from analysis.report.figure_png import png_bytes
 
+if TYPE_CHECKING:
     from analysis.chains import ChainSection
     from analysis.report.blocks import Block
     from analysis.report.data import ReportData
@@ -47,15 +46,6 @@ def chain_part(data: ReportData) -> ChainSection | None:
         return None
 
 
-def _png(fig: MplFigure) -> bytes:
-    import matplotlib.pyplot as plt
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    return buf.getvalue()
-
-
 def chain_blocks(part: ChainSection | None) -> list[Block]:
     """Heading, answer, model comparison, thresholds per length, figure and cell table."""
     if part is None:
@@ -88,7 +78,7 @@ def chain_blocks(part: ChainSection | None) -> list[Block]:
         Table(table.round(1), "Threshold on per-call TTFT per chain length, 95% CI"),
         Figure(
             "chains",
-            _png(part["figure"]),
+            png_bytes(part["figure"]),
             "Threshold on per-call TTFT by chain length (log-log) with the fitted exponent "
             "and what each hypothesis predicts.",
         ),
