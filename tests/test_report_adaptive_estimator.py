@@ -55,6 +55,12 @@ def test_quest_study_below_the_minimum_withholds_25_and_75(quest_table):
     assert np.isnan(pop.loc[0.25, "estimate"]) and np.isnan(pop.loc[0.75, "estimate"])
     assert np.isfinite(pop.loc[0.5, "estimate"])
     assert "withheld" in data.psychometric.estimator
+    # the first section says whose these figures are: 3 people's, from the adaptive model
+    from analysis.report.support_section import support_blocks
+
+    text = " ".join(str(getattr(b, "text", "")) for b in support_blocks(data))
+    assert "the population thresholds are from the model for adaptive designs (quest;" in text
+    assert "below 4 participants they describe these people, not a population" in text
 
 
 def test_adaptive_levels_that_missed_the_goal_are_withheld_with_the_figures():

@@ -120,11 +120,16 @@ def _here_paragraph(n: int, psy: PsychometricPart | None, adaptive_withheld: boo
             if adaptive_withheld
             else "from the model for adaptive designs"
         )
+        few = (
+            f"; below {MIN_POPULATION} participants they describe these people, not a population"
+            if n < MIN_POPULATION and not adaptive_withheld
+            else ""
+        )
         return (
             f"Here, with {n} participant(s), the population thresholds are {model} "
-            f"({psy.procedure}; the psychometric section says what was measured there), "
-            "and per-participant fits describe each person. Below the minimum, verdicts "
-            "against published figures read 'not enough data'."
+            f"({psy.procedure}; the psychometric section says what was measured there){few}. "
+            "Per-participant fits describe each person. Below the minimum, verdicts against "
+            "published figures read 'not enough data'."
         )
     whose = (  # below the minimum the pooled fit describes these people only
         "Per-participant fits and the pooled fit of the analysed trials run from 1 "
