@@ -89,3 +89,15 @@ def test_adaptive_levels_that_missed_the_goal_are_withheld_with_the_figures():
     levels, said = withheld(DETECTED)
     assert levels == [0.25, 0.5, 0.75] and "not declared" in said
     assert withheld("some lab's own procedure")[0] == [0.25, 0.5, 0.75]  # as if detected
+
+
+@pytest.mark.slow
+def test_under_median_person_the_withheld_point_names_the_sessions_own_median(quest_table):
+    """The median of per-person fits is withheld; when the sessions carry their own adaptive
+    estimates, the reason says where their median is (a different point: the procedure's
+    target)."""
+    data = analyse(quest_table, ReportOptions(n_boot=40, estimand="median-person"))
+    said = data.psychometric.median_withheld
+    assert said.startswith("held to the headline's goal")
+    assert said.endswith("is in 'Adaptive estimates'")
+    assert data.adaptive is not None  # and the section is there

@@ -261,6 +261,13 @@ def _set_estimand(data: ReportData, part: PsychometricPart, n_people: int) -> No
             )
         else:  # what was measured on every design
             part.median_withheld = MEDIAN_PERSON_MEASURED
+            from analysis.report.adaptive_part import adaptive_estimates
+
+            if adaptive_estimates(data.table.sessions) is not None:
+                part.median_withheld += (
+                    "; the median of the sessions' own adaptive estimates (each at its "
+                    "procedure's target, a different point) is in 'Adaptive estimates'"
+                )
     if wanted == "median-person":
         if median is None:
             data.notes.append(
