@@ -210,9 +210,11 @@ def fit_participant(
     what maximum likelihood's small-sample pull leaves (benchmarks/report_validation.py)."""
     from analysis.psychometric import PsychometricFitter
 
-    fitter = PsychometricFitter()
-    if adaptive:
-        fitter = PsychometricFitter(guess=0.0, lapse=0.0, bias_reduction=True)
+    fitter = (
+        PsychometricFitter(guess=0.0, lapse=0.0, bias_reduction=True)
+        if adaptive
+        else PsychometricFitter()
+    )
     return fitter.fit_trials(x, y, n_boot=n_boot, seed=seed)
 
 
