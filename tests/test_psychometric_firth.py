@@ -92,3 +92,22 @@ def test_every_bootstrap_refit_is_bias_reduced_too():
 def test_bias_reduction_refuses_models_its_penalty_is_not_for(kwargs):
     with pytest.raises(ValueError, match="guess=0, lapse=0"):
         PsychometricFitter(bias_reduction=True, **kwargs)
+
+
+def test_a_multi_condition_fit_refuses_bias_reduction():
+    """The penalty is one canonical logistic model's: a joint fit of several conditions
+    says so rather than fit without it."""
+    import pandas as pd
+
+    from analysis.psychometric import MultiConditionFitter
+
+    rows = [
+        (x, itl, int(k < n_yes))
+        for itl, counts in ((20, N_YES), (60, N_YES[::-1]))
+        for x, n_yes, n in zip(LEVELS_MS, counts, N_TOTAL, strict=True)
+        for k in range(int(n))
+    ]
+    df = pd.DataFrame(rows, columns=["ttft_ms", "itl_ms", "q"])
+    fitter = MultiConditionFitter(guess=0.0, lapse=0.0, bias_reduction=True)
+    with pytest.raises(ValueError, match="needs one condition"):
+        fitter.fit(df, "ttft_ms", "q", "itl_ms", n_boot=0)

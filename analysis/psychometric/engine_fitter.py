@@ -10,7 +10,13 @@ import numpy as np
 
 from analysis.bootstrap import widen_to_percentile
 from analysis.fitter import BootstrapFitter, check_alpha
-from analysis.psychometric.ml_fit import binomial_deviance, deviance_p, threshold_logs
+from analysis.psychometric.ml_fit import (
+    FitSpec,
+    binomial_deviance,
+    check_firth,
+    deviance_p,
+    threshold_logs,
+)
 from analysis.psychometric.resampling import FitResult
 from analysis.sigmoids import get_sigmoid
 
@@ -33,6 +39,8 @@ class EngineFitter(BootstrapFitter):
         direction: str = "auto",
         alpha: float = 0.05,
         levels: Sequence[float] = DEFAULT_LEVELS,
+        *,
+        bias_reduction: bool = False,
     ):
         get_sigmoid(sigmoid)
         if likelihood not in ("binomial", "beta-binomial"):
@@ -49,6 +57,9 @@ class EngineFitter(BootstrapFitter):
         self.direction = direction
         self.alpha = check_alpha(alpha, type(self).__name__)
         self.levels = tuple(levels)
+        self.bias_reduction = bias_reduction
+        if bias_reduction:  # refused here, not at the first fit
+            check_firth(FitSpec(sigmoid, guess, lapse, likelihood == "beta-binomial"))
 
     def _keep_engine_fit(self, result: FitResult, n_boot: int, seed: int, ci_method: str) -> None:
         """The engine's fit of result.k of result.n as fitted attributes."""

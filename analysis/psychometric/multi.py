@@ -84,6 +84,7 @@ class MultiConditionFitter(EngineFitter):
             self.likelihood == "beta-binomial",
             share_guess=share_guess,
             share_lapse=share_lapse,
+            firth=self.bias_reduction,  # one condition only: refused with more
         )
         layout = build_layout(spec, u, cond, len(keys))
         starts = self._starting_points(layout, spec, keys, singles, direction)

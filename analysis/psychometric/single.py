@@ -14,13 +14,12 @@ from scipy import stats
 from analysis.batch_mle import Layout
 from analysis.bootstrap import widen_to_percentile
 from analysis.fitter import requires_fit
-from analysis.psychometric.engine_fitter import DEFAULT_LEVELS, EngineFitter
+from analysis.psychometric.engine_fitter import EngineFitter
 from analysis.psychometric.inputs import aggregate_trials, check_counts
 from analysis.psychometric.ml_fit import (
     FitSpec,
     best_of,
     build_layout,
-    check_firth,
     grid_starts,
     threshold_logs,
 )
@@ -80,25 +79,6 @@ class PsychometricFitter(EngineFitter):
     result_ (the fit on the engine's parameter layout: its `layout`, `theta`, counts `k` and
     `n`, bootstrap and jackknife draws; what the pooled, contrast and interval code build on).
     """
-
-    def __init__(
-        self,
-        sigmoid: str = "logistic",
-        guess: float | None = None,
-        lapse: float | None = None,
-        likelihood: str = "binomial",
-        direction: str = "auto",
-        alpha: float = 0.05,
-        levels: Sequence[float] = DEFAULT_LEVELS,
-        *,
-        bias_reduction: bool = False,
-    ) -> None:
-        super().__init__(sigmoid, guess, lapse, likelihood, direction, alpha, levels)
-        self.bias_reduction = bias_reduction
-        if bias_reduction:
-            check_firth(
-                FitSpec(self.sigmoid, self.guess, self.lapse, self.likelihood == "beta-binomial")
-            )
 
     # fitting --------------------------------------------------------------------------------
 
