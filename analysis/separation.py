@@ -109,6 +109,12 @@ class LatencySeparation:
         high = f"{bad:,.0f} ms" if bad is not None else "above the slowest level"
         return f"{low} and {high}"
 
+    @property
+    def one_kind(self) -> bool:
+        """Every answer was of one kind: no switch within the tested levels."""
+        shares = {share for _, share, _ in self.levels}
+        return shares in ({0.0}, {1.0})
+
     def bracket_ms(self) -> tuple[float, float]:
         """(slowest level every answer was acceptable at or NaN, fastest level no answer was
         or NaN): the pooled switch lies between them."""
@@ -176,7 +182,7 @@ class LatencySeparation:
             *([f"every {words.answer} {words.ok} at or below {ok:,.0f} ms"] if ok else []),
             *([f"every {words.answer} {words.not_ok} at or above {bad:,.0f} ms"] if bad else []),
         ]
-        return "separated: " + ", ".join(ends)
+        return ("no switch: " if self.one_kind else "separated: ") + ", ".join(ends)
 
 
 def _pooled_levels(x: np.ndarray, y: np.ndarray) -> tuple[tuple[float, float, int], ...]:
@@ -203,6 +209,18 @@ def count_separating(acceptable: np.ndarray, unacceptable: np.ndarray) -> int:
     last_ok = np.where(has_ok, levels, -1).max(axis=1)
     first_bad = np.where(has_bad, levels, levels.size).min(axis=1)
     return int((has_ok.any(axis=1) & has_bad.any(axis=1) & (last_ok <= first_bad)).sum())
+
+
+def no_switch(latency_ms: ArrayLike, acceptable: ArrayLike) -> LatencySeparation | None:
+    """One person's answers when they are all of one kind (every one acceptable, or none):
+    no switch within the tested levels, a bracket open on one side (`switch_words`: above
+    the slowest level, or below the fastest); None when both kinds were given or there is
+    no answer. A fit of such answers stops at the edge of the levels, not at an estimate."""
+    x = np.asarray(latency_ms, dtype=float)
+    y = np.asarray(acceptable, dtype=float)
+    if not x.size or ((y == 1).any() and (y == 0).any()):
+        return None
+    return LatencySeparation(_pooled_levels(x, y))
 
 
 def find_separation(latency_ms: ArrayLike, acceptable: ArrayLike) -> LatencySeparation | None:

@@ -223,6 +223,14 @@ def pooled_mark_caption(part: PsychometricPart) -> str:
     return "no pooled estimate drawn: it is withheld (see the estimator above)."
 
 
+def _gap_words(low: float, high: float) -> str:
+    """A person's bracket in a few words: `650-1,000 ms`, `above 2,500 ms` (every answer
+    acceptable: no upper end), `below 250 ms`."""
+    if np.isfinite(low) and np.isfinite(high):
+        return f"{low:,.0f}-{high:,.0f} ms"
+    return f"above {low:,.0f} ms" if np.isfinite(low) else f"below {high:,.0f} ms"
+
+
 def _bracket(bracket: tuple[float, float]) -> str:
     return f"between {bracket[0]:,.0f} and {bracket[1]:,.0f} ms (a bracket, not an estimate)"
 
@@ -285,7 +293,8 @@ def psychometric_grid_figure(
             if np.isfinite(low) and np.isfinite(high):
                 ax.axvspan(low, high, color="tab:orange", alpha=0.25)
             # two lines: on one, the next panel's title ran into it
-            ax.set_title(f"{key}\n{low:,.0f}-{high:,.0f} ms (separated)", fontsize=8)
+            kind = " (separated)" if np.isfinite(low) and np.isfinite(high) else ""
+            ax.set_title(f"{key}\n{_gap_words(low, high)}{kind}", fontsize=8)
         else:
             t = mids[key].estimate
             y = float(f.predict([t])[0])
@@ -338,11 +347,17 @@ def threshold_distribution(
     y = np.arange(len(rows))
     est = [r.estimate for r, _ in rows]
     pop = part.population.set_index("level").loc[0.5]
+    tested = tested or fitted_range_ms(part.pooled)
+    # a one-sided bracket (no switch within the levels) runs to the figure's edge
+    edge_low, edge_high = tested[0] / 1.25, tested[1] * 1.25
+    brackets = [
+        (key, low if np.isfinite(low) else edge_low, high if np.isfinite(high) else edge_high)
+        for key, low, high in brackets
+    ]
     for i, (_, low, high) in enumerate(sorted(brackets, key=lambda b: b[1])):
         at = len(rows) + i
         ax.hlines(at, low, high, color="tab:gray", lw=2, label=None if i else "separated: gap")
     names = [r.key for r, _ in rows] + [b[0] for b in sorted(brackets, key=lambda b: b[1])]
-    tested = tested or fitted_range_ms(part.pooled)
     has_band = bool(np.isfinite(pop.ci_low) and np.isfinite(pop.ci_high))
     intervals = [(r.estimate, r.ci_low, r.ci_high, rng) for r, rng in rows]
     if has_band or (np.isfinite(pop.ci_low) and np.isposinf(pop.ci_high)):

@@ -56,7 +56,11 @@ def participant_table(data: ReportData) -> pd.DataFrame | None:
                     "direction": f.direction_,
                     "50% threshold (ms)": sep.switch_words().removeprefix("the switch lies "),
                     "95% CI": "– (a bracket, not an estimate)",
-                    "flags": "separated: every answer on either side of the gap the same",
+                    "flags": (
+                        "no switch: every answer the same at every level tested"
+                        if sep.one_kind
+                        else "separated: every answer on either side of the gap the same"
+                    ),
                 }
             )
             continue

@@ -18,6 +18,7 @@ from analysis.report.psychometric_withheld import (
     MEDIAN_PERSON_MEASURED,
     MIN_CONDITION_POINTS,
     ImplausibleThreshold,
+    acceptable_answers,
     median_bracket,
     people_separation,
     separated_population,
@@ -28,6 +29,7 @@ from analysis.report.psychometric_withheld import (
     withhold_thin_design_tails,
 )
 from analysis.report.support import enough, skipped_line
+from analysis.separation import no_switch
 from analysis.survival import condition_label
 from analysis.trial_table import binary_column
 
@@ -127,6 +129,8 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
             except ValueError as exc:
                 part.failed[pid] = str(exc)
             own = separations.get(str(pid))
+            if own is None:  # all one kind of answer: the fit's point is the levels' edge
+                own = no_switch(sub["_x"].to_numpy(), acceptable_answers(part, sub))
             if own is not None and pid in part.per_participant:
                 part.person_separation[pid] = own
             if opts.progress:

@@ -298,10 +298,18 @@ def _individual_sentences(p: PsychometricPart, mid: pd.Series) -> list[str]:
         for low, high in bracketed.values():
             words = bracket_words(low, high)
             counts[words] = counts.get(words, 0) + 1
-        said = "; ".join(f"{n} {words}" for words, n in counts.items())
+        said = "; ".join(f"{words} for {n}" for words, n in counts.items())
+        never = sum(sep.one_kind for sep in p.person_separation.values())
+        how = (
+            "separate by latency"
+            if not never
+            else "never switch within the tested levels"
+            if never == len(bracketed)
+            else f"separate by latency ({never} never switch within the tested levels)"
+        )
         out.append(
-            f"{len(bracketed)} of {len(p.per_participant)} participants' answers separate by "
-            "latency, so each one's switch is only bracketed by the tested levels, not "
+            f"{len(bracketed)} of {len(p.per_participant)} participants' answers {how}, so "
+            "each one's switch is only bracketed by the tested levels, not "
             f"estimated: {said}."
         )
     if len(values) >= 2 and np.ptp(values) <= SAME_THRESHOLD * float(np.median(values)):

@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 import psychometric_function as pf
@@ -266,12 +267,12 @@ def own_estimates_line(group: pd.DataFrame) -> str:
     n_bracketed = 0
     if "bracket_low_ms" in group.columns:
         low, high = group["bracket_low_ms"], group["bracket_high_ms"]
-        bracketed = group[group["estimate"].isna() & low.notna() & high.notna()]
+        bracketed = group[group["estimate"].isna() & (low.notna() | high.notna())]
         n_bracketed = len(bracketed)
-        if n_bracketed:
+        if n_bracketed:  # an open end (no switch within the levels) holds everything past it
             inside = (
-                (bracketed["bracket_low_ms"] <= bracketed["true_value"])
-                & (bracketed["true_value"] <= bracketed["bracket_high_ms"])
+                (bracketed["bracket_low_ms"].fillna(0.0) <= bracketed["true_value"])
+                & (bracketed["true_value"] <= bracketed["bracket_high_ms"].fillna(np.inf))
             ).sum()
             parts.append(
                 f"{n_bracketed} separated (a bracket, no point): the truth inside the "
