@@ -209,18 +209,30 @@ def pooled_bracket(part: PsychometricPart) -> tuple[float, float] | None:
     return (low, high) if np.isfinite(low) and np.isfinite(high) else None
 
 
-def pooled_mark_caption(part: PsychometricPart) -> str:
-    """What `threshold_distribution` draws for the pooled 50% point, in the caption's
-    words: a band (its interval), the pooled switch's gap, a line (a point without an
-    interval), or nothing (withheld)."""
+def pooled_mark(part: PsychometricPart) -> str | None:
+    """What `threshold_distribution` draws for the pooled 50% point: `band` (its interval; an
+    infinite upper end runs to the edge), `bracket` (the pooled switch's gap), `line` (a
+    point without an interval) or None (withheld: nothing)."""
     pop = part.population.set_index("level").loc[0.5]
     if np.isfinite(pop.ci_low) and (np.isfinite(pop.ci_high) or np.isposinf(pop.ci_high)):
-        return "band: pooled estimate with its CI over participants (jackknife-t)."
+        return "band"
     if pooled_bracket(part) is not None:
-        return "band: the gap where every answer switches (pooled answers separate)."
-    if np.isfinite(pop.estimate):
-        return "line: the pooled estimate (no interval with these participants)."
-    return "no pooled estimate drawn: it is withheld (see the estimator above)."
+        return "bracket"
+    return "line" if np.isfinite(pop.estimate) else None
+
+
+POOLED_MARK_CAPTIONS: dict[str | None, str] = {
+    "band": "band: pooled estimate with its CI over participants (jackknife-t).",
+    "bracket": "band: the gap where every answer switches (pooled answers separate).",
+    "line": "line: the pooled estimate (no interval with these participants).",
+    None: "no pooled estimate drawn: it is withheld (see the estimator above).",
+}
+"""The per-participant figure's caption for each `pooled_mark`."""
+
+
+def pooled_mark_caption(part: PsychometricPart) -> str:
+    """What `threshold_distribution` draws for the pooled 50% point, in the caption's words."""
+    return POOLED_MARK_CAPTIONS[pooled_mark(part)]
 
 
 def _gap_words(low: float, high: float) -> str:
@@ -354,13 +366,14 @@ def threshold_distribution(
         (key, low if np.isfinite(low) else edge_low, high if np.isfinite(high) else edge_high)
         for key, low, high in brackets
     ]
-    for i, (_, low, high) in enumerate(sorted(brackets, key=lambda b: b[1])):
+    brackets.sort(key=lambda b: b[1])
+    for i, (_, low, high) in enumerate(brackets):
         at = len(rows) + i
         ax.hlines(at, low, high, color="tab:gray", lw=2, label=None if i else "separated: gap")
-    names = [r.key for r, _ in rows] + [b[0] for b in sorted(brackets, key=lambda b: b[1])]
-    has_band = bool(np.isfinite(pop.ci_low) and np.isfinite(pop.ci_high))
+    names = [r.key for r, _ in rows] + [b[0] for b in brackets]
+    mark = pooled_mark(part)
     intervals = [(r.estimate, r.ci_low, r.ci_high, rng) for r, rng in rows]
-    if has_band or (np.isfinite(pop.ci_low) and np.isposinf(pop.ci_high)):
+    if mark == "band":
         intervals.append((pop.estimate, pop.ci_low, pop.ci_high, tested))
     bars, edges = _bars(
         [i[:3] for i in intervals],
@@ -381,7 +394,7 @@ def threshold_distribution(
     else:  # everyone bracketed: show the tested levels around the brackets
         ax.set_xlim(tested[0] / 1.25, tested[1] * 1.25)
     any_open = _open_markers(ax, bars[: len(rows)], y, edges, color="tab:blue", size=4)
-    if len(bars) > len(rows):  # the population interval (an infinite end drawn to the edge)
+    if mark == "band":  # the population interval (an infinite end drawn to the edge)
         band = bars[-1]
         lower, upper = ci_ends(pop.ci_low, pop.ci_high, tested)
         ax.axvspan(
@@ -395,7 +408,7 @@ def threshold_distribution(
         any_open |= _open_markers(ax, [band], [len(rows) - 0.5], edges, color="tab:orange")
     elif (bracket := pooled_bracket(part)) is not None:
         ax.axvspan(*bracket, color="tab:orange", alpha=0.2, label="pooled switch")
-    elif np.isfinite(pop.estimate):  # too few participants for a population interval
+    elif mark == "line":  # too few participants for a population interval
         ax.axvline(pop.estimate, color="tab:orange", label=f"pooled {pop.estimate:.0f} ms")
     if len(names) <= 40:
         ax.set_yticks(np.arange(len(names)), names, fontsize=7)
