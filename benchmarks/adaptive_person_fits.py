@@ -18,6 +18,7 @@ staircase people, whose single estimates spread about 11%).
 
     nice -n 10 uv run python benchmarks/adaptive_person_fits.py [--people 300] [--studies 60]
         [--designs staircase,quest] [--observers alike,differing,steep,skewed] [--n-boot 200]
+        [--without-sensitivity] [--no-median]
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from independent_tables import (
     staircase_trials,
 )
 
+from analysis.psychometric import PsychometricFitter
 from analysis.report.psychometric_part import fit_participant
 
 TRIALS = 48
@@ -49,13 +51,18 @@ DESIGNS = {"staircase": staircase_trials, "quest": quest_plus_trials}
 LEVELS = (0.25, 0.5, 0.75)
 
 
-def person_rows(design: str, name: str, people: int, n_boot: int, seed: int) -> dict[str, str]:
-    """Bias and coverage of each person's points over `people` people of one design."""
+def person_rows(
+    design: str, name: str, people: int, n_boot: int, seed: int, without_sensitivity: bool
+) -> dict[str, str]:
+    """Bias and coverage of each person's points over `people` people of one design (with
+    `without_sensitivity`, also the 50% interval's coverage without the sensitivity
+    bootstrap, the same fit otherwise)."""
     obs = at_place(OBSERVERS[name], "between levels")
     rng = np.random.default_rng(seed)
     errors: dict[float, list[float]] = {level: [] for level in LEVELS}
     covered: dict[float, list[bool]] = {level: [] for level in LEVELS}
     before: list[float] = []
+    plain: list[bool] = []
     for i, m_ms in enumerate(obs.centre_ms * np.exp(obs.offsets(people, rng))):
         x, y = DESIGNS[design](float(m_ms), obs, rng, TRIALS)
         fit = fit_participant(x, y, n_boot=n_boot, seed=i, adaptive=True)
@@ -68,6 +75,11 @@ def person_rows(design: str, name: str, people: int, n_boot: int, seed: int) -> 
             )
         old = fit_participant(x, y, n_boot=0, seed=i)
         before.append(math.log(old.threshold(0.5) / m_ms))
+        if without_sensitivity:
+            bare = PsychometricFitter(guess=0.0, lapse=0.0, bias_reduction=True)
+            bare.fit_trials(x, y, n_boot=n_boot, seed=i, sensitivity=False)
+            low, high = bare.threshold_ci(0.5)
+            plain.append(low <= m_ms <= high)
     row = {"design": design, "observers": name, "people": str(people)}
     for level in LEVELS:
         e = np.array(errors[level])
@@ -76,6 +88,8 @@ def person_rows(design: str, name: str, people: int, n_boot: int, seed: int) -> 
             f"{100 * e.mean():+.1f}% ± {100 * se:.1f}, {np.mean(covered[level]):.2f}"
         )
     row["50% before"] = f"{100 * np.mean(before):+.1f}%"
+    if without_sensitivity:
+        row["50% coverage without the sensitivity step"] = f"{np.mean(plain):.3f}"
     return row
 
 
@@ -120,6 +134,12 @@ def main() -> None:
     ap.add_argument("--observers", default="alike,differing,steep,skewed")
     ap.add_argument("--n-boot", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--without-sensitivity",
+        action="store_true",
+        help="also each person's 50%% interval without the sensitivity bootstrap",
+    )
+    ap.add_argument("--no-median", action="store_true", help="skip the median-person part")
     args = ap.parse_args()
     designs, observers = args.designs.split(","), args.observers.split(",")
     print(
@@ -130,11 +150,14 @@ def main() -> None:
     )
     print("Each person (log-scale bias ± Monte-Carlo SE, coverage of the 95% interval):\n")
     rows = [
-        person_rows(d, name, args.people, args.n_boot, args.seed + i)
+        person_rows(d, name, args.people, args.n_boot, args.seed + i, args.without_sensitivity)
         for d in designs
         for i, name in enumerate(observers)
     ]
     print(table(rows), flush=True)
+    if args.no_median:
+        print(f"\nload average {os.getloadavg()[0]:.1f} at the end")
+        return
     print("\nThe median of a study's people's 50% points (log-scale bias ± Monte-Carlo SE):\n")
     rows = [
         median_rows(d, name, n, args.studies, args.seed + 100 * n + i)
