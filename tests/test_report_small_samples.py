@@ -425,3 +425,50 @@ def test_a_withheld_pooled_tail_says_why_in_thresholds_csv(tmp_path):
         assert pooled.loc[tail, "withheld"] == (
             "5 participants: the 25% / 75% points need 8 (measured biased)"
         )
+
+
+def test_one_participant_gets_one_threshold_not_two(tmp_path):
+    """With one participant the pooled curve is that person's: the same fit as their own row
+    (it was a cumulative normal beside their logistic, 866 against 658 ms for the same 41
+    trials), with the person's interval and without the 25% / 75% points the person's row
+    withholds."""
+    trials = simulate_trial_table(n_participants=1, reps=3, seed=4, failing_participant=False)
+    data = analyse(
+        load_trial_table(write_export_folder(tmp_path / "e", trials)), ReportOptions(n_boot=60)
+    )
+    table = data.thresholds
+    rows = table[(table.measure == "psychometric") & (table.condition == "all")]
+    pooled = rows[rows.group == "pooled"].set_index("level")
+    (pid,) = set(rows.group) - {"pooled"}
+    person = rows[rows.group == pid].set_index("level")
+    assert pooled.loc[0.5, "estimate"] == person.loc[0.5, "estimate"]
+    assert np.isnan(pooled.loc[0.5, "ci_low"])  # no population interval
+    own = data.psychometric.pooled.thresholds_.set_index("level").loc[0.5]
+    assert (own.ci_low, own.ci_high) == (person.loc[0.5, "ci_low"], person.loc[0.5, "ci_high"])
+    for tail in (0.25, 0.75):
+        assert np.isnan(pooled.loc[tail, "estimate"])
+        assert pooled.loc[tail, "withheld"] == (
+            "1 participant: the 25% / 75% points need 8 (measured biased)"
+        )
+    md = write_report(data, tmp_path / "r")["markdown"].read_text(encoding="utf-8")
+    assert "the pooled row and the participant's row are one fit" in md
+    assert "with one participant the curve is that person's own, and a person's own 25%" in md
+
+
+def test_two_participants_pooled_tails_are_withheld_as_from_four(tmp_path):
+    """Below 4 participants the pooled 25% / 75% points were printed (as these people's),
+    although the same points are withheld from 4 to 7 for their measured bias."""
+    trials = simulate_trial_table(n_participants=2, reps=3, seed=4, failing_participant=False)
+    data = analyse(
+        load_trial_table(write_export_folder(tmp_path / "e", trials)),
+        ReportOptions(n_boot=40, per_participant=False),
+    )
+    table = data.thresholds
+    pooled = table[(table.measure == "psychometric") & (table.group == "pooled")]
+    pooled = pooled[pooled.condition == "all"].set_index("level")
+    assert np.isfinite(pooled.loc[0.5, "estimate"])
+    for tail in (0.25, 0.75):
+        assert np.isnan(pooled.loc[tail, "estimate"])
+        assert pooled.loc[tail, "withheld"] == (
+            "2 participants: the 25% / 75% points need 8 (measured biased)"
+        )

@@ -456,6 +456,15 @@ def _model_sentence(data: ReportData, p: PsychometricPart) -> str:
         "threshold is still where F crosses the level. "
     )
     boot = data.options.n_boot
+    if p.one_person:
+        return text + (
+            "With one participant the pooled curve is that participant's own fit, made as "
+            "each participant's is (a logistic"
+            + (", γ = λ = 0, Firth's bias reduction" if p.procedure is not None else "")
+            + "): the pooled row and the participant's row are one fit, and its interval is "
+            "the participant's (parametric bootstrap of their trials, widened by a second one "
+            "from the shallowest curve their answers support); no interval for a population."
+        )
     if p.estimand == "median-person":
         return text + (
             "The table's figures are the median of the per-participant fits' thresholds, "

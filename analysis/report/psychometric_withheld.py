@@ -44,11 +44,15 @@ def withhold_few_people_tails(
     if n_people >= MIN_TAILS:
         return ""
     note = (
-        f"Psychometric thresholds ({what}): with {n_people} participants the 25% / 75% "
+        f"Psychometric thresholds ({what}): with one participant the curve is that person's "
+        f"own, and {PERSON_TAILS_MEASURED}."
+        if n_people == 1
+        else f"Psychometric thresholds ({what}): with {n_people} participants the 25% / 75% "
         f"points are withheld: {MINIMUMS['tails'].why}."
     )
     _withhold(data, table, table["level"] != 0.5, note)
-    return f"{n_people} participants: the 25% / 75% points need {MIN_TAILS} (measured biased)"
+    people = f"{n_people} participant{'s' if n_people != 1 else ''}"
+    return f"{people}: the 25% / 75% points need {MIN_TAILS} (measured biased)"
 
 
 STEEP_PEOPLE_SHARE = 1 / 8
