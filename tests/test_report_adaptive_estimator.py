@@ -101,3 +101,19 @@ def test_under_median_person_the_withheld_point_names_the_sessions_own_median(qu
     assert said.startswith("held to the headline's goal")
     assert said.endswith("is in 'Adaptive estimates'")
     assert data.adaptive is not None  # and the section is there
+
+
+@pytest.mark.slow
+def test_an_adaptive_design_gets_no_test_of_people_differing(quest_table, tmp_path):
+    """The test of one curve for all rejected people alike in 8-40% of adaptive studies:
+    the summary says so instead of a p."""
+    from analysis.report import write_report
+
+    few = quest_table.trials["participant"].isin(
+        sorted(quest_table.trials.participant.unique())[:4]
+    )
+    data = analyse(replace(quest_table, trials=quest_table.trials[few]), ReportOptions(n_boot=40))
+    assert np.isnan(data.psychometric.people_differ_p)
+    md = write_report(data, tmp_path / "r")["markdown"].read_text(encoding="utf-8")
+    summary = md[md.index("## Summary") : md.index("## The study")]
+    assert "not tested on adaptive designs" in summary and "likelihood-ratio p" not in summary

@@ -80,7 +80,7 @@ def check_individual_spread(summary: str, csv: pd.DataFrame) -> None:
     estimate, and said to be of those only when others are bracketed (no point to rank)."""
     found = re.search(
         r"the middle half of (participants|the (\d+) estimated) lie between "
-        r"(.+?) and (.+?)\.(?:\s|$)",
+        r"(.+?) and (.+?)(?:;|\.(?:\s|$))",  # then whether they differ, after a semicolon
         summary,
     )
     if not found:

@@ -144,6 +144,8 @@ class PsychometricPart:
     conditions_withheld: dict[str, str] = field(default_factory=dict)
     procedure: str | None = None  # the adaptive procedure that chose the levels (None: fixed)
     one_person: bool = False  # one participant: `pooled` is their own fit, as a person's
+    # p of one curve for all fitted participants against one each (`people_differ`)
+    people_differ_p: float = float("nan")
     # on an adaptive design, the model's table before its missed points were withheld: not
     # printed, kept for the planner to compare its own computation of it
     model_population: pd.DataFrame | None = None

@@ -142,6 +142,7 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
                 _progress_bar(i + 1, len(keys), "participant fits")
         if opts.progress and keys:
             print(file=sys.stderr)
+        part.people_differ_p = _people_differ_p(part, df, opts.seed)
     _set_estimand(data, part, n_people)
     return part
 
@@ -226,6 +227,26 @@ def _one_person_pooled(part: PsychometricPart, df: pd.DataFrame, n_boot: int, se
     part.population = fitted.thresholds_.copy()
     part.population["ci_low"], part.population["ci_high"] = np.nan, np.nan
     part.population["n_participants"] = 1
+
+
+def _people_differ_p(part: PsychometricPart, df: pd.DataFrame, seed: int) -> float:
+    """`people_differ.one_curve_for_all_p` over the fitted participants (NaN below 2, and
+    on adaptive designs, where it rejected people alike too often: `ADAPTIVE_DIFFER`)."""
+    from analysis.psychometric.people_differ import one_curve_for_all_p
+
+    if len(part.per_participant) < 2 or part.procedure is not None:
+        return float("nan")
+    trials = df[df["participant"].isin(list(part.per_participant))]
+    try:
+        together = fit_participant(
+            trials["_x"].to_numpy(),
+            trials["_y"].to_numpy(),
+            n_boot=0,
+            seed=seed,
+        )
+    except ValueError:
+        return float("nan")
+    return one_curve_for_all_p(list(part.per_participant.values()), together)
 
 
 def fit_participant(

@@ -321,20 +321,54 @@ def _individual_sentences(p: PsychometricPart, mid: pd.Series) -> list[str]:
         q1, q3 = np.percentile(values, [25, 75])
         # of the people with an estimate only: a bracketed switch has no point to rank
         who = f"the {len(values)} estimated" if bracketed else "participants"
-        out.append(
-            f"Individual thresholds vary: the middle half of {who} lie between "
-            f"{duration(q1)} and {duration(q3)}."
+        spread = f"the middle half of {who} lie between {duration(q1)} and {duration(q3)}"
+        differ = p.people_differ_p
+        head = (
+            "Individual thresholds differ"
+            if differ < DIFFER_P  # NaN compares False
+            else "Individual estimates spread"
         )
+        out.append(f"{head}: {spread}{_differ_words(p)}.")
     elif len(values) >= 2:
-        out.append(
-            "Individual 50% thresholds: " + ", ".join(duration(v) for v in np.sort(values)) + "."
-        )
+        listed = ", ".join(duration(v) for v in np.sort(values))
+        out.append(f"Individual 50% thresholds: {listed}{_differ_words(p)}.")
     if len(values) >= 2 and _outside_every_person(p, bracketed, float(mid.estimate)):
         out.append(
             f"The pooled threshold ({duration(mid.estimate)}) lies outside every "
             "individual's 95% interval: the pooled curve resembles none of these participants."
         )
     return out
+
+
+DIFFER_P = 0.05
+"""Below this p the per-person curves are said to differ (`people_differ`)."""
+
+
+ADAPTIVE_DIFFER = (
+    "; whether they differ beyond their own trials' noise is not tested on adaptive designs "
+    "(one curve for all against one each rejected people alike at the 0.05 level in 8-16% "
+    "of 1-up/2-down staircase studies of 4-8 people and 11-40% of QUEST+ ones: "
+    "benchmarks/people_differ_test.py, 2026-12-07)"
+)
+"""Why adaptive designs get no test of people differing (`people_differ`)."""
+
+
+def _differ_words(p: PsychometricPart) -> str:
+    """What the test of one curve for all against one each says, with its p, as a clause
+    to end a sentence with (empty without a test)."""
+    if p.procedure is not None:
+        return ADAPTIVE_DIFFER
+    if not np.isfinite(p.people_differ_p):
+        return ""
+    value = p.people_differ_p
+    shown = "p < 0.001" if value < 0.001 else f"p = {value:.3f}".rstrip("0").rstrip(".")
+    test = f"(one curve for all against one each, likelihood-ratio {shown})"
+    if value < DIFFER_P:
+        return f"; they differ more than their own trials' noise allows {test}"
+    return (
+        f"; no more apart than their own trials' noise allows {test}, so these data do not "
+        "show that participants differ"
+    )
 
 
 def _outside_every_person(
