@@ -49,3 +49,18 @@ def test_the_chart_draws_the_tables_comparisons_and_no_other(study, monkeypatch)
     others = refs[~refs["verdict"].isin(VERDICTS)]
     assert (others["precision"].fillna("") == "").all()
     assert isinstance(refs, pd.DataFrame)
+
+
+def test_the_summary_names_the_figures_outside_our_interval(study):
+    """It counted them ("1 below, 2 above") but named only those inside or overlapping."""
+    from analysis.report.summary import plain_summary
+
+    refs = study.references
+    line = next(x for x in plain_summary(study) if "published figures" in x)
+    for verdict in ("below", "above"):
+        labels = list(refs.loc[refs["verdict"] == verdict, "label"])
+        if labels:
+            assert f"Figures {verdict} our 95% CI: {'; '.join(labels)}." in line
+        else:
+            assert f"Figures {verdict} our 95% CI" not in line
+    assert (refs["verdict"].isin(["below", "above"])).any()

@@ -447,6 +447,10 @@ def _reference_sentences(data: ReportData, n_people: int) -> list[str]:
                 if said
                 else "."
             )
+            for verdict in ("below", "above"):  # named: a count does not say which ones
+                labels = compared.loc[compared["verdict"] == verdict, "label"]
+                if not labels.empty:
+                    text += f" Figures {verdict} our 95% CI: {'; '.join(labels)}."
             text += open_note
             unsupported = int((~refs["evidence"].str.startswith("perception")).sum())
             if unsupported:
