@@ -472,3 +472,24 @@ def test_two_participants_pooled_tails_are_withheld_as_from_four(tmp_path):
         assert pooled.loc[tail, "withheld"] == (
             "2 participants: the 25% / 75% points need 8 (measured biased)"
         )
+
+
+def test_a_steep_pooled_curve_below_four_people_claims_no_interval(tmp_path):
+    """Two steep people: the summary said "no interval with 2 participant(s)" and then "the
+    interval spans the gap"."""
+    trials = simulate_trial_table(
+        n_participants=2,
+        reps=4,
+        seed=6,
+        truth=Truth(threshold_ms=1100.0, threshold_sd_log=0.0, slope_log=0.03, lapse=0.08),
+        failing_participant=False,
+    )
+    data = analyse(
+        load_trial_table(write_export_folder(tmp_path / "e", trials)),
+        ReportOptions(n_boot=40, per_participant=False),
+    )
+    md = write_report(data, tmp_path / "r")["markdown"].read_text(encoding="utf-8")
+    summary = md[md.index("## Summary") : md.index("## The study")]
+    assert "no interval with 2 participant(s)" in summary
+    assert "this point is the fit's place in the gap between 800 ms and 1.6 s" in summary
+    assert "the interval spans the gap" not in summary

@@ -227,7 +227,7 @@ def _psychometric_sentences(data: ReportData, n_people: int) -> list[str]:
         steep = (
             f"; the pooled curve is steeper than the tested levels can show, so this point is "
             f"the fit's place in the gap between {duration(gap[0])} and {duration(gap[1])}, "
-            "not a finding (the interval spans the gap)"
+            "not a finding" + (" (the interval spans the gap)" if np.isfinite(mid.ci_low) else "")
             if gap is not None
             else ""
         )
