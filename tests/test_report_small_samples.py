@@ -16,6 +16,7 @@ from analysis.ratings import OrdinalLatencyFitter, rating_summary
 from analysis.report import ReportOptions, analyse, write_report
 from analysis.report.support import estimate_flags
 from analysis.trial_table import load_trial_table
+from number_text import duration
 from uxlab.cli import main
 
 QUICKSTART = Path(__file__).parents[1] / "studies" / "quickstart.toml"
@@ -452,6 +453,11 @@ def test_one_participant_gets_one_threshold_not_two(tmp_path):
         )
     md = write_report(data, tmp_path / "r")["markdown"].read_text(encoding="utf-8")
     assert "the pooled row and the participant's row are one fit" in md
+    summary = md[md.index("## Summary") : md.index("## The study")]  # with its own interval
+    low, high = person.loc[0.5, "ci_low"], person.loc[0.5, "ci_high"]
+    assert f"95% CI {duration(low)} to {duration(high)} from this participant's own trials" in (
+        summary
+    )
     assert "with one participant the curve is that person's own, and a person's own 25%" in md
 
 

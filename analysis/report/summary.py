@@ -191,6 +191,8 @@ def _psychometric_sentences(data: ReportData, n_people: int) -> list[str]:
             else "no interval: the median of per-person fits missed the coverage goal when "
             "measured (see the psychometric section)"
             if median
+            else _own_interval(p, low, high)
+            if p.one_person
             else f"no interval with {n_people} participant(s)"
         )
         if outside:
@@ -236,6 +238,18 @@ def _psychometric_sentences(data: ReportData, n_people: int) -> list[str]:
     if p.per_participant:
         out += _individual_sentences(p, mid)
     return out
+
+
+def _own_interval(p: PsychometricPart, low: float, high: float) -> str:
+    """One participant: the pooled fit is theirs, and so is the interval it has (the one the
+    per-participant table prints), not a population's."""
+    own = p.pooled.thresholds_.set_index("level").loc[0.5]
+    if not (np.isfinite(own.ci_low) and np.isfinite(own.ci_high)):
+        return "no interval with 1 participant"
+    return (
+        f"{ci(own.ci_low, own.ci_high, (low, high))} from this participant's own trials; "
+        "no population interval with 1 participant"
+    )
 
 
 def _contrast_sentences(p: PsychometricPart, n_people: int) -> list[str]:
