@@ -228,3 +228,20 @@ def test_benchmark_exports_with_token_counts_are_priced(tmp_path, capsys, fmt, n
     recs, _ = records(text)
     assert recs and all(r["cost"] is not None for r in recs), [r["unpriced"] for r in recs]
     assert all(r["cost"]["total"] > 0 and not r["estimated"] for r in recs)
+
+
+def test_a_stack_with_nothing_priced_says_so_not_none_completed(tmp_path, capsys):
+    """An Ollama recording the sheet does not price: it read "1 tasks, 1 completed, ...;
+    spent - USD; none completed USD per completed task"."""
+    folder = tmp_path / "ollama"
+    src = ROOT / "tests" / "data" / "ollama" / "chat_tool_call.ndjson"
+    assert main(["import", "--from", "ollama", str(src), "-o", str(folder)]) == 0
+    capsys.readouterr()
+    code, out, err = run(capsys, str(folder), "--prices", str(SHEET))
+    assert code == 0, err
+    words = " ".join(out.split())  # the lines as wrapped, joined
+    assert (
+        "ollama/llama3.2: 1 task, 1 completed, 0 failed, 0 abandoned; none priced, so no "
+        "spend or cost per completed task; task e2e p50"
+    ) in words
+    assert "none completed" not in words and "spent - " not in words

@@ -78,14 +78,20 @@ def summary_lines(report: Any, ids: Sequence[str], width: int = 80) -> list[str]
         )
         for t in report.stacks:
             per = (
-                format_money(t.cost_per_completed_task)
+                f"{format_money(t.cost_per_completed_task)} {cur} per completed task"
                 if t.n_completed_priced
-                else "none completed"
+                else "no cost per completed task ("
+                + ("no priced task completed)" if t.n_completed else "no task completed)")
+            )
+            money = (
+                f"spent {format_money(t.spent)} {cur}; {per}"
+                if t.n_priced
+                else "none priced, so no spend or cost per completed task"
             )
             text = (
-                f"{t.stack}: {t.n_tasks} tasks, {t.n_completed} completed, {t.n_failed} "
-                f"failed, {t.n_abandoned} abandoned; spent {format_money(t.spent)} {cur}; "
-                f"{per} {cur} per completed task; task e2e p50 {ms_whole(t.e2e_p50_ms)}"
+                f"{t.stack}: {t.n_tasks} task{'s' if t.n_tasks != 1 else ''}, {t.n_completed} "
+                f"completed, {t.n_failed} failed, {t.n_abandoned} abandoned; {money}; task e2e "
+                f"p50 {ms_whole(t.e2e_p50_ms)}"
             )
             if t.n_priced < t.n_tasks:
                 text += f"; {t.n_tasks - t.n_priced} unpriced task(s) left out"
