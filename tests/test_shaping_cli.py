@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from helpers.recordings import word_stream
@@ -11,6 +12,8 @@ from uxlab.cli import main
 from uxlab.shaping import Profile, derive_seed, shape
 from uxlab.streams import Recording, dumps_recording, read_replay, write_replay
 from uxlab.wrapping import wrap_labelled, wrap_parts
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def recording(rid: str, n: int = 30) -> Recording:
@@ -167,3 +170,17 @@ def test_wrap_labelled_aligns_continuations_under_the_first_part() -> None:
         "             progress_ok (yesno, after steps 2, 4),",
         "             comments (text)",
     ]
+
+
+def test_a_tool_call_first_is_what_the_ttft_places_and_the_line_says_so(tmp_path, capsys):
+    """The chat corpus's tool-call recording: its first output is a tool call, which
+    --ttft 800 places at 800 ms; the line read "TTFT 1378.1 ms (asked 800.0)", as if the
+    shaper had missed by half a second (the text only starts after the call)."""
+    src = ROOT / "replays" / "chat" / "chat-tool-call.jsonl"
+    out = tmp_path / "out.jsonl"
+    assert main(["shape", str(src), "-o", str(out), "--ttft", "800", "--seed", "7"]) == 0
+    timing = " ".join(capsys.readouterr().out.splitlines()[2:])
+    assert "first output 800.0 ms, a tool call (asked 800.0), TTFT " in timing
+    assert "TTFT 800" not in timing  # the text starts later than the call
+    schedule = read_replay(out)
+    assert next(c for c in schedule.chunks if c.text).channel == "tool"
