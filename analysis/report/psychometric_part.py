@@ -133,7 +133,10 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
                 )
             except ValueError as exc:
                 part.failed[pid] = str(exc)
-            own = separations.get(str(pid))
+            # On an adaptive design a person whose answers separate keeps their fit: the
+            # procedure tests near its target, not the 50% point, and Firth's fit is finite
+            # there (`psychometric_blocks.ADAPTIVE_PERSON_NOTE`)
+            own = separations.get(str(pid)) if procedure is None else None
             if own is None:  # all one kind of answer: the fit's point is the levels' edge
                 own = no_switch(sub["_x"].to_numpy(), acceptable_answers(part, sub))
             if own is not None and pid in part.per_participant:
