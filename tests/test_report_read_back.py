@@ -64,6 +64,13 @@ def check_read_back(data, md: str, csv: pd.DataFrame) -> None:
         assert f" is {ms(mid.estimate)} (" in summary
     if np.isfinite(mid.ci_low):
         assert f"95% CI {ms(mid.ci_low)} to {ms(mid.ci_high)}" in summary
+    elif np.isfinite(mid.estimate) and n == 1:  # the person's own interval, said as such
+        own = csv[(csv.estimand == "this participant") & (csv.level == 0.5)]
+        own = own[(own.measure == "psychometric") & (own.condition == "all")].iloc[0]
+        assert f"95% CI {ms(own.ci_low)} to {ms(own.ci_high)} from this participant's own" in (
+            summary
+        )
+        assert own.estimate == mid.estimate  # one fit, one number
     elif np.isfinite(mid.estimate) and n < MIN_POPULATION:
         assert f"no interval with {n} participant(s)" in summary
     for r in csv[csv.measure == "psychometric_ratio"].itertuples():

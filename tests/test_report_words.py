@@ -63,7 +63,7 @@ def test_a_bracket_open_on_one_side_reads_below_or_above_not_between() -> None:
     tested range: `below 1.0 s`, never `between beyond the tested levels and 1.0 s`."""
     import math
 
-    from analysis.report.summary import bracket_words
+    from analysis.report.summary_people import bracket_words
 
     assert bracket_words(200.0, 3000.0) == "between 200 ms and 3.0 s"
     assert bracket_words(math.nan, 1000.0) == "below 1.0 s"
