@@ -64,3 +64,22 @@ def test_the_summary_names_the_figures_outside_our_interval(study):
         else:
             assert f"Figures {verdict} our 95% CI" not in line
     assert (refs["verdict"].isin(["below", "above"])).any()
+
+
+@pytest.mark.parametrize("stimulus, compared", [("ttft_ms", True), ("itl_ms", False)])
+def test_abandonment_figures_are_about_a_wait_before_anything_appears(stimulus, compared):
+    """In an ITL study the longest-wait condition is the slowest stream: people gave up
+    on a stream, not on a start ("10 s holds attention" was "below" a 26 s give-up time at
+    itl_ms=150)."""
+    figures = load_reference_figures()
+    table = compare_figures(figures, {"abandonment:0.5": (26086.0, 15556.0, 43742.0)})
+    table = match_judgement_kinds(table, figures, "acceptability", stimulus).set_index("id")
+    verdict = table.loc["nielsen1993-10s", "verdict"]
+    if compared:
+        assert verdict == "below"
+    else:
+        assert verdict == (
+            "not compared (a figure about waiting for anything to appear; here people gave "
+            "up while the answer streamed, as itl_ms varied)"
+        )
+        assert table.loc["nielsen1993-10s", "precision"] == ""

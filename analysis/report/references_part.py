@@ -82,7 +82,7 @@ def reference_comparison(data: ReportData) -> pd.DataFrame | None:
         tested={k: m.tested for k, m in measured.items() if m.tested is not None},
         described=described,
     )
-    return match_judgement_kinds(table, figures, judgement_kind(data))
+    return match_judgement_kinds(table, figures, judgement_kind(data), data.stimulus)
 
 
 # Words in a yes/no question's column or meaning that say what kind of judgement it is.
@@ -111,12 +111,33 @@ def judgement_kind(data: ReportData) -> str | None:
     return None
 
 
+STREAMING_STIMULI = (
+    "itl_ms",
+    "jitter",
+    "itl_scale",
+    "tokens_per_s",
+    "rho",
+    "chunk_tokens",
+    "stall_ms",
+    "stall_rate_per_s",
+    "error_at_token",
+)
+"""Stimuli that shape the stream once it has started (the study file's profile factors):
+giving up as they vary is giving up on a stream, not on a wait before anything appears."""
+
+
 def match_judgement_kinds(
-    table: pd.DataFrame, figures: list[ReferenceFigure], psychometric_kind: str | None
+    table: pd.DataFrame,
+    figures: list[ReferenceFigure],
+    psychometric_kind: str | None,
+    stimulus: str | None = None,
 ) -> pd.DataFrame:
     """Withhold verdicts where a figure's judgement kind does not match the estimate's:
     a psychometric estimate has the question's kind, a rating threshold is acceptability,
-    abandonment is abandonment; a server SLO is not a perception figure and is never judged."""
+    abandonment is abandonment, but only while waiting for a start: the abandonment figures
+    are about a wait before anything appears (startup, load, a reply), so they are not set
+    against give-ups in a study whose `stimulus` shapes the stream (`STREAMING_STIMULI`); a
+    server SLO is not a perception figure and is never judged."""
     from analysis.reference import COMPARABLE
 
     by_id = {f.id: f for f in figures}
@@ -132,7 +153,12 @@ def match_judgement_kinds(
             table.at[i, "verdict"] = "not compared (a server SLO, not a perception figure)"
             continue
         kind = measured_kind.get(fig.measure, psychometric_kind)
-        if kind is None:
+        if fig.measure == "abandonment" and stimulus in STREAMING_STIMULI:
+            table.at[i, "verdict"] = (
+                "not compared (a figure about waiting for anything to appear; here people "
+                f"gave up while the answer streamed, as {stimulus} varied)"
+            )
+        elif kind is None:
             table.at[i, "verdict"] = (
                 "not compared (the question's kind is unknown: say it with --judgement-kind)"
             )
