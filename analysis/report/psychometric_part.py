@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from analysis.report.answer_direction import direction_note
 from analysis.report.data import ESTIMANDS, ConditionFit, PsychometricPart, ReportData
 from analysis.report.psychometric_adaptive import adaptive_design, adaptive_population
 from analysis.report.psychometric_withheld import (
@@ -81,6 +82,9 @@ def fit_psychometric(data: ReportData, column: str) -> PsychometricPart:
             f"ms (the unit taken, and why, is in the notes); if it is in seconds, pass "
             f"--stimulus COLUMN --stimulus-unit s"
         )
+    against = direction_note(column, yes_means, pooled.direction_, stim)
+    if against is not None:
+        data.notes.append(f"Psychometric thresholds: {against}.")
     procedure = adaptive_design(data, df, pooled.direction_ == "rising")
     part.procedure = procedure
     if n_people == 1:
