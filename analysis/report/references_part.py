@@ -66,7 +66,7 @@ def reference_comparison(data: ReportData) -> pd.DataFrame | None:
             )
     if data.ratings is not None and data.ratings.separation is not None:
         withheld[f"rating:{data.stimulus}:0.5"] = "the ratings separate by latency: no threshold"
-    figures = load_reference_figures()
+    figures = rating_matched(load_reference_figures(), data, measured)
     if data.stimulus not in {f.stimulus for f in figures if f.stimulus}:
         data.notes.append(
             f"The stimulus {data.stimulus!r} is not a measure the published figures name "
@@ -82,7 +82,9 @@ def reference_comparison(data: ReportData) -> pd.DataFrame | None:
         tested={k: m.tested for k, m in measured.items() if m.tested is not None},
         described=described,
     )
-    return match_judgement_kinds(table, figures, judgement_kind(data), data.stimulus)
+    return match_judgement_kinds(
+        table, figures, judgement_kind(data), data.stimulus, rating_kind(data)
+    )
 
 
 # Words in a yes/no question's column or meaning that say what kind of judgement it is.
@@ -126,14 +128,61 @@ STREAMING_STIMULI = (
 giving up as they vary is giving up on a stream, not on a wait before anything appears."""
 
 
+def rating_kind(data: ReportData) -> str:
+    """What the rating threshold judges, from the rating question's id, labels and column
+    ("How smoothly...", labels "Very choppy" / "Very smooth": smoothness); acceptability
+    when they do not say."""
+    r = data.ratings
+    if r is None:
+        return "acceptability"
+    q = data.table.question_for(r.column)
+    text = " ".join([r.column, *(q.labels if q else []), q.id if q else ""]).lower()
+    for kind, words in KIND_WORDS:
+        if any(w in text for w in words):
+            return kind
+    return "acceptability"
+
+
+def rating_matched(
+    figures: list[ReferenceFigure], data: ReportData, measured: dict[str, MeasuredEstimate]
+) -> list[ReferenceFigure]:
+    """`figures`, those meant for the yes/no threshold set against the rating threshold
+    instead where only the rating judges what they are about: a study asking "acceptable?"
+    yes/no and rating smoothness meets the ~30 ms/token smoothness figure with its
+    smoothness ratings (where "smooth enough" becomes less likely than not)."""
+    from dataclasses import replace
+
+    from analysis.reference import COMPARABLE
+
+    key = f"rating:{data.stimulus}:0.5"
+    if key not in measured:
+        return figures
+    yes_no, rated = judgement_kind(data), rating_kind(data)
+    out = []
+    for fig in figures:
+        allowed = COMPARABLE.get(fig.judgement, ())
+        if (
+            fig.measure == "psychometric"
+            and fig.stimulus == data.stimulus
+            and fig.level == 0.5
+            and yes_no not in allowed
+            and rated in allowed
+        ):
+            fig = replace(fig, compare_with=f"rating {data.stimulus} 0.5")
+        out.append(fig)
+    return out
+
+
 def match_judgement_kinds(
     table: pd.DataFrame,
     figures: list[ReferenceFigure],
     psychometric_kind: str | None,
     stimulus: str | None = None,
+    rating: str = "acceptability",
 ) -> pd.DataFrame:
     """Withhold verdicts where a figure's judgement kind does not match the estimate's:
-    a psychometric estimate has the question's kind, a rating threshold is acceptability,
+    a psychometric estimate has the question's kind, a rating threshold its question's
+    (`rating`: acceptability unless its words say otherwise),
     abandonment is abandonment, but only while waiting for a start: the abandonment figures
     are about a wait before anything appears (startup, load, a reply), so they are not set
     against give-ups in a study whose `stimulus` shapes the stream (`STREAMING_STIMULI`); a
@@ -141,7 +190,7 @@ def match_judgement_kinds(
     from analysis.reference import COMPARABLE
 
     by_id = {f.id: f for f in figures}
-    measured_kind = {"rating": "acceptability", "abandonment": "abandonment"}
+    measured_kind = {"rating": rating, "abandonment": "abandonment"}
     table = table.copy()
     for i, row in table.iterrows():
         fig = by_id.get(row["id"])
