@@ -45,22 +45,47 @@ def test_quest_study_uses_the_participant_effects_model(quest_table):
 
 
 @pytest.mark.slow
-def test_quest_study_below_the_minimum_withholds_25_and_75(quest_table):
+def test_quest_study_below_the_minimum_withholds_its_pooled_points(quest_table):
+    """With 2-3 people the pooled 50% point was printed: the pooled fit of all trials, the
+    one the same table calls biased on an adaptive design (it mixes people the procedure
+    tested at their own levels), and the summary named it the random-intercept model's."""
     few = quest_table.trials["participant"].isin(
         sorted(quest_table.trials.participant.unique())[:3]
     )
     table = replace(quest_table, trials=quest_table.trials[few])
     data = analyse(table, ReportOptions(n_boot=40, per_participant=False))
     pop = data.psychometric.population.set_index("level")
+    assert pop["estimate"].isna().all()
+    assert "no pooled thresholds with 3 participants" in data.psychometric.estimator
+    from analysis.report.summary import plain_summary
+
+    said = " ".join(plain_summary(data))
+    assert "the population's 50% threshold is withheld: no pooled thresholds with 3" in said
+    assert "random intercept" not in said
+
+
+@pytest.mark.slow
+def test_one_participant_on_quest_gets_their_own_fit_as_the_pooled_one(quest_table):
+    one = quest_table.trials["participant"] == sorted(quest_table.trials.participant.unique())[0]
+    data = analyse(replace(quest_table, trials=quest_table.trials[one]), ReportOptions(n_boot=40))
+    part = data.psychometric
+    (person,) = part.per_participant.values()
+    assert person is part.pooled  # one fit, one number
+    pop = part.population.set_index("level")
+    assert pop.loc[0.5, "estimate"] == person.thresholds_.set_index("level").loc[0.5, "estimate"]
     assert np.isnan(pop.loc[0.25, "estimate"]) and np.isnan(pop.loc[0.75, "estimate"])
-    assert np.isfinite(pop.loc[0.5, "estimate"])
-    assert "withheld" in data.psychometric.estimator
-    # the first section says whose these figures are: 3 people's, from the adaptive model
+    from analysis.report.summary import plain_summary
+
+    said = " ".join(plain_summary(data))
+    assert "the 50% threshold of this participant's trials is" in said
+    assert "random intercept" not in said
+    # the first section says whose these figures are: this person's own fit (it said "from
+    # the model for adaptive designs", which needs 4 participants)
     from analysis.report.support_section import support_blocks
 
     text = " ".join(str(getattr(b, "text", "")) for b in support_blocks(data))
-    assert "the population thresholds are from the model for adaptive designs (quest;" in text
-    assert "below 4 participants they describe these people, not a population" in text
+    assert "the pooled figures are that participant's own fit" in text
+    assert "from the model for adaptive designs" not in text
 
 
 def test_adaptive_levels_that_missed_the_goal_are_withheld_with_the_figures():

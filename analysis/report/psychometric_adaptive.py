@@ -92,14 +92,24 @@ def adaptive_population(
     rising = part.pooled.direction_ == "rising"
     falls = df.assign(_falls=(1.0 - df["_y"]) if rising else df["_y"])
     if not enough("population", n_people):
-        part.population.loc[part.population["level"] != 0.5, ["estimate", "ci_low", "ci_high"]] = (
-            np.nan
-        )
-        part.estimator = (
-            f"adaptive design ({procedure}): 25% / 75% points withheld; they need a model with "
-            f"participant effects, which needs {MINIMUMS['population'].min_participants} "
-            "participants"
-        )
+        minimum = MINIMUMS["population"].min_participants
+        if part.one_person:  # the pooled curve is this person's own fit (as a person's)
+            part.population.loc[
+                part.population["level"] != 0.5, ["estimate", "ci_low", "ci_high"]
+            ] = np.nan
+            part.estimator = (
+                f"adaptive design ({procedure}): one participant, so the pooled curve is their "
+                "own fit (no guess or lapse, Firth's bias reduction); 25% / 75% points "
+                "withheld, as a person's are"
+            )
+        else:  # a pooled fit mixes people the procedure tested at their own levels
+            part.population.loc[:, ["estimate", "ci_low", "ci_high"]] = np.nan
+            part.estimator = (
+                f"adaptive design ({procedure}): no pooled thresholds with {n_people} "
+                "participants: a pooled fit of all trials mixes people the procedure tested at "
+                f"their own levels (biased), and the model with participant effects needs "
+                f"{minimum}; each participant's own 50% point is in the per-participant table"
+            )
         data.notes.append(f"Psychometric thresholds: {part.estimator}.")
         return
     table, why = adaptive_mixed_thresholds(falls, "_falls", "_x")  # jackknife-t only

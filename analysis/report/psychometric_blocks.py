@@ -125,7 +125,8 @@ def _pooled_blocks(data: ReportData, p: PsychometricPart) -> list[Block]:
         if p.withheld is not None and not isinstance(p.withheld, str) and not p.withheld.people
         else None
     )
-    same_estimate = p.estimand == "population" and p.procedure is None
+    # one participant: the pooled fit is theirs, a person's fit on any design
+    same_estimate = p.estimand == "population" and (p.procedure is None or p.one_person)
     interval_column = (
         "95% CI, participants resampled (median)"
         if p.estimand == "median-person"
@@ -168,7 +169,7 @@ def _pooled_blocks(data: ReportData, p: PsychometricPart) -> list[Block]:
                 other_column: "withheld (see the note below)"
                 if p.withheld is not None
                 else "– (biased here: it mixes people tested at their own levels)"
-                if p.procedure is not None
+                if p.procedure is not None and not same_estimate
                 else "withheld (as the estimate)"
                 if same_estimate and not np.isfinite(r.estimate)
                 else ci_range(q.ci_low, q.ci_high, (low, high))

@@ -169,6 +169,8 @@ def _psychometric_sentences(data: ReportData, n_people: int) -> list[str]:
             + (
                 p.median_withheld
                 if p.estimand == "median-person" and p.median_withheld
+                else p.estimator.split(": ", 1)[1]
+                if p.procedure is not None and few
                 else f"on this adaptive design ({p.procedure}) the model for such designs "
                 "missed the coverage or bias goal when measured (the figures and what to "
                 "declare are in the psychometric section)"
@@ -211,6 +213,8 @@ def _psychometric_sentences(data: ReportData, n_people: int) -> list[str]:
             spread = "; its 25% and 75% points are withheld (see the psychometric section)"
         if median:
             subject = "the median participant's own 50% threshold (median of per-person fits)"
+        elif p.one_person:
+            subject = "the 50% threshold of this participant's trials"
         elif p.procedure is not None:
             subject = (
                 "the population curve's 50% threshold (adaptive design: a model with a "

@@ -114,6 +114,13 @@ def _here_paragraph(n: int, psy: PsychometricPart | None, adaptive_withheld: boo
     """What the population thresholds' interval covers at this N (measured on fixed designs)
     and whom the fits describe; on an adaptive design, where the population thresholds come
     from (or are withheld by) the model for such designs, that instead."""
+    if psy is not None and psy.procedure is not None and psy.one_person:
+        return (
+            f"Here, with 1 participant, the pooled figures are that participant's own fit, "
+            f"made as each person's is on this adaptive design ({psy.procedure}: no guess or "
+            "lapse, Firth's bias reduction); they describe this person, not a population. "
+            "Below the minimum, verdicts against published figures read 'not enough data'."
+        )
     if psy is not None and psy.procedure is not None:
         model = (
             "withheld on this adaptive design"
