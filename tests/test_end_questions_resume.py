@@ -73,6 +73,7 @@ async def test_a_quit_between_end_questions_keeps_the_first_answer_and_asks_only
         assert [q.id for q in screen.questions] == ["comments"]  # not asked again
         await wait_for(pilot, lambda: asking(again, "comments"))
         assert "2/2" in panel_number(screen)
+        assert "(not your name)" in screen.query_one("#answer").placeholder  # stored as typed
         assert str(screen.query_one(".page-title").render()) == "Last questions"
         await pilot.press(*"ok", "enter")
         await wait_screen(pilot, EndScreen)

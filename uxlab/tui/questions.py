@@ -252,7 +252,8 @@ class FreeText(_Timed, Vertical):
         self.now_ms = now_ms or _perf_ms
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="Type your answer, then press Enter", id="answer")
+        # a free-text answer is stored as typed: the box asks for no name, as the id does
+        yield Input(placeholder="Type your answer (not your name), then press Enter", id="answer")
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
