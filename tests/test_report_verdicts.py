@@ -83,3 +83,12 @@ def test_abandonment_figures_are_about_a_wait_before_anything_appears(stimulus, 
             "up while the answer streamed, as itl_ms varied)"
         )
         assert table.loc["nielsen1993-10s", "precision"] == ""
+
+
+def test_the_chart_names_its_unit_per_token_when_its_figures_are():
+    """The ~30 ms/token figure was drawn on an axis labelled "ms (log scale)"."""
+    from analysis.report.figures import forest_axis_label
+
+    assert forest_axis_label(["30 ms/token"]) == "ms per token (log scale)"
+    assert forest_axis_label(["1000 ms", "500–800 ms"]) == "ms (log scale)"
+    assert forest_axis_label(["1000 ms", "30 ms/token"]).startswith("ms; ms per token")

@@ -525,6 +525,16 @@ def ratings_plot(part: RatingPart, stimulus: str) -> bytes:
 _RATING_STATS = {"n", "n_participants", "mos", "ci_low", "ci_high", "sos", "pct_gob", "pct_pow"}
 
 
+def forest_axis_label(figures: Iterable[str]) -> str:
+    """The published-figures chart's axis: ms, ms per token (inter-token figures), or both."""
+    per_token = [str(f).endswith("/token") for f in figures]
+    if per_token and all(per_token):
+        return "ms per token (log scale)"
+    if any(per_token):
+        return "ms; ms per token for the per-token figures (log scale)"
+    return "ms (log scale)"
+
+
 def reference_forest(refs: pd.DataFrame) -> bytes | None:
     """Each reference figure (point or range) against our estimate [CI] on a log-ms axis."""
     if refs is None or refs.empty or "estimate" not in refs:
@@ -550,7 +560,7 @@ def reference_forest(refs: pd.DataFrame) -> bytes | None:
         else:
             ax.plot([lo, hi], [yi, yi], color="tab:red", lw=6, alpha=0.6)
     ax.set_yticks(y, [_short(r) for r in sub["label"]], fontsize=7.5)
-    _ms_axis(ax, "ms (log scale)")
+    _ms_axis(ax, forest_axis_label(sub["figure"]))
     ax.plot([], [], "o-", color="tab:blue", label="our estimate [95% CI]")
     ax.plot([], [], "D", color="tab:red", label="published figure")
     any_open = _open_markers(ax, bars, y, edges, color="tab:blue")
