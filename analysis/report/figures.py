@@ -560,7 +560,7 @@ def reference_forest(refs: pd.DataFrame) -> bytes | None:
         else:
             ax.plot([lo, hi], [yi, yi], color="tab:red", lw=6, alpha=0.6)
     ax.set_yticks(y, [_short(r) for r in sub["label"]], fontsize=7.5)
-    _ms_axis(ax, forest_axis_label(sub["figure"] if "figure" in sub else []))
+    _ms_axis(ax, forest_axis_label(sub.get("figure", [])))
     ax.plot([], [], "o-", color="tab:blue", label="our estimate [95% CI]")
     ax.plot([], [], "D", color="tab:red", label="published figure")
     any_open = _open_markers(ax, bars, y, edges, color="tab:blue")
