@@ -245,3 +245,16 @@ def test_a_stack_with_nothing_priced_says_so_not_none_completed(tmp_path, capsys
         "spend or cost per completed task; task e2e p50"
     ) in words
     assert "none completed" not in words and "spent - " not in words
+
+
+def test_a_source_priced_under_its_own_name_does_not_repeat_it(tmp_path, capsys):
+    """vLLM's bench export of Qwen/Qwen2.5-7B-Instruct, priced by the entry of that name,
+    read "3 of 3 priced (as Qwen/Qwen2.5-7B-Instruct)"."""
+    src = ROOT / "tests" / "data" / "vllm-bench"
+    export = next(src.glob("*.json"))
+    assert main(["import", "--from", "vllm-bench", str(export), "-o", str(tmp_path / "v")]) == 0
+    capsys.readouterr()
+    code, out, err = run(capsys, str(tmp_path / "v"), "--prices", str(SHEET))
+    assert code == 0, err
+    words = " ".join(out.split())
+    assert "Qwen/Qwen2.5-7B-Instruct: 3 of 3 priced per request" in words

@@ -46,7 +46,7 @@ def summary_lines(report: Any, ids: Sequence[str], width: int = 80) -> list[str]
     for s in report.sources:
         est = f", {s.n_estimated} estimated" if s.n_estimated else ""
         head = f"{s.source}: {s.n_priced} of {s.n_recordings} priced{est}"
-        if s.prices:
+        if s.prices and list(s.prices) != [s.source]:  # priced under another name: which
             head += f" (as {', '.join(s.prices)})"
         lines += wrap(head, "  ")
         if s.n_priced:
