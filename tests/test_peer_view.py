@@ -114,6 +114,9 @@ def test_inspect_as_cli_table_and_json(capsys):
     assert "19 equal, 2 not computed" in " ".join(out.split())
     row = next(x for x in out.splitlines() if x.startswith("time_to_first_token"))
     assert row.split()[1:4] == ["2,343.22", "2,369.32", "3,833.39"]  # AIPerf's avg, p50, p99
+    words = " ".join(out.split())  # the run's figures with their units (11 was a percentage)
+    assert "request_error_rate 11%," in words and "benchmark_duration 9.32 s," in words
+    assert "request_throughput 9.55 requests/s" in words
     assert main(["inspect", str(RUN1), "--as", "aiperf", "--json"]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     first, final = lines[0], lines[-1]

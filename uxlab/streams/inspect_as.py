@@ -36,6 +36,22 @@ class Source:
     """The `AiperfRun` when PATH is an AIPerf run folder."""
 
 
+RUN_UNITS = {
+    "request_count": "requests",
+    "error_request_count": "requests",
+    "completed_request_count": "requests",
+    "request_error_rate": "%",
+    "total_osl": "tokens",
+    "total_isl": "tokens",
+    "total_reasoning_tokens": "tokens",
+    "total_output_tokens": "tokens",
+    "benchmark_duration": "s",
+    "request_throughput": "requests/s",
+    "output_token_throughput": "tokens/s",
+}
+"""The unit of each run-level figure (`peer_view.PeerView.run`): AIPerf's, said as it says it."""
+
+
 def load_sources(paths: list[str], allow_truncated: bool, err: TextIO) -> list[Source]:
     """Each PATH's recordings; bad replay files are listed on `err` and left out."""
     from uxlab.streams.aiperf_run import is_aiperf_run, load_aiperf_run
@@ -144,7 +160,11 @@ def _write_view(view: Any, sources: list[Source], out: TextIO, width: int) -> No
         cells = "".join(grouped(figure.get(s)).rjust(10) for s in stats)
         out.write(f"{m.name:<33}{cells}  {m.unit}\n")
     if view.run:
-        parts = [f"{k} {int(v):,}" if v == int(v) else f"{k} {v:,.2f}" for k, v in view.run.items()]
+        parts = []
+        for k, v in view.run.items():
+            unit = RUN_UNITS.get(k, "")
+            number = f"{int(v):,}" if v == int(v) else f"{v:,.2f}"
+            parts.append(f"{k} {number}{unit if unit == '%' else ' ' + unit if unit else ''}")
         _say(out, "run: " + ", ".join(parts), width)
     out.write("\nDefinitions:\n")
     for m in METRICS[view.peer]:
