@@ -31,7 +31,6 @@ share given up per cell is in the `impatience_table`. This module does not impor
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
@@ -324,13 +323,6 @@ class ChainSection(TypedDict):
 
 
 # -- the figure, the answer, the report section -------------------------------------------------
-def _leading_digit(value: float) -> int:
-    """The first significant digit of a positive number (0 for anything else)."""
-    if not value > 0 or not math.isfinite(value):
-        return 0
-    return int(round(value / 10 ** math.floor(math.log10(value)), 6))
-
-
 def plot_chain_thresholds(
     table: pd.DataFrame, fit: MultiplicationFit, ax: Axes | None = None
 ) -> Figure:
@@ -381,18 +373,16 @@ def plot_chain_thresholds(
     )
     ax.set_xscale("log")
     ax.set_yscale("log")
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     ax.set_xticks(n)
     ax.set_xticklabels([f"{int(v)}" for v in n])
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ms = FuncFormatter(lambda value, _pos: f"{value:,.0f}")
-    ax.yaxis.set_major_formatter(ms)
-    # between the powers of ten only 2x and 5x are labelled: every minor tick's label ran
-    # into its neighbours (900 over 1,000)
-    ax.yaxis.set_minor_formatter(
-        FuncFormatter(lambda v, _pos: f"{v:,.0f}" if _leading_digit(v) in (2, 5) else "")
-    )
+    # labels at 1-2-5 steps only, as the report's other latency axes: every minor tick's
+    # label ran into its neighbours (900 over 1,000)
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:,.0f}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("model calls in the chain (n_steps)")
     ax.set_ylabel("50% threshold on per-call TTFT (ms)")
     ax.set_title("Does latency multiply along a chain?")
