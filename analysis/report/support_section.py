@@ -110,16 +110,20 @@ def support_blocks(data: ReportData) -> list[Block]:
     return blocks
 
 
+VERDICTS_BELOW = "Below the minimum, verdicts against published figures read 'not enough data'."
+
+
 def _here_paragraph(n: int, psy: PsychometricPart | None, adaptive_withheld: bool) -> str:
     """What the population thresholds' interval covers at this N (measured on fixed designs)
     and whom the fits describe; on an adaptive design, where the population thresholds come
-    from (or are withheld by) the model for such designs, that instead."""
+    from (or are withheld by) the model for such designs, that instead (below 4 people they
+    are withheld, or with one person are that person's own fit)."""
     if psy is not None and psy.procedure is not None and psy.one_person:
         return (
             f"Here, with 1 participant, the pooled figures are that participant's own fit, "
             f"made as each person's is on this adaptive design ({psy.procedure}: no guess or "
-            "lapse, Firth's bias reduction); they describe this person, not a population. "
-            "Below the minimum, verdicts against published figures read 'not enough data'."
+            f"lapse, Firth's bias reduction); they describe this person, not a population. "
+            f"{VERDICTS_BELOW}"
         )
     if psy is not None and psy.procedure is not None:
         model = (
@@ -127,16 +131,10 @@ def _here_paragraph(n: int, psy: PsychometricPart | None, adaptive_withheld: boo
             if adaptive_withheld
             else "from the model for adaptive designs"
         )
-        few = (
-            f"; below {MIN_POPULATION} participants they describe these people, not a population"
-            if n < MIN_POPULATION and not adaptive_withheld
-            else ""
-        )
         return (
             f"Here, with {n} participant(s), the population thresholds are {model} "
-            f"({psy.procedure}; the psychometric section says what was measured there){few}. "
-            "Per-participant fits describe each person. Below the minimum, verdicts against "
-            "published figures read 'not enough data'."
+            f"({psy.procedure}; the psychometric section says what was measured there). "
+            f"Per-participant fits describe each person. {VERDICTS_BELOW}"
         )
     whose = (  # below the minimum the pooled fit describes these people only
         "Per-participant fits and the pooled fit of the analysed trials run from 1 "
@@ -145,10 +143,7 @@ def _here_paragraph(n: int, psy: PsychometricPart | None, adaptive_withheld: boo
         else "Per-participant fits describe each person; the pooled fit estimates the "
         "population curve."
     )
-    return (
-        f"Here, with {n} participant(s), {coverage_phrase(n)}. {whose} Below the minimum, "
-        "verdicts against published figures read 'not enough data'."
-    )
+    return f"Here, with {n} participant(s), {coverage_phrase(n)}. {whose} {VERDICTS_BELOW}"
 
 
 def session_blocks(data: ReportData) -> list[Block]:
