@@ -81,6 +81,16 @@ def detected_design(data: ReportData, df: pd.DataFrame | None, rising: bool) -> 
     return DETECTED
 
 
+def few_people_withheld(n_people: int) -> str:
+    """Why an adaptive design's pooled points are withheld with 2 or 3 participants."""
+    return (
+        f"no pooled thresholds with {n_people} participants: a pooled fit of all trials mixes "
+        "people the procedure tested at their own levels (biased), and the model with "
+        f"participant effects needs {MINIMUMS['population'].min_participants}; each "
+        "participant's own 50% point is in the per-participant table"
+    )
+
+
 def adaptive_population(
     data: ReportData, part: PsychometricPart, df: pd.DataFrame, procedure: str, n_people: int
 ) -> None:
@@ -92,7 +102,6 @@ def adaptive_population(
     rising = part.pooled.direction_ == "rising"
     falls = df.assign(_falls=(1.0 - df["_y"]) if rising else df["_y"])
     if not enough("population", n_people):
-        minimum = MINIMUMS["population"].min_participants
         if part.one_person:  # the pooled curve is this person's own fit (as a person's)
             part.population.loc[
                 part.population["level"] != 0.5, ["estimate", "ci_low", "ci_high"]
@@ -104,12 +113,7 @@ def adaptive_population(
             )
         else:  # a pooled fit mixes people the procedure tested at their own levels
             part.population.loc[:, ["estimate", "ci_low", "ci_high"]] = np.nan
-            part.estimator = (
-                f"adaptive design ({procedure}): no pooled thresholds with {n_people} "
-                "participants: a pooled fit of all trials mixes people the procedure tested at "
-                f"their own levels (biased), and the model with participant effects needs "
-                f"{minimum}; each participant's own 50% point is in the per-participant table"
-            )
+            part.estimator = f"adaptive design ({procedure}): {few_people_withheld(n_people)}"
         data.notes.append(f"Psychometric thresholds: {part.estimator}.")
         return
     table, why = adaptive_mixed_thresholds(falls, "_falls", "_x")  # jackknife-t only

@@ -9,6 +9,7 @@ import numpy as np
 
 from analysis.reference import NOT_DECIDED
 from analysis.report.interval_bounds import UNBOUNDED_FACTOR, limits_text, unbounded_ends
+from analysis.report.psychometric_adaptive import few_people_withheld
 from analysis.report.psychometric_withheld import pooled_gap
 from analysis.report.references import VERDICTS
 from analysis.report.summary_people import individual_sentences
@@ -169,7 +170,7 @@ def _psychometric_sentences(data: ReportData, n_people: int) -> list[str]:
             + (
                 p.median_withheld
                 if p.estimand == "median-person" and p.median_withheld
-                else p.estimator.split(": ", 1)[1]
+                else few_people_withheld(n_people)
                 if p.procedure is not None and few
                 else f"on this adaptive design ({p.procedure}) the model for such designs "
                 "missed the coverage or bias goal when measured (the figures and what to "
