@@ -164,7 +164,8 @@ def _write_view(view: Any, sources: list[Source], out: TextIO, width: int) -> No
         for k, v in view.run.items():
             unit = RUN_UNITS.get(k, "")
             number = f"{int(v):,}" if v == int(v) else f"{v:,.2f}"
-            parts.append(f"{k} {number}{unit if unit == '%' else ' ' + unit if unit else ''}")
+            space = "" if unit in ("", "%") else " "
+            parts.append(f"{k} {number}{space}{unit}")
         _say(out, "run: " + ", ".join(parts), width)
     out.write("\nDefinitions:\n")
     for m in METRICS[view.peer]:
