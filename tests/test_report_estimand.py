@@ -61,3 +61,35 @@ def test_censoring_sentence_follows_the_columns_the_table_has():
     text = censoring_sentence(without)
     assert "no scheduled_end_ms" in text and "shown_last_ms" in text
     assert "scheduled end (" not in text
+
+
+@pytest.mark.slow
+def test_median_person_report_sets_the_population_beside_it_as_printed_by_default(tmp_path):
+    """The median person's figures are withheld; beside them the report prints the
+    population curve's points with the interval the default report gives them (not the
+    trials-resampled one), compares no published figure with the withheld estimate as if
+    data were short, and the console says why there is no figure."""
+    from analysis.report.blocks import ci_range
+    from analysis.report.console import summary_lines
+    from analysis.report.psychometric_blocks import psychometric_blocks
+    from analysis.report.references_part import reference_comparison
+    from analysis.report.render import render_markdown
+
+    data = _data(tmp_path, "median-person")
+    table = thresholds_table(data)
+    pop = table[(table.measure == "psychometric") & (table.group == "population")]
+    mid = pop.set_index("level").loc[0.5]
+    md = render_markdown(psychometric_blocks(data), "t")
+    rows = [ln.replace("\\", "") for ln in md.splitlines() if ln.startswith("| 0.5 |")]
+    assert (
+        f"{mid.estimate:,.0f} [{ci_range(mid.ci_low, mid.ci_high, data.tested_range)}]" in rows[0]
+    )
+    assert "participant jackknife-t" in md and "percentile bootstrap of the median" not in md
+    trial_level = data.psychometric.pooled.thresholds_.set_index("level").loc[0.5]
+    assert f"{trial_level.ci_low:,.0f} to" not in rows[0]  # not the parametric bootstrap's
+    verdicts = reference_comparison(data)
+    ttft = verdicts[verdicts["compared_with"].str.startswith("psychometric ttft_ms")]
+    assert not ttft["verdict"].str.startswith("not enough data").any()
+    assert ttft["verdict"].str.contains("median participant's threshold is withheld").any()
+    line = next(x for x in summary_lines(data) if "psychometric" in x)
+    assert "median participant's is withheld" in line and "no estimate from these data" not in line

@@ -79,7 +79,10 @@ def _threshold_line(measure: str, r: Any, data: ReportData) -> str:
                 f"  {measure:<13} 50% threshold  between {low:,.0f} and {high:,.0f} ms "
                 "(the answers separate there: a bracket, not an estimate)"
             )
-        why = "no estimate from these data: see the report"
+        if r.get("estimand") == "median-person":  # withheld as measured, not for N
+            why = "the median participant's is withheld; the population curve's is in the report"
+        else:
+            why = "no estimate from these data: see the report"
         return f"  {measure:<13} 50% threshold     none  ({why})"
     what = f" ({r.estimand})" if isinstance(r.get("estimand"), str) else ""
     if r.ci_low == r.ci_low:  # not NaN

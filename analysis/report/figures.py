@@ -159,6 +159,20 @@ def _mid_threshold(fitter: PsychometricFitter | ConditionFit, key: str = "") -> 
     return _Threshold(key, float(row.estimate), float(row.ci_low), float(row.ci_high))
 
 
+def pooled_drawn_threshold(part: PsychometricPart) -> tuple[_Threshold, str]:
+    """The 50% point the pooled figure draws and what its interval is: the population
+    curve's with the interval the report prints for it (also beside the median person's),
+    else the pooled fit's own (one participant: theirs; below 4 people: trials resampled)."""
+    table = part.other if part.estimand == "median-person" else part.population
+    if table is not None and not part.one_person and 0.5 in set(table["level"]):
+        row = table.set_index("level").loc[0.5]
+        if np.isfinite(row.estimate) and np.isfinite(row.ci_low):
+            mid = _Threshold("", float(row.estimate), float(row.ci_low), float(row.ci_high))
+            return mid, "participant jackknife-t"
+    own = "the participant's own" if part.one_person else "parametric bootstrap"
+    return _mid_threshold(part.pooled), own
+
+
 def psychometric_pooled(
     part: PsychometricPart, stimulus: str, tested: tuple[float, float] | None = None
 ) -> bytes:
@@ -171,7 +185,7 @@ def psychometric_pooled(
         grid = np.geomspace(*fit.x_range_ms, 200)
         ax.plot(grid, fit.predict(grid), lw=1, ls="--", label=f"fit, {label}")
     tested = tested or fitted_range_ms(part.pooled)
-    _, t, lo, hi = _mid_threshold(part.pooled)
+    (_, t, lo, hi), _ = pooled_drawn_threshold(part)
     bracket = pooled_bracket(part)
     if bracket is not None:  # separated answers: the gap, not a point
         ax.axvspan(*bracket, color="tab:orange", alpha=0.2, label=f"switch: {_bracket(bracket)}")

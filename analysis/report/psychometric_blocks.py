@@ -5,7 +5,7 @@ and figures."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -132,9 +132,18 @@ def _pooled_blocks(data: ReportData, p: PsychometricPart) -> list[Block]:
         if p.estimand == "median-person"
         else "95% CI, participant jackknife-t"
     )
+    # beside the median person's (withheld) figures: the population curve's points with
+    # the interval the default report prints for them
+    population_beside = (
+        p.other.set_index("level")
+        if p.estimand == "median-person" and p.other is not None
+        else None
+    )
     other_column = (
         "95% CI, parametric bootstrap"
         if same_estimate
+        else "population curve's point [95% CI, participant jackknife-t], another estimand"
+        if population_beside is not None
         else "pooled fit of all trials [95% CI, parametric bootstrap], another estimate"
         if p.procedure is None
         else "pooled fit of all trials"
@@ -150,7 +159,7 @@ def _pooled_blocks(data: ReportData, p: PsychometricPart) -> list[Block]:
             degenerate = estimate_flags(r.estimate, q.ci_low, q.ci_high).degenerate
         if degenerate:
             why_degenerate.append(f"Degenerate interval at {level:.0%}: {degenerate}.")
-        q = pooled.loc[level]
+        q = pooled.loc[level] if population_beside is None else population_beside.loc[level]
         rows.append(
             {
                 "level of F": level,
@@ -168,6 +177,8 @@ def _pooled_blocks(data: ReportData, p: PsychometricPart) -> list[Block]:
                 # estimator's (median person, adaptive model) the pooled fit's number too
                 other_column: "withheld (see the note below)"
                 if p.withheld is not None
+                else _estimate_with_interval(q, (low, high))
+                if population_beside is not None
                 else "– (biased here: it mixes people tested at their own levels)"
                 if p.procedure is not None and not same_estimate
                 else "withheld (as the estimate)"
@@ -208,6 +219,7 @@ def _pooled_blocks(data: ReportData, p: PsychometricPart) -> list[Block]:
             "the two estimands do)."
         )
     )
+    drawn, drawn_ci = figures.pooled_drawn_threshold(p)
     blocks.append(
         figure_or_note(
             data,
@@ -219,16 +231,16 @@ def _pooled_blocks(data: ReportData, p: PsychometricPart) -> list[Block]:
                 "pooled fit mixes people tested at their own levels)."
                 if p.procedure is not None
                 else "Pooled proportion of yes per level with 95% Clopper-Pearson intervals, the "
-                "fitted curve and the 50% threshold with its parametric-bootstrap CI."
+                f"fitted curve and the 50% threshold with its 95% CI ({drawn_ci}"
+                + ("; the population curve's point" if p.estimand == "median-person" else "")
+                + ")."
                 if figures.pooled_bracket(p) is None
                 else "Pooled proportion of yes per level with 95% Clopper-Pearson intervals; "
                 "band: the gap between the tested levels where every answer switches (the "
                 "answers separate there); the curve is the steepest the width penalty "
                 "allows, not an estimate of the curve's slope or place in the gap."
             )
-            + figures.open_end_caption(
-                (pooled.loc[0.5].ci_low, pooled.loc[0.5].ci_high, (low, high))
-            ),
+            + figures.open_end_caption((drawn.ci_low, drawn.ci_high, (low, high))),
         )
     )
     return blocks
@@ -453,6 +465,15 @@ def _participant_intervals(
     return [(*_mid_interval(f.thresholds_), fitted_range_ms(f)) for f in fitters]
 
 
+def _estimate_with_interval(row: Any, tested: tuple[float, float]) -> str:
+    """`772 [682 to 874]`, or why there is none (withheld: below its minimum N)."""
+    if not np.isfinite(row.estimate):
+        return "withheld (see 'What this sample can support')"
+    if not np.isfinite(row.ci_low):
+        return f"{row.estimate:,.0f} (no interval with these participants)"
+    return f"{row.estimate:,.0f} [{ci_range(row.ci_low, row.ci_high, tested)}]"
+
+
 def _model_sentence(data: ReportData, p: PsychometricPart) -> str:
     """The model and how the table's intervals are made, for the estimator it prints."""
     text = (
@@ -474,11 +495,13 @@ def _model_sentence(data: ReportData, p: PsychometricPart) -> str:
         )
     if p.estimand == "median-person":
         return text + (
-            "The table's figures are the median of the per-participant fits' thresholds, "
-            "with a 95% interval from resampling participants (percentile bootstrap of the "
-            f"median, B = {boot}); the pooled fit of all trials, a different estimate (the "
-            "population curve's point), is shown beside it with its parametric-bootstrap "
-            "interval, which treats trials as independent."
+            "The median participant's figures (the median of the per-participant fits' "
+            "thresholds) are withheld, for the reason above. Beside them: the population "
+            "curve's points, another estimand, from the pooled fit of all trials, with the "
+            "interval the report prints for them by default (the pooled fit refitted without "
+            "each participant in turn, ± t on N − 1 degrees of freedom × the jackknife SE "
+            "on ln ms, each end at least as far out as the parametric bootstrap's of the "
+            f"pooled counts, B = {boot})."
         )
     if p.procedure is not None:
         return text + (

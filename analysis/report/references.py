@@ -145,6 +145,7 @@ def _is_number(text: str) -> bool:
 
 
 NOT_ENOUGH = "not enough data"
+NOT_COMPARED = "not compared"
 VERDICTS = ("inside", "overlaps", "below", "above")
 """The verdicts that compare a figure with an interval (the others say why none is made)."""
 
@@ -179,8 +180,8 @@ def compare_figures(
     bounded, and a figure that meets that side is "not decided (...)". With `n_participants`
     below `min_participants`, no interval, or a reason in `withheld` (key -> why, e.g. the
     estimate is extrapolated), the verdict is "not enough data (...)", or the reason itself
-    when it starts "not decided". `described` gives the words for a key that has no
-    estimate (e.g. the bracket of separated answers).
+    when it starts "not decided" or "not compared". `described` gives the words for a key
+    that has no estimate (e.g. the bracket of separated answers).
     """
     withheld = withheld or {}
     tested = tested or {}
@@ -253,7 +254,8 @@ def compare_figures(
             elif not has_ci:
                 why = why or "no interval"
             if why:  # a reason may say itself that the data cannot decide (a bracket)
-                row["verdict"] = why if why.startswith(NOT_DECIDED) else f"{NOT_ENOUGH} ({why})"
+                as_is = why.startswith((NOT_DECIDED, NOT_COMPARED))
+                row["verdict"] = why if as_is else f"{NOT_ENOUGH} ({why})"
             if row["verdict"] in VERDICTS:  # how finely the interval behind it places things
                 row["precision"] = precision_words(ci_lo, ci_hi, rng)
             if not np.isfinite(est) and described is not None and key in described:

@@ -64,6 +64,12 @@ def reference_comparison(data: ReportData) -> pd.DataFrame | None:
             withheld[f"psychometric:{data.stimulus}:0.5"] = (
                 f"withheld on this adaptive design ({p.procedure}; see the psychometric section)"
             )
+    elif p is not None and p.estimand == "median-person" and p.median_withheld:
+        withheld[f"psychometric:{data.stimulus}:0.5"] = (
+            "not compared (the median participant's threshold is withheld, see the "
+            "psychometric section; the default estimand, the population curve's point, "
+            "is compared without --estimand median-person)"
+        )
     if data.ratings is not None and data.ratings.separation is not None:
         withheld[f"rating:{data.stimulus}:0.5"] = "the ratings separate by latency: no threshold"
     figures = rating_matched(load_reference_figures(), data, measured)
