@@ -351,12 +351,12 @@ ADAPTIVE_PERSON_NOTE = (
     "for the few people of ordinary slope whose answers separated such brackets held that "
     "point in 4 of 7 in one cell of the validation grid. On the independent simulator's "
     "1-up/2-down tables (48 trials a person) their 50% point, reached through the fitted "
-    "curve's shape, was biased -1.6% to +0.5% on the log scale, and -2.7% (-2.2% ± 0.7% in "
-    "ms) for 4 people whose thresholds spread with a right skew, its interval covering "
-    "0.95-0.99, a little wider than needed, and 0.99-1.00 for people steeper than the "
-    "ladder's steps; on QUEST+ tables -1.1% to +0.7%, 0.95-0.99 (steeper people 0.99-1.00; "
-    "benchmarks/report_validation.py --designs staircase,quest, 2026-12-07, 60 studies a "
-    "cell of 4-20 people); fitted with guess and lapse free, as on a fixed design, it was "
+    "curve's shape, was biased -1.8% to +0.6% on the log scale, its interval covering "
+    "0.97-0.99, wider than needed, and 0.99-1.00 for people steeper than the ladder's "
+    "steps; on QUEST+ tables -0.7% to +0.3%, 0.97-0.98 (steeper people 0.99; "
+    "benchmarks/report_validation.py --designs staircase,quest, 2026-12-07: 60 studies a "
+    "cell of 8 and 20 people, 300 a cell of 4); fitted with guess and lapse free, as on a "
+    "fixed design, it was "
     "-3.0% to -4.9% on staircases"
 )
 """How a person is fitted on an adaptive design and what their 50% point and interval were
