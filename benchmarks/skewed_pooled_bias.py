@@ -51,15 +51,9 @@ from independent_tables import (
 
 import analysis.small_sample_interval as ssi
 from analysis.psychometric import PsychometricFitter, threshold_logs
+from benchmarks.support.jackknife_capture import REPORTS, kept_jackknife
 
 LEVELS = (0.25, 0.5, 0.75)
-_CAPTURED: dict[str, np.ndarray] = {}
-_REPORTS = ssi.jackknife_t
-
-
-def _capture(est: np.ndarray, jack: np.ndarray, alpha: float = 0.05):
-    _CAPTURED["est"], _CAPTURED["jack"] = np.asarray(est, float), np.asarray(jack, float)
-    return _REPORTS(est, jack, alpha)
 
 
 def _pct(log_ratio: float) -> str:
@@ -99,7 +93,9 @@ def family_bias(obs) -> np.ndarray:
     return threshold_logs(res.layout, res.theta[None, :], LEVELS)[0] - truth
 
 
-def estimate_rows(obs, n: int, studies: int, rng: np.random.Generator) -> dict[str, list]:
+def estimate_rows(
+    obs, n: int, studies: int, rng: np.random.Generator, kept: dict[str, np.ndarray]
+) -> dict[str, list]:
     """Per study: the report's pooled log points and the bias-corrected ones, and whether
     each one's interval covers the truth."""
     truth = np.log([population_points_ms(obs)[level] for level in LEVELS])
@@ -109,8 +105,8 @@ def estimate_rows(obs, n: int, studies: int, rng: np.random.Generator) -> dict[s
         ssi.population_threshold_small_n(
             trials, "ttft_ms", "too_slow", "participant", n_boot=0, seed=s
         )
-        est, jack = _CAPTURED["est"], _CAPTURED["jack"]
-        low, high = _REPORTS(est, jack)
+        est, jack = kept["est"], kept["jack"]
+        low, high = REPORTS(est, jack)
         corrected = np.full(len(LEVELS), np.nan)
         for j in range(len(LEVELS)):
             col = jack[:, j][np.isfinite(jack[:, j])]
@@ -147,15 +143,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--draws", type=int, default=4000, help="samples of people for part 1")
     parser.add_argument("--seed", type=int, default=5107)
     args = parser.parse_args(argv)
-    ssi.jackknife_t = _capture  # the report's own leave-one-out estimates, kept
-    try:
-        _run(args)
-    finally:
-        ssi.jackknife_t = _REPORTS
+    with kept_jackknife() as kept:  # the report's own leave-one-out estimates
+        _run(args, kept)
     return 0
 
 
-def _run(args: argparse.Namespace) -> None:
+def _run(args: argparse.Namespace, kept: dict[str, np.ndarray]) -> None:
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     print(
         f"{args.studies} studies a cell, seed {args.seed}, {started}, "
@@ -179,7 +172,8 @@ def _run(args: argparse.Namespace) -> None:
             fam = family_bias(obs)
             print(f"{name}, {place}: the family (unlimited trials) " + " / ".join(map(_pct, fam)))
             for n in people_counts:
-                rows = estimate_rows(obs, n, args.studies, np.random.default_rng([args.seed, n]))
+                rng = np.random.default_rng([args.seed, n])
+                rows = estimate_rows(obs, n, args.studies, rng, kept)
                 print(f"  N = {n}:")
                 print(
                     "    the report's point   " + _summary(rows["plain"], rows["plain_hit"], truth)

@@ -38,15 +38,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from independent_tables import OBSERVERS, Study, at_place, population_points_ms, simulate_study
 
 import analysis.small_sample_interval as ssi
+from benchmarks.support.jackknife_capture import REPORTS, kept_jackknife
 
 LEVELS = (0.25, 0.5, 0.75)
-_CAPTURED: dict[str, np.ndarray] = {}
-_REPORTS = ssi.jackknife_t
-
-
-def _capture(est: np.ndarray, jack: np.ndarray, alpha: float = 0.05):
-    _CAPTURED["est"], _CAPTURED["jack"] = np.asarray(est, float), np.asarray(jack, float)
-    return _REPORTS(est, jack, alpha)
 
 
 def hall_interval(est: np.ndarray, jack: np.ndarray, alpha: float = 0.05):
@@ -72,10 +66,12 @@ def hall_interval(est: np.ndarray, jack: np.ndarray, alpha: float = 0.05):
 
 def wide_interval(est: np.ndarray, jack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The report's jackknife-t at a 97% nominal level."""
-    return _REPORTS(est, jack, 0.03)
+    return REPORTS(est, jack, 0.03)
 
 
-def logistic_interval(trials: object, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def logistic_interval(
+    trials: object, seed: int, kept: dict[str, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
     """The report's jackknife-t of the same trials with a logistic pooled curve."""
     ssi.POPULATION_SIGMOID = "logistic"
     try:
@@ -84,7 +80,7 @@ def logistic_interval(trials: object, seed: int) -> tuple[np.ndarray, np.ndarray
         )
     finally:
         ssi.POPULATION_SIGMOID = "normal"
-    return _REPORTS(_CAPTURED["est"], _CAPTURED["jack"])
+    return REPORTS(kept["est"], kept["jack"])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,7 +91,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--other", choices=("hall", "wide97", "union"), default="hall")
     args = parser.parse_args(argv)
-    ssi.jackknife_t = _capture
+    with kept_jackknife() as kept:  # the report's own leave-one-out estimates
+        _run(args, kept)
+    return 0
+
+
+def _run(args: argparse.Namespace, kept: dict[str, np.ndarray]) -> None:
     print(f"{args.studies} studies a cell, seed {args.seed}, load {os.getloadavg()[0]:.1f}")
     o = args.other
     print(
@@ -117,14 +118,14 @@ def main(argv: list[str] | None = None) -> int:
                     ssi.population_threshold_small_n(
                         trials, "ttft_ms", "too_slow", "participant", n_boot=0, seed=s
                     )
-                    est, jack = _CAPTURED["est"], _CAPTURED["jack"]
-                    lo, hi = _REPORTS(est, jack)
+                    est, jack = kept["est"], kept["jack"]
+                    lo, hi = REPORTS(est, jack)
                     if args.other == "hall":
                         other = hall_interval(est, jack)
                     elif args.other == "wide97":
                         other = wide_interval(est, jack)
                     else:
-                        lo2, hi2 = logistic_interval(trials, s)
+                        lo2, hi2 = logistic_interval(trials, s, kept)
                         other = (np.fmin(lo, lo2), np.fmax(hi, hi2))
                     both = {"t": (lo, hi), "hall": other}
                     if not all(np.isfinite(np.r_[lo, hi]).all() for lo, hi in both.values()):
@@ -141,7 +142,6 @@ def main(argv: list[str] | None = None) -> int:
                     f"{miss['t'][0]} / {miss['t'][1]} | {miss['hall'][0]} / {miss['hall'][1]} |",
                     flush=True,
                 )
-    return 0
 
 
 if __name__ == "__main__":
