@@ -126,6 +126,28 @@ def test_under_median_person_the_withheld_point_names_the_sessions_own_median(qu
     assert said.startswith("held to the headline's goal")
     assert said.endswith("is in 'Adaptive estimates'")
     assert data.adaptive is not None  # and the section is there
+    # beside the withheld median: no figure of the pooled fit, said why, and the console
+    # line says the median is withheld, not that the data hold no estimate
+    from analysis.report.console import summary_lines
+    from analysis.report.psychometric_blocks import psychometric_blocks
+    from analysis.report.render import render_markdown
+
+    md = render_markdown(psychometric_blocks(data), "t")
+    row = next(ln for ln in md.splitlines() if ln.startswith("| 0.5 |"))
+    assert "biased here: it mixes people tested at their own levels" in row
+    assert "participant jackknife-t" not in md.split("Model:")[1].split("\n")[0]
+    line = next(x for x in summary_lines(data) if "psychometric" in x)
+    assert "the median participant's is withheld; see the report" in line
+
+
+@pytest.mark.slow
+def test_the_console_says_a_pooled_point_is_withheld_on_an_adaptive_design(quest_table):
+    from analysis.report.console import summary_lines
+
+    data = analyse(quest_table, ReportOptions(n_boot=40, per_participant=False))
+    line = next(x for x in summary_lines(data) if "psychometric" in x)
+    assert "withheld on this adaptive design (quest)" in line
+    assert "no estimate from these data" not in line
 
 
 @pytest.mark.slow

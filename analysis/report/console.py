@@ -79,10 +79,7 @@ def _threshold_line(measure: str, r: Any, data: ReportData) -> str:
                 f"  {measure:<13} 50% threshold  between {low:,.0f} and {high:,.0f} ms "
                 "(the answers separate there: a bracket, not an estimate)"
             )
-        if r.get("estimand") == "median-person":  # withheld as measured, not for N
-            why = "the median participant's is withheld; the population curve's is in the report"
-        else:
-            why = "no estimate from these data: see the report"
+        why = _why_no_threshold(measure, r, data)
         return f"  {measure:<13} 50% threshold     none  ({why})"
     what = f" ({r.estimand})" if isinstance(r.get("estimand"), str) else ""
     if r.ci_low == r.ci_low:  # not NaN
@@ -93,6 +90,18 @@ def _threshold_line(measure: str, r: Any, data: ReportData) -> str:
         interval, what = no_interval(data.n_participants), ""
     marks = ", extrapolated" if bool(r.get("extrapolated", False)) else ""
     return f"  {measure:<13} 50% threshold {r.estimate:8.0f} ms  {interval}{marks}{what}"
+
+
+def _why_no_threshold(measure: str, r: Any, data: ReportData) -> str:
+    """Why a pooled 50% threshold has no estimate, in a few words."""
+    p = data.psychometric if measure == "psychometric" else None
+    adaptive = p is not None and p.procedure is not None
+    if r.get("estimand") == "median-person":  # withheld as measured, not for N
+        where = "see the report" if adaptive else "the population curve's is in the report"
+        return f"the median participant's is withheld; {where}"
+    if adaptive:  # the pooled fit mixes people tested at their own levels
+        return f"withheld on this adaptive design ({p.procedure}); each person's is in the report"
+    return "no estimate from these data: see the report"
 
 
 def threshold_interval(r: Any, tested: tuple[float, float]) -> str:

@@ -136,7 +136,7 @@ def _pooled_blocks(data: ReportData, p: PsychometricPart) -> list[Block]:
     # the interval the default report prints for them
     population_beside = (
         p.other.set_index("level")
-        if p.estimand == "median-person" and p.other is not None
+        if p.estimand == "median-person" and p.other is not None and p.procedure is None
         else None
     )
     other_column = (
@@ -494,14 +494,29 @@ def _model_sentence(data: ReportData, p: PsychometricPart) -> str:
             "from the shallowest curve their answers support); no interval for a population."
         )
     if p.estimand == "median-person":
-        return text + (
+        withheld = (
             "The median participant's figures (the median of the per-participant fits' "
-            "thresholds) are withheld, for the reason above. Beside them: the population "
-            "curve's points, another estimand, from the pooled fit of all trials, with the "
-            "interval the report prints for them by default (the pooled fit refitted without "
-            "each participant in turn, ± t on N − 1 degrees of freedom × the jackknife SE "
-            "on ln ms, each end at least as far out as the parametric bootstrap's of the "
-            f"pooled counts, B = {boot})."
+            "thresholds) are withheld, for the reason above. "
+        )
+        if p.procedure is not None:
+            return (
+                text
+                + withheld
+                + (
+                    "On this adaptive design the pooled fit of all trials mixes people the "
+                    "procedure tested at their own levels, so no figure of it is set beside them."
+                )
+            )
+        return (
+            text
+            + withheld
+            + (
+                "Beside them: the population curve's points, another estimand, from the pooled "
+                "fit of all trials, with the interval the report prints for them by default (the "
+                "pooled fit refitted without each participant in turn, ± t on N − 1 degrees of "
+                "freedom × the jackknife SE on ln ms, each end at least as far out as the "
+                f"parametric bootstrap's of the pooled counts, B = {boot})."
+            )
         )
     if p.procedure is not None:
         return text + (
