@@ -93,3 +93,22 @@ def test_median_person_report_sets_the_population_beside_it_as_printed_by_defaul
     assert ttft["verdict"].str.contains("median participant's threshold is withheld").any()
     line = next(x for x in summary_lines(data) if "psychometric" in x)
     assert "median participant's is withheld" in line and "no estimate from these data" not in line
+
+
+@pytest.mark.slow
+def test_the_median_person_is_withheld_for_what_was_measured_even_where_answers_separate(
+    tmp_path,
+):
+    """One person whose answers separate gave the median a bracket; the reason then named
+    only the bracket, as if the median would be printed without it. The measured reason
+    leads; the bracket follows."""
+    trials = simulate_trial_table(n_participants=8, reps=2, seed=11, failing_participant=False)
+    step = (trials["participant"] == "P-001") & (trials["attention_check"] == 0)
+    trials.loc[step, "q_acceptable"] = (trials.loc[step, "ttft_ms"] < 1000).astype(int)
+    trials.loc[step, "outcome"], trials.loc[step, "t_abandon_ms"] = "completed", np.nan
+    table = load_trial_table(write_export_folder(tmp_path, trials))
+    data = analyse(table, ReportOptions(n_boot=40, estimand="median-person"))
+    assert "P-001" in data.psychometric.person_separation
+    said = data.psychometric.median_withheld
+    assert said.startswith("held to the headline's goal")
+    assert "the median participant's switch lies only between" in said

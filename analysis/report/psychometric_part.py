@@ -312,15 +312,16 @@ def _set_estimand(data: ReportData, part: PsychometricPart, n_people: int) -> No
         # held to the headline's goal and missing it (MEDIAN_PERSON_MEASURED): withheld,
         # with the reason that fits these data best
         median[["estimate", "ci_low", "ci_high"]] = np.nan
+        # what was measured on every design: the reason, with or without separations
+        part.median_withheld = MEDIAN_PERSON_MEASURED
         bracket = median_bracket(part)
-        if bracket is not None:  # separated people's switches leave the median open
-            part.median_withheld = (
-                f"the median participant's switch lies between {bracket[0]:,.0f} and "
-                f"{bracket[1]:,.0f} ms: some participants' answers separate, so their "
-                "switches are brackets, not estimates"
+        if bracket is not None:  # separated people's switches leave the median open too
+            part.median_withheld += (
+                "; here some participants' answers separate as well, so their switches are "
+                "brackets, not estimates, and the median participant's switch lies only "
+                f"between {bracket[0]:,.0f} and {bracket[1]:,.0f} ms"
             )
-        else:  # what was measured on every design
-            part.median_withheld = MEDIAN_PERSON_MEASURED
+        else:
             from analysis.report.adaptive_part import adaptive_estimates
 
             if adaptive_estimates(data.table.sessions) is not None:
