@@ -93,6 +93,16 @@ def test_median_person_report_sets_the_population_beside_it_as_printed_by_defaul
     assert ttft["verdict"].str.contains("median participant's threshold is withheld").any()
     line = next(x for x in summary_lines(data) if "psychometric" in x)
     assert "median participant's is withheld" in line and "no estimate from these data" not in line
+    from analysis.report.summary import plain_summary
+    from number_text import duration
+
+    said = next(x for x in plain_summary(data) if "median participant's 50% threshold" in x)
+    assert "missed the coverage and bias goals when measured" in said
+    assert (
+        f"the population curve's 50% threshold, another estimand, is {duration(mid.estimate)}"
+        in said
+    )
+    assert len(said) < 400  # the whole reason is in the psychometric section
 
 
 @pytest.mark.slow

@@ -168,7 +168,7 @@ def _psychometric_sentences(data: ReportData, n_people: int) -> list[str]:
             head
             + f"the {whose} 50% threshold is withheld: "
             + (
-                p.median_withheld
+                _median_withheld_words(p, (low, high))
                 if p.estimand == "median-person" and p.median_withheld
                 else few_people_withheld(n_people)
                 if p.procedure is not None and few
@@ -242,6 +242,29 @@ def _psychometric_sentences(data: ReportData, n_people: int) -> list[str]:
     if p.per_participant:
         out += individual_sentences(p, mid)
     return out
+
+
+def _median_withheld_words(p: PsychometricPart, tested: tuple[float, float]) -> str:
+    """Why the median person's 50% point is withheld, in a line (the whole reason is in the
+    psychometric section), and the population curve's point where the design gives one."""
+    words = (
+        "the median of per-person fits missed the coverage and bias goals when measured "
+        "(the figures are in the psychometric section)"
+    )
+    if p.procedure is not None or p.other is None:
+        return words
+    pop = p.other.set_index("level")["estimate"].get(0.5, np.nan)
+    if not np.isfinite(pop):
+        return words
+    row = p.other.set_index("level").loc[0.5]
+    interval = (
+        f" ({ci(row.ci_low, row.ci_high, tested)}, participant jackknife-t)"
+        if np.isfinite(row.ci_low)
+        else ""
+    )
+    return words + (
+        f"; the population curve's 50% threshold, another estimand, is {duration(pop)}" + interval
+    )
 
 
 def _own_interval(p: PsychometricPart, low: float, high: float) -> str:
