@@ -122,3 +122,26 @@ def test_the_median_person_is_withheld_for_what_was_measured_even_where_answers_
     said = data.psychometric.median_withheld
     assert said.startswith("held to the headline's goal")
     assert "the median participant's switch lies only between" in said
+
+
+@pytest.mark.slow
+def test_median_person_below_the_population_minimum_claims_no_population_point(tmp_path):
+    """With 3 people the pooled fit is these people's trials, with no interval: the column,
+    the model sentence, the summary and the console say so, not 'the population curve'."""
+    from analysis.report.console import summary_lines
+    from analysis.report.psychometric_blocks import psychometric_blocks
+    from analysis.report.render import render_markdown
+    from analysis.report.summary import plain_summary
+
+    trials = simulate_trial_table(n_participants=3, reps=2, seed=11, failing_participant=False)
+    table = load_trial_table(write_export_folder(tmp_path, trials))
+    data = analyse(table, ReportOptions(n_boot=40, estimand="median-person"))
+    md = render_markdown(psychometric_blocks(data), "t")
+    assert "these participants' pooled trials (no population interval below 4)" in md
+    assert "population curve's point [95% CI" not in md
+    assert "Beside them: the points of the pooled fit of these participants' trials" in md
+    said = next(x for x in plain_summary(data) if "median participant's 50% threshold" in x)
+    n = data.n_participants  # 2 or 3: the fixture may exclude one
+    assert f"these {n} participants' pooled trials" in said and "population curve's" not in said
+    line = next(x for x in summary_lines(data) if "psychometric" in x)
+    assert "population curve's" not in line

@@ -97,7 +97,11 @@ def _why_no_threshold(measure: str, r: Any, data: ReportData) -> str:
     p = data.psychometric if measure == "psychometric" else None
     adaptive = p is not None and p.procedure is not None
     if r.get("estimand") == "median-person":  # withheld as measured, not for N
-        where = "see the report" if adaptive else "the population curve's is in the report"
+        where = (
+            "see the report"
+            if adaptive or data.n_participants < MIN_POPULATION
+            else "the population curve's is in the report"
+        )
         return f"the median participant's is withheld; {where}"
     if adaptive:  # the pooled fit mixes people tested at their own levels
         return f"withheld on this adaptive design ({p.procedure}); each person's is in the report"

@@ -24,7 +24,7 @@ from analysis.report.data import ESTIMANDS, ReportData
 from analysis.report.interval_bounds import fitted_range_ms
 from analysis.report.psychometric_withheld import fit_gap, pooled_gap, steep_flag, steep_note
 from analysis.report.simulated_rows import mark_simulated
-from analysis.report.support import estimate_flags, flag_text
+from analysis.report.support import MINIMUMS, estimate_flags, flag_text
 
 if TYPE_CHECKING:
     from analysis.psychometric import PsychometricFitter
@@ -142,7 +142,12 @@ def _pooled_blocks(data: ReportData, p: PsychometricPart) -> list[Block]:
     other_column = (
         "95% CI, parametric bootstrap"
         if same_estimate
-        else "population curve's point [95% CI, participant jackknife-t], another estimand"
+        else (
+            "population curve's point [95% CI, participant jackknife-t], another estimand"
+            if data.n_participants >= MINIMUMS["population"].min_participants
+            else "these participants' pooled trials (no population interval below "
+            f"{MINIMUMS['population'].min_participants}), another estimand"
+        )
         if population_beside is not None
         else "pooled fit of all trials [95% CI, parametric bootstrap], another estimate"
         if p.procedure is None
@@ -498,26 +503,22 @@ def _model_sentence(data: ReportData, p: PsychometricPart) -> str:
             "The median participant's figures (the median of the per-participant fits' "
             "thresholds) are withheld, for the reason above. "
         )
-        if p.procedure is not None:
-            return (
-                text
-                + withheld
-                + (
-                    "On this adaptive design the pooled fit of all trials mixes people the "
-                    "procedure tested at their own levels, so no figure of it is set beside them."
-                )
-            )
-        return (
-            text
-            + withheld
-            + (
-                "Beside them: the population curve's points, another estimand, from the pooled "
-                "fit of all trials, with the interval the report prints for them by default (the "
-                "pooled fit refitted without each participant in turn, ± t on N − 1 degrees of "
-                "freedom × the jackknife SE on ln ms, each end at least as far out as the "
-                f"parametric bootstrap's of the pooled counts, B = {boot})."
-            )
+        least = MINIMUMS["population"].min_participants
+        beside = (
+            "On this adaptive design the pooled fit of all trials mixes people the procedure "
+            "tested at their own levels, so no figure of it is set beside them."
+            if p.procedure is not None
+            else "Beside them: the points of the pooled fit of these participants' trials, "
+            f"another estimand, without an interval (none for a population below {least} "
+            "participants)."
+            if data.n_participants < least
+            else "Beside them: the population curve's points, another estimand, from the "
+            "pooled fit of all trials, with the interval the report prints for them by default "
+            "(the pooled fit refitted without each participant in turn, ± t on N − 1 degrees "
+            "of freedom × the jackknife SE on ln ms, each end at least as far out as the "
+            f"parametric bootstrap's of the pooled counts, B = {boot})."
         )
+        return text + withheld + beside
     if p.procedure is not None:
         return text + (
             "Each participant's own fit on this adaptive design has γ = λ = 0 (trials near "

@@ -168,7 +168,7 @@ def _psychometric_sentences(data: ReportData, n_people: int) -> list[str]:
             head
             + f"the {whose} 50% threshold is withheld: "
             + (
-                _median_withheld_words(p, (low, high))
+                _median_withheld_words(p, (low, high), n_people)
                 if p.estimand == "median-person" and p.median_withheld
                 else few_people_withheld(n_people)
                 if p.procedure is not None and few
@@ -244,9 +244,10 @@ def _psychometric_sentences(data: ReportData, n_people: int) -> list[str]:
     return out
 
 
-def _median_withheld_words(p: PsychometricPart, tested: tuple[float, float]) -> str:
+def _median_withheld_words(p: PsychometricPart, tested: tuple[float, float], n_people: int) -> str:
     """Why the median person's 50% point is withheld, in a line (the whole reason is in the
-    psychometric section), and the population curve's point where the design gives one."""
+    psychometric section), and the pooled point where the design gives one: the population
+    curve's, or below the population minimum these participants' pooled trials'."""
     words = (
         "the median of per-person fits missed the coverage and bias goals when measured "
         "(the figures are in the psychometric section)"
@@ -257,13 +258,15 @@ def _median_withheld_words(p: PsychometricPart, tested: tuple[float, float]) -> 
     if not np.isfinite(pop):
         return words
     row = p.other.set_index("level").loc[0.5]
-    interval = (
-        f" ({ci(row.ci_low, row.ci_high, tested)}, participant jackknife-t)"
-        if np.isfinite(row.ci_low)
-        else ""
-    )
+    if n_people < MINIMUMS["population"].min_participants or not np.isfinite(row.ci_low):
+        who = "this participant's" if n_people == 1 else f"these {n_people} participants'"
+        return words + (
+            f"; the 50% threshold of {who} pooled trials is {duration(pop)} (no population "
+            f"interval with {n_people})"
+        )
+    interval = f"{ci(row.ci_low, row.ci_high, tested)}, participant jackknife-t"
     return words + (
-        f"; the population curve's 50% threshold, another estimand, is {duration(pop)}" + interval
+        f"; the population curve's 50% threshold, another estimand, is {duration(pop)} ({interval})"
     )
 
 
