@@ -95,7 +95,8 @@ def _threshold_line(measure: str, r: Any, data: ReportData) -> str:
 def _why_no_threshold(measure: str, r: Any, data: ReportData) -> str:
     """Why a pooled 50% threshold has no estimate, in a few words."""
     p = data.psychometric if measure == "psychometric" else None
-    adaptive = p is not None and p.procedure is not None
+    procedure = p.procedure if p is not None else None
+    adaptive = procedure is not None
     if r.get("estimand") == "median-person":  # withheld as measured, not for N
         where = (
             "see the report"
@@ -104,7 +105,7 @@ def _why_no_threshold(measure: str, r: Any, data: ReportData) -> str:
         )
         return f"the median participant's is withheld; {where}"
     if adaptive:  # the pooled fit mixes people tested at their own levels
-        return f"withheld on this adaptive design ({p.procedure}); each person's is in the report"
+        return f"withheld on this adaptive design ({procedure}); each person's is in the report"
     return "no estimate from these data: see the report"
 
 
