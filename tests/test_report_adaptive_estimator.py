@@ -148,6 +148,15 @@ def test_the_console_says_a_pooled_point_is_withheld_on_an_adaptive_design(quest
     line = next(x for x in summary_lines(data) if "psychometric" in x)
     assert "withheld on this adaptive design (quest)" in line
     assert "no estimate from these data" not in line
+    # nor do the published figures read as if the sample were too small
+    from analysis.report.references_part import reference_comparison
+
+    verdicts = reference_comparison(data)
+    ttft = verdicts[verdicts["compared_with"].str.startswith("psychometric ttft_ms")]
+    assert not ttft["verdict"].str.startswith("not enough data").any()
+    assert (
+        ttft["verdict"].str.contains("withheld on this adaptive design (quest)", regex=False).any()
+    )
 
 
 @pytest.mark.slow

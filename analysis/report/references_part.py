@@ -15,7 +15,7 @@ from analysis.report.blocks import Bullets, Figure, Heading, Para, Table
 from analysis.report.data import ABANDON_SHARES, ReportData, one_line_error
 from analysis.report.interval_bounds import UNBOUNDED_FACTOR
 from analysis.report.ratings_part import rated_range
-from analysis.report.references import VERDICTS, Measured
+from analysis.report.references import NOT_COMPARED, VERDICTS, Measured
 from analysis.report.support import MINIMUMS, estimate_flags
 
 if TYPE_CHECKING:
@@ -62,11 +62,13 @@ def reference_comparison(data: ReportData) -> pd.DataFrame | None:
         mid = p.population.set_index("level")["estimate"].get(0.5, np.nan)
         if not np.isfinite(mid):
             withheld[f"psychometric:{data.stimulus}:0.5"] = (
-                f"withheld on this adaptive design ({p.procedure}; see the psychometric section)"
+                f"{NOT_COMPARED} (the pooled point is withheld on this adaptive design "
+                f"({p.procedure}), a fact of the design, not of the sample's size; see the "
+                "psychometric section)"
             )
     elif p is not None and p.estimand == "median-person" and p.median_withheld:
         withheld[f"psychometric:{data.stimulus}:0.5"] = (
-            "not compared (the median participant's threshold is withheld, see the "
+            f"{NOT_COMPARED} (the median participant's threshold is withheld, see the "
             "psychometric section; the default estimand, the population curve's point, "
             "is compared without --estimand median-person)"
         )
