@@ -323,7 +323,10 @@ def reference_blocks(data: ReportData) -> list[Block]:
                 "lowest; for abandonment, of the waits observed): there the data can neither "
                 "rule the figure out nor agree with it; 'not enough data' when the sample is "
                 "below the minimum for a population interval, or the estimate lies outside "
-                "the tested levels. N: participants behind the verdict. Figures without a "
+                "the tested levels; 'not compared', with the reason, when the figure and the "
+                "estimate are not about the same thing, or the estimate is withheld for a "
+                "reason more participants would not change. N: participants behind the "
+                "verdict. Figures without a "
                 "perception study behind them are marked."
             )
         )
