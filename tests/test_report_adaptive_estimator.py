@@ -137,7 +137,7 @@ def test_under_median_person_the_withheld_point_names_the_sessions_own_median(qu
     assert "biased here: it mixes people tested at their own levels" in row
     assert "participant jackknife-t" not in md.split("Model:")[1].split("\n")[0]
     line = next(x for x in summary_lines(data) if "psychometric" in x)
-    assert "the median participant's is withheld; see the report" in line
+    assert "the median participant's is withheld: see the report" in line
 
 
 @pytest.mark.slow

@@ -91,8 +91,12 @@ def test_median_person_report_sets_the_population_beside_it_as_printed_by_defaul
     ttft = verdicts[verdicts["compared_with"].str.startswith("psychometric ttft_ms")]
     assert not ttft["verdict"].str.startswith("not enough data").any()
     assert ttft["verdict"].str.contains("median participant's threshold is withheld").any()
-    line = next(x for x in summary_lines(data) if "psychometric" in x)
-    assert "median participant's is withheld" in line and "no estimate from these data" not in line
+    lines = summary_lines(data)
+    at = next(i for i, x in enumerate(lines) if "psychometric" in x)
+    assert "median participant's is withheld" in lines[at]
+    assert "no estimate from these data" not in lines[at]
+    # and the population curve's point, with the interval the report prints, below it
+    assert f"{mid.estimate:8.0f} ms" in lines[at + 1] and "population curve's" in lines[at + 1]
     from analysis.report.summary import plain_summary
     from number_text import duration
 

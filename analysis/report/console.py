@@ -45,6 +45,8 @@ def summary_lines(data: ReportData) -> list[str]:
         ]
         if len(row):
             lines.append(_threshold_line(measure, row.iloc[0], data))
+            if row.iloc[0].get("estimand") == "median-person":  # withheld: the other estimand
+                lines.extend(_population_line(t, data))
     for r in t[t.measure == "psychometric_ratio"].itertuples():  # ratios between conditions
         interval = (
             f"[×{r.ci_low:.2f}, ×{r.ci_high:.2f}]"
@@ -92,18 +94,34 @@ def _threshold_line(measure: str, r: Any, data: ReportData) -> str:
     return f"  {measure:<13} 50% threshold {r.estimate:8.0f} ms  {interval}{marks}{what}"
 
 
+def _population_line(t: Any, data: ReportData) -> list[str]:
+    """Under `--estimand median-person`, the population curve's 50% point (thresholds.csv's
+    group `population`) on a line of its own, when the report gives it with an interval."""
+    pop = t[
+        (t.measure == "psychometric")
+        & (t.group == "population")
+        & (t.condition == "all")
+        & (t.level == 0.5)
+    ]
+    if not len(pop):
+        return []
+    r = pop.iloc[0]
+    if not (r.estimate == r.estimate and r.ci_low == r.ci_low):  # NaN: withheld, or below 4
+        return []
+    interval = threshold_interval(r, data.tested_range)
+    return [
+        f"  {'':<13} 50% threshold {r.estimate:8.0f} ms  {interval} (population curve's, "
+        "another estimand)"
+    ]
+
+
 def _why_no_threshold(measure: str, r: Any, data: ReportData) -> str:
     """Why a pooled 50% threshold has no estimate, in a few words."""
     p = data.psychometric if measure == "psychometric" else None
     procedure = p.procedure if p is not None else None
     adaptive = procedure is not None
     if r.get("estimand") == "median-person":  # withheld as measured, not for N
-        where = (
-            "see the report"
-            if adaptive or data.n_participants < MIN_POPULATION
-            else "the population curve's is in the report"
-        )
-        return f"the median participant's is withheld; {where}"
+        return "the median participant's is withheld: see the report"
     if adaptive:  # the pooled fit mixes people tested at their own levels
         return f"withheld on this adaptive design ({procedure}); each person's is in the report"
     return "no estimate from these data: see the report"
