@@ -150,6 +150,15 @@ class PsychometricPart:
     # printed, kept for the planner to compare its own computation of it
     model_population: pd.DataFrame | None = None
 
+    def population_beside_median(self) -> pd.DataFrame | None:
+        """Under `--estimand median-person` on a fixed design, the population curve's table
+        (indexed by level) that the report sets beside the withheld median person's figures;
+        None otherwise (on an adaptive design a pooled fit mixes people tested at their own
+        levels)."""
+        if self.estimand != "median-person" or self.other is None or self.procedure is not None:
+            return None
+        return self.other.set_index("level")
+
 
 @dataclass
 class SurvivalPart:

@@ -134,11 +134,7 @@ def _pooled_blocks(data: ReportData, p: PsychometricPart) -> list[Block]:
     )
     # beside the median person's (withheld) figures: the population curve's points with
     # the interval the default report prints for them
-    population_beside = (
-        p.other.set_index("level")
-        if p.estimand == "median-person" and p.other is not None and p.procedure is None
-        else None
-    )
+    population_beside = p.population_beside_median()
     other_column = (
         "95% CI, parametric bootstrap"
         if same_estimate
@@ -361,8 +357,7 @@ ADAPTIVE_PERSON_NOTE = (
     "steps; on QUEST+ tables -0.7% to +0.3%, 0.97-0.98 (steeper people 0.99; "
     "benchmarks/report_validation.py --designs staircase,quest, 2026-12-07: 60 studies a "
     "cell of 8 and 20 people, 300 a cell of 4); fitted with guess and lapse free, as on a "
-    "fixed design, it was "
-    "-3.0% to -4.9% on staircases"
+    "fixed design, it was -3.0% to -4.9% on staircases"
 )
 """How a person is fitted on an adaptive design and what their 50% point and interval were
 measured to be, said beside the table in place of `PERSON_COVERAGE_NOTE` (fixed designs)."""

@@ -252,12 +252,11 @@ def _median_withheld_words(p: PsychometricPart, tested: tuple[float, float], n_p
         "the median of per-person fits missed the coverage and bias goals when measured "
         "(the figures are in the psychometric section)"
     )
-    if p.procedure is not None or p.other is None:
+    beside = p.population_beside_median()
+    if beside is None or 0.5 not in beside.index or not np.isfinite(beside.loc[0.5, "estimate"]):
         return words
-    pop = p.other.set_index("level")["estimate"].get(0.5, np.nan)
-    if not np.isfinite(pop):
-        return words
-    row = p.other.set_index("level").loc[0.5]
+    row = beside.loc[0.5]
+    pop = float(row.estimate)
     if n_people < MINIMUMS["population"].min_participants or not np.isfinite(row.ci_low):
         who = "this participant's" if n_people == 1 else f"these {n_people} participants'"
         return words + (
