@@ -1,13 +1,10 @@
 """What K more participants would likely give, from the data a study already has.
 
-`width_with_more_people(trials, stimulus, judgement, add)` is the plan's machinery run on a
-trial table instead of a study file: the truth is estimated from the data
-(`plan.truth.truth_from_pilot`, its uncertainty carried by drawing one truth per simulated
-study), the design is the data's own (its stimulus levels and the median number of
-answered trials per level and participant, so give-ups and exclusions are already in it),
-and `sims` studies with the current number of participants and with K more are analysed
-like the report (`analysis.population_batch`). The simulated width at the current size is
-shown beside the measured one, so a reader can see how far to trust the projection.
+`width_with_more_people(trials, stimulus, judgement, add)` simulates the data's own design
+(`table_design`: a truth fitted to the data, its levels and answers per level) with the
+current number of participants and with K more, each study analysed like the report. The
+simulated width at the current size is shown beside the measured one, so a reader can see
+how far to trust the projection.
 """
 
 from __future__ import annotations
@@ -18,8 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from uxlab.plan.truth import truth_from_pilot, yes_falls
-from uxlab.simulate.observers import Cues, Observer
+from uxlab.plan.table_design import simulate_studies, table_design
 
 if TYPE_CHECKING:
     from analysis.report.data import ReportData
@@ -48,31 +44,12 @@ def width_with_more_people(
     seed: int = 0,
 ) -> MorePeople:
     """Simulate the data's design with its own participants' count and with `add` more."""
-    from analysis.population_batch import population_thresholds_batch
-    from analysis.trial_table import binary_column
-
-    pilot = truth_from_pilot(trials, stimulus, judgement, seed=seed, source="this data")
-    df = trials.assign(_y=binary_column(trials, judgement, "")).dropna(subset=["_y", stimulus])
-    falls = yes_falls(df, stimulus)
-    levels = np.sort(df[stimulus].astype(float).unique())
-    per_person = df.groupby(["participant", stimulus]).size().unstack(fill_value=0)
-    n_level = np.round(per_person.reindex(columns=levels, fill_value=0).median(axis=0)).to_numpy()
-    n_now = int(df["participant"].nunique())
+    design = table_design(trials, stimulus, judgement, seed=seed)
+    n_now = design.n_people
     widths = {}
     for n_people in (n_now, n_now + add):
-        k = np.zeros((sims, n_people, levels.size))
-        for s in range(sims):
-            rng = np.random.default_rng([seed, s, n_people])
-            truth = pilot.draws[s % len(pilot.draws)]
-            for p in range(n_people):
-                obs = Observer.draw(truth, rng)
-                p_slow = np.array([obs.p_too_slow(Cues(x, None, 0.0, x)) for x in levels])
-                slow = rng.binomial(n_level.astype(int), p_slow)
-                k[s, p] = n_level - slow if falls else slow
-        n = np.broadcast_to(n_level, k.shape)
-        fit = population_thresholds_batch(levels, k, n, n_boot=n_boot, seeds=range(sims))
-        width = fit.ci_high_ms[:, 1] - fit.ci_low_ms[:, 1]
-        widths[n_people] = float(np.nanmean(width))
+        studies = simulate_studies(design, n_people, sims=sims, n_boot=n_boot, seed=seed)
+        widths[n_people] = float(np.nanmean(studies.ci_high_ms - studies.ci_low_ms))
     return MorePeople(n_now, add, widths[n_now], widths[n_now + add], sims)
 
 

@@ -74,11 +74,13 @@ def truth_from_pilot(
     n_draws: int = 200,
     seed: int = 0,
     source: str = "",
+    person_boot: int = 200,
 ) -> PilotTruth:
     """Population values and their uncertainty from a pilot (see the module docstring).
 
     `trials` is the pilot's trial table (a DataFrame after the report's exclusions);
-    `judgement` its yes/no column (q_<id>, "yes"/"no" or 1/0).
+    `judgement` its yes/no column (q_<id>, "yes"/"no" or 1/0); `person_boot` the bootstrap
+    datasets of each person's fit (the SE of their threshold, taken out of the spread).
     """
     from analysis.psychometric import PsychometricFitter
     from analysis.trial_table import binary_column
@@ -96,7 +98,9 @@ def truth_from_pilot(
             continue
         try:
             fit = PsychometricFitter(direction="falling" if falls else "rising")
-            fit.fit_trials(sub[stimulus].to_numpy(float), sub["_y"].to_numpy(float), n_boot=200)
+            fit.fit_trials(
+                sub[stimulus].to_numpy(float), sub["_y"].to_numpy(float), n_boot=person_boot
+            )
         except ValueError:
             continue
         boot_m = np.log(fit.threshold_samples(0.5))
