@@ -1,6 +1,7 @@
 """Verdicts against published figures: only a figure about what the question measures is
 compared, a range is "inside" only when it lies within the interval, every verdict says how
-wide the interval is, and the chart draws exactly the comparisons the table makes."""
+wide the interval is (and, given a simulator, how far a figure must lie for the design to
+exclude it 80% of the time), and the chart draws exactly the comparisons the table makes."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from analysis_fixtures import simulate_trial_table, write_export_folder
 from analysis.reference import load_reference_figures
 from analysis.report import ReportOptions, analyse
 from analysis.report import figures as report_figures
+from analysis.report.blocks import Para
 from analysis.report.references import VERDICTS, compare_figures
 from analysis.report.references_part import match_judgement_kinds, reference_blocks
 from analysis.trial_table import load_trial_table
@@ -46,9 +48,48 @@ def test_the_chart_draws_the_tables_comparisons_and_no_other(study, monkeypatch)
     assert len(drawn) == 1 and list(drawn[0]["id"]) == list(compared["id"])
     assert len(compared) < len(refs.dropna(subset=["estimate"]))  # some have an estimate only
     assert (compared["precision"].str.startswith("95% CI")).all()
+    assert not refs["precision"].fillna("").str.contains("power", regex=False).any()
     others = refs[~refs["verdict"].isin(VERDICTS)]
     assert (others["precision"].fillna("") == "").all()
     assert isinstance(refs, pd.DataFrame)
+
+
+def test_the_designs_power_stands_beside_the_pooled_thresholds_verdicts_only(study):
+    """Given a simulator (`uxlab report` gives the plan's), each verdict on the pooled 50%
+    point carries the design's sensitivity with the caveat its N needs; the others do not,
+    and a simulator that fails leaves the verdicts as they are, with a note."""
+    table, asked = study.table, []
+
+    def simulator(kept, stimulus, judgement):
+        asked.append((len(kept), stimulus, judgement))
+        return 1.83
+
+    data = analyse(table, ReportOptions(n_boot=40, per_participant=False, design_power=simulator))
+    refs = data.references
+    judged = refs[refs["verdict"].isin(VERDICTS)]
+    pooled = judged["compared_with"].str.startswith("psychometric")
+    assert pooled.any() and (~pooled).any()
+    assert len(asked) == 1 and asked[0][1:] == (data.stimulus, data.psychometric.column)
+    assert (
+        judged.loc[pooled, "precision"]
+        .str.endswith(
+            "; 80% power to exclude a figure ×1.83 or more from the true threshold (simulated "
+            "from a truth fitted to these 6 people: likely optimistic below 20)"
+        )
+        .all()
+    )
+    assert not judged.loc[~pooled, "precision"].str.contains("power", regex=False).any()
+    legends = [b.text for b in reference_blocks(data) if isinstance(b, Para)]
+    assert any("exclude it 80% of the time" in t for t in legends)
+    unpowered = [b.text for b in reference_blocks(study) if isinstance(b, Para)]
+    assert not any("80% of the time" in t for t in unpowered)  # nothing simulated
+
+    def broken(kept, stimulus, judgement):
+        raise ValueError("no truth fits")
+
+    data = analyse(table, ReportOptions(n_boot=40, per_participant=False, design_power=broken))
+    assert list(data.references["verdict"]) == list(refs["verdict"])
+    assert any("power could not be simulated (ValueError: no truth fits)" in n for n in data.notes)
 
 
 def test_the_summary_names_the_figures_outside_our_interval(study):

@@ -81,6 +81,11 @@ class ReportOptions:
     # how the stimulus levels were chosen (analysis.design_detection.PROCEDURES); None: from
     # study.json or sessions.csv, else detected from the levels people were tested at
     procedure: str | None = None
+    # how far (a ratio) a figure must lie from the true pooled 50% threshold for a study of
+    # this design to exclude it 80% of the time, from (kept trials, stimulus, yes/no column):
+    # `uxlab report` gives the plan's simulator (`uxlab.plan.sensitivity`), which analysis
+    # cannot import; None: the verdicts carry the interval's width only
+    design_power: Callable[[pd.DataFrame, str, str], float] | None = None
 
 
 class Estimate(NamedTuple):

@@ -5,7 +5,8 @@ The figures and their citations live in `analysis/reference_figures.toml` (loade
 with (`compare_with`, e.g. "psychometric ttft_ms 0.5", "rating ttft_ms 0.5",
 "abandonment 0.1"); this module finds that estimate among the report's results and says
 whether the figure lies inside, overlaps, below or above its 95% CI (with the interval's width
-beside every verdict, `precision`), or "not decided (...)" where the
+beside every verdict, `precision`, to which the report adds the design's sensitivity where it
+is simulated: `sensitivity_words`), or "not decided (...)" where the
 figure meets a side of the interval these data do not bound (an end past the limits of
 `analysis.report.interval_bounds`, given the levels the estimate is judged against). A figure
 whose measure this study did not measure is listed as such, so the table always shows every
@@ -159,6 +160,39 @@ def precision_words(
     if not (lower[0].isdigit() and upper[0].isdigit()):
         return f"95% CI {lower} to {upper}"
     return f"95% CI spans ×{ci_high / ci_low:.2f} ({lower}-{upper} ms)"
+
+
+SENSITIVITY_POWER = 0.8
+"""The power the precision column's distance is given at (a design's usual target)."""
+
+
+OPTIMISTIC_BELOW = 20
+"""Below this many people the design's power is likely optimistic: the spread between people
+fitted to the data comes out too small. On tables drawn from a known truth, a figure at the
+printed distance was excluded by a median 63% of studies with 4 people, 70% with 8 and 76%
+with 20 (10-90%: 0.48-0.93, 0.49-0.90, 0.57-0.88; 60 tables each, spread 0.25 ln ms:
+benchmarks/design_power_check.py, 2026-12-07)."""
+
+
+def sensitivity_words(ratio: float, n_participants: int) -> str:
+    """`80% power to exclude a figure ×1.85 or more from the true threshold (simulated ...)`
+    (a design's sensitivity: `uxlab.plan.sensitivity`); past ×10, that no such figure is
+    found; below `OPTIMISTIC_BELOW` people, that it is likely optimistic."""
+    source = (
+        f"simulated from a truth fitted to these {n_participants} people: likely optimistic "
+        f"below {OPTIMISTIC_BELOW}"
+        if n_participants < OPTIMISTIC_BELOW
+        else "simulated from a truth fitted to these data"
+    )
+    if not np.isfinite(ratio):
+        return (
+            f"under {SENSITIVITY_POWER:.0%} power to exclude even a figure ×10 from the true "
+            f"threshold ({source})"
+        )
+    return (
+        f"{SENSITIVITY_POWER:.0%} power to exclude a figure ×{ratio:.2f} or more from the "
+        f"true threshold ({source})"
+    )
 
 
 def compare_figures(

@@ -15,8 +15,14 @@ from analysis.report.blocks import Bullets, Figure, Heading, Para, Table
 from analysis.report.data import ABANDON_SHARES, ReportData, one_line_error
 from analysis.report.interval_bounds import UNBOUNDED_FACTOR
 from analysis.report.ratings_part import rated_range
-from analysis.report.references import NOT_COMPARED, VERDICTS, Measured
-from analysis.report.support import MINIMUMS, estimate_flags
+from analysis.report.references import (
+    NOT_COMPARED,
+    OPTIMISTIC_BELOW,
+    VERDICTS,
+    Measured,
+    sensitivity_words,
+)
+from analysis.report.support import MINIMUMS, enough, estimate_flags
 
 if TYPE_CHECKING:
     from analysis.reference import ReferenceFigure
@@ -90,9 +96,40 @@ def reference_comparison(data: ReportData) -> pd.DataFrame | None:
         tested={k: m.tested for k, m in measured.items() if m.tested is not None},
         described=described,
     )
-    return match_judgement_kinds(
+    table = match_judgement_kinds(
         table, figures, judgement_kind(data), data.stimulus, rating_kind(data)
     )
+    return with_design_power(table, data)
+
+
+def with_design_power(table: pd.DataFrame, data: ReportData) -> pd.DataFrame:
+    """The verdicts on the pooled 50% threshold with the design's sensitivity beside their
+    interval's width (`ReportOptions.design_power`): simulated only when such a verdict is
+    made, on a fixed design with the participant jackknife-t (the interval it simulates)."""
+    p, power = data.psychometric, data.options.design_power
+    judged = table["verdict"].isin(VERDICTS) & table["compared_with"].str.startswith(
+        "psychometric", na=False
+    )
+    n = data.n_participants
+    if (
+        power is None
+        or p is None
+        or not judged.any()
+        or p.procedure is not None
+        or p.estimand == "median-person"
+        or not enough("population", n)
+    ):
+        return table
+    try:
+        ratio = power(data.kept, data.stimulus, p.column)
+    except Exception as exc:  # a verdict stands without it: say why it is missing
+        data.notes.append(
+            f"Published figures: the design's power could not be simulated ({one_line_error(exc)})."
+        )
+        return table
+    table = table.copy()
+    table.loc[judged, "precision"] += f"; {sensitivity_words(ratio, n)}"
+    return table
 
 
 # Words in a yes/no question's column or meaning that say what kind of judgement it is.
@@ -303,12 +340,25 @@ REF_COLUMNS = {
 }
 
 
+POWER_LEGEND = (
+    " and, for the pooled threshold, how far from the true threshold a figure must lie for a "
+    "study of this design and size to exclude it 80% of the time (studies simulated from a "
+    "truth fitted to these data and analysed like this report, as `uxlab plan` does: the "
+    "design's sensitivity, not a power computed from where the estimate fell; below "
+    f"{OPTIMISTIC_BELOW} people the spread between people fitted to the data comes out too "
+    "small and the figure is optimistic: on tables from a known truth, a figure at that "
+    "distance was excluded by a median 63% of studies with 4 people, 70% with 8 and 76% with "
+    "20, benchmarks/design_power_check.py)"
+)
+
+
 def reference_blocks(data: ReportData) -> list[Block]:
     """The published-figures section."""
     blocks: list[Block] = []
     blocks.append(Heading("Published figures"))
     refs = data.references
     if refs is not None and not refs.empty:
+        powered = refs["precision"].fillna("").str.contains("% power", regex=False).any()
         blocks.append(
             Para(
                 "Each figure is set beside the measured threshold it should be compared with: "
@@ -316,7 +366,9 @@ def reference_blocks(data: ReportData) -> list[Block]:
                 "'overlaps' that a range shares only part of it, 'below' / 'above' that it "
                 "lies below / above the whole interval; every verdict carries the "
                 "interval's width (precision: figures closer together than that are not "
-                "told apart, so 'inside' with a wide interval says little); 'not decided' "
+                "told apart, so 'inside' with a wide interval says little)"
+                + (POWER_LEGEND if powered else "")
+                + "; 'not decided' "
                 "when the figure meets "
                 "a side of our interval that these data do not bound (its computed end lies "
                 f"past {UNBOUNDED_FACTOR:g}x the highest tested level, or under a tenth of the "

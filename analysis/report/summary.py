@@ -352,7 +352,8 @@ def _reference_sentences(data: ReportData, n_people: int) -> list[str]:
                     f"{verdict}: {'; '.join(group['label'])}"
                     for verdict, group in rows.groupby("verdict", sort=False)
                 )
-                said.append(f"{named}; our {precision}")
+                width, _, power = str(precision).partition("; ")
+                said.append(f"{named}; our {width}" + (f", with {power}" if power else ""))
             text += (
                 " (" + "; ".join(said) + ": figures within such an interval are not told "
                 "apart from our estimate)."

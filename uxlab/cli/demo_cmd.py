@@ -58,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     from analysis.report import ReportOptions, analyse, write_report
     from analysis.report.truth_part import comparison_text
     from uxlab.cli import CliError
+    from uxlab.cli.report_options import design_sensitivity_of
     from uxlab.simulate import PopulationTruth, refuse_unsimulatable, simulate_cohort
     from uxlab.store import Store
     from uxlab.store.export import export_db
@@ -95,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
         rules=ExclusionRules(),
         per_participant=True,
         title=f"Demo: {args.participants} simulated participants",
+        design_power=design_sensitivity_of(args.seed),
     )
     data = analyse(table, options)
     paths = write_report(data, out / "report")

@@ -5,9 +5,12 @@ another lab's table too) and the exclusion rules; read into the analysis's `Colu
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from analysis.foreign_table import ColumnMap
     from analysis.report import ReportOptions
 
@@ -170,4 +173,17 @@ def report_options(args: argparse.Namespace) -> ReportOptions:
         estimand=args.estimand,
         judgement_kind=args.judgement_kind,
         procedure=args.procedure,
+        design_power=design_sensitivity_of(args.seed),
     )
+
+
+def design_sensitivity_of(seed: int) -> Callable[[pd.DataFrame, str, str], float]:
+    """What the verdicts' power is simulated with (`uxlab.plan.sensitivity`, on the report's
+    kept trials), the report's seed its seed."""
+
+    def simulate(trials: pd.DataFrame, stimulus: str, judgement: str) -> float:
+        from uxlab.plan.sensitivity import design_sensitivity
+
+        return design_sensitivity(trials, stimulus, judgement, seed=seed)
+
+    return simulate

@@ -13,6 +13,7 @@ report's own pooled-threshold code:
   (`analysis.population_batch`).
 - `uxlab.plan.grid`: the grid axes, targets and reference figures; `uxlab.plan.summarise`:
   the table and the recommendation; `uxlab.plan.figure`: the contour figure.
-- `uxlab.plan.more_people`: the same machinery on a trial table (`uxlab report
-  --more-participants K`).
+- `uxlab.plan.table_design`: the same machinery on a trial table (its levels, answers per
+  level and a truth fitted to it), read by `uxlab.plan.more_people` (`uxlab report
+  --more-participants K`) and `uxlab.plan.sensitivity` (the verdicts' power in the report).
 """
