@@ -167,8 +167,8 @@ SENSITIVITY_POWER = 0.8
 
 
 OPTIMISTIC_BELOW = 20
-"""Below this many people the design's power is likely optimistic: the truths drawn from few
-people resampled carry too little spread between them. On tables drawn from a known truth, a
+"""Below this many people the design's power is likely optimistic (a truth fitted to few people
+makes the design look more precise than it is). On tables drawn from a known truth, a
 figure at the printed distance was excluded by a median 63% of studies with 4 people, 70%
 with 8 and 76% with 20 (10-90%: 0.48-0.93, 0.49-0.90, 0.57-0.88; 60 tables each, spread 0.25
 ln ms; a second run 66%, 68%, 79%: benchmarks/design_power_check.py, 2026-12-07)."""

@@ -345,8 +345,8 @@ POWER_LEGEND = (
     "study of this design and size to exclude it 80% of the time (studies simulated from a "
     "truth fitted to these data and analysed like this report, as `uxlab plan` does: the "
     "design's sensitivity, not a power computed from where the estimate fell; below "
-    f"{OPTIMISTIC_BELOW} people the truths fitted to few people carry too little spread "
-    "between them and the figure is optimistic: on tables from a known truth, a figure at that "
+    f"{OPTIMISTIC_BELOW} people a truth fitted to so few makes the design look more precise "
+    "than it is: on tables from a known truth, a figure at that "
     "distance was excluded by a median 63% of studies with 4 people, 70% with 8 and 76% with "
     "20, benchmarks/design_power_check.py)"
 )
