@@ -9,7 +9,8 @@ levels from 100 ms to 5 s, 6 answers a level); for each, the report's R is compu
 the table alone, and the design's real power at R is read from 2,000 studies simulated from
 the known truth (the share whose interval excludes a figure R times above or below it).
 Printed per N: the real sensitivity (R at 80% with the truth known), the report's R
-(median, 10-90%), and the real power at the report's R (median, 10-90%).
+(median, 10-90%; a table whose design excludes no figure up to x10 counts as x10), and the
+real power at the report's R (median, 10-90%).
 
 Usage:
     uv run python benchmarks/design_power_check.py                  # 60 tables at N = 4, 8, 20
@@ -26,7 +27,12 @@ import time
 import numpy as np
 import pandas as pd
 
-from uxlab.plan.sensitivity import design_sensitivity, exclusion_share, sensitivity_from
+from uxlab.plan.sensitivity import (
+    MAX_RATIO,
+    design_sensitivity,
+    exclusion_share,
+    sensitivity_from,
+)
 from uxlab.plan.table_design import TableDesign, simulate_studies
 from uxlab.plan.truth import PilotTruth
 from uxlab.simulate.observers import Cues, Observer, PopulationTruth
@@ -63,13 +69,14 @@ def check(truth: PopulationTruth, n_people: int, tables: int, seed: int) -> dict
     for t in range(tables):
         table = trial_table(truth, n_people, seed * 1000 + t)
         stated.append(design_sensitivity(table, "ttft_ms", "q_acceptable", seed=t))
-    ratios = np.array(stated)
-    powers = exclusion_share(real, np.where(np.isfinite(ratios), ratios, 10.0))
+    ratios = np.minimum(np.array(stated), MAX_RATIO)  # "none up to x10" counts as x10
+    powers = exclusion_share(real, ratios)
     return {
         "real_R": sensitivity_from(real),
         "R_median": float(np.median(ratios)),
         "R_10": float(np.quantile(ratios, 0.1)),
         "R_90": float(np.quantile(ratios, 0.9)),
+        "none": float(np.mean(ratios >= MAX_RATIO)),
         "power_median": float(np.median(powers)),
         "power_10": float(np.quantile(powers, 0.1)),
         "power_90": float(np.quantile(powers, 0.9)),
@@ -97,7 +104,9 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{n:2d}   x{r['real_R']:.2f}   x{r['R_median']:.2f} [x{r['R_10']:.2f}, "
             f"x{r['R_90']:.2f}]            {r['power_median']:.2f} [{r['power_10']:.2f}, "
-            f"{r['power_90']:.2f}]   ({time.process_time() - t0:.0f} s CPU)",
+            f"{r['power_90']:.2f}]   ({time.process_time() - t0:.0f} s CPU"
+            + (f"; {r['none']:.0%} of tables: none up to x10" if r["none"] else "")
+            + ")",
             flush=True,
         )
     print(f"load {os.getloadavg()[0]:.1f} at the end")

@@ -9,7 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from uxlab.plan.sensitivity import design_sensitivity, exclusion_share, sensitivity_from
+from uxlab.plan.sensitivity import (
+    design_sensitivity,
+    exclusion_share,
+    sensitivity_from,
+    spread_draws,
+)
 from uxlab.plan.table_design import SimulatedStudies, simulate_studies
 from uxlab.simulate.observers import PopulationTruth
 
@@ -48,3 +53,18 @@ def test_the_report_simulates_the_tables_own_design():
     few = design_sensitivity(trial_table(truth, 4, seed=3), "ttft_ms", "q_acceptable")
     many = design_sensitivity(trial_table(truth, 16, seed=3), "ttft_ms", "q_acceptable")
     assert 1.0 < many < few < 10.0
+
+
+def test_the_spread_between_people_is_drawn_wider_the_fewer_people_tell_of_it():
+    """A variance from N people, drawn as estimate x (N - 1) / chi-square(N - 1): right-skewed,
+    its median above the estimate, tighter with more people; the rest of the truth kept."""
+    point = PopulationTruth(between_sd_log=0.2)
+    few = np.array([t.between_sd_log for t in spread_draws(point, 4, 2000, seed=1)])
+    many = np.array([t.between_sd_log for t in spread_draws(point, 40, 2000, seed=1)])
+    assert np.median(few) > np.median(many) > 0.2
+    assert np.quantile(few, 0.9) / np.quantile(few, 0.1) > 2 * (
+        np.quantile(many, 0.9) / np.quantile(many, 0.1)
+    )
+    assert {t.threshold_ms for t in spread_draws(point, 4, 10, seed=1)} == {point.threshold_ms}
+    none = spread_draws(PopulationTruth(between_sd_log=0.0), 8, 10, seed=1)
+    assert all(t.between_sd_log == 0.0 for t in none)

@@ -74,7 +74,7 @@ def test_the_designs_power_stands_beside_the_pooled_thresholds_verdicts_only(stu
         judged.loc[pooled, "precision"]
         .str.endswith(
             "; 80% power to exclude a figure ×1.83 or more from the true threshold (simulated "
-            "from a truth fitted to these 6 people: likely optimistic below 20)"
+            "from a truth fitted to these 6 people: rough with so few)"
         )
         .all()
     )

@@ -166,22 +166,20 @@ SENSITIVITY_POWER = 0.8
 """The power the precision column's distance is given at (a design's usual target)."""
 
 
-OPTIMISTIC_BELOW = 20
-"""Below this many people the design's power is likely optimistic (a truth fitted to few people
-makes the design look more precise than it is). On tables drawn from a known truth, a
-figure at the printed distance was excluded by a median 63% of studies with 4 people, 70%
-with 8 and 76% with 20 (10-90%: 0.48-0.93, 0.49-0.90, 0.57-0.88; 60 tables each, spread 0.25
-ln ms; a second run 66%, 68%, 79%: benchmarks/design_power_check.py, 2026-12-07)."""
+ROUGH_BELOW = 8
+"""Below this many people one study's design power is rough: right for the typical study,
+but on tables drawn from a known truth the real power at the printed distance ranged over
+0.46-1.00 (10-90%) between studies of 4 people, 0.51-0.97 of 8 and 0.63-0.92 of 20 (median
+0.78-0.86, 0.78-0.80, 0.81: benchmarks/design_power_check.py, 2026-12-08)."""
 
 
 def sensitivity_words(ratio: float, n_participants: int) -> str:
     """`80% power to exclude a figure ×1.85 or more from the true threshold (simulated ...)`
     (a design's sensitivity: `uxlab.plan.sensitivity`); past ×10, that no such figure is
-    found; below `OPTIMISTIC_BELOW` people, that it is likely optimistic."""
+    found; below `ROUGH_BELOW` people, that it is rough."""
     source = (
-        f"simulated from a truth fitted to these {n_participants} people: likely optimistic "
-        f"below {OPTIMISTIC_BELOW}"
-        if n_participants < OPTIMISTIC_BELOW
+        f"simulated from a truth fitted to these {n_participants} people: rough with so few"
+        if n_participants < ROUGH_BELOW
         else "simulated from a truth fitted to these data"
     )
     if not np.isfinite(ratio):

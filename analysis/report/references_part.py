@@ -17,7 +17,6 @@ from analysis.report.interval_bounds import UNBOUNDED_FACTOR
 from analysis.report.ratings_part import rated_range
 from analysis.report.references import (
     NOT_COMPARED,
-    OPTIMISTIC_BELOW,
     VERDICTS,
     Measured,
     sensitivity_words,
@@ -343,12 +342,12 @@ REF_COLUMNS = {
 POWER_LEGEND = (
     " and, for the pooled threshold, how far from the true threshold a figure must lie for a "
     "study of this design and size to exclude it 80% of the time (studies simulated from a "
-    "truth fitted to these data and analysed like this report, as `uxlab plan` does: the "
-    "design's sensitivity, not a power computed from where the estimate fell; below "
-    f"{OPTIMISTIC_BELOW} people a truth fitted to so few makes the design look more precise "
-    "than it is: on tables from a known truth, a figure at that "
-    "distance was excluded by a median 63% of studies with 4 people, 70% with 8 and 76% with "
-    "20, benchmarks/design_power_check.py)"
+    "truth fitted to these data, the spread between people drawn as uncertain as N people "
+    "leave it, each analysed like this report, as `uxlab plan` does: the design's "
+    "sensitivity, not a power computed from where the estimate fell; right for the typical "
+    "study, but one study's figure is rough: on tables from a known truth the real power at "
+    "the printed distance ranged over about 0.5-1.0 between studies of 4 or 8 people and "
+    "0.6-0.9 of 20, benchmarks/design_power_check.py)"
 )
 
 
