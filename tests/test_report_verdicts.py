@@ -5,6 +5,8 @@ exclude it 80% of the time), and the chart draws exactly the comparisons the tab
 
 from __future__ import annotations
 
+import dataclasses
+
 import pandas as pd
 import pytest
 from analysis_fixtures import simulate_trial_table, write_export_folder
@@ -14,7 +16,11 @@ from analysis.report import ReportOptions, analyse
 from analysis.report import figures as report_figures
 from analysis.report.blocks import Para
 from analysis.report.references import VERDICTS, compare_figures
-from analysis.report.references_part import match_judgement_kinds, reference_blocks
+from analysis.report.references_part import (
+    match_judgement_kinds,
+    reference_blocks,
+    with_design_power,
+)
 from analysis.trial_table import load_trial_table
 
 
@@ -87,9 +93,14 @@ def test_the_designs_power_stands_beside_the_pooled_thresholds_verdicts_only(stu
     def broken(kept, stimulus, judgement):
         raise ValueError("no truth fits")
 
-    data = analyse(table, ReportOptions(n_boot=40, per_participant=False, design_power=broken))
-    assert list(data.references["verdict"]) == list(refs["verdict"])
-    assert any("power could not be simulated (ValueError: no truth fits)" in n for n in data.notes)
+    failing = dataclasses.replace(
+        study, options=dataclasses.replace(study.options, design_power=broken), notes=[]
+    )
+    kept = with_design_power(study.references, failing)
+    assert kept.equals(study.references)
+    assert failing.notes == [
+        "Published figures: the design's power could not be simulated (ValueError: no truth fits)."
+    ]
 
 
 def test_the_summary_names_the_figures_outside_our_interval(study):
