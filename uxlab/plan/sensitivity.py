@@ -67,7 +67,7 @@ def design_sensitivity(
     counts' parametric bootstrap): the floor costs four times the rest and moved the answer
     by less than 0.1% on 4 and 30 simulated people (2026-12-07)."""
     design = table_design(
-        trials, stimulus, judgement, seed=seed, n_draws=1, person_boot=PERSON_BOOT
+        trials, stimulus, judgement, seed=seed, n_draws=0, person_boot=PERSON_BOOT
     )
     draws = spread_draws(design.pilot.point, design.pilot.n_participants, TRUTH_DRAWS, seed)
     design = dataclasses.replace(design, pilot=dataclasses.replace(design.pilot, draws=draws))
